@@ -22,6 +22,8 @@ acpgen check                                      # exit 1 naming stale files; w
 acpgen conformance --package PATH_OR_NAME         # the conformance suite, through the public API only
 acpgen diff OLD NEW [--format text|markdown|json] [--fail-on-breaking] [--code DIR]
 acpgen schema update --from TARBALL|DIR|FILE [--all] [--fail-on-breaking]   # vendor a release, regenerate, summarise
+acpgen validate TRANSCRIPT.jsonl [--package DIR_OR_NAME] [--strict]   # check a recorded session
+acpgen probe [--only CHECK]... [--format text|json] -- AGENT COMMAND...   # conformance checks against an agent
 acpgen tap [--out T.jsonl] [--package P] -- AGENT COMMAND...   # in front of an agent: record and validate live
 acpgen --version; acpgen COMMAND --help
 ```

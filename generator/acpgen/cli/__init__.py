@@ -10,6 +10,7 @@ command                    module           what it does
 ``conformance-fixtures``   ``conformance``  regenerate the generated fixtures
 ``validate``               ``validate.py``  check a recorded transcript, message by message
 ``tap``                    ``tap.py``       proxy an agent's stdio, recording and validating live
+``probe``                  ``probe.py``     run conformance checks against an agent binary
 ``report``                 ``report.py``    a recorded transcript as one HTML page
 =========================  ===============  ==========================================
 
@@ -44,6 +45,7 @@ COMMANDS = {
     "conformance-fixtures": (".conformance", "conformance_fixtures"),
     "validate": (".validate", "validate_command"),
     "tap": (".tap", "tap_command"),
+    "probe": (".probe", "probe_command"),
     "report": (".report", "report_command"),
 }
 """Command name -> (module of this package, attribute)."""
@@ -123,6 +125,7 @@ def main() -> None:
     conformance-fixtures  regenerate the schema-derived conformance fixtures
     validate              check a recorded transcript (JSON-RPC lines) message by message
     tap                   run an agent behind a proxy that records and validates live
+    probe                 run conformance checks against an agent: probe -- AGENT COMMAND...
     report                a recorded transcript as one self-contained HTML page
 
     Errors are one line naming the file (and JSON pointer) with exit status 2,

@@ -1,0 +1,23 @@
+"""``acpgen probe``: a conformance run against any ACP agent binary.
+
+The probe starts the agent, speaks raw JSON-RPC to it as a client that
+advertises no file system and no terminal, and runs the checks of
+:mod:`.checks` for the version the agent negotiates, each reported pass,
+fail or skip with its MUST/SHOULD level and where the requirement is
+written; every message the agent sends is checked against the generated
+package of that version (strict decoding: the JSON Schema).
+
+Library use::
+
+    report = asyncio.run(probe(["python", "agent.py"], {1: acp_v1, 2: acp_v2}))
+    report.must_failed
+
+``peer.py`` is the connection to one agent process, ``context.py`` the moves
+the checks share, ``checks.py`` the checks (add one there), ``runner.py``
+runs them and writes the report.
+"""
+
+from .checks import CHECKS, NAMES, Check
+from .runner import DEFAULT_TIMEOUT, Report, Result, probe, select
+
+__all__ = ["CHECKS", "DEFAULT_TIMEOUT", "NAMES", "Check", "Report", "Result", "probe", "select"]

@@ -1,0 +1,449 @@
+"""The probe's checks: one small function each, in :data:`CHECKS`, run in
+that order.
+
+A check gets the run's :class:`~.context.Context`, talks to the agent and
+returns (it passes), raises :class:`Failed` or :class:`Skipped`. Whatever the
+agent sends meanwhile is checked against the schema of the negotiated
+version; a message that is not valid fails the check it arrived in. A check
+``after`` the others reads what the whole run saw. To add one: write the
+function and add a :class:`Check` to the list, with its level and the text
+of the specification it comes from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .context import Context, Failed, Skipped, Turn, initialize_params
+from .peer import Peer
+
+LONG_PROMPT = " ".join(f"word{i}" for i in range(300))
+"""A prompt an echoing agent takes long enough over to be cancelled."""
+
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+"""A 1x1 PNG."""
+
+SILENCE = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA="
+"""An empty WAV."""
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    level: str
+    """``MUST`` or ``SHOULD``: a failed MUST makes the run exit 1."""
+    source: str
+    """Where the requirement is written."""
+    summary: str
+    run: Callable[[Context], Awaitable[None]]
+    after: bool = False
+    """Runs after the others, judging what the whole run saw."""
+
+
+def text(words: str) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": words}]
+
+
+# ---------------------------------------------------------------- initialize
+
+
+async def initialize(ctx: Context) -> None:
+    await ctx.connect("initialize")
+
+
+async def unsupported_version(ctx: Context) -> None:
+    name = "initialize-unsupported-version"
+    await ctx.connect(name)  # the version the agent negotiates
+    peer = await ctx.fresh(name)
+    reply = await peer.request("initialize", initialize_params(999))
+    if reply.error is not None:
+        if reply.code == -32022 and ctx.version is not None and ctx.version >= 2:
+            return
+        raise Failed(f"initialize with version 999 was refused: {reply.error}")
+    version = reply.result.get("protocolVersion") if isinstance(reply.result, dict) else None
+    if type(version) is not int:
+        raise Failed(f"the answer to version 999 has no integer protocolVersion: {version!r}")
+    if version != ctx.version:
+        raise Failed(f"asked for 999, the agent answered {version}, not the latest it supports ({ctx.version})")
+
+
+async def string_version(ctx: Context) -> None:
+    name = "initialize-string-version"
+    await ctx.connect(name)  # the version the agent negotiates
+    peer = await ctx.fresh(name)
+    reply = await peer.request("initialize", initialize_params("1"))
+    if reply.error is not None:
+        if reply.code == -32022 and ctx.version is not None and ctx.version >= 2:
+            return  # read as version 0, which no v2 agent speaks
+        raise Failed(f'initialize with protocolVersion "1" was refused: {reply.error}')
+    version = reply.result.get("protocolVersion") if isinstance(reply.result, dict) else None
+    if type(version) is not int:
+        raise Failed(f"the answer has no integer protocolVersion: {version!r}")
+
+
+async def before_initialize(ctx: Context) -> None:
+    peer = await ctx.fresh("before-initialize")
+    reply = await peer.request("session/new", {"cwd": ctx.cwd, "mcpServers": []})
+    if reply.error is None:
+        raise Failed("session/new before initialize was answered with a result, not refused")
+
+
+# ---------------------------------------------------------------- errors
+
+
+async def unknown_method(ctx: Context) -> None:
+    peer = await ctx.connect("unknown-method")
+    reply = await peer.request("probe/no_such_method", {})
+    if reply.code != -32601:
+        raise Failed(f"an unknown method was answered {reply.error or reply.message} instead of -32601")
+
+
+async def malformed_params(ctx: Context) -> None:
+    peer = await ctx.connect("malformed-params")
+    reply = await peer.request("session/new", {"cwd": 42, "mcpServers": "none"})
+    if reply.code != -32602:
+        raise Failed(f"session/new with malformed params was answered {reply.error or reply.message}, not -32602")
+
+
+async def extension_method(ctx: Context) -> None:
+    peer = await ctx.connect("extension-method")
+    await peer.notify("_probe/notice", {"probe": True})
+    reply = await peer.request("_probe/x", {"probe": True})
+    if reply.error is not None and reply.code != -32601:
+        raise Failed(f"the extension request _probe/x was answered {reply.error}, neither a result nor -32601")
+
+
+# ---------------------------------------------------------------- sessions and turns
+
+
+async def session_new(ctx: Context) -> None:
+    await ctx.session("session-new")
+
+
+def _ended(turn: Turn, what: str) -> None:
+    if turn.reply.error is not None:
+        raise Failed(f"{what} was refused: {turn.reply.error}")
+    if turn.stop_reason == "cancelled":
+        raise Failed(f"{what} ended cancelled, though nothing cancelled it")
+
+
+async def prompt(ctx: Context) -> None:
+    turn = await ctx.turn("prompt", text("hello from the acpgen probe"))
+    _ended(turn, "the prompt")
+
+
+async def resource_link(ctx: Context) -> None:
+    block = {"type": "resource_link", "uri": "file:///probe/README.md", "name": "README.md"}
+    turn = await ctx.turn("prompt-resource-link", [*text("read this"), block])
+    _ended(turn, "a prompt with a resource_link block")
+
+
+async def cancel(ctx: Context) -> None:
+    async def cancel_it(peer: Peer, request_id: int) -> None:
+        await peer.notify("session/cancel", {"sessionId": ctx.session_id})
+
+    turn = await ctx.turn("cancel", text(LONG_PROMPT), during=cancel_it)
+    if turn.reply.error is not None:
+        raise Failed(f"the cancelled prompt was answered with an error, not stopReason cancelled: {turn.reply.error}")
+    if turn.stop_reason != "cancelled":
+        raise Failed(f"after session/cancel the turn ended {turn.stop_reason!r}, not 'cancelled'")
+
+
+async def cancel_request(ctx: Context) -> None:
+    await ctx.connect("cancel-request")
+    if "$/cancel_request" not in ctx.package.METHODS:
+        raise Skipped(f"ACP v{ctx.version} has no $/cancel_request")
+
+    async def cancel_it(peer: Peer, request_id: int) -> None:
+        await peer.notify("$/cancel_request", {"requestId": request_id})
+
+    turn = await ctx.turn("cancel-request", text(LONG_PROMPT), during=cancel_it)
+    if turn.reply.error is not None and turn.reply.code != -32800:
+        raise Failed(f"the request cancelled by $/cancel_request was answered {turn.reply.error}, not -32800")
+
+
+def _content(name: str, block: dict[str, Any]) -> Callable[[Context], Awaitable[None]]:
+    check = f"prompt-{name}"
+
+    async def run(ctx: Context) -> None:
+        await ctx.connect(check)
+        if not ctx.prompt_capability(name):
+            raise Skipped(f"the agent does not advertise the {name} prompt capability")
+        turn = await ctx.turn(check, [*text(f"a prompt with {name}"), block])
+        _ended(turn, f"a prompt with {name} content (a {block['type']} block)")
+
+    return run
+
+
+async def load_session(ctx: Context) -> None:
+    name = "load-session"
+    peer = await ctx.connect(name)
+    if ctx.version != 1:
+        raise Skipped(f"ACP v{ctx.version} has no session/load")
+    if ctx.agent.get("agentCapabilities", {}).get("loadSession") is not True:
+        raise Skipped("the agent does not advertise loadSession")
+    session_id = await ctx.session(name)
+    if ctx.turns == 0:
+        await ctx.turn(name, text("something to replay"))
+    start = peer.seen
+    reply = await peer.request("session/load", {"sessionId": session_id, "cwd": ctx.cwd, "mcpServers": []})
+    if reply.error is not None:
+        raise Failed(f"session/load of the session the agent opened was refused: {reply.error}")
+    replayed = [
+        note
+        for note in peer.since(start)
+        if note.get("method") == "session/update" and (note.get("params") or {}).get("sessionId") == session_id
+    ]
+    if not replayed:
+        raise Failed("session/load answered without replaying the conversation (no session/update before its response)")
+
+
+async def session_list(ctx: Context) -> None:
+    name = "session-list"
+    peer = await ctx.connect(name)
+    if not ctx.session_capability("list"):
+        raise Skipped(f"the agent does not advertise session/list ({_where(ctx, 'list')})")
+    session_id = await ctx.session(name)
+    reply = await peer.request("session/list", {})
+    if reply.error is not None:
+        raise Failed(f"session/list was refused: {reply.error}")
+    sessions = reply.result.get("sessions") if isinstance(reply.result, dict) else None
+    listed = {s.get("sessionId") for s in sessions if isinstance(s, dict)} if isinstance(sessions, list) else set()
+    if session_id not in listed and not (isinstance(reply.result, dict) and reply.result.get("nextCursor")):
+        raise Failed(f"session/list does not list the session the agent opened ({session_id!r})")
+
+
+async def session_close(ctx: Context) -> None:
+    name = "session-close"
+    peer = await ctx.connect(name)
+    if not ctx.session_capability("close"):
+        raise Skipped(f"the agent does not advertise session/close ({_where(ctx, 'close')})")
+    session_id = await ctx.new_session(peer)  # a session of its own: the others go on with theirs
+    reply = await peer.request("session/close", {"sessionId": session_id})
+    if reply.error is not None:
+        raise Failed(f"session/close of a session the agent opened was refused: {reply.error}")
+
+
+async def session_resume(ctx: Context) -> None:
+    name = "session-resume"
+    peer = await ctx.connect(name)
+    if not ctx.session_capability("resume"):
+        raise Skipped(f"the agent does not advertise session/resume ({_where(ctx, 'resume')})")
+    session_id = await ctx.session(name)
+    reply = await peer.request("session/resume", {"sessionId": session_id, "cwd": ctx.cwd, "mcpServers": []})
+    if reply.error is not None:
+        raise Failed(f"session/resume of the session the agent opened was refused: {reply.error}")
+
+
+def _where(ctx: Context, name: str) -> str:
+    return f"sessionCapabilities.{name}" if ctx.version == 1 else "capabilities.session"
+
+
+# ---------------------------------------------------------------- what the run saw
+
+
+async def _observed(ctx: Context, check: str) -> None:
+    """Make sure the run saw a prompt turn (one of its own, when the checks
+    that prompt did not run)."""
+    await ctx.connect(check)
+    if ctx.turns == 0:
+        await ctx.turn(check, text("hello from the acpgen probe"))
+
+
+async def permission(ctx: Context) -> None:
+    await _observed(ctx, "permission")
+    if not any("session/request_permission" in peer.requested for peer in ctx.peers):
+        raise Skipped("the agent never asked for permission")
+
+
+async def client_capabilities(ctx: Context) -> None:
+    await _observed(ctx, "client-capabilities")
+    called = sorted(
+        {method for peer in ctx.peers for method in peer.requested if method.startswith(("fs/", "terminal/"))}
+    )
+    if called:
+        raise Failed(f"the agent called {', '.join(called)}, which the client did not advertise")
+
+
+V1 = "ACP v1 schema"
+V2 = "ACP v2 schema"
+
+CHECKS: list[Check] = [
+    Check(
+        "initialize",
+        "MUST",
+        f"{V1}/{V2} InitializeResponse.protocolVersion: the version the client specified if supported, "
+        "or the latest the agent supports (v2: at or below the requested one)",
+        "initialize, asking for the latest version the probe speaks, is answered with a version the probe speaks",
+        initialize,
+    ),
+    Check(
+        "initialize-unsupported-version",
+        "MUST",
+        f"{V1} InitializeResponse.protocolVersion: 'or the latest protocol version supported by the agent'; "
+        f"{V2}: 'If no such version exists, initialization fails with error code -32022'",
+        "initialize with version 999: answered with the agent's own version (or -32022 from a v2 agent)",
+        unsupported_version,
+    ),
+    Check(
+        "initialize-string-version",
+        "SHOULD",
+        "the Rust crate (agent-client-protocol-schema) reads a string protocolVersion as version 0, "
+        "and its agents answer with their own version (v1) or -32022 (v2: no version at or below 0); "
+        'real clients send "1"',
+        'initialize with protocolVersion "1" (a string) is answered with an integer version (or -32022 in v2)',
+        string_version,
+    ),
+    Check(
+        "before-initialize",
+        "SHOULD",
+        "TypeScript SDK 2.4.0 (dist/v1/acp.js, dist/v2/acp.js) answers a request before initialize -32600 "
+        "'ACP connection must be initialized before ...'; "
+        f"{V2} initialize: 'called at the beginning of the connection, before any other request'",
+        "session/new sent before initialize is refused with an error",
+        before_initialize,
+    ),
+    Check(
+        "session-new",
+        "MUST",
+        f"{V1} SessionCapabilities: 'all Agents MUST support session/new, session/prompt, session/cancel, "
+        "and session/update'",
+        "session/new is answered with a valid result holding a sessionId",
+        session_new,
+    ),
+    Check(
+        "prompt",
+        "MUST",
+        f"{V1}/{V2} session/prompt and session/update: every message valid against the schema",
+        "a text prompt runs to its end; every streamed session/update is valid and names the session",
+        prompt,
+    ),
+    Check(
+        "prompt-resource-link",
+        "MUST",
+        f"{V1}/{V2} PromptRequest.prompt: 'As a baseline, the Agent MUST support text and resource_link "
+        "content blocks'",
+        "a prompt with a resource_link block is accepted",
+        resource_link,
+    ),
+    Check(
+        "cancel",
+        "MUST",
+        f"{V1} StopReason cancelled: 'This stop reason MUST be returned when the client sends a "
+        f"session/cancel notification'; {V2} session/cancel: the Agent MUST send an idle state_update "
+        "(stopReason cancelled)",
+        "session/cancel during a long prompt ends the turn with stopReason cancelled",
+        cancel,
+    ),
+    Check(
+        "cancel-request",
+        "MUST",
+        f"{V1}/{V2} $/cancel_request: the receiver 'MUST send one of these responses for the original "
+        "request: a valid response ... or an error with code -32800'",
+        "$/cancel_request for a running session/prompt: the request is still answered (a result or -32800)",
+        cancel_request,
+    ),
+    Check(
+        "prompt-image",
+        "MUST",
+        f"{V1}/{V2} PromptCapabilities.image: 'Agent supports image content blocks'",
+        "when promptCapabilities.image is advertised: a prompt with an image block is accepted",
+        _content("image", {"type": "image", "mimeType": "image/png", "data": PIXEL}),
+    ),
+    Check(
+        "prompt-audio",
+        "MUST",
+        f"{V1}/{V2} PromptCapabilities.audio: 'Agent supports audio content blocks'",
+        "when promptCapabilities.audio is advertised: a prompt with an audio block is accepted",
+        _content("audio", {"type": "audio", "mimeType": "audio/wav", "data": SILENCE}),
+    ),
+    Check(
+        "prompt-embeddedContext",
+        "MUST",
+        f"{V1}/{V2} PromptCapabilities.embeddedContext: 'the Client is allowed to include resource content "
+        "blocks in prompt requests'",
+        "when promptCapabilities.embeddedContext is advertised: a prompt with a resource block is accepted",
+        _content(
+            "embeddedContext",
+            {"type": "resource", "resource": {"uri": "file:///probe/notes.txt", "text": "probe notes"}},
+        ),
+    ),
+    Check(
+        "load-session",
+        "MUST",
+        f"{V1} LoadSessionRequest: 'Only available if the Agent supports the loadSession capability'; "
+        "protocol docs (session-setup#loading-sessions): the Agent MUST replay the entire conversation "
+        "as session/update notifications",
+        "when loadSession is advertised: session/load of the session works and replays it before answering",
+        load_session,
+    ),
+    Check(
+        "session-list",
+        "MUST",
+        f"{V1} SessionCapabilities.list: 'Whether the agent supports session/list'; {V2} AgentCapabilities.session: "
+        "'Supplying {} means the agent supports the baseline session methods: session/new, session/list, ...'",
+        "when session/list is advertised: it answers a valid result listing the session the agent opened",
+        session_list,
+    ),
+    Check(
+        "session-resume",
+        "MUST",
+        f"{V1} SessionCapabilities.resume and session/resume: 'only available if the agent advertises the "
+        f"sessionCapabilities.resume capability'; {V2} AgentCapabilities.session (session/resume is a baseline method)",
+        "when session/resume is advertised: resuming the session the agent opened succeeds",
+        session_resume,
+    ),
+    Check(
+        "session-close",
+        "MUST",
+        f"{V1} SessionCapabilities.close; {V2} AgentCapabilities.session (session/close is a baseline method); "
+        "CloseSessionRequest: the agent frees the session's resources",
+        "when session/close is advertised: closing a session the agent opened succeeds",
+        session_close,
+    ),
+    Check(
+        "unknown-method",
+        "MUST",
+        f"JSON-RPC 2.0 section 5.1; {V1}/{V2} ErrorCode -32601: 'Method not found: The method does not exist "
+        "or is not available'",
+        "a request for an unknown method is answered -32601",
+        unknown_method,
+    ),
+    Check(
+        "malformed-params",
+        "MUST",
+        f"JSON-RPC 2.0 section 5.1; {V1}/{V2} ErrorCode -32602: 'Invalid params'",
+        "session/new with params of the wrong types is answered -32602",
+        malformed_params,
+    ),
+    Check(
+        "extension-method",
+        "MUST",
+        f"{V1}/{V2} ExtRequest and protocol docs (extensibility): an unrecognized custom method is answered "
+        "'Method not found'; an extension notification is ignored",
+        "_probe/x is answered (a result or -32601), after an extension notification the agent ignores",
+        extension_method,
+    ),
+    Check(
+        "permission",
+        "MUST",
+        f"{V1}/{V2} session/request_permission: the request is valid and the agent goes on once answered",
+        "every permission request the agent makes is valid and, answered, lets the turn end (skipped if none)",
+        permission,
+        after=True,
+    ),
+    Check(
+        "client-capabilities",
+        "MUST",
+        f"{V1} ClientCapabilities.fs: 'Determines which file operations the agent can request'; "
+        "ClientCapabilities.terminal: 'Whether the Client support all terminal/* methods' (false here)",
+        "the client advertises no file system and no terminal: the agent calls no fs/* or terminal/* method",
+        client_capabilities,
+        after=True,
+    ),
+]
+"""Every check, in the order they run."""
+
+NAMES = [check.name for check in CHECKS]

@@ -1,0 +1,261 @@
+"""An ACP v1 agent with one seeded fault, for the probe's tests.
+
+Without ``--fault`` it does everything the probe checks, right: it refuses
+requests before initialize, advertises loadSession, session/list, resume
+and close, and the image, audio and embedded-context prompt capabilities,
+asks for permission during the probe's first prompt ("hello ..."), streams
+each prompt back word by word,
+honours session/cancel and $/cancel_request, and replays a loaded session.
+``--fault NAME`` (one of FAULTS, named after the check it breaks) gets one
+thing wrong. Raw JSON-RPC with threads and the few modules Python starts
+with, so that it starts fast (run it with ``python -S``).
+
+    python -S faulty_agent.py [--fault NAME] [--delay SECONDS] [--unstable]
+
+``--unstable`` adds an update only the unstable v1 schema has
+(``plan_removed``) to the first prompt.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from typing import Any
+
+FAULTS = {
+    "initialize": "an invalid initialize result (authMethods not a list) when asked for version 2",
+    "initialize-unsupported-version": "asked for version 999, answers 999",
+    "initialize-string-version": "refuses a string protocolVersion with -32602",
+    "before-initialize": "answers session/new before initialize",
+    "session-new": "an invalid session/new result (modes not an object)",
+    "prompt": "an invalid agent_message_chunk (no text) in the first prompt",
+    "prompt-resource-link": "refuses resource_link blocks",
+    "cancel": "ignores session/cancel",
+    "cancel-request": "never answers a request cancelled by $/cancel_request",
+    "prompt-image": "advertises image prompts, refuses them",
+    "prompt-audio": "advertises audio prompts, refuses them",
+    "prompt-embeddedContext": "advertises embedded context, refuses it",
+    "load-session": "loads a session without replaying it",
+    "session-list": "lists no session",
+    "session-resume": "refuses to resume a session with -32603",
+    "session-close": "refuses to close a session with -32603",
+    "unknown-method": "answers unknown methods with a null result",
+    "malformed-params": "opens a session whatever the params",
+    "extension-method": "answers extension methods -32603",
+    "permission": "asks for permission without options",
+    "client-capabilities": "reads a file the client did not advertise it can read",
+}
+
+
+class Agent:
+    def __init__(self, fault: str | None, delay: float, unstable: bool = False) -> None:
+        self.fault = fault
+        self.unstable = unstable
+        self.delay = delay
+        self.initialized = False
+        self.sessions: dict[str, list[dict[str, Any]]] = {}
+        """session id -> the updates of its history"""
+        self.cancelled: set[Any] = set()
+        """Session ids cancelled by session/cancel, request ids by $/cancel_request."""
+        self.turns: set[Any] = set()
+        self.answers: dict[Any, Any] = {}
+        self.arrived = threading.Condition()
+        self.lock = threading.Lock()
+        self.next_id = 0
+
+    def send(self, message: dict[str, Any]) -> None:
+        with self.lock:
+            sys.stdout.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
+            sys.stdout.flush()
+
+    def error(self, request_id: Any, code: int, message: str) -> None:
+        self.send({"id": request_id, "error": {"code": code, "message": message}})
+
+    def ask(self, method: str, params: dict[str, Any]) -> Any:
+        with self.arrived:
+            self.next_id += 1
+            request_id = self.next_id
+        self.send({"id": request_id, "method": method, "params": params})
+        with self.arrived:
+            self.arrived.wait_for(lambda: request_id in self.answers)
+            return self.answers.pop(request_id)
+
+    def update(self, session_id: str, update: dict[str, Any], keep: bool = True) -> None:
+        if keep:
+            self.sessions.setdefault(session_id, []).append(update)
+        self.send({"method": "session/update", "params": {"sessionId": session_id, "update": update}})
+
+    def handle(self, message: dict[str, Any]) -> None:
+        method, request_id, params = message.get("method"), message.get("id"), message.get("params")
+        if method is None:
+            with self.arrived:
+                self.answers[request_id] = message
+                self.arrived.notify_all()
+            return
+        params = params if isinstance(params, dict) else {}
+        if "id" not in message:
+            if method == "session/cancel" and self.fault != "cancel":
+                self.cancelled.add(params.get("sessionId"))
+            elif method == "$/cancel_request" and params.get("requestId") in self.turns:
+                self.cancelled.add(("request", params["requestId"]))
+            return
+        if method == "initialize":
+            self.initialize(request_id, params)
+        elif not self.initialized and self.fault != "before-initialize":
+            self.error(request_id, -32600, f"initialize first, before {method}")
+        elif method == "session/new":
+            self.new_session(request_id, params)
+        elif method == "session/prompt":
+            self.turns.add(request_id)
+            threading.Thread(target=self.prompt, args=(request_id, params), daemon=True).start()
+        elif method == "session/load":
+            session_id = params.get("sessionId")
+            if session_id not in self.sessions:
+                self.error(request_id, -32002, "Resource not found")
+                return
+            if self.fault != "load-session":
+                for update in self.sessions[session_id]:
+                    self.update(session_id, update, keep=False)
+            self.send({"id": request_id, "result": {}})
+        elif method == "session/list":
+            listed = [] if self.fault == "session-list" else list(self.sessions)
+            sessions = [{"sessionId": session_id, "cwd": "/"} for session_id in listed]
+            self.send({"id": request_id, "result": {"sessions": sessions}})
+        elif method == "session/resume":
+            if self.fault == "session-resume" or params.get("sessionId") not in self.sessions:
+                self.error(request_id, -32603, "Internal error")
+            else:
+                self.send({"id": request_id, "result": {}})
+        elif method == "session/close":
+            if self.fault == "session-close":
+                self.error(request_id, -32603, "Internal error")
+            else:
+                self.sessions.pop(params.get("sessionId"), None)
+                self.send({"id": request_id, "result": {}})
+        elif isinstance(method, str) and method.startswith("_"):
+            if self.fault == "extension-method":
+                self.error(request_id, -32603, "Internal error")
+            else:
+                self.error(request_id, -32601, "Method not found")
+        elif self.fault == "unknown-method":
+            self.send({"id": request_id, "result": None})
+        else:
+            self.error(request_id, -32601, "Method not found")
+
+    def initialize(self, request_id: Any, params: dict[str, Any]) -> None:
+        version = params.get("protocolVersion")
+        if isinstance(version, str):
+            if self.fault == "initialize-string-version":
+                self.error(request_id, -32602, "Invalid params: protocolVersion")
+                return
+            version = 0
+        if not isinstance(version, int):
+            self.error(request_id, -32602, "Invalid params: protocolVersion")
+            return
+        answer = 999 if version == 999 and self.fault == "initialize-unsupported-version" else 1
+        capabilities = {
+            "loadSession": True,
+            "promptCapabilities": {"image": True, "audio": True, "embeddedContext": True},
+            "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
+        }
+        result: dict[str, Any] = {
+            "protocolVersion": answer,
+            "agentCapabilities": capabilities,
+            "agentInfo": {"name": "faulty-agent", "version": "1"},
+        }
+        if version == 2 and self.fault == "initialize":
+            result["authMethods"] = "none"
+        self.initialized = True
+        self.send({"id": request_id, "result": result})
+
+    def new_session(self, request_id: Any, params: dict[str, Any]) -> None:
+        valid = isinstance(params.get("cwd"), str) and isinstance(params.get("mcpServers"), list)
+        if not valid and self.fault != "malformed-params":
+            self.error(request_id, -32602, "Invalid params")
+            return
+        session_id = f"s{len(self.sessions) + 1}"
+        self.sessions[session_id] = []
+        result: dict[str, Any] = {"sessionId": session_id}
+        if self.fault == "session-new":
+            result["modes"] = 5
+        self.send({"id": request_id, "result": result})
+
+    def prompt(self, request_id: Any, params: dict[str, Any]) -> None:
+        session_id = params.get("sessionId")
+        blocks = params.get("prompt") if isinstance(params.get("prompt"), list) else []
+        if session_id not in self.sessions:
+            self.error(request_id, -32002, "Resource not found")
+            return
+        kinds = {block.get("type") for block in blocks if isinstance(block, dict)}
+        refused = {"prompt-resource-link": "resource_link", "prompt-image": "image", "prompt-audio": "audio"}
+        if refused.get(self.fault or "") in kinds or (self.fault == "prompt-embeddedContext" and "resource" in kinds):
+            self.error(request_id, -32602, "Invalid params: unsupported content")
+            return
+        self.cancelled.discard(session_id)
+        words = " ".join(b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text").split()
+        first = bool(words) and words[0] == "hello"
+        if first:
+            self.side_requests(session_id)
+        for number, word in enumerate(words):
+            if ("request", request_id) in self.cancelled:
+                self.turns.discard(request_id)
+                if self.fault != "cancel-request":
+                    self.error(request_id, -32800, "Request cancelled")
+                return
+            if session_id in self.cancelled:
+                break
+            chunk: dict[str, Any] = {
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": word + " "},
+            }
+            if first and number == 1 and self.fault == "prompt":  # the history keeps the valid chunk
+                self.sessions[session_id].append(chunk)
+                chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text"}}
+                self.update(session_id, chunk, keep=False)
+            else:
+                self.update(session_id, chunk)
+            time.sleep(self.delay)
+        self.turns.discard(request_id)
+        stop = "cancelled" if session_id in self.cancelled else "end_turn"
+        self.send({"id": request_id, "result": {"stopReason": stop}})
+
+    def side_requests(self, session_id: str) -> None:
+        tool_call = {"toolCallId": "t1", "title": "Write probe.txt", "kind": "edit", "status": "pending"}
+        self.update(session_id, {"sessionUpdate": "tool_call", **tool_call})
+        options = [
+            {"optionId": "yes", "name": "Allow", "kind": "allow_once"},
+            {"optionId": "no", "name": "Reject", "kind": "reject_once"},
+        ]
+        permission: dict[str, Any] = {"sessionId": session_id, "toolCall": {"toolCallId": "t1"}}
+        if self.fault != "permission":
+            permission["options"] = options
+        self.ask("session/request_permission", permission)
+        if self.fault == "client-capabilities":
+            self.ask("fs/read_text_file", {"sessionId": session_id, "path": "/etc/hostname"})
+        done = {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"}
+        self.update(session_id, done)
+        if self.unstable:
+            self.update(session_id, {"sessionUpdate": "plan_removed", "planId": "p1"})
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    fault = args[args.index("--fault") + 1] if "--fault" in args else None
+    delay = float(args[args.index("--delay") + 1]) if "--delay" in args else 0.002
+    if fault is not None and fault not in FAULTS:
+        sys.exit(f"unknown fault {fault!r}: one of {', '.join(FAULTS)}")
+    agent = Agent(fault, delay, "--unstable" in args)
+    for line in sys.stdin:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            agent.error(None, -32700, "Parse error")
+            continue
+        if isinstance(message, dict):
+            agent.handle(message)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,223 @@
+"""acpgen probe against the seeded-fault agent: without a fault every check
+passes; each fault fails exactly the check it is named after, and nothing
+else. The whole matrix runs in one event loop, a few probes at a time."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from acpgen.probe import NAMES, Report, probe
+from acpgen.validate.loader import load_package
+
+from .faulty_agent import FAULTS
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+FAULTY = [sys.executable, "-S", str(HERE / "faulty_agent.py")]
+TIMEOUT = 5.0
+"""Per check: generous on a loaded machine; the one hanging fault costs it once."""
+
+
+@pytest.fixture(scope="module")
+def packages() -> dict[int, ModuleType]:
+    return {1: load_package(str(ROOT / "generated" / "acp_v1")), 2: load_package(str(ROOT / "generated" / "acp_v2"))}
+
+
+@pytest.fixture(scope="module")
+def matrix(packages: dict[int, ModuleType]) -> dict[str | None, Report]:
+    async def run() -> dict[str | None, Report]:
+        gate = asyncio.Semaphore(3)
+
+        async def one(fault: str | None) -> tuple[str | None, Report]:
+            async with gate:
+                command = FAULTY + (["--fault", fault] if fault else [])
+                return fault, await probe(command, packages, timeout=TIMEOUT)
+
+        # The fault that hangs (until the timeout) first, so that the others run meanwhile.
+        faults = ["cancel-request", None, *[fault for fault in FAULTS if fault != "cancel-request"]]
+        return dict(await asyncio.gather(*(one(fault) for fault in faults)))
+
+    return asyncio.run(run())
+
+
+def _shown(report: Report) -> str:
+    return "\n".join(report.text())
+
+
+def test_every_check_has_its_fault() -> None:
+    assert sorted(FAULTS) == sorted(NAMES)
+
+
+def test_the_agent_without_a_fault_passes_every_check(matrix: dict[str | None, Report]) -> None:
+    report = matrix[None]
+    assert report.version == 1
+    assert [r.status for r in report.results] == ["pass"] * len(NAMES), _shown(report)
+    assert not report.must_failed
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_a_fault_fails_its_check_and_nothing_else(matrix: dict[str | None, Report], fault: str) -> None:
+    report = matrix[fault]
+    statuses = {r.check.name: r.status for r in report.results}
+    assert statuses == {name: "fail" if name == fault else "pass" for name in NAMES}, _shown(report)
+    (failed,) = [r for r in report.results if r.status == "fail"]
+    assert failed.reason
+    assert failed.transcript, "a failure carries the transcript of its exchange"
+    assert report.must_failed == (failed.check.level == "MUST")
+
+
+def test_a_hanging_request_fails_on_the_timeout_and_the_agent_is_started_again(
+    matrix: dict[str | None, Report],
+) -> None:
+    report = matrix["cancel-request"]
+    (failed,) = [r for r in report.results if r.status == "fail"]
+    assert failed.reason == f"no answer within {TIMEOUT:g} s (the timeout)"
+    after = NAMES[NAMES.index("cancel-request") + 1 :]
+    assert all(r.status == "pass" for r in report.results if r.check.name in after)
+
+
+def test_the_text_report_shows_what_the_probe_sent_and_the_end_of_a_long_exchange(
+    matrix: dict[str | None, Report],
+) -> None:
+    shown = list(matrix["cancel"].text())
+    start = shown.index("      transcript:") + 1
+    end = next(i for i in range(start, len(shown)) if not shown[i].startswith("        "))
+    transcript = shown[start:end]
+    sent = [line for line in transcript if line.startswith("        -> ")]
+    assert [line.split('"method": ')[1].split(",")[0] for line in sent] == ['"session/prompt"', '"session/cancel"']
+    assert any(line.startswith("        ... ") and line.endswith(" message(s)") for line in transcript)
+    assert (
+        transcript[-1].startswith('        <- {"jsonrpc": "2.0", "id": ')
+        and '"stopReason": "end_turn"' in transcript[-1]
+    )
+
+
+def test_an_agent_that_never_answers_ends_the_probe(packages: dict[int, ModuleType]) -> None:
+    silent = [sys.executable, "-S", "-c", "import time; time.sleep(60)"]
+    report = asyncio.run(probe(silent, packages, timeout=0.5))
+    statuses = {r.check.name: r.status for r in report.results}
+    assert statuses["initialize"] == "fail"
+    assert statuses["before-initialize"] == "fail"
+    assert {statuses[name] for name in NAMES if name not in ("initialize", "before-initialize")} == {"skip"}
+    assert report.must_failed
+
+
+def test_an_agent_that_writes_no_json(packages: dict[int, ModuleType]) -> None:
+    noise = [sys.executable, "-S", "-c", "import sys\nfor line in sys.stdin: print('hello', flush=True)"]
+    report = asyncio.run(probe(noise, packages, timeout=0.5, only=["initialize"]))
+    (result,) = report.results
+    assert result.status == "fail"
+    assert "not JSON: 'hello'" in result.reason
+
+
+def test_a_command_that_cannot_start(packages: dict[int, ModuleType], tmp_path: Path) -> None:
+    report = asyncio.run(probe([str(tmp_path / "missing")], packages, timeout=1, only=["initialize"]))
+    (result,) = report.results
+    assert result.status == "fail"
+    assert result.reason.startswith("cannot start the agent:")
+
+
+# ------------------------------------------------------------------ the command
+
+
+def _acpgen(*args: str) -> subprocess.CompletedProcess[str]:
+    acpgen = Path(sys.executable).parent / "acpgen"
+    return subprocess.run([str(acpgen), "probe", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def test_a_failed_must_exits_1_and_shows_the_transcript() -> None:
+    done = _acpgen("--only", "unknown-method", "--", *FAULTY, "--fault", "unknown-method")
+    assert done.returncode == 1, done.stderr
+    assert "FAIL  MUST   unknown-method: an unknown method was answered" in done.stdout
+    assert '-> {"jsonrpc": "2.0", "id": 2, "method": "probe/no_such_method"' in done.stdout
+    assert done.stdout.rstrip().endswith("0 passed, 1 failed (1 MUST, 0 SHOULD), 0 skipped")
+
+
+def test_a_failed_should_exits_0_and_json_reports_it() -> None:
+    done = _acpgen("--format", "json", "--only", "before-initialize", "--", *FAULTY, "--fault", "before-initialize")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    (result,) = report["results"]
+    assert (result["check"], result["level"], result["status"]) == ("before-initialize", "SHOULD", "fail")
+    assert result["transcript"][0]["message"]["method"] == "session/new"
+    assert result["transcript"][1]["direction"] == "agent_to_client"
+    assert report["protocolVersion"] is None
+    assert (report["passed"], report["failed"], report["skipped"]) == (0, 1, 0)
+
+
+def test_packages_are_read_from_the_directory_given(tmp_path: Path) -> None:
+    done = _acpgen("--packages", "generated", "--only", "initialize", "--", *FAULTY)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"acpgen probe: {' '.join(FAULTY)} (ACP v1)\nPASS  MUST   initialize\n")
+    done = _acpgen("--packages", str(tmp_path), "--", *FAULTY)
+    assert done.returncode == 2
+    assert done.stderr.startswith("acpgen: error: ") and "acp_v1" in done.stderr
+
+
+def test_unstable_updates_are_checked_against_the_unstable_schema() -> None:
+    stable = _acpgen("--only", "prompt", "--", *FAULTY, "--unstable")
+    assert stable.returncode == 1
+    assert "FAIL  MUST   prompt: invalid session/update at /params/update" in stable.stdout
+    unstable = _acpgen("--unstable", "--only", "prompt", "--", *FAULTY, "--unstable")
+    assert unstable.returncode == 0, unstable.stdout
+    assert "PASS  MUST   prompt\n" in unstable.stdout
+
+
+def test_an_unknown_check_is_a_usage_error() -> None:
+    done = _acpgen("--only", "nonsense", "--", *FAULTY)
+    assert done.returncode == 2
+    assert done.stderr.startswith("acpgen: error: unknown check(s): nonsense")
+
+
+# ------------------------------------------------------------------ hostile agents
+
+INITIALIZED = '{"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": 1}}'
+
+
+def test_a_response_whose_id_is_a_list_is_a_problem_not_a_crash(packages: dict[int, ModuleType]) -> None:
+    script = (
+        "import sys\n"
+        "sys.stdin.readline()\n"
+        'print(\'{"jsonrpc": "2.0", "id": [1], "result": {}}\', flush=True)\n'
+        f"print({INITIALIZED!r}, flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    report = asyncio.run(probe([sys.executable, "-S", "-c", script], packages, timeout=5, only=["initialize"]))
+    (result,) = report.results
+    assert report.version == 1
+    assert result.status == "fail"
+    assert result.reason == "a response to id [1], which the probe has not sent or was already answered"
+
+
+def test_an_agent_that_floods_is_held_in_bounded_memory(
+    packages: dict[int, ModuleType], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from acpgen.probe import peer as peer_module
+
+    monkeypatch.setattr(peer_module, "KEPT_NOTIFICATIONS", 100)
+    monkeypatch.setattr(peer_module, "KEPT_LINES", 50)
+    monkeypatch.setattr(peer_module, "KEPT_PROBLEMS", 10)
+    update = '{"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": {}}}'
+    script = f"import sys\nsys.stdout.write(({update!r} + chr(10)) * 20000)\n"
+
+    async def run() -> peer_module.Peer:
+        peer = peer_module.Peer([sys.executable, "-S", "-c", script], packages)
+        peer.package = packages[1]
+        await peer.start()
+        while peer.gone is None:
+            await asyncio.sleep(0.05)
+        await peer.close()
+        return peer
+
+    peer = asyncio.run(run())
+    assert peer.seen == 20000
+    assert len(peer.notifications) <= 100
+    record = peer.records["setup"]
+    assert len(record.lines) == 50 and record.dropped_lines == 20000 - 50
+    assert len(record.problems) == 10 and record.dropped_problems == 20000 - 10
