@@ -449,7 +449,11 @@ class Session(_SessionBase):
                 and notification.session_id == store.session_id
             ):
                 # A chunk of the message the store owns (its fold's first case).
-                message_id = update.message_id
+                chunk = cast(
+                    "UserMessageChunkSessionUpdate | AgentMessageChunkSessionUpdate | AgentThoughtChunkSessionUpdate",
+                    update,
+                )
+                message_id = chunk.message_id
                 if (
                     message_id is UNSET
                     or message_id is None
@@ -459,15 +463,16 @@ class Session(_SessionBase):
                     new = _new(Session)
                     new._store = store
                     new._undo = None
+                    # tail_field is set while tail_class is (the test above).
                     session._undo = (
                         _CUT,
-                        store.tail_field,
+                        cast(str, store.tail_field),
                         store.tail_key,
                         len(items),
                         -1,
                         new,
                     )
-                    items.append(update.content)
+                    items.append(chunk.content)
                     return new
             fold = _FOLDS.get(type(update))
             if fold is not None and notification.session_id == store.session_id:
