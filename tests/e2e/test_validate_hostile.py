@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 import tracemalloc
 
@@ -395,3 +396,30 @@ def test_an_invalid_request_reusing_an_id_in_flight_is_a_duplicate(backend):
 def test_an_error_reply_to_nothing_in_flight_is_still_unknown(backend):
     reply = message("agent_to_client", id=9, error={"code": -32602, "message": "Invalid params"})
     assert kinds(validate_lines([*OPENING, reply], v1)) == [(5, "unknown-response")]
+
+
+def test_ctrl_c_as_the_schema_package_directory_is_made_leaves_nothing(tmp_path):
+    """Ctrl-C the moment the temporary directory exists, before its name is
+    known to the code that removes it (the window a polling test hit)."""
+    script = f"""
+import os, signal, sys, tempfile
+sys.path.insert(0, {str(ROOT / "generator")!r})
+from acpgen.validate import loader
+made = tempfile.mkdtemp
+def mkdtemp(*args, **kwargs):
+    path = made(*args, **kwargs)
+    if os.path.basename(path).startswith("acpgen-validate-"):
+        os.kill(os.getpid(), signal.SIGINT)
+    return path
+tempfile.mkdtemp = mkdtemp
+try:
+    loader.package_from_schema({str(ROOT / "schema/v1/schema.json")!r})
+except KeyboardInterrupt:
+    sys.exit(130)
+sys.exit(0)
+"""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    done = subprocess.run([sys.executable, "-c", script], env={**os.environ, "TMPDIR": str(tmp)}, capture_output=True, timeout=300)
+    assert done.returncode == 130, done.stderr
+    assert _leftovers(tmp) == []

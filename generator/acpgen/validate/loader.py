@@ -6,9 +6,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import pkgutil
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 from types import ModuleType
 
@@ -48,10 +46,13 @@ def package_from_schema(schema: str, rules: str | None = None) -> ModuleType:
     whether this returns, fails or is interrupted (KeyboardInterrupt)."""
     from ..output.write import write_packages
     from ..pipeline import build_package
+    from ..scratch import scratch
 
     files = build_package(schema, PACKAGE_NAME, rules=rules)
-    out = Path(tempfile.mkdtemp(prefix="acpgen-validate-"))
-    try:
+    # scratch: no Ctrl-C between creating the directory and knowing its
+    # name, nor one that cuts its removal short.
+    with scratch("acpgen-validate-") as temp:
+        out = Path(temp)
         write_packages(out, {PACKAGE_NAME: files})
         for name in [name for name in sys.modules if name == PACKAGE_NAME or name.startswith(PACKAGE_NAME + ".")]:
             del sys.modules[name]
@@ -59,8 +60,6 @@ def package_from_schema(schema: str, rules: str | None = None) -> ModuleType:
         for info in pkgutil.iter_modules([str(out / PACKAGE_NAME)]):
             importlib.import_module(f"{module.__name__}.{info.name}")
         return module
-    finally:
-        shutil.rmtree(out, ignore_errors=True)
 
 
 PACKAGE_NAME = "acp_validated"
