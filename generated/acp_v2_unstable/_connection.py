@@ -26,6 +26,15 @@ Ordering (the contract):
   that id (all of them, if the peer reused an id), or, when the request is
   still queued, answers it ``-32800`` without running its handler.
 
+This is the rule of the Rust SDK (agentclientprotocol/rust-sdk, the
+``concepts/ordering`` chapter): its dispatch loop waits for each handler to
+complete before it processes the next message. Two departures: a request's
+handler runs in its own task once dispatched (the loop waits for it to
+start, not to finish), and the deadlock that chapter warns of, a handler
+awaiting the peer's response while the loop that would deliver it waits
+for that handler, cannot happen here, because responses are read and
+delivered while handlers run.
+
 Capabilities: once the ``initialize`` exchange has shown what the peer
 advertises, calling a method the peer did not advertise (the package's
 ``REQUIRES``) raises :class:`CapabilityError` before anything is sent; this

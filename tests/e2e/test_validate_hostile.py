@@ -420,6 +420,8 @@ sys.exit(0)
 """
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    done = subprocess.run([sys.executable, "-c", script], env={**os.environ, "TMPDIR": str(tmp)}, capture_output=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", script], env={**os.environ, "TMPDIR": str(tmp)}, capture_output=True, timeout=300
+    )
     assert done.returncode == 130, done.stderr
     assert _leftovers(tmp) == []
