@@ -103,7 +103,10 @@ async def sdk_client_prompt_once(agent: list[str]) -> tuple[dict, list[str], obj
             self.messages: list[str] = []
 
         async def session_update(self, session_id, update, **kwargs):
-            await asyncio.sleep(0.05)
+            # Longer than our client's pause: the agent's request follows its
+            # notification within milliseconds, so even on a loaded machine
+            # it arrives while this handler still sleeps.
+            await asyncio.sleep(0.5)
             if update.session_update == "tool_call":
                 self.tool_calls[update.tool_call_id] = update.title
             elif update.session_update == "agent_message_chunk":
