@@ -64,9 +64,8 @@ def resolve(root: JsonObject, pointer: str) -> Any:
     return node
 
 
-_Tag = tuple["str | None", Any, bool]
-"""A member a branch fixes: its name, its ``const`` and whether it is
-required; or, with no name, the JSON types the branch allows."""
+_Tag = tuple[str, Any, bool]
+"""A member a branch fixes: its name, its ``const`` and whether it is required."""
 
 _TAGS: dict[int, tuple[Any, tuple[_Tag, ...]]] = {}
 """id(branch) -> (branch, its tags); the branch is held, so its id stays its."""
@@ -305,8 +304,7 @@ class _Validator:
 
     def _tags(self, branch: Any) -> tuple[_Tag, ...]:
         """The members whose ``const`` the branch (with what its ``$ref``
-        and ``allOf`` add) fixes, and the types it allows: a value of
-        another type, or an object with another member value there or
+        and ``allOf`` add) fixes: a value with another one there, or
         without a required one, fails the branch."""
         entry = _TAGS.get(id(branch))
         if entry is not None and entry[0] is branch:
@@ -320,10 +318,6 @@ class _Validator:
             if type(node) is not dict:
                 continue
             schema = cast("JsonObject", node)
-            kind = schema.get("type")
-            if kind is not None:
-                kinds: list[str] = kind if type(kind) is json_array else [kind]
-                tags.append((None, tuple(kinds), True))
             required: list[str] = schema.get("required", [])
             properties: JsonObject = schema.get("properties", {})
             for key, sub in properties.items():
@@ -337,20 +331,13 @@ class _Validator:
         _TAGS[id(branch)] = (branch, found)
         return found
 
-    def _candidates(self, options: list[Any], value: Any) -> list[Any]:
-        """The branches a tag or type does not already rule out."""
+    def _candidates(self, options: list[Any], value: JsonObject) -> list[Any]:
+        """The branches a tag does not already rule out."""
         kept: list[Any] = []
-        is_object = type(value) is dict
-        members: JsonObject = cast("JsonObject", value) if is_object else {}
         for sub in options:
             for key, const, required in self._tags(sub):
-                if key is None:
-                    if not any(_is_type(value, k) for k in const):
-                        break
-                elif not is_object:
-                    continue  # properties and required apply to objects only
-                elif key in members:
-                    if not json_equal(members[key], const):
+                if key in value:
+                    if not json_equal(value[key], const):
                         break
                 elif required:
                     break
@@ -359,10 +346,10 @@ class _Validator:
         return kept
 
     def _any_of(self, options: list[Any], value: Any, path: JsonPath) -> set[str]:
-        if len(options) > 1:
+        if type(value) is dict and len(options) > 1:
             # The branches a tag rules out cannot match: try the rest first;
             # only when none matches are all tried, for the error to give.
-            candidates = self._candidates(options, value)
+            candidates = self._candidates(options, cast("JsonObject", value))
             if len(candidates) < len(options):
                 evaluated: set[str] = set()
                 matched = False
@@ -386,8 +373,8 @@ class _Validator:
         return evaluated
 
     def _one_of(self, options: list[Any], value: Any, path: JsonPath) -> set[str]:
-        if len(options) > 1:
-            candidates = self._candidates(options, value)
+        if type(value) is dict and len(options) > 1:
+            candidates = self._candidates(options, cast("JsonObject", value))
             if len(candidates) < len(options):
                 found: list[set[str]] = []
                 for sub in candidates:
