@@ -27,4 +27,6 @@ AGENTS: dict[int, acp_v2.AgentEntry] = {
 }
 
 if __name__ == "__main__":
+    if len(sys.argv) > 1:  # the delay between streamed words, for both agents
+        echo_agent.DELAY = echo_agent_v2.DELAY = float(sys.argv[1])
     asyncio.run(acp_v2.serve_versions(AGENTS))

@@ -129,3 +129,23 @@ def test_resumable_client_example_gets_its_session_back_from_a_new_agent_process
 def test_every_example_is_under_60_lines():
     for example in sorted(EXAMPLES.glob("*.py")):
         assert len(example.read_text().splitlines()) < 60, example.name
+
+
+def test_echo_agent_any_passes_its_delay_to_both_agents():
+    """The delay argument reaches the v1 agent too (echo_agent.py reads
+    sys.argv only when run itself): without it the v1 agent streams at once
+    and a cancelled turn can end end_turn."""
+    script = f"""
+import runpy, sys
+sys.path.insert(0, {str(ROOT / "generated")!r})
+import acp_v2
+async def serve(agents, *args, **kwargs):
+    pass
+acp_v2.serve_versions = serve
+sys.argv = ["echo_agent_any.py", "0.25"]
+runpy.run_path({str(EXAMPLES / "echo_agent_any.py")!r}, run_name="__main__")
+print(sys.modules["echo_agent"].DELAY, sys.modules["echo_agent_v2"].DELAY)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=TIMEOUT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0.25", "0.25"]
