@@ -29,7 +29,6 @@ Nothing here imports a sibling package until a mismatch asks for it.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import importlib
 import re
@@ -48,7 +47,12 @@ from ._jsonrpc import (
     load_message,
 )
 from ._runtime import UNSET, ValidationError
-from ._transport import DEFAULT_MAX_MESSAGE, MessageTooLarge, StreamTransport, Transport
+from ._transport import (
+    DEFAULT_MAX_MESSAGE,
+    MessageTooLarge,
+    Transport,
+    spawn_process,
+)
 
 if TYPE_CHECKING:
     from ._connection import Connection
@@ -514,31 +518,14 @@ async def spawn_versions(
     version the agent chose and its answer to ``initialize``. On exit the
     connection is closed and the process awaited (killed after five
     seconds)."""
-    process = await asyncio.create_subprocess_exec(
-        program,
-        *args,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        env=env,
-        cwd=cwd,
-        limit=1024 * 1024,
-    )
-    assert process.stdout is not None and process.stdin is not None
-    transport = StreamTransport(process.stdout, process.stdin, max_message=max_message)
-    connection: Any = None
-    try:
-        connection, result = await connect_versions(clients, transport, **options)
-        connection.process = process
-        yield connection, result
-    finally:
-        if connection is not None:
-            await connection.close()
-        else:
-            with contextlib.suppress(Exception):
-                await transport.close()
+    async with spawn_process(
+        program, args, env=env, cwd=cwd, max_message=max_message
+    ) as (process, transport):
+        connection: Any = None
         try:
-            await asyncio.wait_for(process.wait(), 5)
-        except asyncio.TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
-            await process.wait()
+            connection, result = await connect_versions(clients, transport, **options)
+            connection.process = process
+            yield connection, result
+        finally:
+            if connection is not None:
+                await connection.close()

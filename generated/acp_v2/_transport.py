@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import re
+from collections.abc import AsyncGenerator, Sequence
 from typing import Protocol
 
 __all__ = [
@@ -23,10 +24,14 @@ __all__ = [
     "StreamTransport",
     "Transport",
     "memory_pair",
+    "spawn_process",
 ]
 
 DEFAULT_MAX_MESSAGE = 64 * 1024 * 1024
 """The largest message a connection reads unless told otherwise (64 MiB)."""
+
+READ_BUFFER = 1024 * 1024
+"""The stream buffer: longer messages are read in pieces of this size."""
 
 _CLOSE_TIMEOUT = 1.0
 """Seconds :meth:`StreamTransport.close` waits for the peer to take what is
@@ -276,3 +281,39 @@ def memory_pair(max_queued: int = 256) -> tuple[MemoryTransport, MemoryTransport
     right = MemoryTransport(left_to_right, right_to_left)
     left.peer, right.peer = right, left
     return left, right
+
+
+@contextlib.asynccontextmanager
+async def spawn_process(
+    program: str,
+    args: Sequence[str],
+    *,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+    max_message: int = DEFAULT_MAX_MESSAGE,
+) -> AsyncGenerator[tuple[asyncio.subprocess.Process, StreamTransport], None]:
+    """Start ``program`` with ``args`` and yield it with a transport over its
+    stdin/stdout. On exit the transport is closed and the process awaited
+    (killed if it does not exit within five seconds)."""
+    process = await asyncio.create_subprocess_exec(
+        program,
+        *args,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        env=env,
+        cwd=cwd,
+        limit=READ_BUFFER,
+    )
+    assert process.stdout is not None and process.stdin is not None
+    transport = StreamTransport(process.stdout, process.stdin, max_message=max_message)
+    try:
+        yield process, transport
+    finally:
+        with contextlib.suppress(Exception):
+            await transport.close()
+        try:
+            await asyncio.wait_for(process.wait(), 5)
+        except asyncio.TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            await process.wait()

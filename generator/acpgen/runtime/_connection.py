@@ -100,7 +100,14 @@ from ._jsonrpc import (
     load_message,
 )
 from ._runtime import UNSET, ValidationError
-from ._transport import DEFAULT_MAX_MESSAGE, MessageTooLarge, StreamTransport, Transport
+from ._transport import (
+    DEFAULT_MAX_MESSAGE,
+    READ_BUFFER,
+    MessageTooLarge,
+    StreamTransport,
+    Transport,
+    spawn_process,
+)
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -140,9 +147,6 @@ _JSON_TYPES = frozenset({dict, list, str, int, float, bool, type(None)})
 _EXTENSION_HANDLERS = frozenset(
     {"ext_method", "ext_notification", "unsupported_version"}
 )
-
-_READ_BUFFER = 1024 * 1024
-"""The stream buffer: longer messages are read in pieces of this size."""
 
 
 class ConnectionOptions(TypedDict, total=False):
@@ -1038,7 +1042,7 @@ async def open_stdio(max_message: int = DEFAULT_MAX_MESSAGE) -> StreamTransport:
     """This process's stdin and stdout as a transport. Both must be pipes,
     sockets or terminals (asyncio cannot stream a regular file)."""
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=_READ_BUFFER)
+    reader = asyncio.StreamReader(limit=READ_BUFFER)
     await loop.connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(reader), sys.stdin
     )
@@ -1066,28 +1070,13 @@ async def spawn_connection(
     yield ``connect(transport)`` started (the process is ``conn.process``).
     On exit the connection is closed and the process awaited (killed if it
     does not exit within five seconds)."""
-    process = await asyncio.create_subprocess_exec(
-        program,
-        *args,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        env=env,
-        cwd=cwd,
-        limit=_READ_BUFFER,
-    )
-    assert process.stdout is not None and process.stdin is not None
-    conn = connect(
-        StreamTransport(process.stdout, process.stdin, max_message=max_message)
-    )
-    conn.process = process
-    conn.start()
-    try:
-        yield conn
-    finally:
-        await conn.close()
+    async with spawn_process(
+        program, args, env=env, cwd=cwd, max_message=max_message
+    ) as (process, transport):
+        conn = connect(transport)
+        conn.process = process
+        conn.start()
         try:
-            await asyncio.wait_for(process.wait(), 5)
-        except asyncio.TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
-            await process.wait()
+            yield conn
+        finally:
+            await conn.close()
