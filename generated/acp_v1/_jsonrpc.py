@@ -15,9 +15,9 @@ import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar, cast
+from typing import Any, Generic, Literal, Protocol, TypeVar, cast
 
-from ._runtime import UNSET, ValidationError, json_type
+from ._runtime import UNSET, NotPlainJson, ValidationError, json_type
 
 __all__ = [
     "CANCEL_REQUEST",
@@ -28,6 +28,7 @@ __all__ = [
     "METHOD_NOT_FOUND",
     "PARSE_ERROR",
     "REQUEST_CANCELLED",
+    "DecodeMessage",
     "ErrorResponse",
     "Message",
     "MessageCodec",
@@ -152,6 +153,8 @@ _set_request_method: Callable[[Any, Any], None] = Request.__dict__["method"].__s
 _set_request_params: Callable[[Any, Any], None] = Request.__dict__["params"].__set__
 _set_note_method: Callable[[Any, Any], None] = Notification.__dict__["method"].__set__
 _set_note_params: Callable[[Any, Any], None] = Notification.__dict__["params"].__set__
+_set_response_id: Callable[[Any, Any], None] = Response.__dict__["id"].__set__
+_set_response_result: Callable[[Any, Any], None] = Response.__dict__["result"].__set__
 
 
 def _request(id: RequestId, method: str, params: Any) -> Request[Any]:
@@ -281,12 +284,32 @@ def _shown(value: object) -> str:
 _NO_METHOD: Any = object()
 
 
+class DecodeMessage(Protocol):
+    """The type of :attr:`MessageCodec.decode_message`."""
+
+    def __call__(self, data: Any, strict: bool = False) -> Message: ...
+
+
 class MessageCodec:
     """Reads and writes whole JSON-RPC messages with a package's method table
     and codec: a request's or notification's params are decoded with the
     method's own type, results by the method of their request."""
 
-    __slots__ = ("_decode", "_encode", "_null_id", "methods")
+    __slots__ = ("_decode", "_encode", "_null_id", "decode_message", "methods")
+
+    decode_message: DecodeMessage
+    """Read a whole JSON-RPC message (a value as ``json.loads`` returns it).
+
+    A request's or notification's params are decoded with the method's own
+    type (a request's absent or null params read as ``{}``); the params of a
+    method the schema does not have (``_``-prefixed extensions included)
+    stay JSON, as does a response's result (see :meth:`decode_result`). A
+    bad envelope raises :class:`ValidationError`, bad params
+    :class:`ParamsError`. ``strict=True`` decodes as the schema says.
+
+    A function bound to this codec's tables when it is made (not a method):
+    it runs on every message, and a plain call of a closure costs less than
+    a method's."""
 
     def __init__(
         self,
@@ -301,76 +324,26 @@ class MessageCodec:
         self._decode = decode
         self._encode = encode
         self._null_id = null_request_id
-
-    def decode_message(self, data: Any, *, strict: bool = False) -> Message:
-        """Read a whole JSON-RPC message (a value as ``json.loads`` returns it).
-
-        A request's or notification's params are decoded with the method's
-        own type (a request's absent or null params read as ``{}``); the
-        params of a method the schema does not have (``_``-prefixed
-        extensions included) stay JSON, as does a response's result (see
-        :meth:`decode_result`). A bad envelope raises
-        :class:`ValidationError`, bad params :class:`ParamsError`."""
-        if not isinstance(data, dict):
-            raise ValidationError(
-                f"expected a JSON-RPC message (an object), found {_kind(data)}"
-            )
-        message = cast("dict[str, Any]", data)
-        if message.get("jsonrpc") != JSONRPC_VERSION:
-            found = (
-                "nothing" if "jsonrpc" not in message else _shown(message["jsonrpc"])
-            )
-            raise ValidationError(
-                f'expected "jsonrpc": "2.0", found {found}', ("jsonrpc",)
-            )
-        method = message.get("method", _NO_METHOD)
-        if method is not _NO_METHOD:
-            if type(method) is not str:
-                raise ValidationError(
-                    f"expected the method name (a string), found {_kind(method)}",
-                    ("method",),
-                )
-            if strict and ("result" in message or "error" in message):
-                raise ValidationError(
-                    "a request or notification has neither result nor error"
-                )
-            params = message.get("params")
-            info = self.methods.get(method)
-            if "id" in message:
-                id = self._request_id(message["id"])
-                request = info.request if info is not None else None
-                if request is None:
-                    return _request(id, method, params)
-                if params is None:
-                    params = {}
-                try:
-                    params = self._decode(request.params_name, params, strict=strict)
-                except ValidationError as error:
-                    raise ParamsError(True, id, method, error) from None
-                return _request(id, method, params)
-            notification = info.notification if info is not None else None
-            if notification is None:
-                return _notification(method, params)
-            try:
-                params = self._decode(notification.params_name, params, strict=strict)
-            except ValidationError as error:
-                raise ParamsError(False, None, method, error) from None
-            return _notification(method, params)
-        if "result" in message:
-            if "error" in message:
-                raise ValidationError("a response has both result and error")
-            if "id" not in message:
-                raise ValidationError("a response needs the id of its request", ("id",))
-            return Response(self._request_id(message["id"]), message["result"])
-        if "error" in message:
-            if "id" not in message:
-                raise ValidationError(
-                    "a response needs the id of its request (null if unknown)", ("id",)
-                )
-            failed = None if message["id"] is None else self._request_id(message["id"])
-            return ErrorResponse(failed, _error(message["error"]))
-        raise ValidationError(
-            "expected a request (method and id), a notification (method) or a response (result or error)"
+        # Each method's params decoder, bound once (a package's ``decode``
+        # lends its table's decoders through ``decoder_of``): reading a
+        # message then costs one call, not a lookup by name. When the bound
+        # decoder refuses, the params are decoded again through ``decode``,
+        # which retries and words the error (decoders never change their
+        # input).
+        decoder_of: Callable[[str], _Decoder] = getattr(
+            decode, "decoder_of", functools.partial(_by_name, decode)
+        )
+        requests: dict[str, tuple[_Decoder, str]] = {}
+        notifications: dict[str, tuple[_Decoder, str]] = {}
+        for name, info in methods.items():
+            if info.request is not None:
+                params = info.request.params_name
+                requests[name] = (decoder_of(params), params)
+            if info.notification is not None:
+                params = info.notification.params_name
+                notifications[name] = (decoder_of(params), params)
+        self.decode_message = _message_decoder(
+            decode, self._request_id, requests, notifications
         )
 
     def decode_result(self, method: str, data: Any, *, strict: bool = False) -> Any:
@@ -447,6 +420,140 @@ class MessageCodec:
         raise ValidationError(
             f"expected a request id ({what}), found {_kind(value)}", ("id",)
         )
+
+
+_Decoder = Callable[[Any, bool], object]
+"""A decoder of one definition: ``(data, strict) -> value``."""
+
+
+def _message_decoder(
+    decode: Callable[..., object],
+    request_id: Callable[[Any], RequestId],
+    requests: dict[str, tuple[_Decoder, str]],
+    notifications: dict[str, tuple[_Decoder, str]],
+) -> DecodeMessage:
+    """:attr:`MessageCodec.decode_message` over a codec's tables: each
+    method's params decoder and its definition's name (``decode`` of that
+    name words the error when the decoder refuses)."""
+
+    def decode_message(data: Any, strict: bool = False) -> Message:
+        """Read a whole JSON-RPC message (see
+        :attr:`MessageCodec.decode_message`)."""
+        if type(data) is not dict and not isinstance(data, dict):
+            raise ValidationError(
+                f"expected a JSON-RPC message (an object), found {_kind(data)}"
+            )
+        message = cast("dict[str, Any]", data)
+        # Subscripts, not ``get``: the envelope is read on every message.
+        try:
+            version = message["jsonrpc"]
+        except KeyError:
+            version = _NO_METHOD
+        if version != JSONRPC_VERSION:
+            found = "nothing" if version is _NO_METHOD else _shown(version)
+            raise ValidationError(
+                f'expected "jsonrpc": "2.0", found {found}', ("jsonrpc",)
+            )
+        method = message.get("method")
+        if method is not None and not strict and "id" not in message:
+            # The usual case first: a known notification, leniently (its
+            # name a key of the table, so a string).
+            try:
+                bound = notifications.get(method)
+            except TypeError:  # not hashable: not a name
+                bound = None
+            if bound is not None:
+                params = message.get("params")
+                try:
+                    decoded = bound[0](params, False)
+                except (ValidationError, NotPlainJson, RecursionError):
+                    try:
+                        decoded = decode(bound[1], params, strict=False)
+                    except ValidationError as error:
+                        raise ParamsError(False, None, method, error) from None
+                # _notification(method, decoded), inlined.
+                note: Notification[Any] = _new(Notification)
+                _set_note_method(note, method)
+                _set_note_params(note, decoded)
+                return note
+        if method is not None or "method" in message:
+            if type(method) is not str:
+                raise ValidationError(
+                    f"expected the method name (a string), found {_kind(method)}",
+                    ("method",),
+                )
+            if strict and ("result" in message or "error" in message):
+                raise ValidationError(
+                    "a request or notification has neither result nor error"
+                )
+            params = message.get("params")
+            if "id" in message:
+                id = message["id"]
+                if type(id) is not int and type(id) is not str:
+                    id = request_id(id)
+                bound = requests.get(method)
+                if bound is None:
+                    return _request(id, method, params)
+                if params is None:
+                    params = {}
+                try:
+                    decoded = bound[0](params, strict)
+                except (ValidationError, NotPlainJson, RecursionError):
+                    try:
+                        decoded = decode(bound[1], params, strict=strict)
+                    except ValidationError as error:
+                        raise ParamsError(True, id, method, error) from None
+                # _request(id, method, decoded), inlined.
+                request: Request[Any] = _new(Request)
+                _set_request_id(request, id)
+                _set_request_method(request, method)
+                _set_request_params(request, decoded)
+                return request
+            bound = notifications.get(method)
+            if bound is None:
+                return _notification(method, params)
+            try:
+                decoded = bound[0](params, strict)
+            except (ValidationError, NotPlainJson, RecursionError):
+                try:
+                    decoded = decode(bound[1], params, strict=strict)
+                except ValidationError as error:
+                    raise ParamsError(False, None, method, error) from None
+            return _notification(method, decoded)
+        if "result" in message:
+            if "error" in message:
+                raise ValidationError("a response has both result and error")
+            if "id" not in message:
+                raise ValidationError("a response needs the id of its request", ("id",))
+            id = message["id"]
+            if type(id) is not int and type(id) is not str:
+                id = request_id(id)
+            answer: Response[Any] = _new(Response)
+            _set_response_id(answer, id)
+            _set_response_result(answer, message["result"])
+            return answer
+        if "error" in message:
+            if "id" not in message:
+                raise ValidationError(
+                    "a response needs the id of its request (null if unknown)", ("id",)
+                )
+            failed = None if message["id"] is None else request_id(message["id"])
+            return ErrorResponse(failed, _error(message["error"]))
+        raise ValidationError(
+            "expected a request (method and id), a notification (method) or a response (result or error)"
+        )
+
+    return decode_message
+
+
+def _by_name(decode: Callable[..., object], name: str) -> _Decoder:
+    """A decoder of ``name`` through a ``decode(name, data, strict=...)``
+    that lends no decoders of its own."""
+
+    def decoder(data: Any, strict: bool) -> object:
+        return decode(name, data, strict=strict)
+
+    return decoder
 
 
 def _error(value: Any) -> RpcError:

@@ -337,7 +337,8 @@ class Session(_SessionBase):
         store.session_id = session_id
         store.history = list(history)
         store.history_shared = False
-        store.tail_field = store.tail_class = None
+        store.tail_field = ""
+        store.tail_class = None
         store.user_messages = {} if user_messages is None else dict(user_messages)
         store.user_messages_shared = False
         store.user_messages_owned = set()
@@ -519,10 +520,12 @@ class Session(_SessionBase):
                 and notification.session_id == store.session_id
             ):
                 # A chunk of the message the store owns (its fold's first case).
-                chunk = cast(
-                    "UserMessageChunkSessionUpdate | AgentMessageChunkSessionUpdate | AgentThoughtChunkSessionUpdate",
-                    update,
-                )
+                # Typed without a call to cast (a call costs on every chunk).
+                chunk: (
+                    UserMessageChunkSessionUpdate
+                    | AgentMessageChunkSessionUpdate
+                    | AgentThoughtChunkSessionUpdate
+                ) = update  # type: ignore[assignment]
                 message_id = chunk.message_id
                 if (
                     message_id is UNSET
@@ -533,10 +536,10 @@ class Session(_SessionBase):
                     new = _new(Session)
                     new._store = store
                     new._undo = None
-                    # tail_field is set while tail_class is (the test above).
+                    # tail_field names the field while tail_class is set.
                     session._undo = (
                         _CUT,
-                        cast(str, store.tail_field),
+                        store.tail_field,
                         store.tail_key,
                         len(items),
                         -1,
@@ -609,10 +612,12 @@ def _fold_user_message_chunk(
                     content=[*current.content, content],
                 )
                 return _extend_message(store, "user_messages", key, current, message)
-    message = ChunkedMessage(message_id=wire_id, content=[content])
-    return _start_message(
-        store, "user_messages", UserMessageEntry(f"#{len(history)}"), message
-    )
+    # ChunkedMessage(message_id=wire_id, content=[content]) without its
+    # __init__: a message starts several times a turn.
+    message = _new(ChunkedMessage)
+    message.message_id = wire_id
+    message.content = [content]
+    return _start_message(store, "user_messages", UserMessageEntry, message)
 
 
 def _fold_agent_message_chunk(
@@ -646,10 +651,12 @@ def _fold_agent_message_chunk(
                     content=[*current.content, content],
                 )
                 return _extend_message(store, "agent_messages", key, current, message)
-    message = ChunkedMessage(message_id=wire_id, content=[content])
-    return _start_message(
-        store, "agent_messages", AgentMessageEntry(f"#{len(history)}"), message
-    )
+    # ChunkedMessage(message_id=wire_id, content=[content]) without its
+    # __init__: a message starts several times a turn.
+    message = _new(ChunkedMessage)
+    message.message_id = wire_id
+    message.content = [content]
+    return _start_message(store, "agent_messages", AgentMessageEntry, message)
 
 
 def _fold_agent_thought_chunk(
@@ -683,10 +690,12 @@ def _fold_agent_thought_chunk(
                     content=[*current.content, content],
                 )
                 return _extend_message(store, "agent_thoughts", key, current, message)
-    message = ChunkedMessage(message_id=wire_id, content=[content])
-    return _start_message(
-        store, "agent_thoughts", AgentThoughtEntry(f"#{len(history)}"), message
-    )
+    # ChunkedMessage(message_id=wire_id, content=[content]) without its
+    # __init__: a message starts several times a turn.
+    message = _new(ChunkedMessage)
+    message.message_id = wire_id
+    message.content = [content]
+    return _start_message(store, "agent_thoughts", AgentThoughtEntry, message)
 
 
 def _fold_tool_call(store: _Store, update: ToolCallSessionUpdate) -> _Undo:
@@ -901,14 +910,8 @@ def _fold_session_message_chunk(
 
 
 def _fold_prompt(store: _Store, request: PromptRequest) -> _Undo:
-    history = store.history
-    entry = UserMessageEntry(f"#{len(history)}")
-    return _start_message(
-        store,
-        "user_messages",
-        entry,
-        ChunkedMessage(message_id=None, content=list(request.prompt)),
-    )
+    message = ChunkedMessage(message_id=None, content=list(request.prompt))
+    return _start_message(store, "user_messages", UserMessageEntry, message)
 
 
 _FOLDS: dict[type, _Fold] = {

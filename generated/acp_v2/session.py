@@ -295,7 +295,8 @@ class Session(_SessionBase):
         store.session_id = session_id
         store.history = list(history)
         store.history_shared = False
-        store.tail_field = store.tail_class = None
+        store.tail_field = ""
+        store.tail_class = None
         store.user_messages = {} if user_messages is None else dict(user_messages)
         store.user_messages_shared = False
         store.user_messages_owned = set()

@@ -105,6 +105,15 @@ def decoding(
         except RecursionError:
             raise ValidationError(_TOO_DEEP) from None
 
+    def decoder_of(name: str) -> Decoder[object]:
+        """The bare decoder of ``name``: no retry, no rewording of errors
+        (what :class:`MessageCodec` binds per method, falling back to
+        ``decode`` when it refuses)."""
+        return decoders[name][0]
+
+    # A plain function stays the cheapest thing to call; the table is lent
+    # through an attribute.
+    setattr(decode, "decoder_of", decoder_of)  # noqa: B010
     return decode
 
 

@@ -108,6 +108,10 @@ class UpdateRuleBase:
     otherwise)."""
 
 
+_set_entry_key: Callable[[Any, str], None] = HistoryEntryBase.__dict__["key"].__set__
+"""The ``key`` slot of a (frozen) history entry, set directly."""
+
+
 class SessionStore:
     """The state of the newest Session of a line of folds, which the fold
     changes in place. A value a Session handed out is shared
@@ -142,11 +146,12 @@ class SessionStore:
     session_id: str
     history: list[Any]
     history_shared: bool
-    tail_field: str | None
+    tail_field: str
     """The message field of the last history entry while the store owns that
-    message (a chunk of its kind may extend it in place), else None ..."""
+    message (a chunk of its kind may extend it in place), else ``""`` ..."""
     tail_class: type | None
-    """... the update class of those chunks (None with ``tail_field``), ..."""
+    """... the update class of those chunks (None while ``tail_field`` is
+    ``""``), ..."""
     tail_key: str
     tail_id: str | None
     tail_items: list[Any]
@@ -161,7 +166,8 @@ def share(store: SessionStore, name: str) -> Any:
     if name in store.OWNED:
         getattr(store, name + "_owned").clear()
     if store.tail_field == name:
-        store.tail_field = store.tail_class = None
+        store.tail_field = ""
+        store.tail_class = None
     return getattr(store, name)
 
 
@@ -188,7 +194,8 @@ def enter(store: SessionStore, entry: HistoryEntryBase) -> int:
     history: list[Any] = own(store, "history")
     size = len(history)
     history.append(entry)
-    store.tail_field = store.tail_class = None
+    store.tail_field = ""
+    store.tail_class = None
     return size
 
 
@@ -205,17 +212,40 @@ def extend_message(
 
 
 def start_message(
-    store: SessionStore, field: str, entry: HistoryEntryBase, message: _Message
+    store: SessionStore,
+    field: str,
+    entry_class: type[HistoryEntryBase],
+    message: _Message,
 ) -> Undo:
-    """Start ``message``, the message of ``entry`` (a new history entry)."""
-    messages: dict[str, _Message] = own(store, field)
-    messages[entry.key] = message
+    """Start ``message``, the message of a new history entry of
+    ``entry_class`` (keyed ``#`` and its place in the history).
+
+    What :func:`own`, :func:`enter` and :func:`_set_tail` do, and the entry's
+    ``__init__``, inlined: a message starts several times a turn."""
+    history = store.history
+    key = f"#{len(history)}"
+    entry = _new(entry_class)
+    _set_entry_key(entry, key)
+    messages: dict[str, _Message] = getattr(store, field)
+    if getattr(store, field + "_shared"):
+        messages = messages.copy()
+        setattr(store, field, messages)
+        setattr(store, field + "_shared", False)
+    messages[key] = message
     owned: set[str] = getattr(store, field + "_owned")
     owned.clear()  # a message of a kind ends when the next one starts
-    owned.add(entry.key)
-    size = enter(store, entry)
-    _set_tail(store, field, entry.key, message)
-    return (PUT, field, entry.key, ABSENT, size)
+    owned.add(key)
+    if store.history_shared:
+        history = store.history = history.copy()
+        store.history_shared = False
+    size = len(history)
+    history.append(entry)
+    store.tail_field = field
+    store.tail_class = store.TAIL_CLASSES.get(field)
+    store.tail_key = key
+    store.tail_id = message.message_id
+    store.tail_items = message.content
+    return (PUT, field, key, ABSENT, size)
 
 
 def _set_tail(store: SessionStore, field: str, key: str, message: _Message) -> None:
