@@ -237,6 +237,10 @@ class Connection(Generic[H]):
             )
         else:
             self.transport = reader
+        self._send_nowait: Callable[[bytes], bool] | None = getattr(
+            self.transport, "send_nowait", None
+        )
+        """The transport's ``send_nowait`` (see :class:`SendsAtOnce`), if any."""
         self._strict = strict
         self._initialized = (
             not require_initialize
@@ -259,6 +263,9 @@ class Connection(Generic[H]):
         self._wake_worker = asyncio.Event()
         self._space = asyncio.Event()
         self._worker: asyncio.Task[None] | None = None
+        self._dispatching = False
+        """True while the dispatcher works through the queue (a handler of
+        it may be running): what arrives meanwhile waits its turn."""
         self._queued = 0
         """How many messages have been queued for dispatch."""
         self._handled = 0
@@ -669,6 +676,18 @@ class Connection(Generic[H]):
     ) -> None:
         if not self._handling:
             return
+        if request is not None and not self._dispatching and not self._inbox:
+            # Nothing is queued before it nor being dispatched: dispatch it
+            # here, as the dispatcher would at once (its handler starts in
+            # its own task), without waking the dispatcher for it.
+            self._queued += 1
+            try:
+                self._start_answer(request)
+            finally:
+                self._handled += 1
+                if self._barriers:
+                    self._release_barriers()
+            return
         self._inbox.append((handler, method, arguments, request))
         self._queued += 1
         if self._worker is None:
@@ -682,6 +701,7 @@ class Connection(Generic[H]):
         inbox = self._inbox
         try:
             while True:
+                self._dispatching = True
                 while inbox:
                     handler, method, arguments, request = inbox.popleft()
                     if self._backlog() < self._max_queued:
@@ -701,14 +721,20 @@ class Connection(Generic[H]):
                         self._handled += 1
                         if self._barriers:
                             self._release_barriers()
+                self._dispatching = False
                 if not self._handling or self._ending:
                     return  # nothing more comes once nothing more is read
                 self._wake_worker.clear()
                 await self._wake_worker.wait()
         finally:
+            self._dispatching = False
             self._worker = None
 
-    def _start_answer(self, request: Request[Any]) -> None:
+    def _start_answer(self, request: Request[Any], eager: bool = True) -> None:
+        """Start the task answering ``request``. On Python 3.12 and later the
+        task starts eagerly (``eager``): its handler runs at once, up to its
+        first wait, and a handler that never waits answers without a turn of
+        the event loop; it is still a task of its own (``current_task()``)."""
         if request.id in self._cancelled_queued:
             self._cancelled_queued.discard(request.id)
             self._send_soon(
@@ -720,12 +746,19 @@ class Connection(Generic[H]):
             return
         self._running += 1
         context = contextvars.copy_context()
-        context.run(_in_notification_handler.set, False)
         # The handler is ordinary code, not a notification handler (the
-        # task copies the context it is created in).
-        task = context.run(
-            asyncio.get_running_loop().create_task, self._answer(request)
-        )
+        # task runs in that context).
+        context.run(_in_notification_handler.set, False)
+        loop = asyncio.get_running_loop()
+        task: asyncio.Task[None]
+        if eager and sys.version_info >= (3, 12):
+            task = asyncio.Task(
+                self._answer(request), loop=loop, context=context, eager_start=True
+            )
+            if task.done():
+                return  # answered already: nothing to cancel or forget
+        else:
+            task = context.run(loop.create_task, self._answer(request))
         self._answering.setdefault(request.id, []).append(task)
         task.add_done_callback(functools.partial(self._forget, request.id))
 
@@ -815,7 +848,9 @@ class Connection(Generic[H]):
             # peer does not read hold back new handlers, and then reading.
             self._running -= 1
             if self._waiting and self._handling:
-                self._start_answer(self._waiting.popleft())
+                # Not eagerly: this runs as an answer ends, and an eager
+                # answer that ends at once would start the next one here.
+                self._start_answer(self._waiting.popleft(), eager=False)
                 if self._backlog() < self._max_queued:
                     self._space.set()
 
@@ -1008,6 +1043,15 @@ class Connection(Generic[H]):
         self._background_write(data)
 
     def _background_write(self, data: bytes) -> None:
+        # Written at once when the transport takes it (so it goes out before
+        # any answer decided after it); else by a task, behind the writes
+        # under way.
+        try:
+            if self._write_now(data):
+                return
+        except ConnectionError:
+            return
+
         async def write() -> None:
             with contextlib.suppress(ConnectionError):
                 await self._write(data)
@@ -1016,7 +1060,22 @@ class Connection(Generic[H]):
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
+    def _write_now(self, data: bytes) -> bool:
+        """Write ``data`` at once if no other write is under way and the
+        transport takes it without waiting (a stream whose peer keeps up):
+        no lock to take, nothing to await. Raises ``ConnectionError`` (and
+        stops serving) when the connection broke."""
+        if self._send_nowait is None or self._write_lock.locked() or self._closed:
+            return False
+        try:
+            return self._send_nowait(data)
+        except ConnectionError:
+            self._write_broke()
+            raise
+
     async def _write(self, data: bytes) -> None:
+        if self._write_now(data):
+            return
         async with self._write_lock:
             if self._closed:
                 raise ConnectionError("the connection is closed")
@@ -1027,14 +1086,17 @@ class Connection(Generic[H]):
                     raise ConnectionError("the connection is closed")
                 await self.transport.send(data)
             except ConnectionError:
-                # Nobody reads what this end writes: stop serving.
-                if not self._broken:
-                    self._broken = True
-                    if not self._ending:
-                        log.warning("the connection broke while writing: stopping")
-                        if self._loop_task is not None:
-                            self._loop_task.cancel()
+                self._write_broke()
                 raise
+
+    def _write_broke(self) -> None:
+        """A write failed: nobody reads what this end writes, so stop serving."""
+        if not self._broken:
+            self._broken = True
+            if not self._ending:
+                log.warning("the connection broke while writing: stopping")
+                if self._loop_task is not None:
+                    self._loop_task.cancel()
 
 
 # ---------------------------------------------------------------- processes

@@ -15,12 +15,13 @@ import contextlib
 import json
 import re
 from collections.abc import AsyncGenerator, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE",
     "MemoryTransport",
     "MessageTooLarge",
+    "SendsAtOnce",
     "StreamTransport",
     "Transport",
     "memory_pair",
@@ -91,6 +92,19 @@ class Transport(Protocol):
         ...
 
 
+class SendsAtOnce(Protocol):
+    """A transport that can also take a message without waiting, which the
+    connection uses while no other write waits (optional: a transport
+    without it is written to through :meth:`Transport.send` alone)."""
+
+    def send_nowait(self, data: bytes) -> bool:
+        """Send ``data`` at once when nothing sent before still waits to go
+        out, returning True; False (nothing sent) when the caller must await
+        :meth:`Transport.send` instead. Raises ``ConnectionError`` as
+        ``send`` does."""
+        ...
+
+
 def head_hint(prefix: bytes) -> tuple[int | str | None, bool]:
     """The ``id`` of a message from the first bytes of its text, when they
     show it before any nested value, and whether they show a ``method`` key
@@ -142,6 +156,17 @@ class StreamTransport:
         self.reader = reader
         self.writer = writer
         self.max_message = max_message
+        # Whether drain() would wait: asyncio has no public way to ask.
+        # drain() waits exactly while its stream protocol's ``_paused`` is
+        # set (``FlowControlMixin``, which every asyncio stream protocol is),
+        # so send_nowait reads that flag; for a writer without it, every
+        # message goes through send() (get_write_buffer_size, the public
+        # measure, sums the buffered pieces since Python 3.12: too slow to
+        # ask for every message).
+        protocol: Any = getattr(writer, "_protocol", None)
+        self._flow: Any = (
+            protocol if type(getattr(protocol, "_paused", None)) is bool else None
+        )
 
     async def receive(self) -> bytes | None:
         reader = self.reader
@@ -206,6 +231,19 @@ class StreamTransport:
         except (OSError, RuntimeError) as error:
             raise ConnectionError(str(error) or type(error).__name__) from error
 
+    def send_nowait(self, data: bytes) -> bool:
+        writer = self.writer
+        if writer.is_closing():
+            raise ConnectionError("the connection is closed")
+        flow = self._flow
+        if flow is None or flow._paused:
+            return False
+        try:
+            writer.write(data + b"\n")
+        except (OSError, RuntimeError) as error:
+            raise ConnectionError(str(error) or type(error).__name__) from error
+        return True
+
     def is_closing(self) -> bool:
         return self.writer.is_closing()
 
@@ -250,6 +288,15 @@ class MemoryTransport:
         if self._closed:
             raise ConnectionError("the connection is closed")
         await self._outgoing.put(bytes(data))
+
+    def send_nowait(self, data: bytes) -> bool:
+        if self._closed:
+            raise ConnectionError("the connection is closed")
+        try:
+            self._outgoing.put_nowait(bytes(data))
+        except asyncio.QueueFull:
+            return False
+        return True
 
     def is_closing(self) -> bool:
         return self._closed

@@ -644,3 +644,63 @@ def test_once_the_peer_closes_run_returns_when_what_was_read_is_handled_not_afte
         return conn.handler.calls
 
     assert run(main()) == [("note", {"n": 1})]
+
+
+def test_a_request_behind_a_running_notification_handler_waits_for_it_over_a_stream():
+    """A request dispatched at once when nothing is being dispatched must
+    still wait for a notification handler that is running: the note's
+    handler is held until the request has surely been read."""
+
+    async def main():
+        conn, reader, writer = await socket_peer(require_initialize=False)
+        handler = conn.handler
+        handler.note_gate = asyncio.Event()
+        await send(writer, {"jsonrpc": "2.0", "method": "note", "params": {"n": 1}})
+        await asyncio.sleep(0.05)  # the note's handler waits at its gate, nothing queued
+        await send(writer, echo(7, "after"))
+        await asyncio.sleep(0.05)
+        assert handler.calls == []  # the echo waits behind the note
+        handler.note_gate.set()
+        assert (await read_reply(reader))["result"] == "after"
+        assert [call for call, _ in handler.calls] == ["note", "echo"]
+        # Idle again: a request alone is answered, and one right behind a
+        # note still comes second.
+        await send(writer, echo(8, "alone"))
+        assert (await read_reply(reader))["id"] == 8
+        await send(writer, {"jsonrpc": "2.0", "method": "note", "params": {"n": 2}}, echo(9, "next"))
+        assert (await read_reply(reader))["id"] == 9
+        assert [call for call, _ in handler.calls][-2:] == ["note", "echo"]
+        await conn.close()
+
+    run(main())
+
+
+def test_a_request_handler_runs_in_a_task_of_its_own_that_cancel_request_reaches():
+    """Its handler's ``current_task()`` is its own task (started eagerly on
+    Python 3.12 and later), which ``$/cancel_request`` cancels, and the
+    connection goes on."""
+
+    class Own(Echo):
+        async def slow(self, params: Any) -> Any:
+            self.task = asyncio.current_task()
+            self.reader_task = self.conn._loop_task
+            return await super().slow(params)
+
+    async def main():
+        conn, reader, writer = await socket_peer(Own, require_initialize=False)
+        await send(writer, {"jsonrpc": "2.0", "id": 1, "method": "slow", "params": {"n": 1}})
+        for _ in range(100):
+            if getattr(conn.handler, "task", None) is not None:
+                break
+            await asyncio.sleep(0.01)
+        assert conn.handler.task is not None
+        assert conn.handler.task is not conn.handler.reader_task
+        assert conn.handler.task is not conn._worker
+        await send(writer, {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 1}})
+        assert (await read_reply(reader))["error"]["code"] == rpc.REQUEST_CANCELLED
+        assert conn.handler.cancelled == [1]
+        await send(writer, echo(2, "still here"))
+        assert (await read_reply(reader))["result"] == "still here"
+        await conn.close()
+
+    run(main())

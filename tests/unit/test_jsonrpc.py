@@ -170,3 +170,108 @@ def test_decoded_messages_are_the_frozen_classes_with_every_field():
     assert repr(note) == "Notification(method='note', params={'b': 2})"
     with pytest.raises(dataclasses.FrozenInstanceError):
         note.method = "other"  # type: ignore[misc]
+
+
+# ---------------------------------------------------------------- bound decoders
+#
+# A package's ``decode`` lends its table's decoders (``decoder_of``), which
+# decode_message calls directly; when one refuses, the params go through
+# ``decode`` again, which retries plain JSON and words the error.
+
+
+def _bound_codec() -> tuple[rpc.MessageCodec, list[str]]:
+    """A codec over a real ``decoding`` table whose decoder refuses what is
+    not a plain dict of ints (as a generated decoder refuses an OrderedDict
+    member where it needs plain JSON) and counts its calls."""
+    import collections
+
+    from acpgen.runtime._codec import decoding
+    from acpgen.runtime._runtime import NotPlainJson
+
+    calls: list[str] = []
+
+    def decode_p(data: object, strict: bool) -> object:
+        calls.append("P")
+        if type(data) is not dict:
+            if isinstance(data, collections.OrderedDict):
+                raise NotPlainJson
+            raise ValidationError("expected an object", ())
+        return {key: int(value) for key, value in data.items()}
+
+    decode = decoding({"P": (decode_p, "#/$defs/P"), "R": (decode_p, "#/$defs/R")})
+    return rpc.MessageCodec(METHODS, decode, _encode, null_request_id=False), calls
+
+
+def test_a_known_method_is_decoded_by_its_bound_decoder_once():
+    codec, calls = _bound_codec()
+    note = codec.decode_message({"jsonrpc": "2.0", "method": "note", "params": {"a": 1}})
+    request = codec.decode_message({"jsonrpc": "2.0", "id": 7, "method": "echo", "params": {"b": 2}})
+    assert note == rpc.Notification("note", {"a": 1})
+    assert request == rpc.Request(7, "echo", {"b": 2})
+    assert calls == ["P", "P"]
+
+
+def test_params_a_bound_decoder_refuses_are_retried_as_plain_json():
+    import collections
+
+    codec, calls = _bound_codec()
+    params = collections.OrderedDict(a=1)
+    for message in (
+        {"jsonrpc": "2.0", "method": "note", "params": params},
+        {"jsonrpc": "2.0", "id": 1, "method": "echo", "params": params},
+    ):
+        decoded = codec.decode_message(message)
+        assert decoded.params == {"a": 1} and type(decoded.params) is dict
+    # Each: the bound decoder, then decode's first try and its retry.
+    assert calls == ["P"] * 6
+
+
+def test_params_a_bound_decoder_refuses_for_good_are_a_params_error_in_both_modes():
+    codec, _ = _bound_codec()
+    for strict in (False, True):
+        with pytest.raises(rpc.ParamsError) as raised:
+            codec.decode_message({"jsonrpc": "2.0", "method": "note", "params": [1]}, strict=strict)
+        assert not raised.value.request and raised.value.method == "note"
+        with pytest.raises(rpc.ParamsError) as raised:
+            codec.decode_message({"jsonrpc": "2.0", "id": 3, "method": "echo", "params": [1]}, strict)
+        assert raised.value.request and raised.value.id == 3
+
+
+def test_params_too_deep_for_a_bound_decoder_are_a_params_error():
+    from acpgen.runtime._codec import decoding
+
+    def recursive(data: object, strict: bool) -> object:
+        return recursive(data, strict)
+
+    codec = rpc.MessageCodec(METHODS, decoding({"P": (recursive, "#/$defs/P")}), _encode, null_request_id=False)
+    with pytest.raises(rpc.ParamsError) as raised:
+        codec.decode_message({"jsonrpc": "2.0", "method": "note", "params": {}})
+    assert "nested too deeply" in raised.value.message
+
+
+def test_a_method_name_that_is_not_hashable_is_a_validation_error():
+    for message in (
+        {"jsonrpc": "2.0", "method": ["note"]},
+        {"jsonrpc": "2.0", "method": {"a": 1}, "params": {}},
+        {"jsonrpc": "2.0", "method": None},
+    ):
+        with pytest.raises(ValidationError) as raised:
+            CODEC.decode_message(message)
+        assert raised.value.path == "$.method"
+        assert "expected the method name (a string)" in raised.value.message
+
+
+def test_ids_beyond_the_plain_types_go_through_the_full_check():
+    class Text(str):
+        pass
+
+    # An integral float reads as an int, a str subclass is kept, a bool is refused.
+    for raw, expected in ((2.0, 2), (Text("a"), "a")):
+        request = CODEC.decode_message({"jsonrpc": "2.0", "id": raw, "method": "echo", "params": {}})
+        assert request.id == expected and isinstance(request.id, type(expected))
+        answer = CODEC.decode_message({"jsonrpc": "2.0", "id": raw, "result": {}})
+        assert answer == rpc.Response(expected, {})
+    assert type(CODEC.decode_message({"jsonrpc": "2.0", "id": 2.0, "result": {}}).id) is int
+    for bad in (True, 1.5, None):
+        with pytest.raises(ValidationError):
+            CODEC.decode_message({"jsonrpc": "2.0", "id": bad, "result": {}})

@@ -179,3 +179,80 @@ def test_close_returns_while_the_peer_reads_nothing():
         right.close()
 
     run(main())
+
+
+def test_send_nowait_writes_until_the_peer_stops_reading_then_refuses():
+    """``send_nowait`` takes a message at once only while ``drain()`` would
+    not wait: once a peer that reads nothing has filled the buffers, it
+    refuses (nothing written) and ``send`` waits, so memory stays bounded."""
+
+    async def main() -> tuple[int, int, bool]:
+        left, right = socket.socketpair()
+        left.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+        reader, writer = await asyncio.open_connection(sock=left)
+        stream = transport.StreamTransport(reader, writer)
+        line = b"x" * 1000
+        taken = 0
+        while stream.send_nowait(line):
+            taken += 1
+            assert taken < 10_000, "send_nowait never refused a peer that reads nothing"
+        buffered = writer.transport.get_write_buffer_size()
+        # send() waits until the peer reads.
+        waiting = asyncio.get_running_loop().create_task(stream.send(line))
+        await asyncio.sleep(0.05)
+        blocked = not waiting.done()
+        right.setblocking(False)
+        loop = asyncio.get_running_loop()
+        got = 0
+        while not waiting.done():
+            try:
+                got += len(await asyncio.wait_for(loop.sock_recv(right, 1 << 16), 1))
+            except asyncio.TimeoutError:
+                break
+        await asyncio.wait_for(waiting, 5)
+        await stream.close()
+        right.close()
+        return taken, buffered, blocked
+
+    taken, buffered, blocked = run(main())
+    assert taken > 0 and blocked
+    # What it left buffered is bounded by the stream's high-water mark plus a line.
+    assert buffered <= 64 * 1024 + 1001
+
+
+def test_send_nowait_of_a_writer_without_flow_control_defers_to_send():
+    class Writer:
+        def __init__(self) -> None:
+            self.out: list[bytes] = []
+
+        def write(self, data: bytes) -> None:
+            self.out.append(data)
+
+        async def drain(self) -> None:
+            pass
+
+        def is_closing(self) -> bool:
+            return False
+
+    async def main() -> list[bytes]:
+        writer = Writer()
+        stream = transport.StreamTransport(asyncio.StreamReader(), writer)  # type: ignore[arg-type]
+        assert not stream.send_nowait(b"a")
+        await stream.send(b"b")
+        return writer.out
+
+    assert run(main()) == [b"b\n"]
+
+
+def test_memory_send_nowait_refuses_a_full_queue():
+    async def main() -> None:
+        left, right = transport.memory_pair(max_queued=2)
+        assert left.send_nowait(b"1") and left.send_nowait(b"2")
+        assert not left.send_nowait(b"3")
+        assert await right.receive() == b"1"
+        assert left.send_nowait(b"3")
+        await left.close()
+        with pytest.raises(ConnectionError):
+            left.send_nowait(b"4")
+
+    run(main())
