@@ -16,7 +16,10 @@ measured in the same process.
   pipe), one acp_v1 client and agent in one event loop: a small request's
   round trip (session/set_mode, awaited one after the other) against a
   notification's cost (session/cancel, sent one after the other, until the
-  agent handled the last): the ratio (target: within 2x).
+  agent handled the last): the ratio (target: within 2x). Beside it, for
+  scale: the round trip asyncio itself costs over the same kind of pair (a
+  line echoed by a bare protocol, read back by a StreamReader), and a
+  notification sent only once the one before it was handled.
 
 Rounds interleave the ways; each figure is the median of the rounds of the
 process CPU time (``time.process_time``) per operation. The garbage
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import gc
 import json
 import socket
@@ -38,7 +42,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "generated"))
@@ -221,17 +225,34 @@ async def round_trips(rounds: int) -> None:
         await agent.done.wait()
         return (time.process_time() - start) / n
 
-    times: dict[str, list[float]] = {"request": [], "notification": []}
-    await requests()
-    await notifications()
+    async def notified_one_by_one() -> float:
+        start = time.process_time()
+        for _ in range(n):
+            agent.cancels, agent.wanted = 0, 1
+            agent.done.clear()
+            await client.cancel(cancel)
+            await agent.done.wait()
+        return (time.process_time() - start) / n
+
+    floor = await _Floor.open()
+    ways = {
+        "request": requests,
+        "notification": notifications,
+        "notification, one by one": notified_one_by_one,
+        "asyncio floor": functools.partial(floor.round_trips, n),
+    }
+    times: dict[str, list[float]] = {name: [] for name in ways}
+    for way in ways.values():
+        await way()
     for _ in range(rounds):
-        for name, way in (("request", requests), ("notification", notifications)):
+        for name, way in ways.items():
             gc.collect()
             gc.disable()
             try:
                 times[name].append(await way())
             finally:
                 gc.enable()
+    floor.close()
     await client.close()
     await agent_conn.close()
     m = {name: statistics.median(values) for name, values in times.items()}
@@ -241,6 +262,60 @@ async def round_trips(rounds: int) -> None:
         f" notification {m['notification'] * 1e6:.1f} us: {ratio:.2f}x (target <= 2)"
     )
     record("message", "request round trip / notification", ratio, "x", "<= 2", ratio <= 2)
+    floor_ratio = m["asyncio floor"] / m["notification"]
+    print(
+        f"  asyncio's own round trip over the same pair (a line echoed by a bare protocol, no JSON):"
+        f" {m['asyncio floor'] * 1e6:.1f} us, {floor_ratio:.2f}x a notification;"
+        f" the request round trip is {m['request'] / m['asyncio floor']:.2f}x it"
+    )
+    record("message", "asyncio's bare round trip / notification", floor_ratio, "x")
+    record("message", "request round trip / asyncio's bare round trip", m["request"] / m["asyncio floor"], "x")
+    one = m["notification, one by one"]
+    print(
+        f"  a notification sent when the one before was handled: {one * 1e6:.1f} us;"
+        f" the request round trip is {m['request'] / one:.2f}x it"
+    )
+    record("message", "request round trip / notification sent one by one", m["request"] / one, "x")
+
+
+class _Echo(asyncio.Protocol):
+    """Sends back what it receives, as it arrives."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)
+
+    def data_received(self, data: bytes) -> None:
+        self.transport.write(data)
+
+
+class _Floor:
+    """What a round trip costs asyncio itself over a socket pair: a line
+    written, echoed by a bare protocol (no parsing, no task), and read back
+    through a StreamReader, as the connection reads."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, echo: asyncio.Transport) -> None:
+        self.reader, self.writer, self.echo = reader, writer, echo
+
+    @classmethod
+    async def open(cls) -> _Floor:
+        loop = asyncio.get_running_loop()
+        near, far = socket.socketpair()
+        echo, _ = await loop.connect_accepted_socket(_Echo, far)
+        reader, writer = await asyncio.open_connection(sock=near)
+        return cls(reader, writer, echo)
+
+    async def round_trips(self, n: int) -> float:
+        line = b'{"jsonrpc":"2.0","id":1,"method":"session/set_mode","params":{"sessionId":"s","modeId":"ask"}}\n'
+        reader, writer = self.reader, self.writer
+        start = time.process_time()
+        for _ in range(n):
+            writer.write(line)
+            await reader.readuntil(b"\n")
+        return (time.process_time() - start) / n
+
+    def close(self) -> None:
+        self.writer.close()
+        self.echo.close()
 
 
 def main() -> None:

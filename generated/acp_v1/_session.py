@@ -191,9 +191,15 @@ def copy_container(value: Any) -> Any:
     return value
 
 
-def enter(store: SessionStore, entry: HistoryEntryBase) -> int:
-    """Add ``entry`` to the history; returns the history's length before."""
-    history: list[Any] = own(store, "history")
+def enter(store: SessionStore, entry_class: type[HistoryEntryBase], key: str) -> int:
+    """Add an entry of ``entry_class`` for ``key`` to the history (built
+    without its ``__init__``); returns the history's length before."""
+    entry = _new(entry_class)
+    _set_entry_key(entry, key)
+    history = store.history
+    if store.history_shared:
+        history = store.history = history.copy()
+        store.history_shared = False
     size = len(history)
     history.append(entry)
     store.tail_field = ""

@@ -639,7 +639,7 @@ def _fold_tool_call(store: _Store, update: ToolCallSessionUpdate) -> _Undo:
     states: dict[str, ToolCallState] = _own(store, "tool_calls")
     states[key] = new
     if old is _MISSING:
-        return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry(key)))
+        return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry, key))
     return (_PUT, "tool_calls", key, old, -1)
 
 
@@ -654,7 +654,7 @@ def _fold_tool_call_update(store: _Store, update: ToolCallUpdateSessionUpdate) -
     states: dict[str, ToolCallState] = _own(store, "tool_calls")
     states[key] = new
     if old is _MISSING:
-        return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry(key)))
+        return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry, key))
     return (_PUT, "tool_calls", key, old, -1)
 
 
@@ -739,7 +739,7 @@ def _fold_compaction_update(
     states[key] = new
     store.compactions_owned.add(key)
     if old is _MISSING:
-        return (_PUT, "compactions", key, old, _enter(store, CompactionEntry(key)))
+        return (_PUT, "compactions", key, old, _enter(store, CompactionEntry, key))
     return (_PUT, "compactions", key, old, -1)
 
 
@@ -760,7 +760,7 @@ def _fold_compaction_summary_chunk(
     store.compactions_owned.add(key)
     old = _MISSING if state is None else state
     if old is _MISSING:
-        return (_PUT, "compactions", key, old, _enter(store, CompactionEntry(key)))
+        return (_PUT, "compactions", key, old, _enter(store, CompactionEntry, key))
     return (_PUT, "compactions", key, old, -1)
 
 

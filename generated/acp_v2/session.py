@@ -495,7 +495,7 @@ def _fold_user_message_chunk(
     store.user_messages_owned.add(key)
     old = _MISSING if state is None else state
     if old is _MISSING:
-        return (_PUT, "user_messages", key, old, _enter(store, UserMessageEntry(key)))
+        return (_PUT, "user_messages", key, old, _enter(store, UserMessageEntry, key))
     return (_PUT, "user_messages", key, old, -1)
 
 
@@ -508,7 +508,7 @@ def _fold_user_message(store: _Store, update: UserMessageSessionUpdate) -> _Undo
     states[key] = new
     store.user_messages_owned.add(key)
     if old is _MISSING:
-        return (_PUT, "user_messages", key, old, _enter(store, UserMessageEntry(key)))
+        return (_PUT, "user_messages", key, old, _enter(store, UserMessageEntry, key))
     return (_PUT, "user_messages", key, old, -1)
 
 
@@ -529,7 +529,7 @@ def _fold_agent_message_chunk(
     store.agent_messages_owned.add(key)
     old = _MISSING if state is None else state
     if old is _MISSING:
-        return (_PUT, "agent_messages", key, old, _enter(store, AgentMessageEntry(key)))
+        return (_PUT, "agent_messages", key, old, _enter(store, AgentMessageEntry, key))
     return (_PUT, "agent_messages", key, old, -1)
 
 
@@ -542,7 +542,7 @@ def _fold_agent_message(store: _Store, update: AgentMessageSessionUpdate) -> _Un
     states[key] = new
     store.agent_messages_owned.add(key)
     if old is _MISSING:
-        return (_PUT, "agent_messages", key, old, _enter(store, AgentMessageEntry(key)))
+        return (_PUT, "agent_messages", key, old, _enter(store, AgentMessageEntry, key))
     return (_PUT, "agent_messages", key, old, -1)
 
 
@@ -563,7 +563,7 @@ def _fold_agent_thought_chunk(
     store.agent_thoughts_owned.add(key)
     old = _MISSING if state is None else state
     if old is _MISSING:
-        return (_PUT, "agent_thoughts", key, old, _enter(store, AgentThoughtEntry(key)))
+        return (_PUT, "agent_thoughts", key, old, _enter(store, AgentThoughtEntry, key))
     return (_PUT, "agent_thoughts", key, old, -1)
 
 
@@ -576,7 +576,7 @@ def _fold_agent_thought(store: _Store, update: AgentThoughtSessionUpdate) -> _Un
     states[key] = new
     store.agent_thoughts_owned.add(key)
     if old is _MISSING:
-        return (_PUT, "agent_thoughts", key, old, _enter(store, AgentThoughtEntry(key)))
+        return (_PUT, "agent_thoughts", key, old, _enter(store, AgentThoughtEntry, key))
     return (_PUT, "agent_thoughts", key, old, -1)
 
 
@@ -607,7 +607,7 @@ def _fold_tool_call_content_chunk(
     store.tool_calls_owned.add(key)
     old = _MISSING if state is None else state
     if old is _MISSING:
-        return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry(key)))
+        return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry, key))
     return (_PUT, "tool_calls", key, old, -1)
 
 
@@ -620,7 +620,7 @@ def _fold_tool_call_update(store: _Store, update: ToolCallUpdateSessionUpdate) -
     states[key] = new
     store.tool_calls_owned.add(key)
     if old is _MISSING:
-        return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry(key)))
+        return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry, key))
     return (_PUT, "tool_calls", key, old, -1)
 
 
@@ -712,7 +712,7 @@ def _fold_compaction_update(
     states[key] = new
     store.compactions_owned.add(key)
     if old is _MISSING:
-        return (_PUT, "compactions", key, old, _enter(store, CompactionEntry(key)))
+        return (_PUT, "compactions", key, old, _enter(store, CompactionEntry, key))
     return (_PUT, "compactions", key, old, -1)
 
 
@@ -733,7 +733,7 @@ def _fold_compaction_summary_chunk(
     store.compactions_owned.add(key)
     old = _MISSING if state is None else state
     if old is _MISSING:
-        return (_PUT, "compactions", key, old, _enter(store, CompactionEntry(key)))
+        return (_PUT, "compactions", key, old, _enter(store, CompactionEntry, key))
     return (_PUT, "compactions", key, old, -1)
 
 

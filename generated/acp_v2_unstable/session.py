@@ -553,7 +553,7 @@ def _fold_user_message_chunk(
     store.user_messages_owned.add(key)
     old = _MISSING if state is None else state
     if old is _MISSING:
-        return (_PUT, "user_messages", key, old, _enter(store, UserMessageEntry(key)))
+        return (_PUT, "user_messages", key, old, _enter(store, UserMessageEntry, key))
     return (_PUT, "user_messages", key, old, -1)
 
 
@@ -566,7 +566,7 @@ def _fold_user_message(store: _Store, update: UserMessageSessionUpdate) -> _Undo
     states[key] = new
     store.user_messages_owned.add(key)
     if old is _MISSING:
-        return (_PUT, "user_messages", key, old, _enter(store, UserMessageEntry(key)))
+        return (_PUT, "user_messages", key, old, _enter(store, UserMessageEntry, key))
     return (_PUT, "user_messages", key, old, -1)
 
 
@@ -587,7 +587,7 @@ def _fold_agent_message_chunk(
     store.agent_messages_owned.add(key)
     old = _MISSING if state is None else state
     if old is _MISSING:
-        return (_PUT, "agent_messages", key, old, _enter(store, AgentMessageEntry(key)))
+        return (_PUT, "agent_messages", key, old, _enter(store, AgentMessageEntry, key))
     return (_PUT, "agent_messages", key, old, -1)
 
 
@@ -600,7 +600,7 @@ def _fold_agent_message(store: _Store, update: AgentMessageSessionUpdate) -> _Un
     states[key] = new
     store.agent_messages_owned.add(key)
     if old is _MISSING:
-        return (_PUT, "agent_messages", key, old, _enter(store, AgentMessageEntry(key)))
+        return (_PUT, "agent_messages", key, old, _enter(store, AgentMessageEntry, key))
     return (_PUT, "agent_messages", key, old, -1)
 
 
@@ -621,7 +621,7 @@ def _fold_agent_thought_chunk(
     store.agent_thoughts_owned.add(key)
     old = _MISSING if state is None else state
     if old is _MISSING:
-        return (_PUT, "agent_thoughts", key, old, _enter(store, AgentThoughtEntry(key)))
+        return (_PUT, "agent_thoughts", key, old, _enter(store, AgentThoughtEntry, key))
     return (_PUT, "agent_thoughts", key, old, -1)
 
 
@@ -634,7 +634,7 @@ def _fold_agent_thought(store: _Store, update: AgentThoughtSessionUpdate) -> _Un
     states[key] = new
     store.agent_thoughts_owned.add(key)
     if old is _MISSING:
-        return (_PUT, "agent_thoughts", key, old, _enter(store, AgentThoughtEntry(key)))
+        return (_PUT, "agent_thoughts", key, old, _enter(store, AgentThoughtEntry, key))
     return (_PUT, "agent_thoughts", key, old, -1)
 
 
@@ -665,7 +665,7 @@ def _fold_tool_call_content_chunk(
     store.tool_calls_owned.add(key)
     old = _MISSING if state is None else state
     if old is _MISSING:
-        return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry(key)))
+        return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry, key))
     return (_PUT, "tool_calls", key, old, -1)
 
 
@@ -678,7 +678,7 @@ def _fold_tool_call_update(store: _Store, update: ToolCallUpdateSessionUpdate) -
     states[key] = new
     store.tool_calls_owned.add(key)
     if old is _MISSING:
-        return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry(key)))
+        return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry, key))
     return (_PUT, "tool_calls", key, old, -1)
 
 
@@ -779,7 +779,7 @@ def _fold_compaction_update(
     states[key] = new
     store.compactions_owned.add(key)
     if old is _MISSING:
-        return (_PUT, "compactions", key, old, _enter(store, CompactionEntry(key)))
+        return (_PUT, "compactions", key, old, _enter(store, CompactionEntry, key))
     return (_PUT, "compactions", key, old, -1)
 
 
@@ -800,7 +800,7 @@ def _fold_compaction_summary_chunk(
     store.compactions_owned.add(key)
     old = _MISSING if state is None else state
     if old is _MISSING:
-        return (_PUT, "compactions", key, old, _enter(store, CompactionEntry(key)))
+        return (_PUT, "compactions", key, old, _enter(store, CompactionEntry, key))
     return (_PUT, "compactions", key, old, -1)
 
 
@@ -828,7 +828,7 @@ def _fold_session_message(store: _Store, update: SessionMessageSessionUpdate) ->
             "session_messages",
             key,
             old,
-            _enter(store, SessionMessageEntry(key)),
+            _enter(store, SessionMessageEntry, key),
         )
     return (_PUT, "session_messages", key, old, -1)
 
@@ -855,7 +855,7 @@ def _fold_session_message_chunk(
             "session_messages",
             key,
             old,
-            _enter(store, SessionMessageEntry(key)),
+            _enter(store, SessionMessageEntry, key),
         )
     return (_PUT, "session_messages", key, old, -1)
 

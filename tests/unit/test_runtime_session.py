@@ -61,7 +61,7 @@ def put(store: rt.SessionStore, update: tuple[str, int]) -> rt.Undo:
     values: dict[str, int] = rt.own(store, "values")
     old = values.get(key, rt.ABSENT)
     values[key] = value
-    size = rt.enter(store, Entry(key)) if old is rt.ABSENT else -1
+    size = rt.enter(store, Entry, key) if old is rt.ABSENT else -1
     return (rt.PUT, "values", key, old, size)
 
 

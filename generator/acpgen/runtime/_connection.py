@@ -11,7 +11,9 @@ Ordering (the contract):
   message is dispatched; a request's handler is started in its own task
   (so a long ``session/prompt`` does not hold back the ``session/cancel``
   that follows it) once everything before it has been dispatched: a request
-  never overtakes the notifications that came before it.
+  never overtakes the notifications that came before it. On Python 3.12
+  and later that task starts eagerly: the handler runs at once up to its
+  first ``await`` of something not yet done.
 * A response is returned to the code awaiting it only once the messages
   that arrived before it have been dispatched: when ``prompt`` returns, the
   updates streamed before its response have been handled.
