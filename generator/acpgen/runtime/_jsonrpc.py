@@ -282,6 +282,15 @@ def _shown(value: object) -> str:
 _NO_METHOD: Any = object()
 
 
+class _Missing:
+    """The type of :data:`_NOTIFIED`."""
+
+
+_NOTIFIED = _Missing()
+"""In place of a request id: the params are a notification's (whose id,
+``None``, is a request's too where the schema allows a null id)."""
+
+
 class DecodeMessage(Protocol):
     """The type of :attr:`MessageCodec.decode_message`."""
 
@@ -434,6 +443,20 @@ def _message_decoder(
     method's params decoder and its definition's name (``decode`` of that
     name words the error when the decoder refuses)."""
 
+    def redecode(
+        name: str, params: Any, strict: bool, id: RequestId | _Missing, method: str
+    ) -> object:
+        """Decode ``params`` as ``name`` through ``decode``, after the bound
+        decoder refused them: ``decode`` retries plain JSON and words the
+        error, raised as the :class:`ParamsError` of the request ``id`` (or
+        of a notification, for ``_NOTIFIED``)."""
+        try:
+            return decode(name, params, strict=strict)
+        except ValidationError as error:
+            if id is _NOTIFIED:
+                raise ParamsError(False, None, method, error) from None
+            raise ParamsError(True, cast("RequestId", id), method, error) from None
+
     def decode_message(data: Any, strict: bool = False) -> Message:
         """Read a whole JSON-RPC message (see
         :attr:`MessageCodec.decode_message`)."""
@@ -465,10 +488,7 @@ def _message_decoder(
                 try:
                     decoded = bound[0](params, False)
                 except (ValidationError, NotPlainJson, RecursionError):
-                    try:
-                        decoded = decode(bound[1], params, strict=False)
-                    except ValidationError as error:
-                        raise ParamsError(False, None, method, error) from None
+                    decoded = redecode(bound[1], params, False, _NOTIFIED, method)
                 # _notification(method, decoded), inlined.
                 note: Notification[Any] = _new(Notification)
                 _set_note_method(note, method)
@@ -497,26 +517,15 @@ def _message_decoder(
                 try:
                     decoded = bound[0](params, strict)
                 except (ValidationError, NotPlainJson, RecursionError):
-                    try:
-                        decoded = decode(bound[1], params, strict=strict)
-                    except ValidationError as error:
-                        raise ParamsError(True, id, method, error) from None
-                # _request(id, method, decoded), inlined.
-                request: Request[Any] = _new(Request)
-                _set_request_id(request, id)
-                _set_request_method(request, method)
-                _set_request_params(request, decoded)
-                return request
+                    decoded = redecode(bound[1], params, strict, id, method)
+                return _request(id, method, decoded)
             bound = notifications.get(method)
             if bound is None:
                 return _notification(method, params)
             try:
                 decoded = bound[0](params, strict)
             except (ValidationError, NotPlainJson, RecursionError):
-                try:
-                    decoded = decode(bound[1], params, strict=strict)
-                except ValidationError as error:
-                    raise ParamsError(False, None, method, error) from None
+                decoded = redecode(bound[1], params, strict, _NOTIFIED, method)
             return _notification(method, decoded)
         if "result" in message:
             if "error" in message:
