@@ -466,15 +466,10 @@ class Session(_SessionBase):
                     new = _new(Session)
                     new._store = store
                     new._undo = None
-                    # tail_field names the field while tail_class is set.
-                    session._undo = (
-                        _CUT,
-                        store.tail_field,
-                        store.tail_key,
-                        len(items),
-                        -1,
-                        new,
-                    )
+                    # The older Session keeps what to cut, without a record.
+                    session._undo = new
+                    session._run = store.tail_run
+                    session._cut = len(items)
                     items.append(chunk.content)
                     return new
             fold = _FOLDS.get(type(update))

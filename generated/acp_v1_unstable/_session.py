@@ -131,6 +131,7 @@ class SessionStore:
         "tail_id",
         "tail_items",
         "tail_key",
+        "tail_run",
     )
     FIELDS: ClassVar[tuple[str, ...]] = ()
     """The Session fields besides ``history``, in order."""
@@ -157,7 +158,10 @@ class SessionStore:
     tail_key: str
     tail_id: str | None
     tail_items: list[Any]
-    """... its key, message id and content."""
+    """... its key, message id and content ..."""
+    tail_run: tuple[str, str]
+    """... and its field and key together (what an older Session keeps of
+    a chunk that extended it)."""
 
 
 def share(store: SessionStore, name: str) -> Any:
@@ -251,6 +255,7 @@ def start_message(
     store.tail_field = field
     store.tail_class = store.TAIL_CLASSES.get(field)
     store.tail_key = key
+    store.tail_run = (field, key)
     store.tail_id = message.message_id
     store.tail_items = message.content
     return (PUT, field, key, ABSENT, size)
@@ -260,6 +265,7 @@ def _set_tail(store: SessionStore, field: str, key: str, message: _Message) -> N
     store.tail_field = field
     store.tail_class = store.TAIL_CLASSES.get(field)
     store.tail_key = key
+    store.tail_run = (field, key)
     store.tail_id = message.message_id
     store.tail_items = message.content
 
@@ -279,13 +285,36 @@ class SessionBase:
     them from the store and the undo records since. The subclass defines the
     fields and ``_copy``."""
 
-    __slots__ = ("_cache", "_store", "_undo")
+    __slots__ = ("_cache", "_cut", "_run", "_store", "_undo")
     _store: SessionStore
-    _undo: Link | None
+    _undo: Link | SessionBase | None
     """None for the newest Session of its store; else what the fold after
-    it changed and the Session that fold returned."""
+    it changed and the Session that fold returned (a :data:`Link`), or,
+    after a chunk that extended the store's tail message in place (the
+    usual case, which builds no record), just that Session, with ..."""
+    _run: tuple[str, str]
+    """... the field and key of that message (the store's ``tail_run``) ..."""
+    _cut: int
+    """... and how many chunks it had before (set with such an ``_undo``)."""
     _cache: dict[str, Any]
     """The fields read (set on the first read)."""
+
+    def _links(self) -> list[Link]:
+        """The undo records from this Session to the newest of its line,
+        oldest first, a chunk's in the same form as the others'."""
+        links: list[Link] = []
+        session = self
+        link = session._undo
+        while link is not None:
+            if isinstance(link, SessionBase):
+                field, key = session._run
+                links.append((CUT, field, key, session._cut, -1, link))
+                session = link
+            else:
+                links.append(link)
+                session = link[5]
+            link = session._undo
+        return links
 
     @property
     def session_id(self) -> str:
@@ -312,11 +341,7 @@ class SessionBase:
     def _rebuild(self, name: str) -> Any:
         """The value of ``name`` this (older) Session saw: the newest value,
         copied, with the changes since undone, newest first."""
-        undos: list[Link] = []
-        link = self._undo
-        while link is not None:
-            undos.append(link)
-            link = link[5]._undo
+        undos = self._links()
         value = copy_container(share(self._store, name))
         cut_attrs = self._store.CUT_ATTRS
         copied: set[Any] = set()
@@ -349,12 +374,7 @@ class SessionBase:
     def changed_fields(self) -> frozenset[str]:
         """The fields the folds from this Session to the newest of its line
         changed (none for the newest): read from the undo records."""
-        fields: set[str] = set()
-        link = self._undo
-        while link is not None:
-            fields.add(link[1])
-            link = link[5]._undo
-        return frozenset(fields)
+        return frozenset(link[1] for link in self._links())
 
     def _copy(self: _S) -> _S:
         """A Session with a store of its own in the state this one saw."""

@@ -459,3 +459,48 @@ def test_a_chunk_with_another_message_id_starts_a_message_after_inline_extension
     s = v1.apply_prompt(s, prompt)
     s = fold("acp_v1", [{"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "r"}}], s)
     assert [[c.text for c in m.content] for m in s.user_messages.values()] == [["q", "r"]]
+
+
+def test_older_sessions_keep_their_chunks_when_the_newest_extends_its_message_in_place():
+    """A chunk of the message the store owns is folded in place, and the
+    Session before it keeps no record but its successor and the length to
+    cut: each older Session still sees its own chunks, also once a later
+    fold has moved on to a tool call and a new message, and says which
+    fields changed since."""
+    acp = load_generated("acp_v1")
+
+    def chunk(kind: str, text: str) -> object:
+        update = {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
+        return acp.decode("SessionNotification", {"sessionId": "s", "update": update})
+
+    stream = [chunk("agent_message_chunk", t) for t in "abc"]
+    stream.append(
+        acp.decode(
+            "SessionNotification",
+            {"sessionId": "s", "update": {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "T"}},
+        )
+    )
+    stream += [chunk("agent_message_chunk", t) for t in "de"]
+    sessions = [acp.apply_session_update(None, stream[0])]
+    for notification in stream[1:]:
+        sessions.append(acp.apply_session_update(sessions[-1], notification))
+
+    def texts(session: object) -> list[list[str]]:
+        messages = session.agent_messages  # type: ignore[attr-defined]
+        return [[block.text for block in m.content] for m in messages.values()]
+
+    # Read newest first, so each older one rebuilds from the newest state.
+    seen = [texts(s) for s in reversed(sessions)][::-1]
+    assert seen == [
+        [["a"]],
+        [["a", "b"]],
+        [["a", "b", "c"]],
+        [["a", "b", "c"]],
+        [["a", "b", "c"], ["d"]],
+        [["a", "b", "c"], ["d", "e"]],
+    ]
+    assert [len(s.history) for s in sessions] == [1, 1, 1, 2, 3, 3]
+    assert sessions[0].changed_fields() == {"agent_messages", "tool_calls"}
+    assert sessions[4].changed_fields() == {"agent_messages"}
+    assert sessions[-1].changed_fields() == frozenset()
+    assert list(sessions[2].tool_calls) == [] and list(sessions[3].tool_calls) == ["t"]
