@@ -464,7 +464,9 @@ def _message_decoder(
             raise ValidationError(
                 f"expected a JSON-RPC message (an object), found {_kind(data)}"
             )
-        message = cast("dict[str, Any]", data)
+        # Typed by annotation, not cast(), which is a call on every message
+        # (the isinstance above leaves pyright a dict of unknown types).
+        message: dict[str, Any] = data  # pyright: ignore[reportUnknownVariableType]
         # Subscripts, not ``get``: the envelope is read on every message.
         try:
             version = message["jsonrpc"]
