@@ -754,11 +754,17 @@ class Connection(Generic[H]):
         loop = asyncio.get_running_loop()
         task: asyncio.Task[None]
         if eager and sys.version_info >= (3, 12):
+            replied: list[bool] = []
             task = asyncio.Task(
-                self._answer(request), loop=loop, context=context, eager_start=True
+                self._answer(request, replied),
+                loop=loop,
+                context=context,
+                eager_start=True,
             )
-            if task.done():
-                return  # answered already: nothing to cancel or forget
+            if task.done() or replied:
+                # Answered already: nothing to cancel (the reply may still
+                # be on its way out) or to forget.
+                return
         else:
             task = context.run(loop.create_task, self._answer(request))
         self._answering.setdefault(request.id, []).append(task)
@@ -835,11 +841,18 @@ class Connection(Generic[H]):
             if not tasks:
                 del self._answering[id]
 
-    async def _answer(self, message: Request[Any]) -> None:
+    async def _answer(
+        self, message: Request[Any], replied: list[bool] | None = None
+    ) -> None:
+        """Handle ``message`` and write the reply; ``replied`` (for an eager
+        start, whose task is not registered yet) is set once the reply is
+        made, when it must no longer be cancelled."""
         try:
             reply = await self._reply(message)
             # Answered: a $/cancel_request arriving from now on must not
             # cancel the reply on its way out.
+            if replied is not None:
+                replied.append(True)
             task = asyncio.current_task()
             if task is not None:
                 self._forget(message.id, task)
