@@ -96,10 +96,11 @@ class SendsAtOnce(Protocol):
     without it is written to through :meth:`Transport.send` alone)."""
 
     def send_nowait(self, data: bytes) -> bool:
-        """Send ``data`` at once when nothing sent before still waits to go
-        out, returning True; False (nothing sent) when the caller must await
-        :meth:`Transport.send` instead. Raises ``ConnectionError`` as
-        ``send`` does."""
+        """Send ``data`` at once when the transport can take it without
+        waiting (what :meth:`Transport.send` would not wait for: a stream
+        below its high-water mark, a queue with room), returning True; False
+        (nothing sent) when the caller must await ``send`` instead. Raises
+        ``ConnectionError`` as ``send`` does."""
         ...
 
 
