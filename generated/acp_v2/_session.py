@@ -230,34 +230,15 @@ def start_message(
     message: _Message,
 ) -> Undo:
     """Start ``message``, the message of a new history entry of
-    ``entry_class`` (keyed ``#`` and its place in the history).
-
-    What :func:`own`, :func:`enter` and :func:`_set_tail` do, and the entry's
-    ``__init__``, inlined: a message starts several times a turn."""
-    history = store.history
-    key = f"#{len(history)}"
-    entry = _new(entry_class)
-    _set_entry_key(entry, key)
-    messages: dict[str, _Message] = getattr(store, field)
-    if getattr(store, field + "_shared"):
-        messages = messages.copy()
-        setattr(store, field, messages)
-        setattr(store, field + "_shared", False)
+    ``entry_class`` (keyed ``#`` and its place in the history)."""
+    key = f"#{len(store.history)}"
+    messages: dict[str, _Message] = own(store, field)
     messages[key] = message
     owned: set[str] = getattr(store, field + "_owned")
     owned.clear()  # a message of a kind ends when the next one starts
     owned.add(key)
-    if store.history_shared:
-        history = store.history = history.copy()
-        store.history_shared = False
-    size = len(history)
-    history.append(entry)
-    store.tail_field = field
-    store.tail_class = store.TAIL_CLASSES.get(field)
-    store.tail_key = key
-    store.tail_run = (field, key)
-    store.tail_id = message.message_id
-    store.tail_items = message.content
+    size = enter(store, entry_class, key)
+    _set_tail(store, field, key, message)
     return (PUT, field, key, ABSENT, size)
 
 
