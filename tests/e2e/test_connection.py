@@ -14,6 +14,7 @@ import sys
 import pytest
 
 from ..conftest import ROOT, SCHEMAS, load_generated
+from ..unit.gated_writer import GatedWriter
 
 acp = load_generated("acp_v1")
 TIMEOUT = 20
@@ -586,40 +587,13 @@ def test_cancel_stops_the_echo_agent_mid_prompt():
     run(main())
 
 
-class _GatedWriter:
-    """A stream writer whose first drain waits for a gate: the writes it holds
-    up queue behind the write lock, as on a slow pipe."""
-
-    def __init__(self) -> None:
-        self.out: list[bytes] = []
-        self.gate = asyncio.Event()
-        self.drains = 0
-
-    def write(self, data: bytes) -> None:
-        self.out.append(data)
-
-    async def drain(self) -> None:
-        self.drains += 1
-        if self.drains == 1:
-            await self.gate.wait()
-
-    def is_closing(self) -> bool:
-        return False
-
-    def close(self) -> None:
-        pass
-
-    async def wait_closed(self) -> None:
-        pass
-
-
 def test_a_cancel_arriving_after_the_handler_returned_does_not_lose_the_answer():
     class Agent:
         async def initialize(self, params):
             return acp.InitializeResponse(protocol_version=1)
 
     async def main():
-        reader, writer = asyncio.StreamReader(), _GatedWriter()
+        reader, writer = asyncio.StreamReader(), GatedWriter()
         conn = acp.AgentSideConnection(lambda c: Agent(), reader, writer, require_initialize=False)
         conn.start()
         reader.feed_data(b'{"jsonrpc":"2.0","id":5,"method":"nope"}\n')  # its answer holds the write lock

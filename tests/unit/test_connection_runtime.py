@@ -20,6 +20,8 @@ from acpgen.runtime import _jsonrpc as rpc
 from acpgen.runtime import _transport as transport
 from acpgen.runtime._runtime import ValidationError
 
+from .gated_writer import GatedWriter
+
 TIMEOUT = 20
 
 
@@ -706,40 +708,13 @@ def test_a_request_handler_runs_in_a_task_of_its_own_that_cancel_request_reaches
     run(main())
 
 
-class _GatedWriter:
-    """A stream writer whose first drain waits for a gate (a slow pipe), and
-    which has no flow-control flag: every write goes through the lock."""
-
-    def __init__(self) -> None:
-        self.out: list[bytes] = []
-        self.gate = asyncio.Event()
-        self.drains = 0
-
-    def write(self, data: bytes) -> None:
-        self.out.append(data)
-
-    async def drain(self) -> None:
-        self.drains += 1
-        if self.drains == 1:
-            await self.gate.wait()
-
-    def is_closing(self) -> bool:
-        return False
-
-    def close(self) -> None:
-        pass
-
-    async def wait_closed(self) -> None:
-        pass
-
-
 def test_a_cancel_for_a_request_whose_reply_waits_to_be_written_loses_nothing():
     """The handler has answered and its reply waits behind another write:
     a ``$/cancel_request`` for it must not cancel the reply (on Python 3.12+
     its task started eagerly, answering before it was registered)."""
 
     async def main() -> dict[Any, dict[str, Any]]:
-        reader, writer = asyncio.StreamReader(), _GatedWriter()
+        reader, writer = asyncio.StreamReader(), GatedWriter()
         conn = AgentEnd(Echo, transport.StreamTransport(reader, writer), require_initialize=False)  # type: ignore[arg-type]
         conn.start()
         reader.feed_data(b'{"jsonrpc":"2.0","id":5,"method":"nope"}\n')  # its answer holds the write lock
