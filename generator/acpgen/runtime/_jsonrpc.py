@@ -282,15 +282,6 @@ def _shown(value: object) -> str:
 _NO_METHOD: Any = object()
 
 
-class _Missing:
-    """The type of :data:`_NOTIFIED`."""
-
-
-_NOTIFIED = _Missing()
-"""In place of a request id: the params are a notification's (whose id,
-``None``, is a request's too where the schema allows a null id)."""
-
-
 class DecodeMessage(Protocol):
     """The type of :attr:`MessageCodec.decode_message`."""
 
@@ -444,18 +435,21 @@ def _message_decoder(
     name words the error when the decoder refuses)."""
 
     def redecode(
-        name: str, params: Any, strict: bool, id: RequestId | _Missing, method: str
+        name: str,
+        params: Any,
+        strict: bool,
+        request: bool,
+        id: RequestId,
+        method: str,
     ) -> object:
         """Decode ``params`` as ``name`` through ``decode``, after the bound
         decoder refused them: ``decode`` retries plain JSON and words the
-        error, raised as the :class:`ParamsError` of the request ``id`` (or
-        of a notification, for ``_NOTIFIED``)."""
+        error, raised as the :class:`ParamsError` of the request ``id`` or
+        of a notification."""
         try:
             return decode(name, params, strict=strict)
         except ValidationError as error:
-            if id is _NOTIFIED:
-                raise ParamsError(False, None, method, error) from None
-            raise ParamsError(True, cast("RequestId", id), method, error) from None
+            raise ParamsError(request, id, method, error) from None
 
     def decode_message(data: Any, strict: bool = False) -> Message:
         """Read a whole JSON-RPC message (see
@@ -490,7 +484,7 @@ def _message_decoder(
                 try:
                     decoded = bound[0](params, False)
                 except (ValidationError, NotPlainJson, RecursionError):
-                    decoded = redecode(bound[1], params, False, _NOTIFIED, method)
+                    decoded = redecode(bound[1], params, False, False, None, method)
                 # _notification(method, decoded), inlined.
                 note: Notification[Any] = _new(Notification)
                 _set_note_method(note, method)
@@ -519,7 +513,7 @@ def _message_decoder(
                 try:
                     decoded = bound[0](params, strict)
                 except (ValidationError, NotPlainJson, RecursionError):
-                    decoded = redecode(bound[1], params, strict, id, method)
+                    decoded = redecode(bound[1], params, strict, True, id, method)
                 return _request(id, method, decoded)
             bound = notifications.get(method)
             if bound is None:
@@ -527,7 +521,7 @@ def _message_decoder(
             try:
                 decoded = bound[0](params, strict)
             except (ValidationError, NotPlainJson, RecursionError):
-                decoded = redecode(bound[1], params, strict, _NOTIFIED, method)
+                decoded = redecode(bound[1], params, strict, False, None, method)
             return _notification(method, decoded)
         if "result" in message:
             if "error" in message:
