@@ -307,11 +307,12 @@ class MemoryTransport:
             return
         self._closed = True
         for queue in (self._outgoing, self._incoming):
-            _put_end(queue)
+            put_end(queue)
 
 
-def _put_end(queue: asyncio.Queue[bytes | None]) -> None:
-    """Tell a queue's reader that nothing more comes, making room if needed."""
+def put_end(queue: asyncio.Queue[Any]) -> None:
+    """Tell a queue's reader that nothing more comes (``None``), making room
+    if needed: the memory pair's and the remote transports' inboxes."""
     while True:
         try:
             queue.put_nowait(None)

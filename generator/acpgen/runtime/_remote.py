@@ -20,7 +20,13 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from typing import Any, TypeVar, cast
 
 from ._connection import Connection
-from ._transport import DEFAULT_MAX_MESSAGE, MessageTooLarge, Transport, head_hint
+from ._transport import (
+    DEFAULT_MAX_MESSAGE,
+    MessageTooLarge,
+    Transport,
+    head_hint,
+    put_end,
+)
 
 __all__ = [
     "HttpTransport",
@@ -272,7 +278,7 @@ class HttpTransport:
         item = await self._inbox.get()
         if item is None:
             self._closing = True
-            _end(self._inbox)
+            put_end(self._inbox)
             return None
         if isinstance(item, MessageTooLarge):
             raise item
@@ -388,7 +394,7 @@ class HttpTransport:
             if not opened.done():
                 opened.set_exception(TransportRefused(0, "the stream closed"))
             if session is None and not self._closing:
-                _end(self._inbox)
+                put_end(self._inbox)
 
     def _seen(self, data: bytes, session: str | None) -> None:
         """Note the agent's requests (their answers go to the same session's
@@ -435,7 +441,7 @@ class HttpTransport:
                     self.cookies[cookie.name] = cookie.value
         with contextlib.suppress(Exception):
             await self.client.aclose()
-        _end(self._inbox)
+        put_end(self._inbox)
 
 
 def _future() -> asyncio.Future[None]:
@@ -447,16 +453,6 @@ def _future() -> asyncio.Future[None]:
 
 def _id_key(id: object) -> object:
     return (type(id).__name__, id)
-
-
-def _end(queue: asyncio.Queue[_Item]) -> None:
-    while True:
-        try:
-            queue.put_nowait(None)
-            return
-        except asyncio.QueueFull:
-            with contextlib.suppress(asyncio.QueueEmpty):
-                queue.get_nowait()
 
 
 async def open_http(
