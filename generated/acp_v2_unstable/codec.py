@@ -15010,7 +15010,7 @@ def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdat
     else:
         try:
             f_title = (
-                check_str(v, 1) if strict else v if type(v) is str else check_str(v)
+                check_str(v, 1) if strict else (v if type(v) is str else check_str(v))
             )
         except ValidationError as error:
             raise error.at("title")
@@ -17561,7 +17561,7 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
     else:
         try:
             f_title = (
-                check_str(v, 1) if strict else v if type(v) is str else check_str(v)
+                check_str(v, 1) if strict else (v if type(v) is str else check_str(v))
             )
         except ValidationError as error:
             raise error.at("title")

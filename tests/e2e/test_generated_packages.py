@@ -15,6 +15,7 @@ import sys
 
 import pytest
 from acpgen import __version__
+from acpgen.runtime import SOURCES
 
 from ..conftest import GENERATED, ROOT, SCHEMAS, load_generated
 
@@ -83,14 +84,47 @@ def test_header_and_metadata(name):
     assert (GENERATED / name / "py.typed").exists()
 
 
+GOLDEN = ROOT / "tests/fixtures/golden/kitchen_sink"
+
+
+def _formatted_files() -> list[str]:
+    """What black checks: each runtime module once, as its source (every
+    package holds a copy: a header of comments, then the source, which the
+    test below holds them to), and every module the templates print, of the
+    golden package (a construct of each kind the lowering distinguishes) and
+    of the two unstable packages (each schema's stable definitions and more:
+    what the stable packages print, they print too)."""
+    printed = [
+        path
+        for package in (GENERATED / "acp_v1_unstable", GENERATED / "acp_v2_unstable", GOLDEN)
+        for path in sorted(package.glob("*.py"))
+        if path.name not in SOURCES
+    ]
+    return [str(path) for path in [*(SOURCES[name] for name in sorted(SOURCES)), *printed]]
+
+
+def test_every_runtime_copy_is_its_source_behind_a_comment_header():
+    """What lets black check a runtime module once: each package's copy is
+    the source with comment lines before it, nothing else."""
+    sources = {name: path.read_text(encoding="utf-8") for name, path in SOURCES.items()}
+    assert len(sources) >= 10
+    for package in [*(GENERATED / name for name in sorted(SCHEMAS)), GOLDEN]:
+        for name, source in sources.items():
+            copy = (package / name).read_text(encoding="utf-8")
+            assert copy.endswith(source), f"{package.name}/{name} is not its runtime source"
+            header = copy[: len(copy) - len(source)]
+            assert header and all(line.startswith("#") for line in header.splitlines()), f"{package.name}/{name}"
+
+
 def test_generated_code_is_black_formatted(tmp_path):
     """ruff writes the packages; black must leave them as they are. This is
     what holds the generated code to black's style: a template construct the
     two format differently fails here (run black on the named file to see
     how). black runs cold (its own cache in a temporary directory), with its
-    workers on every core."""
-    files = sorted(str(path) for path in GENERATED.rglob("*.py"))
-    assert len(files) >= 24
+    workers on every core, over each runtime module once and every printed
+    module (:func:`_formatted_files`)."""
+    files = _formatted_files()
+    assert len(files) >= 30
     out = subprocess.run(
         [sys.executable, "-m", "black", "--check", "--target-version", "py310", "--line-length", "88", *files],
         capture_output=True,
