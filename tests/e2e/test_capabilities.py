@@ -10,10 +10,11 @@ import asyncio
 import pytest
 
 from ..conftest import load_generated
+from ..patience import HANG
 
 acp = load_generated("acp_v1")
 acp2 = load_generated("acp_v2")
-TIMEOUT = 20
+TIMEOUT = HANG
 
 
 def run(coro):

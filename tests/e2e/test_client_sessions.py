@@ -8,10 +8,11 @@ from __future__ import annotations
 import asyncio
 
 from ..conftest import load_generated
+from ..patience import HANG
 
 acp = load_generated("acp_v1")
 acp2 = load_generated("acp_v2")
-TIMEOUT = 20
+TIMEOUT = HANG
 
 
 def run(coro):

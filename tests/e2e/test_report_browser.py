@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 
 from ..conftest import ROOT
+from ..patience import HANG
 from ..report.transcripts import SESSION_A, SESSION_B, XSS, demo, long_session
 
 CHROMIUM = "/usr/bin/chromium"
@@ -42,7 +43,7 @@ ARGS = [
     "--disable-sync",
 ]
 LONG_LINES = 100_000
-TIMEOUT = 120_000
+TIMEOUT = HANG * 1000  # milliseconds, as Playwright counts
 """Milliseconds any wait may take: a generous "it finishes", nothing more."""
 
 # Before the page's own script: every long task (the main thread busy over

@@ -17,10 +17,11 @@ import sys
 import pytest
 
 from ..conftest import ROOT, load_generated
+from ..patience import HANG
 
 acp = load_generated("acp_v1")
 acp2 = load_generated("acp_v2")
-TIMEOUT = 20
+TIMEOUT = HANG
 TOOL_AT, DONE_AT, PLAN_AT = 2, 5, 4
 """Where in a v1 turn the agent starts a tool call, completes it and sends a plan."""
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from ..conftest import ROOT
+from ..patience import HANG
 from .test_schema_bump import FIXTURE, tree
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="signals and flock as on Linux")
@@ -67,7 +68,7 @@ def test_a_terminated_schema_update_removes_its_temporary_directories(tmp_path):
             "acpgen-updating",
         ]
         child.send_signal(signal.SIGTERM)
-        assert child.wait(timeout=20) == -signal.SIGTERM
+        assert child.wait(timeout=HANG) == -signal.SIGTERM
     finally:
         if child.poll() is None:
             child.kill()

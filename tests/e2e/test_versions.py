@@ -12,10 +12,11 @@ import logging
 import pytest
 
 from ..conftest import load_generated
+from ..patience import HANG
 
 v1 = load_generated("acp_v1")
 v2 = load_generated("acp_v2")
-TIMEOUT = 20
+TIMEOUT = HANG
 
 
 def run(coro):

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from ..patience import HANG
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 PEERS = HERE / "peers"
@@ -28,7 +30,7 @@ TS = HERE / "ts"
 PYTHON_SDK = ("agent-client-protocol", "0.12.1")
 TS_SDK = ("@agentclientprotocol/sdk", "2.4.0")
 PROTOCOL_VERSIONS = {"v1": 1, "v2": 2}
-TIMEOUT = 60
+TIMEOUT = HANG
 
 
 def require_python_sdk() -> None:

@@ -106,7 +106,7 @@ def test_echo_client_remote_example_against_echo_agent_remote_example():
             assert done.returncode != 0 and "401" in done.stderr, done.stderr
     finally:
         process.terminate()
-        process.wait(timeout=10)
+        process.wait(timeout=TIMEOUT)
 
 
 def test_resumable_client_example_gets_its_session_back_from_a_new_agent_process(tmp_path):

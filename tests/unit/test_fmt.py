@@ -19,6 +19,7 @@ from acpgen.errors import AcpgenError
 from acpgen.pipeline import build_package, render_one
 
 from ..conftest import ROOT, schema_with
+from ..patience import HANG
 
 SCHEMA = schema_with(
     {
@@ -158,15 +159,15 @@ def test_killing_acpgen_ends_the_formatter(tmp_path, how):
     parent = subprocess.Popen([sys.executable, "-c", _CHILD, str(fake)], stdout=subprocess.PIPE, text=True)
     try:
         assert parent.stdout.readline().strip() == "formatting"
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + HANG
         while not (pid_file.exists() and pid_file.read_text().strip()):
             assert time.monotonic() < deadline, "the formatter did not start"
             time.sleep(0.02)
         formatter = int(pid_file.read_text())
         assert _alive(formatter)
         parent.send_signal(how)
-        parent.wait(timeout=10)
-        deadline = time.monotonic() + 5
+        parent.wait(timeout=HANG)
+        deadline = time.monotonic() + HANG
         while _alive(formatter) and time.monotonic() < deadline:
             time.sleep(0.02)
         assert not _alive(formatter), f"the formatter outlived acpgen killed by {how.name}"

@@ -15,7 +15,9 @@ from acpgen.runtime import _connection as connection
 from acpgen.runtime import _jsonrpc as rpc
 from acpgen.runtime import _transport as transport
 
-TIMEOUT = 20
+from ..patience import HANG
+
+TIMEOUT = HANG
 
 
 def _decode(name: str, value: Any, strict: bool = False) -> Any:

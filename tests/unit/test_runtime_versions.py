@@ -15,7 +15,9 @@ from acpgen.runtime import _transport as transport
 from acpgen.runtime import _versions as versions
 from acpgen.runtime._runtime import ValidationError
 
-TIMEOUT = 20
+from ..patience import HANG
+
+TIMEOUT = HANG
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,8 @@ from acpgen.output.recovery import recover
 from acpgen.output.trees import read_tree
 from acpgen.output.write import write_packages
 
+from ..patience import HANG
+
 
 def _files(tree: dict[str, bytes]) -> dict[str, bytes]:
     return {k: v for k, v in tree.items() if k != manifest.MARKER}
@@ -206,12 +208,12 @@ def test_the_lock_makes_a_second_writer_wait(tmp_path):
     with locked(tmp_path):
         waiter = threading.Thread(target=second)
         waiter.start()
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + HANG
         while not events and time.monotonic() < deadline:
             time.sleep(0.01)
         assert events == ["waiting"]
         events.append("released")
-    waiter.join(10)
+    waiter.join(HANG)
     assert events == ["waiting", "released", "locked"]
     assert (tmp_path / LOCK_FILE).exists()  # held by the second one now
     held[0].__exit__(None, None, None)

@@ -29,6 +29,9 @@ import os
 import sys
 from pathlib import Path
 
+PATIENCE = 180 * float(os.environ.get("ACPGEN_TEST_PATIENCE") or 1)
+"""The bound on the whole run, which only a hang exceeds (tests/patience.py)."""
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "generated"))
 
 PROMPT = "Hello agent, please echo this back"
@@ -160,7 +163,7 @@ def main() -> int:
     parser.add_argument("--protocol", choices=("v1", "v2", "any"), default="v1")
     parser.add_argument("agent", nargs="+", help="the agent command")
     args = parser.parse_args()
-    report = asyncio.run(asyncio.wait_for(run(args.protocol, *args.agent), timeout=30))
+    report = asyncio.run(asyncio.wait_for(run(args.protocol, *args.agent), timeout=PATIENCE))
     print(json.dumps(report))
     return 0
 

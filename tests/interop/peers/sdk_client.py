@@ -25,6 +25,9 @@ from acp import PROTOCOL_VERSION, Client, RequestError, text_block
 from acp.schema import ClientCapabilities, Implementation
 from acp.stdio import spawn_agent_process
 
+PATIENCE = 180 * float(os.environ.get("ACPGEN_TEST_PATIENCE") or 1)
+"""The bound on the whole run, which only a hang exceeds (tests/patience.py)."""
+
 PROMPT = "Hello agent, please echo this back"
 LONG_PROMPT = " ".join(f"word{i}" for i in range(300))
 
@@ -120,7 +123,7 @@ def main(argv: list[str]) -> int:
     if len(argv) < 2:
         print(__doc__.split("\n\n")[-1], file=sys.stderr)
         return 2
-    report = asyncio.run(asyncio.wait_for(run(*argv[1:]), timeout=30))
+    report = asyncio.run(asyncio.wait_for(run(*argv[1:]), timeout=PATIENCE))
     print(json.dumps(report))
     return 0
 
