@@ -110,8 +110,10 @@ class UpdateRuleBase:
     otherwise)."""
 
 
-_set_entry_key: Callable[[Any, str], None] = HistoryEntryBase.__dict__["key"].__set__
-"""The ``key`` slot of a (frozen) history entry, set directly."""
+_set_attribute = object.__setattr__
+"""Sets a slot of a frozen entry. Not ``HistoryEntryBase``'s ``key`` slot
+descriptor: on Python 3.10 ``dataclass(slots=True)`` gives each subclass a
+``key`` slot of its own, which that descriptor does not reach."""
 
 
 class SessionStore:
@@ -199,7 +201,7 @@ def enter(store: SessionStore, entry_class: type[HistoryEntryBase], key: str) ->
     """Add an entry of ``entry_class`` for ``key`` to the history (built
     without its ``__init__``); returns the history's length before."""
     entry = _new(entry_class)
-    _set_entry_key(entry, key)
+    _set_attribute(entry, "key", key)
     history = store.history
     if store.history_shared:
         history = store.history = history.copy()

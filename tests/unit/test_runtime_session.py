@@ -5,6 +5,7 @@ what an older Session saw."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import pytest
@@ -167,3 +168,26 @@ def test_a_cut_undo_rebuilds_the_entry_with_fewer_chunks() -> None:
 def test_session_id_is_the_store_s() -> None:
     s = Session("abc")
     assert s.session_id == "abc" and s._apply(append, 1).session_id == "abc"
+
+
+@dataclass(slots=True, frozen=True)
+class GeneratedEntry(rt.HistoryEntryBase):
+    """Declared as the session template declares the history classes."""
+
+
+@dataclass(slots=True, frozen=True)
+class GeneratedValuesEntry(GeneratedEntry):
+    field: ClassVar[str] = "values"
+
+
+def test_an_entry_declared_as_the_packages_declare_it_keeps_its_key() -> None:
+    """On Python 3.10 ``dataclass(slots=True)`` gives each subclass a slot of
+    its own for an inherited field: ``enter`` must set the slot the entry's
+    class reads (an entry set through the base's slot had no ``key`` there)."""
+    store = Session("s")._store
+    assert rt.enter(store, GeneratedValuesEntry, "k") == 0
+    (entry,) = store.history
+    assert type(entry) is GeneratedValuesEntry and entry.key == "k"
+    assert entry == GeneratedValuesEntry(key="k")
+    with pytest.raises(AttributeError):
+        entry.key = "other"  # type: ignore[misc]
