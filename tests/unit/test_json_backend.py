@@ -38,16 +38,29 @@ def _both(call: Any, *args: Any) -> tuple[Any, Any]:
 
 
 def _same_value(a: Any, b: Any) -> bool:
-    """Equal, of the same types all the way down (1 is not 1.0), NaN equal to NaN."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(_same_value(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, float) and math.isnan(a):
-        return math.isnan(b)
-    return bool(a == b)
+    """Equal, of the same types all the way down (1 is not 1.0), NaN equal to
+    NaN. A loop, not recursion: the values nest thousands deep, past the
+    recursion limit of some Pythons (3.13 counts the frames of a nested
+    generator expression too)."""
+    pending = [(a, b)]
+    while pending:
+        a, b = pending.pop()
+        if type(a) is not type(b):
+            return False
+        if isinstance(a, dict):
+            if list(a) != list(b):
+                return False
+            pending.extend((a[k], b[k]) for k in a)
+        elif isinstance(a, list):
+            if len(a) != len(b):
+                return False
+            pending.extend(zip(a, b, strict=True))
+        elif isinstance(a, float) and math.isnan(a):
+            if not math.isnan(b):
+                return False
+        elif a != b:
+            return False
+    return True
 
 
 NUMBERS = st.one_of(
