@@ -71,40 +71,49 @@ test-tools:
 	@echo "make test: needs python3 (3.10+), make, node with npm (npm ci installs the TypeScript SDK peers of tests/interop), Debian's chromium at $(CHROMIUM) (installed with apt-get when missing, as root) and Pythons $(OTHER_PYTHONS) under pyenv (the runtime's unit tests); runs lint, the runtime tests, acpgen check, the suite, then the type check of the generated packages (a few minutes, quiet meanwhile)"
 	@command -v npm >/dev/null || { echo "make test: npm is not on PATH; install node and npm (the TypeScript SDK peers of tests/interop need them)"; exit 2; }
 
-# The runtime modules (copied into every package) unit-tested on the other
-# Pythons the packages claim, from pyenv: a venv each with pytest and
-# hypothesis only (the runtime needs nothing else; 6.168 is the last
-# hypothesis for Python 3.10).
+# The other Pythons the packages and the generator claim, from pyenv: a venv
+# each with the generator (editable) and what its unit tests import (the
+# test extra's pins, less the tools that run on the main Python only: mypy,
+# pyright, pre-commit, the official SDK, Playwright; 6.168 is the last
+# hypothesis and 16.1 the last websockets for Python 3.10), in which the generator's unit tests (the
+# runtime's among them) and the four packages' basics
+# (tests/e2e/test_package_basics.py) run.
 OTHER_PYTHONS := 3.10 3.13
-RUNTIME_TESTS = $(wildcard tests/unit/test_runtime*.py tests/unit/test_jsonrpc.py tests/unit/test_transport.py tests/unit/test_connection_runtime.py)
+OTHER_DEPS := "pytest==9.2.0" "pytest-xdist==3.8.0" "hypothesis==6.168.5" "black>=26.1,<27" "orjson>=3.10" "websockets==17.4; python_version >= '3.11'" "websockets==16.1.1; python_version < '3.11'" "httpx==0.28.1" "h2==4.4.1" "uvicorn==0.54.0"
+OTHER_TESTS := tests/unit tests/e2e/test_package_basics.py
+OTHER_STAMPS := $(foreach v,$(OTHER_PYTHONS),.venv-$(v)/.installed)
 
-runtime-pythons:
-	@for v in $(OTHER_PYTHONS); do \
-	  py=$$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$$v.*/bin/python3 2>/dev/null | sort -V | tail -1); \
-	  if [ -z "$$py" ]; then echo "Python $$v is not installed under pyenv: the runtime tests need it"; exit 1; fi; \
-	  if [ ! -x .venv-$$v/bin/pytest ]; then \
-	    $$py -m venv .venv-$$v && .venv-$$v/bin/pip install --quiet "pytest==9.2.0" "hypothesis==6.168.5" || exit 1; \
-	  fi; \
-	  echo "== the runtime's unit tests on Python $$v"; \
-	  PYTHONPATH=generator .venv-$$v/bin/python -m pytest -q -p no:cacheprovider $(RUNTIME_TESTS) || exit 1; \
-	done
+.venv-%/.installed: pyproject.toml generator/acpgen/__init__.py
+	@py=$$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$*.*/bin/python3 2>/dev/null | sort -V | tail -1); \
+	if [ -z "$$py" ]; then echo "make: Python $* is not installed under pyenv: the tests on it need it"; exit 1; fi; \
+	rm -rf .venv-$* && $$py -m venv .venv-$* && .venv-$*/bin/pip install --quiet --upgrade pip && \
+	.venv-$*/bin/pip install --quiet -e . $(OTHER_DEPS)
+	touch $@
+
+runtime-pythons: $(OTHER_STAMPS)
 
 # The suites of the message path, run a second time without orjson (the
 # validate suites run with both backends themselves).
 JSON_SUITES := tests/unit/test_jsonrpc.py tests/unit/test_connection_runtime.py tests/unit/test_transport.py tests/e2e/test_connection.py
 
-# The conformance suite runs inside pytest, once per package. Test files are
-# spread over the machine's cores, each file's tests on one worker. The
-# type-check module (mypy --strict and pyright strict over the four packages,
-# minutes of silence) runs as its own announced step after the rest.
-test: test-tools browser $(STAMP) $(TS_STAMP) lint runtime-pythons
-	$(BIN)/acpgen check
-	@echo "make test: the suite (tests/e2e/test_typecheck.py runs next, on its own)"
-	$(BIN)/python -m pytest -n auto --dist loadfile --ignore=tests/e2e/test_typecheck.py
-	@echo "make test: the JSON-RPC and connection suites again with the standard library's json (ACPGEN_JSON=stdlib; the suite ran with orjson)"
-	ACPGEN_JSON=stdlib $(BIN)/python -m pytest -q $(JSON_SUITES)
-	@echo "make test: type-checking the four generated packages and a user program for each with mypy --strict and pyright strict (tests/e2e/test_typecheck.py); this takes a few minutes and prints nothing until it is done"
-	$(BIN)/python -m pytest -q tests/e2e/test_typecheck.py
+# `make test`: the installs first (they must succeed), then every step, each
+# run even when an earlier one failed; tests/steps.py prints a line per step
+# with its wall and CPU time, a table at the end, and fails if any step did.
+# The suite spreads its tests over the machine's cores one by one (xdist's
+# loadgroup: only a module with a module-scoped fixture of its own keeps its
+# tests on one worker, see tests/conftest.py); the type check of the four
+# packages (mypy --strict and pyright strict, minutes of silence) runs last.
+PYTEST := $(BIN)/python -m pytest -p no:cacheprovider
+test: test-tools browser $(STAMP) $(TS_STAMP) $(OTHER_STAMPS)
+	$(PYTHON) tests/steps.py \
+	  "ruff=$(BIN)/ruff check generator tests && $(BIN)/ruff format --check generator tests" \
+	  "mypy=$(BIN)/mypy" \
+	  "pyright=$(BIN)/pyright" \
+	  "check=$(BIN)/acpgen check" \
+	  $(foreach v,$(OTHER_PYTHONS),"python$(v)=.venv-$(v)/bin/python -m pytest -q -p no:cacheprovider -n 2 $(OTHER_TESTS)") \
+	  "suite=$(PYTEST) -n auto --dist loadgroup --ignore=tests/e2e/test_typecheck.py" \
+	  "stdlib-json=ACPGEN_JSON=stdlib $(PYTEST) -q $(JSON_SUITES)" \
+	  "typecheck=$(PYTEST) -q tests/e2e/test_typecheck.py"
 
 # The property tests with real randomness and many more examples (see
 # tests/conftest.py); a failure is saved in .hypothesis/ and replayed first.

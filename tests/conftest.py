@@ -83,3 +83,30 @@ def make_package(tmp_path):
 
 def schema_with(defs: dict) -> dict:
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "Test", "$defs": defs}
+
+
+def pytest_collection_modifyitems(config, items):
+    """The tests of a module that sets up a module- or session-scoped fixture
+    of its own (a probe run over many agents, a package generated once, a
+    browser) go to one xdist worker together (``--dist loadgroup``), so the
+    fixture is made once; every other test is spread over the workers one by
+    one, so a long file (the conformance runs) no longer sits on one."""
+    grouped: dict[str, bool] = {}
+    for item in items:
+        module = getattr(item, "module", None)
+        info = getattr(item, "_fixtureinfo", None)
+        if module is None or info is None:
+            continue
+        name = module.__name__
+        if name not in grouped:
+            grouped[name] = False
+        if not grouped[name]:
+            grouped[name] = any(
+                fixture.scope in ("module", "package", "session") and getattr(fixture.func, "__module__", None) == name
+                for defs in info.name2fixturedefs.values()
+                for fixture in defs
+            )
+    for item in items:
+        module = getattr(item, "module", None)
+        if module is not None and grouped.get(module.__name__):
+            item.add_marker(pytest.mark.xdist_group(name=module.__name__))

@@ -116,7 +116,9 @@ class Agent:
         if idle:
             updates = [*updates, {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}]
         for update in updates:
-            await self.conn.session_update(p.decode(NOTIFICATION_CLASS[p.PROTOCOL_VERSION], notification(p, session_id, update)))
+            await self.conn.session_update(
+                p.decode(NOTIFICATION_CLASS[p.PROTOCOL_VERSION], notification(p, session_id, update))
+            )
 
 
 class Client:
@@ -143,7 +145,9 @@ async def turn(p: ModuleType, agent: Any, client: Any) -> tuple[Any, Any]:
     if not is_v2(p):
         new_wire["mcpServers"] = []
     session = await client.new_session(p.decode("NewSessionRequest", new_wire))
-    prompt = p.decode("PromptRequest", {"sessionId": session.session_id, "prompt": [{"type": "text", "text": "one two"}]})
+    prompt = p.decode(
+        "PromptRequest", {"sessionId": session.session_id, "prompt": [{"type": "text", "text": "one two"}]}
+    )
     response = await client.prompt(prompt)
     if is_v2(p):
         await client.handler.turn_over.wait()

@@ -508,16 +508,21 @@ def test_update_with_npm(tmp_path, project):
     assert missing.exit_code == 2 and "npm" in missing.stderr
 
 
-def test_update_summarises_only_the_schemas_the_project_generates(tmp_path, project):
-    # A project that generates the two v2 packages only.
+def keep_packages(project: Path, *names: str) -> None:
+    """The project's pyproject.toml with only the packages ``names``."""
     pyproject = project / "pyproject.toml"
     text = pyproject.read_text()
     head, _, rest = text.partition("[[tool.acpgen.packages]]")
     entries = ["[[tool.acpgen.packages]]" + e for e in rest.split("[[tool.acpgen.packages]]")]
     entries[-1], tail = entries[-1].split("[tool.pytest", 1)
-    kept = [e for e in entries if 'package = "acp_v2' in e]
-    assert len(kept) == 2
+    kept = [e for e in entries if any(f'package = "{name}"' in e for name in names)]
+    assert len(kept) == len(names)
     pyproject.write_text(head + "".join(kept) + "[tool.pytest" + tail)
+
+
+def test_update_summarises_only_the_schemas_the_project_generates(tmp_path, project):
+    # A project that generates the two v2 packages only.
+    keep_packages(project, "acp_v2", "acp_v2_unstable")
     release = tarball(tmp_path, FIXTURE, "2.0.0")
     result = acpgen("schema", "update", "--from", str(release), "--config", config(project), "--dry-run")
     assert result.exit_code == 0, result.output
@@ -642,11 +647,17 @@ def decode_with(generated: Path) -> dict:
 
 def test_the_whole_bump(tmp_path, project):
     """2.0.0 generated -> update to 2.4.0 without generating -> check names
-    the stale packages -> generate -> the packages decode 2.4.0 messages."""
+    the stale packages -> generate -> the packages decode 2.4.0 messages.
+
+    The project generates two of the four packages, one from each schema
+    directory: the bump of several packages in one transaction is the same
+    with two, at half the generation; all four are generated from the
+    vendored schemas by every ``acpgen check`` of this repository."""
+    keep_packages(project, "acp_v1", "acp_v2_unstable")
     old = tarball(tmp_path, FIXTURE, "2.0.0")
     result = acpgen("schema", "update", "--from", str(old), "--config", config(project))
     assert result.exit_code == 0, result.output
-    assert "generated 4 package(s)" in result.output
+    assert "generated 2 package(s)" in result.output
     assert acpgen("check", "--config", config(project)).exit_code == 0
     before = decode_with(project / "generated")
     assert before["version"] == "2.0.0"
@@ -665,8 +676,8 @@ def test_the_whole_bump(tmp_path, project):
 
     stale = acpgen("check", "--config", config(project))
     assert stale.exit_code == 1
-    assert f"4 package(s) out of date: {', '.join(PACKAGES)}" in stale.output
-    for package in PACKAGES:
+    assert "2 package(s) out of date: acp_v1, acp_v2_unstable" in stale.output
+    for package in ("acp_v1", "acp_v2_unstable"):
         assert f"stale: generated/{package}/__init__.py" in stale.output
 
     result = acpgen("generate", "--config", config(project))
