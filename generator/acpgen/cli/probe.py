@@ -124,9 +124,6 @@ def _packages(directory: str | None, names: dict[int, str]) -> dict[int, ModuleT
             missing.append(exc)
     if not found:
         fail(missing[0] if len(missing) == 1 else "; ".join(str(exc) for exc in missing))
-    for exc, version in zip(missing, [v for v in names if v not in found], strict=True):
-        click.echo(
-            f"acpgen probe: protocol version {version} is not checked: {exc}",
-            err=True,
-        )
+    for error, version in zip(missing, [v for v in names if v not in found], strict=True):
+        click.echo(f"acpgen probe: protocol version {version} is not checked: {error}", err=True)
     return found
