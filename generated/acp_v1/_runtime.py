@@ -98,6 +98,8 @@ class ValidationError(ValueError):
     """Internal: the constants a ``const`` failure wanted ..."""
     found: Any = None
     """... and the value it found."""
+    kinds: tuple[str, ...] = ()
+    """Internal: the JSON types a ``type`` failure wanted."""
     keyword = ""
     """Internal: the schema keyword that failed (``type``, ``const`` ...), used
     to tell a union's inapplicable branches from the one that failed."""

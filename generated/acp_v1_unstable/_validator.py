@@ -117,11 +117,14 @@ class _Validator:
             kinds: list[str] = kind if type(kind) is json_array else [kind]
             if not any(_is_type(value, k) for k in kinds):
                 expected = " or ".join(kinds)
-                raise self.fail(
+                error = self.fail(
                     f"expected {expected}, found {json_type(value)} {show_value(value)}",
                     path,
                     "type",
                 )
+                error.kinds = tuple(kinds)
+                error.found = value
+                raise error
         if "const" in schema and not json_equal(value, schema["const"]):
             error = self.fail(
                 f"expected {show_value(schema['const'])}, found {show_value(value)}",
@@ -132,11 +135,15 @@ class _Validator:
             error.found = value
             raise error
         if "enum" in schema and not any(json_equal(value, e) for e in schema["enum"]):
-            raise self.fail(
-                f"expected one of {show_value(schema['enum'])}, found {show_value(value)}",
+            allowed: list[Any] = schema["enum"]
+            error = self.fail(
+                f"expected one of {_listed(allowed)}, found {show_value(value)}",
                 path,
                 "const",
             )
+            error.expected = tuple(allowed)
+            error.found = value
+            raise error
         t: type[object] = value.__class__
         if (t is int or t is float) and t is not bool:
             self._number(schema, value, path)
@@ -423,17 +430,62 @@ class _Validator:
         if tags and len({e.segments for e in tags}) == 1:
             # Every branch refused the same member's value (a union tag): say
             # so there, with the values it could have had.
-            wanted = ", ".join(show_value(value) for e in tags for value in e.expected)
+            wanted = tuple(value for e in tags for value in e.expected)
             error = self.fail(
-                f"expected one of {wanted}, found {show_value(tags[0].found)}",
+                f"expected one of {_listed(wanted)}, found {show_value(tags[0].found)}",
                 tags[0].segments,
                 "const",
             )
-            error.expected = tuple(value for e in tags for value in e.expected)
+            error.expected = wanted
             error.found = tags[0].found
             return error
-        reasons = "; ".join(sorted({e.message for e in errors})[:3])
-        return self.fail(f"expected {expected} ({reasons})", path)
+        if all(
+            len(e.segments) == depth and e.keyword in ("const", "type") for e in errors
+        ):
+            # The choices are values (an enum, perhaps with null) or types:
+            # name every one of them.
+            return self._choices(errors, path)
+        reasons = sorted({e.message for e in errors})
+        more = f"; and {len(reasons) - 3} more" if len(reasons) > 3 else ""
+        return self.fail(f"expected {expected} ({'; '.join(reasons[:3])}{more})", path)
+
+    def _choices(
+        self, errors: list[ValidationError], path: JsonPath
+    ) -> ValidationError:
+        """Every branch refused the value itself, by its value or its type:
+        the error lists each value and type that was allowed."""
+        values: list[Any] = []
+        kinds: list[str] = []
+        for e in errors:
+            values.extend(v for v in e.expected if not _listed_in(values, v))
+            kinds.extend(k for k in e.kinds if k not in kinds)
+        found: Any = errors[0].found
+        if not values:
+            error = self.fail(
+                f"expected {' or '.join(kinds)}, found {json_type(found)} {show_value(found)}",
+                path,
+                "type",
+            )
+        else:
+            others = f" or {' or '.join(kinds)}" if kinds else ""
+            error = self.fail(
+                f"expected one of {_listed(values)}{others}, found {show_value(found)}",
+                path,
+                "const",
+            )
+        error.expected = tuple(values)
+        error.kinds = tuple(kinds)
+        error.found = found
+        return error
+
+
+def _listed(values: Any) -> str:
+    """Allowed values as a message lists them: ``"a", "b", "c"``."""
+    return ", ".join(show_value(value) for value in values)
+
+
+def _listed_in(values: list[Any], value: Any) -> bool:
+    return any(json_equal(value, v) for v in values)
 
 
 def _rejects_branch(error: ValidationError, depth: int) -> bool:

@@ -45,16 +45,60 @@ def find_pyproject(start: Path | None = None) -> Path:
     raise AcpgenError("no pyproject.toml here or in any parent directory", file=str(here))
 
 
-def load_config(pyproject: Path | None = None) -> Config:
-    path = pyproject or find_pyproject()
-    name = str(path)
+def _table(path: Path) -> object:
+    """The ``[tool.acpgen]`` table of ``path`` (None when there is none)."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise AcpgenError("no such file", file=name) from None
+        raise AcpgenError("no such file", file=str(path)) from None
     except tomllib.TOMLDecodeError as exc:
-        raise AcpgenError(f"invalid TOML: {exc}", file=name) from None
-    table = data.get("tool", {}).get("acpgen")
+        raise AcpgenError(f"invalid TOML: {exc}", file=str(path)) from None
+    tool = data.get("tool")
+    return tool.get("acpgen") if isinstance(tool, dict) else None
+
+
+def _out(table: dict[str, object], name: str) -> str:
+    out = table.get("out", "generated")
+    if not isinstance(out, str):
+        raise AcpgenError("[tool.acpgen] 'out' must be a string", file=name)
+    return out
+
+
+@dataclass(frozen=True)
+class Packages:
+    """Where the generated packages of a project are: the ``out`` directory
+    of the ``[tool.acpgen]`` table of its ``pyproject.toml``."""
+
+    directory: Path
+    pyproject: Path
+    out: str
+    """As written in the table (``generated`` when it says nothing)."""
+
+    def describe(self) -> str:
+        return f"[tool.acpgen] out = {self.out!r} of {self.pyproject}"
+
+
+def configured_packages(start: Path | None = None) -> Packages | None:
+    """The output directory ``acpgen generate`` writes to, read from the
+    nearest ``pyproject.toml`` around ``start`` (the working directory), as
+    generate and check find it; None when there is no ``pyproject.toml`` or
+    it has no ``[tool.acpgen]`` table. Only ``out`` is read: a table that
+    lists no packages still says where they are."""
+    try:
+        path = find_pyproject(start)
+    except AcpgenError:
+        return None
+    table = _table(path)
+    if not isinstance(table, dict):
+        return None
+    out = _out(table, str(path))
+    return Packages(directory=path.parent / out, pyproject=path, out=out)
+
+
+def load_config(pyproject: Path | None = None) -> Config:
+    path = pyproject or find_pyproject()
+    name = str(path)
+    table = _table(path)
     if not isinstance(table, dict):
         raise AcpgenError("no [tool.acpgen] table", file=name)
     targets = []
@@ -74,7 +118,5 @@ def load_config(pyproject: Path | None = None) -> Config:
         targets.append(Target(schema=entry["schema"], package=entry["package"], rules=rules))
     if not targets:
         raise AcpgenError("[tool.acpgen] lists no packages", file=name)
-    out = table.get("out", "generated")
-    if not isinstance(out, str):
-        raise AcpgenError("[tool.acpgen] 'out' must be a string", file=name)
+    out = _out(table, name)
     return Config(root=path.parent, out=out, targets=tuple(targets))

@@ -816,3 +816,45 @@ def test_without_tarfiles_data_filter_the_same_members_are_refused(tmp_path, pro
         )
         result = acpgen("schema", "update", "--from", str(release), "--config", config(project), "--no-generate")
         assert result.exit_code == 2 and str(release) in result.stderr
+
+
+def test_a_dry_run_refuses_what_the_update_refuses(tmp_path, project):
+    """A release the configured packages cannot be generated from (here its
+    v2/schema.json is a v1 schema, which the v2 rules of [tool.acpgen] do
+    not fit): the update refuses it with exit 2, and so does --dry-run, with
+    the same error, before saying anything is fine."""
+    schemas = tmp_path / "mislabeled"
+    shutil.copytree(SCHEMA, schemas)
+    shutil.copyfile(SCHEMA / "v1/schema.json", schemas / "v2/schema.json")
+    release = str(tarball(tmp_path, schemas, "1.9.0"))
+    before = tree(project)
+    real = acpgen("schema", "update", "--from", release, "--config", config(project))
+    assert real.exit_code == 2, real.output
+    assert tree(project) == before
+    (error,) = [line for line in real.stderr.splitlines() if line.startswith("acpgen: error: ")]
+    assert "the rule set 'v2' does not fit this schema" in error
+    dry = acpgen("schema", "update", "--from", release, "--config", config(project), "--dry-run")
+    assert dry.exit_code == 2, dry.output
+    assert error in dry.stderr.splitlines()
+    assert "dry run: nothing written" not in dry.stdout
+    assert tree(project) == before
+
+
+def test_a_dry_run_refuses_to_replace_an_edited_package_as_the_update_does(tmp_path, project):
+    edited = project / "generated/acp_v1/models.py"
+    edited.write_text(edited.read_text() + "# mine\n")
+    release = str(tarball(tmp_path, FIXTURE, "2.0.0"))
+    before = tree(project)
+    real = acpgen("schema", "update", "--from", release, "--config", config(project))
+    dry = acpgen("schema", "update", "--from", release, "--config", config(project), "--dry-run")
+    assert (real.exit_code, dry.exit_code) == (2, 2), dry.output
+    assert "refusing to replace a generated package whose files changed" in real.stderr
+    assert real.stderr.splitlines()[-1] == dry.stderr.splitlines()[-1]
+    assert tree(project) == before
+    allowed = acpgen(
+        "schema", "update", "--from", release, "--config", config(project), "--dry-run", "--overwrite-edited"
+    )
+    assert allowed.exit_code == 0, allowed.output
+    assert "the 4 package(s) generate from the new schemas" in allowed.stdout
+    assert allowed.stdout.rstrip().endswith("dry run: nothing written")
+    assert tree(project) == before

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -415,3 +416,18 @@ def test_without_a_package_to_check_against_it_says_so_and_forwards_and_records(
     # picked by the version asked for (no answer: cat echoes the request), and not there either
     done = cat_through_tap(tmp_path, data, pick=True)
     assert b"cannot validate: acp_v2: no such generated package" in done.stderr, done.stderr
+
+
+def test_the_package_the_version_picks_is_found_where_generate_writes(tmp_path):
+    """A project whose [tool.acpgen] generates to vendor/ (no generated/):
+    the package initialize picks is found there."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.acpgen]\nout = "vendor"\n\n[[tool.acpgen.packages]]\nschema = "s.json"\npackage = "acp_v2"\n',
+        encoding="utf-8",
+    )
+    shutil.copytree(ROOT / "generated/acp_v2", tmp_path / "vendor/acp_v2", ignore=shutil.ignore_patterns("__pycache__"))
+    data = b'{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 2}}\n'
+    done = cat_through_tap(tmp_path, data, pick=True)
+    assert (done.returncode, done.stdout) == (0, data)
+    assert b"checking against acp_v2 (protocol version 2, negotiated at initialize)" in done.stderr, done.stderr
+    assert b"cannot validate" not in done.stderr

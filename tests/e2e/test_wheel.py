@@ -1,16 +1,27 @@
 """A plain, non-editable install carries the templates, the runtime module
-copied into generated packages, and the rules."""
+copied into generated packages, the rules and the hand-written conformance
+fixtures; installed, it checks a vendored package outside this checkout."""
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
+
+import pytest
 
 from ..conftest import ROOT
+from ..patience import HANG
 
 
-def test_the_wheel_ships_templates_and_rules(tmp_path):
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The wheel of this checkout, built once for the module."""
+    tmp_path = tmp_path_factory.mktemp("wheel")
     # Built from the tracked files alone: a build/ directory left in the
     # checkout would supply modules the package list leaves out.
     tree = tmp_path / "tree"
@@ -26,7 +37,11 @@ def test_the_wheel_ships_templates_and_rules(tmp_path):
         check=True,
         capture_output=True,
     )
-    (wheel,) = tmp_path.glob("acpgen-*.whl")
+    (built,) = tmp_path.glob("acpgen-*.whl")
+    return built
+
+
+def test_the_wheel_ships_templates_and_rules(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     templates = {p.name for p in (ROOT / "templates").glob("*.jinja")}
     assert templates and {f"acpgen/templates/{t}" for t in templates} <= names
@@ -39,3 +54,57 @@ def test_the_wheel_ships_templates_and_rules(tmp_path):
     source = ROOT / "generator/acpgen"
     modules = {p.relative_to(source).as_posix() for p in source.rglob("*.py")}
     assert modules and {f"acpgen/{m}" for m in modules} - names == set()
+    # The hand-written conformance fixtures of every vendored schema, with
+    # the manifest naming the schema they are for (not the generated ones,
+    # which `acpgen conformance` makes from the schema).
+    fixtures = ROOT / "tests/fixtures/conformance"
+    keys = sorted(p.name for p in fixtures.iterdir() if p.is_dir())
+    assert keys
+    for key in keys:
+        assert f"acpgen/conformance/fixtures/{key}/manifest.json" in names, key
+        handwritten = {p.name for p in (fixtures / key / "handwritten").glob("*.json")}
+        assert handwritten and {f"acpgen/conformance/fixtures/{key}/handwritten/{h}" for h in handwritten} <= names
+    assert not [n for n in names if "/fixtures/" in n and "/generated/" in n]
+
+
+def test_an_installed_acpgen_checks_a_vendored_package_outside_the_checkout(wheel, tmp_path):
+    """A project of someone else's: the schema `acpgen schema update` left in
+    schema/, a package generated from it in vendor/, and acpgen installed
+    from the wheel (unpacked into site/, the other dependencies those of
+    this environment). No fixtures anywhere around: conformance makes them,
+    the hand-written patch fixtures included, and the untouched package
+    passes every check."""
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    project = tmp_path / "project"
+    (project / "schema/v1").mkdir(parents=True)
+    shutil.copyfile(ROOT / "schema/v1/schema.json", project / "schema/v1/schema.json")
+    shutil.copytree(ROOT / "generated/acp_v1", project / "vendor/acp_v1", ignore=shutil.ignore_patterns("__pycache__"))
+    env = dict(os.environ, PYTHONPATH=str(site))
+    where = subprocess.run(
+        [sys.executable, "-c", "import acpgen; print(acpgen.__file__)"],
+        env=env,
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert Path(where.stdout.strip()).is_relative_to(site), where.stdout  # the installed acpgen, not this checkout
+    done = subprocess.run(
+        [sys.executable, "-m", "acpgen.conformance", "-q", "--package", "vendor/acp_v1"],
+        env=env,
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=HANG,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+    final = re.match(r"^(\d+) passed, 0 failed$", done.stdout.splitlines()[-1])
+    assert final and int(final.group(1)) > 3000, done.stdout[-2000:]
+    assert f"schema:   {project / 'schema/v1/schema.json'}" in done.stdout
+    shipped = site / "acpgen/conformance/fixtures/v1/handwritten"
+    assert (
+        f"fixtures: generated from schema.json (seed acp-conformance), and the hand-written ones of v1 ({shipped})"
+        in (done.stdout)
+    )
+    assert "has a patch fixture" not in done.stdout

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 from acpgen.probe import NAMES, Report, probe
 from acpgen.validate.loader import load_package
 
+from ..patience import HANG
 from .faulty_agent import FAULTS
 
 HERE = Path(__file__).resolve().parent
@@ -221,3 +223,48 @@ def test_an_agent_that_floods_is_held_in_bounded_memory(
     record = peer.records["setup"]
     assert len(record.lines) == 50 and record.dropped_lines == 20000 - 50
     assert len(record.problems) == 10 and record.dropped_problems == 20000 - 10
+
+
+def _vendored(root: Path, *names: str) -> Path:
+    """A project whose [tool.acpgen] generates to vendor/, holding ``names``."""
+    (root / "pyproject.toml").write_text(
+        '[tool.acpgen]\nout = "vendor"\n\n[[tool.acpgen.packages]]\nschema = "s.json"\npackage = "acp_v1"\n',
+        encoding="utf-8",
+    )
+    (root / "vendor").mkdir()
+    for name in names:
+        shutil.copytree(ROOT / "generated" / name, root / "vendor" / name, ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def _probe_in(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    acpgen = Path(sys.executable).parent / "acpgen"
+    return subprocess.run([str(acpgen), "probe", *args], cwd=cwd, capture_output=True, text=True, timeout=HANG)
+
+
+def test_a_v1_agent_is_probed_with_only_the_v1_package_found_where_generate_writes(tmp_path: Path) -> None:
+    root = _vendored(tmp_path, "acp_v1")
+    done = _probe_in(root, "--only", "initialize", "--", *FAULTY)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"acpgen probe: {' '.join(FAULTY)} (ACP v1)\nPASS  MUST   initialize\n")
+    (note,) = done.stderr.splitlines()
+    assert note.startswith("acpgen probe: protocol version 2 is not checked: acp_v2: no such generated package: ")
+    assert str((root / "vendor/acp_v2").resolve()) in note and note.endswith("with --packages")
+    # --packages still chooses: the same, from a directory given.
+    done = _probe_in(tmp_path, "--packages", "vendor", "--only", "initialize", "--", *FAULTY)
+    assert done.returncode == 0, done.stderr
+    assert (
+        "protocol version 2 is not checked: acp_v2: no such generated package: not in vendor/acp_v2 (--packages)"
+        in (done.stderr)
+    )
+
+
+def test_no_package_at_all_names_the_option_and_where_it_looked(tmp_path: Path) -> None:
+    root = _vendored(tmp_path)
+    done = _probe_in(root, "--", *FAULTY)
+    assert done.returncode == 2
+    assert done.stderr.startswith("acpgen: error: acp_v1: no such generated package: not in ")
+    for name in ("acp_v1", "acp_v2"):
+        assert str((root / "vendor" / name).resolve()) in done.stderr
+    assert "give the directory holding the generated packages with --packages" in done.stderr
+    assert done.stdout == ""

@@ -87,3 +87,52 @@ def test_the_tags_of_a_branch_follow_its_ref_and_all_of():
     assert validator._tags(b) == (("kind", "b", True),)
     assert validator._candidates([a, b], {"kind": "b"}) == [b]
     assert validator._candidates([a, b], {}) == []
+
+
+ENUMS = {"$defs": {
+    "Status": {"oneOf": [{"type": "string", "const": v} for v in ("pending", "in_progress", "completed", "failed")]},
+    "Kind": {"anyOf": [{"$ref": "#/$defs/Status"}, {"type": "null"}]},
+    "Level": {"enum": ["debug", "info", "warn", "error"]},
+    "Number": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+    "Holder": {"type": "object", "properties": {"status": {"$ref": "#/$defs/Status"}}},
+}}  # fmt: skip
+
+
+def _error(pointer: str, value: object) -> ValidationError:
+    with pytest.raises(ValidationError) as info:
+        va.validate(ENUMS, pointer, value)
+    return info.value
+
+
+def test_an_enum_error_lists_every_allowed_value():
+    # Each of the four values, the last ones too (they were cut at three).
+    error = _error("#/$defs/Status", "bogus")
+    assert error.message == 'expected one of "pending", "in_progress", "completed", "failed", found "bogus"'
+    assert error.path == "$"
+    assert "shapes" not in error.message
+    error = _error("#/$defs/Holder", {"status": "done"})
+    assert error.path == "$.status"
+    assert error.message == 'expected one of "pending", "in_progress", "completed", "failed", found "done"'
+    error = _error("#/$defs/Level", "trace")
+    assert error.message == 'expected one of "debug", "info", "warn", "error", found "trace"'
+
+
+def test_an_enum_or_null_says_null_is_allowed_too():
+    error = _error("#/$defs/Kind", "bogus")
+    assert error.message == 'expected one of "pending", "in_progress", "completed", "failed" or null, found "bogus"'
+
+
+def test_a_union_of_types_names_the_types():
+    assert _error("#/$defs/Number", True).message == "expected string or integer, found boolean true"
+    assert _error("#/$defs/Status", 5).message == "expected string, found integer 5"
+
+
+def test_a_union_of_shapes_says_how_many_reasons_it_leaves_out():
+    # Each branch fixes another member: none is the one meant, and no one
+    # member's values are the choices.
+    keys = ("a", "b", "c", "d", "e")
+    root = {"$defs": {"X": {"anyOf": [{"properties": {key: {"const": n}}} for n, key in enumerate(keys)]}}}
+    with pytest.raises(ValidationError) as info:
+        va.validate(root, "#/$defs/X", dict.fromkeys(keys, 9))
+    assert info.value.message.startswith("expected any of the allowed shapes (expected 0, found 9; ")
+    assert info.value.message.endswith("; and 2 more)")

@@ -6,12 +6,21 @@ This module imports nothing of the generator (see the package docstring):
 from __future__ import annotations
 
 import sys
+import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 import click
 
-from ..conformance.loader import ConformanceError, fixtures_for, import_package, package_dir, schema_for
+from ..conformance.loader import (
+    ConformanceError,
+    fixtures_for,
+    fixtures_on_the_fly,
+    import_package,
+    package_dir,
+    schema_for,
+)
 
 
 @click.command("conformance")
@@ -28,13 +37,17 @@ from ..conformance.loader import ConformanceError, fixtures_for, import_package,
     "--schema",
     "schema",
     type=click.Path(dir_okay=False),
-    help="The schema to check against (default: the one the package records, by SCHEMA_FILE or SCHEMA_SHA256).",
+    help="The schema to check against (default: the one the package records: SCHEMA_FILE, relative to the "
+    "working directory or the project, when its sha256 is SCHEMA_SHA256; else the vendored schema with that "
+    "sha256).",
 )
 @click.option(
     "--fixtures",
     "fixtures",
     type=click.Path(file_okay=False),
-    help="The fixtures directory (default: tests/fixtures/conformance/<schema key> of this project).",
+    help="The fixtures directory (default: tests/fixtures/conformance/<schema key> of the project around the "
+    "working directory; without one, the fixtures are generated from the schema for the run, with the "
+    "hand-written ones acpgen ships for it).",
 )
 @click.option("-q", "--quiet", is_flag=True, help="List only the definitions with failures.")
 @click.option("-v", "--verbose", is_flag=True, help="Also list every known failure with its reason.")
@@ -53,27 +66,51 @@ def conformance(
     whole JSON-RPC messages must decode (decode_message, decode_result).
     Prints a summary per definition and ends with `N passed, M failed`;
     exits 1 on any failure, 2 on bad arguments.
-    """
-    from ..conformance.runner import Runner, summary_lines
 
+    The fixtures: --fixtures, else tests/fixtures/conformance/<schema key> of
+    the project around the working directory (this checkout's committed
+    ones); where there are none (a package vendored in another project, an
+    installed acpgen), they are generated from the schema for the run, as
+    `acpgen conformance-fixtures` would, together with the hand-written ones
+    (patch fixtures among them) that acpgen ships for the schemas it vendors.
+    """
     started = time.perf_counter()
     if len(packages) > 1 and (schema or fixtures):
         click.echo("acpgen: error: --schema and --fixtures go with a single --package", err=True)
         sys.exit(2)
+    with ExitStack() as stack:
+        _run(stack, packages, schema, fixtures, quiet, verbose, started)
+
+
+def _run(
+    stack: ExitStack,
+    packages: tuple[str, ...],
+    schema: str | None,
+    fixtures: str | None,
+    quiet: bool,
+    verbose: bool,
+    started: float,
+) -> None:
+    from ..conformance.runner import Runner, summary_lines
+
     runs = []
     try:
         for package in packages:
             directory = package_dir(package)
             module = import_package(directory)
             schema_path = schema_for(module, schema)
-            runs.append((directory, module, schema_path, fixtures_for(schema_path, fixtures)))
+            fixtures_dir, label = fixtures_for(schema_path, fixtures), None
+            if fixtures_dir is None:
+                fixtures_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="acpgen-fixtures-")))
+                label = fixtures_on_the_fly(schema_path, fixtures_dir)
+            runs.append((directory, module, schema_path, fixtures_dir, label))
     except ConformanceError as error:
         click.echo(f"acpgen: error: {error}", err=True)
         sys.exit(2)
     passed = failed = 0
-    for directory, module, schema_path, fixtures_dir in runs:
+    for directory, module, schema_path, fixtures_dir, label in runs:
         package_started = time.perf_counter()
-        report = Runner(module, f"{directory.name} ({directory})", schema_path, fixtures_dir).run()
+        report = Runner(module, f"{directory.name} ({directory})", schema_path, fixtures_dir, label).run()
         lines = summary_lines(report, quiet=quiet, verbose=verbose)
         for line in lines[:-1]:
             click.echo(line)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from pathlib import Path
 from types import ModuleType
 
 import click
@@ -43,9 +42,10 @@ UNSTABLE = {1: "acp_v1_unstable", 2: "acp_v2_unstable"}
     "packages_dir",
     type=click.Path(exists=True, file_okay=False),
     default=None,
-    help="The directory holding the generated acp_v1 and acp_v2 packages (acp_v1_unstable, acp_v2_unstable "
-    "with --unstable) the messages are checked with "
-    "(default: generated/ of the current directory, else the importable packages).",
+    help="The directory holding the generated packages the messages are checked with: acp_v1 and acp_v2 "
+    "(acp_v1_unstable and acp_v2_unstable with --unstable). Default: the 'out' directory of the "
+    "[tool.acpgen] table of the nearest pyproject.toml (generated/ of the working directory when there "
+    "is none), else the importable packages.",
 )
 @click.option(
     "--unstable",
@@ -81,15 +81,19 @@ def probe_command(
     SHOULD) and where the requirement is written, and a failure with the
     transcript of its exchange and the agent's last stderr lines. Exit 1
     when a MUST check fails, 0 otherwise, 2 on a usage error.
+
+    The packages are looked for in --packages DIR; without it, where `acpgen
+    generate` writes (the 'out' directory of the [tool.acpgen] table of the
+    nearest pyproject.toml, generated/ of the working directory when there
+    is none), then imported. Only the versions found are spoken: with acp_v1
+    alone the probe asks for version 1 and says on stderr that version 2 is
+    not checked; with neither, it stops (exit 2) saying where it looked.
     """
     try:
         select(only)
     except ValueError as exc:
         fail(str(exc))
-    try:
-        packages = _packages(packages_dir, UNSTABLE if unstable else PACKAGES)
-    except AcpgenError as exc:
-        fail(exc)
+    packages = _packages(packages_dir, UNSTABLE if unstable else PACKAGES)
     try:
         report = asyncio.run(probe(list(command), packages, timeout=timeout, only=only))
     except KeyboardInterrupt:
@@ -103,8 +107,23 @@ def probe_command(
 
 
 def _packages(directory: str | None, names: dict[int, str]) -> dict[int, ModuleType]:
+    """The packages found, by version; those missing are said on stderr
+    (the probe speaks the versions it has), and none at all is an error."""
     found: dict[int, ModuleType] = {}
+    missing: list[AcpgenError] = []
     for version, name in names.items():
-        where = str(Path(directory) / name) if directory is not None else name
-        found[version] = load_package(where)
+        try:
+            found[version] = load_package(
+                name,
+                packages_dir=directory,
+                option="--packages",
+                hint="give the directory holding the generated packages with --packages",
+                importable=directory is None,
+            )
+        except AcpgenError as exc:
+            missing.append(exc)
+    if not found:
+        fail(missing[0] if len(missing) == 1 else "; ".join(str(exc) for exc in missing))
+    for error, version in zip(missing, [v for v in names if v not in found], strict=True):
+        click.echo(f"acpgen probe: protocol version {version} is not checked: {error}", err=True)
     return found

@@ -10,7 +10,7 @@ import click
 from ..errors import AcpgenError
 from ..validate.checker import MAX_LINE_BYTES
 from .common import fail
-from .validate import DEFAULT_PACKAGE, _generated, _interrupted, _say
+from .validate import DEFAULT_PACKAGE, _generated, _interrupted, _package, _say
 
 
 @click.command("report")
@@ -27,7 +27,9 @@ from .validate import DEFAULT_PACKAGE, _generated, _interrupted, _say
     "--package",
     "package",
     default=None,
-    help=f"The generated package the findings come from: a directory or an import name. Without it (and without --schema), {DEFAULT_PACKAGE}, said on stderr.",
+    help="The generated package the findings come from: its directory, or an import name looked for in the "
+    "'out' directory of [tool.acpgen] in the nearest pyproject.toml (else generated/), then imported. "
+    f"Without it (and without --schema), {DEFAULT_PACKAGE}, said on stderr with where it was found.",
 )
 @click.option(
     "--schema",
@@ -70,17 +72,20 @@ def report_command(
     transcript of 100,000 lines opens at once. Transcript text is shown as
     text, never run as markup. Exit 0 once the page is written, 2 on a usage
     error or a file that cannot be read or written, 130 when interrupted.
+
+    The package the findings come from is found as `acpgen validate` finds
+    it: --package (a directory, or an import name), else acp_v1; an import
+    name is looked for in the 'out' directory of the [tool.acpgen] table of
+    the nearest pyproject.toml (generated/ of the working directory when no
+    pyproject.toml has that table), then imported.
     """
     from ..report import write_report
-    from ..validate.loader import load_package
 
     target = Path(output) if output is not None else Path(transcript).with_suffix(".html")
     if target.resolve() == Path(transcript).resolve():
         fail(f"{target}: the output would replace the transcript; give another -o")
-    if schema is None and package is None:
-        _say(f"acpgen report: checking against {DEFAULT_PACKAGE} (the default; --package or --schema to choose)")
     try:
-        module = _generated(schema, rules) if schema else load_package(package or DEFAULT_PACKAGE)
+        module = _generated(schema, rules) if schema else _package("report", package)
         data = write_report(transcript, target, module, strict=strict, max_line_bytes=max_line_bytes, title=title)
     except AcpgenError as exc:
         fail(exc)

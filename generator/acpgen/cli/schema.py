@@ -20,9 +20,8 @@ from ..output.lock import waiting_notice
 from ..output.recovery import describe_state
 from ..output.write import prepared
 from ..scratch import scratch
-from ..update import Plan, apply, known_names, npm_pack, plan, read_source
+from ..update import Plan, apply, build, check, known_names, npm_pack, plan, read_source, targets
 from ..update.planning import FileChange
-from ..update.release import SCHEMA_DIR
 from .common import check_out_dir, overwrite_options
 from .common import fail as _fail
 from .common import warn as _warn
@@ -131,7 +130,14 @@ def schema_group() -> None:
     help="The pyproject.toml with [tool.acpgen] (default: the nearest one); schema/ is beside it.",
 )
 @click.option("--no-generate", is_flag=True, help="Update schema/ only; `acpgen check` then names the stale packages.")
-@click.option("--dry-run", is_flag=True, help="Check the source and show the changes; write nothing.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Show the changes and make every check the update makes before it writes: the release read and "
+    "checked, the packages generated from it (in a scratch directory; not with --no-generate) and the package "
+    "directories it would replace (--overwrite-foreign, --overwrite-edited); write nothing. A release the "
+    "update refuses is refused the same way (exit 2).",
+)
 @click.option(
     "--report",
     type=click.Path(dir_okay=False),
@@ -203,16 +209,23 @@ def update_command(
                 _show(the_plan, report, show_all)
                 if fail_on_breaking and _breaking(the_plan, show_all):
                     _refuse_breaking(the_plan, show_all)
+                # What the writing run does before it writes, writing nothing:
+                # generate the packages (in a scratch directory) and refuse
+                # what it would refuse to replace.
+                built, trees = build(the_plan, generate=not no_generate, templates=templates, warnings=warnings)
+                check(cfg, trees, overwrite_foreign=overwrite_foreign, overwrite_edited=overwrite_edited)
+                _warn(warnings)
+                if built:
+                    click.echo(f"the {len(built)} package(s) generate from the new schemas")
                 click.echo("dry run: nothing written")
                 return
             # Read schema/ under the lock, once an interrupted run is
             # recovered, and hold the lock until everything is written: what
             # is compared and generated is what is in place, and no other
             # run changes it meanwhile.
-            targets = [(cfg.root / SCHEMA_DIR, False)] + [(cfg.out_dir / t.package, True) for t in cfg.targets]
             with prepared(
                 cfg.out_dir,
-                targets,
+                targets(cfg),
                 overwrite_foreign=overwrite_foreign,
                 overwrite_edited=overwrite_edited,
                 on_wait=waiting_notice,

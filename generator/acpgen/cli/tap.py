@@ -30,9 +30,13 @@ exit status (128 + the signal when a signal ended it; 127 when the command
 is not found).
 
 The package checked against is picked by the protocol version initialize
-negotiates (acp_v1 for 1, acp_v2 for 2: a directory generated/acp_vN of
-the current directory, or the importable package) unless --package names
-one.
+negotiates (acp_v1 for 1, acp_v2 for 2) unless --package names one (a
+directory, or an import name). A package named by import name is looked
+for where `acpgen generate` writes: the 'out' directory of the
+[tool.acpgen] table of the nearest pyproject.toml (generated/ of the
+working directory when no pyproject.toml has that table); else it is
+imported. One not found is said on stderr with where it was looked for,
+and the session is forwarded and recorded unchecked.
 
 \b
 Zed (settings.json):
@@ -71,8 +75,9 @@ does not run it from that virtual environment). Then, afterwards:
 @click.option(
     "--package",
     "package",
-    help="The generated package to check against (a directory or an import name), instead of the one the "
-    "negotiated protocol version picks.",
+    help="The generated package to check against (its directory, or an import name looked for in the 'out' "
+    "directory of [tool.acpgen] in the nearest pyproject.toml, else generated/, then imported), instead of "
+    "the one the negotiated protocol version picks.",
 )
 @click.option(
     "--findings",

@@ -8,6 +8,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any, NoReturn, TextIO
 
 import click
@@ -31,7 +32,9 @@ INTERRUPTED = 130
     "--package",
     "package",
     default=None,
-    help=f"The generated package to check against: a directory or an import name. Without it (and without --schema), {DEFAULT_PACKAGE}, said on stderr.",
+    help="The generated package to check against: its directory, or an import name looked for in the 'out' "
+    "directory of [tool.acpgen] in the nearest pyproject.toml (else generated/), then imported. "
+    f"Without it (and without --schema), {DEFAULT_PACKAGE}, said on stderr with where it was found.",
 )
 @click.option(
     "--schema",
@@ -82,11 +85,16 @@ def validate_command(
     stops early (| head) ends the output, not the check: the exit status
     still tells the whole transcript. --html also writes the page `acpgen
     report` writes, with these findings.
+
+    The package checked against: --package (a directory, or an import name),
+    else acp_v1. An import name is looked for where `acpgen generate` writes,
+    the 'out' directory of the [tool.acpgen] table of the nearest
+    pyproject.toml (generated/ of the working directory when no
+    pyproject.toml has that table), and imported when it is not there; one
+    not found is an error saying where it was looked for.
     """
-    if schema is None and package is None:
-        _say(f"acpgen validate: checking against {DEFAULT_PACKAGE} (the default; --package or --schema to choose)")
     try:
-        module = _generated(schema, rules) if schema else load_package(package or DEFAULT_PACKAGE)
+        module = _generated(schema, rules) if schema else _package("validate", package)
     except AcpgenError as exc:
         fail(exc)
     except KeyboardInterrupt:
@@ -131,6 +139,19 @@ def _page(transcript: str, html: str, module: Any, findings: list[Finding], max_
     except OSError as exc:
         fail(f"cannot read {transcript}: {exc.strerror or exc}")
     _say(f"acpgen validate: wrote {html}")
+
+
+def _package(command: str, package: str | None) -> ModuleType:
+    """The package of ``--package``, or the default, said on stderr with
+    where it was found."""
+    module = load_package(package or DEFAULT_PACKAGE)
+    if package is None:
+        where = os.path.dirname(getattr(module, "__file__", None) or "") or DEFAULT_PACKAGE
+        _say(
+            f"acpgen {command}: checking against {DEFAULT_PACKAGE} (the default; --package or --schema to choose): "
+            f"{os.path.relpath(where)}"
+        )
+    return module
 
 
 def _generated(schema: str, rules: str | None) -> Any:

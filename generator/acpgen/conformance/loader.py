@@ -12,6 +12,7 @@ import hashlib
 import importlib.util
 import itertools
 import json
+import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -138,19 +139,66 @@ def schema_key(schema: Path) -> str:
     return key(schema)
 
 
-def fixtures_for(schema: Path, explicit: str | None) -> Path:
+SHIPPED_ROOTS = (
+    Path(__file__).resolve().parent / "fixtures",
+    Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "conformance",
+)
+"""Where the hand-written fixtures of the schemas acpgen vendors are: in an
+installed acpgen, package data beside this module (``manifest.json`` and
+``handwritten/*.json`` of each schema, from ``tests/fixtures/conformance``);
+in a checkout, that directory itself."""
+
+
+def fixtures_for(schema: Path, explicit: str | None) -> Path | None:
+    """The fixtures directory: ``--fixtures``, else the project's
+    ``tests/fixtures/conformance/<schema key>``; None when there is none, and
+    :func:`fixtures_on_the_fly` makes them."""
     if explicit:
         path = Path(explicit)
         if not path.is_dir():
             raise ConformanceError(f"--fixtures {explicit}: no such directory")
         return path.resolve()
     path = FIXTURES_ROOT / schema_key(schema)
-    if not path.is_dir():
-        raise ConformanceError(
-            f"no fixtures for {schema.name} at {path}; pass --fixtures, or generate them with "
-            f"`acpgen conformance-fixtures --schema {schema} --out DIR`"
+    return path if path.is_dir() else None
+
+
+def shipped_handwritten(schema: Path) -> Path | None:
+    """The hand-written fixtures acpgen ships for ``schema`` (matched by its
+    sha256 against the manifest they were written with), or None."""
+    wanted = sha256(schema)
+    for root in SHIPPED_ROOTS:
+        if not root.is_dir():
+            continue
+        for manifest in sorted(root.glob("*/manifest.json")):
+            try:
+                recorded = json.loads(manifest.read_text(encoding="utf-8")).get("schema_sha256")
+            except (OSError, ValueError):
+                continue
+            handwritten = manifest.parent / "handwritten"
+            if recorded == wanted and handwritten.is_dir():
+                return handwritten
+    return None
+
+
+def fixtures_on_the_fly(schema: Path, into: Path) -> str:
+    """Make the fixtures of ``schema`` in the empty directory ``into``, as
+    ``acpgen conformance-fixtures`` does (the committed seed), with the
+    hand-written ones acpgen ships for it (the patch fixtures among them);
+    returns how to show where they came from."""
+    from . import fixturegen
+
+    fixturegen.write(into, fixturegen.generate(schema, display=schema.name))
+    handwritten = shipped_handwritten(schema)
+    if handwritten is None:
+        return (
+            f"generated from {schema.name} (seed {fixturegen.DEFAULT_SEED}); acpgen has no hand-written fixtures "
+            "for this schema (pass --fixtures with yours)"
         )
-    return path
+    shutil.copytree(handwritten, into / "handwritten")
+    return (
+        f"generated from {schema.name} (seed {fixturegen.DEFAULT_SEED}), and the hand-written ones of "
+        f"{handwritten.parent.name} ({handwritten})"
+    )
 
 
 @dataclass

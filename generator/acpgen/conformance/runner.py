@@ -158,11 +158,20 @@ ValidationError (it is not round-tripped: no JSON encoder could)."""
 
 
 class Runner:
-    def __init__(self, package: ModuleType, package_label: str, schema_path: Path, fixtures_dir: Path) -> None:
+    def __init__(
+        self,
+        package: ModuleType,
+        package_label: str,
+        schema_path: Path,
+        fixtures_dir: Path,
+        fixtures_label: str | None = None,
+    ) -> None:
         self.package = package
         self.package_label = package_label
         self.schema_path = schema_path
         self.fixtures_dir = fixtures_dir
+        self.fixtures_label = fixtures_label
+        """How the report shows the fixtures' origin (default: the directory)."""
         self.document = json.loads(schema_path.read_text(encoding="utf-8"))
         self.defs = self.document["$defs"]
         self.sha = sha256(schema_path)
@@ -335,7 +344,11 @@ class Runner:
 
     def run(self) -> Report:
         started = time.perf_counter()
-        report = Report(package=self.package_label, schema=str(self.schema_path), fixtures=str(self.fixtures_dir))
+        report = Report(
+            package=self.package_label,
+            schema=str(self.schema_path),
+            fixtures=self.fixtures_label or str(self.fixtures_dir),
+        )
         manifest, files = load_fixtures(self.fixtures_dir)
         outcomes = report.outcomes
         if manifest.get("schema_sha256") not in (None, self.sha):

@@ -30,8 +30,8 @@ and packages or the new ones, never a mix.
 
 from __future__ import annotations
 
-from .applying import apply
+from .applying import apply, build, check, targets
 from .planning import Plan, known_names, plan
 from .release import npm_pack, read_source
 
-__all__ = ["Plan", "apply", "known_names", "npm_pack", "plan", "read_source"]
+__all__ = ["Plan", "apply", "build", "check", "known_names", "npm_pack", "plan", "read_source", "targets"]

@@ -8,9 +8,10 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
+from ..config import Config
 from ..errors import AcpgenError
 from ..output.trees import Tree
-from ..output.write import Writer, package_tree, replace_trees
+from ..output.write import Writer, check_targets, package_tree, replace_trees
 from ..pipeline import build_all
 from ..scratch import scratch
 from .planning import Plan, under_schema
@@ -21,24 +22,19 @@ SCRATCH_PREFIX = "acpgen-updating-"
 theirs, used ``acpgen-update-``: those are never swept)."""
 
 
-def apply(
+def build(
     plan_: Plan,
     *,
     generate: bool = True,
     templates: str | Path | None = None,
     warnings: list[str] | None = None,
-    overwrite_foreign: bool = False,
-    overwrite_edited: bool = False,
-    on_wait: Callable[[Path], None] | None = None,
-    writer: Writer | None = None,
-) -> dict[str, dict[str, str]]:
-    """Write the new ``schema/`` and, with ``generate``, the packages; returns
-    the packages written, and adds the generator's warnings (and those about
-    leftovers of interrupted runs) to ``warnings``.
-    ``schema/`` and the packages are replaced as one transaction of
-    :mod:`acpgen.output.write`, journaled in the output directory: by ``writer``
-    when the plan was made under its lock (:func:`acpgen.output.write.prepared`,
-    as ``acpgen schema update`` does), otherwise under a lock taken here."""
+) -> tuple[dict[str, dict[str, str]], list[Tree]]:
+    """Everything :func:`apply` writes, worked out without writing anything
+    in the project: the packages generated from the new schemas (with
+    ``generate``) and the trees that replace ``schema/`` and the packages.
+    A release the configured packages cannot be generated from (a rule set
+    that does not fit, a schema the generator refuses) fails here, before
+    anything is written; ``acpgen schema update --dry-run`` runs this too."""
     config = plan_.config
     root = config.root
     built: dict[str, dict[str, str]] = {}
@@ -62,6 +58,52 @@ def apply(
         schema_dir = root / SCHEMA_DIR
         trees.append(Tree(schema_dir, plan_.writes, guarded=False, keep=schema_dir, drop=frozenset(plan_.removed)))
     trees += [package_tree(config.out_dir, name, files) for name, files in built.items()]
+    return built, trees
+
+
+def targets(config: Config) -> list[tuple[Path, bool]]:
+    """What an update replaces, (path, guarded): ``schema/`` and every
+    configured package (guarded: only one acpgen generated is replaced)."""
+    return [(config.root / SCHEMA_DIR, False)] + [(config.out_dir / t.package, True) for t in config.targets]
+
+
+def check(
+    config: Config, trees: list[Tree], *, overwrite_foreign: bool = False, overwrite_edited: bool = False
+) -> None:
+    """The refusals a writing run makes before it writes (those of
+    :func:`acpgen.output.write.prepared` on the :func:`targets`, then those
+    on the built trees), for a run that writes nothing (``--dry-run``): a
+    package directory acpgen did not generate, or one edited since, without
+    the option that overwrites it."""
+    check_targets(
+        [Tree(target, {}, guarded) for target, guarded in targets(config)],
+        overwrite_foreign=overwrite_foreign,
+        overwrite_edited=overwrite_edited,
+        built=False,
+    )
+    check_targets(trees, overwrite_foreign=overwrite_foreign, overwrite_edited=overwrite_edited)
+
+
+def apply(
+    plan_: Plan,
+    *,
+    generate: bool = True,
+    templates: str | Path | None = None,
+    warnings: list[str] | None = None,
+    overwrite_foreign: bool = False,
+    overwrite_edited: bool = False,
+    on_wait: Callable[[Path], None] | None = None,
+    writer: Writer | None = None,
+) -> dict[str, dict[str, str]]:
+    """Write the new ``schema/`` and, with ``generate``, the packages; returns
+    the packages written, and adds the generator's warnings (and those about
+    leftovers of interrupted runs) to ``warnings``.
+    ``schema/`` and the packages are replaced as one transaction of
+    :mod:`acpgen.output.write`, journaled in the output directory: by ``writer``
+    when the plan was made under its lock (:func:`acpgen.output.write.prepared`,
+    as ``acpgen schema update`` does), otherwise under a lock taken here."""
+    config = plan_.config
+    built, trees = build(plan_, generate=generate, templates=templates, warnings=warnings)
     # schema/ and every package, all or nothing.
     if writer is not None:
         writer.replace(trees, overwrite_foreign=overwrite_foreign, overwrite_edited=overwrite_edited)

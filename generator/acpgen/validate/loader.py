@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import pkgutil
 import sys
 from pathlib import Path
@@ -13,12 +14,45 @@ from types import ModuleType
 from ..errors import AcpgenError
 
 
-def load_package(name_or_path: str) -> ModuleType:
-    """A generated package: a directory holding one, an importable name, or a
-    name under ``generated/`` of the current directory."""
+def package_places(packages_dir: str | None = None, option: str = "--packages") -> list[tuple[Path, str]]:
+    """The directories a package named by import name is looked for in,
+    each with how it was found: ``packages_dir`` alone when given (an
+    option such as ``--packages``); else the output directory of the
+    ``[tool.acpgen]`` table of the nearest ``pyproject.toml``, where
+    ``acpgen generate`` writes (see :mod:`acpgen.config`); else
+    ``generated/`` of the working directory. After them the name is
+    imported."""
+    from ..config import configured_packages
+
+    if packages_dir is not None:
+        return [(Path(packages_dir), option)]
+    configured = configured_packages()
+    if configured is not None:
+        return [(configured.directory, configured.describe())]
+    return [(Path("generated"), "the working directory's; no pyproject.toml here or above has a [tool.acpgen] table")]
+
+
+def load_package(
+    name_or_path: str,
+    *,
+    packages_dir: str | None = None,
+    option: str = "--package",
+    hint: str = "give its directory or import name with --package",
+    importable: bool = True,
+) -> ModuleType:
+    """A generated package: a directory holding one, or an import name,
+    looked for in the :func:`package_places` and then imported (unless not
+    ``importable``). A package not found is an :class:`AcpgenError` saying
+    where it was looked for, and ``hint``: the option that gives it;
+    ``option`` is the option ``packages_dir`` came from."""
     path = Path(name_or_path)
-    if not path.is_dir() and "/" not in name_or_path and (Path("generated") / name_or_path).is_dir():
-        path = Path("generated") / name_or_path
+    places: list[tuple[Path, str]] = []
+    if not path.is_dir() and "/" not in name_or_path and os.sep not in name_or_path:
+        places = package_places(packages_dir, option)
+        for directory, _how in places:
+            if (directory / name_or_path).is_dir():
+                path = directory / name_or_path
+                break
     if path.is_dir():
         init = path / "__init__.py"
         if not init.is_file():
@@ -33,10 +67,19 @@ def load_package(name_or_path: str) -> ModuleType:
         sys.modules[name] = module
         spec.loader.exec_module(module)
         return _checked(module, str(path))
-    try:
-        return _checked(importlib.import_module(name_or_path), name_or_path)
-    except ImportError:
-        raise AcpgenError("no such generated package (give its directory or import name)", file=name_or_path) from None
+    if not places:
+        raise AcpgenError(f"no such directory; {hint}", file=name_or_path)
+    if importable:
+        try:
+            return _checked(importlib.import_module(name_or_path), name_or_path)
+        except ImportError:
+            pass
+    looked = "; ".join(f"{os.path.normpath(directory / name_or_path)} ({how})" for directory, how in places)
+    also = " nor importable" if importable else ""
+    raise AcpgenError(
+        f"no such generated package: not in {looked}{also}; {hint}",
+        file=name_or_path,
+    )
 
 
 def package_from_schema(schema: str, rules: str | None = None) -> ModuleType:
