@@ -649,3 +649,30 @@ def test_validate_outgoing_checks_typed_messages_and_lets_json_go_as_it_is():
         await client.close()
 
     run(main())
+
+
+def test_validate_outgoing_checks_each_message_against_its_methods_type(caplog):
+    """A handler that returns another method's result, or params of another
+    method: refused (an error reply, a log line; a ValidationError at the
+    sender), where each is valid as its own class."""
+
+    class Mistaken(Agent):
+        async def new_session(self, params):
+            return acp.PromptResponse(stop_reason=acp.StopReason.END_TURN)
+
+    async def main():
+        _agent, client = await connect(Mistaken, Client)
+        with pytest.raises(acp.RequestError) as refused:
+            await client.new_session(new_session("/"))
+        assert refused.value.code == acp.INTERNAL_ERROR
+        assert "session/new answers a NewSessionResponse, not a PromptResponse" in refused.value.data
+        prompt = acp.PromptRequest(session_id="s", prompt=[])
+        with pytest.raises(acp.ValidationError, match="session/new takes a NewSessionRequest, not a PromptRequest"):
+            await client.request("session/new", prompt)
+        with pytest.raises(acp.ValidationError, match="session/cancel takes a CancelNotification, not a PromptRequest"):
+            await client.notify("session/cancel", prompt)  # valid as a CancelNotification's JSON, yet not one
+        await client.close()
+
+    with caplog.at_level("WARNING"):
+        run(main())
+    assert "the reply to session/new cannot be sent" in caplog.text
