@@ -27,6 +27,8 @@ import pytest
 from acpgen.cli import main
 from click.testing import CliRunner
 
+from ..patience import HANG
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 GENERATED = ROOT / "generated"
@@ -113,6 +115,21 @@ def test_readme_agent_and_client_run(tmp_path):
     assert [b.file for b in readme] == ["agent.py", "client.py"]
     assert readme[1].expected is not None
     _check(["README.md"], tmp_path)
+
+
+def test_the_readme_agent_passes_the_probes_cancel_check(tmp_path):
+    """``acpgen probe``'s MUST: session/cancel during a long prompt ends the
+    turn with stopReason ``cancelled``."""
+    (agent,) = [b for b in blocks(ROOT / "README.md") if b.file == "agent.py"]
+    (tmp_path / "agent.py").write_text(agent.text, encoding="utf-8")
+    acpgen = Path(sys.executable).with_name("acpgen")
+    command = [str(acpgen), "probe", "--packages", str(GENERATED), "--only", "cancel", "--"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(GENERATED), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [*command, sys.executable, "agent.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=HANG
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASS  MUST   cancel\n" in done.stdout, done.stdout
 
 
 def test_agent_and_client_pages_run(tmp_path):
