@@ -192,7 +192,8 @@ class Connection(Generic[H]):
     ``session/new`` returning a ``PromptResponse`` is refused), raising
     ``ValidationError`` at the sender: a request or notification is not
     sent; a handler's result is logged and answered -32603 (the error's
-    text its data, with ``error_detail``). JSON goes out as it is. ``check_capabilities`` and ``fold_sessions``: see the module's
+    text its data, with ``error_detail``). JSON goes out as it is.
+    ``check_capabilities`` and ``fold_sessions``: see the module's
     documentation. When the peer closes, requests still waiting fail with
     ``ConnectionError`` and what was already read is still handled, for at
     most :attr:`grace` seconds; :meth:`close` drops it.
