@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "generated"))
@@ -24,7 +25,7 @@ class EchoAgent(acp.Agent):
         return acp.InitializeResponse(protocol_version=acp.PROTOCOL_VERSION)
 
     async def new_session(self, params: acp.NewSessionRequest) -> acp.NewSessionResponse:
-        return acp.NewSessionResponse(session_id=f"echo-{id(params)}")
+        return acp.NewSessionResponse(session_id=f"echo-{uuid.uuid4().hex}")
 
     async def prompt(self, params: acp.PromptRequest) -> acp.PromptResponse:
         self.cancelled.discard(params.session_id)

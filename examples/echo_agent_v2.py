@@ -15,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "generated"))
 import acp_v2 as acp  # noqa: E402
 
-DELAY = float(sys.argv[1]) if len(sys.argv) > 1 else 0.0
+DELAY = float(sys.argv[1]) if __name__ == "__main__" and len(sys.argv) > 1 else 0.0
 
 
 class EchoAgent(acp.Agent):

@@ -188,8 +188,12 @@ class Connection(Generic[H]):
     A line that is not JSON is answered -32700, whatever it holds, and
     reading goes on. With ``validate_outgoing`` every message whose params
     or result is of a generated class is checked against the schema before
-    it is sent, raising ``ValidationError`` at the sender (JSON goes out as
-    it is). ``check_capabilities`` and ``fold_sessions``: see the module's
+    it is sent, and against the type its method takes there (a handler of
+    ``session/new`` returning a ``PromptResponse`` is refused), raising
+    ``ValidationError`` at the sender: a request or notification is not
+    sent; a handler's result is logged and answered -32603 (the error's
+    text its data, with ``error_detail``). JSON goes out as it is.
+    ``check_capabilities`` and ``fold_sessions``: see the module's
     documentation. When the peer closes, requests still waiting fail with
     ``ConnectionError`` and what was already read is still handled, for at
     most :attr:`grace` seconds; :meth:`close` drops it.
@@ -895,8 +899,10 @@ class Connection(Generic[H]):
             )
         else:
             try:
-                reply = self._dump(
-                    Response(message.id, result), self._validate_outgoing
+                reply = (
+                    self._dump_checked(message, result)
+                    if self._validate_outgoing
+                    else self._dump(Response(message.id, result))
                 )
                 if message.method == _versions.INITIALIZE:
                     # Before the answer goes out: the client's next request
@@ -1015,10 +1021,14 @@ class Connection(Generic[H]):
             method, await self.request(method, params), strict=self._strict
         )
 
-    def _dump(self, message: Message, validate: bool = False) -> bytes:
+    def _dump(
+        self, message: Message, validate: bool = False, method: str | None = None
+    ) -> bytes:
         """A message's text. Raises ``ValueError`` (a ``ValidationError``
         with ``validate``) for a message that cannot go out as it is.
-        ``validate`` checks params and results of the generated classes;
+        ``validate`` checks params and results of the generated classes
+        against the schema and against the type of their method (a
+        response's: ``method``, the method of the request it answers);
         JSON (an extension's, or what ``request`` and ``notify`` were given
         as JSON) goes out as it is."""
         if validate:
@@ -1027,8 +1037,19 @@ class Connection(Generic[H]):
                 if isinstance(message, Response)
                 else getattr(message, "params", None)
             )
-            validate = type(value) not in _JSON_TYPES
-        return dump_message(self.codec.encode_message(message, validate=validate))
+            if type(value) not in _JSON_TYPES:
+                return dump_message(
+                    self.codec.encode_message(message, validate=True, method=method)
+                )
+        return dump_message(self.codec.encode_message(message))
+
+    def _dump_checked(self, request: Request[Any], result: Any) -> bytes:
+        """The text of the reply to ``request`` with ``validate``: the
+        result checked as the result of the request's method (an answer
+        to an older version's ``initialize`` as its own class)."""
+        older = isinstance(request.params, _versions.OlderInitialize)
+        method = None if older else request.method
+        return self._dump(Response(request.id, result), True, method)
 
     def _dump_error(self, id: RequestId, error: RpcError) -> bytes:
         """An error reply's text; without the error's data, and then without

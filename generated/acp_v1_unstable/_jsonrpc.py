@@ -269,6 +269,11 @@ def _kind(value: object) -> str:
     return f"an {name}" if name[:1] in "aeiou" else f"a {name}"
 
 
+def _a(name: str) -> str:
+    """A class's name with its article: "a PromptResponse", "an Answer"."""
+    return f"an {name}" if name[:1] in "AEIOUaeiou" else f"a {name}"
+
+
 def _shown(value: object) -> str:
     """A found value for a message, shortened (a 10 MB string is not echoed)."""
     if type(value) is int and value.bit_length() > 64:
@@ -295,7 +300,14 @@ class MessageCodec:
     and codec: a request's or notification's params are decoded with the
     method's own type, results by the method of their request."""
 
-    __slots__ = ("_decode", "_encode", "_null_id", "decode_message", "methods")
+    __slots__ = (
+        "_decode",
+        "_encode",
+        "_null_id",
+        "_types",
+        "decode_message",
+        "methods",
+    )
 
     decode_message: DecodeMessage
     """Read a whole JSON-RPC message (a value as ``json.loads`` returns it).
@@ -335,13 +347,21 @@ class MessageCodec:
         )
         requests: dict[str, tuple[_Decoder, str]] = {}
         notifications: dict[str, tuple[_Decoder, str]] = {}
+        types: dict[tuple[str, str], tuple[Any, str]] = {}
         for name, info in methods.items():
             if info.request is not None:
                 params = info.request.params_name
                 requests[name] = (decoder_of(params), params)
+                types[name, "params"] = (info.request.params, params)
+                types[name, "result"] = (info.request.result, info.request.result_name)
             if info.notification is not None:
                 params = info.notification.params_name
                 notifications[name] = (decoder_of(params), params)
+                types[name, "notification"] = (info.notification.params, params)
+        self._types = types
+        """What ``encode_message(validate=True)`` checks a value against:
+        (method, ``"params"``, ``"result"`` or ``"notification"``) -> the
+        method's type there and its ``$defs`` name."""
         self.decode_message = _message_decoder(
             decode, self._request_id, requests, notifications
         )
@@ -362,17 +382,18 @@ class MessageCodec:
             raise
 
     def encode_message(
-        self, message: Message, *, validate: bool = False
+        self, message: Message, *, validate: bool = False, method: str | None = None
     ) -> dict[str, Any]:
         """The wire form of a message, with ``"jsonrpc": "2.0"``; params and
         results are encoded (generated classes to JSON, JSON as it is). With
         ``validate`` a value of a generated class is checked against the
-        schema first (:class:`ValidationError` with its path)."""
-        encode = (
-            self._encode
-            if not validate
-            else functools.partial(self._encode, validate=True)
-        )
+        schema first (:class:`ValidationError` with its path), and against
+        the type its method takes there: a request's or notification's
+        params as the method's params, a :class:`Response`'s result as the
+        result of ``method`` (the method of the request it answers; without
+        it, or for a method the schema does not have, only against the
+        value's own class)."""
+        encode = self._encode if not validate else self._checker(message, method)
         if isinstance(message, Request):
             out: dict[str, Any] = {
                 "jsonrpc": JSONRPC_VERSION,
@@ -400,6 +421,47 @@ class MessageCodec:
                 error["data"] = encode(message.error.data)
             out = {"jsonrpc": JSONRPC_VERSION, "id": message.id, "error": error}
         return out
+
+    def _checker(self, message: Message, method: str | None) -> Callable[[Any], Any]:
+        """``encode`` with ``validate=True`` for the params or result of
+        ``message``, then checked as its method's type there."""
+        if isinstance(message, Request):
+            key = (message.method, "params")
+        elif isinstance(message, Notification):
+            key = (message.method, "notification")
+        elif isinstance(message, Response) and method is not None:
+            key = (method, "result")
+        else:
+            return functools.partial(self._encode, validate=True)
+        typed = self._types.get(key)
+        if typed is None:
+            return functools.partial(self._encode, validate=True)
+        expected, name = typed
+        method_name = key[0]
+        verb = "answers" if key[1] == "result" else "takes"
+
+        def encode(value: Any) -> Any:
+            if isinstance(expected, type):
+                if not isinstance(value, expected):
+                    raise ValidationError(
+                        f"{method_name} {verb} {_a(expected.__name__)}, "
+                        f"not {_a(type(value).__name__)}"
+                    )
+                return self._encode(value, validate=True)
+            # The method's type is a union: the wire form must be one of
+            # it, as the peer decodes it.
+            wire = self._encode(value, validate=True)
+            try:
+                self._decode(name, wire, strict=True)
+            except ValidationError as error:
+                raise ValidationError(
+                    f"{method_name} {verb} {_a(name)}, which this "
+                    f"{type(value).__name__} is not: {error.message}",
+                    error.segments,
+                ) from None
+            return wire
+
+        return encode
 
     def _request_id(self, value: Any) -> RequestId:
         found: object = value

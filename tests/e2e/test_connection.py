@@ -4,6 +4,7 @@ the echo examples as real subprocesses."""
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import os
 import random
@@ -14,6 +15,7 @@ import sys
 import pytest
 
 from ..conftest import ROOT, SCHEMAS, load_generated
+from ..patience import HANG
 from ..unit.gated_writer import GatedWriter
 
 acp = load_generated("acp_v1")
@@ -649,3 +651,95 @@ def test_validate_outgoing_checks_typed_messages_and_lets_json_go_as_it_is():
         await client.close()
 
     run(main())
+
+
+def test_validate_outgoing_checks_each_message_against_its_methods_type(caplog):
+    """A handler that returns another method's result, or params of another
+    method: refused (an error reply, a log line; a ValidationError at the
+    sender), where each is valid as its own class."""
+
+    class Mistaken(Agent):
+        async def new_session(self, params):
+            return acp.PromptResponse(stop_reason=acp.StopReason.END_TURN)
+
+    async def main():
+        _agent, client = await connect(Mistaken, Client)
+        with pytest.raises(acp.RequestError) as refused:
+            await client.new_session(new_session("/"))
+        assert refused.value.code == acp.INTERNAL_ERROR
+        assert "session/new answers a NewSessionResponse, not a PromptResponse" in refused.value.data
+        prompt = acp.PromptRequest(session_id="s", prompt=[])
+        with pytest.raises(acp.ValidationError, match="session/new takes a NewSessionRequest, not a PromptRequest"):
+            await client.request("session/new", prompt)
+        with pytest.raises(acp.ValidationError, match="session/cancel takes a CancelNotification, not a PromptRequest"):
+            await client.notify("session/cancel", prompt)  # valid as a CancelNotification's JSON, yet not one
+        await client.close()
+
+    with caplog.at_level("WARNING"):
+        run(main())
+    assert "the reply to session/new cannot be sent" in caplog.text
+
+
+def _example(name: str):
+    """An example's module, imported from its file (under a name of its own)."""
+    spec = importlib.util.spec_from_file_location(f"example_{name}", ROOT / "examples" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    ("example", "agent", "package"),
+    [
+        ("echo_agent", "EchoAgent", "acp_v1"),
+        ("echo_agent_v2", "EchoAgent", "acp_v2"),
+        ("resumable_agent", "ResumableAgent", "acp_v1"),
+    ],
+)
+def test_each_example_agent_gives_every_new_session_an_id_of_its_own(example, agent, package, tmp_path, monkeypatch):
+    """40 ``session/new`` on one connection: 40 session ids (sessions that
+    shared one would share a cancel flag and, over HTTP, a stream)."""
+    module = _example(example)
+    if hasattr(module, "SESSIONS"):
+        monkeypatch.setattr(module, "SESSIONS", tmp_path)
+    pkg = load_generated(package)
+
+    class Quiet(pkg.Client):
+        def __init__(self, conn):
+            self.conn = conn
+
+    async def main():
+        # Without the client's fold (which keeps objects alive that would
+        # otherwise be freed): an id made of id(params) repeats as soon as
+        # the params of one request are freed before the next is decoded.
+        options = {"validate_outgoing": True, "fold_sessions": False}
+        _agent, client = pkg.connect_in_memory(getattr(module, agent), Quiet, **options)
+        if package == "acp_v2":
+            info = pkg.Implementation(name="test", version="1")
+            await client.initialize(pkg.InitializeRequest(protocol_version=2, info=info))
+            new = pkg.NewSessionRequest(cwd=str(tmp_path))
+        else:
+            await client.initialize(pkg.InitializeRequest(protocol_version=1))
+            new = pkg.NewSessionRequest(cwd=str(tmp_path), mcp_servers=[])
+        ids = [(await client.new_session(new)).session_id for _ in range(40)]
+        await client.close()
+        return ids
+
+    assert len(set(run(main()))) == 40
+
+
+def test_the_echo_agent_example_over_stdio_gives_40_sessions_40_ids():
+    """As a client sees it: 40 ``session/new`` one after another on one
+    connection to ``python examples/echo_agent.py``."""
+
+    class Quiet(acp.Client):
+        def __init__(self, conn):
+            self.conn = conn
+
+    async def main():
+        async with acp.spawn_agent(Quiet, sys.executable, str(ROOT / "examples/echo_agent.py")) as conn:
+            await conn.initialize(acp.InitializeRequest(protocol_version=1))
+            return [(await conn.new_session(new_session("/"))).session_id for _ in range(40)]
+
+    assert len(set(asyncio.run(asyncio.wait_for(main(), HANG)))) == 40

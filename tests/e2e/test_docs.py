@@ -1,7 +1,8 @@
 """The documentation is true of the code: the CLI reference in docs/cli.md is
 what ``acpgen COMMAND --help`` prints, and every Python block of the README
-and of docs/agent.md and docs/client.md runs, agents as real subprocesses
-driven by a client.
+and of docs/agent.md, docs/client.md and docs/transports.md runs, agents as
+real subprocesses driven by a client (transports.md's servers on a port of
+their own choosing, which they print).
 
 Blocks are read by the Markdown comments before them: ``<!-- file: NAME -->``
 writes the block that follows to NAME in a scratch directory (an agent or a
@@ -15,6 +16,7 @@ beside it. Re-record docs/cli.md after changing the command line with
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import os
 import re
@@ -26,6 +28,8 @@ from pathlib import Path
 import pytest
 from acpgen.cli import main
 from click.testing import CliRunner
+
+from ..patience import HANG
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -115,12 +119,90 @@ def test_readme_agent_and_client_run(tmp_path):
     _check(["README.md"], tmp_path)
 
 
+def test_the_readme_agent_passes_the_probes_cancel_check(tmp_path):
+    """``acpgen probe``'s MUST: session/cancel during a long prompt ends the
+    turn with stopReason ``cancelled``."""
+    (agent,) = [b for b in blocks(ROOT / "README.md") if b.file == "agent.py"]
+    (tmp_path / "agent.py").write_text(agent.text, encoding="utf-8")
+    acpgen = Path(sys.executable).with_name("acpgen")
+    command = [str(acpgen), "probe", "--packages", str(GENERATED), "--only", "cancel", "--"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(GENERATED), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [*command, sys.executable, "agent.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=HANG
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASS  MUST   cancel\n" in done.stdout, done.stdout
+
+
 def test_agent_and_client_pages_run(tmp_path):
     agent = blocks(DOCS / "agent.md")
     assert "agent.py" in [b.file for b in agent]
     assert "spawn_agent" in next(b.text for b in blocks(DOCS / "client.md") if b.file == "client.py")
     _check(["docs/agent.md", "docs/client.md"], tmp_path)
     assert (tmp_path / "notes.txt").read_text() == "HELLO"  # written by the agent through the client
+
+
+async def _port(stream: asyncio.StreamReader, pattern: str) -> int:
+    """The port a server prints once it listens (``pattern``'s group); the
+    lines before it are kept for the failure's message."""
+    seen: list[bytes] = []
+    while line := await stream.readline():
+        seen.append(line)
+        found = re.search(pattern, line.decode(errors="replace"))
+        if found:
+            return int(found.group(1))
+    raise AssertionError(f"the server ended without saying its port:\n{b''.join(seen).decode(errors='replace')}")
+
+
+def test_transports_page_blocks_run(tmp_path):
+    """docs/transports.md's server.py, and app.py under the uvicorn command
+    its comment gives, each serve remote_client.py (WebSocket, then HTTP),
+    which prints what the page says; beside the README's agent.py and
+    client.py, whose classes they import. The servers listen on port 0 (the
+    page's 8000 replaced) and say which port they took."""
+    page = blocks(DOCS / "transports.md")
+    assert [b.file for b in page] == ["server.py", "app.py", "remote_client.py"]
+    for block in [*blocks(ROOT / "README.md"), *page]:
+        assert block.file is not None
+        assert len(block.text.splitlines()) < 60, f"{block.file} is 60 lines or more"
+        (tmp_path / block.file).write_text(block.text, encoding="utf-8")
+    server, app, client = page
+    assert "port=8000," in server.text and client.expected is not None
+    (tmp_path / "server.py").write_text(server.text.replace("port=8000,", "port=0,"), encoding="utf-8")
+    (uvicorn,) = [line[2:].split() for line in app.text.splitlines() if line.startswith("# uvicorn ")]
+    assert uvicorn[-2:] == ["--port", "8000"], uvicorn
+    servers = [
+        ([sys.executable, "server.py"], r"serving on port (\d+)"),
+        ([sys.executable, "-m", *uvicorn[:-1], "0"], r"Uvicorn running on http://127\.0\.0\.1:(\d+)"),
+    ]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(GENERATED), os.environ.get("PYTHONPATH", "")])}
+
+    async def serve_and_talk(command: list[str], pattern: str) -> str:
+        pipe = asyncio.subprocess.PIPE
+        serving = await asyncio.create_subprocess_exec(
+            *command, cwd=tmp_path, env=env, stdout=pipe, stderr=asyncio.subprocess.STDOUT
+        )
+        draining: asyncio.Future[bytes] | None = None
+        try:
+            assert serving.stdout is not None
+            port = await asyncio.wait_for(_port(serving.stdout, pattern), HANG)
+            draining = asyncio.ensure_future(serving.stdout.read())  # the server's log, never left to fill the pipe
+            (tmp_path / "remote_client.py").write_text(client.text.replace(":8000/", f":{port}/"), encoding="utf-8")
+            talking = await asyncio.create_subprocess_exec(
+                sys.executable, "remote_client.py", cwd=tmp_path, env=env, stdout=pipe, stderr=pipe
+            )
+            out, err = await asyncio.wait_for(talking.communicate(), HANG)
+            assert talking.returncode == 0, err.decode()
+            return out.decode()
+        finally:
+            if serving.returncode is None:
+                serving.terminate()
+            await asyncio.wait_for(serving.wait(), HANG)
+            if draining is not None:
+                await draining
+
+    for command, pattern in servers:
+        assert asyncio.run(serve_and_talk(command, pattern)) == client.expected, command
 
 
 def test_validate_says_which_package_it_uses_by_default(tmp_path):

@@ -731,3 +731,154 @@ def test_a_cancel_for_a_request_whose_reply_waits_to_be_written_loses_nothing():
     answers = run(main())
     assert answers[5]["error"]["code"] == rpc.METHOD_NOT_FOUND
     assert answers[1]["result"] == "kept"
+
+
+# ------------------------------------------------------------ 7. validate_outgoing checks the method's type
+
+
+class Wire:
+    """A generated class, whose wire form is ``{"value": n}`` (``Third``'s:
+    ``{"third": n}``). ``typed`` answers an ``Answer``, ``either`` an
+    ``Answer`` or an ``Other``."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+
+class Answer(Wire):
+    pass
+
+
+class Other(Wire):
+    pass
+
+
+class Third(Wire):
+    pass
+
+
+def _typed_encode(value: Any, validate: bool = False) -> Any:
+    if isinstance(value, Wire):
+        if validate and value.value < 0:
+            raise ValidationError("expected 0 or more", ("value",))
+        key = "third" if isinstance(value, Third) else "value"
+        return {key: value.value}
+    return value
+
+
+def _typed_decode(name: str, value: Any, strict: bool = False) -> Any:
+    if not isinstance(value, dict):
+        raise ValidationError(f"expected an object for {name}")
+    if name == "Either" and strict and "value" not in value:
+        raise ValidationError('missing required property "value"')
+    return _copy(value)
+
+
+TYPED_METHODS = {
+    "typed": rpc.MethodInfo("typed", request=rpc.RequestInfo("agent", Answer, Answer, "typed", "P", "Answer")),
+    "either": rpc.MethodInfo("either", request=rpc.RequestInfo("agent", dict, Answer | Other, "either", "P", "Either")),
+    "told": rpc.MethodInfo("told", notification=rpc.NotificationInfo("agent", Answer, "told", "Answer")),
+}
+
+
+class TypedInterface:
+    async def typed(self, params: Any) -> Any:
+        raise rpc.RequestError.method_not_found("typed")
+
+    async def either(self, params: Any) -> Any:
+        raise rpc.RequestError.method_not_found("either")
+
+    async def told(self, params: Any) -> None:
+        pass
+
+
+class TypedEnd(connection.Connection[Any]):
+    side = "agent"
+    codec = rpc.MessageCodec(TYPED_METHODS, _typed_decode, _typed_encode, null_request_id=False)
+    interface = TypedInterface
+
+
+class Returns(TypedInterface):
+    """Answers ``typed`` and ``either`` with the class its params name."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self.classes: dict[str, type[Wire]] = {"Answer": Answer, "Other": Other, "Third": Third}
+
+    async def typed(self, params: Any) -> Any:
+        return self.classes[params["class"]](1)
+
+    async def either(self, params: Any) -> Any:
+        return self.classes[params["class"]](1)
+
+
+async def typed_peer(
+    validate: bool,
+) -> tuple[TypedEnd, asyncio.StreamReader, asyncio.StreamWriter]:
+    left, right = socket.socketpair()
+    reader, writer = await asyncio.open_connection(sock=left)
+    conn = TypedEnd(Returns, reader, writer, validate_outgoing=validate, require_initialize=False)
+    conn.start()
+    peer_reader, peer_writer = await asyncio.open_connection(sock=right)
+    return conn, peer_reader, peer_writer
+
+
+@pytest.mark.parametrize(
+    ("method", "cls", "refused"),
+    [
+        ("typed", "Answer", False),
+        ("typed", "Other", True),
+        ("either", "Answer", False),
+        ("either", "Other", False),
+        ("either", "Third", True),  # not a member of the union: its wire form is checked
+    ],
+)
+def test_validate_outgoing_refuses_a_result_of_another_class_than_the_methods(method, cls, refused, caplog):
+    async def main() -> dict[str, Any]:
+        conn, reader, writer = await typed_peer(validate=True)
+        await send(writer, {"jsonrpc": "2.0", "id": 1, "method": method, "params": {"class": cls}})
+        reply = await read_reply(reader)
+        await send(writer, {"jsonrpc": "2.0", "id": 2, "method": "typed", "params": {"class": "Answer"}})
+        assert await read_reply(reader) == {"jsonrpc": "2.0", "id": 2, "result": {"value": 1}}
+        await conn.close()
+        return reply
+
+    with caplog.at_level(logging.WARNING):
+        reply = run(main())
+    if not refused:
+        assert reply == {"jsonrpc": "2.0", "id": 1, "result": {"value": 1}}
+        assert "cannot be sent" not in caplog.text
+        return
+    assert reply["id"] == 1 and reply["error"]["code"] == rpc.INTERNAL_ERROR, reply
+    expected = "an Answer" if method == "typed" else "an Either"
+    assert f"{method} answers {expected}" in reply["error"]["data"], reply
+    assert f"the reply to {method} cannot be sent" in caplog.text
+    assert f"{method} answers {expected}" in caplog.text
+
+
+def test_without_validate_outgoing_a_result_goes_out_unchecked():
+    async def main() -> dict[str, Any]:
+        conn, reader, writer = await typed_peer(validate=False)
+        await send(writer, {"jsonrpc": "2.0", "id": 1, "method": "either", "params": {"class": "Third"}})
+        reply = await read_reply(reader)
+        await conn.close()
+        return reply
+
+    assert run(main()) == {"jsonrpc": "2.0", "id": 1, "result": {"third": 1}}
+
+
+def test_validate_outgoing_refuses_params_of_another_class_before_sending():
+    async def main() -> list[dict[str, Any]]:
+        conn, reader, _writer = await typed_peer(validate=True)
+        with pytest.raises(ValidationError, match="typed takes an Answer, not a Third"):
+            await conn.request("typed", Third(1))
+        with pytest.raises(ValidationError, match="told takes an Answer, not a Third"):
+            await conn.notify("told", Third(1))
+        with pytest.raises(ValidationError, match="expected 0 or more"):  # the schema check still runs
+            await conn.notify("told", Answer(-1))
+        await conn.notify("told", Answer(2))
+        sent = [await read_reply(reader)]  # the first line written is the one valid message
+        await conn.close()
+        return sent
+
+    assert run(main()) == [{"jsonrpc": "2.0", "method": "told", "params": {"value": 2}}]
