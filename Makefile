@@ -68,7 +68,7 @@ lint: $(STAMP)
 
 # What `make test` needs beyond python3 and make, said before anything runs.
 test-tools:
-	@echo "make test: needs python3 (3.10+), make, node with npm (npm ci installs the TypeScript SDK peers of tests/interop), Debian's chromium at $(CHROMIUM) (installed with apt-get when missing, as root) and Pythons $(OTHER_PYTHONS) under pyenv (the runtime's unit tests); runs lint, the runtime tests, acpgen check, the suite, then the type check of the generated packages (a few minutes, quiet meanwhile)"
+	@echo "make test: needs python3 (3.10+), make, node with npm (npm ci installs the TypeScript SDK peers of tests/interop), Debian's chromium at $(CHROMIUM) (installed with apt-get when missing, as root) and Pythons $(OTHER_PYTHONS) under pyenv (the unit tests and the packages' basics run on them too); runs ruff, mypy, pyright, acpgen check, the tests on $(OTHER_PYTHONS), the suite, the JSON-RPC suites with stdlib json, then the type check of the generated packages, every step even when one before failed, with a line per step and a table of their times at the end"
 	@command -v npm >/dev/null || { echo "make test: npm is not on PATH; install node and npm (the TypeScript SDK peers of tests/interop need them)"; exit 2; }
 
 # The other Pythons the packages and the generator claim, from pyenv: a venv
