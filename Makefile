@@ -111,7 +111,7 @@ test: test-tools browser $(STAMP) $(TS_STAMP) $(OTHER_STAMPS)
 	  "pyright=$(BIN)/pyright" \
 	  "check=$(BIN)/acpgen check" \
 	  $(foreach v,$(OTHER_PYTHONS),"python$(v)=.venv-$(v)/bin/python -m pytest -q -p no:cacheprovider -n 2 $(OTHER_TESTS)") \
-	  "suite=$(PYTEST) -n auto --dist loadgroup --ignore=tests/e2e/test_typecheck.py" \
+	  "suite=$(PYTEST) -n auto --dist loadgroup --durations=20 --ignore=tests/e2e/test_typecheck.py" \
 	  "stdlib-json=ACPGEN_JSON=stdlib $(PYTEST) -q $(JSON_SUITES)" \
 	  "typecheck=$(PYTEST) -q tests/e2e/test_typecheck.py"
 

@@ -64,6 +64,14 @@ def hook_repository(tmp_path: Path) -> tuple[Path, str]:
         shutil.copy2(ROOT / name, repo / name)
     for name in ("generator", "templates"):
         shutil.copytree(ROOT / name, repo / name, ignore=ignore)
+    # The conformance fixtures acpgen ships (pyproject.toml's package data):
+    # each schema's manifest and hand-written fixtures.
+    fixtures = ROOT / "tests/fixtures/conformance"
+    for manifest in fixtures.glob("*/manifest.json"):
+        target = repo / manifest.relative_to(ROOT)
+        target.parent.mkdir(parents=True)
+        shutil.copy2(manifest, target)
+        shutil.copytree(manifest.parent / "handwritten", target.parent / "handwritten")
     git(repo, "init", "-q")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "acpgen")
