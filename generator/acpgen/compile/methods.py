@@ -32,8 +32,8 @@ else:  # pragma: no cover
 from ..errors import AcpgenError, pointer
 from ..jsontypes import JsonPath
 from . import ir
-from .naming import snake
 from .attributes import INTERFACE_METHODS, runtime_attributes
+from .naming import snake
 
 CALL_KINDS: tuple[ir.CallKind, ...] = ("request", "notification")
 KINDS = ("request", "response", "notification")

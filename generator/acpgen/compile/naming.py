@@ -154,9 +154,7 @@ def _wire_label(f: ir.Field) -> str:
     return f.wire_name
 
 
-def _name_union(
-    union: ir.UnionDef, cls: str, module_names: set[str], def_classes: dict[str, str]
-) -> ir.UnionDef:
+def _name_union(union: ir.UnionDef, cls: str, module_names: set[str], def_classes: dict[str, str]) -> ir.UnionDef:
     # The tag is an attribute of every variant class: it must be a name no
     # generated member takes (from_wire, to_wire, the catch-all's extra, a
     # wrapper's value) and not a keyword.

@@ -38,7 +38,16 @@ from dataclasses import dataclass, field
 
 from ..compile import ir
 
-__all__ = ["BUILTINS", "CODEC_HELPERS", "IMPORTS_MARKER", "ModuleNames", "exports", "package_imports", "reexports", "schema_names"]
+__all__ = [
+    "BUILTINS",
+    "CODEC_HELPERS",
+    "IMPORTS_MARKER",
+    "ModuleNames",
+    "exports",
+    "package_imports",
+    "reexports",
+    "schema_names",
+]
 
 BUILTINS = frozenset(dir(builtins))
 """Every name of the builtins module: a schema name of that spelling is
@@ -58,12 +67,38 @@ CODEC_NAMES = ("decode", "decode_class", "encode")
 
 CODEC_HELPERS = tuple(
     ("_runtime", name)
-    for name in (
-        "FLOAT_MAX MISSING UNSET Unset ValidationError any_value check_bool check_const check_int check_list"
-        " check_list_skipping check_map check_num check_str check_tag check_json check_variants"
-        " check_variants_skipping exactly_one first_match furthest json_object missing not_null salvage"
-        " scalar_union type_error unexpected wire_json wire_map"
-    ).split()
+    for name in [
+        "FLOAT_MAX",
+        "MISSING",
+        "UNSET",
+        "Unset",
+        "ValidationError",
+        "any_value",
+        "check_bool",
+        "check_const",
+        "check_int",
+        "check_list",
+        "check_list_skipping",
+        "check_map",
+        "check_num",
+        "check_str",
+        "check_tag",
+        "check_json",
+        "check_variants",
+        "check_variants_skipping",
+        "exactly_one",
+        "first_match",
+        "furthest",
+        "json_object",
+        "missing",
+        "not_null",
+        "salvage",
+        "scalar_union",
+        "type_error",
+        "unexpected",
+        "wire_json",
+        "wire_map",
+    ]
 )
 """The runtime helpers the codec's decoders and encoders call, each imported
 as ``_NAME`` when the rendered codec uses it (a package need not use them
