@@ -316,6 +316,10 @@ class ModuleNames:
     _qualified: bool = False
     _builtins_used: bool = False
     _self_types: bool = False
+    _schema_set: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        self._schema_set = frozenset(self.schema)
 
     def ref(self, name: str) -> str:
         """The source text that names the schema's ``name`` in this module."""
@@ -344,13 +348,6 @@ class ModuleNames:
             self._builtins_used = True
             return f"{BUILTINS_MODULE}.{name}"
         return name
-
-    @property
-    def _schema_set(self) -> frozenset[str]:
-        cached: frozenset[str] | None = self.__dict__.get("_set")
-        if cached is None:
-            cached = self.__dict__["_set"] = frozenset(self.schema)
-        return cached
 
     def imports(self, body: str) -> str:
         """The import lines that replace :data:`IMPORTS_MARKER` in the
