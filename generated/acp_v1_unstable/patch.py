@@ -11,7 +11,6 @@ import typing as _typing
 from typing import Any as _Any
 from typing import Callable as _Callable
 
-
 from ._runtime import UNSET as _UNSET
 from .models import (
     AgentCapabilities,

@@ -15,7 +15,6 @@ from typing import Callable as _Callable
 from typing import ClassVar as _ClassVar
 from typing import TypeVar as _TypeVar
 
-
 from ._runtime import UNSET as _UNSET
 from .models import (
     AgentAuthCapabilities,
