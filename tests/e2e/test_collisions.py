@@ -107,6 +107,24 @@ SHAPED: dict[str, tuple[dict, object, object]] = {
         },
         {"name": 1, "count": 1},
     ),
+    # Fields named like the builtins their neighbours' annotations use.
+    "bytes": (
+        {
+            "type": "object",
+            "properties": {
+                "str": {"type": "string"},
+                "int": {"type": "integer"},
+                "list": {"type": "array", "items": {"type": "string"}},
+                "dict": {"type": "object", "additionalProperties": {"type": "boolean"}},
+                "float": {"type": "number"},
+                "bool": {"type": "boolean"},
+                "name": {"type": "string"},
+            },
+            "required": ["str", "int", "name"],
+        },
+        {"str": "s", "int": 1, "list": ["a"], "dict": {"k": True}, "float": 0.5, "bool": False, "name": "n"},
+        {"str": "s", "int": 1, "name": 2},
+    ),
     "Any": ({"type": "object", "properties": {"value": {}}, "required": ["value"]}, {"value": {"x": 1}}, {}),
     "tuple": (
         {

@@ -121,6 +121,15 @@ def test_where_the_schema_s_names_are_bound_a_builtin_they_hide_is_reached_throu
     )
 
 
+def test_in_a_class_body_a_builtin_a_field_shadows_is_reached_through_builtins():
+    names = ModuleNames(own=frozenset(), schema=("Thing",), binds_schema=True)
+    assert names.enter_class(["str", "name"]) == ""
+    assert names.builtin("str") == "_builtins.str" and names.builtin("int") == "int"
+    names.enter_class([])
+    assert names.builtin("str") == "str"
+    assert names.imports("") == "import builtins as _builtins"
+
+
 def test_nothing_is_imported_for_a_module_that_needs_nothing():
     names = ModuleNames(own=frozenset(), schema=("A",), binds_schema=True)
     assert names.builtin("str") == "str" and names.ref("A") == "A"

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import builtins
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..compile import ir
@@ -317,6 +318,7 @@ class ModuleNames:
     _builtins_used: bool = False
     _self_types: bool = False
     _schema_set: frozenset[str] = frozenset()
+    _class_scope: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         self._schema_set = frozenset(self.schema)
@@ -342,9 +344,17 @@ class ModuleNames:
             return f"{TYPES_MODULE}.{name}"
         return self.ref(name)
 
+    def enter_class(self, attributes: Iterable[str]) -> str:
+        """Render what follows in the body of a class with ``attributes``
+        (its fields ...): a builtin one of them shadows is ``_builtins.X``
+        there (a field ``str`` makes ``str`` the field in the annotations
+        after it). An empty text, for the template to print."""
+        self._class_scope = frozenset(attributes)
+        return ""
+
     def builtin(self, name: str) -> str:
         """The source text that names the builtin ``name`` in this module."""
-        if self.binds_schema and name in self._schema_set:
+        if self.binds_schema and (name in self._schema_set or name in self._class_scope):
             self._builtins_used = True
             return f"{BUILTINS_MODULE}.{name}"
         return name

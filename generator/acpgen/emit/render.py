@@ -130,6 +130,7 @@ def render_package(package: ir.Package, templates: str | Path | None = None) -> 
                 context,
                 ref=module_names.ref,
                 aref=module_names.annotation_ref,
+                enter_class=module_names.enter_class,
                 refs=lambda names, ref=module_names.ref: [ref(n) for n in names],
                 builtin=module_names.builtin,
                 annotation=text.Annotations(defs, module_names.annotation_ref, module_names.builtin, _private),
