@@ -7,46 +7,48 @@ Decoding is lenient by default, with the reference semantics (the x-deserialize-
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, cast
+import typing as _typing
+from typing import Any as _Any
+from typing import Callable as _Callable
+from typing import cast as _cast
 
 from . import _models
-from ._codec import class_decoding, decoding, encoding, raw_checking
-
-# Every helper is imported as itself: a package need not use them all.
-from ._runtime import FLOAT_MAX as FLOAT_MAX
-from ._runtime import MISSING as MISSING
-from ._runtime import UNSET as UNSET
-from ._runtime import Unset as Unset
-from ._runtime import ValidationError as ValidationError
-from ._runtime import any_value as any_value
-from ._runtime import check_bool as check_bool
-from ._runtime import check_const as check_const
-from ._runtime import check_int as check_int
-from ._runtime import check_list as check_list
-from ._runtime import check_list_skipping as check_list_skipping
-from ._runtime import check_map as check_map
-from ._runtime import check_num as check_num
-from ._runtime import check_str as check_str
-from ._runtime import check_tag as check_tag
-from ._runtime import check_json as check_json
-from ._runtime import check_variants as check_variants
-from ._runtime import check_variants_skipping as check_variants_skipping
-from ._runtime import exactly_one as exactly_one
-from ._runtime import first_match as first_match
-from ._runtime import furthest as furthest
-from ._runtime import json_object as json_object
-from ._runtime import missing as missing
-from ._runtime import not_null as not_null
-from ._runtime import salvage as salvage
-from ._runtime import scalar_union as scalar_union
-from ._runtime import type_error as type_error
-from ._runtime import unexpected as unexpected
-from ._runtime import wire_json as wire_json
-from ._runtime import wire_map as wire_map
-from ._schema import SCHEMA_JSON
+from ._codec import class_decoding as _class_decoding
+from ._codec import decoding as _decoding
+from ._codec import encoding as _encoding
+from ._codec import raw_checking as _raw_checking
+from ._schema import SCHEMA_JSON as _SCHEMA_JSON
+from ._runtime import FLOAT_MAX as _FLOAT_MAX
+from ._runtime import MISSING as _MISSING
+from ._runtime import UNSET as _UNSET
+from ._runtime import Unset as _Unset
+from ._runtime import ValidationError as _ValidationError
+from ._runtime import any_value as _any_value
+from ._runtime import check_bool as _check_bool
+from ._runtime import check_int as _check_int
+from ._runtime import check_list as _check_list
+from ._runtime import check_list_skipping as _check_list_skipping
+from ._runtime import check_map as _check_map
+from ._runtime import check_num as _check_num
+from ._runtime import check_str as _check_str
+from ._runtime import check_tag as _check_tag
+from ._runtime import check_json as _check_json
+from ._runtime import check_variants as _check_variants
+from ._runtime import check_variants_skipping as _check_variants_skipping
+from ._runtime import first_match as _first_match
+from ._runtime import furthest as _furthest
+from ._runtime import json_object as _json_object
+from ._runtime import missing as _missing
+from ._runtime import not_null as _not_null
+from ._runtime import salvage as _salvage
+from ._runtime import scalar_union as _scalar_union
+from ._runtime import type_error as _type_error
+from ._runtime import unexpected as _unexpected
+from ._runtime import wire_json as _wire_json
+from ._runtime import wire_map as _wire_map
 from .models import (
     AgentRequest,
-    RequestId_,
+    RequestId,
     WriteTextFileRequest,
     SessionId,
     ReadTextFileRequest,
@@ -279,11 +281,14 @@ from .models import (
     CompactionState,
 )
 
-if TYPE_CHECKING:
-    from typing import Literal, overload
+if _typing.TYPE_CHECKING:
+    from typing import Literal as _Literal
+    from typing import overload as _overload
 
-    from ._codec import DecodeClass, Encode
-    from ._runtime import Decoder, JsonObject
+    from ._codec import DecodeClass as _DecodeClass
+    from ._codec import Encode as _Encode
+    from ._runtime import Decoder as _Decoder
+    from ._runtime import JsonObject as _JsonObject
 
 
 __all__ = ["decode", "decode_class", "encode"]
@@ -292,41 +297,41 @@ _new = object.__new__
 """Decoders build objects without calling ``__init__``: they have already
 computed every field, defaults included."""
 
-check_raw = raw_checking(SCHEMA_JSON)
+_check_raw = _raw_checking(_SCHEMA_JSON)
 """A value the typed codec keeps as JSON, checked against its subschema."""
 
 
-def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_id: RequestId_
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+def _decode_AgentRequest(d: _Any, strict: bool) -> AgentRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_id: RequestId
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = _decode_RequestId_(v, strict)
-        except ValidationError as error:
+            f_id = _decode_RequestId(v, strict)
+        except _ValidationError as error:
             raise error.at("id")
 
     f_method: str
-    v = d.get("method", MISSING)
-    if v is MISSING:
-        raise missing("method")
+    v = d.get("method", _MISSING)
+    if v is _MISSING:
+        raise _missing("method")
     else:
         try:
-            f_method = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_method = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("method")
 
-    f_params: Any | Unset
-    v = d.get("params", MISSING)
-    if v is MISSING:
-        f_params = UNSET
+    f_params: _Any | _Unset
+    v = d.get("params", _MISSING)
+    if v is _MISSING:
+        f_params = _UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/AgentRequest/properties/params", strict)
-        except ValidationError as error:
+            f_params = _check_raw(v, "#/$defs/AgentRequest/properties/params", strict)
+        except _ValidationError as error:
             raise error.at("params")
 
     o = _new(AgentRequest)
@@ -336,88 +341,88 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
     return o
 
 
-def _encode_AgentRequest(o: AgentRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AgentRequest(o: AgentRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "id": encode(o.id),
         "method": o.method,
     }
     v_params = o.params
-    if v_params is not UNSET:
-        d["params"] = wire_json(v_params)
+    if v_params is not _UNSET:
+        d["params"] = _wire_json(v_params)
 
     return d
 
 
-def _decode_RequestId_(v: Any, strict: bool) -> RequestId_:
-    return cast(
+def _decode_RequestId(v: _Any, strict: bool) -> RequestId:
+    return _cast(
         "None | int | str",
-        scalar_union(
+        _scalar_union(
             v,
             strict,
             {
-                "null": lambda x, strict: None if x is None else not_null(x),
+                "null": lambda x, strict: None if x is None else _not_null(x),
                 "integer": lambda x, strict: (
                     x
                     if type(x) is int
                     and -9223372036854775808 <= x <= 9223372036854775807
                     else (
-                        check_int(x, None, None)
+                        _check_int(x, None, None)
                         if strict
-                        else check_int(x, -9223372036854775808, 9223372036854775807)
+                        else _check_int(x, -9223372036854775808, 9223372036854775807)
                     )
                 ),
-                "string": lambda x, strict: x if type(x) is str else check_str(x),
+                "string": lambda x, strict: x if type(x) is str else _check_str(x),
             },
             "null, integer or string",
         ),
     )
 
 
-def _decode_WriteTextFileRequest(d: Any, strict: bool) -> WriteTextFileRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_WriteTextFileRequest(d: _Any, strict: bool) -> WriteTextFileRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_path: str
-    v = d.get("path", MISSING)
-    if v is MISSING:
-        raise missing("path")
+    v = d.get("path", _MISSING)
+    if v is _MISSING:
+        raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_path = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("path")
 
     f_content: str
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         try:
-            f_content = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_content = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(WriteTextFileRequest)
     o.session_id = f_session_id
@@ -427,50 +432,50 @@ def _decode_WriteTextFileRequest(d: Any, strict: bool) -> WriteTextFileRequest:
     return o
 
 
-def _encode_WriteTextFileRequest(o: WriteTextFileRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_WriteTextFileRequest(o: WriteTextFileRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "path": o.path,
         "content": o.content,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionId(v: Any, strict: bool) -> SessionId:
-    return v if type(v) is str else check_str(v)
+def _decode_SessionId(v: _Any, strict: bool) -> SessionId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ReadTextFileRequest(d: _Any, strict: bool) -> ReadTextFileRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_path: str
-    v = d.get("path", MISSING)
-    if v is MISSING:
-        raise missing("path")
+    v = d.get("path", _MISSING)
+    if v is _MISSING:
+        raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_path = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("path")
 
-    f_line: int | None | Unset
-    v = d.get("line", MISSING)
-    if v is MISSING:
-        f_line = UNSET
+    f_line: int | None | _Unset
+    v = d.get("line", _MISSING)
+    if v is _MISSING:
+        f_line = _UNSET
     else:
         try:
             f_line = (
@@ -480,17 +485,19 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
                     v
                     if type(v) is int and 0 <= v <= 4294967295
                     else (
-                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                        _check_int(v, 0, None)
+                        if strict
+                        else _check_int(v, 0, 4294967295)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("line")
 
-    f_limit: int | None | Unset
-    v = d.get("limit", MISSING)
-    if v is MISSING:
-        f_limit = UNSET
+    f_limit: int | None | _Unset
+    v = d.get("limit", _MISSING)
+    if v is _MISSING:
+        f_limit = _UNSET
     else:
         try:
             f_limit = (
@@ -500,25 +507,27 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
                     v
                     if type(v) is int and 0 <= v <= 4294967295
                     else (
-                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                        _check_int(v, 0, None)
+                        if strict
+                        else _check_int(v, 0, 4294967295)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("limit")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ReadTextFileRequest)
     o.session_id = f_session_id
@@ -529,69 +538,69 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
     return o
 
 
-def _encode_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "path": o.path,
     }
     v_line = o.line
-    if v_line is not UNSET:
+    if v_line is not _UNSET:
         d["line"] = v_line
     v_limit = o.limit
-    if v_limit is not UNSET:
+    if v_limit is not _UNSET:
         d["limit"] = v_limit
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_RequestPermissionRequest(d: _Any, strict: bool) -> RequestPermissionRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_tool_call: ToolCallUpdate
-    v = d.get("toolCall", MISSING)
-    if v is MISSING:
-        raise missing("toolCall")
+    v = d.get("toolCall", _MISSING)
+    if v is _MISSING:
+        raise _missing("toolCall")
     else:
         try:
             f_tool_call = _decode_ToolCallUpdate(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("toolCall")
 
     f_options: list[PermissionOption]
-    v = d.get("options", MISSING)
-    if v is MISSING:
-        raise missing("options")
+    v = d.get("options", _MISSING)
+    if v is _MISSING:
+        raise _missing("options")
     else:
         try:
-            f_options = check_list(v, _decode_PermissionOption, strict)
-        except ValidationError as error:
+            f_options = _check_list(v, _decode_PermissionOption, strict)
+        except _ValidationError as error:
             raise error.at("options")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(RequestPermissionRequest)
     o.session_id = f_session_id
@@ -601,36 +610,36 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
     return o
 
 
-def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "toolCall": _encode_ToolCallUpdate(o.tool_call),
         "options": [_encode_PermissionOption(x) for x in o.options],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_tool_call_id: ToolCallId
-    v = d.get("toolCallId", MISSING)
-    if v is MISSING:
-        raise missing("toolCallId")
+    v = d.get("toolCallId", _MISSING)
+    if v is _MISSING:
+        raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_tool_call_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("toolCallId")
 
-    f_kind: ToolKind | None | Unset
-    v = d.get("kind", MISSING)
-    if v is MISSING:
-        f_kind = UNSET
+    f_kind: ToolKind | None | _Unset
+    v = d.get("kind", _MISSING)
+    if v is _MISSING:
+        f_kind = _UNSET
     else:
         try:
             f_kind = (
@@ -642,16 +651,16 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                     else _decode_ToolKind(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("kind")
-            salvage(v)
-            f_kind = UNSET
+            _salvage(v)
+            f_kind = _UNSET
 
-    f_status: ToolCallStatus | None | Unset
-    v = d.get("status", MISSING)
-    if v is MISSING:
-        f_status = UNSET
+    f_status: ToolCallStatus | None | _Unset
+    v = d.get("status", _MISSING)
+    if v is _MISSING:
+        f_status = _UNSET
     else:
         try:
             f_status = (
@@ -663,48 +672,48 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                     else _decode_ToolCallStatus(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("status")
-            salvage(v)
-            f_status = UNSET
+            _salvage(v)
+            f_status = _UNSET
 
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_name: str | None | Unset
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        f_name = UNSET
+    f_name: str | None | _Unset
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        f_name = _UNSET
     else:
         try:
-            f_name = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_name = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("name")
-            salvage(v)
-            f_name = UNSET
+            _salvage(v)
+            f_name = _UNSET
 
-    f_content: list[ToolCallContent] | None | Unset
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        f_content = UNSET
+    f_content: list[ToolCallContent] | None | _Unset
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        f_content = _UNSET
     else:
         try:
             f_content = (
                 None
                 if v is None
-                else check_variants_skipping(
+                else _check_variants_skipping(
                     v,
                     "type",
                     _VARIANTS_ToolCallContent,
@@ -712,67 +721,67 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                     strict,
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("content")
-            salvage(v)
-            f_content = UNSET
+            _salvage(v)
+            f_content = _UNSET
 
-    f_locations: list[ToolCallLocation] | None | Unset
-    v = d.get("locations", MISSING)
-    if v is MISSING:
-        f_locations = UNSET
+    f_locations: list[ToolCallLocation] | None | _Unset
+    v = d.get("locations", _MISSING)
+    if v is _MISSING:
+        f_locations = _UNSET
     else:
         try:
             f_locations = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ToolCallLocation, strict)
+                else _check_list_skipping(v, _decode_ToolCallLocation, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("locations")
-            salvage(v)
-            f_locations = UNSET
+            _salvage(v)
+            f_locations = _UNSET
 
-    f_raw_input: Any | Unset
-    v = d.get("rawInput", MISSING)
-    if v is MISSING:
-        f_raw_input = UNSET
+    f_raw_input: _Any | _Unset
+    v = d.get("rawInput", _MISSING)
+    if v is _MISSING:
+        f_raw_input = _UNSET
     else:
         try:
-            f_raw_input = any_value(v, strict)
-        except ValidationError as error:
+            f_raw_input = _any_value(v, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("rawInput")
-            salvage(v)
-            f_raw_input = UNSET
+            _salvage(v)
+            f_raw_input = _UNSET
 
-    f_raw_output: Any | Unset
-    v = d.get("rawOutput", MISSING)
-    if v is MISSING:
-        f_raw_output = UNSET
+    f_raw_output: _Any | _Unset
+    v = d.get("rawOutput", _MISSING)
+    if v is _MISSING:
+        f_raw_output = _UNSET
     else:
         try:
-            f_raw_output = any_value(v, strict)
-        except ValidationError as error:
+            f_raw_output = _any_value(v, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
-            salvage(v)
-            f_raw_output = UNSET
+            _salvage(v)
+            f_raw_output = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ToolCallUpdate)
     o.tool_call_id = f_tool_call_id
@@ -788,92 +797,92 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
     return o
 
 
-def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "toolCallId": o.tool_call_id,
     }
     v_kind = o.kind
-    if v_kind is not UNSET:
+    if v_kind is not _UNSET:
         d["kind"] = (
             None
             if v_kind is None
             else (v_kind._value_ if type(v_kind) is ToolKind else v_kind)
         )
     v_status = o.status
-    if v_status is not UNSET:
+    if v_status is not _UNSET:
         d["status"] = (
             None
             if v_status is None
             else (v_status._value_ if type(v_status) is ToolCallStatus else v_status)
         )
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_name = o.name
-    if v_name is not UNSET:
+    if v_name is not _UNSET:
         d["name"] = v_name
     v_content = o.content
-    if v_content is not UNSET:
+    if v_content is not _UNSET:
         d["content"] = (
             None
             if v_content is None
             else [_encode_ToolCallContent(x) for x in v_content]
         )
     v_locations = o.locations
-    if v_locations is not UNSET:
+    if v_locations is not _UNSET:
         d["locations"] = (
             None
             if v_locations is None
             else [_encode_ToolCallLocation(x) for x in v_locations]
         )
     v_raw_input = o.raw_input
-    if v_raw_input is not UNSET:
-        d["rawInput"] = wire_json(v_raw_input)
+    if v_raw_input is not _UNSET:
+        d["rawInput"] = _wire_json(v_raw_input)
     v_raw_output = o.raw_output
-    if v_raw_output is not UNSET:
-        d["rawOutput"] = wire_json(v_raw_output)
+    if v_raw_output is not _UNSET:
+        d["rawOutput"] = _wire_json(v_raw_output)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ToolCallId(v: Any, strict: bool) -> ToolCallId:
-    return v if type(v) is str else check_str(v)
+def _decode_ToolCallId(v: _Any, strict: bool) -> ToolCallId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_ToolKind(v: Any, strict: bool) -> ToolKind:
+def _decode_ToolKind(v: _Any, strict: bool) -> ToolKind:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_ToolKind.get(v)
     if member is not None:
         return member
-    raise unexpected(
+    raise _unexpected(
         'expected one of "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"',
         v,
     )
 
 
-_MEMBERS_ToolKind = cast("dict[str, ToolKind]", ToolKind._value2member_map_)
+_MEMBERS_ToolKind = _cast("dict[str, ToolKind]", ToolKind._value2member_map_)
 
 
 def _encode_ToolKind(v: ToolKind) -> str:
     return v._value_ if type(v) is ToolKind else v
 
 
-def _decode_ToolCallStatus(v: Any, strict: bool) -> ToolCallStatus:
+def _decode_ToolCallStatus(v: _Any, strict: bool) -> ToolCallStatus:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_ToolCallStatus.get(v)
     if member is not None:
         return member
-    raise unexpected(
+    raise _unexpected(
         'expected one of "pending", "in_progress", "completed", "failed"', v
     )
 
 
-_MEMBERS_ToolCallStatus = cast(
+_MEMBERS_ToolCallStatus = _cast(
     "dict[str, ToolCallStatus]", ToolCallStatus._value2member_map_
 )
 
@@ -882,45 +891,47 @@ def _encode_ToolCallStatus(v: ToolCallStatus) -> str:
     return v._value_ if type(v) is ToolCallStatus else v
 
 
-def _decode_ContentToolCallContent(d: Any, strict: bool) -> ContentToolCallContent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ContentToolCallContent(d: _Any, strict: bool) -> ContentToolCallContent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "content":
-        raise check_tag(d, "type", "content")
+        raise _check_tag(d, "type", "content")
     return _read_ContentToolCallContent(d, strict)
 
 
-def _read_ContentToolCallContent(d: JsonObject, strict: bool) -> ContentToolCallContent:
+def _read_ContentToolCallContent(
+    d: _JsonObject, strict: bool
+) -> ContentToolCallContent:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_content: ContentBlock
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_content = (
                 _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
                 if type(tag) is str
                 else _decode_ContentBlock
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ContentToolCallContent)
     o.content = f_content
@@ -928,74 +939,74 @@ def _read_ContentToolCallContent(d: JsonObject, strict: bool) -> ContentToolCall
     return o
 
 
-def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "content",
         "content": _encode_ContentBlock(o.content),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_DiffToolCallContent(d: Any, strict: bool) -> DiffToolCallContent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_DiffToolCallContent(d: _Any, strict: bool) -> DiffToolCallContent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "diff":
-        raise check_tag(d, "type", "diff")
+        raise _check_tag(d, "type", "diff")
     return _read_DiffToolCallContent(d, strict)
 
 
-def _read_DiffToolCallContent(d: JsonObject, strict: bool) -> DiffToolCallContent:
+def _read_DiffToolCallContent(d: _JsonObject, strict: bool) -> DiffToolCallContent:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_path: str
-    v = d.get("path", MISSING)
-    if v is MISSING:
-        raise missing("path")
+    v = d.get("path", _MISSING)
+    if v is _MISSING:
+        raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_path = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("path")
 
-    f_old_text: str | None | Unset
-    v = d.get("oldText", MISSING)
-    if v is MISSING:
-        f_old_text = UNSET
+    f_old_text: str | None | _Unset
+    v = d.get("oldText", _MISSING)
+    if v is _MISSING:
+        f_old_text = _UNSET
     else:
         try:
-            f_old_text = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_old_text = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("oldText")
-            salvage(v)
-            f_old_text = UNSET
+            _salvage(v)
+            f_old_text = _UNSET
 
     f_new_text: str
-    v = d.get("newText", MISSING)
-    if v is MISSING:
-        raise missing("newText")
+    v = d.get("newText", _MISSING)
+    if v is _MISSING:
+        raise _missing("newText")
     else:
         try:
-            f_new_text = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_new_text = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("newText")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(DiffToolCallContent)
     o.path = f_path
@@ -1005,57 +1016,57 @@ def _read_DiffToolCallContent(d: JsonObject, strict: bool) -> DiffToolCallConten
     return o
 
 
-def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "diff",
         "path": o.path,
         "newText": o.new_text,
     }
     v_old_text = o.old_text
-    if v_old_text is not UNSET:
+    if v_old_text is not _UNSET:
         d["oldText"] = v_old_text
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_TerminalToolCallContent(d: Any, strict: bool) -> TerminalToolCallContent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_TerminalToolCallContent(d: _Any, strict: bool) -> TerminalToolCallContent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "terminal":
-        raise check_tag(d, "type", "terminal")
+        raise _check_tag(d, "type", "terminal")
     return _read_TerminalToolCallContent(d, strict)
 
 
 def _read_TerminalToolCallContent(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> TerminalToolCallContent:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_terminal_id: TerminalId
-    v = d.get("terminalId", MISSING)
-    if v is MISSING:
-        raise missing("terminalId")
+    v = d.get("terminalId", _MISSING)
+    if v is _MISSING:
+        raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_terminal_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("terminalId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TerminalToolCallContent)
     o.terminal_id = f_terminal_id
@@ -1063,43 +1074,43 @@ def _read_TerminalToolCallContent(
     return o
 
 
-def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "terminal",
         "terminalId": o.terminal_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_ToolCallContent: dict[str, Decoder[ToolCallContent]] = {
+_VARIANTS_ToolCallContent: dict[str, _Decoder[ToolCallContent]] = {
     "content": _read_ContentToolCallContent,
     "diff": _read_DiffToolCallContent,
     "terminal": _read_TerminalToolCallContent,
 }
 
 
-def _decode_ToolCallContent(d: Any, strict: bool) -> ToolCallContent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+def _decode_ToolCallContent(d: _Any, strict: bool) -> ToolCallContent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_ToolCallContent.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        raise unexpected('expected one of "content", "diff", "terminal"', tag).at(
+        raise _unexpected('expected one of "content", "diff", "terminal"', tag).at(
             "type"
         )
-    if tag is MISSING:
-        raise missing("type")
-    raise type_error("a string", tag).at("type")
+    if tag is _MISSING:
+        raise _missing("type")
+    raise _type_error("a string", tag).at("type")
 
 
-def _encode_ToolCallContent(o: ToolCallContent) -> dict[str, Any]:
+def _encode_ToolCallContent(o: ToolCallContent) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -1109,52 +1120,52 @@ def _encode_ToolCallContent(o: ToolCallContent) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_TextContentBlock(d: Any, strict: bool) -> TextContentBlock:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_TextContentBlock(d: _Any, strict: bool) -> TextContentBlock:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "text":
-        raise check_tag(d, "type", "text")
+        raise _check_tag(d, "type", "text")
     return _read_TextContentBlock(d, strict)
 
 
-def _read_TextContentBlock(d: JsonObject, strict: bool) -> TextContentBlock:
+def _read_TextContentBlock(d: _JsonObject, strict: bool) -> TextContentBlock:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
     f_text: str
-    v = d.get("text", MISSING)
-    if v is MISSING:
-        raise missing("text")
+    v = d.get("text", _MISSING)
+    if v is _MISSING:
+        raise _missing("text")
     else:
         try:
-            f_text = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_text = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("text")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TextContentBlock)
     o.annotations = f_annotations
@@ -1163,92 +1174,92 @@ def _read_TextContentBlock(d: JsonObject, strict: bool) -> TextContentBlock:
     return o
 
 
-def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "text",
         "text": o.text,
     }
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ImageContentBlock(d: _Any, strict: bool) -> ImageContentBlock:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "image":
-        raise check_tag(d, "type", "image")
+        raise _check_tag(d, "type", "image")
     return _read_ImageContentBlock(d, strict)
 
 
-def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
+def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
     f_data: str
-    v = d.get("data", MISSING)
-    if v is MISSING:
-        raise missing("data")
+    v = d.get("data", _MISSING)
+    if v is _MISSING:
+        raise _missing("data")
     else:
         try:
-            f_data = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_data = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("data")
 
     f_mime_type: str
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        raise missing("mimeType")
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        raise _missing("mimeType")
     else:
         try:
-            f_mime_type = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_mime_type = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("mimeType")
 
-    f_uri: str | None | Unset
-    v = d.get("uri", MISSING)
-    if v is MISSING:
-        f_uri = UNSET
+    f_uri: str | None | _Unset
+    v = d.get("uri", _MISSING)
+    if v is _MISSING:
+        f_uri = _UNSET
     else:
         try:
-            f_uri = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_uri = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("uri")
-            salvage(v)
-            f_uri = UNSET
+            _salvage(v)
+            f_uri = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ImageContentBlock)
     o.annotations = f_annotations
@@ -1259,83 +1270,83 @@ def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
     return o
 
 
-def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "image",
         "data": o.data,
         "mimeType": o.mime_type,
     }
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_uri = o.uri
-    if v_uri is not UNSET:
+    if v_uri is not _UNSET:
         d["uri"] = v_uri
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AudioContentBlock(d: _Any, strict: bool) -> AudioContentBlock:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "audio":
-        raise check_tag(d, "type", "audio")
+        raise _check_tag(d, "type", "audio")
     return _read_AudioContentBlock(d, strict)
 
 
-def _read_AudioContentBlock(d: JsonObject, strict: bool) -> AudioContentBlock:
+def _read_AudioContentBlock(d: _JsonObject, strict: bool) -> AudioContentBlock:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
     f_data: str
-    v = d.get("data", MISSING)
-    if v is MISSING:
-        raise missing("data")
+    v = d.get("data", _MISSING)
+    if v is _MISSING:
+        raise _missing("data")
     else:
         try:
-            f_data = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_data = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("data")
 
     f_mime_type: str
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        raise missing("mimeType")
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        raise _missing("mimeType")
     else:
         try:
-            f_mime_type = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_mime_type = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("mimeType")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AudioContentBlock)
     o.annotations = f_annotations
@@ -1345,92 +1356,94 @@ def _read_AudioContentBlock(d: JsonObject, strict: bool) -> AudioContentBlock:
     return o
 
 
-def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "audio",
         "data": o.data,
         "mimeType": o.mime_type,
     }
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkContentBlock:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ResourceLinkContentBlock(d: _Any, strict: bool) -> ResourceLinkContentBlock:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "resource_link":
-        raise check_tag(d, "type", "resource_link")
+        raise _check_tag(d, "type", "resource_link")
     return _read_ResourceLinkContentBlock(d, strict)
 
 
 def _read_ResourceLinkContentBlock(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> ResourceLinkContentBlock:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_mime_type: str | None | Unset
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        f_mime_type = UNSET
+    f_mime_type: str | None | _Unset
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        f_mime_type = _UNSET
     else:
         try:
-            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_mime_type = (
+                None if v is None else (v if type(v) is str else _check_str(v))
+            )
+        except _ValidationError as error:
             if strict:
                 raise error.at("mimeType")
-            salvage(v)
-            f_mime_type = UNSET
+            _salvage(v)
+            f_mime_type = _UNSET
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
-    f_size: int | None | Unset
-    v = d.get("size", MISSING)
-    if v is MISSING:
-        f_size = UNSET
+    f_size: int | None | _Unset
+    v = d.get("size", _MISSING)
+    if v is _MISSING:
+        f_size = _UNSET
     else:
         try:
             f_size = (
@@ -1441,53 +1454,53 @@ def _read_ResourceLinkContentBlock(
                     if type(v) is int
                     and -9223372036854775808 <= v <= 9223372036854775807
                     else (
-                        check_int(v, None, None)
+                        _check_int(v, None, None)
                         if strict
-                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                        else _check_int(v, -9223372036854775808, 9223372036854775807)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("size")
-            salvage(v)
-            f_size = UNSET
+            _salvage(v)
+            f_size = _UNSET
 
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
     f_uri: str
-    v = d.get("uri", MISSING)
-    if v is MISSING:
-        raise missing("uri")
+    v = d.get("uri", _MISSING)
+    if v is _MISSING:
+        raise _missing("uri")
     else:
         try:
-            f_uri = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_uri = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("uri")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ResourceLinkContentBlock)
     o.annotations = f_annotations
@@ -1501,82 +1514,82 @@ def _read_ResourceLinkContentBlock(
     return o
 
 
-def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "resource_link",
         "name": o.name,
         "uri": o.uri,
     }
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_mime_type = o.mime_type
-    if v_mime_type is not UNSET:
+    if v_mime_type is not _UNSET:
         d["mimeType"] = v_mime_type
     v_size = o.size
-    if v_size is not UNSET:
+    if v_size is not _UNSET:
         d["size"] = v_size
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ResourceContentBlock(d: Any, strict: bool) -> ResourceContentBlock:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ResourceContentBlock(d: _Any, strict: bool) -> ResourceContentBlock:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "resource":
-        raise check_tag(d, "type", "resource")
+        raise _check_tag(d, "type", "resource")
     return _read_ResourceContentBlock(d, strict)
 
 
-def _read_ResourceContentBlock(d: JsonObject, strict: bool) -> ResourceContentBlock:
+def _read_ResourceContentBlock(d: _JsonObject, strict: bool) -> ResourceContentBlock:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
     f_resource: EmbeddedResourceResource
-    v = d.get("resource", MISSING)
-    if v is MISSING:
-        raise missing("resource")
+    v = d.get("resource", _MISSING)
+    if v is _MISSING:
+        raise _missing("resource")
     else:
         try:
             f_resource = _decode_EmbeddedResourceResource(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("resource")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ResourceContentBlock)
     o.annotations = f_annotations
@@ -1585,25 +1598,25 @@ def _read_ResourceContentBlock(d: JsonObject, strict: bool) -> ResourceContentBl
     return o
 
 
-def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "resource",
         "resource": _encode_EmbeddedResourceResource(o.resource),
     }
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_ContentBlock: dict[str, Decoder[ContentBlock]] = {
+_VARIANTS_ContentBlock: dict[str, _Decoder[ContentBlock]] = {
     "text": _read_TextContentBlock,
     "image": _read_ImageContentBlock,
     "audio": _read_AudioContentBlock,
@@ -1612,23 +1625,23 @@ _VARIANTS_ContentBlock: dict[str, Decoder[ContentBlock]] = {
 }
 
 
-def _decode_ContentBlock(d: Any, strict: bool) -> ContentBlock:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+def _decode_ContentBlock(d: _Any, strict: bool) -> ContentBlock:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_ContentBlock.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        raise unexpected(
+        raise _unexpected(
             'expected one of "text", "image", "audio", "resource_link", "resource"', tag
         ).at("type")
-    if tag is MISSING:
-        raise missing("type")
-    raise type_error("a string", tag).at("type")
+    if tag is _MISSING:
+        raise _missing("type")
+    raise _type_error("a string", tag).at("type")
 
 
-def _encode_ContentBlock(o: ContentBlock) -> dict[str, Any]:
+def _encode_ContentBlock(o: ContentBlock) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -1638,43 +1651,43 @@ def _encode_ContentBlock(o: ContentBlock) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_Annotations(d: Any, strict: bool) -> Annotations:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_audience: list[Role] | None | Unset
-    v = d.get("audience", MISSING)
-    if v is MISSING:
-        f_audience = UNSET
+def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_audience: list[Role] | None | _Unset
+    v = d.get("audience", _MISSING)
+    if v is _MISSING:
+        f_audience = _UNSET
     else:
         try:
             f_audience = (
-                None if v is None else check_list_skipping(v, _decode_Role, strict)
+                None if v is None else _check_list_skipping(v, _decode_Role, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("audience")
-            salvage(v)
-            f_audience = UNSET
+            _salvage(v)
+            f_audience = _UNSET
 
-    f_last_modified: str | None | Unset
-    v = d.get("lastModified", MISSING)
-    if v is MISSING:
-        f_last_modified = UNSET
+    f_last_modified: str | None | _Unset
+    v = d.get("lastModified", _MISSING)
+    if v is _MISSING:
+        f_last_modified = _UNSET
     else:
         try:
             f_last_modified = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("lastModified")
-            salvage(v)
-            f_last_modified = UNSET
+            _salvage(v)
+            f_last_modified = _UNSET
 
-    f_priority: float | None | Unset
-    v = d.get("priority", MISSING)
-    if v is MISSING:
-        f_priority = UNSET
+    f_priority: float | None | _Unset
+    v = d.get("priority", _MISSING)
+    if v is _MISSING:
+        f_priority = _UNSET
     else:
         try:
             f_priority = (
@@ -1682,28 +1695,28 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
                 if v is None
                 else (
                     v
-                    if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
-                    else check_num(v, None, None)
+                    if type(v) is float and -_FLOAT_MAX <= v <= _FLOAT_MAX
+                    else _check_num(v, None, None)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("priority")
-            salvage(v)
-            f_priority = UNSET
+            _salvage(v)
+            f_priority = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(Annotations)
     o.audience = f_audience
@@ -1713,82 +1726,82 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
     return o
 
 
-def _encode_Annotations(o: Annotations) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_Annotations(o: Annotations) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_audience = o.audience
-    if v_audience is not UNSET:
+    if v_audience is not _UNSET:
         d["audience"] = (
             None
             if v_audience is None
             else [(x._value_ if type(x) is Role else x) for x in v_audience]
         )
     v_last_modified = o.last_modified
-    if v_last_modified is not UNSET:
+    if v_last_modified is not _UNSET:
         d["lastModified"] = v_last_modified
     v_priority = o.priority
-    if v_priority is not UNSET:
+    if v_priority is not _UNSET:
         d["priority"] = v_priority
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_Role(v: Any, strict: bool) -> Role:
+def _decode_Role(v: _Any, strict: bool) -> Role:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_Role.get(v)
     if member is not None:
         return member
-    raise unexpected('expected one of "assistant", "user"', v)
+    raise _unexpected('expected one of "assistant", "user"', v)
 
 
-_MEMBERS_Role = cast("dict[str, Role]", Role._value2member_map_)
+_MEMBERS_Role = _cast("dict[str, Role]", Role._value2member_map_)
 
 
 def _encode_Role(v: Role) -> str:
     return v._value_ if type(v) is Role else v
 
 
-def _decode_TextContent(d: Any, strict: bool) -> TextContent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+def _decode_TextContent(d: _Any, strict: bool) -> TextContent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
     f_text: str
-    v = d.get("text", MISSING)
-    if v is MISSING:
-        raise missing("text")
+    v = d.get("text", _MISSING)
+    if v is _MISSING:
+        raise _missing("text")
     else:
         try:
-            f_text = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_text = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("text")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TextContent)
     o.annotations = f_annotations
@@ -1797,83 +1810,83 @@ def _decode_TextContent(d: Any, strict: bool) -> TextContent:
     return o
 
 
-def _encode_TextContent(o: TextContent) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_TextContent(o: TextContent) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "text": o.text,
     }
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
     f_data: str
-    v = d.get("data", MISSING)
-    if v is MISSING:
-        raise missing("data")
+    v = d.get("data", _MISSING)
+    if v is _MISSING:
+        raise _missing("data")
     else:
         try:
-            f_data = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_data = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("data")
 
     f_mime_type: str
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        raise missing("mimeType")
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        raise _missing("mimeType")
     else:
         try:
-            f_mime_type = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_mime_type = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("mimeType")
 
-    f_uri: str | None | Unset
-    v = d.get("uri", MISSING)
-    if v is MISSING:
-        f_uri = UNSET
+    f_uri: str | None | _Unset
+    v = d.get("uri", _MISSING)
+    if v is _MISSING:
+        f_uri = _UNSET
     else:
         try:
-            f_uri = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_uri = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("uri")
-            salvage(v)
-            f_uri = UNSET
+            _salvage(v)
+            f_uri = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ImageContent)
     o.annotations = f_annotations
@@ -1884,74 +1897,74 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
     return o
 
 
-def _encode_ImageContent(o: ImageContent) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ImageContent(o: ImageContent) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "data": o.data,
         "mimeType": o.mime_type,
     }
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_uri = o.uri
-    if v_uri is not UNSET:
+    if v_uri is not _UNSET:
         d["uri"] = v_uri
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+def _decode_AudioContent(d: _Any, strict: bool) -> AudioContent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
     f_data: str
-    v = d.get("data", MISSING)
-    if v is MISSING:
-        raise missing("data")
+    v = d.get("data", _MISSING)
+    if v is _MISSING:
+        raise _missing("data")
     else:
         try:
-            f_data = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_data = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("data")
 
     f_mime_type: str
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        raise missing("mimeType")
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        raise _missing("mimeType")
     else:
         try:
-            f_mime_type = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_mime_type = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("mimeType")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AudioContent)
     o.annotations = f_annotations
@@ -1961,81 +1974,83 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
     return o
 
 
-def _encode_AudioContent(o: AudioContent) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AudioContent(o: AudioContent) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "data": o.data,
         "mimeType": o.mime_type,
     }
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_mime_type: str | None | Unset
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        f_mime_type = UNSET
+    f_mime_type: str | None | _Unset
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        f_mime_type = _UNSET
     else:
         try:
-            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_mime_type = (
+                None if v is None else (v if type(v) is str else _check_str(v))
+            )
+        except _ValidationError as error:
             if strict:
                 raise error.at("mimeType")
-            salvage(v)
-            f_mime_type = UNSET
+            _salvage(v)
+            f_mime_type = _UNSET
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
-    f_size: int | None | Unset
-    v = d.get("size", MISSING)
-    if v is MISSING:
-        f_size = UNSET
+    f_size: int | None | _Unset
+    v = d.get("size", _MISSING)
+    if v is _MISSING:
+        f_size = _UNSET
     else:
         try:
             f_size = (
@@ -2046,53 +2061,53 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                     if type(v) is int
                     and -9223372036854775808 <= v <= 9223372036854775807
                     else (
-                        check_int(v, None, None)
+                        _check_int(v, None, None)
                         if strict
-                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                        else _check_int(v, -9223372036854775808, 9223372036854775807)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("size")
-            salvage(v)
-            f_size = UNSET
+            _salvage(v)
+            f_size = _UNSET
 
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
     f_uri: str
-    v = d.get("uri", MISSING)
-    if v is MISSING:
-        raise missing("uri")
+    v = d.get("uri", _MISSING)
+    if v is _MISSING:
+        raise _missing("uri")
     else:
         try:
-            f_uri = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_uri = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("uri")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ResourceLink)
     o.annotations = f_annotations
@@ -2106,61 +2121,61 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
     return o
 
 
-def _encode_ResourceLink(o: ResourceLink) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ResourceLink(o: ResourceLink) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "name": o.name,
         "uri": o.uri,
     }
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_mime_type = o.mime_type
-    if v_mime_type is not UNSET:
+    if v_mime_type is not _UNSET:
         d["mimeType"] = v_mime_type
     v_size = o.size
-    if v_size is not UNSET:
+    if v_size is not _UNSET:
         d["size"] = v_size
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_EmbeddedResourceResource(d: Any, strict: bool) -> EmbeddedResourceResource:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_EmbeddedResourceResource(d: _Any, strict: bool) -> EmbeddedResourceResource:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     # The first variant whose required keys are all there and that decodes,
     # as serde's untagged enums choose.
-    errors: list[ValidationError] = []
+    errors: list[_ValidationError] = []
     if "text" in d and "uri" in d:
         try:
             return _decode_TextResourceContents(d, strict)
-        except ValidationError as error:
-            salvage(d)
+        except _ValidationError as error:
+            _salvage(d)
             errors.append(error)
     if "blob" in d and "uri" in d:
         try:
             return _decode_BlobResourceContents(d, strict)
-        except ValidationError as error:
-            salvage(d)
+        except _ValidationError as error:
+            _salvage(d)
             errors.append(error)
     if errors:
-        raise furthest(errors)
-    raise ValidationError(
+        raise _furthest(errors)
+    raise _ValidationError(
         "expected an object with the members of TextResourceContents or BlobResourceContents (text, uri; blob, uri)"
     )
 
 
-def _encode_EmbeddedResourceResource(o: EmbeddedResourceResource) -> dict[str, Any]:
+def _encode_EmbeddedResourceResource(o: EmbeddedResourceResource) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -2170,54 +2185,56 @@ def _encode_EmbeddedResourceResource(o: EmbeddedResourceResource) -> dict[str, A
     return encoder(o)
 
 
-def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_mime_type: str | None | Unset
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        f_mime_type = UNSET
+def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_mime_type: str | None | _Unset
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        f_mime_type = _UNSET
     else:
         try:
-            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_mime_type = (
+                None if v is None else (v if type(v) is str else _check_str(v))
+            )
+        except _ValidationError as error:
             if strict:
                 raise error.at("mimeType")
-            salvage(v)
-            f_mime_type = UNSET
+            _salvage(v)
+            f_mime_type = _UNSET
 
     f_text: str
-    v = d.get("text", MISSING)
-    if v is MISSING:
-        raise missing("text")
+    v = d.get("text", _MISSING)
+    if v is _MISSING:
+        raise _missing("text")
     else:
         try:
-            f_text = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_text = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("text")
 
     f_uri: str
-    v = d.get("uri", MISSING)
-    if v is MISSING:
-        raise missing("uri")
+    v = d.get("uri", _MISSING)
+    if v is _MISSING:
+        raise _missing("uri")
     else:
         try:
-            f_uri = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_uri = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("uri")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TextResourceContents)
     o.mime_type = f_mime_type
@@ -2227,69 +2244,71 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
     return o
 
 
-def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "text": o.text,
         "uri": o.uri,
     }
     v_mime_type = o.mime_type
-    if v_mime_type is not UNSET:
+    if v_mime_type is not _UNSET:
         d["mimeType"] = v_mime_type
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_BlobResourceContents(d: _Any, strict: bool) -> BlobResourceContents:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_blob: str
-    v = d.get("blob", MISSING)
-    if v is MISSING:
-        raise missing("blob")
+    v = d.get("blob", _MISSING)
+    if v is _MISSING:
+        raise _missing("blob")
     else:
         try:
-            f_blob = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_blob = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("blob")
 
-    f_mime_type: str | None | Unset
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        f_mime_type = UNSET
+    f_mime_type: str | None | _Unset
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        f_mime_type = _UNSET
     else:
         try:
-            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_mime_type = (
+                None if v is None else (v if type(v) is str else _check_str(v))
+            )
+        except _ValidationError as error:
             if strict:
                 raise error.at("mimeType")
-            salvage(v)
-            f_mime_type = UNSET
+            _salvage(v)
+            f_mime_type = _UNSET
 
     f_uri: str
-    v = d.get("uri", MISSING)
-    if v is MISSING:
-        raise missing("uri")
+    v = d.get("uri", _MISSING)
+    if v is _MISSING:
+        raise _missing("uri")
     else:
         try:
-            f_uri = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_uri = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("uri")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(BlobResourceContents)
     o.blob = f_blob
@@ -2299,59 +2318,59 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
     return o
 
 
-def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "blob": o.blob,
         "uri": o.uri,
     }
     v_mime_type = o.mime_type
-    if v_mime_type is not UNSET:
+    if v_mime_type is not _UNSET:
         d["mimeType"] = v_mime_type
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+def _decode_EmbeddedResource(d: _Any, strict: bool) -> EmbeddedResource:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
     f_resource: EmbeddedResourceResource
-    v = d.get("resource", MISSING)
-    if v is MISSING:
-        raise missing("resource")
+    v = d.get("resource", _MISSING)
+    if v is _MISSING:
+        raise _missing("resource")
     else:
         try:
             f_resource = _decode_EmbeddedResourceResource(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("resource")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(EmbeddedResource)
     o.annotations = f_annotations
@@ -2360,53 +2379,53 @@ def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
     return o
 
 
-def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "resource": _encode_EmbeddedResourceResource(o.resource),
     }
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_Content(d: Any, strict: bool) -> Content:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_Content(d: _Any, strict: bool) -> Content:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_content: ContentBlock
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_content = (
                 _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
                 if type(tag) is str
                 else _decode_ContentBlock
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(Content)
     o.content = f_content
@@ -2414,65 +2433,65 @@ def _decode_Content(d: Any, strict: bool) -> Content:
     return o
 
 
-def _encode_Content(o: Content) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_Content(o: Content) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "content": _encode_ContentBlock(o.content),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_Diff(d: Any, strict: bool) -> Diff:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_Diff(d: _Any, strict: bool) -> Diff:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_path: str
-    v = d.get("path", MISSING)
-    if v is MISSING:
-        raise missing("path")
+    v = d.get("path", _MISSING)
+    if v is _MISSING:
+        raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_path = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("path")
 
-    f_old_text: str | None | Unset
-    v = d.get("oldText", MISSING)
-    if v is MISSING:
-        f_old_text = UNSET
+    f_old_text: str | None | _Unset
+    v = d.get("oldText", _MISSING)
+    if v is _MISSING:
+        f_old_text = _UNSET
     else:
         try:
-            f_old_text = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_old_text = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("oldText")
-            salvage(v)
-            f_old_text = UNSET
+            _salvage(v)
+            f_old_text = _UNSET
 
     f_new_text: str
-    v = d.get("newText", MISSING)
-    if v is MISSING:
-        raise missing("newText")
+    v = d.get("newText", _MISSING)
+    if v is _MISSING:
+        raise _missing("newText")
     else:
         try:
-            f_new_text = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_new_text = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("newText")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(Diff)
     o.path = f_path
@@ -2482,50 +2501,50 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
     return o
 
 
-def _encode_Diff(o: Diff) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_Diff(o: Diff) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "path": o.path,
         "newText": o.new_text,
     }
     v_old_text = o.old_text
-    if v_old_text is not UNSET:
+    if v_old_text is not _UNSET:
         d["oldText"] = v_old_text
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_TerminalId(v: Any, strict: bool) -> TerminalId:
-    return v if type(v) is str else check_str(v)
+def _decode_TerminalId(v: _Any, strict: bool) -> TerminalId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_Terminal(d: Any, strict: bool) -> Terminal:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_Terminal(d: _Any, strict: bool) -> Terminal:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_terminal_id: TerminalId
-    v = d.get("terminalId", MISSING)
-    if v is MISSING:
-        raise missing("terminalId")
+    v = d.get("terminalId", _MISSING)
+    if v is _MISSING:
+        raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_terminal_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("terminalId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(Terminal)
     o.terminal_id = f_terminal_id
@@ -2533,34 +2552,34 @@ def _decode_Terminal(d: Any, strict: bool) -> Terminal:
     return o
 
 
-def _encode_Terminal(o: Terminal) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_Terminal(o: Terminal) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "terminalId": o.terminal_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ToolCallLocation(d: _Any, strict: bool) -> ToolCallLocation:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_path: str
-    v = d.get("path", MISSING)
-    if v is MISSING:
-        raise missing("path")
+    v = d.get("path", _MISSING)
+    if v is _MISSING:
+        raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_path = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("path")
 
-    f_line: int | None | Unset
-    v = d.get("line", MISSING)
-    if v is MISSING:
-        f_line = UNSET
+    f_line: int | None | _Unset
+    v = d.get("line", _MISSING)
+    if v is _MISSING:
+        f_line = _UNSET
     else:
         try:
             f_line = (
@@ -2570,28 +2589,30 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
                     v
                     if type(v) is int and 0 <= v <= 4294967295
                     else (
-                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                        _check_int(v, 0, None)
+                        if strict
+                        else _check_int(v, 0, 4294967295)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("line")
-            salvage(v)
-            f_line = UNSET
+            _salvage(v)
+            f_line = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ToolCallLocation)
     o.path = f_path
@@ -2600,47 +2621,47 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
     return o
 
 
-def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "path": o.path,
     }
     v_line = o.line
-    if v_line is not UNSET:
+    if v_line is not _UNSET:
         d["line"] = v_line
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_PermissionOption(d: _Any, strict: bool) -> PermissionOption:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_option_id: PermissionOptionId
-    v = d.get("optionId", MISSING)
-    if v is MISSING:
-        raise missing("optionId")
+    v = d.get("optionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("optionId")
     else:
         try:
-            f_option_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_option_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("optionId")
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_kind: PermissionOptionKind
-    v = d.get("kind", MISSING)
-    if v is MISSING:
-        raise missing("kind")
+    v = d.get("kind", _MISSING)
+    if v is _MISSING:
+        raise _missing("kind")
     else:
         try:
             f_kind = (
@@ -2648,21 +2669,21 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
                 if type(v) is str and v in _MEMBERS_PermissionOptionKind
                 else _decode_PermissionOptionKind(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("kind")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PermissionOption)
     o.option_id = f_option_id
@@ -2672,36 +2693,36 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
     return o
 
 
-def _encode_PermissionOption(o: PermissionOption) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_PermissionOption(o: PermissionOption) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "optionId": o.option_id,
         "name": o.name,
         "kind": (o.kind._value_ if type(o.kind) is PermissionOptionKind else o.kind),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PermissionOptionId(v: Any, strict: bool) -> PermissionOptionId:
-    return v if type(v) is str else check_str(v)
+def _decode_PermissionOptionId(v: _Any, strict: bool) -> PermissionOptionId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_PermissionOptionKind(v: Any, strict: bool) -> PermissionOptionKind:
+def _decode_PermissionOptionKind(v: _Any, strict: bool) -> PermissionOptionKind:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_PermissionOptionKind.get(v)
     if member is not None:
         return member
-    raise unexpected(
+    raise _unexpected(
         'expected one of "allow_once", "allow_always", "reject_once", "reject_always"',
         v,
     )
 
 
-_MEMBERS_PermissionOptionKind = cast(
+_MEMBERS_PermissionOptionKind = _cast(
     "dict[str, PermissionOptionKind]", PermissionOptionKind._value2member_map_
 )
 
@@ -2710,69 +2731,69 @@ def _encode_PermissionOptionKind(v: PermissionOptionKind) -> str:
     return v._value_ if type(v) is PermissionOptionKind else v
 
 
-def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_CreateTerminalRequest(d: _Any, strict: bool) -> CreateTerminalRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_command: str
-    v = d.get("command", MISSING)
-    if v is MISSING:
-        raise missing("command")
+    v = d.get("command", _MISSING)
+    if v is _MISSING:
+        raise _missing("command")
     else:
         try:
-            f_command = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_command = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("command")
 
-    f_args: list[str] | Unset
-    v = d.get("args", MISSING)
-    if v is MISSING:
-        f_args = UNSET
+    f_args: list[str] | _Unset
+    v = d.get("args", _MISSING)
+    if v is _MISSING:
+        f_args = _UNSET
     elif v is None and not strict:
         f_args = []
     else:
         try:
-            f_args = check_list(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_args = _check_list(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("args")
 
-    f_env: list[EnvVariable] | Unset
-    v = d.get("env", MISSING)
-    if v is MISSING:
-        f_env = UNSET
+    f_env: list[EnvVariable] | _Unset
+    v = d.get("env", _MISSING)
+    if v is _MISSING:
+        f_env = _UNSET
     elif v is None and not strict:
         f_env = []
     else:
         try:
-            f_env = check_list(v, _decode_EnvVariable, strict)
-        except ValidationError as error:
+            f_env = _check_list(v, _decode_EnvVariable, strict)
+        except _ValidationError as error:
             raise error.at("env")
 
-    f_cwd: str | None | Unset
-    v = d.get("cwd", MISSING)
-    if v is MISSING:
-        f_cwd = UNSET
+    f_cwd: str | None | _Unset
+    v = d.get("cwd", _MISSING)
+    if v is _MISSING:
+        f_cwd = _UNSET
     else:
         try:
-            f_cwd = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_cwd = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             raise error.at("cwd")
 
-    f_output_byte_limit: int | None | Unset
-    v = d.get("outputByteLimit", MISSING)
-    if v is MISSING:
-        f_output_byte_limit = UNSET
+    f_output_byte_limit: int | None | _Unset
+    v = d.get("outputByteLimit", _MISSING)
+    if v is _MISSING:
+        f_output_byte_limit = _UNSET
     else:
         try:
             f_output_byte_limit = (
@@ -2782,27 +2803,27 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
                     v
                     if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
-                        check_int(v, 0, None)
+                        _check_int(v, 0, None)
                         if strict
-                        else check_int(v, 0, 18446744073709551615)
+                        else _check_int(v, 0, 18446744073709551615)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("outputByteLimit")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CreateTerminalRequest)
     o.session_id = f_session_id
@@ -2815,65 +2836,65 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
     return o
 
 
-def _encode_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "command": o.command,
     }
     v_args = o.args
-    if v_args is not UNSET:
+    if v_args is not _UNSET:
         d["args"] = list(v_args)
     v_env = o.env
-    if v_env is not UNSET:
+    if v_env is not _UNSET:
         d["env"] = [_encode_EnvVariable(x) for x in v_env]
     v_cwd = o.cwd
-    if v_cwd is not UNSET:
+    if v_cwd is not _UNSET:
         d["cwd"] = v_cwd
     v_output_byte_limit = o.output_byte_limit
-    if v_output_byte_limit is not UNSET:
+    if v_output_byte_limit is not _UNSET:
         d["outputByteLimit"] = v_output_byte_limit
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_EnvVariable(d: _Any, strict: bool) -> EnvVariable:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_value: str
-    v = d.get("value", MISSING)
-    if v is MISSING:
-        raise missing("value")
+    v = d.get("value", _MISSING)
+    if v is _MISSING:
+        raise _missing("value")
     else:
         try:
-            f_value = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_value = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("value")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(EnvVariable)
     o.name = f_name
@@ -2882,53 +2903,53 @@ def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
     return o
 
 
-def _encode_EnvVariable(o: EnvVariable) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_EnvVariable(o: EnvVariable) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "name": o.name,
         "value": o.value,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_TerminalOutputRequest(d: Any, strict: bool) -> TerminalOutputRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_TerminalOutputRequest(d: _Any, strict: bool) -> TerminalOutputRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_terminal_id: TerminalId
-    v = d.get("terminalId", MISSING)
-    if v is MISSING:
-        raise missing("terminalId")
+    v = d.get("terminalId", _MISSING)
+    if v is _MISSING:
+        raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_terminal_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("terminalId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TerminalOutputRequest)
     o.session_id = f_session_id
@@ -2937,53 +2958,53 @@ def _decode_TerminalOutputRequest(d: Any, strict: bool) -> TerminalOutputRequest
     return o
 
 
-def _encode_TerminalOutputRequest(o: TerminalOutputRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_TerminalOutputRequest(o: TerminalOutputRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "terminalId": o.terminal_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ReleaseTerminalRequest(d: Any, strict: bool) -> ReleaseTerminalRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ReleaseTerminalRequest(d: _Any, strict: bool) -> ReleaseTerminalRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_terminal_id: TerminalId
-    v = d.get("terminalId", MISSING)
-    if v is MISSING:
-        raise missing("terminalId")
+    v = d.get("terminalId", _MISSING)
+    if v is _MISSING:
+        raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_terminal_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("terminalId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ReleaseTerminalRequest)
     o.session_id = f_session_id
@@ -2992,55 +3013,55 @@ def _decode_ReleaseTerminalRequest(d: Any, strict: bool) -> ReleaseTerminalReque
     return o
 
 
-def _encode_ReleaseTerminalRequest(o: ReleaseTerminalRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ReleaseTerminalRequest(o: ReleaseTerminalRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "terminalId": o.terminal_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_WaitForTerminalExitRequest(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> WaitForTerminalExitRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_terminal_id: TerminalId
-    v = d.get("terminalId", MISSING)
-    if v is MISSING:
-        raise missing("terminalId")
+    v = d.get("terminalId", _MISSING)
+    if v is _MISSING:
+        raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_terminal_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("terminalId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(WaitForTerminalExitRequest)
     o.session_id = f_session_id
@@ -3049,53 +3070,55 @@ def _decode_WaitForTerminalExitRequest(
     return o
 
 
-def _encode_WaitForTerminalExitRequest(o: WaitForTerminalExitRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_WaitForTerminalExitRequest(
+    o: WaitForTerminalExitRequest,
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "terminalId": o.terminal_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_KillTerminalRequest(d: Any, strict: bool) -> KillTerminalRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_KillTerminalRequest(d: _Any, strict: bool) -> KillTerminalRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_terminal_id: TerminalId
-    v = d.get("terminalId", MISSING)
-    if v is MISSING:
-        raise missing("terminalId")
+    v = d.get("terminalId", _MISSING)
+    if v is _MISSING:
+        raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_terminal_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("terminalId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(KillTerminalRequest)
     o.session_id = f_session_id
@@ -3104,80 +3127,80 @@ def _decode_KillTerminalRequest(d: Any, strict: bool) -> KillTerminalRequest:
     return o
 
 
-def _encode_KillTerminalRequest(o: KillTerminalRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_KillTerminalRequest(o: KillTerminalRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "terminalId": o.terminal_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_FormCreateElicitationRequest(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> FormCreateElicitationRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("mode") != "form":
-        raise check_tag(d, "mode", "form")
+        raise _check_tag(d, "mode", "form")
     return _read_FormCreateElicitationRequest(d, strict)
 
 
 def _read_FormCreateElicitationRequest(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> FormCreateElicitationRequest:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_message: str
-    v = d.get("message", MISSING)
-    if v is MISSING:
-        raise missing("message")
+    v = d.get("message", _MISSING)
+    if v is _MISSING:
+        raise _missing("message")
     else:
         try:
-            f_message = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_message = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("message")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     f_requested_schema: ElicitationSchema
-    v = d.get("requestedSchema", MISSING)
-    if v is MISSING:
-        raise missing("requestedSchema")
+    v = d.get("requestedSchema", _MISSING)
+    if v is _MISSING:
+        raise _missing("requestedSchema")
     else:
         try:
             f_requested_schema = _decode_ElicitationSchema(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("requestedSchema")
 
     candidates_scope: list[
-        Decoder[ElicitationSessionScope | ElicitationRequestScope]
+        _Decoder[ElicitationSessionScope | ElicitationRequestScope]
     ] = []
     if "sessionId" in d:
         candidates_scope.append(_decode_ElicitationSessionScope)
     if "requestId" in d:
         candidates_scope.append(_decode_ElicitationRequestScope)
     if not candidates_scope:
-        raise ValidationError(
+        raise _ValidationError(
             "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
         )
-    f_scope = cast(
+    f_scope = _cast(
         "ElicitationSessionScope | ElicitationRequestScope",
-        first_match(d, strict, candidates_scope),
+        _first_match(d, strict, candidates_scope),
     )
 
     o = _new(FormCreateElicitationRequest)
@@ -3190,8 +3213,8 @@ def _read_FormCreateElicitationRequest(
 
 def _encode_FormCreateElicitationRequest(
     o: FormCreateElicitationRequest,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "mode": "form",
         "message": o.message,
         "requestedSchema": _encode_ElicitationSchema(o.requested_schema),
@@ -3206,84 +3229,84 @@ def _encode_FormCreateElicitationRequest(
             f"scope: {type(v_scope).__name__} is not ElicitationSessionScope or ElicitationRequestScope"
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_UrlCreateElicitationRequest(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> UrlCreateElicitationRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("mode") != "url":
-        raise check_tag(d, "mode", "url")
+        raise _check_tag(d, "mode", "url")
     return _read_UrlCreateElicitationRequest(d, strict)
 
 
 def _read_UrlCreateElicitationRequest(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> UrlCreateElicitationRequest:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_message: str
-    v = d.get("message", MISSING)
-    if v is MISSING:
-        raise missing("message")
+    v = d.get("message", _MISSING)
+    if v is _MISSING:
+        raise _missing("message")
     else:
         try:
-            f_message = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_message = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("message")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     f_elicitation_id: ElicitationId
-    v = d.get("elicitationId", MISSING)
-    if v is MISSING:
-        raise missing("elicitationId")
+    v = d.get("elicitationId", _MISSING)
+    if v is _MISSING:
+        raise _missing("elicitationId")
     else:
         try:
-            f_elicitation_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_elicitation_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("elicitationId")
 
     f_url: str
-    v = d.get("url", MISSING)
-    if v is MISSING:
-        raise missing("url")
+    v = d.get("url", _MISSING)
+    if v is _MISSING:
+        raise _missing("url")
     else:
         try:
-            f_url = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_url = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("url")
 
     candidates_scope: list[
-        Decoder[ElicitationSessionScope | ElicitationRequestScope]
+        _Decoder[ElicitationSessionScope | ElicitationRequestScope]
     ] = []
     if "sessionId" in d:
         candidates_scope.append(_decode_ElicitationSessionScope)
     if "requestId" in d:
         candidates_scope.append(_decode_ElicitationRequestScope)
     if not candidates_scope:
-        raise ValidationError(
+        raise _ValidationError(
             "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
         )
-    f_scope = cast(
+    f_scope = _cast(
         "ElicitationSessionScope | ElicitationRequestScope",
-        first_match(d, strict, candidates_scope),
+        _first_match(d, strict, candidates_scope),
     )
 
     o = _new(UrlCreateElicitationRequest)
@@ -3297,8 +3320,8 @@ def _read_UrlCreateElicitationRequest(
 
 def _encode_UrlCreateElicitationRequest(
     o: UrlCreateElicitationRequest,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "mode": "url",
         "message": o.message,
         "elicitationId": o.elicitation_id,
@@ -3314,69 +3337,69 @@ def _encode_UrlCreateElicitationRequest(
             f"scope: {type(v_scope).__name__} is not ElicitationSessionScope or ElicitationRequestScope"
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_OtherCreateElicitationRequest(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> OtherCreateElicitationRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("mode")) is not str:
-        raise check_tag(d, "mode", None)
+        raise _check_tag(d, "mode", None)
     if strict and d["mode"] in _VARIANTS_CreateElicitationRequest:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected("expected a tag that no other variant has", d["mode"]).at(
+        raise _unexpected("expected a tag that no other variant has", d["mode"]).at(
             "mode"
         )
     return _read_OtherCreateElicitationRequest(d, strict)
 
 
 def _read_OtherCreateElicitationRequest(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> OtherCreateElicitationRequest:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
     f_message: str
-    v = d.get("message", MISSING)
-    if v is MISSING:
-        raise missing("message")
+    v = d.get("message", _MISSING)
+    if v is _MISSING:
+        raise _missing("message")
     else:
         try:
-            f_message = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_message = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("message")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     candidates_scope: list[
-        Decoder[ElicitationSessionScope | ElicitationRequestScope]
+        _Decoder[ElicitationSessionScope | ElicitationRequestScope]
     ] = []
     if "sessionId" in d:
         candidates_scope.append(_decode_ElicitationSessionScope)
     if "requestId" in d:
         candidates_scope.append(_decode_ElicitationRequestScope)
     if not candidates_scope:
-        raise ValidationError(
+        raise _ValidationError(
             "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
         )
-    f_scope = cast(
+    f_scope = _cast(
         "ElicitationSessionScope | ElicitationRequestScope",
-        first_match(d, strict, candidates_scope),
+        _first_match(d, strict, candidates_scope),
     )
 
     o = _new(OtherCreateElicitationRequest)
@@ -3390,14 +3413,14 @@ def _read_OtherCreateElicitationRequest(
         if k not in ["mode", "message", "_meta", "sessionId", "toolCallId", "requestId"]
     }
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
 def _encode_OtherCreateElicitationRequest(
     o: OtherCreateElicitationRequest,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "mode": o.mode,
         "message": o.message,
     }
@@ -3411,62 +3434,62 @@ def _encode_OtherCreateElicitationRequest(
             f"scope: {type(v_scope).__name__} is not ElicitationSessionScope or ElicitationRequestScope"
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_CreateElicitationRequest: dict[str, Decoder[CreateElicitationRequest]] = {
+_VARIANTS_CreateElicitationRequest: dict[str, _Decoder[CreateElicitationRequest]] = {
     "form": _read_FormCreateElicitationRequest,
     "url": _read_UrlCreateElicitationRequest,
 }
 
 
-def _decode_CreateElicitationRequest(d: Any, strict: bool) -> CreateElicitationRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("mode", MISSING)
+def _decode_CreateElicitationRequest(d: _Any, strict: bool) -> CreateElicitationRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("mode", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_CreateElicitationRequest.get(tag)
         if decoder is not None:
             return decoder(d, strict)
         return _read_OtherCreateElicitationRequest(d, strict)
-    if tag is MISSING:
-        raise missing("mode")
-    raise type_error("a string", tag).at("mode")
+    if tag is _MISSING:
+        raise _missing("mode")
+    raise _type_error("a string", tag).at("mode")
 
 
-def _decode_ElicitationSessionScope(d: Any, strict: bool) -> ElicitationSessionScope:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSessionScope:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
-    f_tool_call_id: ToolCallId | None | Unset
-    v = d.get("toolCallId", MISSING)
-    if v is MISSING:
-        f_tool_call_id = UNSET
+    f_tool_call_id: ToolCallId | None | _Unset
+    v = d.get("toolCallId", _MISSING)
+    if v is _MISSING:
+        f_tool_call_id = _UNSET
     else:
         try:
             f_tool_call_id = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("toolCallId")
-            salvage(v)
-            f_tool_call_id = UNSET
+            _salvage(v)
+            f_tool_call_id = _UNSET
 
     o = _new(ElicitationSessionScope)
     o.session_id = f_session_id
@@ -3474,28 +3497,28 @@ def _decode_ElicitationSessionScope(d: Any, strict: bool) -> ElicitationSessionS
     return o
 
 
-def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
     }
     v_tool_call_id = o.tool_call_id
-    if v_tool_call_id is not UNSET:
+    if v_tool_call_id is not _UNSET:
         d["toolCallId"] = None if v_tool_call_id is None else v_tool_call_id
 
     return d
 
 
-def _decode_ElicitationRequestScope(d: Any, strict: bool) -> ElicitationRequestScope:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_request_id: RequestId_
-    v = d.get("requestId", MISSING)
-    if v is MISSING:
-        raise missing("requestId")
+def _decode_ElicitationRequestScope(d: _Any, strict: bool) -> ElicitationRequestScope:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_request_id: RequestId
+    v = d.get("requestId", _MISSING)
+    if v is _MISSING:
+        raise _missing("requestId")
     else:
         try:
-            f_request_id = _decode_RequestId_(v, strict)
-        except ValidationError as error:
+            f_request_id = _decode_RequestId(v, strict)
+        except _ValidationError as error:
             raise error.at("requestId")
 
     o = _new(ElicitationRequestScope)
@@ -3503,20 +3526,20 @@ def _decode_ElicitationRequestScope(d: Any, strict: bool) -> ElicitationRequestS
     return o
 
 
-def _encode_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "requestId": encode(o.request_id),
     }
 
     return d
 
 
-def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_type: ElicitationSchemaType
-    v = d.get("type", MISSING)
-    if v is MISSING:
+    v = d.get("type", _MISSING)
+    if v is _MISSING:
         f_type = ElicitationSchemaType.OBJECT
     else:
         try:
@@ -3525,78 +3548,78 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
                 if type(v) is str and v in _MEMBERS_ElicitationSchemaType
                 else _decode_ElicitationSchemaType(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("type")
-            salvage(v)
+            _salvage(v)
             f_type = ElicitationSchemaType.OBJECT
 
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
     f_properties: dict[str, ElicitationPropertySchema]
-    v = d.get("properties", MISSING)
-    if v is MISSING:
+    v = d.get("properties", _MISSING)
+    if v is _MISSING:
         f_properties = {}
     else:
         try:
-            f_properties = check_map(v, _decode_ElicitationPropertySchema, strict)
-        except ValidationError as error:
+            f_properties = _check_map(v, _decode_ElicitationPropertySchema, strict)
+        except _ValidationError as error:
             raise error.at("properties")
 
-    f_required: list[str] | None | Unset
-    v = d.get("required", MISSING)
-    if v is MISSING:
-        f_required = UNSET
+    f_required: list[str] | None | _Unset
+    v = d.get("required", _MISSING)
+    if v is _MISSING:
+        f_required = _UNSET
     else:
         try:
             f_required = (
                 None
                 if v is None
-                else check_list(
-                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
+                else _check_list(
+                    v, lambda x, strict: x if type(x) is str else _check_str(x), strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("required")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ElicitationSchema)
     o.type = f_type
@@ -3608,39 +3631,39 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
     return o
 
 
-def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": (o.type._value_ if type(o.type) is ElicitationSchemaType else o.type),
         "properties": {
             k: _encode_ElicitationPropertySchema(x) for k, x in o.properties.items()
         },
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_required = o.required
-    if v_required is not UNSET:
+    if v_required is not _UNSET:
         d["required"] = None if v_required is None else list(v_required)
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ElicitationSchemaType(v: Any, strict: bool) -> ElicitationSchemaType:
+def _decode_ElicitationSchemaType(v: _Any, strict: bool) -> ElicitationSchemaType:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_ElicitationSchemaType.get(v)
     if member is not None:
         return member
-    raise unexpected('expected one of "object"', v)
+    raise _unexpected('expected one of "object"', v)
 
 
-_MEMBERS_ElicitationSchemaType = cast(
+_MEMBERS_ElicitationSchemaType = _cast(
     "dict[str, ElicitationSchemaType]", ElicitationSchemaType._value2member_map_
 )
 
@@ -3650,52 +3673,52 @@ def _encode_ElicitationSchemaType(v: ElicitationSchemaType) -> str:
 
 
 def _decode_StringElicitationPropertySchema(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> StringElicitationPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "string":
-        raise check_tag(d, "type", "string")
+        raise _check_tag(d, "type", "string")
     return _read_StringElicitationPropertySchema(d, strict)
 
 
 def _read_StringElicitationPropertySchema(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> StringElicitationPropertySchema:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_min_length: int | None | Unset
-    v = d.get("minLength", MISSING)
-    if v is MISSING:
-        f_min_length = UNSET
+    f_min_length: int | None | _Unset
+    v = d.get("minLength", _MISSING)
+    if v is _MISSING:
+        f_min_length = _UNSET
     else:
         try:
             f_min_length = (
@@ -3705,17 +3728,19 @@ def _read_StringElicitationPropertySchema(
                     v
                     if type(v) is int and 0 <= v <= 4294967295
                     else (
-                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                        _check_int(v, 0, None)
+                        if strict
+                        else _check_int(v, 0, 4294967295)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("minLength")
 
-    f_max_length: int | None | Unset
-    v = d.get("maxLength", MISSING)
-    if v is MISSING:
-        f_max_length = UNSET
+    f_max_length: int | None | _Unset
+    v = d.get("maxLength", _MISSING)
+    if v is _MISSING:
+        f_max_length = _UNSET
     else:
         try:
             f_max_length = (
@@ -3725,27 +3750,29 @@ def _read_StringElicitationPropertySchema(
                     v
                     if type(v) is int and 0 <= v <= 4294967295
                     else (
-                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                        _check_int(v, 0, None)
+                        if strict
+                        else _check_int(v, 0, 4294967295)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("maxLength")
 
-    f_pattern: str | None | Unset
-    v = d.get("pattern", MISSING)
-    if v is MISSING:
-        f_pattern = UNSET
+    f_pattern: str | None | _Unset
+    v = d.get("pattern", _MISSING)
+    if v is _MISSING:
+        f_pattern = _UNSET
     else:
         try:
-            f_pattern = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_pattern = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             raise error.at("pattern")
 
-    f_format: StringFormat | None | Unset
-    v = d.get("format", MISSING)
-    if v is MISSING:
-        f_format = UNSET
+    f_format: StringFormat | None | _Unset
+    v = d.get("format", _MISSING)
+    if v is _MISSING:
+        f_format = _UNSET
     else:
         try:
             f_format = (
@@ -3757,60 +3784,60 @@ def _read_StringElicitationPropertySchema(
                     else _decode_StringFormat(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("format")
 
-    f_default: str | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: str | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
-            f_default = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_default = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_enum: list[str] | None | Unset
-    v = d.get("enum", MISSING)
-    if v is MISSING:
-        f_enum = UNSET
+    f_enum: list[str] | None | _Unset
+    v = d.get("enum", _MISSING)
+    if v is _MISSING:
+        f_enum = _UNSET
     else:
         try:
             f_enum = (
                 None
                 if v is None
-                else check_list(
-                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
+                else _check_list(
+                    v, lambda x, strict: x if type(x) is str else _check_str(x), strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("enum")
 
-    f_one_of: list[EnumOption] | None | Unset
-    v = d.get("oneOf", MISSING)
-    if v is MISSING:
-        f_one_of = UNSET
+    f_one_of: list[EnumOption] | None | _Unset
+    v = d.get("oneOf", _MISSING)
+    if v is _MISSING:
+        f_one_of = _UNSET
     else:
         try:
-            f_one_of = None if v is None else check_list(v, _decode_EnumOption, strict)
-        except ValidationError as error:
+            f_one_of = None if v is None else _check_list(v, _decode_EnumOption, strict)
+        except _ValidationError as error:
             raise error.at("oneOf")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(StringElicitationPropertySchema)
     o.title = f_title
@@ -3828,97 +3855,97 @@ def _read_StringElicitationPropertySchema(
 
 def _encode_StringElicitationPropertySchema(
     o: StringElicitationPropertySchema,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "string",
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_min_length = o.min_length
-    if v_min_length is not UNSET:
+    if v_min_length is not _UNSET:
         d["minLength"] = v_min_length
     v_max_length = o.max_length
-    if v_max_length is not UNSET:
+    if v_max_length is not _UNSET:
         d["maxLength"] = v_max_length
     v_pattern = o.pattern
-    if v_pattern is not UNSET:
+    if v_pattern is not _UNSET:
         d["pattern"] = v_pattern
     v_format = o.format
-    if v_format is not UNSET:
+    if v_format is not _UNSET:
         d["format"] = (
             None
             if v_format is None
             else (v_format._value_ if type(v_format) is StringFormat else v_format)
         )
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = v_default
     v_enum = o.enum
-    if v_enum is not UNSET:
+    if v_enum is not _UNSET:
         d["enum"] = None if v_enum is None else list(v_enum)
     v_one_of = o.one_of
-    if v_one_of is not UNSET:
+    if v_one_of is not _UNSET:
         d["oneOf"] = (
             None if v_one_of is None else [_encode_EnumOption(x) for x in v_one_of]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_NumberElicitationPropertySchema(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> NumberElicitationPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "number":
-        raise check_tag(d, "type", "number")
+        raise _check_tag(d, "type", "number")
     return _read_NumberElicitationPropertySchema(d, strict)
 
 
 def _read_NumberElicitationPropertySchema(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> NumberElicitationPropertySchema:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_minimum: float | None | Unset
-    v = d.get("minimum", MISSING)
-    if v is MISSING:
-        f_minimum = UNSET
+    f_minimum: float | None | _Unset
+    v = d.get("minimum", _MISSING)
+    if v is _MISSING:
+        f_minimum = _UNSET
     else:
         try:
             f_minimum = (
@@ -3926,17 +3953,17 @@ def _read_NumberElicitationPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
-                    else check_num(v, None, None)
+                    if type(v) is float and -_FLOAT_MAX <= v <= _FLOAT_MAX
+                    else _check_num(v, None, None)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("minimum")
 
-    f_maximum: float | None | Unset
-    v = d.get("maximum", MISSING)
-    if v is MISSING:
-        f_maximum = UNSET
+    f_maximum: float | None | _Unset
+    v = d.get("maximum", _MISSING)
+    if v is _MISSING:
+        f_maximum = _UNSET
     else:
         try:
             f_maximum = (
@@ -3944,17 +3971,17 @@ def _read_NumberElicitationPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
-                    else check_num(v, None, None)
+                    if type(v) is float and -_FLOAT_MAX <= v <= _FLOAT_MAX
+                    else _check_num(v, None, None)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("maximum")
 
-    f_default: float | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: float | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
             f_default = (
@@ -3962,28 +3989,28 @@ def _read_NumberElicitationPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
-                    else check_num(v, None, None)
+                    if type(v) is float and -_FLOAT_MAX <= v <= _FLOAT_MAX
+                    else _check_num(v, None, None)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(NumberElicitationPropertySchema)
     o.title = f_title
@@ -3997,79 +4024,79 @@ def _read_NumberElicitationPropertySchema(
 
 def _encode_NumberElicitationPropertySchema(
     o: NumberElicitationPropertySchema,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "number",
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_minimum = o.minimum
-    if v_minimum is not UNSET:
+    if v_minimum is not _UNSET:
         d["minimum"] = v_minimum
     v_maximum = o.maximum
-    if v_maximum is not UNSET:
+    if v_maximum is not _UNSET:
         d["maximum"] = v_maximum
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = v_default
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_IntegerElicitationPropertySchema(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> IntegerElicitationPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "integer":
-        raise check_tag(d, "type", "integer")
+        raise _check_tag(d, "type", "integer")
     return _read_IntegerElicitationPropertySchema(d, strict)
 
 
 def _read_IntegerElicitationPropertySchema(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> IntegerElicitationPropertySchema:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_minimum: int | None | Unset
-    v = d.get("minimum", MISSING)
-    if v is MISSING:
-        f_minimum = UNSET
+    f_minimum: int | None | _Unset
+    v = d.get("minimum", _MISSING)
+    if v is _MISSING:
+        f_minimum = _UNSET
     else:
         try:
             f_minimum = (
@@ -4080,19 +4107,19 @@ def _read_IntegerElicitationPropertySchema(
                     if type(v) is int
                     and -9223372036854775808 <= v <= 9223372036854775807
                     else (
-                        check_int(v, None, None)
+                        _check_int(v, None, None)
                         if strict
-                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                        else _check_int(v, -9223372036854775808, 9223372036854775807)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("minimum")
 
-    f_maximum: int | None | Unset
-    v = d.get("maximum", MISSING)
-    if v is MISSING:
-        f_maximum = UNSET
+    f_maximum: int | None | _Unset
+    v = d.get("maximum", _MISSING)
+    if v is _MISSING:
+        f_maximum = _UNSET
     else:
         try:
             f_maximum = (
@@ -4103,19 +4130,19 @@ def _read_IntegerElicitationPropertySchema(
                     if type(v) is int
                     and -9223372036854775808 <= v <= 9223372036854775807
                     else (
-                        check_int(v, None, None)
+                        _check_int(v, None, None)
                         if strict
-                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                        else _check_int(v, -9223372036854775808, 9223372036854775807)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("maximum")
 
-    f_default: int | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: int | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
             f_default = (
@@ -4126,30 +4153,30 @@ def _read_IntegerElicitationPropertySchema(
                     if type(v) is int
                     and -9223372036854775808 <= v <= 9223372036854775807
                     else (
-                        check_int(v, None, None)
+                        _check_int(v, None, None)
                         if strict
-                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                        else _check_int(v, -9223372036854775808, 9223372036854775807)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(IntegerElicitationPropertySchema)
     o.title = f_title
@@ -4163,100 +4190,102 @@ def _read_IntegerElicitationPropertySchema(
 
 def _encode_IntegerElicitationPropertySchema(
     o: IntegerElicitationPropertySchema,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "integer",
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_minimum = o.minimum
-    if v_minimum is not UNSET:
+    if v_minimum is not _UNSET:
         d["minimum"] = v_minimum
     v_maximum = o.maximum
-    if v_maximum is not UNSET:
+    if v_maximum is not _UNSET:
         d["maximum"] = v_maximum
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = v_default
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_BooleanElicitationPropertySchema(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> BooleanElicitationPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "boolean":
-        raise check_tag(d, "type", "boolean")
+        raise _check_tag(d, "type", "boolean")
     return _read_BooleanElicitationPropertySchema(d, strict)
 
 
 def _read_BooleanElicitationPropertySchema(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> BooleanElicitationPropertySchema:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_default: bool | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: bool | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
-            f_default = None if v is None else (v if type(v) is bool else check_bool(v))
-        except ValidationError as error:
+            f_default = (
+                None if v is None else (v if type(v) is bool else _check_bool(v))
+            )
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(BooleanElicitationPropertySchema)
     o.title = f_title
@@ -4268,73 +4297,73 @@ def _read_BooleanElicitationPropertySchema(
 
 def _encode_BooleanElicitationPropertySchema(
     o: BooleanElicitationPropertySchema,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "boolean",
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = v_default
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_ArrayElicitationPropertySchema(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> ArrayElicitationPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "array":
-        raise check_tag(d, "type", "array")
+        raise _check_tag(d, "type", "array")
     return _read_ArrayElicitationPropertySchema(d, strict)
 
 
 def _read_ArrayElicitationPropertySchema(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> ArrayElicitationPropertySchema:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_min_items: int | None | Unset
-    v = d.get("minItems", MISSING)
-    if v is MISSING:
-        f_min_items = UNSET
+    f_min_items: int | None | _Unset
+    v = d.get("minItems", _MISSING)
+    if v is _MISSING:
+        f_min_items = _UNSET
     else:
         try:
             f_min_items = (
@@ -4344,19 +4373,19 @@ def _read_ArrayElicitationPropertySchema(
                     v
                     if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
-                        check_int(v, 0, None)
+                        _check_int(v, 0, None)
                         if strict
-                        else check_int(v, 0, 18446744073709551615)
+                        else _check_int(v, 0, 18446744073709551615)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("minItems")
 
-    f_max_items: int | None | Unset
-    v = d.get("maxItems", MISSING)
-    if v is MISSING:
-        f_max_items = UNSET
+    f_max_items: int | None | _Unset
+    v = d.get("maxItems", _MISSING)
+    if v is _MISSING:
+        f_max_items = _UNSET
     else:
         try:
             f_max_items = (
@@ -4366,56 +4395,56 @@ def _read_ArrayElicitationPropertySchema(
                     v
                     if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
-                        check_int(v, 0, None)
+                        _check_int(v, 0, None)
                         if strict
-                        else check_int(v, 0, 18446744073709551615)
+                        else _check_int(v, 0, 18446744073709551615)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("maxItems")
 
     f_items: MultiSelectItems
-    v = d.get("items", MISSING)
-    if v is MISSING:
-        raise missing("items")
+    v = d.get("items", _MISSING)
+    if v is _MISSING:
+        raise _missing("items")
     else:
         try:
             f_items = _decode_MultiSelectItems(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("items")
 
-    f_default: list[str] | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: list[str] | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
             f_default = (
                 None
                 if v is None
-                else check_list_skipping(
-                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
+                else _check_list_skipping(
+                    v, lambda x, strict: x if type(x) is str else _check_str(x), strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ArrayElicitationPropertySchema)
     o.title = f_title
@@ -4430,50 +4459,50 @@ def _read_ArrayElicitationPropertySchema(
 
 def _encode_ArrayElicitationPropertySchema(
     o: ArrayElicitationPropertySchema,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "array",
         "items": _encode_MultiSelectItems(o.items),
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_min_items = o.min_items
-    if v_min_items is not UNSET:
+    if v_min_items is not _UNSET:
         d["minItems"] = v_min_items
     v_max_items = o.max_items
-    if v_max_items is not UNSET:
+    if v_max_items is not _UNSET:
         d["maxItems"] = v_max_items
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = None if v_default is None else list(v_default)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_OtherElicitationPropertySchema(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> OtherElicitationPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("type")) is not str:
-        raise check_tag(d, "type", None)
+        raise _check_tag(d, "type", None)
     if strict and d["type"] in _VARIANTS_ElicitationPropertySchema:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
     return _read_OtherElicitationPropertySchema(d, strict)
 
 
 def _read_OtherElicitationPropertySchema(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> OtherElicitationPropertySchema:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
@@ -4481,24 +4510,24 @@ def _read_OtherElicitationPropertySchema(
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
 def _encode_OtherElicitationPropertySchema(
     o: OtherElicitationPropertySchema,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": o.type,
     }
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_ElicitationPropertySchema: dict[str, Decoder[ElicitationPropertySchema]] = {
+_VARIANTS_ElicitationPropertySchema: dict[str, _Decoder[ElicitationPropertySchema]] = {
     "string": _read_StringElicitationPropertySchema,
     "number": _read_NumberElicitationPropertySchema,
     "integer": _read_IntegerElicitationPropertySchema,
@@ -4508,22 +4537,22 @@ _VARIANTS_ElicitationPropertySchema: dict[str, Decoder[ElicitationPropertySchema
 
 
 def _decode_ElicitationPropertySchema(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> ElicitationPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_ElicitationPropertySchema.get(tag)
         if decoder is not None:
             return decoder(d, strict)
         return _read_OtherElicitationPropertySchema(d, strict)
-    if tag is MISSING:
-        raise missing("type")
-    raise type_error("a string", tag).at("type")
+    if tag is _MISSING:
+        raise _missing("type")
+    raise _type_error("a string", tag).at("type")
 
 
-def _encode_ElicitationPropertySchema(o: ElicitationPropertySchema) -> dict[str, Any]:
+def _encode_ElicitationPropertySchema(o: ElicitationPropertySchema) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -4533,72 +4562,74 @@ def _encode_ElicitationPropertySchema(o: ElicitationPropertySchema) -> dict[str,
     return encoder(o)
 
 
-def _decode_StringFormat(v: Any, strict: bool) -> StringFormat:
+def _decode_StringFormat(v: _Any, strict: bool) -> StringFormat:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_StringFormat.get(v)
     if member is not None:
         return member
-    raise unexpected('expected one of "email", "uri", "date", "date-time"', v)
+    raise _unexpected('expected one of "email", "uri", "date", "date-time"', v)
 
 
-_MEMBERS_StringFormat = cast("dict[str, StringFormat]", StringFormat._value2member_map_)
+_MEMBERS_StringFormat = _cast(
+    "dict[str, StringFormat]", StringFormat._value2member_map_
+)
 
 
 def _encode_StringFormat(v: StringFormat) -> str:
     return v._value_ if type(v) is StringFormat else v
 
 
-def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_EnumOption(d: _Any, strict: bool) -> EnumOption:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_const: str
-    v = d.get("const", MISSING)
-    if v is MISSING:
-        raise missing("const")
+    v = d.get("const", _MISSING)
+    if v is _MISSING:
+        raise _missing("const")
     else:
         try:
-            f_const = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_const = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("const")
 
     f_title: str
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        raise missing("title")
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        raise _missing("title")
     else:
         try:
-            f_title = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_title = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("title")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(EnumOption)
     o.const = f_const
@@ -4608,56 +4639,56 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
     return o
 
 
-def _encode_EnumOption(o: EnumOption) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_EnumOption(o: EnumOption) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "const": o.const,
         "title": o.title,
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_min_length: int | None | Unset
-    v = d.get("minLength", MISSING)
-    if v is MISSING:
-        f_min_length = UNSET
+    f_min_length: int | None | _Unset
+    v = d.get("minLength", _MISSING)
+    if v is _MISSING:
+        f_min_length = _UNSET
     else:
         try:
             f_min_length = (
@@ -4667,17 +4698,19 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                     v
                     if type(v) is int and 0 <= v <= 4294967295
                     else (
-                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                        _check_int(v, 0, None)
+                        if strict
+                        else _check_int(v, 0, 4294967295)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("minLength")
 
-    f_max_length: int | None | Unset
-    v = d.get("maxLength", MISSING)
-    if v is MISSING:
-        f_max_length = UNSET
+    f_max_length: int | None | _Unset
+    v = d.get("maxLength", _MISSING)
+    if v is _MISSING:
+        f_max_length = _UNSET
     else:
         try:
             f_max_length = (
@@ -4687,27 +4720,29 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                     v
                     if type(v) is int and 0 <= v <= 4294967295
                     else (
-                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                        _check_int(v, 0, None)
+                        if strict
+                        else _check_int(v, 0, 4294967295)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("maxLength")
 
-    f_pattern: str | None | Unset
-    v = d.get("pattern", MISSING)
-    if v is MISSING:
-        f_pattern = UNSET
+    f_pattern: str | None | _Unset
+    v = d.get("pattern", _MISSING)
+    if v is _MISSING:
+        f_pattern = _UNSET
     else:
         try:
-            f_pattern = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_pattern = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             raise error.at("pattern")
 
-    f_format: StringFormat | None | Unset
-    v = d.get("format", MISSING)
-    if v is MISSING:
-        f_format = UNSET
+    f_format: StringFormat | None | _Unset
+    v = d.get("format", _MISSING)
+    if v is _MISSING:
+        f_format = _UNSET
     else:
         try:
             f_format = (
@@ -4719,60 +4754,60 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                     else _decode_StringFormat(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("format")
 
-    f_default: str | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: str | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
-            f_default = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_default = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_enum: list[str] | None | Unset
-    v = d.get("enum", MISSING)
-    if v is MISSING:
-        f_enum = UNSET
+    f_enum: list[str] | None | _Unset
+    v = d.get("enum", _MISSING)
+    if v is _MISSING:
+        f_enum = _UNSET
     else:
         try:
             f_enum = (
                 None
                 if v is None
-                else check_list(
-                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
+                else _check_list(
+                    v, lambda x, strict: x if type(x) is str else _check_str(x), strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("enum")
 
-    f_one_of: list[EnumOption] | None | Unset
-    v = d.get("oneOf", MISSING)
-    if v is MISSING:
-        f_one_of = UNSET
+    f_one_of: list[EnumOption] | None | _Unset
+    v = d.get("oneOf", _MISSING)
+    if v is _MISSING:
+        f_one_of = _UNSET
     else:
         try:
-            f_one_of = None if v is None else check_list(v, _decode_EnumOption, strict)
-        except ValidationError as error:
+            f_one_of = None if v is None else _check_list(v, _decode_EnumOption, strict)
+        except _ValidationError as error:
             raise error.at("oneOf")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(StringPropertySchema)
     o.title = f_title
@@ -4788,83 +4823,83 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
     return o
 
 
-def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_min_length = o.min_length
-    if v_min_length is not UNSET:
+    if v_min_length is not _UNSET:
         d["minLength"] = v_min_length
     v_max_length = o.max_length
-    if v_max_length is not UNSET:
+    if v_max_length is not _UNSET:
         d["maxLength"] = v_max_length
     v_pattern = o.pattern
-    if v_pattern is not UNSET:
+    if v_pattern is not _UNSET:
         d["pattern"] = v_pattern
     v_format = o.format
-    if v_format is not UNSET:
+    if v_format is not _UNSET:
         d["format"] = (
             None
             if v_format is None
             else (v_format._value_ if type(v_format) is StringFormat else v_format)
         )
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = v_default
     v_enum = o.enum
-    if v_enum is not UNSET:
+    if v_enum is not _UNSET:
         d["enum"] = None if v_enum is None else list(v_enum)
     v_one_of = o.one_of
-    if v_one_of is not UNSET:
+    if v_one_of is not _UNSET:
         d["oneOf"] = (
             None if v_one_of is None else [_encode_EnumOption(x) for x in v_one_of]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_minimum: float | None | Unset
-    v = d.get("minimum", MISSING)
-    if v is MISSING:
-        f_minimum = UNSET
+    f_minimum: float | None | _Unset
+    v = d.get("minimum", _MISSING)
+    if v is _MISSING:
+        f_minimum = _UNSET
     else:
         try:
             f_minimum = (
@@ -4872,17 +4907,17 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
                 if v is None
                 else (
                     v
-                    if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
-                    else check_num(v, None, None)
+                    if type(v) is float and -_FLOAT_MAX <= v <= _FLOAT_MAX
+                    else _check_num(v, None, None)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("minimum")
 
-    f_maximum: float | None | Unset
-    v = d.get("maximum", MISSING)
-    if v is MISSING:
-        f_maximum = UNSET
+    f_maximum: float | None | _Unset
+    v = d.get("maximum", _MISSING)
+    if v is _MISSING:
+        f_maximum = _UNSET
     else:
         try:
             f_maximum = (
@@ -4890,17 +4925,17 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
                 if v is None
                 else (
                     v
-                    if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
-                    else check_num(v, None, None)
+                    if type(v) is float and -_FLOAT_MAX <= v <= _FLOAT_MAX
+                    else _check_num(v, None, None)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("maximum")
 
-    f_default: float | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: float | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
             f_default = (
@@ -4908,28 +4943,28 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
                 if v is None
                 else (
                     v
-                    if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
-                    else check_num(v, None, None)
+                    if type(v) is float and -_FLOAT_MAX <= v <= _FLOAT_MAX
+                    else _check_num(v, None, None)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(NumberPropertySchema)
     o.title = f_title
@@ -4941,65 +4976,65 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
     return o
 
 
-def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_minimum = o.minimum
-    if v_minimum is not UNSET:
+    if v_minimum is not _UNSET:
         d["minimum"] = v_minimum
     v_maximum = o.maximum
-    if v_maximum is not UNSET:
+    if v_maximum is not _UNSET:
         d["maximum"] = v_maximum
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = v_default
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchema:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_minimum: int | None | Unset
-    v = d.get("minimum", MISSING)
-    if v is MISSING:
-        f_minimum = UNSET
+    f_minimum: int | None | _Unset
+    v = d.get("minimum", _MISSING)
+    if v is _MISSING:
+        f_minimum = _UNSET
     else:
         try:
             f_minimum = (
@@ -5010,19 +5045,19 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                     if type(v) is int
                     and -9223372036854775808 <= v <= 9223372036854775807
                     else (
-                        check_int(v, None, None)
+                        _check_int(v, None, None)
                         if strict
-                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                        else _check_int(v, -9223372036854775808, 9223372036854775807)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("minimum")
 
-    f_maximum: int | None | Unset
-    v = d.get("maximum", MISSING)
-    if v is MISSING:
-        f_maximum = UNSET
+    f_maximum: int | None | _Unset
+    v = d.get("maximum", _MISSING)
+    if v is _MISSING:
+        f_maximum = _UNSET
     else:
         try:
             f_maximum = (
@@ -5033,19 +5068,19 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                     if type(v) is int
                     and -9223372036854775808 <= v <= 9223372036854775807
                     else (
-                        check_int(v, None, None)
+                        _check_int(v, None, None)
                         if strict
-                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                        else _check_int(v, -9223372036854775808, 9223372036854775807)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("maximum")
 
-    f_default: int | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: int | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
             f_default = (
@@ -5056,30 +5091,30 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                     if type(v) is int
                     and -9223372036854775808 <= v <= 9223372036854775807
                     else (
-                        check_int(v, None, None)
+                        _check_int(v, None, None)
                         if strict
-                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                        else _check_int(v, -9223372036854775808, 9223372036854775807)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(IntegerPropertySchema)
     o.title = f_title
@@ -5091,86 +5126,88 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
     return o
 
 
-def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_minimum = o.minimum
-    if v_minimum is not UNSET:
+    if v_minimum is not _UNSET:
         d["minimum"] = v_minimum
     v_maximum = o.maximum
-    if v_maximum is not UNSET:
+    if v_maximum is not _UNSET:
         d["maximum"] = v_maximum
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = v_default
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchema:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_default: bool | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: bool | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
-            f_default = None if v is None else (v if type(v) is bool else check_bool(v))
-        except ValidationError as error:
+            f_default = (
+                None if v is None else (v if type(v) is bool else _check_bool(v))
+            )
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(BooleanPropertySchema)
     o.title = f_title
@@ -5180,59 +5217,61 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
     return o
 
 
-def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = v_default
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsString:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_MultiSelectItemsString(d: _Any, strict: bool) -> MultiSelectItemsString:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "string":
-        raise check_tag(d, "type", "string")
+        raise _check_tag(d, "type", "string")
     return _read_MultiSelectItemsString(d, strict)
 
 
-def _read_MultiSelectItemsString(d: JsonObject, strict: bool) -> MultiSelectItemsString:
+def _read_MultiSelectItemsString(
+    d: _JsonObject, strict: bool
+) -> MultiSelectItemsString:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_enum: list[str]
-    v = d.get("enum", MISSING)
-    if v is MISSING:
-        raise missing("enum")
+    v = d.get("enum", _MISSING)
+    if v is _MISSING:
+        raise _missing("enum")
     else:
         try:
-            f_enum = check_list(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_enum = _check_list(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("enum")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(MultiSelectItemsString)
     o.enum = f_enum
@@ -5240,79 +5279,79 @@ def _read_MultiSelectItemsString(d: JsonObject, strict: bool) -> MultiSelectItem
     return o
 
 
-def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "string",
         "enum": list(o.enum),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_OtherMultiSelectItems(d: Any, strict: bool) -> OtherMultiSelectItems:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_OtherMultiSelectItems(d: _Any, strict: bool) -> OtherMultiSelectItems:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("type")) is not str:
-        raise check_tag(d, "type", None)
+        raise _check_tag(d, "type", None)
     if strict and d["type"] in _VARIANTS_MultiSelectItems:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
     return _read_OtherMultiSelectItems(d, strict)
 
 
-def _read_OtherMultiSelectItems(d: JsonObject, strict: bool) -> OtherMultiSelectItems:
+def _read_OtherMultiSelectItems(d: _JsonObject, strict: bool) -> OtherMultiSelectItems:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
     o = _new(OtherMultiSelectItems)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
-def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": o.type,
     }
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_MultiSelectItems: dict[str, Decoder[MultiSelectItems]] = {
+_VARIANTS_MultiSelectItems: dict[str, _Decoder[MultiSelectItems]] = {
     "string": _read_MultiSelectItemsString,
 }
 
 
-def _decode_MultiSelectItems(d: Any, strict: bool) -> MultiSelectItems:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+def _decode_MultiSelectItems(d: _Any, strict: bool) -> MultiSelectItems:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_MultiSelectItems.get(tag)
         if decoder is not None:
             try:
                 return decoder(d, strict)
-            except ValidationError as error:
+            except _ValidationError as error:
                 # The untagged variant takes what the tagged one refuses.
-                salvage(d)
+                _salvage(d)
                 try:
                     return _decode_TitledMultiSelectItems(d, strict)
-                except ValidationError:
+                except _ValidationError:
                     raise error from None
         return _read_OtherMultiSelectItems(d, strict)
     return _decode_TitledMultiSelectItems(d, strict)
 
 
-def _encode_MultiSelectItems(o: MultiSelectItems) -> dict[str, Any]:
+def _encode_MultiSelectItems(o: MultiSelectItems) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -5322,33 +5361,33 @@ def _encode_MultiSelectItems(o: MultiSelectItems) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectItems:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_StringMultiSelectItems(d: _Any, strict: bool) -> StringMultiSelectItems:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_enum: list[str]
-    v = d.get("enum", MISSING)
-    if v is MISSING:
-        raise missing("enum")
+    v = d.get("enum", _MISSING)
+    if v is _MISSING:
+        raise _missing("enum")
     else:
         try:
-            f_enum = check_list(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_enum = _check_list(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("enum")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(StringMultiSelectItems)
     o.enum = f_enum
@@ -5356,42 +5395,42 @@ def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectIte
     return o
 
 
-def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "enum": list(o.enum),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_TitledMultiSelectItems(d: Any, strict: bool) -> TitledMultiSelectItems:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_TitledMultiSelectItems(d: _Any, strict: bool) -> TitledMultiSelectItems:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_any_of: list[EnumOption]
-    v = d.get("anyOf", MISSING)
-    if v is MISSING:
-        raise missing("anyOf")
+    v = d.get("anyOf", _MISSING)
+    if v is _MISSING:
+        raise _missing("anyOf")
     else:
         try:
-            f_any_of = check_list(v, _decode_EnumOption, strict)
-        except ValidationError as error:
+            f_any_of = _check_list(v, _decode_EnumOption, strict)
+        except _ValidationError as error:
             raise error.at("anyOf")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TitledMultiSelectItems)
     o.any_of = f_any_of
@@ -5399,54 +5438,54 @@ def _decode_TitledMultiSelectItems(d: Any, strict: bool) -> TitledMultiSelectIte
     return o
 
 
-def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "anyOf": [_encode_EnumOption(x) for x in o.any_of],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_MultiSelectPropertySchema(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> MultiSelectPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_min_items: int | None | Unset
-    v = d.get("minItems", MISSING)
-    if v is MISSING:
-        f_min_items = UNSET
+    f_min_items: int | None | _Unset
+    v = d.get("minItems", _MISSING)
+    if v is _MISSING:
+        f_min_items = _UNSET
     else:
         try:
             f_min_items = (
@@ -5456,19 +5495,19 @@ def _decode_MultiSelectPropertySchema(
                     v
                     if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
-                        check_int(v, 0, None)
+                        _check_int(v, 0, None)
                         if strict
-                        else check_int(v, 0, 18446744073709551615)
+                        else _check_int(v, 0, 18446744073709551615)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("minItems")
 
-    f_max_items: int | None | Unset
-    v = d.get("maxItems", MISSING)
-    if v is MISSING:
-        f_max_items = UNSET
+    f_max_items: int | None | _Unset
+    v = d.get("maxItems", _MISSING)
+    if v is _MISSING:
+        f_max_items = _UNSET
     else:
         try:
             f_max_items = (
@@ -5478,56 +5517,56 @@ def _decode_MultiSelectPropertySchema(
                     v
                     if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
-                        check_int(v, 0, None)
+                        _check_int(v, 0, None)
                         if strict
-                        else check_int(v, 0, 18446744073709551615)
+                        else _check_int(v, 0, 18446744073709551615)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("maxItems")
 
     f_items: MultiSelectItems
-    v = d.get("items", MISSING)
-    if v is MISSING:
-        raise missing("items")
+    v = d.get("items", _MISSING)
+    if v is _MISSING:
+        raise _missing("items")
     else:
         try:
             f_items = _decode_MultiSelectItems(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("items")
 
-    f_default: list[str] | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: list[str] | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
             f_default = (
                 None
                 if v is None
-                else check_list_skipping(
-                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
+                else _check_list_skipping(
+                    v, lambda x, strict: x if type(x) is str else _check_str(x), strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(MultiSelectPropertySchema)
     o.title = f_title
@@ -5540,59 +5579,59 @@ def _decode_MultiSelectPropertySchema(
     return o
 
 
-def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "items": _encode_MultiSelectItems(o.items),
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_min_items = o.min_items
-    if v_min_items is not UNSET:
+    if v_min_items is not _UNSET:
         d["minItems"] = v_min_items
     v_max_items = o.max_items
-    if v_max_items is not UNSET:
+    if v_max_items is not _UNSET:
         d["maxItems"] = v_max_items
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = None if v_default is None else list(v_default)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ElicitationFormMode(d: Any, strict: bool) -> ElicitationFormMode:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ElicitationFormMode(d: _Any, strict: bool) -> ElicitationFormMode:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_requested_schema: ElicitationSchema
-    v = d.get("requestedSchema", MISSING)
-    if v is MISSING:
-        raise missing("requestedSchema")
+    v = d.get("requestedSchema", _MISSING)
+    if v is _MISSING:
+        raise _missing("requestedSchema")
     else:
         try:
             f_requested_schema = _decode_ElicitationSchema(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("requestedSchema")
 
     candidates_scope: list[
-        Decoder[ElicitationSessionScope | ElicitationRequestScope]
+        _Decoder[ElicitationSessionScope | ElicitationRequestScope]
     ] = []
     if "sessionId" in d:
         candidates_scope.append(_decode_ElicitationSessionScope)
     if "requestId" in d:
         candidates_scope.append(_decode_ElicitationRequestScope)
     if not candidates_scope:
-        raise ValidationError(
+        raise _ValidationError(
             "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
         )
-    f_scope = cast(
+    f_scope = _cast(
         "ElicitationSessionScope | ElicitationRequestScope",
-        first_match(d, strict, candidates_scope),
+        _first_match(d, strict, candidates_scope),
     )
 
     o = _new(ElicitationFormMode)
@@ -5601,8 +5640,8 @@ def _decode_ElicitationFormMode(d: Any, strict: bool) -> ElicitationFormMode:
     return o
 
 
-def _encode_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "requestedSchema": _encode_ElicitationSchema(o.requested_schema),
     }
     v_scope = o.scope
@@ -5618,47 +5657,47 @@ def _encode_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, Any]:
     return d
 
 
-def _decode_ElicitationId(v: Any, strict: bool) -> ElicitationId:
-    return v if type(v) is str else check_str(v)
+def _decode_ElicitationId(v: _Any, strict: bool) -> ElicitationId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_ElicitationUrlMode(d: Any, strict: bool) -> ElicitationUrlMode:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ElicitationUrlMode(d: _Any, strict: bool) -> ElicitationUrlMode:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_elicitation_id: ElicitationId
-    v = d.get("elicitationId", MISSING)
-    if v is MISSING:
-        raise missing("elicitationId")
+    v = d.get("elicitationId", _MISSING)
+    if v is _MISSING:
+        raise _missing("elicitationId")
     else:
         try:
-            f_elicitation_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_elicitation_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("elicitationId")
 
     f_url: str
-    v = d.get("url", MISSING)
-    if v is MISSING:
-        raise missing("url")
+    v = d.get("url", _MISSING)
+    if v is _MISSING:
+        raise _missing("url")
     else:
         try:
-            f_url = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_url = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("url")
 
     candidates_scope: list[
-        Decoder[ElicitationSessionScope | ElicitationRequestScope]
+        _Decoder[ElicitationSessionScope | ElicitationRequestScope]
     ] = []
     if "sessionId" in d:
         candidates_scope.append(_decode_ElicitationSessionScope)
     if "requestId" in d:
         candidates_scope.append(_decode_ElicitationRequestScope)
     if not candidates_scope:
-        raise ValidationError(
+        raise _ValidationError(
             "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
         )
-    f_scope = cast(
+    f_scope = _cast(
         "ElicitationSessionScope | ElicitationRequestScope",
-        first_match(d, strict, candidates_scope),
+        _first_match(d, strict, candidates_scope),
     )
 
     o = _new(ElicitationUrlMode)
@@ -5668,8 +5707,8 @@ def _decode_ElicitationUrlMode(d: Any, strict: bool) -> ElicitationUrlMode:
     return o
 
 
-def _encode_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "elicitationId": o.elicitation_id,
         "url": o.url,
     }
@@ -5686,33 +5725,33 @@ def _encode_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, Any]:
     return d
 
 
-def _decode_ExtRequest(v: Any, strict: bool) -> ExtRequest:
-    return any_value(v, strict)
+def _decode_ExtRequest(v: _Any, strict: bool) -> ExtRequest:
+    return _any_value(v, strict)
 
 
-def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_id: RequestId_
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+def _decode_ResultAgentResponse(d: _Any, strict: bool) -> ResultAgentResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_id: RequestId
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = _decode_RequestId_(v, strict)
-        except ValidationError as error:
+            f_id = _decode_RequestId(v, strict)
+        except _ValidationError as error:
             raise error.at("id")
 
-    f_result: Any
-    v = d.get("result", MISSING)
-    if v is MISSING:
-        raise missing("result")
+    f_result: _Any
+    v = d.get("result", _MISSING)
+    if v is _MISSING:
+        raise _missing("result")
     else:
         try:
-            f_result = check_raw(
+            f_result = _check_raw(
                 v, "#/$defs/AgentResponse/anyOf/0/properties/result", strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("result")
 
     o = _new(ResultAgentResponse)
@@ -5721,36 +5760,36 @@ def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
     return o
 
 
-def _encode_ResultAgentResponse(o: ResultAgentResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ResultAgentResponse(o: ResultAgentResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "id": encode(o.id),
-        "result": wire_json(o.result),
+        "result": _wire_json(o.result),
     }
 
     return d
 
 
-def _decode_ErrorAgentResponse(d: Any, strict: bool) -> ErrorAgentResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_id: RequestId_
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+def _decode_ErrorAgentResponse(d: _Any, strict: bool) -> ErrorAgentResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_id: RequestId
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = _decode_RequestId_(v, strict)
-        except ValidationError as error:
+            f_id = _decode_RequestId(v, strict)
+        except _ValidationError as error:
             raise error.at("id")
 
     f_error: Error
-    v = d.get("error", MISSING)
-    if v is MISSING:
-        raise missing("error")
+    v = d.get("error", _MISSING)
+    if v is _MISSING:
+        raise _missing("error")
     else:
         try:
             f_error = _decode_Error(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("error")
 
     o = _new(ErrorAgentResponse)
@@ -5759,8 +5798,8 @@ def _decode_ErrorAgentResponse(d: Any, strict: bool) -> ErrorAgentResponse:
     return o
 
 
-def _encode_ErrorAgentResponse(o: ErrorAgentResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ErrorAgentResponse(o: ErrorAgentResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "id": encode(o.id),
         "error": _encode_Error(o.error),
     }
@@ -5768,49 +5807,49 @@ def _encode_ErrorAgentResponse(o: ErrorAgentResponse) -> dict[str, Any]:
     return d
 
 
-def _decode_AgentResponse(d: Any, strict: bool) -> AgentResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AgentResponse(d: _Any, strict: bool) -> AgentResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     # The first variant whose required keys are all there and that decodes,
     # as serde's untagged enums choose.
-    errors: list[ValidationError] = []
+    errors: list[_ValidationError] = []
     if "id" in d and "result" in d:
         try:
             return _decode_ResultAgentResponse(d, strict)
-        except ValidationError as error:
-            salvage(d)
+        except _ValidationError as error:
+            _salvage(d)
             errors.append(error)
     if "id" in d and "error" in d:
         try:
             return _decode_ErrorAgentResponse(d, strict)
-        except ValidationError as error:
-            salvage(d)
+        except _ValidationError as error:
+            _salvage(d)
             errors.append(error)
     if errors:
-        raise furthest(errors)
-    raise ValidationError(
+        raise _furthest(errors)
+    raise _ValidationError(
         "expected an object with the members of Result or Error (id, result; id, error)"
     )
 
 
-def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_protocol_version: ProtocolVersion
-    v = d.get("protocolVersion", MISSING)
-    if v is MISSING:
-        raise missing("protocolVersion")
+    v = d.get("protocolVersion", _MISSING)
+    if v is _MISSING:
+        raise _missing("protocolVersion")
     else:
         try:
             f_protocol_version = (
-                v if type(v) is int and 0 <= v <= 65535 else check_int(v, 0, 65535)
+                v if type(v) is int and 0 <= v <= 65535 else _check_int(v, 0, 65535)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("protocolVersion")
 
     f_agent_capabilities: AgentCapabilities
-    v = d.get("agentCapabilities", MISSING)
-    if v is MISSING:
+    v = d.get("agentCapabilities", _MISSING)
+    if v is _MISSING:
         f_agent_capabilities = AgentCapabilities(
             load_session=False,
             prompt_capabilities=PromptCapabilities(
@@ -5828,10 +5867,10 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
     else:
         try:
             f_agent_capabilities = _decode_AgentCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("agentCapabilities")
-            salvage(v)
+            _salvage(v)
             f_agent_capabilities = AgentCapabilities(
                 load_session=False,
                 prompt_capabilities=PromptCapabilities(
@@ -5848,43 +5887,43 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
             )
 
     f_auth_methods: list[AuthMethod]
-    v = d.get("authMethods", MISSING)
-    if v is MISSING:
+    v = d.get("authMethods", _MISSING)
+    if v is _MISSING:
         f_auth_methods = []
     else:
         try:
-            f_auth_methods = check_list_skipping(v, _decode_AuthMethod, strict)
-        except ValidationError as error:
+            f_auth_methods = _check_list_skipping(v, _decode_AuthMethod, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("authMethods")
-            salvage(v)
+            _salvage(v)
             f_auth_methods = []
 
-    f_agent_info: Implementation | None | Unset
-    v = d.get("agentInfo", MISSING)
-    if v is MISSING:
-        f_agent_info = UNSET
+    f_agent_info: Implementation | None | _Unset
+    v = d.get("agentInfo", _MISSING)
+    if v is _MISSING:
+        f_agent_info = _UNSET
     else:
         try:
             f_agent_info = None if v is None else _decode_Implementation(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("agentInfo")
-            salvage(v)
-            f_agent_info = UNSET
+            _salvage(v)
+            f_agent_info = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(InitializeResponse)
     o.protocol_version = f_protocol_version
@@ -5895,47 +5934,47 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
     return o
 
 
-def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "protocolVersion": o.protocol_version,
         "agentCapabilities": _encode_AgentCapabilities(o.agent_capabilities),
         "authMethods": [_encode_AuthMethod(x) for x in o.auth_methods],
     }
     v_agent_info = o.agent_info
-    if v_agent_info is not UNSET:
+    if v_agent_info is not _UNSET:
         d["agentInfo"] = (
             None if v_agent_info is None else _encode_Implementation(v_agent_info)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ProtocolVersion(v: Any, strict: bool) -> ProtocolVersion:
-    return v if type(v) is int and 0 <= v <= 65535 else check_int(v, 0, 65535)
+def _decode_ProtocolVersion(v: _Any, strict: bool) -> ProtocolVersion:
+    return v if type(v) is int and 0 <= v <= 65535 else _check_int(v, 0, 65535)
 
 
-def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_load_session: bool
-    v = d.get("loadSession", MISSING)
-    if v is MISSING:
+    v = d.get("loadSession", _MISSING)
+    if v is _MISSING:
         f_load_session = False
     else:
         try:
-            f_load_session = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_load_session = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             if strict:
                 raise error.at("loadSession")
-            salvage(v)
+            _salvage(v)
             f_load_session = False
 
     f_prompt_capabilities: PromptCapabilities
-    v = d.get("promptCapabilities", MISSING)
-    if v is MISSING:
+    v = d.get("promptCapabilities", _MISSING)
+    if v is _MISSING:
         f_prompt_capabilities = PromptCapabilities(
             image=False,
             audio=False,
@@ -5944,10 +5983,10 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
     else:
         try:
             f_prompt_capabilities = _decode_PromptCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("promptCapabilities")
-            salvage(v)
+            _salvage(v)
             f_prompt_capabilities = PromptCapabilities(
                 image=False,
                 audio=False,
@@ -5955,8 +5994,8 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
             )
 
     f_mcp_capabilities: McpCapabilities
-    v = d.get("mcpCapabilities", MISSING)
-    if v is MISSING:
+    v = d.get("mcpCapabilities", _MISSING)
+    if v is _MISSING:
         f_mcp_capabilities = McpCapabilities(
             http=False,
             sse=False,
@@ -5964,53 +6003,53 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
     else:
         try:
             f_mcp_capabilities = _decode_McpCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("mcpCapabilities")
-            salvage(v)
+            _salvage(v)
             f_mcp_capabilities = McpCapabilities(
                 http=False,
                 sse=False,
             )
 
     f_session_capabilities: SessionCapabilities
-    v = d.get("sessionCapabilities", MISSING)
-    if v is MISSING:
+    v = d.get("sessionCapabilities", _MISSING)
+    if v is _MISSING:
         f_session_capabilities = SessionCapabilities()
     else:
         try:
             f_session_capabilities = _decode_SessionCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("sessionCapabilities")
-            salvage(v)
+            _salvage(v)
             f_session_capabilities = SessionCapabilities()
 
     f_auth: AgentAuthCapabilities
-    v = d.get("auth", MISSING)
-    if v is MISSING:
+    v = d.get("auth", _MISSING)
+    if v is _MISSING:
         f_auth = AgentAuthCapabilities()
     else:
         try:
             f_auth = _decode_AgentAuthCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("auth")
-            salvage(v)
+            _salvage(v)
             f_auth = AgentAuthCapabilities()
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AgentCapabilities)
     o.load_session = f_load_session
@@ -6022,8 +6061,8 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
     return o
 
 
-def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "loadSession": o.load_session,
         "promptCapabilities": _encode_PromptCapabilities(o.prompt_capabilities),
         "mcpCapabilities": _encode_McpCapabilities(o.mcp_capabilities),
@@ -6031,66 +6070,66 @@ def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
         "auth": _encode_AgentAuthCapabilities(o.auth),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_image: bool
-    v = d.get("image", MISSING)
-    if v is MISSING:
+    v = d.get("image", _MISSING)
+    if v is _MISSING:
         f_image = False
     else:
         try:
-            f_image = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_image = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             if strict:
                 raise error.at("image")
-            salvage(v)
+            _salvage(v)
             f_image = False
 
     f_audio: bool
-    v = d.get("audio", MISSING)
-    if v is MISSING:
+    v = d.get("audio", _MISSING)
+    if v is _MISSING:
         f_audio = False
     else:
         try:
-            f_audio = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_audio = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             if strict:
                 raise error.at("audio")
-            salvage(v)
+            _salvage(v)
             f_audio = False
 
     f_embedded_context: bool
-    v = d.get("embeddedContext", MISSING)
-    if v is MISSING:
+    v = d.get("embeddedContext", _MISSING)
+    if v is _MISSING:
         f_embedded_context = False
     else:
         try:
-            f_embedded_context = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_embedded_context = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             if strict:
                 raise error.at("embeddedContext")
-            salvage(v)
+            _salvage(v)
             f_embedded_context = False
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PromptCapabilities)
     o.image = f_image
@@ -6100,60 +6139,60 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
     return o
 
 
-def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "image": o.image,
         "audio": o.audio,
         "embeddedContext": o.embedded_context,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_http: bool
-    v = d.get("http", MISSING)
-    if v is MISSING:
+    v = d.get("http", _MISSING)
+    if v is _MISSING:
         f_http = False
     else:
         try:
-            f_http = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_http = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             if strict:
                 raise error.at("http")
-            salvage(v)
+            _salvage(v)
             f_http = False
 
     f_sse: bool
-    v = d.get("sse", MISSING)
-    if v is MISSING:
+    v = d.get("sse", _MISSING)
+    if v is _MISSING:
         f_sse = False
     else:
         try:
-            f_sse = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_sse = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             if strict:
                 raise error.at("sse")
-            salvage(v)
+            _salvage(v)
             f_sse = False
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(McpCapabilities)
     o.http = f_http
@@ -6162,53 +6201,53 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
     return o
 
 
-def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "http": o.http,
         "sse": o.sse,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_list: SessionListCapabilities | None | Unset
-    v = d.get("list", MISSING)
-    if v is MISSING:
-        f_list = UNSET
+def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_list: SessionListCapabilities | None | _Unset
+    v = d.get("list", _MISSING)
+    if v is _MISSING:
+        f_list = _UNSET
     else:
         try:
             f_list = None if v is None else _decode_SessionListCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("list")
-            salvage(v)
-            f_list = UNSET
+            _salvage(v)
+            f_list = _UNSET
 
-    f_delete: SessionDeleteCapabilities | None | Unset
-    v = d.get("delete", MISSING)
-    if v is MISSING:
-        f_delete = UNSET
+    f_delete: SessionDeleteCapabilities | None | _Unset
+    v = d.get("delete", _MISSING)
+    if v is _MISSING:
+        f_delete = _UNSET
     else:
         try:
             f_delete = (
                 None if v is None else _decode_SessionDeleteCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("delete")
-            salvage(v)
-            f_delete = UNSET
+            _salvage(v)
+            f_delete = _UNSET
 
-    f_additional_directories: SessionAdditionalDirectoriesCapabilities | None | Unset
-    v = d.get("additionalDirectories", MISSING)
-    if v is MISSING:
-        f_additional_directories = UNSET
+    f_additional_directories: SessionAdditionalDirectoriesCapabilities | None | _Unset
+    v = d.get("additionalDirectories", _MISSING)
+    if v is _MISSING:
+        f_additional_directories = _UNSET
     else:
         try:
             f_additional_directories = (
@@ -6216,52 +6255,52 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 if v is None
                 else _decode_SessionAdditionalDirectoriesCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("additionalDirectories")
-            salvage(v)
-            f_additional_directories = UNSET
+            _salvage(v)
+            f_additional_directories = _UNSET
 
-    f_resume: SessionResumeCapabilities | None | Unset
-    v = d.get("resume", MISSING)
-    if v is MISSING:
-        f_resume = UNSET
+    f_resume: SessionResumeCapabilities | None | _Unset
+    v = d.get("resume", _MISSING)
+    if v is _MISSING:
+        f_resume = _UNSET
     else:
         try:
             f_resume = (
                 None if v is None else _decode_SessionResumeCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("resume")
-            salvage(v)
-            f_resume = UNSET
+            _salvage(v)
+            f_resume = _UNSET
 
-    f_close: SessionCloseCapabilities | None | Unset
-    v = d.get("close", MISSING)
-    if v is MISSING:
-        f_close = UNSET
+    f_close: SessionCloseCapabilities | None | _Unset
+    v = d.get("close", _MISSING)
+    if v is _MISSING:
+        f_close = _UNSET
     else:
         try:
             f_close = None if v is None else _decode_SessionCloseCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("close")
-            salvage(v)
-            f_close = UNSET
+            _salvage(v)
+            f_close = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionCapabilities)
     o.list = f_list
@@ -6273,18 +6312,18 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
     return o
 
 
-def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_list = o.list
-    if v_list is not UNSET:
+    if v_list is not _UNSET:
         d["list"] = None if v_list is None else _encode_SessionListCapabilities(v_list)
     v_delete = o.delete
-    if v_delete is not UNSET:
+    if v_delete is not _UNSET:
         d["delete"] = (
             None if v_delete is None else _encode_SessionDeleteCapabilities(v_delete)
         )
     v_additional_directories = o.additional_directories
-    if v_additional_directories is not UNSET:
+    if v_additional_directories is not _UNSET:
         d["additionalDirectories"] = (
             None
             if v_additional_directories is None
@@ -6293,101 +6332,101 @@ def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
             )
         )
     v_resume = o.resume
-    if v_resume is not UNSET:
+    if v_resume is not _UNSET:
         d["resume"] = (
             None if v_resume is None else _encode_SessionResumeCapabilities(v_resume)
         )
     v_close = o.close
-    if v_close is not UNSET:
+    if v_close is not _UNSET:
         d["close"] = (
             None if v_close is None else _encode_SessionCloseCapabilities(v_close)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionListCapabilities(d: Any, strict: bool) -> SessionListCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_SessionListCapabilities(d: _Any, strict: bool) -> SessionListCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionListCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_SessionListCapabilities(o: SessionListCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_SessionListCapabilities(o: SessionListCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_SessionDeleteCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SessionDeleteCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionDeleteCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_SessionAdditionalDirectoriesCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SessionAdditionalDirectoriesCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionAdditionalDirectoriesCapabilities)
     o.meta = f_meta
@@ -6396,105 +6435,105 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
 
 def _encode_SessionAdditionalDirectoriesCapabilities(
     o: SessionAdditionalDirectoriesCapabilities,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_SessionResumeCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SessionResumeCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionResumeCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_SessionResumeCapabilities(o: SessionResumeCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_SessionResumeCapabilities(o: SessionResumeCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionCloseCapabilities(d: Any, strict: bool) -> SessionCloseCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_SessionCloseCapabilities(d: _Any, strict: bool) -> SessionCloseCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionCloseCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_SessionCloseCapabilities(o: SessionCloseCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_SessionCloseCapabilities(o: SessionCloseCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_logout: LogoutCapabilities | None | Unset
-    v = d.get("logout", MISSING)
-    if v is MISSING:
-        f_logout = UNSET
+def _decode_AgentAuthCapabilities(d: _Any, strict: bool) -> AgentAuthCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_logout: LogoutCapabilities | None | _Unset
+    v = d.get("logout", _MISSING)
+    if v is _MISSING:
+        f_logout = _UNSET
     else:
         try:
             f_logout = None if v is None else _decode_LogoutCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("logout")
-            salvage(v)
-            f_logout = UNSET
+            _salvage(v)
+            f_logout = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AgentAuthCapabilities)
     o.logout = f_logout
@@ -6502,134 +6541,134 @@ def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities
     return o
 
 
-def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_logout = o.logout
-    if v_logout is not UNSET:
+    if v_logout is not _UNSET:
         d["logout"] = None if v_logout is None else _encode_LogoutCapabilities(v_logout)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_LogoutCapabilities(d: Any, strict: bool) -> LogoutCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_LogoutCapabilities(d: _Any, strict: bool) -> LogoutCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(LogoutCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_LogoutCapabilities(o: LogoutCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_LogoutCapabilities(o: LogoutCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_TerminalAuthMethod(d: _Any, strict: bool) -> TerminalAuthMethod:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "terminal":
-        raise check_tag(d, "type", "terminal")
+        raise _check_tag(d, "type", "terminal")
     return _read_TerminalAuthMethod(d, strict)
 
 
-def _read_TerminalAuthMethod(d: JsonObject, strict: bool) -> TerminalAuthMethod:
+def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_id: AuthMethodId
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("id")
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_args: list[str] | Unset
-    v = d.get("args", MISSING)
-    if v is MISSING:
-        f_args = UNSET
+    f_args: list[str] | _Unset
+    v = d.get("args", _MISSING)
+    if v is _MISSING:
+        f_args = _UNSET
     elif v is None and not strict:
         f_args = []
     else:
         try:
-            f_args = check_list(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_args = _check_list(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("args")
 
-    f_env: dict[str, str] | Unset
-    v = d.get("env", MISSING)
-    if v is MISSING:
-        f_env = UNSET
+    f_env: dict[str, str] | _Unset
+    v = d.get("env", _MISSING)
+    if v is _MISSING:
+        f_env = _UNSET
     elif v is None and not strict:
         f_env = {}
     else:
         try:
-            f_env = check_map(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_env = _check_map(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("env")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TerminalAuthMethod)
     o.id = f_id
@@ -6641,55 +6680,55 @@ def _read_TerminalAuthMethod(d: JsonObject, strict: bool) -> TerminalAuthMethod:
     return o
 
 
-def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "terminal",
         "id": o.id,
         "name": o.name,
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_args = o.args
-    if v_args is not UNSET:
+    if v_args is not _UNSET:
         d["args"] = list(v_args)
     v_env = o.env
-    if v_env is not UNSET:
+    if v_env is not _UNSET:
         d["env"] = dict(v_env)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_AuthMethod: dict[str, Decoder[AuthMethod]] = {
+_VARIANTS_AuthMethod: dict[str, _Decoder[AuthMethod]] = {
     "terminal": _read_TerminalAuthMethod,
 }
 
 
-def _decode_AuthMethod(d: Any, strict: bool) -> AuthMethod:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+def _decode_AuthMethod(d: _Any, strict: bool) -> AuthMethod:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_AuthMethod.get(tag)
         if decoder is not None:
             try:
                 return decoder(d, strict)
-            except ValidationError as error:
+            except _ValidationError as error:
                 # The untagged variant takes what the tagged one refuses.
-                salvage(d)
+                _salvage(d)
                 try:
                     return _decode_AuthMethodAgent(d, strict)
-                except ValidationError:
+                except _ValidationError:
                     raise error from None
         return _decode_AuthMethodAgent(d, strict)
     return _decode_AuthMethodAgent(d, strict)
 
 
-def _encode_AuthMethod(o: AuthMethod) -> dict[str, Any]:
+def _encode_AuthMethod(o: AuthMethod) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -6697,88 +6736,88 @@ def _encode_AuthMethod(o: AuthMethod) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_AuthMethodId(v: Any, strict: bool) -> AuthMethodId:
-    return v if type(v) is str else check_str(v)
+def _decode_AuthMethodId(v: _Any, strict: bool) -> AuthMethodId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_id: AuthMethodId
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("id")
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_args: list[str] | Unset
-    v = d.get("args", MISSING)
-    if v is MISSING:
-        f_args = UNSET
+    f_args: list[str] | _Unset
+    v = d.get("args", _MISSING)
+    if v is _MISSING:
+        f_args = _UNSET
     elif v is None and not strict:
         f_args = []
     else:
         try:
-            f_args = check_list(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_args = _check_list(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("args")
 
-    f_env: dict[str, str] | Unset
-    v = d.get("env", MISSING)
-    if v is MISSING:
-        f_env = UNSET
+    f_env: dict[str, str] | _Unset
+    v = d.get("env", _MISSING)
+    if v is _MISSING:
+        f_env = _UNSET
     elif v is None and not strict:
         f_env = {}
     else:
         try:
-            f_env = check_map(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_env = _check_map(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("env")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AuthMethodTerminal)
     o.id = f_id
@@ -6790,77 +6829,77 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
     return o
 
 
-def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "id": o.id,
         "name": o.name,
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_args = o.args
-    if v_args is not UNSET:
+    if v_args is not _UNSET:
         d["args"] = list(v_args)
     v_env = o.env
-    if v_env is not UNSET:
+    if v_env is not _UNSET:
         d["env"] = dict(v_env)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AuthMethodAgent(d: _Any, strict: bool) -> AuthMethodAgent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_id: AuthMethodId
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("id")
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AuthMethodAgent)
     o.id = f_id
@@ -6870,69 +6909,69 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
     return o
 
 
-def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "id": o.id,
         "name": o.name,
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_Implementation(d: Any, strict: bool) -> Implementation:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_Implementation(d: _Any, strict: bool) -> Implementation:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
     f_version: str
-    v = d.get("version", MISSING)
-    if v is MISSING:
-        raise missing("version")
+    v = d.get("version", _MISSING)
+    if v is _MISSING:
+        raise _missing("version")
     else:
         try:
-            f_version = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_version = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("version")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(Implementation)
     o.name = f_name
@@ -6942,117 +6981,117 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
     return o
 
 
-def _encode_Implementation(o: Implementation) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_Implementation(o: Implementation) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "name": o.name,
         "version": o.version,
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AuthenticateResponse(d: Any, strict: bool) -> AuthenticateResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_AuthenticateResponse(d: _Any, strict: bool) -> AuthenticateResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AuthenticateResponse)
     o.meta = f_meta
     return o
 
 
-def _encode_AuthenticateResponse(o: AuthenticateResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_AuthenticateResponse(o: AuthenticateResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_LogoutResponse(d: Any, strict: bool) -> LogoutResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_LogoutResponse(d: _Any, strict: bool) -> LogoutResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(LogoutResponse)
     o.meta = f_meta
     return o
 
 
-def _encode_LogoutResponse(o: LogoutResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_LogoutResponse(o: LogoutResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
-    f_modes: SessionModeState | None | Unset
-    v = d.get("modes", MISSING)
-    if v is MISSING:
-        f_modes = UNSET
+    f_modes: SessionModeState | None | _Unset
+    v = d.get("modes", _MISSING)
+    if v is _MISSING:
+        f_modes = _UNSET
     else:
         try:
             f_modes = None if v is None else _decode_SessionModeState(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("modes")
-            salvage(v)
-            f_modes = UNSET
+            _salvage(v)
+            f_modes = _UNSET
 
-    f_config_options: list[SessionConfigOption] | None | Unset
-    v = d.get("configOptions", MISSING)
-    if v is MISSING:
-        f_config_options = UNSET
+    f_config_options: list[SessionConfigOption] | None | _Unset
+    v = d.get("configOptions", _MISSING)
+    if v is _MISSING:
+        f_config_options = _UNSET
     else:
         try:
             f_config_options = (
                 None
                 if v is None
-                else check_variants_skipping(
+                else _check_variants_skipping(
                     v,
                     "type",
                     _VARIANTS_SessionConfigOption,
@@ -7060,24 +7099,24 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
                     strict,
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("configOptions")
-            salvage(v)
-            f_config_options = UNSET
+            _salvage(v)
+            f_config_options = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(NewSessionResponse)
     o.session_id = f_session_id
@@ -7087,65 +7126,65 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
     return o
 
 
-def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
     }
     v_modes = o.modes
-    if v_modes is not UNSET:
+    if v_modes is not _UNSET:
         d["modes"] = None if v_modes is None else _encode_SessionModeState(v_modes)
     v_config_options = o.config_options
-    if v_config_options is not UNSET:
+    if v_config_options is not _UNSET:
         d["configOptions"] = (
             None
             if v_config_options is None
             else [_encode_SessionConfigOption(x) for x in v_config_options]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionModeState(d: Any, strict: bool) -> SessionModeState:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SessionModeState(d: _Any, strict: bool) -> SessionModeState:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_current_mode_id: SessionModeId
-    v = d.get("currentModeId", MISSING)
-    if v is MISSING:
-        raise missing("currentModeId")
+    v = d.get("currentModeId", _MISSING)
+    if v is _MISSING:
+        raise _missing("currentModeId")
     else:
         try:
-            f_current_mode_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_current_mode_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("currentModeId")
 
     f_available_modes: list[SessionMode]
-    v = d.get("availableModes", MISSING)
-    if v is MISSING:
-        raise missing("availableModes")
+    v = d.get("availableModes", _MISSING)
+    if v is _MISSING:
+        raise _missing("availableModes")
     else:
         try:
-            f_available_modes = check_list_skipping(v, _decode_SessionMode, strict)
-        except ValidationError as error:
+            f_available_modes = _check_list_skipping(v, _decode_SessionMode, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("availableModes")
-            salvage(v)
+            _salvage(v)
             f_available_modes = []
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionModeState)
     o.current_mode_id = f_current_mode_id
@@ -7154,72 +7193,72 @@ def _decode_SessionModeState(d: Any, strict: bool) -> SessionModeState:
     return o
 
 
-def _encode_SessionModeState(o: SessionModeState) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SessionModeState(o: SessionModeState) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "currentModeId": o.current_mode_id,
         "availableModes": [_encode_SessionMode(x) for x in o.available_modes],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionModeId(v: Any, strict: bool) -> SessionModeId:
-    return v if type(v) is str else check_str(v)
+def _decode_SessionModeId(v: _Any, strict: bool) -> SessionModeId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_SessionMode(d: Any, strict: bool) -> SessionMode:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SessionMode(d: _Any, strict: bool) -> SessionMode:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_id: SessionModeId
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("id")
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionMode)
     o.id = f_id
@@ -7229,75 +7268,75 @@ def _decode_SessionMode(d: Any, strict: bool) -> SessionMode:
     return o
 
 
-def _encode_SessionMode(o: SessionMode) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SessionMode(o: SessionMode) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "id": o.id,
         "name": o.name,
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_SelectSessionConfigOption(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SelectSessionConfigOption:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "select":
-        raise check_tag(d, "type", "select")
+        raise _check_tag(d, "type", "select")
     return _read_SelectSessionConfigOption(d, strict)
 
 
 def _read_SelectSessionConfigOption(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> SelectSessionConfigOption:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_id: SessionConfigId
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("id")
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_category: SessionConfigOptionCategory | str | None | Unset
-    v = d.get("category", MISSING)
-    if v is MISSING:
-        f_category = UNSET
+    f_category: SessionConfigOptionCategory | str | None | _Unset
+    v = d.get("category", _MISSING)
+    if v is _MISSING:
+        f_category = _UNSET
     else:
         try:
             f_category = (
@@ -7309,43 +7348,43 @@ def _read_SelectSessionConfigOption(
                     else _decode_SessionConfigOptionCategory(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("category")
-            salvage(v)
-            f_category = UNSET
+            _salvage(v)
+            f_category = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     f_current_value: SessionConfigValueId
-    v = d.get("currentValue", MISSING)
-    if v is MISSING:
-        raise missing("currentValue")
+    v = d.get("currentValue", _MISSING)
+    if v is _MISSING:
+        raise _missing("currentValue")
     else:
         try:
-            f_current_value = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_current_value = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("currentValue")
 
     f_options: SessionConfigSelectOptions
-    v = d.get("options", MISSING)
-    if v is MISSING:
-        raise missing("options")
+    v = d.get("options", _MISSING)
+    if v is _MISSING:
+        raise _missing("options")
     else:
         try:
             f_options = _decode_SessionConfigSelectOptions(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("options")
 
     o = _new(SelectSessionConfigOption)
@@ -7359,8 +7398,8 @@ def _read_SelectSessionConfigOption(
     return o
 
 
-def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "select",
         "id": o.id,
         "name": o.name,
@@ -7368,10 +7407,10 @@ def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str,
         "options": encode(o.options),
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_category = o.category
-    if v_category is not UNSET:
+    if v_category is not _UNSET:
         d["category"] = (
             None
             if v_category is None
@@ -7382,66 +7421,66 @@ def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str,
             )
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_BooleanSessionConfigOption(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> BooleanSessionConfigOption:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "boolean":
-        raise check_tag(d, "type", "boolean")
+        raise _check_tag(d, "type", "boolean")
     return _read_BooleanSessionConfigOption(d, strict)
 
 
 def _read_BooleanSessionConfigOption(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> BooleanSessionConfigOption:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_id: SessionConfigId
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("id")
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_category: SessionConfigOptionCategory | str | None | Unset
-    v = d.get("category", MISSING)
-    if v is MISSING:
-        f_category = UNSET
+    f_category: SessionConfigOptionCategory | str | None | _Unset
+    v = d.get("category", _MISSING)
+    if v is _MISSING:
+        f_category = _UNSET
     else:
         try:
             f_category = (
@@ -7453,33 +7492,33 @@ def _read_BooleanSessionConfigOption(
                     else _decode_SessionConfigOptionCategory(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("category")
-            salvage(v)
-            f_category = UNSET
+            _salvage(v)
+            f_category = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     f_current_value: bool
-    v = d.get("currentValue", MISSING)
-    if v is MISSING:
-        raise missing("currentValue")
+    v = d.get("currentValue", _MISSING)
+    if v is _MISSING:
+        raise _missing("currentValue")
     else:
         try:
-            f_current_value = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_current_value = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             raise error.at("currentValue")
 
     o = _new(BooleanSessionConfigOption)
@@ -7492,18 +7531,20 @@ def _read_BooleanSessionConfigOption(
     return o
 
 
-def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_BooleanSessionConfigOption(
+    o: BooleanSessionConfigOption,
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "boolean",
         "id": o.id,
         "name": o.name,
         "currentValue": o.current_value,
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_category = o.category
-    if v_category is not UNSET:
+    if v_category is not _UNSET:
         d["category"] = (
             None
             if v_category is None
@@ -7514,34 +7555,34 @@ def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[st
             )
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_SessionConfigOption: dict[str, Decoder[SessionConfigOption]] = {
+_VARIANTS_SessionConfigOption: dict[str, _Decoder[SessionConfigOption]] = {
     "select": _read_SelectSessionConfigOption,
     "boolean": _read_BooleanSessionConfigOption,
 }
 
 
-def _decode_SessionConfigOption(d: Any, strict: bool) -> SessionConfigOption:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+def _decode_SessionConfigOption(d: _Any, strict: bool) -> SessionConfigOption:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_SessionConfigOption.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        raise unexpected('expected one of "select", "boolean"', tag).at("type")
-    if tag is MISSING:
-        raise missing("type")
-    raise type_error("a string", tag).at("type")
+        raise _unexpected('expected one of "select", "boolean"', tag).at("type")
+    if tag is _MISSING:
+        raise _missing("type")
+    raise _type_error("a string", tag).at("type")
 
 
-def _encode_SessionConfigOption(o: SessionConfigOption) -> dict[str, Any]:
+def _encode_SessionConfigOption(o: SessionConfigOption) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -7551,22 +7592,22 @@ def _encode_SessionConfigOption(o: SessionConfigOption) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_SessionConfigId(v: Any, strict: bool) -> SessionConfigId:
-    return v if type(v) is str else check_str(v)
+def _decode_SessionConfigId(v: _Any, strict: bool) -> SessionConfigId:
+    return v if type(v) is str else _check_str(v)
 
 
 def _decode_SessionConfigOptionCategory(
-    v: Any, strict: bool
+    v: _Any, strict: bool
 ) -> SessionConfigOptionCategory | str:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_SessionConfigOptionCategory.get(v)
     if member is not None:
         return member
     return v
 
 
-_MEMBERS_SessionConfigOptionCategory = cast(
+_MEMBERS_SessionConfigOptionCategory = _cast(
     "dict[str, SessionConfigOptionCategory]",
     SessionConfigOptionCategory._value2member_map_,
 )
@@ -7576,23 +7617,23 @@ def _encode_SessionConfigOptionCategory(v: SessionConfigOptionCategory | str) ->
     return v._value_ if type(v) is SessionConfigOptionCategory else v
 
 
-def _decode_SessionConfigValueId(v: Any, strict: bool) -> SessionConfigValueId:
-    return v if type(v) is str else check_str(v)
+def _decode_SessionConfigValueId(v: _Any, strict: bool) -> SessionConfigValueId:
+    return v if type(v) is str else _check_str(v)
 
 
 def _decode_SessionConfigSelectOptions(
-    v: Any, strict: bool
+    v: _Any, strict: bool
 ) -> SessionConfigSelectOptions:
-    return cast(
+    return _cast(
         "list[SessionConfigSelectOption] | list[SessionConfigSelectGroup]",
-        first_match(
+        _first_match(
             v,
             strict,
             (
-                lambda x, strict: check_list(
+                lambda x, strict: _check_list(
                     x, _decode_SessionConfigSelectOption, strict
                 ),
-                lambda x, strict: check_list(
+                lambda x, strict: _check_list(
                     x, _decode_SessionConfigSelectGroup, strict
                 ),
             ),
@@ -7601,57 +7642,57 @@ def _decode_SessionConfigSelectOptions(
 
 
 def _decode_SessionConfigSelectOption(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SessionConfigSelectOption:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_value: SessionConfigValueId
-    v = d.get("value", MISSING)
-    if v is MISSING:
-        raise missing("value")
+    v = d.get("value", _MISSING)
+    if v is _MISSING:
+        raise _missing("value")
     else:
         try:
-            f_value = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_value = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("value")
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionConfigSelectOption)
     o.value = f_value
@@ -7661,71 +7702,71 @@ def _decode_SessionConfigSelectOption(
     return o
 
 
-def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "value": o.value,
         "name": o.name,
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelectGroup:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SessionConfigSelectGroup(d: _Any, strict: bool) -> SessionConfigSelectGroup:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_group: SessionConfigGroupId
-    v = d.get("group", MISSING)
-    if v is MISSING:
-        raise missing("group")
+    v = d.get("group", _MISSING)
+    if v is _MISSING:
+        raise _missing("group")
     else:
         try:
-            f_group = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_group = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("group")
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_options: list[SessionConfigSelectOption]
-    v = d.get("options", MISSING)
-    if v is MISSING:
-        raise missing("options")
+    v = d.get("options", _MISSING)
+    if v is _MISSING:
+        raise _missing("options")
     else:
         try:
-            f_options = check_list_skipping(
+            f_options = _check_list_skipping(
                 v, _decode_SessionConfigSelectOption, strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("options")
-            salvage(v)
+            _salvage(v)
             f_options = []
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionConfigSelectGroup)
     o.group = f_group
@@ -7735,44 +7776,44 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
     return o
 
 
-def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "group": o.group,
         "name": o.name,
         "options": [_encode_SessionConfigSelectOption(x) for x in o.options],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionConfigGroupId(v: Any, strict: bool) -> SessionConfigGroupId:
-    return v if type(v) is str else check_str(v)
+def _decode_SessionConfigGroupId(v: _Any, strict: bool) -> SessionConfigGroupId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_SessionConfigSelect(d: Any, strict: bool) -> SessionConfigSelect:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SessionConfigSelect(d: _Any, strict: bool) -> SessionConfigSelect:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_current_value: SessionConfigValueId
-    v = d.get("currentValue", MISSING)
-    if v is MISSING:
-        raise missing("currentValue")
+    v = d.get("currentValue", _MISSING)
+    if v is _MISSING:
+        raise _missing("currentValue")
     else:
         try:
-            f_current_value = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_current_value = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("currentValue")
 
     f_options: SessionConfigSelectOptions
-    v = d.get("options", MISSING)
-    if v is MISSING:
-        raise missing("options")
+    v = d.get("options", _MISSING)
+    if v is _MISSING:
+        raise _missing("options")
     else:
         try:
             f_options = _decode_SessionConfigSelectOptions(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("options")
 
     o = _new(SessionConfigSelect)
@@ -7781,8 +7822,8 @@ def _decode_SessionConfigSelect(d: Any, strict: bool) -> SessionConfigSelect:
     return o
 
 
-def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "currentValue": o.current_value,
         "options": encode(o.options),
     }
@@ -7790,17 +7831,17 @@ def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, Any]:
     return d
 
 
-def _decode_SessionConfigBoolean(d: Any, strict: bool) -> SessionConfigBoolean:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SessionConfigBoolean(d: _Any, strict: bool) -> SessionConfigBoolean:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_current_value: bool
-    v = d.get("currentValue", MISSING)
-    if v is MISSING:
-        raise missing("currentValue")
+    v = d.get("currentValue", _MISSING)
+    if v is _MISSING:
+        raise _missing("currentValue")
     else:
         try:
-            f_current_value = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_current_value = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             raise error.at("currentValue")
 
     o = _new(SessionConfigBoolean)
@@ -7808,40 +7849,40 @@ def _decode_SessionConfigBoolean(d: Any, strict: bool) -> SessionConfigBoolean:
     return o
 
 
-def _encode_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "currentValue": o.current_value,
     }
 
     return d
 
 
-def _decode_LoadSessionResponse(d: Any, strict: bool) -> LoadSessionResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_modes: SessionModeState | None | Unset
-    v = d.get("modes", MISSING)
-    if v is MISSING:
-        f_modes = UNSET
+def _decode_LoadSessionResponse(d: _Any, strict: bool) -> LoadSessionResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_modes: SessionModeState | None | _Unset
+    v = d.get("modes", _MISSING)
+    if v is _MISSING:
+        f_modes = _UNSET
     else:
         try:
             f_modes = None if v is None else _decode_SessionModeState(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("modes")
-            salvage(v)
-            f_modes = UNSET
+            _salvage(v)
+            f_modes = _UNSET
 
-    f_config_options: list[SessionConfigOption] | None | Unset
-    v = d.get("configOptions", MISSING)
-    if v is MISSING:
-        f_config_options = UNSET
+    f_config_options: list[SessionConfigOption] | None | _Unset
+    v = d.get("configOptions", _MISSING)
+    if v is _MISSING:
+        f_config_options = _UNSET
     else:
         try:
             f_config_options = (
                 None
                 if v is None
-                else check_variants_skipping(
+                else _check_variants_skipping(
                     v,
                     "type",
                     _VARIANTS_SessionConfigOption,
@@ -7849,24 +7890,24 @@ def _decode_LoadSessionResponse(d: Any, strict: bool) -> LoadSessionResponse:
                     strict,
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("configOptions")
-            salvage(v)
-            f_config_options = UNSET
+            _salvage(v)
+            f_config_options = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(LoadSessionResponse)
     o.modes = f_modes
@@ -7875,68 +7916,68 @@ def _decode_LoadSessionResponse(d: Any, strict: bool) -> LoadSessionResponse:
     return o
 
 
-def _encode_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_modes = o.modes
-    if v_modes is not UNSET:
+    if v_modes is not _UNSET:
         d["modes"] = None if v_modes is None else _encode_SessionModeState(v_modes)
     v_config_options = o.config_options
-    if v_config_options is not UNSET:
+    if v_config_options is not _UNSET:
         d["configOptions"] = (
             None
             if v_config_options is None
             else [_encode_SessionConfigOption(x) for x in v_config_options]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ListSessionsResponse(d: _Any, strict: bool) -> ListSessionsResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_sessions: list[SessionInfo]
-    v = d.get("sessions", MISSING)
-    if v is MISSING:
-        raise missing("sessions")
+    v = d.get("sessions", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessions")
     else:
         try:
-            f_sessions = check_list_skipping(v, _decode_SessionInfo, strict)
-        except ValidationError as error:
+            f_sessions = _check_list_skipping(v, _decode_SessionInfo, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("sessions")
-            salvage(v)
+            _salvage(v)
             f_sessions = []
 
-    f_next_cursor: str | None | Unset
-    v = d.get("nextCursor", MISSING)
-    if v is MISSING:
-        f_next_cursor = UNSET
+    f_next_cursor: str | None | _Unset
+    v = d.get("nextCursor", _MISSING)
+    if v is _MISSING:
+        f_next_cursor = _UNSET
     else:
         try:
             f_next_cursor = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("nextCursor")
-            salvage(v)
-            f_next_cursor = UNSET
+            _salvage(v)
+            f_next_cursor = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ListSessionsResponse)
     o.sessions = f_sessions
@@ -7945,98 +7986,98 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
     return o
 
 
-def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessions": [_encode_SessionInfo(x) for x in o.sessions],
     }
     v_next_cursor = o.next_cursor
-    if v_next_cursor is not UNSET:
+    if v_next_cursor is not _UNSET:
         d["nextCursor"] = v_next_cursor
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_cwd: str
-    v = d.get("cwd", MISSING)
-    if v is MISSING:
-        raise missing("cwd")
+    v = d.get("cwd", _MISSING)
+    if v is _MISSING:
+        raise _missing("cwd")
     else:
         try:
-            f_cwd = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_cwd = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("cwd")
 
-    f_additional_directories: list[str] | Unset
-    v = d.get("additionalDirectories", MISSING)
-    if v is MISSING:
-        f_additional_directories = UNSET
+    f_additional_directories: list[str] | _Unset
+    v = d.get("additionalDirectories", _MISSING)
+    if v is _MISSING:
+        f_additional_directories = _UNSET
     else:
         try:
-            f_additional_directories = check_list_skipping(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_additional_directories = _check_list_skipping(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("additionalDirectories")
-            salvage(v)
+            _salvage(v)
             f_additional_directories = []
 
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_updated_at: str | None | Unset
-    v = d.get("updatedAt", MISSING)
-    if v is MISSING:
-        f_updated_at = UNSET
+    f_updated_at: str | None | _Unset
+    v = d.get("updatedAt", _MISSING)
+    if v is _MISSING:
+        f_updated_at = _UNSET
     else:
         try:
             f_updated_at = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("updatedAt")
-            salvage(v)
-            f_updated_at = UNSET
+            _salvage(v)
+            f_updated_at = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionInfo)
     o.session_id = f_session_id
@@ -8048,83 +8089,83 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
     return o
 
 
-def _encode_SessionInfo(o: SessionInfo) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SessionInfo(o: SessionInfo) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "cwd": o.cwd,
     }
     v_additional_directories = o.additional_directories
-    if v_additional_directories is not UNSET:
+    if v_additional_directories is not _UNSET:
         d["additionalDirectories"] = list(v_additional_directories)
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_updated_at = o.updated_at
-    if v_updated_at is not UNSET:
+    if v_updated_at is not _UNSET:
         d["updatedAt"] = v_updated_at
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_DeleteSessionResponse(d: Any, strict: bool) -> DeleteSessionResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_DeleteSessionResponse(d: _Any, strict: bool) -> DeleteSessionResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(DeleteSessionResponse)
     o.meta = f_meta
     return o
 
 
-def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_modes: SessionModeState | None | Unset
-    v = d.get("modes", MISSING)
-    if v is MISSING:
-        f_modes = UNSET
+def _decode_ResumeSessionResponse(d: _Any, strict: bool) -> ResumeSessionResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_modes: SessionModeState | None | _Unset
+    v = d.get("modes", _MISSING)
+    if v is _MISSING:
+        f_modes = _UNSET
     else:
         try:
             f_modes = None if v is None else _decode_SessionModeState(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("modes")
-            salvage(v)
-            f_modes = UNSET
+            _salvage(v)
+            f_modes = _UNSET
 
-    f_config_options: list[SessionConfigOption] | None | Unset
-    v = d.get("configOptions", MISSING)
-    if v is MISSING:
-        f_config_options = UNSET
+    f_config_options: list[SessionConfigOption] | None | _Unset
+    v = d.get("configOptions", _MISSING)
+    if v is _MISSING:
+        f_config_options = _UNSET
     else:
         try:
             f_config_options = (
                 None
                 if v is None
-                else check_variants_skipping(
+                else _check_variants_skipping(
                     v,
                     "type",
                     _VARIANTS_SessionConfigOption,
@@ -8132,24 +8173,24 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
                     strict,
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("configOptions")
-            salvage(v)
-            f_config_options = UNSET
+            _salvage(v)
+            f_config_options = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ResumeSessionResponse)
     o.modes = f_modes
@@ -8158,121 +8199,121 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
     return o
 
 
-def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_modes = o.modes
-    if v_modes is not UNSET:
+    if v_modes is not _UNSET:
         d["modes"] = None if v_modes is None else _encode_SessionModeState(v_modes)
     v_config_options = o.config_options
-    if v_config_options is not UNSET:
+    if v_config_options is not _UNSET:
         d["configOptions"] = (
             None
             if v_config_options is None
             else [_encode_SessionConfigOption(x) for x in v_config_options]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_CloseSessionResponse(d: Any, strict: bool) -> CloseSessionResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_CloseSessionResponse(d: _Any, strict: bool) -> CloseSessionResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CloseSessionResponse)
     o.meta = f_meta
     return o
 
 
-def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SetSessionModeResponse(d: Any, strict: bool) -> SetSessionModeResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_SetSessionModeResponse(d: _Any, strict: bool) -> SetSessionModeResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SetSessionModeResponse)
     o.meta = f_meta
     return o
 
 
-def _encode_SetSessionModeResponse(o: SetSessionModeResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_SetSessionModeResponse(o: SetSessionModeResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_SetSessionConfigOptionResponse(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SetSessionConfigOptionResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_config_options: list[SessionConfigOption]
-    v = d.get("configOptions", MISSING)
-    if v is MISSING:
-        raise missing("configOptions")
+    v = d.get("configOptions", _MISSING)
+    if v is _MISSING:
+        raise _missing("configOptions")
     else:
         try:
-            f_config_options = check_variants_skipping(
+            f_config_options = _check_variants_skipping(
                 v,
                 "type",
                 _VARIANTS_SessionConfigOption,
                 _decode_SessionConfigOption,
                 strict,
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("configOptions")
-            salvage(v)
+            _salvage(v)
             f_config_options = []
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SetSessionConfigOptionResponse)
     o.config_options = f_config_options
@@ -8282,24 +8323,24 @@ def _decode_SetSessionConfigOptionResponse(
 
 def _encode_SetSessionConfigOptionResponse(
     o: SetSessionConfigOptionResponse,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_PromptResponse(d: _Any, strict: bool) -> PromptResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_stop_reason: StopReason
-    v = d.get("stopReason", MISSING)
-    if v is MISSING:
-        raise missing("stopReason")
+    v = d.get("stopReason", _MISSING)
+    if v is _MISSING:
+        raise _missing("stopReason")
     else:
         try:
             f_stop_reason = (
@@ -8307,21 +8348,21 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
                 if type(v) is str and v in _MEMBERS_StopReason
                 else _decode_StopReason(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("stopReason")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PromptResponse)
     o.stop_reason = f_stop_reason
@@ -8329,8 +8370,8 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
     return o
 
 
-def _encode_PromptResponse(o: PromptResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_PromptResponse(o: PromptResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "stopReason": (
             o.stop_reason._value_
             if type(o.stop_reason) is StopReason
@@ -8338,42 +8379,42 @@ def _encode_PromptResponse(o: PromptResponse) -> dict[str, Any]:
         ),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_StopReason(v: Any, strict: bool) -> StopReason:
+def _decode_StopReason(v: _Any, strict: bool) -> StopReason:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_StopReason.get(v)
     if member is not None:
         return member
-    raise unexpected(
+    raise _unexpected(
         'expected one of "end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"',
         v,
     )
 
 
-_MEMBERS_StopReason = cast("dict[str, StopReason]", StopReason._value2member_map_)
+_MEMBERS_StopReason = _cast("dict[str, StopReason]", StopReason._value2member_map_)
 
 
 def _encode_StopReason(v: StopReason) -> str:
     return v._value_ if type(v) is StopReason else v
 
 
-def _decode_ExtResponse(v: Any, strict: bool) -> ExtResponse:
-    return any_value(v, strict)
+def _decode_ExtResponse(v: _Any, strict: bool) -> ExtResponse:
+    return _any_value(v, strict)
 
 
-def _decode_Error(d: Any, strict: bool) -> Error:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_Error(d: _Any, strict: bool) -> Error:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_code: ErrorCode | int
-    v = d.get("code", MISSING)
-    if v is MISSING:
-        raise missing("code")
+    v = d.get("code", _MISSING)
+    if v is _MISSING:
+        raise _missing("code")
     else:
         try:
             f_code = (
@@ -8381,31 +8422,31 @@ def _decode_Error(d: Any, strict: bool) -> Error:
                 if type(v) is int and v in _MEMBERS_ErrorCode
                 else _decode_ErrorCode(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("code")
 
     f_message: str
-    v = d.get("message", MISSING)
-    if v is MISSING:
-        raise missing("message")
+    v = d.get("message", _MISSING)
+    if v is _MISSING:
+        raise _missing("message")
     else:
         try:
-            f_message = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_message = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("message")
 
-    f_data: Any | Unset
-    v = d.get("data", MISSING)
-    if v is MISSING:
-        f_data = UNSET
+    f_data: _Any | _Unset
+    v = d.get("data", _MISSING)
+    if v is _MISSING:
+        f_data = _UNSET
     else:
         try:
-            f_data = any_value(v, strict)
-        except ValidationError as error:
+            f_data = _any_value(v, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("data")
-            salvage(v)
-            f_data = UNSET
+            _salvage(v)
+            f_data = _UNSET
 
     o = _new(Error)
     o.code = f_code
@@ -8414,56 +8455,56 @@ def _decode_Error(d: Any, strict: bool) -> Error:
     return o
 
 
-def _encode_Error(o: Error) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_Error(o: Error) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "code": (o.code._value_ if type(o.code) is ErrorCode else o.code),
         "message": o.message,
     }
     v_data = o.data
-    if v_data is not UNSET:
-        d["data"] = wire_json(v_data)
+    if v_data is not _UNSET:
+        d["data"] = _wire_json(v_data)
 
     return d
 
 
-def _decode_ErrorCode(v: Any, strict: bool) -> ErrorCode | int:
-    n = check_int(v) if strict else check_int(v, -2147483648, 2147483647)
+def _decode_ErrorCode(v: _Any, strict: bool) -> ErrorCode | int:
+    n = _check_int(v) if strict else _check_int(v, -2147483648, 2147483647)
     member = _MEMBERS_ErrorCode.get(n)
     if member is not None:
         return member
     return n
 
 
-_MEMBERS_ErrorCode = cast("dict[int, ErrorCode]", ErrorCode._value2member_map_)
+_MEMBERS_ErrorCode = _cast("dict[int, ErrorCode]", ErrorCode._value2member_map_)
 
 
 def _encode_ErrorCode(v: ErrorCode | int) -> int:
     return v._value_ if type(v) is ErrorCode else v
 
 
-def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AgentNotification(d: _Any, strict: bool) -> AgentNotification:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_method: str
-    v = d.get("method", MISSING)
-    if v is MISSING:
-        raise missing("method")
+    v = d.get("method", _MISSING)
+    if v is _MISSING:
+        raise _missing("method")
     else:
         try:
-            f_method = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_method = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("method")
 
-    f_params: Any | Unset
-    v = d.get("params", MISSING)
-    if v is MISSING:
-        f_params = UNSET
+    f_params: _Any | _Unset
+    v = d.get("params", _MISSING)
+    if v is _MISSING:
+        f_params = _UNSET
     else:
         try:
-            f_params = check_raw(
+            f_params = _check_raw(
                 v, "#/$defs/AgentNotification/properties/params", strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("params")
 
     o = _new(AgentNotification)
@@ -8472,58 +8513,58 @@ def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
     return o
 
 
-def _encode_AgentNotification(o: AgentNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AgentNotification(o: AgentNotification) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "method": o.method,
     }
     v_params = o.params
-    if v_params is not UNSET:
-        d["params"] = wire_json(v_params)
+    if v_params is not _UNSET:
+        d["params"] = _wire_json(v_params)
 
     return d
 
 
-def _decode_SessionNotification(d: Any, strict: bool) -> SessionNotification:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SessionNotification(d: _Any, strict: bool) -> SessionNotification:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_update: SessionUpdate
-    v = d.get("update", MISSING)
-    if v is MISSING:
-        raise missing("update")
+    v = d.get("update", _MISSING)
+    if v is _MISSING:
+        raise _missing("update")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("sessionUpdate") if type(v) is json_object else None
+        tag = v.get("sessionUpdate") if type(v) is _json_object else None
         try:
             f_update = (
                 _VARIANTS_SessionUpdate.get(tag, _decode_SessionUpdate)
                 if type(tag) is str
                 else _decode_SessionUpdate
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("update")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionNotification)
     o.session_id = f_session_id
@@ -8532,76 +8573,76 @@ def _decode_SessionNotification(d: Any, strict: bool) -> SessionNotification:
     return o
 
 
-def _encode_SessionNotification(o: SessionNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SessionNotification(o: SessionNotification) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "update": _encode_SessionUpdate(o.update),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_UserMessageChunkSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> UserMessageChunkSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "user_message_chunk":
-        raise check_tag(d, "sessionUpdate", "user_message_chunk")
+        raise _check_tag(d, "sessionUpdate", "user_message_chunk")
     return _read_UserMessageChunkSessionUpdate(d, strict)
 
 
 def _read_UserMessageChunkSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> UserMessageChunkSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_content: ContentBlock
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_content = (
                 _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
                 if type(tag) is str
                 else _decode_ContentBlock
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_message_id: MessageId | None | Unset
-    v = d.get("messageId", MISSING)
-    if v is MISSING:
-        f_message_id = UNSET
+    f_message_id: MessageId | None | _Unset
+    v = d.get("messageId", _MISSING)
+    if v is _MISSING:
+        f_message_id = _UNSET
     else:
         try:
             f_message_id = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("messageId")
-            salvage(v)
-            f_message_id = UNSET
+            _salvage(v)
+            f_message_id = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(UserMessageChunkSessionUpdate)
     o.content = f_content
@@ -8612,79 +8653,79 @@ def _read_UserMessageChunkSessionUpdate(
 
 def _encode_UserMessageChunkSessionUpdate(
     o: UserMessageChunkSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "user_message_chunk",
         "content": _encode_ContentBlock(o.content),
     }
     v_message_id = o.message_id
-    if v_message_id is not UNSET:
+    if v_message_id is not _UNSET:
         d["messageId"] = None if v_message_id is None else v_message_id
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_AgentMessageChunkSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> AgentMessageChunkSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "agent_message_chunk":
-        raise check_tag(d, "sessionUpdate", "agent_message_chunk")
+        raise _check_tag(d, "sessionUpdate", "agent_message_chunk")
     return _read_AgentMessageChunkSessionUpdate(d, strict)
 
 
 def _read_AgentMessageChunkSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> AgentMessageChunkSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_content: ContentBlock
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_content = (
                 _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
                 if type(tag) is str
                 else _decode_ContentBlock
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_message_id: MessageId | None | Unset
-    v = d.get("messageId", MISSING)
-    if v is MISSING:
-        f_message_id = UNSET
+    f_message_id: MessageId | None | _Unset
+    v = d.get("messageId", _MISSING)
+    if v is _MISSING:
+        f_message_id = _UNSET
     else:
         try:
             f_message_id = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("messageId")
-            salvage(v)
-            f_message_id = UNSET
+            _salvage(v)
+            f_message_id = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AgentMessageChunkSessionUpdate)
     o.content = f_content
@@ -8695,79 +8736,79 @@ def _read_AgentMessageChunkSessionUpdate(
 
 def _encode_AgentMessageChunkSessionUpdate(
     o: AgentMessageChunkSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "agent_message_chunk",
         "content": _encode_ContentBlock(o.content),
     }
     v_message_id = o.message_id
-    if v_message_id is not UNSET:
+    if v_message_id is not _UNSET:
         d["messageId"] = None if v_message_id is None else v_message_id
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_AgentThoughtChunkSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> AgentThoughtChunkSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "agent_thought_chunk":
-        raise check_tag(d, "sessionUpdate", "agent_thought_chunk")
+        raise _check_tag(d, "sessionUpdate", "agent_thought_chunk")
     return _read_AgentThoughtChunkSessionUpdate(d, strict)
 
 
 def _read_AgentThoughtChunkSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> AgentThoughtChunkSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_content: ContentBlock
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_content = (
                 _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
                 if type(tag) is str
                 else _decode_ContentBlock
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_message_id: MessageId | None | Unset
-    v = d.get("messageId", MISSING)
-    if v is MISSING:
-        f_message_id = UNSET
+    f_message_id: MessageId | None | _Unset
+    v = d.get("messageId", _MISSING)
+    if v is _MISSING:
+        f_message_id = _UNSET
     else:
         try:
             f_message_id = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("messageId")
-            salvage(v)
-            f_message_id = UNSET
+            _salvage(v)
+            f_message_id = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AgentThoughtChunkSessionUpdate)
     o.content = f_content
@@ -8778,69 +8819,69 @@ def _read_AgentThoughtChunkSessionUpdate(
 
 def _encode_AgentThoughtChunkSessionUpdate(
     o: AgentThoughtChunkSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "agent_thought_chunk",
         "content": _encode_ContentBlock(o.content),
     }
     v_message_id = o.message_id
-    if v_message_id is not UNSET:
+    if v_message_id is not _UNSET:
         d["messageId"] = None if v_message_id is None else v_message_id
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ToolCallSessionUpdate(d: _Any, strict: bool) -> ToolCallSessionUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "tool_call":
-        raise check_tag(d, "sessionUpdate", "tool_call")
+        raise _check_tag(d, "sessionUpdate", "tool_call")
     return _read_ToolCallSessionUpdate(d, strict)
 
 
-def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionUpdate:
+def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_tool_call_id: ToolCallId
-    v = d.get("toolCallId", MISSING)
-    if v is MISSING:
-        raise missing("toolCallId")
+    v = d.get("toolCallId", _MISSING)
+    if v is _MISSING:
+        raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_tool_call_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("toolCallId")
 
     f_title: str
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        raise missing("title")
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        raise _missing("title")
     else:
         try:
-            f_title = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_title = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("title")
 
-    f_name: str | None | Unset
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        f_name = UNSET
+    f_name: str | None | _Unset
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        f_name = _UNSET
     else:
         try:
-            f_name = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_name = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("name")
-            salvage(v)
-            f_name = UNSET
+            _salvage(v)
+            f_name = _UNSET
 
-    f_kind: ToolKind | Unset
-    v = d.get("kind", MISSING)
-    if v is MISSING:
-        f_kind = UNSET
+    f_kind: ToolKind | _Unset
+    v = d.get("kind", _MISSING)
+    if v is _MISSING:
+        f_kind = _UNSET
     else:
         try:
             f_kind = (
@@ -8848,16 +8889,16 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
                 if type(v) is str and v in _MEMBERS_ToolKind
                 else _decode_ToolKind(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("kind")
-            salvage(v)
-            f_kind = UNSET
+            _salvage(v)
+            f_kind = _UNSET
 
-    f_status: ToolCallStatus | Unset
-    v = d.get("status", MISSING)
-    if v is MISSING:
-        f_status = UNSET
+    f_status: ToolCallStatus | _Unset
+    v = d.get("status", _MISSING)
+    if v is _MISSING:
+        f_status = _UNSET
     else:
         try:
             f_status = (
@@ -8865,78 +8906,78 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
                 if type(v) is str and v in _MEMBERS_ToolCallStatus
                 else _decode_ToolCallStatus(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("status")
-            salvage(v)
-            f_status = UNSET
+            _salvage(v)
+            f_status = _UNSET
 
-    f_content: list[ToolCallContent] | Unset
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        f_content = UNSET
+    f_content: list[ToolCallContent] | _Unset
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        f_content = _UNSET
     else:
         try:
-            f_content = check_variants_skipping(
+            f_content = _check_variants_skipping(
                 v, "type", _VARIANTS_ToolCallContent, _decode_ToolCallContent, strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("content")
-            salvage(v)
+            _salvage(v)
             f_content = []
 
-    f_locations: list[ToolCallLocation] | Unset
-    v = d.get("locations", MISSING)
-    if v is MISSING:
-        f_locations = UNSET
+    f_locations: list[ToolCallLocation] | _Unset
+    v = d.get("locations", _MISSING)
+    if v is _MISSING:
+        f_locations = _UNSET
     else:
         try:
-            f_locations = check_list_skipping(v, _decode_ToolCallLocation, strict)
-        except ValidationError as error:
+            f_locations = _check_list_skipping(v, _decode_ToolCallLocation, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("locations")
-            salvage(v)
+            _salvage(v)
             f_locations = []
 
-    f_raw_input: Any | Unset
-    v = d.get("rawInput", MISSING)
-    if v is MISSING:
-        f_raw_input = UNSET
+    f_raw_input: _Any | _Unset
+    v = d.get("rawInput", _MISSING)
+    if v is _MISSING:
+        f_raw_input = _UNSET
     else:
         try:
-            f_raw_input = any_value(v, strict)
-        except ValidationError as error:
+            f_raw_input = _any_value(v, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("rawInput")
-            salvage(v)
-            f_raw_input = UNSET
+            _salvage(v)
+            f_raw_input = _UNSET
 
-    f_raw_output: Any | Unset
-    v = d.get("rawOutput", MISSING)
-    if v is MISSING:
-        f_raw_output = UNSET
+    f_raw_output: _Any | _Unset
+    v = d.get("rawOutput", _MISSING)
+    if v is _MISSING:
+        f_raw_output = _UNSET
     else:
         try:
-            f_raw_output = any_value(v, strict)
-        except ValidationError as error:
+            f_raw_output = _any_value(v, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
-            salvage(v)
-            f_raw_output = UNSET
+            _salvage(v)
+            f_raw_output = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ToolCallSessionUpdate)
     o.tool_call_id = f_tool_call_id
@@ -8952,69 +8993,69 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
     return o
 
 
-def _encode_ToolCallSessionUpdate(o: ToolCallSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ToolCallSessionUpdate(o: ToolCallSessionUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "tool_call",
         "toolCallId": o.tool_call_id,
         "title": o.title,
     }
     v_name = o.name
-    if v_name is not UNSET:
+    if v_name is not _UNSET:
         d["name"] = v_name
     v_kind = o.kind
-    if v_kind is not UNSET:
+    if v_kind is not _UNSET:
         d["kind"] = v_kind._value_ if type(v_kind) is ToolKind else v_kind
     v_status = o.status
-    if v_status is not UNSET:
+    if v_status is not _UNSET:
         d["status"] = v_status._value_ if type(v_status) is ToolCallStatus else v_status
     v_content = o.content
-    if v_content is not UNSET:
+    if v_content is not _UNSET:
         d["content"] = [_encode_ToolCallContent(x) for x in v_content]
     v_locations = o.locations
-    if v_locations is not UNSET:
+    if v_locations is not _UNSET:
         d["locations"] = [_encode_ToolCallLocation(x) for x in v_locations]
     v_raw_input = o.raw_input
-    if v_raw_input is not UNSET:
-        d["rawInput"] = wire_json(v_raw_input)
+    if v_raw_input is not _UNSET:
+        d["rawInput"] = _wire_json(v_raw_input)
     v_raw_output = o.raw_output
-    if v_raw_output is not UNSET:
-        d["rawOutput"] = wire_json(v_raw_output)
+    if v_raw_output is not _UNSET:
+        d["rawOutput"] = _wire_json(v_raw_output)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_ToolCallUpdateSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> ToolCallUpdateSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "tool_call_update":
-        raise check_tag(d, "sessionUpdate", "tool_call_update")
+        raise _check_tag(d, "sessionUpdate", "tool_call_update")
     return _read_ToolCallUpdateSessionUpdate(d, strict)
 
 
 def _read_ToolCallUpdateSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> ToolCallUpdateSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_tool_call_id: ToolCallId
-    v = d.get("toolCallId", MISSING)
-    if v is MISSING:
-        raise missing("toolCallId")
+    v = d.get("toolCallId", _MISSING)
+    if v is _MISSING:
+        raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_tool_call_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("toolCallId")
 
-    f_kind: ToolKind | None | Unset
-    v = d.get("kind", MISSING)
-    if v is MISSING:
-        f_kind = UNSET
+    f_kind: ToolKind | None | _Unset
+    v = d.get("kind", _MISSING)
+    if v is _MISSING:
+        f_kind = _UNSET
     else:
         try:
             f_kind = (
@@ -9026,16 +9067,16 @@ def _read_ToolCallUpdateSessionUpdate(
                     else _decode_ToolKind(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("kind")
-            salvage(v)
-            f_kind = UNSET
+            _salvage(v)
+            f_kind = _UNSET
 
-    f_status: ToolCallStatus | None | Unset
-    v = d.get("status", MISSING)
-    if v is MISSING:
-        f_status = UNSET
+    f_status: ToolCallStatus | None | _Unset
+    v = d.get("status", _MISSING)
+    if v is _MISSING:
+        f_status = _UNSET
     else:
         try:
             f_status = (
@@ -9047,48 +9088,48 @@ def _read_ToolCallUpdateSessionUpdate(
                     else _decode_ToolCallStatus(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("status")
-            salvage(v)
-            f_status = UNSET
+            _salvage(v)
+            f_status = _UNSET
 
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_name: str | None | Unset
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        f_name = UNSET
+    f_name: str | None | _Unset
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        f_name = _UNSET
     else:
         try:
-            f_name = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_name = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("name")
-            salvage(v)
-            f_name = UNSET
+            _salvage(v)
+            f_name = _UNSET
 
-    f_content: list[ToolCallContent] | None | Unset
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        f_content = UNSET
+    f_content: list[ToolCallContent] | None | _Unset
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        f_content = _UNSET
     else:
         try:
             f_content = (
                 None
                 if v is None
-                else check_variants_skipping(
+                else _check_variants_skipping(
                     v,
                     "type",
                     _VARIANTS_ToolCallContent,
@@ -9096,67 +9137,67 @@ def _read_ToolCallUpdateSessionUpdate(
                     strict,
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("content")
-            salvage(v)
-            f_content = UNSET
+            _salvage(v)
+            f_content = _UNSET
 
-    f_locations: list[ToolCallLocation] | None | Unset
-    v = d.get("locations", MISSING)
-    if v is MISSING:
-        f_locations = UNSET
+    f_locations: list[ToolCallLocation] | None | _Unset
+    v = d.get("locations", _MISSING)
+    if v is _MISSING:
+        f_locations = _UNSET
     else:
         try:
             f_locations = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ToolCallLocation, strict)
+                else _check_list_skipping(v, _decode_ToolCallLocation, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("locations")
-            salvage(v)
-            f_locations = UNSET
+            _salvage(v)
+            f_locations = _UNSET
 
-    f_raw_input: Any | Unset
-    v = d.get("rawInput", MISSING)
-    if v is MISSING:
-        f_raw_input = UNSET
+    f_raw_input: _Any | _Unset
+    v = d.get("rawInput", _MISSING)
+    if v is _MISSING:
+        f_raw_input = _UNSET
     else:
         try:
-            f_raw_input = any_value(v, strict)
-        except ValidationError as error:
+            f_raw_input = _any_value(v, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("rawInput")
-            salvage(v)
-            f_raw_input = UNSET
+            _salvage(v)
+            f_raw_input = _UNSET
 
-    f_raw_output: Any | Unset
-    v = d.get("rawOutput", MISSING)
-    if v is MISSING:
-        f_raw_output = UNSET
+    f_raw_output: _Any | _Unset
+    v = d.get("rawOutput", _MISSING)
+    if v is _MISSING:
+        f_raw_output = _UNSET
     else:
         try:
-            f_raw_output = any_value(v, strict)
-        except ValidationError as error:
+            f_raw_output = _any_value(v, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
-            salvage(v)
-            f_raw_output = UNSET
+            _salvage(v)
+            f_raw_output = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ToolCallUpdateSessionUpdate)
     o.tool_call_id = f_tool_call_id
@@ -9174,94 +9215,94 @@ def _read_ToolCallUpdateSessionUpdate(
 
 def _encode_ToolCallUpdateSessionUpdate(
     o: ToolCallUpdateSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "tool_call_update",
         "toolCallId": o.tool_call_id,
     }
     v_kind = o.kind
-    if v_kind is not UNSET:
+    if v_kind is not _UNSET:
         d["kind"] = (
             None
             if v_kind is None
             else (v_kind._value_ if type(v_kind) is ToolKind else v_kind)
         )
     v_status = o.status
-    if v_status is not UNSET:
+    if v_status is not _UNSET:
         d["status"] = (
             None
             if v_status is None
             else (v_status._value_ if type(v_status) is ToolCallStatus else v_status)
         )
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_name = o.name
-    if v_name is not UNSET:
+    if v_name is not _UNSET:
         d["name"] = v_name
     v_content = o.content
-    if v_content is not UNSET:
+    if v_content is not _UNSET:
         d["content"] = (
             None
             if v_content is None
             else [_encode_ToolCallContent(x) for x in v_content]
         )
     v_locations = o.locations
-    if v_locations is not UNSET:
+    if v_locations is not _UNSET:
         d["locations"] = (
             None
             if v_locations is None
             else [_encode_ToolCallLocation(x) for x in v_locations]
         )
     v_raw_input = o.raw_input
-    if v_raw_input is not UNSET:
-        d["rawInput"] = wire_json(v_raw_input)
+    if v_raw_input is not _UNSET:
+        d["rawInput"] = _wire_json(v_raw_input)
     v_raw_output = o.raw_output
-    if v_raw_output is not UNSET:
-        d["rawOutput"] = wire_json(v_raw_output)
+    if v_raw_output is not _UNSET:
+        d["rawOutput"] = _wire_json(v_raw_output)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PlanSessionUpdate(d: Any, strict: bool) -> PlanSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_PlanSessionUpdate(d: _Any, strict: bool) -> PlanSessionUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "plan":
-        raise check_tag(d, "sessionUpdate", "plan")
+        raise _check_tag(d, "sessionUpdate", "plan")
     return _read_PlanSessionUpdate(d, strict)
 
 
-def _read_PlanSessionUpdate(d: JsonObject, strict: bool) -> PlanSessionUpdate:
+def _read_PlanSessionUpdate(d: _JsonObject, strict: bool) -> PlanSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_entries: list[PlanEntry]
-    v = d.get("entries", MISSING)
-    if v is MISSING:
-        raise missing("entries")
+    v = d.get("entries", _MISSING)
+    if v is _MISSING:
+        raise _missing("entries")
     else:
         try:
-            f_entries = check_list_skipping(v, _decode_PlanEntry, strict)
-        except ValidationError as error:
+            f_entries = _check_list_skipping(v, _decode_PlanEntry, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("entries")
-            salvage(v)
+            _salvage(v)
             f_entries = []
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PlanSessionUpdate)
     o.entries = f_entries
@@ -9269,60 +9310,60 @@ def _read_PlanSessionUpdate(d: JsonObject, strict: bool) -> PlanSessionUpdate:
     return o
 
 
-def _encode_PlanSessionUpdate(o: PlanSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_PlanSessionUpdate(o: PlanSessionUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "plan",
         "entries": [_encode_PlanEntry(x) for x in o.entries],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_AvailableCommandsUpdateSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> AvailableCommandsUpdateSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "available_commands_update":
-        raise check_tag(d, "sessionUpdate", "available_commands_update")
+        raise _check_tag(d, "sessionUpdate", "available_commands_update")
     return _read_AvailableCommandsUpdateSessionUpdate(d, strict)
 
 
 def _read_AvailableCommandsUpdateSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> AvailableCommandsUpdateSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_available_commands: list[AvailableCommand]
-    v = d.get("availableCommands", MISSING)
-    if v is MISSING:
-        raise missing("availableCommands")
+    v = d.get("availableCommands", _MISSING)
+    if v is _MISSING:
+        raise _missing("availableCommands")
     else:
         try:
-            f_available_commands = check_list_skipping(
+            f_available_commands = _check_list_skipping(
                 v, _decode_AvailableCommand, strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("availableCommands")
-            salvage(v)
+            _salvage(v)
             f_available_commands = []
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AvailableCommandsUpdateSessionUpdate)
     o.available_commands = f_available_commands
@@ -9332,57 +9373,57 @@ def _read_AvailableCommandsUpdateSessionUpdate(
 
 def _encode_AvailableCommandsUpdateSessionUpdate(
     o: AvailableCommandsUpdateSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "available_commands_update",
         "availableCommands": [
             _encode_AvailableCommand(x) for x in o.available_commands
         ],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_CurrentModeUpdateSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> CurrentModeUpdateSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "current_mode_update":
-        raise check_tag(d, "sessionUpdate", "current_mode_update")
+        raise _check_tag(d, "sessionUpdate", "current_mode_update")
     return _read_CurrentModeUpdateSessionUpdate(d, strict)
 
 
 def _read_CurrentModeUpdateSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> CurrentModeUpdateSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_current_mode_id: SessionModeId
-    v = d.get("currentModeId", MISSING)
-    if v is MISSING:
-        raise missing("currentModeId")
+    v = d.get("currentModeId", _MISSING)
+    if v is _MISSING:
+        raise _missing("currentModeId")
     else:
         try:
-            f_current_mode_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_current_mode_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("currentModeId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CurrentModeUpdateSessionUpdate)
     o.current_mode_id = f_current_mode_id
@@ -9392,64 +9433,64 @@ def _read_CurrentModeUpdateSessionUpdate(
 
 def _encode_CurrentModeUpdateSessionUpdate(
     o: CurrentModeUpdateSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "current_mode_update",
         "currentModeId": o.current_mode_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_ConfigOptionUpdateSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> ConfigOptionUpdateSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "config_option_update":
-        raise check_tag(d, "sessionUpdate", "config_option_update")
+        raise _check_tag(d, "sessionUpdate", "config_option_update")
     return _read_ConfigOptionUpdateSessionUpdate(d, strict)
 
 
 def _read_ConfigOptionUpdateSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> ConfigOptionUpdateSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_config_options: list[SessionConfigOption]
-    v = d.get("configOptions", MISSING)
-    if v is MISSING:
-        raise missing("configOptions")
+    v = d.get("configOptions", _MISSING)
+    if v is _MISSING:
+        raise _missing("configOptions")
     else:
         try:
-            f_config_options = check_variants_skipping(
+            f_config_options = _check_variants_skipping(
                 v,
                 "type",
                 _VARIANTS_SessionConfigOption,
                 _decode_SessionConfigOption,
                 strict,
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("configOptions")
-            salvage(v)
+            _salvage(v)
             f_config_options = []
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ConfigOptionUpdateSessionUpdate)
     o.config_options = f_config_options
@@ -9459,73 +9500,73 @@ def _read_ConfigOptionUpdateSessionUpdate(
 
 def _encode_ConfigOptionUpdateSessionUpdate(
     o: ConfigOptionUpdateSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "config_option_update",
         "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_SessionInfoUpdateSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SessionInfoUpdateSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "session_info_update":
-        raise check_tag(d, "sessionUpdate", "session_info_update")
+        raise _check_tag(d, "sessionUpdate", "session_info_update")
     return _read_SessionInfoUpdateSessionUpdate(d, strict)
 
 
 def _read_SessionInfoUpdateSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> SessionInfoUpdateSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_updated_at: str | None | Unset
-    v = d.get("updatedAt", MISSING)
-    if v is MISSING:
-        f_updated_at = UNSET
+    f_updated_at: str | None | _Unset
+    v = d.get("updatedAt", _MISSING)
+    if v is _MISSING:
+        f_updated_at = _UNSET
     else:
         try:
             f_updated_at = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("updatedAt")
-            salvage(v)
-            f_updated_at = UNSET
+            _salvage(v)
+            f_updated_at = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionInfoUpdateSessionUpdate)
     o.title = f_title
@@ -9536,97 +9577,97 @@ def _read_SessionInfoUpdateSessionUpdate(
 
 def _encode_SessionInfoUpdateSessionUpdate(
     o: SessionInfoUpdateSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "session_info_update",
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_updated_at = o.updated_at
-    if v_updated_at is not UNSET:
+    if v_updated_at is not _UNSET:
         d["updatedAt"] = v_updated_at
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_UsageUpdateSessionUpdate(d: _Any, strict: bool) -> UsageUpdateSessionUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "usage_update":
-        raise check_tag(d, "sessionUpdate", "usage_update")
+        raise _check_tag(d, "sessionUpdate", "usage_update")
     return _read_UsageUpdateSessionUpdate(d, strict)
 
 
 def _read_UsageUpdateSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> UsageUpdateSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_used: int
-    v = d.get("used", MISSING)
-    if v is MISSING:
-        raise missing("used")
+    v = d.get("used", _MISSING)
+    if v is _MISSING:
+        raise _missing("used")
     else:
         try:
             f_used = (
                 v
                 if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
-                    check_int(v, 0, None)
+                    _check_int(v, 0, None)
                     if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    else _check_int(v, 0, 18446744073709551615)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("used")
 
     f_size: int
-    v = d.get("size", MISSING)
-    if v is MISSING:
-        raise missing("size")
+    v = d.get("size", _MISSING)
+    if v is _MISSING:
+        raise _missing("size")
     else:
         try:
             f_size = (
                 v
                 if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
-                    check_int(v, 0, None)
+                    _check_int(v, 0, None)
                     if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    else _check_int(v, 0, 18446744073709551615)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("size")
 
-    f_cost: Cost | None | Unset
-    v = d.get("cost", MISSING)
-    if v is MISSING:
-        f_cost = UNSET
+    f_cost: Cost | None | _Unset
+    v = d.get("cost", _MISSING)
+    if v is _MISSING:
+        f_cost = _UNSET
     else:
         try:
             f_cost = None if v is None else _decode_Cost(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("cost")
-            salvage(v)
-            f_cost = UNSET
+            _salvage(v)
+            f_cost = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(UsageUpdateSessionUpdate)
     o.used = f_used
@@ -9636,37 +9677,37 @@ def _read_UsageUpdateSessionUpdate(
     return o
 
 
-def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "usage_update",
         "used": o.used,
         "size": o.size,
     }
     v_cost = o.cost
-    if v_cost is not UNSET:
+    if v_cost is not _UNSET:
         d["cost"] = None if v_cost is None else _encode_Cost(v_cost)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_NoticeSessionUpdate(d: _Any, strict: bool) -> NoticeSessionUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "notice":
-        raise check_tag(d, "sessionUpdate", "notice")
+        raise _check_tag(d, "sessionUpdate", "notice")
     return _read_NoticeSessionUpdate(d, strict)
 
 
-def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdate:
+def _read_NoticeSessionUpdate(d: _JsonObject, strict: bool) -> NoticeSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_severity: NoticeSeverity | str
-    v = d.get("severity", MISSING)
-    if v is MISSING:
-        raise missing("severity")
+    v = d.get("severity", _MISSING)
+    if v is _MISSING:
+        raise _missing("severity")
     else:
         try:
             f_severity = (
@@ -9674,48 +9715,48 @@ def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdat
                 if type(v) is str and v in _MEMBERS_NoticeSeverity
                 else _decode_NoticeSeverity(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("severity")
 
     f_title: str
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        raise missing("title")
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        raise _missing("title")
     else:
         try:
             f_title = (
-                check_str(v, 1) if strict else (v if type(v) is str else check_str(v))
+                _check_str(v, 1) if strict else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("title")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(NoticeSessionUpdate)
     o.severity = f_severity
@@ -9725,8 +9766,8 @@ def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdat
     return o
 
 
-def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "notice",
         "severity": (
             o.severity._value_ if type(o.severity) is NoticeSeverity else o.severity
@@ -9734,44 +9775,44 @@ def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, Any]:
         "title": o.title,
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_CompactionUpdateSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> CompactionUpdateSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "compaction_update":
-        raise check_tag(d, "sessionUpdate", "compaction_update")
+        raise _check_tag(d, "sessionUpdate", "compaction_update")
     return _read_CompactionUpdateSessionUpdate(d, strict)
 
 
 def _read_CompactionUpdateSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> CompactionUpdateSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_compaction_id: CompactionId
-    v = d.get("compactionId", MISSING)
-    if v is MISSING:
-        raise missing("compactionId")
+    v = d.get("compactionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("compactionId")
     else:
         try:
-            f_compaction_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_compaction_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("compactionId")
 
     f_status: CompactionStatus | str
-    v = d.get("status", MISSING)
-    if v is MISSING:
-        raise missing("status")
+    v = d.get("status", _MISSING)
+    if v is _MISSING:
+        raise _missing("status")
     else:
         try:
             f_status = (
@@ -9779,53 +9820,53 @@ def _read_CompactionUpdateSessionUpdate(
                 if type(v) is str and v in _MEMBERS_CompactionStatus
                 else _decode_CompactionStatus(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("status")
 
-    f_summary: list[ContentBlock] | None | Unset
-    v = d.get("summary", MISSING)
-    if v is MISSING:
-        f_summary = UNSET
+    f_summary: list[ContentBlock] | None | _Unset
+    v = d.get("summary", _MISSING)
+    if v is _MISSING:
+        f_summary = _UNSET
     else:
         try:
             f_summary = (
                 None
                 if v is None
-                else check_variants_skipping(
+                else _check_variants_skipping(
                     v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("summary")
-            salvage(v)
-            f_summary = UNSET
+            _salvage(v)
+            f_summary = _UNSET
 
-    f_error: str | None | Unset
-    v = d.get("error", MISSING)
-    if v is MISSING:
-        f_error = UNSET
+    f_error: str | None | _Unset
+    v = d.get("error", _MISSING)
+    if v is _MISSING:
+        f_error = _UNSET
     else:
         try:
-            f_error = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_error = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("error")
-            salvage(v)
-            f_error = UNSET
+            _salvage(v)
+            f_error = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CompactionUpdateSessionUpdate)
     o.compaction_id = f_compaction_id
@@ -9838,8 +9879,8 @@ def _read_CompactionUpdateSessionUpdate(
 
 def _encode_CompactionUpdateSessionUpdate(
     o: CompactionUpdateSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "compaction_update",
         "compactionId": o.compaction_id,
         "status": (
@@ -9847,73 +9888,73 @@ def _encode_CompactionUpdateSessionUpdate(
         ),
     }
     v_summary = o.summary
-    if v_summary is not UNSET:
+    if v_summary is not _UNSET:
         d["summary"] = (
             None if v_summary is None else [_encode_ContentBlock(x) for x in v_summary]
         )
     v_error = o.error
-    if v_error is not UNSET:
+    if v_error is not _UNSET:
         d["error"] = v_error
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_CompactionSummaryChunkSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> CompactionSummaryChunkSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "compaction_summary_chunk":
-        raise check_tag(d, "sessionUpdate", "compaction_summary_chunk")
+        raise _check_tag(d, "sessionUpdate", "compaction_summary_chunk")
     return _read_CompactionSummaryChunkSessionUpdate(d, strict)
 
 
 def _read_CompactionSummaryChunkSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> CompactionSummaryChunkSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_compaction_id: CompactionId
-    v = d.get("compactionId", MISSING)
-    if v is MISSING:
-        raise missing("compactionId")
+    v = d.get("compactionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("compactionId")
     else:
         try:
-            f_compaction_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_compaction_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("compactionId")
 
     f_content: ContentBlock
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_content = (
                 _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
                 if type(tag) is str
                 else _decode_ContentBlock
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CompactionSummaryChunkSessionUpdate)
     o.compaction_id = f_compaction_id
@@ -9924,21 +9965,21 @@ def _read_CompactionSummaryChunkSessionUpdate(
 
 def _encode_CompactionSummaryChunkSessionUpdate(
     o: CompactionSummaryChunkSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "compaction_summary_chunk",
         "compactionId": o.compaction_id,
         "content": _encode_ContentBlock(o.content),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_SessionUpdate: dict[str, Decoder[SessionUpdate]] = {
+_VARIANTS_SessionUpdate: dict[str, _Decoder[SessionUpdate]] = {
     "user_message_chunk": _read_UserMessageChunkSessionUpdate,
     "agent_message_chunk": _read_AgentMessageChunkSessionUpdate,
     "agent_thought_chunk": _read_AgentThoughtChunkSessionUpdate,
@@ -9956,24 +9997,24 @@ _VARIANTS_SessionUpdate: dict[str, Decoder[SessionUpdate]] = {
 }
 
 
-def _decode_SessionUpdate(d: Any, strict: bool) -> SessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("sessionUpdate", MISSING)
+def _decode_SessionUpdate(d: _Any, strict: bool) -> SessionUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("sessionUpdate", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_SessionUpdate.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        raise unexpected(
+        raise _unexpected(
             'expected one of "user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan", "available_commands_update", "current_mode_update", "config_option_update", "session_info_update", "usage_update", "notice", "compaction_update", "compaction_summary_chunk"',
             tag,
         ).at("sessionUpdate")
-    if tag is MISSING:
-        raise missing("sessionUpdate")
-    raise type_error("a string", tag).at("sessionUpdate")
+    if tag is _MISSING:
+        raise _missing("sessionUpdate")
+    raise _type_error("a string", tag).at("sessionUpdate")
 
 
-def _encode_SessionUpdate(o: SessionUpdate) -> dict[str, Any]:
+def _encode_SessionUpdate(o: SessionUpdate) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -9983,56 +10024,56 @@ def _encode_SessionUpdate(o: SessionUpdate) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_MessageId(v: Any, strict: bool) -> MessageId:
-    return v if type(v) is str else check_str(v)
+def _decode_MessageId(v: _Any, strict: bool) -> MessageId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_content: ContentBlock
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_content = (
                 _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
                 if type(tag) is str
                 else _decode_ContentBlock
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_message_id: MessageId | None | Unset
-    v = d.get("messageId", MISSING)
-    if v is MISSING:
-        f_message_id = UNSET
+    f_message_id: MessageId | None | _Unset
+    v = d.get("messageId", _MISSING)
+    if v is _MISSING:
+        f_message_id = _UNSET
     else:
         try:
             f_message_id = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("messageId")
-            salvage(v)
-            f_message_id = UNSET
+            _salvage(v)
+            f_message_id = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ContentChunk)
     o.content = f_content
@@ -10041,60 +10082,60 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
     return o
 
 
-def _encode_ContentChunk(o: ContentChunk) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ContentChunk(o: ContentChunk) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "content": _encode_ContentBlock(o.content),
     }
     v_message_id = o.message_id
-    if v_message_id is not UNSET:
+    if v_message_id is not _UNSET:
         d["messageId"] = None if v_message_id is None else v_message_id
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_tool_call_id: ToolCallId
-    v = d.get("toolCallId", MISSING)
-    if v is MISSING:
-        raise missing("toolCallId")
+    v = d.get("toolCallId", _MISSING)
+    if v is _MISSING:
+        raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_tool_call_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("toolCallId")
 
     f_title: str
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        raise missing("title")
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        raise _missing("title")
     else:
         try:
-            f_title = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_title = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("title")
 
-    f_name: str | None | Unset
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        f_name = UNSET
+    f_name: str | None | _Unset
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        f_name = _UNSET
     else:
         try:
-            f_name = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_name = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("name")
-            salvage(v)
-            f_name = UNSET
+            _salvage(v)
+            f_name = _UNSET
 
-    f_kind: ToolKind | Unset
-    v = d.get("kind", MISSING)
-    if v is MISSING:
-        f_kind = UNSET
+    f_kind: ToolKind | _Unset
+    v = d.get("kind", _MISSING)
+    if v is _MISSING:
+        f_kind = _UNSET
     else:
         try:
             f_kind = (
@@ -10102,16 +10143,16 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
                 if type(v) is str and v in _MEMBERS_ToolKind
                 else _decode_ToolKind(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("kind")
-            salvage(v)
-            f_kind = UNSET
+            _salvage(v)
+            f_kind = _UNSET
 
-    f_status: ToolCallStatus | Unset
-    v = d.get("status", MISSING)
-    if v is MISSING:
-        f_status = UNSET
+    f_status: ToolCallStatus | _Unset
+    v = d.get("status", _MISSING)
+    if v is _MISSING:
+        f_status = _UNSET
     else:
         try:
             f_status = (
@@ -10119,78 +10160,78 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
                 if type(v) is str and v in _MEMBERS_ToolCallStatus
                 else _decode_ToolCallStatus(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("status")
-            salvage(v)
-            f_status = UNSET
+            _salvage(v)
+            f_status = _UNSET
 
-    f_content: list[ToolCallContent] | Unset
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        f_content = UNSET
+    f_content: list[ToolCallContent] | _Unset
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        f_content = _UNSET
     else:
         try:
-            f_content = check_variants_skipping(
+            f_content = _check_variants_skipping(
                 v, "type", _VARIANTS_ToolCallContent, _decode_ToolCallContent, strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("content")
-            salvage(v)
+            _salvage(v)
             f_content = []
 
-    f_locations: list[ToolCallLocation] | Unset
-    v = d.get("locations", MISSING)
-    if v is MISSING:
-        f_locations = UNSET
+    f_locations: list[ToolCallLocation] | _Unset
+    v = d.get("locations", _MISSING)
+    if v is _MISSING:
+        f_locations = _UNSET
     else:
         try:
-            f_locations = check_list_skipping(v, _decode_ToolCallLocation, strict)
-        except ValidationError as error:
+            f_locations = _check_list_skipping(v, _decode_ToolCallLocation, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("locations")
-            salvage(v)
+            _salvage(v)
             f_locations = []
 
-    f_raw_input: Any | Unset
-    v = d.get("rawInput", MISSING)
-    if v is MISSING:
-        f_raw_input = UNSET
+    f_raw_input: _Any | _Unset
+    v = d.get("rawInput", _MISSING)
+    if v is _MISSING:
+        f_raw_input = _UNSET
     else:
         try:
-            f_raw_input = any_value(v, strict)
-        except ValidationError as error:
+            f_raw_input = _any_value(v, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("rawInput")
-            salvage(v)
-            f_raw_input = UNSET
+            _salvage(v)
+            f_raw_input = _UNSET
 
-    f_raw_output: Any | Unset
-    v = d.get("rawOutput", MISSING)
-    if v is MISSING:
-        f_raw_output = UNSET
+    f_raw_output: _Any | _Unset
+    v = d.get("rawOutput", _MISSING)
+    if v is _MISSING:
+        f_raw_output = _UNSET
     else:
         try:
-            f_raw_output = any_value(v, strict)
-        except ValidationError as error:
+            f_raw_output = _any_value(v, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
-            salvage(v)
-            f_raw_output = UNSET
+            _salvage(v)
+            f_raw_output = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ToolCall)
     o.tool_call_id = f_tool_call_id
@@ -10206,56 +10247,56 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
     return o
 
 
-def _encode_ToolCall(o: ToolCall) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ToolCall(o: ToolCall) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "toolCallId": o.tool_call_id,
         "title": o.title,
     }
     v_name = o.name
-    if v_name is not UNSET:
+    if v_name is not _UNSET:
         d["name"] = v_name
     v_kind = o.kind
-    if v_kind is not UNSET:
+    if v_kind is not _UNSET:
         d["kind"] = v_kind._value_ if type(v_kind) is ToolKind else v_kind
     v_status = o.status
-    if v_status is not UNSET:
+    if v_status is not _UNSET:
         d["status"] = v_status._value_ if type(v_status) is ToolCallStatus else v_status
     v_content = o.content
-    if v_content is not UNSET:
+    if v_content is not _UNSET:
         d["content"] = [_encode_ToolCallContent(x) for x in v_content]
     v_locations = o.locations
-    if v_locations is not UNSET:
+    if v_locations is not _UNSET:
         d["locations"] = [_encode_ToolCallLocation(x) for x in v_locations]
     v_raw_input = o.raw_input
-    if v_raw_input is not UNSET:
-        d["rawInput"] = wire_json(v_raw_input)
+    if v_raw_input is not _UNSET:
+        d["rawInput"] = _wire_json(v_raw_input)
     v_raw_output = o.raw_output
-    if v_raw_output is not UNSET:
-        d["rawOutput"] = wire_json(v_raw_output)
+    if v_raw_output is not _UNSET:
+        d["rawOutput"] = _wire_json(v_raw_output)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_PlanEntry(d: _Any, strict: bool) -> PlanEntry:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_content: str
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         try:
-            f_content = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_content = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("content")
 
     f_priority: PlanEntryPriority
-    v = d.get("priority", MISSING)
-    if v is MISSING:
-        raise missing("priority")
+    v = d.get("priority", _MISSING)
+    if v is _MISSING:
+        raise _missing("priority")
     else:
         try:
             f_priority = (
@@ -10263,13 +10304,13 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
                 if type(v) is str and v in _MEMBERS_PlanEntryPriority
                 else _decode_PlanEntryPriority(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("priority")
 
     f_status: PlanEntryStatus
-    v = d.get("status", MISSING)
-    if v is MISSING:
-        raise missing("status")
+    v = d.get("status", _MISSING)
+    if v is _MISSING:
+        raise _missing("status")
     else:
         try:
             f_status = (
@@ -10277,21 +10318,21 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
                 if type(v) is str and v in _MEMBERS_PlanEntryStatus
                 else _decode_PlanEntryStatus(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("status")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PlanEntry)
     o.content = f_content
@@ -10301,8 +10342,8 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
     return o
 
 
-def _encode_PlanEntry(o: PlanEntry) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_PlanEntry(o: PlanEntry) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "content": o.content,
         "priority": (
             o.priority._value_ if type(o.priority) is PlanEntryPriority else o.priority
@@ -10310,22 +10351,22 @@ def _encode_PlanEntry(o: PlanEntry) -> dict[str, Any]:
         "status": (o.status._value_ if type(o.status) is PlanEntryStatus else o.status),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PlanEntryPriority(v: Any, strict: bool) -> PlanEntryPriority:
+def _decode_PlanEntryPriority(v: _Any, strict: bool) -> PlanEntryPriority:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_PlanEntryPriority.get(v)
     if member is not None:
         return member
-    raise unexpected('expected one of "high", "medium", "low"', v)
+    raise _unexpected('expected one of "high", "medium", "low"', v)
 
 
-_MEMBERS_PlanEntryPriority = cast(
+_MEMBERS_PlanEntryPriority = _cast(
     "dict[str, PlanEntryPriority]", PlanEntryPriority._value2member_map_
 )
 
@@ -10334,16 +10375,16 @@ def _encode_PlanEntryPriority(v: PlanEntryPriority) -> str:
     return v._value_ if type(v) is PlanEntryPriority else v
 
 
-def _decode_PlanEntryStatus(v: Any, strict: bool) -> PlanEntryStatus:
+def _decode_PlanEntryStatus(v: _Any, strict: bool) -> PlanEntryStatus:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_PlanEntryStatus.get(v)
     if member is not None:
         return member
-    raise unexpected('expected one of "pending", "in_progress", "completed"', v)
+    raise _unexpected('expected one of "pending", "in_progress", "completed"', v)
 
 
-_MEMBERS_PlanEntryStatus = cast(
+_MEMBERS_PlanEntryStatus = _cast(
     "dict[str, PlanEntryStatus]", PlanEntryStatus._value2member_map_
 )
 
@@ -10352,34 +10393,34 @@ def _encode_PlanEntryStatus(v: PlanEntryStatus) -> str:
     return v._value_ if type(v) is PlanEntryStatus else v
 
 
-def _decode_Plan(d: Any, strict: bool) -> Plan:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_Plan(d: _Any, strict: bool) -> Plan:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_entries: list[PlanEntry]
-    v = d.get("entries", MISSING)
-    if v is MISSING:
-        raise missing("entries")
+    v = d.get("entries", _MISSING)
+    if v is _MISSING:
+        raise _missing("entries")
     else:
         try:
-            f_entries = check_list_skipping(v, _decode_PlanEntry, strict)
-        except ValidationError as error:
+            f_entries = _check_list_skipping(v, _decode_PlanEntry, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("entries")
-            salvage(v)
+            _salvage(v)
             f_entries = []
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(Plan)
     o.entries = f_entries
@@ -10387,65 +10428,65 @@ def _decode_Plan(d: Any, strict: bool) -> Plan:
     return o
 
 
-def _encode_Plan(o: Plan) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_Plan(o: Plan) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "entries": [_encode_PlanEntry(x) for x in o.entries],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AvailableCommand(d: Any, strict: bool) -> AvailableCommand:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AvailableCommand(d: _Any, strict: bool) -> AvailableCommand:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_description: str
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        raise missing("description")
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        raise _missing("description")
     else:
         try:
-            f_description = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_description = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("description")
 
-    f_input: AvailableCommandInput | None | Unset
-    v = d.get("input", MISSING)
-    if v is MISSING:
-        f_input = UNSET
+    f_input: AvailableCommandInput | None | _Unset
+    v = d.get("input", _MISSING)
+    if v is _MISSING:
+        f_input = _UNSET
     else:
         try:
             f_input = None if v is None else _decode_AvailableCommandInput(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("input")
-            salvage(v)
-            f_input = UNSET
+            _salvage(v)
+            f_input = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AvailableCommand)
     o.name = f_name
@@ -10455,39 +10496,39 @@ def _decode_AvailableCommand(d: Any, strict: bool) -> AvailableCommand:
     return o
 
 
-def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "name": o.name,
         "description": o.description,
     }
     v_input = o.input
-    if v_input is not UNSET:
+    if v_input is not _UNSET:
         d["input"] = None if v_input is None else _encode_AvailableCommandInput(v_input)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AvailableCommandInput(d: Any, strict: bool) -> AvailableCommandInput:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AvailableCommandInput(d: _Any, strict: bool) -> AvailableCommandInput:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     # The first variant whose required keys are all there and that decodes,
     # as serde's untagged enums choose.
-    errors: list[ValidationError] = []
+    errors: list[_ValidationError] = []
     if "hint" in d:
         try:
             return _decode_UnstructuredCommandInput(d, strict)
-        except ValidationError as error:
-            salvage(d)
+        except _ValidationError as error:
+            _salvage(d)
             errors.append(error)
     if errors:
-        raise furthest(errors)
-    raise ValidationError("expected an object with the members of unstructured (hint)")
+        raise _furthest(errors)
+    raise _ValidationError("expected an object with the members of unstructured (hint)")
 
 
-def _encode_AvailableCommandInput(o: AvailableCommandInput) -> dict[str, Any]:
+def _encode_AvailableCommandInput(o: AvailableCommandInput) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -10497,31 +10538,31 @@ def _encode_AvailableCommandInput(o: AvailableCommandInput) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_UnstructuredCommandInput(d: Any, strict: bool) -> UnstructuredCommandInput:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_UnstructuredCommandInput(d: _Any, strict: bool) -> UnstructuredCommandInput:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_hint: str
-    v = d.get("hint", MISSING)
-    if v is MISSING:
-        raise missing("hint")
+    v = d.get("hint", _MISSING)
+    if v is _MISSING:
+        raise _missing("hint")
     else:
         try:
-            f_hint = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_hint = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("hint")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(UnstructuredCommandInput)
     o.hint = f_hint
@@ -10529,47 +10570,47 @@ def _decode_UnstructuredCommandInput(d: Any, strict: bool) -> UnstructuredComman
     return o
 
 
-def _encode_UnstructuredCommandInput(o: UnstructuredCommandInput) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_UnstructuredCommandInput(o: UnstructuredCommandInput) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "hint": o.hint,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AvailableCommandsUpdate(d: _Any, strict: bool) -> AvailableCommandsUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_available_commands: list[AvailableCommand]
-    v = d.get("availableCommands", MISSING)
-    if v is MISSING:
-        raise missing("availableCommands")
+    v = d.get("availableCommands", _MISSING)
+    if v is _MISSING:
+        raise _missing("availableCommands")
     else:
         try:
-            f_available_commands = check_list_skipping(
+            f_available_commands = _check_list_skipping(
                 v, _decode_AvailableCommand, strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("availableCommands")
-            salvage(v)
+            _salvage(v)
             f_available_commands = []
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AvailableCommandsUpdate)
     o.available_commands = f_available_commands
@@ -10577,44 +10618,44 @@ def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUp
     return o
 
 
-def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "availableCommands": [
             _encode_AvailableCommand(x) for x in o.available_commands
         ],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_CurrentModeUpdate(d: Any, strict: bool) -> CurrentModeUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_CurrentModeUpdate(d: _Any, strict: bool) -> CurrentModeUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_current_mode_id: SessionModeId
-    v = d.get("currentModeId", MISSING)
-    if v is MISSING:
-        raise missing("currentModeId")
+    v = d.get("currentModeId", _MISSING)
+    if v is _MISSING:
+        raise _missing("currentModeId")
     else:
         try:
-            f_current_mode_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_current_mode_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("currentModeId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CurrentModeUpdate)
     o.current_mode_id = f_current_mode_id
@@ -10622,51 +10663,51 @@ def _decode_CurrentModeUpdate(d: Any, strict: bool) -> CurrentModeUpdate:
     return o
 
 
-def _encode_CurrentModeUpdate(o: CurrentModeUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_CurrentModeUpdate(o: CurrentModeUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "currentModeId": o.current_mode_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ConfigOptionUpdate(d: _Any, strict: bool) -> ConfigOptionUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_config_options: list[SessionConfigOption]
-    v = d.get("configOptions", MISSING)
-    if v is MISSING:
-        raise missing("configOptions")
+    v = d.get("configOptions", _MISSING)
+    if v is _MISSING:
+        raise _missing("configOptions")
     else:
         try:
-            f_config_options = check_variants_skipping(
+            f_config_options = _check_variants_skipping(
                 v,
                 "type",
                 _VARIANTS_SessionConfigOption,
                 _decode_SessionConfigOption,
                 strict,
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("configOptions")
-            salvage(v)
+            _salvage(v)
             f_config_options = []
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ConfigOptionUpdate)
     o.config_options = f_config_options
@@ -10674,60 +10715,60 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
     return o
 
 
-def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+def _decode_SessionInfoUpdate(d: _Any, strict: bool) -> SessionInfoUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_updated_at: str | None | Unset
-    v = d.get("updatedAt", MISSING)
-    if v is MISSING:
-        f_updated_at = UNSET
+    f_updated_at: str | None | _Unset
+    v = d.get("updatedAt", _MISSING)
+    if v is _MISSING:
+        f_updated_at = _UNSET
     else:
         try:
             f_updated_at = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("updatedAt")
-            salvage(v)
-            f_updated_at = UNSET
+            _salvage(v)
+            f_updated_at = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionInfoUpdate)
     o.title = f_title
@@ -10736,60 +10777,60 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
     return o
 
 
-def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_updated_at = o.updated_at
-    if v_updated_at is not UNSET:
+    if v_updated_at is not _UNSET:
         d["updatedAt"] = v_updated_at
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_Cost(d: Any, strict: bool) -> Cost:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_Cost(d: _Any, strict: bool) -> Cost:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_amount: float
-    v = d.get("amount", MISSING)
-    if v is MISSING:
-        raise missing("amount")
+    v = d.get("amount", _MISSING)
+    if v is _MISSING:
+        raise _missing("amount")
     else:
         try:
             f_amount = (
                 v
-                if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
-                else check_num(v, None, None)
+                if type(v) is float and -_FLOAT_MAX <= v <= _FLOAT_MAX
+                else _check_num(v, None, None)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("amount")
 
     f_currency: str
-    v = d.get("currency", MISSING)
-    if v is MISSING:
-        raise missing("currency")
+    v = d.get("currency", _MISSING)
+    if v is _MISSING:
+        raise _missing("currency")
     else:
         try:
-            f_currency = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_currency = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("currency")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(Cost)
     o.amount = f_amount
@@ -10798,82 +10839,82 @@ def _decode_Cost(d: Any, strict: bool) -> Cost:
     return o
 
 
-def _encode_Cost(o: Cost) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_Cost(o: Cost) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "amount": o.amount,
         "currency": o.currency,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_UsageUpdate(d: _Any, strict: bool) -> UsageUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_used: int
-    v = d.get("used", MISSING)
-    if v is MISSING:
-        raise missing("used")
+    v = d.get("used", _MISSING)
+    if v is _MISSING:
+        raise _missing("used")
     else:
         try:
             f_used = (
                 v
                 if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
-                    check_int(v, 0, None)
+                    _check_int(v, 0, None)
                     if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    else _check_int(v, 0, 18446744073709551615)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("used")
 
     f_size: int
-    v = d.get("size", MISSING)
-    if v is MISSING:
-        raise missing("size")
+    v = d.get("size", _MISSING)
+    if v is _MISSING:
+        raise _missing("size")
     else:
         try:
             f_size = (
                 v
                 if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
-                    check_int(v, 0, None)
+                    _check_int(v, 0, None)
                     if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    else _check_int(v, 0, 18446744073709551615)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("size")
 
-    f_cost: Cost | None | Unset
-    v = d.get("cost", MISSING)
-    if v is MISSING:
-        f_cost = UNSET
+    f_cost: Cost | None | _Unset
+    v = d.get("cost", _MISSING)
+    if v is _MISSING:
+        f_cost = _UNSET
     else:
         try:
             f_cost = None if v is None else _decode_Cost(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("cost")
-            salvage(v)
-            f_cost = UNSET
+            _salvage(v)
+            f_cost = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(UsageUpdate)
     o.used = f_used
@@ -10883,31 +10924,31 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
     return o
 
 
-def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "used": o.used,
         "size": o.size,
     }
     v_cost = o.cost
-    if v_cost is not UNSET:
+    if v_cost is not _UNSET:
         d["cost"] = None if v_cost is None else _encode_Cost(v_cost)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_NoticeSeverity(v: Any, strict: bool) -> NoticeSeverity | str:
+def _decode_NoticeSeverity(v: _Any, strict: bool) -> NoticeSeverity | str:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_NoticeSeverity.get(v)
     if member is not None:
         return member
     return v
 
 
-_MEMBERS_NoticeSeverity = cast(
+_MEMBERS_NoticeSeverity = _cast(
     "dict[str, NoticeSeverity]", NoticeSeverity._value2member_map_
 )
 
@@ -10916,13 +10957,13 @@ def _encode_NoticeSeverity(v: NoticeSeverity | str) -> str:
     return v._value_ if type(v) is NoticeSeverity else v
 
 
-def _decode_Notice(d: Any, strict: bool) -> Notice:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_Notice(d: _Any, strict: bool) -> Notice:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_severity: NoticeSeverity | str
-    v = d.get("severity", MISSING)
-    if v is MISSING:
-        raise missing("severity")
+    v = d.get("severity", _MISSING)
+    if v is _MISSING:
+        raise _missing("severity")
     else:
         try:
             f_severity = (
@@ -10930,48 +10971,48 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
                 if type(v) is str and v in _MEMBERS_NoticeSeverity
                 else _decode_NoticeSeverity(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("severity")
 
     f_title: str
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        raise missing("title")
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        raise _missing("title")
     else:
         try:
             f_title = (
-                check_str(v, 1) if strict else (v if type(v) is str else check_str(v))
+                _check_str(v, 1) if strict else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("title")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(Notice)
     o.severity = f_severity
@@ -10981,37 +11022,37 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
     return o
 
 
-def _encode_Notice(o: Notice) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_Notice(o: Notice) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "severity": (
             o.severity._value_ if type(o.severity) is NoticeSeverity else o.severity
         ),
         "title": o.title,
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_CompactionId(v: Any, strict: bool) -> CompactionId:
-    return v if type(v) is str else check_str(v)
+def _decode_CompactionId(v: _Any, strict: bool) -> CompactionId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_CompactionStatus(v: Any, strict: bool) -> CompactionStatus | str:
+def _decode_CompactionStatus(v: _Any, strict: bool) -> CompactionStatus | str:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_CompactionStatus.get(v)
     if member is not None:
         return member
     return v
 
 
-_MEMBERS_CompactionStatus = cast(
+_MEMBERS_CompactionStatus = _cast(
     "dict[str, CompactionStatus]", CompactionStatus._value2member_map_
 )
 
@@ -11020,23 +11061,23 @@ def _encode_CompactionStatus(v: CompactionStatus | str) -> str:
     return v._value_ if type(v) is CompactionStatus else v
 
 
-def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_compaction_id: CompactionId
-    v = d.get("compactionId", MISSING)
-    if v is MISSING:
-        raise missing("compactionId")
+    v = d.get("compactionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("compactionId")
     else:
         try:
-            f_compaction_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_compaction_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("compactionId")
 
     f_status: CompactionStatus | str
-    v = d.get("status", MISSING)
-    if v is MISSING:
-        raise missing("status")
+    v = d.get("status", _MISSING)
+    if v is _MISSING:
+        raise _missing("status")
     else:
         try:
             f_status = (
@@ -11044,53 +11085,53 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
                 if type(v) is str and v in _MEMBERS_CompactionStatus
                 else _decode_CompactionStatus(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("status")
 
-    f_summary: list[ContentBlock] | None | Unset
-    v = d.get("summary", MISSING)
-    if v is MISSING:
-        f_summary = UNSET
+    f_summary: list[ContentBlock] | None | _Unset
+    v = d.get("summary", _MISSING)
+    if v is _MISSING:
+        f_summary = _UNSET
     else:
         try:
             f_summary = (
                 None
                 if v is None
-                else check_variants_skipping(
+                else _check_variants_skipping(
                     v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("summary")
-            salvage(v)
-            f_summary = UNSET
+            _salvage(v)
+            f_summary = _UNSET
 
-    f_error: str | None | Unset
-    v = d.get("error", MISSING)
-    if v is MISSING:
-        f_error = UNSET
+    f_error: str | None | _Unset
+    v = d.get("error", _MISSING)
+    if v is _MISSING:
+        f_error = _UNSET
     else:
         try:
-            f_error = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_error = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("error")
-            salvage(v)
-            f_error = UNSET
+            _salvage(v)
+            f_error = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CompactionUpdate)
     o.compaction_id = f_compaction_id
@@ -11101,69 +11142,69 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
     return o
 
 
-def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "compactionId": o.compaction_id,
         "status": (
             o.status._value_ if type(o.status) is CompactionStatus else o.status
         ),
     }
     v_summary = o.summary
-    if v_summary is not UNSET:
+    if v_summary is not _UNSET:
         d["summary"] = (
             None if v_summary is None else [_encode_ContentBlock(x) for x in v_summary]
         )
     v_error = o.error
-    if v_error is not UNSET:
+    if v_error is not _UNSET:
         d["error"] = v_error
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChunk:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_CompactionSummaryChunk(d: _Any, strict: bool) -> CompactionSummaryChunk:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_compaction_id: CompactionId
-    v = d.get("compactionId", MISSING)
-    if v is MISSING:
-        raise missing("compactionId")
+    v = d.get("compactionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("compactionId")
     else:
         try:
-            f_compaction_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_compaction_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("compactionId")
 
     f_content: ContentBlock
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_content = (
                 _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
                 if type(tag) is str
                 else _decode_ContentBlock
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CompactionSummaryChunk)
     o.compaction_id = f_compaction_id
@@ -11172,45 +11213,45 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
     return o
 
 
-def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "compactionId": o.compaction_id,
         "content": _encode_ContentBlock(o.content),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_CompleteElicitationNotification(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> CompleteElicitationNotification:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_elicitation_id: ElicitationId
-    v = d.get("elicitationId", MISSING)
-    if v is MISSING:
-        raise missing("elicitationId")
+    v = d.get("elicitationId", _MISSING)
+    if v is _MISSING:
+        raise _missing("elicitationId")
     else:
         try:
-            f_elicitation_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_elicitation_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("elicitationId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CompleteElicitationNotification)
     o.elicitation_id = f_elicitation_id
@@ -11220,52 +11261,52 @@ def _decode_CompleteElicitationNotification(
 
 def _encode_CompleteElicitationNotification(
     o: CompleteElicitationNotification,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "elicitationId": o.elicitation_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ExtNotification(v: Any, strict: bool) -> ExtNotification:
-    return any_value(v, strict)
+def _decode_ExtNotification(v: _Any, strict: bool) -> ExtNotification:
+    return _any_value(v, strict)
 
 
-def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_id: RequestId_
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+def _decode_ClientRequest(d: _Any, strict: bool) -> ClientRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_id: RequestId
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = _decode_RequestId_(v, strict)
-        except ValidationError as error:
+            f_id = _decode_RequestId(v, strict)
+        except _ValidationError as error:
             raise error.at("id")
 
     f_method: str
-    v = d.get("method", MISSING)
-    if v is MISSING:
-        raise missing("method")
+    v = d.get("method", _MISSING)
+    if v is _MISSING:
+        raise _missing("method")
     else:
         try:
-            f_method = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_method = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("method")
 
-    f_params: Any | Unset
-    v = d.get("params", MISSING)
-    if v is MISSING:
-        f_params = UNSET
+    f_params: _Any | _Unset
+    v = d.get("params", _MISSING)
+    if v is _MISSING:
+        f_params = _UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/ClientRequest/properties/params", strict)
-        except ValidationError as error:
+            f_params = _check_raw(v, "#/$defs/ClientRequest/properties/params", strict)
+        except _ValidationError as error:
             raise error.at("params")
 
     o = _new(ClientRequest)
@@ -11275,36 +11316,36 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
     return o
 
 
-def _encode_ClientRequest(o: ClientRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ClientRequest(o: ClientRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "id": encode(o.id),
         "method": o.method,
     }
     v_params = o.params
-    if v_params is not UNSET:
-        d["params"] = wire_json(v_params)
+    if v_params is not _UNSET:
+        d["params"] = _wire_json(v_params)
 
     return d
 
 
-def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_InitializeRequest(d: _Any, strict: bool) -> InitializeRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_protocol_version: ProtocolVersion
-    v = d.get("protocolVersion", MISSING)
-    if v is MISSING:
-        raise missing("protocolVersion")
+    v = d.get("protocolVersion", _MISSING)
+    if v is _MISSING:
+        raise _missing("protocolVersion")
     else:
         try:
             f_protocol_version = (
-                v if type(v) is int and 0 <= v <= 65535 else check_int(v, 0, 65535)
+                v if type(v) is int and 0 <= v <= 65535 else _check_int(v, 0, 65535)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("protocolVersion")
 
     f_client_capabilities: ClientCapabilities
-    v = d.get("clientCapabilities", MISSING)
-    if v is MISSING:
+    v = d.get("clientCapabilities", _MISSING)
+    if v is _MISSING:
         f_client_capabilities = ClientCapabilities(
             fs=FileSystemCapabilities(
                 read_text_file=False,
@@ -11318,10 +11359,10 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
     else:
         try:
             f_client_capabilities = _decode_ClientCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("clientCapabilities")
-            salvage(v)
+            _salvage(v)
             f_client_capabilities = ClientCapabilities(
                 fs=FileSystemCapabilities(
                     read_text_file=False,
@@ -11333,31 +11374,31 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
                 ),
             )
 
-    f_client_info: Implementation | None | Unset
-    v = d.get("clientInfo", MISSING)
-    if v is MISSING:
-        f_client_info = UNSET
+    f_client_info: Implementation | None | _Unset
+    v = d.get("clientInfo", _MISSING)
+    if v is _MISSING:
+        f_client_info = _UNSET
     else:
         try:
             f_client_info = None if v is None else _decode_Implementation(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("clientInfo")
-            salvage(v)
-            f_client_info = UNSET
+            _salvage(v)
+            f_client_info = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(InitializeRequest)
     o.protocol_version = f_protocol_version
@@ -11367,29 +11408,29 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
     return o
 
 
-def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "protocolVersion": o.protocol_version,
         "clientCapabilities": _encode_ClientCapabilities(o.client_capabilities),
     }
     v_client_info = o.client_info
-    if v_client_info is not UNSET:
+    if v_client_info is not _UNSET:
         d["clientInfo"] = (
             None if v_client_info is None else _encode_Implementation(v_client_info)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_fs: FileSystemCapabilities
-    v = d.get("fs", MISSING)
-    if v is MISSING:
+    v = d.get("fs", _MISSING)
+    if v is _MISSING:
         f_fs = FileSystemCapabilities(
             read_text_file=False,
             write_text_file=False,
@@ -11397,87 +11438,87 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
     else:
         try:
             f_fs = _decode_FileSystemCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("fs")
-            salvage(v)
+            _salvage(v)
             f_fs = FileSystemCapabilities(
                 read_text_file=False,
                 write_text_file=False,
             )
 
     f_terminal: bool
-    v = d.get("terminal", MISSING)
-    if v is MISSING:
+    v = d.get("terminal", _MISSING)
+    if v is _MISSING:
         f_terminal = False
     else:
         try:
-            f_terminal = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_terminal = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             if strict:
                 raise error.at("terminal")
-            salvage(v)
+            _salvage(v)
             f_terminal = False
 
-    f_session: ClientSessionCapabilities | None | Unset
-    v = d.get("session", MISSING)
-    if v is MISSING:
-        f_session = UNSET
+    f_session: ClientSessionCapabilities | None | _Unset
+    v = d.get("session", _MISSING)
+    if v is _MISSING:
+        f_session = _UNSET
     else:
         try:
             f_session = (
                 None if v is None else _decode_ClientSessionCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("session")
-            salvage(v)
-            f_session = UNSET
+            _salvage(v)
+            f_session = _UNSET
 
     f_auth: AuthCapabilities
-    v = d.get("auth", MISSING)
-    if v is MISSING:
+    v = d.get("auth", _MISSING)
+    if v is _MISSING:
         f_auth = AuthCapabilities(
             terminal=False,
         )
     else:
         try:
             f_auth = _decode_AuthCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("auth")
-            salvage(v)
+            _salvage(v)
             f_auth = AuthCapabilities(
                 terminal=False,
             )
 
-    f_elicitation: ElicitationCapabilities | None | Unset
-    v = d.get("elicitation", MISSING)
-    if v is MISSING:
-        f_elicitation = UNSET
+    f_elicitation: ElicitationCapabilities | None | _Unset
+    v = d.get("elicitation", _MISSING)
+    if v is _MISSING:
+        f_elicitation = _UNSET
     else:
         try:
             f_elicitation = (
                 None if v is None else _decode_ElicitationCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("elicitation")
-            salvage(v)
-            f_elicitation = UNSET
+            _salvage(v)
+            f_elicitation = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ClientCapabilities)
     o.fs = f_fs
@@ -11489,72 +11530,72 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
     return o
 
 
-def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "fs": _encode_FileSystemCapabilities(o.fs),
         "terminal": o.terminal,
         "auth": _encode_AuthCapabilities(o.auth),
     }
     v_session = o.session
-    if v_session is not UNSET:
+    if v_session is not _UNSET:
         d["session"] = (
             None if v_session is None else _encode_ClientSessionCapabilities(v_session)
         )
     v_elicitation = o.elicitation
-    if v_elicitation is not UNSET:
+    if v_elicitation is not _UNSET:
         d["elicitation"] = (
             None
             if v_elicitation is None
             else _encode_ElicitationCapabilities(v_elicitation)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_FileSystemCapabilities(d: Any, strict: bool) -> FileSystemCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_FileSystemCapabilities(d: _Any, strict: bool) -> FileSystemCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_read_text_file: bool
-    v = d.get("readTextFile", MISSING)
-    if v is MISSING:
+    v = d.get("readTextFile", _MISSING)
+    if v is _MISSING:
         f_read_text_file = False
     else:
         try:
-            f_read_text_file = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_read_text_file = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             if strict:
                 raise error.at("readTextFile")
-            salvage(v)
+            _salvage(v)
             f_read_text_file = False
 
     f_write_text_file: bool
-    v = d.get("writeTextFile", MISSING)
-    if v is MISSING:
+    v = d.get("writeTextFile", _MISSING)
+    if v is _MISSING:
         f_write_text_file = False
     else:
         try:
-            f_write_text_file = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_write_text_file = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             if strict:
                 raise error.at("writeTextFile")
-            salvage(v)
+            _salvage(v)
             f_write_text_file = False
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(FileSystemCapabilities)
     o.read_text_file = f_read_text_file
@@ -11563,42 +11604,42 @@ def _decode_FileSystemCapabilities(d: Any, strict: bool) -> FileSystemCapabiliti
     return o
 
 
-def _encode_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "readTextFile": o.read_text_file,
         "writeTextFile": o.write_text_file,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_ClientSessionCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> ClientSessionCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_compaction: CompactionCapabilities | None | Unset
-    v = d.get("compaction", MISSING)
-    if v is MISSING:
-        f_compaction = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_compaction: CompactionCapabilities | None | _Unset
+    v = d.get("compaction", _MISSING)
+    if v is _MISSING:
+        f_compaction = _UNSET
     else:
         try:
             f_compaction = (
                 None if v is None else _decode_CompactionCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("compaction")
-            salvage(v)
-            f_compaction = UNSET
+            _salvage(v)
+            f_compaction = _UNSET
 
-    f_config_options: SessionConfigOptionsCapabilities | None | Unset
-    v = d.get("configOptions", MISSING)
-    if v is MISSING:
-        f_config_options = UNSET
+    f_config_options: SessionConfigOptionsCapabilities | None | _Unset
+    v = d.get("configOptions", _MISSING)
+    if v is _MISSING:
+        f_config_options = _UNSET
     else:
         try:
             f_config_options = (
@@ -11606,37 +11647,37 @@ def _decode_ClientSessionCapabilities(
                 if v is None
                 else _decode_SessionConfigOptionsCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("configOptions")
-            salvage(v)
-            f_config_options = UNSET
+            _salvage(v)
+            f_config_options = _UNSET
 
-    f_notices: NoticeCapabilities | None | Unset
-    v = d.get("notices", MISSING)
-    if v is MISSING:
-        f_notices = UNSET
+    f_notices: NoticeCapabilities | None | _Unset
+    v = d.get("notices", _MISSING)
+    if v is _MISSING:
+        f_notices = _UNSET
     else:
         try:
             f_notices = None if v is None else _decode_NoticeCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("notices")
-            salvage(v)
-            f_notices = UNSET
+            _salvage(v)
+            f_notices = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ClientSessionCapabilities)
     o.compaction = f_compaction
@@ -11646,41 +11687,41 @@ def _decode_ClientSessionCapabilities(
     return o
 
 
-def _encode_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_compaction = o.compaction
-    if v_compaction is not UNSET:
-        d["compaction"] = None if v_compaction is None else wire_map(v_compaction)
+    if v_compaction is not _UNSET:
+        d["compaction"] = None if v_compaction is None else _wire_map(v_compaction)
     v_config_options = o.config_options
-    if v_config_options is not UNSET:
+    if v_config_options is not _UNSET:
         d["configOptions"] = (
             None
             if v_config_options is None
             else _encode_SessionConfigOptionsCapabilities(v_config_options)
         )
     v_notices = o.notices
-    if v_notices is not UNSET:
-        d["notices"] = None if v_notices is None else wire_map(v_notices)
+    if v_notices is not _UNSET:
+        d["notices"] = None if v_notices is None else _wire_map(v_notices)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_CompactionCapabilities(v: Any, strict: bool) -> CompactionCapabilities:
-    return check_map(v, None, strict)
+def _decode_CompactionCapabilities(v: _Any, strict: bool) -> CompactionCapabilities:
+    return _check_map(v, None, strict)
 
 
 def _decode_SessionConfigOptionsCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SessionConfigOptionsCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_boolean: BooleanConfigOptionCapabilities | None | Unset
-    v = d.get("boolean", MISSING)
-    if v is MISSING:
-        f_boolean = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_boolean: BooleanConfigOptionCapabilities | None | _Unset
+    v = d.get("boolean", _MISSING)
+    if v is _MISSING:
+        f_boolean = _UNSET
     else:
         try:
             f_boolean = (
@@ -11688,24 +11729,24 @@ def _decode_SessionConfigOptionsCapabilities(
                 if v is None
                 else _decode_BooleanConfigOptionCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("boolean")
-            salvage(v)
-            f_boolean = UNSET
+            _salvage(v)
+            f_boolean = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionConfigOptionsCapabilities)
     o.boolean = f_boolean
@@ -11715,39 +11756,39 @@ def _decode_SessionConfigOptionsCapabilities(
 
 def _encode_SessionConfigOptionsCapabilities(
     o: SessionConfigOptionsCapabilities,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_boolean = o.boolean
-    if v_boolean is not UNSET:
+    if v_boolean is not _UNSET:
         d["boolean"] = (
             None
             if v_boolean is None
             else _encode_BooleanConfigOptionCapabilities(v_boolean)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_BooleanConfigOptionCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> BooleanConfigOptionCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(BooleanConfigOptionCapabilities)
     o.meta = f_meta
@@ -11756,47 +11797,47 @@ def _decode_BooleanConfigOptionCapabilities(
 
 def _encode_BooleanConfigOptionCapabilities(
     o: BooleanConfigOptionCapabilities,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_NoticeCapabilities(v: Any, strict: bool) -> NoticeCapabilities:
-    return check_map(v, None, strict)
+def _decode_NoticeCapabilities(v: _Any, strict: bool) -> NoticeCapabilities:
+    return _check_map(v, None, strict)
 
 
-def _decode_AuthCapabilities(d: Any, strict: bool) -> AuthCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AuthCapabilities(d: _Any, strict: bool) -> AuthCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_terminal: bool
-    v = d.get("terminal", MISSING)
-    if v is MISSING:
+    v = d.get("terminal", _MISSING)
+    if v is _MISSING:
         f_terminal = False
     else:
         try:
-            f_terminal = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_terminal = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             if strict:
                 raise error.at("terminal")
-            salvage(v)
+            _salvage(v)
             f_terminal = False
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AuthCapabilities)
     o.terminal = f_terminal
@@ -11804,60 +11845,60 @@ def _decode_AuthCapabilities(d: Any, strict: bool) -> AuthCapabilities:
     return o
 
 
-def _encode_AuthCapabilities(o: AuthCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AuthCapabilities(o: AuthCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "terminal": o.terminal,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_form: ElicitationFormCapabilities | None | Unset
-    v = d.get("form", MISSING)
-    if v is MISSING:
-        f_form = UNSET
+def _decode_ElicitationCapabilities(d: _Any, strict: bool) -> ElicitationCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_form: ElicitationFormCapabilities | None | _Unset
+    v = d.get("form", _MISSING)
+    if v is _MISSING:
+        f_form = _UNSET
     else:
         try:
             f_form = (
                 None if v is None else _decode_ElicitationFormCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("form")
-            salvage(v)
-            f_form = UNSET
+            _salvage(v)
+            f_form = _UNSET
 
-    f_url: ElicitationUrlCapabilities | None | Unset
-    v = d.get("url", MISSING)
-    if v is MISSING:
-        f_url = UNSET
+    f_url: ElicitationUrlCapabilities | None | _Unset
+    v = d.get("url", _MISSING)
+    if v is _MISSING:
+        f_url = _UNSET
     else:
         try:
             f_url = None if v is None else _decode_ElicitationUrlCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("url")
-            salvage(v)
-            f_url = UNSET
+            _salvage(v)
+            f_url = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ElicitationCapabilities)
     o.form = f_form
@@ -11866,40 +11907,40 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
     return o
 
 
-def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_form = o.form
-    if v_form is not UNSET:
+    if v_form is not _UNSET:
         d["form"] = (
             None if v_form is None else _encode_ElicitationFormCapabilities(v_form)
         )
     v_url = o.url
-    if v_url is not UNSET:
+    if v_url is not _UNSET:
         d["url"] = None if v_url is None else _encode_ElicitationUrlCapabilities(v_url)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_ElicitationFormCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> ElicitationFormCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ElicitationFormCapabilities)
     o.meta = f_meta
@@ -11908,72 +11949,74 @@ def _decode_ElicitationFormCapabilities(
 
 def _encode_ElicitationFormCapabilities(
     o: ElicitationFormCapabilities,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_ElicitationUrlCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> ElicitationUrlCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ElicitationUrlCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_ElicitationUrlCapabilities(o: ElicitationUrlCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ElicitationUrlCapabilities(
+    o: ElicitationUrlCapabilities,
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AuthenticateRequest(d: Any, strict: bool) -> AuthenticateRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AuthenticateRequest(d: _Any, strict: bool) -> AuthenticateRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_method_id: AuthMethodId
-    v = d.get("methodId", MISSING)
-    if v is MISSING:
-        raise missing("methodId")
+    v = d.get("methodId", _MISSING)
+    if v is _MISSING:
+        raise _missing("methodId")
     else:
         try:
-            f_method_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_method_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("methodId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AuthenticateRequest)
     o.method_id = f_method_id
@@ -11981,98 +12024,98 @@ def _decode_AuthenticateRequest(d: Any, strict: bool) -> AuthenticateRequest:
     return o
 
 
-def _encode_AuthenticateRequest(o: AuthenticateRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AuthenticateRequest(o: AuthenticateRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "methodId": o.method_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_LogoutRequest(d: Any, strict: bool) -> LogoutRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_LogoutRequest(d: _Any, strict: bool) -> LogoutRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(LogoutRequest)
     o.meta = f_meta
     return o
 
 
-def _encode_LogoutRequest(o: LogoutRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_LogoutRequest(o: LogoutRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_NewSessionRequest(d: _Any, strict: bool) -> NewSessionRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_cwd: str
-    v = d.get("cwd", MISSING)
-    if v is MISSING:
-        raise missing("cwd")
+    v = d.get("cwd", _MISSING)
+    if v is _MISSING:
+        raise _missing("cwd")
     else:
         try:
-            f_cwd = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_cwd = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("cwd")
 
-    f_additional_directories: list[str] | Unset
-    v = d.get("additionalDirectories", MISSING)
-    if v is MISSING:
-        f_additional_directories = UNSET
+    f_additional_directories: list[str] | _Unset
+    v = d.get("additionalDirectories", _MISSING)
+    if v is _MISSING:
+        f_additional_directories = _UNSET
     elif v is None and not strict:
         f_additional_directories = []
     else:
         try:
-            f_additional_directories = check_list(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_additional_directories = _check_list(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("additionalDirectories")
 
     f_mcp_servers: list[McpServer]
-    v = d.get("mcpServers", MISSING)
-    if v is MISSING:
-        raise missing("mcpServers")
+    v = d.get("mcpServers", _MISSING)
+    if v is _MISSING:
+        raise _missing("mcpServers")
     elif v is None and not strict:
         f_mcp_servers = []
     else:
         try:
-            f_mcp_servers = check_list(v, _decode_McpServer, strict)
-        except ValidationError as error:
+            f_mcp_servers = _check_list(v, _decode_McpServer, strict)
+        except _ValidationError as error:
             raise error.at("mcpServers")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(NewSessionRequest)
     o.cwd = f_cwd
@@ -12082,76 +12125,76 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
     return o
 
 
-def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "cwd": o.cwd,
         "mcpServers": [_encode_McpServer(x) for x in o.mcp_servers],
     }
     v_additional_directories = o.additional_directories
-    if v_additional_directories is not UNSET:
+    if v_additional_directories is not _UNSET:
         d["additionalDirectories"] = list(v_additional_directories)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_HttpMcpServer(d: Any, strict: bool) -> HttpMcpServer:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_HttpMcpServer(d: _Any, strict: bool) -> HttpMcpServer:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "http":
-        raise check_tag(d, "type", "http")
+        raise _check_tag(d, "type", "http")
     return _read_HttpMcpServer(d, strict)
 
 
-def _read_HttpMcpServer(d: JsonObject, strict: bool) -> HttpMcpServer:
+def _read_HttpMcpServer(d: _JsonObject, strict: bool) -> HttpMcpServer:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_url: str
-    v = d.get("url", MISSING)
-    if v is MISSING:
-        raise missing("url")
+    v = d.get("url", _MISSING)
+    if v is _MISSING:
+        raise _missing("url")
     else:
         try:
-            f_url = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_url = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("url")
 
     f_headers: list[HttpHeader]
-    v = d.get("headers", MISSING)
-    if v is MISSING:
-        raise missing("headers")
+    v = d.get("headers", _MISSING)
+    if v is _MISSING:
+        raise _missing("headers")
     elif v is None and not strict:
         f_headers = []
     else:
         try:
-            f_headers = check_list(v, _decode_HttpHeader, strict)
-        except ValidationError as error:
+            f_headers = _check_list(v, _decode_HttpHeader, strict)
+        except _ValidationError as error:
             raise error.at("headers")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(HttpMcpServer)
     o.name = f_name
@@ -12161,75 +12204,75 @@ def _read_HttpMcpServer(d: JsonObject, strict: bool) -> HttpMcpServer:
     return o
 
 
-def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "http",
         "name": o.name,
         "url": o.url,
         "headers": [_encode_HttpHeader(x) for x in o.headers],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SseMcpServer(d: Any, strict: bool) -> SseMcpServer:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SseMcpServer(d: _Any, strict: bool) -> SseMcpServer:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "sse":
-        raise check_tag(d, "type", "sse")
+        raise _check_tag(d, "type", "sse")
     return _read_SseMcpServer(d, strict)
 
 
-def _read_SseMcpServer(d: JsonObject, strict: bool) -> SseMcpServer:
+def _read_SseMcpServer(d: _JsonObject, strict: bool) -> SseMcpServer:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_url: str
-    v = d.get("url", MISSING)
-    if v is MISSING:
-        raise missing("url")
+    v = d.get("url", _MISSING)
+    if v is _MISSING:
+        raise _missing("url")
     else:
         try:
-            f_url = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_url = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("url")
 
     f_headers: list[HttpHeader]
-    v = d.get("headers", MISSING)
-    if v is MISSING:
-        raise missing("headers")
+    v = d.get("headers", _MISSING)
+    if v is _MISSING:
+        raise _missing("headers")
     elif v is None and not strict:
         f_headers = []
     else:
         try:
-            f_headers = check_list(v, _decode_HttpHeader, strict)
-        except ValidationError as error:
+            f_headers = _check_list(v, _decode_HttpHeader, strict)
+        except _ValidationError as error:
             raise error.at("headers")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SseMcpServer)
     o.name = f_name
@@ -12239,48 +12282,48 @@ def _read_SseMcpServer(d: JsonObject, strict: bool) -> SseMcpServer:
     return o
 
 
-def _encode_SseMcpServer(o: SseMcpServer) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SseMcpServer(o: SseMcpServer) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "sse",
         "name": o.name,
         "url": o.url,
         "headers": [_encode_HttpHeader(x) for x in o.headers],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_McpServer: dict[str, Decoder[McpServer]] = {
+_VARIANTS_McpServer: dict[str, _Decoder[McpServer]] = {
     "http": _read_HttpMcpServer,
     "sse": _read_SseMcpServer,
 }
 
 
-def _decode_McpServer(d: Any, strict: bool) -> McpServer:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+def _decode_McpServer(d: _Any, strict: bool) -> McpServer:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_McpServer.get(tag)
         if decoder is not None:
             try:
                 return decoder(d, strict)
-            except ValidationError as error:
+            except _ValidationError as error:
                 # The untagged variant takes what the tagged one refuses.
-                salvage(d)
+                _salvage(d)
                 try:
                     return _decode_McpServerStdio(d, strict)
-                except ValidationError:
+                except _ValidationError:
                     raise error from None
         return _decode_McpServerStdio(d, strict)
     return _decode_McpServerStdio(d, strict)
 
 
-def _encode_McpServer(o: McpServer) -> dict[str, Any]:
+def _encode_McpServer(o: McpServer) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -12288,41 +12331,41 @@ def _encode_McpServer(o: McpServer) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_HttpHeader(d: _Any, strict: bool) -> HttpHeader:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_value: str
-    v = d.get("value", MISSING)
-    if v is MISSING:
-        raise missing("value")
+    v = d.get("value", _MISSING)
+    if v is _MISSING:
+        raise _missing("value")
     else:
         try:
-            f_value = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_value = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("value")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(HttpHeader)
     o.name = f_name
@@ -12331,65 +12374,65 @@ def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
     return o
 
 
-def _encode_HttpHeader(o: HttpHeader) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_HttpHeader(o: HttpHeader) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "name": o.name,
         "value": o.value,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_McpServerHttp(d: _Any, strict: bool) -> McpServerHttp:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_url: str
-    v = d.get("url", MISSING)
-    if v is MISSING:
-        raise missing("url")
+    v = d.get("url", _MISSING)
+    if v is _MISSING:
+        raise _missing("url")
     else:
         try:
-            f_url = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_url = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("url")
 
     f_headers: list[HttpHeader]
-    v = d.get("headers", MISSING)
-    if v is MISSING:
-        raise missing("headers")
+    v = d.get("headers", _MISSING)
+    if v is _MISSING:
+        raise _missing("headers")
     elif v is None and not strict:
         f_headers = []
     else:
         try:
-            f_headers = check_list(v, _decode_HttpHeader, strict)
-        except ValidationError as error:
+            f_headers = _check_list(v, _decode_HttpHeader, strict)
+        except _ValidationError as error:
             raise error.at("headers")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(McpServerHttp)
     o.name = f_name
@@ -12399,66 +12442,66 @@ def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
     return o
 
 
-def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "name": o.name,
         "url": o.url,
         "headers": [_encode_HttpHeader(x) for x in o.headers],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_McpServerSse(d: Any, strict: bool) -> McpServerSse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_McpServerSse(d: _Any, strict: bool) -> McpServerSse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_url: str
-    v = d.get("url", MISSING)
-    if v is MISSING:
-        raise missing("url")
+    v = d.get("url", _MISSING)
+    if v is _MISSING:
+        raise _missing("url")
     else:
         try:
-            f_url = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_url = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("url")
 
     f_headers: list[HttpHeader]
-    v = d.get("headers", MISSING)
-    if v is MISSING:
-        raise missing("headers")
+    v = d.get("headers", _MISSING)
+    if v is _MISSING:
+        raise _missing("headers")
     elif v is None and not strict:
         f_headers = []
     else:
         try:
-            f_headers = check_list(v, _decode_HttpHeader, strict)
-        except ValidationError as error:
+            f_headers = _check_list(v, _decode_HttpHeader, strict)
+        except _ValidationError as error:
             raise error.at("headers")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(McpServerSse)
     o.name = f_name
@@ -12468,80 +12511,80 @@ def _decode_McpServerSse(d: Any, strict: bool) -> McpServerSse:
     return o
 
 
-def _encode_McpServerSse(o: McpServerSse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_McpServerSse(o: McpServerSse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "name": o.name,
         "url": o.url,
         "headers": [_encode_HttpHeader(x) for x in o.headers],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_McpServerStdio(d: _Any, strict: bool) -> McpServerStdio:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_command: str
-    v = d.get("command", MISSING)
-    if v is MISSING:
-        raise missing("command")
+    v = d.get("command", _MISSING)
+    if v is _MISSING:
+        raise _missing("command")
     else:
         try:
-            f_command = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_command = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("command")
 
     f_args: list[str]
-    v = d.get("args", MISSING)
-    if v is MISSING:
-        raise missing("args")
+    v = d.get("args", _MISSING)
+    if v is _MISSING:
+        raise _missing("args")
     elif v is None and not strict:
         f_args = []
     else:
         try:
-            f_args = check_list(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_args = _check_list(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("args")
 
     f_env: list[EnvVariable]
-    v = d.get("env", MISSING)
-    if v is MISSING:
-        raise missing("env")
+    v = d.get("env", _MISSING)
+    if v is _MISSING:
+        raise _missing("env")
     elif v is None and not strict:
         f_env = []
     else:
         try:
-            f_env = check_list(v, _decode_EnvVariable, strict)
-        except ValidationError as error:
+            f_env = _check_list(v, _decode_EnvVariable, strict)
+        except _ValidationError as error:
             raise error.at("env")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(McpServerStdio)
     o.name = f_name
@@ -12552,81 +12595,81 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
     return o
 
 
-def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "name": o.name,
         "command": o.command,
         "args": list(o.args),
         "env": [_encode_EnvVariable(x) for x in o.env],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_LoadSessionRequest(d: _Any, strict: bool) -> LoadSessionRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_mcp_servers: list[McpServer]
-    v = d.get("mcpServers", MISSING)
-    if v is MISSING:
-        raise missing("mcpServers")
+    v = d.get("mcpServers", _MISSING)
+    if v is _MISSING:
+        raise _missing("mcpServers")
     elif v is None and not strict:
         f_mcp_servers = []
     else:
         try:
-            f_mcp_servers = check_list(v, _decode_McpServer, strict)
-        except ValidationError as error:
+            f_mcp_servers = _check_list(v, _decode_McpServer, strict)
+        except _ValidationError as error:
             raise error.at("mcpServers")
 
     f_cwd: str
-    v = d.get("cwd", MISSING)
-    if v is MISSING:
-        raise missing("cwd")
+    v = d.get("cwd", _MISSING)
+    if v is _MISSING:
+        raise _missing("cwd")
     else:
         try:
-            f_cwd = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_cwd = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("cwd")
 
-    f_additional_directories: list[str] | Unset
-    v = d.get("additionalDirectories", MISSING)
-    if v is MISSING:
-        f_additional_directories = UNSET
+    f_additional_directories: list[str] | _Unset
+    v = d.get("additionalDirectories", _MISSING)
+    if v is _MISSING:
+        f_additional_directories = _UNSET
     elif v is None and not strict:
         f_additional_directories = []
     else:
         try:
-            f_additional_directories = check_list(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_additional_directories = _check_list(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("additionalDirectories")
 
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(LoadSessionRequest)
     o.mcp_servers = f_mcp_servers
@@ -12637,57 +12680,57 @@ def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
     return o
 
 
-def _encode_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "mcpServers": [_encode_McpServer(x) for x in o.mcp_servers],
         "cwd": o.cwd,
         "sessionId": o.session_id,
     }
     v_additional_directories = o.additional_directories
-    if v_additional_directories is not UNSET:
+    if v_additional_directories is not _UNSET:
         d["additionalDirectories"] = list(v_additional_directories)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_cwd: str | None | Unset
-    v = d.get("cwd", MISSING)
-    if v is MISSING:
-        f_cwd = UNSET
+def _decode_ListSessionsRequest(d: _Any, strict: bool) -> ListSessionsRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_cwd: str | None | _Unset
+    v = d.get("cwd", _MISSING)
+    if v is _MISSING:
+        f_cwd = _UNSET
     else:
         try:
-            f_cwd = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_cwd = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             raise error.at("cwd")
 
-    f_cursor: str | None | Unset
-    v = d.get("cursor", MISSING)
-    if v is MISSING:
-        f_cursor = UNSET
+    f_cursor: str | None | _Unset
+    v = d.get("cursor", _MISSING)
+    if v is _MISSING:
+        f_cursor = _UNSET
     else:
         try:
-            f_cursor = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_cursor = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             raise error.at("cursor")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ListSessionsRequest)
     o.cwd = f_cwd
@@ -12696,46 +12739,46 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
     return o
 
 
-def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_cwd = o.cwd
-    if v_cwd is not UNSET:
+    if v_cwd is not _UNSET:
         d["cwd"] = v_cwd
     v_cursor = o.cursor
-    if v_cursor is not UNSET:
+    if v_cursor is not _UNSET:
         d["cursor"] = v_cursor
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_DeleteSessionRequest(d: _Any, strict: bool) -> DeleteSessionRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(DeleteSessionRequest)
     o.session_id = f_session_id
@@ -12743,78 +12786,78 @@ def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
     return o
 
 
-def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_cwd: str
-    v = d.get("cwd", MISSING)
-    if v is MISSING:
-        raise missing("cwd")
+    v = d.get("cwd", _MISSING)
+    if v is _MISSING:
+        raise _missing("cwd")
     else:
         try:
-            f_cwd = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_cwd = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("cwd")
 
-    f_additional_directories: list[str] | Unset
-    v = d.get("additionalDirectories", MISSING)
-    if v is MISSING:
-        f_additional_directories = UNSET
+    f_additional_directories: list[str] | _Unset
+    v = d.get("additionalDirectories", _MISSING)
+    if v is _MISSING:
+        f_additional_directories = _UNSET
     elif v is None and not strict:
         f_additional_directories = []
     else:
         try:
-            f_additional_directories = check_list(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_additional_directories = _check_list(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("additionalDirectories")
 
-    f_mcp_servers: list[McpServer] | Unset
-    v = d.get("mcpServers", MISSING)
-    if v is MISSING:
-        f_mcp_servers = UNSET
+    f_mcp_servers: list[McpServer] | _Unset
+    v = d.get("mcpServers", _MISSING)
+    if v is _MISSING:
+        f_mcp_servers = _UNSET
     elif v is None and not strict:
         f_mcp_servers = []
     else:
         try:
-            f_mcp_servers = check_list(v, _decode_McpServer, strict)
-        except ValidationError as error:
+            f_mcp_servers = _check_list(v, _decode_McpServer, strict)
+        except _ValidationError as error:
             raise error.at("mcpServers")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ResumeSessionRequest)
     o.session_id = f_session_id
@@ -12825,49 +12868,49 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
     return o
 
 
-def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "cwd": o.cwd,
     }
     v_additional_directories = o.additional_directories
-    if v_additional_directories is not UNSET:
+    if v_additional_directories is not _UNSET:
         d["additionalDirectories"] = list(v_additional_directories)
     v_mcp_servers = o.mcp_servers
-    if v_mcp_servers is not UNSET:
+    if v_mcp_servers is not _UNSET:
         d["mcpServers"] = [_encode_McpServer(x) for x in v_mcp_servers]
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_CloseSessionRequest(d: _Any, strict: bool) -> CloseSessionRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CloseSessionRequest)
     o.session_id = f_session_id
@@ -12875,52 +12918,52 @@ def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
     return o
 
 
-def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SetSessionModeRequest(d: Any, strict: bool) -> SetSessionModeRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SetSessionModeRequest(d: _Any, strict: bool) -> SetSessionModeRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_mode_id: SessionModeId
-    v = d.get("modeId", MISSING)
-    if v is MISSING:
-        raise missing("modeId")
+    v = d.get("modeId", _MISSING)
+    if v is _MISSING:
+        raise _missing("modeId")
     else:
         try:
-            f_mode_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_mode_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("modeId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SetSessionModeRequest)
     o.session_id = f_session_id
@@ -12929,74 +12972,74 @@ def _decode_SetSessionModeRequest(d: Any, strict: bool) -> SetSessionModeRequest
     return o
 
 
-def _encode_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "modeId": o.mode_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_BooleanSetSessionConfigOptionRequest(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> BooleanSetSessionConfigOptionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "boolean":
-        raise check_tag(d, "type", "boolean")
+        raise _check_tag(d, "type", "boolean")
     return _read_BooleanSetSessionConfigOptionRequest(d, strict)
 
 
 def _read_BooleanSetSessionConfigOptionRequest(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> BooleanSetSessionConfigOptionRequest:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_config_id: SessionConfigId
-    v = d.get("configId", MISSING)
-    if v is MISSING:
-        raise missing("configId")
+    v = d.get("configId", _MISSING)
+    if v is _MISSING:
+        raise _missing("configId")
     else:
         try:
-            f_config_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_config_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("configId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     f_value: bool
-    v = d.get("value", MISSING)
-    if v is MISSING:
-        raise missing("value")
+    v = d.get("value", _MISSING)
+    if v is _MISSING:
+        raise _missing("value")
     else:
         try:
-            f_value = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_value = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             raise error.at("value")
 
     o = _new(BooleanSetSessionConfigOptionRequest)
@@ -13009,66 +13052,66 @@ def _read_BooleanSetSessionConfigOptionRequest(
 
 def _encode_BooleanSetSessionConfigOptionRequest(
     o: BooleanSetSessionConfigOptionRequest,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "boolean",
         "sessionId": o.session_id,
         "configId": o.config_id,
         "value": o.value,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_ValueIdSetSessionConfigOptionRequest(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> ValueIdSetSessionConfigOptionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_config_id: SessionConfigId
-    v = d.get("configId", MISSING)
-    if v is MISSING:
-        raise missing("configId")
+    v = d.get("configId", _MISSING)
+    if v is _MISSING:
+        raise _missing("configId")
     else:
         try:
-            f_config_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_config_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("configId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     f_value: SessionConfigValueId
-    v = d.get("value", MISSING)
-    if v is MISSING:
-        raise missing("value")
+    v = d.get("value", _MISSING)
+    if v is _MISSING:
+        raise _missing("value")
     else:
         try:
-            f_value = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_value = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("value")
 
     o = _new(ValueIdSetSessionConfigOptionRequest)
@@ -13081,86 +13124,86 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
 
 def _encode_ValueIdSetSessionConfigOptionRequest(
     o: ValueIdSetSessionConfigOptionRequest,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "configId": o.config_id,
         "value": o.value,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_SetSessionConfigOptionRequest: dict[
-    str, Decoder[SetSessionConfigOptionRequest]
+    str, _Decoder[SetSessionConfigOptionRequest]
 ] = {
     "boolean": _read_BooleanSetSessionConfigOptionRequest,
 }
 
 
 def _decode_SetSessionConfigOptionRequest(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SetSessionConfigOptionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_SetSessionConfigOptionRequest.get(tag)
         if decoder is not None:
             try:
                 return decoder(d, strict)
-            except ValidationError as error:
+            except _ValidationError as error:
                 # The untagged variant takes what the tagged one refuses.
-                salvage(d)
+                _salvage(d)
                 try:
                     return _decode_ValueIdSetSessionConfigOptionRequest(d, strict)
-                except ValidationError:
+                except _ValidationError:
                     raise error from None
         return _decode_ValueIdSetSessionConfigOptionRequest(d, strict)
     return _decode_ValueIdSetSessionConfigOptionRequest(d, strict)
 
 
-def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_PromptRequest(d: _Any, strict: bool) -> PromptRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_prompt: list[ContentBlock]
-    v = d.get("prompt", MISSING)
-    if v is MISSING:
-        raise missing("prompt")
+    v = d.get("prompt", _MISSING)
+    if v is _MISSING:
+        raise _missing("prompt")
     else:
         try:
-            f_prompt = check_variants(
+            f_prompt = _check_variants(
                 v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("prompt")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PromptRequest)
     o.session_id = f_session_id
@@ -13169,41 +13212,41 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
     return o
 
 
-def _encode_PromptRequest(o: PromptRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_PromptRequest(o: PromptRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "prompt": [_encode_ContentBlock(x) for x in o.prompt],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ResultClientResponse(d: Any, strict: bool) -> ResultClientResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_id: RequestId_
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+def _decode_ResultClientResponse(d: _Any, strict: bool) -> ResultClientResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_id: RequestId
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = _decode_RequestId_(v, strict)
-        except ValidationError as error:
+            f_id = _decode_RequestId(v, strict)
+        except _ValidationError as error:
             raise error.at("id")
 
-    f_result: Any
-    v = d.get("result", MISSING)
-    if v is MISSING:
-        raise missing("result")
+    f_result: _Any
+    v = d.get("result", _MISSING)
+    if v is _MISSING:
+        raise _missing("result")
     else:
         try:
-            f_result = check_raw(
+            f_result = _check_raw(
                 v, "#/$defs/ClientResponse/anyOf/0/properties/result", strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("result")
 
     o = _new(ResultClientResponse)
@@ -13212,36 +13255,36 @@ def _decode_ResultClientResponse(d: Any, strict: bool) -> ResultClientResponse:
     return o
 
 
-def _encode_ResultClientResponse(o: ResultClientResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ResultClientResponse(o: ResultClientResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "id": encode(o.id),
-        "result": wire_json(o.result),
+        "result": _wire_json(o.result),
     }
 
     return d
 
 
-def _decode_ErrorClientResponse(d: Any, strict: bool) -> ErrorClientResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_id: RequestId_
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+def _decode_ErrorClientResponse(d: _Any, strict: bool) -> ErrorClientResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_id: RequestId
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = _decode_RequestId_(v, strict)
-        except ValidationError as error:
+            f_id = _decode_RequestId(v, strict)
+        except _ValidationError as error:
             raise error.at("id")
 
     f_error: Error
-    v = d.get("error", MISSING)
-    if v is MISSING:
-        raise missing("error")
+    v = d.get("error", _MISSING)
+    if v is _MISSING:
+        raise _missing("error")
     else:
         try:
             f_error = _decode_Error(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("error")
 
     o = _new(ErrorClientResponse)
@@ -13250,8 +13293,8 @@ def _decode_ErrorClientResponse(d: Any, strict: bool) -> ErrorClientResponse:
     return o
 
 
-def _encode_ErrorClientResponse(o: ErrorClientResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ErrorClientResponse(o: ErrorClientResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "id": encode(o.id),
         "error": _encode_Error(o.error),
     }
@@ -13259,86 +13302,86 @@ def _encode_ErrorClientResponse(o: ErrorClientResponse) -> dict[str, Any]:
     return d
 
 
-def _decode_ClientResponse(d: Any, strict: bool) -> ClientResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ClientResponse(d: _Any, strict: bool) -> ClientResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     # The first variant whose required keys are all there and that decodes,
     # as serde's untagged enums choose.
-    errors: list[ValidationError] = []
+    errors: list[_ValidationError] = []
     if "id" in d and "result" in d:
         try:
             return _decode_ResultClientResponse(d, strict)
-        except ValidationError as error:
-            salvage(d)
+        except _ValidationError as error:
+            _salvage(d)
             errors.append(error)
     if "id" in d and "error" in d:
         try:
             return _decode_ErrorClientResponse(d, strict)
-        except ValidationError as error:
-            salvage(d)
+        except _ValidationError as error:
+            _salvage(d)
             errors.append(error)
     if errors:
-        raise furthest(errors)
-    raise ValidationError(
+        raise _furthest(errors)
+    raise _ValidationError(
         "expected an object with the members of Result or Error (id, result; id, error)"
     )
 
 
-def _decode_WriteTextFileResponse(d: Any, strict: bool) -> WriteTextFileResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_WriteTextFileResponse(d: _Any, strict: bool) -> WriteTextFileResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(WriteTextFileResponse)
     o.meta = f_meta
     return o
 
 
-def _encode_WriteTextFileResponse(o: WriteTextFileResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_WriteTextFileResponse(o: WriteTextFileResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ReadTextFileResponse(d: Any, strict: bool) -> ReadTextFileResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ReadTextFileResponse(d: _Any, strict: bool) -> ReadTextFileResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_content: str
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         try:
-            f_content = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_content = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ReadTextFileResponse)
     o.content = f_content
@@ -13346,29 +13389,29 @@ def _decode_ReadTextFileResponse(d: Any, strict: bool) -> ReadTextFileResponse:
     return o
 
 
-def _encode_ReadTextFileResponse(o: ReadTextFileResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ReadTextFileResponse(o: ReadTextFileResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "content": o.content,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_RequestPermissionResponse(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> RequestPermissionResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_outcome: RequestPermissionOutcome
-    v = d.get("outcome", MISSING)
-    if v is MISSING:
-        raise missing("outcome")
+    v = d.get("outcome", _MISSING)
+    if v is _MISSING:
+        raise _missing("outcome")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("outcome") if type(v) is json_object else None
+        tag = v.get("outcome") if type(v) is _json_object else None
         try:
             f_outcome = (
                 _VARIANTS_RequestPermissionOutcome.get(
@@ -13377,21 +13420,21 @@ def _decode_RequestPermissionResponse(
                 if type(tag) is str
                 else _decode_RequestPermissionOutcome
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("outcome")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(RequestPermissionResponse)
     o.outcome = f_outcome
@@ -13399,29 +13442,29 @@ def _decode_RequestPermissionResponse(
     return o
 
 
-def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "outcome": _encode_RequestPermissionOutcome(o.outcome),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_CancelledRequestPermissionOutcome(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> CancelledRequestPermissionOutcome:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("outcome") != "cancelled":
-        raise check_tag(d, "outcome", "cancelled")
+        raise _check_tag(d, "outcome", "cancelled")
     return _read_CancelledRequestPermissionOutcome(d, strict)
 
 
 def _read_CancelledRequestPermissionOutcome(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> CancelledRequestPermissionOutcome:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
@@ -13431,8 +13474,8 @@ def _read_CancelledRequestPermissionOutcome(
 
 def _encode_CancelledRequestPermissionOutcome(
     o: CancelledRequestPermissionOutcome,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "outcome": "cancelled",
     }
 
@@ -13440,42 +13483,42 @@ def _encode_CancelledRequestPermissionOutcome(
 
 
 def _decode_SelectedRequestPermissionOutcome(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SelectedRequestPermissionOutcome:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("outcome") != "selected":
-        raise check_tag(d, "outcome", "selected")
+        raise _check_tag(d, "outcome", "selected")
     return _read_SelectedRequestPermissionOutcome(d, strict)
 
 
 def _read_SelectedRequestPermissionOutcome(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> SelectedRequestPermissionOutcome:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_option_id: PermissionOptionId
-    v = d.get("optionId", MISSING)
-    if v is MISSING:
-        raise missing("optionId")
+    v = d.get("optionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("optionId")
     else:
         try:
-            f_option_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_option_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("optionId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SelectedRequestPermissionOutcome)
     o.option_id = f_option_id
@@ -13485,40 +13528,40 @@ def _read_SelectedRequestPermissionOutcome(
 
 def _encode_SelectedRequestPermissionOutcome(
     o: SelectedRequestPermissionOutcome,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "outcome": "selected",
         "optionId": o.option_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_RequestPermissionOutcome: dict[str, Decoder[RequestPermissionOutcome]] = {
+_VARIANTS_RequestPermissionOutcome: dict[str, _Decoder[RequestPermissionOutcome]] = {
     "cancelled": _read_CancelledRequestPermissionOutcome,
     "selected": _read_SelectedRequestPermissionOutcome,
 }
 
 
-def _decode_RequestPermissionOutcome(d: Any, strict: bool) -> RequestPermissionOutcome:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("outcome", MISSING)
+def _decode_RequestPermissionOutcome(d: _Any, strict: bool) -> RequestPermissionOutcome:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("outcome", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_RequestPermissionOutcome.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        raise unexpected('expected one of "cancelled", "selected"', tag).at("outcome")
-    if tag is MISSING:
-        raise missing("outcome")
-    raise type_error("a string", tag).at("outcome")
+        raise _unexpected('expected one of "cancelled", "selected"', tag).at("outcome")
+    if tag is _MISSING:
+        raise _missing("outcome")
+    raise _type_error("a string", tag).at("outcome")
 
 
-def _encode_RequestPermissionOutcome(o: RequestPermissionOutcome) -> dict[str, Any]:
+def _encode_RequestPermissionOutcome(o: RequestPermissionOutcome) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -13529,32 +13572,32 @@ def _encode_RequestPermissionOutcome(o: RequestPermissionOutcome) -> dict[str, A
 
 
 def _decode_SelectedPermissionOutcome(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SelectedPermissionOutcome:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_option_id: PermissionOptionId
-    v = d.get("optionId", MISSING)
-    if v is MISSING:
-        raise missing("optionId")
+    v = d.get("optionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("optionId")
     else:
         try:
-            f_option_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_option_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("optionId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SelectedPermissionOutcome)
     o.option_id = f_option_id
@@ -13562,42 +13605,42 @@ def _decode_SelectedPermissionOutcome(
     return o
 
 
-def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "optionId": o.option_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_CreateTerminalResponse(d: Any, strict: bool) -> CreateTerminalResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_CreateTerminalResponse(d: _Any, strict: bool) -> CreateTerminalResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_terminal_id: TerminalId
-    v = d.get("terminalId", MISSING)
-    if v is MISSING:
-        raise missing("terminalId")
+    v = d.get("terminalId", _MISSING)
+    if v is _MISSING:
+        raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_terminal_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("terminalId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CreateTerminalResponse)
     o.terminal_id = f_terminal_id
@@ -13605,65 +13648,65 @@ def _decode_CreateTerminalResponse(d: Any, strict: bool) -> CreateTerminalRespon
     return o
 
 
-def _encode_CreateTerminalResponse(o: CreateTerminalResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_CreateTerminalResponse(o: CreateTerminalResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "terminalId": o.terminal_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_TerminalOutputResponse(d: Any, strict: bool) -> TerminalOutputResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_TerminalOutputResponse(d: _Any, strict: bool) -> TerminalOutputResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_output: str
-    v = d.get("output", MISSING)
-    if v is MISSING:
-        raise missing("output")
+    v = d.get("output", _MISSING)
+    if v is _MISSING:
+        raise _missing("output")
     else:
         try:
-            f_output = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_output = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("output")
 
     f_truncated: bool
-    v = d.get("truncated", MISSING)
-    if v is MISSING:
-        raise missing("truncated")
+    v = d.get("truncated", _MISSING)
+    if v is _MISSING:
+        raise _missing("truncated")
     else:
         try:
-            f_truncated = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_truncated = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             raise error.at("truncated")
 
-    f_exit_status: TerminalExitStatus | None | Unset
-    v = d.get("exitStatus", MISSING)
-    if v is MISSING:
-        f_exit_status = UNSET
+    f_exit_status: TerminalExitStatus | None | _Unset
+    v = d.get("exitStatus", _MISSING)
+    if v is _MISSING:
+        f_exit_status = _UNSET
     else:
         try:
             f_exit_status = None if v is None else _decode_TerminalExitStatus(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("exitStatus")
-            salvage(v)
-            f_exit_status = UNSET
+            _salvage(v)
+            f_exit_status = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TerminalOutputResponse)
     o.output = f_output
@@ -13673,30 +13716,30 @@ def _decode_TerminalOutputResponse(d: Any, strict: bool) -> TerminalOutputRespon
     return o
 
 
-def _encode_TerminalOutputResponse(o: TerminalOutputResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_TerminalOutputResponse(o: TerminalOutputResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "output": o.output,
         "truncated": o.truncated,
     }
     v_exit_status = o.exit_status
-    if v_exit_status is not UNSET:
+    if v_exit_status is not _UNSET:
         d["exitStatus"] = (
             None if v_exit_status is None else _encode_TerminalExitStatus(v_exit_status)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_exit_code: int | None | Unset
-    v = d.get("exitCode", MISSING)
-    if v is MISSING:
-        f_exit_code = UNSET
+def _decode_TerminalExitStatus(d: _Any, strict: bool) -> TerminalExitStatus:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_exit_code: int | None | _Unset
+    v = d.get("exitCode", _MISSING)
+    if v is _MISSING:
+        f_exit_code = _UNSET
     else:
         try:
             f_exit_code = (
@@ -13706,41 +13749,43 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
                     v
                     if type(v) is int and 0 <= v <= 4294967295
                     else (
-                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                        _check_int(v, 0, None)
+                        if strict
+                        else _check_int(v, 0, 4294967295)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("exitCode")
-            salvage(v)
-            f_exit_code = UNSET
+            _salvage(v)
+            f_exit_code = _UNSET
 
-    f_signal: str | None | Unset
-    v = d.get("signal", MISSING)
-    if v is MISSING:
-        f_signal = UNSET
+    f_signal: str | None | _Unset
+    v = d.get("signal", _MISSING)
+    if v is _MISSING:
+        f_signal = _UNSET
     else:
         try:
-            f_signal = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_signal = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("signal")
-            salvage(v)
-            f_signal = UNSET
+            _salvage(v)
+            f_signal = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TerminalExitStatus)
     o.exit_code = f_exit_code
@@ -13749,60 +13794,60 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
     return o
 
 
-def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_exit_code = o.exit_code
-    if v_exit_code is not UNSET:
+    if v_exit_code is not _UNSET:
         d["exitCode"] = v_exit_code
     v_signal = o.signal
-    if v_signal is not UNSET:
+    if v_signal is not _UNSET:
         d["signal"] = v_signal
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ReleaseTerminalResponse(d: Any, strict: bool) -> ReleaseTerminalResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_ReleaseTerminalResponse(d: _Any, strict: bool) -> ReleaseTerminalResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ReleaseTerminalResponse)
     o.meta = f_meta
     return o
 
 
-def _encode_ReleaseTerminalResponse(o: ReleaseTerminalResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ReleaseTerminalResponse(o: ReleaseTerminalResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_WaitForTerminalExitResponse(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> WaitForTerminalExitResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_exit_code: int | None | Unset
-    v = d.get("exitCode", MISSING)
-    if v is MISSING:
-        f_exit_code = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_exit_code: int | None | _Unset
+    v = d.get("exitCode", _MISSING)
+    if v is _MISSING:
+        f_exit_code = _UNSET
     else:
         try:
             f_exit_code = (
@@ -13812,41 +13857,43 @@ def _decode_WaitForTerminalExitResponse(
                     v
                     if type(v) is int and 0 <= v <= 4294967295
                     else (
-                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                        _check_int(v, 0, None)
+                        if strict
+                        else _check_int(v, 0, 4294967295)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("exitCode")
-            salvage(v)
-            f_exit_code = UNSET
+            _salvage(v)
+            f_exit_code = _UNSET
 
-    f_signal: str | None | Unset
-    v = d.get("signal", MISSING)
-    if v is MISSING:
-        f_signal = UNSET
+    f_signal: str | None | _Unset
+    v = d.get("signal", _MISSING)
+    if v is _MISSING:
+        f_signal = _UNSET
     else:
         try:
-            f_signal = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_signal = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("signal")
-            salvage(v)
-            f_signal = UNSET
+            _salvage(v)
+            f_signal = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(WaitForTerminalExitResponse)
     o.exit_code = f_exit_code
@@ -13857,91 +13904,91 @@ def _decode_WaitForTerminalExitResponse(
 
 def _encode_WaitForTerminalExitResponse(
     o: WaitForTerminalExitResponse,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_exit_code = o.exit_code
-    if v_exit_code is not UNSET:
+    if v_exit_code is not _UNSET:
         d["exitCode"] = v_exit_code
     v_signal = o.signal
-    if v_signal is not UNSET:
+    if v_signal is not _UNSET:
         d["signal"] = v_signal
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_KillTerminalResponse(d: Any, strict: bool) -> KillTerminalResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_KillTerminalResponse(d: _Any, strict: bool) -> KillTerminalResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(KillTerminalResponse)
     o.meta = f_meta
     return o
 
 
-def _encode_KillTerminalResponse(o: KillTerminalResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_KillTerminalResponse(o: KillTerminalResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_AcceptCreateElicitationResponse(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> AcceptCreateElicitationResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("action") != "accept":
-        raise check_tag(d, "action", "accept")
+        raise _check_tag(d, "action", "accept")
     return _read_AcceptCreateElicitationResponse(d, strict)
 
 
 def _read_AcceptCreateElicitationResponse(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> AcceptCreateElicitationResponse:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
-    f_content: dict[str, ElicitationContentValue] | None | Unset
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        f_content = UNSET
+    f_content: dict[str, ElicitationContentValue] | None | _Unset
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        f_content = _UNSET
     else:
         try:
             f_content = (
                 None
                 if v is None
-                else check_map(v, _decode_ElicitationContentValue, strict)
+                else _check_map(v, _decode_ElicitationContentValue, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
     o = _new(AcceptCreateElicitationResponse)
@@ -13952,15 +13999,15 @@ def _read_AcceptCreateElicitationResponse(
 
 def _encode_AcceptCreateElicitationResponse(
     o: AcceptCreateElicitationResponse,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "action": "accept",
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
     v_content = o.content
-    if v_content is not UNSET:
+    if v_content is not _UNSET:
         d["content"] = (
             None if v_content is None else {k: encode(x) for k, x in v_content.items()}
         )
@@ -13969,32 +14016,32 @@ def _encode_AcceptCreateElicitationResponse(
 
 
 def _decode_DeclineCreateElicitationResponse(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> DeclineCreateElicitationResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("action") != "decline":
-        raise check_tag(d, "action", "decline")
+        raise _check_tag(d, "action", "decline")
     return _read_DeclineCreateElicitationResponse(d, strict)
 
 
 def _read_DeclineCreateElicitationResponse(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> DeclineCreateElicitationResponse:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(DeclineCreateElicitationResponse)
     o.meta = f_meta
@@ -14003,44 +14050,44 @@ def _read_DeclineCreateElicitationResponse(
 
 def _encode_DeclineCreateElicitationResponse(
     o: DeclineCreateElicitationResponse,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "action": "decline",
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_CancelCreateElicitationResponse(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> CancelCreateElicitationResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("action") != "cancel":
-        raise check_tag(d, "action", "cancel")
+        raise _check_tag(d, "action", "cancel")
     return _read_CancelCreateElicitationResponse(d, strict)
 
 
 def _read_CancelCreateElicitationResponse(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> CancelCreateElicitationResponse:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CancelCreateElicitationResponse)
     o.meta = f_meta
@@ -14049,76 +14096,76 @@ def _read_CancelCreateElicitationResponse(
 
 def _encode_CancelCreateElicitationResponse(
     o: CancelCreateElicitationResponse,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "action": "cancel",
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_OtherCreateElicitationResponse(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> OtherCreateElicitationResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("action")) is not str:
-        raise check_tag(d, "action", None)
+        raise _check_tag(d, "action", None)
     if strict and d["action"] in _VARIANTS_CreateElicitationResponse:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected("expected a tag that no other variant has", d["action"]).at(
+        raise _unexpected("expected a tag that no other variant has", d["action"]).at(
             "action"
         )
     return _read_OtherCreateElicitationResponse(d, strict)
 
 
 def _read_OtherCreateElicitationResponse(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> OtherCreateElicitationResponse:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(OtherCreateElicitationResponse)
     o.action = d["action"]
     o.meta = f_meta
     o.extra = {k: x for k, x in d.items() if k not in ["action", "_meta"]}
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
 def _encode_OtherCreateElicitationResponse(
     o: OtherCreateElicitationResponse,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "action": o.action,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_CreateElicitationResponse: dict[str, Decoder[CreateElicitationResponse]] = {
+_VARIANTS_CreateElicitationResponse: dict[str, _Decoder[CreateElicitationResponse]] = {
     "accept": _read_AcceptCreateElicitationResponse,
     "decline": _read_DeclineCreateElicitationResponse,
     "cancel": _read_CancelCreateElicitationResponse,
@@ -14126,47 +14173,47 @@ _VARIANTS_CreateElicitationResponse: dict[str, Decoder[CreateElicitationResponse
 
 
 def _decode_CreateElicitationResponse(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> CreateElicitationResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("action", MISSING)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("action", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_CreateElicitationResponse.get(tag)
         if decoder is not None:
             return decoder(d, strict)
         return _read_OtherCreateElicitationResponse(d, strict)
-    if tag is MISSING:
-        raise missing("action")
-    raise type_error("a string", tag).at("action")
+    if tag is _MISSING:
+        raise _missing("action")
+    raise _type_error("a string", tag).at("action")
 
 
-def _decode_ElicitationContentValue(v: Any, strict: bool) -> ElicitationContentValue:
-    return cast(
+def _decode_ElicitationContentValue(v: _Any, strict: bool) -> ElicitationContentValue:
+    return _cast(
         "str | int | float | bool | list[str]",
-        scalar_union(
+        _scalar_union(
             v,
             strict,
             {
-                "string": lambda x, strict: x if type(x) is str else check_str(x),
+                "string": lambda x, strict: x if type(x) is str else _check_str(x),
                 "integer": lambda x, strict: (
                     x
                     if type(x) is int
                     and -9223372036854775808 <= x <= 9223372036854775807
                     else (
-                        check_int(x, None, None)
+                        _check_int(x, None, None)
                         if strict
-                        else check_int(x, -9223372036854775808, 9223372036854775807)
+                        else _check_int(x, -9223372036854775808, 9223372036854775807)
                     )
                 ),
                 "number": lambda x, strict: (
                     x
-                    if type(x) is float and -FLOAT_MAX <= x <= FLOAT_MAX
-                    else check_num(x, None, None)
+                    if type(x) is float and -_FLOAT_MAX <= x <= _FLOAT_MAX
+                    else _check_num(x, None, None)
                 ),
-                "boolean": lambda x, strict: x if type(x) is bool else check_bool(x),
-                "array": lambda x, strict: check_list(
-                    x, lambda x, strict: x if type(x) is str else check_str(x), strict
+                "boolean": lambda x, strict: x if type(x) is bool else _check_bool(x),
+                "array": lambda x, strict: _check_list(
+                    x, lambda x, strict: x if type(x) is str else _check_str(x), strict
                 ),
             },
             "string, integer, number, boolean or array",
@@ -14174,21 +14221,21 @@ def _decode_ElicitationContentValue(v: Any, strict: bool) -> ElicitationContentV
     )
 
 
-def _decode_ElicitationAcceptAction(d: Any, strict: bool) -> ElicitationAcceptAction:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_content: dict[str, ElicitationContentValue] | None | Unset
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        f_content = UNSET
+def _decode_ElicitationAcceptAction(d: _Any, strict: bool) -> ElicitationAcceptAction:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_content: dict[str, ElicitationContentValue] | None | _Unset
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        f_content = _UNSET
     else:
         try:
             f_content = (
                 None
                 if v is None
-                else check_map(v, _decode_ElicitationContentValue, strict)
+                else _check_map(v, _decode_ElicitationContentValue, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
     o = _new(ElicitationAcceptAction)
@@ -14196,10 +14243,10 @@ def _decode_ElicitationAcceptAction(d: Any, strict: bool) -> ElicitationAcceptAc
     return o
 
 
-def _encode_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_content = o.content
-    if v_content is not UNSET:
+    if v_content is not _UNSET:
         d["content"] = (
             None if v_content is None else {k: encode(x) for k, x in v_content.items()}
         )
@@ -14207,29 +14254,29 @@ def _encode_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, Any
     return d
 
 
-def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ClientNotification(d: _Any, strict: bool) -> ClientNotification:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_method: str
-    v = d.get("method", MISSING)
-    if v is MISSING:
-        raise missing("method")
+    v = d.get("method", _MISSING)
+    if v is _MISSING:
+        raise _missing("method")
     else:
         try:
-            f_method = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_method = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("method")
 
-    f_params: Any | Unset
-    v = d.get("params", MISSING)
-    if v is MISSING:
-        f_params = UNSET
+    f_params: _Any | _Unset
+    v = d.get("params", _MISSING)
+    if v is _MISSING:
+        f_params = _UNSET
     else:
         try:
-            f_params = check_raw(
+            f_params = _check_raw(
                 v, "#/$defs/ClientNotification/properties/params", strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("params")
 
     o = _new(ClientNotification)
@@ -14238,42 +14285,42 @@ def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
     return o
 
 
-def _encode_ClientNotification(o: ClientNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ClientNotification(o: ClientNotification) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "method": o.method,
     }
     v_params = o.params
-    if v_params is not UNSET:
-        d["params"] = wire_json(v_params)
+    if v_params is not _UNSET:
+        d["params"] = _wire_json(v_params)
 
     return d
 
 
-def _decode_CancelNotification(d: Any, strict: bool) -> CancelNotification:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_CancelNotification(d: _Any, strict: bool) -> CancelNotification:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CancelNotification)
     o.session_id = f_session_id
@@ -14281,44 +14328,44 @@ def _decode_CancelNotification(d: Any, strict: bool) -> CancelNotification:
     return o
 
 
-def _encode_CancelNotification(o: CancelNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_CancelNotification(o: CancelNotification) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_CancelRequestNotification(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> CancelRequestNotification:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_request_id: RequestId_
-    v = d.get("requestId", MISSING)
-    if v is MISSING:
-        raise missing("requestId")
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_request_id: RequestId
+    v = d.get("requestId", _MISSING)
+    if v is _MISSING:
+        raise _missing("requestId")
     else:
         try:
-            f_request_id = _decode_RequestId_(v, strict)
-        except ValidationError as error:
+            f_request_id = _decode_RequestId(v, strict)
+        except _ValidationError as error:
             raise error.at("requestId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CancelRequestNotification)
     o.request_id = f_request_id
@@ -14326,19 +14373,19 @@ def _decode_CancelRequestNotification(
     return o
 
 
-def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "requestId": encode(o.request_id),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _encode_ToolCallState(o: ToolCallState) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ToolCallState(o: ToolCallState) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     d["toolCallId"] = o.tool_call_id
     d["kind"] = o.kind._value_ if type(o.kind) is ToolKind else o.kind
     d["status"] = o.status._value_ if type(o.status) is ToolCallStatus else o.status
@@ -14346,41 +14393,41 @@ def _encode_ToolCallState(o: ToolCallState) -> dict[str, Any]:
     d["name"] = o.name
     d["content"] = [_encode_ToolCallContent(x) for x in o.content]
     d["locations"] = [_encode_ToolCallLocation(x) for x in o.locations]
-    d["rawInput"] = wire_json(o.raw_input)
-    d["rawOutput"] = wire_json(o.raw_output)
-    d["_meta"] = wire_map(o.meta)
+    d["rawInput"] = _wire_json(o.raw_input)
+    d["rawOutput"] = _wire_json(o.raw_output)
+    d["_meta"] = _wire_map(o.meta)
     return d
 
 
-def _encode_SessionInfoState(o: SessionInfoState) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_SessionInfoState(o: SessionInfoState) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     d["title"] = o.title
     d["updatedAt"] = o.updated_at
-    d["_meta"] = wire_map(o.meta)
+    d["_meta"] = _wire_map(o.meta)
     return d
 
 
-def _encode_UsageState(o: UsageState) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_UsageState(o: UsageState) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     d["used"] = o.used
     d["size"] = o.size
     d["cost"] = None if o.cost is None else _encode_Cost(o.cost)
     return d
 
 
-def _encode_CompactionState(o: CompactionState) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_CompactionState(o: CompactionState) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     d["compactionId"] = o.compaction_id
     d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
     d["summary"] = [_encode_ContentBlock(x) for x in o.summary]
     d["error"] = o.error
-    d["_meta"] = wire_map(o.meta)
+    d["_meta"] = _wire_map(o.meta)
     return d
 
 
-_DECODERS: dict[str, tuple[Decoder[object], str]] = {
+_DECODERS: dict[str, tuple[_Decoder[object], str]] = {
     "AgentRequest": (_decode_AgentRequest, "#/$defs/AgentRequest"),
-    "RequestId": (_decode_RequestId_, "#/$defs/RequestId"),
+    "RequestId": (_decode_RequestId, "#/$defs/RequestId"),
     "WriteTextFileRequest": (
         _decode_WriteTextFileRequest,
         "#/$defs/WriteTextFileRequest",
@@ -14778,7 +14825,7 @@ _DECODERS: dict[str, tuple[Decoder[object], str]] = {
     ),
 }
 
-_CLASS_DECODERS: dict[type[object], tuple[Decoder[object], str]] = {
+_CLASS_DECODERS: dict[type[object], tuple[_Decoder[object], str]] = {
     AgentRequest: (_decode_AgentRequest, "#/$defs/AgentRequest"),
     WriteTextFileRequest: (
         _decode_WriteTextFileRequest,
@@ -15256,7 +15303,7 @@ _CLASS_DECODERS: dict[type[object], tuple[Decoder[object], str]] = {
     ),
 }
 
-_CLASS_ENCODERS: dict[type[object], Callable[[Any], dict[str, Any]]] = {
+_CLASS_ENCODERS: dict[type[object], _Callable[[_Any], dict[str, _Any]]] = {
     AgentRequest: _encode_AgentRequest,
     WriteTextFileRequest: _encode_WriteTextFileRequest,
     ReadTextFileRequest: _encode_ReadTextFileRequest,
@@ -15459,7 +15506,7 @@ _POINTERS: dict[type[object], str] = {
 }
 """Where each generated class or enum is in the schema (``encode(validate=True)``)."""
 
-_ENCODERS: dict[type[object], Callable[[Any], object]] = {
+_ENCODERS: dict[type[object], _Callable[[_Any], object]] = {
     **_CLASS_ENCODERS,
     ToolKind: _encode_ToolKind,
     ToolCallStatus: _encode_ToolCallStatus,
@@ -15476,914 +15523,934 @@ _ENCODERS: dict[type[object], Callable[[Any], object]] = {
     CompactionStatus: _encode_CompactionStatus,
 }
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     # One signature per definition, so that ``decode("PromptResponse", data)``
     # has the type PromptResponse.
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AgentRequest"], data: Any, *, strict: bool = False
+        name: _Literal["AgentRequest"], data: _Any, *, strict: bool = False
     ) -> AgentRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["RequestId"], data: Any, *, strict: bool = False
-    ) -> RequestId_: ...
+        name: _Literal["RequestId"], data: _Any, *, strict: bool = False
+    ) -> RequestId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["WriteTextFileRequest"], data: Any, *, strict: bool = False
+        name: _Literal["WriteTextFileRequest"], data: _Any, *, strict: bool = False
     ) -> WriteTextFileRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionId"], data: Any, *, strict: bool = False
+        name: _Literal["SessionId"], data: _Any, *, strict: bool = False
     ) -> SessionId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ReadTextFileRequest"], data: Any, *, strict: bool = False
+        name: _Literal["ReadTextFileRequest"], data: _Any, *, strict: bool = False
     ) -> ReadTextFileRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["RequestPermissionRequest"], data: Any, *, strict: bool = False
+        name: _Literal["RequestPermissionRequest"], data: _Any, *, strict: bool = False
     ) -> RequestPermissionRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ToolCallUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["ToolCallUpdate"], data: _Any, *, strict: bool = False
     ) -> ToolCallUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ToolCallId"], data: Any, *, strict: bool = False
+        name: _Literal["ToolCallId"], data: _Any, *, strict: bool = False
     ) -> ToolCallId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ToolKind"], data: Any, *, strict: bool = False
+        name: _Literal["ToolKind"], data: _Any, *, strict: bool = False
     ) -> ToolKind: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ToolCallStatus"], data: Any, *, strict: bool = False
+        name: _Literal["ToolCallStatus"], data: _Any, *, strict: bool = False
     ) -> ToolCallStatus: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ToolCallContent"], data: Any, *, strict: bool = False
+        name: _Literal["ToolCallContent"], data: _Any, *, strict: bool = False
     ) -> ToolCallContent: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ContentBlock"], data: Any, *, strict: bool = False
+        name: _Literal["ContentBlock"], data: _Any, *, strict: bool = False
     ) -> ContentBlock: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["Annotations"], data: Any, *, strict: bool = False
+        name: _Literal["Annotations"], data: _Any, *, strict: bool = False
     ) -> Annotations: ...
 
-    @overload
-    def decode(name: Literal["Role"], data: Any, *, strict: bool = False) -> Role: ...
+    @_overload
+    def decode(name: _Literal["Role"], data: _Any, *, strict: bool = False) -> Role: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["TextContent"], data: Any, *, strict: bool = False
+        name: _Literal["TextContent"], data: _Any, *, strict: bool = False
     ) -> TextContent: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ImageContent"], data: Any, *, strict: bool = False
+        name: _Literal["ImageContent"], data: _Any, *, strict: bool = False
     ) -> ImageContent: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AudioContent"], data: Any, *, strict: bool = False
+        name: _Literal["AudioContent"], data: _Any, *, strict: bool = False
     ) -> AudioContent: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ResourceLink"], data: Any, *, strict: bool = False
+        name: _Literal["ResourceLink"], data: _Any, *, strict: bool = False
     ) -> ResourceLink: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["EmbeddedResourceResource"], data: Any, *, strict: bool = False
+        name: _Literal["EmbeddedResourceResource"], data: _Any, *, strict: bool = False
     ) -> EmbeddedResourceResource: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["TextResourceContents"], data: Any, *, strict: bool = False
+        name: _Literal["TextResourceContents"], data: _Any, *, strict: bool = False
     ) -> TextResourceContents: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["BlobResourceContents"], data: Any, *, strict: bool = False
+        name: _Literal["BlobResourceContents"], data: _Any, *, strict: bool = False
     ) -> BlobResourceContents: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["EmbeddedResource"], data: Any, *, strict: bool = False
+        name: _Literal["EmbeddedResource"], data: _Any, *, strict: bool = False
     ) -> EmbeddedResource: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["Content"], data: Any, *, strict: bool = False
+        name: _Literal["Content"], data: _Any, *, strict: bool = False
     ) -> Content: ...
 
-    @overload
-    def decode(name: Literal["Diff"], data: Any, *, strict: bool = False) -> Diff: ...
+    @_overload
+    def decode(name: _Literal["Diff"], data: _Any, *, strict: bool = False) -> Diff: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["TerminalId"], data: Any, *, strict: bool = False
+        name: _Literal["TerminalId"], data: _Any, *, strict: bool = False
     ) -> TerminalId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["Terminal"], data: Any, *, strict: bool = False
+        name: _Literal["Terminal"], data: _Any, *, strict: bool = False
     ) -> Terminal: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ToolCallLocation"], data: Any, *, strict: bool = False
+        name: _Literal["ToolCallLocation"], data: _Any, *, strict: bool = False
     ) -> ToolCallLocation: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PermissionOption"], data: Any, *, strict: bool = False
+        name: _Literal["PermissionOption"], data: _Any, *, strict: bool = False
     ) -> PermissionOption: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PermissionOptionId"], data: Any, *, strict: bool = False
+        name: _Literal["PermissionOptionId"], data: _Any, *, strict: bool = False
     ) -> PermissionOptionId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PermissionOptionKind"], data: Any, *, strict: bool = False
+        name: _Literal["PermissionOptionKind"], data: _Any, *, strict: bool = False
     ) -> PermissionOptionKind: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CreateTerminalRequest"], data: Any, *, strict: bool = False
+        name: _Literal["CreateTerminalRequest"], data: _Any, *, strict: bool = False
     ) -> CreateTerminalRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["EnvVariable"], data: Any, *, strict: bool = False
+        name: _Literal["EnvVariable"], data: _Any, *, strict: bool = False
     ) -> EnvVariable: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["TerminalOutputRequest"], data: Any, *, strict: bool = False
+        name: _Literal["TerminalOutputRequest"], data: _Any, *, strict: bool = False
     ) -> TerminalOutputRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ReleaseTerminalRequest"], data: Any, *, strict: bool = False
+        name: _Literal["ReleaseTerminalRequest"], data: _Any, *, strict: bool = False
     ) -> ReleaseTerminalRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["WaitForTerminalExitRequest"], data: Any, *, strict: bool = False
+        name: _Literal["WaitForTerminalExitRequest"],
+        data: _Any,
+        *,
+        strict: bool = False,
     ) -> WaitForTerminalExitRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["KillTerminalRequest"], data: Any, *, strict: bool = False
+        name: _Literal["KillTerminalRequest"], data: _Any, *, strict: bool = False
     ) -> KillTerminalRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CreateElicitationRequest"], data: Any, *, strict: bool = False
+        name: _Literal["CreateElicitationRequest"], data: _Any, *, strict: bool = False
     ) -> CreateElicitationRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationSessionScope"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationSessionScope"], data: _Any, *, strict: bool = False
     ) -> ElicitationSessionScope: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationRequestScope"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationRequestScope"], data: _Any, *, strict: bool = False
     ) -> ElicitationRequestScope: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationSchema"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationSchema"], data: _Any, *, strict: bool = False
     ) -> ElicitationSchema: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationSchemaType"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationSchemaType"], data: _Any, *, strict: bool = False
     ) -> ElicitationSchemaType: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationPropertySchema"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationPropertySchema"], data: _Any, *, strict: bool = False
     ) -> ElicitationPropertySchema: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["StringFormat"], data: Any, *, strict: bool = False
+        name: _Literal["StringFormat"], data: _Any, *, strict: bool = False
     ) -> StringFormat: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["EnumOption"], data: Any, *, strict: bool = False
+        name: _Literal["EnumOption"], data: _Any, *, strict: bool = False
     ) -> EnumOption: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["StringPropertySchema"], data: Any, *, strict: bool = False
+        name: _Literal["StringPropertySchema"], data: _Any, *, strict: bool = False
     ) -> StringPropertySchema: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["NumberPropertySchema"], data: Any, *, strict: bool = False
+        name: _Literal["NumberPropertySchema"], data: _Any, *, strict: bool = False
     ) -> NumberPropertySchema: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["IntegerPropertySchema"], data: Any, *, strict: bool = False
+        name: _Literal["IntegerPropertySchema"], data: _Any, *, strict: bool = False
     ) -> IntegerPropertySchema: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["BooleanPropertySchema"], data: Any, *, strict: bool = False
+        name: _Literal["BooleanPropertySchema"], data: _Any, *, strict: bool = False
     ) -> BooleanPropertySchema: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["MultiSelectItems"], data: Any, *, strict: bool = False
+        name: _Literal["MultiSelectItems"], data: _Any, *, strict: bool = False
     ) -> MultiSelectItems: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["StringMultiSelectItems"], data: Any, *, strict: bool = False
+        name: _Literal["StringMultiSelectItems"], data: _Any, *, strict: bool = False
     ) -> StringMultiSelectItems: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["TitledMultiSelectItems"], data: Any, *, strict: bool = False
+        name: _Literal["TitledMultiSelectItems"], data: _Any, *, strict: bool = False
     ) -> TitledMultiSelectItems: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["MultiSelectPropertySchema"], data: Any, *, strict: bool = False
+        name: _Literal["MultiSelectPropertySchema"], data: _Any, *, strict: bool = False
     ) -> MultiSelectPropertySchema: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationFormMode"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationFormMode"], data: _Any, *, strict: bool = False
     ) -> ElicitationFormMode: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationId"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationId"], data: _Any, *, strict: bool = False
     ) -> ElicitationId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationUrlMode"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationUrlMode"], data: _Any, *, strict: bool = False
     ) -> ElicitationUrlMode: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ExtRequest"], data: Any, *, strict: bool = False
+        name: _Literal["ExtRequest"], data: _Any, *, strict: bool = False
     ) -> ExtRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AgentResponse"], data: Any, *, strict: bool = False
+        name: _Literal["AgentResponse"], data: _Any, *, strict: bool = False
     ) -> AgentResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["InitializeResponse"], data: Any, *, strict: bool = False
+        name: _Literal["InitializeResponse"], data: _Any, *, strict: bool = False
     ) -> InitializeResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ProtocolVersion"], data: Any, *, strict: bool = False
+        name: _Literal["ProtocolVersion"], data: _Any, *, strict: bool = False
     ) -> ProtocolVersion: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AgentCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["AgentCapabilities"], data: _Any, *, strict: bool = False
     ) -> AgentCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PromptCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["PromptCapabilities"], data: _Any, *, strict: bool = False
     ) -> PromptCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["McpCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["McpCapabilities"], data: _Any, *, strict: bool = False
     ) -> McpCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["SessionCapabilities"], data: _Any, *, strict: bool = False
     ) -> SessionCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionListCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["SessionListCapabilities"], data: _Any, *, strict: bool = False
     ) -> SessionListCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionDeleteCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["SessionDeleteCapabilities"], data: _Any, *, strict: bool = False
     ) -> SessionDeleteCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionAdditionalDirectoriesCapabilities"],
-        data: Any,
+        name: _Literal["SessionAdditionalDirectoriesCapabilities"],
+        data: _Any,
         *,
         strict: bool = False,
     ) -> SessionAdditionalDirectoriesCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionResumeCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["SessionResumeCapabilities"], data: _Any, *, strict: bool = False
     ) -> SessionResumeCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionCloseCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["SessionCloseCapabilities"], data: _Any, *, strict: bool = False
     ) -> SessionCloseCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AgentAuthCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["AgentAuthCapabilities"], data: _Any, *, strict: bool = False
     ) -> AgentAuthCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["LogoutCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["LogoutCapabilities"], data: _Any, *, strict: bool = False
     ) -> LogoutCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AuthMethod"], data: Any, *, strict: bool = False
+        name: _Literal["AuthMethod"], data: _Any, *, strict: bool = False
     ) -> AuthMethod: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AuthMethodId"], data: Any, *, strict: bool = False
+        name: _Literal["AuthMethodId"], data: _Any, *, strict: bool = False
     ) -> AuthMethodId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AuthMethodTerminal"], data: Any, *, strict: bool = False
+        name: _Literal["AuthMethodTerminal"], data: _Any, *, strict: bool = False
     ) -> AuthMethodTerminal: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AuthMethodAgent"], data: Any, *, strict: bool = False
+        name: _Literal["AuthMethodAgent"], data: _Any, *, strict: bool = False
     ) -> AuthMethodAgent: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["Implementation"], data: Any, *, strict: bool = False
+        name: _Literal["Implementation"], data: _Any, *, strict: bool = False
     ) -> Implementation: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AuthenticateResponse"], data: Any, *, strict: bool = False
+        name: _Literal["AuthenticateResponse"], data: _Any, *, strict: bool = False
     ) -> AuthenticateResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["LogoutResponse"], data: Any, *, strict: bool = False
+        name: _Literal["LogoutResponse"], data: _Any, *, strict: bool = False
     ) -> LogoutResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["NewSessionResponse"], data: Any, *, strict: bool = False
+        name: _Literal["NewSessionResponse"], data: _Any, *, strict: bool = False
     ) -> NewSessionResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionModeState"], data: Any, *, strict: bool = False
+        name: _Literal["SessionModeState"], data: _Any, *, strict: bool = False
     ) -> SessionModeState: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionModeId"], data: Any, *, strict: bool = False
+        name: _Literal["SessionModeId"], data: _Any, *, strict: bool = False
     ) -> SessionModeId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionMode"], data: Any, *, strict: bool = False
+        name: _Literal["SessionMode"], data: _Any, *, strict: bool = False
     ) -> SessionMode: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigOption"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigOption"], data: _Any, *, strict: bool = False
     ) -> SessionConfigOption: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigId"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigId"], data: _Any, *, strict: bool = False
     ) -> SessionConfigId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigOptionCategory"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigOptionCategory"],
+        data: _Any,
+        *,
+        strict: bool = False,
     ) -> SessionConfigOptionCategory | str: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigValueId"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigValueId"], data: _Any, *, strict: bool = False
     ) -> SessionConfigValueId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigSelectOptions"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigSelectOptions"],
+        data: _Any,
+        *,
+        strict: bool = False,
     ) -> SessionConfigSelectOptions: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigSelectOption"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigSelectOption"], data: _Any, *, strict: bool = False
     ) -> SessionConfigSelectOption: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigSelectGroup"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigSelectGroup"], data: _Any, *, strict: bool = False
     ) -> SessionConfigSelectGroup: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigGroupId"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigGroupId"], data: _Any, *, strict: bool = False
     ) -> SessionConfigGroupId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigSelect"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigSelect"], data: _Any, *, strict: bool = False
     ) -> SessionConfigSelect: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigBoolean"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigBoolean"], data: _Any, *, strict: bool = False
     ) -> SessionConfigBoolean: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["LoadSessionResponse"], data: Any, *, strict: bool = False
+        name: _Literal["LoadSessionResponse"], data: _Any, *, strict: bool = False
     ) -> LoadSessionResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ListSessionsResponse"], data: Any, *, strict: bool = False
+        name: _Literal["ListSessionsResponse"], data: _Any, *, strict: bool = False
     ) -> ListSessionsResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionInfo"], data: Any, *, strict: bool = False
+        name: _Literal["SessionInfo"], data: _Any, *, strict: bool = False
     ) -> SessionInfo: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["DeleteSessionResponse"], data: Any, *, strict: bool = False
+        name: _Literal["DeleteSessionResponse"], data: _Any, *, strict: bool = False
     ) -> DeleteSessionResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ResumeSessionResponse"], data: Any, *, strict: bool = False
+        name: _Literal["ResumeSessionResponse"], data: _Any, *, strict: bool = False
     ) -> ResumeSessionResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CloseSessionResponse"], data: Any, *, strict: bool = False
+        name: _Literal["CloseSessionResponse"], data: _Any, *, strict: bool = False
     ) -> CloseSessionResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SetSessionModeResponse"], data: Any, *, strict: bool = False
+        name: _Literal["SetSessionModeResponse"], data: _Any, *, strict: bool = False
     ) -> SetSessionModeResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SetSessionConfigOptionResponse"],
-        data: Any,
+        name: _Literal["SetSessionConfigOptionResponse"],
+        data: _Any,
         *,
         strict: bool = False,
     ) -> SetSessionConfigOptionResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PromptResponse"], data: Any, *, strict: bool = False
+        name: _Literal["PromptResponse"], data: _Any, *, strict: bool = False
     ) -> PromptResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["StopReason"], data: Any, *, strict: bool = False
+        name: _Literal["StopReason"], data: _Any, *, strict: bool = False
     ) -> StopReason: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ExtResponse"], data: Any, *, strict: bool = False
+        name: _Literal["ExtResponse"], data: _Any, *, strict: bool = False
     ) -> ExtResponse: ...
 
-    @overload
-    def decode(name: Literal["Error"], data: Any, *, strict: bool = False) -> Error: ...
-
-    @overload
+    @_overload
     def decode(
-        name: Literal["ErrorCode"], data: Any, *, strict: bool = False
+        name: _Literal["Error"], data: _Any, *, strict: bool = False
+    ) -> Error: ...
+
+    @_overload
+    def decode(
+        name: _Literal["ErrorCode"], data: _Any, *, strict: bool = False
     ) -> ErrorCode | int: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AgentNotification"], data: Any, *, strict: bool = False
+        name: _Literal["AgentNotification"], data: _Any, *, strict: bool = False
     ) -> AgentNotification: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionNotification"], data: Any, *, strict: bool = False
+        name: _Literal["SessionNotification"], data: _Any, *, strict: bool = False
     ) -> SessionNotification: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["SessionUpdate"], data: _Any, *, strict: bool = False
     ) -> SessionUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["MessageId"], data: Any, *, strict: bool = False
+        name: _Literal["MessageId"], data: _Any, *, strict: bool = False
     ) -> MessageId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ContentChunk"], data: Any, *, strict: bool = False
+        name: _Literal["ContentChunk"], data: _Any, *, strict: bool = False
     ) -> ContentChunk: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ToolCall"], data: Any, *, strict: bool = False
+        name: _Literal["ToolCall"], data: _Any, *, strict: bool = False
     ) -> ToolCall: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PlanEntry"], data: Any, *, strict: bool = False
+        name: _Literal["PlanEntry"], data: _Any, *, strict: bool = False
     ) -> PlanEntry: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PlanEntryPriority"], data: Any, *, strict: bool = False
+        name: _Literal["PlanEntryPriority"], data: _Any, *, strict: bool = False
     ) -> PlanEntryPriority: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PlanEntryStatus"], data: Any, *, strict: bool = False
+        name: _Literal["PlanEntryStatus"], data: _Any, *, strict: bool = False
     ) -> PlanEntryStatus: ...
 
-    @overload
-    def decode(name: Literal["Plan"], data: Any, *, strict: bool = False) -> Plan: ...
+    @_overload
+    def decode(name: _Literal["Plan"], data: _Any, *, strict: bool = False) -> Plan: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AvailableCommand"], data: Any, *, strict: bool = False
+        name: _Literal["AvailableCommand"], data: _Any, *, strict: bool = False
     ) -> AvailableCommand: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AvailableCommandInput"], data: Any, *, strict: bool = False
+        name: _Literal["AvailableCommandInput"], data: _Any, *, strict: bool = False
     ) -> AvailableCommandInput: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["UnstructuredCommandInput"], data: Any, *, strict: bool = False
+        name: _Literal["UnstructuredCommandInput"], data: _Any, *, strict: bool = False
     ) -> UnstructuredCommandInput: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AvailableCommandsUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["AvailableCommandsUpdate"], data: _Any, *, strict: bool = False
     ) -> AvailableCommandsUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CurrentModeUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["CurrentModeUpdate"], data: _Any, *, strict: bool = False
     ) -> CurrentModeUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ConfigOptionUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["ConfigOptionUpdate"], data: _Any, *, strict: bool = False
     ) -> ConfigOptionUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionInfoUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["SessionInfoUpdate"], data: _Any, *, strict: bool = False
     ) -> SessionInfoUpdate: ...
 
-    @overload
-    def decode(name: Literal["Cost"], data: Any, *, strict: bool = False) -> Cost: ...
+    @_overload
+    def decode(name: _Literal["Cost"], data: _Any, *, strict: bool = False) -> Cost: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["UsageUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["UsageUpdate"], data: _Any, *, strict: bool = False
     ) -> UsageUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["NoticeSeverity"], data: Any, *, strict: bool = False
+        name: _Literal["NoticeSeverity"], data: _Any, *, strict: bool = False
     ) -> NoticeSeverity | str: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["Notice"], data: Any, *, strict: bool = False
+        name: _Literal["Notice"], data: _Any, *, strict: bool = False
     ) -> Notice: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CompactionId"], data: Any, *, strict: bool = False
+        name: _Literal["CompactionId"], data: _Any, *, strict: bool = False
     ) -> CompactionId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CompactionStatus"], data: Any, *, strict: bool = False
+        name: _Literal["CompactionStatus"], data: _Any, *, strict: bool = False
     ) -> CompactionStatus | str: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CompactionUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["CompactionUpdate"], data: _Any, *, strict: bool = False
     ) -> CompactionUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CompactionSummaryChunk"], data: Any, *, strict: bool = False
+        name: _Literal["CompactionSummaryChunk"], data: _Any, *, strict: bool = False
     ) -> CompactionSummaryChunk: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CompleteElicitationNotification"],
-        data: Any,
+        name: _Literal["CompleteElicitationNotification"],
+        data: _Any,
         *,
         strict: bool = False,
     ) -> CompleteElicitationNotification: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ExtNotification"], data: Any, *, strict: bool = False
+        name: _Literal["ExtNotification"], data: _Any, *, strict: bool = False
     ) -> ExtNotification: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ClientRequest"], data: Any, *, strict: bool = False
+        name: _Literal["ClientRequest"], data: _Any, *, strict: bool = False
     ) -> ClientRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["InitializeRequest"], data: Any, *, strict: bool = False
+        name: _Literal["InitializeRequest"], data: _Any, *, strict: bool = False
     ) -> InitializeRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ClientCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["ClientCapabilities"], data: _Any, *, strict: bool = False
     ) -> ClientCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["FileSystemCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["FileSystemCapabilities"], data: _Any, *, strict: bool = False
     ) -> FileSystemCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ClientSessionCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["ClientSessionCapabilities"], data: _Any, *, strict: bool = False
     ) -> ClientSessionCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CompactionCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["CompactionCapabilities"], data: _Any, *, strict: bool = False
     ) -> CompactionCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigOptionsCapabilities"],
-        data: Any,
+        name: _Literal["SessionConfigOptionsCapabilities"],
+        data: _Any,
         *,
         strict: bool = False,
     ) -> SessionConfigOptionsCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["BooleanConfigOptionCapabilities"],
-        data: Any,
+        name: _Literal["BooleanConfigOptionCapabilities"],
+        data: _Any,
         *,
         strict: bool = False,
     ) -> BooleanConfigOptionCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["NoticeCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["NoticeCapabilities"], data: _Any, *, strict: bool = False
     ) -> NoticeCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AuthCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["AuthCapabilities"], data: _Any, *, strict: bool = False
     ) -> AuthCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationCapabilities"], data: _Any, *, strict: bool = False
     ) -> ElicitationCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationFormCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationFormCapabilities"],
+        data: _Any,
+        *,
+        strict: bool = False,
     ) -> ElicitationFormCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationUrlCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationUrlCapabilities"],
+        data: _Any,
+        *,
+        strict: bool = False,
     ) -> ElicitationUrlCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AuthenticateRequest"], data: Any, *, strict: bool = False
+        name: _Literal["AuthenticateRequest"], data: _Any, *, strict: bool = False
     ) -> AuthenticateRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["LogoutRequest"], data: Any, *, strict: bool = False
+        name: _Literal["LogoutRequest"], data: _Any, *, strict: bool = False
     ) -> LogoutRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["NewSessionRequest"], data: Any, *, strict: bool = False
+        name: _Literal["NewSessionRequest"], data: _Any, *, strict: bool = False
     ) -> NewSessionRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["McpServer"], data: Any, *, strict: bool = False
+        name: _Literal["McpServer"], data: _Any, *, strict: bool = False
     ) -> McpServer: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["HttpHeader"], data: Any, *, strict: bool = False
+        name: _Literal["HttpHeader"], data: _Any, *, strict: bool = False
     ) -> HttpHeader: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["McpServerHttp"], data: Any, *, strict: bool = False
+        name: _Literal["McpServerHttp"], data: _Any, *, strict: bool = False
     ) -> McpServerHttp: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["McpServerSse"], data: Any, *, strict: bool = False
+        name: _Literal["McpServerSse"], data: _Any, *, strict: bool = False
     ) -> McpServerSse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["McpServerStdio"], data: Any, *, strict: bool = False
+        name: _Literal["McpServerStdio"], data: _Any, *, strict: bool = False
     ) -> McpServerStdio: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["LoadSessionRequest"], data: Any, *, strict: bool = False
+        name: _Literal["LoadSessionRequest"], data: _Any, *, strict: bool = False
     ) -> LoadSessionRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ListSessionsRequest"], data: Any, *, strict: bool = False
+        name: _Literal["ListSessionsRequest"], data: _Any, *, strict: bool = False
     ) -> ListSessionsRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["DeleteSessionRequest"], data: Any, *, strict: bool = False
+        name: _Literal["DeleteSessionRequest"], data: _Any, *, strict: bool = False
     ) -> DeleteSessionRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ResumeSessionRequest"], data: Any, *, strict: bool = False
+        name: _Literal["ResumeSessionRequest"], data: _Any, *, strict: bool = False
     ) -> ResumeSessionRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CloseSessionRequest"], data: Any, *, strict: bool = False
+        name: _Literal["CloseSessionRequest"], data: _Any, *, strict: bool = False
     ) -> CloseSessionRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SetSessionModeRequest"], data: Any, *, strict: bool = False
+        name: _Literal["SetSessionModeRequest"], data: _Any, *, strict: bool = False
     ) -> SetSessionModeRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SetSessionConfigOptionRequest"],
-        data: Any,
+        name: _Literal["SetSessionConfigOptionRequest"],
+        data: _Any,
         *,
         strict: bool = False,
     ) -> SetSessionConfigOptionRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PromptRequest"], data: Any, *, strict: bool = False
+        name: _Literal["PromptRequest"], data: _Any, *, strict: bool = False
     ) -> PromptRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ClientResponse"], data: Any, *, strict: bool = False
+        name: _Literal["ClientResponse"], data: _Any, *, strict: bool = False
     ) -> ClientResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["WriteTextFileResponse"], data: Any, *, strict: bool = False
+        name: _Literal["WriteTextFileResponse"], data: _Any, *, strict: bool = False
     ) -> WriteTextFileResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ReadTextFileResponse"], data: Any, *, strict: bool = False
+        name: _Literal["ReadTextFileResponse"], data: _Any, *, strict: bool = False
     ) -> ReadTextFileResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["RequestPermissionResponse"], data: Any, *, strict: bool = False
+        name: _Literal["RequestPermissionResponse"], data: _Any, *, strict: bool = False
     ) -> RequestPermissionResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["RequestPermissionOutcome"], data: Any, *, strict: bool = False
+        name: _Literal["RequestPermissionOutcome"], data: _Any, *, strict: bool = False
     ) -> RequestPermissionOutcome: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SelectedPermissionOutcome"], data: Any, *, strict: bool = False
+        name: _Literal["SelectedPermissionOutcome"], data: _Any, *, strict: bool = False
     ) -> SelectedPermissionOutcome: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CreateTerminalResponse"], data: Any, *, strict: bool = False
+        name: _Literal["CreateTerminalResponse"], data: _Any, *, strict: bool = False
     ) -> CreateTerminalResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["TerminalOutputResponse"], data: Any, *, strict: bool = False
+        name: _Literal["TerminalOutputResponse"], data: _Any, *, strict: bool = False
     ) -> TerminalOutputResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["TerminalExitStatus"], data: Any, *, strict: bool = False
+        name: _Literal["TerminalExitStatus"], data: _Any, *, strict: bool = False
     ) -> TerminalExitStatus: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ReleaseTerminalResponse"], data: Any, *, strict: bool = False
+        name: _Literal["ReleaseTerminalResponse"], data: _Any, *, strict: bool = False
     ) -> ReleaseTerminalResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["WaitForTerminalExitResponse"], data: Any, *, strict: bool = False
+        name: _Literal["WaitForTerminalExitResponse"],
+        data: _Any,
+        *,
+        strict: bool = False,
     ) -> WaitForTerminalExitResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["KillTerminalResponse"], data: Any, *, strict: bool = False
+        name: _Literal["KillTerminalResponse"], data: _Any, *, strict: bool = False
     ) -> KillTerminalResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CreateElicitationResponse"], data: Any, *, strict: bool = False
+        name: _Literal["CreateElicitationResponse"], data: _Any, *, strict: bool = False
     ) -> CreateElicitationResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationContentValue"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationContentValue"], data: _Any, *, strict: bool = False
     ) -> ElicitationContentValue: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationAcceptAction"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationAcceptAction"], data: _Any, *, strict: bool = False
     ) -> ElicitationAcceptAction: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ClientNotification"], data: Any, *, strict: bool = False
+        name: _Literal["ClientNotification"], data: _Any, *, strict: bool = False
     ) -> ClientNotification: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CancelNotification"], data: Any, *, strict: bool = False
+        name: _Literal["CancelNotification"], data: _Any, *, strict: bool = False
     ) -> CancelNotification: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CancelRequestNotification"], data: Any, *, strict: bool = False
+        name: _Literal["CancelRequestNotification"], data: _Any, *, strict: bool = False
     ) -> CancelRequestNotification: ...
 
-    @overload
-    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
-    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
+    @_overload
+    def decode(name: str, data: _Any, *, strict: bool = False) -> object: ...
+    def decode(name: str, data: _Any, *, strict: bool = False) -> object: ...
 
 else:
-    decode = decoding(_DECODERS)
-decode_class: DecodeClass = class_decoding(_CLASS_DECODERS)
-encode: Encode = encoding(_ENCODERS, _POINTERS, SCHEMA_JSON)
+    decode = _decoding(_DECODERS)
+decode_class: _DecodeClass = _class_decoding(_CLASS_DECODERS)
+encode: _Encode = _encoding(_ENCODERS, _POINTERS, _SCHEMA_JSON)
 _models.bind(decode_class, encode)

@@ -7,23 +7,27 @@ An optional field is UNSET when it is omitted on the wire and None when it is JS
 
 from __future__ import annotations
 
-from enum import Enum
-from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
+from enum import Enum as _Enum
+import typing as _typing
+from typing import Any as _Any
+from typing import ClassVar as _ClassVar
+from typing import TypeAlias as _TypeAlias
 
 from ._models import FACTORY as _FACTORY
 from ._models import Model as _Model
 from ._models import State as _State
-from ._runtime import UNSET, Unset
+from ._runtime import UNSET as _UNSET
+from ._runtime import Unset as _Unset
 
-if TYPE_CHECKING:
-    from dataclasses import dataclass
+if _typing.TYPE_CHECKING:
+    from dataclasses import dataclass as _dataclass
 else:
-    from ._models import dataclass
+    from ._models import dataclass as _dataclass
 from dataclasses import field as _field
 
 __all__ = [
     "AgentRequest",
-    "RequestId_",
+    "RequestId",
     "WriteTextFileRequest",
     "SessionId",
     "ReadTextFileRequest",
@@ -257,7 +261,7 @@ __all__ = [
 ]
 
 
-class ToolKind(str, Enum):
+class ToolKind(str, _Enum):
     """Categories of tools that can be invoked.
 
     Tool kinds help clients choose appropriate icons and optimize how they
@@ -288,7 +292,7 @@ class ToolKind(str, Enum):
     """Other tool types (default)."""
 
 
-class ToolCallStatus(str, Enum):
+class ToolCallStatus(str, _Enum):
     """Execution status of a tool call.
 
     Tool calls progress through different statuses during their lifecycle.
@@ -308,7 +312,7 @@ class ToolCallStatus(str, Enum):
     """The tool call failed with an error."""
 
 
-class Role(str, Enum):
+class Role(str, _Enum):
     """The sender or recipient of messages and data in a conversation."""
 
     ASSISTANT = "assistant"
@@ -317,7 +321,7 @@ class Role(str, Enum):
     """The user side of a conversation."""
 
 
-class PermissionOptionKind(str, Enum):
+class PermissionOptionKind(str, _Enum):
     """The type of permission option being presented to the user.
 
     Helps clients choose appropriate icons and UI treatment.
@@ -333,14 +337,14 @@ class PermissionOptionKind(str, Enum):
     """Reject this operation and remember the choice."""
 
 
-class ElicitationSchemaType(str, Enum):
+class ElicitationSchemaType(str, _Enum):
     """Type discriminator for elicitation schemas."""
 
     OBJECT = "object"
     """Object schema type."""
 
 
-class StringFormat(str, Enum):
+class StringFormat(str, _Enum):
     """String format types for string properties in elicitation schemas."""
 
     EMAIL = "email"
@@ -353,7 +357,7 @@ class StringFormat(str, Enum):
     """Date-time format (ISO 8601)."""
 
 
-class SessionConfigOptionCategory(str, Enum):
+class SessionConfigOptionCategory(str, _Enum):
     """Semantic category for a session configuration option.
 
     This is intended to help Clients distinguish broadly common selectors (e.g. model selector vs
@@ -379,7 +383,7 @@ class SessionConfigOptionCategory(str, Enum):
     """Thought/reasoning level selector."""
 
 
-class StopReason(str, Enum):
+class StopReason(str, _Enum):
     """Reasons why an agent stops processing a prompt turn.
 
     See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v1/prompt-turn#stop-reasons)
@@ -408,7 +412,7 @@ class StopReason(str, Enum):
     """
 
 
-class ErrorCode(int, Enum):
+class ErrorCode(int, _Enum):
     """Predefined error codes for common JSON-RPC and ACP-specific errors.
 
     Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
@@ -442,7 +446,7 @@ class ErrorCode(int, Enum):
     """**Resource not found**: A given resource, such as a session or file, was not found."""
 
 
-class PlanEntryPriority(str, Enum):
+class PlanEntryPriority(str, _Enum):
     """Priority levels for plan entries.
 
     Used to indicate the relative importance or urgency of different
@@ -458,7 +462,7 @@ class PlanEntryPriority(str, Enum):
     """Low priority task - nice to have but not essential."""
 
 
-class PlanEntryStatus(str, Enum):
+class PlanEntryStatus(str, _Enum):
     """Status of a plan entry in the execution flow.
 
     Tracks the lifecycle of each task from planning through completion.
@@ -473,7 +477,7 @@ class PlanEntryStatus(str, Enum):
     """The task has been successfully completed."""
 
 
-class NoticeSeverity(str, Enum):
+class NoticeSeverity(str, _Enum):
     """Severity hint for a session notice.
 
     Open: any other string is accepted and kept as a plain str.
@@ -492,7 +496,7 @@ class NoticeSeverity(str, Enum):
     """Error notice."""
 
 
-class CompactionStatus(str, Enum):
+class CompactionStatus(str, _Enum):
     """Lifecycle state of a context compaction.
 
     Open: any other string is accepted and kept as a plain str.
@@ -513,35 +517,35 @@ class CompactionStatus(str, Enum):
     """Compaction was cancelled before it finished."""
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentRequest(_Model):
     """A JSON-RPC request object."""
 
-    id: RequestId_
+    id: RequestId
     """The request id used to correlate the matching response."""
 
     method: str
     """The method name to invoke."""
 
-    params: Any | Unset = UNSET
+    params: _Any | _Unset = _UNSET
     """Method-specific request parameters."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, id, method, params=UNSET):
+        def __init__(self, *, id, method, params=_UNSET):
             self.id = id
             self.method = method
             self.params = params
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class WriteTextFileRequest(_Model):
     """Request to write content to a text file.
 
     Only available if the client supports the `fs.writeTextFile` capability.
     """
 
-    METHOD: ClassVar[str] = "fs/write_text_file"
+    METHOD: _ClassVar[str] = "fs/write_text_file"
     """The JSON-RPC method (client side)."""
 
     session_id: SessionId
@@ -553,7 +557,7 @@ class WriteTextFileRequest(_Model):
     content: str
     """The text content to write to the file."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -561,23 +565,23 @@ class WriteTextFileRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, path, content, meta=UNSET):
+        def __init__(self, *, session_id, path, content, meta=_UNSET):
             self.session_id = session_id
             self.path = path
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ReadTextFileRequest(_Model):
     """Request to read content from a text file.
 
     Only available if the client supports the `fs.readTextFile` capability.
     """
 
-    METHOD: ClassVar[str] = "fs/read_text_file"
+    METHOD: _ClassVar[str] = "fs/read_text_file"
     """The JSON-RPC method (client side)."""
 
     session_id: SessionId
@@ -586,13 +590,13 @@ class ReadTextFileRequest(_Model):
     path: str
     """Absolute path to the file to read."""
 
-    line: int | None | Unset = UNSET
+    line: int | None | _Unset = _UNSET
     """Line number to start reading from (1-based)."""
 
-    limit: int | None | Unset = UNSET
+    limit: int | None | _Unset = _UNSET
     """Maximum number of lines to read."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -600,9 +604,9 @@ class ReadTextFileRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, path, line=UNSET, limit=UNSET, meta=UNSET):
+        def __init__(self, *, session_id, path, line=_UNSET, limit=_UNSET, meta=_UNSET):
             self.session_id = session_id
             self.path = path
             self.line = line
@@ -610,7 +614,7 @@ class ReadTextFileRequest(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class RequestPermissionRequest(_Model):
     """Request for user permission to execute a tool call.
 
@@ -619,7 +623,7 @@ class RequestPermissionRequest(_Model):
     See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission)
     """
 
-    METHOD: ClassVar[str] = "session/request_permission"
+    METHOD: _ClassVar[str] = "session/request_permission"
     """The JSON-RPC method (client side)."""
 
     session_id: SessionId
@@ -631,7 +635,7 @@ class RequestPermissionRequest(_Model):
     options: list[PermissionOption]
     """Available permission options for the user to choose from."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -639,16 +643,16 @@ class RequestPermissionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, tool_call, options, meta=UNSET):
+        def __init__(self, *, session_id, tool_call, options, meta=_UNSET):
             self.session_id = session_id
             self.tool_call = tool_call
             self.options = options
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallUpdate(_Model):
     """An update to an existing tool call.
 
@@ -661,35 +665,35 @@ class ToolCallUpdate(_Model):
     tool_call_id: ToolCallId
     """The ID of the tool call being updated."""
 
-    kind: ToolKind | None | Unset = UNSET
+    kind: ToolKind | None | _Unset = _UNSET
     """Update the tool kind."""
 
-    status: ToolCallStatus | None | Unset = UNSET
+    status: ToolCallStatus | None | _Unset = _UNSET
     """Update the execution status."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Update the human-readable title."""
 
-    name: str | None | Unset = UNSET
+    name: str | None | _Unset = _UNSET
     """Update the programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that
     the existing name is left unchanged.
     """
 
-    content: list[ToolCallContent] | None | Unset = UNSET
+    content: list[ToolCallContent] | None | _Unset = _UNSET
     """Replace the content collection."""
 
-    locations: list[ToolCallLocation] | None | Unset = UNSET
+    locations: list[ToolCallLocation] | None | _Unset = _UNSET
     """Replace the locations collection."""
 
-    raw_input: Any | Unset = UNSET
+    raw_input: _Any | _Unset = _UNSET
     """Update the raw input."""
 
-    raw_output: Any | Unset = UNSET
+    raw_output: _Any | _Unset = _UNSET
     """Update the raw output."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -697,21 +701,21 @@ class ToolCallUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             tool_call_id,
-            kind=UNSET,
-            status=UNSET,
-            title=UNSET,
-            name=UNSET,
-            content=UNSET,
-            locations=UNSET,
-            raw_input=UNSET,
-            raw_output=UNSET,
-            meta=UNSET,
+            kind=_UNSET,
+            status=_UNSET,
+            title=_UNSET,
+            name=_UNSET,
+            content=_UNSET,
+            locations=_UNSET,
+            raw_input=_UNSET,
+            raw_output=_UNSET,
+            meta=_UNSET,
         ):
             self.tool_call_id = tool_call_id
             self.kind = kind
@@ -725,19 +729,19 @@ class ToolCallUpdate(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ContentToolCallContent(_Model):
     """Standard content block (text, images, resources).
 
     A variant of ToolCallContent (`type` is 'content').
     """
 
-    type: ClassVar[str] = "content"
+    type: _ClassVar[str] = "content"
 
     content: ContentBlock
     """The actual content block."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -745,32 +749,32 @@ class ContentToolCallContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, content, meta=UNSET):
+        def __init__(self, *, content, meta=_UNSET):
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class DiffToolCallContent(_Model):
     """File modification shown as a diff.
 
     A variant of ToolCallContent (`type` is 'diff').
     """
 
-    type: ClassVar[str] = "diff"
+    type: _ClassVar[str] = "diff"
 
     path: str
     """The absolute file path being modified."""
 
-    old_text: str | None | Unset = UNSET
+    old_text: str | None | _Unset = _UNSET
     """The original content (omitted or `null` for new files)."""
 
     new_text: str
     """The new content after modification."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -778,16 +782,16 @@ class DiffToolCallContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, path, old_text=UNSET, new_text, meta=UNSET):
+        def __init__(self, *, path, old_text=_UNSET, new_text, meta=_UNSET):
             self.path = path
             self.old_text = old_text
             self.new_text = new_text
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalToolCallContent(_Model):
     """Embed a terminal created with `terminal/create` by its id.
 
@@ -798,12 +802,12 @@ class TerminalToolCallContent(_Model):
     A variant of ToolCallContent (`type` is 'terminal').
     """
 
-    type: ClassVar[str] = "terminal"
+    type: _ClassVar[str] = "terminal"
 
     terminal_id: TerminalId
     """Identifier of the terminal instance to embed in the content stream."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -811,14 +815,14 @@ class TerminalToolCallContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, terminal_id, meta=UNSET):
+        def __init__(self, *, terminal_id, meta=_UNSET):
             self.terminal_id = terminal_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TextContentBlock(_Model):
     """Text content. May be plain text or formatted with Markdown.
 
@@ -828,15 +832,15 @@ class TextContentBlock(_Model):
     A variant of ContentBlock (`type` is 'text').
     """
 
-    type: ClassVar[str] = "text"
+    type: _ClassVar[str] = "text"
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
     text: str
     """Text payload carried by this content block."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -844,15 +848,15 @@ class TextContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, annotations=UNSET, text, meta=UNSET):
+        def __init__(self, *, annotations=_UNSET, text, meta=_UNSET):
             self.annotations = annotations
             self.text = text
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ImageContentBlock(_Model):
     """Images for visual context or analysis.
 
@@ -861,9 +865,9 @@ class ImageContentBlock(_Model):
     A variant of ContentBlock (`type` is 'image').
     """
 
-    type: ClassVar[str] = "image"
+    type: _ClassVar[str] = "image"
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
     data: str
@@ -872,10 +876,10 @@ class ImageContentBlock(_Model):
     mime_type: str
     """MIME type describing the encoded media payload."""
 
-    uri: str | None | Unset = UNSET
+    uri: str | None | _Unset = _UNSET
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -883,10 +887,10 @@ class ImageContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, annotations=UNSET, data, mime_type, uri=UNSET, meta=UNSET
+            self, *, annotations=_UNSET, data, mime_type, uri=_UNSET, meta=_UNSET
         ):
             self.annotations = annotations
             self.data = data
@@ -895,7 +899,7 @@ class ImageContentBlock(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AudioContentBlock(_Model):
     """Audio data for transcription or analysis.
 
@@ -904,9 +908,9 @@ class AudioContentBlock(_Model):
     A variant of ContentBlock (`type` is 'audio').
     """
 
-    type: ClassVar[str] = "audio"
+    type: _ClassVar[str] = "audio"
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
     data: str
@@ -915,7 +919,7 @@ class AudioContentBlock(_Model):
     mime_type: str
     """MIME type describing the encoded media payload."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -923,16 +927,16 @@ class AudioContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, annotations=UNSET, data, mime_type, meta=UNSET):
+        def __init__(self, *, annotations=_UNSET, data, mime_type, meta=_UNSET):
             self.annotations = annotations
             self.data = data
             self.mime_type = mime_type
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResourceLinkContentBlock(_Model):
     """References to resources that the agent can access.
 
@@ -941,30 +945,30 @@ class ResourceLinkContentBlock(_Model):
     A variant of ContentBlock (`type` is 'resource_link').
     """
 
-    type: ClassVar[str] = "resource_link"
+    type: _ClassVar[str] = "resource_link"
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional human-readable details shown with this protocol object."""
 
-    mime_type: str | None | Unset = UNSET
+    mime_type: str | None | _Unset = _UNSET
     """MIME type describing the encoded media payload."""
 
     name: str
     """Human-readable name shown for this protocol object."""
 
-    size: int | None | Unset = UNSET
+    size: int | None | _Unset = _UNSET
     """Optional size of the linked resource in bytes, if known."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional display title for end-user UI."""
 
     uri: str
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -972,19 +976,19 @@ class ResourceLinkContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            annotations=UNSET,
-            description=UNSET,
-            mime_type=UNSET,
+            annotations=_UNSET,
+            description=_UNSET,
+            mime_type=_UNSET,
             name,
-            size=UNSET,
-            title=UNSET,
+            size=_UNSET,
+            title=_UNSET,
             uri,
-            meta=UNSET,
+            meta=_UNSET,
         ):
             self.annotations = annotations
             self.description = description
@@ -996,7 +1000,7 @@ class ResourceLinkContentBlock(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResourceContentBlock(_Model):
     """Complete resource contents embedded directly in the message.
 
@@ -1007,15 +1011,15 @@ class ResourceContentBlock(_Model):
     A variant of ContentBlock (`type` is 'resource').
     """
 
-    type: ClassVar[str] = "resource"
+    type: _ClassVar[str] = "resource"
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
     resource: EmbeddedResourceResource
     """Embedded resource payload, either text or binary data."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1023,28 +1027,28 @@ class ResourceContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, annotations=UNSET, resource, meta=UNSET):
+        def __init__(self, *, annotations=_UNSET, resource, meta=_UNSET):
             self.annotations = annotations
             self.resource = resource
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Annotations(_Model):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
-    audience: list[Role] | None | Unset = UNSET
+    audience: list[Role] | None | _Unset = _UNSET
     """Intended recipients for this content, such as the user or assistant."""
 
-    last_modified: str | None | Unset = UNSET
+    last_modified: str | None | _Unset = _UNSET
     """Timestamp indicating when the underlying resource was last modified."""
 
-    priority: float | None | Unset = UNSET
+    priority: float | None | _Unset = _UNSET
     """Relative importance of this content when clients choose what to surface."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1052,10 +1056,10 @@ class Annotations(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, audience=UNSET, last_modified=UNSET, priority=UNSET, meta=UNSET
+            self, *, audience=_UNSET, last_modified=_UNSET, priority=_UNSET, meta=_UNSET
         ):
             self.audience = audience
             self.last_modified = last_modified
@@ -1063,17 +1067,17 @@ class Annotations(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TextContent(_Model):
     """Text provided to or from an LLM."""
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
     text: str
     """Text payload carried by this content block."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1081,19 +1085,19 @@ class TextContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, annotations=UNSET, text, meta=UNSET):
+        def __init__(self, *, annotations=_UNSET, text, meta=_UNSET):
             self.annotations = annotations
             self.text = text
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ImageContent(_Model):
     """An image provided to or from an LLM."""
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
     data: str
@@ -1102,10 +1106,10 @@ class ImageContent(_Model):
     mime_type: str
     """MIME type describing the encoded media payload."""
 
-    uri: str | None | Unset = UNSET
+    uri: str | None | _Unset = _UNSET
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1113,10 +1117,10 @@ class ImageContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, annotations=UNSET, data, mime_type, uri=UNSET, meta=UNSET
+            self, *, annotations=_UNSET, data, mime_type, uri=_UNSET, meta=_UNSET
         ):
             self.annotations = annotations
             self.data = data
@@ -1125,11 +1129,11 @@ class ImageContent(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AudioContent(_Model):
     """Audio provided to or from an LLM."""
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
     data: str
@@ -1138,7 +1142,7 @@ class AudioContent(_Model):
     mime_type: str
     """MIME type describing the encoded media payload."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1146,41 +1150,41 @@ class AudioContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, annotations=UNSET, data, mime_type, meta=UNSET):
+        def __init__(self, *, annotations=_UNSET, data, mime_type, meta=_UNSET):
             self.annotations = annotations
             self.data = data
             self.mime_type = mime_type
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResourceLink(_Model):
     """A resource that the server is capable of reading, included in a prompt or tool call result."""
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional human-readable details shown with this protocol object."""
 
-    mime_type: str | None | Unset = UNSET
+    mime_type: str | None | _Unset = _UNSET
     """MIME type describing the encoded media payload."""
 
     name: str
     """Human-readable name shown for this protocol object."""
 
-    size: int | None | Unset = UNSET
+    size: int | None | _Unset = _UNSET
     """Optional size of the linked resource in bytes, if known."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional display title for end-user UI."""
 
     uri: str
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1188,19 +1192,19 @@ class ResourceLink(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            annotations=UNSET,
-            description=UNSET,
-            mime_type=UNSET,
+            annotations=_UNSET,
+            description=_UNSET,
+            mime_type=_UNSET,
             name,
-            size=UNSET,
-            title=UNSET,
+            size=_UNSET,
+            title=_UNSET,
             uri,
-            meta=UNSET,
+            meta=_UNSET,
         ):
             self.annotations = annotations
             self.description = description
@@ -1212,11 +1216,11 @@ class ResourceLink(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TextResourceContents(_Model):
     """Text-based resource contents."""
 
-    mime_type: str | None | Unset = UNSET
+    mime_type: str | None | _Unset = _UNSET
     """MIME type describing the encoded media payload."""
 
     text: str
@@ -1225,7 +1229,7 @@ class TextResourceContents(_Model):
     uri: str
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1233,29 +1237,29 @@ class TextResourceContents(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, mime_type=UNSET, text, uri, meta=UNSET):
+        def __init__(self, *, mime_type=_UNSET, text, uri, meta=_UNSET):
             self.mime_type = mime_type
             self.text = text
             self.uri = uri
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class BlobResourceContents(_Model):
     """Binary resource contents."""
 
     blob: str
     """Base64-encoded bytes for a binary resource payload."""
 
-    mime_type: str | None | Unset = UNSET
+    mime_type: str | None | _Unset = _UNSET
     """MIME type describing the encoded media payload."""
 
     uri: str
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1263,26 +1267,26 @@ class BlobResourceContents(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, blob, mime_type=UNSET, uri, meta=UNSET):
+        def __init__(self, *, blob, mime_type=_UNSET, uri, meta=_UNSET):
             self.blob = blob
             self.mime_type = mime_type
             self.uri = uri
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class EmbeddedResource(_Model):
     """The contents of a resource, embedded into a prompt or tool call result."""
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
     resource: EmbeddedResourceResource
     """Embedded resource payload, either text or binary data."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1290,22 +1294,22 @@ class EmbeddedResource(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, annotations=UNSET, resource, meta=UNSET):
+        def __init__(self, *, annotations=_UNSET, resource, meta=_UNSET):
             self.annotations = annotations
             self.resource = resource
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Content(_Model):
     """Standard content block (text, images, resources)."""
 
     content: ContentBlock
     """The actual content block."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1313,14 +1317,14 @@ class Content(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, content, meta=UNSET):
+        def __init__(self, *, content, meta=_UNSET):
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Diff(_Model):
     """A diff representing file modifications.
 
@@ -1332,13 +1336,13 @@ class Diff(_Model):
     path: str
     """The absolute file path being modified."""
 
-    old_text: str | None | Unset = UNSET
+    old_text: str | None | _Unset = _UNSET
     """The original content (omitted or `null` for new files)."""
 
     new_text: str
     """The new content after modification."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1346,16 +1350,16 @@ class Diff(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, path, old_text=UNSET, new_text, meta=UNSET):
+        def __init__(self, *, path, old_text=_UNSET, new_text, meta=_UNSET):
             self.path = path
             self.old_text = old_text
             self.new_text = new_text
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Terminal(_Model):
     """Embed a terminal created with `terminal/create` by its id.
 
@@ -1367,7 +1371,7 @@ class Terminal(_Model):
     terminal_id: TerminalId
     """Identifier of the terminal instance to embed in the content stream."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1375,14 +1379,14 @@ class Terminal(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, terminal_id, meta=UNSET):
+        def __init__(self, *, terminal_id, meta=_UNSET):
             self.terminal_id = terminal_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallLocation(_Model):
     """A file location being accessed or modified by a tool.
 
@@ -1395,10 +1399,10 @@ class ToolCallLocation(_Model):
     path: str
     """The absolute file path being accessed or modified."""
 
-    line: int | None | Unset = UNSET
+    line: int | None | _Unset = _UNSET
     """Optional 1-based line number within the file."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1406,15 +1410,15 @@ class ToolCallLocation(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, path, line=UNSET, meta=UNSET):
+        def __init__(self, *, path, line=_UNSET, meta=_UNSET):
             self.path = path
             self.line = line
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PermissionOption(_Model):
     """An option presented to the user when requesting permission."""
 
@@ -1427,7 +1431,7 @@ class PermissionOption(_Model):
     kind: PermissionOptionKind
     """Hint about the nature of this permission option."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1435,20 +1439,20 @@ class PermissionOption(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, option_id, name, kind, meta=UNSET):
+        def __init__(self, *, option_id, name, kind, meta=_UNSET):
             self.option_id = option_id
             self.name = name
             self.kind = kind
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CreateTerminalRequest(_Model):
     """Request to create a new terminal and execute a command."""
 
-    METHOD: ClassVar[str] = "terminal/create"
+    METHOD: _ClassVar[str] = "terminal/create"
     """The JSON-RPC method (client side)."""
 
     session_id: SessionId
@@ -1457,16 +1461,16 @@ class CreateTerminalRequest(_Model):
     command: str
     """The command to execute."""
 
-    args: list[str] | Unset = UNSET
+    args: list[str] | _Unset = _UNSET
     """Array of command arguments."""
 
-    env: list[EnvVariable] | Unset = UNSET
+    env: list[EnvVariable] | _Unset = _UNSET
     """Environment variables for the command."""
 
-    cwd: str | None | Unset = UNSET
+    cwd: str | None | _Unset = _UNSET
     """Working directory for the command. Must be an absolute path."""
 
-    output_byte_limit: int | None | Unset = UNSET
+    output_byte_limit: int | None | _Unset = _UNSET
     """Maximum number of output bytes to retain.
 
     When the limit is exceeded, the Client truncates from the beginning of the output
@@ -1477,7 +1481,7 @@ class CreateTerminalRequest(_Model):
     specified limit.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1485,18 +1489,18 @@ class CreateTerminalRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             session_id,
             command,
-            args=UNSET,
-            env=UNSET,
-            cwd=UNSET,
-            output_byte_limit=UNSET,
-            meta=UNSET,
+            args=_UNSET,
+            env=_UNSET,
+            cwd=_UNSET,
+            output_byte_limit=_UNSET,
+            meta=_UNSET,
         ):
             self.session_id = session_id
             self.command = command
@@ -1507,7 +1511,7 @@ class CreateTerminalRequest(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class EnvVariable(_Model):
     """An environment variable to set when launching an MCP server."""
 
@@ -1517,7 +1521,7 @@ class EnvVariable(_Model):
     value: str
     """The value to set for the environment variable."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1525,19 +1529,19 @@ class EnvVariable(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, value, meta=UNSET):
+        def __init__(self, *, name, value, meta=_UNSET):
             self.name = name
             self.value = value
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalOutputRequest(_Model):
     """Request to get the current output and status of a terminal."""
 
-    METHOD: ClassVar[str] = "terminal/output"
+    METHOD: _ClassVar[str] = "terminal/output"
     """The JSON-RPC method (client side)."""
 
     session_id: SessionId
@@ -1546,7 +1550,7 @@ class TerminalOutputRequest(_Model):
     terminal_id: TerminalId
     """The ID of the terminal to get output from."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1554,19 +1558,19 @@ class TerminalOutputRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, terminal_id, meta=UNSET):
+        def __init__(self, *, session_id, terminal_id, meta=_UNSET):
             self.session_id = session_id
             self.terminal_id = terminal_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ReleaseTerminalRequest(_Model):
     """Request to release a terminal and free its resources."""
 
-    METHOD: ClassVar[str] = "terminal/release"
+    METHOD: _ClassVar[str] = "terminal/release"
     """The JSON-RPC method (client side)."""
 
     session_id: SessionId
@@ -1575,7 +1579,7 @@ class ReleaseTerminalRequest(_Model):
     terminal_id: TerminalId
     """The ID of the terminal to release."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1583,19 +1587,19 @@ class ReleaseTerminalRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, terminal_id, meta=UNSET):
+        def __init__(self, *, session_id, terminal_id, meta=_UNSET):
             self.session_id = session_id
             self.terminal_id = terminal_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class WaitForTerminalExitRequest(_Model):
     """Request to wait for a terminal command to exit."""
 
-    METHOD: ClassVar[str] = "terminal/wait_for_exit"
+    METHOD: _ClassVar[str] = "terminal/wait_for_exit"
     """The JSON-RPC method (client side)."""
 
     session_id: SessionId
@@ -1604,7 +1608,7 @@ class WaitForTerminalExitRequest(_Model):
     terminal_id: TerminalId
     """The ID of the terminal to wait for."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1612,19 +1616,19 @@ class WaitForTerminalExitRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, terminal_id, meta=UNSET):
+        def __init__(self, *, session_id, terminal_id, meta=_UNSET):
             self.session_id = session_id
             self.terminal_id = terminal_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class KillTerminalRequest(_Model):
     """Request to kill a terminal without releasing it."""
 
-    METHOD: ClassVar[str] = "terminal/kill"
+    METHOD: _ClassVar[str] = "terminal/kill"
     """The JSON-RPC method (client side)."""
 
     session_id: SessionId
@@ -1633,7 +1637,7 @@ class KillTerminalRequest(_Model):
     terminal_id: TerminalId
     """The ID of the terminal to kill."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1641,27 +1645,27 @@ class KillTerminalRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, terminal_id, meta=UNSET):
+        def __init__(self, *, session_id, terminal_id, meta=_UNSET):
             self.session_id = session_id
             self.terminal_id = terminal_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class FormCreateElicitationRequest(_Model):
     """Form-based elicitation where the client renders a form from the provided schema.
 
     A variant of CreateElicitationRequest (`mode` is 'form').
     """
 
-    mode: ClassVar[str] = "form"
+    mode: _ClassVar[str] = "form"
 
     message: str
     """A human-readable message describing what input is needed."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1677,28 +1681,28 @@ class FormCreateElicitationRequest(_Model):
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message, meta=UNSET, requested_schema, scope):
+        def __init__(self, *, message, meta=_UNSET, requested_schema, scope):
             self.message = message
             self.meta = meta
             self.requested_schema = requested_schema
             self.scope = scope
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UrlCreateElicitationRequest(_Model):
     """URL-based elicitation where the client directs the user to a URL.
 
     A variant of CreateElicitationRequest (`mode` is 'url').
     """
 
-    mode: ClassVar[str] = "url"
+    mode: _ClassVar[str] = "url"
 
     message: str
     """A human-readable message describing what input is needed."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1717,9 +1721,9 @@ class UrlCreateElicitationRequest(_Model):
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message, meta=UNSET, elicitation_id, url, scope):
+        def __init__(self, *, message, meta=_UNSET, elicitation_id, url, scope):
             self.message = message
             self.meta = meta
             self.elicitation_id = elicitation_id
@@ -1727,7 +1731,7 @@ class UrlCreateElicitationRequest(_Model):
             self.scope = scope
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherCreateElicitationRequest(_Model):
     """Custom or future elicitation mode.
 
@@ -1748,7 +1752,7 @@ class OtherCreateElicitationRequest(_Model):
     message: str
     """A human-readable message describing what input is needed."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1761,12 +1765,12 @@ class OtherCreateElicitationRequest(_Model):
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, mode, message, meta=UNSET, scope, extra=_FACTORY):
+        def __init__(self, *, mode, message, meta=_UNSET, scope, extra=_FACTORY):
             self.mode = mode
             self.message = message
             self.meta = meta
@@ -1774,7 +1778,7 @@ class OtherCreateElicitationRequest(_Model):
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationSessionScope(_Model):
     """Session-scoped elicitation, optionally tied to a specific tool call.
 
@@ -1786,36 +1790,36 @@ class ElicitationSessionScope(_Model):
     session_id: SessionId
     """The session this elicitation is tied to."""
 
-    tool_call_id: ToolCallId | None | Unset = UNSET
+    tool_call_id: ToolCallId | None | _Unset = _UNSET
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
     session without a specific tool call.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, tool_call_id=UNSET):
+        def __init__(self, *, session_id, tool_call_id=_UNSET):
             self.session_id = session_id
             self.tool_call_id = tool_call_id
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationRequestScope(_Model):
     """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
     (e.g., during auth/configuration phases before any session is started).
     """
 
-    request_id: RequestId_
+    request_id: RequestId
     """The request this elicitation is tied to."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, request_id):
             self.request_id = request_id
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationSchema(_Model):
     """Type-safe elicitation schema for requesting structured user input.
 
@@ -1826,7 +1830,7 @@ class ElicitationSchema(_Model):
     type: ElicitationSchemaType = ElicitationSchemaType.OBJECT
     """Type discriminator. Always `"object"`."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the schema.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
@@ -1837,19 +1841,19 @@ class ElicitationSchema(_Model):
     )
     """Property definitions (must be primitive types)."""
 
-    required: list[str] | None | Unset = UNSET
+    required: list[str] | None | _Unset = _UNSET
     """List of required property names.
 
     Optional. Omitted and `null` are equivalent and mean no property names are required.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional description of what this schema represents.
 
     Optional. Omitted and `null` are equivalent and mean no schema description is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1859,17 +1863,17 @@ class ElicitationSchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             type=ElicitationSchemaType.OBJECT,
-            title=UNSET,
+            title=_UNSET,
             properties=_FACTORY,
-            required=UNSET,
-            description=UNSET,
-            meta=UNSET,
+            required=_UNSET,
+            description=_UNSET,
+            meta=_UNSET,
         ):
             self.type = type
             self.title = title
@@ -1879,70 +1883,70 @@ class ElicitationSchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class StringElicitationPropertySchema(_Model):
     """String property (or single-select enum when `enum`/`oneOf` is set).
 
     A variant of ElicitationPropertySchema (`type` is 'string').
     """
 
-    type: ClassVar[str] = "string"
+    type: _ClassVar[str] = "string"
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    min_length: int | None | Unset = UNSET
+    min_length: int | None | _Unset = _UNSET
     """Minimum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
     """
 
-    max_length: int | None | Unset = UNSET
+    max_length: int | None | _Unset = _UNSET
     """Maximum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
     """
 
-    pattern: str | None | Unset = UNSET
+    pattern: str | None | _Unset = _UNSET
     """Pattern the string must match.
 
     Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
     """
 
-    format: StringFormat | None | Unset = UNSET
+    format: StringFormat | None | _Unset = _UNSET
     """String format.
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint.
     """
 
-    default: str | None | Unset = UNSET
+    default: str | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    enum: list[str] | None | Unset = UNSET
+    enum: list[str] | None | _Unset = _UNSET
     """Enum values for untitled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
     declared by `enum`.
     """
 
-    one_of: list[EnumOption] | None | Unset = UNSET
+    one_of: list[EnumOption] | None | _Unset = _UNSET
     """Titled enum options for titled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
     declared by `oneOf`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1952,21 +1956,21 @@ class StringElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            min_length=UNSET,
-            max_length=UNSET,
-            pattern=UNSET,
-            format=UNSET,
-            default=UNSET,
-            enum=UNSET,
-            one_of=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            min_length=_UNSET,
+            max_length=_UNSET,
+            pattern=_UNSET,
+            format=_UNSET,
+            default=_UNSET,
+            enum=_UNSET,
+            one_of=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -1980,46 +1984,46 @@ class StringElicitationPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class NumberElicitationPropertySchema(_Model):
     """Number (floating-point) property.
 
     A variant of ElicitationPropertySchema (`type` is 'number').
     """
 
-    type: ClassVar[str] = "number"
+    type: _ClassVar[str] = "number"
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    minimum: float | None | Unset = UNSET
+    minimum: float | None | _Unset = _UNSET
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
 
-    maximum: float | None | Unset = UNSET
+    maximum: float | None | _Unset = _UNSET
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
 
-    default: float | None | Unset = UNSET
+    default: float | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2029,17 +2033,17 @@ class NumberElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            minimum=UNSET,
-            maximum=UNSET,
-            default=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            minimum=_UNSET,
+            maximum=_UNSET,
+            default=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -2049,46 +2053,46 @@ class NumberElicitationPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class IntegerElicitationPropertySchema(_Model):
     """Integer property.
 
     A variant of ElicitationPropertySchema (`type` is 'integer').
     """
 
-    type: ClassVar[str] = "integer"
+    type: _ClassVar[str] = "integer"
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    minimum: int | None | Unset = UNSET
+    minimum: int | None | _Unset = _UNSET
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
 
-    maximum: int | None | Unset = UNSET
+    maximum: int | None | _Unset = _UNSET
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
 
-    default: int | None | Unset = UNSET
+    default: int | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2098,17 +2102,17 @@ class IntegerElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            minimum=UNSET,
-            maximum=UNSET,
-            default=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            minimum=_UNSET,
+            maximum=_UNSET,
+            default=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -2118,34 +2122,34 @@ class IntegerElicitationPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class BooleanElicitationPropertySchema(_Model):
     """Boolean property.
 
     A variant of ElicitationPropertySchema (`type` is 'boolean').
     """
 
-    type: ClassVar[str] = "boolean"
+    type: _ClassVar[str] = "boolean"
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    default: bool | None | Unset = UNSET
+    default: bool | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2155,10 +2159,10 @@ class BooleanElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, title=UNSET, description=UNSET, default=UNSET, meta=UNSET
+            self, *, title=_UNSET, description=_UNSET, default=_UNSET, meta=_UNSET
         ):
             self.title = title
             self.description = description
@@ -2166,34 +2170,34 @@ class BooleanElicitationPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ArrayElicitationPropertySchema(_Model):
     """Multi-select array property.
 
     A variant of ElicitationPropertySchema (`type` is 'array').
     """
 
-    type: ClassVar[str] = "array"
+    type: _ClassVar[str] = "array"
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    min_items: int | None | Unset = UNSET
+    min_items: int | None | _Unset = _UNSET
     """Minimum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
     """
 
-    max_items: int | None | Unset = UNSET
+    max_items: int | None | _Unset = _UNSET
     """Maximum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
@@ -2202,13 +2206,13 @@ class ArrayElicitationPropertySchema(_Model):
     items: MultiSelectItems
     """The items definition describing allowed values."""
 
-    default: list[str] | None | Unset = UNSET
+    default: list[str] | None | _Unset = _UNSET
     """Default selected values.
 
     Optional. Omitted and `null` are equivalent and mean no default selections are provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2218,18 +2222,18 @@ class ArrayElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            min_items=UNSET,
-            max_items=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            min_items=_UNSET,
+            max_items=_UNSET,
             items,
-            default=UNSET,
-            meta=UNSET,
+            default=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -2240,7 +2244,7 @@ class ArrayElicitationPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherElicitationPropertySchema(_Model):
     """Custom or future elicitation property schema.
 
@@ -2258,17 +2262,17 @@ class OtherElicitationPropertySchema(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, type, extra=_FACTORY):
             self.type = type
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class EnumOption(_Model):
     """A titled enum option with a const value, human-readable title, and optional description."""
 
@@ -2278,13 +2282,13 @@ class EnumOption(_Model):
     title: str
     """Human-readable title for this option."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2294,16 +2298,16 @@ class EnumOption(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, const, title, description=UNSET, meta=UNSET):
+        def __init__(self, *, const, title, description=_UNSET, meta=_UNSET):
             self.const = const
             self.title = title
             self.description = description
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class StringPropertySchema(_Model):
     """Schema for string properties in an elicitation form.
 
@@ -2311,61 +2315,61 @@ class StringPropertySchema(_Model):
     with `"type": "string"`.
     """
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    min_length: int | None | Unset = UNSET
+    min_length: int | None | _Unset = _UNSET
     """Minimum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
     """
 
-    max_length: int | None | Unset = UNSET
+    max_length: int | None | _Unset = _UNSET
     """Maximum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
     """
 
-    pattern: str | None | Unset = UNSET
+    pattern: str | None | _Unset = _UNSET
     """Pattern the string must match.
 
     Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
     """
 
-    format: StringFormat | None | Unset = UNSET
+    format: StringFormat | None | _Unset = _UNSET
     """String format.
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint.
     """
 
-    default: str | None | Unset = UNSET
+    default: str | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    enum: list[str] | None | Unset = UNSET
+    enum: list[str] | None | _Unset = _UNSET
     """Enum values for untitled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
     declared by `enum`.
     """
 
-    one_of: list[EnumOption] | None | Unset = UNSET
+    one_of: list[EnumOption] | None | _Unset = _UNSET
     """Titled enum options for titled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
     declared by `oneOf`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2375,21 +2379,21 @@ class StringPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            min_length=UNSET,
-            max_length=UNSET,
-            pattern=UNSET,
-            format=UNSET,
-            default=UNSET,
-            enum=UNSET,
-            one_of=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            min_length=_UNSET,
+            max_length=_UNSET,
+            pattern=_UNSET,
+            format=_UNSET,
+            default=_UNSET,
+            enum=_UNSET,
+            one_of=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -2403,41 +2407,41 @@ class StringPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class NumberPropertySchema(_Model):
     """Schema for number (floating-point) properties in an elicitation form."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    minimum: float | None | Unset = UNSET
+    minimum: float | None | _Unset = _UNSET
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
 
-    maximum: float | None | Unset = UNSET
+    maximum: float | None | _Unset = _UNSET
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
 
-    default: float | None | Unset = UNSET
+    default: float | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2447,17 +2451,17 @@ class NumberPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            minimum=UNSET,
-            maximum=UNSET,
-            default=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            minimum=_UNSET,
+            maximum=_UNSET,
+            default=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -2467,41 +2471,41 @@ class NumberPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class IntegerPropertySchema(_Model):
     """Schema for integer properties in an elicitation form."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    minimum: int | None | Unset = UNSET
+    minimum: int | None | _Unset = _UNSET
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
 
-    maximum: int | None | Unset = UNSET
+    maximum: int | None | _Unset = _UNSET
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
 
-    default: int | None | Unset = UNSET
+    default: int | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2511,17 +2515,17 @@ class IntegerPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            minimum=UNSET,
-            maximum=UNSET,
-            default=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            minimum=_UNSET,
+            maximum=_UNSET,
+            default=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -2531,29 +2535,29 @@ class IntegerPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class BooleanPropertySchema(_Model):
     """Schema for boolean properties in an elicitation form."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    default: bool | None | Unset = UNSET
+    default: bool | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2563,10 +2567,10 @@ class BooleanPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, title=UNSET, description=UNSET, default=UNSET, meta=UNSET
+            self, *, title=_UNSET, description=_UNSET, default=_UNSET, meta=_UNSET
         ):
             self.title = title
             self.description = description
@@ -2574,19 +2578,19 @@ class BooleanPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class MultiSelectItemsString(_Model):
     """Multi-select string items with plain string values.
 
     A variant of MultiSelectItems (`type` is 'string').
     """
 
-    type: ClassVar[str] = "string"
+    type: _ClassVar[str] = "string"
 
     enum: list[str]
     """Allowed enum values."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2596,14 +2600,14 @@ class MultiSelectItemsString(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, enum, meta=UNSET):
+        def __init__(self, *, enum, meta=_UNSET):
             self.enum = enum
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherMultiSelectItems(_Model):
     """Custom or future typed multi-select items.
 
@@ -2613,24 +2617,24 @@ class OtherMultiSelectItems(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, type, extra=_FACTORY):
             self.type = type
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class StringMultiSelectItems(_Model):
     """String item schema for multi-select enum properties."""
 
     enum: list[str]
     """Allowed enum values."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2640,21 +2644,21 @@ class StringMultiSelectItems(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, enum, meta=UNSET):
+        def __init__(self, *, enum, meta=_UNSET):
             self.enum = enum
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TitledMultiSelectItems(_Model):
     """Items definition for titled multi-select enum properties."""
 
     any_of: list[EnumOption]
     """Titled enum options."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2664,36 +2668,36 @@ class TitledMultiSelectItems(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, any_of, meta=UNSET):
+        def __init__(self, *, any_of, meta=_UNSET):
             self.any_of = any_of
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class MultiSelectPropertySchema(_Model):
     """Schema for multi-select (array) properties in an elicitation form."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    min_items: int | None | Unset = UNSET
+    min_items: int | None | _Unset = _UNSET
     """Minimum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
     """
 
-    max_items: int | None | Unset = UNSET
+    max_items: int | None | _Unset = _UNSET
     """Maximum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
@@ -2702,13 +2706,13 @@ class MultiSelectPropertySchema(_Model):
     items: MultiSelectItems
     """The items definition describing allowed values."""
 
-    default: list[str] | None | Unset = UNSET
+    default: list[str] | None | _Unset = _UNSET
     """Default selected values.
 
     Optional. Omitted and `null` are equivalent and mean no default selections are provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2718,18 +2722,18 @@ class MultiSelectPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            min_items=UNSET,
-            max_items=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            min_items=_UNSET,
+            max_items=_UNSET,
             items,
-            default=UNSET,
-            meta=UNSET,
+            default=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -2740,7 +2744,7 @@ class MultiSelectPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationFormMode(_Model):
     """Form-based elicitation mode where the client renders a form from the provided schema."""
 
@@ -2750,14 +2754,14 @@ class ElicitationFormMode(_Model):
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, requested_schema, scope):
             self.requested_schema = requested_schema
             self.scope = scope
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationUrlMode(_Model):
     """URL-based elicitation mode where the client directs the user to a URL."""
 
@@ -2770,7 +2774,7 @@ class ElicitationUrlMode(_Model):
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, elicitation_id, url, scope):
             self.elicitation_id = elicitation_id
@@ -2778,47 +2782,47 @@ class ElicitationUrlMode(_Model):
             self.scope = scope
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResultAgentResponse(_Model):
     """A successful JSON-RPC response.
 
     A variant of AgentResponse.
     """
 
-    id: RequestId_
+    id: RequestId
     """The id of the request this response answers."""
 
-    result: Any
+    result: _Any
     """Method-specific response data."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, id, result):
             self.id = id
             self.result = result
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ErrorAgentResponse(_Model):
     """A failed JSON-RPC response.
 
     A variant of AgentResponse.
     """
 
-    id: RequestId_
+    id: RequestId
     """The id of the request this response answers."""
 
     error: Error
     """Method-specific error data."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, id, error):
             self.id = id
             self.error = error
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class InitializeResponse(_Model):
     """Response to the `initialize` method.
 
@@ -2827,7 +2831,7 @@ class InitializeResponse(_Model):
     See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
     """
 
-    METHOD: ClassVar[str] = "initialize"
+    METHOD: _ClassVar[str] = "initialize"
     """The JSON-RPC method (agent side)."""
 
     protocol_version: ProtocolVersion
@@ -2858,13 +2862,13 @@ class InitializeResponse(_Model):
     auth_methods: list[AuthMethod] = _field(default_factory=lambda: [])
     """Authentication methods supported by the agent."""
 
-    agent_info: Implementation | None | Unset = UNSET
+    agent_info: Implementation | None | _Unset = _UNSET
     """Information about the Agent name and version sent to the Client.
 
     Note: in future versions of the protocol, this will be required.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2872,7 +2876,7 @@ class InitializeResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
@@ -2880,8 +2884,8 @@ class InitializeResponse(_Model):
             protocol_version,
             agent_capabilities=_FACTORY,
             auth_methods=_FACTORY,
-            agent_info=UNSET,
-            meta=UNSET,
+            agent_info=_UNSET,
+            meta=_UNSET,
         ):
             self.protocol_version = protocol_version
             self.agent_capabilities = (
@@ -2907,7 +2911,7 @@ class InitializeResponse(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentCapabilities(_Model):
     """Capabilities supported by the agent.
 
@@ -2947,7 +2951,7 @@ class AgentCapabilities(_Model):
     )
     """Authentication-related capabilities supported by the agent."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2955,7 +2959,7 @@ class AgentCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
@@ -2965,7 +2969,7 @@ class AgentCapabilities(_Model):
             mcp_capabilities=_FACTORY,
             session_capabilities=_FACTORY,
             auth=_FACTORY,
-            meta=UNSET,
+            meta=_UNSET,
         ):
             self.load_session = load_session
             self.prompt_capabilities = (
@@ -2994,7 +2998,7 @@ class AgentCapabilities(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PromptCapabilities(_Model):
     """Prompt capabilities supported by the agent in `session/prompt` requests.
 
@@ -3023,7 +3027,7 @@ class PromptCapabilities(_Model):
     in prompt requests for pieces of context that are referenced in the message.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3031,10 +3035,10 @@ class PromptCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, image=False, audio=False, embedded_context=False, meta=UNSET
+            self, *, image=False, audio=False, embedded_context=False, meta=_UNSET
         ):
             self.image = image
             self.audio = audio
@@ -3042,7 +3046,7 @@ class PromptCapabilities(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class McpCapabilities(_Model):
     """MCP capabilities supported by the agent"""
 
@@ -3052,7 +3056,7 @@ class McpCapabilities(_Model):
     sse: bool = False
     """Agent supports `sse` MCP servers."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3060,15 +3064,15 @@ class McpCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, http=False, sse=False, meta=UNSET):
+        def __init__(self, *, http=False, sse=False, meta=_UNSET):
             self.http = http
             self.sse = sse
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionCapabilities(_Model):
     """Session capabilities supported by the agent.
 
@@ -3081,22 +3085,22 @@ class SessionCapabilities(_Model):
     See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#session-capabilities)
     """
 
-    list: SessionListCapabilities | None | Unset = UNSET
+    list: SessionListCapabilities | None | _Unset = _UNSET
     """Whether the agent supports `session/list`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports listing sessions.
     """
 
-    delete: SessionDeleteCapabilities | None | Unset = UNSET
+    delete: SessionDeleteCapabilities | None | _Unset = _UNSET
     """Whether the agent supports `session/delete`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
 
-    additional_directories: SessionAdditionalDirectoriesCapabilities | None | Unset = (
-        UNSET
+    additional_directories: SessionAdditionalDirectoriesCapabilities | None | _Unset = (
+        _UNSET
     )
     """Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
 
@@ -3109,21 +3113,21 @@ class SessionCapabilities(_Model):
     additional-root list associated with a listed session.
     """
 
-    resume: SessionResumeCapabilities | None | Unset = UNSET
+    resume: SessionResumeCapabilities | None | _Unset = _UNSET
     """Whether the agent supports `session/resume`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports resuming sessions.
     """
 
-    close: SessionCloseCapabilities | None | Unset = UNSET
+    close: SessionCloseCapabilities | None | _Unset = _UNSET
     """Whether the agent supports `session/close`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports closing sessions.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3131,17 +3135,17 @@ class SessionCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            list=UNSET,
-            delete=UNSET,
-            additional_directories=UNSET,
-            resume=UNSET,
-            close=UNSET,
-            meta=UNSET,
+            list=_UNSET,
+            delete=_UNSET,
+            additional_directories=_UNSET,
+            resume=_UNSET,
+            close=_UNSET,
+            meta=_UNSET,
         ):
             self.list = list
             self.delete = delete
@@ -3151,14 +3155,14 @@ class SessionCapabilities(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionListCapabilities(_Model):
     """Capabilities for the `session/list` method.
 
     Supplying `{}` means the agent supports listing sessions.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3166,20 +3170,20 @@ class SessionListCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionDeleteCapabilities(_Model):
     """Capabilities for the `session/delete` method.
 
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3187,13 +3191,13 @@ class SessionDeleteCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionAdditionalDirectoriesCapabilities(_Model):
     """Capabilities for additional session directories support.
 
@@ -3203,7 +3207,7 @@ class SessionAdditionalDirectoriesCapabilities(_Model):
     complete ordered additional-root list associated with a listed session.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3211,20 +3215,20 @@ class SessionAdditionalDirectoriesCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionResumeCapabilities(_Model):
     """Capabilities for the `session/resume` method.
 
     Supplying `{}` means the agent supports resuming sessions.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3232,20 +3236,20 @@ class SessionResumeCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionCloseCapabilities(_Model):
     """Capabilities for the `session/close` method.
 
     Supplying `{}` means the agent supports closing sessions.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3253,24 +3257,24 @@ class SessionCloseCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentAuthCapabilities(_Model):
     """Authentication-related capabilities supported by the agent."""
 
-    logout: LogoutCapabilities | None | Unset = UNSET
+    logout: LogoutCapabilities | None | _Unset = _UNSET
     """Whether the agent supports the logout method.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports the logout method.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3278,21 +3282,21 @@ class AgentAuthCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, logout=UNSET, meta=UNSET):
+        def __init__(self, *, logout=_UNSET, meta=_UNSET):
             self.logout = logout
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class LogoutCapabilities(_Model):
     """Logout capabilities supported by the agent.
 
     Supplying `{}` means the agent supports the logout method.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3300,13 +3304,13 @@ class LogoutCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalAuthMethod(_Model):
     """Client runs the configured agent program as a separate interactive
     process, without passing this method to `authenticate`.
@@ -3314,7 +3318,7 @@ class TerminalAuthMethod(_Model):
     A variant of AuthMethod (`type` is 'terminal').
     """
 
-    type: ClassVar[str] = "terminal"
+    type: _ClassVar[str] = "terminal"
 
     id: AuthMethodId
     """Unique identifier for this authentication method."""
@@ -3322,18 +3326,18 @@ class TerminalAuthMethod(_Model):
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional human-readable description of this authentication method."""
 
-    args: list[str] | Unset = UNSET
+    args: list[str] | _Unset = _UNSET
     """Additional arguments to append to the configured agent invocation for terminal auth."""
 
-    env: dict[str, str] | Unset = UNSET
+    env: dict[str, str] | _Unset = _UNSET
     """Additional environment variables to set on the configured agent invocation for terminal auth.
     These values override same-named variables in the base launch configuration.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3341,10 +3345,10 @@ class TerminalAuthMethod(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, id, name, description=UNSET, args=UNSET, env=UNSET, meta=UNSET
+            self, *, id, name, description=_UNSET, args=_UNSET, env=_UNSET, meta=_UNSET
         ):
             self.id = id
             self.name = name
@@ -3354,7 +3358,7 @@ class TerminalAuthMethod(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AuthMethodTerminal(_Model):
     """Terminal-based authentication method.
 
@@ -3371,18 +3375,18 @@ class AuthMethodTerminal(_Model):
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional human-readable description of this authentication method."""
 
-    args: list[str] | Unset = UNSET
+    args: list[str] | _Unset = _UNSET
     """Additional arguments to append to the configured agent invocation for terminal auth."""
 
-    env: dict[str, str] | Unset = UNSET
+    env: dict[str, str] | _Unset = _UNSET
     """Additional environment variables to set on the configured agent invocation for terminal auth.
     These values override same-named variables in the base launch configuration.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3390,10 +3394,10 @@ class AuthMethodTerminal(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, id, name, description=UNSET, args=UNSET, env=UNSET, meta=UNSET
+            self, *, id, name, description=_UNSET, args=_UNSET, env=_UNSET, meta=_UNSET
         ):
             self.id = id
             self.name = name
@@ -3403,7 +3407,7 @@ class AuthMethodTerminal(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AuthMethodAgent(_Model):
     """Agent handles authentication itself through `authenticate`.
 
@@ -3416,10 +3420,10 @@ class AuthMethodAgent(_Model):
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional human-readable description of this authentication method."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3427,16 +3431,16 @@ class AuthMethodAgent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, id, name, description=UNSET, meta=UNSET):
+        def __init__(self, *, id, name, description=_UNSET, meta=_UNSET):
             self.id = id
             self.name = name
             self.description = description
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Implementation(_Model):
     """Metadata about the implementation of the client or agent.
     Describes the name and version of an ACP implementation, with an optional
@@ -3448,7 +3452,7 @@ class Implementation(_Model):
     name fallback if title isn't present.
     """
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Intended for UI and end-user contexts and optimized to be human-readable
     and easily understood.
 
@@ -3460,7 +3464,7 @@ class Implementation(_Model):
     for debugging or metrics purposes. (e.g. "1.0.0").
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3468,23 +3472,23 @@ class Implementation(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, title=UNSET, version, meta=UNSET):
+        def __init__(self, *, name, title=_UNSET, version, meta=_UNSET):
             self.name = name
             self.title = title
             self.version = version
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AuthenticateResponse(_Model):
     """Response to the `authenticate` method."""
 
-    METHOD: ClassVar[str] = "authenticate"
+    METHOD: _ClassVar[str] = "authenticate"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3492,20 +3496,20 @@ class AuthenticateResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class LogoutResponse(_Model):
     """Response to the `logout` method."""
 
-    METHOD: ClassVar[str] = "logout"
+    METHOD: _ClassVar[str] = "logout"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3513,20 +3517,20 @@ class LogoutResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class NewSessionResponse(_Model):
     """Response from creating a new session.
 
     See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
     """
 
-    METHOD: ClassVar[str] = "session/new"
+    METHOD: _ClassVar[str] = "session/new"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
@@ -3535,16 +3539,16 @@ class NewSessionResponse(_Model):
     Used in all subsequent requests for this conversation.
     """
 
-    modes: SessionModeState | None | Unset = UNSET
+    modes: SessionModeState | None | _Unset = _UNSET
     """Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
     """
 
-    config_options: list[SessionConfigOption] | None | Unset = UNSET
+    config_options: list[SessionConfigOption] | None | _Unset = _UNSET
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3552,10 +3556,10 @@ class NewSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, session_id, modes=UNSET, config_options=UNSET, meta=UNSET
+            self, *, session_id, modes=_UNSET, config_options=_UNSET, meta=_UNSET
         ):
             self.session_id = session_id
             self.modes = modes
@@ -3563,7 +3567,7 @@ class NewSessionResponse(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionModeState(_Model):
     """The set of modes and the one currently active."""
 
@@ -3573,7 +3577,7 @@ class SessionModeState(_Model):
     available_modes: list[SessionMode]
     """The set of modes that the Agent can operate in"""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3581,15 +3585,15 @@ class SessionModeState(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, current_mode_id, available_modes, meta=UNSET):
+        def __init__(self, *, current_mode_id, available_modes, meta=_UNSET):
             self.current_mode_id = current_mode_id
             self.available_modes = available_modes
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionMode(_Model):
     """A mode the agent can operate in.
 
@@ -3602,10 +3606,10 @@ class SessionMode(_Model):
     name: str
     """Human-readable name shown for this protocol object."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional human-readable details shown with this protocol object."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3613,23 +3617,23 @@ class SessionMode(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, id, name, description=UNSET, meta=UNSET):
+        def __init__(self, *, id, name, description=_UNSET, meta=_UNSET):
             self.id = id
             self.name = name
             self.description = description
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SelectSessionConfigOption(_Model):
     """Single-value selector (dropdown).
 
     A variant of SessionConfigOption (`type` is 'select').
     """
 
-    type: ClassVar[str] = "select"
+    type: _ClassVar[str] = "select"
 
     id: SessionConfigId
     """Unique identifier for the configuration option."""
@@ -3637,13 +3641,13 @@ class SelectSessionConfigOption(_Model):
     name: str
     """Human-readable label for the option."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional description for the Client to display to the user."""
 
-    category: SessionConfigOptionCategory | str | None | Unset = UNSET
+    category: SessionConfigOptionCategory | str | None | _Unset = _UNSET
     """Optional semantic category for this option (UX only)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3657,16 +3661,16 @@ class SelectSessionConfigOption(_Model):
     options: SessionConfigSelectOptions
     """The set of selectable options."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             id,
             name,
-            description=UNSET,
-            category=UNSET,
-            meta=UNSET,
+            description=_UNSET,
+            category=_UNSET,
+            meta=_UNSET,
             current_value,
             options,
         ):
@@ -3679,14 +3683,14 @@ class SelectSessionConfigOption(_Model):
             self.options = options
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class BooleanSessionConfigOption(_Model):
     """Boolean on/off toggle.
 
     A variant of SessionConfigOption (`type` is 'boolean').
     """
 
-    type: ClassVar[str] = "boolean"
+    type: _ClassVar[str] = "boolean"
 
     id: SessionConfigId
     """Unique identifier for the configuration option."""
@@ -3694,13 +3698,13 @@ class BooleanSessionConfigOption(_Model):
     name: str
     """Human-readable label for the option."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional description for the Client to display to the user."""
 
-    category: SessionConfigOptionCategory | str | None | Unset = UNSET
+    category: SessionConfigOptionCategory | str | None | _Unset = _UNSET
     """Optional semantic category for this option (UX only)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3711,16 +3715,16 @@ class BooleanSessionConfigOption(_Model):
     current_value: bool
     """The current value of the boolean option."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             id,
             name,
-            description=UNSET,
-            category=UNSET,
-            meta=UNSET,
+            description=_UNSET,
+            category=_UNSET,
+            meta=_UNSET,
             current_value,
         ):
             self.id = id
@@ -3731,7 +3735,7 @@ class BooleanSessionConfigOption(_Model):
             self.current_value = current_value
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionConfigSelectOption(_Model):
     """A possible value for a session configuration option."""
 
@@ -3741,10 +3745,10 @@ class SessionConfigSelectOption(_Model):
     name: str
     """Human-readable label for this option value."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional description for this option value."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3752,16 +3756,16 @@ class SessionConfigSelectOption(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, value, name, description=UNSET, meta=UNSET):
+        def __init__(self, *, value, name, description=_UNSET, meta=_UNSET):
             self.value = value
             self.name = name
             self.description = description
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionConfigSelectGroup(_Model):
     """A group of possible values for a session configuration option."""
 
@@ -3774,7 +3778,7 @@ class SessionConfigSelectGroup(_Model):
     options: list[SessionConfigSelectOption]
     """The set of option values in this group."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3782,16 +3786,16 @@ class SessionConfigSelectGroup(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, group, name, options, meta=UNSET):
+        def __init__(self, *, group, name, options, meta=_UNSET):
             self.group = group
             self.name = name
             self.options = options
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionConfigSelect(_Model):
     """A single-value selector (dropdown) session configuration option payload."""
 
@@ -3801,43 +3805,43 @@ class SessionConfigSelect(_Model):
     options: SessionConfigSelectOptions
     """The set of selectable options."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, current_value, options):
             self.current_value = current_value
             self.options = options
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionConfigBoolean(_Model):
     """A boolean on/off toggle session configuration option payload."""
 
     current_value: bool
     """The current value of the boolean option."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, current_value):
             self.current_value = current_value
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class LoadSessionResponse(_Model):
     """Response from loading an existing session."""
 
-    METHOD: ClassVar[str] = "session/load"
+    METHOD: _ClassVar[str] = "session/load"
     """The JSON-RPC method (agent side)."""
 
-    modes: SessionModeState | None | Unset = UNSET
+    modes: SessionModeState | None | _Unset = _UNSET
     """Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
     """
 
-    config_options: list[SessionConfigOption] | None | Unset = UNSET
+    config_options: list[SessionConfigOption] | None | _Unset = _UNSET
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3845,30 +3849,30 @@ class LoadSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, modes=UNSET, config_options=UNSET, meta=UNSET):
+        def __init__(self, *, modes=_UNSET, config_options=_UNSET, meta=_UNSET):
             self.modes = modes
             self.config_options = config_options
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ListSessionsResponse(_Model):
     """Response from listing sessions."""
 
-    METHOD: ClassVar[str] = "session/list"
+    METHOD: _ClassVar[str] = "session/list"
     """The JSON-RPC method (agent side)."""
 
     sessions: list[SessionInfo]
     """Array of session information objects"""
 
-    next_cursor: str | None | Unset = UNSET
+    next_cursor: str | None | _Unset = _UNSET
     """Opaque cursor token. If present, pass this in the next request's cursor parameter
     to fetch the next page. If absent, there are no more results.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3876,15 +3880,15 @@ class ListSessionsResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, sessions, next_cursor=UNSET, meta=UNSET):
+        def __init__(self, *, sessions, next_cursor=_UNSET, meta=_UNSET):
             self.sessions = sessions
             self.next_cursor = next_cursor
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionInfo(_Model):
     """Information about a session returned by session/list"""
 
@@ -3894,7 +3898,7 @@ class SessionInfo(_Model):
     cwd: str
     """The working directory for this session. Must be an absolute path."""
 
-    additional_directories: list[str] | Unset = UNSET
+    additional_directories: list[str] | _Unset = _UNSET
     """Additional workspace roots reported for this session. Each path must be absolute.
 
     When present, this is the complete ordered additional-root list reported
@@ -3902,13 +3906,13 @@ class SessionInfo(_Model):
     reports no additional roots.
     """
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Human-readable title for the session"""
 
-    updated_at: str | None | Unset = UNSET
+    updated_at: str | None | _Unset = _UNSET
     """ISO 8601 timestamp of last activity"""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3916,17 +3920,17 @@ class SessionInfo(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             session_id,
             cwd,
-            additional_directories=UNSET,
-            title=UNSET,
-            updated_at=UNSET,
-            meta=UNSET,
+            additional_directories=_UNSET,
+            title=_UNSET,
+            updated_at=_UNSET,
+            meta=_UNSET,
         ):
             self.session_id = session_id
             self.cwd = cwd
@@ -3936,14 +3940,14 @@ class SessionInfo(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class DeleteSessionResponse(_Model):
     """Response from deleting a session."""
 
-    METHOD: ClassVar[str] = "session/delete"
+    METHOD: _ClassVar[str] = "session/delete"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3951,29 +3955,29 @@ class DeleteSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResumeSessionResponse(_Model):
     """Response from resuming an existing session."""
 
-    METHOD: ClassVar[str] = "session/resume"
+    METHOD: _ClassVar[str] = "session/resume"
     """The JSON-RPC method (agent side)."""
 
-    modes: SessionModeState | None | Unset = UNSET
+    modes: SessionModeState | None | _Unset = _UNSET
     """Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
     """
 
-    config_options: list[SessionConfigOption] | None | Unset = UNSET
+    config_options: list[SessionConfigOption] | None | _Unset = _UNSET
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3981,22 +3985,22 @@ class ResumeSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, modes=UNSET, config_options=UNSET, meta=UNSET):
+        def __init__(self, *, modes=_UNSET, config_options=_UNSET, meta=_UNSET):
             self.modes = modes
             self.config_options = config_options
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CloseSessionResponse(_Model):
     """Response from closing a session."""
 
-    METHOD: ClassVar[str] = "session/close"
+    METHOD: _ClassVar[str] = "session/close"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4004,20 +4008,20 @@ class CloseSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SetSessionModeResponse(_Model):
     """Response to `session/set_mode` method."""
 
-    METHOD: ClassVar[str] = "session/set_mode"
+    METHOD: _ClassVar[str] = "session/set_mode"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4025,23 +4029,23 @@ class SetSessionModeResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SetSessionConfigOptionResponse(_Model):
     """Response to `session/set_config_option` method."""
 
-    METHOD: ClassVar[str] = "session/set_config_option"
+    METHOD: _ClassVar[str] = "session/set_config_option"
     """The JSON-RPC method (agent side)."""
 
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4049,27 +4053,27 @@ class SetSessionConfigOptionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, config_options, meta=UNSET):
+        def __init__(self, *, config_options, meta=_UNSET):
             self.config_options = config_options
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PromptResponse(_Model):
     """Response from processing a user prompt.
 
     See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/v1/prompt-turn#4-check-for-completion)
     """
 
-    METHOD: ClassVar[str] = "session/prompt"
+    METHOD: _ClassVar[str] = "session/prompt"
     """The JSON-RPC method (agent side)."""
 
     stop_reason: StopReason
     """Indicates why the agent stopped processing the turn."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4077,14 +4081,14 @@ class PromptResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, stop_reason, meta=UNSET):
+        def __init__(self, *, stop_reason, meta=_UNSET):
             self.stop_reason = stop_reason
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Error(_Model):
     """JSON-RPC error object.
 
@@ -4104,37 +4108,37 @@ class Error(_Model):
     The message should be limited to a concise single sentence.
     """
 
-    data: Any | Unset = UNSET
+    data: _Any | _Unset = _UNSET
     """Optional primitive or structured value that contains additional information about the error.
     This may include debugging information or context-specific details.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, code, message, data=UNSET):
+        def __init__(self, *, code, message, data=_UNSET):
             self.code = code
             self.message = message
             self.data = data
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentNotification(_Model):
     """A JSON-RPC notification object."""
 
     method: str
     """The notification method name."""
 
-    params: Any | Unset = UNSET
+    params: _Any | _Unset = _UNSET
     """Method-specific notification parameters."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, method, params=UNSET):
+        def __init__(self, *, method, params=_UNSET):
             self.method = method
             self.params = params
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionNotification(_Model):
     """Notification containing a session update from the agent.
 
@@ -4143,7 +4147,7 @@ class SessionNotification(_Model):
     See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)
     """
 
-    METHOD: ClassVar[str] = "session/update"
+    METHOD: _ClassVar[str] = "session/update"
     """The JSON-RPC method (client side)."""
 
     session_id: SessionId
@@ -4152,7 +4156,7 @@ class SessionNotification(_Model):
     update: SessionUpdate
     """The actual update content."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4160,34 +4164,34 @@ class SessionNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, update, meta=UNSET):
+        def __init__(self, *, session_id, update, meta=_UNSET):
             self.session_id = session_id
             self.update = update
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UserMessageChunkSessionUpdate(_Model):
     """A chunk of the user's message being streamed.
 
     A variant of SessionUpdate (`sessionUpdate` is 'user_message_chunk').
     """
 
-    session_update: ClassVar[str] = "user_message_chunk"
+    session_update: _ClassVar[str] = "user_message_chunk"
 
     content: ContentBlock
     """A single item of content"""
 
-    message_id: MessageId | None | Unset = UNSET
+    message_id: MessageId | None | _Unset = _UNSET
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
     A change in `messageId` indicates a new message has started.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4195,34 +4199,34 @@ class UserMessageChunkSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, content, message_id=UNSET, meta=UNSET):
+        def __init__(self, *, content, message_id=_UNSET, meta=_UNSET):
             self.content = content
             self.message_id = message_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentMessageChunkSessionUpdate(_Model):
     """A chunk of the agent's response being streamed.
 
     A variant of SessionUpdate (`sessionUpdate` is 'agent_message_chunk').
     """
 
-    session_update: ClassVar[str] = "agent_message_chunk"
+    session_update: _ClassVar[str] = "agent_message_chunk"
 
     content: ContentBlock
     """A single item of content"""
 
-    message_id: MessageId | None | Unset = UNSET
+    message_id: MessageId | None | _Unset = _UNSET
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
     A change in `messageId` indicates a new message has started.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4230,34 +4234,34 @@ class AgentMessageChunkSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, content, message_id=UNSET, meta=UNSET):
+        def __init__(self, *, content, message_id=_UNSET, meta=_UNSET):
             self.content = content
             self.message_id = message_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentThoughtChunkSessionUpdate(_Model):
     """A chunk of the agent's internal reasoning being streamed.
 
     A variant of SessionUpdate (`sessionUpdate` is 'agent_thought_chunk').
     """
 
-    session_update: ClassVar[str] = "agent_thought_chunk"
+    session_update: _ClassVar[str] = "agent_thought_chunk"
 
     content: ContentBlock
     """A single item of content"""
 
-    message_id: MessageId | None | Unset = UNSET
+    message_id: MessageId | None | _Unset = _UNSET
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
     A change in `messageId` indicates a new message has started.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4265,22 +4269,22 @@ class AgentThoughtChunkSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, content, message_id=UNSET, meta=UNSET):
+        def __init__(self, *, content, message_id=_UNSET, meta=_UNSET):
             self.content = content
             self.message_id = message_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallSessionUpdate(_Model):
     """Notification that a new tool call has been initiated.
 
     A variant of SessionUpdate (`sessionUpdate` is 'tool_call').
     """
 
-    session_update: ClassVar[str] = "tool_call"
+    session_update: _ClassVar[str] = "tool_call"
 
     tool_call_id: ToolCallId
     """Unique identifier for this tool call within the session."""
@@ -4288,36 +4292,36 @@ class ToolCallSessionUpdate(_Model):
     title: str
     """Human-readable title describing what the tool is doing."""
 
-    name: str | None | Unset = UNSET
+    name: str | None | _Unset = _UNSET
     """Programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that no
     tool name is available.
     """
 
-    kind: ToolKind | Unset = UNSET
+    kind: ToolKind | _Unset = _UNSET
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
     """
 
-    status: ToolCallStatus | Unset = UNSET
+    status: ToolCallStatus | _Unset = _UNSET
     """Current execution status of the tool call."""
 
-    content: list[ToolCallContent] | Unset = UNSET
+    content: list[ToolCallContent] | _Unset = _UNSET
     """Content produced by the tool call."""
 
-    locations: list[ToolCallLocation] | Unset = UNSET
+    locations: list[ToolCallLocation] | _Unset = _UNSET
     """File locations affected by this tool call.
     Enables "follow-along" features in clients.
     """
 
-    raw_input: Any | Unset = UNSET
+    raw_input: _Any | _Unset = _UNSET
     """Raw input parameters sent to the tool."""
 
-    raw_output: Any | Unset = UNSET
+    raw_output: _Any | _Unset = _UNSET
     """Raw output returned by the tool."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4325,21 +4329,21 @@ class ToolCallSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             tool_call_id,
             title,
-            name=UNSET,
-            kind=UNSET,
-            status=UNSET,
-            content=UNSET,
-            locations=UNSET,
-            raw_input=UNSET,
-            raw_output=UNSET,
-            meta=UNSET,
+            name=_UNSET,
+            kind=_UNSET,
+            status=_UNSET,
+            content=_UNSET,
+            locations=_UNSET,
+            raw_input=_UNSET,
+            raw_output=_UNSET,
+            meta=_UNSET,
         ):
             self.tool_call_id = tool_call_id
             self.title = title
@@ -4353,47 +4357,47 @@ class ToolCallSessionUpdate(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallUpdateSessionUpdate(_Model):
     """Update on the status or results of a tool call.
 
     A variant of SessionUpdate (`sessionUpdate` is 'tool_call_update').
     """
 
-    session_update: ClassVar[str] = "tool_call_update"
+    session_update: _ClassVar[str] = "tool_call_update"
 
     tool_call_id: ToolCallId
     """The ID of the tool call being updated."""
 
-    kind: ToolKind | None | Unset = UNSET
+    kind: ToolKind | None | _Unset = _UNSET
     """Update the tool kind."""
 
-    status: ToolCallStatus | None | Unset = UNSET
+    status: ToolCallStatus | None | _Unset = _UNSET
     """Update the execution status."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Update the human-readable title."""
 
-    name: str | None | Unset = UNSET
+    name: str | None | _Unset = _UNSET
     """Update the programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that
     the existing name is left unchanged.
     """
 
-    content: list[ToolCallContent] | None | Unset = UNSET
+    content: list[ToolCallContent] | None | _Unset = _UNSET
     """Replace the content collection."""
 
-    locations: list[ToolCallLocation] | None | Unset = UNSET
+    locations: list[ToolCallLocation] | None | _Unset = _UNSET
     """Replace the locations collection."""
 
-    raw_input: Any | Unset = UNSET
+    raw_input: _Any | _Unset = _UNSET
     """Update the raw input."""
 
-    raw_output: Any | Unset = UNSET
+    raw_output: _Any | _Unset = _UNSET
     """Update the raw output."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4401,21 +4405,21 @@ class ToolCallUpdateSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             tool_call_id,
-            kind=UNSET,
-            status=UNSET,
-            title=UNSET,
-            name=UNSET,
-            content=UNSET,
-            locations=UNSET,
-            raw_input=UNSET,
-            raw_output=UNSET,
-            meta=UNSET,
+            kind=_UNSET,
+            status=_UNSET,
+            title=_UNSET,
+            name=_UNSET,
+            content=_UNSET,
+            locations=_UNSET,
+            raw_input=_UNSET,
+            raw_output=_UNSET,
+            meta=_UNSET,
         ):
             self.tool_call_id = tool_call_id
             self.kind = kind
@@ -4429,7 +4433,7 @@ class ToolCallUpdateSessionUpdate(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PlanSessionUpdate(_Model):
     """The agent's execution plan for complex tasks.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
@@ -4437,7 +4441,7 @@ class PlanSessionUpdate(_Model):
     A variant of SessionUpdate (`sessionUpdate` is 'plan').
     """
 
-    session_update: ClassVar[str] = "plan"
+    session_update: _ClassVar[str] = "plan"
 
     entries: list[PlanEntry]
     """The list of tasks to be accomplished.
@@ -4446,7 +4450,7 @@ class PlanSessionUpdate(_Model):
     with their current status. The client replaces the entire plan with each update.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4454,26 +4458,26 @@ class PlanSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, entries, meta=UNSET):
+        def __init__(self, *, entries, meta=_UNSET):
             self.entries = entries
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AvailableCommandsUpdateSessionUpdate(_Model):
     """Available commands are ready or have changed
 
     A variant of SessionUpdate (`sessionUpdate` is 'available_commands_update').
     """
 
-    session_update: ClassVar[str] = "available_commands_update"
+    session_update: _ClassVar[str] = "available_commands_update"
 
     available_commands: list[AvailableCommand]
     """Commands the agent can execute"""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4481,14 +4485,14 @@ class AvailableCommandsUpdateSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, available_commands, meta=UNSET):
+        def __init__(self, *, available_commands, meta=_UNSET):
             self.available_commands = available_commands
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CurrentModeUpdateSessionUpdate(_Model):
     """The current mode of the session has changed
 
@@ -4497,12 +4501,12 @@ class CurrentModeUpdateSessionUpdate(_Model):
     A variant of SessionUpdate (`sessionUpdate` is 'current_mode_update').
     """
 
-    session_update: ClassVar[str] = "current_mode_update"
+    session_update: _ClassVar[str] = "current_mode_update"
 
     current_mode_id: SessionModeId
     """The ID of the current mode"""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4510,26 +4514,26 @@ class CurrentModeUpdateSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, current_mode_id, meta=UNSET):
+        def __init__(self, *, current_mode_id, meta=_UNSET):
             self.current_mode_id = current_mode_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ConfigOptionUpdateSessionUpdate(_Model):
     """Session configuration options have been updated.
 
     A variant of SessionUpdate (`sessionUpdate` is 'config_option_update').
     """
 
-    session_update: ClassVar[str] = "config_option_update"
+    session_update: _ClassVar[str] = "config_option_update"
 
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4537,29 +4541,29 @@ class ConfigOptionUpdateSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, config_options, meta=UNSET):
+        def __init__(self, *, config_options, meta=_UNSET):
             self.config_options = config_options
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionInfoUpdateSessionUpdate(_Model):
     """Session metadata has been updated (title, timestamps, custom metadata)
 
     A variant of SessionUpdate (`sessionUpdate` is 'session_info_update').
     """
 
-    session_update: ClassVar[str] = "session_info_update"
+    session_update: _ClassVar[str] = "session_info_update"
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Human-readable title for the session. Set to null to clear."""
 
-    updated_at: str | None | Unset = UNSET
+    updated_at: str | None | _Unset = _UNSET
     """ISO 8601 timestamp of last activity. Set to null to clear."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4567,22 +4571,22 @@ class SessionInfoUpdateSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, title=UNSET, updated_at=UNSET, meta=UNSET):
+        def __init__(self, *, title=_UNSET, updated_at=_UNSET, meta=_UNSET):
             self.title = title
             self.updated_at = updated_at
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UsageUpdateSessionUpdate(_Model):
     """Context window and cost update for the session.
 
     A variant of SessionUpdate (`sessionUpdate` is 'usage_update').
     """
 
-    session_update: ClassVar[str] = "usage_update"
+    session_update: _ClassVar[str] = "usage_update"
 
     used: int
     """Tokens currently in context."""
@@ -4590,10 +4594,10 @@ class UsageUpdateSessionUpdate(_Model):
     size: int
     """Total context window size in tokens."""
 
-    cost: Cost | None | Unset = UNSET
+    cost: Cost | None | _Unset = _UNSET
     """Cumulative session cost (optional)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4601,16 +4605,16 @@ class UsageUpdateSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, used, size, cost=UNSET, meta=UNSET):
+        def __init__(self, *, used, size, cost=_UNSET, meta=_UNSET):
             self.used = used
             self.size = size
             self.cost = cost
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class NoticeSessionUpdate(_Model):
     """Information for the user that is not part of session history.
 
@@ -4620,7 +4624,7 @@ class NoticeSessionUpdate(_Model):
     A variant of SessionUpdate (`sessionUpdate` is 'notice').
     """
 
-    session_update: ClassVar[str] = "notice"
+    session_update: _ClassVar[str] = "notice"
 
     severity: NoticeSeverity | str
     """Presentation severity hint."""
@@ -4628,28 +4632,28 @@ class NoticeSessionUpdate(_Model):
     title: str
     """Required non-empty plain-text title that can stand alone."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional plain-text detail or guidance.
 
     Omitted and `null` are equivalent and mean no description was supplied.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """Metadata scoped to this notice.
 
     Omitted and `null` are equivalent and mean no metadata was supplied.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, severity, title, description=UNSET, meta=UNSET):
+        def __init__(self, *, severity, title, description=_UNSET, meta=_UNSET):
             self.severity = severity
             self.title = title
             self.description = description
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CompactionUpdateSessionUpdate(_Model):
     """A context compaction has been created or updated.
 
@@ -4659,7 +4663,7 @@ class CompactionUpdateSessionUpdate(_Model):
     A variant of SessionUpdate (`sessionUpdate` is 'compaction_update').
     """
 
-    session_update: ClassVar[str] = "compaction_update"
+    session_update: _ClassVar[str] = "compaction_update"
 
     compaction_id: CompactionId
     """The Agent-owned ID of this compaction, unique within the session."""
@@ -4667,19 +4671,19 @@ class CompactionUpdateSessionUpdate(_Model):
     status: CompactionStatus | str
     """Current lifecycle status."""
 
-    summary: list[ContentBlock] | None | Unset = UNSET
+    summary: list[ContentBlock] | None | _Unset = _UNSET
     """Complete replacement user-displayable summary content for the compaction."""
 
-    error: str | None | Unset = UNSET
+    error: str | None | _Unset = _UNSET
     """Human-readable error details for the compaction."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """Extensible metadata patch for this compaction."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, compaction_id, status, summary=UNSET, error=UNSET, meta=UNSET
+            self, *, compaction_id, status, summary=_UNSET, error=_UNSET, meta=_UNSET
         ):
             self.compaction_id = compaction_id
             self.status = status
@@ -4688,7 +4692,7 @@ class CompactionUpdateSessionUpdate(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CompactionSummaryChunkSessionUpdate(_Model):
     """A content block appended to a context compaction's retained summary.
 
@@ -4698,7 +4702,7 @@ class CompactionSummaryChunkSessionUpdate(_Model):
     A variant of SessionUpdate (`sessionUpdate` is 'compaction_summary_chunk').
     """
 
-    session_update: ClassVar[str] = "compaction_summary_chunk"
+    session_update: _ClassVar[str] = "compaction_summary_chunk"
 
     compaction_id: CompactionId
     """ID of the compaction whose summary receives this content."""
@@ -4706,32 +4710,32 @@ class CompactionSummaryChunkSessionUpdate(_Model):
     content: ContentBlock
     """One content block to append."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """Metadata scoped to this chunk. Omission and `null` both mean absent."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, compaction_id, content, meta=UNSET):
+        def __init__(self, *, compaction_id, content, meta=_UNSET):
             self.compaction_id = compaction_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ContentChunk(_Model):
     """A streamed item of content"""
 
     content: ContentBlock
     """A single item of content"""
 
-    message_id: MessageId | None | Unset = UNSET
+    message_id: MessageId | None | _Unset = _UNSET
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
     A change in `messageId` indicates a new message has started.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4739,15 +4743,15 @@ class ContentChunk(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, content, message_id=UNSET, meta=UNSET):
+        def __init__(self, *, content, message_id=_UNSET, meta=_UNSET):
             self.content = content
             self.message_id = message_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCall(_Model):
     """Represents a tool call that the language model has requested.
 
@@ -4763,36 +4767,36 @@ class ToolCall(_Model):
     title: str
     """Human-readable title describing what the tool is doing."""
 
-    name: str | None | Unset = UNSET
+    name: str | None | _Unset = _UNSET
     """Programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that no
     tool name is available.
     """
 
-    kind: ToolKind | Unset = UNSET
+    kind: ToolKind | _Unset = _UNSET
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
     """
 
-    status: ToolCallStatus | Unset = UNSET
+    status: ToolCallStatus | _Unset = _UNSET
     """Current execution status of the tool call."""
 
-    content: list[ToolCallContent] | Unset = UNSET
+    content: list[ToolCallContent] | _Unset = _UNSET
     """Content produced by the tool call."""
 
-    locations: list[ToolCallLocation] | Unset = UNSET
+    locations: list[ToolCallLocation] | _Unset = _UNSET
     """File locations affected by this tool call.
     Enables "follow-along" features in clients.
     """
 
-    raw_input: Any | Unset = UNSET
+    raw_input: _Any | _Unset = _UNSET
     """Raw input parameters sent to the tool."""
 
-    raw_output: Any | Unset = UNSET
+    raw_output: _Any | _Unset = _UNSET
     """Raw output returned by the tool."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4800,21 +4804,21 @@ class ToolCall(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             tool_call_id,
             title,
-            name=UNSET,
-            kind=UNSET,
-            status=UNSET,
-            content=UNSET,
-            locations=UNSET,
-            raw_input=UNSET,
-            raw_output=UNSET,
-            meta=UNSET,
+            name=_UNSET,
+            kind=_UNSET,
+            status=_UNSET,
+            content=_UNSET,
+            locations=_UNSET,
+            raw_input=_UNSET,
+            raw_output=_UNSET,
+            meta=_UNSET,
         ):
             self.tool_call_id = tool_call_id
             self.title = title
@@ -4828,7 +4832,7 @@ class ToolCall(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PlanEntry(_Model):
     """A single entry in the execution plan.
 
@@ -4848,7 +4852,7 @@ class PlanEntry(_Model):
     status: PlanEntryStatus
     """Current execution status of this task."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4856,16 +4860,16 @@ class PlanEntry(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, content, priority, status, meta=UNSET):
+        def __init__(self, *, content, priority, status, meta=_UNSET):
             self.content = content
             self.priority = priority
             self.status = status
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Plan(_Model):
     """An execution plan for accomplishing complex tasks.
 
@@ -4883,7 +4887,7 @@ class Plan(_Model):
     with their current status. The client replaces the entire plan with each update.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4891,14 +4895,14 @@ class Plan(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, entries, meta=UNSET):
+        def __init__(self, *, entries, meta=_UNSET):
             self.entries = entries
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AvailableCommand(_Model):
     """Information about a command."""
 
@@ -4908,10 +4912,10 @@ class AvailableCommand(_Model):
     description: str
     """Human-readable description of what the command does."""
 
-    input: AvailableCommandInput | None | Unset = UNSET
+    input: AvailableCommandInput | None | _Unset = _UNSET
     """Input for the command if required"""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4919,23 +4923,23 @@ class AvailableCommand(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, description, input=UNSET, meta=UNSET):
+        def __init__(self, *, name, description, input=_UNSET, meta=_UNSET):
             self.name = name
             self.description = description
             self.input = input
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UnstructuredCommandInput(_Model):
     """All text that was typed after the command name is provided as input."""
 
     hint: str
     """A hint to display when the input hasn't been provided yet"""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4943,21 +4947,21 @@ class UnstructuredCommandInput(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, hint, meta=UNSET):
+        def __init__(self, *, hint, meta=_UNSET):
             self.hint = hint
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AvailableCommandsUpdate(_Model):
     """Available commands are ready or have changed"""
 
     available_commands: list[AvailableCommand]
     """Commands the agent can execute"""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4965,14 +4969,14 @@ class AvailableCommandsUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, available_commands, meta=UNSET):
+        def __init__(self, *, available_commands, meta=_UNSET):
             self.available_commands = available_commands
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CurrentModeUpdate(_Model):
     """The current mode of the session has changed
 
@@ -4982,7 +4986,7 @@ class CurrentModeUpdate(_Model):
     current_mode_id: SessionModeId
     """The ID of the current mode"""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4990,21 +4994,21 @@ class CurrentModeUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, current_mode_id, meta=UNSET):
+        def __init__(self, *, current_mode_id, meta=_UNSET):
             self.current_mode_id = current_mode_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ConfigOptionUpdate(_Model):
     """Session configuration options have been updated."""
 
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5012,14 +5016,14 @@ class ConfigOptionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, config_options, meta=UNSET):
+        def __init__(self, *, config_options, meta=_UNSET):
             self.config_options = config_options
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionInfoUpdate(_Model):
     """Update to session metadata. All fields are optional to support partial updates.
 
@@ -5027,13 +5031,13 @@ class SessionInfoUpdate(_Model):
     Clients can use it to keep session titles and state current.
     """
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Human-readable title for the session. Set to null to clear."""
 
-    updated_at: str | None | Unset = UNSET
+    updated_at: str | None | _Unset = _UNSET
     """ISO 8601 timestamp of last activity. Set to null to clear."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5041,15 +5045,15 @@ class SessionInfoUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, title=UNSET, updated_at=UNSET, meta=UNSET):
+        def __init__(self, *, title=_UNSET, updated_at=_UNSET, meta=_UNSET):
             self.title = title
             self.updated_at = updated_at
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Cost(_Model):
     """Cost information for a session."""
 
@@ -5061,7 +5065,7 @@ class Cost(_Model):
     unit such as "credits".
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5069,15 +5073,15 @@ class Cost(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, amount, currency, meta=UNSET):
+        def __init__(self, *, amount, currency, meta=_UNSET):
             self.amount = amount
             self.currency = currency
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UsageUpdate(_Model):
     """Context window and cost update for a session."""
 
@@ -5087,10 +5091,10 @@ class UsageUpdate(_Model):
     size: int
     """Total context window size in tokens."""
 
-    cost: Cost | None | Unset = UNSET
+    cost: Cost | None | _Unset = _UNSET
     """Cumulative session cost (optional)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5098,16 +5102,16 @@ class UsageUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, used, size, cost=UNSET, meta=UNSET):
+        def __init__(self, *, used, size, cost=_UNSET, meta=_UNSET):
             self.used = used
             self.size = size
             self.cost = cost
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Notice(_Model):
     """Fire-and-forget information for the user.
 
@@ -5126,28 +5130,28 @@ class Notice(_Model):
     title: str
     """Required non-empty plain-text title that can stand alone."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional plain-text detail or guidance.
 
     Omitted and `null` are equivalent and mean no description was supplied.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """Metadata scoped to this notice.
 
     Omitted and `null` are equivalent and mean no metadata was supplied.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, severity, title, description=UNSET, meta=UNSET):
+        def __init__(self, *, severity, title, description=_UNSET, meta=_UNSET):
             self.severity = severity
             self.title = title
             self.description = description
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CompactionUpdate(_Model):
     """A context compaction upsert. The first notification fixes the compaction's
     timeline position. Later updates with the same ID patch that entity in place.
@@ -5165,19 +5169,19 @@ class CompactionUpdate(_Model):
     status: CompactionStatus | str
     """Current lifecycle status."""
 
-    summary: list[ContentBlock] | None | Unset = UNSET
+    summary: list[ContentBlock] | None | _Unset = _UNSET
     """Complete replacement user-displayable summary content for the compaction."""
 
-    error: str | None | Unset = UNSET
+    error: str | None | _Unset = _UNSET
     """Human-readable error details for the compaction."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """Extensible metadata patch for this compaction."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, compaction_id, status, summary=UNSET, error=UNSET, meta=UNSET
+            self, *, compaction_id, status, summary=_UNSET, error=_UNSET, meta=_UNSET
         ):
             self.compaction_id = compaction_id
             self.status = status
@@ -5186,7 +5190,7 @@ class CompactionUpdate(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CompactionSummaryChunk(_Model):
     """A content block appended to a compaction's summary. A first-seen ID creates
     an in-progress compaction. Chunks append in receive order.
@@ -5200,28 +5204,28 @@ class CompactionSummaryChunk(_Model):
     content: ContentBlock
     """One content block to append."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """Metadata scoped to this chunk. Omission and `null` both mean absent."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, compaction_id, content, meta=UNSET):
+        def __init__(self, *, compaction_id, content, meta=_UNSET):
             self.compaction_id = compaction_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CompleteElicitationNotification(_Model):
     """Notification sent by the agent when a URL-based elicitation is complete."""
 
-    METHOD: ClassVar[str] = "elicitation/complete"
+    METHOD: _ClassVar[str] = "elicitation/complete"
     """The JSON-RPC method (client side)."""
 
     elicitation_id: ElicitationId
     """The ID of the elicitation that completed."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5231,35 +5235,35 @@ class CompleteElicitationNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, elicitation_id, meta=UNSET):
+        def __init__(self, *, elicitation_id, meta=_UNSET):
             self.elicitation_id = elicitation_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ClientRequest(_Model):
     """A JSON-RPC request object."""
 
-    id: RequestId_
+    id: RequestId
     """The request id used to correlate the matching response."""
 
     method: str
     """The method name to invoke."""
 
-    params: Any | Unset = UNSET
+    params: _Any | _Unset = _UNSET
     """Method-specific request parameters."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, id, method, params=UNSET):
+        def __init__(self, *, id, method, params=_UNSET):
             self.id = id
             self.method = method
             self.params = params
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class InitializeRequest(_Model):
     """Request parameters for the initialize method.
 
@@ -5268,7 +5272,7 @@ class InitializeRequest(_Model):
     See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/initialization)
     """
 
-    METHOD: ClassVar[str] = "initialize"
+    METHOD: _ClassVar[str] = "initialize"
     """The JSON-RPC method (agent side)."""
 
     protocol_version: ProtocolVersion
@@ -5288,13 +5292,13 @@ class InitializeRequest(_Model):
     )
     """Capabilities supported by the client."""
 
-    client_info: Implementation | None | Unset = UNSET
+    client_info: Implementation | None | _Unset = _UNSET
     """Information about the Client name and version sent to the Agent.
 
     Note: in future versions of the protocol, this will be required.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5302,15 +5306,15 @@ class InitializeRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             protocol_version,
             client_capabilities=_FACTORY,
-            client_info=UNSET,
-            meta=UNSET,
+            client_info=_UNSET,
+            meta=_UNSET,
         ):
             self.protocol_version = protocol_version
             self.client_capabilities = (
@@ -5331,7 +5335,7 @@ class InitializeRequest(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ClientCapabilities(_Model):
     """Capabilities supported by the client.
 
@@ -5354,7 +5358,7 @@ class ClientCapabilities(_Model):
     terminal: bool = False
     """Whether the Client support all `terminal/*` methods."""
 
-    session: ClientSessionCapabilities | None | Unset = UNSET
+    session: ClientSessionCapabilities | None | _Unset = _UNSET
     """Session-related capabilities supported by the client.
 
     Optional. Omitted or `null` both mean the client does not advertise any
@@ -5371,7 +5375,7 @@ class ClientCapabilities(_Model):
     in its `InitializeResponse`.
     """
 
-    elicitation: ElicitationCapabilities | None | Unset = UNSET
+    elicitation: ElicitationCapabilities | None | _Unset = _UNSET
     """Elicitation capabilities supported by the client.
     Determines which elicitation modes the agent may use.
 
@@ -5379,7 +5383,7 @@ class ClientCapabilities(_Model):
     elicitation support.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5387,17 +5391,17 @@ class ClientCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             fs=_FACTORY,
             terminal=False,
-            session=UNSET,
+            session=_UNSET,
             auth=_FACTORY,
-            elicitation=UNSET,
-            meta=UNSET,
+            elicitation=_UNSET,
+            meta=_UNSET,
         ):
             self.fs = (
                 FileSystemCapabilities(
@@ -5420,7 +5424,7 @@ class ClientCapabilities(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class FileSystemCapabilities(_Model):
     """File system capabilities that a client may support.
 
@@ -5433,7 +5437,7 @@ class FileSystemCapabilities(_Model):
     write_text_file: bool = False
     """Whether the Client supports `fs/write_text_file` requests."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5441,38 +5445,38 @@ class FileSystemCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, read_text_file=False, write_text_file=False, meta=UNSET):
+        def __init__(self, *, read_text_file=False, write_text_file=False, meta=_UNSET):
             self.read_text_file = read_text_file
             self.write_text_file = write_text_file
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ClientSessionCapabilities(_Model):
     """Session-related capabilities supported by the client."""
 
-    compaction: CompactionCapabilities | None | Unset = UNSET
+    compaction: CompactionCapabilities | None | _Unset = _UNSET
     """Support for ID-addressed context compaction updates. Omitted or `null`
     means unsupported. `{}` advertises the complete compaction contract.
     """
 
-    config_options: SessionConfigOptionsCapabilities | None | Unset = UNSET
+    config_options: SessionConfigOptionsCapabilities | None | _Unset = _UNSET
     """Config option capabilities supported by the client.
 
     Omitted or `null` both mean the client does not advertise support for any
     config option extensions.
     """
 
-    notices: NoticeCapabilities | None | Unset = UNSET
+    notices: NoticeCapabilities | None | _Unset = _UNSET
     """Support for live user-facing `notice` session updates.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
     Supplying `{}` means the client can present notices to the user.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5480,10 +5484,15 @@ class ClientSessionCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, compaction=UNSET, config_options=UNSET, notices=UNSET, meta=UNSET
+            self,
+            *,
+            compaction=_UNSET,
+            config_options=_UNSET,
+            notices=_UNSET,
+            meta=_UNSET,
         ):
             self.compaction = compaction
             self.config_options = config_options
@@ -5491,11 +5500,11 @@ class ClientSessionCapabilities(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionConfigOptionsCapabilities(_Model):
     """Session configuration option capabilities supported by the client."""
 
-    boolean: BooleanConfigOptionCapabilities | None | Unset = UNSET
+    boolean: BooleanConfigOptionCapabilities | None | _Unset = _UNSET
     """Whether the client supports boolean session configuration options.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
@@ -5504,7 +5513,7 @@ class SessionConfigOptionsCapabilities(_Model):
     requests with `type: "boolean"` and a boolean `value`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5512,21 +5521,21 @@ class SessionConfigOptionsCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, boolean=UNSET, meta=UNSET):
+        def __init__(self, *, boolean=_UNSET, meta=_UNSET):
             self.boolean = boolean
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class BooleanConfigOptionCapabilities(_Model):
     """Capabilities for boolean session configuration options.
 
     Supplying `{}` means the client supports boolean session configuration options.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5534,13 +5543,13 @@ class BooleanConfigOptionCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AuthCapabilities(_Model):
     """Authentication capabilities supported by the client.
 
@@ -5557,7 +5566,7 @@ class AuthCapabilities(_Model):
     agent may include `terminal` entries in its authentication methods.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5565,32 +5574,32 @@ class AuthCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, terminal=False, meta=UNSET):
+        def __init__(self, *, terminal=False, meta=_UNSET):
             self.terminal = terminal
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationCapabilities(_Model):
     """Elicitation capabilities supported by the client."""
 
-    form: ElicitationFormCapabilities | None | Unset = UNSET
+    form: ElicitationFormCapabilities | None | _Unset = _UNSET
     """Whether the client supports form-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean form support is not advertised.
     Supplying `{}` explicitly advertises form support.
     """
 
-    url: ElicitationUrlCapabilities | None | Unset = UNSET
+    url: ElicitationUrlCapabilities | None | _Unset = _UNSET
     """Whether the client supports URL-based elicitation.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
     Supplying `{}` means the client supports URL-based elicitation.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5600,22 +5609,22 @@ class ElicitationCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, form=UNSET, url=UNSET, meta=UNSET):
+        def __init__(self, *, form=_UNSET, url=_UNSET, meta=_UNSET):
             self.form = form
             self.url = url
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationFormCapabilities(_Model):
     """Form-based elicitation capabilities.
 
     Supplying `{}` means the client supports form-based elicitation.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5625,20 +5634,20 @@ class ElicitationFormCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationUrlCapabilities(_Model):
     """URL-based elicitation capabilities.
 
     Supplying `{}` means the client supports URL-based elicitation.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5648,20 +5657,20 @@ class ElicitationUrlCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AuthenticateRequest(_Model):
     """Request parameters for the authenticate method.
 
     Specifies which authentication method to use.
     """
 
-    METHOD: ClassVar[str] = "authenticate"
+    METHOD: _ClassVar[str] = "authenticate"
     """The JSON-RPC method (agent side)."""
 
     method_id: AuthMethodId
@@ -5669,7 +5678,7 @@ class AuthenticateRequest(_Model):
     Must be one of the methods advertised in the initialize response.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5677,24 +5686,24 @@ class AuthenticateRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, method_id, meta=UNSET):
+        def __init__(self, *, method_id, meta=_UNSET):
             self.method_id = method_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class LogoutRequest(_Model):
     """Request parameters for the logout method.
 
     Terminates the current authenticated session.
     """
 
-    METHOD: ClassVar[str] = "logout"
+    METHOD: _ClassVar[str] = "logout"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5702,26 +5711,26 @@ class LogoutRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class NewSessionRequest(_Model):
     """Request parameters for creating a new session.
 
     See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/session-setup#creating-a-session)
     """
 
-    METHOD: ClassVar[str] = "session/new"
+    METHOD: _ClassVar[str] = "session/new"
     """The JSON-RPC method (agent side)."""
 
     cwd: str
     """The working directory for this session. Must be an absolute path."""
 
-    additional_directories: list[str] | Unset = UNSET
+    additional_directories: list[str] | _Unset = _UNSET
     """Additional workspace roots for this session. Each path must be absolute.
 
     These expand the session's filesystem scope without changing `cwd`, which
@@ -5732,7 +5741,7 @@ class NewSessionRequest(_Model):
     mcp_servers: list[McpServer]
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5740,10 +5749,10 @@ class NewSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, cwd, additional_directories=UNSET, mcp_servers, meta=UNSET
+            self, *, cwd, additional_directories=_UNSET, mcp_servers, meta=_UNSET
         ):
             self.cwd = cwd
             self.additional_directories = additional_directories
@@ -5751,7 +5760,7 @@ class NewSessionRequest(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class HttpMcpServer(_Model):
     """HTTP transport configuration
 
@@ -5760,7 +5769,7 @@ class HttpMcpServer(_Model):
     A variant of McpServer (`type` is 'http').
     """
 
-    type: ClassVar[str] = "http"
+    type: _ClassVar[str] = "http"
 
     name: str
     """Human-readable name identifying this MCP server."""
@@ -5771,7 +5780,7 @@ class HttpMcpServer(_Model):
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5779,16 +5788,16 @@ class HttpMcpServer(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, url, headers, meta=UNSET):
+        def __init__(self, *, name, url, headers, meta=_UNSET):
             self.name = name
             self.url = url
             self.headers = headers
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SseMcpServer(_Model):
     """SSE transport configuration
 
@@ -5797,7 +5806,7 @@ class SseMcpServer(_Model):
     A variant of McpServer (`type` is 'sse').
     """
 
-    type: ClassVar[str] = "sse"
+    type: _ClassVar[str] = "sse"
 
     name: str
     """Human-readable name identifying this MCP server."""
@@ -5808,7 +5817,7 @@ class SseMcpServer(_Model):
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5816,16 +5825,16 @@ class SseMcpServer(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, url, headers, meta=UNSET):
+        def __init__(self, *, name, url, headers, meta=_UNSET):
             self.name = name
             self.url = url
             self.headers = headers
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class HttpHeader(_Model):
     """An HTTP header to set when making requests to the MCP server."""
 
@@ -5835,7 +5844,7 @@ class HttpHeader(_Model):
     value: str
     """The value to set for the HTTP header."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5843,15 +5852,15 @@ class HttpHeader(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, value, meta=UNSET):
+        def __init__(self, *, name, value, meta=_UNSET):
             self.name = name
             self.value = value
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class McpServerHttp(_Model):
     """HTTP transport configuration for MCP."""
 
@@ -5864,7 +5873,7 @@ class McpServerHttp(_Model):
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5872,16 +5881,16 @@ class McpServerHttp(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, url, headers, meta=UNSET):
+        def __init__(self, *, name, url, headers, meta=_UNSET):
             self.name = name
             self.url = url
             self.headers = headers
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class McpServerSse(_Model):
     """SSE transport configuration for MCP."""
 
@@ -5894,7 +5903,7 @@ class McpServerSse(_Model):
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5902,16 +5911,16 @@ class McpServerSse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, url, headers, meta=UNSET):
+        def __init__(self, *, name, url, headers, meta=_UNSET):
             self.name = name
             self.url = url
             self.headers = headers
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class McpServerStdio(_Model):
     """Stdio transport configuration for MCP."""
 
@@ -5927,7 +5936,7 @@ class McpServerStdio(_Model):
     env: list[EnvVariable]
     """Environment variables to set when launching the MCP server."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5935,9 +5944,9 @@ class McpServerStdio(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, command, args, env, meta=UNSET):
+        def __init__(self, *, name, command, args, env, meta=_UNSET):
             self.name = name
             self.command = command
             self.args = args
@@ -5945,7 +5954,7 @@ class McpServerStdio(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class LoadSessionRequest(_Model):
     """Request parameters for loading an existing session.
 
@@ -5954,7 +5963,7 @@ class LoadSessionRequest(_Model):
     See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/session-setup#loading-sessions)
     """
 
-    METHOD: ClassVar[str] = "session/load"
+    METHOD: _ClassVar[str] = "session/load"
     """The JSON-RPC method (agent side)."""
 
     mcp_servers: list[McpServer]
@@ -5963,7 +5972,7 @@ class LoadSessionRequest(_Model):
     cwd: str
     """The working directory for this session. Must be an absolute path."""
 
-    additional_directories: list[str] | Unset = UNSET
+    additional_directories: list[str] | _Unset = _UNSET
     """Additional workspace roots to activate for this session. Each path must be absolute.
 
     When omitted or empty, no additional roots are activated. When non-empty,
@@ -5975,7 +5984,7 @@ class LoadSessionRequest(_Model):
     session_id: SessionId
     """The ID of the session to load."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5983,16 +5992,16 @@ class LoadSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             mcp_servers,
             cwd,
-            additional_directories=UNSET,
+            additional_directories=_UNSET,
             session_id,
-            meta=UNSET,
+            meta=_UNSET,
         ):
             self.mcp_servers = mcp_servers
             self.cwd = cwd
@@ -6001,23 +6010,23 @@ class LoadSessionRequest(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ListSessionsRequest(_Model):
     """Request parameters for listing existing sessions.
 
     Only available if the Agent supports the `sessionCapabilities.list` capability.
     """
 
-    METHOD: ClassVar[str] = "session/list"
+    METHOD: _ClassVar[str] = "session/list"
     """The JSON-RPC method (agent side)."""
 
-    cwd: str | None | Unset = UNSET
+    cwd: str | None | _Unset = _UNSET
     """Filter sessions by working directory. Must be an absolute path."""
 
-    cursor: str | None | Unset = UNSET
+    cursor: str | None | _Unset = _UNSET
     """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination"""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6025,28 +6034,28 @@ class ListSessionsRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, cwd=UNSET, cursor=UNSET, meta=UNSET):
+        def __init__(self, *, cwd=_UNSET, cursor=_UNSET, meta=_UNSET):
             self.cwd = cwd
             self.cursor = cursor
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class DeleteSessionRequest(_Model):
     """Request parameters for deleting an existing session from `session/list`.
 
     Only available if the Agent supports the `sessionCapabilities.delete` capability.
     """
 
-    METHOD: ClassVar[str] = "session/delete"
+    METHOD: _ClassVar[str] = "session/delete"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
     """The ID of the session to delete."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6054,14 +6063,14 @@ class DeleteSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, meta=UNSET):
+        def __init__(self, *, session_id, meta=_UNSET):
             self.session_id = session_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResumeSessionRequest(_Model):
     """Request parameters for resuming an existing session.
 
@@ -6071,7 +6080,7 @@ class ResumeSessionRequest(_Model):
     Only available if the Agent supports the `sessionCapabilities.resume` capability.
     """
 
-    METHOD: ClassVar[str] = "session/resume"
+    METHOD: _ClassVar[str] = "session/resume"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
@@ -6080,7 +6089,7 @@ class ResumeSessionRequest(_Model):
     cwd: str
     """The working directory for this session. Must be an absolute path."""
 
-    additional_directories: list[str] | Unset = UNSET
+    additional_directories: list[str] | _Unset = _UNSET
     """Additional workspace roots to activate for this session. Each path must be absolute.
 
     When omitted or empty, no additional roots are activated. When non-empty,
@@ -6089,10 +6098,10 @@ class ResumeSessionRequest(_Model):
     the request `cwd` matches the session's `cwd`.
     """
 
-    mcp_servers: list[McpServer] | Unset = UNSET
+    mcp_servers: list[McpServer] | _Unset = _UNSET
     """List of MCP servers to connect to for this session."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6100,16 +6109,16 @@ class ResumeSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             session_id,
             cwd,
-            additional_directories=UNSET,
-            mcp_servers=UNSET,
-            meta=UNSET,
+            additional_directories=_UNSET,
+            mcp_servers=_UNSET,
+            meta=_UNSET,
         ):
             self.session_id = session_id
             self.cwd = cwd
@@ -6118,7 +6127,7 @@ class ResumeSessionRequest(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CloseSessionRequest(_Model):
     """Request parameters for closing an active session.
 
@@ -6129,13 +6138,13 @@ class CloseSessionRequest(_Model):
     Only available if the Agent supports the `sessionCapabilities.close` capability.
     """
 
-    METHOD: ClassVar[str] = "session/close"
+    METHOD: _ClassVar[str] = "session/close"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
     """The ID of the session to close."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6143,18 +6152,18 @@ class CloseSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, meta=UNSET):
+        def __init__(self, *, session_id, meta=_UNSET):
             self.session_id = session_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SetSessionModeRequest(_Model):
     """Request parameters for setting a session mode."""
 
-    METHOD: ClassVar[str] = "session/set_mode"
+    METHOD: _ClassVar[str] = "session/set_mode"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
@@ -6163,7 +6172,7 @@ class SetSessionModeRequest(_Model):
     mode_id: SessionModeId
     """The ID of the mode to set."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6171,22 +6180,22 @@ class SetSessionModeRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, mode_id, meta=UNSET):
+        def __init__(self, *, session_id, mode_id, meta=_UNSET):
             self.session_id = session_id
             self.mode_id = mode_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class BooleanSetSessionConfigOptionRequest(_Model):
     """A boolean value (`type: "boolean"`).
 
     A variant of SetSessionConfigOptionRequest (`type` is 'boolean').
     """
 
-    type: ClassVar[str] = "boolean"
+    type: _ClassVar[str] = "boolean"
 
     session_id: SessionId
     """The ID of the session to set the configuration option for."""
@@ -6194,7 +6203,7 @@ class BooleanSetSessionConfigOptionRequest(_Model):
     config_id: SessionConfigId
     """The ID of the configuration option to set."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6205,16 +6214,16 @@ class BooleanSetSessionConfigOptionRequest(_Model):
     value: bool
     """The boolean value."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, config_id, meta=UNSET, value):
+        def __init__(self, *, session_id, config_id, meta=_UNSET, value):
             self.session_id = session_id
             self.config_id = config_id
             self.meta = meta
             self.value = value
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ValueIdSetSessionConfigOptionRequest(_Model):
     """A `SessionConfigValueId` string value.
 
@@ -6225,7 +6234,7 @@ class ValueIdSetSessionConfigOptionRequest(_Model):
     A variant of SetSessionConfigOptionRequest.
     """
 
-    type: ClassVar[None] = None
+    type: _ClassVar[None] = None
 
     session_id: SessionId
     """The ID of the session to set the configuration option for."""
@@ -6233,7 +6242,7 @@ class ValueIdSetSessionConfigOptionRequest(_Model):
     config_id: SessionConfigId
     """The ID of the configuration option to set."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6244,16 +6253,16 @@ class ValueIdSetSessionConfigOptionRequest(_Model):
     value: SessionConfigValueId
     """The value ID."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, config_id, meta=UNSET, value):
+        def __init__(self, *, session_id, config_id, meta=_UNSET, value):
             self.session_id = session_id
             self.config_id = config_id
             self.meta = meta
             self.value = value
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PromptRequest(_Model):
     """Request parameters for sending a user prompt to the agent.
 
@@ -6262,7 +6271,7 @@ class PromptRequest(_Model):
     See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v1/prompt-turn#1-user-message)
     """
 
-    METHOD: ClassVar[str] = "session/prompt"
+    METHOD: _ClassVar[str] = "session/prompt"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
@@ -6284,7 +6293,7 @@ class PromptRequest(_Model):
     pieces of context from sources the agent may not have access to.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6292,62 +6301,62 @@ class PromptRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, prompt, meta=UNSET):
+        def __init__(self, *, session_id, prompt, meta=_UNSET):
             self.session_id = session_id
             self.prompt = prompt
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResultClientResponse(_Model):
     """A successful JSON-RPC response.
 
     A variant of ClientResponse.
     """
 
-    id: RequestId_
+    id: RequestId
     """The id of the request this response answers."""
 
-    result: Any
+    result: _Any
     """Method-specific response data."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, id, result):
             self.id = id
             self.result = result
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ErrorClientResponse(_Model):
     """A failed JSON-RPC response.
 
     A variant of ClientResponse.
     """
 
-    id: RequestId_
+    id: RequestId
     """The id of the request this response answers."""
 
     error: Error
     """Method-specific error data."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, id, error):
             self.id = id
             self.error = error
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class WriteTextFileResponse(_Model):
     """Response to `fs/write_text_file`"""
 
-    METHOD: ClassVar[str] = "fs/write_text_file"
+    METHOD: _ClassVar[str] = "fs/write_text_file"
     """The JSON-RPC method (client side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6355,23 +6364,23 @@ class WriteTextFileResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ReadTextFileResponse(_Model):
     """Response containing the contents of a text file."""
 
-    METHOD: ClassVar[str] = "fs/read_text_file"
+    METHOD: _ClassVar[str] = "fs/read_text_file"
     """The JSON-RPC method (client side)."""
 
     content: str
     """Content payload returned by this response."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6379,24 +6388,24 @@ class ReadTextFileResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, content, meta=UNSET):
+        def __init__(self, *, content, meta=_UNSET):
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class RequestPermissionResponse(_Model):
     """Response to a permission request."""
 
-    METHOD: ClassVar[str] = "session/request_permission"
+    METHOD: _ClassVar[str] = "session/request_permission"
     """The JSON-RPC method (client side)."""
 
     outcome: RequestPermissionOutcome
     """The user's decision on the permission request."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6404,14 +6413,14 @@ class RequestPermissionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, outcome, meta=UNSET):
+        def __init__(self, *, outcome, meta=_UNSET):
             self.outcome = outcome
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CancelledRequestPermissionOutcome(_Model):
     """The prompt turn was cancelled before the user responded.
 
@@ -6424,27 +6433,27 @@ class CancelledRequestPermissionOutcome(_Model):
     A variant of RequestPermissionOutcome (`outcome` is 'cancelled').
     """
 
-    outcome: ClassVar[str] = "cancelled"
+    outcome: _ClassVar[str] = "cancelled"
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self):
             pass
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SelectedRequestPermissionOutcome(_Model):
     """The user selected one of the provided options.
 
     A variant of RequestPermissionOutcome (`outcome` is 'selected').
     """
 
-    outcome: ClassVar[str] = "selected"
+    outcome: _ClassVar[str] = "selected"
 
     option_id: PermissionOptionId
     """The ID of the option the user selected."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6452,21 +6461,21 @@ class SelectedRequestPermissionOutcome(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, option_id, meta=UNSET):
+        def __init__(self, *, option_id, meta=_UNSET):
             self.option_id = option_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SelectedPermissionOutcome(_Model):
     """The user selected one of the provided options."""
 
     option_id: PermissionOptionId
     """The ID of the option the user selected."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6474,24 +6483,24 @@ class SelectedPermissionOutcome(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, option_id, meta=UNSET):
+        def __init__(self, *, option_id, meta=_UNSET):
             self.option_id = option_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CreateTerminalResponse(_Model):
     """Response containing the ID of the created terminal."""
 
-    METHOD: ClassVar[str] = "terminal/create"
+    METHOD: _ClassVar[str] = "terminal/create"
     """The JSON-RPC method (client side)."""
 
     terminal_id: TerminalId
     """The unique identifier for the created terminal."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6499,18 +6508,18 @@ class CreateTerminalResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, terminal_id, meta=UNSET):
+        def __init__(self, *, terminal_id, meta=_UNSET):
             self.terminal_id = terminal_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalOutputResponse(_Model):
     """Response containing the terminal output and exit status."""
 
-    METHOD: ClassVar[str] = "terminal/output"
+    METHOD: _ClassVar[str] = "terminal/output"
     """The JSON-RPC method (client side)."""
 
     output: str
@@ -6519,10 +6528,10 @@ class TerminalOutputResponse(_Model):
     truncated: bool
     """Whether the output was truncated due to byte limits."""
 
-    exit_status: TerminalExitStatus | None | Unset = UNSET
+    exit_status: TerminalExitStatus | None | _Unset = _UNSET
     """Exit status if the command has completed."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6530,26 +6539,26 @@ class TerminalOutputResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, output, truncated, exit_status=UNSET, meta=UNSET):
+        def __init__(self, *, output, truncated, exit_status=_UNSET, meta=_UNSET):
             self.output = output
             self.truncated = truncated
             self.exit_status = exit_status
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalExitStatus(_Model):
     """Exit status of a terminal command."""
 
-    exit_code: int | None | Unset = UNSET
+    exit_code: int | None | _Unset = _UNSET
     """The process exit code (may be null if terminated by signal)."""
 
-    signal: str | None | Unset = UNSET
+    signal: str | None | _Unset = _UNSET
     """The signal that terminated the process (may be null if exited normally)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6557,22 +6566,22 @@ class TerminalExitStatus(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, exit_code=UNSET, signal=UNSET, meta=UNSET):
+        def __init__(self, *, exit_code=_UNSET, signal=_UNSET, meta=_UNSET):
             self.exit_code = exit_code
             self.signal = signal
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ReleaseTerminalResponse(_Model):
     """Response to terminal/release method"""
 
-    METHOD: ClassVar[str] = "terminal/release"
+    METHOD: _ClassVar[str] = "terminal/release"
     """The JSON-RPC method (client side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6580,26 +6589,26 @@ class ReleaseTerminalResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class WaitForTerminalExitResponse(_Model):
     """Response containing the exit status of a terminal command."""
 
-    METHOD: ClassVar[str] = "terminal/wait_for_exit"
+    METHOD: _ClassVar[str] = "terminal/wait_for_exit"
     """The JSON-RPC method (client side)."""
 
-    exit_code: int | None | Unset = UNSET
+    exit_code: int | None | _Unset = _UNSET
     """The process exit code (may be null if terminated by signal)."""
 
-    signal: str | None | Unset = UNSET
+    signal: str | None | _Unset = _UNSET
     """The signal that terminated the process (may be null if exited normally)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6607,22 +6616,22 @@ class WaitForTerminalExitResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, exit_code=UNSET, signal=UNSET, meta=UNSET):
+        def __init__(self, *, exit_code=_UNSET, signal=_UNSET, meta=_UNSET):
             self.exit_code = exit_code
             self.signal = signal
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class KillTerminalResponse(_Model):
     """Response to `terminal/kill` method"""
 
-    METHOD: ClassVar[str] = "terminal/kill"
+    METHOD: _ClassVar[str] = "terminal/kill"
     """The JSON-RPC method (client side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6630,22 +6639,22 @@ class KillTerminalResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AcceptCreateElicitationResponse(_Model):
     """The user accepted and provided content.
 
     A variant of CreateElicitationResponse (`action` is 'accept').
     """
 
-    action: ClassVar[str] = "accept"
+    action: _ClassVar[str] = "accept"
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6655,26 +6664,26 @@ class AcceptCreateElicitationResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    content: dict[str, ElicitationContentValue] | None | Unset = UNSET
+    content: dict[str, ElicitationContentValue] | None | _Unset = _UNSET
     """The user-provided content, if any, as an object matching the requested schema."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET, content=UNSET):
+        def __init__(self, *, meta=_UNSET, content=_UNSET):
             self.meta = meta
             self.content = content
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class DeclineCreateElicitationResponse(_Model):
     """The user declined the elicitation.
 
     A variant of CreateElicitationResponse (`action` is 'decline').
     """
 
-    action: ClassVar[str] = "decline"
+    action: _ClassVar[str] = "decline"
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6684,22 +6693,22 @@ class DeclineCreateElicitationResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CancelCreateElicitationResponse(_Model):
     """The elicitation was cancelled.
 
     A variant of CreateElicitationResponse (`action` is 'cancel').
     """
 
-    action: ClassVar[str] = "cancel"
+    action: _ClassVar[str] = "cancel"
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6709,13 +6718,13 @@ class CancelCreateElicitationResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherCreateElicitationResponse(_Model):
     """Custom or future elicitation action.
 
@@ -6733,7 +6742,7 @@ class OtherCreateElicitationResponse(_Model):
     action: str
     """The `action` value."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6743,61 +6752,61 @@ class OtherCreateElicitationResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, action, meta=UNSET, extra=_FACTORY):
+        def __init__(self, *, action, meta=_UNSET, extra=_FACTORY):
             self.action = action
             self.meta = meta
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationAcceptAction(_Model):
     """The user accepted the elicitation and provided content."""
 
-    content: dict[str, ElicitationContentValue] | None | Unset = UNSET
+    content: dict[str, ElicitationContentValue] | None | _Unset = _UNSET
     """The user-provided content, if any, as an object matching the requested schema."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, content=UNSET):
+        def __init__(self, *, content=_UNSET):
             self.content = content
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ClientNotification(_Model):
     """A JSON-RPC notification object."""
 
     method: str
     """The notification method name."""
 
-    params: Any | Unset = UNSET
+    params: _Any | _Unset = _UNSET
     """Method-specific notification parameters."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, method, params=UNSET):
+        def __init__(self, *, method, params=_UNSET):
             self.method = method
             self.params = params
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CancelNotification(_Model):
     """Notification to cancel ongoing operations for a session.
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/prompt-turn#cancellation)
     """
 
-    METHOD: ClassVar[str] = "session/cancel"
+    METHOD: _ClassVar[str] = "session/cancel"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
     """The ID of the session to cancel operations for."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6805,27 +6814,27 @@ class CancelNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, meta=UNSET):
+        def __init__(self, *, session_id, meta=_UNSET):
             self.session_id = session_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CancelRequestNotification(_Model):
     """Notification to cancel an ongoing request.
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/cancellation)
     """
 
-    METHOD: ClassVar[str] = "$/cancel_request"
+    METHOD: _ClassVar[str] = "$/cancel_request"
     """The JSON-RPC method (protocol side)."""
 
-    request_id: RequestId_
+    request_id: RequestId
     """The ID of the request to cancel."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6833,14 +6842,14 @@ class CancelRequestNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, request_id, meta=UNSET):
+        def __init__(self, *, request_id, meta=_UNSET):
             self.request_id = request_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallState(_State):
     """The stored state of ToolCallUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
@@ -6868,16 +6877,16 @@ class ToolCallState(_State):
     locations: list[ToolCallLocation] = _field(default_factory=lambda: [])
     """Rule: replace. Replace the locations collection."""
 
-    raw_input: Any = None
+    raw_input: _Any = None
     """Rule: replace. Update the raw input."""
 
-    raw_output: Any = None
+    raw_output: _Any = None
     """Rule: replace. Update the raw output."""
 
-    meta: dict[str, Any] = _field(default_factory=lambda: {})
+    meta: dict[str, _Any] = _field(default_factory=lambda: {})
     """Rule: replace. v1 states no patch rule for _meta: an update that carries it replaces it."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
@@ -6905,7 +6914,7 @@ class ToolCallState(_State):
             self.meta = {} if meta is _FACTORY else meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionInfoState(_State):
     """The stored state of SessionInfoUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
@@ -6918,10 +6927,10 @@ class SessionInfoState(_State):
     updated_at: str | None = None
     """Rule: null-clears. Set to null to clear."""
 
-    meta: dict[str, Any] = _field(default_factory=lambda: {})
+    meta: dict[str, _Any] = _field(default_factory=lambda: {})
     """Rule: replace."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, title=None, updated_at=None, meta=_FACTORY):
             self.title = title
@@ -6929,7 +6938,7 @@ class SessionInfoState(_State):
             self.meta = {} if meta is _FACTORY else meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UsageState(_State):
     """The stored state of UsageUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
@@ -6945,7 +6954,7 @@ class UsageState(_State):
     cost: Cost | None = None
     """Rule: null-clears. v1 is silent: omitted keeps the last cost, null clears it, as v2 states."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, used=0, size=0, cost=None):
             self.used = used
@@ -6953,7 +6962,7 @@ class UsageState(_State):
             self.cost = cost
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CompactionState(_State):
     """The stored state of CompactionUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
@@ -6972,10 +6981,10 @@ class CompactionState(_State):
     error: str | None = None
     """Rule: null-clears."""
 
-    meta: dict[str, Any] = _field(default_factory=lambda: {})
+    meta: dict[str, _Any] = _field(default_factory=lambda: {})
     """Rule: collection. v1 gives _meta the same patch semantics as summary and error: `null` clears it, and a concrete value replaces it (v2 patches it by key instead)."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
@@ -6995,7 +7004,7 @@ class CompactionState(_State):
 
 # Type aliases, each after the names it uses.
 
-RequestId_: TypeAlias = None | int | str
+RequestId: _TypeAlias = None | int | str
 """JSON RPC Request Id
 
 An identifier established by the Client that MUST contain a String, Number, or NULL value if included. If it is not included it is assumed to be a notification. The value SHOULD normally not be Null \\[1\\] and Numbers SHOULD NOT contain fractional parts \\[2\\]
@@ -7007,7 +7016,7 @@ The Server MUST reply with the same value in the Response object if included. Th
 \\[2\\] Fractional parts may be problematic, since many decimal fractions cannot be represented exactly as binary fractions.
 """
 
-SessionId: TypeAlias = str
+SessionId: _TypeAlias = str
 """A unique identifier for a conversation session between a client and agent.
 
 Each session has its own context, conversation history, and state, so one
@@ -7016,10 +7025,10 @@ agent can run several independent sessions.
 See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v1/session-setup#session-id)
 """
 
-ToolCallId: TypeAlias = str
+ToolCallId: _TypeAlias = str
 """Unique identifier for a tool call within a session."""
 
-ToolCallContent: TypeAlias = (
+ToolCallContent: _TypeAlias = (
     ContentToolCallContent | DiffToolCallContent | TerminalToolCallContent
 )
 """Content produced by a tool call.
@@ -7030,7 +7039,7 @@ standard content blocks (text, images) or file diffs.
 See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/tool-calls#content)
 """
 
-ContentBlock: TypeAlias = (
+ContentBlock: _TypeAlias = (
     TextContentBlock
     | ImageContentBlock
     | AudioContentBlock
@@ -7050,16 +7059,16 @@ forward content from MCP tool outputs without transformation.
 See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/content)
 """
 
-EmbeddedResourceResource: TypeAlias = TextResourceContents | BlobResourceContents
+EmbeddedResourceResource: _TypeAlias = TextResourceContents | BlobResourceContents
 """Resource content that can be embedded in a message."""
 
-TerminalId: TypeAlias = str
+TerminalId: _TypeAlias = str
 """Typed identifier used for terminal values on the wire."""
 
-PermissionOptionId: TypeAlias = str
+PermissionOptionId: _TypeAlias = str
 """Unique identifier for a permission option."""
 
-CreateElicitationRequest: TypeAlias = (
+CreateElicitationRequest: _TypeAlias = (
     FormCreateElicitationRequest
     | UrlCreateElicitationRequest
     | OtherCreateElicitationRequest
@@ -7071,7 +7080,7 @@ either via a form or by directing them to a URL.
 Elicitations are tied to a session (optionally a tool call) or a request.
 """
 
-ElicitationPropertySchema: TypeAlias = (
+ElicitationPropertySchema: _TypeAlias = (
     StringElicitationPropertySchema
     | NumberElicitationPropertySchema
     | IntegerElicitationPropertySchema
@@ -7086,15 +7095,15 @@ Single-select enums use `type: "string"` with `enum` or `oneOf` set.
 Multi-select enums use `type: "array"`.
 """
 
-MultiSelectItems: TypeAlias = (
+MultiSelectItems: _TypeAlias = (
     MultiSelectItemsString | OtherMultiSelectItems | TitledMultiSelectItems
 )
 """Items for a multi-select (array) property schema."""
 
-ElicitationId: TypeAlias = str
+ElicitationId: _TypeAlias = str
 """Unique identifier for an elicitation."""
 
-ExtRequest: TypeAlias = Any
+ExtRequest: _TypeAlias = _Any
 """Allows for sending an arbitrary request that is not part of the ACP spec.
 Extension methods provide a way to add custom functionality while maintaining
 protocol compatibility.
@@ -7102,47 +7111,47 @@ protocol compatibility.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
 """
 
-AgentResponse: TypeAlias = ResultAgentResponse | ErrorAgentResponse
+AgentResponse: _TypeAlias = ResultAgentResponse | ErrorAgentResponse
 """A JSON-RPC response object."""
 
-ProtocolVersion: TypeAlias = int
+ProtocolVersion: _TypeAlias = int
 """Protocol version identifier.
 
 This version is only bumped for breaking changes.
 Non-breaking changes should be introduced via capabilities.
 """
 
-AuthMethod: TypeAlias = TerminalAuthMethod | AuthMethodAgent
+AuthMethod: _TypeAlias = TerminalAuthMethod | AuthMethodAgent
 """Describes an available authentication method.
 
 The `type` field acts as the discriminator in the serialized JSON form.
 When no `type` is present, the method is treated as `agent`.
 """
 
-AuthMethodId: TypeAlias = str
+AuthMethodId: _TypeAlias = str
 """Typed identifier used for auth method values on the wire."""
 
-SessionModeId: TypeAlias = str
+SessionModeId: _TypeAlias = str
 """Unique identifier for a Session Mode."""
 
-SessionConfigOption: TypeAlias = SelectSessionConfigOption | BooleanSessionConfigOption
+SessionConfigOption: _TypeAlias = SelectSessionConfigOption | BooleanSessionConfigOption
 """A session configuration option selector and its current state."""
 
-SessionConfigId: TypeAlias = str
+SessionConfigId: _TypeAlias = str
 """Unique identifier for a session configuration option."""
 
-SessionConfigValueId: TypeAlias = str
+SessionConfigValueId: _TypeAlias = str
 """Unique identifier for a session configuration option value."""
 
-SessionConfigSelectOptions: TypeAlias = (
+SessionConfigSelectOptions: _TypeAlias = (
     list[SessionConfigSelectOption] | list[SessionConfigSelectGroup]
 )
 """Possible values for a session configuration option."""
 
-SessionConfigGroupId: TypeAlias = str
+SessionConfigGroupId: _TypeAlias = str
 """Unique identifier for a session configuration option value group."""
 
-ExtResponse: TypeAlias = Any
+ExtResponse: _TypeAlias = _Any
 """Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
 Extension methods provide a way to add custom functionality while maintaining
 protocol compatibility.
@@ -7150,7 +7159,7 @@ protocol compatibility.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
 """
 
-SessionUpdate: TypeAlias = (
+SessionUpdate: _TypeAlias = (
     UserMessageChunkSessionUpdate
     | AgentMessageChunkSessionUpdate
     | AgentThoughtChunkSessionUpdate
@@ -7173,16 +7182,16 @@ These updates provide real-time feedback about the agent's progress.
 See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/prompt-turn#3-agent-reports-output)
 """
 
-MessageId: TypeAlias = str
+MessageId: _TypeAlias = str
 """Unique identifier for a message within a session."""
 
-AvailableCommandInput: TypeAlias = UnstructuredCommandInput
+AvailableCommandInput: _TypeAlias = UnstructuredCommandInput
 """The input specification for a command."""
 
-CompactionId: TypeAlias = str
+CompactionId: _TypeAlias = str
 """Unique identifier for a context compaction within a session."""
 
-ExtNotification: TypeAlias = Any
+ExtNotification: _TypeAlias = _Any
 """Allows either side to send an arbitrary notification that is not part of the ACP spec.
 Extension notifications provide a way to send one-way messages for custom functionality
 while maintaining protocol compatibility.
@@ -7190,13 +7199,13 @@ while maintaining protocol compatibility.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
 """
 
-CompactionCapabilities: TypeAlias = dict[str, Any]
+CompactionCapabilities: _TypeAlias = dict[str, _Any]
 """Client support for ID-addressed context compaction updates."""
 
-NoticeCapabilities: TypeAlias = dict[str, Any]
+NoticeCapabilities: _TypeAlias = dict[str, _Any]
 """Client support for presenting live notices to the user."""
 
-McpServer: TypeAlias = HttpMcpServer | SseMcpServer | McpServerStdio
+McpServer: _TypeAlias = HttpMcpServer | SseMcpServer | McpServerStdio
 """Configuration for connecting to an MCP (Model Context Protocol) server.
 
 MCP servers provide tools and context that the agent can use when
@@ -7205,20 +7214,20 @@ processing prompts.
 See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/session-setup#mcp-servers)
 """
 
-SetSessionConfigOptionRequest: TypeAlias = (
+SetSessionConfigOptionRequest: _TypeAlias = (
     BooleanSetSessionConfigOptionRequest | ValueIdSetSessionConfigOptionRequest
 )
 """Request parameters for setting a session configuration option."""
 
-ClientResponse: TypeAlias = ResultClientResponse | ErrorClientResponse
+ClientResponse: _TypeAlias = ResultClientResponse | ErrorClientResponse
 """A JSON-RPC response object."""
 
-RequestPermissionOutcome: TypeAlias = (
+RequestPermissionOutcome: _TypeAlias = (
     CancelledRequestPermissionOutcome | SelectedRequestPermissionOutcome
 )
 """The outcome of a permission request."""
 
-CreateElicitationResponse: TypeAlias = (
+CreateElicitationResponse: _TypeAlias = (
     AcceptCreateElicitationResponse
     | DeclineCreateElicitationResponse
     | CancelCreateElicitationResponse
@@ -7226,5 +7235,5 @@ CreateElicitationResponse: TypeAlias = (
 )
 """Response from the client to an elicitation request."""
 
-ElicitationContentValue: TypeAlias = str | int | float | bool | list[str]
+ElicitationContentValue: _TypeAlias = str | int | float | bool | list[str]
 """Allowed wire representations for `ElicitationContentValue`."""

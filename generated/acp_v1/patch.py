@@ -7,13 +7,39 @@ Every function is pure: it returns a new state and changes neither argument. enc
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+import typing as _typing
+from typing import Any as _Any
+from typing import Callable as _Callable
 
-from ._runtime import UNSET
-from .models import *  # noqa: F401,F403
+from ._runtime import UNSET as _UNSET
+from .models import (
+    AgentCapabilities,
+    AuthCapabilities,
+    ClientCapabilities,
+    CompactionState,
+    CompactionSummaryChunk,
+    CompactionSummaryChunkSessionUpdate,
+    CompactionUpdate,
+    CompactionUpdateSessionUpdate,
+    ElicitationCapabilities,
+    FileSystemCapabilities,
+    McpCapabilities,
+    PromptCapabilities,
+    SessionInfoState,
+    SessionInfoUpdate,
+    SessionInfoUpdateSessionUpdate,
+    ToolCall,
+    ToolCallSessionUpdate,
+    ToolCallState,
+    ToolCallUpdate,
+    ToolCallUpdateSessionUpdate,
+    UsageState,
+    UsageUpdate,
+    UsageUpdateSessionUpdate,
+)
 
-if TYPE_CHECKING:
-    from typing import overload
+if _typing.TYPE_CHECKING:
+    from typing import overload as _overload
 
 
 __all__ = [
@@ -32,7 +58,7 @@ _new = object.__new__
 """States are built without ``__init__``: every field is computed here."""
 
 
-def merge_meta(stored: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+def merge_meta(stored: dict[str, _Any], patch: dict[str, _Any]) -> dict[str, _Any]:
     """Patch metadata by top-level key: keys the patch omits are unchanged, a
     key set to ``None`` (JSON null) is removed, and any other value replaces
     that key's value without merging nested objects. Returns a new dict."""
@@ -72,64 +98,64 @@ def apply_tool_call_update(
         )
     else:
         _check_key(state, update, (("tool_call_id", "tool_call_id"),))
-    v_kind: Any = update.kind
-    if v_kind is UNSET:
+    v_kind: _Any = update.kind
+    if v_kind is _UNSET:
         f_kind = state.kind
     elif v_kind is None:
         f_kind = state.kind
     else:
         f_kind = v_kind
-    v_status: Any = update.status
-    if v_status is UNSET:
+    v_status: _Any = update.status
+    if v_status is _UNSET:
         f_status = state.status
     elif v_status is None:
         f_status = state.status
     else:
         f_status = v_status
-    v_title: Any = update.title
-    if v_title is UNSET:
+    v_title: _Any = update.title
+    if v_title is _UNSET:
         f_title = state.title
     elif v_title is None:
         f_title = state.title
     else:
         f_title = v_title
-    v_name: Any = update.name
-    if v_name is UNSET:
+    v_name: _Any = update.name
+    if v_name is _UNSET:
         f_name = state.name
     elif v_name is None:
         f_name = state.name
     else:
         f_name = v_name
-    v_content: Any = update.content
-    if v_content is UNSET:
+    v_content: _Any = update.content
+    if v_content is _UNSET:
         f_content = list(state.content)
     elif v_content is None:
         f_content = list(state.content)
     else:
         f_content = list(v_content)
-    v_locations: Any = update.locations
-    if v_locations is UNSET:
+    v_locations: _Any = update.locations
+    if v_locations is _UNSET:
         f_locations = list(state.locations)
     elif v_locations is None:
         f_locations = list(state.locations)
     else:
         f_locations = list(v_locations)
-    v_raw_input: Any = update.raw_input
-    if v_raw_input is UNSET:
+    v_raw_input: _Any = update.raw_input
+    if v_raw_input is _UNSET:
         f_raw_input = state.raw_input
     elif v_raw_input is None:
         f_raw_input = state.raw_input
     else:
         f_raw_input = v_raw_input
-    v_raw_output: Any = update.raw_output
-    if v_raw_output is UNSET:
+    v_raw_output: _Any = update.raw_output
+    if v_raw_output is _UNSET:
         f_raw_output = state.raw_output
     elif v_raw_output is None:
         f_raw_output = state.raw_output
     else:
         f_raw_output = v_raw_output
-    v_meta: Any = update.meta
-    if v_meta is UNSET:
+    v_meta: _Any = update.meta
+    if v_meta is _UNSET:
         f_meta = dict(state.meta)
     elif v_meta is None:
         f_meta = dict(state.meta)
@@ -169,22 +195,22 @@ def apply_session_info_update(
     """
     if state is None:
         state = SessionInfoState()
-    v_title: Any = update.title
-    if v_title is UNSET:
+    v_title: _Any = update.title
+    if v_title is _UNSET:
         f_title = state.title
     elif v_title is None:
         f_title = None
     else:
         f_title = v_title
-    v_updated_at: Any = update.updated_at
-    if v_updated_at is UNSET:
+    v_updated_at: _Any = update.updated_at
+    if v_updated_at is _UNSET:
         f_updated_at = state.updated_at
     elif v_updated_at is None:
         f_updated_at = None
     else:
         f_updated_at = v_updated_at
-    v_meta: Any = update.meta
-    if v_meta is UNSET:
+    v_meta: _Any = update.meta
+    if v_meta is _UNSET:
         f_meta = dict(state.meta)
     elif v_meta is None:
         f_meta = dict(state.meta)
@@ -206,22 +232,22 @@ def apply_usage_update(
     """
     if state is None:
         state = UsageState()
-    v_used: Any = update.used
-    if v_used is UNSET:
+    v_used: _Any = update.used
+    if v_used is _UNSET:
         f_used = state.used
     elif v_used is None:
         f_used = state.used
     else:
         f_used = v_used
-    v_size: Any = update.size
-    if v_size is UNSET:
+    v_size: _Any = update.size
+    if v_size is _UNSET:
         f_size = state.size
     elif v_size is None:
         f_size = state.size
     else:
         f_size = v_size
-    v_cost: Any = update.cost
-    if v_cost is UNSET:
+    v_cost: _Any = update.cost
+    if v_cost is _UNSET:
         f_cost = state.cost
     elif v_cost is None:
         f_cost = None
@@ -248,29 +274,29 @@ def apply_compaction_update(
         )
     else:
         _check_key(state, update, (("compaction_id", "compaction_id"),))
-    v_status: Any = update.status
-    if v_status is UNSET:
+    v_status: _Any = update.status
+    if v_status is _UNSET:
         f_status = state.status
     elif v_status is None:
         f_status = state.status
     else:
         f_status = v_status
-    v_summary: Any = update.summary
-    if v_summary is UNSET:
+    v_summary: _Any = update.summary
+    if v_summary is _UNSET:
         f_summary = list(state.summary)
     elif v_summary is None:
         f_summary = []
     else:
         f_summary = list(v_summary)
-    v_error: Any = update.error
-    if v_error is UNSET:
+    v_error: _Any = update.error
+    if v_error is _UNSET:
         f_error = state.error
     elif v_error is None:
         f_error = None
     else:
         f_error = v_error
-    v_meta: Any = update.meta
-    if v_meta is UNSET:
+    v_meta: _Any = update.meta
+    if v_meta is _UNSET:
         f_meta = dict(state.meta)
     elif v_meta is None:
         f_meta = {}
@@ -305,7 +331,7 @@ def apply_compaction_summary_chunk(
     return new
 
 
-_APPLY: dict[type[object], Callable[[Any, Any], object]] = {
+_APPLY: dict[type[object], _Callable[[_Any, _Any], object]] = {
     ToolCallUpdate: apply_tool_call_update,
     ToolCallUpdateSessionUpdate: apply_tool_call_update,
     ToolCall: _create_ToolCallState,
@@ -321,64 +347,64 @@ _APPLY: dict[type[object], Callable[[Any, Any], object]] = {
 }
 
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
 
-    @overload
+    @_overload
     def apply(state: ToolCallState | None, update: ToolCallUpdate) -> ToolCallState: ...
 
-    @overload
+    @_overload
     def apply(
         state: ToolCallState | None, update: ToolCallUpdateSessionUpdate
     ) -> ToolCallState: ...
 
-    @overload
+    @_overload
     def apply(state: ToolCallState | None, update: ToolCall) -> ToolCallState: ...
 
-    @overload
+    @_overload
     def apply(
         state: ToolCallState | None, update: ToolCallSessionUpdate
     ) -> ToolCallState: ...
 
-    @overload
+    @_overload
     def apply(
         state: SessionInfoState | None, update: SessionInfoUpdate
     ) -> SessionInfoState: ...
 
-    @overload
+    @_overload
     def apply(
         state: SessionInfoState | None, update: SessionInfoUpdateSessionUpdate
     ) -> SessionInfoState: ...
 
-    @overload
+    @_overload
     def apply(state: UsageState | None, update: UsageUpdate) -> UsageState: ...
 
-    @overload
+    @_overload
     def apply(
         state: UsageState | None, update: UsageUpdateSessionUpdate
     ) -> UsageState: ...
 
-    @overload
+    @_overload
     def apply(
         state: CompactionState | None, update: CompactionUpdate
     ) -> CompactionState: ...
 
-    @overload
+    @_overload
     def apply(
         state: CompactionState | None, update: CompactionUpdateSessionUpdate
     ) -> CompactionState: ...
 
-    @overload
+    @_overload
     def apply(
         state: CompactionState | None, update: CompactionSummaryChunk
     ) -> CompactionState: ...
 
-    @overload
+    @_overload
     def apply(
         state: CompactionState | None, update: CompactionSummaryChunkSessionUpdate
     ) -> CompactionState: ...
 
 
-def apply(state: Any, update: object) -> object:
+def apply(state: _Any, update: object) -> object:
     """Fold ``update`` (a decoded upsert, chunk or session-update variant)
     into ``state``, or into a new state when ``state`` is None."""
     try:
@@ -452,4 +478,4 @@ def supports(
     value = getattr(capabilities, attribute)
     if kind == "flag":
         return value is True
-    return value is not None and value is not UNSET
+    return value is not None and value is not _UNSET

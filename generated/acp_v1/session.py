@@ -9,11 +9,17 @@ A fold costs the same whatever the session's size: the newest Session of a line 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
-from typing import Any, ClassVar, Iterable, Mapping, Union, cast
+from typing import Any as _Any
+from typing import ClassVar as _ClassVar
+from typing import Iterable as _Iterable
+from typing import Mapping as _Mapping
+from typing import Union as _Union
+from typing import cast as _cast
 
-from ._runtime import UNSET, ValidationError
+from ._runtime import UNSET as _UNSET
+from ._runtime import ValidationError as _ValidationError
 from ._session import ABSENT as _MISSING
 from ._session import CUT as _CUT
 from ._session import POP as _POP
@@ -29,9 +35,41 @@ from ._session import enter as _enter
 from ._session import extend_message as _extend_message
 from ._session import own as _own
 from ._session import start_message as _start_message
-from .codec import decode, encode
-from .models import *  # noqa: F401,F403
-from .patch import *  # noqa: F401,F403
+from .codec import decode as _decode
+from .codec import encode as _encode
+from .models import (
+    AgentMessageChunkSessionUpdate,
+    AgentThoughtChunkSessionUpdate,
+    AvailableCommand,
+    AvailableCommandsUpdateSessionUpdate,
+    CompactionState,
+    CompactionSummaryChunkSessionUpdate,
+    CompactionUpdateSessionUpdate,
+    ConfigOptionUpdateSessionUpdate,
+    ContentBlock,
+    CurrentModeUpdateSessionUpdate,
+    NoticeSessionUpdate,
+    PlanEntry,
+    PlanSessionUpdate,
+    PromptRequest,
+    SessionConfigOption,
+    SessionInfoState,
+    SessionInfoUpdateSessionUpdate,
+    SessionModeId,
+    SessionNotification,
+    SessionUpdate,
+    ToolCallSessionUpdate,
+    ToolCallState,
+    ToolCallUpdateSessionUpdate,
+    UsageState,
+    UsageUpdateSessionUpdate,
+    UserMessageChunkSessionUpdate,
+)
+from .patch import apply_compaction_summary_chunk as _apply_compaction_summary_chunk
+from .patch import apply_compaction_update as _apply_compaction_update
+from .patch import apply_session_info_update as _apply_session_info_update
+from .patch import apply_tool_call_update as _apply_tool_call_update
+from .patch import apply_usage_update as _apply_usage_update
 
 __all__ = [
     "HistoryEntry",
@@ -68,7 +106,7 @@ SESSION_SOURCES: tuple[tuple[str, str], ...] = (
 opens a session the client may then get updates for."""
 
 
-@dataclass(slots=True, frozen=True)
+@_dataclass(slots=True, frozen=True)
 class HistoryEntry(_HistoryEntryBase):
     """A place in the session's history: ``key`` is the key of the entity in
     the Session attribute (a dict) that ``field`` names. Each field with a
@@ -76,62 +114,62 @@ class HistoryEntry(_HistoryEntryBase):
     ``value(session)`` is the entity, typed."""
 
 
-@dataclass(slots=True, frozen=True)
+@_dataclass(slots=True, frozen=True)
 class UserMessageEntry(HistoryEntry):
     """An entry of ``Session.user_messages`` in the session's history."""
 
-    field: ClassVar[str] = "user_messages"
+    field: _ClassVar[str] = "user_messages"
 
     def value(self, session: Session) -> ChunkedMessage:
         """The entity at this entry in ``session``."""
         return session.user_messages[self.key]
 
 
-@dataclass(slots=True, frozen=True)
+@_dataclass(slots=True, frozen=True)
 class AgentMessageEntry(HistoryEntry):
     """An entry of ``Session.agent_messages`` in the session's history."""
 
-    field: ClassVar[str] = "agent_messages"
+    field: _ClassVar[str] = "agent_messages"
 
     def value(self, session: Session) -> ChunkedMessage:
         """The entity at this entry in ``session``."""
         return session.agent_messages[self.key]
 
 
-@dataclass(slots=True, frozen=True)
+@_dataclass(slots=True, frozen=True)
 class AgentThoughtEntry(HistoryEntry):
     """An entry of ``Session.agent_thoughts`` in the session's history."""
 
-    field: ClassVar[str] = "agent_thoughts"
+    field: _ClassVar[str] = "agent_thoughts"
 
     def value(self, session: Session) -> ChunkedMessage:
         """The entity at this entry in ``session``."""
         return session.agent_thoughts[self.key]
 
 
-@dataclass(slots=True, frozen=True)
+@_dataclass(slots=True, frozen=True)
 class ToolCallEntry(HistoryEntry):
     """An entry of ``Session.tool_calls`` in the session's history."""
 
-    field: ClassVar[str] = "tool_calls"
+    field: _ClassVar[str] = "tool_calls"
 
     def value(self, session: Session) -> ToolCallState:
         """The entity at this entry in ``session``."""
         return session.tool_calls[self.key]
 
 
-@dataclass(slots=True, frozen=True)
+@_dataclass(slots=True, frozen=True)
 class CompactionEntry(HistoryEntry):
     """An entry of ``Session.compactions`` in the session's history."""
 
-    field: ClassVar[str] = "compactions"
+    field: _ClassVar[str] = "compactions"
 
     def value(self, session: Session) -> CompactionState:
         """The entity at this entry in ``session``."""
         return session.compactions[self.key]
 
 
-HistoryItem = Union[
+HistoryItem = _Union[
     UserMessageEntry,
     AgentMessageEntry,
     AgentThoughtEntry,
@@ -150,7 +188,7 @@ _ENTRY_CLASSES: dict[str, type[HistoryItem]] = {
 }
 
 
-@dataclass(slots=True)
+@_dataclass(slots=True)
 class ChunkedMessage:
     """A message streamed as chunks: the chunks' content in order, and the
     `messageId` the chunks carried, if any."""
@@ -277,19 +315,19 @@ class Session(_SessionBase):
     def __init__(
         self,
         session_id: str,
-        history: Iterable[HistoryItem] = (),
-        user_messages: Mapping[str, ChunkedMessage] | None = None,
-        agent_messages: Mapping[str, ChunkedMessage] | None = None,
-        agent_thoughts: Mapping[str, ChunkedMessage] | None = None,
-        tool_calls: Mapping[str, ToolCallState] | None = None,
-        plan: Iterable[PlanEntry] = (),
-        available_commands: Iterable[AvailableCommand] = (),
+        history: _Iterable[HistoryItem] = (),
+        user_messages: _Mapping[str, ChunkedMessage] | None = None,
+        agent_messages: _Mapping[str, ChunkedMessage] | None = None,
+        agent_thoughts: _Mapping[str, ChunkedMessage] | None = None,
+        tool_calls: _Mapping[str, ToolCallState] | None = None,
+        plan: _Iterable[PlanEntry] = (),
+        available_commands: _Iterable[AvailableCommand] = (),
         current_mode_id: SessionModeId | None = None,
-        config_options: Iterable[SessionConfigOption] = (),
+        config_options: _Iterable[SessionConfigOption] = (),
         info: SessionInfoState | None = None,
         usage: UsageState | None = None,
-        notices: Iterable[SessionUpdate] = (),
-        compactions: Mapping[str, CompactionState] | None = None,
+        notices: _Iterable[SessionUpdate] = (),
+        compactions: _Mapping[str, CompactionState] | None = None,
     ) -> None:
         """A session in the given state (copied: the arguments stay the
         caller's); every field starts empty."""
@@ -328,67 +366,67 @@ class Session(_SessionBase):
     @property
     def history(self) -> list[HistoryItem]:
         """The messages, tool calls ... in the order they first appeared."""
-        return cast("list[HistoryItem]", self._read("history"))
+        return _cast("list[HistoryItem]", self._read("history"))
 
     @property
     def user_messages(self) -> dict[str, ChunkedMessage]:
         """The messages by key (``#N``, N their place in ``history``)."""
-        return cast("dict[str, ChunkedMessage]", self._read("user_messages"))
+        return _cast("dict[str, ChunkedMessage]", self._read("user_messages"))
 
     @property
     def agent_messages(self) -> dict[str, ChunkedMessage]:
         """The messages by key (``#N``, N their place in ``history``)."""
-        return cast("dict[str, ChunkedMessage]", self._read("agent_messages"))
+        return _cast("dict[str, ChunkedMessage]", self._read("agent_messages"))
 
     @property
     def agent_thoughts(self) -> dict[str, ChunkedMessage]:
         """The messages by key (``#N``, N their place in ``history``)."""
-        return cast("dict[str, ChunkedMessage]", self._read("agent_thoughts"))
+        return _cast("dict[str, ChunkedMessage]", self._read("agent_thoughts"))
 
     @property
     def tool_calls(self) -> dict[str, ToolCallState]:
         """The ToolCallState of each key."""
-        return cast("dict[str, ToolCallState]", self._read("tool_calls"))
+        return _cast("dict[str, ToolCallState]", self._read("tool_calls"))
 
     @property
     def plan(self) -> list[PlanEntry]:
         """The latest value."""
-        return cast("list[PlanEntry]", self._read("plan"))
+        return _cast("list[PlanEntry]", self._read("plan"))
 
     @property
     def available_commands(self) -> list[AvailableCommand]:
         """The latest value."""
-        return cast("list[AvailableCommand]", self._read("available_commands"))
+        return _cast("list[AvailableCommand]", self._read("available_commands"))
 
     @property
     def current_mode_id(self) -> SessionModeId | None:
         """The latest value; None until the first update."""
-        return cast("SessionModeId | None", self._read("current_mode_id"))
+        return _cast("SessionModeId | None", self._read("current_mode_id"))
 
     @property
     def config_options(self) -> list[SessionConfigOption]:
         """The latest value."""
-        return cast("list[SessionConfigOption]", self._read("config_options"))
+        return _cast("list[SessionConfigOption]", self._read("config_options"))
 
     @property
     def info(self) -> SessionInfoState | None:
         """The SessionInfoState; None until the first update."""
-        return cast("SessionInfoState | None", self._read("info"))
+        return _cast("SessionInfoState | None", self._read("info"))
 
     @property
     def usage(self) -> UsageState | None:
         """The UsageState; None until the first update."""
-        return cast("UsageState | None", self._read("usage"))
+        return _cast("UsageState | None", self._read("usage"))
 
     @property
     def notices(self) -> list[SessionUpdate]:
         """The updates, in arrival order."""
-        return cast("list[SessionUpdate]", self._read("notices"))
+        return _cast("list[SessionUpdate]", self._read("notices"))
 
     @property
     def compactions(self) -> dict[str, CompactionState]:
         """The CompactionState of each key."""
-        return cast("dict[str, CompactionState]", self._read("compactions"))
+        return _cast("dict[str, CompactionState]", self._read("compactions"))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Session):
@@ -458,7 +496,7 @@ class Session(_SessionBase):
                 ) = update  # type: ignore[assignment]
                 message_id = chunk.message_id
                 if (
-                    message_id is UNSET
+                    message_id is _UNSET
                     or message_id is None
                     or message_id == store.tail_id
                 ):
@@ -501,7 +539,7 @@ class Session(_SessionBase):
         return session._apply(_fold_prompt, request)
 
 
-@dataclass(slots=True, frozen=True)
+@_dataclass(slots=True, frozen=True)
 class UpdateRule(_UpdateRuleBase):
     """What one session/update kind does (see ``UPDATE_RULES``)."""
 
@@ -515,7 +553,7 @@ def _fold_user_message_chunk(
     """
     message_id = update.message_id
     if store.tail_field == "user_messages" and (
-        message_id is UNSET or message_id is None or message_id == store.tail_id
+        message_id is _UNSET or message_id is None or message_id == store.tail_id
     ):
         # The message of the last entry, which the store owns: extend it in place.
         items = store.tail_items
@@ -554,7 +592,7 @@ def _fold_agent_message_chunk(
     """
     message_id = update.message_id
     if store.tail_field == "agent_messages" and (
-        message_id is UNSET or message_id is None or message_id == store.tail_id
+        message_id is _UNSET or message_id is None or message_id == store.tail_id
     ):
         # The message of the last entry, which the store owns: extend it in place.
         items = store.tail_items
@@ -593,7 +631,7 @@ def _fold_agent_thought_chunk(
     """
     message_id = update.message_id
     if store.tail_field == "agent_thoughts" and (
-        message_id is UNSET or message_id is None or message_id == store.tail_id
+        message_id is _UNSET or message_id is None or message_id == store.tail_id
     ):
         # The message of the last entry, which the store owns: extend it in place.
         items = store.tail_items
@@ -630,7 +668,7 @@ def _fold_tool_call(store: _Store, update: ToolCallSessionUpdate) -> _Undo:
     """
     key = update.tool_call_id
     old = store.tool_calls.get(key, _MISSING)
-    new = apply_tool_call_update(None, update)
+    new = _apply_tool_call_update(None, update)
     states: dict[str, ToolCallState] = _own(store, "tool_calls")
     states[key] = new
     if old is _MISSING:
@@ -645,7 +683,7 @@ def _fold_tool_call_update(store: _Store, update: ToolCallUpdateSessionUpdate) -
     """
     key = update.tool_call_id
     old = store.tool_calls.get(key, _MISSING)
-    new = apply_tool_call_update(None if old is _MISSING else old, update)
+    new = _apply_tool_call_update(None if old is _MISSING else old, update)
     states: dict[str, ToolCallState] = _own(store, "tool_calls")
     states[key] = new
     if old is _MISSING:
@@ -701,14 +739,14 @@ def _fold_session_info_update(
 ) -> _Undo:
     """session_info_update: upsert info."""
     old = store.info
-    store.info = apply_session_info_update(old, update)
+    store.info = _apply_session_info_update(old, update)
     return (_SET, "info", None, old, -1)
 
 
 def _fold_usage_update(store: _Store, update: UsageUpdateSessionUpdate) -> _Undo:
     """usage_update: upsert usage."""
     old = store.usage
-    store.usage = apply_usage_update(old, update)
+    store.usage = _apply_usage_update(old, update)
     return (_SET, "usage", None, old, -1)
 
 
@@ -729,7 +767,7 @@ def _fold_compaction_update(
     """compaction_update: upsert compactions."""
     key = update.compaction_id
     old = store.compactions.get(key, _MISSING)
-    new = apply_compaction_update(None if old is _MISSING else old, update)
+    new = _apply_compaction_update(None if old is _MISSING else old, update)
     states: dict[str, CompactionState] = _own(store, "compactions")
     states[key] = new
     store.compactions_owned.add(key)
@@ -749,7 +787,7 @@ def _fold_compaction_summary_chunk(
         size = len(items)
         items.append(update.content)
         return (_CUT, "compactions", key, size, -1)
-    new = apply_compaction_summary_chunk(state, update)
+    new = _apply_compaction_summary_chunk(state, update)
     states: dict[str, CompactionState] = _own(store, "compactions")
     states[key] = new
     store.compactions_owned.add(key)
@@ -905,7 +943,7 @@ _WIRE_NAMES = {
 _FIELD_NAMES = {wire: name for name, wire in _WIRE_NAMES.items()}
 
 
-def session_to_json(session: Session) -> dict[str, Any]:
+def session_to_json(session: Session) -> dict[str, _Any]:
     """The JSON snapshot of ``session`` (``json.dumps`` takes it as it is):
     every state in its full wire form, history entries by the snapshot's key."""
     return {
@@ -916,41 +954,43 @@ def session_to_json(session: Session) -> dict[str, Any]:
         "userMessages": {
             key: {
                 "messageId": value.message_id,
-                "content": [encode(block) for block in value.content],
+                "content": [_encode(block) for block in value.content],
             }
             for key, value in session.user_messages.items()
         },
         "agentMessages": {
             key: {
                 "messageId": value.message_id,
-                "content": [encode(block) for block in value.content],
+                "content": [_encode(block) for block in value.content],
             }
             for key, value in session.agent_messages.items()
         },
         "agentThoughts": {
             key: {
                 "messageId": value.message_id,
-                "content": [encode(block) for block in value.content],
+                "content": [_encode(block) for block in value.content],
             }
             for key, value in session.agent_thoughts.items()
         },
-        "toolCalls": {key: encode(value) for key, value in session.tool_calls.items()},
-        "plan": [encode(item) for item in session.plan],
-        "availableCommands": [encode(item) for item in session.available_commands],
+        "toolCalls": {key: _encode(value) for key, value in session.tool_calls.items()},
+        "plan": [_encode(item) for item in session.plan],
+        "availableCommands": [_encode(item) for item in session.available_commands],
         "currentModeId": (
-            None if session.current_mode_id is None else encode(session.current_mode_id)
+            None
+            if session.current_mode_id is None
+            else _encode(session.current_mode_id)
         ),
-        "configOptions": [encode(item) for item in session.config_options],
-        "info": (None if session.info is None else encode(session.info)),
-        "usage": (None if session.usage is None else encode(session.usage)),
-        "notices": [encode(item) for item in session.notices],
+        "configOptions": [_encode(item) for item in session.config_options],
+        "info": (None if session.info is None else _encode(session.info)),
+        "usage": (None if session.usage is None else _encode(session.usage)),
+        "notices": [_encode(item) for item in session.notices],
         "compactions": {
-            key: encode(value) for key, value in session.compactions.items()
+            key: _encode(value) for key, value in session.compactions.items()
         },
     }
 
 
-def session_from_json(data: Any) -> Session:
+def session_from_json(data: _Any) -> Session:
     """The Session a ``session_to_json`` snapshot holds. Raises
     ``ValidationError`` (with the path) when ``data`` is not one."""
     try:
@@ -964,7 +1004,7 @@ def session_from_json(data: Any) -> Session:
                 str(key): ChunkedMessage(
                     message_id=value["messageId"],
                     content=[
-                        decode("ContentBlock", block) for block in value["content"]
+                        _decode("ContentBlock", block) for block in value["content"]
                     ],
                 )
                 for key, value in data["userMessages"].items()
@@ -973,7 +1013,7 @@ def session_from_json(data: Any) -> Session:
                 str(key): ChunkedMessage(
                     message_id=value["messageId"],
                     content=[
-                        decode("ContentBlock", block) for block in value["content"]
+                        _decode("ContentBlock", block) for block in value["content"]
                     ],
                 )
                 for key, value in data["agentMessages"].items()
@@ -982,51 +1022,53 @@ def session_from_json(data: Any) -> Session:
                 str(key): ChunkedMessage(
                     message_id=value["messageId"],
                     content=[
-                        decode("ContentBlock", block) for block in value["content"]
+                        _decode("ContentBlock", block) for block in value["content"]
                     ],
                 )
                 for key, value in data["agentThoughts"].items()
             },
             tool_calls={
-                str(key): apply_tool_call_update(None, decode("ToolCallUpdate", value))
+                str(key): _apply_tool_call_update(
+                    None, _decode("ToolCallUpdate", value)
+                )
                 for key, value in data["toolCalls"].items()
             },
-            plan=[decode("PlanEntry", item) for item in data["plan"]],
+            plan=[_decode("PlanEntry", item) for item in data["plan"]],
             available_commands=[
-                decode("AvailableCommand", item) for item in data["availableCommands"]
+                _decode("AvailableCommand", item) for item in data["availableCommands"]
             ],
             current_mode_id=(
                 None
                 if data["currentModeId"] is None
-                else decode("SessionModeId", data["currentModeId"])
+                else _decode("SessionModeId", data["currentModeId"])
             ),
             config_options=[
-                decode("SessionConfigOption", item) for item in data["configOptions"]
+                _decode("SessionConfigOption", item) for item in data["configOptions"]
             ],
             info=(
                 None
                 if data["info"] is None
-                else apply_session_info_update(
-                    None, decode("SessionInfoUpdate", data["info"])
+                else _apply_session_info_update(
+                    None, _decode("SessionInfoUpdate", data["info"])
                 )
             ),
             usage=(
                 None
                 if data["usage"] is None
-                else apply_usage_update(None, decode("UsageUpdate", data["usage"]))
+                else _apply_usage_update(None, _decode("UsageUpdate", data["usage"]))
             ),
-            notices=[decode("SessionUpdate", item) for item in data["notices"]],
+            notices=[_decode("SessionUpdate", item) for item in data["notices"]],
             compactions={
-                str(key): apply_compaction_update(
-                    None, decode("CompactionUpdate", value)
+                str(key): _apply_compaction_update(
+                    None, _decode("CompactionUpdate", value)
                 )
                 for key, value in data["compactions"].items()
             },
         )
-    except ValidationError:
+    except _ValidationError:
         raise
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         # ValueError: str() of an integer over 4,300 digits, say.
-        raise ValidationError(
+        raise _ValidationError(
             f"not a session snapshot: {type(exc).__name__} {exc}"
         ) from None

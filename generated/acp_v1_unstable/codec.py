@@ -7,46 +7,48 @@ Decoding is lenient by default, with the reference semantics (the x-deserialize-
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, cast
+import typing as _typing
+from typing import Any as _Any
+from typing import Callable as _Callable
+from typing import cast as _cast
 
 from . import _models
-from ._codec import class_decoding, decoding, encoding, raw_checking
-
-# Every helper is imported as itself: a package need not use them all.
-from ._runtime import FLOAT_MAX as FLOAT_MAX
-from ._runtime import MISSING as MISSING
-from ._runtime import UNSET as UNSET
-from ._runtime import Unset as Unset
-from ._runtime import ValidationError as ValidationError
-from ._runtime import any_value as any_value
-from ._runtime import check_bool as check_bool
-from ._runtime import check_const as check_const
-from ._runtime import check_int as check_int
-from ._runtime import check_list as check_list
-from ._runtime import check_list_skipping as check_list_skipping
-from ._runtime import check_map as check_map
-from ._runtime import check_num as check_num
-from ._runtime import check_str as check_str
-from ._runtime import check_tag as check_tag
-from ._runtime import check_json as check_json
-from ._runtime import check_variants as check_variants
-from ._runtime import check_variants_skipping as check_variants_skipping
-from ._runtime import exactly_one as exactly_one
-from ._runtime import first_match as first_match
-from ._runtime import furthest as furthest
-from ._runtime import json_object as json_object
-from ._runtime import missing as missing
-from ._runtime import not_null as not_null
-from ._runtime import salvage as salvage
-from ._runtime import scalar_union as scalar_union
-from ._runtime import type_error as type_error
-from ._runtime import unexpected as unexpected
-from ._runtime import wire_json as wire_json
-from ._runtime import wire_map as wire_map
-from ._schema import SCHEMA_JSON
+from ._codec import class_decoding as _class_decoding
+from ._codec import decoding as _decoding
+from ._codec import encoding as _encoding
+from ._codec import raw_checking as _raw_checking
+from ._schema import SCHEMA_JSON as _SCHEMA_JSON
+from ._runtime import FLOAT_MAX as _FLOAT_MAX
+from ._runtime import MISSING as _MISSING
+from ._runtime import UNSET as _UNSET
+from ._runtime import Unset as _Unset
+from ._runtime import ValidationError as _ValidationError
+from ._runtime import any_value as _any_value
+from ._runtime import check_bool as _check_bool
+from ._runtime import check_int as _check_int
+from ._runtime import check_list as _check_list
+from ._runtime import check_list_skipping as _check_list_skipping
+from ._runtime import check_map as _check_map
+from ._runtime import check_num as _check_num
+from ._runtime import check_str as _check_str
+from ._runtime import check_tag as _check_tag
+from ._runtime import check_json as _check_json
+from ._runtime import check_variants as _check_variants
+from ._runtime import check_variants_skipping as _check_variants_skipping
+from ._runtime import first_match as _first_match
+from ._runtime import furthest as _furthest
+from ._runtime import json_object as _json_object
+from ._runtime import missing as _missing
+from ._runtime import not_null as _not_null
+from ._runtime import salvage as _salvage
+from ._runtime import scalar_union as _scalar_union
+from ._runtime import type_error as _type_error
+from ._runtime import unexpected as _unexpected
+from ._runtime import wire_json as _wire_json
+from ._runtime import wire_map as _wire_map
 from .models import (
     AgentRequest,
-    RequestId_,
+    RequestId,
     WriteTextFileRequest,
     SessionId,
     ReadTextFileRequest,
@@ -381,11 +383,14 @@ from .models import (
     SessionMessageState,
 )
 
-if TYPE_CHECKING:
-    from typing import Literal, overload
+if _typing.TYPE_CHECKING:
+    from typing import Literal as _Literal
+    from typing import overload as _overload
 
-    from ._codec import DecodeClass, Encode
-    from ._runtime import Decoder, JsonObject
+    from ._codec import DecodeClass as _DecodeClass
+    from ._codec import Encode as _Encode
+    from ._runtime import Decoder as _Decoder
+    from ._runtime import JsonObject as _JsonObject
 
 
 __all__ = ["decode", "decode_class", "encode"]
@@ -394,41 +399,41 @@ _new = object.__new__
 """Decoders build objects without calling ``__init__``: they have already
 computed every field, defaults included."""
 
-check_raw = raw_checking(SCHEMA_JSON)
+_check_raw = _raw_checking(_SCHEMA_JSON)
 """A value the typed codec keeps as JSON, checked against its subschema."""
 
 
-def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_id: RequestId_
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+def _decode_AgentRequest(d: _Any, strict: bool) -> AgentRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_id: RequestId
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = _decode_RequestId_(v, strict)
-        except ValidationError as error:
+            f_id = _decode_RequestId(v, strict)
+        except _ValidationError as error:
             raise error.at("id")
 
     f_method: str
-    v = d.get("method", MISSING)
-    if v is MISSING:
-        raise missing("method")
+    v = d.get("method", _MISSING)
+    if v is _MISSING:
+        raise _missing("method")
     else:
         try:
-            f_method = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_method = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("method")
 
-    f_params: Any | Unset
-    v = d.get("params", MISSING)
-    if v is MISSING:
-        f_params = UNSET
+    f_params: _Any | _Unset
+    v = d.get("params", _MISSING)
+    if v is _MISSING:
+        f_params = _UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/AgentRequest/properties/params", strict)
-        except ValidationError as error:
+            f_params = _check_raw(v, "#/$defs/AgentRequest/properties/params", strict)
+        except _ValidationError as error:
             raise error.at("params")
 
     o = _new(AgentRequest)
@@ -438,88 +443,88 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
     return o
 
 
-def _encode_AgentRequest(o: AgentRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AgentRequest(o: AgentRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "id": encode(o.id),
         "method": o.method,
     }
     v_params = o.params
-    if v_params is not UNSET:
-        d["params"] = wire_json(v_params)
+    if v_params is not _UNSET:
+        d["params"] = _wire_json(v_params)
 
     return d
 
 
-def _decode_RequestId_(v: Any, strict: bool) -> RequestId_:
-    return cast(
+def _decode_RequestId(v: _Any, strict: bool) -> RequestId:
+    return _cast(
         "None | int | str",
-        scalar_union(
+        _scalar_union(
             v,
             strict,
             {
-                "null": lambda x, strict: None if x is None else not_null(x),
+                "null": lambda x, strict: None if x is None else _not_null(x),
                 "integer": lambda x, strict: (
                     x
                     if type(x) is int
                     and -9223372036854775808 <= x <= 9223372036854775807
                     else (
-                        check_int(x, None, None)
+                        _check_int(x, None, None)
                         if strict
-                        else check_int(x, -9223372036854775808, 9223372036854775807)
+                        else _check_int(x, -9223372036854775808, 9223372036854775807)
                     )
                 ),
-                "string": lambda x, strict: x if type(x) is str else check_str(x),
+                "string": lambda x, strict: x if type(x) is str else _check_str(x),
             },
             "null, integer or string",
         ),
     )
 
 
-def _decode_WriteTextFileRequest(d: Any, strict: bool) -> WriteTextFileRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_WriteTextFileRequest(d: _Any, strict: bool) -> WriteTextFileRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_path: str
-    v = d.get("path", MISSING)
-    if v is MISSING:
-        raise missing("path")
+    v = d.get("path", _MISSING)
+    if v is _MISSING:
+        raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_path = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("path")
 
     f_content: str
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         try:
-            f_content = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_content = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(WriteTextFileRequest)
     o.session_id = f_session_id
@@ -529,50 +534,50 @@ def _decode_WriteTextFileRequest(d: Any, strict: bool) -> WriteTextFileRequest:
     return o
 
 
-def _encode_WriteTextFileRequest(o: WriteTextFileRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_WriteTextFileRequest(o: WriteTextFileRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "path": o.path,
         "content": o.content,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionId(v: Any, strict: bool) -> SessionId:
-    return v if type(v) is str else check_str(v)
+def _decode_SessionId(v: _Any, strict: bool) -> SessionId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ReadTextFileRequest(d: _Any, strict: bool) -> ReadTextFileRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_path: str
-    v = d.get("path", MISSING)
-    if v is MISSING:
-        raise missing("path")
+    v = d.get("path", _MISSING)
+    if v is _MISSING:
+        raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_path = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("path")
 
-    f_line: int | None | Unset
-    v = d.get("line", MISSING)
-    if v is MISSING:
-        f_line = UNSET
+    f_line: int | None | _Unset
+    v = d.get("line", _MISSING)
+    if v is _MISSING:
+        f_line = _UNSET
     else:
         try:
             f_line = (
@@ -582,17 +587,19 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
                     v
                     if type(v) is int and 0 <= v <= 4294967295
                     else (
-                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                        _check_int(v, 0, None)
+                        if strict
+                        else _check_int(v, 0, 4294967295)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("line")
 
-    f_limit: int | None | Unset
-    v = d.get("limit", MISSING)
-    if v is MISSING:
-        f_limit = UNSET
+    f_limit: int | None | _Unset
+    v = d.get("limit", _MISSING)
+    if v is _MISSING:
+        f_limit = _UNSET
     else:
         try:
             f_limit = (
@@ -602,25 +609,27 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
                     v
                     if type(v) is int and 0 <= v <= 4294967295
                     else (
-                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                        _check_int(v, 0, None)
+                        if strict
+                        else _check_int(v, 0, 4294967295)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("limit")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ReadTextFileRequest)
     o.session_id = f_session_id
@@ -631,69 +640,69 @@ def _decode_ReadTextFileRequest(d: Any, strict: bool) -> ReadTextFileRequest:
     return o
 
 
-def _encode_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "path": o.path,
     }
     v_line = o.line
-    if v_line is not UNSET:
+    if v_line is not _UNSET:
         d["line"] = v_line
     v_limit = o.limit
-    if v_limit is not UNSET:
+    if v_limit is not _UNSET:
         d["limit"] = v_limit
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_RequestPermissionRequest(d: _Any, strict: bool) -> RequestPermissionRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_tool_call: ToolCallUpdate
-    v = d.get("toolCall", MISSING)
-    if v is MISSING:
-        raise missing("toolCall")
+    v = d.get("toolCall", _MISSING)
+    if v is _MISSING:
+        raise _missing("toolCall")
     else:
         try:
             f_tool_call = _decode_ToolCallUpdate(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("toolCall")
 
     f_options: list[PermissionOption]
-    v = d.get("options", MISSING)
-    if v is MISSING:
-        raise missing("options")
+    v = d.get("options", _MISSING)
+    if v is _MISSING:
+        raise _missing("options")
     else:
         try:
-            f_options = check_list(v, _decode_PermissionOption, strict)
-        except ValidationError as error:
+            f_options = _check_list(v, _decode_PermissionOption, strict)
+        except _ValidationError as error:
             raise error.at("options")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(RequestPermissionRequest)
     o.session_id = f_session_id
@@ -703,36 +712,36 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
     return o
 
 
-def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "toolCall": _encode_ToolCallUpdate(o.tool_call),
         "options": [_encode_PermissionOption(x) for x in o.options],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_tool_call_id: ToolCallId
-    v = d.get("toolCallId", MISSING)
-    if v is MISSING:
-        raise missing("toolCallId")
+    v = d.get("toolCallId", _MISSING)
+    if v is _MISSING:
+        raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_tool_call_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("toolCallId")
 
-    f_kind: ToolKind | None | Unset
-    v = d.get("kind", MISSING)
-    if v is MISSING:
-        f_kind = UNSET
+    f_kind: ToolKind | None | _Unset
+    v = d.get("kind", _MISSING)
+    if v is _MISSING:
+        f_kind = _UNSET
     else:
         try:
             f_kind = (
@@ -744,16 +753,16 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                     else _decode_ToolKind(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("kind")
-            salvage(v)
-            f_kind = UNSET
+            _salvage(v)
+            f_kind = _UNSET
 
-    f_status: ToolCallStatus | None | Unset
-    v = d.get("status", MISSING)
-    if v is MISSING:
-        f_status = UNSET
+    f_status: ToolCallStatus | None | _Unset
+    v = d.get("status", _MISSING)
+    if v is _MISSING:
+        f_status = _UNSET
     else:
         try:
             f_status = (
@@ -765,48 +774,48 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                     else _decode_ToolCallStatus(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("status")
-            salvage(v)
-            f_status = UNSET
+            _salvage(v)
+            f_status = _UNSET
 
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_name: str | None | Unset
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        f_name = UNSET
+    f_name: str | None | _Unset
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        f_name = _UNSET
     else:
         try:
-            f_name = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_name = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("name")
-            salvage(v)
-            f_name = UNSET
+            _salvage(v)
+            f_name = _UNSET
 
-    f_content: list[ToolCallContent] | None | Unset
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        f_content = UNSET
+    f_content: list[ToolCallContent] | None | _Unset
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        f_content = _UNSET
     else:
         try:
             f_content = (
                 None
                 if v is None
-                else check_variants_skipping(
+                else _check_variants_skipping(
                     v,
                     "type",
                     _VARIANTS_ToolCallContent,
@@ -814,67 +823,67 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                     strict,
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("content")
-            salvage(v)
-            f_content = UNSET
+            _salvage(v)
+            f_content = _UNSET
 
-    f_locations: list[ToolCallLocation] | None | Unset
-    v = d.get("locations", MISSING)
-    if v is MISSING:
-        f_locations = UNSET
+    f_locations: list[ToolCallLocation] | None | _Unset
+    v = d.get("locations", _MISSING)
+    if v is _MISSING:
+        f_locations = _UNSET
     else:
         try:
             f_locations = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ToolCallLocation, strict)
+                else _check_list_skipping(v, _decode_ToolCallLocation, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("locations")
-            salvage(v)
-            f_locations = UNSET
+            _salvage(v)
+            f_locations = _UNSET
 
-    f_raw_input: Any | Unset
-    v = d.get("rawInput", MISSING)
-    if v is MISSING:
-        f_raw_input = UNSET
+    f_raw_input: _Any | _Unset
+    v = d.get("rawInput", _MISSING)
+    if v is _MISSING:
+        f_raw_input = _UNSET
     else:
         try:
-            f_raw_input = any_value(v, strict)
-        except ValidationError as error:
+            f_raw_input = _any_value(v, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("rawInput")
-            salvage(v)
-            f_raw_input = UNSET
+            _salvage(v)
+            f_raw_input = _UNSET
 
-    f_raw_output: Any | Unset
-    v = d.get("rawOutput", MISSING)
-    if v is MISSING:
-        f_raw_output = UNSET
+    f_raw_output: _Any | _Unset
+    v = d.get("rawOutput", _MISSING)
+    if v is _MISSING:
+        f_raw_output = _UNSET
     else:
         try:
-            f_raw_output = any_value(v, strict)
-        except ValidationError as error:
+            f_raw_output = _any_value(v, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
-            salvage(v)
-            f_raw_output = UNSET
+            _salvage(v)
+            f_raw_output = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ToolCallUpdate)
     o.tool_call_id = f_tool_call_id
@@ -890,92 +899,92 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
     return o
 
 
-def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "toolCallId": o.tool_call_id,
     }
     v_kind = o.kind
-    if v_kind is not UNSET:
+    if v_kind is not _UNSET:
         d["kind"] = (
             None
             if v_kind is None
             else (v_kind._value_ if type(v_kind) is ToolKind else v_kind)
         )
     v_status = o.status
-    if v_status is not UNSET:
+    if v_status is not _UNSET:
         d["status"] = (
             None
             if v_status is None
             else (v_status._value_ if type(v_status) is ToolCallStatus else v_status)
         )
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_name = o.name
-    if v_name is not UNSET:
+    if v_name is not _UNSET:
         d["name"] = v_name
     v_content = o.content
-    if v_content is not UNSET:
+    if v_content is not _UNSET:
         d["content"] = (
             None
             if v_content is None
             else [_encode_ToolCallContent(x) for x in v_content]
         )
     v_locations = o.locations
-    if v_locations is not UNSET:
+    if v_locations is not _UNSET:
         d["locations"] = (
             None
             if v_locations is None
             else [_encode_ToolCallLocation(x) for x in v_locations]
         )
     v_raw_input = o.raw_input
-    if v_raw_input is not UNSET:
-        d["rawInput"] = wire_json(v_raw_input)
+    if v_raw_input is not _UNSET:
+        d["rawInput"] = _wire_json(v_raw_input)
     v_raw_output = o.raw_output
-    if v_raw_output is not UNSET:
-        d["rawOutput"] = wire_json(v_raw_output)
+    if v_raw_output is not _UNSET:
+        d["rawOutput"] = _wire_json(v_raw_output)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ToolCallId(v: Any, strict: bool) -> ToolCallId:
-    return v if type(v) is str else check_str(v)
+def _decode_ToolCallId(v: _Any, strict: bool) -> ToolCallId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_ToolKind(v: Any, strict: bool) -> ToolKind:
+def _decode_ToolKind(v: _Any, strict: bool) -> ToolKind:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_ToolKind.get(v)
     if member is not None:
         return member
-    raise unexpected(
+    raise _unexpected(
         'expected one of "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"',
         v,
     )
 
 
-_MEMBERS_ToolKind = cast("dict[str, ToolKind]", ToolKind._value2member_map_)
+_MEMBERS_ToolKind = _cast("dict[str, ToolKind]", ToolKind._value2member_map_)
 
 
 def _encode_ToolKind(v: ToolKind) -> str:
     return v._value_ if type(v) is ToolKind else v
 
 
-def _decode_ToolCallStatus(v: Any, strict: bool) -> ToolCallStatus:
+def _decode_ToolCallStatus(v: _Any, strict: bool) -> ToolCallStatus:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_ToolCallStatus.get(v)
     if member is not None:
         return member
-    raise unexpected(
+    raise _unexpected(
         'expected one of "pending", "in_progress", "completed", "failed"', v
     )
 
 
-_MEMBERS_ToolCallStatus = cast(
+_MEMBERS_ToolCallStatus = _cast(
     "dict[str, ToolCallStatus]", ToolCallStatus._value2member_map_
 )
 
@@ -984,45 +993,47 @@ def _encode_ToolCallStatus(v: ToolCallStatus) -> str:
     return v._value_ if type(v) is ToolCallStatus else v
 
 
-def _decode_ContentToolCallContent(d: Any, strict: bool) -> ContentToolCallContent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ContentToolCallContent(d: _Any, strict: bool) -> ContentToolCallContent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "content":
-        raise check_tag(d, "type", "content")
+        raise _check_tag(d, "type", "content")
     return _read_ContentToolCallContent(d, strict)
 
 
-def _read_ContentToolCallContent(d: JsonObject, strict: bool) -> ContentToolCallContent:
+def _read_ContentToolCallContent(
+    d: _JsonObject, strict: bool
+) -> ContentToolCallContent:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_content: ContentBlock
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_content = (
                 _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
                 if type(tag) is str
                 else _decode_ContentBlock
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ContentToolCallContent)
     o.content = f_content
@@ -1030,74 +1041,74 @@ def _read_ContentToolCallContent(d: JsonObject, strict: bool) -> ContentToolCall
     return o
 
 
-def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "content",
         "content": _encode_ContentBlock(o.content),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_DiffToolCallContent(d: Any, strict: bool) -> DiffToolCallContent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_DiffToolCallContent(d: _Any, strict: bool) -> DiffToolCallContent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "diff":
-        raise check_tag(d, "type", "diff")
+        raise _check_tag(d, "type", "diff")
     return _read_DiffToolCallContent(d, strict)
 
 
-def _read_DiffToolCallContent(d: JsonObject, strict: bool) -> DiffToolCallContent:
+def _read_DiffToolCallContent(d: _JsonObject, strict: bool) -> DiffToolCallContent:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_path: str
-    v = d.get("path", MISSING)
-    if v is MISSING:
-        raise missing("path")
+    v = d.get("path", _MISSING)
+    if v is _MISSING:
+        raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_path = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("path")
 
-    f_old_text: str | None | Unset
-    v = d.get("oldText", MISSING)
-    if v is MISSING:
-        f_old_text = UNSET
+    f_old_text: str | None | _Unset
+    v = d.get("oldText", _MISSING)
+    if v is _MISSING:
+        f_old_text = _UNSET
     else:
         try:
-            f_old_text = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_old_text = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("oldText")
-            salvage(v)
-            f_old_text = UNSET
+            _salvage(v)
+            f_old_text = _UNSET
 
     f_new_text: str
-    v = d.get("newText", MISSING)
-    if v is MISSING:
-        raise missing("newText")
+    v = d.get("newText", _MISSING)
+    if v is _MISSING:
+        raise _missing("newText")
     else:
         try:
-            f_new_text = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_new_text = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("newText")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(DiffToolCallContent)
     o.path = f_path
@@ -1107,57 +1118,57 @@ def _read_DiffToolCallContent(d: JsonObject, strict: bool) -> DiffToolCallConten
     return o
 
 
-def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "diff",
         "path": o.path,
         "newText": o.new_text,
     }
     v_old_text = o.old_text
-    if v_old_text is not UNSET:
+    if v_old_text is not _UNSET:
         d["oldText"] = v_old_text
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_TerminalToolCallContent(d: Any, strict: bool) -> TerminalToolCallContent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_TerminalToolCallContent(d: _Any, strict: bool) -> TerminalToolCallContent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "terminal":
-        raise check_tag(d, "type", "terminal")
+        raise _check_tag(d, "type", "terminal")
     return _read_TerminalToolCallContent(d, strict)
 
 
 def _read_TerminalToolCallContent(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> TerminalToolCallContent:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_terminal_id: TerminalId
-    v = d.get("terminalId", MISSING)
-    if v is MISSING:
-        raise missing("terminalId")
+    v = d.get("terminalId", _MISSING)
+    if v is _MISSING:
+        raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_terminal_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("terminalId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TerminalToolCallContent)
     o.terminal_id = f_terminal_id
@@ -1165,43 +1176,43 @@ def _read_TerminalToolCallContent(
     return o
 
 
-def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "terminal",
         "terminalId": o.terminal_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_ToolCallContent: dict[str, Decoder[ToolCallContent]] = {
+_VARIANTS_ToolCallContent: dict[str, _Decoder[ToolCallContent]] = {
     "content": _read_ContentToolCallContent,
     "diff": _read_DiffToolCallContent,
     "terminal": _read_TerminalToolCallContent,
 }
 
 
-def _decode_ToolCallContent(d: Any, strict: bool) -> ToolCallContent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+def _decode_ToolCallContent(d: _Any, strict: bool) -> ToolCallContent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_ToolCallContent.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        raise unexpected('expected one of "content", "diff", "terminal"', tag).at(
+        raise _unexpected('expected one of "content", "diff", "terminal"', tag).at(
             "type"
         )
-    if tag is MISSING:
-        raise missing("type")
-    raise type_error("a string", tag).at("type")
+    if tag is _MISSING:
+        raise _missing("type")
+    raise _type_error("a string", tag).at("type")
 
 
-def _encode_ToolCallContent(o: ToolCallContent) -> dict[str, Any]:
+def _encode_ToolCallContent(o: ToolCallContent) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -1211,52 +1222,52 @@ def _encode_ToolCallContent(o: ToolCallContent) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_TextContentBlock(d: Any, strict: bool) -> TextContentBlock:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_TextContentBlock(d: _Any, strict: bool) -> TextContentBlock:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "text":
-        raise check_tag(d, "type", "text")
+        raise _check_tag(d, "type", "text")
     return _read_TextContentBlock(d, strict)
 
 
-def _read_TextContentBlock(d: JsonObject, strict: bool) -> TextContentBlock:
+def _read_TextContentBlock(d: _JsonObject, strict: bool) -> TextContentBlock:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
     f_text: str
-    v = d.get("text", MISSING)
-    if v is MISSING:
-        raise missing("text")
+    v = d.get("text", _MISSING)
+    if v is _MISSING:
+        raise _missing("text")
     else:
         try:
-            f_text = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_text = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("text")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TextContentBlock)
     o.annotations = f_annotations
@@ -1265,92 +1276,92 @@ def _read_TextContentBlock(d: JsonObject, strict: bool) -> TextContentBlock:
     return o
 
 
-def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "text",
         "text": o.text,
     }
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ImageContentBlock(d: _Any, strict: bool) -> ImageContentBlock:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "image":
-        raise check_tag(d, "type", "image")
+        raise _check_tag(d, "type", "image")
     return _read_ImageContentBlock(d, strict)
 
 
-def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
+def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
     f_data: str
-    v = d.get("data", MISSING)
-    if v is MISSING:
-        raise missing("data")
+    v = d.get("data", _MISSING)
+    if v is _MISSING:
+        raise _missing("data")
     else:
         try:
-            f_data = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_data = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("data")
 
     f_mime_type: str
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        raise missing("mimeType")
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        raise _missing("mimeType")
     else:
         try:
-            f_mime_type = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_mime_type = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("mimeType")
 
-    f_uri: str | None | Unset
-    v = d.get("uri", MISSING)
-    if v is MISSING:
-        f_uri = UNSET
+    f_uri: str | None | _Unset
+    v = d.get("uri", _MISSING)
+    if v is _MISSING:
+        f_uri = _UNSET
     else:
         try:
-            f_uri = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_uri = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("uri")
-            salvage(v)
-            f_uri = UNSET
+            _salvage(v)
+            f_uri = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ImageContentBlock)
     o.annotations = f_annotations
@@ -1361,83 +1372,83 @@ def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
     return o
 
 
-def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "image",
         "data": o.data,
         "mimeType": o.mime_type,
     }
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_uri = o.uri
-    if v_uri is not UNSET:
+    if v_uri is not _UNSET:
         d["uri"] = v_uri
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AudioContentBlock(d: _Any, strict: bool) -> AudioContentBlock:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "audio":
-        raise check_tag(d, "type", "audio")
+        raise _check_tag(d, "type", "audio")
     return _read_AudioContentBlock(d, strict)
 
 
-def _read_AudioContentBlock(d: JsonObject, strict: bool) -> AudioContentBlock:
+def _read_AudioContentBlock(d: _JsonObject, strict: bool) -> AudioContentBlock:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
     f_data: str
-    v = d.get("data", MISSING)
-    if v is MISSING:
-        raise missing("data")
+    v = d.get("data", _MISSING)
+    if v is _MISSING:
+        raise _missing("data")
     else:
         try:
-            f_data = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_data = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("data")
 
     f_mime_type: str
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        raise missing("mimeType")
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        raise _missing("mimeType")
     else:
         try:
-            f_mime_type = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_mime_type = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("mimeType")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AudioContentBlock)
     o.annotations = f_annotations
@@ -1447,92 +1458,94 @@ def _read_AudioContentBlock(d: JsonObject, strict: bool) -> AudioContentBlock:
     return o
 
 
-def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "audio",
         "data": o.data,
         "mimeType": o.mime_type,
     }
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkContentBlock:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ResourceLinkContentBlock(d: _Any, strict: bool) -> ResourceLinkContentBlock:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "resource_link":
-        raise check_tag(d, "type", "resource_link")
+        raise _check_tag(d, "type", "resource_link")
     return _read_ResourceLinkContentBlock(d, strict)
 
 
 def _read_ResourceLinkContentBlock(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> ResourceLinkContentBlock:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_mime_type: str | None | Unset
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        f_mime_type = UNSET
+    f_mime_type: str | None | _Unset
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        f_mime_type = _UNSET
     else:
         try:
-            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_mime_type = (
+                None if v is None else (v if type(v) is str else _check_str(v))
+            )
+        except _ValidationError as error:
             if strict:
                 raise error.at("mimeType")
-            salvage(v)
-            f_mime_type = UNSET
+            _salvage(v)
+            f_mime_type = _UNSET
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
-    f_size: int | None | Unset
-    v = d.get("size", MISSING)
-    if v is MISSING:
-        f_size = UNSET
+    f_size: int | None | _Unset
+    v = d.get("size", _MISSING)
+    if v is _MISSING:
+        f_size = _UNSET
     else:
         try:
             f_size = (
@@ -1543,53 +1556,53 @@ def _read_ResourceLinkContentBlock(
                     if type(v) is int
                     and -9223372036854775808 <= v <= 9223372036854775807
                     else (
-                        check_int(v, None, None)
+                        _check_int(v, None, None)
                         if strict
-                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                        else _check_int(v, -9223372036854775808, 9223372036854775807)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("size")
-            salvage(v)
-            f_size = UNSET
+            _salvage(v)
+            f_size = _UNSET
 
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
     f_uri: str
-    v = d.get("uri", MISSING)
-    if v is MISSING:
-        raise missing("uri")
+    v = d.get("uri", _MISSING)
+    if v is _MISSING:
+        raise _missing("uri")
     else:
         try:
-            f_uri = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_uri = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("uri")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ResourceLinkContentBlock)
     o.annotations = f_annotations
@@ -1603,82 +1616,82 @@ def _read_ResourceLinkContentBlock(
     return o
 
 
-def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "resource_link",
         "name": o.name,
         "uri": o.uri,
     }
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_mime_type = o.mime_type
-    if v_mime_type is not UNSET:
+    if v_mime_type is not _UNSET:
         d["mimeType"] = v_mime_type
     v_size = o.size
-    if v_size is not UNSET:
+    if v_size is not _UNSET:
         d["size"] = v_size
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ResourceContentBlock(d: Any, strict: bool) -> ResourceContentBlock:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ResourceContentBlock(d: _Any, strict: bool) -> ResourceContentBlock:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "resource":
-        raise check_tag(d, "type", "resource")
+        raise _check_tag(d, "type", "resource")
     return _read_ResourceContentBlock(d, strict)
 
 
-def _read_ResourceContentBlock(d: JsonObject, strict: bool) -> ResourceContentBlock:
+def _read_ResourceContentBlock(d: _JsonObject, strict: bool) -> ResourceContentBlock:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
     f_resource: EmbeddedResourceResource
-    v = d.get("resource", MISSING)
-    if v is MISSING:
-        raise missing("resource")
+    v = d.get("resource", _MISSING)
+    if v is _MISSING:
+        raise _missing("resource")
     else:
         try:
             f_resource = _decode_EmbeddedResourceResource(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("resource")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ResourceContentBlock)
     o.annotations = f_annotations
@@ -1687,25 +1700,25 @@ def _read_ResourceContentBlock(d: JsonObject, strict: bool) -> ResourceContentBl
     return o
 
 
-def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "resource",
         "resource": _encode_EmbeddedResourceResource(o.resource),
     }
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_ContentBlock: dict[str, Decoder[ContentBlock]] = {
+_VARIANTS_ContentBlock: dict[str, _Decoder[ContentBlock]] = {
     "text": _read_TextContentBlock,
     "image": _read_ImageContentBlock,
     "audio": _read_AudioContentBlock,
@@ -1714,23 +1727,23 @@ _VARIANTS_ContentBlock: dict[str, Decoder[ContentBlock]] = {
 }
 
 
-def _decode_ContentBlock(d: Any, strict: bool) -> ContentBlock:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+def _decode_ContentBlock(d: _Any, strict: bool) -> ContentBlock:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_ContentBlock.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        raise unexpected(
+        raise _unexpected(
             'expected one of "text", "image", "audio", "resource_link", "resource"', tag
         ).at("type")
-    if tag is MISSING:
-        raise missing("type")
-    raise type_error("a string", tag).at("type")
+    if tag is _MISSING:
+        raise _missing("type")
+    raise _type_error("a string", tag).at("type")
 
 
-def _encode_ContentBlock(o: ContentBlock) -> dict[str, Any]:
+def _encode_ContentBlock(o: ContentBlock) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -1740,43 +1753,43 @@ def _encode_ContentBlock(o: ContentBlock) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_Annotations(d: Any, strict: bool) -> Annotations:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_audience: list[Role] | None | Unset
-    v = d.get("audience", MISSING)
-    if v is MISSING:
-        f_audience = UNSET
+def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_audience: list[Role] | None | _Unset
+    v = d.get("audience", _MISSING)
+    if v is _MISSING:
+        f_audience = _UNSET
     else:
         try:
             f_audience = (
-                None if v is None else check_list_skipping(v, _decode_Role, strict)
+                None if v is None else _check_list_skipping(v, _decode_Role, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("audience")
-            salvage(v)
-            f_audience = UNSET
+            _salvage(v)
+            f_audience = _UNSET
 
-    f_last_modified: str | None | Unset
-    v = d.get("lastModified", MISSING)
-    if v is MISSING:
-        f_last_modified = UNSET
+    f_last_modified: str | None | _Unset
+    v = d.get("lastModified", _MISSING)
+    if v is _MISSING:
+        f_last_modified = _UNSET
     else:
         try:
             f_last_modified = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("lastModified")
-            salvage(v)
-            f_last_modified = UNSET
+            _salvage(v)
+            f_last_modified = _UNSET
 
-    f_priority: float | None | Unset
-    v = d.get("priority", MISSING)
-    if v is MISSING:
-        f_priority = UNSET
+    f_priority: float | None | _Unset
+    v = d.get("priority", _MISSING)
+    if v is _MISSING:
+        f_priority = _UNSET
     else:
         try:
             f_priority = (
@@ -1784,28 +1797,28 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
                 if v is None
                 else (
                     v
-                    if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
-                    else check_num(v, None, None)
+                    if type(v) is float and -_FLOAT_MAX <= v <= _FLOAT_MAX
+                    else _check_num(v, None, None)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("priority")
-            salvage(v)
-            f_priority = UNSET
+            _salvage(v)
+            f_priority = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(Annotations)
     o.audience = f_audience
@@ -1815,82 +1828,82 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
     return o
 
 
-def _encode_Annotations(o: Annotations) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_Annotations(o: Annotations) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_audience = o.audience
-    if v_audience is not UNSET:
+    if v_audience is not _UNSET:
         d["audience"] = (
             None
             if v_audience is None
             else [(x._value_ if type(x) is Role else x) for x in v_audience]
         )
     v_last_modified = o.last_modified
-    if v_last_modified is not UNSET:
+    if v_last_modified is not _UNSET:
         d["lastModified"] = v_last_modified
     v_priority = o.priority
-    if v_priority is not UNSET:
+    if v_priority is not _UNSET:
         d["priority"] = v_priority
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_Role(v: Any, strict: bool) -> Role:
+def _decode_Role(v: _Any, strict: bool) -> Role:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_Role.get(v)
     if member is not None:
         return member
-    raise unexpected('expected one of "assistant", "user"', v)
+    raise _unexpected('expected one of "assistant", "user"', v)
 
 
-_MEMBERS_Role = cast("dict[str, Role]", Role._value2member_map_)
+_MEMBERS_Role = _cast("dict[str, Role]", Role._value2member_map_)
 
 
 def _encode_Role(v: Role) -> str:
     return v._value_ if type(v) is Role else v
 
 
-def _decode_TextContent(d: Any, strict: bool) -> TextContent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+def _decode_TextContent(d: _Any, strict: bool) -> TextContent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
     f_text: str
-    v = d.get("text", MISSING)
-    if v is MISSING:
-        raise missing("text")
+    v = d.get("text", _MISSING)
+    if v is _MISSING:
+        raise _missing("text")
     else:
         try:
-            f_text = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_text = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("text")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TextContent)
     o.annotations = f_annotations
@@ -1899,83 +1912,83 @@ def _decode_TextContent(d: Any, strict: bool) -> TextContent:
     return o
 
 
-def _encode_TextContent(o: TextContent) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_TextContent(o: TextContent) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "text": o.text,
     }
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
     f_data: str
-    v = d.get("data", MISSING)
-    if v is MISSING:
-        raise missing("data")
+    v = d.get("data", _MISSING)
+    if v is _MISSING:
+        raise _missing("data")
     else:
         try:
-            f_data = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_data = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("data")
 
     f_mime_type: str
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        raise missing("mimeType")
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        raise _missing("mimeType")
     else:
         try:
-            f_mime_type = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_mime_type = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("mimeType")
 
-    f_uri: str | None | Unset
-    v = d.get("uri", MISSING)
-    if v is MISSING:
-        f_uri = UNSET
+    f_uri: str | None | _Unset
+    v = d.get("uri", _MISSING)
+    if v is _MISSING:
+        f_uri = _UNSET
     else:
         try:
-            f_uri = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_uri = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("uri")
-            salvage(v)
-            f_uri = UNSET
+            _salvage(v)
+            f_uri = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ImageContent)
     o.annotations = f_annotations
@@ -1986,74 +1999,74 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
     return o
 
 
-def _encode_ImageContent(o: ImageContent) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ImageContent(o: ImageContent) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "data": o.data,
         "mimeType": o.mime_type,
     }
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_uri = o.uri
-    if v_uri is not UNSET:
+    if v_uri is not _UNSET:
         d["uri"] = v_uri
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+def _decode_AudioContent(d: _Any, strict: bool) -> AudioContent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
     f_data: str
-    v = d.get("data", MISSING)
-    if v is MISSING:
-        raise missing("data")
+    v = d.get("data", _MISSING)
+    if v is _MISSING:
+        raise _missing("data")
     else:
         try:
-            f_data = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_data = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("data")
 
     f_mime_type: str
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        raise missing("mimeType")
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        raise _missing("mimeType")
     else:
         try:
-            f_mime_type = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_mime_type = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("mimeType")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AudioContent)
     o.annotations = f_annotations
@@ -2063,81 +2076,83 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
     return o
 
 
-def _encode_AudioContent(o: AudioContent) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AudioContent(o: AudioContent) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "data": o.data,
         "mimeType": o.mime_type,
     }
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_mime_type: str | None | Unset
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        f_mime_type = UNSET
+    f_mime_type: str | None | _Unset
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        f_mime_type = _UNSET
     else:
         try:
-            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_mime_type = (
+                None if v is None else (v if type(v) is str else _check_str(v))
+            )
+        except _ValidationError as error:
             if strict:
                 raise error.at("mimeType")
-            salvage(v)
-            f_mime_type = UNSET
+            _salvage(v)
+            f_mime_type = _UNSET
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
-    f_size: int | None | Unset
-    v = d.get("size", MISSING)
-    if v is MISSING:
-        f_size = UNSET
+    f_size: int | None | _Unset
+    v = d.get("size", _MISSING)
+    if v is _MISSING:
+        f_size = _UNSET
     else:
         try:
             f_size = (
@@ -2148,53 +2163,53 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                     if type(v) is int
                     and -9223372036854775808 <= v <= 9223372036854775807
                     else (
-                        check_int(v, None, None)
+                        _check_int(v, None, None)
                         if strict
-                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                        else _check_int(v, -9223372036854775808, 9223372036854775807)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("size")
-            salvage(v)
-            f_size = UNSET
+            _salvage(v)
+            f_size = _UNSET
 
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
     f_uri: str
-    v = d.get("uri", MISSING)
-    if v is MISSING:
-        raise missing("uri")
+    v = d.get("uri", _MISSING)
+    if v is _MISSING:
+        raise _missing("uri")
     else:
         try:
-            f_uri = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_uri = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("uri")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ResourceLink)
     o.annotations = f_annotations
@@ -2208,61 +2223,61 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
     return o
 
 
-def _encode_ResourceLink(o: ResourceLink) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ResourceLink(o: ResourceLink) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "name": o.name,
         "uri": o.uri,
     }
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_mime_type = o.mime_type
-    if v_mime_type is not UNSET:
+    if v_mime_type is not _UNSET:
         d["mimeType"] = v_mime_type
     v_size = o.size
-    if v_size is not UNSET:
+    if v_size is not _UNSET:
         d["size"] = v_size
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_EmbeddedResourceResource(d: Any, strict: bool) -> EmbeddedResourceResource:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_EmbeddedResourceResource(d: _Any, strict: bool) -> EmbeddedResourceResource:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     # The first variant whose required keys are all there and that decodes,
     # as serde's untagged enums choose.
-    errors: list[ValidationError] = []
+    errors: list[_ValidationError] = []
     if "text" in d and "uri" in d:
         try:
             return _decode_TextResourceContents(d, strict)
-        except ValidationError as error:
-            salvage(d)
+        except _ValidationError as error:
+            _salvage(d)
             errors.append(error)
     if "blob" in d and "uri" in d:
         try:
             return _decode_BlobResourceContents(d, strict)
-        except ValidationError as error:
-            salvage(d)
+        except _ValidationError as error:
+            _salvage(d)
             errors.append(error)
     if errors:
-        raise furthest(errors)
-    raise ValidationError(
+        raise _furthest(errors)
+    raise _ValidationError(
         "expected an object with the members of TextResourceContents or BlobResourceContents (text, uri; blob, uri)"
     )
 
 
-def _encode_EmbeddedResourceResource(o: EmbeddedResourceResource) -> dict[str, Any]:
+def _encode_EmbeddedResourceResource(o: EmbeddedResourceResource) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -2272,54 +2287,56 @@ def _encode_EmbeddedResourceResource(o: EmbeddedResourceResource) -> dict[str, A
     return encoder(o)
 
 
-def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_mime_type: str | None | Unset
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        f_mime_type = UNSET
+def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_mime_type: str | None | _Unset
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        f_mime_type = _UNSET
     else:
         try:
-            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_mime_type = (
+                None if v is None else (v if type(v) is str else _check_str(v))
+            )
+        except _ValidationError as error:
             if strict:
                 raise error.at("mimeType")
-            salvage(v)
-            f_mime_type = UNSET
+            _salvage(v)
+            f_mime_type = _UNSET
 
     f_text: str
-    v = d.get("text", MISSING)
-    if v is MISSING:
-        raise missing("text")
+    v = d.get("text", _MISSING)
+    if v is _MISSING:
+        raise _missing("text")
     else:
         try:
-            f_text = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_text = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("text")
 
     f_uri: str
-    v = d.get("uri", MISSING)
-    if v is MISSING:
-        raise missing("uri")
+    v = d.get("uri", _MISSING)
+    if v is _MISSING:
+        raise _missing("uri")
     else:
         try:
-            f_uri = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_uri = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("uri")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TextResourceContents)
     o.mime_type = f_mime_type
@@ -2329,69 +2346,71 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
     return o
 
 
-def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "text": o.text,
         "uri": o.uri,
     }
     v_mime_type = o.mime_type
-    if v_mime_type is not UNSET:
+    if v_mime_type is not _UNSET:
         d["mimeType"] = v_mime_type
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_BlobResourceContents(d: _Any, strict: bool) -> BlobResourceContents:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_blob: str
-    v = d.get("blob", MISSING)
-    if v is MISSING:
-        raise missing("blob")
+    v = d.get("blob", _MISSING)
+    if v is _MISSING:
+        raise _missing("blob")
     else:
         try:
-            f_blob = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_blob = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("blob")
 
-    f_mime_type: str | None | Unset
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        f_mime_type = UNSET
+    f_mime_type: str | None | _Unset
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        f_mime_type = _UNSET
     else:
         try:
-            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_mime_type = (
+                None if v is None else (v if type(v) is str else _check_str(v))
+            )
+        except _ValidationError as error:
             if strict:
                 raise error.at("mimeType")
-            salvage(v)
-            f_mime_type = UNSET
+            _salvage(v)
+            f_mime_type = _UNSET
 
     f_uri: str
-    v = d.get("uri", MISSING)
-    if v is MISSING:
-        raise missing("uri")
+    v = d.get("uri", _MISSING)
+    if v is _MISSING:
+        raise _missing("uri")
     else:
         try:
-            f_uri = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_uri = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("uri")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(BlobResourceContents)
     o.blob = f_blob
@@ -2401,59 +2420,59 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
     return o
 
 
-def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "blob": o.blob,
         "uri": o.uri,
     }
     v_mime_type = o.mime_type
-    if v_mime_type is not UNSET:
+    if v_mime_type is not _UNSET:
         d["mimeType"] = v_mime_type
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+def _decode_EmbeddedResource(d: _Any, strict: bool) -> EmbeddedResource:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
     f_resource: EmbeddedResourceResource
-    v = d.get("resource", MISSING)
-    if v is MISSING:
-        raise missing("resource")
+    v = d.get("resource", _MISSING)
+    if v is _MISSING:
+        raise _missing("resource")
     else:
         try:
             f_resource = _decode_EmbeddedResourceResource(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("resource")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(EmbeddedResource)
     o.annotations = f_annotations
@@ -2462,53 +2481,53 @@ def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
     return o
 
 
-def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "resource": _encode_EmbeddedResourceResource(o.resource),
     }
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_Content(d: Any, strict: bool) -> Content:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_Content(d: _Any, strict: bool) -> Content:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_content: ContentBlock
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_content = (
                 _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
                 if type(tag) is str
                 else _decode_ContentBlock
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(Content)
     o.content = f_content
@@ -2516,65 +2535,65 @@ def _decode_Content(d: Any, strict: bool) -> Content:
     return o
 
 
-def _encode_Content(o: Content) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_Content(o: Content) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "content": _encode_ContentBlock(o.content),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_Diff(d: Any, strict: bool) -> Diff:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_Diff(d: _Any, strict: bool) -> Diff:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_path: str
-    v = d.get("path", MISSING)
-    if v is MISSING:
-        raise missing("path")
+    v = d.get("path", _MISSING)
+    if v is _MISSING:
+        raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_path = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("path")
 
-    f_old_text: str | None | Unset
-    v = d.get("oldText", MISSING)
-    if v is MISSING:
-        f_old_text = UNSET
+    f_old_text: str | None | _Unset
+    v = d.get("oldText", _MISSING)
+    if v is _MISSING:
+        f_old_text = _UNSET
     else:
         try:
-            f_old_text = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_old_text = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("oldText")
-            salvage(v)
-            f_old_text = UNSET
+            _salvage(v)
+            f_old_text = _UNSET
 
     f_new_text: str
-    v = d.get("newText", MISSING)
-    if v is MISSING:
-        raise missing("newText")
+    v = d.get("newText", _MISSING)
+    if v is _MISSING:
+        raise _missing("newText")
     else:
         try:
-            f_new_text = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_new_text = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("newText")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(Diff)
     o.path = f_path
@@ -2584,50 +2603,50 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
     return o
 
 
-def _encode_Diff(o: Diff) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_Diff(o: Diff) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "path": o.path,
         "newText": o.new_text,
     }
     v_old_text = o.old_text
-    if v_old_text is not UNSET:
+    if v_old_text is not _UNSET:
         d["oldText"] = v_old_text
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_TerminalId(v: Any, strict: bool) -> TerminalId:
-    return v if type(v) is str else check_str(v)
+def _decode_TerminalId(v: _Any, strict: bool) -> TerminalId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_Terminal(d: Any, strict: bool) -> Terminal:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_Terminal(d: _Any, strict: bool) -> Terminal:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_terminal_id: TerminalId
-    v = d.get("terminalId", MISSING)
-    if v is MISSING:
-        raise missing("terminalId")
+    v = d.get("terminalId", _MISSING)
+    if v is _MISSING:
+        raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_terminal_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("terminalId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(Terminal)
     o.terminal_id = f_terminal_id
@@ -2635,34 +2654,34 @@ def _decode_Terminal(d: Any, strict: bool) -> Terminal:
     return o
 
 
-def _encode_Terminal(o: Terminal) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_Terminal(o: Terminal) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "terminalId": o.terminal_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ToolCallLocation(d: _Any, strict: bool) -> ToolCallLocation:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_path: str
-    v = d.get("path", MISSING)
-    if v is MISSING:
-        raise missing("path")
+    v = d.get("path", _MISSING)
+    if v is _MISSING:
+        raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_path = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("path")
 
-    f_line: int | None | Unset
-    v = d.get("line", MISSING)
-    if v is MISSING:
-        f_line = UNSET
+    f_line: int | None | _Unset
+    v = d.get("line", _MISSING)
+    if v is _MISSING:
+        f_line = _UNSET
     else:
         try:
             f_line = (
@@ -2672,28 +2691,30 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
                     v
                     if type(v) is int and 0 <= v <= 4294967295
                     else (
-                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                        _check_int(v, 0, None)
+                        if strict
+                        else _check_int(v, 0, 4294967295)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("line")
-            salvage(v)
-            f_line = UNSET
+            _salvage(v)
+            f_line = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ToolCallLocation)
     o.path = f_path
@@ -2702,47 +2723,47 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
     return o
 
 
-def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "path": o.path,
     }
     v_line = o.line
-    if v_line is not UNSET:
+    if v_line is not _UNSET:
         d["line"] = v_line
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_PermissionOption(d: _Any, strict: bool) -> PermissionOption:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_option_id: PermissionOptionId
-    v = d.get("optionId", MISSING)
-    if v is MISSING:
-        raise missing("optionId")
+    v = d.get("optionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("optionId")
     else:
         try:
-            f_option_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_option_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("optionId")
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_kind: PermissionOptionKind
-    v = d.get("kind", MISSING)
-    if v is MISSING:
-        raise missing("kind")
+    v = d.get("kind", _MISSING)
+    if v is _MISSING:
+        raise _missing("kind")
     else:
         try:
             f_kind = (
@@ -2750,21 +2771,21 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
                 if type(v) is str and v in _MEMBERS_PermissionOptionKind
                 else _decode_PermissionOptionKind(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("kind")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PermissionOption)
     o.option_id = f_option_id
@@ -2774,36 +2795,36 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
     return o
 
 
-def _encode_PermissionOption(o: PermissionOption) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_PermissionOption(o: PermissionOption) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "optionId": o.option_id,
         "name": o.name,
         "kind": (o.kind._value_ if type(o.kind) is PermissionOptionKind else o.kind),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PermissionOptionId(v: Any, strict: bool) -> PermissionOptionId:
-    return v if type(v) is str else check_str(v)
+def _decode_PermissionOptionId(v: _Any, strict: bool) -> PermissionOptionId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_PermissionOptionKind(v: Any, strict: bool) -> PermissionOptionKind:
+def _decode_PermissionOptionKind(v: _Any, strict: bool) -> PermissionOptionKind:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_PermissionOptionKind.get(v)
     if member is not None:
         return member
-    raise unexpected(
+    raise _unexpected(
         'expected one of "allow_once", "allow_always", "reject_once", "reject_always"',
         v,
     )
 
 
-_MEMBERS_PermissionOptionKind = cast(
+_MEMBERS_PermissionOptionKind = _cast(
     "dict[str, PermissionOptionKind]", PermissionOptionKind._value2member_map_
 )
 
@@ -2812,69 +2833,69 @@ def _encode_PermissionOptionKind(v: PermissionOptionKind) -> str:
     return v._value_ if type(v) is PermissionOptionKind else v
 
 
-def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_CreateTerminalRequest(d: _Any, strict: bool) -> CreateTerminalRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_command: str
-    v = d.get("command", MISSING)
-    if v is MISSING:
-        raise missing("command")
+    v = d.get("command", _MISSING)
+    if v is _MISSING:
+        raise _missing("command")
     else:
         try:
-            f_command = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_command = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("command")
 
-    f_args: list[str] | Unset
-    v = d.get("args", MISSING)
-    if v is MISSING:
-        f_args = UNSET
+    f_args: list[str] | _Unset
+    v = d.get("args", _MISSING)
+    if v is _MISSING:
+        f_args = _UNSET
     elif v is None and not strict:
         f_args = []
     else:
         try:
-            f_args = check_list(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_args = _check_list(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("args")
 
-    f_env: list[EnvVariable] | Unset
-    v = d.get("env", MISSING)
-    if v is MISSING:
-        f_env = UNSET
+    f_env: list[EnvVariable] | _Unset
+    v = d.get("env", _MISSING)
+    if v is _MISSING:
+        f_env = _UNSET
     elif v is None and not strict:
         f_env = []
     else:
         try:
-            f_env = check_list(v, _decode_EnvVariable, strict)
-        except ValidationError as error:
+            f_env = _check_list(v, _decode_EnvVariable, strict)
+        except _ValidationError as error:
             raise error.at("env")
 
-    f_cwd: str | None | Unset
-    v = d.get("cwd", MISSING)
-    if v is MISSING:
-        f_cwd = UNSET
+    f_cwd: str | None | _Unset
+    v = d.get("cwd", _MISSING)
+    if v is _MISSING:
+        f_cwd = _UNSET
     else:
         try:
-            f_cwd = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_cwd = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             raise error.at("cwd")
 
-    f_output_byte_limit: int | None | Unset
-    v = d.get("outputByteLimit", MISSING)
-    if v is MISSING:
-        f_output_byte_limit = UNSET
+    f_output_byte_limit: int | None | _Unset
+    v = d.get("outputByteLimit", _MISSING)
+    if v is _MISSING:
+        f_output_byte_limit = _UNSET
     else:
         try:
             f_output_byte_limit = (
@@ -2884,27 +2905,27 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
                     v
                     if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
-                        check_int(v, 0, None)
+                        _check_int(v, 0, None)
                         if strict
-                        else check_int(v, 0, 18446744073709551615)
+                        else _check_int(v, 0, 18446744073709551615)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("outputByteLimit")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CreateTerminalRequest)
     o.session_id = f_session_id
@@ -2917,65 +2938,65 @@ def _decode_CreateTerminalRequest(d: Any, strict: bool) -> CreateTerminalRequest
     return o
 
 
-def _encode_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "command": o.command,
     }
     v_args = o.args
-    if v_args is not UNSET:
+    if v_args is not _UNSET:
         d["args"] = list(v_args)
     v_env = o.env
-    if v_env is not UNSET:
+    if v_env is not _UNSET:
         d["env"] = [_encode_EnvVariable(x) for x in v_env]
     v_cwd = o.cwd
-    if v_cwd is not UNSET:
+    if v_cwd is not _UNSET:
         d["cwd"] = v_cwd
     v_output_byte_limit = o.output_byte_limit
-    if v_output_byte_limit is not UNSET:
+    if v_output_byte_limit is not _UNSET:
         d["outputByteLimit"] = v_output_byte_limit
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_EnvVariable(d: _Any, strict: bool) -> EnvVariable:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_value: str
-    v = d.get("value", MISSING)
-    if v is MISSING:
-        raise missing("value")
+    v = d.get("value", _MISSING)
+    if v is _MISSING:
+        raise _missing("value")
     else:
         try:
-            f_value = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_value = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("value")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(EnvVariable)
     o.name = f_name
@@ -2984,53 +3005,53 @@ def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
     return o
 
 
-def _encode_EnvVariable(o: EnvVariable) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_EnvVariable(o: EnvVariable) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "name": o.name,
         "value": o.value,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_TerminalOutputRequest(d: Any, strict: bool) -> TerminalOutputRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_TerminalOutputRequest(d: _Any, strict: bool) -> TerminalOutputRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_terminal_id: TerminalId
-    v = d.get("terminalId", MISSING)
-    if v is MISSING:
-        raise missing("terminalId")
+    v = d.get("terminalId", _MISSING)
+    if v is _MISSING:
+        raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_terminal_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("terminalId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TerminalOutputRequest)
     o.session_id = f_session_id
@@ -3039,53 +3060,53 @@ def _decode_TerminalOutputRequest(d: Any, strict: bool) -> TerminalOutputRequest
     return o
 
 
-def _encode_TerminalOutputRequest(o: TerminalOutputRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_TerminalOutputRequest(o: TerminalOutputRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "terminalId": o.terminal_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ReleaseTerminalRequest(d: Any, strict: bool) -> ReleaseTerminalRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ReleaseTerminalRequest(d: _Any, strict: bool) -> ReleaseTerminalRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_terminal_id: TerminalId
-    v = d.get("terminalId", MISSING)
-    if v is MISSING:
-        raise missing("terminalId")
+    v = d.get("terminalId", _MISSING)
+    if v is _MISSING:
+        raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_terminal_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("terminalId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ReleaseTerminalRequest)
     o.session_id = f_session_id
@@ -3094,55 +3115,55 @@ def _decode_ReleaseTerminalRequest(d: Any, strict: bool) -> ReleaseTerminalReque
     return o
 
 
-def _encode_ReleaseTerminalRequest(o: ReleaseTerminalRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ReleaseTerminalRequest(o: ReleaseTerminalRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "terminalId": o.terminal_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_WaitForTerminalExitRequest(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> WaitForTerminalExitRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_terminal_id: TerminalId
-    v = d.get("terminalId", MISSING)
-    if v is MISSING:
-        raise missing("terminalId")
+    v = d.get("terminalId", _MISSING)
+    if v is _MISSING:
+        raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_terminal_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("terminalId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(WaitForTerminalExitRequest)
     o.session_id = f_session_id
@@ -3151,53 +3172,55 @@ def _decode_WaitForTerminalExitRequest(
     return o
 
 
-def _encode_WaitForTerminalExitRequest(o: WaitForTerminalExitRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_WaitForTerminalExitRequest(
+    o: WaitForTerminalExitRequest,
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "terminalId": o.terminal_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_KillTerminalRequest(d: Any, strict: bool) -> KillTerminalRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_KillTerminalRequest(d: _Any, strict: bool) -> KillTerminalRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_terminal_id: TerminalId
-    v = d.get("terminalId", MISSING)
-    if v is MISSING:
-        raise missing("terminalId")
+    v = d.get("terminalId", _MISSING)
+    if v is _MISSING:
+        raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_terminal_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("terminalId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(KillTerminalRequest)
     o.session_id = f_session_id
@@ -3206,80 +3229,80 @@ def _decode_KillTerminalRequest(d: Any, strict: bool) -> KillTerminalRequest:
     return o
 
 
-def _encode_KillTerminalRequest(o: KillTerminalRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_KillTerminalRequest(o: KillTerminalRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "terminalId": o.terminal_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_FormCreateElicitationRequest(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> FormCreateElicitationRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("mode") != "form":
-        raise check_tag(d, "mode", "form")
+        raise _check_tag(d, "mode", "form")
     return _read_FormCreateElicitationRequest(d, strict)
 
 
 def _read_FormCreateElicitationRequest(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> FormCreateElicitationRequest:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_message: str
-    v = d.get("message", MISSING)
-    if v is MISSING:
-        raise missing("message")
+    v = d.get("message", _MISSING)
+    if v is _MISSING:
+        raise _missing("message")
     else:
         try:
-            f_message = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_message = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("message")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     f_requested_schema: ElicitationSchema
-    v = d.get("requestedSchema", MISSING)
-    if v is MISSING:
-        raise missing("requestedSchema")
+    v = d.get("requestedSchema", _MISSING)
+    if v is _MISSING:
+        raise _missing("requestedSchema")
     else:
         try:
             f_requested_schema = _decode_ElicitationSchema(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("requestedSchema")
 
     candidates_scope: list[
-        Decoder[ElicitationSessionScope | ElicitationRequestScope]
+        _Decoder[ElicitationSessionScope | ElicitationRequestScope]
     ] = []
     if "sessionId" in d:
         candidates_scope.append(_decode_ElicitationSessionScope)
     if "requestId" in d:
         candidates_scope.append(_decode_ElicitationRequestScope)
     if not candidates_scope:
-        raise ValidationError(
+        raise _ValidationError(
             "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
         )
-    f_scope = cast(
+    f_scope = _cast(
         "ElicitationSessionScope | ElicitationRequestScope",
-        first_match(d, strict, candidates_scope),
+        _first_match(d, strict, candidates_scope),
     )
 
     o = _new(FormCreateElicitationRequest)
@@ -3292,8 +3315,8 @@ def _read_FormCreateElicitationRequest(
 
 def _encode_FormCreateElicitationRequest(
     o: FormCreateElicitationRequest,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "mode": "form",
         "message": o.message,
         "requestedSchema": _encode_ElicitationSchema(o.requested_schema),
@@ -3308,84 +3331,84 @@ def _encode_FormCreateElicitationRequest(
             f"scope: {type(v_scope).__name__} is not ElicitationSessionScope or ElicitationRequestScope"
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_UrlCreateElicitationRequest(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> UrlCreateElicitationRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("mode") != "url":
-        raise check_tag(d, "mode", "url")
+        raise _check_tag(d, "mode", "url")
     return _read_UrlCreateElicitationRequest(d, strict)
 
 
 def _read_UrlCreateElicitationRequest(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> UrlCreateElicitationRequest:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_message: str
-    v = d.get("message", MISSING)
-    if v is MISSING:
-        raise missing("message")
+    v = d.get("message", _MISSING)
+    if v is _MISSING:
+        raise _missing("message")
     else:
         try:
-            f_message = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_message = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("message")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     f_elicitation_id: ElicitationId
-    v = d.get("elicitationId", MISSING)
-    if v is MISSING:
-        raise missing("elicitationId")
+    v = d.get("elicitationId", _MISSING)
+    if v is _MISSING:
+        raise _missing("elicitationId")
     else:
         try:
-            f_elicitation_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_elicitation_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("elicitationId")
 
     f_url: str
-    v = d.get("url", MISSING)
-    if v is MISSING:
-        raise missing("url")
+    v = d.get("url", _MISSING)
+    if v is _MISSING:
+        raise _missing("url")
     else:
         try:
-            f_url = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_url = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("url")
 
     candidates_scope: list[
-        Decoder[ElicitationSessionScope | ElicitationRequestScope]
+        _Decoder[ElicitationSessionScope | ElicitationRequestScope]
     ] = []
     if "sessionId" in d:
         candidates_scope.append(_decode_ElicitationSessionScope)
     if "requestId" in d:
         candidates_scope.append(_decode_ElicitationRequestScope)
     if not candidates_scope:
-        raise ValidationError(
+        raise _ValidationError(
             "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
         )
-    f_scope = cast(
+    f_scope = _cast(
         "ElicitationSessionScope | ElicitationRequestScope",
-        first_match(d, strict, candidates_scope),
+        _first_match(d, strict, candidates_scope),
     )
 
     o = _new(UrlCreateElicitationRequest)
@@ -3399,8 +3422,8 @@ def _read_UrlCreateElicitationRequest(
 
 def _encode_UrlCreateElicitationRequest(
     o: UrlCreateElicitationRequest,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "mode": "url",
         "message": o.message,
         "elicitationId": o.elicitation_id,
@@ -3416,69 +3439,69 @@ def _encode_UrlCreateElicitationRequest(
             f"scope: {type(v_scope).__name__} is not ElicitationSessionScope or ElicitationRequestScope"
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_OtherCreateElicitationRequest(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> OtherCreateElicitationRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("mode")) is not str:
-        raise check_tag(d, "mode", None)
+        raise _check_tag(d, "mode", None)
     if strict and d["mode"] in _VARIANTS_CreateElicitationRequest:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected("expected a tag that no other variant has", d["mode"]).at(
+        raise _unexpected("expected a tag that no other variant has", d["mode"]).at(
             "mode"
         )
     return _read_OtherCreateElicitationRequest(d, strict)
 
 
 def _read_OtherCreateElicitationRequest(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> OtherCreateElicitationRequest:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
     f_message: str
-    v = d.get("message", MISSING)
-    if v is MISSING:
-        raise missing("message")
+    v = d.get("message", _MISSING)
+    if v is _MISSING:
+        raise _missing("message")
     else:
         try:
-            f_message = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_message = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("message")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     candidates_scope: list[
-        Decoder[ElicitationSessionScope | ElicitationRequestScope]
+        _Decoder[ElicitationSessionScope | ElicitationRequestScope]
     ] = []
     if "sessionId" in d:
         candidates_scope.append(_decode_ElicitationSessionScope)
     if "requestId" in d:
         candidates_scope.append(_decode_ElicitationRequestScope)
     if not candidates_scope:
-        raise ValidationError(
+        raise _ValidationError(
             "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
         )
-    f_scope = cast(
+    f_scope = _cast(
         "ElicitationSessionScope | ElicitationRequestScope",
-        first_match(d, strict, candidates_scope),
+        _first_match(d, strict, candidates_scope),
     )
 
     o = _new(OtherCreateElicitationRequest)
@@ -3492,14 +3515,14 @@ def _read_OtherCreateElicitationRequest(
         if k not in ["mode", "message", "_meta", "sessionId", "toolCallId", "requestId"]
     }
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
 def _encode_OtherCreateElicitationRequest(
     o: OtherCreateElicitationRequest,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "mode": o.mode,
         "message": o.message,
     }
@@ -3513,62 +3536,62 @@ def _encode_OtherCreateElicitationRequest(
             f"scope: {type(v_scope).__name__} is not ElicitationSessionScope or ElicitationRequestScope"
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_CreateElicitationRequest: dict[str, Decoder[CreateElicitationRequest]] = {
+_VARIANTS_CreateElicitationRequest: dict[str, _Decoder[CreateElicitationRequest]] = {
     "form": _read_FormCreateElicitationRequest,
     "url": _read_UrlCreateElicitationRequest,
 }
 
 
-def _decode_CreateElicitationRequest(d: Any, strict: bool) -> CreateElicitationRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("mode", MISSING)
+def _decode_CreateElicitationRequest(d: _Any, strict: bool) -> CreateElicitationRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("mode", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_CreateElicitationRequest.get(tag)
         if decoder is not None:
             return decoder(d, strict)
         return _read_OtherCreateElicitationRequest(d, strict)
-    if tag is MISSING:
-        raise missing("mode")
-    raise type_error("a string", tag).at("mode")
+    if tag is _MISSING:
+        raise _missing("mode")
+    raise _type_error("a string", tag).at("mode")
 
 
-def _decode_ElicitationSessionScope(d: Any, strict: bool) -> ElicitationSessionScope:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSessionScope:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
-    f_tool_call_id: ToolCallId | None | Unset
-    v = d.get("toolCallId", MISSING)
-    if v is MISSING:
-        f_tool_call_id = UNSET
+    f_tool_call_id: ToolCallId | None | _Unset
+    v = d.get("toolCallId", _MISSING)
+    if v is _MISSING:
+        f_tool_call_id = _UNSET
     else:
         try:
             f_tool_call_id = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("toolCallId")
-            salvage(v)
-            f_tool_call_id = UNSET
+            _salvage(v)
+            f_tool_call_id = _UNSET
 
     o = _new(ElicitationSessionScope)
     o.session_id = f_session_id
@@ -3576,28 +3599,28 @@ def _decode_ElicitationSessionScope(d: Any, strict: bool) -> ElicitationSessionS
     return o
 
 
-def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
     }
     v_tool_call_id = o.tool_call_id
-    if v_tool_call_id is not UNSET:
+    if v_tool_call_id is not _UNSET:
         d["toolCallId"] = None if v_tool_call_id is None else v_tool_call_id
 
     return d
 
 
-def _decode_ElicitationRequestScope(d: Any, strict: bool) -> ElicitationRequestScope:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_request_id: RequestId_
-    v = d.get("requestId", MISSING)
-    if v is MISSING:
-        raise missing("requestId")
+def _decode_ElicitationRequestScope(d: _Any, strict: bool) -> ElicitationRequestScope:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_request_id: RequestId
+    v = d.get("requestId", _MISSING)
+    if v is _MISSING:
+        raise _missing("requestId")
     else:
         try:
-            f_request_id = _decode_RequestId_(v, strict)
-        except ValidationError as error:
+            f_request_id = _decode_RequestId(v, strict)
+        except _ValidationError as error:
             raise error.at("requestId")
 
     o = _new(ElicitationRequestScope)
@@ -3605,20 +3628,20 @@ def _decode_ElicitationRequestScope(d: Any, strict: bool) -> ElicitationRequestS
     return o
 
 
-def _encode_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "requestId": encode(o.request_id),
     }
 
     return d
 
 
-def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_type: ElicitationSchemaType
-    v = d.get("type", MISSING)
-    if v is MISSING:
+    v = d.get("type", _MISSING)
+    if v is _MISSING:
         f_type = ElicitationSchemaType.OBJECT
     else:
         try:
@@ -3627,78 +3650,78 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
                 if type(v) is str and v in _MEMBERS_ElicitationSchemaType
                 else _decode_ElicitationSchemaType(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("type")
-            salvage(v)
+            _salvage(v)
             f_type = ElicitationSchemaType.OBJECT
 
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
     f_properties: dict[str, ElicitationPropertySchema]
-    v = d.get("properties", MISSING)
-    if v is MISSING:
+    v = d.get("properties", _MISSING)
+    if v is _MISSING:
         f_properties = {}
     else:
         try:
-            f_properties = check_map(v, _decode_ElicitationPropertySchema, strict)
-        except ValidationError as error:
+            f_properties = _check_map(v, _decode_ElicitationPropertySchema, strict)
+        except _ValidationError as error:
             raise error.at("properties")
 
-    f_required: list[str] | None | Unset
-    v = d.get("required", MISSING)
-    if v is MISSING:
-        f_required = UNSET
+    f_required: list[str] | None | _Unset
+    v = d.get("required", _MISSING)
+    if v is _MISSING:
+        f_required = _UNSET
     else:
         try:
             f_required = (
                 None
                 if v is None
-                else check_list(
-                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
+                else _check_list(
+                    v, lambda x, strict: x if type(x) is str else _check_str(x), strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("required")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ElicitationSchema)
     o.type = f_type
@@ -3710,39 +3733,39 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
     return o
 
 
-def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": (o.type._value_ if type(o.type) is ElicitationSchemaType else o.type),
         "properties": {
             k: _encode_ElicitationPropertySchema(x) for k, x in o.properties.items()
         },
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_required = o.required
-    if v_required is not UNSET:
+    if v_required is not _UNSET:
         d["required"] = None if v_required is None else list(v_required)
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ElicitationSchemaType(v: Any, strict: bool) -> ElicitationSchemaType:
+def _decode_ElicitationSchemaType(v: _Any, strict: bool) -> ElicitationSchemaType:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_ElicitationSchemaType.get(v)
     if member is not None:
         return member
-    raise unexpected('expected one of "object"', v)
+    raise _unexpected('expected one of "object"', v)
 
 
-_MEMBERS_ElicitationSchemaType = cast(
+_MEMBERS_ElicitationSchemaType = _cast(
     "dict[str, ElicitationSchemaType]", ElicitationSchemaType._value2member_map_
 )
 
@@ -3752,52 +3775,52 @@ def _encode_ElicitationSchemaType(v: ElicitationSchemaType) -> str:
 
 
 def _decode_StringElicitationPropertySchema(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> StringElicitationPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "string":
-        raise check_tag(d, "type", "string")
+        raise _check_tag(d, "type", "string")
     return _read_StringElicitationPropertySchema(d, strict)
 
 
 def _read_StringElicitationPropertySchema(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> StringElicitationPropertySchema:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_min_length: int | None | Unset
-    v = d.get("minLength", MISSING)
-    if v is MISSING:
-        f_min_length = UNSET
+    f_min_length: int | None | _Unset
+    v = d.get("minLength", _MISSING)
+    if v is _MISSING:
+        f_min_length = _UNSET
     else:
         try:
             f_min_length = (
@@ -3807,17 +3830,19 @@ def _read_StringElicitationPropertySchema(
                     v
                     if type(v) is int and 0 <= v <= 4294967295
                     else (
-                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                        _check_int(v, 0, None)
+                        if strict
+                        else _check_int(v, 0, 4294967295)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("minLength")
 
-    f_max_length: int | None | Unset
-    v = d.get("maxLength", MISSING)
-    if v is MISSING:
-        f_max_length = UNSET
+    f_max_length: int | None | _Unset
+    v = d.get("maxLength", _MISSING)
+    if v is _MISSING:
+        f_max_length = _UNSET
     else:
         try:
             f_max_length = (
@@ -3827,27 +3852,29 @@ def _read_StringElicitationPropertySchema(
                     v
                     if type(v) is int and 0 <= v <= 4294967295
                     else (
-                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                        _check_int(v, 0, None)
+                        if strict
+                        else _check_int(v, 0, 4294967295)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("maxLength")
 
-    f_pattern: str | None | Unset
-    v = d.get("pattern", MISSING)
-    if v is MISSING:
-        f_pattern = UNSET
+    f_pattern: str | None | _Unset
+    v = d.get("pattern", _MISSING)
+    if v is _MISSING:
+        f_pattern = _UNSET
     else:
         try:
-            f_pattern = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_pattern = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             raise error.at("pattern")
 
-    f_format: StringFormat | None | Unset
-    v = d.get("format", MISSING)
-    if v is MISSING:
-        f_format = UNSET
+    f_format: StringFormat | None | _Unset
+    v = d.get("format", _MISSING)
+    if v is _MISSING:
+        f_format = _UNSET
     else:
         try:
             f_format = (
@@ -3859,60 +3886,60 @@ def _read_StringElicitationPropertySchema(
                     else _decode_StringFormat(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("format")
 
-    f_default: str | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: str | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
-            f_default = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_default = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_enum: list[str] | None | Unset
-    v = d.get("enum", MISSING)
-    if v is MISSING:
-        f_enum = UNSET
+    f_enum: list[str] | None | _Unset
+    v = d.get("enum", _MISSING)
+    if v is _MISSING:
+        f_enum = _UNSET
     else:
         try:
             f_enum = (
                 None
                 if v is None
-                else check_list(
-                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
+                else _check_list(
+                    v, lambda x, strict: x if type(x) is str else _check_str(x), strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("enum")
 
-    f_one_of: list[EnumOption] | None | Unset
-    v = d.get("oneOf", MISSING)
-    if v is MISSING:
-        f_one_of = UNSET
+    f_one_of: list[EnumOption] | None | _Unset
+    v = d.get("oneOf", _MISSING)
+    if v is _MISSING:
+        f_one_of = _UNSET
     else:
         try:
-            f_one_of = None if v is None else check_list(v, _decode_EnumOption, strict)
-        except ValidationError as error:
+            f_one_of = None if v is None else _check_list(v, _decode_EnumOption, strict)
+        except _ValidationError as error:
             raise error.at("oneOf")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(StringElicitationPropertySchema)
     o.title = f_title
@@ -3930,97 +3957,97 @@ def _read_StringElicitationPropertySchema(
 
 def _encode_StringElicitationPropertySchema(
     o: StringElicitationPropertySchema,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "string",
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_min_length = o.min_length
-    if v_min_length is not UNSET:
+    if v_min_length is not _UNSET:
         d["minLength"] = v_min_length
     v_max_length = o.max_length
-    if v_max_length is not UNSET:
+    if v_max_length is not _UNSET:
         d["maxLength"] = v_max_length
     v_pattern = o.pattern
-    if v_pattern is not UNSET:
+    if v_pattern is not _UNSET:
         d["pattern"] = v_pattern
     v_format = o.format
-    if v_format is not UNSET:
+    if v_format is not _UNSET:
         d["format"] = (
             None
             if v_format is None
             else (v_format._value_ if type(v_format) is StringFormat else v_format)
         )
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = v_default
     v_enum = o.enum
-    if v_enum is not UNSET:
+    if v_enum is not _UNSET:
         d["enum"] = None if v_enum is None else list(v_enum)
     v_one_of = o.one_of
-    if v_one_of is not UNSET:
+    if v_one_of is not _UNSET:
         d["oneOf"] = (
             None if v_one_of is None else [_encode_EnumOption(x) for x in v_one_of]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_NumberElicitationPropertySchema(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> NumberElicitationPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "number":
-        raise check_tag(d, "type", "number")
+        raise _check_tag(d, "type", "number")
     return _read_NumberElicitationPropertySchema(d, strict)
 
 
 def _read_NumberElicitationPropertySchema(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> NumberElicitationPropertySchema:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_minimum: float | None | Unset
-    v = d.get("minimum", MISSING)
-    if v is MISSING:
-        f_minimum = UNSET
+    f_minimum: float | None | _Unset
+    v = d.get("minimum", _MISSING)
+    if v is _MISSING:
+        f_minimum = _UNSET
     else:
         try:
             f_minimum = (
@@ -4028,17 +4055,17 @@ def _read_NumberElicitationPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
-                    else check_num(v, None, None)
+                    if type(v) is float and -_FLOAT_MAX <= v <= _FLOAT_MAX
+                    else _check_num(v, None, None)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("minimum")
 
-    f_maximum: float | None | Unset
-    v = d.get("maximum", MISSING)
-    if v is MISSING:
-        f_maximum = UNSET
+    f_maximum: float | None | _Unset
+    v = d.get("maximum", _MISSING)
+    if v is _MISSING:
+        f_maximum = _UNSET
     else:
         try:
             f_maximum = (
@@ -4046,17 +4073,17 @@ def _read_NumberElicitationPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
-                    else check_num(v, None, None)
+                    if type(v) is float and -_FLOAT_MAX <= v <= _FLOAT_MAX
+                    else _check_num(v, None, None)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("maximum")
 
-    f_default: float | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: float | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
             f_default = (
@@ -4064,28 +4091,28 @@ def _read_NumberElicitationPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
-                    else check_num(v, None, None)
+                    if type(v) is float and -_FLOAT_MAX <= v <= _FLOAT_MAX
+                    else _check_num(v, None, None)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(NumberElicitationPropertySchema)
     o.title = f_title
@@ -4099,79 +4126,79 @@ def _read_NumberElicitationPropertySchema(
 
 def _encode_NumberElicitationPropertySchema(
     o: NumberElicitationPropertySchema,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "number",
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_minimum = o.minimum
-    if v_minimum is not UNSET:
+    if v_minimum is not _UNSET:
         d["minimum"] = v_minimum
     v_maximum = o.maximum
-    if v_maximum is not UNSET:
+    if v_maximum is not _UNSET:
         d["maximum"] = v_maximum
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = v_default
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_IntegerElicitationPropertySchema(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> IntegerElicitationPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "integer":
-        raise check_tag(d, "type", "integer")
+        raise _check_tag(d, "type", "integer")
     return _read_IntegerElicitationPropertySchema(d, strict)
 
 
 def _read_IntegerElicitationPropertySchema(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> IntegerElicitationPropertySchema:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_minimum: int | None | Unset
-    v = d.get("minimum", MISSING)
-    if v is MISSING:
-        f_minimum = UNSET
+    f_minimum: int | None | _Unset
+    v = d.get("minimum", _MISSING)
+    if v is _MISSING:
+        f_minimum = _UNSET
     else:
         try:
             f_minimum = (
@@ -4182,19 +4209,19 @@ def _read_IntegerElicitationPropertySchema(
                     if type(v) is int
                     and -9223372036854775808 <= v <= 9223372036854775807
                     else (
-                        check_int(v, None, None)
+                        _check_int(v, None, None)
                         if strict
-                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                        else _check_int(v, -9223372036854775808, 9223372036854775807)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("minimum")
 
-    f_maximum: int | None | Unset
-    v = d.get("maximum", MISSING)
-    if v is MISSING:
-        f_maximum = UNSET
+    f_maximum: int | None | _Unset
+    v = d.get("maximum", _MISSING)
+    if v is _MISSING:
+        f_maximum = _UNSET
     else:
         try:
             f_maximum = (
@@ -4205,19 +4232,19 @@ def _read_IntegerElicitationPropertySchema(
                     if type(v) is int
                     and -9223372036854775808 <= v <= 9223372036854775807
                     else (
-                        check_int(v, None, None)
+                        _check_int(v, None, None)
                         if strict
-                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                        else _check_int(v, -9223372036854775808, 9223372036854775807)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("maximum")
 
-    f_default: int | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: int | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
             f_default = (
@@ -4228,30 +4255,30 @@ def _read_IntegerElicitationPropertySchema(
                     if type(v) is int
                     and -9223372036854775808 <= v <= 9223372036854775807
                     else (
-                        check_int(v, None, None)
+                        _check_int(v, None, None)
                         if strict
-                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                        else _check_int(v, -9223372036854775808, 9223372036854775807)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(IntegerElicitationPropertySchema)
     o.title = f_title
@@ -4265,100 +4292,102 @@ def _read_IntegerElicitationPropertySchema(
 
 def _encode_IntegerElicitationPropertySchema(
     o: IntegerElicitationPropertySchema,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "integer",
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_minimum = o.minimum
-    if v_minimum is not UNSET:
+    if v_minimum is not _UNSET:
         d["minimum"] = v_minimum
     v_maximum = o.maximum
-    if v_maximum is not UNSET:
+    if v_maximum is not _UNSET:
         d["maximum"] = v_maximum
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = v_default
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_BooleanElicitationPropertySchema(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> BooleanElicitationPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "boolean":
-        raise check_tag(d, "type", "boolean")
+        raise _check_tag(d, "type", "boolean")
     return _read_BooleanElicitationPropertySchema(d, strict)
 
 
 def _read_BooleanElicitationPropertySchema(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> BooleanElicitationPropertySchema:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_default: bool | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: bool | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
-            f_default = None if v is None else (v if type(v) is bool else check_bool(v))
-        except ValidationError as error:
+            f_default = (
+                None if v is None else (v if type(v) is bool else _check_bool(v))
+            )
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(BooleanElicitationPropertySchema)
     o.title = f_title
@@ -4370,73 +4399,73 @@ def _read_BooleanElicitationPropertySchema(
 
 def _encode_BooleanElicitationPropertySchema(
     o: BooleanElicitationPropertySchema,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "boolean",
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = v_default
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_ArrayElicitationPropertySchema(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> ArrayElicitationPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "array":
-        raise check_tag(d, "type", "array")
+        raise _check_tag(d, "type", "array")
     return _read_ArrayElicitationPropertySchema(d, strict)
 
 
 def _read_ArrayElicitationPropertySchema(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> ArrayElicitationPropertySchema:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_min_items: int | None | Unset
-    v = d.get("minItems", MISSING)
-    if v is MISSING:
-        f_min_items = UNSET
+    f_min_items: int | None | _Unset
+    v = d.get("minItems", _MISSING)
+    if v is _MISSING:
+        f_min_items = _UNSET
     else:
         try:
             f_min_items = (
@@ -4446,19 +4475,19 @@ def _read_ArrayElicitationPropertySchema(
                     v
                     if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
-                        check_int(v, 0, None)
+                        _check_int(v, 0, None)
                         if strict
-                        else check_int(v, 0, 18446744073709551615)
+                        else _check_int(v, 0, 18446744073709551615)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("minItems")
 
-    f_max_items: int | None | Unset
-    v = d.get("maxItems", MISSING)
-    if v is MISSING:
-        f_max_items = UNSET
+    f_max_items: int | None | _Unset
+    v = d.get("maxItems", _MISSING)
+    if v is _MISSING:
+        f_max_items = _UNSET
     else:
         try:
             f_max_items = (
@@ -4468,56 +4497,56 @@ def _read_ArrayElicitationPropertySchema(
                     v
                     if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
-                        check_int(v, 0, None)
+                        _check_int(v, 0, None)
                         if strict
-                        else check_int(v, 0, 18446744073709551615)
+                        else _check_int(v, 0, 18446744073709551615)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("maxItems")
 
     f_items: MultiSelectItems
-    v = d.get("items", MISSING)
-    if v is MISSING:
-        raise missing("items")
+    v = d.get("items", _MISSING)
+    if v is _MISSING:
+        raise _missing("items")
     else:
         try:
             f_items = _decode_MultiSelectItems(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("items")
 
-    f_default: list[str] | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: list[str] | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
             f_default = (
                 None
                 if v is None
-                else check_list_skipping(
-                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
+                else _check_list_skipping(
+                    v, lambda x, strict: x if type(x) is str else _check_str(x), strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ArrayElicitationPropertySchema)
     o.title = f_title
@@ -4532,50 +4561,50 @@ def _read_ArrayElicitationPropertySchema(
 
 def _encode_ArrayElicitationPropertySchema(
     o: ArrayElicitationPropertySchema,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "array",
         "items": _encode_MultiSelectItems(o.items),
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_min_items = o.min_items
-    if v_min_items is not UNSET:
+    if v_min_items is not _UNSET:
         d["minItems"] = v_min_items
     v_max_items = o.max_items
-    if v_max_items is not UNSET:
+    if v_max_items is not _UNSET:
         d["maxItems"] = v_max_items
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = None if v_default is None else list(v_default)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_OtherElicitationPropertySchema(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> OtherElicitationPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("type")) is not str:
-        raise check_tag(d, "type", None)
+        raise _check_tag(d, "type", None)
     if strict and d["type"] in _VARIANTS_ElicitationPropertySchema:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
     return _read_OtherElicitationPropertySchema(d, strict)
 
 
 def _read_OtherElicitationPropertySchema(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> OtherElicitationPropertySchema:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
@@ -4583,24 +4612,24 @@ def _read_OtherElicitationPropertySchema(
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
 def _encode_OtherElicitationPropertySchema(
     o: OtherElicitationPropertySchema,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": o.type,
     }
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_ElicitationPropertySchema: dict[str, Decoder[ElicitationPropertySchema]] = {
+_VARIANTS_ElicitationPropertySchema: dict[str, _Decoder[ElicitationPropertySchema]] = {
     "string": _read_StringElicitationPropertySchema,
     "number": _read_NumberElicitationPropertySchema,
     "integer": _read_IntegerElicitationPropertySchema,
@@ -4610,22 +4639,22 @@ _VARIANTS_ElicitationPropertySchema: dict[str, Decoder[ElicitationPropertySchema
 
 
 def _decode_ElicitationPropertySchema(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> ElicitationPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_ElicitationPropertySchema.get(tag)
         if decoder is not None:
             return decoder(d, strict)
         return _read_OtherElicitationPropertySchema(d, strict)
-    if tag is MISSING:
-        raise missing("type")
-    raise type_error("a string", tag).at("type")
+    if tag is _MISSING:
+        raise _missing("type")
+    raise _type_error("a string", tag).at("type")
 
 
-def _encode_ElicitationPropertySchema(o: ElicitationPropertySchema) -> dict[str, Any]:
+def _encode_ElicitationPropertySchema(o: ElicitationPropertySchema) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -4635,72 +4664,74 @@ def _encode_ElicitationPropertySchema(o: ElicitationPropertySchema) -> dict[str,
     return encoder(o)
 
 
-def _decode_StringFormat(v: Any, strict: bool) -> StringFormat:
+def _decode_StringFormat(v: _Any, strict: bool) -> StringFormat:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_StringFormat.get(v)
     if member is not None:
         return member
-    raise unexpected('expected one of "email", "uri", "date", "date-time"', v)
+    raise _unexpected('expected one of "email", "uri", "date", "date-time"', v)
 
 
-_MEMBERS_StringFormat = cast("dict[str, StringFormat]", StringFormat._value2member_map_)
+_MEMBERS_StringFormat = _cast(
+    "dict[str, StringFormat]", StringFormat._value2member_map_
+)
 
 
 def _encode_StringFormat(v: StringFormat) -> str:
     return v._value_ if type(v) is StringFormat else v
 
 
-def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_EnumOption(d: _Any, strict: bool) -> EnumOption:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_const: str
-    v = d.get("const", MISSING)
-    if v is MISSING:
-        raise missing("const")
+    v = d.get("const", _MISSING)
+    if v is _MISSING:
+        raise _missing("const")
     else:
         try:
-            f_const = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_const = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("const")
 
     f_title: str
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        raise missing("title")
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        raise _missing("title")
     else:
         try:
-            f_title = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_title = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("title")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(EnumOption)
     o.const = f_const
@@ -4710,56 +4741,56 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
     return o
 
 
-def _encode_EnumOption(o: EnumOption) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_EnumOption(o: EnumOption) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "const": o.const,
         "title": o.title,
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_min_length: int | None | Unset
-    v = d.get("minLength", MISSING)
-    if v is MISSING:
-        f_min_length = UNSET
+    f_min_length: int | None | _Unset
+    v = d.get("minLength", _MISSING)
+    if v is _MISSING:
+        f_min_length = _UNSET
     else:
         try:
             f_min_length = (
@@ -4769,17 +4800,19 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                     v
                     if type(v) is int and 0 <= v <= 4294967295
                     else (
-                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                        _check_int(v, 0, None)
+                        if strict
+                        else _check_int(v, 0, 4294967295)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("minLength")
 
-    f_max_length: int | None | Unset
-    v = d.get("maxLength", MISSING)
-    if v is MISSING:
-        f_max_length = UNSET
+    f_max_length: int | None | _Unset
+    v = d.get("maxLength", _MISSING)
+    if v is _MISSING:
+        f_max_length = _UNSET
     else:
         try:
             f_max_length = (
@@ -4789,27 +4822,29 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                     v
                     if type(v) is int and 0 <= v <= 4294967295
                     else (
-                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                        _check_int(v, 0, None)
+                        if strict
+                        else _check_int(v, 0, 4294967295)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("maxLength")
 
-    f_pattern: str | None | Unset
-    v = d.get("pattern", MISSING)
-    if v is MISSING:
-        f_pattern = UNSET
+    f_pattern: str | None | _Unset
+    v = d.get("pattern", _MISSING)
+    if v is _MISSING:
+        f_pattern = _UNSET
     else:
         try:
-            f_pattern = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_pattern = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             raise error.at("pattern")
 
-    f_format: StringFormat | None | Unset
-    v = d.get("format", MISSING)
-    if v is MISSING:
-        f_format = UNSET
+    f_format: StringFormat | None | _Unset
+    v = d.get("format", _MISSING)
+    if v is _MISSING:
+        f_format = _UNSET
     else:
         try:
             f_format = (
@@ -4821,60 +4856,60 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                     else _decode_StringFormat(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("format")
 
-    f_default: str | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: str | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
-            f_default = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_default = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_enum: list[str] | None | Unset
-    v = d.get("enum", MISSING)
-    if v is MISSING:
-        f_enum = UNSET
+    f_enum: list[str] | None | _Unset
+    v = d.get("enum", _MISSING)
+    if v is _MISSING:
+        f_enum = _UNSET
     else:
         try:
             f_enum = (
                 None
                 if v is None
-                else check_list(
-                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
+                else _check_list(
+                    v, lambda x, strict: x if type(x) is str else _check_str(x), strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("enum")
 
-    f_one_of: list[EnumOption] | None | Unset
-    v = d.get("oneOf", MISSING)
-    if v is MISSING:
-        f_one_of = UNSET
+    f_one_of: list[EnumOption] | None | _Unset
+    v = d.get("oneOf", _MISSING)
+    if v is _MISSING:
+        f_one_of = _UNSET
     else:
         try:
-            f_one_of = None if v is None else check_list(v, _decode_EnumOption, strict)
-        except ValidationError as error:
+            f_one_of = None if v is None else _check_list(v, _decode_EnumOption, strict)
+        except _ValidationError as error:
             raise error.at("oneOf")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(StringPropertySchema)
     o.title = f_title
@@ -4890,83 +4925,83 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
     return o
 
 
-def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_min_length = o.min_length
-    if v_min_length is not UNSET:
+    if v_min_length is not _UNSET:
         d["minLength"] = v_min_length
     v_max_length = o.max_length
-    if v_max_length is not UNSET:
+    if v_max_length is not _UNSET:
         d["maxLength"] = v_max_length
     v_pattern = o.pattern
-    if v_pattern is not UNSET:
+    if v_pattern is not _UNSET:
         d["pattern"] = v_pattern
     v_format = o.format
-    if v_format is not UNSET:
+    if v_format is not _UNSET:
         d["format"] = (
             None
             if v_format is None
             else (v_format._value_ if type(v_format) is StringFormat else v_format)
         )
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = v_default
     v_enum = o.enum
-    if v_enum is not UNSET:
+    if v_enum is not _UNSET:
         d["enum"] = None if v_enum is None else list(v_enum)
     v_one_of = o.one_of
-    if v_one_of is not UNSET:
+    if v_one_of is not _UNSET:
         d["oneOf"] = (
             None if v_one_of is None else [_encode_EnumOption(x) for x in v_one_of]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_minimum: float | None | Unset
-    v = d.get("minimum", MISSING)
-    if v is MISSING:
-        f_minimum = UNSET
+    f_minimum: float | None | _Unset
+    v = d.get("minimum", _MISSING)
+    if v is _MISSING:
+        f_minimum = _UNSET
     else:
         try:
             f_minimum = (
@@ -4974,17 +5009,17 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
                 if v is None
                 else (
                     v
-                    if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
-                    else check_num(v, None, None)
+                    if type(v) is float and -_FLOAT_MAX <= v <= _FLOAT_MAX
+                    else _check_num(v, None, None)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("minimum")
 
-    f_maximum: float | None | Unset
-    v = d.get("maximum", MISSING)
-    if v is MISSING:
-        f_maximum = UNSET
+    f_maximum: float | None | _Unset
+    v = d.get("maximum", _MISSING)
+    if v is _MISSING:
+        f_maximum = _UNSET
     else:
         try:
             f_maximum = (
@@ -4992,17 +5027,17 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
                 if v is None
                 else (
                     v
-                    if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
-                    else check_num(v, None, None)
+                    if type(v) is float and -_FLOAT_MAX <= v <= _FLOAT_MAX
+                    else _check_num(v, None, None)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("maximum")
 
-    f_default: float | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: float | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
             f_default = (
@@ -5010,28 +5045,28 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
                 if v is None
                 else (
                     v
-                    if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
-                    else check_num(v, None, None)
+                    if type(v) is float and -_FLOAT_MAX <= v <= _FLOAT_MAX
+                    else _check_num(v, None, None)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(NumberPropertySchema)
     o.title = f_title
@@ -5043,65 +5078,65 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
     return o
 
 
-def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_minimum = o.minimum
-    if v_minimum is not UNSET:
+    if v_minimum is not _UNSET:
         d["minimum"] = v_minimum
     v_maximum = o.maximum
-    if v_maximum is not UNSET:
+    if v_maximum is not _UNSET:
         d["maximum"] = v_maximum
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = v_default
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchema:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_minimum: int | None | Unset
-    v = d.get("minimum", MISSING)
-    if v is MISSING:
-        f_minimum = UNSET
+    f_minimum: int | None | _Unset
+    v = d.get("minimum", _MISSING)
+    if v is _MISSING:
+        f_minimum = _UNSET
     else:
         try:
             f_minimum = (
@@ -5112,19 +5147,19 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                     if type(v) is int
                     and -9223372036854775808 <= v <= 9223372036854775807
                     else (
-                        check_int(v, None, None)
+                        _check_int(v, None, None)
                         if strict
-                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                        else _check_int(v, -9223372036854775808, 9223372036854775807)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("minimum")
 
-    f_maximum: int | None | Unset
-    v = d.get("maximum", MISSING)
-    if v is MISSING:
-        f_maximum = UNSET
+    f_maximum: int | None | _Unset
+    v = d.get("maximum", _MISSING)
+    if v is _MISSING:
+        f_maximum = _UNSET
     else:
         try:
             f_maximum = (
@@ -5135,19 +5170,19 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                     if type(v) is int
                     and -9223372036854775808 <= v <= 9223372036854775807
                     else (
-                        check_int(v, None, None)
+                        _check_int(v, None, None)
                         if strict
-                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                        else _check_int(v, -9223372036854775808, 9223372036854775807)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("maximum")
 
-    f_default: int | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: int | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
             f_default = (
@@ -5158,30 +5193,30 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                     if type(v) is int
                     and -9223372036854775808 <= v <= 9223372036854775807
                     else (
-                        check_int(v, None, None)
+                        _check_int(v, None, None)
                         if strict
-                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                        else _check_int(v, -9223372036854775808, 9223372036854775807)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(IntegerPropertySchema)
     o.title = f_title
@@ -5193,86 +5228,88 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
     return o
 
 
-def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_minimum = o.minimum
-    if v_minimum is not UNSET:
+    if v_minimum is not _UNSET:
         d["minimum"] = v_minimum
     v_maximum = o.maximum
-    if v_maximum is not UNSET:
+    if v_maximum is not _UNSET:
         d["maximum"] = v_maximum
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = v_default
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchema:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_default: bool | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: bool | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
-            f_default = None if v is None else (v if type(v) is bool else check_bool(v))
-        except ValidationError as error:
+            f_default = (
+                None if v is None else (v if type(v) is bool else _check_bool(v))
+            )
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(BooleanPropertySchema)
     o.title = f_title
@@ -5282,59 +5319,61 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
     return o
 
 
-def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = v_default
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsString:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_MultiSelectItemsString(d: _Any, strict: bool) -> MultiSelectItemsString:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "string":
-        raise check_tag(d, "type", "string")
+        raise _check_tag(d, "type", "string")
     return _read_MultiSelectItemsString(d, strict)
 
 
-def _read_MultiSelectItemsString(d: JsonObject, strict: bool) -> MultiSelectItemsString:
+def _read_MultiSelectItemsString(
+    d: _JsonObject, strict: bool
+) -> MultiSelectItemsString:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_enum: list[str]
-    v = d.get("enum", MISSING)
-    if v is MISSING:
-        raise missing("enum")
+    v = d.get("enum", _MISSING)
+    if v is _MISSING:
+        raise _missing("enum")
     else:
         try:
-            f_enum = check_list(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_enum = _check_list(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("enum")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(MultiSelectItemsString)
     o.enum = f_enum
@@ -5342,79 +5381,79 @@ def _read_MultiSelectItemsString(d: JsonObject, strict: bool) -> MultiSelectItem
     return o
 
 
-def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "string",
         "enum": list(o.enum),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_OtherMultiSelectItems(d: Any, strict: bool) -> OtherMultiSelectItems:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_OtherMultiSelectItems(d: _Any, strict: bool) -> OtherMultiSelectItems:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("type")) is not str:
-        raise check_tag(d, "type", None)
+        raise _check_tag(d, "type", None)
     if strict and d["type"] in _VARIANTS_MultiSelectItems:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
     return _read_OtherMultiSelectItems(d, strict)
 
 
-def _read_OtherMultiSelectItems(d: JsonObject, strict: bool) -> OtherMultiSelectItems:
+def _read_OtherMultiSelectItems(d: _JsonObject, strict: bool) -> OtherMultiSelectItems:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
     o = _new(OtherMultiSelectItems)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
-def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": o.type,
     }
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_MultiSelectItems: dict[str, Decoder[MultiSelectItems]] = {
+_VARIANTS_MultiSelectItems: dict[str, _Decoder[MultiSelectItems]] = {
     "string": _read_MultiSelectItemsString,
 }
 
 
-def _decode_MultiSelectItems(d: Any, strict: bool) -> MultiSelectItems:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+def _decode_MultiSelectItems(d: _Any, strict: bool) -> MultiSelectItems:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_MultiSelectItems.get(tag)
         if decoder is not None:
             try:
                 return decoder(d, strict)
-            except ValidationError as error:
+            except _ValidationError as error:
                 # The untagged variant takes what the tagged one refuses.
-                salvage(d)
+                _salvage(d)
                 try:
                     return _decode_TitledMultiSelectItems(d, strict)
-                except ValidationError:
+                except _ValidationError:
                     raise error from None
         return _read_OtherMultiSelectItems(d, strict)
     return _decode_TitledMultiSelectItems(d, strict)
 
 
-def _encode_MultiSelectItems(o: MultiSelectItems) -> dict[str, Any]:
+def _encode_MultiSelectItems(o: MultiSelectItems) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -5424,33 +5463,33 @@ def _encode_MultiSelectItems(o: MultiSelectItems) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectItems:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_StringMultiSelectItems(d: _Any, strict: bool) -> StringMultiSelectItems:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_enum: list[str]
-    v = d.get("enum", MISSING)
-    if v is MISSING:
-        raise missing("enum")
+    v = d.get("enum", _MISSING)
+    if v is _MISSING:
+        raise _missing("enum")
     else:
         try:
-            f_enum = check_list(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_enum = _check_list(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("enum")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(StringMultiSelectItems)
     o.enum = f_enum
@@ -5458,42 +5497,42 @@ def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectIte
     return o
 
 
-def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "enum": list(o.enum),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_TitledMultiSelectItems(d: Any, strict: bool) -> TitledMultiSelectItems:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_TitledMultiSelectItems(d: _Any, strict: bool) -> TitledMultiSelectItems:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_any_of: list[EnumOption]
-    v = d.get("anyOf", MISSING)
-    if v is MISSING:
-        raise missing("anyOf")
+    v = d.get("anyOf", _MISSING)
+    if v is _MISSING:
+        raise _missing("anyOf")
     else:
         try:
-            f_any_of = check_list(v, _decode_EnumOption, strict)
-        except ValidationError as error:
+            f_any_of = _check_list(v, _decode_EnumOption, strict)
+        except _ValidationError as error:
             raise error.at("anyOf")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TitledMultiSelectItems)
     o.any_of = f_any_of
@@ -5501,54 +5540,54 @@ def _decode_TitledMultiSelectItems(d: Any, strict: bool) -> TitledMultiSelectIte
     return o
 
 
-def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "anyOf": [_encode_EnumOption(x) for x in o.any_of],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_MultiSelectPropertySchema(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> MultiSelectPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_min_items: int | None | Unset
-    v = d.get("minItems", MISSING)
-    if v is MISSING:
-        f_min_items = UNSET
+    f_min_items: int | None | _Unset
+    v = d.get("minItems", _MISSING)
+    if v is _MISSING:
+        f_min_items = _UNSET
     else:
         try:
             f_min_items = (
@@ -5558,19 +5597,19 @@ def _decode_MultiSelectPropertySchema(
                     v
                     if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
-                        check_int(v, 0, None)
+                        _check_int(v, 0, None)
                         if strict
-                        else check_int(v, 0, 18446744073709551615)
+                        else _check_int(v, 0, 18446744073709551615)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("minItems")
 
-    f_max_items: int | None | Unset
-    v = d.get("maxItems", MISSING)
-    if v is MISSING:
-        f_max_items = UNSET
+    f_max_items: int | None | _Unset
+    v = d.get("maxItems", _MISSING)
+    if v is _MISSING:
+        f_max_items = _UNSET
     else:
         try:
             f_max_items = (
@@ -5580,56 +5619,56 @@ def _decode_MultiSelectPropertySchema(
                     v
                     if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
-                        check_int(v, 0, None)
+                        _check_int(v, 0, None)
                         if strict
-                        else check_int(v, 0, 18446744073709551615)
+                        else _check_int(v, 0, 18446744073709551615)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("maxItems")
 
     f_items: MultiSelectItems
-    v = d.get("items", MISSING)
-    if v is MISSING:
-        raise missing("items")
+    v = d.get("items", _MISSING)
+    if v is _MISSING:
+        raise _missing("items")
     else:
         try:
             f_items = _decode_MultiSelectItems(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("items")
 
-    f_default: list[str] | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: list[str] | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
             f_default = (
                 None
                 if v is None
-                else check_list_skipping(
-                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
+                else _check_list_skipping(
+                    v, lambda x, strict: x if type(x) is str else _check_str(x), strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(MultiSelectPropertySchema)
     o.title = f_title
@@ -5642,59 +5681,59 @@ def _decode_MultiSelectPropertySchema(
     return o
 
 
-def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "items": _encode_MultiSelectItems(o.items),
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_min_items = o.min_items
-    if v_min_items is not UNSET:
+    if v_min_items is not _UNSET:
         d["minItems"] = v_min_items
     v_max_items = o.max_items
-    if v_max_items is not UNSET:
+    if v_max_items is not _UNSET:
         d["maxItems"] = v_max_items
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = None if v_default is None else list(v_default)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ElicitationFormMode(d: Any, strict: bool) -> ElicitationFormMode:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ElicitationFormMode(d: _Any, strict: bool) -> ElicitationFormMode:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_requested_schema: ElicitationSchema
-    v = d.get("requestedSchema", MISSING)
-    if v is MISSING:
-        raise missing("requestedSchema")
+    v = d.get("requestedSchema", _MISSING)
+    if v is _MISSING:
+        raise _missing("requestedSchema")
     else:
         try:
             f_requested_schema = _decode_ElicitationSchema(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("requestedSchema")
 
     candidates_scope: list[
-        Decoder[ElicitationSessionScope | ElicitationRequestScope]
+        _Decoder[ElicitationSessionScope | ElicitationRequestScope]
     ] = []
     if "sessionId" in d:
         candidates_scope.append(_decode_ElicitationSessionScope)
     if "requestId" in d:
         candidates_scope.append(_decode_ElicitationRequestScope)
     if not candidates_scope:
-        raise ValidationError(
+        raise _ValidationError(
             "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
         )
-    f_scope = cast(
+    f_scope = _cast(
         "ElicitationSessionScope | ElicitationRequestScope",
-        first_match(d, strict, candidates_scope),
+        _first_match(d, strict, candidates_scope),
     )
 
     o = _new(ElicitationFormMode)
@@ -5703,8 +5742,8 @@ def _decode_ElicitationFormMode(d: Any, strict: bool) -> ElicitationFormMode:
     return o
 
 
-def _encode_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "requestedSchema": _encode_ElicitationSchema(o.requested_schema),
     }
     v_scope = o.scope
@@ -5720,47 +5759,47 @@ def _encode_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, Any]:
     return d
 
 
-def _decode_ElicitationId(v: Any, strict: bool) -> ElicitationId:
-    return v if type(v) is str else check_str(v)
+def _decode_ElicitationId(v: _Any, strict: bool) -> ElicitationId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_ElicitationUrlMode(d: Any, strict: bool) -> ElicitationUrlMode:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ElicitationUrlMode(d: _Any, strict: bool) -> ElicitationUrlMode:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_elicitation_id: ElicitationId
-    v = d.get("elicitationId", MISSING)
-    if v is MISSING:
-        raise missing("elicitationId")
+    v = d.get("elicitationId", _MISSING)
+    if v is _MISSING:
+        raise _missing("elicitationId")
     else:
         try:
-            f_elicitation_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_elicitation_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("elicitationId")
 
     f_url: str
-    v = d.get("url", MISSING)
-    if v is MISSING:
-        raise missing("url")
+    v = d.get("url", _MISSING)
+    if v is _MISSING:
+        raise _missing("url")
     else:
         try:
-            f_url = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_url = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("url")
 
     candidates_scope: list[
-        Decoder[ElicitationSessionScope | ElicitationRequestScope]
+        _Decoder[ElicitationSessionScope | ElicitationRequestScope]
     ] = []
     if "sessionId" in d:
         candidates_scope.append(_decode_ElicitationSessionScope)
     if "requestId" in d:
         candidates_scope.append(_decode_ElicitationRequestScope)
     if not candidates_scope:
-        raise ValidationError(
+        raise _ValidationError(
             "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
         )
-    f_scope = cast(
+    f_scope = _cast(
         "ElicitationSessionScope | ElicitationRequestScope",
-        first_match(d, strict, candidates_scope),
+        _first_match(d, strict, candidates_scope),
     )
 
     o = _new(ElicitationUrlMode)
@@ -5770,8 +5809,8 @@ def _decode_ElicitationUrlMode(d: Any, strict: bool) -> ElicitationUrlMode:
     return o
 
 
-def _encode_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "elicitationId": o.elicitation_id,
         "url": o.url,
     }
@@ -5788,61 +5827,61 @@ def _encode_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, Any]:
     return d
 
 
-def _decode_MessageMcpRequest(d: Any, strict: bool) -> MessageMcpRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_MessageMcpRequest(d: _Any, strict: bool) -> MessageMcpRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_server_id: McpServerAcpId
-    v = d.get("serverId", MISSING)
-    if v is MISSING:
-        raise missing("serverId")
+    v = d.get("serverId", _MISSING)
+    if v is _MISSING:
+        raise _missing("serverId")
     else:
         try:
-            f_server_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_server_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("serverId")
 
     f_request_id: McpRequestId
-    v = d.get("requestId", MISSING)
-    if v is MISSING:
-        raise missing("requestId")
+    v = d.get("requestId", _MISSING)
+    if v is _MISSING:
+        raise _missing("requestId")
     else:
         try:
-            f_request_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_request_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("requestId")
 
     f_method: str
-    v = d.get("method", MISSING)
-    if v is MISSING:
-        raise missing("method")
+    v = d.get("method", _MISSING)
+    if v is _MISSING:
+        raise _missing("method")
     else:
         try:
-            f_method = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_method = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("method")
 
-    f_params: dict[str, Any] | None | Unset
-    v = d.get("params", MISSING)
-    if v is MISSING:
-        f_params = UNSET
+    f_params: dict[str, _Any] | None | _Unset
+    v = d.get("params", _MISSING)
+    if v is _MISSING:
+        f_params = _UNSET
     else:
         try:
-            f_params = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_params = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             raise error.at("params")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(MessageMcpRequest)
     o.server_id = f_server_id
@@ -5853,57 +5892,57 @@ def _decode_MessageMcpRequest(d: Any, strict: bool) -> MessageMcpRequest:
     return o
 
 
-def _encode_MessageMcpRequest(o: MessageMcpRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_MessageMcpRequest(o: MessageMcpRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "serverId": o.server_id,
         "requestId": o.request_id,
         "method": o.method,
     }
     v_params = o.params
-    if v_params is not UNSET:
-        d["params"] = None if v_params is None else wire_map(v_params)
+    if v_params is not _UNSET:
+        d["params"] = None if v_params is None else _wire_map(v_params)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_McpServerAcpId(v: Any, strict: bool) -> McpServerAcpId:
-    return v if type(v) is str else check_str(v)
+def _decode_McpServerAcpId(v: _Any, strict: bool) -> McpServerAcpId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_McpRequestId(v: Any, strict: bool) -> McpRequestId:
-    return v if type(v) is str else check_str(v)
+def _decode_McpRequestId(v: _Any, strict: bool) -> McpRequestId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_ExtRequest(v: Any, strict: bool) -> ExtRequest:
-    return any_value(v, strict)
+def _decode_ExtRequest(v: _Any, strict: bool) -> ExtRequest:
+    return _any_value(v, strict)
 
 
-def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_id: RequestId_
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+def _decode_ResultAgentResponse(d: _Any, strict: bool) -> ResultAgentResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_id: RequestId
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = _decode_RequestId_(v, strict)
-        except ValidationError as error:
+            f_id = _decode_RequestId(v, strict)
+        except _ValidationError as error:
             raise error.at("id")
 
-    f_result: Any
-    v = d.get("result", MISSING)
-    if v is MISSING:
-        raise missing("result")
+    f_result: _Any
+    v = d.get("result", _MISSING)
+    if v is _MISSING:
+        raise _missing("result")
     else:
         try:
-            f_result = check_raw(
+            f_result = _check_raw(
                 v, "#/$defs/AgentResponse/anyOf/0/properties/result", strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("result")
 
     o = _new(ResultAgentResponse)
@@ -5912,36 +5951,36 @@ def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
     return o
 
 
-def _encode_ResultAgentResponse(o: ResultAgentResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ResultAgentResponse(o: ResultAgentResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "id": encode(o.id),
-        "result": wire_json(o.result),
+        "result": _wire_json(o.result),
     }
 
     return d
 
 
-def _decode_ErrorAgentResponse(d: Any, strict: bool) -> ErrorAgentResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_id: RequestId_
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+def _decode_ErrorAgentResponse(d: _Any, strict: bool) -> ErrorAgentResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_id: RequestId
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = _decode_RequestId_(v, strict)
-        except ValidationError as error:
+            f_id = _decode_RequestId(v, strict)
+        except _ValidationError as error:
             raise error.at("id")
 
     f_error: Error
-    v = d.get("error", MISSING)
-    if v is MISSING:
-        raise missing("error")
+    v = d.get("error", _MISSING)
+    if v is _MISSING:
+        raise _missing("error")
     else:
         try:
             f_error = _decode_Error(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("error")
 
     o = _new(ErrorAgentResponse)
@@ -5950,8 +5989,8 @@ def _decode_ErrorAgentResponse(d: Any, strict: bool) -> ErrorAgentResponse:
     return o
 
 
-def _encode_ErrorAgentResponse(o: ErrorAgentResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ErrorAgentResponse(o: ErrorAgentResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "id": encode(o.id),
         "error": _encode_Error(o.error),
     }
@@ -5959,49 +5998,49 @@ def _encode_ErrorAgentResponse(o: ErrorAgentResponse) -> dict[str, Any]:
     return d
 
 
-def _decode_AgentResponse(d: Any, strict: bool) -> AgentResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AgentResponse(d: _Any, strict: bool) -> AgentResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     # The first variant whose required keys are all there and that decodes,
     # as serde's untagged enums choose.
-    errors: list[ValidationError] = []
+    errors: list[_ValidationError] = []
     if "id" in d and "result" in d:
         try:
             return _decode_ResultAgentResponse(d, strict)
-        except ValidationError as error:
-            salvage(d)
+        except _ValidationError as error:
+            _salvage(d)
             errors.append(error)
     if "id" in d and "error" in d:
         try:
             return _decode_ErrorAgentResponse(d, strict)
-        except ValidationError as error:
-            salvage(d)
+        except _ValidationError as error:
+            _salvage(d)
             errors.append(error)
     if errors:
-        raise furthest(errors)
-    raise ValidationError(
+        raise _furthest(errors)
+    raise _ValidationError(
         "expected an object with the members of Result or Error (id, result; id, error)"
     )
 
 
-def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_protocol_version: ProtocolVersion
-    v = d.get("protocolVersion", MISSING)
-    if v is MISSING:
-        raise missing("protocolVersion")
+    v = d.get("protocolVersion", _MISSING)
+    if v is _MISSING:
+        raise _missing("protocolVersion")
     else:
         try:
             f_protocol_version = (
-                v if type(v) is int and 0 <= v <= 65535 else check_int(v, 0, 65535)
+                v if type(v) is int and 0 <= v <= 65535 else _check_int(v, 0, 65535)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("protocolVersion")
 
     f_agent_capabilities: AgentCapabilities
-    v = d.get("agentCapabilities", MISSING)
-    if v is MISSING:
+    v = d.get("agentCapabilities", _MISSING)
+    if v is _MISSING:
         f_agent_capabilities = AgentCapabilities(
             load_session=False,
             prompt_capabilities=PromptCapabilities(
@@ -6020,10 +6059,10 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
     else:
         try:
             f_agent_capabilities = _decode_AgentCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("agentCapabilities")
-            salvage(v)
+            _salvage(v)
             f_agent_capabilities = AgentCapabilities(
                 load_session=False,
                 prompt_capabilities=PromptCapabilities(
@@ -6041,43 +6080,43 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
             )
 
     f_auth_methods: list[AuthMethod]
-    v = d.get("authMethods", MISSING)
-    if v is MISSING:
+    v = d.get("authMethods", _MISSING)
+    if v is _MISSING:
         f_auth_methods = []
     else:
         try:
-            f_auth_methods = check_list_skipping(v, _decode_AuthMethod, strict)
-        except ValidationError as error:
+            f_auth_methods = _check_list_skipping(v, _decode_AuthMethod, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("authMethods")
-            salvage(v)
+            _salvage(v)
             f_auth_methods = []
 
-    f_agent_info: Implementation | None | Unset
-    v = d.get("agentInfo", MISSING)
-    if v is MISSING:
-        f_agent_info = UNSET
+    f_agent_info: Implementation | None | _Unset
+    v = d.get("agentInfo", _MISSING)
+    if v is _MISSING:
+        f_agent_info = _UNSET
     else:
         try:
             f_agent_info = None if v is None else _decode_Implementation(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("agentInfo")
-            salvage(v)
-            f_agent_info = UNSET
+            _salvage(v)
+            f_agent_info = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(InitializeResponse)
     o.protocol_version = f_protocol_version
@@ -6088,47 +6127,47 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
     return o
 
 
-def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "protocolVersion": o.protocol_version,
         "agentCapabilities": _encode_AgentCapabilities(o.agent_capabilities),
         "authMethods": [_encode_AuthMethod(x) for x in o.auth_methods],
     }
     v_agent_info = o.agent_info
-    if v_agent_info is not UNSET:
+    if v_agent_info is not _UNSET:
         d["agentInfo"] = (
             None if v_agent_info is None else _encode_Implementation(v_agent_info)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ProtocolVersion(v: Any, strict: bool) -> ProtocolVersion:
-    return v if type(v) is int and 0 <= v <= 65535 else check_int(v, 0, 65535)
+def _decode_ProtocolVersion(v: _Any, strict: bool) -> ProtocolVersion:
+    return v if type(v) is int and 0 <= v <= 65535 else _check_int(v, 0, 65535)
 
 
-def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_load_session: bool
-    v = d.get("loadSession", MISSING)
-    if v is MISSING:
+    v = d.get("loadSession", _MISSING)
+    if v is _MISSING:
         f_load_session = False
     else:
         try:
-            f_load_session = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_load_session = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             if strict:
                 raise error.at("loadSession")
-            salvage(v)
+            _salvage(v)
             f_load_session = False
 
     f_prompt_capabilities: PromptCapabilities
-    v = d.get("promptCapabilities", MISSING)
-    if v is MISSING:
+    v = d.get("promptCapabilities", _MISSING)
+    if v is _MISSING:
         f_prompt_capabilities = PromptCapabilities(
             image=False,
             audio=False,
@@ -6137,10 +6176,10 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
     else:
         try:
             f_prompt_capabilities = _decode_PromptCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("promptCapabilities")
-            salvage(v)
+            _salvage(v)
             f_prompt_capabilities = PromptCapabilities(
                 image=False,
                 audio=False,
@@ -6148,8 +6187,8 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
             )
 
     f_mcp_capabilities: McpCapabilities
-    v = d.get("mcpCapabilities", MISSING)
-    if v is MISSING:
+    v = d.get("mcpCapabilities", _MISSING)
+    if v is _MISSING:
         f_mcp_capabilities = McpCapabilities(
             http=False,
             sse=False,
@@ -6158,10 +6197,10 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
     else:
         try:
             f_mcp_capabilities = _decode_McpCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("mcpCapabilities")
-            salvage(v)
+            _salvage(v)
             f_mcp_capabilities = McpCapabilities(
                 http=False,
                 sse=False,
@@ -6169,58 +6208,58 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
             )
 
     f_session_capabilities: SessionCapabilities
-    v = d.get("sessionCapabilities", MISSING)
-    if v is MISSING:
+    v = d.get("sessionCapabilities", _MISSING)
+    if v is _MISSING:
         f_session_capabilities = SessionCapabilities()
     else:
         try:
             f_session_capabilities = _decode_SessionCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("sessionCapabilities")
-            salvage(v)
+            _salvage(v)
             f_session_capabilities = SessionCapabilities()
 
     f_auth: AgentAuthCapabilities
-    v = d.get("auth", MISSING)
-    if v is MISSING:
+    v = d.get("auth", _MISSING)
+    if v is _MISSING:
         f_auth = AgentAuthCapabilities()
     else:
         try:
             f_auth = _decode_AgentAuthCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("auth")
-            salvage(v)
+            _salvage(v)
             f_auth = AgentAuthCapabilities()
 
-    f_providers: ProvidersCapabilities | None | Unset
-    v = d.get("providers", MISSING)
-    if v is MISSING:
-        f_providers = UNSET
+    f_providers: ProvidersCapabilities | None | _Unset
+    v = d.get("providers", _MISSING)
+    if v is _MISSING:
+        f_providers = _UNSET
     else:
         try:
             f_providers = (
                 None if v is None else _decode_ProvidersCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("providers")
-            salvage(v)
-            f_providers = UNSET
+            _salvage(v)
+            f_providers = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AgentCapabilities)
     o.load_session = f_load_session
@@ -6233,8 +6272,8 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
     return o
 
 
-def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "loadSession": o.load_session,
         "promptCapabilities": _encode_PromptCapabilities(o.prompt_capabilities),
         "mcpCapabilities": _encode_McpCapabilities(o.mcp_capabilities),
@@ -6242,71 +6281,71 @@ def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
         "auth": _encode_AgentAuthCapabilities(o.auth),
     }
     v_providers = o.providers
-    if v_providers is not UNSET:
+    if v_providers is not _UNSET:
         d["providers"] = (
             None if v_providers is None else _encode_ProvidersCapabilities(v_providers)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_image: bool
-    v = d.get("image", MISSING)
-    if v is MISSING:
+    v = d.get("image", _MISSING)
+    if v is _MISSING:
         f_image = False
     else:
         try:
-            f_image = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_image = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             if strict:
                 raise error.at("image")
-            salvage(v)
+            _salvage(v)
             f_image = False
 
     f_audio: bool
-    v = d.get("audio", MISSING)
-    if v is MISSING:
+    v = d.get("audio", _MISSING)
+    if v is _MISSING:
         f_audio = False
     else:
         try:
-            f_audio = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_audio = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             if strict:
                 raise error.at("audio")
-            salvage(v)
+            _salvage(v)
             f_audio = False
 
     f_embedded_context: bool
-    v = d.get("embeddedContext", MISSING)
-    if v is MISSING:
+    v = d.get("embeddedContext", _MISSING)
+    if v is _MISSING:
         f_embedded_context = False
     else:
         try:
-            f_embedded_context = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_embedded_context = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             if strict:
                 raise error.at("embeddedContext")
-            salvage(v)
+            _salvage(v)
             f_embedded_context = False
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PromptCapabilities)
     o.image = f_image
@@ -6316,73 +6355,73 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
     return o
 
 
-def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "image": o.image,
         "audio": o.audio,
         "embeddedContext": o.embedded_context,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_http: bool
-    v = d.get("http", MISSING)
-    if v is MISSING:
+    v = d.get("http", _MISSING)
+    if v is _MISSING:
         f_http = False
     else:
         try:
-            f_http = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_http = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             if strict:
                 raise error.at("http")
-            salvage(v)
+            _salvage(v)
             f_http = False
 
     f_sse: bool
-    v = d.get("sse", MISSING)
-    if v is MISSING:
+    v = d.get("sse", _MISSING)
+    if v is _MISSING:
         f_sse = False
     else:
         try:
-            f_sse = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_sse = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             if strict:
                 raise error.at("sse")
-            salvage(v)
+            _salvage(v)
             f_sse = False
 
     f_acp: bool
-    v = d.get("acp", MISSING)
-    if v is MISSING:
+    v = d.get("acp", _MISSING)
+    if v is _MISSING:
         f_acp = False
     else:
         try:
-            f_acp = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_acp = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             if strict:
                 raise error.at("acp")
-            salvage(v)
+            _salvage(v)
             f_acp = False
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(McpCapabilities)
     o.http = f_http
@@ -6392,54 +6431,54 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
     return o
 
 
-def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "http": o.http,
         "sse": o.sse,
         "acp": o.acp,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_list: SessionListCapabilities | None | Unset
-    v = d.get("list", MISSING)
-    if v is MISSING:
-        f_list = UNSET
+def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_list: SessionListCapabilities | None | _Unset
+    v = d.get("list", _MISSING)
+    if v is _MISSING:
+        f_list = _UNSET
     else:
         try:
             f_list = None if v is None else _decode_SessionListCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("list")
-            salvage(v)
-            f_list = UNSET
+            _salvage(v)
+            f_list = _UNSET
 
-    f_delete: SessionDeleteCapabilities | None | Unset
-    v = d.get("delete", MISSING)
-    if v is MISSING:
-        f_delete = UNSET
+    f_delete: SessionDeleteCapabilities | None | _Unset
+    v = d.get("delete", _MISSING)
+    if v is _MISSING:
+        f_delete = _UNSET
     else:
         try:
             f_delete = (
                 None if v is None else _decode_SessionDeleteCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("delete")
-            salvage(v)
-            f_delete = UNSET
+            _salvage(v)
+            f_delete = _UNSET
 
-    f_additional_directories: SessionAdditionalDirectoriesCapabilities | None | Unset
-    v = d.get("additionalDirectories", MISSING)
-    if v is MISSING:
-        f_additional_directories = UNSET
+    f_additional_directories: SessionAdditionalDirectoriesCapabilities | None | _Unset
+    v = d.get("additionalDirectories", _MISSING)
+    if v is _MISSING:
+        f_additional_directories = _UNSET
     else:
         try:
             f_additional_directories = (
@@ -6447,16 +6486,16 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 if v is None
                 else _decode_SessionAdditionalDirectoriesCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("additionalDirectories")
-            salvage(v)
-            f_additional_directories = UNSET
+            _salvage(v)
+            f_additional_directories = _UNSET
 
-    f_system_prompt: SessionSystemPromptCapabilities | None | Unset
-    v = d.get("systemPrompt", MISSING)
-    if v is MISSING:
-        f_system_prompt = UNSET
+    f_system_prompt: SessionSystemPromptCapabilities | None | _Unset
+    v = d.get("systemPrompt", _MISSING)
+    if v is _MISSING:
+        f_system_prompt = _UNSET
     else:
         try:
             f_system_prompt = (
@@ -6464,108 +6503,108 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 if v is None
                 else _decode_SessionSystemPromptCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("systemPrompt")
-            salvage(v)
-            f_system_prompt = UNSET
+            _salvage(v)
+            f_system_prompt = _UNSET
 
-    f_fork: SessionForkCapabilities | None | Unset
-    v = d.get("fork", MISSING)
-    if v is MISSING:
-        f_fork = UNSET
+    f_fork: SessionForkCapabilities | None | _Unset
+    v = d.get("fork", _MISSING)
+    if v is _MISSING:
+        f_fork = _UNSET
     else:
         try:
             f_fork = None if v is None else _decode_SessionForkCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("fork")
-            salvage(v)
-            f_fork = UNSET
+            _salvage(v)
+            f_fork = _UNSET
 
-    f_archive: SessionArchiveCapabilities | None | Unset
-    v = d.get("archive", MISSING)
-    if v is MISSING:
-        f_archive = UNSET
+    f_archive: SessionArchiveCapabilities | None | _Unset
+    v = d.get("archive", _MISSING)
+    if v is _MISSING:
+        f_archive = _UNSET
     else:
         try:
             f_archive = (
                 None if v is None else _decode_SessionArchiveCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("archive")
-            salvage(v)
-            f_archive = UNSET
+            _salvage(v)
+            f_archive = _UNSET
 
-    f_status: SessionStatusCapabilities | None | Unset
-    v = d.get("status", MISSING)
-    if v is MISSING:
-        f_status = UNSET
+    f_status: SessionStatusCapabilities | None | _Unset
+    v = d.get("status", _MISSING)
+    if v is _MISSING:
+        f_status = _UNSET
     else:
         try:
             f_status = (
                 None if v is None else _decode_SessionStatusCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("status")
-            salvage(v)
-            f_status = UNSET
+            _salvage(v)
+            f_status = _UNSET
 
-    f_title: SessionTitleCapabilities | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: SessionTitleCapabilities | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
             f_title = None if v is None else _decode_SessionTitleCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_resume: SessionResumeCapabilities | None | Unset
-    v = d.get("resume", MISSING)
-    if v is MISSING:
-        f_resume = UNSET
+    f_resume: SessionResumeCapabilities | None | _Unset
+    v = d.get("resume", _MISSING)
+    if v is _MISSING:
+        f_resume = _UNSET
     else:
         try:
             f_resume = (
                 None if v is None else _decode_SessionResumeCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("resume")
-            salvage(v)
-            f_resume = UNSET
+            _salvage(v)
+            f_resume = _UNSET
 
-    f_close: SessionCloseCapabilities | None | Unset
-    v = d.get("close", MISSING)
-    if v is MISSING:
-        f_close = UNSET
+    f_close: SessionCloseCapabilities | None | _Unset
+    v = d.get("close", _MISSING)
+    if v is _MISSING:
+        f_close = _UNSET
     else:
         try:
             f_close = None if v is None else _decode_SessionCloseCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("close")
-            salvage(v)
-            f_close = UNSET
+            _salvage(v)
+            f_close = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionCapabilities)
     o.list = f_list
@@ -6582,18 +6621,18 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
     return o
 
 
-def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_list = o.list
-    if v_list is not UNSET:
+    if v_list is not _UNSET:
         d["list"] = None if v_list is None else _encode_SessionListCapabilities(v_list)
     v_delete = o.delete
-    if v_delete is not UNSET:
+    if v_delete is not _UNSET:
         d["delete"] = (
             None if v_delete is None else _encode_SessionDeleteCapabilities(v_delete)
         )
     v_additional_directories = o.additional_directories
-    if v_additional_directories is not UNSET:
+    if v_additional_directories is not _UNSET:
         d["additionalDirectories"] = (
             None
             if v_additional_directories is None
@@ -6602,126 +6641,126 @@ def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
             )
         )
     v_system_prompt = o.system_prompt
-    if v_system_prompt is not UNSET:
+    if v_system_prompt is not _UNSET:
         d["systemPrompt"] = (
             None
             if v_system_prompt is None
             else _encode_SessionSystemPromptCapabilities(v_system_prompt)
         )
     v_fork = o.fork
-    if v_fork is not UNSET:
+    if v_fork is not _UNSET:
         d["fork"] = None if v_fork is None else _encode_SessionForkCapabilities(v_fork)
     v_archive = o.archive
-    if v_archive is not UNSET:
+    if v_archive is not _UNSET:
         d["archive"] = (
             None if v_archive is None else _encode_SessionArchiveCapabilities(v_archive)
         )
     v_status = o.status
-    if v_status is not UNSET:
+    if v_status is not _UNSET:
         d["status"] = (
             None if v_status is None else _encode_SessionStatusCapabilities(v_status)
         )
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = (
             None if v_title is None else _encode_SessionTitleCapabilities(v_title)
         )
     v_resume = o.resume
-    if v_resume is not UNSET:
+    if v_resume is not _UNSET:
         d["resume"] = (
             None if v_resume is None else _encode_SessionResumeCapabilities(v_resume)
         )
     v_close = o.close
-    if v_close is not UNSET:
+    if v_close is not _UNSET:
         d["close"] = (
             None if v_close is None else _encode_SessionCloseCapabilities(v_close)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionListCapabilities(d: Any, strict: bool) -> SessionListCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_SessionListCapabilities(d: _Any, strict: bool) -> SessionListCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionListCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_SessionListCapabilities(o: SessionListCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_SessionListCapabilities(o: SessionListCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_SessionDeleteCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SessionDeleteCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionDeleteCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_SessionAdditionalDirectoriesCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SessionAdditionalDirectoriesCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionAdditionalDirectoriesCapabilities)
     o.meta = f_meta
@@ -6730,24 +6769,24 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
 
 def _encode_SessionAdditionalDirectoriesCapabilities(
     o: SessionAdditionalDirectoriesCapabilities,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_SessionSystemPromptCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SessionSystemPromptCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_mode: SessionSystemPromptModeCapabilities | None | Unset
-    v = d.get("mode", MISSING)
-    if v is MISSING:
-        f_mode = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_mode: SessionSystemPromptModeCapabilities | None | _Unset
+    v = d.get("mode", _MISSING)
+    if v is _MISSING:
+        f_mode = _UNSET
     else:
         try:
             f_mode = (
@@ -6755,24 +6794,24 @@ def _decode_SessionSystemPromptCapabilities(
                 if v is None
                 else _decode_SessionSystemPromptModeCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("mode")
-            salvage(v)
-            f_mode = UNSET
+            _salvage(v)
+            f_mode = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionSystemPromptCapabilities)
     o.mode = f_mode
@@ -6782,31 +6821,31 @@ def _decode_SessionSystemPromptCapabilities(
 
 def _encode_SessionSystemPromptCapabilities(
     o: SessionSystemPromptCapabilities,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_mode = o.mode
-    if v_mode is not UNSET:
+    if v_mode is not _UNSET:
         d["mode"] = (
             None
             if v_mode is None
             else _encode_SessionSystemPromptModeCapabilities(v_mode)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_SessionSystemPromptModeCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SessionSystemPromptModeCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_override: SessionSystemPromptOverrideCapabilities | None | Unset
-    v = d.get("override", MISSING)
-    if v is MISSING:
-        f_override = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_override: SessionSystemPromptOverrideCapabilities | None | _Unset
+    v = d.get("override", _MISSING)
+    if v is _MISSING:
+        f_override = _UNSET
     else:
         try:
             f_override = (
@@ -6814,24 +6853,24 @@ def _decode_SessionSystemPromptModeCapabilities(
                 if v is None
                 else _decode_SessionSystemPromptOverrideCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("override")
-            salvage(v)
-            f_override = UNSET
+            _salvage(v)
+            f_override = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionSystemPromptModeCapabilities)
     o.override = f_override
@@ -6841,39 +6880,39 @@ def _decode_SessionSystemPromptModeCapabilities(
 
 def _encode_SessionSystemPromptModeCapabilities(
     o: SessionSystemPromptModeCapabilities,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_override = o.override
-    if v_override is not UNSET:
+    if v_override is not _UNSET:
         d["override"] = (
             None
             if v_override is None
             else _encode_SessionSystemPromptOverrideCapabilities(v_override)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_SessionSystemPromptOverrideCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SessionSystemPromptOverrideCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionSystemPromptOverrideCapabilities)
     o.meta = f_meta
@@ -6882,242 +6921,244 @@ def _decode_SessionSystemPromptOverrideCapabilities(
 
 def _encode_SessionSystemPromptOverrideCapabilities(
     o: SessionSystemPromptOverrideCapabilities,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionForkCapabilities(d: Any, strict: bool) -> SessionForkCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_SessionForkCapabilities(d: _Any, strict: bool) -> SessionForkCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionForkCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_SessionForkCapabilities(o: SessionForkCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_SessionForkCapabilities(o: SessionForkCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_SessionArchiveCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SessionArchiveCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionArchiveCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_SessionArchiveCapabilities(o: SessionArchiveCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_SessionArchiveCapabilities(
+    o: SessionArchiveCapabilities,
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_SessionStatusCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SessionStatusCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionStatusCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_SessionStatusCapabilities(o: SessionStatusCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_SessionStatusCapabilities(o: SessionStatusCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionTitleCapabilities(d: Any, strict: bool) -> SessionTitleCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_SessionTitleCapabilities(d: _Any, strict: bool) -> SessionTitleCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionTitleCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_SessionTitleCapabilities(o: SessionTitleCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_SessionTitleCapabilities(o: SessionTitleCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_SessionResumeCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SessionResumeCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionResumeCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_SessionResumeCapabilities(o: SessionResumeCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_SessionResumeCapabilities(o: SessionResumeCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionCloseCapabilities(d: Any, strict: bool) -> SessionCloseCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_SessionCloseCapabilities(d: _Any, strict: bool) -> SessionCloseCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionCloseCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_SessionCloseCapabilities(o: SessionCloseCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_SessionCloseCapabilities(o: SessionCloseCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_status: AuthStatusCapabilities | None | Unset
-    v = d.get("status", MISSING)
-    if v is MISSING:
-        f_status = UNSET
+def _decode_AgentAuthCapabilities(d: _Any, strict: bool) -> AgentAuthCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_status: AuthStatusCapabilities | None | _Unset
+    v = d.get("status", _MISSING)
+    if v is _MISSING:
+        f_status = _UNSET
     else:
         try:
             f_status = None if v is None else _decode_AuthStatusCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("status")
-            salvage(v)
-            f_status = UNSET
+            _salvage(v)
+            f_status = _UNSET
 
-    f_logout: LogoutCapabilities | None | Unset
-    v = d.get("logout", MISSING)
-    if v is MISSING:
-        f_logout = UNSET
+    f_logout: LogoutCapabilities | None | _Unset
+    v = d.get("logout", _MISSING)
+    if v is _MISSING:
+        f_logout = _UNSET
     else:
         try:
             f_logout = None if v is None else _decode_LogoutCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("logout")
-            salvage(v)
-            f_logout = UNSET
+            _salvage(v)
+            f_logout = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AgentAuthCapabilities)
     o.status = f_status
@@ -7126,199 +7167,199 @@ def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities
     return o
 
 
-def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_status = o.status
-    if v_status is not UNSET:
+    if v_status is not _UNSET:
         d["status"] = (
             None if v_status is None else _encode_AuthStatusCapabilities(v_status)
         )
     v_logout = o.logout
-    if v_logout is not UNSET:
+    if v_logout is not _UNSET:
         d["logout"] = None if v_logout is None else _encode_LogoutCapabilities(v_logout)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AuthStatusCapabilities(d: Any, strict: bool) -> AuthStatusCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_AuthStatusCapabilities(d: _Any, strict: bool) -> AuthStatusCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AuthStatusCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_AuthStatusCapabilities(o: AuthStatusCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_AuthStatusCapabilities(o: AuthStatusCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_LogoutCapabilities(d: Any, strict: bool) -> LogoutCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_LogoutCapabilities(d: _Any, strict: bool) -> LogoutCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(LogoutCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_LogoutCapabilities(o: LogoutCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_LogoutCapabilities(o: LogoutCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ProvidersCapabilities(d: Any, strict: bool) -> ProvidersCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_ProvidersCapabilities(d: _Any, strict: bool) -> ProvidersCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ProvidersCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_ProvidersCapabilities(o: ProvidersCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ProvidersCapabilities(o: ProvidersCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_TerminalAuthMethod(d: _Any, strict: bool) -> TerminalAuthMethod:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "terminal":
-        raise check_tag(d, "type", "terminal")
+        raise _check_tag(d, "type", "terminal")
     return _read_TerminalAuthMethod(d, strict)
 
 
-def _read_TerminalAuthMethod(d: JsonObject, strict: bool) -> TerminalAuthMethod:
+def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_id: AuthMethodId
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("id")
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_args: list[str] | Unset
-    v = d.get("args", MISSING)
-    if v is MISSING:
-        f_args = UNSET
+    f_args: list[str] | _Unset
+    v = d.get("args", _MISSING)
+    if v is _MISSING:
+        f_args = _UNSET
     elif v is None and not strict:
         f_args = []
     else:
         try:
-            f_args = check_list(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_args = _check_list(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("args")
 
-    f_env: dict[str, str] | Unset
-    v = d.get("env", MISSING)
-    if v is MISSING:
-        f_env = UNSET
+    f_env: dict[str, str] | _Unset
+    v = d.get("env", _MISSING)
+    if v is _MISSING:
+        f_env = _UNSET
     elif v is None and not strict:
         f_env = {}
     else:
         try:
-            f_env = check_map(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_env = _check_map(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("env")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TerminalAuthMethod)
     o.id = f_id
@@ -7330,55 +7371,55 @@ def _read_TerminalAuthMethod(d: JsonObject, strict: bool) -> TerminalAuthMethod:
     return o
 
 
-def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "terminal",
         "id": o.id,
         "name": o.name,
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_args = o.args
-    if v_args is not UNSET:
+    if v_args is not _UNSET:
         d["args"] = list(v_args)
     v_env = o.env
-    if v_env is not UNSET:
+    if v_env is not _UNSET:
         d["env"] = dict(v_env)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_AuthMethod: dict[str, Decoder[AuthMethod]] = {
+_VARIANTS_AuthMethod: dict[str, _Decoder[AuthMethod]] = {
     "terminal": _read_TerminalAuthMethod,
 }
 
 
-def _decode_AuthMethod(d: Any, strict: bool) -> AuthMethod:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+def _decode_AuthMethod(d: _Any, strict: bool) -> AuthMethod:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_AuthMethod.get(tag)
         if decoder is not None:
             try:
                 return decoder(d, strict)
-            except ValidationError as error:
+            except _ValidationError as error:
                 # The untagged variant takes what the tagged one refuses.
-                salvage(d)
+                _salvage(d)
                 try:
                     return _decode_AuthMethodAgent(d, strict)
-                except ValidationError:
+                except _ValidationError:
                     raise error from None
         return _decode_AuthMethodAgent(d, strict)
     return _decode_AuthMethodAgent(d, strict)
 
 
-def _encode_AuthMethod(o: AuthMethod) -> dict[str, Any]:
+def _encode_AuthMethod(o: AuthMethod) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -7386,88 +7427,88 @@ def _encode_AuthMethod(o: AuthMethod) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_AuthMethodId(v: Any, strict: bool) -> AuthMethodId:
-    return v if type(v) is str else check_str(v)
+def _decode_AuthMethodId(v: _Any, strict: bool) -> AuthMethodId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_id: AuthMethodId
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("id")
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_args: list[str] | Unset
-    v = d.get("args", MISSING)
-    if v is MISSING:
-        f_args = UNSET
+    f_args: list[str] | _Unset
+    v = d.get("args", _MISSING)
+    if v is _MISSING:
+        f_args = _UNSET
     elif v is None and not strict:
         f_args = []
     else:
         try:
-            f_args = check_list(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_args = _check_list(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("args")
 
-    f_env: dict[str, str] | Unset
-    v = d.get("env", MISSING)
-    if v is MISSING:
-        f_env = UNSET
+    f_env: dict[str, str] | _Unset
+    v = d.get("env", _MISSING)
+    if v is _MISSING:
+        f_env = _UNSET
     elif v is None and not strict:
         f_env = {}
     else:
         try:
-            f_env = check_map(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_env = _check_map(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("env")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AuthMethodTerminal)
     o.id = f_id
@@ -7479,77 +7520,77 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
     return o
 
 
-def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "id": o.id,
         "name": o.name,
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_args = o.args
-    if v_args is not UNSET:
+    if v_args is not _UNSET:
         d["args"] = list(v_args)
     v_env = o.env
-    if v_env is not UNSET:
+    if v_env is not _UNSET:
         d["env"] = dict(v_env)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AuthMethodAgent(d: _Any, strict: bool) -> AuthMethodAgent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_id: AuthMethodId
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("id")
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AuthMethodAgent)
     o.id = f_id
@@ -7559,69 +7600,69 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
     return o
 
 
-def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "id": o.id,
         "name": o.name,
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_Implementation(d: Any, strict: bool) -> Implementation:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_Implementation(d: _Any, strict: bool) -> Implementation:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
     f_version: str
-    v = d.get("version", MISSING)
-    if v is MISSING:
-        raise missing("version")
+    v = d.get("version", _MISSING)
+    if v is _MISSING:
+        raise _missing("version")
     else:
         try:
-            f_version = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_version = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("version")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(Implementation)
     o.name = f_name
@@ -7631,76 +7672,76 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
     return o
 
 
-def _encode_Implementation(o: Implementation) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_Implementation(o: Implementation) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "name": o.name,
         "version": o.version,
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AuthenticateResponse(d: Any, strict: bool) -> AuthenticateResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_AuthenticateResponse(d: _Any, strict: bool) -> AuthenticateResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AuthenticateResponse)
     o.meta = f_meta
     return o
 
 
-def _encode_AuthenticateResponse(o: AuthenticateResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_AuthenticateResponse(o: AuthenticateResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ListProvidersResponse(d: Any, strict: bool) -> ListProvidersResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ListProvidersResponse(d: _Any, strict: bool) -> ListProvidersResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_providers: list[ProviderInfo]
-    v = d.get("providers", MISSING)
-    if v is MISSING:
-        raise missing("providers")
+    v = d.get("providers", _MISSING)
+    if v is _MISSING:
+        raise _missing("providers")
     else:
         try:
-            f_providers = check_list(v, _decode_ProviderInfo, strict)
-        except ValidationError as error:
+            f_providers = _check_list(v, _decode_ProviderInfo, strict)
+        except _ValidationError as error:
             raise error.at("providers")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ListProvidersResponse)
     o.providers = f_providers
@@ -7708,75 +7749,75 @@ def _decode_ListProvidersResponse(d: Any, strict: bool) -> ListProvidersResponse
     return o
 
 
-def _encode_ListProvidersResponse(o: ListProvidersResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ListProvidersResponse(o: ListProvidersResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "providers": [_encode_ProviderInfo(x) for x in o.providers],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ProviderInfo(d: Any, strict: bool) -> ProviderInfo:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ProviderInfo(d: _Any, strict: bool) -> ProviderInfo:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_provider_id: ProviderId
-    v = d.get("providerId", MISSING)
-    if v is MISSING:
-        raise missing("providerId")
+    v = d.get("providerId", _MISSING)
+    if v is _MISSING:
+        raise _missing("providerId")
     else:
         try:
-            f_provider_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_provider_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("providerId")
 
     f_supported: list[LlmProtocol | str]
-    v = d.get("supported", MISSING)
-    if v is MISSING:
-        raise missing("supported")
+    v = d.get("supported", _MISSING)
+    if v is _MISSING:
+        raise _missing("supported")
     else:
         try:
-            f_supported = check_list_skipping(v, _decode_LlmProtocol, strict)
-        except ValidationError as error:
+            f_supported = _check_list_skipping(v, _decode_LlmProtocol, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("supported")
-            salvage(v)
+            _salvage(v)
             f_supported = []
 
     f_required: bool
-    v = d.get("required", MISSING)
-    if v is MISSING:
-        raise missing("required")
+    v = d.get("required", _MISSING)
+    if v is _MISSING:
+        raise _missing("required")
     else:
         try:
-            f_required = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_required = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             raise error.at("required")
 
-    f_current: ProviderCurrentConfig | None | Unset
-    v = d.get("current", MISSING)
-    if v is MISSING:
-        f_current = UNSET
+    f_current: ProviderCurrentConfig | None | _Unset
+    v = d.get("current", _MISSING)
+    if v is _MISSING:
+        f_current = _UNSET
     else:
         try:
             f_current = None if v is None else _decode_ProviderCurrentConfig(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("current")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ProviderInfo)
     o.provider_id = f_provider_id
@@ -7787,8 +7828,8 @@ def _decode_ProviderInfo(d: Any, strict: bool) -> ProviderInfo:
     return o
 
 
-def _encode_ProviderInfo(o: ProviderInfo) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ProviderInfo(o: ProviderInfo) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "providerId": o.provider_id,
         "supported": [
             (x._value_ if type(x) is LlmProtocol else x) for x in o.supported
@@ -7796,44 +7837,44 @@ def _encode_ProviderInfo(o: ProviderInfo) -> dict[str, Any]:
         "required": o.required,
     }
     v_current = o.current
-    if v_current is not UNSET:
+    if v_current is not _UNSET:
         d["current"] = (
             None if v_current is None else _encode_ProviderCurrentConfig(v_current)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ProviderId(v: Any, strict: bool) -> ProviderId:
-    return v if type(v) is str else check_str(v)
+def _decode_ProviderId(v: _Any, strict: bool) -> ProviderId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_LlmProtocol(v: Any, strict: bool) -> LlmProtocol | str:
+def _decode_LlmProtocol(v: _Any, strict: bool) -> LlmProtocol | str:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_LlmProtocol.get(v)
     if member is not None:
         return member
     return v
 
 
-_MEMBERS_LlmProtocol = cast("dict[str, LlmProtocol]", LlmProtocol._value2member_map_)
+_MEMBERS_LlmProtocol = _cast("dict[str, LlmProtocol]", LlmProtocol._value2member_map_)
 
 
 def _encode_LlmProtocol(v: LlmProtocol | str) -> str:
     return v._value_ if type(v) is LlmProtocol else v
 
 
-def _decode_ProviderCurrentConfig(d: Any, strict: bool) -> ProviderCurrentConfig:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ProviderCurrentConfig(d: _Any, strict: bool) -> ProviderCurrentConfig:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_api_type: LlmProtocol | str
-    v = d.get("apiType", MISSING)
-    if v is MISSING:
-        raise missing("apiType")
+    v = d.get("apiType", _MISSING)
+    if v is _MISSING:
+        raise _missing("apiType")
     else:
         try:
             f_api_type = (
@@ -7841,31 +7882,31 @@ def _decode_ProviderCurrentConfig(d: Any, strict: bool) -> ProviderCurrentConfig
                 if type(v) is str and v in _MEMBERS_LlmProtocol
                 else _decode_LlmProtocol(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("apiType")
 
     f_base_url: str
-    v = d.get("baseUrl", MISSING)
-    if v is MISSING:
-        raise missing("baseUrl")
+    v = d.get("baseUrl", _MISSING)
+    if v is _MISSING:
+        raise _missing("baseUrl")
     else:
         try:
-            f_base_url = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_base_url = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("baseUrl")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ProviderCurrentConfig)
     o.api_type = f_api_type
@@ -7874,117 +7915,117 @@ def _decode_ProviderCurrentConfig(d: Any, strict: bool) -> ProviderCurrentConfig
     return o
 
 
-def _encode_ProviderCurrentConfig(o: ProviderCurrentConfig) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ProviderCurrentConfig(o: ProviderCurrentConfig) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "apiType": (
             o.api_type._value_ if type(o.api_type) is LlmProtocol else o.api_type
         ),
         "baseUrl": o.base_url,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SetProviderResponse(d: Any, strict: bool) -> SetProviderResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_SetProviderResponse(d: _Any, strict: bool) -> SetProviderResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SetProviderResponse)
     o.meta = f_meta
     return o
 
 
-def _encode_SetProviderResponse(o: SetProviderResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_SetProviderResponse(o: SetProviderResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_DisableProviderResponse(d: Any, strict: bool) -> DisableProviderResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_DisableProviderResponse(d: _Any, strict: bool) -> DisableProviderResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(DisableProviderResponse)
     o.meta = f_meta
     return o
 
 
-def _encode_DisableProviderResponse(o: DisableProviderResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_DisableProviderResponse(o: DisableProviderResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_LogoutResponse(d: Any, strict: bool) -> LogoutResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_LogoutResponse(d: _Any, strict: bool) -> LogoutResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(LogoutResponse)
     o.meta = f_meta
     return o
 
 
-def _encode_LogoutResponse(o: LogoutResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_LogoutResponse(o: LogoutResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AuthStatusResponse(d: Any, strict: bool) -> AuthStatusResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AuthStatusResponse(d: _Any, strict: bool) -> AuthStatusResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_state: AuthState | str
-    v = d.get("state", MISSING)
-    if v is MISSING:
-        raise missing("state")
+    v = d.get("state", _MISSING)
+    if v is _MISSING:
+        raise _missing("state")
     else:
         try:
             f_state = (
@@ -7992,34 +8033,34 @@ def _decode_AuthStatusResponse(d: Any, strict: bool) -> AuthStatusResponse:
                 if type(v) is str and v in _MEMBERS_AuthState
                 else _decode_AuthState(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("state")
 
-    f_accounts: list[AuthAccount] | Unset
-    v = d.get("accounts", MISSING)
-    if v is MISSING:
-        f_accounts = UNSET
+    f_accounts: list[AuthAccount] | _Unset
+    v = d.get("accounts", _MISSING)
+    if v is _MISSING:
+        f_accounts = _UNSET
     else:
         try:
-            f_accounts = check_list_skipping(v, _decode_AuthAccount, strict)
-        except ValidationError as error:
+            f_accounts = _check_list_skipping(v, _decode_AuthAccount, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("accounts")
-            salvage(v)
+            _salvage(v)
             f_accounts = []
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AuthStatusResponse)
     o.state = f_state
@@ -8028,115 +8069,115 @@ def _decode_AuthStatusResponse(d: Any, strict: bool) -> AuthStatusResponse:
     return o
 
 
-def _encode_AuthStatusResponse(o: AuthStatusResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AuthStatusResponse(o: AuthStatusResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "state": (o.state._value_ if type(o.state) is AuthState else o.state),
     }
     v_accounts = o.accounts
-    if v_accounts is not UNSET:
+    if v_accounts is not _UNSET:
         d["accounts"] = [_encode_AuthAccount(x) for x in v_accounts]
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AuthState(v: Any, strict: bool) -> AuthState | str:
+def _decode_AuthState(v: _Any, strict: bool) -> AuthState | str:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_AuthState.get(v)
     if member is not None:
         return member
     return v
 
 
-_MEMBERS_AuthState = cast("dict[str, AuthState]", AuthState._value2member_map_)
+_MEMBERS_AuthState = _cast("dict[str, AuthState]", AuthState._value2member_map_)
 
 
 def _encode_AuthState(v: AuthState | str) -> str:
     return v._value_ if type(v) is AuthState else v
 
 
-def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AuthAccount(d: _Any, strict: bool) -> AuthAccount:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_label: str
-    v = d.get("label", MISSING)
-    if v is MISSING:
-        raise missing("label")
+    v = d.get("label", _MISSING)
+    if v is _MISSING:
+        raise _missing("label")
     else:
         try:
-            f_label = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_label = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("label")
 
-    f_active: bool | None | Unset
-    v = d.get("active", MISSING)
-    if v is MISSING:
-        f_active = UNSET
+    f_active: bool | None | _Unset
+    v = d.get("active", _MISSING)
+    if v is _MISSING:
+        f_active = _UNSET
     else:
         try:
-            f_active = None if v is None else (v if type(v) is bool else check_bool(v))
-        except ValidationError as error:
+            f_active = None if v is None else (v if type(v) is bool else _check_bool(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("active")
-            salvage(v)
-            f_active = UNSET
+            _salvage(v)
+            f_active = _UNSET
 
-    f_name: str | None | Unset
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        f_name = UNSET
+    f_name: str | None | _Unset
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        f_name = _UNSET
     else:
         try:
-            f_name = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_name = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("name")
-            salvage(v)
-            f_name = UNSET
+            _salvage(v)
+            f_name = _UNSET
 
-    f_email: str | None | Unset
-    v = d.get("email", MISSING)
-    if v is MISSING:
-        f_email = UNSET
+    f_email: str | None | _Unset
+    v = d.get("email", _MISSING)
+    if v is _MISSING:
+        f_email = _UNSET
     else:
         try:
-            f_email = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_email = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("email")
-            salvage(v)
-            f_email = UNSET
+            _salvage(v)
+            f_email = _UNSET
 
-    f_organization: str | None | Unset
-    v = d.get("organization", MISSING)
-    if v is MISSING:
-        f_organization = UNSET
+    f_organization: str | None | _Unset
+    v = d.get("organization", _MISSING)
+    if v is _MISSING:
+        f_organization = _UNSET
     else:
         try:
             f_organization = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("organization")
-            salvage(v)
-            f_organization = UNSET
+            _salvage(v)
+            f_organization = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AuthAccount)
     o.label = f_label
@@ -8148,65 +8189,65 @@ def _decode_AuthAccount(d: Any, strict: bool) -> AuthAccount:
     return o
 
 
-def _encode_AuthAccount(o: AuthAccount) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AuthAccount(o: AuthAccount) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "label": o.label,
     }
     v_active = o.active
-    if v_active is not UNSET:
+    if v_active is not _UNSET:
         d["active"] = v_active
     v_name = o.name
-    if v_name is not UNSET:
+    if v_name is not _UNSET:
         d["name"] = v_name
     v_email = o.email
-    if v_email is not UNSET:
+    if v_email is not _UNSET:
         d["email"] = v_email
     v_organization = o.organization
-    if v_organization is not UNSET:
+    if v_organization is not _UNSET:
         d["organization"] = v_organization
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
-    f_modes: SessionModeState | None | Unset
-    v = d.get("modes", MISSING)
-    if v is MISSING:
-        f_modes = UNSET
+    f_modes: SessionModeState | None | _Unset
+    v = d.get("modes", _MISSING)
+    if v is _MISSING:
+        f_modes = _UNSET
     else:
         try:
             f_modes = None if v is None else _decode_SessionModeState(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("modes")
-            salvage(v)
-            f_modes = UNSET
+            _salvage(v)
+            f_modes = _UNSET
 
-    f_config_options: list[SessionConfigOption] | None | Unset
-    v = d.get("configOptions", MISSING)
-    if v is MISSING:
-        f_config_options = UNSET
+    f_config_options: list[SessionConfigOption] | None | _Unset
+    v = d.get("configOptions", _MISSING)
+    if v is _MISSING:
+        f_config_options = _UNSET
     else:
         try:
             f_config_options = (
                 None
                 if v is None
-                else check_variants_skipping(
+                else _check_variants_skipping(
                     v,
                     "type",
                     _VARIANTS_SessionConfigOption,
@@ -8214,24 +8255,24 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
                     strict,
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("configOptions")
-            salvage(v)
-            f_config_options = UNSET
+            _salvage(v)
+            f_config_options = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(NewSessionResponse)
     o.session_id = f_session_id
@@ -8241,65 +8282,65 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
     return o
 
 
-def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
     }
     v_modes = o.modes
-    if v_modes is not UNSET:
+    if v_modes is not _UNSET:
         d["modes"] = None if v_modes is None else _encode_SessionModeState(v_modes)
     v_config_options = o.config_options
-    if v_config_options is not UNSET:
+    if v_config_options is not _UNSET:
         d["configOptions"] = (
             None
             if v_config_options is None
             else [_encode_SessionConfigOption(x) for x in v_config_options]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionModeState(d: Any, strict: bool) -> SessionModeState:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SessionModeState(d: _Any, strict: bool) -> SessionModeState:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_current_mode_id: SessionModeId
-    v = d.get("currentModeId", MISSING)
-    if v is MISSING:
-        raise missing("currentModeId")
+    v = d.get("currentModeId", _MISSING)
+    if v is _MISSING:
+        raise _missing("currentModeId")
     else:
         try:
-            f_current_mode_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_current_mode_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("currentModeId")
 
     f_available_modes: list[SessionMode]
-    v = d.get("availableModes", MISSING)
-    if v is MISSING:
-        raise missing("availableModes")
+    v = d.get("availableModes", _MISSING)
+    if v is _MISSING:
+        raise _missing("availableModes")
     else:
         try:
-            f_available_modes = check_list_skipping(v, _decode_SessionMode, strict)
-        except ValidationError as error:
+            f_available_modes = _check_list_skipping(v, _decode_SessionMode, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("availableModes")
-            salvage(v)
+            _salvage(v)
             f_available_modes = []
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionModeState)
     o.current_mode_id = f_current_mode_id
@@ -8308,72 +8349,72 @@ def _decode_SessionModeState(d: Any, strict: bool) -> SessionModeState:
     return o
 
 
-def _encode_SessionModeState(o: SessionModeState) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SessionModeState(o: SessionModeState) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "currentModeId": o.current_mode_id,
         "availableModes": [_encode_SessionMode(x) for x in o.available_modes],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionModeId(v: Any, strict: bool) -> SessionModeId:
-    return v if type(v) is str else check_str(v)
+def _decode_SessionModeId(v: _Any, strict: bool) -> SessionModeId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_SessionMode(d: Any, strict: bool) -> SessionMode:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SessionMode(d: _Any, strict: bool) -> SessionMode:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_id: SessionModeId
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("id")
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionMode)
     o.id = f_id
@@ -8383,75 +8424,75 @@ def _decode_SessionMode(d: Any, strict: bool) -> SessionMode:
     return o
 
 
-def _encode_SessionMode(o: SessionMode) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SessionMode(o: SessionMode) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "id": o.id,
         "name": o.name,
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_SelectSessionConfigOption(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SelectSessionConfigOption:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "select":
-        raise check_tag(d, "type", "select")
+        raise _check_tag(d, "type", "select")
     return _read_SelectSessionConfigOption(d, strict)
 
 
 def _read_SelectSessionConfigOption(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> SelectSessionConfigOption:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_id: SessionConfigId
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("id")
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_category: SessionConfigOptionCategory | str | None | Unset
-    v = d.get("category", MISSING)
-    if v is MISSING:
-        f_category = UNSET
+    f_category: SessionConfigOptionCategory | str | None | _Unset
+    v = d.get("category", _MISSING)
+    if v is _MISSING:
+        f_category = _UNSET
     else:
         try:
             f_category = (
@@ -8463,43 +8504,43 @@ def _read_SelectSessionConfigOption(
                     else _decode_SessionConfigOptionCategory(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("category")
-            salvage(v)
-            f_category = UNSET
+            _salvage(v)
+            f_category = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     f_current_value: SessionConfigValueId
-    v = d.get("currentValue", MISSING)
-    if v is MISSING:
-        raise missing("currentValue")
+    v = d.get("currentValue", _MISSING)
+    if v is _MISSING:
+        raise _missing("currentValue")
     else:
         try:
-            f_current_value = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_current_value = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("currentValue")
 
     f_options: SessionConfigSelectOptions
-    v = d.get("options", MISSING)
-    if v is MISSING:
-        raise missing("options")
+    v = d.get("options", _MISSING)
+    if v is _MISSING:
+        raise _missing("options")
     else:
         try:
             f_options = _decode_SessionConfigSelectOptions(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("options")
 
     o = _new(SelectSessionConfigOption)
@@ -8513,8 +8554,8 @@ def _read_SelectSessionConfigOption(
     return o
 
 
-def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "select",
         "id": o.id,
         "name": o.name,
@@ -8522,10 +8563,10 @@ def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str,
         "options": encode(o.options),
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_category = o.category
-    if v_category is not UNSET:
+    if v_category is not _UNSET:
         d["category"] = (
             None
             if v_category is None
@@ -8536,66 +8577,66 @@ def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str,
             )
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_BooleanSessionConfigOption(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> BooleanSessionConfigOption:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "boolean":
-        raise check_tag(d, "type", "boolean")
+        raise _check_tag(d, "type", "boolean")
     return _read_BooleanSessionConfigOption(d, strict)
 
 
 def _read_BooleanSessionConfigOption(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> BooleanSessionConfigOption:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_id: SessionConfigId
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("id")
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_category: SessionConfigOptionCategory | str | None | Unset
-    v = d.get("category", MISSING)
-    if v is MISSING:
-        f_category = UNSET
+    f_category: SessionConfigOptionCategory | str | None | _Unset
+    v = d.get("category", _MISSING)
+    if v is _MISSING:
+        f_category = _UNSET
     else:
         try:
             f_category = (
@@ -8607,33 +8648,33 @@ def _read_BooleanSessionConfigOption(
                     else _decode_SessionConfigOptionCategory(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("category")
-            salvage(v)
-            f_category = UNSET
+            _salvage(v)
+            f_category = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     f_current_value: bool
-    v = d.get("currentValue", MISSING)
-    if v is MISSING:
-        raise missing("currentValue")
+    v = d.get("currentValue", _MISSING)
+    if v is _MISSING:
+        raise _missing("currentValue")
     else:
         try:
-            f_current_value = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_current_value = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             raise error.at("currentValue")
 
     o = _new(BooleanSessionConfigOption)
@@ -8646,18 +8687,20 @@ def _read_BooleanSessionConfigOption(
     return o
 
 
-def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_BooleanSessionConfigOption(
+    o: BooleanSessionConfigOption,
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "boolean",
         "id": o.id,
         "name": o.name,
         "currentValue": o.current_value,
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_category = o.category
-    if v_category is not UNSET:
+    if v_category is not _UNSET:
         d["category"] = (
             None
             if v_category is None
@@ -8668,34 +8711,34 @@ def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[st
             )
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_SessionConfigOption: dict[str, Decoder[SessionConfigOption]] = {
+_VARIANTS_SessionConfigOption: dict[str, _Decoder[SessionConfigOption]] = {
     "select": _read_SelectSessionConfigOption,
     "boolean": _read_BooleanSessionConfigOption,
 }
 
 
-def _decode_SessionConfigOption(d: Any, strict: bool) -> SessionConfigOption:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+def _decode_SessionConfigOption(d: _Any, strict: bool) -> SessionConfigOption:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_SessionConfigOption.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        raise unexpected('expected one of "select", "boolean"', tag).at("type")
-    if tag is MISSING:
-        raise missing("type")
-    raise type_error("a string", tag).at("type")
+        raise _unexpected('expected one of "select", "boolean"', tag).at("type")
+    if tag is _MISSING:
+        raise _missing("type")
+    raise _type_error("a string", tag).at("type")
 
 
-def _encode_SessionConfigOption(o: SessionConfigOption) -> dict[str, Any]:
+def _encode_SessionConfigOption(o: SessionConfigOption) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -8705,22 +8748,22 @@ def _encode_SessionConfigOption(o: SessionConfigOption) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_SessionConfigId(v: Any, strict: bool) -> SessionConfigId:
-    return v if type(v) is str else check_str(v)
+def _decode_SessionConfigId(v: _Any, strict: bool) -> SessionConfigId:
+    return v if type(v) is str else _check_str(v)
 
 
 def _decode_SessionConfigOptionCategory(
-    v: Any, strict: bool
+    v: _Any, strict: bool
 ) -> SessionConfigOptionCategory | str:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_SessionConfigOptionCategory.get(v)
     if member is not None:
         return member
     return v
 
 
-_MEMBERS_SessionConfigOptionCategory = cast(
+_MEMBERS_SessionConfigOptionCategory = _cast(
     "dict[str, SessionConfigOptionCategory]",
     SessionConfigOptionCategory._value2member_map_,
 )
@@ -8730,23 +8773,23 @@ def _encode_SessionConfigOptionCategory(v: SessionConfigOptionCategory | str) ->
     return v._value_ if type(v) is SessionConfigOptionCategory else v
 
 
-def _decode_SessionConfigValueId(v: Any, strict: bool) -> SessionConfigValueId:
-    return v if type(v) is str else check_str(v)
+def _decode_SessionConfigValueId(v: _Any, strict: bool) -> SessionConfigValueId:
+    return v if type(v) is str else _check_str(v)
 
 
 def _decode_SessionConfigSelectOptions(
-    v: Any, strict: bool
+    v: _Any, strict: bool
 ) -> SessionConfigSelectOptions:
-    return cast(
+    return _cast(
         "list[SessionConfigSelectOption] | list[SessionConfigSelectGroup]",
-        first_match(
+        _first_match(
             v,
             strict,
             (
-                lambda x, strict: check_list(
+                lambda x, strict: _check_list(
                     x, _decode_SessionConfigSelectOption, strict
                 ),
-                lambda x, strict: check_list(
+                lambda x, strict: _check_list(
                     x, _decode_SessionConfigSelectGroup, strict
                 ),
             ),
@@ -8755,57 +8798,57 @@ def _decode_SessionConfigSelectOptions(
 
 
 def _decode_SessionConfigSelectOption(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SessionConfigSelectOption:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_value: SessionConfigValueId
-    v = d.get("value", MISSING)
-    if v is MISSING:
-        raise missing("value")
+    v = d.get("value", _MISSING)
+    if v is _MISSING:
+        raise _missing("value")
     else:
         try:
-            f_value = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_value = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("value")
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionConfigSelectOption)
     o.value = f_value
@@ -8815,71 +8858,71 @@ def _decode_SessionConfigSelectOption(
     return o
 
 
-def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "value": o.value,
         "name": o.name,
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelectGroup:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SessionConfigSelectGroup(d: _Any, strict: bool) -> SessionConfigSelectGroup:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_group: SessionConfigGroupId
-    v = d.get("group", MISSING)
-    if v is MISSING:
-        raise missing("group")
+    v = d.get("group", _MISSING)
+    if v is _MISSING:
+        raise _missing("group")
     else:
         try:
-            f_group = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_group = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("group")
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_options: list[SessionConfigSelectOption]
-    v = d.get("options", MISSING)
-    if v is MISSING:
-        raise missing("options")
+    v = d.get("options", _MISSING)
+    if v is _MISSING:
+        raise _missing("options")
     else:
         try:
-            f_options = check_list_skipping(
+            f_options = _check_list_skipping(
                 v, _decode_SessionConfigSelectOption, strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("options")
-            salvage(v)
+            _salvage(v)
             f_options = []
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionConfigSelectGroup)
     o.group = f_group
@@ -8889,44 +8932,44 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
     return o
 
 
-def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "group": o.group,
         "name": o.name,
         "options": [_encode_SessionConfigSelectOption(x) for x in o.options],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionConfigGroupId(v: Any, strict: bool) -> SessionConfigGroupId:
-    return v if type(v) is str else check_str(v)
+def _decode_SessionConfigGroupId(v: _Any, strict: bool) -> SessionConfigGroupId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_SessionConfigSelect(d: Any, strict: bool) -> SessionConfigSelect:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SessionConfigSelect(d: _Any, strict: bool) -> SessionConfigSelect:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_current_value: SessionConfigValueId
-    v = d.get("currentValue", MISSING)
-    if v is MISSING:
-        raise missing("currentValue")
+    v = d.get("currentValue", _MISSING)
+    if v is _MISSING:
+        raise _missing("currentValue")
     else:
         try:
-            f_current_value = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_current_value = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("currentValue")
 
     f_options: SessionConfigSelectOptions
-    v = d.get("options", MISSING)
-    if v is MISSING:
-        raise missing("options")
+    v = d.get("options", _MISSING)
+    if v is _MISSING:
+        raise _missing("options")
     else:
         try:
             f_options = _decode_SessionConfigSelectOptions(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("options")
 
     o = _new(SessionConfigSelect)
@@ -8935,8 +8978,8 @@ def _decode_SessionConfigSelect(d: Any, strict: bool) -> SessionConfigSelect:
     return o
 
 
-def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "currentValue": o.current_value,
         "options": encode(o.options),
     }
@@ -8944,17 +8987,17 @@ def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, Any]:
     return d
 
 
-def _decode_SessionConfigBoolean(d: Any, strict: bool) -> SessionConfigBoolean:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SessionConfigBoolean(d: _Any, strict: bool) -> SessionConfigBoolean:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_current_value: bool
-    v = d.get("currentValue", MISSING)
-    if v is MISSING:
-        raise missing("currentValue")
+    v = d.get("currentValue", _MISSING)
+    if v is _MISSING:
+        raise _missing("currentValue")
     else:
         try:
-            f_current_value = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_current_value = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             raise error.at("currentValue")
 
     o = _new(SessionConfigBoolean)
@@ -8962,40 +9005,40 @@ def _decode_SessionConfigBoolean(d: Any, strict: bool) -> SessionConfigBoolean:
     return o
 
 
-def _encode_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "currentValue": o.current_value,
     }
 
     return d
 
 
-def _decode_LoadSessionResponse(d: Any, strict: bool) -> LoadSessionResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_modes: SessionModeState | None | Unset
-    v = d.get("modes", MISSING)
-    if v is MISSING:
-        f_modes = UNSET
+def _decode_LoadSessionResponse(d: _Any, strict: bool) -> LoadSessionResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_modes: SessionModeState | None | _Unset
+    v = d.get("modes", _MISSING)
+    if v is _MISSING:
+        f_modes = _UNSET
     else:
         try:
             f_modes = None if v is None else _decode_SessionModeState(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("modes")
-            salvage(v)
-            f_modes = UNSET
+            _salvage(v)
+            f_modes = _UNSET
 
-    f_config_options: list[SessionConfigOption] | None | Unset
-    v = d.get("configOptions", MISSING)
-    if v is MISSING:
-        f_config_options = UNSET
+    f_config_options: list[SessionConfigOption] | None | _Unset
+    v = d.get("configOptions", _MISSING)
+    if v is _MISSING:
+        f_config_options = _UNSET
     else:
         try:
             f_config_options = (
                 None
                 if v is None
-                else check_variants_skipping(
+                else _check_variants_skipping(
                     v,
                     "type",
                     _VARIANTS_SessionConfigOption,
@@ -9003,24 +9046,24 @@ def _decode_LoadSessionResponse(d: Any, strict: bool) -> LoadSessionResponse:
                     strict,
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("configOptions")
-            salvage(v)
-            f_config_options = UNSET
+            _salvage(v)
+            f_config_options = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(LoadSessionResponse)
     o.modes = f_modes
@@ -9029,68 +9072,68 @@ def _decode_LoadSessionResponse(d: Any, strict: bool) -> LoadSessionResponse:
     return o
 
 
-def _encode_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_modes = o.modes
-    if v_modes is not UNSET:
+    if v_modes is not _UNSET:
         d["modes"] = None if v_modes is None else _encode_SessionModeState(v_modes)
     v_config_options = o.config_options
-    if v_config_options is not UNSET:
+    if v_config_options is not _UNSET:
         d["configOptions"] = (
             None
             if v_config_options is None
             else [_encode_SessionConfigOption(x) for x in v_config_options]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ListSessionsResponse(d: _Any, strict: bool) -> ListSessionsResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_sessions: list[SessionInfo]
-    v = d.get("sessions", MISSING)
-    if v is MISSING:
-        raise missing("sessions")
+    v = d.get("sessions", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessions")
     else:
         try:
-            f_sessions = check_list_skipping(v, _decode_SessionInfo, strict)
-        except ValidationError as error:
+            f_sessions = _check_list_skipping(v, _decode_SessionInfo, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("sessions")
-            salvage(v)
+            _salvage(v)
             f_sessions = []
 
-    f_next_cursor: str | None | Unset
-    v = d.get("nextCursor", MISSING)
-    if v is MISSING:
-        f_next_cursor = UNSET
+    f_next_cursor: str | None | _Unset
+    v = d.get("nextCursor", _MISSING)
+    if v is _MISSING:
+        f_next_cursor = _UNSET
     else:
         try:
             f_next_cursor = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("nextCursor")
-            salvage(v)
-            f_next_cursor = UNSET
+            _salvage(v)
+            f_next_cursor = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ListSessionsResponse)
     o.sessions = f_sessions
@@ -9099,113 +9142,113 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
     return o
 
 
-def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessions": [_encode_SessionInfo(x) for x in o.sessions],
     }
     v_next_cursor = o.next_cursor
-    if v_next_cursor is not UNSET:
+    if v_next_cursor is not _UNSET:
         d["nextCursor"] = v_next_cursor
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_cwd: str
-    v = d.get("cwd", MISSING)
-    if v is MISSING:
-        raise missing("cwd")
+    v = d.get("cwd", _MISSING)
+    if v is _MISSING:
+        raise _missing("cwd")
     else:
         try:
-            f_cwd = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_cwd = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("cwd")
 
-    f_additional_directories: list[str] | Unset
-    v = d.get("additionalDirectories", MISSING)
-    if v is MISSING:
-        f_additional_directories = UNSET
+    f_additional_directories: list[str] | _Unset
+    v = d.get("additionalDirectories", _MISSING)
+    if v is _MISSING:
+        f_additional_directories = _UNSET
     else:
         try:
-            f_additional_directories = check_list_skipping(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_additional_directories = _check_list_skipping(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("additionalDirectories")
-            salvage(v)
+            _salvage(v)
             f_additional_directories = []
 
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_updated_at: str | None | Unset
-    v = d.get("updatedAt", MISSING)
-    if v is MISSING:
-        f_updated_at = UNSET
+    f_updated_at: str | None | _Unset
+    v = d.get("updatedAt", _MISSING)
+    if v is _MISSING:
+        f_updated_at = _UNSET
     else:
         try:
             f_updated_at = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("updatedAt")
-            salvage(v)
-            f_updated_at = UNSET
+            _salvage(v)
+            f_updated_at = _UNSET
 
-    f_archived: bool | None | Unset
-    v = d.get("archived", MISSING)
-    if v is MISSING:
-        f_archived = UNSET
+    f_archived: bool | None | _Unset
+    v = d.get("archived", _MISSING)
+    if v is _MISSING:
+        f_archived = _UNSET
     else:
         try:
             f_archived = (
-                None if v is None else (v if type(v) is bool else check_bool(v))
+                None if v is None else (v if type(v) is bool else _check_bool(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("archived")
-            salvage(v)
-            f_archived = UNSET
+            _salvage(v)
+            f_archived = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionInfo)
     o.session_id = f_session_id
@@ -9218,96 +9261,96 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
     return o
 
 
-def _encode_SessionInfo(o: SessionInfo) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SessionInfo(o: SessionInfo) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "cwd": o.cwd,
     }
     v_additional_directories = o.additional_directories
-    if v_additional_directories is not UNSET:
+    if v_additional_directories is not _UNSET:
         d["additionalDirectories"] = list(v_additional_directories)
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_updated_at = o.updated_at
-    if v_updated_at is not UNSET:
+    if v_updated_at is not _UNSET:
         d["updatedAt"] = v_updated_at
     v_archived = o.archived
-    if v_archived is not UNSET:
+    if v_archived is not _UNSET:
         d["archived"] = v_archived
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_DeleteSessionResponse(d: Any, strict: bool) -> DeleteSessionResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_DeleteSessionResponse(d: _Any, strict: bool) -> DeleteSessionResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(DeleteSessionResponse)
     o.meta = f_meta
     return o
 
 
-def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ForkSessionResponse(d: Any, strict: bool) -> ForkSessionResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ForkSessionResponse(d: _Any, strict: bool) -> ForkSessionResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
-    f_modes: SessionModeState | None | Unset
-    v = d.get("modes", MISSING)
-    if v is MISSING:
-        f_modes = UNSET
+    f_modes: SessionModeState | None | _Unset
+    v = d.get("modes", _MISSING)
+    if v is _MISSING:
+        f_modes = _UNSET
     else:
         try:
             f_modes = None if v is None else _decode_SessionModeState(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("modes")
-            salvage(v)
-            f_modes = UNSET
+            _salvage(v)
+            f_modes = _UNSET
 
-    f_config_options: list[SessionConfigOption] | None | Unset
-    v = d.get("configOptions", MISSING)
-    if v is MISSING:
-        f_config_options = UNSET
+    f_config_options: list[SessionConfigOption] | None | _Unset
+    v = d.get("configOptions", _MISSING)
+    if v is _MISSING:
+        f_config_options = _UNSET
     else:
         try:
             f_config_options = (
                 None
                 if v is None
-                else check_variants_skipping(
+                else _check_variants_skipping(
                     v,
                     "type",
                     _VARIANTS_SessionConfigOption,
@@ -9315,24 +9358,24 @@ def _decode_ForkSessionResponse(d: Any, strict: bool) -> ForkSessionResponse:
                     strict,
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("configOptions")
-            salvage(v)
-            f_config_options = UNSET
+            _salvage(v)
+            f_config_options = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ForkSessionResponse)
     o.session_id = f_session_id
@@ -9342,94 +9385,94 @@ def _decode_ForkSessionResponse(d: Any, strict: bool) -> ForkSessionResponse:
     return o
 
 
-def _encode_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
     }
     v_modes = o.modes
-    if v_modes is not UNSET:
+    if v_modes is not _UNSET:
         d["modes"] = None if v_modes is None else _encode_SessionModeState(v_modes)
     v_config_options = o.config_options
-    if v_config_options is not UNSET:
+    if v_config_options is not _UNSET:
         d["configOptions"] = (
             None
             if v_config_options is None
             else [_encode_SessionConfigOption(x) for x in v_config_options]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ArchiveSessionResponse(d: Any, strict: bool) -> ArchiveSessionResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_ArchiveSessionResponse(d: _Any, strict: bool) -> ArchiveSessionResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ArchiveSessionResponse)
     o.meta = f_meta
     return o
 
 
-def _encode_ArchiveSessionResponse(o: ArchiveSessionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ArchiveSessionResponse(o: ArchiveSessionResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_UnarchiveSessionResponse(d: Any, strict: bool) -> UnarchiveSessionResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_UnarchiveSessionResponse(d: _Any, strict: bool) -> UnarchiveSessionResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(UnarchiveSessionResponse)
     o.meta = f_meta
     return o
 
 
-def _encode_UnarchiveSessionResponse(o: UnarchiveSessionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_UnarchiveSessionResponse(o: UnarchiveSessionResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionStatusResponse(d: Any, strict: bool) -> SessionStatusResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SessionStatusResponse(d: _Any, strict: bool) -> SessionStatusResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_status: SessionStatus | str
-    v = d.get("status", MISSING)
-    if v is MISSING:
-        raise missing("status")
+    v = d.get("status", _MISSING)
+    if v is _MISSING:
+        raise _missing("status")
     else:
         try:
             f_status = (
@@ -9437,21 +9480,21 @@ def _decode_SessionStatusResponse(d: Any, strict: bool) -> SessionStatusResponse
                 if type(v) is str and v in _MEMBERS_SessionStatus
                 else _decode_SessionStatus(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("status")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionStatusResponse)
     o.status = f_status
@@ -9459,27 +9502,27 @@ def _decode_SessionStatusResponse(d: Any, strict: bool) -> SessionStatusResponse
     return o
 
 
-def _encode_SessionStatusResponse(o: SessionStatusResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SessionStatusResponse(o: SessionStatusResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "status": (o.status._value_ if type(o.status) is SessionStatus else o.status),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionStatus(v: Any, strict: bool) -> SessionStatus | str:
+def _decode_SessionStatus(v: _Any, strict: bool) -> SessionStatus | str:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_SessionStatus.get(v)
     if member is not None:
         return member
     return v
 
 
-_MEMBERS_SessionStatus = cast(
+_MEMBERS_SessionStatus = _cast(
     "dict[str, SessionStatus]", SessionStatus._value2member_map_
 )
 
@@ -9488,31 +9531,31 @@ def _encode_SessionStatus(v: SessionStatus | str) -> str:
     return v._value_ if type(v) is SessionStatus else v
 
 
-def _decode_SetSessionTitleResponse(d: Any, strict: bool) -> SetSessionTitleResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SetSessionTitleResponse(d: _Any, strict: bool) -> SetSessionTitleResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_title: str
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        raise missing("title")
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        raise _missing("title")
     else:
         try:
-            f_title = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_title = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("title")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SetSessionTitleResponse)
     o.title = f_title
@@ -9520,43 +9563,43 @@ def _decode_SetSessionTitleResponse(d: Any, strict: bool) -> SetSessionTitleResp
     return o
 
 
-def _encode_SetSessionTitleResponse(o: SetSessionTitleResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SetSessionTitleResponse(o: SetSessionTitleResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "title": o.title,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_modes: SessionModeState | None | Unset
-    v = d.get("modes", MISSING)
-    if v is MISSING:
-        f_modes = UNSET
+def _decode_ResumeSessionResponse(d: _Any, strict: bool) -> ResumeSessionResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_modes: SessionModeState | None | _Unset
+    v = d.get("modes", _MISSING)
+    if v is _MISSING:
+        f_modes = _UNSET
     else:
         try:
             f_modes = None if v is None else _decode_SessionModeState(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("modes")
-            salvage(v)
-            f_modes = UNSET
+            _salvage(v)
+            f_modes = _UNSET
 
-    f_config_options: list[SessionConfigOption] | None | Unset
-    v = d.get("configOptions", MISSING)
-    if v is MISSING:
-        f_config_options = UNSET
+    f_config_options: list[SessionConfigOption] | None | _Unset
+    v = d.get("configOptions", _MISSING)
+    if v is _MISSING:
+        f_config_options = _UNSET
     else:
         try:
             f_config_options = (
                 None
                 if v is None
-                else check_variants_skipping(
+                else _check_variants_skipping(
                     v,
                     "type",
                     _VARIANTS_SessionConfigOption,
@@ -9564,24 +9607,24 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
                     strict,
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("configOptions")
-            salvage(v)
-            f_config_options = UNSET
+            _salvage(v)
+            f_config_options = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ResumeSessionResponse)
     o.modes = f_modes
@@ -9590,121 +9633,121 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
     return o
 
 
-def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_modes = o.modes
-    if v_modes is not UNSET:
+    if v_modes is not _UNSET:
         d["modes"] = None if v_modes is None else _encode_SessionModeState(v_modes)
     v_config_options = o.config_options
-    if v_config_options is not UNSET:
+    if v_config_options is not _UNSET:
         d["configOptions"] = (
             None
             if v_config_options is None
             else [_encode_SessionConfigOption(x) for x in v_config_options]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_CloseSessionResponse(d: Any, strict: bool) -> CloseSessionResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_CloseSessionResponse(d: _Any, strict: bool) -> CloseSessionResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CloseSessionResponse)
     o.meta = f_meta
     return o
 
 
-def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SetSessionModeResponse(d: Any, strict: bool) -> SetSessionModeResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_SetSessionModeResponse(d: _Any, strict: bool) -> SetSessionModeResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SetSessionModeResponse)
     o.meta = f_meta
     return o
 
 
-def _encode_SetSessionModeResponse(o: SetSessionModeResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_SetSessionModeResponse(o: SetSessionModeResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_SetSessionConfigOptionResponse(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SetSessionConfigOptionResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_config_options: list[SessionConfigOption]
-    v = d.get("configOptions", MISSING)
-    if v is MISSING:
-        raise missing("configOptions")
+    v = d.get("configOptions", _MISSING)
+    if v is _MISSING:
+        raise _missing("configOptions")
     else:
         try:
-            f_config_options = check_variants_skipping(
+            f_config_options = _check_variants_skipping(
                 v,
                 "type",
                 _VARIANTS_SessionConfigOption,
                 _decode_SessionConfigOption,
                 strict,
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("configOptions")
-            salvage(v)
+            _salvage(v)
             f_config_options = []
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SetSessionConfigOptionResponse)
     o.config_options = f_config_options
@@ -9714,24 +9757,24 @@ def _decode_SetSessionConfigOptionResponse(
 
 def _encode_SetSessionConfigOptionResponse(
     o: SetSessionConfigOptionResponse,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_PromptResponse(d: _Any, strict: bool) -> PromptResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_stop_reason: StopReason
-    v = d.get("stopReason", MISSING)
-    if v is MISSING:
-        raise missing("stopReason")
+    v = d.get("stopReason", _MISSING)
+    if v is _MISSING:
+        raise _missing("stopReason")
     else:
         try:
             f_stop_reason = (
@@ -9739,34 +9782,34 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
                 if type(v) is str and v in _MEMBERS_StopReason
                 else _decode_StopReason(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("stopReason")
 
-    f_usage: Usage | None | Unset
-    v = d.get("usage", MISSING)
-    if v is MISSING:
-        f_usage = UNSET
+    f_usage: Usage | None | _Unset
+    v = d.get("usage", _MISSING)
+    if v is _MISSING:
+        f_usage = _UNSET
     else:
         try:
             f_usage = None if v is None else _decode_Usage(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("usage")
-            salvage(v)
-            f_usage = UNSET
+            _salvage(v)
+            f_usage = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PromptResponse)
     o.stop_reason = f_stop_reason
@@ -9775,8 +9818,8 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
     return o
 
 
-def _encode_PromptResponse(o: PromptResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_PromptResponse(o: PromptResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "stopReason": (
             o.stop_reason._value_
             if type(o.stop_reason) is StopReason
@@ -9784,95 +9827,95 @@ def _encode_PromptResponse(o: PromptResponse) -> dict[str, Any]:
         ),
     }
     v_usage = o.usage
-    if v_usage is not UNSET:
+    if v_usage is not _UNSET:
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_StopReason(v: Any, strict: bool) -> StopReason:
+def _decode_StopReason(v: _Any, strict: bool) -> StopReason:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_StopReason.get(v)
     if member is not None:
         return member
-    raise unexpected(
+    raise _unexpected(
         'expected one of "end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"',
         v,
     )
 
 
-_MEMBERS_StopReason = cast("dict[str, StopReason]", StopReason._value2member_map_)
+_MEMBERS_StopReason = _cast("dict[str, StopReason]", StopReason._value2member_map_)
 
 
 def _encode_StopReason(v: StopReason) -> str:
     return v._value_ if type(v) is StopReason else v
 
 
-def _decode_Usage(d: Any, strict: bool) -> Usage:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_Usage(d: _Any, strict: bool) -> Usage:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_total_tokens: int
-    v = d.get("totalTokens", MISSING)
-    if v is MISSING:
-        raise missing("totalTokens")
+    v = d.get("totalTokens", _MISSING)
+    if v is _MISSING:
+        raise _missing("totalTokens")
     else:
         try:
             f_total_tokens = (
                 v
                 if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
-                    check_int(v, 0, None)
+                    _check_int(v, 0, None)
                     if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    else _check_int(v, 0, 18446744073709551615)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("totalTokens")
 
     f_input_tokens: int
-    v = d.get("inputTokens", MISSING)
-    if v is MISSING:
-        raise missing("inputTokens")
+    v = d.get("inputTokens", _MISSING)
+    if v is _MISSING:
+        raise _missing("inputTokens")
     else:
         try:
             f_input_tokens = (
                 v
                 if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
-                    check_int(v, 0, None)
+                    _check_int(v, 0, None)
                     if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    else _check_int(v, 0, 18446744073709551615)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("inputTokens")
 
     f_output_tokens: int
-    v = d.get("outputTokens", MISSING)
-    if v is MISSING:
-        raise missing("outputTokens")
+    v = d.get("outputTokens", _MISSING)
+    if v is _MISSING:
+        raise _missing("outputTokens")
     else:
         try:
             f_output_tokens = (
                 v
                 if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
-                    check_int(v, 0, None)
+                    _check_int(v, 0, None)
                     if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    else _check_int(v, 0, 18446744073709551615)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("outputTokens")
 
-    f_thought_tokens: int | None | Unset
-    v = d.get("thoughtTokens", MISSING)
-    if v is MISSING:
-        f_thought_tokens = UNSET
+    f_thought_tokens: int | None | _Unset
+    v = d.get("thoughtTokens", _MISSING)
+    if v is _MISSING:
+        f_thought_tokens = _UNSET
     else:
         try:
             f_thought_tokens = (
@@ -9882,22 +9925,22 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
                     v
                     if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
-                        check_int(v, 0, None)
+                        _check_int(v, 0, None)
                         if strict
-                        else check_int(v, 0, 18446744073709551615)
+                        else _check_int(v, 0, 18446744073709551615)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("thoughtTokens")
-            salvage(v)
-            f_thought_tokens = UNSET
+            _salvage(v)
+            f_thought_tokens = _UNSET
 
-    f_cached_read_tokens: int | None | Unset
-    v = d.get("cachedReadTokens", MISSING)
-    if v is MISSING:
-        f_cached_read_tokens = UNSET
+    f_cached_read_tokens: int | None | _Unset
+    v = d.get("cachedReadTokens", _MISSING)
+    if v is _MISSING:
+        f_cached_read_tokens = _UNSET
     else:
         try:
             f_cached_read_tokens = (
@@ -9907,22 +9950,22 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
                     v
                     if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
-                        check_int(v, 0, None)
+                        _check_int(v, 0, None)
                         if strict
-                        else check_int(v, 0, 18446744073709551615)
+                        else _check_int(v, 0, 18446744073709551615)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("cachedReadTokens")
-            salvage(v)
-            f_cached_read_tokens = UNSET
+            _salvage(v)
+            f_cached_read_tokens = _UNSET
 
-    f_cached_write_tokens: int | None | Unset
-    v = d.get("cachedWriteTokens", MISSING)
-    if v is MISSING:
-        f_cached_write_tokens = UNSET
+    f_cached_write_tokens: int | None | _Unset
+    v = d.get("cachedWriteTokens", _MISSING)
+    if v is _MISSING:
+        f_cached_write_tokens = _UNSET
     else:
         try:
             f_cached_write_tokens = (
@@ -9932,30 +9975,30 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
                     v
                     if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
-                        check_int(v, 0, None)
+                        _check_int(v, 0, None)
                         if strict
-                        else check_int(v, 0, 18446744073709551615)
+                        else _check_int(v, 0, 18446744073709551615)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("cachedWriteTokens")
-            salvage(v)
-            f_cached_write_tokens = UNSET
+            _salvage(v)
+            f_cached_write_tokens = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(Usage)
     o.total_tokens = f_total_tokens
@@ -9968,39 +10011,39 @@ def _decode_Usage(d: Any, strict: bool) -> Usage:
     return o
 
 
-def _encode_Usage(o: Usage) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_Usage(o: Usage) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "totalTokens": o.total_tokens,
         "inputTokens": o.input_tokens,
         "outputTokens": o.output_tokens,
     }
     v_thought_tokens = o.thought_tokens
-    if v_thought_tokens is not UNSET:
+    if v_thought_tokens is not _UNSET:
         d["thoughtTokens"] = v_thought_tokens
     v_cached_read_tokens = o.cached_read_tokens
-    if v_cached_read_tokens is not UNSET:
+    if v_cached_read_tokens is not _UNSET:
         d["cachedReadTokens"] = v_cached_read_tokens
     v_cached_write_tokens = o.cached_write_tokens
-    if v_cached_write_tokens is not UNSET:
+    if v_cached_write_tokens is not _UNSET:
         d["cachedWriteTokens"] = v_cached_write_tokens
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ExtResponse(v: Any, strict: bool) -> ExtResponse:
-    return any_value(v, strict)
+def _decode_ExtResponse(v: _Any, strict: bool) -> ExtResponse:
+    return _any_value(v, strict)
 
 
-def _decode_Error(d: Any, strict: bool) -> Error:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_Error(d: _Any, strict: bool) -> Error:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_code: ErrorCode | int
-    v = d.get("code", MISSING)
-    if v is MISSING:
-        raise missing("code")
+    v = d.get("code", _MISSING)
+    if v is _MISSING:
+        raise _missing("code")
     else:
         try:
             f_code = (
@@ -10008,31 +10051,31 @@ def _decode_Error(d: Any, strict: bool) -> Error:
                 if type(v) is int and v in _MEMBERS_ErrorCode
                 else _decode_ErrorCode(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("code")
 
     f_message: str
-    v = d.get("message", MISSING)
-    if v is MISSING:
-        raise missing("message")
+    v = d.get("message", _MISSING)
+    if v is _MISSING:
+        raise _missing("message")
     else:
         try:
-            f_message = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_message = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("message")
 
-    f_data: Any | Unset
-    v = d.get("data", MISSING)
-    if v is MISSING:
-        f_data = UNSET
+    f_data: _Any | _Unset
+    v = d.get("data", _MISSING)
+    if v is _MISSING:
+        f_data = _UNSET
     else:
         try:
-            f_data = any_value(v, strict)
-        except ValidationError as error:
+            f_data = _any_value(v, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("data")
-            salvage(v)
-            f_data = UNSET
+            _salvage(v)
+            f_data = _UNSET
 
     o = _new(Error)
     o.code = f_code
@@ -10041,56 +10084,56 @@ def _decode_Error(d: Any, strict: bool) -> Error:
     return o
 
 
-def _encode_Error(o: Error) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_Error(o: Error) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "code": (o.code._value_ if type(o.code) is ErrorCode else o.code),
         "message": o.message,
     }
     v_data = o.data
-    if v_data is not UNSET:
-        d["data"] = wire_json(v_data)
+    if v_data is not _UNSET:
+        d["data"] = _wire_json(v_data)
 
     return d
 
 
-def _decode_ErrorCode(v: Any, strict: bool) -> ErrorCode | int:
-    n = check_int(v) if strict else check_int(v, -2147483648, 2147483647)
+def _decode_ErrorCode(v: _Any, strict: bool) -> ErrorCode | int:
+    n = _check_int(v) if strict else _check_int(v, -2147483648, 2147483647)
     member = _MEMBERS_ErrorCode.get(n)
     if member is not None:
         return member
     return n
 
 
-_MEMBERS_ErrorCode = cast("dict[int, ErrorCode]", ErrorCode._value2member_map_)
+_MEMBERS_ErrorCode = _cast("dict[int, ErrorCode]", ErrorCode._value2member_map_)
 
 
 def _encode_ErrorCode(v: ErrorCode | int) -> int:
     return v._value_ if type(v) is ErrorCode else v
 
 
-def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AgentNotification(d: _Any, strict: bool) -> AgentNotification:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_method: str
-    v = d.get("method", MISSING)
-    if v is MISSING:
-        raise missing("method")
+    v = d.get("method", _MISSING)
+    if v is _MISSING:
+        raise _missing("method")
     else:
         try:
-            f_method = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_method = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("method")
 
-    f_params: Any | Unset
-    v = d.get("params", MISSING)
-    if v is MISSING:
-        f_params = UNSET
+    f_params: _Any | _Unset
+    v = d.get("params", _MISSING)
+    if v is _MISSING:
+        f_params = _UNSET
     else:
         try:
-            f_params = check_raw(
+            f_params = _check_raw(
                 v, "#/$defs/AgentNotification/properties/params", strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("params")
 
     o = _new(AgentNotification)
@@ -10099,58 +10142,58 @@ def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
     return o
 
 
-def _encode_AgentNotification(o: AgentNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AgentNotification(o: AgentNotification) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "method": o.method,
     }
     v_params = o.params
-    if v_params is not UNSET:
-        d["params"] = wire_json(v_params)
+    if v_params is not _UNSET:
+        d["params"] = _wire_json(v_params)
 
     return d
 
 
-def _decode_SessionNotification(d: Any, strict: bool) -> SessionNotification:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SessionNotification(d: _Any, strict: bool) -> SessionNotification:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_update: SessionUpdate
-    v = d.get("update", MISSING)
-    if v is MISSING:
-        raise missing("update")
+    v = d.get("update", _MISSING)
+    if v is _MISSING:
+        raise _missing("update")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("sessionUpdate") if type(v) is json_object else None
+        tag = v.get("sessionUpdate") if type(v) is _json_object else None
         try:
             f_update = (
                 _VARIANTS_SessionUpdate.get(tag, _decode_SessionUpdate)
                 if type(tag) is str
                 else _decode_SessionUpdate
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("update")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionNotification)
     o.session_id = f_session_id
@@ -10159,76 +10202,76 @@ def _decode_SessionNotification(d: Any, strict: bool) -> SessionNotification:
     return o
 
 
-def _encode_SessionNotification(o: SessionNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SessionNotification(o: SessionNotification) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "update": _encode_SessionUpdate(o.update),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_UserMessageChunkSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> UserMessageChunkSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "user_message_chunk":
-        raise check_tag(d, "sessionUpdate", "user_message_chunk")
+        raise _check_tag(d, "sessionUpdate", "user_message_chunk")
     return _read_UserMessageChunkSessionUpdate(d, strict)
 
 
 def _read_UserMessageChunkSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> UserMessageChunkSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_content: ContentBlock
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_content = (
                 _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
                 if type(tag) is str
                 else _decode_ContentBlock
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_message_id: MessageId | None | Unset
-    v = d.get("messageId", MISSING)
-    if v is MISSING:
-        f_message_id = UNSET
+    f_message_id: MessageId | None | _Unset
+    v = d.get("messageId", _MISSING)
+    if v is _MISSING:
+        f_message_id = _UNSET
     else:
         try:
             f_message_id = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("messageId")
-            salvage(v)
-            f_message_id = UNSET
+            _salvage(v)
+            f_message_id = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(UserMessageChunkSessionUpdate)
     o.content = f_content
@@ -10239,79 +10282,79 @@ def _read_UserMessageChunkSessionUpdate(
 
 def _encode_UserMessageChunkSessionUpdate(
     o: UserMessageChunkSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "user_message_chunk",
         "content": _encode_ContentBlock(o.content),
     }
     v_message_id = o.message_id
-    if v_message_id is not UNSET:
+    if v_message_id is not _UNSET:
         d["messageId"] = None if v_message_id is None else v_message_id
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_AgentMessageChunkSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> AgentMessageChunkSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "agent_message_chunk":
-        raise check_tag(d, "sessionUpdate", "agent_message_chunk")
+        raise _check_tag(d, "sessionUpdate", "agent_message_chunk")
     return _read_AgentMessageChunkSessionUpdate(d, strict)
 
 
 def _read_AgentMessageChunkSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> AgentMessageChunkSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_content: ContentBlock
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_content = (
                 _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
                 if type(tag) is str
                 else _decode_ContentBlock
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_message_id: MessageId | None | Unset
-    v = d.get("messageId", MISSING)
-    if v is MISSING:
-        f_message_id = UNSET
+    f_message_id: MessageId | None | _Unset
+    v = d.get("messageId", _MISSING)
+    if v is _MISSING:
+        f_message_id = _UNSET
     else:
         try:
             f_message_id = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("messageId")
-            salvage(v)
-            f_message_id = UNSET
+            _salvage(v)
+            f_message_id = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AgentMessageChunkSessionUpdate)
     o.content = f_content
@@ -10322,79 +10365,79 @@ def _read_AgentMessageChunkSessionUpdate(
 
 def _encode_AgentMessageChunkSessionUpdate(
     o: AgentMessageChunkSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "agent_message_chunk",
         "content": _encode_ContentBlock(o.content),
     }
     v_message_id = o.message_id
-    if v_message_id is not UNSET:
+    if v_message_id is not _UNSET:
         d["messageId"] = None if v_message_id is None else v_message_id
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_AgentThoughtChunkSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> AgentThoughtChunkSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "agent_thought_chunk":
-        raise check_tag(d, "sessionUpdate", "agent_thought_chunk")
+        raise _check_tag(d, "sessionUpdate", "agent_thought_chunk")
     return _read_AgentThoughtChunkSessionUpdate(d, strict)
 
 
 def _read_AgentThoughtChunkSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> AgentThoughtChunkSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_content: ContentBlock
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_content = (
                 _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
                 if type(tag) is str
                 else _decode_ContentBlock
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_message_id: MessageId | None | Unset
-    v = d.get("messageId", MISSING)
-    if v is MISSING:
-        f_message_id = UNSET
+    f_message_id: MessageId | None | _Unset
+    v = d.get("messageId", _MISSING)
+    if v is _MISSING:
+        f_message_id = _UNSET
     else:
         try:
             f_message_id = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("messageId")
-            salvage(v)
-            f_message_id = UNSET
+            _salvage(v)
+            f_message_id = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AgentThoughtChunkSessionUpdate)
     o.content = f_content
@@ -10405,69 +10448,69 @@ def _read_AgentThoughtChunkSessionUpdate(
 
 def _encode_AgentThoughtChunkSessionUpdate(
     o: AgentThoughtChunkSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "agent_thought_chunk",
         "content": _encode_ContentBlock(o.content),
     }
     v_message_id = o.message_id
-    if v_message_id is not UNSET:
+    if v_message_id is not _UNSET:
         d["messageId"] = None if v_message_id is None else v_message_id
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ToolCallSessionUpdate(d: Any, strict: bool) -> ToolCallSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ToolCallSessionUpdate(d: _Any, strict: bool) -> ToolCallSessionUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "tool_call":
-        raise check_tag(d, "sessionUpdate", "tool_call")
+        raise _check_tag(d, "sessionUpdate", "tool_call")
     return _read_ToolCallSessionUpdate(d, strict)
 
 
-def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionUpdate:
+def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_tool_call_id: ToolCallId
-    v = d.get("toolCallId", MISSING)
-    if v is MISSING:
-        raise missing("toolCallId")
+    v = d.get("toolCallId", _MISSING)
+    if v is _MISSING:
+        raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_tool_call_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("toolCallId")
 
     f_title: str
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        raise missing("title")
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        raise _missing("title")
     else:
         try:
-            f_title = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_title = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("title")
 
-    f_name: str | None | Unset
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        f_name = UNSET
+    f_name: str | None | _Unset
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        f_name = _UNSET
     else:
         try:
-            f_name = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_name = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("name")
-            salvage(v)
-            f_name = UNSET
+            _salvage(v)
+            f_name = _UNSET
 
-    f_kind: ToolKind | Unset
-    v = d.get("kind", MISSING)
-    if v is MISSING:
-        f_kind = UNSET
+    f_kind: ToolKind | _Unset
+    v = d.get("kind", _MISSING)
+    if v is _MISSING:
+        f_kind = _UNSET
     else:
         try:
             f_kind = (
@@ -10475,16 +10518,16 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
                 if type(v) is str and v in _MEMBERS_ToolKind
                 else _decode_ToolKind(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("kind")
-            salvage(v)
-            f_kind = UNSET
+            _salvage(v)
+            f_kind = _UNSET
 
-    f_status: ToolCallStatus | Unset
-    v = d.get("status", MISSING)
-    if v is MISSING:
-        f_status = UNSET
+    f_status: ToolCallStatus | _Unset
+    v = d.get("status", _MISSING)
+    if v is _MISSING:
+        f_status = _UNSET
     else:
         try:
             f_status = (
@@ -10492,78 +10535,78 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
                 if type(v) is str and v in _MEMBERS_ToolCallStatus
                 else _decode_ToolCallStatus(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("status")
-            salvage(v)
-            f_status = UNSET
+            _salvage(v)
+            f_status = _UNSET
 
-    f_content: list[ToolCallContent] | Unset
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        f_content = UNSET
+    f_content: list[ToolCallContent] | _Unset
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        f_content = _UNSET
     else:
         try:
-            f_content = check_variants_skipping(
+            f_content = _check_variants_skipping(
                 v, "type", _VARIANTS_ToolCallContent, _decode_ToolCallContent, strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("content")
-            salvage(v)
+            _salvage(v)
             f_content = []
 
-    f_locations: list[ToolCallLocation] | Unset
-    v = d.get("locations", MISSING)
-    if v is MISSING:
-        f_locations = UNSET
+    f_locations: list[ToolCallLocation] | _Unset
+    v = d.get("locations", _MISSING)
+    if v is _MISSING:
+        f_locations = _UNSET
     else:
         try:
-            f_locations = check_list_skipping(v, _decode_ToolCallLocation, strict)
-        except ValidationError as error:
+            f_locations = _check_list_skipping(v, _decode_ToolCallLocation, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("locations")
-            salvage(v)
+            _salvage(v)
             f_locations = []
 
-    f_raw_input: Any | Unset
-    v = d.get("rawInput", MISSING)
-    if v is MISSING:
-        f_raw_input = UNSET
+    f_raw_input: _Any | _Unset
+    v = d.get("rawInput", _MISSING)
+    if v is _MISSING:
+        f_raw_input = _UNSET
     else:
         try:
-            f_raw_input = any_value(v, strict)
-        except ValidationError as error:
+            f_raw_input = _any_value(v, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("rawInput")
-            salvage(v)
-            f_raw_input = UNSET
+            _salvage(v)
+            f_raw_input = _UNSET
 
-    f_raw_output: Any | Unset
-    v = d.get("rawOutput", MISSING)
-    if v is MISSING:
-        f_raw_output = UNSET
+    f_raw_output: _Any | _Unset
+    v = d.get("rawOutput", _MISSING)
+    if v is _MISSING:
+        f_raw_output = _UNSET
     else:
         try:
-            f_raw_output = any_value(v, strict)
-        except ValidationError as error:
+            f_raw_output = _any_value(v, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
-            salvage(v)
-            f_raw_output = UNSET
+            _salvage(v)
+            f_raw_output = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ToolCallSessionUpdate)
     o.tool_call_id = f_tool_call_id
@@ -10579,69 +10622,69 @@ def _read_ToolCallSessionUpdate(d: JsonObject, strict: bool) -> ToolCallSessionU
     return o
 
 
-def _encode_ToolCallSessionUpdate(o: ToolCallSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ToolCallSessionUpdate(o: ToolCallSessionUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "tool_call",
         "toolCallId": o.tool_call_id,
         "title": o.title,
     }
     v_name = o.name
-    if v_name is not UNSET:
+    if v_name is not _UNSET:
         d["name"] = v_name
     v_kind = o.kind
-    if v_kind is not UNSET:
+    if v_kind is not _UNSET:
         d["kind"] = v_kind._value_ if type(v_kind) is ToolKind else v_kind
     v_status = o.status
-    if v_status is not UNSET:
+    if v_status is not _UNSET:
         d["status"] = v_status._value_ if type(v_status) is ToolCallStatus else v_status
     v_content = o.content
-    if v_content is not UNSET:
+    if v_content is not _UNSET:
         d["content"] = [_encode_ToolCallContent(x) for x in v_content]
     v_locations = o.locations
-    if v_locations is not UNSET:
+    if v_locations is not _UNSET:
         d["locations"] = [_encode_ToolCallLocation(x) for x in v_locations]
     v_raw_input = o.raw_input
-    if v_raw_input is not UNSET:
-        d["rawInput"] = wire_json(v_raw_input)
+    if v_raw_input is not _UNSET:
+        d["rawInput"] = _wire_json(v_raw_input)
     v_raw_output = o.raw_output
-    if v_raw_output is not UNSET:
-        d["rawOutput"] = wire_json(v_raw_output)
+    if v_raw_output is not _UNSET:
+        d["rawOutput"] = _wire_json(v_raw_output)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_ToolCallUpdateSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> ToolCallUpdateSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "tool_call_update":
-        raise check_tag(d, "sessionUpdate", "tool_call_update")
+        raise _check_tag(d, "sessionUpdate", "tool_call_update")
     return _read_ToolCallUpdateSessionUpdate(d, strict)
 
 
 def _read_ToolCallUpdateSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> ToolCallUpdateSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_tool_call_id: ToolCallId
-    v = d.get("toolCallId", MISSING)
-    if v is MISSING:
-        raise missing("toolCallId")
+    v = d.get("toolCallId", _MISSING)
+    if v is _MISSING:
+        raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_tool_call_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("toolCallId")
 
-    f_kind: ToolKind | None | Unset
-    v = d.get("kind", MISSING)
-    if v is MISSING:
-        f_kind = UNSET
+    f_kind: ToolKind | None | _Unset
+    v = d.get("kind", _MISSING)
+    if v is _MISSING:
+        f_kind = _UNSET
     else:
         try:
             f_kind = (
@@ -10653,16 +10696,16 @@ def _read_ToolCallUpdateSessionUpdate(
                     else _decode_ToolKind(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("kind")
-            salvage(v)
-            f_kind = UNSET
+            _salvage(v)
+            f_kind = _UNSET
 
-    f_status: ToolCallStatus | None | Unset
-    v = d.get("status", MISSING)
-    if v is MISSING:
-        f_status = UNSET
+    f_status: ToolCallStatus | None | _Unset
+    v = d.get("status", _MISSING)
+    if v is _MISSING:
+        f_status = _UNSET
     else:
         try:
             f_status = (
@@ -10674,48 +10717,48 @@ def _read_ToolCallUpdateSessionUpdate(
                     else _decode_ToolCallStatus(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("status")
-            salvage(v)
-            f_status = UNSET
+            _salvage(v)
+            f_status = _UNSET
 
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_name: str | None | Unset
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        f_name = UNSET
+    f_name: str | None | _Unset
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        f_name = _UNSET
     else:
         try:
-            f_name = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_name = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("name")
-            salvage(v)
-            f_name = UNSET
+            _salvage(v)
+            f_name = _UNSET
 
-    f_content: list[ToolCallContent] | None | Unset
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        f_content = UNSET
+    f_content: list[ToolCallContent] | None | _Unset
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        f_content = _UNSET
     else:
         try:
             f_content = (
                 None
                 if v is None
-                else check_variants_skipping(
+                else _check_variants_skipping(
                     v,
                     "type",
                     _VARIANTS_ToolCallContent,
@@ -10723,67 +10766,67 @@ def _read_ToolCallUpdateSessionUpdate(
                     strict,
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("content")
-            salvage(v)
-            f_content = UNSET
+            _salvage(v)
+            f_content = _UNSET
 
-    f_locations: list[ToolCallLocation] | None | Unset
-    v = d.get("locations", MISSING)
-    if v is MISSING:
-        f_locations = UNSET
+    f_locations: list[ToolCallLocation] | None | _Unset
+    v = d.get("locations", _MISSING)
+    if v is _MISSING:
+        f_locations = _UNSET
     else:
         try:
             f_locations = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ToolCallLocation, strict)
+                else _check_list_skipping(v, _decode_ToolCallLocation, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("locations")
-            salvage(v)
-            f_locations = UNSET
+            _salvage(v)
+            f_locations = _UNSET
 
-    f_raw_input: Any | Unset
-    v = d.get("rawInput", MISSING)
-    if v is MISSING:
-        f_raw_input = UNSET
+    f_raw_input: _Any | _Unset
+    v = d.get("rawInput", _MISSING)
+    if v is _MISSING:
+        f_raw_input = _UNSET
     else:
         try:
-            f_raw_input = any_value(v, strict)
-        except ValidationError as error:
+            f_raw_input = _any_value(v, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("rawInput")
-            salvage(v)
-            f_raw_input = UNSET
+            _salvage(v)
+            f_raw_input = _UNSET
 
-    f_raw_output: Any | Unset
-    v = d.get("rawOutput", MISSING)
-    if v is MISSING:
-        f_raw_output = UNSET
+    f_raw_output: _Any | _Unset
+    v = d.get("rawOutput", _MISSING)
+    if v is _MISSING:
+        f_raw_output = _UNSET
     else:
         try:
-            f_raw_output = any_value(v, strict)
-        except ValidationError as error:
+            f_raw_output = _any_value(v, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
-            salvage(v)
-            f_raw_output = UNSET
+            _salvage(v)
+            f_raw_output = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ToolCallUpdateSessionUpdate)
     o.tool_call_id = f_tool_call_id
@@ -10801,94 +10844,94 @@ def _read_ToolCallUpdateSessionUpdate(
 
 def _encode_ToolCallUpdateSessionUpdate(
     o: ToolCallUpdateSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "tool_call_update",
         "toolCallId": o.tool_call_id,
     }
     v_kind = o.kind
-    if v_kind is not UNSET:
+    if v_kind is not _UNSET:
         d["kind"] = (
             None
             if v_kind is None
             else (v_kind._value_ if type(v_kind) is ToolKind else v_kind)
         )
     v_status = o.status
-    if v_status is not UNSET:
+    if v_status is not _UNSET:
         d["status"] = (
             None
             if v_status is None
             else (v_status._value_ if type(v_status) is ToolCallStatus else v_status)
         )
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_name = o.name
-    if v_name is not UNSET:
+    if v_name is not _UNSET:
         d["name"] = v_name
     v_content = o.content
-    if v_content is not UNSET:
+    if v_content is not _UNSET:
         d["content"] = (
             None
             if v_content is None
             else [_encode_ToolCallContent(x) for x in v_content]
         )
     v_locations = o.locations
-    if v_locations is not UNSET:
+    if v_locations is not _UNSET:
         d["locations"] = (
             None
             if v_locations is None
             else [_encode_ToolCallLocation(x) for x in v_locations]
         )
     v_raw_input = o.raw_input
-    if v_raw_input is not UNSET:
-        d["rawInput"] = wire_json(v_raw_input)
+    if v_raw_input is not _UNSET:
+        d["rawInput"] = _wire_json(v_raw_input)
     v_raw_output = o.raw_output
-    if v_raw_output is not UNSET:
-        d["rawOutput"] = wire_json(v_raw_output)
+    if v_raw_output is not _UNSET:
+        d["rawOutput"] = _wire_json(v_raw_output)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PlanSessionUpdate(d: Any, strict: bool) -> PlanSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_PlanSessionUpdate(d: _Any, strict: bool) -> PlanSessionUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "plan":
-        raise check_tag(d, "sessionUpdate", "plan")
+        raise _check_tag(d, "sessionUpdate", "plan")
     return _read_PlanSessionUpdate(d, strict)
 
 
-def _read_PlanSessionUpdate(d: JsonObject, strict: bool) -> PlanSessionUpdate:
+def _read_PlanSessionUpdate(d: _JsonObject, strict: bool) -> PlanSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_entries: list[PlanEntry]
-    v = d.get("entries", MISSING)
-    if v is MISSING:
-        raise missing("entries")
+    v = d.get("entries", _MISSING)
+    if v is _MISSING:
+        raise _missing("entries")
     else:
         try:
-            f_entries = check_list_skipping(v, _decode_PlanEntry, strict)
-        except ValidationError as error:
+            f_entries = _check_list_skipping(v, _decode_PlanEntry, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("entries")
-            salvage(v)
+            _salvage(v)
             f_entries = []
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PlanSessionUpdate)
     o.entries = f_entries
@@ -10896,59 +10939,59 @@ def _read_PlanSessionUpdate(d: JsonObject, strict: bool) -> PlanSessionUpdate:
     return o
 
 
-def _encode_PlanSessionUpdate(o: PlanSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_PlanSessionUpdate(o: PlanSessionUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "plan",
         "entries": [_encode_PlanEntry(x) for x in o.entries],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PlanUpdateSessionUpdate(d: Any, strict: bool) -> PlanUpdateSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_PlanUpdateSessionUpdate(d: _Any, strict: bool) -> PlanUpdateSessionUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "plan_update":
-        raise check_tag(d, "sessionUpdate", "plan_update")
+        raise _check_tag(d, "sessionUpdate", "plan_update")
     return _read_PlanUpdateSessionUpdate(d, strict)
 
 
 def _read_PlanUpdateSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> PlanUpdateSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_plan: PlanUpdateContent
-    v = d.get("plan", MISSING)
-    if v is MISSING:
-        raise missing("plan")
+    v = d.get("plan", _MISSING)
+    if v is _MISSING:
+        raise _missing("plan")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_plan = (
                 _VARIANTS_PlanUpdateContent.get(tag, _decode_PlanUpdateContent)
                 if type(tag) is str
                 else _decode_PlanUpdateContent
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("plan")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PlanUpdateSessionUpdate)
     o.plan = f_plan
@@ -10956,53 +10999,53 @@ def _read_PlanUpdateSessionUpdate(
     return o
 
 
-def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "plan_update",
         "plan": _encode_PlanUpdateContent(o.plan),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PlanRemovedSessionUpdate(d: Any, strict: bool) -> PlanRemovedSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_PlanRemovedSessionUpdate(d: _Any, strict: bool) -> PlanRemovedSessionUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "plan_removed":
-        raise check_tag(d, "sessionUpdate", "plan_removed")
+        raise _check_tag(d, "sessionUpdate", "plan_removed")
     return _read_PlanRemovedSessionUpdate(d, strict)
 
 
 def _read_PlanRemovedSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> PlanRemovedSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_plan_id: PlanId
-    v = d.get("planId", MISSING)
-    if v is MISSING:
-        raise missing("planId")
+    v = d.get("planId", _MISSING)
+    if v is _MISSING:
+        raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_plan_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("planId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PlanRemovedSessionUpdate)
     o.plan_id = f_plan_id
@@ -11010,60 +11053,60 @@ def _read_PlanRemovedSessionUpdate(
     return o
 
 
-def _encode_PlanRemovedSessionUpdate(o: PlanRemovedSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_PlanRemovedSessionUpdate(o: PlanRemovedSessionUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "plan_removed",
         "planId": o.plan_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_AvailableCommandsUpdateSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> AvailableCommandsUpdateSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "available_commands_update":
-        raise check_tag(d, "sessionUpdate", "available_commands_update")
+        raise _check_tag(d, "sessionUpdate", "available_commands_update")
     return _read_AvailableCommandsUpdateSessionUpdate(d, strict)
 
 
 def _read_AvailableCommandsUpdateSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> AvailableCommandsUpdateSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_available_commands: list[AvailableCommand]
-    v = d.get("availableCommands", MISSING)
-    if v is MISSING:
-        raise missing("availableCommands")
+    v = d.get("availableCommands", _MISSING)
+    if v is _MISSING:
+        raise _missing("availableCommands")
     else:
         try:
-            f_available_commands = check_list_skipping(
+            f_available_commands = _check_list_skipping(
                 v, _decode_AvailableCommand, strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("availableCommands")
-            salvage(v)
+            _salvage(v)
             f_available_commands = []
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AvailableCommandsUpdateSessionUpdate)
     o.available_commands = f_available_commands
@@ -11073,57 +11116,57 @@ def _read_AvailableCommandsUpdateSessionUpdate(
 
 def _encode_AvailableCommandsUpdateSessionUpdate(
     o: AvailableCommandsUpdateSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "available_commands_update",
         "availableCommands": [
             _encode_AvailableCommand(x) for x in o.available_commands
         ],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_CurrentModeUpdateSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> CurrentModeUpdateSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "current_mode_update":
-        raise check_tag(d, "sessionUpdate", "current_mode_update")
+        raise _check_tag(d, "sessionUpdate", "current_mode_update")
     return _read_CurrentModeUpdateSessionUpdate(d, strict)
 
 
 def _read_CurrentModeUpdateSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> CurrentModeUpdateSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_current_mode_id: SessionModeId
-    v = d.get("currentModeId", MISSING)
-    if v is MISSING:
-        raise missing("currentModeId")
+    v = d.get("currentModeId", _MISSING)
+    if v is _MISSING:
+        raise _missing("currentModeId")
     else:
         try:
-            f_current_mode_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_current_mode_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("currentModeId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CurrentModeUpdateSessionUpdate)
     o.current_mode_id = f_current_mode_id
@@ -11133,64 +11176,64 @@ def _read_CurrentModeUpdateSessionUpdate(
 
 def _encode_CurrentModeUpdateSessionUpdate(
     o: CurrentModeUpdateSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "current_mode_update",
         "currentModeId": o.current_mode_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_ConfigOptionUpdateSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> ConfigOptionUpdateSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "config_option_update":
-        raise check_tag(d, "sessionUpdate", "config_option_update")
+        raise _check_tag(d, "sessionUpdate", "config_option_update")
     return _read_ConfigOptionUpdateSessionUpdate(d, strict)
 
 
 def _read_ConfigOptionUpdateSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> ConfigOptionUpdateSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_config_options: list[SessionConfigOption]
-    v = d.get("configOptions", MISSING)
-    if v is MISSING:
-        raise missing("configOptions")
+    v = d.get("configOptions", _MISSING)
+    if v is _MISSING:
+        raise _missing("configOptions")
     else:
         try:
-            f_config_options = check_variants_skipping(
+            f_config_options = _check_variants_skipping(
                 v,
                 "type",
                 _VARIANTS_SessionConfigOption,
                 _decode_SessionConfigOption,
                 strict,
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("configOptions")
-            salvage(v)
+            _salvage(v)
             f_config_options = []
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ConfigOptionUpdateSessionUpdate)
     o.config_options = f_config_options
@@ -11200,73 +11243,73 @@ def _read_ConfigOptionUpdateSessionUpdate(
 
 def _encode_ConfigOptionUpdateSessionUpdate(
     o: ConfigOptionUpdateSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "config_option_update",
         "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_SessionInfoUpdateSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SessionInfoUpdateSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "session_info_update":
-        raise check_tag(d, "sessionUpdate", "session_info_update")
+        raise _check_tag(d, "sessionUpdate", "session_info_update")
     return _read_SessionInfoUpdateSessionUpdate(d, strict)
 
 
 def _read_SessionInfoUpdateSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> SessionInfoUpdateSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_updated_at: str | None | Unset
-    v = d.get("updatedAt", MISSING)
-    if v is MISSING:
-        f_updated_at = UNSET
+    f_updated_at: str | None | _Unset
+    v = d.get("updatedAt", _MISSING)
+    if v is _MISSING:
+        f_updated_at = _UNSET
     else:
         try:
             f_updated_at = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("updatedAt")
-            salvage(v)
-            f_updated_at = UNSET
+            _salvage(v)
+            f_updated_at = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionInfoUpdateSessionUpdate)
     o.title = f_title
@@ -11277,97 +11320,97 @@ def _read_SessionInfoUpdateSessionUpdate(
 
 def _encode_SessionInfoUpdateSessionUpdate(
     o: SessionInfoUpdateSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "session_info_update",
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_updated_at = o.updated_at
-    if v_updated_at is not UNSET:
+    if v_updated_at is not _UNSET:
         d["updatedAt"] = v_updated_at
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_UsageUpdateSessionUpdate(d: _Any, strict: bool) -> UsageUpdateSessionUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "usage_update":
-        raise check_tag(d, "sessionUpdate", "usage_update")
+        raise _check_tag(d, "sessionUpdate", "usage_update")
     return _read_UsageUpdateSessionUpdate(d, strict)
 
 
 def _read_UsageUpdateSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> UsageUpdateSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_used: int
-    v = d.get("used", MISSING)
-    if v is MISSING:
-        raise missing("used")
+    v = d.get("used", _MISSING)
+    if v is _MISSING:
+        raise _missing("used")
     else:
         try:
             f_used = (
                 v
                 if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
-                    check_int(v, 0, None)
+                    _check_int(v, 0, None)
                     if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    else _check_int(v, 0, 18446744073709551615)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("used")
 
     f_size: int
-    v = d.get("size", MISSING)
-    if v is MISSING:
-        raise missing("size")
+    v = d.get("size", _MISSING)
+    if v is _MISSING:
+        raise _missing("size")
     else:
         try:
             f_size = (
                 v
                 if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
-                    check_int(v, 0, None)
+                    _check_int(v, 0, None)
                     if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    else _check_int(v, 0, 18446744073709551615)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("size")
 
-    f_cost: Cost | None | Unset
-    v = d.get("cost", MISSING)
-    if v is MISSING:
-        f_cost = UNSET
+    f_cost: Cost | None | _Unset
+    v = d.get("cost", _MISSING)
+    if v is _MISSING:
+        f_cost = _UNSET
     else:
         try:
             f_cost = None if v is None else _decode_Cost(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("cost")
-            salvage(v)
-            f_cost = UNSET
+            _salvage(v)
+            f_cost = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(UsageUpdateSessionUpdate)
     o.used = f_used
@@ -11377,37 +11420,37 @@ def _read_UsageUpdateSessionUpdate(
     return o
 
 
-def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "usage_update",
         "used": o.used,
         "size": o.size,
     }
     v_cost = o.cost
-    if v_cost is not UNSET:
+    if v_cost is not _UNSET:
         d["cost"] = None if v_cost is None else _encode_Cost(v_cost)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_NoticeSessionUpdate(d: _Any, strict: bool) -> NoticeSessionUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "notice":
-        raise check_tag(d, "sessionUpdate", "notice")
+        raise _check_tag(d, "sessionUpdate", "notice")
     return _read_NoticeSessionUpdate(d, strict)
 
 
-def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdate:
+def _read_NoticeSessionUpdate(d: _JsonObject, strict: bool) -> NoticeSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_severity: NoticeSeverity | str
-    v = d.get("severity", MISSING)
-    if v is MISSING:
-        raise missing("severity")
+    v = d.get("severity", _MISSING)
+    if v is _MISSING:
+        raise _missing("severity")
     else:
         try:
             f_severity = (
@@ -11415,48 +11458,48 @@ def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdat
                 if type(v) is str and v in _MEMBERS_NoticeSeverity
                 else _decode_NoticeSeverity(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("severity")
 
     f_title: str
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        raise missing("title")
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        raise _missing("title")
     else:
         try:
             f_title = (
-                check_str(v, 1) if strict else (v if type(v) is str else check_str(v))
+                _check_str(v, 1) if strict else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("title")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(NoticeSessionUpdate)
     o.severity = f_severity
@@ -11466,8 +11509,8 @@ def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdat
     return o
 
 
-def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "notice",
         "severity": (
             o.severity._value_ if type(o.severity) is NoticeSeverity else o.severity
@@ -11475,44 +11518,44 @@ def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, Any]:
         "title": o.title,
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_CompactionUpdateSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> CompactionUpdateSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "compaction_update":
-        raise check_tag(d, "sessionUpdate", "compaction_update")
+        raise _check_tag(d, "sessionUpdate", "compaction_update")
     return _read_CompactionUpdateSessionUpdate(d, strict)
 
 
 def _read_CompactionUpdateSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> CompactionUpdateSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_compaction_id: CompactionId
-    v = d.get("compactionId", MISSING)
-    if v is MISSING:
-        raise missing("compactionId")
+    v = d.get("compactionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("compactionId")
     else:
         try:
-            f_compaction_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_compaction_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("compactionId")
 
     f_status: CompactionStatus | str
-    v = d.get("status", MISSING)
-    if v is MISSING:
-        raise missing("status")
+    v = d.get("status", _MISSING)
+    if v is _MISSING:
+        raise _missing("status")
     else:
         try:
             f_status = (
@@ -11520,53 +11563,53 @@ def _read_CompactionUpdateSessionUpdate(
                 if type(v) is str and v in _MEMBERS_CompactionStatus
                 else _decode_CompactionStatus(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("status")
 
-    f_summary: list[ContentBlock] | None | Unset
-    v = d.get("summary", MISSING)
-    if v is MISSING:
-        f_summary = UNSET
+    f_summary: list[ContentBlock] | None | _Unset
+    v = d.get("summary", _MISSING)
+    if v is _MISSING:
+        f_summary = _UNSET
     else:
         try:
             f_summary = (
                 None
                 if v is None
-                else check_variants_skipping(
+                else _check_variants_skipping(
                     v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("summary")
-            salvage(v)
-            f_summary = UNSET
+            _salvage(v)
+            f_summary = _UNSET
 
-    f_error: str | None | Unset
-    v = d.get("error", MISSING)
-    if v is MISSING:
-        f_error = UNSET
+    f_error: str | None | _Unset
+    v = d.get("error", _MISSING)
+    if v is _MISSING:
+        f_error = _UNSET
     else:
         try:
-            f_error = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_error = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("error")
-            salvage(v)
-            f_error = UNSET
+            _salvage(v)
+            f_error = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CompactionUpdateSessionUpdate)
     o.compaction_id = f_compaction_id
@@ -11579,8 +11622,8 @@ def _read_CompactionUpdateSessionUpdate(
 
 def _encode_CompactionUpdateSessionUpdate(
     o: CompactionUpdateSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "compaction_update",
         "compactionId": o.compaction_id,
         "status": (
@@ -11588,73 +11631,73 @@ def _encode_CompactionUpdateSessionUpdate(
         ),
     }
     v_summary = o.summary
-    if v_summary is not UNSET:
+    if v_summary is not _UNSET:
         d["summary"] = (
             None if v_summary is None else [_encode_ContentBlock(x) for x in v_summary]
         )
     v_error = o.error
-    if v_error is not UNSET:
+    if v_error is not _UNSET:
         d["error"] = v_error
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_CompactionSummaryChunkSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> CompactionSummaryChunkSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "compaction_summary_chunk":
-        raise check_tag(d, "sessionUpdate", "compaction_summary_chunk")
+        raise _check_tag(d, "sessionUpdate", "compaction_summary_chunk")
     return _read_CompactionSummaryChunkSessionUpdate(d, strict)
 
 
 def _read_CompactionSummaryChunkSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> CompactionSummaryChunkSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_compaction_id: CompactionId
-    v = d.get("compactionId", MISSING)
-    if v is MISSING:
-        raise missing("compactionId")
+    v = d.get("compactionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("compactionId")
     else:
         try:
-            f_compaction_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_compaction_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("compactionId")
 
     f_content: ContentBlock
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_content = (
                 _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
                 if type(tag) is str
                 else _decode_ContentBlock
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CompactionSummaryChunkSessionUpdate)
     o.compaction_id = f_compaction_id
@@ -11665,94 +11708,94 @@ def _read_CompactionSummaryChunkSessionUpdate(
 
 def _encode_CompactionSummaryChunkSessionUpdate(
     o: CompactionSummaryChunkSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "compaction_summary_chunk",
         "compactionId": o.compaction_id,
         "content": _encode_ContentBlock(o.content),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_SubagentUpdateSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SubagentUpdateSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "subagent_update":
-        raise check_tag(d, "sessionUpdate", "subagent_update")
+        raise _check_tag(d, "sessionUpdate", "subagent_update")
     return _read_SubagentUpdateSessionUpdate(d, strict)
 
 
 def _read_SubagentUpdateSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> SubagentUpdateSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_capabilities: SubagentSessionCapabilities | None | Unset
-    v = d.get("capabilities", MISSING)
-    if v is MISSING:
-        f_capabilities = UNSET
+    f_capabilities: SubagentSessionCapabilities | None | _Unset
+    v = d.get("capabilities", _MISSING)
+    if v is _MISSING:
+        f_capabilities = _UNSET
     else:
         try:
             f_capabilities = (
                 None if v is None else _decode_SubagentSessionCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("capabilities")
-            salvage(v)
-            f_capabilities = UNSET
+            _salvage(v)
+            f_capabilities = _UNSET
 
-    f_state: StateUpdate | None | Unset
-    v = d.get("state", MISSING)
-    if v is MISSING:
-        f_state = UNSET
+    f_state: StateUpdate | None | _Unset
+    v = d.get("state", _MISSING)
+    if v is _MISSING:
+        f_state = _UNSET
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("state") if type(v) is json_object else None
+        tag = v.get("state") if type(v) is _json_object else None
         try:
             f_state = (
                 None
@@ -11763,50 +11806,50 @@ def _read_SubagentUpdateSessionUpdate(
                     else _decode_StateUpdate
                 )(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("state")
-            salvage(v)
-            f_state = UNSET
+            _salvage(v)
+            f_state = _UNSET
 
-    f_cwd: str | None | Unset
-    v = d.get("cwd", MISSING)
-    if v is MISSING:
-        f_cwd = UNSET
+    f_cwd: str | None | _Unset
+    v = d.get("cwd", _MISSING)
+    if v is _MISSING:
+        f_cwd = _UNSET
     else:
         try:
-            f_cwd = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_cwd = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             raise error.at("cwd")
 
-    f_additional_directories: list[str] | None | Unset
-    v = d.get("additionalDirectories", MISSING)
-    if v is MISSING:
-        f_additional_directories = UNSET
+    f_additional_directories: list[str] | None | _Unset
+    v = d.get("additionalDirectories", _MISSING)
+    if v is _MISSING:
+        f_additional_directories = _UNSET
     else:
         try:
             f_additional_directories = (
                 None
                 if v is None
-                else check_list(
-                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
+                else _check_list(
+                    v, lambda x, strict: x if type(x) is str else _check_str(x), strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("additionalDirectories")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SubagentUpdateSessionUpdate)
     o.session_id = f_session_id
@@ -11822,158 +11865,158 @@ def _read_SubagentUpdateSessionUpdate(
 
 def _encode_SubagentUpdateSessionUpdate(
     o: SubagentUpdateSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "subagent_update",
         "sessionId": o.session_id,
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_capabilities = o.capabilities
-    if v_capabilities is not UNSET:
+    if v_capabilities is not _UNSET:
         d["capabilities"] = (
             None
             if v_capabilities is None
             else _encode_SubagentSessionCapabilities(v_capabilities)
         )
     v_state = o.state
-    if v_state is not UNSET:
+    if v_state is not _UNSET:
         d["state"] = None if v_state is None else _encode_StateUpdate(v_state)
     v_cwd = o.cwd
-    if v_cwd is not UNSET:
+    if v_cwd is not _UNSET:
         d["cwd"] = v_cwd
     v_additional_directories = o.additional_directories
-    if v_additional_directories is not UNSET:
+    if v_additional_directories is not _UNSET:
         d["additionalDirectories"] = (
             None if v_additional_directories is None else list(v_additional_directories)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_SessionMessageSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SessionMessageSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "session_message":
-        raise check_tag(d, "sessionUpdate", "session_message")
+        raise _check_tag(d, "sessionUpdate", "session_message")
     return _read_SessionMessageSessionUpdate(d, strict)
 
 
 def _read_SessionMessageSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> SessionMessageSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_message_id: MessageId
-    v = d.get("messageId", MISSING)
-    if v is MISSING:
-        raise missing("messageId")
+    v = d.get("messageId", _MISSING)
+    if v is _MISSING:
+        raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_message_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("messageId")
 
-    f_sender_session_id: SessionId | None | Unset
-    v = d.get("senderSessionId", MISSING)
-    if v is MISSING:
-        f_sender_session_id = UNSET
+    f_sender_session_id: SessionId | None | _Unset
+    v = d.get("senderSessionId", _MISSING)
+    if v is _MISSING:
+        f_sender_session_id = _UNSET
     else:
         try:
             f_sender_session_id = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("senderSessionId")
-            salvage(v)
-            f_sender_session_id = UNSET
+            _salvage(v)
+            f_sender_session_id = _UNSET
 
-    f_recipient_session_id: SessionId | None | Unset
-    v = d.get("recipientSessionId", MISSING)
-    if v is MISSING:
-        f_recipient_session_id = UNSET
+    f_recipient_session_id: SessionId | None | _Unset
+    v = d.get("recipientSessionId", _MISSING)
+    if v is _MISSING:
+        f_recipient_session_id = _UNSET
     else:
         try:
             f_recipient_session_id = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("recipientSessionId")
-            salvage(v)
-            f_recipient_session_id = UNSET
+            _salvage(v)
+            f_recipient_session_id = _UNSET
 
-    f_sender_message_id: MessageId | None | Unset
-    v = d.get("senderMessageId", MISSING)
-    if v is MISSING:
-        f_sender_message_id = UNSET
+    f_sender_message_id: MessageId | None | _Unset
+    v = d.get("senderMessageId", _MISSING)
+    if v is _MISSING:
+        f_sender_message_id = _UNSET
     else:
         try:
             f_sender_message_id = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("senderMessageId")
-            salvage(v)
-            f_sender_message_id = UNSET
+            _salvage(v)
+            f_sender_message_id = _UNSET
 
-    f_recipient_message_id: MessageId | None | Unset
-    v = d.get("recipientMessageId", MISSING)
-    if v is MISSING:
-        f_recipient_message_id = UNSET
+    f_recipient_message_id: MessageId | None | _Unset
+    v = d.get("recipientMessageId", _MISSING)
+    if v is _MISSING:
+        f_recipient_message_id = _UNSET
     else:
         try:
             f_recipient_message_id = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("recipientMessageId")
-            salvage(v)
-            f_recipient_message_id = UNSET
+            _salvage(v)
+            f_recipient_message_id = _UNSET
 
-    f_content: list[ContentBlock] | None | Unset
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        f_content = UNSET
+    f_content: list[ContentBlock] | None | _Unset
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        f_content = _UNSET
     else:
         try:
             f_content = (
                 None
                 if v is None
-                else check_variants_skipping(
+                else _check_variants_skipping(
                     v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("content")
-            salvage(v)
-            f_content = UNSET
+            _salvage(v)
+            f_content = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionMessageSessionUpdate)
     o.message_id = f_message_id
@@ -11988,96 +12031,96 @@ def _read_SessionMessageSessionUpdate(
 
 def _encode_SessionMessageSessionUpdate(
     o: SessionMessageSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "session_message",
         "messageId": o.message_id,
     }
     v_sender_session_id = o.sender_session_id
-    if v_sender_session_id is not UNSET:
+    if v_sender_session_id is not _UNSET:
         d["senderSessionId"] = (
             None if v_sender_session_id is None else v_sender_session_id
         )
     v_recipient_session_id = o.recipient_session_id
-    if v_recipient_session_id is not UNSET:
+    if v_recipient_session_id is not _UNSET:
         d["recipientSessionId"] = (
             None if v_recipient_session_id is None else v_recipient_session_id
         )
     v_sender_message_id = o.sender_message_id
-    if v_sender_message_id is not UNSET:
+    if v_sender_message_id is not _UNSET:
         d["senderMessageId"] = (
             None if v_sender_message_id is None else v_sender_message_id
         )
     v_recipient_message_id = o.recipient_message_id
-    if v_recipient_message_id is not UNSET:
+    if v_recipient_message_id is not _UNSET:
         d["recipientMessageId"] = (
             None if v_recipient_message_id is None else v_recipient_message_id
         )
     v_content = o.content
-    if v_content is not UNSET:
+    if v_content is not _UNSET:
         d["content"] = (
             None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_SessionMessageChunkSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SessionMessageChunkSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "session_message_chunk":
-        raise check_tag(d, "sessionUpdate", "session_message_chunk")
+        raise _check_tag(d, "sessionUpdate", "session_message_chunk")
     return _read_SessionMessageChunkSessionUpdate(d, strict)
 
 
 def _read_SessionMessageChunkSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> SessionMessageChunkSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_message_id: MessageId
-    v = d.get("messageId", MISSING)
-    if v is MISSING:
-        raise missing("messageId")
+    v = d.get("messageId", _MISSING)
+    if v is _MISSING:
+        raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_message_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("messageId")
 
     f_content: ContentBlock
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_content = (
                 _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
                 if type(tag) is str
                 else _decode_ContentBlock
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionMessageChunkSessionUpdate)
     o.message_id = f_message_id
@@ -12088,21 +12131,21 @@ def _read_SessionMessageChunkSessionUpdate(
 
 def _encode_SessionMessageChunkSessionUpdate(
     o: SessionMessageChunkSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "session_message_chunk",
         "messageId": o.message_id,
         "content": _encode_ContentBlock(o.content),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_SessionUpdate: dict[str, Decoder[SessionUpdate]] = {
+_VARIANTS_SessionUpdate: dict[str, _Decoder[SessionUpdate]] = {
     "user_message_chunk": _read_UserMessageChunkSessionUpdate,
     "agent_message_chunk": _read_AgentMessageChunkSessionUpdate,
     "agent_thought_chunk": _read_AgentThoughtChunkSessionUpdate,
@@ -12125,24 +12168,24 @@ _VARIANTS_SessionUpdate: dict[str, Decoder[SessionUpdate]] = {
 }
 
 
-def _decode_SessionUpdate(d: Any, strict: bool) -> SessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("sessionUpdate", MISSING)
+def _decode_SessionUpdate(d: _Any, strict: bool) -> SessionUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("sessionUpdate", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_SessionUpdate.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        raise unexpected(
+        raise _unexpected(
             'expected one of "user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan", "plan_update", "plan_removed", "available_commands_update", "current_mode_update", "config_option_update", "session_info_update", "usage_update", "notice", "compaction_update", "compaction_summary_chunk", "subagent_update", "session_message", "session_message_chunk"',
             tag,
         ).at("sessionUpdate")
-    if tag is MISSING:
-        raise missing("sessionUpdate")
-    raise type_error("a string", tag).at("sessionUpdate")
+    if tag is _MISSING:
+        raise _missing("sessionUpdate")
+    raise _type_error("a string", tag).at("sessionUpdate")
 
 
-def _encode_SessionUpdate(o: SessionUpdate) -> dict[str, Any]:
+def _encode_SessionUpdate(o: SessionUpdate) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -12152,56 +12195,56 @@ def _encode_SessionUpdate(o: SessionUpdate) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_MessageId(v: Any, strict: bool) -> MessageId:
-    return v if type(v) is str else check_str(v)
+def _decode_MessageId(v: _Any, strict: bool) -> MessageId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_content: ContentBlock
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_content = (
                 _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
                 if type(tag) is str
                 else _decode_ContentBlock
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_message_id: MessageId | None | Unset
-    v = d.get("messageId", MISSING)
-    if v is MISSING:
-        f_message_id = UNSET
+    f_message_id: MessageId | None | _Unset
+    v = d.get("messageId", _MISSING)
+    if v is _MISSING:
+        f_message_id = _UNSET
     else:
         try:
             f_message_id = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("messageId")
-            salvage(v)
-            f_message_id = UNSET
+            _salvage(v)
+            f_message_id = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ContentChunk)
     o.content = f_content
@@ -12210,60 +12253,60 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
     return o
 
 
-def _encode_ContentChunk(o: ContentChunk) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ContentChunk(o: ContentChunk) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "content": _encode_ContentBlock(o.content),
     }
     v_message_id = o.message_id
-    if v_message_id is not UNSET:
+    if v_message_id is not _UNSET:
         d["messageId"] = None if v_message_id is None else v_message_id
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_tool_call_id: ToolCallId
-    v = d.get("toolCallId", MISSING)
-    if v is MISSING:
-        raise missing("toolCallId")
+    v = d.get("toolCallId", _MISSING)
+    if v is _MISSING:
+        raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_tool_call_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("toolCallId")
 
     f_title: str
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        raise missing("title")
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        raise _missing("title")
     else:
         try:
-            f_title = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_title = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("title")
 
-    f_name: str | None | Unset
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        f_name = UNSET
+    f_name: str | None | _Unset
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        f_name = _UNSET
     else:
         try:
-            f_name = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_name = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("name")
-            salvage(v)
-            f_name = UNSET
+            _salvage(v)
+            f_name = _UNSET
 
-    f_kind: ToolKind | Unset
-    v = d.get("kind", MISSING)
-    if v is MISSING:
-        f_kind = UNSET
+    f_kind: ToolKind | _Unset
+    v = d.get("kind", _MISSING)
+    if v is _MISSING:
+        f_kind = _UNSET
     else:
         try:
             f_kind = (
@@ -12271,16 +12314,16 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
                 if type(v) is str and v in _MEMBERS_ToolKind
                 else _decode_ToolKind(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("kind")
-            salvage(v)
-            f_kind = UNSET
+            _salvage(v)
+            f_kind = _UNSET
 
-    f_status: ToolCallStatus | Unset
-    v = d.get("status", MISSING)
-    if v is MISSING:
-        f_status = UNSET
+    f_status: ToolCallStatus | _Unset
+    v = d.get("status", _MISSING)
+    if v is _MISSING:
+        f_status = _UNSET
     else:
         try:
             f_status = (
@@ -12288,78 +12331,78 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
                 if type(v) is str and v in _MEMBERS_ToolCallStatus
                 else _decode_ToolCallStatus(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("status")
-            salvage(v)
-            f_status = UNSET
+            _salvage(v)
+            f_status = _UNSET
 
-    f_content: list[ToolCallContent] | Unset
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        f_content = UNSET
+    f_content: list[ToolCallContent] | _Unset
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        f_content = _UNSET
     else:
         try:
-            f_content = check_variants_skipping(
+            f_content = _check_variants_skipping(
                 v, "type", _VARIANTS_ToolCallContent, _decode_ToolCallContent, strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("content")
-            salvage(v)
+            _salvage(v)
             f_content = []
 
-    f_locations: list[ToolCallLocation] | Unset
-    v = d.get("locations", MISSING)
-    if v is MISSING:
-        f_locations = UNSET
+    f_locations: list[ToolCallLocation] | _Unset
+    v = d.get("locations", _MISSING)
+    if v is _MISSING:
+        f_locations = _UNSET
     else:
         try:
-            f_locations = check_list_skipping(v, _decode_ToolCallLocation, strict)
-        except ValidationError as error:
+            f_locations = _check_list_skipping(v, _decode_ToolCallLocation, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("locations")
-            salvage(v)
+            _salvage(v)
             f_locations = []
 
-    f_raw_input: Any | Unset
-    v = d.get("rawInput", MISSING)
-    if v is MISSING:
-        f_raw_input = UNSET
+    f_raw_input: _Any | _Unset
+    v = d.get("rawInput", _MISSING)
+    if v is _MISSING:
+        f_raw_input = _UNSET
     else:
         try:
-            f_raw_input = any_value(v, strict)
-        except ValidationError as error:
+            f_raw_input = _any_value(v, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("rawInput")
-            salvage(v)
-            f_raw_input = UNSET
+            _salvage(v)
+            f_raw_input = _UNSET
 
-    f_raw_output: Any | Unset
-    v = d.get("rawOutput", MISSING)
-    if v is MISSING:
-        f_raw_output = UNSET
+    f_raw_output: _Any | _Unset
+    v = d.get("rawOutput", _MISSING)
+    if v is _MISSING:
+        f_raw_output = _UNSET
     else:
         try:
-            f_raw_output = any_value(v, strict)
-        except ValidationError as error:
+            f_raw_output = _any_value(v, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
-            salvage(v)
-            f_raw_output = UNSET
+            _salvage(v)
+            f_raw_output = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ToolCall)
     o.tool_call_id = f_tool_call_id
@@ -12375,56 +12418,56 @@ def _decode_ToolCall(d: Any, strict: bool) -> ToolCall:
     return o
 
 
-def _encode_ToolCall(o: ToolCall) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ToolCall(o: ToolCall) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "toolCallId": o.tool_call_id,
         "title": o.title,
     }
     v_name = o.name
-    if v_name is not UNSET:
+    if v_name is not _UNSET:
         d["name"] = v_name
     v_kind = o.kind
-    if v_kind is not UNSET:
+    if v_kind is not _UNSET:
         d["kind"] = v_kind._value_ if type(v_kind) is ToolKind else v_kind
     v_status = o.status
-    if v_status is not UNSET:
+    if v_status is not _UNSET:
         d["status"] = v_status._value_ if type(v_status) is ToolCallStatus else v_status
     v_content = o.content
-    if v_content is not UNSET:
+    if v_content is not _UNSET:
         d["content"] = [_encode_ToolCallContent(x) for x in v_content]
     v_locations = o.locations
-    if v_locations is not UNSET:
+    if v_locations is not _UNSET:
         d["locations"] = [_encode_ToolCallLocation(x) for x in v_locations]
     v_raw_input = o.raw_input
-    if v_raw_input is not UNSET:
-        d["rawInput"] = wire_json(v_raw_input)
+    if v_raw_input is not _UNSET:
+        d["rawInput"] = _wire_json(v_raw_input)
     v_raw_output = o.raw_output
-    if v_raw_output is not UNSET:
-        d["rawOutput"] = wire_json(v_raw_output)
+    if v_raw_output is not _UNSET:
+        d["rawOutput"] = _wire_json(v_raw_output)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_PlanEntry(d: _Any, strict: bool) -> PlanEntry:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_content: str
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         try:
-            f_content = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_content = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("content")
 
     f_priority: PlanEntryPriority
-    v = d.get("priority", MISSING)
-    if v is MISSING:
-        raise missing("priority")
+    v = d.get("priority", _MISSING)
+    if v is _MISSING:
+        raise _missing("priority")
     else:
         try:
             f_priority = (
@@ -12432,13 +12475,13 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
                 if type(v) is str and v in _MEMBERS_PlanEntryPriority
                 else _decode_PlanEntryPriority(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("priority")
 
     f_status: PlanEntryStatus
-    v = d.get("status", MISSING)
-    if v is MISSING:
-        raise missing("status")
+    v = d.get("status", _MISSING)
+    if v is _MISSING:
+        raise _missing("status")
     else:
         try:
             f_status = (
@@ -12446,21 +12489,21 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
                 if type(v) is str and v in _MEMBERS_PlanEntryStatus
                 else _decode_PlanEntryStatus(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("status")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PlanEntry)
     o.content = f_content
@@ -12470,8 +12513,8 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
     return o
 
 
-def _encode_PlanEntry(o: PlanEntry) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_PlanEntry(o: PlanEntry) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "content": o.content,
         "priority": (
             o.priority._value_ if type(o.priority) is PlanEntryPriority else o.priority
@@ -12479,22 +12522,22 @@ def _encode_PlanEntry(o: PlanEntry) -> dict[str, Any]:
         "status": (o.status._value_ if type(o.status) is PlanEntryStatus else o.status),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PlanEntryPriority(v: Any, strict: bool) -> PlanEntryPriority:
+def _decode_PlanEntryPriority(v: _Any, strict: bool) -> PlanEntryPriority:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_PlanEntryPriority.get(v)
     if member is not None:
         return member
-    raise unexpected('expected one of "high", "medium", "low"', v)
+    raise _unexpected('expected one of "high", "medium", "low"', v)
 
 
-_MEMBERS_PlanEntryPriority = cast(
+_MEMBERS_PlanEntryPriority = _cast(
     "dict[str, PlanEntryPriority]", PlanEntryPriority._value2member_map_
 )
 
@@ -12503,16 +12546,16 @@ def _encode_PlanEntryPriority(v: PlanEntryPriority) -> str:
     return v._value_ if type(v) is PlanEntryPriority else v
 
 
-def _decode_PlanEntryStatus(v: Any, strict: bool) -> PlanEntryStatus:
+def _decode_PlanEntryStatus(v: _Any, strict: bool) -> PlanEntryStatus:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_PlanEntryStatus.get(v)
     if member is not None:
         return member
-    raise unexpected('expected one of "pending", "in_progress", "completed"', v)
+    raise _unexpected('expected one of "pending", "in_progress", "completed"', v)
 
 
-_MEMBERS_PlanEntryStatus = cast(
+_MEMBERS_PlanEntryStatus = _cast(
     "dict[str, PlanEntryStatus]", PlanEntryStatus._value2member_map_
 )
 
@@ -12521,34 +12564,34 @@ def _encode_PlanEntryStatus(v: PlanEntryStatus) -> str:
     return v._value_ if type(v) is PlanEntryStatus else v
 
 
-def _decode_Plan(d: Any, strict: bool) -> Plan:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_Plan(d: _Any, strict: bool) -> Plan:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_entries: list[PlanEntry]
-    v = d.get("entries", MISSING)
-    if v is MISSING:
-        raise missing("entries")
+    v = d.get("entries", _MISSING)
+    if v is _MISSING:
+        raise _missing("entries")
     else:
         try:
-            f_entries = check_list_skipping(v, _decode_PlanEntry, strict)
-        except ValidationError as error:
+            f_entries = _check_list_skipping(v, _decode_PlanEntry, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("entries")
-            salvage(v)
+            _salvage(v)
             f_entries = []
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(Plan)
     o.entries = f_entries
@@ -12556,63 +12599,65 @@ def _decode_Plan(d: Any, strict: bool) -> Plan:
     return o
 
 
-def _encode_Plan(o: Plan) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_Plan(o: Plan) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "entries": [_encode_PlanEntry(x) for x in o.entries],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ItemsPlanUpdateContent(d: Any, strict: bool) -> ItemsPlanUpdateContent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ItemsPlanUpdateContent(d: _Any, strict: bool) -> ItemsPlanUpdateContent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "items":
-        raise check_tag(d, "type", "items")
+        raise _check_tag(d, "type", "items")
     return _read_ItemsPlanUpdateContent(d, strict)
 
 
-def _read_ItemsPlanUpdateContent(d: JsonObject, strict: bool) -> ItemsPlanUpdateContent:
+def _read_ItemsPlanUpdateContent(
+    d: _JsonObject, strict: bool
+) -> ItemsPlanUpdateContent:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_plan_id: PlanId
-    v = d.get("planId", MISSING)
-    if v is MISSING:
-        raise missing("planId")
+    v = d.get("planId", _MISSING)
+    if v is _MISSING:
+        raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_plan_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("planId")
 
     f_entries: list[PlanEntry]
-    v = d.get("entries", MISSING)
-    if v is MISSING:
-        raise missing("entries")
+    v = d.get("entries", _MISSING)
+    if v is _MISSING:
+        raise _missing("entries")
     else:
         try:
-            f_entries = check_list_skipping(v, _decode_PlanEntry, strict)
-        except ValidationError as error:
+            f_entries = _check_list_skipping(v, _decode_PlanEntry, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("entries")
-            salvage(v)
+            _salvage(v)
             f_entries = []
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ItemsPlanUpdateContent)
     o.plan_id = f_plan_id
@@ -12621,62 +12666,62 @@ def _read_ItemsPlanUpdateContent(d: JsonObject, strict: bool) -> ItemsPlanUpdate
     return o
 
 
-def _encode_ItemsPlanUpdateContent(o: ItemsPlanUpdateContent) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ItemsPlanUpdateContent(o: ItemsPlanUpdateContent) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "items",
         "planId": o.plan_id,
         "entries": [_encode_PlanEntry(x) for x in o.entries],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_FilePlanUpdateContent(d: Any, strict: bool) -> FilePlanUpdateContent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_FilePlanUpdateContent(d: _Any, strict: bool) -> FilePlanUpdateContent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "file":
-        raise check_tag(d, "type", "file")
+        raise _check_tag(d, "type", "file")
     return _read_FilePlanUpdateContent(d, strict)
 
 
-def _read_FilePlanUpdateContent(d: JsonObject, strict: bool) -> FilePlanUpdateContent:
+def _read_FilePlanUpdateContent(d: _JsonObject, strict: bool) -> FilePlanUpdateContent:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_plan_id: PlanId
-    v = d.get("planId", MISSING)
-    if v is MISSING:
-        raise missing("planId")
+    v = d.get("planId", _MISSING)
+    if v is _MISSING:
+        raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_plan_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("planId")
 
     f_uri: str
-    v = d.get("uri", MISSING)
-    if v is MISSING:
-        raise missing("uri")
+    v = d.get("uri", _MISSING)
+    if v is _MISSING:
+        raise _missing("uri")
     else:
         try:
-            f_uri = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_uri = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("uri")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(FilePlanUpdateContent)
     o.plan_id = f_plan_id
@@ -12685,66 +12730,66 @@ def _read_FilePlanUpdateContent(d: JsonObject, strict: bool) -> FilePlanUpdateCo
     return o
 
 
-def _encode_FilePlanUpdateContent(o: FilePlanUpdateContent) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_FilePlanUpdateContent(o: FilePlanUpdateContent) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "file",
         "planId": o.plan_id,
         "uri": o.uri,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_MarkdownPlanUpdateContent(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> MarkdownPlanUpdateContent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "markdown":
-        raise check_tag(d, "type", "markdown")
+        raise _check_tag(d, "type", "markdown")
     return _read_MarkdownPlanUpdateContent(d, strict)
 
 
 def _read_MarkdownPlanUpdateContent(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> MarkdownPlanUpdateContent:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_plan_id: PlanId
-    v = d.get("planId", MISSING)
-    if v is MISSING:
-        raise missing("planId")
+    v = d.get("planId", _MISSING)
+    if v is _MISSING:
+        raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_plan_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("planId")
 
     f_content: str
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         try:
-            f_content = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_content = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(MarkdownPlanUpdateContent)
     o.plan_id = f_plan_id
@@ -12753,42 +12798,42 @@ def _read_MarkdownPlanUpdateContent(
     return o
 
 
-def _encode_MarkdownPlanUpdateContent(o: MarkdownPlanUpdateContent) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_MarkdownPlanUpdateContent(o: MarkdownPlanUpdateContent) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "markdown",
         "planId": o.plan_id,
         "content": o.content,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_PlanUpdateContent: dict[str, Decoder[PlanUpdateContent]] = {
+_VARIANTS_PlanUpdateContent: dict[str, _Decoder[PlanUpdateContent]] = {
     "items": _read_ItemsPlanUpdateContent,
     "file": _read_FilePlanUpdateContent,
     "markdown": _read_MarkdownPlanUpdateContent,
 }
 
 
-def _decode_PlanUpdateContent(d: Any, strict: bool) -> PlanUpdateContent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+def _decode_PlanUpdateContent(d: _Any, strict: bool) -> PlanUpdateContent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_PlanUpdateContent.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        raise unexpected('expected one of "items", "file", "markdown"', tag).at("type")
-    if tag is MISSING:
-        raise missing("type")
-    raise type_error("a string", tag).at("type")
+        raise _unexpected('expected one of "items", "file", "markdown"', tag).at("type")
+    if tag is _MISSING:
+        raise _missing("type")
+    raise _type_error("a string", tag).at("type")
 
 
-def _encode_PlanUpdateContent(o: PlanUpdateContent) -> dict[str, Any]:
+def _encode_PlanUpdateContent(o: PlanUpdateContent) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -12798,48 +12843,48 @@ def _encode_PlanUpdateContent(o: PlanUpdateContent) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_PlanId(v: Any, strict: bool) -> PlanId:
-    return v if type(v) is str else check_str(v)
+def _decode_PlanId(v: _Any, strict: bool) -> PlanId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_PlanItems(d: Any, strict: bool) -> PlanItems:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_PlanItems(d: _Any, strict: bool) -> PlanItems:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_plan_id: PlanId
-    v = d.get("planId", MISSING)
-    if v is MISSING:
-        raise missing("planId")
+    v = d.get("planId", _MISSING)
+    if v is _MISSING:
+        raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_plan_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("planId")
 
     f_entries: list[PlanEntry]
-    v = d.get("entries", MISSING)
-    if v is MISSING:
-        raise missing("entries")
+    v = d.get("entries", _MISSING)
+    if v is _MISSING:
+        raise _missing("entries")
     else:
         try:
-            f_entries = check_list_skipping(v, _decode_PlanEntry, strict)
-        except ValidationError as error:
+            f_entries = _check_list_skipping(v, _decode_PlanEntry, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("entries")
-            salvage(v)
+            _salvage(v)
             f_entries = []
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PlanItems)
     o.plan_id = f_plan_id
@@ -12848,53 +12893,53 @@ def _decode_PlanItems(d: Any, strict: bool) -> PlanItems:
     return o
 
 
-def _encode_PlanItems(o: PlanItems) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_PlanItems(o: PlanItems) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "planId": o.plan_id,
         "entries": [_encode_PlanEntry(x) for x in o.entries],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PlanFile(d: Any, strict: bool) -> PlanFile:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_PlanFile(d: _Any, strict: bool) -> PlanFile:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_plan_id: PlanId
-    v = d.get("planId", MISSING)
-    if v is MISSING:
-        raise missing("planId")
+    v = d.get("planId", _MISSING)
+    if v is _MISSING:
+        raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_plan_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("planId")
 
     f_uri: str
-    v = d.get("uri", MISSING)
-    if v is MISSING:
-        raise missing("uri")
+    v = d.get("uri", _MISSING)
+    if v is _MISSING:
+        raise _missing("uri")
     else:
         try:
-            f_uri = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_uri = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("uri")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PlanFile)
     o.plan_id = f_plan_id
@@ -12903,53 +12948,53 @@ def _decode_PlanFile(d: Any, strict: bool) -> PlanFile:
     return o
 
 
-def _encode_PlanFile(o: PlanFile) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_PlanFile(o: PlanFile) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "planId": o.plan_id,
         "uri": o.uri,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PlanMarkdown(d: Any, strict: bool) -> PlanMarkdown:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_PlanMarkdown(d: _Any, strict: bool) -> PlanMarkdown:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_plan_id: PlanId
-    v = d.get("planId", MISSING)
-    if v is MISSING:
-        raise missing("planId")
+    v = d.get("planId", _MISSING)
+    if v is _MISSING:
+        raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_plan_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("planId")
 
     f_content: str
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         try:
-            f_content = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_content = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PlanMarkdown)
     o.plan_id = f_plan_id
@@ -12958,49 +13003,49 @@ def _decode_PlanMarkdown(d: Any, strict: bool) -> PlanMarkdown:
     return o
 
 
-def _encode_PlanMarkdown(o: PlanMarkdown) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_PlanMarkdown(o: PlanMarkdown) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "planId": o.plan_id,
         "content": o.content,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PlanUpdate(d: Any, strict: bool) -> PlanUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_PlanUpdate(d: _Any, strict: bool) -> PlanUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_plan: PlanUpdateContent
-    v = d.get("plan", MISSING)
-    if v is MISSING:
-        raise missing("plan")
+    v = d.get("plan", _MISSING)
+    if v is _MISSING:
+        raise _missing("plan")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_plan = (
                 _VARIANTS_PlanUpdateContent.get(tag, _decode_PlanUpdateContent)
                 if type(tag) is str
                 else _decode_PlanUpdateContent
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("plan")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PlanUpdate)
     o.plan = f_plan
@@ -13008,42 +13053,42 @@ def _decode_PlanUpdate(d: Any, strict: bool) -> PlanUpdate:
     return o
 
 
-def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "plan": _encode_PlanUpdateContent(o.plan),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PlanRemoved(d: Any, strict: bool) -> PlanRemoved:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_PlanRemoved(d: _Any, strict: bool) -> PlanRemoved:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_plan_id: PlanId
-    v = d.get("planId", MISSING)
-    if v is MISSING:
-        raise missing("planId")
+    v = d.get("planId", _MISSING)
+    if v is _MISSING:
+        raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_plan_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("planId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PlanRemoved)
     o.plan_id = f_plan_id
@@ -13051,65 +13096,65 @@ def _decode_PlanRemoved(d: Any, strict: bool) -> PlanRemoved:
     return o
 
 
-def _encode_PlanRemoved(o: PlanRemoved) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_PlanRemoved(o: PlanRemoved) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "planId": o.plan_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AvailableCommand(d: Any, strict: bool) -> AvailableCommand:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AvailableCommand(d: _Any, strict: bool) -> AvailableCommand:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_description: str
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        raise missing("description")
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        raise _missing("description")
     else:
         try:
-            f_description = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_description = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("description")
 
-    f_input: AvailableCommandInput | None | Unset
-    v = d.get("input", MISSING)
-    if v is MISSING:
-        f_input = UNSET
+    f_input: AvailableCommandInput | None | _Unset
+    v = d.get("input", _MISSING)
+    if v is _MISSING:
+        f_input = _UNSET
     else:
         try:
             f_input = None if v is None else _decode_AvailableCommandInput(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("input")
-            salvage(v)
-            f_input = UNSET
+            _salvage(v)
+            f_input = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AvailableCommand)
     o.name = f_name
@@ -13119,39 +13164,39 @@ def _decode_AvailableCommand(d: Any, strict: bool) -> AvailableCommand:
     return o
 
 
-def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "name": o.name,
         "description": o.description,
     }
     v_input = o.input
-    if v_input is not UNSET:
+    if v_input is not _UNSET:
         d["input"] = None if v_input is None else _encode_AvailableCommandInput(v_input)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AvailableCommandInput(d: Any, strict: bool) -> AvailableCommandInput:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AvailableCommandInput(d: _Any, strict: bool) -> AvailableCommandInput:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     # The first variant whose required keys are all there and that decodes,
     # as serde's untagged enums choose.
-    errors: list[ValidationError] = []
+    errors: list[_ValidationError] = []
     if "hint" in d:
         try:
             return _decode_UnstructuredCommandInput(d, strict)
-        except ValidationError as error:
-            salvage(d)
+        except _ValidationError as error:
+            _salvage(d)
             errors.append(error)
     if errors:
-        raise furthest(errors)
-    raise ValidationError("expected an object with the members of unstructured (hint)")
+        raise _furthest(errors)
+    raise _ValidationError("expected an object with the members of unstructured (hint)")
 
 
-def _encode_AvailableCommandInput(o: AvailableCommandInput) -> dict[str, Any]:
+def _encode_AvailableCommandInput(o: AvailableCommandInput) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -13161,31 +13206,31 @@ def _encode_AvailableCommandInput(o: AvailableCommandInput) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_UnstructuredCommandInput(d: Any, strict: bool) -> UnstructuredCommandInput:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_UnstructuredCommandInput(d: _Any, strict: bool) -> UnstructuredCommandInput:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_hint: str
-    v = d.get("hint", MISSING)
-    if v is MISSING:
-        raise missing("hint")
+    v = d.get("hint", _MISSING)
+    if v is _MISSING:
+        raise _missing("hint")
     else:
         try:
-            f_hint = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_hint = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("hint")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(UnstructuredCommandInput)
     o.hint = f_hint
@@ -13193,47 +13238,47 @@ def _decode_UnstructuredCommandInput(d: Any, strict: bool) -> UnstructuredComman
     return o
 
 
-def _encode_UnstructuredCommandInput(o: UnstructuredCommandInput) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_UnstructuredCommandInput(o: UnstructuredCommandInput) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "hint": o.hint,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AvailableCommandsUpdate(d: _Any, strict: bool) -> AvailableCommandsUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_available_commands: list[AvailableCommand]
-    v = d.get("availableCommands", MISSING)
-    if v is MISSING:
-        raise missing("availableCommands")
+    v = d.get("availableCommands", _MISSING)
+    if v is _MISSING:
+        raise _missing("availableCommands")
     else:
         try:
-            f_available_commands = check_list_skipping(
+            f_available_commands = _check_list_skipping(
                 v, _decode_AvailableCommand, strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("availableCommands")
-            salvage(v)
+            _salvage(v)
             f_available_commands = []
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AvailableCommandsUpdate)
     o.available_commands = f_available_commands
@@ -13241,44 +13286,44 @@ def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUp
     return o
 
 
-def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "availableCommands": [
             _encode_AvailableCommand(x) for x in o.available_commands
         ],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_CurrentModeUpdate(d: Any, strict: bool) -> CurrentModeUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_CurrentModeUpdate(d: _Any, strict: bool) -> CurrentModeUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_current_mode_id: SessionModeId
-    v = d.get("currentModeId", MISSING)
-    if v is MISSING:
-        raise missing("currentModeId")
+    v = d.get("currentModeId", _MISSING)
+    if v is _MISSING:
+        raise _missing("currentModeId")
     else:
         try:
-            f_current_mode_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_current_mode_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("currentModeId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CurrentModeUpdate)
     o.current_mode_id = f_current_mode_id
@@ -13286,51 +13331,51 @@ def _decode_CurrentModeUpdate(d: Any, strict: bool) -> CurrentModeUpdate:
     return o
 
 
-def _encode_CurrentModeUpdate(o: CurrentModeUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_CurrentModeUpdate(o: CurrentModeUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "currentModeId": o.current_mode_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ConfigOptionUpdate(d: _Any, strict: bool) -> ConfigOptionUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_config_options: list[SessionConfigOption]
-    v = d.get("configOptions", MISSING)
-    if v is MISSING:
-        raise missing("configOptions")
+    v = d.get("configOptions", _MISSING)
+    if v is _MISSING:
+        raise _missing("configOptions")
     else:
         try:
-            f_config_options = check_variants_skipping(
+            f_config_options = _check_variants_skipping(
                 v,
                 "type",
                 _VARIANTS_SessionConfigOption,
                 _decode_SessionConfigOption,
                 strict,
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("configOptions")
-            salvage(v)
+            _salvage(v)
             f_config_options = []
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ConfigOptionUpdate)
     o.config_options = f_config_options
@@ -13338,60 +13383,60 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
     return o
 
 
-def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+def _decode_SessionInfoUpdate(d: _Any, strict: bool) -> SessionInfoUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_updated_at: str | None | Unset
-    v = d.get("updatedAt", MISSING)
-    if v is MISSING:
-        f_updated_at = UNSET
+    f_updated_at: str | None | _Unset
+    v = d.get("updatedAt", _MISSING)
+    if v is _MISSING:
+        f_updated_at = _UNSET
     else:
         try:
             f_updated_at = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("updatedAt")
-            salvage(v)
-            f_updated_at = UNSET
+            _salvage(v)
+            f_updated_at = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionInfoUpdate)
     o.title = f_title
@@ -13400,60 +13445,60 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
     return o
 
 
-def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_updated_at = o.updated_at
-    if v_updated_at is not UNSET:
+    if v_updated_at is not _UNSET:
         d["updatedAt"] = v_updated_at
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_Cost(d: Any, strict: bool) -> Cost:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_Cost(d: _Any, strict: bool) -> Cost:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_amount: float
-    v = d.get("amount", MISSING)
-    if v is MISSING:
-        raise missing("amount")
+    v = d.get("amount", _MISSING)
+    if v is _MISSING:
+        raise _missing("amount")
     else:
         try:
             f_amount = (
                 v
-                if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
-                else check_num(v, None, None)
+                if type(v) is float and -_FLOAT_MAX <= v <= _FLOAT_MAX
+                else _check_num(v, None, None)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("amount")
 
     f_currency: str
-    v = d.get("currency", MISSING)
-    if v is MISSING:
-        raise missing("currency")
+    v = d.get("currency", _MISSING)
+    if v is _MISSING:
+        raise _missing("currency")
     else:
         try:
-            f_currency = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_currency = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("currency")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(Cost)
     o.amount = f_amount
@@ -13462,82 +13507,82 @@ def _decode_Cost(d: Any, strict: bool) -> Cost:
     return o
 
 
-def _encode_Cost(o: Cost) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_Cost(o: Cost) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "amount": o.amount,
         "currency": o.currency,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_UsageUpdate(d: _Any, strict: bool) -> UsageUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_used: int
-    v = d.get("used", MISSING)
-    if v is MISSING:
-        raise missing("used")
+    v = d.get("used", _MISSING)
+    if v is _MISSING:
+        raise _missing("used")
     else:
         try:
             f_used = (
                 v
                 if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
-                    check_int(v, 0, None)
+                    _check_int(v, 0, None)
                     if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    else _check_int(v, 0, 18446744073709551615)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("used")
 
     f_size: int
-    v = d.get("size", MISSING)
-    if v is MISSING:
-        raise missing("size")
+    v = d.get("size", _MISSING)
+    if v is _MISSING:
+        raise _missing("size")
     else:
         try:
             f_size = (
                 v
                 if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
-                    check_int(v, 0, None)
+                    _check_int(v, 0, None)
                     if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    else _check_int(v, 0, 18446744073709551615)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("size")
 
-    f_cost: Cost | None | Unset
-    v = d.get("cost", MISSING)
-    if v is MISSING:
-        f_cost = UNSET
+    f_cost: Cost | None | _Unset
+    v = d.get("cost", _MISSING)
+    if v is _MISSING:
+        f_cost = _UNSET
     else:
         try:
             f_cost = None if v is None else _decode_Cost(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("cost")
-            salvage(v)
-            f_cost = UNSET
+            _salvage(v)
+            f_cost = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(UsageUpdate)
     o.used = f_used
@@ -13547,31 +13592,31 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
     return o
 
 
-def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "used": o.used,
         "size": o.size,
     }
     v_cost = o.cost
-    if v_cost is not UNSET:
+    if v_cost is not _UNSET:
         d["cost"] = None if v_cost is None else _encode_Cost(v_cost)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_NoticeSeverity(v: Any, strict: bool) -> NoticeSeverity | str:
+def _decode_NoticeSeverity(v: _Any, strict: bool) -> NoticeSeverity | str:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_NoticeSeverity.get(v)
     if member is not None:
         return member
     return v
 
 
-_MEMBERS_NoticeSeverity = cast(
+_MEMBERS_NoticeSeverity = _cast(
     "dict[str, NoticeSeverity]", NoticeSeverity._value2member_map_
 )
 
@@ -13580,13 +13625,13 @@ def _encode_NoticeSeverity(v: NoticeSeverity | str) -> str:
     return v._value_ if type(v) is NoticeSeverity else v
 
 
-def _decode_Notice(d: Any, strict: bool) -> Notice:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_Notice(d: _Any, strict: bool) -> Notice:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_severity: NoticeSeverity | str
-    v = d.get("severity", MISSING)
-    if v is MISSING:
-        raise missing("severity")
+    v = d.get("severity", _MISSING)
+    if v is _MISSING:
+        raise _missing("severity")
     else:
         try:
             f_severity = (
@@ -13594,48 +13639,48 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
                 if type(v) is str and v in _MEMBERS_NoticeSeverity
                 else _decode_NoticeSeverity(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("severity")
 
     f_title: str
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        raise missing("title")
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        raise _missing("title")
     else:
         try:
             f_title = (
-                check_str(v, 1) if strict else (v if type(v) is str else check_str(v))
+                _check_str(v, 1) if strict else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("title")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(Notice)
     o.severity = f_severity
@@ -13645,37 +13690,37 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
     return o
 
 
-def _encode_Notice(o: Notice) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_Notice(o: Notice) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "severity": (
             o.severity._value_ if type(o.severity) is NoticeSeverity else o.severity
         ),
         "title": o.title,
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_CompactionId(v: Any, strict: bool) -> CompactionId:
-    return v if type(v) is str else check_str(v)
+def _decode_CompactionId(v: _Any, strict: bool) -> CompactionId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_CompactionStatus(v: Any, strict: bool) -> CompactionStatus | str:
+def _decode_CompactionStatus(v: _Any, strict: bool) -> CompactionStatus | str:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_CompactionStatus.get(v)
     if member is not None:
         return member
     return v
 
 
-_MEMBERS_CompactionStatus = cast(
+_MEMBERS_CompactionStatus = _cast(
     "dict[str, CompactionStatus]", CompactionStatus._value2member_map_
 )
 
@@ -13684,23 +13729,23 @@ def _encode_CompactionStatus(v: CompactionStatus | str) -> str:
     return v._value_ if type(v) is CompactionStatus else v
 
 
-def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_compaction_id: CompactionId
-    v = d.get("compactionId", MISSING)
-    if v is MISSING:
-        raise missing("compactionId")
+    v = d.get("compactionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("compactionId")
     else:
         try:
-            f_compaction_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_compaction_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("compactionId")
 
     f_status: CompactionStatus | str
-    v = d.get("status", MISSING)
-    if v is MISSING:
-        raise missing("status")
+    v = d.get("status", _MISSING)
+    if v is _MISSING:
+        raise _missing("status")
     else:
         try:
             f_status = (
@@ -13708,53 +13753,53 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
                 if type(v) is str and v in _MEMBERS_CompactionStatus
                 else _decode_CompactionStatus(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("status")
 
-    f_summary: list[ContentBlock] | None | Unset
-    v = d.get("summary", MISSING)
-    if v is MISSING:
-        f_summary = UNSET
+    f_summary: list[ContentBlock] | None | _Unset
+    v = d.get("summary", _MISSING)
+    if v is _MISSING:
+        f_summary = _UNSET
     else:
         try:
             f_summary = (
                 None
                 if v is None
-                else check_variants_skipping(
+                else _check_variants_skipping(
                     v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("summary")
-            salvage(v)
-            f_summary = UNSET
+            _salvage(v)
+            f_summary = _UNSET
 
-    f_error: str | None | Unset
-    v = d.get("error", MISSING)
-    if v is MISSING:
-        f_error = UNSET
+    f_error: str | None | _Unset
+    v = d.get("error", _MISSING)
+    if v is _MISSING:
+        f_error = _UNSET
     else:
         try:
-            f_error = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_error = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("error")
-            salvage(v)
-            f_error = UNSET
+            _salvage(v)
+            f_error = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CompactionUpdate)
     o.compaction_id = f_compaction_id
@@ -13765,69 +13810,69 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
     return o
 
 
-def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "compactionId": o.compaction_id,
         "status": (
             o.status._value_ if type(o.status) is CompactionStatus else o.status
         ),
     }
     v_summary = o.summary
-    if v_summary is not UNSET:
+    if v_summary is not _UNSET:
         d["summary"] = (
             None if v_summary is None else [_encode_ContentBlock(x) for x in v_summary]
         )
     v_error = o.error
-    if v_error is not UNSET:
+    if v_error is not _UNSET:
         d["error"] = v_error
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChunk:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_CompactionSummaryChunk(d: _Any, strict: bool) -> CompactionSummaryChunk:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_compaction_id: CompactionId
-    v = d.get("compactionId", MISSING)
-    if v is MISSING:
-        raise missing("compactionId")
+    v = d.get("compactionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("compactionId")
     else:
         try:
-            f_compaction_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_compaction_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("compactionId")
 
     f_content: ContentBlock
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_content = (
                 _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
                 if type(tag) is str
                 else _decode_ContentBlock
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CompactionSummaryChunk)
     o.compaction_id = f_compaction_id
@@ -13836,50 +13881,50 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
     return o
 
 
-def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "compactionId": o.compaction_id,
         "content": _encode_ContentBlock(o.content),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_SubagentSessionCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SubagentSessionCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_cancel: SessionCancelCapabilities | None | Unset
-    v = d.get("cancel", MISSING)
-    if v is MISSING:
-        f_cancel = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_cancel: SessionCancelCapabilities | None | _Unset
+    v = d.get("cancel", _MISSING)
+    if v is _MISSING:
+        f_cancel = _UNSET
     else:
         try:
             f_cancel = (
                 None if v is None else _decode_SessionCancelCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("cancel")
-            salvage(v)
-            f_cancel = UNSET
+            _salvage(v)
+            f_cancel = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SubagentSessionCapabilities)
     o.cancel = f_cancel
@@ -13889,101 +13934,101 @@ def _decode_SubagentSessionCapabilities(
 
 def _encode_SubagentSessionCapabilities(
     o: SubagentSessionCapabilities,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_cancel = o.cancel
-    if v_cancel is not UNSET:
+    if v_cancel is not _UNSET:
         d["cancel"] = (
             None if v_cancel is None else _encode_SessionCancelCapabilities(v_cancel)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_SessionCancelCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SessionCancelCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionCancelCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_SessionCancelCapabilities(o: SessionCancelCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_SessionCancelCapabilities(o: SessionCancelCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_StateUpdateRunning(d: Any, strict: bool) -> StateUpdateRunning:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_StateUpdateRunning(d: _Any, strict: bool) -> StateUpdateRunning:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("state") != "running":
-        raise check_tag(d, "state", "running")
+        raise _check_tag(d, "state", "running")
     return _read_StateUpdateRunning(d, strict)
 
 
-def _read_StateUpdateRunning(d: JsonObject, strict: bool) -> StateUpdateRunning:
+def _read_StateUpdateRunning(d: _JsonObject, strict: bool) -> StateUpdateRunning:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(StateUpdateRunning)
     o.meta = f_meta
     return o
 
 
-def _encode_StateUpdateRunning(o: StateUpdateRunning) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_StateUpdateRunning(o: StateUpdateRunning) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "state": "running",
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_StateUpdateIdle(d: Any, strict: bool) -> StateUpdateIdle:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_StateUpdateIdle(d: _Any, strict: bool) -> StateUpdateIdle:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("state") != "idle":
-        raise check_tag(d, "state", "idle")
+        raise _check_tag(d, "state", "idle")
     return _read_StateUpdateIdle(d, strict)
 
 
-def _read_StateUpdateIdle(d: JsonObject, strict: bool) -> StateUpdateIdle:
+def _read_StateUpdateIdle(d: _JsonObject, strict: bool) -> StateUpdateIdle:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     o = _new(StateUpdateIdle)
@@ -13991,8 +14036,8 @@ def _read_StateUpdateIdle(d: JsonObject, strict: bool) -> StateUpdateIdle:
     return o
 
 
-def _encode_StateUpdateIdle(o: StateUpdateIdle) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_StateUpdateIdle(o: StateUpdateIdle) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "state": "idle",
     }
 
@@ -14001,125 +14046,125 @@ def _encode_StateUpdateIdle(o: StateUpdateIdle) -> dict[str, Any]:
 
 
 def _decode_StateUpdateRequiresAction(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> StateUpdateRequiresAction:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("state") != "requires_action":
-        raise check_tag(d, "state", "requires_action")
+        raise _check_tag(d, "state", "requires_action")
     return _read_StateUpdateRequiresAction(d, strict)
 
 
 def _read_StateUpdateRequiresAction(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> StateUpdateRequiresAction:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(StateUpdateRequiresAction)
     o.meta = f_meta
     return o
 
 
-def _encode_StateUpdateRequiresAction(o: StateUpdateRequiresAction) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_StateUpdateRequiresAction(o: StateUpdateRequiresAction) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "state": "requires_action",
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_StateUpdateUnknown(d: Any, strict: bool) -> StateUpdateUnknown:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_StateUpdateUnknown(d: _Any, strict: bool) -> StateUpdateUnknown:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("state") != "unknown":
-        raise check_tag(d, "state", "unknown")
+        raise _check_tag(d, "state", "unknown")
     return _read_StateUpdateUnknown(d, strict)
 
 
-def _read_StateUpdateUnknown(d: JsonObject, strict: bool) -> StateUpdateUnknown:
+def _read_StateUpdateUnknown(d: _JsonObject, strict: bool) -> StateUpdateUnknown:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(StateUpdateUnknown)
     o.meta = f_meta
     return o
 
 
-def _encode_StateUpdateUnknown(o: StateUpdateUnknown) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_StateUpdateUnknown(o: StateUpdateUnknown) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "state": "unknown",
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_OtherStateUpdate(d: Any, strict: bool) -> OtherStateUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_OtherStateUpdate(d: _Any, strict: bool) -> OtherStateUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("state")) is not str:
-        raise check_tag(d, "state", None)
+        raise _check_tag(d, "state", None)
     if strict and d["state"] in _VARIANTS_StateUpdate:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected("expected a tag that no other variant has", d["state"]).at(
+        raise _unexpected("expected a tag that no other variant has", d["state"]).at(
             "state"
         )
     return _read_OtherStateUpdate(d, strict)
 
 
-def _read_OtherStateUpdate(d: JsonObject, strict: bool) -> OtherStateUpdate:
+def _read_OtherStateUpdate(d: _JsonObject, strict: bool) -> OtherStateUpdate:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
     o = _new(OtherStateUpdate)
     o.state = d["state"]
     o.extra = {k: x for k, x in d.items() if k not in ["state"]}
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
-def _encode_OtherStateUpdate(o: OtherStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_OtherStateUpdate(o: OtherStateUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "state": o.state,
     }
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_StateUpdate: dict[str, Decoder[StateUpdate]] = {
+_VARIANTS_StateUpdate: dict[str, _Decoder[StateUpdate]] = {
     "running": _read_StateUpdateRunning,
     "idle": _read_StateUpdateIdle,
     "requires_action": _read_StateUpdateRequiresAction,
@@ -14127,21 +14172,21 @@ _VARIANTS_StateUpdate: dict[str, Decoder[StateUpdate]] = {
 }
 
 
-def _decode_StateUpdate(d: Any, strict: bool) -> StateUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("state", MISSING)
+def _decode_StateUpdate(d: _Any, strict: bool) -> StateUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("state", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_StateUpdate.get(tag)
         if decoder is not None:
             return decoder(d, strict)
         return _read_OtherStateUpdate(d, strict)
-    if tag is MISSING:
-        raise missing("state")
-    raise type_error("a string", tag).at("state")
+    if tag is _MISSING:
+        raise _missing("state")
+    raise _type_error("a string", tag).at("state")
 
 
-def _encode_StateUpdate(o: StateUpdate) -> dict[str, Any]:
+def _encode_StateUpdate(o: StateUpdate) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -14149,102 +14194,104 @@ def _encode_StateUpdate(o: StateUpdate) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_RunningStateUpdate(d: Any, strict: bool) -> RunningStateUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_RunningStateUpdate(d: _Any, strict: bool) -> RunningStateUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(RunningStateUpdate)
     o.meta = f_meta
     return o
 
 
-def _encode_RunningStateUpdate(o: RunningStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_RunningStateUpdate(o: RunningStateUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ErrorStopReason(d: Any, strict: bool) -> ErrorStopReason:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_error: Error | None | Unset
-    v = d.get("error", MISSING)
-    if v is MISSING:
-        f_error = UNSET
+def _decode_ErrorStopReason(d: _Any, strict: bool) -> ErrorStopReason:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_error: Error | None | _Unset
+    v = d.get("error", _MISSING)
+    if v is _MISSING:
+        f_error = _UNSET
     else:
         try:
             f_error = None if v is None else _decode_Error(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("error")
-            salvage(v)
-            f_error = UNSET
+            _salvage(v)
+            f_error = _UNSET
 
     o = _new(ErrorStopReason)
     o.error = f_error
     return o
 
 
-def _encode_ErrorStopReason(o: ErrorStopReason) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ErrorStopReason(o: ErrorStopReason) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_error = o.error
-    if v_error is not UNSET:
+    if v_error is not _UNSET:
         d["error"] = None if v_error is None else _encode_Error(v_error)
 
     return d
 
 
-def _decode_EndTurnIdleStateUpdate(d: Any, strict: bool) -> EndTurnIdleStateUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_EndTurnIdleStateUpdate(d: _Any, strict: bool) -> EndTurnIdleStateUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("stopReason") != "end_turn":
-        raise check_tag(d, "stopReason", "end_turn")
+        raise _check_tag(d, "stopReason", "end_turn")
     return _read_EndTurnIdleStateUpdate(d, strict)
 
 
-def _read_EndTurnIdleStateUpdate(d: JsonObject, strict: bool) -> EndTurnIdleStateUpdate:
+def _read_EndTurnIdleStateUpdate(
+    d: _JsonObject, strict: bool
+) -> EndTurnIdleStateUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_usage: Usage | None | Unset
-    v = d.get("usage", MISSING)
-    if v is MISSING:
-        f_usage = UNSET
+    f_usage: Usage | None | _Unset
+    v = d.get("usage", _MISSING)
+    if v is _MISSING:
+        f_usage = _UNSET
     else:
         try:
             f_usage = None if v is None else _decode_Usage(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("usage")
-            salvage(v)
-            f_usage = UNSET
+            _salvage(v)
+            f_usage = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(EndTurnIdleStateUpdate)
     o.usage = f_usage
@@ -14252,58 +14299,58 @@ def _read_EndTurnIdleStateUpdate(d: JsonObject, strict: bool) -> EndTurnIdleStat
     return o
 
 
-def _encode_EndTurnIdleStateUpdate(o: EndTurnIdleStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_EndTurnIdleStateUpdate(o: EndTurnIdleStateUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "stopReason": "end_turn",
     }
     v_usage = o.usage
-    if v_usage is not UNSET:
+    if v_usage is not _UNSET:
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_MaxTokensIdleStateUpdate(d: Any, strict: bool) -> MaxTokensIdleStateUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_MaxTokensIdleStateUpdate(d: _Any, strict: bool) -> MaxTokensIdleStateUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("stopReason") != "max_tokens":
-        raise check_tag(d, "stopReason", "max_tokens")
+        raise _check_tag(d, "stopReason", "max_tokens")
     return _read_MaxTokensIdleStateUpdate(d, strict)
 
 
 def _read_MaxTokensIdleStateUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> MaxTokensIdleStateUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_usage: Usage | None | Unset
-    v = d.get("usage", MISSING)
-    if v is MISSING:
-        f_usage = UNSET
+    f_usage: Usage | None | _Unset
+    v = d.get("usage", _MISSING)
+    if v is _MISSING:
+        f_usage = _UNSET
     else:
         try:
             f_usage = None if v is None else _decode_Usage(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("usage")
-            salvage(v)
-            f_usage = UNSET
+            _salvage(v)
+            f_usage = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(MaxTokensIdleStateUpdate)
     o.usage = f_usage
@@ -14311,60 +14358,60 @@ def _read_MaxTokensIdleStateUpdate(
     return o
 
 
-def _encode_MaxTokensIdleStateUpdate(o: MaxTokensIdleStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_MaxTokensIdleStateUpdate(o: MaxTokensIdleStateUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "stopReason": "max_tokens",
     }
     v_usage = o.usage
-    if v_usage is not UNSET:
+    if v_usage is not _UNSET:
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_MaxTurnRequestsIdleStateUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> MaxTurnRequestsIdleStateUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("stopReason") != "max_turn_requests":
-        raise check_tag(d, "stopReason", "max_turn_requests")
+        raise _check_tag(d, "stopReason", "max_turn_requests")
     return _read_MaxTurnRequestsIdleStateUpdate(d, strict)
 
 
 def _read_MaxTurnRequestsIdleStateUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> MaxTurnRequestsIdleStateUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_usage: Usage | None | Unset
-    v = d.get("usage", MISSING)
-    if v is MISSING:
-        f_usage = UNSET
+    f_usage: Usage | None | _Unset
+    v = d.get("usage", _MISSING)
+    if v is _MISSING:
+        f_usage = _UNSET
     else:
         try:
             f_usage = None if v is None else _decode_Usage(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("usage")
-            salvage(v)
-            f_usage = UNSET
+            _salvage(v)
+            f_usage = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(MaxTurnRequestsIdleStateUpdate)
     o.usage = f_usage
@@ -14374,56 +14421,58 @@ def _read_MaxTurnRequestsIdleStateUpdate(
 
 def _encode_MaxTurnRequestsIdleStateUpdate(
     o: MaxTurnRequestsIdleStateUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "stopReason": "max_turn_requests",
     }
     v_usage = o.usage
-    if v_usage is not UNSET:
+    if v_usage is not _UNSET:
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_RefusalIdleStateUpdate(d: Any, strict: bool) -> RefusalIdleStateUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_RefusalIdleStateUpdate(d: _Any, strict: bool) -> RefusalIdleStateUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("stopReason") != "refusal":
-        raise check_tag(d, "stopReason", "refusal")
+        raise _check_tag(d, "stopReason", "refusal")
     return _read_RefusalIdleStateUpdate(d, strict)
 
 
-def _read_RefusalIdleStateUpdate(d: JsonObject, strict: bool) -> RefusalIdleStateUpdate:
+def _read_RefusalIdleStateUpdate(
+    d: _JsonObject, strict: bool
+) -> RefusalIdleStateUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_usage: Usage | None | Unset
-    v = d.get("usage", MISSING)
-    if v is MISSING:
-        f_usage = UNSET
+    f_usage: Usage | None | _Unset
+    v = d.get("usage", _MISSING)
+    if v is _MISSING:
+        f_usage = _UNSET
     else:
         try:
             f_usage = None if v is None else _decode_Usage(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("usage")
-            salvage(v)
-            f_usage = UNSET
+            _salvage(v)
+            f_usage = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(RefusalIdleStateUpdate)
     o.usage = f_usage
@@ -14431,58 +14480,58 @@ def _read_RefusalIdleStateUpdate(d: JsonObject, strict: bool) -> RefusalIdleStat
     return o
 
 
-def _encode_RefusalIdleStateUpdate(o: RefusalIdleStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_RefusalIdleStateUpdate(o: RefusalIdleStateUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "stopReason": "refusal",
     }
     v_usage = o.usage
-    if v_usage is not UNSET:
+    if v_usage is not _UNSET:
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_CancelledIdleStateUpdate(d: Any, strict: bool) -> CancelledIdleStateUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_CancelledIdleStateUpdate(d: _Any, strict: bool) -> CancelledIdleStateUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("stopReason") != "cancelled":
-        raise check_tag(d, "stopReason", "cancelled")
+        raise _check_tag(d, "stopReason", "cancelled")
     return _read_CancelledIdleStateUpdate(d, strict)
 
 
 def _read_CancelledIdleStateUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> CancelledIdleStateUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_usage: Usage | None | Unset
-    v = d.get("usage", MISSING)
-    if v is MISSING:
-        f_usage = UNSET
+    f_usage: Usage | None | _Unset
+    v = d.get("usage", _MISSING)
+    if v is _MISSING:
+        f_usage = _UNSET
     else:
         try:
             f_usage = None if v is None else _decode_Usage(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("usage")
-            salvage(v)
-            f_usage = UNSET
+            _salvage(v)
+            f_usage = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CancelledIdleStateUpdate)
     o.usage = f_usage
@@ -14490,69 +14539,69 @@ def _read_CancelledIdleStateUpdate(
     return o
 
 
-def _encode_CancelledIdleStateUpdate(o: CancelledIdleStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_CancelledIdleStateUpdate(o: CancelledIdleStateUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "stopReason": "cancelled",
     }
     v_usage = o.usage
-    if v_usage is not UNSET:
+    if v_usage is not _UNSET:
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ErrorIdleStateUpdate(d: Any, strict: bool) -> ErrorIdleStateUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ErrorIdleStateUpdate(d: _Any, strict: bool) -> ErrorIdleStateUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("stopReason") != "error":
-        raise check_tag(d, "stopReason", "error")
+        raise _check_tag(d, "stopReason", "error")
     return _read_ErrorIdleStateUpdate(d, strict)
 
 
-def _read_ErrorIdleStateUpdate(d: JsonObject, strict: bool) -> ErrorIdleStateUpdate:
+def _read_ErrorIdleStateUpdate(d: _JsonObject, strict: bool) -> ErrorIdleStateUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_usage: Usage | None | Unset
-    v = d.get("usage", MISSING)
-    if v is MISSING:
-        f_usage = UNSET
+    f_usage: Usage | None | _Unset
+    v = d.get("usage", _MISSING)
+    if v is _MISSING:
+        f_usage = _UNSET
     else:
         try:
             f_usage = None if v is None else _decode_Usage(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("usage")
-            salvage(v)
-            f_usage = UNSET
+            _salvage(v)
+            f_usage = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
-    f_error: Error | None | Unset
-    v = d.get("error", MISSING)
-    if v is MISSING:
-        f_error = UNSET
+    f_error: Error | None | _Unset
+    v = d.get("error", _MISSING)
+    if v is _MISSING:
+        f_error = _UNSET
     else:
         try:
             f_error = None if v is None else _decode_Error(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("error")
-            salvage(v)
-            f_error = UNSET
+            _salvage(v)
+            f_error = _UNSET
 
     o = _new(ErrorIdleStateUpdate)
     o.usage = f_usage
@@ -14561,64 +14610,64 @@ def _read_ErrorIdleStateUpdate(d: JsonObject, strict: bool) -> ErrorIdleStateUpd
     return o
 
 
-def _encode_ErrorIdleStateUpdate(o: ErrorIdleStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ErrorIdleStateUpdate(o: ErrorIdleStateUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "stopReason": "error",
     }
     v_usage = o.usage
-    if v_usage is not UNSET:
+    if v_usage is not _UNSET:
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
     v_error = o.error
-    if v_error is not UNSET:
+    if v_error is not _UNSET:
         d["error"] = None if v_error is None else _encode_Error(v_error)
 
     return d
 
 
-def _decode_OtherIdleStateUpdate(d: Any, strict: bool) -> OtherIdleStateUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_OtherIdleStateUpdate(d: _Any, strict: bool) -> OtherIdleStateUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("stopReason")) is not str:
-        raise check_tag(d, "stopReason", None)
+        raise _check_tag(d, "stopReason", None)
     if strict and d["stopReason"] in _VARIANTS_IdleStateUpdate:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected(
+        raise _unexpected(
             "expected a tag that no other variant has", d["stopReason"]
         ).at("stopReason")
     return _read_OtherIdleStateUpdate(d, strict)
 
 
-def _read_OtherIdleStateUpdate(d: JsonObject, strict: bool) -> OtherIdleStateUpdate:
+def _read_OtherIdleStateUpdate(d: _JsonObject, strict: bool) -> OtherIdleStateUpdate:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
-    f_usage: Usage | None | Unset
-    v = d.get("usage", MISSING)
-    if v is MISSING:
-        f_usage = UNSET
+    f_usage: Usage | None | _Unset
+    v = d.get("usage", _MISSING)
+    if v is _MISSING:
+        f_usage = _UNSET
     else:
         try:
             f_usage = None if v is None else _decode_Usage(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("usage")
-            salvage(v)
-            f_usage = UNSET
+            _salvage(v)
+            f_usage = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(OtherIdleStateUpdate)
     o.stop_reason = d["stopReason"]
@@ -14626,67 +14675,67 @@ def _read_OtherIdleStateUpdate(d: JsonObject, strict: bool) -> OtherIdleStateUpd
     o.meta = f_meta
     o.extra = {k: x for k, x in d.items() if k not in ["stopReason", "usage", "_meta"]}
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
-def _encode_OtherIdleStateUpdate(o: OtherIdleStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_OtherIdleStateUpdate(o: OtherIdleStateUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "stopReason": o.stop_reason,
     }
     v_usage = o.usage
-    if v_usage is not UNSET:
+    if v_usage is not _UNSET:
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
-def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_usage: Usage | None | Unset
-    v = d.get("usage", MISSING)
-    if v is MISSING:
-        f_usage = UNSET
+def _decode_NoneIdleStateUpdate(d: _Any, strict: bool) -> NoneIdleStateUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_usage: Usage | None | _Unset
+    v = d.get("usage", _MISSING)
+    if v is _MISSING:
+        f_usage = _UNSET
     else:
         try:
             f_usage = None if v is None else _decode_Usage(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("usage")
-            salvage(v)
-            f_usage = UNSET
+            _salvage(v)
+            f_usage = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
-    f_stop_reason: None | Unset
-    v = d.get("stopReason", MISSING)
-    if v is MISSING:
-        f_stop_reason = UNSET
+    f_stop_reason: None | _Unset
+    v = d.get("stopReason", _MISSING)
+    if v is _MISSING:
+        f_stop_reason = _UNSET
     else:
         try:
-            f_stop_reason = None if v is None else not_null(v)
-        except ValidationError as error:
+            f_stop_reason = None if v is None else _not_null(v)
+        except _ValidationError as error:
             if strict:
                 raise error.at("stopReason")
-            salvage(v)
-            f_stop_reason = UNSET
+            _salvage(v)
+            f_stop_reason = _UNSET
 
     o = _new(NoneIdleStateUpdate)
     o.usage = f_usage
@@ -14695,23 +14744,23 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
     return o
 
 
-def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_usage = o.usage
-    if v_usage is not UNSET:
+    if v_usage is not _UNSET:
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
     v_stop_reason = o.stop_reason
-    if v_stop_reason is not UNSET:
+    if v_stop_reason is not _UNSET:
         d["stopReason"] = v_stop_reason
 
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_IdleStateUpdate: dict[str, Decoder[IdleStateUpdate]] = {
+_VARIANTS_IdleStateUpdate: dict[str, _Decoder[IdleStateUpdate]] = {
     "end_turn": _read_EndTurnIdleStateUpdate,
     "max_tokens": _read_MaxTokensIdleStateUpdate,
     "max_turn_requests": _read_MaxTurnRequestsIdleStateUpdate,
@@ -14721,24 +14770,24 @@ _VARIANTS_IdleStateUpdate: dict[str, Decoder[IdleStateUpdate]] = {
 }
 
 
-def _decode_IdleStateUpdate(d: Any, strict: bool) -> IdleStateUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("stopReason", MISSING)
-    if not strict and not (tag is MISSING or tag is None or type(tag) is str):
-        salvage(tag)
-        tag = MISSING  # x-deserialize-default-on-error on the tag: dropped
+def _decode_IdleStateUpdate(d: _Any, strict: bool) -> IdleStateUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("stopReason", _MISSING)
+    if not strict and not (tag is _MISSING or tag is None or type(tag) is str):
+        _salvage(tag)
+        tag = _MISSING  # x-deserialize-default-on-error on the tag: dropped
     if type(tag) is str:
         decoder = _VARIANTS_IdleStateUpdate.get(tag)
         if decoder is not None:
             return decoder(d, strict)
         return _read_OtherIdleStateUpdate(d, strict)
-    if tag is MISSING or tag is None:
+    if tag is _MISSING or tag is None:
         return _decode_NoneIdleStateUpdate(d, strict)
-    raise type_error("a string or null", tag).at("stopReason")
+    raise _type_error("a string or null", tag).at("stopReason")
 
 
-def _encode_IdleStateUpdate(o: IdleStateUpdate) -> dict[str, Any]:
+def _encode_IdleStateUpdate(o: IdleStateUpdate) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -14749,130 +14798,130 @@ def _encode_IdleStateUpdate(o: IdleStateUpdate) -> dict[str, Any]:
 
 
 def _decode_RequiresActionStateUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> RequiresActionStateUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(RequiresActionStateUpdate)
     o.meta = f_meta
     return o
 
 
-def _encode_RequiresActionStateUpdate(o: RequiresActionStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_RequiresActionStateUpdate(o: RequiresActionStateUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_UnknownStateUpdate(d: Any, strict: bool) -> UnknownStateUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_UnknownStateUpdate(d: _Any, strict: bool) -> UnknownStateUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(UnknownStateUpdate)
     o.meta = f_meta
     return o
 
 
-def _encode_UnknownStateUpdate(o: UnknownStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_UnknownStateUpdate(o: UnknownStateUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SubagentUpdate(d: _Any, strict: bool) -> SubagentUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_capabilities: SubagentSessionCapabilities | None | Unset
-    v = d.get("capabilities", MISSING)
-    if v is MISSING:
-        f_capabilities = UNSET
+    f_capabilities: SubagentSessionCapabilities | None | _Unset
+    v = d.get("capabilities", _MISSING)
+    if v is _MISSING:
+        f_capabilities = _UNSET
     else:
         try:
             f_capabilities = (
                 None if v is None else _decode_SubagentSessionCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("capabilities")
-            salvage(v)
-            f_capabilities = UNSET
+            _salvage(v)
+            f_capabilities = _UNSET
 
-    f_state: StateUpdate | None | Unset
-    v = d.get("state", MISSING)
-    if v is MISSING:
-        f_state = UNSET
+    f_state: StateUpdate | None | _Unset
+    v = d.get("state", _MISSING)
+    if v is _MISSING:
+        f_state = _UNSET
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("state") if type(v) is json_object else None
+        tag = v.get("state") if type(v) is _json_object else None
         try:
             f_state = (
                 None
@@ -14883,50 +14932,50 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
                     else _decode_StateUpdate
                 )(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("state")
-            salvage(v)
-            f_state = UNSET
+            _salvage(v)
+            f_state = _UNSET
 
-    f_cwd: str | None | Unset
-    v = d.get("cwd", MISSING)
-    if v is MISSING:
-        f_cwd = UNSET
+    f_cwd: str | None | _Unset
+    v = d.get("cwd", _MISSING)
+    if v is _MISSING:
+        f_cwd = _UNSET
     else:
         try:
-            f_cwd = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_cwd = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             raise error.at("cwd")
 
-    f_additional_directories: list[str] | None | Unset
-    v = d.get("additionalDirectories", MISSING)
-    if v is MISSING:
-        f_additional_directories = UNSET
+    f_additional_directories: list[str] | None | _Unset
+    v = d.get("additionalDirectories", _MISSING)
+    if v is _MISSING:
+        f_additional_directories = _UNSET
     else:
         try:
             f_additional_directories = (
                 None
                 if v is None
-                else check_list(
-                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
+                else _check_list(
+                    v, lambda x, strict: x if type(x) is str else _check_str(x), strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("additionalDirectories")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SubagentUpdate)
     o.session_id = f_session_id
@@ -14940,145 +14989,145 @@ def _decode_SubagentUpdate(d: Any, strict: bool) -> SubagentUpdate:
     return o
 
 
-def _encode_SubagentUpdate(o: SubagentUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SubagentUpdate(o: SubagentUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_capabilities = o.capabilities
-    if v_capabilities is not UNSET:
+    if v_capabilities is not _UNSET:
         d["capabilities"] = (
             None
             if v_capabilities is None
             else _encode_SubagentSessionCapabilities(v_capabilities)
         )
     v_state = o.state
-    if v_state is not UNSET:
+    if v_state is not _UNSET:
         d["state"] = None if v_state is None else _encode_StateUpdate(v_state)
     v_cwd = o.cwd
-    if v_cwd is not UNSET:
+    if v_cwd is not _UNSET:
         d["cwd"] = v_cwd
     v_additional_directories = o.additional_directories
-    if v_additional_directories is not UNSET:
+    if v_additional_directories is not _UNSET:
         d["additionalDirectories"] = (
             None if v_additional_directories is None else list(v_additional_directories)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_message_id: MessageId
-    v = d.get("messageId", MISSING)
-    if v is MISSING:
-        raise missing("messageId")
+    v = d.get("messageId", _MISSING)
+    if v is _MISSING:
+        raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_message_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("messageId")
 
-    f_sender_session_id: SessionId | None | Unset
-    v = d.get("senderSessionId", MISSING)
-    if v is MISSING:
-        f_sender_session_id = UNSET
+    f_sender_session_id: SessionId | None | _Unset
+    v = d.get("senderSessionId", _MISSING)
+    if v is _MISSING:
+        f_sender_session_id = _UNSET
     else:
         try:
             f_sender_session_id = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("senderSessionId")
-            salvage(v)
-            f_sender_session_id = UNSET
+            _salvage(v)
+            f_sender_session_id = _UNSET
 
-    f_recipient_session_id: SessionId | None | Unset
-    v = d.get("recipientSessionId", MISSING)
-    if v is MISSING:
-        f_recipient_session_id = UNSET
+    f_recipient_session_id: SessionId | None | _Unset
+    v = d.get("recipientSessionId", _MISSING)
+    if v is _MISSING:
+        f_recipient_session_id = _UNSET
     else:
         try:
             f_recipient_session_id = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("recipientSessionId")
-            salvage(v)
-            f_recipient_session_id = UNSET
+            _salvage(v)
+            f_recipient_session_id = _UNSET
 
-    f_sender_message_id: MessageId | None | Unset
-    v = d.get("senderMessageId", MISSING)
-    if v is MISSING:
-        f_sender_message_id = UNSET
+    f_sender_message_id: MessageId | None | _Unset
+    v = d.get("senderMessageId", _MISSING)
+    if v is _MISSING:
+        f_sender_message_id = _UNSET
     else:
         try:
             f_sender_message_id = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("senderMessageId")
-            salvage(v)
-            f_sender_message_id = UNSET
+            _salvage(v)
+            f_sender_message_id = _UNSET
 
-    f_recipient_message_id: MessageId | None | Unset
-    v = d.get("recipientMessageId", MISSING)
-    if v is MISSING:
-        f_recipient_message_id = UNSET
+    f_recipient_message_id: MessageId | None | _Unset
+    v = d.get("recipientMessageId", _MISSING)
+    if v is _MISSING:
+        f_recipient_message_id = _UNSET
     else:
         try:
             f_recipient_message_id = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("recipientMessageId")
-            salvage(v)
-            f_recipient_message_id = UNSET
+            _salvage(v)
+            f_recipient_message_id = _UNSET
 
-    f_content: list[ContentBlock] | None | Unset
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        f_content = UNSET
+    f_content: list[ContentBlock] | None | _Unset
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        f_content = _UNSET
     else:
         try:
             f_content = (
                 None
                 if v is None
-                else check_variants_skipping(
+                else _check_variants_skipping(
                     v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("content")
-            salvage(v)
-            f_content = UNSET
+            _salvage(v)
+            f_content = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionMessage)
     o.message_id = f_message_id
@@ -15091,83 +15140,83 @@ def _decode_SessionMessage(d: Any, strict: bool) -> SessionMessage:
     return o
 
 
-def _encode_SessionMessage(o: SessionMessage) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SessionMessage(o: SessionMessage) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "messageId": o.message_id,
     }
     v_sender_session_id = o.sender_session_id
-    if v_sender_session_id is not UNSET:
+    if v_sender_session_id is not _UNSET:
         d["senderSessionId"] = (
             None if v_sender_session_id is None else v_sender_session_id
         )
     v_recipient_session_id = o.recipient_session_id
-    if v_recipient_session_id is not UNSET:
+    if v_recipient_session_id is not _UNSET:
         d["recipientSessionId"] = (
             None if v_recipient_session_id is None else v_recipient_session_id
         )
     v_sender_message_id = o.sender_message_id
-    if v_sender_message_id is not UNSET:
+    if v_sender_message_id is not _UNSET:
         d["senderMessageId"] = (
             None if v_sender_message_id is None else v_sender_message_id
         )
     v_recipient_message_id = o.recipient_message_id
-    if v_recipient_message_id is not UNSET:
+    if v_recipient_message_id is not _UNSET:
         d["recipientMessageId"] = (
             None if v_recipient_message_id is None else v_recipient_message_id
         )
     v_content = o.content
-    if v_content is not UNSET:
+    if v_content is not _UNSET:
         d["content"] = (
             None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionMessageChunk(d: Any, strict: bool) -> SessionMessageChunk:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SessionMessageChunk(d: _Any, strict: bool) -> SessionMessageChunk:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_message_id: MessageId
-    v = d.get("messageId", MISSING)
-    if v is MISSING:
-        raise missing("messageId")
+    v = d.get("messageId", _MISSING)
+    if v is _MISSING:
+        raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_message_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("messageId")
 
     f_content: ContentBlock
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_content = (
                 _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
                 if type(tag) is str
                 else _decode_ContentBlock
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionMessageChunk)
     o.message_id = f_message_id
@@ -15176,45 +15225,45 @@ def _decode_SessionMessageChunk(d: Any, strict: bool) -> SessionMessageChunk:
     return o
 
 
-def _encode_SessionMessageChunk(o: SessionMessageChunk) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SessionMessageChunk(o: SessionMessageChunk) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "messageId": o.message_id,
         "content": _encode_ContentBlock(o.content),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_CompleteElicitationNotification(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> CompleteElicitationNotification:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_elicitation_id: ElicitationId
-    v = d.get("elicitationId", MISSING)
-    if v is MISSING:
-        raise missing("elicitationId")
+    v = d.get("elicitationId", _MISSING)
+    if v is _MISSING:
+        raise _missing("elicitationId")
     else:
         try:
-            f_elicitation_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_elicitation_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("elicitationId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CompleteElicitationNotification)
     o.elicitation_id = f_elicitation_id
@@ -15224,26 +15273,26 @@ def _decode_CompleteElicitationNotification(
 
 def _encode_CompleteElicitationNotification(
     o: CompleteElicitationNotification,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "elicitationId": o.elicitation_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_AuthStatusUpdateNotification(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> AuthStatusUpdateNotification:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_state: AuthState | str
-    v = d.get("state", MISSING)
-    if v is MISSING:
-        raise missing("state")
+    v = d.get("state", _MISSING)
+    if v is _MISSING:
+        raise _missing("state")
     else:
         try:
             f_state = (
@@ -15251,34 +15300,34 @@ def _decode_AuthStatusUpdateNotification(
                 if type(v) is str and v in _MEMBERS_AuthState
                 else _decode_AuthState(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("state")
 
-    f_accounts: list[AuthAccount] | Unset
-    v = d.get("accounts", MISSING)
-    if v is MISSING:
-        f_accounts = UNSET
+    f_accounts: list[AuthAccount] | _Unset
+    v = d.get("accounts", _MISSING)
+    if v is _MISSING:
+        f_accounts = _UNSET
     else:
         try:
-            f_accounts = check_list_skipping(v, _decode_AuthAccount, strict)
-        except ValidationError as error:
+            f_accounts = _check_list_skipping(v, _decode_AuthAccount, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("accounts")
-            salvage(v)
+            _salvage(v)
             f_accounts = []
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AuthStatusUpdateNotification)
     o.state = f_state
@@ -15289,55 +15338,55 @@ def _decode_AuthStatusUpdateNotification(
 
 def _encode_AuthStatusUpdateNotification(
     o: AuthStatusUpdateNotification,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "state": (o.state._value_ if type(o.state) is AuthState else o.state),
     }
     v_accounts = o.accounts
-    if v_accounts is not UNSET:
+    if v_accounts is not _UNSET:
         d["accounts"] = [_encode_AuthAccount(x) for x in v_accounts]
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ExtNotification(v: Any, strict: bool) -> ExtNotification:
-    return any_value(v, strict)
+def _decode_ExtNotification(v: _Any, strict: bool) -> ExtNotification:
+    return _any_value(v, strict)
 
 
-def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_id: RequestId_
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+def _decode_ClientRequest(d: _Any, strict: bool) -> ClientRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_id: RequestId
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = _decode_RequestId_(v, strict)
-        except ValidationError as error:
+            f_id = _decode_RequestId(v, strict)
+        except _ValidationError as error:
             raise error.at("id")
 
     f_method: str
-    v = d.get("method", MISSING)
-    if v is MISSING:
-        raise missing("method")
+    v = d.get("method", _MISSING)
+    if v is _MISSING:
+        raise _missing("method")
     else:
         try:
-            f_method = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_method = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("method")
 
-    f_params: Any | Unset
-    v = d.get("params", MISSING)
-    if v is MISSING:
-        f_params = UNSET
+    f_params: _Any | _Unset
+    v = d.get("params", _MISSING)
+    if v is _MISSING:
+        f_params = _UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/ClientRequest/properties/params", strict)
-        except ValidationError as error:
+            f_params = _check_raw(v, "#/$defs/ClientRequest/properties/params", strict)
+        except _ValidationError as error:
             raise error.at("params")
 
     o = _new(ClientRequest)
@@ -15347,36 +15396,36 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
     return o
 
 
-def _encode_ClientRequest(o: ClientRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ClientRequest(o: ClientRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "id": encode(o.id),
         "method": o.method,
     }
     v_params = o.params
-    if v_params is not UNSET:
-        d["params"] = wire_json(v_params)
+    if v_params is not _UNSET:
+        d["params"] = _wire_json(v_params)
 
     return d
 
 
-def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_InitializeRequest(d: _Any, strict: bool) -> InitializeRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_protocol_version: ProtocolVersion
-    v = d.get("protocolVersion", MISSING)
-    if v is MISSING:
-        raise missing("protocolVersion")
+    v = d.get("protocolVersion", _MISSING)
+    if v is _MISSING:
+        raise _missing("protocolVersion")
     else:
         try:
             f_protocol_version = (
-                v if type(v) is int and 0 <= v <= 65535 else check_int(v, 0, 65535)
+                v if type(v) is int and 0 <= v <= 65535 else _check_int(v, 0, 65535)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("protocolVersion")
 
     f_client_capabilities: ClientCapabilities
-    v = d.get("clientCapabilities", MISSING)
-    if v is MISSING:
+    v = d.get("clientCapabilities", _MISSING)
+    if v is _MISSING:
         f_client_capabilities = ClientCapabilities(
             fs=FileSystemCapabilities(
                 read_text_file=False,
@@ -15390,10 +15439,10 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
     else:
         try:
             f_client_capabilities = _decode_ClientCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("clientCapabilities")
-            salvage(v)
+            _salvage(v)
             f_client_capabilities = ClientCapabilities(
                 fs=FileSystemCapabilities(
                     read_text_file=False,
@@ -15405,31 +15454,31 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
                 ),
             )
 
-    f_client_info: Implementation | None | Unset
-    v = d.get("clientInfo", MISSING)
-    if v is MISSING:
-        f_client_info = UNSET
+    f_client_info: Implementation | None | _Unset
+    v = d.get("clientInfo", _MISSING)
+    if v is _MISSING:
+        f_client_info = _UNSET
     else:
         try:
             f_client_info = None if v is None else _decode_Implementation(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("clientInfo")
-            salvage(v)
-            f_client_info = UNSET
+            _salvage(v)
+            f_client_info = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(InitializeRequest)
     o.protocol_version = f_protocol_version
@@ -15439,29 +15488,29 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
     return o
 
 
-def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "protocolVersion": o.protocol_version,
         "clientCapabilities": _encode_ClientCapabilities(o.client_capabilities),
     }
     v_client_info = o.client_info
-    if v_client_info is not UNSET:
+    if v_client_info is not _UNSET:
         d["clientInfo"] = (
             None if v_client_info is None else _encode_Implementation(v_client_info)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_fs: FileSystemCapabilities
-    v = d.get("fs", MISSING)
-    if v is MISSING:
+    v = d.get("fs", _MISSING)
+    if v is _MISSING:
         f_fs = FileSystemCapabilities(
             read_text_file=False,
             write_text_file=False,
@@ -15469,113 +15518,113 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
     else:
         try:
             f_fs = _decode_FileSystemCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("fs")
-            salvage(v)
+            _salvage(v)
             f_fs = FileSystemCapabilities(
                 read_text_file=False,
                 write_text_file=False,
             )
 
     f_terminal: bool
-    v = d.get("terminal", MISSING)
-    if v is MISSING:
+    v = d.get("terminal", _MISSING)
+    if v is _MISSING:
         f_terminal = False
     else:
         try:
-            f_terminal = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_terminal = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             if strict:
                 raise error.at("terminal")
-            salvage(v)
+            _salvage(v)
             f_terminal = False
 
-    f_session: ClientSessionCapabilities | None | Unset
-    v = d.get("session", MISSING)
-    if v is MISSING:
-        f_session = UNSET
+    f_session: ClientSessionCapabilities | None | _Unset
+    v = d.get("session", _MISSING)
+    if v is _MISSING:
+        f_session = _UNSET
     else:
         try:
             f_session = (
                 None if v is None else _decode_ClientSessionCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("session")
-            salvage(v)
-            f_session = UNSET
+            _salvage(v)
+            f_session = _UNSET
 
-    f_subagents: SubagentCapabilities | None | Unset
-    v = d.get("subagents", MISSING)
-    if v is MISSING:
-        f_subagents = UNSET
+    f_subagents: SubagentCapabilities | None | _Unset
+    v = d.get("subagents", _MISSING)
+    if v is _MISSING:
+        f_subagents = _UNSET
     else:
         try:
             f_subagents = None if v is None else _decode_SubagentCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("subagents")
-            salvage(v)
-            f_subagents = UNSET
+            _salvage(v)
+            f_subagents = _UNSET
 
-    f_plan: PlanCapabilities | None | Unset
-    v = d.get("plan", MISSING)
-    if v is MISSING:
-        f_plan = UNSET
+    f_plan: PlanCapabilities | None | _Unset
+    v = d.get("plan", _MISSING)
+    if v is _MISSING:
+        f_plan = _UNSET
     else:
         try:
             f_plan = None if v is None else _decode_PlanCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("plan")
-            salvage(v)
-            f_plan = UNSET
+            _salvage(v)
+            f_plan = _UNSET
 
     f_auth: AuthCapabilities
-    v = d.get("auth", MISSING)
-    if v is MISSING:
+    v = d.get("auth", _MISSING)
+    if v is _MISSING:
         f_auth = AuthCapabilities(
             terminal=False,
         )
     else:
         try:
             f_auth = _decode_AuthCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("auth")
-            salvage(v)
+            _salvage(v)
             f_auth = AuthCapabilities(
                 terminal=False,
             )
 
-    f_elicitation: ElicitationCapabilities | None | Unset
-    v = d.get("elicitation", MISSING)
-    if v is MISSING:
-        f_elicitation = UNSET
+    f_elicitation: ElicitationCapabilities | None | _Unset
+    v = d.get("elicitation", _MISSING)
+    if v is _MISSING:
+        f_elicitation = _UNSET
     else:
         try:
             f_elicitation = (
                 None if v is None else _decode_ElicitationCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("elicitation")
-            salvage(v)
-            f_elicitation = UNSET
+            _salvage(v)
+            f_elicitation = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ClientCapabilities)
     o.fs = f_fs
@@ -15589,80 +15638,80 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
     return o
 
 
-def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "fs": _encode_FileSystemCapabilities(o.fs),
         "terminal": o.terminal,
         "auth": _encode_AuthCapabilities(o.auth),
     }
     v_session = o.session
-    if v_session is not UNSET:
+    if v_session is not _UNSET:
         d["session"] = (
             None if v_session is None else _encode_ClientSessionCapabilities(v_session)
         )
     v_subagents = o.subagents
-    if v_subagents is not UNSET:
+    if v_subagents is not _UNSET:
         d["subagents"] = (
             None if v_subagents is None else _encode_SubagentCapabilities(v_subagents)
         )
     v_plan = o.plan
-    if v_plan is not UNSET:
+    if v_plan is not _UNSET:
         d["plan"] = None if v_plan is None else _encode_PlanCapabilities(v_plan)
     v_elicitation = o.elicitation
-    if v_elicitation is not UNSET:
+    if v_elicitation is not _UNSET:
         d["elicitation"] = (
             None
             if v_elicitation is None
             else _encode_ElicitationCapabilities(v_elicitation)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_FileSystemCapabilities(d: Any, strict: bool) -> FileSystemCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_FileSystemCapabilities(d: _Any, strict: bool) -> FileSystemCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_read_text_file: bool
-    v = d.get("readTextFile", MISSING)
-    if v is MISSING:
+    v = d.get("readTextFile", _MISSING)
+    if v is _MISSING:
         f_read_text_file = False
     else:
         try:
-            f_read_text_file = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_read_text_file = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             if strict:
                 raise error.at("readTextFile")
-            salvage(v)
+            _salvage(v)
             f_read_text_file = False
 
     f_write_text_file: bool
-    v = d.get("writeTextFile", MISSING)
-    if v is MISSING:
+    v = d.get("writeTextFile", _MISSING)
+    if v is _MISSING:
         f_write_text_file = False
     else:
         try:
-            f_write_text_file = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_write_text_file = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             if strict:
                 raise error.at("writeTextFile")
-            salvage(v)
+            _salvage(v)
             f_write_text_file = False
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(FileSystemCapabilities)
     o.read_text_file = f_read_text_file
@@ -15671,42 +15720,42 @@ def _decode_FileSystemCapabilities(d: Any, strict: bool) -> FileSystemCapabiliti
     return o
 
 
-def _encode_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "readTextFile": o.read_text_file,
         "writeTextFile": o.write_text_file,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_ClientSessionCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> ClientSessionCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_compaction: CompactionCapabilities | None | Unset
-    v = d.get("compaction", MISSING)
-    if v is MISSING:
-        f_compaction = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_compaction: CompactionCapabilities | None | _Unset
+    v = d.get("compaction", _MISSING)
+    if v is _MISSING:
+        f_compaction = _UNSET
     else:
         try:
             f_compaction = (
                 None if v is None else _decode_CompactionCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("compaction")
-            salvage(v)
-            f_compaction = UNSET
+            _salvage(v)
+            f_compaction = _UNSET
 
-    f_config_options: SessionConfigOptionsCapabilities | None | Unset
-    v = d.get("configOptions", MISSING)
-    if v is MISSING:
-        f_config_options = UNSET
+    f_config_options: SessionConfigOptionsCapabilities | None | _Unset
+    v = d.get("configOptions", _MISSING)
+    if v is _MISSING:
+        f_config_options = _UNSET
     else:
         try:
             f_config_options = (
@@ -15714,37 +15763,37 @@ def _decode_ClientSessionCapabilities(
                 if v is None
                 else _decode_SessionConfigOptionsCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("configOptions")
-            salvage(v)
-            f_config_options = UNSET
+            _salvage(v)
+            f_config_options = _UNSET
 
-    f_notices: NoticeCapabilities | None | Unset
-    v = d.get("notices", MISSING)
-    if v is MISSING:
-        f_notices = UNSET
+    f_notices: NoticeCapabilities | None | _Unset
+    v = d.get("notices", _MISSING)
+    if v is _MISSING:
+        f_notices = _UNSET
     else:
         try:
             f_notices = None if v is None else _decode_NoticeCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("notices")
-            salvage(v)
-            f_notices = UNSET
+            _salvage(v)
+            f_notices = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ClientSessionCapabilities)
     o.compaction = f_compaction
@@ -15754,41 +15803,41 @@ def _decode_ClientSessionCapabilities(
     return o
 
 
-def _encode_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_compaction = o.compaction
-    if v_compaction is not UNSET:
-        d["compaction"] = None if v_compaction is None else wire_map(v_compaction)
+    if v_compaction is not _UNSET:
+        d["compaction"] = None if v_compaction is None else _wire_map(v_compaction)
     v_config_options = o.config_options
-    if v_config_options is not UNSET:
+    if v_config_options is not _UNSET:
         d["configOptions"] = (
             None
             if v_config_options is None
             else _encode_SessionConfigOptionsCapabilities(v_config_options)
         )
     v_notices = o.notices
-    if v_notices is not UNSET:
-        d["notices"] = None if v_notices is None else wire_map(v_notices)
+    if v_notices is not _UNSET:
+        d["notices"] = None if v_notices is None else _wire_map(v_notices)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_CompactionCapabilities(v: Any, strict: bool) -> CompactionCapabilities:
-    return check_map(v, None, strict)
+def _decode_CompactionCapabilities(v: _Any, strict: bool) -> CompactionCapabilities:
+    return _check_map(v, None, strict)
 
 
 def _decode_SessionConfigOptionsCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SessionConfigOptionsCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_boolean: BooleanConfigOptionCapabilities | None | Unset
-    v = d.get("boolean", MISSING)
-    if v is MISSING:
-        f_boolean = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_boolean: BooleanConfigOptionCapabilities | None | _Unset
+    v = d.get("boolean", _MISSING)
+    if v is _MISSING:
+        f_boolean = _UNSET
     else:
         try:
             f_boolean = (
@@ -15796,24 +15845,24 @@ def _decode_SessionConfigOptionsCapabilities(
                 if v is None
                 else _decode_BooleanConfigOptionCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("boolean")
-            salvage(v)
-            f_boolean = UNSET
+            _salvage(v)
+            f_boolean = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionConfigOptionsCapabilities)
     o.boolean = f_boolean
@@ -15823,39 +15872,39 @@ def _decode_SessionConfigOptionsCapabilities(
 
 def _encode_SessionConfigOptionsCapabilities(
     o: SessionConfigOptionsCapabilities,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_boolean = o.boolean
-    if v_boolean is not UNSET:
+    if v_boolean is not _UNSET:
         d["boolean"] = (
             None
             if v_boolean is None
             else _encode_BooleanConfigOptionCapabilities(v_boolean)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_BooleanConfigOptionCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> BooleanConfigOptionCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(BooleanConfigOptionCapabilities)
     o.meta = f_meta
@@ -15864,107 +15913,107 @@ def _decode_BooleanConfigOptionCapabilities(
 
 def _encode_BooleanConfigOptionCapabilities(
     o: BooleanConfigOptionCapabilities,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_NoticeCapabilities(v: Any, strict: bool) -> NoticeCapabilities:
-    return check_map(v, None, strict)
+def _decode_NoticeCapabilities(v: _Any, strict: bool) -> NoticeCapabilities:
+    return _check_map(v, None, strict)
 
 
-def _decode_SubagentCapabilities(d: Any, strict: bool) -> SubagentCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_SubagentCapabilities(d: _Any, strict: bool) -> SubagentCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SubagentCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_SubagentCapabilities(o: SubagentCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_SubagentCapabilities(o: SubagentCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PlanCapabilities(d: Any, strict: bool) -> PlanCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_PlanCapabilities(d: _Any, strict: bool) -> PlanCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PlanCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_PlanCapabilities(o: PlanCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_PlanCapabilities(o: PlanCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AuthCapabilities(d: Any, strict: bool) -> AuthCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AuthCapabilities(d: _Any, strict: bool) -> AuthCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_terminal: bool
-    v = d.get("terminal", MISSING)
-    if v is MISSING:
+    v = d.get("terminal", _MISSING)
+    if v is _MISSING:
         f_terminal = False
     else:
         try:
-            f_terminal = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_terminal = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             if strict:
                 raise error.at("terminal")
-            salvage(v)
+            _salvage(v)
             f_terminal = False
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AuthCapabilities)
     o.terminal = f_terminal
@@ -15972,60 +16021,60 @@ def _decode_AuthCapabilities(d: Any, strict: bool) -> AuthCapabilities:
     return o
 
 
-def _encode_AuthCapabilities(o: AuthCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AuthCapabilities(o: AuthCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "terminal": o.terminal,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_form: ElicitationFormCapabilities | None | Unset
-    v = d.get("form", MISSING)
-    if v is MISSING:
-        f_form = UNSET
+def _decode_ElicitationCapabilities(d: _Any, strict: bool) -> ElicitationCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_form: ElicitationFormCapabilities | None | _Unset
+    v = d.get("form", _MISSING)
+    if v is _MISSING:
+        f_form = _UNSET
     else:
         try:
             f_form = (
                 None if v is None else _decode_ElicitationFormCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("form")
-            salvage(v)
-            f_form = UNSET
+            _salvage(v)
+            f_form = _UNSET
 
-    f_url: ElicitationUrlCapabilities | None | Unset
-    v = d.get("url", MISSING)
-    if v is MISSING:
-        f_url = UNSET
+    f_url: ElicitationUrlCapabilities | None | _Unset
+    v = d.get("url", _MISSING)
+    if v is _MISSING:
+        f_url = _UNSET
     else:
         try:
             f_url = None if v is None else _decode_ElicitationUrlCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("url")
-            salvage(v)
-            f_url = UNSET
+            _salvage(v)
+            f_url = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ElicitationCapabilities)
     o.form = f_form
@@ -16034,40 +16083,40 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
     return o
 
 
-def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_form = o.form
-    if v_form is not UNSET:
+    if v_form is not _UNSET:
         d["form"] = (
             None if v_form is None else _encode_ElicitationFormCapabilities(v_form)
         )
     v_url = o.url
-    if v_url is not UNSET:
+    if v_url is not _UNSET:
         d["url"] = None if v_url is None else _encode_ElicitationUrlCapabilities(v_url)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_ElicitationFormCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> ElicitationFormCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ElicitationFormCapabilities)
     o.meta = f_meta
@@ -16076,72 +16125,74 @@ def _decode_ElicitationFormCapabilities(
 
 def _encode_ElicitationFormCapabilities(
     o: ElicitationFormCapabilities,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_ElicitationUrlCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> ElicitationUrlCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ElicitationUrlCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_ElicitationUrlCapabilities(o: ElicitationUrlCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ElicitationUrlCapabilities(
+    o: ElicitationUrlCapabilities,
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AuthenticateRequest(d: Any, strict: bool) -> AuthenticateRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AuthenticateRequest(d: _Any, strict: bool) -> AuthenticateRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_method_id: AuthMethodId
-    v = d.get("methodId", MISSING)
-    if v is MISSING:
-        raise missing("methodId")
+    v = d.get("methodId", _MISSING)
+    if v is _MISSING:
+        raise _missing("methodId")
     else:
         try:
-            f_method_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_method_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("methodId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AuthenticateRequest)
     o.method_id = f_method_id
@@ -16149,64 +16200,64 @@ def _decode_AuthenticateRequest(d: Any, strict: bool) -> AuthenticateRequest:
     return o
 
 
-def _encode_AuthenticateRequest(o: AuthenticateRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AuthenticateRequest(o: AuthenticateRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "methodId": o.method_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ListProvidersRequest(d: Any, strict: bool) -> ListProvidersRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_ListProvidersRequest(d: _Any, strict: bool) -> ListProvidersRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ListProvidersRequest)
     o.meta = f_meta
     return o
 
 
-def _encode_ListProvidersRequest(o: ListProvidersRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ListProvidersRequest(o: ListProvidersRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SetProviderRequest(d: Any, strict: bool) -> SetProviderRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SetProviderRequest(d: _Any, strict: bool) -> SetProviderRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_provider_id: ProviderId
-    v = d.get("providerId", MISSING)
-    if v is MISSING:
-        raise missing("providerId")
+    v = d.get("providerId", _MISSING)
+    if v is _MISSING:
+        raise _missing("providerId")
     else:
         try:
-            f_provider_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_provider_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("providerId")
 
     f_api_type: LlmProtocol | str
-    v = d.get("apiType", MISSING)
-    if v is MISSING:
-        raise missing("apiType")
+    v = d.get("apiType", _MISSING)
+    if v is _MISSING:
+        raise _missing("apiType")
     else:
         try:
             f_api_type = (
@@ -16214,43 +16265,43 @@ def _decode_SetProviderRequest(d: Any, strict: bool) -> SetProviderRequest:
                 if type(v) is str and v in _MEMBERS_LlmProtocol
                 else _decode_LlmProtocol(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("apiType")
 
     f_base_url: str
-    v = d.get("baseUrl", MISSING)
-    if v is MISSING:
-        raise missing("baseUrl")
+    v = d.get("baseUrl", _MISSING)
+    if v is _MISSING:
+        raise _missing("baseUrl")
     else:
         try:
-            f_base_url = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_base_url = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("baseUrl")
 
-    f_headers: dict[str, str] | Unset
-    v = d.get("headers", MISSING)
-    if v is MISSING:
-        f_headers = UNSET
+    f_headers: dict[str, str] | _Unset
+    v = d.get("headers", _MISSING)
+    if v is _MISSING:
+        f_headers = _UNSET
     else:
         try:
-            f_headers = check_map(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_headers = _check_map(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("headers")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SetProviderRequest)
     o.provider_id = f_provider_id
@@ -16261,8 +16312,8 @@ def _decode_SetProviderRequest(d: Any, strict: bool) -> SetProviderRequest:
     return o
 
 
-def _encode_SetProviderRequest(o: SetProviderRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SetProviderRequest(o: SetProviderRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "providerId": o.provider_id,
         "apiType": (
             o.api_type._value_ if type(o.api_type) is LlmProtocol else o.api_type
@@ -16270,40 +16321,40 @@ def _encode_SetProviderRequest(o: SetProviderRequest) -> dict[str, Any]:
         "baseUrl": o.base_url,
     }
     v_headers = o.headers
-    if v_headers is not UNSET:
+    if v_headers is not _UNSET:
         d["headers"] = dict(v_headers)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_DisableProviderRequest(d: Any, strict: bool) -> DisableProviderRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_DisableProviderRequest(d: _Any, strict: bool) -> DisableProviderRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_provider_id: ProviderId
-    v = d.get("providerId", MISSING)
-    if v is MISSING:
-        raise missing("providerId")
+    v = d.get("providerId", _MISSING)
+    if v is _MISSING:
+        raise _missing("providerId")
     else:
         try:
-            f_provider_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_provider_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("providerId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(DisableProviderRequest)
     o.provider_id = f_provider_id
@@ -16311,138 +16362,138 @@ def _decode_DisableProviderRequest(d: Any, strict: bool) -> DisableProviderReque
     return o
 
 
-def _encode_DisableProviderRequest(o: DisableProviderRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_DisableProviderRequest(o: DisableProviderRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "providerId": o.provider_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_LogoutRequest(d: Any, strict: bool) -> LogoutRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_LogoutRequest(d: _Any, strict: bool) -> LogoutRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(LogoutRequest)
     o.meta = f_meta
     return o
 
 
-def _encode_LogoutRequest(o: LogoutRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_LogoutRequest(o: LogoutRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AuthStatusRequest(d: Any, strict: bool) -> AuthStatusRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_AuthStatusRequest(d: _Any, strict: bool) -> AuthStatusRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AuthStatusRequest)
     o.meta = f_meta
     return o
 
 
-def _encode_AuthStatusRequest(o: AuthStatusRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_AuthStatusRequest(o: AuthStatusRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_NewSessionRequest(d: _Any, strict: bool) -> NewSessionRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_cwd: str
-    v = d.get("cwd", MISSING)
-    if v is MISSING:
-        raise missing("cwd")
+    v = d.get("cwd", _MISSING)
+    if v is _MISSING:
+        raise _missing("cwd")
     else:
         try:
-            f_cwd = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_cwd = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("cwd")
 
-    f_additional_directories: list[str] | Unset
-    v = d.get("additionalDirectories", MISSING)
-    if v is MISSING:
-        f_additional_directories = UNSET
+    f_additional_directories: list[str] | _Unset
+    v = d.get("additionalDirectories", _MISSING)
+    if v is _MISSING:
+        f_additional_directories = _UNSET
     elif v is None and not strict:
         f_additional_directories = []
     else:
         try:
-            f_additional_directories = check_list(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_additional_directories = _check_list(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("additionalDirectories")
 
     f_mcp_servers: list[McpServer]
-    v = d.get("mcpServers", MISSING)
-    if v is MISSING:
-        raise missing("mcpServers")
+    v = d.get("mcpServers", _MISSING)
+    if v is _MISSING:
+        raise _missing("mcpServers")
     elif v is None and not strict:
         f_mcp_servers = []
     else:
         try:
-            f_mcp_servers = check_list(v, _decode_McpServer, strict)
-        except ValidationError as error:
+            f_mcp_servers = _check_list(v, _decode_McpServer, strict)
+        except _ValidationError as error:
             raise error.at("mcpServers")
 
-    f_system_prompt: SystemPrompt | None | Unset
-    v = d.get("systemPrompt", MISSING)
-    if v is MISSING:
-        f_system_prompt = UNSET
+    f_system_prompt: SystemPrompt | None | _Unset
+    v = d.get("systemPrompt", _MISSING)
+    if v is _MISSING:
+        f_system_prompt = _UNSET
     else:
         try:
             f_system_prompt = None if v is None else _decode_SystemPrompt(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("systemPrompt")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(NewSessionRequest)
     o.cwd = f_cwd
@@ -16453,81 +16504,81 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
     return o
 
 
-def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "cwd": o.cwd,
         "mcpServers": [_encode_McpServer(x) for x in o.mcp_servers],
     }
     v_additional_directories = o.additional_directories
-    if v_additional_directories is not UNSET:
+    if v_additional_directories is not _UNSET:
         d["additionalDirectories"] = list(v_additional_directories)
     v_system_prompt = o.system_prompt
-    if v_system_prompt is not UNSET:
+    if v_system_prompt is not _UNSET:
         d["systemPrompt"] = (
             None if v_system_prompt is None else _encode_SystemPrompt(v_system_prompt)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_HttpMcpServer(d: Any, strict: bool) -> HttpMcpServer:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_HttpMcpServer(d: _Any, strict: bool) -> HttpMcpServer:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "http":
-        raise check_tag(d, "type", "http")
+        raise _check_tag(d, "type", "http")
     return _read_HttpMcpServer(d, strict)
 
 
-def _read_HttpMcpServer(d: JsonObject, strict: bool) -> HttpMcpServer:
+def _read_HttpMcpServer(d: _JsonObject, strict: bool) -> HttpMcpServer:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_url: str
-    v = d.get("url", MISSING)
-    if v is MISSING:
-        raise missing("url")
+    v = d.get("url", _MISSING)
+    if v is _MISSING:
+        raise _missing("url")
     else:
         try:
-            f_url = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_url = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("url")
 
     f_headers: list[HttpHeader]
-    v = d.get("headers", MISSING)
-    if v is MISSING:
-        raise missing("headers")
+    v = d.get("headers", _MISSING)
+    if v is _MISSING:
+        raise _missing("headers")
     elif v is None and not strict:
         f_headers = []
     else:
         try:
-            f_headers = check_list(v, _decode_HttpHeader, strict)
-        except ValidationError as error:
+            f_headers = _check_list(v, _decode_HttpHeader, strict)
+        except _ValidationError as error:
             raise error.at("headers")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(HttpMcpServer)
     o.name = f_name
@@ -16537,75 +16588,75 @@ def _read_HttpMcpServer(d: JsonObject, strict: bool) -> HttpMcpServer:
     return o
 
 
-def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "http",
         "name": o.name,
         "url": o.url,
         "headers": [_encode_HttpHeader(x) for x in o.headers],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SseMcpServer(d: Any, strict: bool) -> SseMcpServer:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SseMcpServer(d: _Any, strict: bool) -> SseMcpServer:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "sse":
-        raise check_tag(d, "type", "sse")
+        raise _check_tag(d, "type", "sse")
     return _read_SseMcpServer(d, strict)
 
 
-def _read_SseMcpServer(d: JsonObject, strict: bool) -> SseMcpServer:
+def _read_SseMcpServer(d: _JsonObject, strict: bool) -> SseMcpServer:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_url: str
-    v = d.get("url", MISSING)
-    if v is MISSING:
-        raise missing("url")
+    v = d.get("url", _MISSING)
+    if v is _MISSING:
+        raise _missing("url")
     else:
         try:
-            f_url = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_url = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("url")
 
     f_headers: list[HttpHeader]
-    v = d.get("headers", MISSING)
-    if v is MISSING:
-        raise missing("headers")
+    v = d.get("headers", _MISSING)
+    if v is _MISSING:
+        raise _missing("headers")
     elif v is None and not strict:
         f_headers = []
     else:
         try:
-            f_headers = check_list(v, _decode_HttpHeader, strict)
-        except ValidationError as error:
+            f_headers = _check_list(v, _decode_HttpHeader, strict)
+        except _ValidationError as error:
             raise error.at("headers")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SseMcpServer)
     o.name = f_name
@@ -16615,63 +16666,63 @@ def _read_SseMcpServer(d: JsonObject, strict: bool) -> SseMcpServer:
     return o
 
 
-def _encode_SseMcpServer(o: SseMcpServer) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SseMcpServer(o: SseMcpServer) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "sse",
         "name": o.name,
         "url": o.url,
         "headers": [_encode_HttpHeader(x) for x in o.headers],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AcpMcpServer(d: Any, strict: bool) -> AcpMcpServer:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AcpMcpServer(d: _Any, strict: bool) -> AcpMcpServer:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "acp":
-        raise check_tag(d, "type", "acp")
+        raise _check_tag(d, "type", "acp")
     return _read_AcpMcpServer(d, strict)
 
 
-def _read_AcpMcpServer(d: JsonObject, strict: bool) -> AcpMcpServer:
+def _read_AcpMcpServer(d: _JsonObject, strict: bool) -> AcpMcpServer:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_server_id: McpServerAcpId
-    v = d.get("serverId", MISSING)
-    if v is MISSING:
-        raise missing("serverId")
+    v = d.get("serverId", _MISSING)
+    if v is _MISSING:
+        raise _missing("serverId")
     else:
         try:
-            f_server_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_server_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("serverId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AcpMcpServer)
     o.name = f_name
@@ -16680,48 +16731,48 @@ def _read_AcpMcpServer(d: JsonObject, strict: bool) -> AcpMcpServer:
     return o
 
 
-def _encode_AcpMcpServer(o: AcpMcpServer) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AcpMcpServer(o: AcpMcpServer) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "acp",
         "name": o.name,
         "serverId": o.server_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_McpServer: dict[str, Decoder[McpServer]] = {
+_VARIANTS_McpServer: dict[str, _Decoder[McpServer]] = {
     "http": _read_HttpMcpServer,
     "sse": _read_SseMcpServer,
     "acp": _read_AcpMcpServer,
 }
 
 
-def _decode_McpServer(d: Any, strict: bool) -> McpServer:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+def _decode_McpServer(d: _Any, strict: bool) -> McpServer:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_McpServer.get(tag)
         if decoder is not None:
             try:
                 return decoder(d, strict)
-            except ValidationError as error:
+            except _ValidationError as error:
                 # The untagged variant takes what the tagged one refuses.
-                salvage(d)
+                _salvage(d)
                 try:
                     return _decode_McpServerStdio(d, strict)
-                except ValidationError:
+                except _ValidationError:
                     raise error from None
         return _decode_McpServerStdio(d, strict)
     return _decode_McpServerStdio(d, strict)
 
 
-def _encode_McpServer(o: McpServer) -> dict[str, Any]:
+def _encode_McpServer(o: McpServer) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -16729,41 +16780,41 @@ def _encode_McpServer(o: McpServer) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_HttpHeader(d: _Any, strict: bool) -> HttpHeader:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_value: str
-    v = d.get("value", MISSING)
-    if v is MISSING:
-        raise missing("value")
+    v = d.get("value", _MISSING)
+    if v is _MISSING:
+        raise _missing("value")
     else:
         try:
-            f_value = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_value = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("value")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(HttpHeader)
     o.name = f_name
@@ -16772,65 +16823,65 @@ def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
     return o
 
 
-def _encode_HttpHeader(o: HttpHeader) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_HttpHeader(o: HttpHeader) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "name": o.name,
         "value": o.value,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_McpServerHttp(d: _Any, strict: bool) -> McpServerHttp:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_url: str
-    v = d.get("url", MISSING)
-    if v is MISSING:
-        raise missing("url")
+    v = d.get("url", _MISSING)
+    if v is _MISSING:
+        raise _missing("url")
     else:
         try:
-            f_url = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_url = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("url")
 
     f_headers: list[HttpHeader]
-    v = d.get("headers", MISSING)
-    if v is MISSING:
-        raise missing("headers")
+    v = d.get("headers", _MISSING)
+    if v is _MISSING:
+        raise _missing("headers")
     elif v is None and not strict:
         f_headers = []
     else:
         try:
-            f_headers = check_list(v, _decode_HttpHeader, strict)
-        except ValidationError as error:
+            f_headers = _check_list(v, _decode_HttpHeader, strict)
+        except _ValidationError as error:
             raise error.at("headers")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(McpServerHttp)
     o.name = f_name
@@ -16840,66 +16891,66 @@ def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
     return o
 
 
-def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "name": o.name,
         "url": o.url,
         "headers": [_encode_HttpHeader(x) for x in o.headers],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_McpServerSse(d: Any, strict: bool) -> McpServerSse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_McpServerSse(d: _Any, strict: bool) -> McpServerSse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_url: str
-    v = d.get("url", MISSING)
-    if v is MISSING:
-        raise missing("url")
+    v = d.get("url", _MISSING)
+    if v is _MISSING:
+        raise _missing("url")
     else:
         try:
-            f_url = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_url = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("url")
 
     f_headers: list[HttpHeader]
-    v = d.get("headers", MISSING)
-    if v is MISSING:
-        raise missing("headers")
+    v = d.get("headers", _MISSING)
+    if v is _MISSING:
+        raise _missing("headers")
     elif v is None and not strict:
         f_headers = []
     else:
         try:
-            f_headers = check_list(v, _decode_HttpHeader, strict)
-        except ValidationError as error:
+            f_headers = _check_list(v, _decode_HttpHeader, strict)
+        except _ValidationError as error:
             raise error.at("headers")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(McpServerSse)
     o.name = f_name
@@ -16909,54 +16960,54 @@ def _decode_McpServerSse(d: Any, strict: bool) -> McpServerSse:
     return o
 
 
-def _encode_McpServerSse(o: McpServerSse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_McpServerSse(o: McpServerSse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "name": o.name,
         "url": o.url,
         "headers": [_encode_HttpHeader(x) for x in o.headers],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_McpServerAcp(d: Any, strict: bool) -> McpServerAcp:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_McpServerAcp(d: _Any, strict: bool) -> McpServerAcp:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_server_id: McpServerAcpId
-    v = d.get("serverId", MISSING)
-    if v is MISSING:
-        raise missing("serverId")
+    v = d.get("serverId", _MISSING)
+    if v is _MISSING:
+        raise _missing("serverId")
     else:
         try:
-            f_server_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_server_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("serverId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(McpServerAcp)
     o.name = f_name
@@ -16965,79 +17016,79 @@ def _decode_McpServerAcp(d: Any, strict: bool) -> McpServerAcp:
     return o
 
 
-def _encode_McpServerAcp(o: McpServerAcp) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_McpServerAcp(o: McpServerAcp) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "name": o.name,
         "serverId": o.server_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_McpServerStdio(d: _Any, strict: bool) -> McpServerStdio:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_command: str
-    v = d.get("command", MISSING)
-    if v is MISSING:
-        raise missing("command")
+    v = d.get("command", _MISSING)
+    if v is _MISSING:
+        raise _missing("command")
     else:
         try:
-            f_command = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_command = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("command")
 
     f_args: list[str]
-    v = d.get("args", MISSING)
-    if v is MISSING:
-        raise missing("args")
+    v = d.get("args", _MISSING)
+    if v is _MISSING:
+        raise _missing("args")
     elif v is None and not strict:
         f_args = []
     else:
         try:
-            f_args = check_list(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_args = _check_list(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("args")
 
     f_env: list[EnvVariable]
-    v = d.get("env", MISSING)
-    if v is MISSING:
-        raise missing("env")
+    v = d.get("env", _MISSING)
+    if v is _MISSING:
+        raise _missing("env")
     elif v is None and not strict:
         f_env = []
     else:
         try:
-            f_env = check_list(v, _decode_EnvVariable, strict)
-        except ValidationError as error:
+            f_env = _check_list(v, _decode_EnvVariable, strict)
+        except _ValidationError as error:
             raise error.at("env")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(McpServerStdio)
     o.name = f_name
@@ -17048,27 +17099,27 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
     return o
 
 
-def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "name": o.name,
         "command": o.command,
         "args": list(o.args),
         "env": [_encode_EnvVariable(x) for x in o.env],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SystemPrompt(d: Any, strict: bool) -> SystemPrompt:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SystemPrompt(d: _Any, strict: bool) -> SystemPrompt:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_mode: SystemPromptMode | str
-    v = d.get("mode", MISSING)
-    if v is MISSING:
-        raise missing("mode")
+    v = d.get("mode", _MISSING)
+    if v is _MISSING:
+        raise _missing("mode")
     else:
         try:
             f_mode = (
@@ -17076,33 +17127,33 @@ def _decode_SystemPrompt(d: Any, strict: bool) -> SystemPrompt:
                 if type(v) is str and v in _MEMBERS_SystemPromptMode
                 else _decode_SystemPromptMode(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("mode")
 
     f_content: list[ContentBlock]
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         try:
-            f_content = check_variants(
+            f_content = _check_variants(
                 v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SystemPrompt)
     o.mode = f_mode
@@ -17111,28 +17162,28 @@ def _decode_SystemPrompt(d: Any, strict: bool) -> SystemPrompt:
     return o
 
 
-def _encode_SystemPrompt(o: SystemPrompt) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SystemPrompt(o: SystemPrompt) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "mode": (o.mode._value_ if type(o.mode) is SystemPromptMode else o.mode),
         "content": [_encode_ContentBlock(x) for x in o.content],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SystemPromptMode(v: Any, strict: bool) -> SystemPromptMode | str:
+def _decode_SystemPromptMode(v: _Any, strict: bool) -> SystemPromptMode | str:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_SystemPromptMode.get(v)
     if member is not None:
         return member
     return v
 
 
-_MEMBERS_SystemPromptMode = cast(
+_MEMBERS_SystemPromptMode = _cast(
     "dict[str, SystemPromptMode]", SystemPromptMode._value2member_map_
 )
 
@@ -17141,77 +17192,77 @@ def _encode_SystemPromptMode(v: SystemPromptMode | str) -> str:
     return v._value_ if type(v) is SystemPromptMode else v
 
 
-def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_LoadSessionRequest(d: _Any, strict: bool) -> LoadSessionRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_mcp_servers: list[McpServer]
-    v = d.get("mcpServers", MISSING)
-    if v is MISSING:
-        raise missing("mcpServers")
+    v = d.get("mcpServers", _MISSING)
+    if v is _MISSING:
+        raise _missing("mcpServers")
     elif v is None and not strict:
         f_mcp_servers = []
     else:
         try:
-            f_mcp_servers = check_list(v, _decode_McpServer, strict)
-        except ValidationError as error:
+            f_mcp_servers = _check_list(v, _decode_McpServer, strict)
+        except _ValidationError as error:
             raise error.at("mcpServers")
 
     f_cwd: str
-    v = d.get("cwd", MISSING)
-    if v is MISSING:
-        raise missing("cwd")
+    v = d.get("cwd", _MISSING)
+    if v is _MISSING:
+        raise _missing("cwd")
     else:
         try:
-            f_cwd = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_cwd = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("cwd")
 
-    f_additional_directories: list[str] | Unset
-    v = d.get("additionalDirectories", MISSING)
-    if v is MISSING:
-        f_additional_directories = UNSET
+    f_additional_directories: list[str] | _Unset
+    v = d.get("additionalDirectories", _MISSING)
+    if v is _MISSING:
+        f_additional_directories = _UNSET
     elif v is None and not strict:
         f_additional_directories = []
     else:
         try:
-            f_additional_directories = check_list(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_additional_directories = _check_list(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("additionalDirectories")
 
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
-    f_system_prompt: SystemPrompt | None | Unset
-    v = d.get("systemPrompt", MISSING)
-    if v is MISSING:
-        f_system_prompt = UNSET
+    f_system_prompt: SystemPrompt | None | _Unset
+    v = d.get("systemPrompt", _MISSING)
+    if v is _MISSING:
+        f_system_prompt = _UNSET
     else:
         try:
             f_system_prompt = None if v is None else _decode_SystemPrompt(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("systemPrompt")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(LoadSessionRequest)
     o.mcp_servers = f_mcp_servers
@@ -17223,54 +17274,54 @@ def _decode_LoadSessionRequest(d: Any, strict: bool) -> LoadSessionRequest:
     return o
 
 
-def _encode_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "mcpServers": [_encode_McpServer(x) for x in o.mcp_servers],
         "cwd": o.cwd,
         "sessionId": o.session_id,
     }
     v_additional_directories = o.additional_directories
-    if v_additional_directories is not UNSET:
+    if v_additional_directories is not _UNSET:
         d["additionalDirectories"] = list(v_additional_directories)
     v_system_prompt = o.system_prompt
-    if v_system_prompt is not UNSET:
+    if v_system_prompt is not _UNSET:
         d["systemPrompt"] = (
             None if v_system_prompt is None else _encode_SystemPrompt(v_system_prompt)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_cwd: str | None | Unset
-    v = d.get("cwd", MISSING)
-    if v is MISSING:
-        f_cwd = UNSET
+def _decode_ListSessionsRequest(d: _Any, strict: bool) -> ListSessionsRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_cwd: str | None | _Unset
+    v = d.get("cwd", _MISSING)
+    if v is _MISSING:
+        f_cwd = _UNSET
     else:
         try:
-            f_cwd = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_cwd = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             raise error.at("cwd")
 
-    f_cursor: str | None | Unset
-    v = d.get("cursor", MISSING)
-    if v is MISSING:
-        f_cursor = UNSET
+    f_cursor: str | None | _Unset
+    v = d.get("cursor", _MISSING)
+    if v is _MISSING:
+        f_cursor = _UNSET
     else:
         try:
-            f_cursor = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_cursor = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             raise error.at("cursor")
 
-    f_archived: SessionArchiveFilter | str | None | Unset
-    v = d.get("archived", MISSING)
-    if v is MISSING:
-        f_archived = UNSET
+    f_archived: SessionArchiveFilter | str | None | _Unset
+    v = d.get("archived", _MISSING)
+    if v is _MISSING:
+        f_archived = _UNSET
     else:
         try:
             f_archived = (
@@ -17282,21 +17333,21 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
                     else _decode_SessionArchiveFilter(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("archived")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ListSessionsRequest)
     o.cwd = f_cwd
@@ -17306,16 +17357,16 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
     return o
 
 
-def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_cwd = o.cwd
-    if v_cwd is not UNSET:
+    if v_cwd is not _UNSET:
         d["cwd"] = v_cwd
     v_cursor = o.cursor
-    if v_cursor is not UNSET:
+    if v_cursor is not _UNSET:
         d["cursor"] = v_cursor
     v_archived = o.archived
-    if v_archived is not UNSET:
+    if v_archived is not _UNSET:
         d["archived"] = (
             None
             if v_archived is None
@@ -17326,22 +17377,22 @@ def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
             )
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionArchiveFilter(v: Any, strict: bool) -> SessionArchiveFilter | str:
+def _decode_SessionArchiveFilter(v: _Any, strict: bool) -> SessionArchiveFilter | str:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_SessionArchiveFilter.get(v)
     if member is not None:
         return member
     return v
 
 
-_MEMBERS_SessionArchiveFilter = cast(
+_MEMBERS_SessionArchiveFilter = _cast(
     "dict[str, SessionArchiveFilter]", SessionArchiveFilter._value2member_map_
 )
 
@@ -17350,31 +17401,31 @@ def _encode_SessionArchiveFilter(v: SessionArchiveFilter | str) -> str:
     return v._value_ if type(v) is SessionArchiveFilter else v
 
 
-def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_DeleteSessionRequest(d: _Any, strict: bool) -> DeleteSessionRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(DeleteSessionRequest)
     o.session_id = f_session_id
@@ -17382,88 +17433,88 @@ def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
     return o
 
 
-def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ForkSessionRequest(d: Any, strict: bool) -> ForkSessionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ForkSessionRequest(d: _Any, strict: bool) -> ForkSessionRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_cwd: str
-    v = d.get("cwd", MISSING)
-    if v is MISSING:
-        raise missing("cwd")
+    v = d.get("cwd", _MISSING)
+    if v is _MISSING:
+        raise _missing("cwd")
     else:
         try:
-            f_cwd = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_cwd = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("cwd")
 
-    f_additional_directories: list[str] | Unset
-    v = d.get("additionalDirectories", MISSING)
-    if v is MISSING:
-        f_additional_directories = UNSET
+    f_additional_directories: list[str] | _Unset
+    v = d.get("additionalDirectories", _MISSING)
+    if v is _MISSING:
+        f_additional_directories = _UNSET
     elif v is None and not strict:
         f_additional_directories = []
     else:
         try:
-            f_additional_directories = check_list(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_additional_directories = _check_list(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("additionalDirectories")
 
-    f_mcp_servers: list[McpServer] | Unset
-    v = d.get("mcpServers", MISSING)
-    if v is MISSING:
-        f_mcp_servers = UNSET
+    f_mcp_servers: list[McpServer] | _Unset
+    v = d.get("mcpServers", _MISSING)
+    if v is _MISSING:
+        f_mcp_servers = _UNSET
     elif v is None and not strict:
         f_mcp_servers = []
     else:
         try:
-            f_mcp_servers = check_list(v, _decode_McpServer, strict)
-        except ValidationError as error:
+            f_mcp_servers = _check_list(v, _decode_McpServer, strict)
+        except _ValidationError as error:
             raise error.at("mcpServers")
 
-    f_system_prompt: SystemPrompt | None | Unset
-    v = d.get("systemPrompt", MISSING)
-    if v is MISSING:
-        f_system_prompt = UNSET
+    f_system_prompt: SystemPrompt | None | _Unset
+    v = d.get("systemPrompt", _MISSING)
+    if v is _MISSING:
+        f_system_prompt = _UNSET
     else:
         try:
             f_system_prompt = None if v is None else _decode_SystemPrompt(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("systemPrompt")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ForkSessionRequest)
     o.session_id = f_session_id
@@ -17475,54 +17526,54 @@ def _decode_ForkSessionRequest(d: Any, strict: bool) -> ForkSessionRequest:
     return o
 
 
-def _encode_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "cwd": o.cwd,
     }
     v_additional_directories = o.additional_directories
-    if v_additional_directories is not UNSET:
+    if v_additional_directories is not _UNSET:
         d["additionalDirectories"] = list(v_additional_directories)
     v_mcp_servers = o.mcp_servers
-    if v_mcp_servers is not UNSET:
+    if v_mcp_servers is not _UNSET:
         d["mcpServers"] = [_encode_McpServer(x) for x in v_mcp_servers]
     v_system_prompt = o.system_prompt
-    if v_system_prompt is not UNSET:
+    if v_system_prompt is not _UNSET:
         d["systemPrompt"] = (
             None if v_system_prompt is None else _encode_SystemPrompt(v_system_prompt)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ArchiveSessionRequest(d: Any, strict: bool) -> ArchiveSessionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ArchiveSessionRequest(d: _Any, strict: bool) -> ArchiveSessionRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ArchiveSessionRequest)
     o.session_id = f_session_id
@@ -17530,42 +17581,42 @@ def _decode_ArchiveSessionRequest(d: Any, strict: bool) -> ArchiveSessionRequest
     return o
 
 
-def _encode_ArchiveSessionRequest(o: ArchiveSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ArchiveSessionRequest(o: ArchiveSessionRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_UnarchiveSessionRequest(d: Any, strict: bool) -> UnarchiveSessionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_UnarchiveSessionRequest(d: _Any, strict: bool) -> UnarchiveSessionRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(UnarchiveSessionRequest)
     o.session_id = f_session_id
@@ -17573,42 +17624,42 @@ def _decode_UnarchiveSessionRequest(d: Any, strict: bool) -> UnarchiveSessionReq
     return o
 
 
-def _encode_UnarchiveSessionRequest(o: UnarchiveSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_UnarchiveSessionRequest(o: UnarchiveSessionRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionStatusRequest(d: Any, strict: bool) -> SessionStatusRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SessionStatusRequest(d: _Any, strict: bool) -> SessionStatusRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionStatusRequest)
     o.session_id = f_session_id
@@ -17616,52 +17667,52 @@ def _decode_SessionStatusRequest(d: Any, strict: bool) -> SessionStatusRequest:
     return o
 
 
-def _encode_SessionStatusRequest(o: SessionStatusRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SessionStatusRequest(o: SessionStatusRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SetSessionTitleRequest(d: Any, strict: bool) -> SetSessionTitleRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SetSessionTitleRequest(d: _Any, strict: bool) -> SetSessionTitleRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_title: str
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        raise missing("title")
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        raise _missing("title")
     else:
         try:
-            f_title = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_title = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("title")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SetSessionTitleRequest)
     o.session_id = f_session_id
@@ -17670,89 +17721,89 @@ def _decode_SetSessionTitleRequest(d: Any, strict: bool) -> SetSessionTitleReque
     return o
 
 
-def _encode_SetSessionTitleRequest(o: SetSessionTitleRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SetSessionTitleRequest(o: SetSessionTitleRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "title": o.title,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_cwd: str
-    v = d.get("cwd", MISSING)
-    if v is MISSING:
-        raise missing("cwd")
+    v = d.get("cwd", _MISSING)
+    if v is _MISSING:
+        raise _missing("cwd")
     else:
         try:
-            f_cwd = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_cwd = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("cwd")
 
-    f_additional_directories: list[str] | Unset
-    v = d.get("additionalDirectories", MISSING)
-    if v is MISSING:
-        f_additional_directories = UNSET
+    f_additional_directories: list[str] | _Unset
+    v = d.get("additionalDirectories", _MISSING)
+    if v is _MISSING:
+        f_additional_directories = _UNSET
     elif v is None and not strict:
         f_additional_directories = []
     else:
         try:
-            f_additional_directories = check_list(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_additional_directories = _check_list(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("additionalDirectories")
 
-    f_mcp_servers: list[McpServer] | Unset
-    v = d.get("mcpServers", MISSING)
-    if v is MISSING:
-        f_mcp_servers = UNSET
+    f_mcp_servers: list[McpServer] | _Unset
+    v = d.get("mcpServers", _MISSING)
+    if v is _MISSING:
+        f_mcp_servers = _UNSET
     elif v is None and not strict:
         f_mcp_servers = []
     else:
         try:
-            f_mcp_servers = check_list(v, _decode_McpServer, strict)
-        except ValidationError as error:
+            f_mcp_servers = _check_list(v, _decode_McpServer, strict)
+        except _ValidationError as error:
             raise error.at("mcpServers")
 
-    f_system_prompt: SystemPrompt | None | Unset
-    v = d.get("systemPrompt", MISSING)
-    if v is MISSING:
-        f_system_prompt = UNSET
+    f_system_prompt: SystemPrompt | None | _Unset
+    v = d.get("systemPrompt", _MISSING)
+    if v is _MISSING:
+        f_system_prompt = _UNSET
     else:
         try:
             f_system_prompt = None if v is None else _decode_SystemPrompt(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("systemPrompt")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ResumeSessionRequest)
     o.session_id = f_session_id
@@ -17764,54 +17815,54 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
     return o
 
 
-def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "cwd": o.cwd,
     }
     v_additional_directories = o.additional_directories
-    if v_additional_directories is not UNSET:
+    if v_additional_directories is not _UNSET:
         d["additionalDirectories"] = list(v_additional_directories)
     v_mcp_servers = o.mcp_servers
-    if v_mcp_servers is not UNSET:
+    if v_mcp_servers is not _UNSET:
         d["mcpServers"] = [_encode_McpServer(x) for x in v_mcp_servers]
     v_system_prompt = o.system_prompt
-    if v_system_prompt is not UNSET:
+    if v_system_prompt is not _UNSET:
         d["systemPrompt"] = (
             None if v_system_prompt is None else _encode_SystemPrompt(v_system_prompt)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_CloseSessionRequest(d: _Any, strict: bool) -> CloseSessionRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CloseSessionRequest)
     o.session_id = f_session_id
@@ -17819,52 +17870,52 @@ def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
     return o
 
 
-def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SetSessionModeRequest(d: Any, strict: bool) -> SetSessionModeRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SetSessionModeRequest(d: _Any, strict: bool) -> SetSessionModeRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_mode_id: SessionModeId
-    v = d.get("modeId", MISSING)
-    if v is MISSING:
-        raise missing("modeId")
+    v = d.get("modeId", _MISSING)
+    if v is _MISSING:
+        raise _missing("modeId")
     else:
         try:
-            f_mode_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_mode_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("modeId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SetSessionModeRequest)
     o.session_id = f_session_id
@@ -17873,74 +17924,74 @@ def _decode_SetSessionModeRequest(d: Any, strict: bool) -> SetSessionModeRequest
     return o
 
 
-def _encode_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "modeId": o.mode_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_BooleanSetSessionConfigOptionRequest(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> BooleanSetSessionConfigOptionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "boolean":
-        raise check_tag(d, "type", "boolean")
+        raise _check_tag(d, "type", "boolean")
     return _read_BooleanSetSessionConfigOptionRequest(d, strict)
 
 
 def _read_BooleanSetSessionConfigOptionRequest(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> BooleanSetSessionConfigOptionRequest:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_config_id: SessionConfigId
-    v = d.get("configId", MISSING)
-    if v is MISSING:
-        raise missing("configId")
+    v = d.get("configId", _MISSING)
+    if v is _MISSING:
+        raise _missing("configId")
     else:
         try:
-            f_config_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_config_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("configId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     f_value: bool
-    v = d.get("value", MISSING)
-    if v is MISSING:
-        raise missing("value")
+    v = d.get("value", _MISSING)
+    if v is _MISSING:
+        raise _missing("value")
     else:
         try:
-            f_value = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_value = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             raise error.at("value")
 
     o = _new(BooleanSetSessionConfigOptionRequest)
@@ -17953,66 +18004,66 @@ def _read_BooleanSetSessionConfigOptionRequest(
 
 def _encode_BooleanSetSessionConfigOptionRequest(
     o: BooleanSetSessionConfigOptionRequest,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "boolean",
         "sessionId": o.session_id,
         "configId": o.config_id,
         "value": o.value,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_ValueIdSetSessionConfigOptionRequest(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> ValueIdSetSessionConfigOptionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_config_id: SessionConfigId
-    v = d.get("configId", MISSING)
-    if v is MISSING:
-        raise missing("configId")
+    v = d.get("configId", _MISSING)
+    if v is _MISSING:
+        raise _missing("configId")
     else:
         try:
-            f_config_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_config_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("configId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     f_value: SessionConfigValueId
-    v = d.get("value", MISSING)
-    if v is MISSING:
-        raise missing("value")
+    v = d.get("value", _MISSING)
+    if v is _MISSING:
+        raise _missing("value")
     else:
         try:
-            f_value = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_value = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("value")
 
     o = _new(ValueIdSetSessionConfigOptionRequest)
@@ -18025,86 +18076,86 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
 
 def _encode_ValueIdSetSessionConfigOptionRequest(
     o: ValueIdSetSessionConfigOptionRequest,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "configId": o.config_id,
         "value": o.value,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_SetSessionConfigOptionRequest: dict[
-    str, Decoder[SetSessionConfigOptionRequest]
+    str, _Decoder[SetSessionConfigOptionRequest]
 ] = {
     "boolean": _read_BooleanSetSessionConfigOptionRequest,
 }
 
 
 def _decode_SetSessionConfigOptionRequest(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SetSessionConfigOptionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_SetSessionConfigOptionRequest.get(tag)
         if decoder is not None:
             try:
                 return decoder(d, strict)
-            except ValidationError as error:
+            except _ValidationError as error:
                 # The untagged variant takes what the tagged one refuses.
-                salvage(d)
+                _salvage(d)
                 try:
                     return _decode_ValueIdSetSessionConfigOptionRequest(d, strict)
-                except ValidationError:
+                except _ValidationError:
                     raise error from None
         return _decode_ValueIdSetSessionConfigOptionRequest(d, strict)
     return _decode_ValueIdSetSessionConfigOptionRequest(d, strict)
 
 
-def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_PromptRequest(d: _Any, strict: bool) -> PromptRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_prompt: list[ContentBlock]
-    v = d.get("prompt", MISSING)
-    if v is MISSING:
-        raise missing("prompt")
+    v = d.get("prompt", _MISSING)
+    if v is _MISSING:
+        raise _missing("prompt")
     else:
         try:
-            f_prompt = check_variants(
+            f_prompt = _check_variants(
                 v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("prompt")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PromptRequest)
     o.session_id = f_session_id
@@ -18113,41 +18164,41 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
     return o
 
 
-def _encode_PromptRequest(o: PromptRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_PromptRequest(o: PromptRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "prompt": [_encode_ContentBlock(x) for x in o.prompt],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ResultClientResponse(d: Any, strict: bool) -> ResultClientResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_id: RequestId_
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+def _decode_ResultClientResponse(d: _Any, strict: bool) -> ResultClientResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_id: RequestId
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = _decode_RequestId_(v, strict)
-        except ValidationError as error:
+            f_id = _decode_RequestId(v, strict)
+        except _ValidationError as error:
             raise error.at("id")
 
-    f_result: Any
-    v = d.get("result", MISSING)
-    if v is MISSING:
-        raise missing("result")
+    f_result: _Any
+    v = d.get("result", _MISSING)
+    if v is _MISSING:
+        raise _missing("result")
     else:
         try:
-            f_result = check_raw(
+            f_result = _check_raw(
                 v, "#/$defs/ClientResponse/anyOf/0/properties/result", strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("result")
 
     o = _new(ResultClientResponse)
@@ -18156,36 +18207,36 @@ def _decode_ResultClientResponse(d: Any, strict: bool) -> ResultClientResponse:
     return o
 
 
-def _encode_ResultClientResponse(o: ResultClientResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ResultClientResponse(o: ResultClientResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "id": encode(o.id),
-        "result": wire_json(o.result),
+        "result": _wire_json(o.result),
     }
 
     return d
 
 
-def _decode_ErrorClientResponse(d: Any, strict: bool) -> ErrorClientResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_id: RequestId_
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+def _decode_ErrorClientResponse(d: _Any, strict: bool) -> ErrorClientResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_id: RequestId
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = _decode_RequestId_(v, strict)
-        except ValidationError as error:
+            f_id = _decode_RequestId(v, strict)
+        except _ValidationError as error:
             raise error.at("id")
 
     f_error: Error
-    v = d.get("error", MISSING)
-    if v is MISSING:
-        raise missing("error")
+    v = d.get("error", _MISSING)
+    if v is _MISSING:
+        raise _missing("error")
     else:
         try:
             f_error = _decode_Error(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("error")
 
     o = _new(ErrorClientResponse)
@@ -18194,8 +18245,8 @@ def _decode_ErrorClientResponse(d: Any, strict: bool) -> ErrorClientResponse:
     return o
 
 
-def _encode_ErrorClientResponse(o: ErrorClientResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ErrorClientResponse(o: ErrorClientResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "id": encode(o.id),
         "error": _encode_Error(o.error),
     }
@@ -18203,86 +18254,86 @@ def _encode_ErrorClientResponse(o: ErrorClientResponse) -> dict[str, Any]:
     return d
 
 
-def _decode_ClientResponse(d: Any, strict: bool) -> ClientResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ClientResponse(d: _Any, strict: bool) -> ClientResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     # The first variant whose required keys are all there and that decodes,
     # as serde's untagged enums choose.
-    errors: list[ValidationError] = []
+    errors: list[_ValidationError] = []
     if "id" in d and "result" in d:
         try:
             return _decode_ResultClientResponse(d, strict)
-        except ValidationError as error:
-            salvage(d)
+        except _ValidationError as error:
+            _salvage(d)
             errors.append(error)
     if "id" in d and "error" in d:
         try:
             return _decode_ErrorClientResponse(d, strict)
-        except ValidationError as error:
-            salvage(d)
+        except _ValidationError as error:
+            _salvage(d)
             errors.append(error)
     if errors:
-        raise furthest(errors)
-    raise ValidationError(
+        raise _furthest(errors)
+    raise _ValidationError(
         "expected an object with the members of Result or Error (id, result; id, error)"
     )
 
 
-def _decode_WriteTextFileResponse(d: Any, strict: bool) -> WriteTextFileResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_WriteTextFileResponse(d: _Any, strict: bool) -> WriteTextFileResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(WriteTextFileResponse)
     o.meta = f_meta
     return o
 
 
-def _encode_WriteTextFileResponse(o: WriteTextFileResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_WriteTextFileResponse(o: WriteTextFileResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ReadTextFileResponse(d: Any, strict: bool) -> ReadTextFileResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ReadTextFileResponse(d: _Any, strict: bool) -> ReadTextFileResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_content: str
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         try:
-            f_content = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_content = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ReadTextFileResponse)
     o.content = f_content
@@ -18290,29 +18341,29 @@ def _decode_ReadTextFileResponse(d: Any, strict: bool) -> ReadTextFileResponse:
     return o
 
 
-def _encode_ReadTextFileResponse(o: ReadTextFileResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ReadTextFileResponse(o: ReadTextFileResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "content": o.content,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_RequestPermissionResponse(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> RequestPermissionResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_outcome: RequestPermissionOutcome
-    v = d.get("outcome", MISSING)
-    if v is MISSING:
-        raise missing("outcome")
+    v = d.get("outcome", _MISSING)
+    if v is _MISSING:
+        raise _missing("outcome")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("outcome") if type(v) is json_object else None
+        tag = v.get("outcome") if type(v) is _json_object else None
         try:
             f_outcome = (
                 _VARIANTS_RequestPermissionOutcome.get(
@@ -18321,21 +18372,21 @@ def _decode_RequestPermissionResponse(
                 if type(tag) is str
                 else _decode_RequestPermissionOutcome
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("outcome")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(RequestPermissionResponse)
     o.outcome = f_outcome
@@ -18343,29 +18394,29 @@ def _decode_RequestPermissionResponse(
     return o
 
 
-def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "outcome": _encode_RequestPermissionOutcome(o.outcome),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_CancelledRequestPermissionOutcome(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> CancelledRequestPermissionOutcome:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("outcome") != "cancelled":
-        raise check_tag(d, "outcome", "cancelled")
+        raise _check_tag(d, "outcome", "cancelled")
     return _read_CancelledRequestPermissionOutcome(d, strict)
 
 
 def _read_CancelledRequestPermissionOutcome(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> CancelledRequestPermissionOutcome:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
@@ -18375,8 +18426,8 @@ def _read_CancelledRequestPermissionOutcome(
 
 def _encode_CancelledRequestPermissionOutcome(
     o: CancelledRequestPermissionOutcome,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "outcome": "cancelled",
     }
 
@@ -18384,42 +18435,42 @@ def _encode_CancelledRequestPermissionOutcome(
 
 
 def _decode_SelectedRequestPermissionOutcome(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SelectedRequestPermissionOutcome:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("outcome") != "selected":
-        raise check_tag(d, "outcome", "selected")
+        raise _check_tag(d, "outcome", "selected")
     return _read_SelectedRequestPermissionOutcome(d, strict)
 
 
 def _read_SelectedRequestPermissionOutcome(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> SelectedRequestPermissionOutcome:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_option_id: PermissionOptionId
-    v = d.get("optionId", MISSING)
-    if v is MISSING:
-        raise missing("optionId")
+    v = d.get("optionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("optionId")
     else:
         try:
-            f_option_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_option_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("optionId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SelectedRequestPermissionOutcome)
     o.option_id = f_option_id
@@ -18429,40 +18480,40 @@ def _read_SelectedRequestPermissionOutcome(
 
 def _encode_SelectedRequestPermissionOutcome(
     o: SelectedRequestPermissionOutcome,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "outcome": "selected",
         "optionId": o.option_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_RequestPermissionOutcome: dict[str, Decoder[RequestPermissionOutcome]] = {
+_VARIANTS_RequestPermissionOutcome: dict[str, _Decoder[RequestPermissionOutcome]] = {
     "cancelled": _read_CancelledRequestPermissionOutcome,
     "selected": _read_SelectedRequestPermissionOutcome,
 }
 
 
-def _decode_RequestPermissionOutcome(d: Any, strict: bool) -> RequestPermissionOutcome:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("outcome", MISSING)
+def _decode_RequestPermissionOutcome(d: _Any, strict: bool) -> RequestPermissionOutcome:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("outcome", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_RequestPermissionOutcome.get(tag)
         if decoder is not None:
             return decoder(d, strict)
-        raise unexpected('expected one of "cancelled", "selected"', tag).at("outcome")
-    if tag is MISSING:
-        raise missing("outcome")
-    raise type_error("a string", tag).at("outcome")
+        raise _unexpected('expected one of "cancelled", "selected"', tag).at("outcome")
+    if tag is _MISSING:
+        raise _missing("outcome")
+    raise _type_error("a string", tag).at("outcome")
 
 
-def _encode_RequestPermissionOutcome(o: RequestPermissionOutcome) -> dict[str, Any]:
+def _encode_RequestPermissionOutcome(o: RequestPermissionOutcome) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -18473,32 +18524,32 @@ def _encode_RequestPermissionOutcome(o: RequestPermissionOutcome) -> dict[str, A
 
 
 def _decode_SelectedPermissionOutcome(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SelectedPermissionOutcome:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_option_id: PermissionOptionId
-    v = d.get("optionId", MISSING)
-    if v is MISSING:
-        raise missing("optionId")
+    v = d.get("optionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("optionId")
     else:
         try:
-            f_option_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_option_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("optionId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SelectedPermissionOutcome)
     o.option_id = f_option_id
@@ -18506,42 +18557,42 @@ def _decode_SelectedPermissionOutcome(
     return o
 
 
-def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "optionId": o.option_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_CreateTerminalResponse(d: Any, strict: bool) -> CreateTerminalResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_CreateTerminalResponse(d: _Any, strict: bool) -> CreateTerminalResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_terminal_id: TerminalId
-    v = d.get("terminalId", MISSING)
-    if v is MISSING:
-        raise missing("terminalId")
+    v = d.get("terminalId", _MISSING)
+    if v is _MISSING:
+        raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_terminal_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("terminalId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CreateTerminalResponse)
     o.terminal_id = f_terminal_id
@@ -18549,65 +18600,65 @@ def _decode_CreateTerminalResponse(d: Any, strict: bool) -> CreateTerminalRespon
     return o
 
 
-def _encode_CreateTerminalResponse(o: CreateTerminalResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_CreateTerminalResponse(o: CreateTerminalResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "terminalId": o.terminal_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_TerminalOutputResponse(d: Any, strict: bool) -> TerminalOutputResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_TerminalOutputResponse(d: _Any, strict: bool) -> TerminalOutputResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_output: str
-    v = d.get("output", MISSING)
-    if v is MISSING:
-        raise missing("output")
+    v = d.get("output", _MISSING)
+    if v is _MISSING:
+        raise _missing("output")
     else:
         try:
-            f_output = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_output = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("output")
 
     f_truncated: bool
-    v = d.get("truncated", MISSING)
-    if v is MISSING:
-        raise missing("truncated")
+    v = d.get("truncated", _MISSING)
+    if v is _MISSING:
+        raise _missing("truncated")
     else:
         try:
-            f_truncated = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_truncated = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             raise error.at("truncated")
 
-    f_exit_status: TerminalExitStatus | None | Unset
-    v = d.get("exitStatus", MISSING)
-    if v is MISSING:
-        f_exit_status = UNSET
+    f_exit_status: TerminalExitStatus | None | _Unset
+    v = d.get("exitStatus", _MISSING)
+    if v is _MISSING:
+        f_exit_status = _UNSET
     else:
         try:
             f_exit_status = None if v is None else _decode_TerminalExitStatus(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("exitStatus")
-            salvage(v)
-            f_exit_status = UNSET
+            _salvage(v)
+            f_exit_status = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TerminalOutputResponse)
     o.output = f_output
@@ -18617,30 +18668,30 @@ def _decode_TerminalOutputResponse(d: Any, strict: bool) -> TerminalOutputRespon
     return o
 
 
-def _encode_TerminalOutputResponse(o: TerminalOutputResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_TerminalOutputResponse(o: TerminalOutputResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "output": o.output,
         "truncated": o.truncated,
     }
     v_exit_status = o.exit_status
-    if v_exit_status is not UNSET:
+    if v_exit_status is not _UNSET:
         d["exitStatus"] = (
             None if v_exit_status is None else _encode_TerminalExitStatus(v_exit_status)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_exit_code: int | None | Unset
-    v = d.get("exitCode", MISSING)
-    if v is MISSING:
-        f_exit_code = UNSET
+def _decode_TerminalExitStatus(d: _Any, strict: bool) -> TerminalExitStatus:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_exit_code: int | None | _Unset
+    v = d.get("exitCode", _MISSING)
+    if v is _MISSING:
+        f_exit_code = _UNSET
     else:
         try:
             f_exit_code = (
@@ -18650,41 +18701,43 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
                     v
                     if type(v) is int and 0 <= v <= 4294967295
                     else (
-                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                        _check_int(v, 0, None)
+                        if strict
+                        else _check_int(v, 0, 4294967295)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("exitCode")
-            salvage(v)
-            f_exit_code = UNSET
+            _salvage(v)
+            f_exit_code = _UNSET
 
-    f_signal: str | None | Unset
-    v = d.get("signal", MISSING)
-    if v is MISSING:
-        f_signal = UNSET
+    f_signal: str | None | _Unset
+    v = d.get("signal", _MISSING)
+    if v is _MISSING:
+        f_signal = _UNSET
     else:
         try:
-            f_signal = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_signal = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("signal")
-            salvage(v)
-            f_signal = UNSET
+            _salvage(v)
+            f_signal = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TerminalExitStatus)
     o.exit_code = f_exit_code
@@ -18693,60 +18746,60 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
     return o
 
 
-def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_exit_code = o.exit_code
-    if v_exit_code is not UNSET:
+    if v_exit_code is not _UNSET:
         d["exitCode"] = v_exit_code
     v_signal = o.signal
-    if v_signal is not UNSET:
+    if v_signal is not _UNSET:
         d["signal"] = v_signal
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ReleaseTerminalResponse(d: Any, strict: bool) -> ReleaseTerminalResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_ReleaseTerminalResponse(d: _Any, strict: bool) -> ReleaseTerminalResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ReleaseTerminalResponse)
     o.meta = f_meta
     return o
 
 
-def _encode_ReleaseTerminalResponse(o: ReleaseTerminalResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ReleaseTerminalResponse(o: ReleaseTerminalResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_WaitForTerminalExitResponse(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> WaitForTerminalExitResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_exit_code: int | None | Unset
-    v = d.get("exitCode", MISSING)
-    if v is MISSING:
-        f_exit_code = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_exit_code: int | None | _Unset
+    v = d.get("exitCode", _MISSING)
+    if v is _MISSING:
+        f_exit_code = _UNSET
     else:
         try:
             f_exit_code = (
@@ -18756,41 +18809,43 @@ def _decode_WaitForTerminalExitResponse(
                     v
                     if type(v) is int and 0 <= v <= 4294967295
                     else (
-                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                        _check_int(v, 0, None)
+                        if strict
+                        else _check_int(v, 0, 4294967295)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("exitCode")
-            salvage(v)
-            f_exit_code = UNSET
+            _salvage(v)
+            f_exit_code = _UNSET
 
-    f_signal: str | None | Unset
-    v = d.get("signal", MISSING)
-    if v is MISSING:
-        f_signal = UNSET
+    f_signal: str | None | _Unset
+    v = d.get("signal", _MISSING)
+    if v is _MISSING:
+        f_signal = _UNSET
     else:
         try:
-            f_signal = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_signal = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("signal")
-            salvage(v)
-            f_signal = UNSET
+            _salvage(v)
+            f_signal = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(WaitForTerminalExitResponse)
     o.exit_code = f_exit_code
@@ -18801,91 +18856,91 @@ def _decode_WaitForTerminalExitResponse(
 
 def _encode_WaitForTerminalExitResponse(
     o: WaitForTerminalExitResponse,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_exit_code = o.exit_code
-    if v_exit_code is not UNSET:
+    if v_exit_code is not _UNSET:
         d["exitCode"] = v_exit_code
     v_signal = o.signal
-    if v_signal is not UNSET:
+    if v_signal is not _UNSET:
         d["signal"] = v_signal
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_KillTerminalResponse(d: Any, strict: bool) -> KillTerminalResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_KillTerminalResponse(d: _Any, strict: bool) -> KillTerminalResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(KillTerminalResponse)
     o.meta = f_meta
     return o
 
 
-def _encode_KillTerminalResponse(o: KillTerminalResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_KillTerminalResponse(o: KillTerminalResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_AcceptCreateElicitationResponse(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> AcceptCreateElicitationResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("action") != "accept":
-        raise check_tag(d, "action", "accept")
+        raise _check_tag(d, "action", "accept")
     return _read_AcceptCreateElicitationResponse(d, strict)
 
 
 def _read_AcceptCreateElicitationResponse(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> AcceptCreateElicitationResponse:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
-    f_content: dict[str, ElicitationContentValue] | None | Unset
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        f_content = UNSET
+    f_content: dict[str, ElicitationContentValue] | None | _Unset
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        f_content = _UNSET
     else:
         try:
             f_content = (
                 None
                 if v is None
-                else check_map(v, _decode_ElicitationContentValue, strict)
+                else _check_map(v, _decode_ElicitationContentValue, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
     o = _new(AcceptCreateElicitationResponse)
@@ -18896,15 +18951,15 @@ def _read_AcceptCreateElicitationResponse(
 
 def _encode_AcceptCreateElicitationResponse(
     o: AcceptCreateElicitationResponse,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "action": "accept",
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
     v_content = o.content
-    if v_content is not UNSET:
+    if v_content is not _UNSET:
         d["content"] = (
             None if v_content is None else {k: encode(x) for k, x in v_content.items()}
         )
@@ -18913,32 +18968,32 @@ def _encode_AcceptCreateElicitationResponse(
 
 
 def _decode_DeclineCreateElicitationResponse(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> DeclineCreateElicitationResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("action") != "decline":
-        raise check_tag(d, "action", "decline")
+        raise _check_tag(d, "action", "decline")
     return _read_DeclineCreateElicitationResponse(d, strict)
 
 
 def _read_DeclineCreateElicitationResponse(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> DeclineCreateElicitationResponse:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(DeclineCreateElicitationResponse)
     o.meta = f_meta
@@ -18947,44 +19002,44 @@ def _read_DeclineCreateElicitationResponse(
 
 def _encode_DeclineCreateElicitationResponse(
     o: DeclineCreateElicitationResponse,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "action": "decline",
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_CancelCreateElicitationResponse(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> CancelCreateElicitationResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("action") != "cancel":
-        raise check_tag(d, "action", "cancel")
+        raise _check_tag(d, "action", "cancel")
     return _read_CancelCreateElicitationResponse(d, strict)
 
 
 def _read_CancelCreateElicitationResponse(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> CancelCreateElicitationResponse:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CancelCreateElicitationResponse)
     o.meta = f_meta
@@ -18993,76 +19048,76 @@ def _read_CancelCreateElicitationResponse(
 
 def _encode_CancelCreateElicitationResponse(
     o: CancelCreateElicitationResponse,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "action": "cancel",
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_OtherCreateElicitationResponse(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> OtherCreateElicitationResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("action")) is not str:
-        raise check_tag(d, "action", None)
+        raise _check_tag(d, "action", None)
     if strict and d["action"] in _VARIANTS_CreateElicitationResponse:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected("expected a tag that no other variant has", d["action"]).at(
+        raise _unexpected("expected a tag that no other variant has", d["action"]).at(
             "action"
         )
     return _read_OtherCreateElicitationResponse(d, strict)
 
 
 def _read_OtherCreateElicitationResponse(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> OtherCreateElicitationResponse:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(OtherCreateElicitationResponse)
     o.action = d["action"]
     o.meta = f_meta
     o.extra = {k: x for k, x in d.items() if k not in ["action", "_meta"]}
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
 def _encode_OtherCreateElicitationResponse(
     o: OtherCreateElicitationResponse,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "action": o.action,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_CreateElicitationResponse: dict[str, Decoder[CreateElicitationResponse]] = {
+_VARIANTS_CreateElicitationResponse: dict[str, _Decoder[CreateElicitationResponse]] = {
     "accept": _read_AcceptCreateElicitationResponse,
     "decline": _read_DeclineCreateElicitationResponse,
     "cancel": _read_CancelCreateElicitationResponse,
@@ -19070,47 +19125,47 @@ _VARIANTS_CreateElicitationResponse: dict[str, Decoder[CreateElicitationResponse
 
 
 def _decode_CreateElicitationResponse(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> CreateElicitationResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("action", MISSING)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("action", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_CreateElicitationResponse.get(tag)
         if decoder is not None:
             return decoder(d, strict)
         return _read_OtherCreateElicitationResponse(d, strict)
-    if tag is MISSING:
-        raise missing("action")
-    raise type_error("a string", tag).at("action")
+    if tag is _MISSING:
+        raise _missing("action")
+    raise _type_error("a string", tag).at("action")
 
 
-def _decode_ElicitationContentValue(v: Any, strict: bool) -> ElicitationContentValue:
-    return cast(
+def _decode_ElicitationContentValue(v: _Any, strict: bool) -> ElicitationContentValue:
+    return _cast(
         "str | int | float | bool | list[str]",
-        scalar_union(
+        _scalar_union(
             v,
             strict,
             {
-                "string": lambda x, strict: x if type(x) is str else check_str(x),
+                "string": lambda x, strict: x if type(x) is str else _check_str(x),
                 "integer": lambda x, strict: (
                     x
                     if type(x) is int
                     and -9223372036854775808 <= x <= 9223372036854775807
                     else (
-                        check_int(x, None, None)
+                        _check_int(x, None, None)
                         if strict
-                        else check_int(x, -9223372036854775808, 9223372036854775807)
+                        else _check_int(x, -9223372036854775808, 9223372036854775807)
                     )
                 ),
                 "number": lambda x, strict: (
                     x
-                    if type(x) is float and -FLOAT_MAX <= x <= FLOAT_MAX
-                    else check_num(x, None, None)
+                    if type(x) is float and -_FLOAT_MAX <= x <= _FLOAT_MAX
+                    else _check_num(x, None, None)
                 ),
-                "boolean": lambda x, strict: x if type(x) is bool else check_bool(x),
-                "array": lambda x, strict: check_list(
-                    x, lambda x, strict: x if type(x) is str else check_str(x), strict
+                "boolean": lambda x, strict: x if type(x) is bool else _check_bool(x),
+                "array": lambda x, strict: _check_list(
+                    x, lambda x, strict: x if type(x) is str else _check_str(x), strict
                 ),
             },
             "string, integer, number, boolean or array",
@@ -19118,21 +19173,21 @@ def _decode_ElicitationContentValue(v: Any, strict: bool) -> ElicitationContentV
     )
 
 
-def _decode_ElicitationAcceptAction(d: Any, strict: bool) -> ElicitationAcceptAction:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_content: dict[str, ElicitationContentValue] | None | Unset
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        f_content = UNSET
+def _decode_ElicitationAcceptAction(d: _Any, strict: bool) -> ElicitationAcceptAction:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_content: dict[str, ElicitationContentValue] | None | _Unset
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        f_content = _UNSET
     else:
         try:
             f_content = (
                 None
                 if v is None
-                else check_map(v, _decode_ElicitationContentValue, strict)
+                else _check_map(v, _decode_ElicitationContentValue, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
     o = _new(ElicitationAcceptAction)
@@ -19140,10 +19195,10 @@ def _decode_ElicitationAcceptAction(d: Any, strict: bool) -> ElicitationAcceptAc
     return o
 
 
-def _encode_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_content = o.content
-    if v_content is not UNSET:
+    if v_content is not _UNSET:
         d["content"] = (
             None if v_content is None else {k: encode(x) for k, x in v_content.items()}
         )
@@ -19151,31 +19206,31 @@ def _encode_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, Any
     return d
 
 
-def _decode_ResultMessageMcpResponse(d: Any, strict: bool) -> ResultMessageMcpResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_result: Any
-    v = d.get("result", MISSING)
-    if v is MISSING:
-        raise missing("result")
+def _decode_ResultMessageMcpResponse(d: _Any, strict: bool) -> ResultMessageMcpResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_result: _Any
+    v = d.get("result", _MISSING)
+    if v is _MISSING:
+        raise _missing("result")
     else:
         try:
-            f_result = any_value(v, strict)
-        except ValidationError as error:
+            f_result = _any_value(v, strict)
+        except _ValidationError as error:
             raise error.at("result")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ResultMessageMcpResponse)
     o.result = f_result
@@ -19183,42 +19238,42 @@ def _decode_ResultMessageMcpResponse(d: Any, strict: bool) -> ResultMessageMcpRe
     return o
 
 
-def _encode_ResultMessageMcpResponse(o: ResultMessageMcpResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
-        "result": wire_json(o.result),
+def _encode_ResultMessageMcpResponse(o: ResultMessageMcpResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
+        "result": _wire_json(o.result),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ErrorMessageMcpResponse(d: Any, strict: bool) -> ErrorMessageMcpResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ErrorMessageMcpResponse(d: _Any, strict: bool) -> ErrorMessageMcpResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_error: McpError
-    v = d.get("error", MISSING)
-    if v is MISSING:
-        raise missing("error")
+    v = d.get("error", _MISSING)
+    if v is _MISSING:
+        raise _missing("error")
     else:
         try:
             f_error = _decode_McpError(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("error")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ErrorMessageMcpResponse)
     o.error = f_error
@@ -19226,81 +19281,81 @@ def _decode_ErrorMessageMcpResponse(d: Any, strict: bool) -> ErrorMessageMcpResp
     return o
 
 
-def _encode_ErrorMessageMcpResponse(o: ErrorMessageMcpResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ErrorMessageMcpResponse(o: ErrorMessageMcpResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "error": _encode_McpError(o.error),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_MessageMcpResponse(d: Any, strict: bool) -> MessageMcpResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_MessageMcpResponse(d: _Any, strict: bool) -> MessageMcpResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     # The first variant whose required keys are all there and that decodes,
     # as serde's untagged enums choose.
-    errors: list[ValidationError] = []
+    errors: list[_ValidationError] = []
     if "result" in d:
         try:
             return _decode_ResultMessageMcpResponse(d, strict)
-        except ValidationError as error:
-            salvage(d)
+        except _ValidationError as error:
+            _salvage(d)
             errors.append(error)
     if "error" in d:
         try:
             return _decode_ErrorMessageMcpResponse(d, strict)
-        except ValidationError as error:
-            salvage(d)
+        except _ValidationError as error:
+            _salvage(d)
             errors.append(error)
     if errors:
-        raise furthest(errors)
-    raise ValidationError(
+        raise _furthest(errors)
+    raise _ValidationError(
         "expected an object with the members of Result or Error (result; error)"
     )
 
 
-def _decode_McpError(d: Any, strict: bool) -> McpError:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_McpError(d: _Any, strict: bool) -> McpError:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_code: int
-    v = d.get("code", MISSING)
-    if v is MISSING:
-        raise missing("code")
+    v = d.get("code", _MISSING)
+    if v is _MISSING:
+        raise _missing("code")
     else:
         try:
             f_code = (
                 v
                 if type(v) is int and -2147483648 <= v <= 2147483647
                 else (
-                    check_int(v, None, None)
+                    _check_int(v, None, None)
                     if strict
-                    else check_int(v, -2147483648, 2147483647)
+                    else _check_int(v, -2147483648, 2147483647)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("code")
 
     f_message: str
-    v = d.get("message", MISSING)
-    if v is MISSING:
-        raise missing("message")
+    v = d.get("message", _MISSING)
+    if v is _MISSING:
+        raise _missing("message")
     else:
         try:
-            f_message = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_message = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("message")
 
-    f_data: Any | Unset
-    v = d.get("data", MISSING)
-    if v is MISSING:
-        f_data = UNSET
+    f_data: _Any | _Unset
+    v = d.get("data", _MISSING)
+    if v is _MISSING:
+        f_data = _UNSET
     else:
         try:
-            f_data = any_value(v, strict)
-        except ValidationError as error:
+            f_data = _any_value(v, strict)
+        except _ValidationError as error:
             raise error.at("data")
 
     o = _new(McpError)
@@ -19310,41 +19365,41 @@ def _decode_McpError(d: Any, strict: bool) -> McpError:
     return o
 
 
-def _encode_McpError(o: McpError) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_McpError(o: McpError) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "code": o.code,
         "message": o.message,
     }
     v_data = o.data
-    if v_data is not UNSET:
-        d["data"] = wire_json(v_data)
+    if v_data is not _UNSET:
+        d["data"] = _wire_json(v_data)
 
     return d
 
 
-def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ClientNotification(d: _Any, strict: bool) -> ClientNotification:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_method: str
-    v = d.get("method", MISSING)
-    if v is MISSING:
-        raise missing("method")
+    v = d.get("method", _MISSING)
+    if v is _MISSING:
+        raise _missing("method")
     else:
         try:
-            f_method = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_method = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("method")
 
-    f_params: Any | Unset
-    v = d.get("params", MISSING)
-    if v is MISSING:
-        f_params = UNSET
+    f_params: _Any | _Unset
+    v = d.get("params", _MISSING)
+    if v is _MISSING:
+        f_params = _UNSET
     else:
         try:
-            f_params = check_raw(
+            f_params = _check_raw(
                 v, "#/$defs/ClientNotification/properties/params", strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("params")
 
     o = _new(ClientNotification)
@@ -19353,42 +19408,42 @@ def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
     return o
 
 
-def _encode_ClientNotification(o: ClientNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ClientNotification(o: ClientNotification) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "method": o.method,
     }
     v_params = o.params
-    if v_params is not UNSET:
-        d["params"] = wire_json(v_params)
+    if v_params is not _UNSET:
+        d["params"] = _wire_json(v_params)
 
     return d
 
 
-def _decode_CancelNotification(d: Any, strict: bool) -> CancelNotification:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_CancelNotification(d: _Any, strict: bool) -> CancelNotification:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CancelNotification)
     o.session_id = f_session_id
@@ -19396,72 +19451,72 @@ def _decode_CancelNotification(d: Any, strict: bool) -> CancelNotification:
     return o
 
 
-def _encode_CancelNotification(o: CancelNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_CancelNotification(o: CancelNotification) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_MessageMcpNotification(d: Any, strict: bool) -> MessageMcpNotification:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_MessageMcpNotification(d: _Any, strict: bool) -> MessageMcpNotification:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_server_id: McpServerAcpId
-    v = d.get("serverId", MISSING)
-    if v is MISSING:
-        raise missing("serverId")
+    v = d.get("serverId", _MISSING)
+    if v is _MISSING:
+        raise _missing("serverId")
     else:
         try:
-            f_server_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_server_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("serverId")
 
     f_request_id: McpRequestId
-    v = d.get("requestId", MISSING)
-    if v is MISSING:
-        raise missing("requestId")
+    v = d.get("requestId", _MISSING)
+    if v is _MISSING:
+        raise _missing("requestId")
     else:
         try:
-            f_request_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_request_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("requestId")
 
     f_method: str
-    v = d.get("method", MISSING)
-    if v is MISSING:
-        raise missing("method")
+    v = d.get("method", _MISSING)
+    if v is _MISSING:
+        raise _missing("method")
     else:
         try:
-            f_method = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_method = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("method")
 
-    f_params: dict[str, Any] | None | Unset
-    v = d.get("params", MISSING)
-    if v is MISSING:
-        f_params = UNSET
+    f_params: dict[str, _Any] | None | _Unset
+    v = d.get("params", _MISSING)
+    if v is _MISSING:
+        f_params = _UNSET
     else:
         try:
-            f_params = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_params = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             raise error.at("params")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(MessageMcpNotification)
     o.server_id = f_server_id
@@ -19472,49 +19527,49 @@ def _decode_MessageMcpNotification(d: Any, strict: bool) -> MessageMcpNotificati
     return o
 
 
-def _encode_MessageMcpNotification(o: MessageMcpNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_MessageMcpNotification(o: MessageMcpNotification) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "serverId": o.server_id,
         "requestId": o.request_id,
         "method": o.method,
     }
     v_params = o.params
-    if v_params is not UNSET:
-        d["params"] = None if v_params is None else wire_map(v_params)
+    if v_params is not _UNSET:
+        d["params"] = None if v_params is None else _wire_map(v_params)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_CancelRequestNotification(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> CancelRequestNotification:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_request_id: RequestId_
-    v = d.get("requestId", MISSING)
-    if v is MISSING:
-        raise missing("requestId")
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_request_id: RequestId
+    v = d.get("requestId", _MISSING)
+    if v is _MISSING:
+        raise _missing("requestId")
     else:
         try:
-            f_request_id = _decode_RequestId_(v, strict)
-        except ValidationError as error:
+            f_request_id = _decode_RequestId(v, strict)
+        except _ValidationError as error:
             raise error.at("requestId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CancelRequestNotification)
     o.request_id = f_request_id
@@ -19522,48 +19577,48 @@ def _decode_CancelRequestNotification(
     return o
 
 
-def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "requestId": encode(o.request_id),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ProxyRequest(d: Any, strict: bool) -> ProxyRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_id: RequestId_
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+def _decode_ProxyRequest(d: _Any, strict: bool) -> ProxyRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_id: RequestId
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = _decode_RequestId_(v, strict)
-        except ValidationError as error:
+            f_id = _decode_RequestId(v, strict)
+        except _ValidationError as error:
             raise error.at("id")
 
     f_method: str
-    v = d.get("method", MISSING)
-    if v is MISSING:
-        raise missing("method")
+    v = d.get("method", _MISSING)
+    if v is _MISSING:
+        raise _missing("method")
     else:
         try:
-            f_method = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_method = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("method")
 
-    f_params: Any | Unset
-    v = d.get("params", MISSING)
-    if v is MISSING:
-        f_params = UNSET
+    f_params: _Any | _Unset
+    v = d.get("params", _MISSING)
+    if v is _MISSING:
+        f_params = _UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/ProxyRequest/properties/params", strict)
-        except ValidationError as error:
+            f_params = _check_raw(v, "#/$defs/ProxyRequest/properties/params", strict)
+        except _ValidationError as error:
             raise error.at("params")
 
     o = _new(ProxyRequest)
@@ -19573,57 +19628,57 @@ def _decode_ProxyRequest(d: Any, strict: bool) -> ProxyRequest:
     return o
 
 
-def _encode_ProxyRequest(o: ProxyRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ProxyRequest(o: ProxyRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "id": encode(o.id),
         "method": o.method,
     }
     v_params = o.params
-    if v_params is not UNSET:
-        d["params"] = wire_json(v_params)
+    if v_params is not _UNSET:
+        d["params"] = _wire_json(v_params)
 
     return d
 
 
-def _decode_InitializeProxyRequest(v: Any, strict: bool) -> InitializeProxyRequest:
+def _decode_InitializeProxyRequest(v: _Any, strict: bool) -> InitializeProxyRequest:
     return _decode_InitializeRequest(v, strict)
 
 
-def _decode_ProxySuccessorRequest(d: Any, strict: bool) -> ProxySuccessorRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ProxySuccessorRequest(d: _Any, strict: bool) -> ProxySuccessorRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_method: str
-    v = d.get("method", MISSING)
-    if v is MISSING:
-        raise missing("method")
+    v = d.get("method", _MISSING)
+    if v is _MISSING:
+        raise _missing("method")
     else:
         try:
-            f_method = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_method = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("method")
 
-    f_params: Any | Unset
-    v = d.get("params", MISSING)
-    if v is MISSING:
-        f_params = UNSET
+    f_params: _Any | _Unset
+    v = d.get("params", _MISSING)
+    if v is _MISSING:
+        f_params = _UNSET
     else:
         try:
-            f_params = any_value(v, strict)
-        except ValidationError as error:
+            f_params = _any_value(v, strict)
+        except _ValidationError as error:
             raise error.at("params")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ProxySuccessorRequest)
     o.method = f_method
@@ -19632,43 +19687,43 @@ def _decode_ProxySuccessorRequest(d: Any, strict: bool) -> ProxySuccessorRequest
     return o
 
 
-def _encode_ProxySuccessorRequest(o: ProxySuccessorRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ProxySuccessorRequest(o: ProxySuccessorRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "method": o.method,
     }
     v_params = o.params
-    if v_params is not UNSET:
-        d["params"] = wire_json(v_params)
+    if v_params is not _UNSET:
+        d["params"] = _wire_json(v_params)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ResultProxyResponse(d: Any, strict: bool) -> ResultProxyResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_id: RequestId_
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+def _decode_ResultProxyResponse(d: _Any, strict: bool) -> ResultProxyResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_id: RequestId
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = _decode_RequestId_(v, strict)
-        except ValidationError as error:
+            f_id = _decode_RequestId(v, strict)
+        except _ValidationError as error:
             raise error.at("id")
 
-    f_result: Any
-    v = d.get("result", MISSING)
-    if v is MISSING:
-        raise missing("result")
+    f_result: _Any
+    v = d.get("result", _MISSING)
+    if v is _MISSING:
+        raise _missing("result")
     else:
         try:
-            f_result = check_raw(
+            f_result = _check_raw(
                 v, "#/$defs/ProxyResponse/anyOf/0/properties/result", strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("result")
 
     o = _new(ResultProxyResponse)
@@ -19677,36 +19732,36 @@ def _decode_ResultProxyResponse(d: Any, strict: bool) -> ResultProxyResponse:
     return o
 
 
-def _encode_ResultProxyResponse(o: ResultProxyResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ResultProxyResponse(o: ResultProxyResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "id": encode(o.id),
-        "result": wire_json(o.result),
+        "result": _wire_json(o.result),
     }
 
     return d
 
 
-def _decode_ErrorProxyResponse(d: Any, strict: bool) -> ErrorProxyResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_id: RequestId_
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+def _decode_ErrorProxyResponse(d: _Any, strict: bool) -> ErrorProxyResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_id: RequestId
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = _decode_RequestId_(v, strict)
-        except ValidationError as error:
+            f_id = _decode_RequestId(v, strict)
+        except _ValidationError as error:
             raise error.at("id")
 
     f_error: Error
-    v = d.get("error", MISSING)
-    if v is MISSING:
-        raise missing("error")
+    v = d.get("error", _MISSING)
+    if v is _MISSING:
+        raise _missing("error")
     else:
         try:
             f_error = _decode_Error(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("error")
 
     o = _new(ErrorProxyResponse)
@@ -19715,8 +19770,8 @@ def _decode_ErrorProxyResponse(d: Any, strict: bool) -> ErrorProxyResponse:
     return o
 
 
-def _encode_ErrorProxyResponse(o: ErrorProxyResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ErrorProxyResponse(o: ErrorProxyResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "id": encode(o.id),
         "error": _encode_Error(o.error),
     }
@@ -19724,62 +19779,62 @@ def _encode_ErrorProxyResponse(o: ErrorProxyResponse) -> dict[str, Any]:
     return d
 
 
-def _decode_ProxyResponse(d: Any, strict: bool) -> ProxyResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ProxyResponse(d: _Any, strict: bool) -> ProxyResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     # The first variant whose required keys are all there and that decodes,
     # as serde's untagged enums choose.
-    errors: list[ValidationError] = []
+    errors: list[_ValidationError] = []
     if "id" in d and "result" in d:
         try:
             return _decode_ResultProxyResponse(d, strict)
-        except ValidationError as error:
-            salvage(d)
+        except _ValidationError as error:
+            _salvage(d)
             errors.append(error)
     if "id" in d and "error" in d:
         try:
             return _decode_ErrorProxyResponse(d, strict)
-        except ValidationError as error:
-            salvage(d)
+        except _ValidationError as error:
+            _salvage(d)
             errors.append(error)
     if errors:
-        raise furthest(errors)
-    raise ValidationError(
+        raise _furthest(errors)
+    raise _ValidationError(
         "expected an object with the members of Result or Error (id, result; id, error)"
     )
 
 
-def _decode_InitializeProxyResponse(v: Any, strict: bool) -> InitializeProxyResponse:
+def _decode_InitializeProxyResponse(v: _Any, strict: bool) -> InitializeProxyResponse:
     return _decode_InitializeResponse(v, strict)
 
 
-def _decode_ProxySuccessorResponse(v: Any, strict: bool) -> ProxySuccessorResponse:
-    return any_value(v, strict)
+def _decode_ProxySuccessorResponse(v: _Any, strict: bool) -> ProxySuccessorResponse:
+    return _any_value(v, strict)
 
 
-def _decode_ProxyNotification(d: Any, strict: bool) -> ProxyNotification:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ProxyNotification(d: _Any, strict: bool) -> ProxyNotification:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_method: str
-    v = d.get("method", MISSING)
-    if v is MISSING:
-        raise missing("method")
+    v = d.get("method", _MISSING)
+    if v is _MISSING:
+        raise _missing("method")
     else:
         try:
-            f_method = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_method = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("method")
 
-    f_params: Any | Unset
-    v = d.get("params", MISSING)
-    if v is MISSING:
-        f_params = UNSET
+    f_params: _Any | _Unset
+    v = d.get("params", _MISSING)
+    if v is _MISSING:
+        f_params = _UNSET
     else:
         try:
-            f_params = check_raw(
+            f_params = _check_raw(
                 v, "#/$defs/ProxyNotification/properties/params", strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("params")
 
     o = _new(ProxyNotification)
@@ -19788,54 +19843,54 @@ def _decode_ProxyNotification(d: Any, strict: bool) -> ProxyNotification:
     return o
 
 
-def _encode_ProxyNotification(o: ProxyNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ProxyNotification(o: ProxyNotification) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "method": o.method,
     }
     v_params = o.params
-    if v_params is not UNSET:
-        d["params"] = wire_json(v_params)
+    if v_params is not _UNSET:
+        d["params"] = _wire_json(v_params)
 
     return d
 
 
 def _decode_ProxySuccessorNotification(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> ProxySuccessorNotification:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_method: str
-    v = d.get("method", MISSING)
-    if v is MISSING:
-        raise missing("method")
+    v = d.get("method", _MISSING)
+    if v is _MISSING:
+        raise _missing("method")
     else:
         try:
-            f_method = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_method = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("method")
 
-    f_params: Any | Unset
-    v = d.get("params", MISSING)
-    if v is MISSING:
-        f_params = UNSET
+    f_params: _Any | _Unset
+    v = d.get("params", _MISSING)
+    if v is _MISSING:
+        f_params = _UNSET
     else:
         try:
-            f_params = any_value(v, strict)
-        except ValidationError as error:
+            f_params = _any_value(v, strict)
+        except _ValidationError as error:
             raise error.at("params")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ProxySuccessorNotification)
     o.method = f_method
@@ -19844,22 +19899,24 @@ def _decode_ProxySuccessorNotification(
     return o
 
 
-def _encode_ProxySuccessorNotification(o: ProxySuccessorNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ProxySuccessorNotification(
+    o: ProxySuccessorNotification,
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "method": o.method,
     }
     v_params = o.params
-    if v_params is not UNSET:
-        d["params"] = wire_json(v_params)
+    if v_params is not _UNSET:
+        d["params"] = _wire_json(v_params)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _encode_ToolCallState(o: ToolCallState) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ToolCallState(o: ToolCallState) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     d["toolCallId"] = o.tool_call_id
     d["kind"] = o.kind._value_ if type(o.kind) is ToolKind else o.kind
     d["status"] = o.status._value_ if type(o.status) is ToolCallStatus else o.status
@@ -19867,40 +19924,40 @@ def _encode_ToolCallState(o: ToolCallState) -> dict[str, Any]:
     d["name"] = o.name
     d["content"] = [_encode_ToolCallContent(x) for x in o.content]
     d["locations"] = [_encode_ToolCallLocation(x) for x in o.locations]
-    d["rawInput"] = wire_json(o.raw_input)
-    d["rawOutput"] = wire_json(o.raw_output)
-    d["_meta"] = wire_map(o.meta)
+    d["rawInput"] = _wire_json(o.raw_input)
+    d["rawOutput"] = _wire_json(o.raw_output)
+    d["_meta"] = _wire_map(o.meta)
     return d
 
 
-def _encode_SessionInfoState(o: SessionInfoState) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_SessionInfoState(o: SessionInfoState) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     d["title"] = o.title
     d["updatedAt"] = o.updated_at
-    d["_meta"] = wire_map(o.meta)
+    d["_meta"] = _wire_map(o.meta)
     return d
 
 
-def _encode_UsageState(o: UsageState) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_UsageState(o: UsageState) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     d["used"] = o.used
     d["size"] = o.size
     d["cost"] = None if o.cost is None else _encode_Cost(o.cost)
     return d
 
 
-def _encode_CompactionState(o: CompactionState) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_CompactionState(o: CompactionState) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     d["compactionId"] = o.compaction_id
     d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
     d["summary"] = [_encode_ContentBlock(x) for x in o.summary]
     d["error"] = o.error
-    d["_meta"] = wire_map(o.meta)
+    d["_meta"] = _wire_map(o.meta)
     return d
 
 
-def _encode_SubagentState(o: SubagentState) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_SubagentState(o: SubagentState) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     d["sessionId"] = o.session_id
     d["title"] = o.title
     d["description"] = o.description
@@ -19914,12 +19971,12 @@ def _encode_SubagentState(o: SubagentState) -> dict[str, Any]:
     d["additionalDirectories"] = (
         None if o.additional_directories is None else list(o.additional_directories)
     )
-    d["_meta"] = wire_map(o.meta)
+    d["_meta"] = _wire_map(o.meta)
     return d
 
 
-def _encode_SessionMessageState(o: SessionMessageState) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_SessionMessageState(o: SessionMessageState) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     d["messageId"] = o.message_id
     d["senderSessionId"] = None if o.sender_session_id is None else o.sender_session_id
     d["recipientSessionId"] = (
@@ -19930,13 +19987,13 @@ def _encode_SessionMessageState(o: SessionMessageState) -> dict[str, Any]:
         None if o.recipient_message_id is None else o.recipient_message_id
     )
     d["content"] = [_encode_ContentBlock(x) for x in o.content]
-    d["_meta"] = wire_map(o.meta)
+    d["_meta"] = _wire_map(o.meta)
     return d
 
 
-_DECODERS: dict[str, tuple[Decoder[object], str]] = {
+_DECODERS: dict[str, tuple[_Decoder[object], str]] = {
     "AgentRequest": (_decode_AgentRequest, "#/$defs/AgentRequest"),
-    "RequestId": (_decode_RequestId_, "#/$defs/RequestId"),
+    "RequestId": (_decode_RequestId, "#/$defs/RequestId"),
     "WriteTextFileRequest": (
         _decode_WriteTextFileRequest,
         "#/$defs/WriteTextFileRequest",
@@ -20510,7 +20567,7 @@ _DECODERS: dict[str, tuple[Decoder[object], str]] = {
     ),
 }
 
-_CLASS_DECODERS: dict[type[object], tuple[Decoder[object], str]] = {
+_CLASS_DECODERS: dict[type[object], tuple[_Decoder[object], str]] = {
     AgentRequest: (_decode_AgentRequest, "#/$defs/AgentRequest"),
     WriteTextFileRequest: (
         _decode_WriteTextFileRequest,
@@ -21218,7 +21275,7 @@ _CLASS_DECODERS: dict[type[object], tuple[Decoder[object], str]] = {
     ErrorProxyResponse: (_decode_ErrorProxyResponse, "#/$defs/ProxyResponse/anyOf/1"),
 }
 
-_CLASS_ENCODERS: dict[type[object], Callable[[Any], dict[str, Any]]] = {
+_CLASS_ENCODERS: dict[type[object], _Callable[[_Any], dict[str, _Any]]] = {
     AgentRequest: _encode_AgentRequest,
     WriteTextFileRequest: _encode_WriteTextFileRequest,
     ReadTextFileRequest: _encode_ReadTextFileRequest,
@@ -21511,7 +21568,7 @@ _POINTERS: dict[type[object], str] = {
 }
 """Where each generated class or enum is in the schema (``encode(validate=True)``)."""
 
-_ENCODERS: dict[type[object], Callable[[Any], object]] = {
+_ENCODERS: dict[type[object], _Callable[[_Any], object]] = {
     **_CLASS_ENCODERS,
     ToolKind: _encode_ToolKind,
     ToolCallStatus: _encode_ToolCallStatus,
@@ -21533,1294 +21590,1325 @@ _ENCODERS: dict[type[object], Callable[[Any], object]] = {
     SessionArchiveFilter: _encode_SessionArchiveFilter,
 }
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     # One signature per definition, so that ``decode("PromptResponse", data)``
     # has the type PromptResponse.
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AgentRequest"], data: Any, *, strict: bool = False
+        name: _Literal["AgentRequest"], data: _Any, *, strict: bool = False
     ) -> AgentRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["RequestId"], data: Any, *, strict: bool = False
-    ) -> RequestId_: ...
+        name: _Literal["RequestId"], data: _Any, *, strict: bool = False
+    ) -> RequestId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["WriteTextFileRequest"], data: Any, *, strict: bool = False
+        name: _Literal["WriteTextFileRequest"], data: _Any, *, strict: bool = False
     ) -> WriteTextFileRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionId"], data: Any, *, strict: bool = False
+        name: _Literal["SessionId"], data: _Any, *, strict: bool = False
     ) -> SessionId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ReadTextFileRequest"], data: Any, *, strict: bool = False
+        name: _Literal["ReadTextFileRequest"], data: _Any, *, strict: bool = False
     ) -> ReadTextFileRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["RequestPermissionRequest"], data: Any, *, strict: bool = False
+        name: _Literal["RequestPermissionRequest"], data: _Any, *, strict: bool = False
     ) -> RequestPermissionRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ToolCallUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["ToolCallUpdate"], data: _Any, *, strict: bool = False
     ) -> ToolCallUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ToolCallId"], data: Any, *, strict: bool = False
+        name: _Literal["ToolCallId"], data: _Any, *, strict: bool = False
     ) -> ToolCallId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ToolKind"], data: Any, *, strict: bool = False
+        name: _Literal["ToolKind"], data: _Any, *, strict: bool = False
     ) -> ToolKind: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ToolCallStatus"], data: Any, *, strict: bool = False
+        name: _Literal["ToolCallStatus"], data: _Any, *, strict: bool = False
     ) -> ToolCallStatus: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ToolCallContent"], data: Any, *, strict: bool = False
+        name: _Literal["ToolCallContent"], data: _Any, *, strict: bool = False
     ) -> ToolCallContent: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ContentBlock"], data: Any, *, strict: bool = False
+        name: _Literal["ContentBlock"], data: _Any, *, strict: bool = False
     ) -> ContentBlock: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["Annotations"], data: Any, *, strict: bool = False
+        name: _Literal["Annotations"], data: _Any, *, strict: bool = False
     ) -> Annotations: ...
 
-    @overload
-    def decode(name: Literal["Role"], data: Any, *, strict: bool = False) -> Role: ...
+    @_overload
+    def decode(name: _Literal["Role"], data: _Any, *, strict: bool = False) -> Role: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["TextContent"], data: Any, *, strict: bool = False
+        name: _Literal["TextContent"], data: _Any, *, strict: bool = False
     ) -> TextContent: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ImageContent"], data: Any, *, strict: bool = False
+        name: _Literal["ImageContent"], data: _Any, *, strict: bool = False
     ) -> ImageContent: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AudioContent"], data: Any, *, strict: bool = False
+        name: _Literal["AudioContent"], data: _Any, *, strict: bool = False
     ) -> AudioContent: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ResourceLink"], data: Any, *, strict: bool = False
+        name: _Literal["ResourceLink"], data: _Any, *, strict: bool = False
     ) -> ResourceLink: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["EmbeddedResourceResource"], data: Any, *, strict: bool = False
+        name: _Literal["EmbeddedResourceResource"], data: _Any, *, strict: bool = False
     ) -> EmbeddedResourceResource: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["TextResourceContents"], data: Any, *, strict: bool = False
+        name: _Literal["TextResourceContents"], data: _Any, *, strict: bool = False
     ) -> TextResourceContents: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["BlobResourceContents"], data: Any, *, strict: bool = False
+        name: _Literal["BlobResourceContents"], data: _Any, *, strict: bool = False
     ) -> BlobResourceContents: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["EmbeddedResource"], data: Any, *, strict: bool = False
+        name: _Literal["EmbeddedResource"], data: _Any, *, strict: bool = False
     ) -> EmbeddedResource: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["Content"], data: Any, *, strict: bool = False
+        name: _Literal["Content"], data: _Any, *, strict: bool = False
     ) -> Content: ...
 
-    @overload
-    def decode(name: Literal["Diff"], data: Any, *, strict: bool = False) -> Diff: ...
+    @_overload
+    def decode(name: _Literal["Diff"], data: _Any, *, strict: bool = False) -> Diff: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["TerminalId"], data: Any, *, strict: bool = False
+        name: _Literal["TerminalId"], data: _Any, *, strict: bool = False
     ) -> TerminalId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["Terminal"], data: Any, *, strict: bool = False
+        name: _Literal["Terminal"], data: _Any, *, strict: bool = False
     ) -> Terminal: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ToolCallLocation"], data: Any, *, strict: bool = False
+        name: _Literal["ToolCallLocation"], data: _Any, *, strict: bool = False
     ) -> ToolCallLocation: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PermissionOption"], data: Any, *, strict: bool = False
+        name: _Literal["PermissionOption"], data: _Any, *, strict: bool = False
     ) -> PermissionOption: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PermissionOptionId"], data: Any, *, strict: bool = False
+        name: _Literal["PermissionOptionId"], data: _Any, *, strict: bool = False
     ) -> PermissionOptionId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PermissionOptionKind"], data: Any, *, strict: bool = False
+        name: _Literal["PermissionOptionKind"], data: _Any, *, strict: bool = False
     ) -> PermissionOptionKind: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CreateTerminalRequest"], data: Any, *, strict: bool = False
+        name: _Literal["CreateTerminalRequest"], data: _Any, *, strict: bool = False
     ) -> CreateTerminalRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["EnvVariable"], data: Any, *, strict: bool = False
+        name: _Literal["EnvVariable"], data: _Any, *, strict: bool = False
     ) -> EnvVariable: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["TerminalOutputRequest"], data: Any, *, strict: bool = False
+        name: _Literal["TerminalOutputRequest"], data: _Any, *, strict: bool = False
     ) -> TerminalOutputRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ReleaseTerminalRequest"], data: Any, *, strict: bool = False
+        name: _Literal["ReleaseTerminalRequest"], data: _Any, *, strict: bool = False
     ) -> ReleaseTerminalRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["WaitForTerminalExitRequest"], data: Any, *, strict: bool = False
+        name: _Literal["WaitForTerminalExitRequest"],
+        data: _Any,
+        *,
+        strict: bool = False,
     ) -> WaitForTerminalExitRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["KillTerminalRequest"], data: Any, *, strict: bool = False
+        name: _Literal["KillTerminalRequest"], data: _Any, *, strict: bool = False
     ) -> KillTerminalRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CreateElicitationRequest"], data: Any, *, strict: bool = False
+        name: _Literal["CreateElicitationRequest"], data: _Any, *, strict: bool = False
     ) -> CreateElicitationRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationSessionScope"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationSessionScope"], data: _Any, *, strict: bool = False
     ) -> ElicitationSessionScope: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationRequestScope"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationRequestScope"], data: _Any, *, strict: bool = False
     ) -> ElicitationRequestScope: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationSchema"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationSchema"], data: _Any, *, strict: bool = False
     ) -> ElicitationSchema: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationSchemaType"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationSchemaType"], data: _Any, *, strict: bool = False
     ) -> ElicitationSchemaType: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationPropertySchema"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationPropertySchema"], data: _Any, *, strict: bool = False
     ) -> ElicitationPropertySchema: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["StringFormat"], data: Any, *, strict: bool = False
+        name: _Literal["StringFormat"], data: _Any, *, strict: bool = False
     ) -> StringFormat: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["EnumOption"], data: Any, *, strict: bool = False
+        name: _Literal["EnumOption"], data: _Any, *, strict: bool = False
     ) -> EnumOption: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["StringPropertySchema"], data: Any, *, strict: bool = False
+        name: _Literal["StringPropertySchema"], data: _Any, *, strict: bool = False
     ) -> StringPropertySchema: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["NumberPropertySchema"], data: Any, *, strict: bool = False
+        name: _Literal["NumberPropertySchema"], data: _Any, *, strict: bool = False
     ) -> NumberPropertySchema: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["IntegerPropertySchema"], data: Any, *, strict: bool = False
+        name: _Literal["IntegerPropertySchema"], data: _Any, *, strict: bool = False
     ) -> IntegerPropertySchema: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["BooleanPropertySchema"], data: Any, *, strict: bool = False
+        name: _Literal["BooleanPropertySchema"], data: _Any, *, strict: bool = False
     ) -> BooleanPropertySchema: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["MultiSelectItems"], data: Any, *, strict: bool = False
+        name: _Literal["MultiSelectItems"], data: _Any, *, strict: bool = False
     ) -> MultiSelectItems: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["StringMultiSelectItems"], data: Any, *, strict: bool = False
+        name: _Literal["StringMultiSelectItems"], data: _Any, *, strict: bool = False
     ) -> StringMultiSelectItems: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["TitledMultiSelectItems"], data: Any, *, strict: bool = False
+        name: _Literal["TitledMultiSelectItems"], data: _Any, *, strict: bool = False
     ) -> TitledMultiSelectItems: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["MultiSelectPropertySchema"], data: Any, *, strict: bool = False
+        name: _Literal["MultiSelectPropertySchema"], data: _Any, *, strict: bool = False
     ) -> MultiSelectPropertySchema: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationFormMode"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationFormMode"], data: _Any, *, strict: bool = False
     ) -> ElicitationFormMode: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationId"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationId"], data: _Any, *, strict: bool = False
     ) -> ElicitationId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationUrlMode"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationUrlMode"], data: _Any, *, strict: bool = False
     ) -> ElicitationUrlMode: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["MessageMcpRequest"], data: Any, *, strict: bool = False
+        name: _Literal["MessageMcpRequest"], data: _Any, *, strict: bool = False
     ) -> MessageMcpRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["McpServerAcpId"], data: Any, *, strict: bool = False
+        name: _Literal["McpServerAcpId"], data: _Any, *, strict: bool = False
     ) -> McpServerAcpId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["McpRequestId"], data: Any, *, strict: bool = False
+        name: _Literal["McpRequestId"], data: _Any, *, strict: bool = False
     ) -> McpRequestId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ExtRequest"], data: Any, *, strict: bool = False
+        name: _Literal["ExtRequest"], data: _Any, *, strict: bool = False
     ) -> ExtRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AgentResponse"], data: Any, *, strict: bool = False
+        name: _Literal["AgentResponse"], data: _Any, *, strict: bool = False
     ) -> AgentResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["InitializeResponse"], data: Any, *, strict: bool = False
+        name: _Literal["InitializeResponse"], data: _Any, *, strict: bool = False
     ) -> InitializeResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ProtocolVersion"], data: Any, *, strict: bool = False
+        name: _Literal["ProtocolVersion"], data: _Any, *, strict: bool = False
     ) -> ProtocolVersion: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AgentCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["AgentCapabilities"], data: _Any, *, strict: bool = False
     ) -> AgentCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PromptCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["PromptCapabilities"], data: _Any, *, strict: bool = False
     ) -> PromptCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["McpCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["McpCapabilities"], data: _Any, *, strict: bool = False
     ) -> McpCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["SessionCapabilities"], data: _Any, *, strict: bool = False
     ) -> SessionCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionListCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["SessionListCapabilities"], data: _Any, *, strict: bool = False
     ) -> SessionListCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionDeleteCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["SessionDeleteCapabilities"], data: _Any, *, strict: bool = False
     ) -> SessionDeleteCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionAdditionalDirectoriesCapabilities"],
-        data: Any,
+        name: _Literal["SessionAdditionalDirectoriesCapabilities"],
+        data: _Any,
         *,
         strict: bool = False,
     ) -> SessionAdditionalDirectoriesCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionSystemPromptCapabilities"],
-        data: Any,
+        name: _Literal["SessionSystemPromptCapabilities"],
+        data: _Any,
         *,
         strict: bool = False,
     ) -> SessionSystemPromptCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionSystemPromptModeCapabilities"],
-        data: Any,
+        name: _Literal["SessionSystemPromptModeCapabilities"],
+        data: _Any,
         *,
         strict: bool = False,
     ) -> SessionSystemPromptModeCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionSystemPromptOverrideCapabilities"],
-        data: Any,
+        name: _Literal["SessionSystemPromptOverrideCapabilities"],
+        data: _Any,
         *,
         strict: bool = False,
     ) -> SessionSystemPromptOverrideCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionForkCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["SessionForkCapabilities"], data: _Any, *, strict: bool = False
     ) -> SessionForkCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionArchiveCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["SessionArchiveCapabilities"],
+        data: _Any,
+        *,
+        strict: bool = False,
     ) -> SessionArchiveCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionStatusCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["SessionStatusCapabilities"], data: _Any, *, strict: bool = False
     ) -> SessionStatusCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionTitleCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["SessionTitleCapabilities"], data: _Any, *, strict: bool = False
     ) -> SessionTitleCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionResumeCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["SessionResumeCapabilities"], data: _Any, *, strict: bool = False
     ) -> SessionResumeCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionCloseCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["SessionCloseCapabilities"], data: _Any, *, strict: bool = False
     ) -> SessionCloseCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AgentAuthCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["AgentAuthCapabilities"], data: _Any, *, strict: bool = False
     ) -> AgentAuthCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AuthStatusCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["AuthStatusCapabilities"], data: _Any, *, strict: bool = False
     ) -> AuthStatusCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["LogoutCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["LogoutCapabilities"], data: _Any, *, strict: bool = False
     ) -> LogoutCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ProvidersCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["ProvidersCapabilities"], data: _Any, *, strict: bool = False
     ) -> ProvidersCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AuthMethod"], data: Any, *, strict: bool = False
+        name: _Literal["AuthMethod"], data: _Any, *, strict: bool = False
     ) -> AuthMethod: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AuthMethodId"], data: Any, *, strict: bool = False
+        name: _Literal["AuthMethodId"], data: _Any, *, strict: bool = False
     ) -> AuthMethodId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AuthMethodTerminal"], data: Any, *, strict: bool = False
+        name: _Literal["AuthMethodTerminal"], data: _Any, *, strict: bool = False
     ) -> AuthMethodTerminal: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AuthMethodAgent"], data: Any, *, strict: bool = False
+        name: _Literal["AuthMethodAgent"], data: _Any, *, strict: bool = False
     ) -> AuthMethodAgent: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["Implementation"], data: Any, *, strict: bool = False
+        name: _Literal["Implementation"], data: _Any, *, strict: bool = False
     ) -> Implementation: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AuthenticateResponse"], data: Any, *, strict: bool = False
+        name: _Literal["AuthenticateResponse"], data: _Any, *, strict: bool = False
     ) -> AuthenticateResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ListProvidersResponse"], data: Any, *, strict: bool = False
+        name: _Literal["ListProvidersResponse"], data: _Any, *, strict: bool = False
     ) -> ListProvidersResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ProviderInfo"], data: Any, *, strict: bool = False
+        name: _Literal["ProviderInfo"], data: _Any, *, strict: bool = False
     ) -> ProviderInfo: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ProviderId"], data: Any, *, strict: bool = False
+        name: _Literal["ProviderId"], data: _Any, *, strict: bool = False
     ) -> ProviderId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["LlmProtocol"], data: Any, *, strict: bool = False
+        name: _Literal["LlmProtocol"], data: _Any, *, strict: bool = False
     ) -> LlmProtocol | str: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ProviderCurrentConfig"], data: Any, *, strict: bool = False
+        name: _Literal["ProviderCurrentConfig"], data: _Any, *, strict: bool = False
     ) -> ProviderCurrentConfig: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SetProviderResponse"], data: Any, *, strict: bool = False
+        name: _Literal["SetProviderResponse"], data: _Any, *, strict: bool = False
     ) -> SetProviderResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["DisableProviderResponse"], data: Any, *, strict: bool = False
+        name: _Literal["DisableProviderResponse"], data: _Any, *, strict: bool = False
     ) -> DisableProviderResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["LogoutResponse"], data: Any, *, strict: bool = False
+        name: _Literal["LogoutResponse"], data: _Any, *, strict: bool = False
     ) -> LogoutResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AuthStatusResponse"], data: Any, *, strict: bool = False
+        name: _Literal["AuthStatusResponse"], data: _Any, *, strict: bool = False
     ) -> AuthStatusResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AuthState"], data: Any, *, strict: bool = False
+        name: _Literal["AuthState"], data: _Any, *, strict: bool = False
     ) -> AuthState | str: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AuthAccount"], data: Any, *, strict: bool = False
+        name: _Literal["AuthAccount"], data: _Any, *, strict: bool = False
     ) -> AuthAccount: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["NewSessionResponse"], data: Any, *, strict: bool = False
+        name: _Literal["NewSessionResponse"], data: _Any, *, strict: bool = False
     ) -> NewSessionResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionModeState"], data: Any, *, strict: bool = False
+        name: _Literal["SessionModeState"], data: _Any, *, strict: bool = False
     ) -> SessionModeState: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionModeId"], data: Any, *, strict: bool = False
+        name: _Literal["SessionModeId"], data: _Any, *, strict: bool = False
     ) -> SessionModeId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionMode"], data: Any, *, strict: bool = False
+        name: _Literal["SessionMode"], data: _Any, *, strict: bool = False
     ) -> SessionMode: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigOption"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigOption"], data: _Any, *, strict: bool = False
     ) -> SessionConfigOption: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigId"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigId"], data: _Any, *, strict: bool = False
     ) -> SessionConfigId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigOptionCategory"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigOptionCategory"],
+        data: _Any,
+        *,
+        strict: bool = False,
     ) -> SessionConfigOptionCategory | str: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigValueId"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigValueId"], data: _Any, *, strict: bool = False
     ) -> SessionConfigValueId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigSelectOptions"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigSelectOptions"],
+        data: _Any,
+        *,
+        strict: bool = False,
     ) -> SessionConfigSelectOptions: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigSelectOption"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigSelectOption"], data: _Any, *, strict: bool = False
     ) -> SessionConfigSelectOption: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigSelectGroup"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigSelectGroup"], data: _Any, *, strict: bool = False
     ) -> SessionConfigSelectGroup: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigGroupId"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigGroupId"], data: _Any, *, strict: bool = False
     ) -> SessionConfigGroupId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigSelect"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigSelect"], data: _Any, *, strict: bool = False
     ) -> SessionConfigSelect: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigBoolean"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigBoolean"], data: _Any, *, strict: bool = False
     ) -> SessionConfigBoolean: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["LoadSessionResponse"], data: Any, *, strict: bool = False
+        name: _Literal["LoadSessionResponse"], data: _Any, *, strict: bool = False
     ) -> LoadSessionResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ListSessionsResponse"], data: Any, *, strict: bool = False
+        name: _Literal["ListSessionsResponse"], data: _Any, *, strict: bool = False
     ) -> ListSessionsResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionInfo"], data: Any, *, strict: bool = False
+        name: _Literal["SessionInfo"], data: _Any, *, strict: bool = False
     ) -> SessionInfo: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["DeleteSessionResponse"], data: Any, *, strict: bool = False
+        name: _Literal["DeleteSessionResponse"], data: _Any, *, strict: bool = False
     ) -> DeleteSessionResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ForkSessionResponse"], data: Any, *, strict: bool = False
+        name: _Literal["ForkSessionResponse"], data: _Any, *, strict: bool = False
     ) -> ForkSessionResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ArchiveSessionResponse"], data: Any, *, strict: bool = False
+        name: _Literal["ArchiveSessionResponse"], data: _Any, *, strict: bool = False
     ) -> ArchiveSessionResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["UnarchiveSessionResponse"], data: Any, *, strict: bool = False
+        name: _Literal["UnarchiveSessionResponse"], data: _Any, *, strict: bool = False
     ) -> UnarchiveSessionResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionStatusResponse"], data: Any, *, strict: bool = False
+        name: _Literal["SessionStatusResponse"], data: _Any, *, strict: bool = False
     ) -> SessionStatusResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionStatus"], data: Any, *, strict: bool = False
+        name: _Literal["SessionStatus"], data: _Any, *, strict: bool = False
     ) -> SessionStatus | str: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SetSessionTitleResponse"], data: Any, *, strict: bool = False
+        name: _Literal["SetSessionTitleResponse"], data: _Any, *, strict: bool = False
     ) -> SetSessionTitleResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ResumeSessionResponse"], data: Any, *, strict: bool = False
+        name: _Literal["ResumeSessionResponse"], data: _Any, *, strict: bool = False
     ) -> ResumeSessionResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CloseSessionResponse"], data: Any, *, strict: bool = False
+        name: _Literal["CloseSessionResponse"], data: _Any, *, strict: bool = False
     ) -> CloseSessionResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SetSessionModeResponse"], data: Any, *, strict: bool = False
+        name: _Literal["SetSessionModeResponse"], data: _Any, *, strict: bool = False
     ) -> SetSessionModeResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SetSessionConfigOptionResponse"],
-        data: Any,
+        name: _Literal["SetSessionConfigOptionResponse"],
+        data: _Any,
         *,
         strict: bool = False,
     ) -> SetSessionConfigOptionResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PromptResponse"], data: Any, *, strict: bool = False
+        name: _Literal["PromptResponse"], data: _Any, *, strict: bool = False
     ) -> PromptResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["StopReason"], data: Any, *, strict: bool = False
+        name: _Literal["StopReason"], data: _Any, *, strict: bool = False
     ) -> StopReason: ...
 
-    @overload
-    def decode(name: Literal["Usage"], data: Any, *, strict: bool = False) -> Usage: ...
-
-    @overload
+    @_overload
     def decode(
-        name: Literal["ExtResponse"], data: Any, *, strict: bool = False
+        name: _Literal["Usage"], data: _Any, *, strict: bool = False
+    ) -> Usage: ...
+
+    @_overload
+    def decode(
+        name: _Literal["ExtResponse"], data: _Any, *, strict: bool = False
     ) -> ExtResponse: ...
 
-    @overload
-    def decode(name: Literal["Error"], data: Any, *, strict: bool = False) -> Error: ...
-
-    @overload
+    @_overload
     def decode(
-        name: Literal["ErrorCode"], data: Any, *, strict: bool = False
+        name: _Literal["Error"], data: _Any, *, strict: bool = False
+    ) -> Error: ...
+
+    @_overload
+    def decode(
+        name: _Literal["ErrorCode"], data: _Any, *, strict: bool = False
     ) -> ErrorCode | int: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AgentNotification"], data: Any, *, strict: bool = False
+        name: _Literal["AgentNotification"], data: _Any, *, strict: bool = False
     ) -> AgentNotification: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionNotification"], data: Any, *, strict: bool = False
+        name: _Literal["SessionNotification"], data: _Any, *, strict: bool = False
     ) -> SessionNotification: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["SessionUpdate"], data: _Any, *, strict: bool = False
     ) -> SessionUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["MessageId"], data: Any, *, strict: bool = False
+        name: _Literal["MessageId"], data: _Any, *, strict: bool = False
     ) -> MessageId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ContentChunk"], data: Any, *, strict: bool = False
+        name: _Literal["ContentChunk"], data: _Any, *, strict: bool = False
     ) -> ContentChunk: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ToolCall"], data: Any, *, strict: bool = False
+        name: _Literal["ToolCall"], data: _Any, *, strict: bool = False
     ) -> ToolCall: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PlanEntry"], data: Any, *, strict: bool = False
+        name: _Literal["PlanEntry"], data: _Any, *, strict: bool = False
     ) -> PlanEntry: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PlanEntryPriority"], data: Any, *, strict: bool = False
+        name: _Literal["PlanEntryPriority"], data: _Any, *, strict: bool = False
     ) -> PlanEntryPriority: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PlanEntryStatus"], data: Any, *, strict: bool = False
+        name: _Literal["PlanEntryStatus"], data: _Any, *, strict: bool = False
     ) -> PlanEntryStatus: ...
 
-    @overload
-    def decode(name: Literal["Plan"], data: Any, *, strict: bool = False) -> Plan: ...
+    @_overload
+    def decode(name: _Literal["Plan"], data: _Any, *, strict: bool = False) -> Plan: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PlanUpdateContent"], data: Any, *, strict: bool = False
+        name: _Literal["PlanUpdateContent"], data: _Any, *, strict: bool = False
     ) -> PlanUpdateContent: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PlanId"], data: Any, *, strict: bool = False
+        name: _Literal["PlanId"], data: _Any, *, strict: bool = False
     ) -> PlanId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PlanItems"], data: Any, *, strict: bool = False
+        name: _Literal["PlanItems"], data: _Any, *, strict: bool = False
     ) -> PlanItems: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PlanFile"], data: Any, *, strict: bool = False
+        name: _Literal["PlanFile"], data: _Any, *, strict: bool = False
     ) -> PlanFile: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PlanMarkdown"], data: Any, *, strict: bool = False
+        name: _Literal["PlanMarkdown"], data: _Any, *, strict: bool = False
     ) -> PlanMarkdown: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PlanUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["PlanUpdate"], data: _Any, *, strict: bool = False
     ) -> PlanUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PlanRemoved"], data: Any, *, strict: bool = False
+        name: _Literal["PlanRemoved"], data: _Any, *, strict: bool = False
     ) -> PlanRemoved: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AvailableCommand"], data: Any, *, strict: bool = False
+        name: _Literal["AvailableCommand"], data: _Any, *, strict: bool = False
     ) -> AvailableCommand: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AvailableCommandInput"], data: Any, *, strict: bool = False
+        name: _Literal["AvailableCommandInput"], data: _Any, *, strict: bool = False
     ) -> AvailableCommandInput: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["UnstructuredCommandInput"], data: Any, *, strict: bool = False
+        name: _Literal["UnstructuredCommandInput"], data: _Any, *, strict: bool = False
     ) -> UnstructuredCommandInput: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AvailableCommandsUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["AvailableCommandsUpdate"], data: _Any, *, strict: bool = False
     ) -> AvailableCommandsUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CurrentModeUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["CurrentModeUpdate"], data: _Any, *, strict: bool = False
     ) -> CurrentModeUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ConfigOptionUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["ConfigOptionUpdate"], data: _Any, *, strict: bool = False
     ) -> ConfigOptionUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionInfoUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["SessionInfoUpdate"], data: _Any, *, strict: bool = False
     ) -> SessionInfoUpdate: ...
 
-    @overload
-    def decode(name: Literal["Cost"], data: Any, *, strict: bool = False) -> Cost: ...
+    @_overload
+    def decode(name: _Literal["Cost"], data: _Any, *, strict: bool = False) -> Cost: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["UsageUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["UsageUpdate"], data: _Any, *, strict: bool = False
     ) -> UsageUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["NoticeSeverity"], data: Any, *, strict: bool = False
+        name: _Literal["NoticeSeverity"], data: _Any, *, strict: bool = False
     ) -> NoticeSeverity | str: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["Notice"], data: Any, *, strict: bool = False
+        name: _Literal["Notice"], data: _Any, *, strict: bool = False
     ) -> Notice: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CompactionId"], data: Any, *, strict: bool = False
+        name: _Literal["CompactionId"], data: _Any, *, strict: bool = False
     ) -> CompactionId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CompactionStatus"], data: Any, *, strict: bool = False
+        name: _Literal["CompactionStatus"], data: _Any, *, strict: bool = False
     ) -> CompactionStatus | str: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CompactionUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["CompactionUpdate"], data: _Any, *, strict: bool = False
     ) -> CompactionUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CompactionSummaryChunk"], data: Any, *, strict: bool = False
+        name: _Literal["CompactionSummaryChunk"], data: _Any, *, strict: bool = False
     ) -> CompactionSummaryChunk: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SubagentSessionCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["SubagentSessionCapabilities"],
+        data: _Any,
+        *,
+        strict: bool = False,
     ) -> SubagentSessionCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionCancelCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["SessionCancelCapabilities"], data: _Any, *, strict: bool = False
     ) -> SessionCancelCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["StateUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["StateUpdate"], data: _Any, *, strict: bool = False
     ) -> StateUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["RunningStateUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["RunningStateUpdate"], data: _Any, *, strict: bool = False
     ) -> RunningStateUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ErrorStopReason"], data: Any, *, strict: bool = False
+        name: _Literal["ErrorStopReason"], data: _Any, *, strict: bool = False
     ) -> ErrorStopReason: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["IdleStateUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["IdleStateUpdate"], data: _Any, *, strict: bool = False
     ) -> IdleStateUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["RequiresActionStateUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["RequiresActionStateUpdate"], data: _Any, *, strict: bool = False
     ) -> RequiresActionStateUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["UnknownStateUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["UnknownStateUpdate"], data: _Any, *, strict: bool = False
     ) -> UnknownStateUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SubagentUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["SubagentUpdate"], data: _Any, *, strict: bool = False
     ) -> SubagentUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionMessage"], data: Any, *, strict: bool = False
+        name: _Literal["SessionMessage"], data: _Any, *, strict: bool = False
     ) -> SessionMessage: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionMessageChunk"], data: Any, *, strict: bool = False
+        name: _Literal["SessionMessageChunk"], data: _Any, *, strict: bool = False
     ) -> SessionMessageChunk: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CompleteElicitationNotification"],
-        data: Any,
+        name: _Literal["CompleteElicitationNotification"],
+        data: _Any,
         *,
         strict: bool = False,
     ) -> CompleteElicitationNotification: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AuthStatusUpdateNotification"],
-        data: Any,
+        name: _Literal["AuthStatusUpdateNotification"],
+        data: _Any,
         *,
         strict: bool = False,
     ) -> AuthStatusUpdateNotification: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ExtNotification"], data: Any, *, strict: bool = False
+        name: _Literal["ExtNotification"], data: _Any, *, strict: bool = False
     ) -> ExtNotification: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ClientRequest"], data: Any, *, strict: bool = False
+        name: _Literal["ClientRequest"], data: _Any, *, strict: bool = False
     ) -> ClientRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["InitializeRequest"], data: Any, *, strict: bool = False
+        name: _Literal["InitializeRequest"], data: _Any, *, strict: bool = False
     ) -> InitializeRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ClientCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["ClientCapabilities"], data: _Any, *, strict: bool = False
     ) -> ClientCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["FileSystemCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["FileSystemCapabilities"], data: _Any, *, strict: bool = False
     ) -> FileSystemCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ClientSessionCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["ClientSessionCapabilities"], data: _Any, *, strict: bool = False
     ) -> ClientSessionCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CompactionCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["CompactionCapabilities"], data: _Any, *, strict: bool = False
     ) -> CompactionCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigOptionsCapabilities"],
-        data: Any,
+        name: _Literal["SessionConfigOptionsCapabilities"],
+        data: _Any,
         *,
         strict: bool = False,
     ) -> SessionConfigOptionsCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["BooleanConfigOptionCapabilities"],
-        data: Any,
+        name: _Literal["BooleanConfigOptionCapabilities"],
+        data: _Any,
         *,
         strict: bool = False,
     ) -> BooleanConfigOptionCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["NoticeCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["NoticeCapabilities"], data: _Any, *, strict: bool = False
     ) -> NoticeCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SubagentCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["SubagentCapabilities"], data: _Any, *, strict: bool = False
     ) -> SubagentCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PlanCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["PlanCapabilities"], data: _Any, *, strict: bool = False
     ) -> PlanCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AuthCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["AuthCapabilities"], data: _Any, *, strict: bool = False
     ) -> AuthCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationCapabilities"], data: _Any, *, strict: bool = False
     ) -> ElicitationCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationFormCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationFormCapabilities"],
+        data: _Any,
+        *,
+        strict: bool = False,
     ) -> ElicitationFormCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationUrlCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationUrlCapabilities"],
+        data: _Any,
+        *,
+        strict: bool = False,
     ) -> ElicitationUrlCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AuthenticateRequest"], data: Any, *, strict: bool = False
+        name: _Literal["AuthenticateRequest"], data: _Any, *, strict: bool = False
     ) -> AuthenticateRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ListProvidersRequest"], data: Any, *, strict: bool = False
+        name: _Literal["ListProvidersRequest"], data: _Any, *, strict: bool = False
     ) -> ListProvidersRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SetProviderRequest"], data: Any, *, strict: bool = False
+        name: _Literal["SetProviderRequest"], data: _Any, *, strict: bool = False
     ) -> SetProviderRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["DisableProviderRequest"], data: Any, *, strict: bool = False
+        name: _Literal["DisableProviderRequest"], data: _Any, *, strict: bool = False
     ) -> DisableProviderRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["LogoutRequest"], data: Any, *, strict: bool = False
+        name: _Literal["LogoutRequest"], data: _Any, *, strict: bool = False
     ) -> LogoutRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AuthStatusRequest"], data: Any, *, strict: bool = False
+        name: _Literal["AuthStatusRequest"], data: _Any, *, strict: bool = False
     ) -> AuthStatusRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["NewSessionRequest"], data: Any, *, strict: bool = False
+        name: _Literal["NewSessionRequest"], data: _Any, *, strict: bool = False
     ) -> NewSessionRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["McpServer"], data: Any, *, strict: bool = False
+        name: _Literal["McpServer"], data: _Any, *, strict: bool = False
     ) -> McpServer: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["HttpHeader"], data: Any, *, strict: bool = False
+        name: _Literal["HttpHeader"], data: _Any, *, strict: bool = False
     ) -> HttpHeader: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["McpServerHttp"], data: Any, *, strict: bool = False
+        name: _Literal["McpServerHttp"], data: _Any, *, strict: bool = False
     ) -> McpServerHttp: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["McpServerSse"], data: Any, *, strict: bool = False
+        name: _Literal["McpServerSse"], data: _Any, *, strict: bool = False
     ) -> McpServerSse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["McpServerAcp"], data: Any, *, strict: bool = False
+        name: _Literal["McpServerAcp"], data: _Any, *, strict: bool = False
     ) -> McpServerAcp: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["McpServerStdio"], data: Any, *, strict: bool = False
+        name: _Literal["McpServerStdio"], data: _Any, *, strict: bool = False
     ) -> McpServerStdio: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SystemPrompt"], data: Any, *, strict: bool = False
+        name: _Literal["SystemPrompt"], data: _Any, *, strict: bool = False
     ) -> SystemPrompt: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SystemPromptMode"], data: Any, *, strict: bool = False
+        name: _Literal["SystemPromptMode"], data: _Any, *, strict: bool = False
     ) -> SystemPromptMode | str: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["LoadSessionRequest"], data: Any, *, strict: bool = False
+        name: _Literal["LoadSessionRequest"], data: _Any, *, strict: bool = False
     ) -> LoadSessionRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ListSessionsRequest"], data: Any, *, strict: bool = False
+        name: _Literal["ListSessionsRequest"], data: _Any, *, strict: bool = False
     ) -> ListSessionsRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionArchiveFilter"], data: Any, *, strict: bool = False
+        name: _Literal["SessionArchiveFilter"], data: _Any, *, strict: bool = False
     ) -> SessionArchiveFilter | str: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["DeleteSessionRequest"], data: Any, *, strict: bool = False
+        name: _Literal["DeleteSessionRequest"], data: _Any, *, strict: bool = False
     ) -> DeleteSessionRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ForkSessionRequest"], data: Any, *, strict: bool = False
+        name: _Literal["ForkSessionRequest"], data: _Any, *, strict: bool = False
     ) -> ForkSessionRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ArchiveSessionRequest"], data: Any, *, strict: bool = False
+        name: _Literal["ArchiveSessionRequest"], data: _Any, *, strict: bool = False
     ) -> ArchiveSessionRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["UnarchiveSessionRequest"], data: Any, *, strict: bool = False
+        name: _Literal["UnarchiveSessionRequest"], data: _Any, *, strict: bool = False
     ) -> UnarchiveSessionRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionStatusRequest"], data: Any, *, strict: bool = False
+        name: _Literal["SessionStatusRequest"], data: _Any, *, strict: bool = False
     ) -> SessionStatusRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SetSessionTitleRequest"], data: Any, *, strict: bool = False
+        name: _Literal["SetSessionTitleRequest"], data: _Any, *, strict: bool = False
     ) -> SetSessionTitleRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ResumeSessionRequest"], data: Any, *, strict: bool = False
+        name: _Literal["ResumeSessionRequest"], data: _Any, *, strict: bool = False
     ) -> ResumeSessionRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CloseSessionRequest"], data: Any, *, strict: bool = False
+        name: _Literal["CloseSessionRequest"], data: _Any, *, strict: bool = False
     ) -> CloseSessionRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SetSessionModeRequest"], data: Any, *, strict: bool = False
+        name: _Literal["SetSessionModeRequest"], data: _Any, *, strict: bool = False
     ) -> SetSessionModeRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SetSessionConfigOptionRequest"],
-        data: Any,
+        name: _Literal["SetSessionConfigOptionRequest"],
+        data: _Any,
         *,
         strict: bool = False,
     ) -> SetSessionConfigOptionRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PromptRequest"], data: Any, *, strict: bool = False
+        name: _Literal["PromptRequest"], data: _Any, *, strict: bool = False
     ) -> PromptRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ClientResponse"], data: Any, *, strict: bool = False
+        name: _Literal["ClientResponse"], data: _Any, *, strict: bool = False
     ) -> ClientResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["WriteTextFileResponse"], data: Any, *, strict: bool = False
+        name: _Literal["WriteTextFileResponse"], data: _Any, *, strict: bool = False
     ) -> WriteTextFileResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ReadTextFileResponse"], data: Any, *, strict: bool = False
+        name: _Literal["ReadTextFileResponse"], data: _Any, *, strict: bool = False
     ) -> ReadTextFileResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["RequestPermissionResponse"], data: Any, *, strict: bool = False
+        name: _Literal["RequestPermissionResponse"], data: _Any, *, strict: bool = False
     ) -> RequestPermissionResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["RequestPermissionOutcome"], data: Any, *, strict: bool = False
+        name: _Literal["RequestPermissionOutcome"], data: _Any, *, strict: bool = False
     ) -> RequestPermissionOutcome: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SelectedPermissionOutcome"], data: Any, *, strict: bool = False
+        name: _Literal["SelectedPermissionOutcome"], data: _Any, *, strict: bool = False
     ) -> SelectedPermissionOutcome: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CreateTerminalResponse"], data: Any, *, strict: bool = False
+        name: _Literal["CreateTerminalResponse"], data: _Any, *, strict: bool = False
     ) -> CreateTerminalResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["TerminalOutputResponse"], data: Any, *, strict: bool = False
+        name: _Literal["TerminalOutputResponse"], data: _Any, *, strict: bool = False
     ) -> TerminalOutputResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["TerminalExitStatus"], data: Any, *, strict: bool = False
+        name: _Literal["TerminalExitStatus"], data: _Any, *, strict: bool = False
     ) -> TerminalExitStatus: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ReleaseTerminalResponse"], data: Any, *, strict: bool = False
+        name: _Literal["ReleaseTerminalResponse"], data: _Any, *, strict: bool = False
     ) -> ReleaseTerminalResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["WaitForTerminalExitResponse"], data: Any, *, strict: bool = False
+        name: _Literal["WaitForTerminalExitResponse"],
+        data: _Any,
+        *,
+        strict: bool = False,
     ) -> WaitForTerminalExitResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["KillTerminalResponse"], data: Any, *, strict: bool = False
+        name: _Literal["KillTerminalResponse"], data: _Any, *, strict: bool = False
     ) -> KillTerminalResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CreateElicitationResponse"], data: Any, *, strict: bool = False
+        name: _Literal["CreateElicitationResponse"], data: _Any, *, strict: bool = False
     ) -> CreateElicitationResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationContentValue"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationContentValue"], data: _Any, *, strict: bool = False
     ) -> ElicitationContentValue: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationAcceptAction"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationAcceptAction"], data: _Any, *, strict: bool = False
     ) -> ElicitationAcceptAction: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["MessageMcpResponse"], data: Any, *, strict: bool = False
+        name: _Literal["MessageMcpResponse"], data: _Any, *, strict: bool = False
     ) -> MessageMcpResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["McpError"], data: Any, *, strict: bool = False
+        name: _Literal["McpError"], data: _Any, *, strict: bool = False
     ) -> McpError: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ClientNotification"], data: Any, *, strict: bool = False
+        name: _Literal["ClientNotification"], data: _Any, *, strict: bool = False
     ) -> ClientNotification: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CancelNotification"], data: Any, *, strict: bool = False
+        name: _Literal["CancelNotification"], data: _Any, *, strict: bool = False
     ) -> CancelNotification: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["MessageMcpNotification"], data: Any, *, strict: bool = False
+        name: _Literal["MessageMcpNotification"], data: _Any, *, strict: bool = False
     ) -> MessageMcpNotification: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CancelRequestNotification"], data: Any, *, strict: bool = False
+        name: _Literal["CancelRequestNotification"], data: _Any, *, strict: bool = False
     ) -> CancelRequestNotification: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ProxyRequest"], data: Any, *, strict: bool = False
+        name: _Literal["ProxyRequest"], data: _Any, *, strict: bool = False
     ) -> ProxyRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["InitializeProxyRequest"], data: Any, *, strict: bool = False
+        name: _Literal["InitializeProxyRequest"], data: _Any, *, strict: bool = False
     ) -> InitializeProxyRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ProxySuccessorRequest"], data: Any, *, strict: bool = False
+        name: _Literal["ProxySuccessorRequest"], data: _Any, *, strict: bool = False
     ) -> ProxySuccessorRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ProxyResponse"], data: Any, *, strict: bool = False
+        name: _Literal["ProxyResponse"], data: _Any, *, strict: bool = False
     ) -> ProxyResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["InitializeProxyResponse"], data: Any, *, strict: bool = False
+        name: _Literal["InitializeProxyResponse"], data: _Any, *, strict: bool = False
     ) -> InitializeProxyResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ProxySuccessorResponse"], data: Any, *, strict: bool = False
+        name: _Literal["ProxySuccessorResponse"], data: _Any, *, strict: bool = False
     ) -> ProxySuccessorResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ProxyNotification"], data: Any, *, strict: bool = False
+        name: _Literal["ProxyNotification"], data: _Any, *, strict: bool = False
     ) -> ProxyNotification: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ProxySuccessorNotification"], data: Any, *, strict: bool = False
+        name: _Literal["ProxySuccessorNotification"],
+        data: _Any,
+        *,
+        strict: bool = False,
     ) -> ProxySuccessorNotification: ...
 
-    @overload
-    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
-    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
+    @_overload
+    def decode(name: str, data: _Any, *, strict: bool = False) -> object: ...
+    def decode(name: str, data: _Any, *, strict: bool = False) -> object: ...
 
 else:
-    decode = decoding(_DECODERS)
-decode_class: DecodeClass = class_decoding(_CLASS_DECODERS)
-encode: Encode = encoding(_ENCODERS, _POINTERS, SCHEMA_JSON)
+    decode = _decoding(_DECODERS)
+decode_class: _DecodeClass = _class_decoding(_CLASS_DECODERS)
+encode: _Encode = _encoding(_ENCODERS, _POINTERS, _SCHEMA_JSON)
 _models.bind(decode_class, encode)

@@ -7,23 +7,27 @@ An optional field is UNSET when it is omitted on the wire and None when it is JS
 
 from __future__ import annotations
 
-from enum import Enum
-from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
+from enum import Enum as _Enum
+import typing as _typing
+from typing import Any as _Any
+from typing import ClassVar as _ClassVar
+from typing import TypeAlias as _TypeAlias
 
 from ._models import FACTORY as _FACTORY
 from ._models import Model as _Model
 from ._models import State as _State
-from ._runtime import UNSET, Unset
+from ._runtime import UNSET as _UNSET
+from ._runtime import Unset as _Unset
 
-if TYPE_CHECKING:
-    from dataclasses import dataclass
+if _typing.TYPE_CHECKING:
+    from dataclasses import dataclass as _dataclass
 else:
-    from ._models import dataclass
+    from ._models import dataclass as _dataclass
 from dataclasses import field as _field
 
 __all__ = [
     "AgentRequest",
-    "RequestId_",
+    "RequestId",
     "WriteTextFileRequest",
     "SessionId",
     "ReadTextFileRequest",
@@ -359,7 +363,7 @@ __all__ = [
 ]
 
 
-class ToolKind(str, Enum):
+class ToolKind(str, _Enum):
     """Categories of tools that can be invoked.
 
     Tool kinds help clients choose appropriate icons and optimize how they
@@ -390,7 +394,7 @@ class ToolKind(str, Enum):
     """Other tool types (default)."""
 
 
-class ToolCallStatus(str, Enum):
+class ToolCallStatus(str, _Enum):
     """Execution status of a tool call.
 
     Tool calls progress through different statuses during their lifecycle.
@@ -410,7 +414,7 @@ class ToolCallStatus(str, Enum):
     """The tool call failed with an error."""
 
 
-class Role(str, Enum):
+class Role(str, _Enum):
     """The sender or recipient of messages and data in a conversation."""
 
     ASSISTANT = "assistant"
@@ -419,7 +423,7 @@ class Role(str, Enum):
     """The user side of a conversation."""
 
 
-class PermissionOptionKind(str, Enum):
+class PermissionOptionKind(str, _Enum):
     """The type of permission option being presented to the user.
 
     Helps clients choose appropriate icons and UI treatment.
@@ -435,14 +439,14 @@ class PermissionOptionKind(str, Enum):
     """Reject this operation and remember the choice."""
 
 
-class ElicitationSchemaType(str, Enum):
+class ElicitationSchemaType(str, _Enum):
     """Type discriminator for elicitation schemas."""
 
     OBJECT = "object"
     """Object schema type."""
 
 
-class StringFormat(str, Enum):
+class StringFormat(str, _Enum):
     """String format types for string properties in elicitation schemas."""
 
     EMAIL = "email"
@@ -455,7 +459,7 @@ class StringFormat(str, Enum):
     """Date-time format (ISO 8601)."""
 
 
-class LlmProtocol(str, Enum):
+class LlmProtocol(str, _Enum):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -484,7 +488,7 @@ class LlmProtocol(str, Enum):
     """AWS Bedrock API protocol."""
 
 
-class AuthState(str, Enum):
+class AuthState(str, _Enum):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -512,7 +516,7 @@ class AuthState(str, Enum):
     """The agent cannot currently determine the state."""
 
 
-class SessionConfigOptionCategory(str, Enum):
+class SessionConfigOptionCategory(str, _Enum):
     """Semantic category for a session configuration option.
 
     This is intended to help Clients distinguish broadly common selectors (e.g. model selector vs
@@ -538,7 +542,7 @@ class SessionConfigOptionCategory(str, Enum):
     """Thought/reasoning level selector."""
 
 
-class SessionStatus(str, Enum):
+class SessionStatus(str, _Enum):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -570,7 +574,7 @@ class SessionStatus(str, Enum):
     """
 
 
-class StopReason(str, Enum):
+class StopReason(str, _Enum):
     """Reasons why an agent stops processing a prompt turn.
 
     See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#stop-reasons)
@@ -599,7 +603,7 @@ class StopReason(str, Enum):
     """
 
 
-class ErrorCode(int, Enum):
+class ErrorCode(int, _Enum):
     """Predefined error codes for common JSON-RPC and ACP-specific errors.
 
     Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
@@ -633,7 +637,7 @@ class ErrorCode(int, Enum):
     """**Resource not found**: A given resource, such as a session or file, was not found."""
 
 
-class PlanEntryPriority(str, Enum):
+class PlanEntryPriority(str, _Enum):
     """Priority levels for plan entries.
 
     Used to indicate the relative importance or urgency of different
@@ -649,7 +653,7 @@ class PlanEntryPriority(str, Enum):
     """Low priority task - nice to have but not essential."""
 
 
-class PlanEntryStatus(str, Enum):
+class PlanEntryStatus(str, _Enum):
     """Status of a plan entry in the execution flow.
 
     Tracks the lifecycle of each task from planning through completion.
@@ -664,7 +668,7 @@ class PlanEntryStatus(str, Enum):
     """The task has been successfully completed."""
 
 
-class NoticeSeverity(str, Enum):
+class NoticeSeverity(str, _Enum):
     """Severity hint for a session notice.
 
     Open: any other string is accepted and kept as a plain str.
@@ -683,7 +687,7 @@ class NoticeSeverity(str, Enum):
     """Error notice."""
 
 
-class CompactionStatus(str, Enum):
+class CompactionStatus(str, _Enum):
     """Lifecycle state of a context compaction.
 
     Open: any other string is accepted and kept as a plain str.
@@ -704,7 +708,7 @@ class CompactionStatus(str, Enum):
     """Compaction was cancelled before it finished."""
 
 
-class SystemPromptMode(str, Enum):
+class SystemPromptMode(str, _Enum):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -744,7 +748,7 @@ class SystemPromptMode(str, Enum):
     """
 
 
-class SessionArchiveFilter(str, Enum):
+class SessionArchiveFilter(str, _Enum):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -771,35 +775,35 @@ class SessionArchiveFilter(str, Enum):
     """Only archived sessions."""
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentRequest(_Model):
     """A JSON-RPC request object."""
 
-    id: RequestId_
+    id: RequestId
     """The request id used to correlate the matching response."""
 
     method: str
     """The method name to invoke."""
 
-    params: Any | Unset = UNSET
+    params: _Any | _Unset = _UNSET
     """Method-specific request parameters."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, id, method, params=UNSET):
+        def __init__(self, *, id, method, params=_UNSET):
             self.id = id
             self.method = method
             self.params = params
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class WriteTextFileRequest(_Model):
     """Request to write content to a text file.
 
     Only available if the client supports the `fs.writeTextFile` capability.
     """
 
-    METHOD: ClassVar[str] = "fs/write_text_file"
+    METHOD: _ClassVar[str] = "fs/write_text_file"
     """The JSON-RPC method (client side)."""
 
     session_id: SessionId
@@ -811,7 +815,7 @@ class WriteTextFileRequest(_Model):
     content: str
     """The text content to write to the file."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -819,23 +823,23 @@ class WriteTextFileRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, path, content, meta=UNSET):
+        def __init__(self, *, session_id, path, content, meta=_UNSET):
             self.session_id = session_id
             self.path = path
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ReadTextFileRequest(_Model):
     """Request to read content from a text file.
 
     Only available if the client supports the `fs.readTextFile` capability.
     """
 
-    METHOD: ClassVar[str] = "fs/read_text_file"
+    METHOD: _ClassVar[str] = "fs/read_text_file"
     """The JSON-RPC method (client side)."""
 
     session_id: SessionId
@@ -844,13 +848,13 @@ class ReadTextFileRequest(_Model):
     path: str
     """Absolute path to the file to read."""
 
-    line: int | None | Unset = UNSET
+    line: int | None | _Unset = _UNSET
     """Line number to start reading from (1-based)."""
 
-    limit: int | None | Unset = UNSET
+    limit: int | None | _Unset = _UNSET
     """Maximum number of lines to read."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -858,9 +862,9 @@ class ReadTextFileRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, path, line=UNSET, limit=UNSET, meta=UNSET):
+        def __init__(self, *, session_id, path, line=_UNSET, limit=_UNSET, meta=_UNSET):
             self.session_id = session_id
             self.path = path
             self.line = line
@@ -868,7 +872,7 @@ class ReadTextFileRequest(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class RequestPermissionRequest(_Model):
     """Request for user permission to execute a tool call.
 
@@ -877,7 +881,7 @@ class RequestPermissionRequest(_Model):
     See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#requesting-permission)
     """
 
-    METHOD: ClassVar[str] = "session/request_permission"
+    METHOD: _ClassVar[str] = "session/request_permission"
     """The JSON-RPC method (client side)."""
 
     session_id: SessionId
@@ -889,7 +893,7 @@ class RequestPermissionRequest(_Model):
     options: list[PermissionOption]
     """Available permission options for the user to choose from."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -897,16 +901,16 @@ class RequestPermissionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, tool_call, options, meta=UNSET):
+        def __init__(self, *, session_id, tool_call, options, meta=_UNSET):
             self.session_id = session_id
             self.tool_call = tool_call
             self.options = options
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallUpdate(_Model):
     """An update to an existing tool call.
 
@@ -919,35 +923,35 @@ class ToolCallUpdate(_Model):
     tool_call_id: ToolCallId
     """The ID of the tool call being updated."""
 
-    kind: ToolKind | None | Unset = UNSET
+    kind: ToolKind | None | _Unset = _UNSET
     """Update the tool kind."""
 
-    status: ToolCallStatus | None | Unset = UNSET
+    status: ToolCallStatus | None | _Unset = _UNSET
     """Update the execution status."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Update the human-readable title."""
 
-    name: str | None | Unset = UNSET
+    name: str | None | _Unset = _UNSET
     """Update the programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that
     the existing name is left unchanged.
     """
 
-    content: list[ToolCallContent] | None | Unset = UNSET
+    content: list[ToolCallContent] | None | _Unset = _UNSET
     """Replace the content collection."""
 
-    locations: list[ToolCallLocation] | None | Unset = UNSET
+    locations: list[ToolCallLocation] | None | _Unset = _UNSET
     """Replace the locations collection."""
 
-    raw_input: Any | Unset = UNSET
+    raw_input: _Any | _Unset = _UNSET
     """Update the raw input."""
 
-    raw_output: Any | Unset = UNSET
+    raw_output: _Any | _Unset = _UNSET
     """Update the raw output."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -955,21 +959,21 @@ class ToolCallUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             tool_call_id,
-            kind=UNSET,
-            status=UNSET,
-            title=UNSET,
-            name=UNSET,
-            content=UNSET,
-            locations=UNSET,
-            raw_input=UNSET,
-            raw_output=UNSET,
-            meta=UNSET,
+            kind=_UNSET,
+            status=_UNSET,
+            title=_UNSET,
+            name=_UNSET,
+            content=_UNSET,
+            locations=_UNSET,
+            raw_input=_UNSET,
+            raw_output=_UNSET,
+            meta=_UNSET,
         ):
             self.tool_call_id = tool_call_id
             self.kind = kind
@@ -983,19 +987,19 @@ class ToolCallUpdate(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ContentToolCallContent(_Model):
     """Standard content block (text, images, resources).
 
     A variant of ToolCallContent (`type` is 'content').
     """
 
-    type: ClassVar[str] = "content"
+    type: _ClassVar[str] = "content"
 
     content: ContentBlock
     """The actual content block."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1003,32 +1007,32 @@ class ContentToolCallContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, content, meta=UNSET):
+        def __init__(self, *, content, meta=_UNSET):
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class DiffToolCallContent(_Model):
     """File modification shown as a diff.
 
     A variant of ToolCallContent (`type` is 'diff').
     """
 
-    type: ClassVar[str] = "diff"
+    type: _ClassVar[str] = "diff"
 
     path: str
     """The absolute file path being modified."""
 
-    old_text: str | None | Unset = UNSET
+    old_text: str | None | _Unset = _UNSET
     """The original content (omitted or `null` for new files)."""
 
     new_text: str
     """The new content after modification."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1036,16 +1040,16 @@ class DiffToolCallContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, path, old_text=UNSET, new_text, meta=UNSET):
+        def __init__(self, *, path, old_text=_UNSET, new_text, meta=_UNSET):
             self.path = path
             self.old_text = old_text
             self.new_text = new_text
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalToolCallContent(_Model):
     """Embed a terminal created with `terminal/create` by its id.
 
@@ -1056,12 +1060,12 @@ class TerminalToolCallContent(_Model):
     A variant of ToolCallContent (`type` is 'terminal').
     """
 
-    type: ClassVar[str] = "terminal"
+    type: _ClassVar[str] = "terminal"
 
     terminal_id: TerminalId
     """Identifier of the terminal instance to embed in the content stream."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1069,14 +1073,14 @@ class TerminalToolCallContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, terminal_id, meta=UNSET):
+        def __init__(self, *, terminal_id, meta=_UNSET):
             self.terminal_id = terminal_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TextContentBlock(_Model):
     """Text content. May be plain text or formatted with Markdown.
 
@@ -1086,15 +1090,15 @@ class TextContentBlock(_Model):
     A variant of ContentBlock (`type` is 'text').
     """
 
-    type: ClassVar[str] = "text"
+    type: _ClassVar[str] = "text"
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
     text: str
     """Text payload carried by this content block."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1102,15 +1106,15 @@ class TextContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, annotations=UNSET, text, meta=UNSET):
+        def __init__(self, *, annotations=_UNSET, text, meta=_UNSET):
             self.annotations = annotations
             self.text = text
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ImageContentBlock(_Model):
     """Images for visual context or analysis.
 
@@ -1119,9 +1123,9 @@ class ImageContentBlock(_Model):
     A variant of ContentBlock (`type` is 'image').
     """
 
-    type: ClassVar[str] = "image"
+    type: _ClassVar[str] = "image"
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
     data: str
@@ -1130,10 +1134,10 @@ class ImageContentBlock(_Model):
     mime_type: str
     """MIME type describing the encoded media payload."""
 
-    uri: str | None | Unset = UNSET
+    uri: str | None | _Unset = _UNSET
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1141,10 +1145,10 @@ class ImageContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, annotations=UNSET, data, mime_type, uri=UNSET, meta=UNSET
+            self, *, annotations=_UNSET, data, mime_type, uri=_UNSET, meta=_UNSET
         ):
             self.annotations = annotations
             self.data = data
@@ -1153,7 +1157,7 @@ class ImageContentBlock(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AudioContentBlock(_Model):
     """Audio data for transcription or analysis.
 
@@ -1162,9 +1166,9 @@ class AudioContentBlock(_Model):
     A variant of ContentBlock (`type` is 'audio').
     """
 
-    type: ClassVar[str] = "audio"
+    type: _ClassVar[str] = "audio"
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
     data: str
@@ -1173,7 +1177,7 @@ class AudioContentBlock(_Model):
     mime_type: str
     """MIME type describing the encoded media payload."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1181,16 +1185,16 @@ class AudioContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, annotations=UNSET, data, mime_type, meta=UNSET):
+        def __init__(self, *, annotations=_UNSET, data, mime_type, meta=_UNSET):
             self.annotations = annotations
             self.data = data
             self.mime_type = mime_type
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResourceLinkContentBlock(_Model):
     """References to resources that the agent can access.
 
@@ -1199,30 +1203,30 @@ class ResourceLinkContentBlock(_Model):
     A variant of ContentBlock (`type` is 'resource_link').
     """
 
-    type: ClassVar[str] = "resource_link"
+    type: _ClassVar[str] = "resource_link"
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional human-readable details shown with this protocol object."""
 
-    mime_type: str | None | Unset = UNSET
+    mime_type: str | None | _Unset = _UNSET
     """MIME type describing the encoded media payload."""
 
     name: str
     """Human-readable name shown for this protocol object."""
 
-    size: int | None | Unset = UNSET
+    size: int | None | _Unset = _UNSET
     """Optional size of the linked resource in bytes, if known."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional display title for end-user UI."""
 
     uri: str
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1230,19 +1234,19 @@ class ResourceLinkContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            annotations=UNSET,
-            description=UNSET,
-            mime_type=UNSET,
+            annotations=_UNSET,
+            description=_UNSET,
+            mime_type=_UNSET,
             name,
-            size=UNSET,
-            title=UNSET,
+            size=_UNSET,
+            title=_UNSET,
             uri,
-            meta=UNSET,
+            meta=_UNSET,
         ):
             self.annotations = annotations
             self.description = description
@@ -1254,7 +1258,7 @@ class ResourceLinkContentBlock(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResourceContentBlock(_Model):
     """Complete resource contents embedded directly in the message.
 
@@ -1265,15 +1269,15 @@ class ResourceContentBlock(_Model):
     A variant of ContentBlock (`type` is 'resource').
     """
 
-    type: ClassVar[str] = "resource"
+    type: _ClassVar[str] = "resource"
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
     resource: EmbeddedResourceResource
     """Embedded resource payload, either text or binary data."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1281,28 +1285,28 @@ class ResourceContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, annotations=UNSET, resource, meta=UNSET):
+        def __init__(self, *, annotations=_UNSET, resource, meta=_UNSET):
             self.annotations = annotations
             self.resource = resource
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Annotations(_Model):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
-    audience: list[Role] | None | Unset = UNSET
+    audience: list[Role] | None | _Unset = _UNSET
     """Intended recipients for this content, such as the user or assistant."""
 
-    last_modified: str | None | Unset = UNSET
+    last_modified: str | None | _Unset = _UNSET
     """Timestamp indicating when the underlying resource was last modified."""
 
-    priority: float | None | Unset = UNSET
+    priority: float | None | _Unset = _UNSET
     """Relative importance of this content when clients choose what to surface."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1310,10 +1314,10 @@ class Annotations(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, audience=UNSET, last_modified=UNSET, priority=UNSET, meta=UNSET
+            self, *, audience=_UNSET, last_modified=_UNSET, priority=_UNSET, meta=_UNSET
         ):
             self.audience = audience
             self.last_modified = last_modified
@@ -1321,17 +1325,17 @@ class Annotations(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TextContent(_Model):
     """Text provided to or from an LLM."""
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
     text: str
     """Text payload carried by this content block."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1339,19 +1343,19 @@ class TextContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, annotations=UNSET, text, meta=UNSET):
+        def __init__(self, *, annotations=_UNSET, text, meta=_UNSET):
             self.annotations = annotations
             self.text = text
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ImageContent(_Model):
     """An image provided to or from an LLM."""
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
     data: str
@@ -1360,10 +1364,10 @@ class ImageContent(_Model):
     mime_type: str
     """MIME type describing the encoded media payload."""
 
-    uri: str | None | Unset = UNSET
+    uri: str | None | _Unset = _UNSET
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1371,10 +1375,10 @@ class ImageContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, annotations=UNSET, data, mime_type, uri=UNSET, meta=UNSET
+            self, *, annotations=_UNSET, data, mime_type, uri=_UNSET, meta=_UNSET
         ):
             self.annotations = annotations
             self.data = data
@@ -1383,11 +1387,11 @@ class ImageContent(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AudioContent(_Model):
     """Audio provided to or from an LLM."""
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
     data: str
@@ -1396,7 +1400,7 @@ class AudioContent(_Model):
     mime_type: str
     """MIME type describing the encoded media payload."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1404,41 +1408,41 @@ class AudioContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, annotations=UNSET, data, mime_type, meta=UNSET):
+        def __init__(self, *, annotations=_UNSET, data, mime_type, meta=_UNSET):
             self.annotations = annotations
             self.data = data
             self.mime_type = mime_type
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResourceLink(_Model):
     """A resource that the server is capable of reading, included in a prompt or tool call result."""
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional human-readable details shown with this protocol object."""
 
-    mime_type: str | None | Unset = UNSET
+    mime_type: str | None | _Unset = _UNSET
     """MIME type describing the encoded media payload."""
 
     name: str
     """Human-readable name shown for this protocol object."""
 
-    size: int | None | Unset = UNSET
+    size: int | None | _Unset = _UNSET
     """Optional size of the linked resource in bytes, if known."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional display title for end-user UI."""
 
     uri: str
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1446,19 +1450,19 @@ class ResourceLink(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            annotations=UNSET,
-            description=UNSET,
-            mime_type=UNSET,
+            annotations=_UNSET,
+            description=_UNSET,
+            mime_type=_UNSET,
             name,
-            size=UNSET,
-            title=UNSET,
+            size=_UNSET,
+            title=_UNSET,
             uri,
-            meta=UNSET,
+            meta=_UNSET,
         ):
             self.annotations = annotations
             self.description = description
@@ -1470,11 +1474,11 @@ class ResourceLink(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TextResourceContents(_Model):
     """Text-based resource contents."""
 
-    mime_type: str | None | Unset = UNSET
+    mime_type: str | None | _Unset = _UNSET
     """MIME type describing the encoded media payload."""
 
     text: str
@@ -1483,7 +1487,7 @@ class TextResourceContents(_Model):
     uri: str
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1491,29 +1495,29 @@ class TextResourceContents(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, mime_type=UNSET, text, uri, meta=UNSET):
+        def __init__(self, *, mime_type=_UNSET, text, uri, meta=_UNSET):
             self.mime_type = mime_type
             self.text = text
             self.uri = uri
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class BlobResourceContents(_Model):
     """Binary resource contents."""
 
     blob: str
     """Base64-encoded bytes for a binary resource payload."""
 
-    mime_type: str | None | Unset = UNSET
+    mime_type: str | None | _Unset = _UNSET
     """MIME type describing the encoded media payload."""
 
     uri: str
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1521,26 +1525,26 @@ class BlobResourceContents(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, blob, mime_type=UNSET, uri, meta=UNSET):
+        def __init__(self, *, blob, mime_type=_UNSET, uri, meta=_UNSET):
             self.blob = blob
             self.mime_type = mime_type
             self.uri = uri
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class EmbeddedResource(_Model):
     """The contents of a resource, embedded into a prompt or tool call result."""
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content."""
 
     resource: EmbeddedResourceResource
     """Embedded resource payload, either text or binary data."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1548,22 +1552,22 @@ class EmbeddedResource(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, annotations=UNSET, resource, meta=UNSET):
+        def __init__(self, *, annotations=_UNSET, resource, meta=_UNSET):
             self.annotations = annotations
             self.resource = resource
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Content(_Model):
     """Standard content block (text, images, resources)."""
 
     content: ContentBlock
     """The actual content block."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1571,14 +1575,14 @@ class Content(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, content, meta=UNSET):
+        def __init__(self, *, content, meta=_UNSET):
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Diff(_Model):
     """A diff representing file modifications.
 
@@ -1590,13 +1594,13 @@ class Diff(_Model):
     path: str
     """The absolute file path being modified."""
 
-    old_text: str | None | Unset = UNSET
+    old_text: str | None | _Unset = _UNSET
     """The original content (omitted or `null` for new files)."""
 
     new_text: str
     """The new content after modification."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1604,16 +1608,16 @@ class Diff(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, path, old_text=UNSET, new_text, meta=UNSET):
+        def __init__(self, *, path, old_text=_UNSET, new_text, meta=_UNSET):
             self.path = path
             self.old_text = old_text
             self.new_text = new_text
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Terminal(_Model):
     """Embed a terminal created with `terminal/create` by its id.
 
@@ -1625,7 +1629,7 @@ class Terminal(_Model):
     terminal_id: TerminalId
     """Identifier of the terminal instance to embed in the content stream."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1633,14 +1637,14 @@ class Terminal(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, terminal_id, meta=UNSET):
+        def __init__(self, *, terminal_id, meta=_UNSET):
             self.terminal_id = terminal_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallLocation(_Model):
     """A file location being accessed or modified by a tool.
 
@@ -1653,10 +1657,10 @@ class ToolCallLocation(_Model):
     path: str
     """The absolute file path being accessed or modified."""
 
-    line: int | None | Unset = UNSET
+    line: int | None | _Unset = _UNSET
     """Optional 1-based line number within the file."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1664,15 +1668,15 @@ class ToolCallLocation(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, path, line=UNSET, meta=UNSET):
+        def __init__(self, *, path, line=_UNSET, meta=_UNSET):
             self.path = path
             self.line = line
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PermissionOption(_Model):
     """An option presented to the user when requesting permission."""
 
@@ -1685,7 +1689,7 @@ class PermissionOption(_Model):
     kind: PermissionOptionKind
     """Hint about the nature of this permission option."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1693,20 +1697,20 @@ class PermissionOption(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, option_id, name, kind, meta=UNSET):
+        def __init__(self, *, option_id, name, kind, meta=_UNSET):
             self.option_id = option_id
             self.name = name
             self.kind = kind
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CreateTerminalRequest(_Model):
     """Request to create a new terminal and execute a command."""
 
-    METHOD: ClassVar[str] = "terminal/create"
+    METHOD: _ClassVar[str] = "terminal/create"
     """The JSON-RPC method (client side)."""
 
     session_id: SessionId
@@ -1715,16 +1719,16 @@ class CreateTerminalRequest(_Model):
     command: str
     """The command to execute."""
 
-    args: list[str] | Unset = UNSET
+    args: list[str] | _Unset = _UNSET
     """Array of command arguments."""
 
-    env: list[EnvVariable] | Unset = UNSET
+    env: list[EnvVariable] | _Unset = _UNSET
     """Environment variables for the command."""
 
-    cwd: str | None | Unset = UNSET
+    cwd: str | None | _Unset = _UNSET
     """Working directory for the command. Must be an absolute path."""
 
-    output_byte_limit: int | None | Unset = UNSET
+    output_byte_limit: int | None | _Unset = _UNSET
     """Maximum number of output bytes to retain.
 
     When the limit is exceeded, the Client truncates from the beginning of the output
@@ -1735,7 +1739,7 @@ class CreateTerminalRequest(_Model):
     specified limit.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1743,18 +1747,18 @@ class CreateTerminalRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             session_id,
             command,
-            args=UNSET,
-            env=UNSET,
-            cwd=UNSET,
-            output_byte_limit=UNSET,
-            meta=UNSET,
+            args=_UNSET,
+            env=_UNSET,
+            cwd=_UNSET,
+            output_byte_limit=_UNSET,
+            meta=_UNSET,
         ):
             self.session_id = session_id
             self.command = command
@@ -1765,7 +1769,7 @@ class CreateTerminalRequest(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class EnvVariable(_Model):
     """An environment variable to set when launching an MCP server."""
 
@@ -1775,7 +1779,7 @@ class EnvVariable(_Model):
     value: str
     """The value to set for the environment variable."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1783,19 +1787,19 @@ class EnvVariable(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, value, meta=UNSET):
+        def __init__(self, *, name, value, meta=_UNSET):
             self.name = name
             self.value = value
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalOutputRequest(_Model):
     """Request to get the current output and status of a terminal."""
 
-    METHOD: ClassVar[str] = "terminal/output"
+    METHOD: _ClassVar[str] = "terminal/output"
     """The JSON-RPC method (client side)."""
 
     session_id: SessionId
@@ -1804,7 +1808,7 @@ class TerminalOutputRequest(_Model):
     terminal_id: TerminalId
     """The ID of the terminal to get output from."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1812,19 +1816,19 @@ class TerminalOutputRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, terminal_id, meta=UNSET):
+        def __init__(self, *, session_id, terminal_id, meta=_UNSET):
             self.session_id = session_id
             self.terminal_id = terminal_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ReleaseTerminalRequest(_Model):
     """Request to release a terminal and free its resources."""
 
-    METHOD: ClassVar[str] = "terminal/release"
+    METHOD: _ClassVar[str] = "terminal/release"
     """The JSON-RPC method (client side)."""
 
     session_id: SessionId
@@ -1833,7 +1837,7 @@ class ReleaseTerminalRequest(_Model):
     terminal_id: TerminalId
     """The ID of the terminal to release."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1841,19 +1845,19 @@ class ReleaseTerminalRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, terminal_id, meta=UNSET):
+        def __init__(self, *, session_id, terminal_id, meta=_UNSET):
             self.session_id = session_id
             self.terminal_id = terminal_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class WaitForTerminalExitRequest(_Model):
     """Request to wait for a terminal command to exit."""
 
-    METHOD: ClassVar[str] = "terminal/wait_for_exit"
+    METHOD: _ClassVar[str] = "terminal/wait_for_exit"
     """The JSON-RPC method (client side)."""
 
     session_id: SessionId
@@ -1862,7 +1866,7 @@ class WaitForTerminalExitRequest(_Model):
     terminal_id: TerminalId
     """The ID of the terminal to wait for."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1870,19 +1874,19 @@ class WaitForTerminalExitRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, terminal_id, meta=UNSET):
+        def __init__(self, *, session_id, terminal_id, meta=_UNSET):
             self.session_id = session_id
             self.terminal_id = terminal_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class KillTerminalRequest(_Model):
     """Request to kill a terminal without releasing it."""
 
-    METHOD: ClassVar[str] = "terminal/kill"
+    METHOD: _ClassVar[str] = "terminal/kill"
     """The JSON-RPC method (client side)."""
 
     session_id: SessionId
@@ -1891,7 +1895,7 @@ class KillTerminalRequest(_Model):
     terminal_id: TerminalId
     """The ID of the terminal to kill."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1899,27 +1903,27 @@ class KillTerminalRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, terminal_id, meta=UNSET):
+        def __init__(self, *, session_id, terminal_id, meta=_UNSET):
             self.session_id = session_id
             self.terminal_id = terminal_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class FormCreateElicitationRequest(_Model):
     """Form-based elicitation where the client renders a form from the provided schema.
 
     A variant of CreateElicitationRequest (`mode` is 'form').
     """
 
-    mode: ClassVar[str] = "form"
+    mode: _ClassVar[str] = "form"
 
     message: str
     """A human-readable message describing what input is needed."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1935,28 +1939,28 @@ class FormCreateElicitationRequest(_Model):
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message, meta=UNSET, requested_schema, scope):
+        def __init__(self, *, message, meta=_UNSET, requested_schema, scope):
             self.message = message
             self.meta = meta
             self.requested_schema = requested_schema
             self.scope = scope
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UrlCreateElicitationRequest(_Model):
     """URL-based elicitation where the client directs the user to a URL.
 
     A variant of CreateElicitationRequest (`mode` is 'url').
     """
 
-    mode: ClassVar[str] = "url"
+    mode: _ClassVar[str] = "url"
 
     message: str
     """A human-readable message describing what input is needed."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1975,9 +1979,9 @@ class UrlCreateElicitationRequest(_Model):
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message, meta=UNSET, elicitation_id, url, scope):
+        def __init__(self, *, message, meta=_UNSET, elicitation_id, url, scope):
             self.message = message
             self.meta = meta
             self.elicitation_id = elicitation_id
@@ -1985,7 +1989,7 @@ class UrlCreateElicitationRequest(_Model):
             self.scope = scope
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherCreateElicitationRequest(_Model):
     """Custom or future elicitation mode.
 
@@ -2006,7 +2010,7 @@ class OtherCreateElicitationRequest(_Model):
     message: str
     """A human-readable message describing what input is needed."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2019,12 +2023,12 @@ class OtherCreateElicitationRequest(_Model):
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, mode, message, meta=UNSET, scope, extra=_FACTORY):
+        def __init__(self, *, mode, message, meta=_UNSET, scope, extra=_FACTORY):
             self.mode = mode
             self.message = message
             self.meta = meta
@@ -2032,7 +2036,7 @@ class OtherCreateElicitationRequest(_Model):
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationSessionScope(_Model):
     """Session-scoped elicitation, optionally tied to a specific tool call.
 
@@ -2044,36 +2048,36 @@ class ElicitationSessionScope(_Model):
     session_id: SessionId
     """The session this elicitation is tied to."""
 
-    tool_call_id: ToolCallId | None | Unset = UNSET
+    tool_call_id: ToolCallId | None | _Unset = _UNSET
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
     session without a specific tool call.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, tool_call_id=UNSET):
+        def __init__(self, *, session_id, tool_call_id=_UNSET):
             self.session_id = session_id
             self.tool_call_id = tool_call_id
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationRequestScope(_Model):
     """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
     (e.g., during auth/configuration phases before any session is started).
     """
 
-    request_id: RequestId_
+    request_id: RequestId
     """The request this elicitation is tied to."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, request_id):
             self.request_id = request_id
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationSchema(_Model):
     """Type-safe elicitation schema for requesting structured user input.
 
@@ -2084,7 +2088,7 @@ class ElicitationSchema(_Model):
     type: ElicitationSchemaType = ElicitationSchemaType.OBJECT
     """Type discriminator. Always `"object"`."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the schema.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
@@ -2095,19 +2099,19 @@ class ElicitationSchema(_Model):
     )
     """Property definitions (must be primitive types)."""
 
-    required: list[str] | None | Unset = UNSET
+    required: list[str] | None | _Unset = _UNSET
     """List of required property names.
 
     Optional. Omitted and `null` are equivalent and mean no property names are required.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional description of what this schema represents.
 
     Optional. Omitted and `null` are equivalent and mean no schema description is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2117,17 +2121,17 @@ class ElicitationSchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             type=ElicitationSchemaType.OBJECT,
-            title=UNSET,
+            title=_UNSET,
             properties=_FACTORY,
-            required=UNSET,
-            description=UNSET,
-            meta=UNSET,
+            required=_UNSET,
+            description=_UNSET,
+            meta=_UNSET,
         ):
             self.type = type
             self.title = title
@@ -2137,70 +2141,70 @@ class ElicitationSchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class StringElicitationPropertySchema(_Model):
     """String property (or single-select enum when `enum`/`oneOf` is set).
 
     A variant of ElicitationPropertySchema (`type` is 'string').
     """
 
-    type: ClassVar[str] = "string"
+    type: _ClassVar[str] = "string"
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    min_length: int | None | Unset = UNSET
+    min_length: int | None | _Unset = _UNSET
     """Minimum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
     """
 
-    max_length: int | None | Unset = UNSET
+    max_length: int | None | _Unset = _UNSET
     """Maximum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
     """
 
-    pattern: str | None | Unset = UNSET
+    pattern: str | None | _Unset = _UNSET
     """Pattern the string must match.
 
     Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
     """
 
-    format: StringFormat | None | Unset = UNSET
+    format: StringFormat | None | _Unset = _UNSET
     """String format.
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint.
     """
 
-    default: str | None | Unset = UNSET
+    default: str | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    enum: list[str] | None | Unset = UNSET
+    enum: list[str] | None | _Unset = _UNSET
     """Enum values for untitled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
     declared by `enum`.
     """
 
-    one_of: list[EnumOption] | None | Unset = UNSET
+    one_of: list[EnumOption] | None | _Unset = _UNSET
     """Titled enum options for titled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
     declared by `oneOf`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2210,21 +2214,21 @@ class StringElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            min_length=UNSET,
-            max_length=UNSET,
-            pattern=UNSET,
-            format=UNSET,
-            default=UNSET,
-            enum=UNSET,
-            one_of=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            min_length=_UNSET,
+            max_length=_UNSET,
+            pattern=_UNSET,
+            format=_UNSET,
+            default=_UNSET,
+            enum=_UNSET,
+            one_of=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -2238,46 +2242,46 @@ class StringElicitationPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class NumberElicitationPropertySchema(_Model):
     """Number (floating-point) property.
 
     A variant of ElicitationPropertySchema (`type` is 'number').
     """
 
-    type: ClassVar[str] = "number"
+    type: _ClassVar[str] = "number"
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    minimum: float | None | Unset = UNSET
+    minimum: float | None | _Unset = _UNSET
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
 
-    maximum: float | None | Unset = UNSET
+    maximum: float | None | _Unset = _UNSET
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
 
-    default: float | None | Unset = UNSET
+    default: float | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2287,17 +2291,17 @@ class NumberElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            minimum=UNSET,
-            maximum=UNSET,
-            default=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            minimum=_UNSET,
+            maximum=_UNSET,
+            default=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -2307,46 +2311,46 @@ class NumberElicitationPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class IntegerElicitationPropertySchema(_Model):
     """Integer property.
 
     A variant of ElicitationPropertySchema (`type` is 'integer').
     """
 
-    type: ClassVar[str] = "integer"
+    type: _ClassVar[str] = "integer"
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    minimum: int | None | Unset = UNSET
+    minimum: int | None | _Unset = _UNSET
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
 
-    maximum: int | None | Unset = UNSET
+    maximum: int | None | _Unset = _UNSET
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
 
-    default: int | None | Unset = UNSET
+    default: int | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2356,17 +2360,17 @@ class IntegerElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            minimum=UNSET,
-            maximum=UNSET,
-            default=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            minimum=_UNSET,
+            maximum=_UNSET,
+            default=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -2376,34 +2380,34 @@ class IntegerElicitationPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class BooleanElicitationPropertySchema(_Model):
     """Boolean property.
 
     A variant of ElicitationPropertySchema (`type` is 'boolean').
     """
 
-    type: ClassVar[str] = "boolean"
+    type: _ClassVar[str] = "boolean"
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    default: bool | None | Unset = UNSET
+    default: bool | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2413,10 +2417,10 @@ class BooleanElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, title=UNSET, description=UNSET, default=UNSET, meta=UNSET
+            self, *, title=_UNSET, description=_UNSET, default=_UNSET, meta=_UNSET
         ):
             self.title = title
             self.description = description
@@ -2424,34 +2428,34 @@ class BooleanElicitationPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ArrayElicitationPropertySchema(_Model):
     """Multi-select array property.
 
     A variant of ElicitationPropertySchema (`type` is 'array').
     """
 
-    type: ClassVar[str] = "array"
+    type: _ClassVar[str] = "array"
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    min_items: int | None | Unset = UNSET
+    min_items: int | None | _Unset = _UNSET
     """Minimum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
     """
 
-    max_items: int | None | Unset = UNSET
+    max_items: int | None | _Unset = _UNSET
     """Maximum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
@@ -2460,13 +2464,13 @@ class ArrayElicitationPropertySchema(_Model):
     items: MultiSelectItems
     """The items definition describing allowed values."""
 
-    default: list[str] | None | Unset = UNSET
+    default: list[str] | None | _Unset = _UNSET
     """Default selected values.
 
     Optional. Omitted and `null` are equivalent and mean no default selections are provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2476,18 +2480,18 @@ class ArrayElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            min_items=UNSET,
-            max_items=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            min_items=_UNSET,
+            max_items=_UNSET,
             items,
-            default=UNSET,
-            meta=UNSET,
+            default=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -2498,7 +2502,7 @@ class ArrayElicitationPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherElicitationPropertySchema(_Model):
     """Custom or future elicitation property schema.
 
@@ -2516,17 +2520,17 @@ class OtherElicitationPropertySchema(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, type, extra=_FACTORY):
             self.type = type
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class EnumOption(_Model):
     """A titled enum option with a const value, human-readable title, and optional description."""
 
@@ -2536,13 +2540,13 @@ class EnumOption(_Model):
     title: str
     """Human-readable title for this option."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2552,16 +2556,16 @@ class EnumOption(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, const, title, description=UNSET, meta=UNSET):
+        def __init__(self, *, const, title, description=_UNSET, meta=_UNSET):
             self.const = const
             self.title = title
             self.description = description
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class StringPropertySchema(_Model):
     """Schema for string properties in an elicitation form.
 
@@ -2569,61 +2573,61 @@ class StringPropertySchema(_Model):
     with `"type": "string"`.
     """
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    min_length: int | None | Unset = UNSET
+    min_length: int | None | _Unset = _UNSET
     """Minimum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
     """
 
-    max_length: int | None | Unset = UNSET
+    max_length: int | None | _Unset = _UNSET
     """Maximum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
     """
 
-    pattern: str | None | Unset = UNSET
+    pattern: str | None | _Unset = _UNSET
     """Pattern the string must match.
 
     Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
     """
 
-    format: StringFormat | None | Unset = UNSET
+    format: StringFormat | None | _Unset = _UNSET
     """String format.
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint.
     """
 
-    default: str | None | Unset = UNSET
+    default: str | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    enum: list[str] | None | Unset = UNSET
+    enum: list[str] | None | _Unset = _UNSET
     """Enum values for untitled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
     declared by `enum`.
     """
 
-    one_of: list[EnumOption] | None | Unset = UNSET
+    one_of: list[EnumOption] | None | _Unset = _UNSET
     """Titled enum options for titled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
     declared by `oneOf`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2633,21 +2637,21 @@ class StringPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            min_length=UNSET,
-            max_length=UNSET,
-            pattern=UNSET,
-            format=UNSET,
-            default=UNSET,
-            enum=UNSET,
-            one_of=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            min_length=_UNSET,
+            max_length=_UNSET,
+            pattern=_UNSET,
+            format=_UNSET,
+            default=_UNSET,
+            enum=_UNSET,
+            one_of=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -2661,41 +2665,41 @@ class StringPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class NumberPropertySchema(_Model):
     """Schema for number (floating-point) properties in an elicitation form."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    minimum: float | None | Unset = UNSET
+    minimum: float | None | _Unset = _UNSET
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
 
-    maximum: float | None | Unset = UNSET
+    maximum: float | None | _Unset = _UNSET
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
 
-    default: float | None | Unset = UNSET
+    default: float | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2705,17 +2709,17 @@ class NumberPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            minimum=UNSET,
-            maximum=UNSET,
-            default=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            minimum=_UNSET,
+            maximum=_UNSET,
+            default=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -2725,41 +2729,41 @@ class NumberPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class IntegerPropertySchema(_Model):
     """Schema for integer properties in an elicitation form."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    minimum: int | None | Unset = UNSET
+    minimum: int | None | _Unset = _UNSET
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
 
-    maximum: int | None | Unset = UNSET
+    maximum: int | None | _Unset = _UNSET
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
 
-    default: int | None | Unset = UNSET
+    default: int | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2769,17 +2773,17 @@ class IntegerPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            minimum=UNSET,
-            maximum=UNSET,
-            default=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            minimum=_UNSET,
+            maximum=_UNSET,
+            default=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -2789,29 +2793,29 @@ class IntegerPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class BooleanPropertySchema(_Model):
     """Schema for boolean properties in an elicitation form."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    default: bool | None | Unset = UNSET
+    default: bool | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2821,10 +2825,10 @@ class BooleanPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, title=UNSET, description=UNSET, default=UNSET, meta=UNSET
+            self, *, title=_UNSET, description=_UNSET, default=_UNSET, meta=_UNSET
         ):
             self.title = title
             self.description = description
@@ -2832,19 +2836,19 @@ class BooleanPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class MultiSelectItemsString(_Model):
     """Multi-select string items with plain string values.
 
     A variant of MultiSelectItems (`type` is 'string').
     """
 
-    type: ClassVar[str] = "string"
+    type: _ClassVar[str] = "string"
 
     enum: list[str]
     """Allowed enum values."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2854,14 +2858,14 @@ class MultiSelectItemsString(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, enum, meta=UNSET):
+        def __init__(self, *, enum, meta=_UNSET):
             self.enum = enum
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherMultiSelectItems(_Model):
     """Custom or future typed multi-select items.
 
@@ -2871,24 +2875,24 @@ class OtherMultiSelectItems(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, type, extra=_FACTORY):
             self.type = type
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class StringMultiSelectItems(_Model):
     """String item schema for multi-select enum properties."""
 
     enum: list[str]
     """Allowed enum values."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2898,21 +2902,21 @@ class StringMultiSelectItems(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, enum, meta=UNSET):
+        def __init__(self, *, enum, meta=_UNSET):
             self.enum = enum
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TitledMultiSelectItems(_Model):
     """Items definition for titled multi-select enum properties."""
 
     any_of: list[EnumOption]
     """Titled enum options."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2922,36 +2926,36 @@ class TitledMultiSelectItems(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, any_of, meta=UNSET):
+        def __init__(self, *, any_of, meta=_UNSET):
             self.any_of = any_of
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class MultiSelectPropertySchema(_Model):
     """Schema for multi-select (array) properties in an elicitation form."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    min_items: int | None | Unset = UNSET
+    min_items: int | None | _Unset = _UNSET
     """Minimum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
     """
 
-    max_items: int | None | Unset = UNSET
+    max_items: int | None | _Unset = _UNSET
     """Maximum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
@@ -2960,13 +2964,13 @@ class MultiSelectPropertySchema(_Model):
     items: MultiSelectItems
     """The items definition describing allowed values."""
 
-    default: list[str] | None | Unset = UNSET
+    default: list[str] | None | _Unset = _UNSET
     """Default selected values.
 
     Optional. Omitted and `null` are equivalent and mean no default selections are provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2976,18 +2980,18 @@ class MultiSelectPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            min_items=UNSET,
-            max_items=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            min_items=_UNSET,
+            max_items=_UNSET,
             items,
-            default=UNSET,
-            meta=UNSET,
+            default=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -2998,7 +3002,7 @@ class MultiSelectPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationFormMode(_Model):
     """Form-based elicitation mode where the client renders a form from the provided schema."""
 
@@ -3008,14 +3012,14 @@ class ElicitationFormMode(_Model):
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, requested_schema, scope):
             self.requested_schema = requested_schema
             self.scope = scope
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationUrlMode(_Model):
     """URL-based elicitation mode where the client directs the user to a URL."""
 
@@ -3028,7 +3032,7 @@ class ElicitationUrlMode(_Model):
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, elicitation_id, url, scope):
             self.elicitation_id = elicitation_id
@@ -3036,7 +3040,7 @@ class ElicitationUrlMode(_Model):
             self.scope = scope
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class MessageMcpRequest(_Model):
     """**UNSTABLE**
 
@@ -3045,7 +3049,7 @@ class MessageMcpRequest(_Model):
     Request parameters for `mcp/message`.
     """
 
-    METHOD: ClassVar[str] = "mcp/message"
+    METHOD: _ClassVar[str] = "mcp/message"
     """The JSON-RPC method (client side)."""
 
     server_id: McpServerAcpId
@@ -3057,13 +3061,13 @@ class MessageMcpRequest(_Model):
     method: str
     """The inner MCP method name."""
 
-    params: dict[str, Any] | None | Unset = UNSET
+    params: dict[str, _Any] | None | _Unset = _UNSET
     """Optional inner MCP params.
 
     If omitted or set to `null`, the inner MCP message has no params.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3071,9 +3075,11 @@ class MessageMcpRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, server_id, request_id, method, params=UNSET, meta=UNSET):
+        def __init__(
+            self, *, server_id, request_id, method, params=_UNSET, meta=_UNSET
+        ):
             self.server_id = server_id
             self.request_id = request_id
             self.method = method
@@ -3081,47 +3087,47 @@ class MessageMcpRequest(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResultAgentResponse(_Model):
     """A successful JSON-RPC response.
 
     A variant of AgentResponse.
     """
 
-    id: RequestId_
+    id: RequestId
     """The id of the request this response answers."""
 
-    result: Any
+    result: _Any
     """Method-specific response data."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, id, result):
             self.id = id
             self.result = result
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ErrorAgentResponse(_Model):
     """A failed JSON-RPC response.
 
     A variant of AgentResponse.
     """
 
-    id: RequestId_
+    id: RequestId
     """The id of the request this response answers."""
 
     error: Error
     """Method-specific error data."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, id, error):
             self.id = id
             self.error = error
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class InitializeResponse(_Model):
     """Response to the `initialize` method.
 
@@ -3130,7 +3136,7 @@ class InitializeResponse(_Model):
     See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/draft/initialization)
     """
 
-    METHOD: ClassVar[str] = "initialize"
+    METHOD: _ClassVar[str] = "initialize"
     """The JSON-RPC method (agent side)."""
 
     protocol_version: ProtocolVersion
@@ -3162,13 +3168,13 @@ class InitializeResponse(_Model):
     auth_methods: list[AuthMethod] = _field(default_factory=lambda: [])
     """Authentication methods supported by the agent."""
 
-    agent_info: Implementation | None | Unset = UNSET
+    agent_info: Implementation | None | _Unset = _UNSET
     """Information about the Agent name and version sent to the Client.
 
     Note: in future versions of the protocol, this will be required.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3176,7 +3182,7 @@ class InitializeResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
@@ -3184,8 +3190,8 @@ class InitializeResponse(_Model):
             protocol_version,
             agent_capabilities=_FACTORY,
             auth_methods=_FACTORY,
-            agent_info=UNSET,
-            meta=UNSET,
+            agent_info=_UNSET,
+            meta=_UNSET,
         ):
             self.protocol_version = protocol_version
             self.agent_capabilities = (
@@ -3212,7 +3218,7 @@ class InitializeResponse(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentCapabilities(_Model):
     """Capabilities supported by the agent.
 
@@ -3253,7 +3259,7 @@ class AgentCapabilities(_Model):
     )
     """Authentication-related capabilities supported by the agent."""
 
-    providers: ProvidersCapabilities | None | Unset = UNSET
+    providers: ProvidersCapabilities | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3264,7 +3270,7 @@ class AgentCapabilities(_Model):
     Supplying `{}` means the agent supports provider configuration methods.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3272,7 +3278,7 @@ class AgentCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
@@ -3282,8 +3288,8 @@ class AgentCapabilities(_Model):
             mcp_capabilities=_FACTORY,
             session_capabilities=_FACTORY,
             auth=_FACTORY,
-            providers=UNSET,
-            meta=UNSET,
+            providers=_UNSET,
+            meta=_UNSET,
         ):
             self.load_session = load_session
             self.prompt_capabilities = (
@@ -3314,7 +3320,7 @@ class AgentCapabilities(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PromptCapabilities(_Model):
     """Prompt capabilities supported by the agent in `session/prompt` requests.
 
@@ -3343,7 +3349,7 @@ class PromptCapabilities(_Model):
     in prompt requests for pieces of context that are referenced in the message.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3351,10 +3357,10 @@ class PromptCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, image=False, audio=False, embedded_context=False, meta=UNSET
+            self, *, image=False, audio=False, embedded_context=False, meta=_UNSET
         ):
             self.image = image
             self.audio = audio
@@ -3362,7 +3368,7 @@ class PromptCapabilities(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class McpCapabilities(_Model):
     """MCP capabilities supported by the agent"""
 
@@ -3380,7 +3386,7 @@ class McpCapabilities(_Model):
     Agent supports `acp` MCP servers.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3388,16 +3394,16 @@ class McpCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, http=False, sse=False, acp=False, meta=UNSET):
+        def __init__(self, *, http=False, sse=False, acp=False, meta=_UNSET):
             self.http = http
             self.sse = sse
             self.acp = acp
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionCapabilities(_Model):
     """Session capabilities supported by the agent.
 
@@ -3410,22 +3416,22 @@ class SessionCapabilities(_Model):
     See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#session-capabilities)
     """
 
-    list: SessionListCapabilities | None | Unset = UNSET
+    list: SessionListCapabilities | None | _Unset = _UNSET
     """Whether the agent supports `session/list`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports listing sessions.
     """
 
-    delete: SessionDeleteCapabilities | None | Unset = UNSET
+    delete: SessionDeleteCapabilities | None | _Unset = _UNSET
     """Whether the agent supports `session/delete`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
 
-    additional_directories: SessionAdditionalDirectoriesCapabilities | None | Unset = (
-        UNSET
+    additional_directories: SessionAdditionalDirectoriesCapabilities | None | _Unset = (
+        _UNSET
     )
     """Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
 
@@ -3438,7 +3444,7 @@ class SessionCapabilities(_Model):
     additional-root list associated with a listed session.
     """
 
-    system_prompt: SessionSystemPromptCapabilities | None | Unset = UNSET
+    system_prompt: SessionSystemPromptCapabilities | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3449,7 +3455,7 @@ class SessionCapabilities(_Model):
     Supplying `{}` means the agent supports `systemPrompt` in `append` mode.
     """
 
-    fork: SessionForkCapabilities | None | Unset = UNSET
+    fork: SessionForkCapabilities | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3460,7 +3466,7 @@ class SessionCapabilities(_Model):
     Supplying `{}` means the agent supports forking sessions.
     """
 
-    archive: SessionArchiveCapabilities | None | Unset = UNSET
+    archive: SessionArchiveCapabilities | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3472,7 +3478,7 @@ class SessionCapabilities(_Model):
     `session/list`, and `SessionInfo.archived`. Agents that advertise it MUST also advertise `sessionCapabilities.list`.
     """
 
-    status: SessionStatusCapabilities | None | Unset = UNSET
+    status: SessionStatusCapabilities | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3483,7 +3489,7 @@ class SessionCapabilities(_Model):
     Supplying `{}` means the agent supports checking session status.
     """
 
-    title: SessionTitleCapabilities | None | Unset = UNSET
+    title: SessionTitleCapabilities | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3497,21 +3503,21 @@ class SessionCapabilities(_Model):
     Supplying `{}` means the agent supports setting session titles.
     """
 
-    resume: SessionResumeCapabilities | None | Unset = UNSET
+    resume: SessionResumeCapabilities | None | _Unset = _UNSET
     """Whether the agent supports `session/resume`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports resuming sessions.
     """
 
-    close: SessionCloseCapabilities | None | Unset = UNSET
+    close: SessionCloseCapabilities | None | _Unset = _UNSET
     """Whether the agent supports `session/close`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports closing sessions.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3519,22 +3525,22 @@ class SessionCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            list=UNSET,
-            delete=UNSET,
-            additional_directories=UNSET,
-            system_prompt=UNSET,
-            fork=UNSET,
-            archive=UNSET,
-            status=UNSET,
-            title=UNSET,
-            resume=UNSET,
-            close=UNSET,
-            meta=UNSET,
+            list=_UNSET,
+            delete=_UNSET,
+            additional_directories=_UNSET,
+            system_prompt=_UNSET,
+            fork=_UNSET,
+            archive=_UNSET,
+            status=_UNSET,
+            title=_UNSET,
+            resume=_UNSET,
+            close=_UNSET,
+            meta=_UNSET,
         ):
             self.list = list
             self.delete = delete
@@ -3549,14 +3555,14 @@ class SessionCapabilities(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionListCapabilities(_Model):
     """Capabilities for the `session/list` method.
 
     Supplying `{}` means the agent supports listing sessions.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3564,20 +3570,20 @@ class SessionListCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionDeleteCapabilities(_Model):
     """Capabilities for the `session/delete` method.
 
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3585,13 +3591,13 @@ class SessionDeleteCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionAdditionalDirectoriesCapabilities(_Model):
     """Capabilities for additional session directories support.
 
@@ -3601,7 +3607,7 @@ class SessionAdditionalDirectoriesCapabilities(_Model):
     complete ordered additional-root list associated with a listed session.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3609,13 +3615,13 @@ class SessionAdditionalDirectoriesCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionSystemPromptCapabilities(_Model):
     """**UNSTABLE**
 
@@ -3627,13 +3633,13 @@ class SessionSystemPromptCapabilities(_Model):
     requests in `append` mode.
     """
 
-    mode: SessionSystemPromptModeCapabilities | None | Unset = UNSET
+    mode: SessionSystemPromptModeCapabilities | None | _Unset = _UNSET
     """Delivery modes the agent supports in addition to `append`.
 
     Optional. Omitted or `null` both mean the agent supports only `append`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3641,14 +3647,14 @@ class SessionSystemPromptCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, mode=UNSET, meta=UNSET):
+        def __init__(self, *, mode=_UNSET, meta=_UNSET):
             self.mode = mode
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionSystemPromptModeCapabilities(_Model):
     """**UNSTABLE**
 
@@ -3660,7 +3666,7 @@ class SessionSystemPromptModeCapabilities(_Model):
     `sessionCapabilities.systemPrompt` supports it.
     """
 
-    override: SessionSystemPromptOverrideCapabilities | None | Unset = UNSET
+    override: SessionSystemPromptOverrideCapabilities | None | _Unset = _UNSET
     """Whether the agent supports `override` mode.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
@@ -3668,7 +3674,7 @@ class SessionSystemPromptModeCapabilities(_Model):
     instructions with the client-provided system prompt.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3676,14 +3682,14 @@ class SessionSystemPromptModeCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, override=UNSET, meta=UNSET):
+        def __init__(self, *, override=_UNSET, meta=_UNSET):
             self.override = override
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionSystemPromptOverrideCapabilities(_Model):
     """**UNSTABLE**
 
@@ -3695,7 +3701,7 @@ class SessionSystemPromptOverrideCapabilities(_Model):
     instructions with the client-provided system prompt.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3703,13 +3709,13 @@ class SessionSystemPromptOverrideCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionForkCapabilities(_Model):
     """**UNSTABLE**
 
@@ -3720,7 +3726,7 @@ class SessionForkCapabilities(_Model):
     Supplying `{}` means the agent supports forking sessions.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3728,13 +3734,13 @@ class SessionForkCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionArchiveCapabilities(_Model):
     """**UNSTABLE**
 
@@ -3746,7 +3752,7 @@ class SessionArchiveCapabilities(_Model):
     `session/list`, and `SessionInfo.archived`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3754,13 +3760,13 @@ class SessionArchiveCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionStatusCapabilities(_Model):
     """**UNSTABLE**
 
@@ -3771,7 +3777,7 @@ class SessionStatusCapabilities(_Model):
     Supplying `{}` means the agent supports checking session status.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3779,13 +3785,13 @@ class SessionStatusCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionTitleCapabilities(_Model):
     """**UNSTABLE**
 
@@ -3797,7 +3803,7 @@ class SessionTitleCapabilities(_Model):
     through `session/list` and `session_info_update` without this capability.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3805,20 +3811,20 @@ class SessionTitleCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionResumeCapabilities(_Model):
     """Capabilities for the `session/resume` method.
 
     Supplying `{}` means the agent supports resuming sessions.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3826,20 +3832,20 @@ class SessionResumeCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionCloseCapabilities(_Model):
     """Capabilities for the `session/close` method.
 
     Supplying `{}` means the agent supports closing sessions.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3847,17 +3853,17 @@ class SessionCloseCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentAuthCapabilities(_Model):
     """Authentication-related capabilities supported by the agent."""
 
-    status: AuthStatusCapabilities | None | Unset = UNSET
+    status: AuthStatusCapabilities | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3868,14 +3874,14 @@ class AgentAuthCapabilities(_Model):
     Supplying `{}` means the agent supports the `auth/status` method.
     """
 
-    logout: LogoutCapabilities | None | Unset = UNSET
+    logout: LogoutCapabilities | None | _Unset = _UNSET
     """Whether the agent supports the logout method.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports the logout method.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3883,15 +3889,15 @@ class AgentAuthCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, status=UNSET, logout=UNSET, meta=UNSET):
+        def __init__(self, *, status=_UNSET, logout=_UNSET, meta=_UNSET):
             self.status = status
             self.logout = logout
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AuthStatusCapabilities(_Model):
     """**UNSTABLE**
 
@@ -3902,7 +3908,7 @@ class AuthStatusCapabilities(_Model):
     Supplying `{}` means the agent supports the `auth/status` method.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3910,20 +3916,20 @@ class AuthStatusCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class LogoutCapabilities(_Model):
     """Logout capabilities supported by the agent.
 
     Supplying `{}` means the agent supports the logout method.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3931,13 +3937,13 @@ class LogoutCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ProvidersCapabilities(_Model):
     """**UNSTABLE**
 
@@ -3948,7 +3954,7 @@ class ProvidersCapabilities(_Model):
     Supplying `{}` means the agent supports provider configuration methods.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3956,13 +3962,13 @@ class ProvidersCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalAuthMethod(_Model):
     """Client runs the configured agent program as a separate interactive
     process, without passing this method to `authenticate`.
@@ -3970,7 +3976,7 @@ class TerminalAuthMethod(_Model):
     A variant of AuthMethod (`type` is 'terminal').
     """
 
-    type: ClassVar[str] = "terminal"
+    type: _ClassVar[str] = "terminal"
 
     id: AuthMethodId
     """Unique identifier for this authentication method."""
@@ -3978,18 +3984,18 @@ class TerminalAuthMethod(_Model):
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional human-readable description of this authentication method."""
 
-    args: list[str] | Unset = UNSET
+    args: list[str] | _Unset = _UNSET
     """Additional arguments to append to the configured agent invocation for terminal auth."""
 
-    env: dict[str, str] | Unset = UNSET
+    env: dict[str, str] | _Unset = _UNSET
     """Additional environment variables to set on the configured agent invocation for terminal auth.
     These values override same-named variables in the base launch configuration.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3997,10 +4003,10 @@ class TerminalAuthMethod(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, id, name, description=UNSET, args=UNSET, env=UNSET, meta=UNSET
+            self, *, id, name, description=_UNSET, args=_UNSET, env=_UNSET, meta=_UNSET
         ):
             self.id = id
             self.name = name
@@ -4010,7 +4016,7 @@ class TerminalAuthMethod(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AuthMethodTerminal(_Model):
     """Terminal-based authentication method.
 
@@ -4027,18 +4033,18 @@ class AuthMethodTerminal(_Model):
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional human-readable description of this authentication method."""
 
-    args: list[str] | Unset = UNSET
+    args: list[str] | _Unset = _UNSET
     """Additional arguments to append to the configured agent invocation for terminal auth."""
 
-    env: dict[str, str] | Unset = UNSET
+    env: dict[str, str] | _Unset = _UNSET
     """Additional environment variables to set on the configured agent invocation for terminal auth.
     These values override same-named variables in the base launch configuration.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4046,10 +4052,10 @@ class AuthMethodTerminal(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, id, name, description=UNSET, args=UNSET, env=UNSET, meta=UNSET
+            self, *, id, name, description=_UNSET, args=_UNSET, env=_UNSET, meta=_UNSET
         ):
             self.id = id
             self.name = name
@@ -4059,7 +4065,7 @@ class AuthMethodTerminal(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AuthMethodAgent(_Model):
     """Agent handles authentication itself through `authenticate`.
 
@@ -4072,10 +4078,10 @@ class AuthMethodAgent(_Model):
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional human-readable description of this authentication method."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4083,16 +4089,16 @@ class AuthMethodAgent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, id, name, description=UNSET, meta=UNSET):
+        def __init__(self, *, id, name, description=_UNSET, meta=_UNSET):
             self.id = id
             self.name = name
             self.description = description
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Implementation(_Model):
     """Metadata about the implementation of the client or agent.
     Describes the name and version of an ACP implementation, with an optional
@@ -4104,7 +4110,7 @@ class Implementation(_Model):
     name fallback if title isn't present.
     """
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Intended for UI and end-user contexts and optimized to be human-readable
     and easily understood.
 
@@ -4116,7 +4122,7 @@ class Implementation(_Model):
     for debugging or metrics purposes. (e.g. "1.0.0").
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4124,23 +4130,23 @@ class Implementation(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, title=UNSET, version, meta=UNSET):
+        def __init__(self, *, name, title=_UNSET, version, meta=_UNSET):
             self.name = name
             self.title = title
             self.version = version
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AuthenticateResponse(_Model):
     """Response to the `authenticate` method."""
 
-    METHOD: ClassVar[str] = "authenticate"
+    METHOD: _ClassVar[str] = "authenticate"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4148,13 +4154,13 @@ class AuthenticateResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ListProvidersResponse(_Model):
     """**UNSTABLE**
 
@@ -4163,13 +4169,13 @@ class ListProvidersResponse(_Model):
     Response to `providers/list`.
     """
 
-    METHOD: ClassVar[str] = "providers/list"
+    METHOD: _ClassVar[str] = "providers/list"
     """The JSON-RPC method (agent side)."""
 
     providers: list[ProviderInfo]
     """Configurable providers with current routing info suitable for UI display."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4177,14 +4183,14 @@ class ListProvidersResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, providers, meta=UNSET):
+        def __init__(self, *, providers, meta=_UNSET):
             self.providers = providers
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ProviderInfo(_Model):
     """**UNSTABLE**
 
@@ -4204,12 +4210,12 @@ class ProviderInfo(_Model):
     If true, clients must not call `providers/disable` for this provider ID.
     """
 
-    current: ProviderCurrentConfig | None | Unset = UNSET
+    current: ProviderCurrentConfig | None | _Unset = _UNSET
     """Current effective non-secret routing config.
     Null or omitted means provider is disabled.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4217,10 +4223,10 @@ class ProviderInfo(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, provider_id, supported, required, current=UNSET, meta=UNSET
+            self, *, provider_id, supported, required, current=_UNSET, meta=_UNSET
         ):
             self.provider_id = provider_id
             self.supported = supported
@@ -4229,7 +4235,7 @@ class ProviderInfo(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ProviderCurrentConfig(_Model):
     """**UNSTABLE**
 
@@ -4244,7 +4250,7 @@ class ProviderCurrentConfig(_Model):
     base_url: str
     """Base URL currently used by this provider."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4252,15 +4258,15 @@ class ProviderCurrentConfig(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, api_type, base_url, meta=UNSET):
+        def __init__(self, *, api_type, base_url, meta=_UNSET):
             self.api_type = api_type
             self.base_url = base_url
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SetProviderResponse(_Model):
     """**UNSTABLE**
 
@@ -4269,10 +4275,10 @@ class SetProviderResponse(_Model):
     Response to `providers/set`.
     """
 
-    METHOD: ClassVar[str] = "providers/set"
+    METHOD: _ClassVar[str] = "providers/set"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4280,13 +4286,13 @@ class SetProviderResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class DisableProviderResponse(_Model):
     """**UNSTABLE**
 
@@ -4295,10 +4301,10 @@ class DisableProviderResponse(_Model):
     Response to `providers/disable`.
     """
 
-    METHOD: ClassVar[str] = "providers/disable"
+    METHOD: _ClassVar[str] = "providers/disable"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4306,20 +4312,20 @@ class DisableProviderResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class LogoutResponse(_Model):
     """Response to the `logout` method."""
 
-    METHOD: ClassVar[str] = "logout"
+    METHOD: _ClassVar[str] = "logout"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4327,13 +4333,13 @@ class LogoutResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AuthStatusResponse(_Model):
     """**UNSTABLE**
 
@@ -4342,7 +4348,7 @@ class AuthStatusResponse(_Model):
     Response to the `auth/status` method.
     """
 
-    METHOD: ClassVar[str] = "auth/status"
+    METHOD: _ClassVar[str] = "auth/status"
     """The JSON-RPC method (agent side)."""
 
     state: AuthState | str
@@ -4352,7 +4358,7 @@ class AuthStatusResponse(_Model):
     do not recognize as `unknown`.
     """
 
-    accounts: list[AuthAccount] | Unset = UNSET
+    accounts: list[AuthAccount] | _Unset = _UNSET
     """The accounts the agent has configured, for display.
 
     Optional. Omitted and empty are equivalent and mean no accounts are reported.
@@ -4360,7 +4366,7 @@ class AuthStatusResponse(_Model):
     of them and mark the ones in effect with `active`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4368,15 +4374,15 @@ class AuthStatusResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, state, accounts=UNSET, meta=UNSET):
+        def __init__(self, *, state, accounts=_UNSET, meta=_UNSET):
             self.state = state
             self.accounts = accounts
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AuthAccount(_Model):
     """**UNSTABLE**
 
@@ -4395,7 +4401,7 @@ class AuthAccount(_Model):
     for example `Claude Max`, `OpenAI API key`, or `Vertex AI`.
     """
 
-    active: bool | None | Unset = UNSET
+    active: bool | None | _Unset = _UNSET
     """Whether the agent currently uses this account by default.
 
     Several accounts MAY be active, for example one per provider.
@@ -4403,25 +4409,25 @@ class AuthAccount(_Model):
     Optional. Omitted and `null` are equivalent and mean the agent does not indicate whether this account is in effect.
     """
 
-    name: str | None | Unset = UNSET
+    name: str | None | _Unset = _UNSET
     """Display name of the user, such as a username or full name.
 
     Optional. Omitted and `null` are equivalent and mean no name is reported.
     """
 
-    email: str | None | Unset = UNSET
+    email: str | None | _Unset = _UNSET
     """Email address of the user.
 
     Optional. Omitted and `null` are equivalent and mean no email is reported.
     """
 
-    organization: str | None | Unset = UNSET
+    organization: str | None | _Unset = _UNSET
     """Display name of the organization, team, or workspace the account is using.
 
     Optional. Omitted and `null` are equivalent and mean no organization is reported.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4429,17 +4435,17 @@ class AuthAccount(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             label,
-            active=UNSET,
-            name=UNSET,
-            email=UNSET,
-            organization=UNSET,
-            meta=UNSET,
+            active=_UNSET,
+            name=_UNSET,
+            email=_UNSET,
+            organization=_UNSET,
+            meta=_UNSET,
         ):
             self.label = label
             self.active = active
@@ -4449,14 +4455,14 @@ class AuthAccount(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class NewSessionResponse(_Model):
     """Response from creating a new session.
 
     See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/draft/session-setup#creating-a-session)
     """
 
-    METHOD: ClassVar[str] = "session/new"
+    METHOD: _ClassVar[str] = "session/new"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
@@ -4465,16 +4471,16 @@ class NewSessionResponse(_Model):
     Used in all subsequent requests for this conversation.
     """
 
-    modes: SessionModeState | None | Unset = UNSET
+    modes: SessionModeState | None | _Unset = _UNSET
     """Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
     """
 
-    config_options: list[SessionConfigOption] | None | Unset = UNSET
+    config_options: list[SessionConfigOption] | None | _Unset = _UNSET
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4482,10 +4488,10 @@ class NewSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, session_id, modes=UNSET, config_options=UNSET, meta=UNSET
+            self, *, session_id, modes=_UNSET, config_options=_UNSET, meta=_UNSET
         ):
             self.session_id = session_id
             self.modes = modes
@@ -4493,7 +4499,7 @@ class NewSessionResponse(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionModeState(_Model):
     """The set of modes and the one currently active."""
 
@@ -4503,7 +4509,7 @@ class SessionModeState(_Model):
     available_modes: list[SessionMode]
     """The set of modes that the Agent can operate in"""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4511,15 +4517,15 @@ class SessionModeState(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, current_mode_id, available_modes, meta=UNSET):
+        def __init__(self, *, current_mode_id, available_modes, meta=_UNSET):
             self.current_mode_id = current_mode_id
             self.available_modes = available_modes
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionMode(_Model):
     """A mode the agent can operate in.
 
@@ -4532,10 +4538,10 @@ class SessionMode(_Model):
     name: str
     """Human-readable name shown for this protocol object."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional human-readable details shown with this protocol object."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4543,23 +4549,23 @@ class SessionMode(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, id, name, description=UNSET, meta=UNSET):
+        def __init__(self, *, id, name, description=_UNSET, meta=_UNSET):
             self.id = id
             self.name = name
             self.description = description
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SelectSessionConfigOption(_Model):
     """Single-value selector (dropdown).
 
     A variant of SessionConfigOption (`type` is 'select').
     """
 
-    type: ClassVar[str] = "select"
+    type: _ClassVar[str] = "select"
 
     id: SessionConfigId
     """Unique identifier for the configuration option."""
@@ -4567,13 +4573,13 @@ class SelectSessionConfigOption(_Model):
     name: str
     """Human-readable label for the option."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional description for the Client to display to the user."""
 
-    category: SessionConfigOptionCategory | str | None | Unset = UNSET
+    category: SessionConfigOptionCategory | str | None | _Unset = _UNSET
     """Optional semantic category for this option (UX only)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4587,16 +4593,16 @@ class SelectSessionConfigOption(_Model):
     options: SessionConfigSelectOptions
     """The set of selectable options."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             id,
             name,
-            description=UNSET,
-            category=UNSET,
-            meta=UNSET,
+            description=_UNSET,
+            category=_UNSET,
+            meta=_UNSET,
             current_value,
             options,
         ):
@@ -4609,14 +4615,14 @@ class SelectSessionConfigOption(_Model):
             self.options = options
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class BooleanSessionConfigOption(_Model):
     """Boolean on/off toggle.
 
     A variant of SessionConfigOption (`type` is 'boolean').
     """
 
-    type: ClassVar[str] = "boolean"
+    type: _ClassVar[str] = "boolean"
 
     id: SessionConfigId
     """Unique identifier for the configuration option."""
@@ -4624,13 +4630,13 @@ class BooleanSessionConfigOption(_Model):
     name: str
     """Human-readable label for the option."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional description for the Client to display to the user."""
 
-    category: SessionConfigOptionCategory | str | None | Unset = UNSET
+    category: SessionConfigOptionCategory | str | None | _Unset = _UNSET
     """Optional semantic category for this option (UX only)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4641,16 +4647,16 @@ class BooleanSessionConfigOption(_Model):
     current_value: bool
     """The current value of the boolean option."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             id,
             name,
-            description=UNSET,
-            category=UNSET,
-            meta=UNSET,
+            description=_UNSET,
+            category=_UNSET,
+            meta=_UNSET,
             current_value,
         ):
             self.id = id
@@ -4661,7 +4667,7 @@ class BooleanSessionConfigOption(_Model):
             self.current_value = current_value
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionConfigSelectOption(_Model):
     """A possible value for a session configuration option."""
 
@@ -4671,10 +4677,10 @@ class SessionConfigSelectOption(_Model):
     name: str
     """Human-readable label for this option value."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional description for this option value."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4682,16 +4688,16 @@ class SessionConfigSelectOption(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, value, name, description=UNSET, meta=UNSET):
+        def __init__(self, *, value, name, description=_UNSET, meta=_UNSET):
             self.value = value
             self.name = name
             self.description = description
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionConfigSelectGroup(_Model):
     """A group of possible values for a session configuration option."""
 
@@ -4704,7 +4710,7 @@ class SessionConfigSelectGroup(_Model):
     options: list[SessionConfigSelectOption]
     """The set of option values in this group."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4712,16 +4718,16 @@ class SessionConfigSelectGroup(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, group, name, options, meta=UNSET):
+        def __init__(self, *, group, name, options, meta=_UNSET):
             self.group = group
             self.name = name
             self.options = options
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionConfigSelect(_Model):
     """A single-value selector (dropdown) session configuration option payload."""
 
@@ -4731,43 +4737,43 @@ class SessionConfigSelect(_Model):
     options: SessionConfigSelectOptions
     """The set of selectable options."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, current_value, options):
             self.current_value = current_value
             self.options = options
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionConfigBoolean(_Model):
     """A boolean on/off toggle session configuration option payload."""
 
     current_value: bool
     """The current value of the boolean option."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, current_value):
             self.current_value = current_value
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class LoadSessionResponse(_Model):
     """Response from loading an existing session."""
 
-    METHOD: ClassVar[str] = "session/load"
+    METHOD: _ClassVar[str] = "session/load"
     """The JSON-RPC method (agent side)."""
 
-    modes: SessionModeState | None | Unset = UNSET
+    modes: SessionModeState | None | _Unset = _UNSET
     """Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
     """
 
-    config_options: list[SessionConfigOption] | None | Unset = UNSET
+    config_options: list[SessionConfigOption] | None | _Unset = _UNSET
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4775,30 +4781,30 @@ class LoadSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, modes=UNSET, config_options=UNSET, meta=UNSET):
+        def __init__(self, *, modes=_UNSET, config_options=_UNSET, meta=_UNSET):
             self.modes = modes
             self.config_options = config_options
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ListSessionsResponse(_Model):
     """Response from listing sessions."""
 
-    METHOD: ClassVar[str] = "session/list"
+    METHOD: _ClassVar[str] = "session/list"
     """The JSON-RPC method (agent side)."""
 
     sessions: list[SessionInfo]
     """Array of session information objects"""
 
-    next_cursor: str | None | Unset = UNSET
+    next_cursor: str | None | _Unset = _UNSET
     """Opaque cursor token. If present, pass this in the next request's cursor parameter
     to fetch the next page. If absent, there are no more results.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4806,15 +4812,15 @@ class ListSessionsResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, sessions, next_cursor=UNSET, meta=UNSET):
+        def __init__(self, *, sessions, next_cursor=_UNSET, meta=_UNSET):
             self.sessions = sessions
             self.next_cursor = next_cursor
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionInfo(_Model):
     """Information about a session returned by session/list"""
 
@@ -4824,7 +4830,7 @@ class SessionInfo(_Model):
     cwd: str
     """The working directory for this session. Must be an absolute path."""
 
-    additional_directories: list[str] | Unset = UNSET
+    additional_directories: list[str] | _Unset = _UNSET
     """Additional workspace roots reported for this session. Each path must be absolute.
 
     When present, this is the complete ordered additional-root list reported
@@ -4832,13 +4838,13 @@ class SessionInfo(_Model):
     reports no additional roots.
     """
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Human-readable title for the session"""
 
-    updated_at: str | None | Unset = UNSET
+    updated_at: str | None | _Unset = _UNSET
     """ISO 8601 timestamp of last activity"""
 
-    archived: bool | None | Unset = UNSET
+    archived: bool | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4849,7 +4855,7 @@ class SessionInfo(_Model):
     Agents that advertise the `sessionCapabilities.archive` capability MUST include it on every listed session.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4857,18 +4863,18 @@ class SessionInfo(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             session_id,
             cwd,
-            additional_directories=UNSET,
-            title=UNSET,
-            updated_at=UNSET,
-            archived=UNSET,
-            meta=UNSET,
+            additional_directories=_UNSET,
+            title=_UNSET,
+            updated_at=_UNSET,
+            archived=_UNSET,
+            meta=_UNSET,
         ):
             self.session_id = session_id
             self.cwd = cwd
@@ -4879,14 +4885,14 @@ class SessionInfo(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class DeleteSessionResponse(_Model):
     """Response from deleting a session."""
 
-    METHOD: ClassVar[str] = "session/delete"
+    METHOD: _ClassVar[str] = "session/delete"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4894,13 +4900,13 @@ class DeleteSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ForkSessionResponse(_Model):
     """**UNSTABLE**
 
@@ -4909,22 +4915,22 @@ class ForkSessionResponse(_Model):
     Response from forking an existing session.
     """
 
-    METHOD: ClassVar[str] = "session/fork"
+    METHOD: _ClassVar[str] = "session/fork"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
     """Unique identifier for the newly created forked session."""
 
-    modes: SessionModeState | None | Unset = UNSET
+    modes: SessionModeState | None | _Unset = _UNSET
     """Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
     """
 
-    config_options: list[SessionConfigOption] | None | Unset = UNSET
+    config_options: list[SessionConfigOption] | None | _Unset = _UNSET
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4932,10 +4938,10 @@ class ForkSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, session_id, modes=UNSET, config_options=UNSET, meta=UNSET
+            self, *, session_id, modes=_UNSET, config_options=_UNSET, meta=_UNSET
         ):
             self.session_id = session_id
             self.modes = modes
@@ -4943,7 +4949,7 @@ class ForkSessionResponse(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ArchiveSessionResponse(_Model):
     """**UNSTABLE**
 
@@ -4952,10 +4958,10 @@ class ArchiveSessionResponse(_Model):
     Response from archiving a session.
     """
 
-    METHOD: ClassVar[str] = "session/archive"
+    METHOD: _ClassVar[str] = "session/archive"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4963,13 +4969,13 @@ class ArchiveSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UnarchiveSessionResponse(_Model):
     """**UNSTABLE**
 
@@ -4978,10 +4984,10 @@ class UnarchiveSessionResponse(_Model):
     Response from unarchiving a session.
     """
 
-    METHOD: ClassVar[str] = "session/unarchive"
+    METHOD: _ClassVar[str] = "session/unarchive"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4989,13 +4995,13 @@ class UnarchiveSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionStatusResponse(_Model):
     """**UNSTABLE**
 
@@ -5007,7 +5013,7 @@ class SessionStatusResponse(_Model):
     the Client's next request.
     """
 
-    METHOD: ClassVar[str] = "session/status"
+    METHOD: _ClassVar[str] = "session/status"
     """The JSON-RPC method (agent side)."""
 
     status: SessionStatus | str
@@ -5016,7 +5022,7 @@ class SessionStatusResponse(_Model):
     Required. Clients MUST treat a value they do not recognize as `saved`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5024,14 +5030,14 @@ class SessionStatusResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, status, meta=UNSET):
+        def __init__(self, *, status, meta=_UNSET):
             self.status = status
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SetSessionTitleResponse(_Model):
     """**UNSTABLE**
 
@@ -5040,7 +5046,7 @@ class SetSessionTitleResponse(_Model):
     Response from setting the title of a session.
     """
 
-    METHOD: ClassVar[str] = "session/set_title"
+    METHOD: _ClassVar[str] = "session/set_title"
     """The JSON-RPC method (agent side)."""
 
     title: str
@@ -5050,7 +5056,7 @@ class SetSessionTitleResponse(_Model):
     display this value rather than the one they sent.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5058,30 +5064,30 @@ class SetSessionTitleResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, title, meta=UNSET):
+        def __init__(self, *, title, meta=_UNSET):
             self.title = title
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResumeSessionResponse(_Model):
     """Response from resuming an existing session."""
 
-    METHOD: ClassVar[str] = "session/resume"
+    METHOD: _ClassVar[str] = "session/resume"
     """The JSON-RPC method (agent side)."""
 
-    modes: SessionModeState | None | Unset = UNSET
+    modes: SessionModeState | None | _Unset = _UNSET
     """Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)
     """
 
-    config_options: list[SessionConfigOption] | None | Unset = UNSET
+    config_options: list[SessionConfigOption] | None | _Unset = _UNSET
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5089,22 +5095,22 @@ class ResumeSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, modes=UNSET, config_options=UNSET, meta=UNSET):
+        def __init__(self, *, modes=_UNSET, config_options=_UNSET, meta=_UNSET):
             self.modes = modes
             self.config_options = config_options
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CloseSessionResponse(_Model):
     """Response from closing a session."""
 
-    METHOD: ClassVar[str] = "session/close"
+    METHOD: _ClassVar[str] = "session/close"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5112,20 +5118,20 @@ class CloseSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SetSessionModeResponse(_Model):
     """Response to `session/set_mode` method."""
 
-    METHOD: ClassVar[str] = "session/set_mode"
+    METHOD: _ClassVar[str] = "session/set_mode"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5133,23 +5139,23 @@ class SetSessionModeResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SetSessionConfigOptionResponse(_Model):
     """Response to `session/set_config_option` method."""
 
-    METHOD: ClassVar[str] = "session/set_config_option"
+    METHOD: _ClassVar[str] = "session/set_config_option"
     """The JSON-RPC method (agent side)."""
 
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5157,27 +5163,27 @@ class SetSessionConfigOptionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, config_options, meta=UNSET):
+        def __init__(self, *, config_options, meta=_UNSET):
             self.config_options = config_options
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PromptResponse(_Model):
     """Response from processing a user prompt.
 
     See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#4-check-for-completion)
     """
 
-    METHOD: ClassVar[str] = "session/prompt"
+    METHOD: _ClassVar[str] = "session/prompt"
     """The JSON-RPC method (agent side)."""
 
     stop_reason: StopReason
     """Indicates why the agent stopped processing the turn."""
 
-    usage: Usage | None | Unset = UNSET
+    usage: Usage | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5185,7 +5191,7 @@ class PromptResponse(_Model):
     Token usage for this turn (optional).
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5193,15 +5199,15 @@ class PromptResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, stop_reason, usage=UNSET, meta=UNSET):
+        def __init__(self, *, stop_reason, usage=_UNSET, meta=_UNSET):
             self.stop_reason = stop_reason
             self.usage = usage
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Usage(_Model):
     """**UNSTABLE**
 
@@ -5219,16 +5225,16 @@ class Usage(_Model):
     output_tokens: int
     """Total output tokens across all turns."""
 
-    thought_tokens: int | None | Unset = UNSET
+    thought_tokens: int | None | _Unset = _UNSET
     """Total thought/reasoning tokens"""
 
-    cached_read_tokens: int | None | Unset = UNSET
+    cached_read_tokens: int | None | _Unset = _UNSET
     """Total cache read tokens."""
 
-    cached_write_tokens: int | None | Unset = UNSET
+    cached_write_tokens: int | None | _Unset = _UNSET
     """Total cache write tokens."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5236,7 +5242,7 @@ class Usage(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
@@ -5244,10 +5250,10 @@ class Usage(_Model):
             total_tokens,
             input_tokens,
             output_tokens,
-            thought_tokens=UNSET,
-            cached_read_tokens=UNSET,
-            cached_write_tokens=UNSET,
-            meta=UNSET,
+            thought_tokens=_UNSET,
+            cached_read_tokens=_UNSET,
+            cached_write_tokens=_UNSET,
+            meta=_UNSET,
         ):
             self.total_tokens = total_tokens
             self.input_tokens = input_tokens
@@ -5258,7 +5264,7 @@ class Usage(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Error(_Model):
     """JSON-RPC error object.
 
@@ -5278,37 +5284,37 @@ class Error(_Model):
     The message should be limited to a concise single sentence.
     """
 
-    data: Any | Unset = UNSET
+    data: _Any | _Unset = _UNSET
     """Optional primitive or structured value that contains additional information about the error.
     This may include debugging information or context-specific details.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, code, message, data=UNSET):
+        def __init__(self, *, code, message, data=_UNSET):
             self.code = code
             self.message = message
             self.data = data
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentNotification(_Model):
     """A JSON-RPC notification object."""
 
     method: str
     """The notification method name."""
 
-    params: Any | Unset = UNSET
+    params: _Any | _Unset = _UNSET
     """Method-specific notification parameters."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, method, params=UNSET):
+        def __init__(self, *, method, params=_UNSET):
             self.method = method
             self.params = params
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionNotification(_Model):
     """Notification containing a session update from the agent.
 
@@ -5317,7 +5323,7 @@ class SessionNotification(_Model):
     See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#3-agent-reports-output)
     """
 
-    METHOD: ClassVar[str] = "session/update"
+    METHOD: _ClassVar[str] = "session/update"
     """The JSON-RPC method (client side)."""
 
     session_id: SessionId
@@ -5326,7 +5332,7 @@ class SessionNotification(_Model):
     update: SessionUpdate
     """The actual update content."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5334,34 +5340,34 @@ class SessionNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, update, meta=UNSET):
+        def __init__(self, *, session_id, update, meta=_UNSET):
             self.session_id = session_id
             self.update = update
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UserMessageChunkSessionUpdate(_Model):
     """A chunk of the user's message being streamed.
 
     A variant of SessionUpdate (`sessionUpdate` is 'user_message_chunk').
     """
 
-    session_update: ClassVar[str] = "user_message_chunk"
+    session_update: _ClassVar[str] = "user_message_chunk"
 
     content: ContentBlock
     """A single item of content"""
 
-    message_id: MessageId | None | Unset = UNSET
+    message_id: MessageId | None | _Unset = _UNSET
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
     A change in `messageId` indicates a new message has started.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5369,34 +5375,34 @@ class UserMessageChunkSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, content, message_id=UNSET, meta=UNSET):
+        def __init__(self, *, content, message_id=_UNSET, meta=_UNSET):
             self.content = content
             self.message_id = message_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentMessageChunkSessionUpdate(_Model):
     """A chunk of the agent's response being streamed.
 
     A variant of SessionUpdate (`sessionUpdate` is 'agent_message_chunk').
     """
 
-    session_update: ClassVar[str] = "agent_message_chunk"
+    session_update: _ClassVar[str] = "agent_message_chunk"
 
     content: ContentBlock
     """A single item of content"""
 
-    message_id: MessageId | None | Unset = UNSET
+    message_id: MessageId | None | _Unset = _UNSET
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
     A change in `messageId` indicates a new message has started.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5404,34 +5410,34 @@ class AgentMessageChunkSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, content, message_id=UNSET, meta=UNSET):
+        def __init__(self, *, content, message_id=_UNSET, meta=_UNSET):
             self.content = content
             self.message_id = message_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentThoughtChunkSessionUpdate(_Model):
     """A chunk of the agent's internal reasoning being streamed.
 
     A variant of SessionUpdate (`sessionUpdate` is 'agent_thought_chunk').
     """
 
-    session_update: ClassVar[str] = "agent_thought_chunk"
+    session_update: _ClassVar[str] = "agent_thought_chunk"
 
     content: ContentBlock
     """A single item of content"""
 
-    message_id: MessageId | None | Unset = UNSET
+    message_id: MessageId | None | _Unset = _UNSET
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
     A change in `messageId` indicates a new message has started.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5439,22 +5445,22 @@ class AgentThoughtChunkSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, content, message_id=UNSET, meta=UNSET):
+        def __init__(self, *, content, message_id=_UNSET, meta=_UNSET):
             self.content = content
             self.message_id = message_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallSessionUpdate(_Model):
     """Notification that a new tool call has been initiated.
 
     A variant of SessionUpdate (`sessionUpdate` is 'tool_call').
     """
 
-    session_update: ClassVar[str] = "tool_call"
+    session_update: _ClassVar[str] = "tool_call"
 
     tool_call_id: ToolCallId
     """Unique identifier for this tool call within the session."""
@@ -5462,36 +5468,36 @@ class ToolCallSessionUpdate(_Model):
     title: str
     """Human-readable title describing what the tool is doing."""
 
-    name: str | None | Unset = UNSET
+    name: str | None | _Unset = _UNSET
     """Programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that no
     tool name is available.
     """
 
-    kind: ToolKind | Unset = UNSET
+    kind: ToolKind | _Unset = _UNSET
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
     """
 
-    status: ToolCallStatus | Unset = UNSET
+    status: ToolCallStatus | _Unset = _UNSET
     """Current execution status of the tool call."""
 
-    content: list[ToolCallContent] | Unset = UNSET
+    content: list[ToolCallContent] | _Unset = _UNSET
     """Content produced by the tool call."""
 
-    locations: list[ToolCallLocation] | Unset = UNSET
+    locations: list[ToolCallLocation] | _Unset = _UNSET
     """File locations affected by this tool call.
     Enables "follow-along" features in clients.
     """
 
-    raw_input: Any | Unset = UNSET
+    raw_input: _Any | _Unset = _UNSET
     """Raw input parameters sent to the tool."""
 
-    raw_output: Any | Unset = UNSET
+    raw_output: _Any | _Unset = _UNSET
     """Raw output returned by the tool."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5499,21 +5505,21 @@ class ToolCallSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             tool_call_id,
             title,
-            name=UNSET,
-            kind=UNSET,
-            status=UNSET,
-            content=UNSET,
-            locations=UNSET,
-            raw_input=UNSET,
-            raw_output=UNSET,
-            meta=UNSET,
+            name=_UNSET,
+            kind=_UNSET,
+            status=_UNSET,
+            content=_UNSET,
+            locations=_UNSET,
+            raw_input=_UNSET,
+            raw_output=_UNSET,
+            meta=_UNSET,
         ):
             self.tool_call_id = tool_call_id
             self.title = title
@@ -5527,47 +5533,47 @@ class ToolCallSessionUpdate(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallUpdateSessionUpdate(_Model):
     """Update on the status or results of a tool call.
 
     A variant of SessionUpdate (`sessionUpdate` is 'tool_call_update').
     """
 
-    session_update: ClassVar[str] = "tool_call_update"
+    session_update: _ClassVar[str] = "tool_call_update"
 
     tool_call_id: ToolCallId
     """The ID of the tool call being updated."""
 
-    kind: ToolKind | None | Unset = UNSET
+    kind: ToolKind | None | _Unset = _UNSET
     """Update the tool kind."""
 
-    status: ToolCallStatus | None | Unset = UNSET
+    status: ToolCallStatus | None | _Unset = _UNSET
     """Update the execution status."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Update the human-readable title."""
 
-    name: str | None | Unset = UNSET
+    name: str | None | _Unset = _UNSET
     """Update the programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that
     the existing name is left unchanged.
     """
 
-    content: list[ToolCallContent] | None | Unset = UNSET
+    content: list[ToolCallContent] | None | _Unset = _UNSET
     """Replace the content collection."""
 
-    locations: list[ToolCallLocation] | None | Unset = UNSET
+    locations: list[ToolCallLocation] | None | _Unset = _UNSET
     """Replace the locations collection."""
 
-    raw_input: Any | Unset = UNSET
+    raw_input: _Any | _Unset = _UNSET
     """Update the raw input."""
 
-    raw_output: Any | Unset = UNSET
+    raw_output: _Any | _Unset = _UNSET
     """Update the raw output."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5575,21 +5581,21 @@ class ToolCallUpdateSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             tool_call_id,
-            kind=UNSET,
-            status=UNSET,
-            title=UNSET,
-            name=UNSET,
-            content=UNSET,
-            locations=UNSET,
-            raw_input=UNSET,
-            raw_output=UNSET,
-            meta=UNSET,
+            kind=_UNSET,
+            status=_UNSET,
+            title=_UNSET,
+            name=_UNSET,
+            content=_UNSET,
+            locations=_UNSET,
+            raw_input=_UNSET,
+            raw_output=_UNSET,
+            meta=_UNSET,
         ):
             self.tool_call_id = tool_call_id
             self.kind = kind
@@ -5603,7 +5609,7 @@ class ToolCallUpdateSessionUpdate(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PlanSessionUpdate(_Model):
     """The agent's execution plan for complex tasks.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/draft/agent-plan)
@@ -5611,7 +5617,7 @@ class PlanSessionUpdate(_Model):
     A variant of SessionUpdate (`sessionUpdate` is 'plan').
     """
 
-    session_update: ClassVar[str] = "plan"
+    session_update: _ClassVar[str] = "plan"
 
     entries: list[PlanEntry]
     """The list of tasks to be accomplished.
@@ -5620,7 +5626,7 @@ class PlanSessionUpdate(_Model):
     with their current status. The client replaces the entire plan with each update.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5628,14 +5634,14 @@ class PlanSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, entries, meta=UNSET):
+        def __init__(self, *, entries, meta=_UNSET):
             self.entries = entries
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PlanUpdateSessionUpdate(_Model):
     """**UNSTABLE**
 
@@ -5646,12 +5652,12 @@ class PlanUpdateSessionUpdate(_Model):
     A variant of SessionUpdate (`sessionUpdate` is 'plan_update').
     """
 
-    session_update: ClassVar[str] = "plan_update"
+    session_update: _ClassVar[str] = "plan_update"
 
     plan: PlanUpdateContent
     """The updated plan content."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5659,14 +5665,14 @@ class PlanUpdateSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, plan, meta=UNSET):
+        def __init__(self, *, plan, meta=_UNSET):
             self.plan = plan
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PlanRemovedSessionUpdate(_Model):
     """**UNSTABLE**
 
@@ -5677,12 +5683,12 @@ class PlanRemovedSessionUpdate(_Model):
     A variant of SessionUpdate (`sessionUpdate` is 'plan_removed').
     """
 
-    session_update: ClassVar[str] = "plan_removed"
+    session_update: _ClassVar[str] = "plan_removed"
 
     plan_id: PlanId
     """The plan ID to remove."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5690,26 +5696,26 @@ class PlanRemovedSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, plan_id, meta=UNSET):
+        def __init__(self, *, plan_id, meta=_UNSET):
             self.plan_id = plan_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AvailableCommandsUpdateSessionUpdate(_Model):
     """Available commands are ready or have changed
 
     A variant of SessionUpdate (`sessionUpdate` is 'available_commands_update').
     """
 
-    session_update: ClassVar[str] = "available_commands_update"
+    session_update: _ClassVar[str] = "available_commands_update"
 
     available_commands: list[AvailableCommand]
     """Commands the agent can execute"""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5717,14 +5723,14 @@ class AvailableCommandsUpdateSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, available_commands, meta=UNSET):
+        def __init__(self, *, available_commands, meta=_UNSET):
             self.available_commands = available_commands
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CurrentModeUpdateSessionUpdate(_Model):
     """The current mode of the session has changed
 
@@ -5733,12 +5739,12 @@ class CurrentModeUpdateSessionUpdate(_Model):
     A variant of SessionUpdate (`sessionUpdate` is 'current_mode_update').
     """
 
-    session_update: ClassVar[str] = "current_mode_update"
+    session_update: _ClassVar[str] = "current_mode_update"
 
     current_mode_id: SessionModeId
     """The ID of the current mode"""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5746,26 +5752,26 @@ class CurrentModeUpdateSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, current_mode_id, meta=UNSET):
+        def __init__(self, *, current_mode_id, meta=_UNSET):
             self.current_mode_id = current_mode_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ConfigOptionUpdateSessionUpdate(_Model):
     """Session configuration options have been updated.
 
     A variant of SessionUpdate (`sessionUpdate` is 'config_option_update').
     """
 
-    session_update: ClassVar[str] = "config_option_update"
+    session_update: _ClassVar[str] = "config_option_update"
 
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5773,29 +5779,29 @@ class ConfigOptionUpdateSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, config_options, meta=UNSET):
+        def __init__(self, *, config_options, meta=_UNSET):
             self.config_options = config_options
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionInfoUpdateSessionUpdate(_Model):
     """Session metadata has been updated (title, timestamps, custom metadata)
 
     A variant of SessionUpdate (`sessionUpdate` is 'session_info_update').
     """
 
-    session_update: ClassVar[str] = "session_info_update"
+    session_update: _ClassVar[str] = "session_info_update"
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Human-readable title for the session. Set to null to clear."""
 
-    updated_at: str | None | Unset = UNSET
+    updated_at: str | None | _Unset = _UNSET
     """ISO 8601 timestamp of last activity. Set to null to clear."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5803,22 +5809,22 @@ class SessionInfoUpdateSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, title=UNSET, updated_at=UNSET, meta=UNSET):
+        def __init__(self, *, title=_UNSET, updated_at=_UNSET, meta=_UNSET):
             self.title = title
             self.updated_at = updated_at
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UsageUpdateSessionUpdate(_Model):
     """Context window and cost update for the session.
 
     A variant of SessionUpdate (`sessionUpdate` is 'usage_update').
     """
 
-    session_update: ClassVar[str] = "usage_update"
+    session_update: _ClassVar[str] = "usage_update"
 
     used: int
     """Tokens currently in context."""
@@ -5826,10 +5832,10 @@ class UsageUpdateSessionUpdate(_Model):
     size: int
     """Total context window size in tokens."""
 
-    cost: Cost | None | Unset = UNSET
+    cost: Cost | None | _Unset = _UNSET
     """Cumulative session cost (optional)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5837,16 +5843,16 @@ class UsageUpdateSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, used, size, cost=UNSET, meta=UNSET):
+        def __init__(self, *, used, size, cost=_UNSET, meta=_UNSET):
             self.used = used
             self.size = size
             self.cost = cost
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class NoticeSessionUpdate(_Model):
     """Information for the user that is not part of session history.
 
@@ -5856,7 +5862,7 @@ class NoticeSessionUpdate(_Model):
     A variant of SessionUpdate (`sessionUpdate` is 'notice').
     """
 
-    session_update: ClassVar[str] = "notice"
+    session_update: _ClassVar[str] = "notice"
 
     severity: NoticeSeverity | str
     """Presentation severity hint."""
@@ -5864,28 +5870,28 @@ class NoticeSessionUpdate(_Model):
     title: str
     """Required non-empty plain-text title that can stand alone."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional plain-text detail or guidance.
 
     Omitted and `null` are equivalent and mean no description was supplied.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """Metadata scoped to this notice.
 
     Omitted and `null` are equivalent and mean no metadata was supplied.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, severity, title, description=UNSET, meta=UNSET):
+        def __init__(self, *, severity, title, description=_UNSET, meta=_UNSET):
             self.severity = severity
             self.title = title
             self.description = description
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CompactionUpdateSessionUpdate(_Model):
     """A context compaction has been created or updated.
 
@@ -5895,7 +5901,7 @@ class CompactionUpdateSessionUpdate(_Model):
     A variant of SessionUpdate (`sessionUpdate` is 'compaction_update').
     """
 
-    session_update: ClassVar[str] = "compaction_update"
+    session_update: _ClassVar[str] = "compaction_update"
 
     compaction_id: CompactionId
     """The Agent-owned ID of this compaction, unique within the session."""
@@ -5903,19 +5909,19 @@ class CompactionUpdateSessionUpdate(_Model):
     status: CompactionStatus | str
     """Current lifecycle status."""
 
-    summary: list[ContentBlock] | None | Unset = UNSET
+    summary: list[ContentBlock] | None | _Unset = _UNSET
     """Complete replacement user-displayable summary content for the compaction."""
 
-    error: str | None | Unset = UNSET
+    error: str | None | _Unset = _UNSET
     """Human-readable error details for the compaction."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """Extensible metadata patch for this compaction."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, compaction_id, status, summary=UNSET, error=UNSET, meta=UNSET
+            self, *, compaction_id, status, summary=_UNSET, error=_UNSET, meta=_UNSET
         ):
             self.compaction_id = compaction_id
             self.status = status
@@ -5924,7 +5930,7 @@ class CompactionUpdateSessionUpdate(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CompactionSummaryChunkSessionUpdate(_Model):
     """A content block appended to a context compaction's retained summary.
 
@@ -5934,7 +5940,7 @@ class CompactionSummaryChunkSessionUpdate(_Model):
     A variant of SessionUpdate (`sessionUpdate` is 'compaction_summary_chunk').
     """
 
-    session_update: ClassVar[str] = "compaction_summary_chunk"
+    session_update: _ClassVar[str] = "compaction_summary_chunk"
 
     compaction_id: CompactionId
     """ID of the compaction whose summary receives this content."""
@@ -5942,18 +5948,18 @@ class CompactionSummaryChunkSessionUpdate(_Model):
     content: ContentBlock
     """One content block to append."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """Metadata scoped to this chunk. Omission and `null` both mean absent."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, compaction_id, content, meta=UNSET):
+        def __init__(self, *, compaction_id, content, meta=_UNSET):
             self.compaction_id = compaction_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SubagentUpdateSessionUpdate(_Model):
     """**UNSTABLE**
 
@@ -5965,19 +5971,19 @@ class SubagentUpdateSessionUpdate(_Model):
     A variant of SessionUpdate (`sessionUpdate` is 'subagent_update').
     """
 
-    session_update: ClassVar[str] = "subagent_update"
+    session_update: _ClassVar[str] = "subagent_update"
 
     session_id: SessionId
     """The opaque session ID identifying the child in all ACP messages."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """The parent's human-readable display title for this child. It need not be unique.
 
     Omitted means unchanged. `null` clears it. If unset, the Client chooses
     a fallback presentation.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """The parent's human-readable description of the child's role or purpose.
 
     Omitted means unchanged. `null` clears it. If unset, the Client chooses
@@ -5985,7 +5991,7 @@ class SubagentUpdateSessionUpdate(_Model):
     history of instructions sent to the child.
     """
 
-    capabilities: SubagentSessionCapabilities | None | Unset = UNSET
+    capabilities: SubagentSessionCapabilities | None | _Unset = _UNSET
     """Client-initiated session mutations permitted for this subagent session.
 
     Omitted means unchanged. `null` clears the capability set and disables
@@ -5994,7 +6000,7 @@ class SubagentUpdateSessionUpdate(_Model):
     requirements. A concrete object replaces the whole capability set.
     """
 
-    state: StateUpdate | None | Unset = UNSET
+    state: StateUpdate | None | _Unset = _UNSET
     """Current state snapshot for the child session.
 
     Omitted means unchanged. `null` clears the current activity without
@@ -6003,7 +6009,7 @@ class SubagentUpdateSessionUpdate(_Model):
     current activity is unset/unconfirmed.
     """
 
-    cwd: str | None | Unset = UNSET
+    cwd: str | None | _Unset = _UNSET
     """The child's working directory. Must be an absolute path.
 
     Optional and nullable. Omitted means unchanged. `null` clears the
@@ -6012,7 +6018,7 @@ class SubagentUpdateSessionUpdate(_Model):
     root set and as the default terminal working directory.
     """
 
-    additional_directories: list[str] | None | Unset = UNSET
+    additional_directories: list[str] | None | _Unset = _UNSET
     """Additional workspace roots for the child. Each path must be absolute.
 
     Optional and nullable. Omitted means unchanged. `null` clears the
@@ -6022,7 +6028,7 @@ class SubagentUpdateSessionUpdate(_Model):
     Clients use these values for the child's root set.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6031,19 +6037,19 @@ class SubagentUpdateSessionUpdate(_Model):
     Omitted means unchanged. `null` removes the metadata.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             session_id,
-            title=UNSET,
-            description=UNSET,
-            capabilities=UNSET,
-            state=UNSET,
-            cwd=UNSET,
-            additional_directories=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            capabilities=_UNSET,
+            state=_UNSET,
+            cwd=_UNSET,
+            additional_directories=_UNSET,
+            meta=_UNSET,
         ):
             self.session_id = session_id
             self.title = title
@@ -6055,7 +6061,7 @@ class SubagentUpdateSessionUpdate(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionMessageSessionUpdate(_Model):
     """**UNSTABLE**
 
@@ -6067,24 +6073,24 @@ class SessionMessageSessionUpdate(_Model):
     A variant of SessionUpdate (`sessionUpdate` is 'session_message').
     """
 
-    session_update: ClassVar[str] = "session_message"
+    session_update: _ClassVar[str] = "session_message"
 
     message_id: MessageId
     """Identifier of this message within the enclosing session's transcript."""
 
-    sender_session_id: SessionId | None | Unset = UNSET
+    sender_session_id: SessionId | None | _Unset = _UNSET
     """The sending session.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
     """
 
-    recipient_session_id: SessionId | None | Unset = UNSET
+    recipient_session_id: SessionId | None | _Unset = _UNSET
     """The receiving session.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
     """
 
-    sender_message_id: MessageId | None | Unset = UNSET
+    sender_message_id: MessageId | None | _Unset = _UNSET
     """On an incoming view, the `messageId` of the same message's outgoing view in the
     sender's transcript.
 
@@ -6092,7 +6098,7 @@ class SessionMessageSessionUpdate(_Model):
     after the message starts streaming.
     """
 
-    recipient_message_id: MessageId | None | Unset = UNSET
+    recipient_message_id: MessageId | None | _Unset = _UNSET
     """On an outgoing view, the `messageId` of the same message's incoming view in the
     recipient's transcript.
 
@@ -6100,29 +6106,29 @@ class SessionMessageSessionUpdate(_Model):
     after the message starts streaming.
     """
 
-    content: list[ContentBlock] | None | Unset = UNSET
+    content: list[ContentBlock] | None | _Unset = _UNSET
     """Omitted leaves content unchanged. `null` or `[]` clears it.
     A non-empty array replaces all content.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """Omitted leaves metadata unchanged. `null` removes it.
 
     Implementations MUST NOT make assumptions about values in `_meta`.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             message_id,
-            sender_session_id=UNSET,
-            recipient_session_id=UNSET,
-            sender_message_id=UNSET,
-            recipient_message_id=UNSET,
-            content=UNSET,
-            meta=UNSET,
+            sender_session_id=_UNSET,
+            recipient_session_id=_UNSET,
+            sender_message_id=_UNSET,
+            recipient_message_id=_UNSET,
+            content=_UNSET,
+            meta=_UNSET,
         ):
             self.message_id = message_id
             self.sender_session_id = sender_session_id
@@ -6133,7 +6139,7 @@ class SessionMessageSessionUpdate(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionMessageChunkSessionUpdate(_Model):
     """**UNSTABLE**
 
@@ -6144,7 +6150,7 @@ class SessionMessageChunkSessionUpdate(_Model):
     A variant of SessionUpdate (`sessionUpdate` is 'session_message_chunk').
     """
 
-    session_update: ClassVar[str] = "session_message_chunk"
+    session_update: _ClassVar[str] = "session_message_chunk"
 
     message_id: MessageId
     """Identifier of this message within the enclosing session's transcript."""
@@ -6152,35 +6158,35 @@ class SessionMessageChunkSessionUpdate(_Model):
     content: ContentBlock
     """A single content block appended to the message."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """Optional and nullable chunk-scoped metadata. Omitted or `null` means none.
 
     Implementations MUST NOT make assumptions about values in `_meta`.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message_id, content, meta=UNSET):
+        def __init__(self, *, message_id, content, meta=_UNSET):
             self.message_id = message_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ContentChunk(_Model):
     """A streamed item of content"""
 
     content: ContentBlock
     """A single item of content"""
 
-    message_id: MessageId | None | Unset = UNSET
+    message_id: MessageId | None | _Unset = _UNSET
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
     A change in `messageId` indicates a new message has started.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6188,15 +6194,15 @@ class ContentChunk(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, content, message_id=UNSET, meta=UNSET):
+        def __init__(self, *, content, message_id=_UNSET, meta=_UNSET):
             self.content = content
             self.message_id = message_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCall(_Model):
     """Represents a tool call that the language model has requested.
 
@@ -6212,36 +6218,36 @@ class ToolCall(_Model):
     title: str
     """Human-readable title describing what the tool is doing."""
 
-    name: str | None | Unset = UNSET
+    name: str | None | _Unset = _UNSET
     """Programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that no
     tool name is available.
     """
 
-    kind: ToolKind | Unset = UNSET
+    kind: ToolKind | _Unset = _UNSET
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
     """
 
-    status: ToolCallStatus | Unset = UNSET
+    status: ToolCallStatus | _Unset = _UNSET
     """Current execution status of the tool call."""
 
-    content: list[ToolCallContent] | Unset = UNSET
+    content: list[ToolCallContent] | _Unset = _UNSET
     """Content produced by the tool call."""
 
-    locations: list[ToolCallLocation] | Unset = UNSET
+    locations: list[ToolCallLocation] | _Unset = _UNSET
     """File locations affected by this tool call.
     Enables "follow-along" features in clients.
     """
 
-    raw_input: Any | Unset = UNSET
+    raw_input: _Any | _Unset = _UNSET
     """Raw input parameters sent to the tool."""
 
-    raw_output: Any | Unset = UNSET
+    raw_output: _Any | _Unset = _UNSET
     """Raw output returned by the tool."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6249,21 +6255,21 @@ class ToolCall(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             tool_call_id,
             title,
-            name=UNSET,
-            kind=UNSET,
-            status=UNSET,
-            content=UNSET,
-            locations=UNSET,
-            raw_input=UNSET,
-            raw_output=UNSET,
-            meta=UNSET,
+            name=_UNSET,
+            kind=_UNSET,
+            status=_UNSET,
+            content=_UNSET,
+            locations=_UNSET,
+            raw_input=_UNSET,
+            raw_output=_UNSET,
+            meta=_UNSET,
         ):
             self.tool_call_id = tool_call_id
             self.title = title
@@ -6277,7 +6283,7 @@ class ToolCall(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PlanEntry(_Model):
     """A single entry in the execution plan.
 
@@ -6297,7 +6303,7 @@ class PlanEntry(_Model):
     status: PlanEntryStatus
     """Current execution status of this task."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6305,16 +6311,16 @@ class PlanEntry(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, content, priority, status, meta=UNSET):
+        def __init__(self, *, content, priority, status, meta=_UNSET):
             self.content = content
             self.priority = priority
             self.status = status
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Plan(_Model):
     """An execution plan for accomplishing complex tasks.
 
@@ -6332,7 +6338,7 @@ class Plan(_Model):
     with their current status. The client replaces the entire plan with each update.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6340,21 +6346,21 @@ class Plan(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, entries, meta=UNSET):
+        def __init__(self, *, entries, meta=_UNSET):
             self.entries = entries
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ItemsPlanUpdateContent(_Model):
     """Structured plan entries.
 
     A variant of PlanUpdateContent (`type` is 'items').
     """
 
-    type: ClassVar[str] = "items"
+    type: _ClassVar[str] = "items"
 
     plan_id: PlanId
     """The plan ID to update."""
@@ -6366,7 +6372,7 @@ class ItemsPlanUpdateContent(_Model):
     with their current status. The client replaces that plan with each update.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6374,22 +6380,22 @@ class ItemsPlanUpdateContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, plan_id, entries, meta=UNSET):
+        def __init__(self, *, plan_id, entries, meta=_UNSET):
             self.plan_id = plan_id
             self.entries = entries
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class FilePlanUpdateContent(_Model):
     """A URI pointing to a file containing the plan.
 
     A variant of PlanUpdateContent (`type` is 'file').
     """
 
-    type: ClassVar[str] = "file"
+    type: _ClassVar[str] = "file"
 
     plan_id: PlanId
     """The plan ID to update."""
@@ -6397,7 +6403,7 @@ class FilePlanUpdateContent(_Model):
     uri: str
     """The URI of the file containing the plan."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6405,22 +6411,22 @@ class FilePlanUpdateContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, plan_id, uri, meta=UNSET):
+        def __init__(self, *, plan_id, uri, meta=_UNSET):
             self.plan_id = plan_id
             self.uri = uri
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class MarkdownPlanUpdateContent(_Model):
     """Raw markdown content for the plan.
 
     A variant of PlanUpdateContent (`type` is 'markdown').
     """
 
-    type: ClassVar[str] = "markdown"
+    type: _ClassVar[str] = "markdown"
 
     plan_id: PlanId
     """The plan ID to update."""
@@ -6428,7 +6434,7 @@ class MarkdownPlanUpdateContent(_Model):
     content: str
     """Markdown content for the plan."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6436,15 +6442,15 @@ class MarkdownPlanUpdateContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, plan_id, content, meta=UNSET):
+        def __init__(self, *, plan_id, content, meta=_UNSET):
             self.plan_id = plan_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PlanItems(_Model):
     """**UNSTABLE**
 
@@ -6463,7 +6469,7 @@ class PlanItems(_Model):
     with their current status. The client replaces that plan with each update.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6471,15 +6477,15 @@ class PlanItems(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, plan_id, entries, meta=UNSET):
+        def __init__(self, *, plan_id, entries, meta=_UNSET):
             self.plan_id = plan_id
             self.entries = entries
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PlanFile(_Model):
     """**UNSTABLE**
 
@@ -6494,7 +6500,7 @@ class PlanFile(_Model):
     uri: str
     """The URI of the file containing the plan."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6502,15 +6508,15 @@ class PlanFile(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, plan_id, uri, meta=UNSET):
+        def __init__(self, *, plan_id, uri, meta=_UNSET):
             self.plan_id = plan_id
             self.uri = uri
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PlanMarkdown(_Model):
     """**UNSTABLE**
 
@@ -6525,7 +6531,7 @@ class PlanMarkdown(_Model):
     content: str
     """Markdown content for the plan."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6533,15 +6539,15 @@ class PlanMarkdown(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, plan_id, content, meta=UNSET):
+        def __init__(self, *, plan_id, content, meta=_UNSET):
             self.plan_id = plan_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PlanUpdate(_Model):
     """**UNSTABLE**
 
@@ -6553,7 +6559,7 @@ class PlanUpdate(_Model):
     plan: PlanUpdateContent
     """The updated plan content."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6561,14 +6567,14 @@ class PlanUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, plan, meta=UNSET):
+        def __init__(self, *, plan, meta=_UNSET):
             self.plan = plan
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PlanRemoved(_Model):
     """**UNSTABLE**
 
@@ -6580,7 +6586,7 @@ class PlanRemoved(_Model):
     plan_id: PlanId
     """The plan ID to remove."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6588,14 +6594,14 @@ class PlanRemoved(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, plan_id, meta=UNSET):
+        def __init__(self, *, plan_id, meta=_UNSET):
             self.plan_id = plan_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AvailableCommand(_Model):
     """Information about a command."""
 
@@ -6605,10 +6611,10 @@ class AvailableCommand(_Model):
     description: str
     """Human-readable description of what the command does."""
 
-    input: AvailableCommandInput | None | Unset = UNSET
+    input: AvailableCommandInput | None | _Unset = _UNSET
     """Input for the command if required"""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6616,23 +6622,23 @@ class AvailableCommand(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, description, input=UNSET, meta=UNSET):
+        def __init__(self, *, name, description, input=_UNSET, meta=_UNSET):
             self.name = name
             self.description = description
             self.input = input
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UnstructuredCommandInput(_Model):
     """All text that was typed after the command name is provided as input."""
 
     hint: str
     """A hint to display when the input hasn't been provided yet"""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6640,21 +6646,21 @@ class UnstructuredCommandInput(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, hint, meta=UNSET):
+        def __init__(self, *, hint, meta=_UNSET):
             self.hint = hint
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AvailableCommandsUpdate(_Model):
     """Available commands are ready or have changed"""
 
     available_commands: list[AvailableCommand]
     """Commands the agent can execute"""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6662,14 +6668,14 @@ class AvailableCommandsUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, available_commands, meta=UNSET):
+        def __init__(self, *, available_commands, meta=_UNSET):
             self.available_commands = available_commands
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CurrentModeUpdate(_Model):
     """The current mode of the session has changed
 
@@ -6679,7 +6685,7 @@ class CurrentModeUpdate(_Model):
     current_mode_id: SessionModeId
     """The ID of the current mode"""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6687,21 +6693,21 @@ class CurrentModeUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, current_mode_id, meta=UNSET):
+        def __init__(self, *, current_mode_id, meta=_UNSET):
             self.current_mode_id = current_mode_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ConfigOptionUpdate(_Model):
     """Session configuration options have been updated."""
 
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6709,14 +6715,14 @@ class ConfigOptionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, config_options, meta=UNSET):
+        def __init__(self, *, config_options, meta=_UNSET):
             self.config_options = config_options
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionInfoUpdate(_Model):
     """Update to session metadata. All fields are optional to support partial updates.
 
@@ -6724,13 +6730,13 @@ class SessionInfoUpdate(_Model):
     Clients can use it to keep session titles and state current.
     """
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Human-readable title for the session. Set to null to clear."""
 
-    updated_at: str | None | Unset = UNSET
+    updated_at: str | None | _Unset = _UNSET
     """ISO 8601 timestamp of last activity. Set to null to clear."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6738,15 +6744,15 @@ class SessionInfoUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, title=UNSET, updated_at=UNSET, meta=UNSET):
+        def __init__(self, *, title=_UNSET, updated_at=_UNSET, meta=_UNSET):
             self.title = title
             self.updated_at = updated_at
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Cost(_Model):
     """Cost information for a session."""
 
@@ -6758,7 +6764,7 @@ class Cost(_Model):
     unit such as "credits".
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6766,15 +6772,15 @@ class Cost(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, amount, currency, meta=UNSET):
+        def __init__(self, *, amount, currency, meta=_UNSET):
             self.amount = amount
             self.currency = currency
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UsageUpdate(_Model):
     """Context window and cost update for a session."""
 
@@ -6784,10 +6790,10 @@ class UsageUpdate(_Model):
     size: int
     """Total context window size in tokens."""
 
-    cost: Cost | None | Unset = UNSET
+    cost: Cost | None | _Unset = _UNSET
     """Cumulative session cost (optional)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6795,16 +6801,16 @@ class UsageUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, used, size, cost=UNSET, meta=UNSET):
+        def __init__(self, *, used, size, cost=_UNSET, meta=_UNSET):
             self.used = used
             self.size = size
             self.cost = cost
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Notice(_Model):
     """Fire-and-forget information for the user.
 
@@ -6823,28 +6829,28 @@ class Notice(_Model):
     title: str
     """Required non-empty plain-text title that can stand alone."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional plain-text detail or guidance.
 
     Omitted and `null` are equivalent and mean no description was supplied.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """Metadata scoped to this notice.
 
     Omitted and `null` are equivalent and mean no metadata was supplied.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, severity, title, description=UNSET, meta=UNSET):
+        def __init__(self, *, severity, title, description=_UNSET, meta=_UNSET):
             self.severity = severity
             self.title = title
             self.description = description
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CompactionUpdate(_Model):
     """A context compaction upsert. The first notification fixes the compaction's
     timeline position. Later updates with the same ID patch that entity in place.
@@ -6862,19 +6868,19 @@ class CompactionUpdate(_Model):
     status: CompactionStatus | str
     """Current lifecycle status."""
 
-    summary: list[ContentBlock] | None | Unset = UNSET
+    summary: list[ContentBlock] | None | _Unset = _UNSET
     """Complete replacement user-displayable summary content for the compaction."""
 
-    error: str | None | Unset = UNSET
+    error: str | None | _Unset = _UNSET
     """Human-readable error details for the compaction."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """Extensible metadata patch for this compaction."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, compaction_id, status, summary=UNSET, error=UNSET, meta=UNSET
+            self, *, compaction_id, status, summary=_UNSET, error=_UNSET, meta=_UNSET
         ):
             self.compaction_id = compaction_id
             self.status = status
@@ -6883,7 +6889,7 @@ class CompactionUpdate(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CompactionSummaryChunk(_Model):
     """A content block appended to a compaction's summary. A first-seen ID creates
     an in-progress compaction. Chunks append in receive order.
@@ -6897,18 +6903,18 @@ class CompactionSummaryChunk(_Model):
     content: ContentBlock
     """One content block to append."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """Metadata scoped to this chunk. Omission and `null` both mean absent."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, compaction_id, content, meta=UNSET):
+        def __init__(self, *, compaction_id, content, meta=_UNSET):
             self.compaction_id = compaction_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SubagentSessionCapabilities(_Model):
     """**UNSTABLE**
 
@@ -6920,26 +6926,26 @@ class SubagentSessionCapabilities(_Model):
     on ordinary sessions does not grant support on a child.
     """
 
-    cancel: SessionCancelCapabilities | None | Unset = UNSET
+    cancel: SessionCancelCapabilities | None | _Unset = _UNSET
     """Permits the client to cancel this child's current work without ending
     the session. Omitted or `null` means unsupported. An object (including
     `{}`) means supported.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, cancel=UNSET, meta=UNSET):
+        def __init__(self, *, cancel=_UNSET, meta=_UNSET):
             self.cancel = cancel
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionCancelCapabilities(_Model):
     """**UNSTABLE**
 
@@ -6950,7 +6956,7 @@ class SessionCancelCapabilities(_Model):
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -6958,73 +6964,73 @@ class SessionCancelCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class StateUpdateRunning(_Model):
     """Foreground work is in progress.
 
     A variant of StateUpdate (`state` is 'running').
     """
 
-    state: ClassVar[str] = "running"
+    state: _ClassVar[str] = "running"
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class StateUpdateIdle(_Model):
     """The child is ready to process another prompt.
 
     A variant of StateUpdate (`state` is 'idle').
     """
 
-    state: ClassVar[str] = "idle"
+    state: _ClassVar[str] = "idle"
 
     value: IdleStateUpdate
     """The payload, which shares the JSON object with the tag."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, value):
             self.value = value
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class StateUpdateRequiresAction(_Model):
     """Foreground work is blocked on user action.
 
     A variant of StateUpdate (`state` is 'requires_action').
     """
 
-    state: ClassVar[str] = "requires_action"
+    state: _ClassVar[str] = "requires_action"
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class StateUpdateUnknown(_Model):
     """The Agent cannot currently determine foreground activity.
 
@@ -7033,21 +7039,21 @@ class StateUpdateUnknown(_Model):
     A variant of StateUpdate (`state` is 'unknown').
     """
 
-    state: ClassVar[str] = "unknown"
+    state: _ClassVar[str] = "unknown"
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherStateUpdate(_Model):
     """Custom or future state.
 
@@ -7060,33 +7066,33 @@ class OtherStateUpdate(_Model):
     state: str
     """The `state` value."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, state, extra=_FACTORY):
             self.state = state
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class RunningStateUpdate(_Model):
     """Foreground work is in progress."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ErrorStopReason(_Model):
     """**UNSTABLE**
 
@@ -7095,76 +7101,76 @@ class ErrorStopReason(_Model):
     Details of a failure that ended a child's foreground work.
     """
 
-    error: Error | None | Unset = UNSET
+    error: Error | None | _Unset = _UNSET
     """The failure, as a JSON-RPC error object.
 
     Optional. Omitted or `null` both mean the agent is not reporting failure details.
     Agents SHOULD include it.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, error=UNSET):
+        def __init__(self, *, error=_UNSET):
             self.error = error
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class EndTurnIdleStateUpdate(_Model):
     """The work ended successfully.
 
     A variant of IdleStateUpdate (`stopReason` is 'end_turn').
     """
 
-    stop_reason: ClassVar[str] = "end_turn"
+    stop_reason: _ClassVar[str] = "end_turn"
 
-    usage: Usage | None | Unset = UNSET
+    usage: Usage | None | _Unset = _UNSET
     """**UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, usage=UNSET, meta=UNSET):
+        def __init__(self, *, usage=_UNSET, meta=_UNSET):
             self.usage = usage
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class MaxTokensIdleStateUpdate(_Model):
     """The work ended because the agent reached the maximum number of tokens.
 
     A variant of IdleStateUpdate (`stopReason` is 'max_tokens').
     """
 
-    stop_reason: ClassVar[str] = "max_tokens"
+    stop_reason: _ClassVar[str] = "max_tokens"
 
-    usage: Usage | None | Unset = UNSET
+    usage: Usage | None | _Unset = _UNSET
     """**UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, usage=UNSET, meta=UNSET):
+        def __init__(self, *, usage=_UNSET, meta=_UNSET):
             self.usage = usage
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class MaxTurnRequestsIdleStateUpdate(_Model):
     """The work ended because the agent reached the maximum number of allowed
     agent requests.
@@ -7172,120 +7178,120 @@ class MaxTurnRequestsIdleStateUpdate(_Model):
     A variant of IdleStateUpdate (`stopReason` is 'max_turn_requests').
     """
 
-    stop_reason: ClassVar[str] = "max_turn_requests"
+    stop_reason: _ClassVar[str] = "max_turn_requests"
 
-    usage: Usage | None | Unset = UNSET
+    usage: Usage | None | _Unset = _UNSET
     """**UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, usage=UNSET, meta=UNSET):
+        def __init__(self, *, usage=_UNSET, meta=_UNSET):
             self.usage = usage
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class RefusalIdleStateUpdate(_Model):
     """The work ended because the agent refused to continue.
 
     A variant of IdleStateUpdate (`stopReason` is 'refusal').
     """
 
-    stop_reason: ClassVar[str] = "refusal"
+    stop_reason: _ClassVar[str] = "refusal"
 
-    usage: Usage | None | Unset = UNSET
+    usage: Usage | None | _Unset = _UNSET
     """**UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, usage=UNSET, meta=UNSET):
+        def __init__(self, *, usage=_UNSET, meta=_UNSET):
             self.usage = usage
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CancelledIdleStateUpdate(_Model):
     """The work was cancelled.
 
     A variant of IdleStateUpdate (`stopReason` is 'cancelled').
     """
 
-    stop_reason: ClassVar[str] = "cancelled"
+    stop_reason: _ClassVar[str] = "cancelled"
 
-    usage: Usage | None | Unset = UNSET
+    usage: Usage | None | _Unset = _UNSET
     """**UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, usage=UNSET, meta=UNSET):
+        def __init__(self, *, usage=_UNSET, meta=_UNSET):
             self.usage = usage
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ErrorIdleStateUpdate(_Model):
     """The work ended because something failed.
 
     A variant of IdleStateUpdate (`stopReason` is 'error').
     """
 
-    stop_reason: ClassVar[str] = "error"
+    stop_reason: _ClassVar[str] = "error"
 
-    usage: Usage | None | Unset = UNSET
+    usage: Usage | None | _Unset = _UNSET
     """**UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
 
-    error: Error | None | Unset = UNSET
+    error: Error | None | _Unset = _UNSET
     """The failure, as a JSON-RPC error object.
 
     Optional. Omitted or `null` both mean the agent is not reporting failure details.
     Agents SHOULD include it.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, usage=UNSET, meta=UNSET, error=UNSET):
+        def __init__(self, *, usage=_UNSET, meta=_UNSET, error=_UNSET):
             self.usage = usage
             self.meta = meta
             self.error = error
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherIdleStateUpdate(_Model):
     """Custom or future stop reason.
 
@@ -7298,76 +7304,76 @@ class OtherIdleStateUpdate(_Model):
     stop_reason: str
     """The `stopReason` value."""
 
-    usage: Usage | None | Unset = UNSET
+    usage: Usage | None | _Unset = _UNSET
     """**UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, stop_reason, usage=UNSET, meta=UNSET, extra=_FACTORY):
+        def __init__(self, *, stop_reason, usage=_UNSET, meta=_UNSET, extra=_FACTORY):
             self.stop_reason = stop_reason
             self.usage = usage
             self.meta = meta
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class NoneIdleStateUpdate(_Model):
     """No stop reason: `stopReason` is omitted or `null`.
 
     A variant of IdleStateUpdate.
     """
 
-    usage: Usage | None | Unset = UNSET
+    usage: Usage | None | _Unset = _UNSET
     """**UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
 
-    stop_reason: None | Unset = UNSET
+    stop_reason: None | _Unset = _UNSET
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, usage=UNSET, meta=UNSET, stop_reason=UNSET):
+        def __init__(self, *, usage=_UNSET, meta=_UNSET, stop_reason=_UNSET):
             self.usage = usage
             self.meta = meta
             self.stop_reason = stop_reason
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class RequiresActionStateUpdate(_Model):
     """Foreground work is blocked on user action."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UnknownStateUpdate(_Model):
     """**UNSTABLE**
 
@@ -7384,19 +7390,19 @@ class UnknownStateUpdate(_Model):
     pending requests, or revoke capabilities. Capabilities are updated separately.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SubagentUpdate(_Model):
     """**UNSTABLE**
 
@@ -7428,14 +7434,14 @@ class SubagentUpdate(_Model):
     session_id: SessionId
     """The opaque session ID identifying the child in all ACP messages."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """The parent's human-readable display title for this child. It need not be unique.
 
     Omitted means unchanged. `null` clears it. If unset, the Client chooses
     a fallback presentation.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """The parent's human-readable description of the child's role or purpose.
 
     Omitted means unchanged. `null` clears it. If unset, the Client chooses
@@ -7443,7 +7449,7 @@ class SubagentUpdate(_Model):
     history of instructions sent to the child.
     """
 
-    capabilities: SubagentSessionCapabilities | None | Unset = UNSET
+    capabilities: SubagentSessionCapabilities | None | _Unset = _UNSET
     """Client-initiated session mutations permitted for this subagent session.
 
     Omitted means unchanged. `null` clears the capability set and disables
@@ -7452,7 +7458,7 @@ class SubagentUpdate(_Model):
     requirements. A concrete object replaces the whole capability set.
     """
 
-    state: StateUpdate | None | Unset = UNSET
+    state: StateUpdate | None | _Unset = _UNSET
     """Current state snapshot for the child session.
 
     Omitted means unchanged. `null` clears the current activity without
@@ -7461,7 +7467,7 @@ class SubagentUpdate(_Model):
     current activity is unset/unconfirmed.
     """
 
-    cwd: str | None | Unset = UNSET
+    cwd: str | None | _Unset = _UNSET
     """The child's working directory. Must be an absolute path.
 
     Optional and nullable. Omitted means unchanged. `null` clears the
@@ -7470,7 +7476,7 @@ class SubagentUpdate(_Model):
     root set and as the default terminal working directory.
     """
 
-    additional_directories: list[str] | None | Unset = UNSET
+    additional_directories: list[str] | None | _Unset = _UNSET
     """Additional workspace roots for the child. Each path must be absolute.
 
     Optional and nullable. Omitted means unchanged. `null` clears the
@@ -7480,7 +7486,7 @@ class SubagentUpdate(_Model):
     Clients use these values for the child's root set.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -7489,19 +7495,19 @@ class SubagentUpdate(_Model):
     Omitted means unchanged. `null` removes the metadata.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             session_id,
-            title=UNSET,
-            description=UNSET,
-            capabilities=UNSET,
-            state=UNSET,
-            cwd=UNSET,
-            additional_directories=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            capabilities=_UNSET,
+            state=_UNSET,
+            cwd=_UNSET,
+            additional_directories=_UNSET,
+            meta=_UNSET,
         ):
             self.session_id = session_id
             self.title = title
@@ -7513,7 +7519,7 @@ class SubagentUpdate(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionMessage(_Model):
     """**UNSTABLE**
 
@@ -7525,19 +7531,19 @@ class SessionMessage(_Model):
     message_id: MessageId
     """Identifier of this message within the enclosing session's transcript."""
 
-    sender_session_id: SessionId | None | Unset = UNSET
+    sender_session_id: SessionId | None | _Unset = _UNSET
     """The sending session.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
     """
 
-    recipient_session_id: SessionId | None | Unset = UNSET
+    recipient_session_id: SessionId | None | _Unset = _UNSET
     """The receiving session.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
     """
 
-    sender_message_id: MessageId | None | Unset = UNSET
+    sender_message_id: MessageId | None | _Unset = _UNSET
     """On an incoming view, the `messageId` of the same message's outgoing view in the
     sender's transcript.
 
@@ -7545,7 +7551,7 @@ class SessionMessage(_Model):
     after the message starts streaming.
     """
 
-    recipient_message_id: MessageId | None | Unset = UNSET
+    recipient_message_id: MessageId | None | _Unset = _UNSET
     """On an outgoing view, the `messageId` of the same message's incoming view in the
     recipient's transcript.
 
@@ -7553,29 +7559,29 @@ class SessionMessage(_Model):
     after the message starts streaming.
     """
 
-    content: list[ContentBlock] | None | Unset = UNSET
+    content: list[ContentBlock] | None | _Unset = _UNSET
     """Omitted leaves content unchanged. `null` or `[]` clears it.
     A non-empty array replaces all content.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """Omitted leaves metadata unchanged. `null` removes it.
 
     Implementations MUST NOT make assumptions about values in `_meta`.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             message_id,
-            sender_session_id=UNSET,
-            recipient_session_id=UNSET,
-            sender_message_id=UNSET,
-            recipient_message_id=UNSET,
-            content=UNSET,
-            meta=UNSET,
+            sender_session_id=_UNSET,
+            recipient_session_id=_UNSET,
+            sender_message_id=_UNSET,
+            recipient_message_id=_UNSET,
+            content=_UNSET,
+            meta=_UNSET,
         ):
             self.message_id = message_id
             self.sender_session_id = sender_session_id
@@ -7586,7 +7592,7 @@ class SessionMessage(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionMessageChunk(_Model):
     """**UNSTABLE**
 
@@ -7604,31 +7610,31 @@ class SessionMessageChunk(_Model):
     content: ContentBlock
     """A single content block appended to the message."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """Optional and nullable chunk-scoped metadata. Omitted or `null` means none.
 
     Implementations MUST NOT make assumptions about values in `_meta`.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message_id, content, meta=UNSET):
+        def __init__(self, *, message_id, content, meta=_UNSET):
             self.message_id = message_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CompleteElicitationNotification(_Model):
     """Notification sent by the agent when a URL-based elicitation is complete."""
 
-    METHOD: ClassVar[str] = "elicitation/complete"
+    METHOD: _ClassVar[str] = "elicitation/complete"
     """The JSON-RPC method (client side)."""
 
     elicitation_id: ElicitationId
     """The ID of the elicitation that completed."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -7638,14 +7644,14 @@ class CompleteElicitationNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, elicitation_id, meta=UNSET):
+        def __init__(self, *, elicitation_id, meta=_UNSET):
             self.elicitation_id = elicitation_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AuthStatusUpdateNotification(_Model):
     """**UNSTABLE**
 
@@ -7658,7 +7664,7 @@ class AuthStatusUpdateNotification(_Model):
     send it when the reported status differs from the last one sent on the connection.
     """
 
-    METHOD: ClassVar[str] = "auth/status_update"
+    METHOD: _ClassVar[str] = "auth/status_update"
     """The JSON-RPC method (client side)."""
 
     state: AuthState | str
@@ -7668,7 +7674,7 @@ class AuthStatusUpdateNotification(_Model):
     do not recognize as `unknown`.
     """
 
-    accounts: list[AuthAccount] | Unset = UNSET
+    accounts: list[AuthAccount] | _Unset = _UNSET
     """The accounts the agent has configured, for display.
 
     Optional. Omitted and empty are equivalent and mean no accounts are reported.
@@ -7676,7 +7682,7 @@ class AuthStatusUpdateNotification(_Model):
     of them and mark the ones in effect with `active`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -7684,36 +7690,36 @@ class AuthStatusUpdateNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, state, accounts=UNSET, meta=UNSET):
+        def __init__(self, *, state, accounts=_UNSET, meta=_UNSET):
             self.state = state
             self.accounts = accounts
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ClientRequest(_Model):
     """A JSON-RPC request object."""
 
-    id: RequestId_
+    id: RequestId
     """The request id used to correlate the matching response."""
 
     method: str
     """The method name to invoke."""
 
-    params: Any | Unset = UNSET
+    params: _Any | _Unset = _UNSET
     """Method-specific request parameters."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, id, method, params=UNSET):
+        def __init__(self, *, id, method, params=_UNSET):
             self.id = id
             self.method = method
             self.params = params
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class InitializeRequest(_Model):
     """Request parameters for the initialize method.
 
@@ -7722,7 +7728,7 @@ class InitializeRequest(_Model):
     See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/draft/initialization)
     """
 
-    METHOD: ClassVar[str] = "initialize"
+    METHOD: _ClassVar[str] = "initialize"
     """The JSON-RPC method (agent side)."""
 
     protocol_version: ProtocolVersion
@@ -7742,13 +7748,13 @@ class InitializeRequest(_Model):
     )
     """Capabilities supported by the client."""
 
-    client_info: Implementation | None | Unset = UNSET
+    client_info: Implementation | None | _Unset = _UNSET
     """Information about the Client name and version sent to the Agent.
 
     Note: in future versions of the protocol, this will be required.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -7756,15 +7762,15 @@ class InitializeRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             protocol_version,
             client_capabilities=_FACTORY,
-            client_info=UNSET,
-            meta=UNSET,
+            client_info=_UNSET,
+            meta=_UNSET,
         ):
             self.protocol_version = protocol_version
             self.client_capabilities = (
@@ -7785,7 +7791,7 @@ class InitializeRequest(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ClientCapabilities(_Model):
     """Capabilities supported by the client.
 
@@ -7808,14 +7814,14 @@ class ClientCapabilities(_Model):
     terminal: bool = False
     """Whether the Client support all `terminal/*` methods."""
 
-    session: ClientSessionCapabilities | None | Unset = UNSET
+    session: ClientSessionCapabilities | None | _Unset = _UNSET
     """Session-related capabilities supported by the client.
 
     Optional. Omitted or `null` both mean the client does not advertise any
     session-related extensions.
     """
 
-    subagents: SubagentCapabilities | None | Unset = UNSET
+    subagents: SubagentCapabilities | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -7828,7 +7834,7 @@ class ClientCapabilities(_Model):
     snapshots, session-directed messages, and restricted-session semantics.
     """
 
-    plan: PlanCapabilities | None | Unset = UNSET
+    plan: PlanCapabilities | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -7849,7 +7855,7 @@ class ClientCapabilities(_Model):
     in its `InitializeResponse`.
     """
 
-    elicitation: ElicitationCapabilities | None | Unset = UNSET
+    elicitation: ElicitationCapabilities | None | _Unset = _UNSET
     """Elicitation capabilities supported by the client.
     Determines which elicitation modes the agent may use.
 
@@ -7857,7 +7863,7 @@ class ClientCapabilities(_Model):
     elicitation support.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -7865,19 +7871,19 @@ class ClientCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             fs=_FACTORY,
             terminal=False,
-            session=UNSET,
-            subagents=UNSET,
-            plan=UNSET,
+            session=_UNSET,
+            subagents=_UNSET,
+            plan=_UNSET,
             auth=_FACTORY,
-            elicitation=UNSET,
-            meta=UNSET,
+            elicitation=_UNSET,
+            meta=_UNSET,
         ):
             self.fs = (
                 FileSystemCapabilities(
@@ -7902,7 +7908,7 @@ class ClientCapabilities(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class FileSystemCapabilities(_Model):
     """File system capabilities that a client may support.
 
@@ -7915,7 +7921,7 @@ class FileSystemCapabilities(_Model):
     write_text_file: bool = False
     """Whether the Client supports `fs/write_text_file` requests."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -7923,38 +7929,38 @@ class FileSystemCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, read_text_file=False, write_text_file=False, meta=UNSET):
+        def __init__(self, *, read_text_file=False, write_text_file=False, meta=_UNSET):
             self.read_text_file = read_text_file
             self.write_text_file = write_text_file
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ClientSessionCapabilities(_Model):
     """Session-related capabilities supported by the client."""
 
-    compaction: CompactionCapabilities | None | Unset = UNSET
+    compaction: CompactionCapabilities | None | _Unset = _UNSET
     """Support for ID-addressed context compaction updates. Omitted or `null`
     means unsupported. `{}` advertises the complete compaction contract.
     """
 
-    config_options: SessionConfigOptionsCapabilities | None | Unset = UNSET
+    config_options: SessionConfigOptionsCapabilities | None | _Unset = _UNSET
     """Config option capabilities supported by the client.
 
     Omitted or `null` both mean the client does not advertise support for any
     config option extensions.
     """
 
-    notices: NoticeCapabilities | None | Unset = UNSET
+    notices: NoticeCapabilities | None | _Unset = _UNSET
     """Support for live user-facing `notice` session updates.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
     Supplying `{}` means the client can present notices to the user.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -7962,10 +7968,15 @@ class ClientSessionCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, compaction=UNSET, config_options=UNSET, notices=UNSET, meta=UNSET
+            self,
+            *,
+            compaction=_UNSET,
+            config_options=_UNSET,
+            notices=_UNSET,
+            meta=_UNSET,
         ):
             self.compaction = compaction
             self.config_options = config_options
@@ -7973,11 +7984,11 @@ class ClientSessionCapabilities(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionConfigOptionsCapabilities(_Model):
     """Session configuration option capabilities supported by the client."""
 
-    boolean: BooleanConfigOptionCapabilities | None | Unset = UNSET
+    boolean: BooleanConfigOptionCapabilities | None | _Unset = _UNSET
     """Whether the client supports boolean session configuration options.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
@@ -7986,7 +7997,7 @@ class SessionConfigOptionsCapabilities(_Model):
     requests with `type: "boolean"` and a boolean `value`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -7994,21 +8005,21 @@ class SessionConfigOptionsCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, boolean=UNSET, meta=UNSET):
+        def __init__(self, *, boolean=_UNSET, meta=_UNSET):
             self.boolean = boolean
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class BooleanConfigOptionCapabilities(_Model):
     """Capabilities for boolean session configuration options.
 
     Supplying `{}` means the client supports boolean session configuration options.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -8016,13 +8027,13 @@ class BooleanConfigOptionCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SubagentCapabilities(_Model):
     """**UNSTABLE**
 
@@ -8036,19 +8047,19 @@ class SubagentCapabilities(_Model):
     session-directed messages.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PlanCapabilities(_Model):
     """**UNSTABLE**
 
@@ -8057,7 +8068,7 @@ class PlanCapabilities(_Model):
     Capabilities for receiving `plan_update` and `plan_removed` session updates.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -8065,13 +8076,13 @@ class PlanCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AuthCapabilities(_Model):
     """Authentication capabilities supported by the client.
 
@@ -8088,7 +8099,7 @@ class AuthCapabilities(_Model):
     agent may include `terminal` entries in its authentication methods.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -8096,32 +8107,32 @@ class AuthCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, terminal=False, meta=UNSET):
+        def __init__(self, *, terminal=False, meta=_UNSET):
             self.terminal = terminal
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationCapabilities(_Model):
     """Elicitation capabilities supported by the client."""
 
-    form: ElicitationFormCapabilities | None | Unset = UNSET
+    form: ElicitationFormCapabilities | None | _Unset = _UNSET
     """Whether the client supports form-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean form support is not advertised.
     Supplying `{}` explicitly advertises form support.
     """
 
-    url: ElicitationUrlCapabilities | None | Unset = UNSET
+    url: ElicitationUrlCapabilities | None | _Unset = _UNSET
     """Whether the client supports URL-based elicitation.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
     Supplying `{}` means the client supports URL-based elicitation.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -8131,22 +8142,22 @@ class ElicitationCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, form=UNSET, url=UNSET, meta=UNSET):
+        def __init__(self, *, form=_UNSET, url=_UNSET, meta=_UNSET):
             self.form = form
             self.url = url
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationFormCapabilities(_Model):
     """Form-based elicitation capabilities.
 
     Supplying `{}` means the client supports form-based elicitation.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -8156,20 +8167,20 @@ class ElicitationFormCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationUrlCapabilities(_Model):
     """URL-based elicitation capabilities.
 
     Supplying `{}` means the client supports URL-based elicitation.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -8179,20 +8190,20 @@ class ElicitationUrlCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AuthenticateRequest(_Model):
     """Request parameters for the authenticate method.
 
     Specifies which authentication method to use.
     """
 
-    METHOD: ClassVar[str] = "authenticate"
+    METHOD: _ClassVar[str] = "authenticate"
     """The JSON-RPC method (agent side)."""
 
     method_id: AuthMethodId
@@ -8200,7 +8211,7 @@ class AuthenticateRequest(_Model):
     Must be one of the methods advertised in the initialize response.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -8208,14 +8219,14 @@ class AuthenticateRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, method_id, meta=UNSET):
+        def __init__(self, *, method_id, meta=_UNSET):
             self.method_id = method_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ListProvidersRequest(_Model):
     """**UNSTABLE**
 
@@ -8224,10 +8235,10 @@ class ListProvidersRequest(_Model):
     Request parameters for `providers/list`.
     """
 
-    METHOD: ClassVar[str] = "providers/list"
+    METHOD: _ClassVar[str] = "providers/list"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -8235,13 +8246,13 @@ class ListProvidersRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SetProviderRequest(_Model):
     """**UNSTABLE**
 
@@ -8252,7 +8263,7 @@ class SetProviderRequest(_Model):
     Replaces the full configuration for one provider ID.
     """
 
-    METHOD: ClassVar[str] = "providers/set"
+    METHOD: _ClassVar[str] = "providers/set"
     """The JSON-RPC method (agent side)."""
 
     provider_id: ProviderId
@@ -8264,12 +8275,12 @@ class SetProviderRequest(_Model):
     base_url: str
     """Base URL for requests sent through this provider."""
 
-    headers: dict[str, str] | Unset = UNSET
+    headers: dict[str, str] | _Unset = _UNSET
     """Full headers map for this provider.
     May include authorization, routing, or other integration-specific headers.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -8277,10 +8288,10 @@ class SetProviderRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, provider_id, api_type, base_url, headers=UNSET, meta=UNSET
+            self, *, provider_id, api_type, base_url, headers=_UNSET, meta=_UNSET
         ):
             self.provider_id = provider_id
             self.api_type = api_type
@@ -8289,7 +8300,7 @@ class SetProviderRequest(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class DisableProviderRequest(_Model):
     """**UNSTABLE**
 
@@ -8298,13 +8309,13 @@ class DisableProviderRequest(_Model):
     Request parameters for `providers/disable`.
     """
 
-    METHOD: ClassVar[str] = "providers/disable"
+    METHOD: _ClassVar[str] = "providers/disable"
     """The JSON-RPC method (agent side)."""
 
     provider_id: ProviderId
     """Provider ID to disable."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -8312,24 +8323,24 @@ class DisableProviderRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, provider_id, meta=UNSET):
+        def __init__(self, *, provider_id, meta=_UNSET):
             self.provider_id = provider_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class LogoutRequest(_Model):
     """Request parameters for the logout method.
 
     Terminates the current authenticated session.
     """
 
-    METHOD: ClassVar[str] = "logout"
+    METHOD: _ClassVar[str] = "logout"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -8337,13 +8348,13 @@ class LogoutRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AuthStatusRequest(_Model):
     """**UNSTABLE**
 
@@ -8357,10 +8368,10 @@ class AuthStatusRequest(_Model):
     whether authentication is required.
     """
 
-    METHOD: ClassVar[str] = "auth/status"
+    METHOD: _ClassVar[str] = "auth/status"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -8368,26 +8379,26 @@ class AuthStatusRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class NewSessionRequest(_Model):
     """Request parameters for creating a new session.
 
     See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/draft/session-setup#creating-a-session)
     """
 
-    METHOD: ClassVar[str] = "session/new"
+    METHOD: _ClassVar[str] = "session/new"
     """The JSON-RPC method (agent side)."""
 
     cwd: str
     """The working directory for this session. Must be an absolute path."""
 
-    additional_directories: list[str] | Unset = UNSET
+    additional_directories: list[str] | _Unset = _UNSET
     """Additional workspace roots for this session. Each path must be absolute.
 
     These expand the session's filesystem scope without changing `cwd`, which
@@ -8398,7 +8409,7 @@ class NewSessionRequest(_Model):
     mcp_servers: list[McpServer]
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
 
-    system_prompt: SystemPrompt | None | Unset = UNSET
+    system_prompt: SystemPrompt | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -8410,7 +8421,7 @@ class NewSessionRequest(_Model):
     advertises `sessionCapabilities.systemPrompt`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -8418,16 +8429,16 @@ class NewSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             cwd,
-            additional_directories=UNSET,
+            additional_directories=_UNSET,
             mcp_servers,
-            system_prompt=UNSET,
-            meta=UNSET,
+            system_prompt=_UNSET,
+            meta=_UNSET,
         ):
             self.cwd = cwd
             self.additional_directories = additional_directories
@@ -8436,7 +8447,7 @@ class NewSessionRequest(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class HttpMcpServer(_Model):
     """HTTP transport configuration
 
@@ -8445,7 +8456,7 @@ class HttpMcpServer(_Model):
     A variant of McpServer (`type` is 'http').
     """
 
-    type: ClassVar[str] = "http"
+    type: _ClassVar[str] = "http"
 
     name: str
     """Human-readable name identifying this MCP server."""
@@ -8456,7 +8467,7 @@ class HttpMcpServer(_Model):
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -8464,16 +8475,16 @@ class HttpMcpServer(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, url, headers, meta=UNSET):
+        def __init__(self, *, name, url, headers, meta=_UNSET):
             self.name = name
             self.url = url
             self.headers = headers
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SseMcpServer(_Model):
     """SSE transport configuration
 
@@ -8482,7 +8493,7 @@ class SseMcpServer(_Model):
     A variant of McpServer (`type` is 'sse').
     """
 
-    type: ClassVar[str] = "sse"
+    type: _ClassVar[str] = "sse"
 
     name: str
     """Human-readable name identifying this MCP server."""
@@ -8493,7 +8504,7 @@ class SseMcpServer(_Model):
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -8501,16 +8512,16 @@ class SseMcpServer(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, url, headers, meta=UNSET):
+        def __init__(self, *, name, url, headers, meta=_UNSET):
             self.name = name
             self.url = url
             self.headers = headers
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AcpMcpServer(_Model):
     """**UNSTABLE**
 
@@ -8524,7 +8535,7 @@ class AcpMcpServer(_Model):
     A variant of McpServer (`type` is 'acp').
     """
 
-    type: ClassVar[str] = "acp"
+    type: _ClassVar[str] = "acp"
 
     name: str
     """Human-readable name identifying this MCP server."""
@@ -8536,7 +8547,7 @@ class AcpMcpServer(_Model):
     on the same ACP connection.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -8544,15 +8555,15 @@ class AcpMcpServer(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, server_id, meta=UNSET):
+        def __init__(self, *, name, server_id, meta=_UNSET):
             self.name = name
             self.server_id = server_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class HttpHeader(_Model):
     """An HTTP header to set when making requests to the MCP server."""
 
@@ -8562,7 +8573,7 @@ class HttpHeader(_Model):
     value: str
     """The value to set for the HTTP header."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -8570,15 +8581,15 @@ class HttpHeader(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, value, meta=UNSET):
+        def __init__(self, *, name, value, meta=_UNSET):
             self.name = name
             self.value = value
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class McpServerHttp(_Model):
     """HTTP transport configuration for MCP."""
 
@@ -8591,7 +8602,7 @@ class McpServerHttp(_Model):
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -8599,16 +8610,16 @@ class McpServerHttp(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, url, headers, meta=UNSET):
+        def __init__(self, *, name, url, headers, meta=_UNSET):
             self.name = name
             self.url = url
             self.headers = headers
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class McpServerSse(_Model):
     """SSE transport configuration for MCP."""
 
@@ -8621,7 +8632,7 @@ class McpServerSse(_Model):
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -8629,16 +8640,16 @@ class McpServerSse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, url, headers, meta=UNSET):
+        def __init__(self, *, name, url, headers, meta=_UNSET):
             self.name = name
             self.url = url
             self.headers = headers
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class McpServerAcp(_Model):
     """**UNSTABLE**
 
@@ -8660,7 +8671,7 @@ class McpServerAcp(_Model):
     on the same ACP connection.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -8668,15 +8679,15 @@ class McpServerAcp(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, server_id, meta=UNSET):
+        def __init__(self, *, name, server_id, meta=_UNSET):
             self.name = name
             self.server_id = server_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class McpServerStdio(_Model):
     """Stdio transport configuration for MCP."""
 
@@ -8692,7 +8703,7 @@ class McpServerStdio(_Model):
     env: list[EnvVariable]
     """Environment variables to set when launching the MCP server."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -8700,9 +8711,9 @@ class McpServerStdio(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, command, args, env, meta=UNSET):
+        def __init__(self, *, name, command, args, env, meta=_UNSET):
             self.name = name
             self.command = command
             self.args = args
@@ -8710,7 +8721,7 @@ class McpServerStdio(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SystemPrompt(_Model):
     """**UNSTABLE**
 
@@ -8744,7 +8755,7 @@ class SystemPrompt(_Model):
     `-32602` without creating, loading, resuming, or forking the session.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -8752,15 +8763,15 @@ class SystemPrompt(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, mode, content, meta=UNSET):
+        def __init__(self, *, mode, content, meta=_UNSET):
             self.mode = mode
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class LoadSessionRequest(_Model):
     """Request parameters for loading an existing session.
 
@@ -8769,7 +8780,7 @@ class LoadSessionRequest(_Model):
     See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/draft/session-setup#loading-sessions)
     """
 
-    METHOD: ClassVar[str] = "session/load"
+    METHOD: _ClassVar[str] = "session/load"
     """The JSON-RPC method (agent side)."""
 
     mcp_servers: list[McpServer]
@@ -8778,7 +8789,7 @@ class LoadSessionRequest(_Model):
     cwd: str
     """The working directory for this session. Must be an absolute path."""
 
-    additional_directories: list[str] | Unset = UNSET
+    additional_directories: list[str] | _Unset = _UNSET
     """Additional workspace roots to activate for this session. Each path must be absolute.
 
     When omitted or empty, no additional roots are activated. When non-empty,
@@ -8790,7 +8801,7 @@ class LoadSessionRequest(_Model):
     session_id: SessionId
     """The ID of the session to load."""
 
-    system_prompt: SystemPrompt | None | Unset = UNSET
+    system_prompt: SystemPrompt | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -8804,7 +8815,7 @@ class LoadSessionRequest(_Model):
     when the session was created.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -8812,17 +8823,17 @@ class LoadSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             mcp_servers,
             cwd,
-            additional_directories=UNSET,
+            additional_directories=_UNSET,
             session_id,
-            system_prompt=UNSET,
-            meta=UNSET,
+            system_prompt=_UNSET,
+            meta=_UNSET,
         ):
             self.mcp_servers = mcp_servers
             self.cwd = cwd
@@ -8832,23 +8843,23 @@ class LoadSessionRequest(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ListSessionsRequest(_Model):
     """Request parameters for listing existing sessions.
 
     Only available if the Agent supports the `sessionCapabilities.list` capability.
     """
 
-    METHOD: ClassVar[str] = "session/list"
+    METHOD: _ClassVar[str] = "session/list"
     """The JSON-RPC method (agent side)."""
 
-    cwd: str | None | Unset = UNSET
+    cwd: str | None | _Unset = _UNSET
     """Filter sessions by working directory. Must be an absolute path."""
 
-    cursor: str | None | Unset = UNSET
+    cursor: str | None | _Unset = _UNSET
     """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination"""
 
-    archived: SessionArchiveFilter | str | None | Unset = UNSET
+    archived: SessionArchiveFilter | str | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -8860,7 +8871,7 @@ class ListSessionsRequest(_Model):
     applies before pagination. Clients keep the same value when following `nextCursor`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -8868,29 +8879,29 @@ class ListSessionsRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, cwd=UNSET, cursor=UNSET, archived=UNSET, meta=UNSET):
+        def __init__(self, *, cwd=_UNSET, cursor=_UNSET, archived=_UNSET, meta=_UNSET):
             self.cwd = cwd
             self.cursor = cursor
             self.archived = archived
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class DeleteSessionRequest(_Model):
     """Request parameters for deleting an existing session from `session/list`.
 
     Only available if the Agent supports the `sessionCapabilities.delete` capability.
     """
 
-    METHOD: ClassVar[str] = "session/delete"
+    METHOD: _ClassVar[str] = "session/delete"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
     """The ID of the session to delete."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -8898,14 +8909,14 @@ class DeleteSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, meta=UNSET):
+        def __init__(self, *, session_id, meta=_UNSET):
             self.session_id = session_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ForkSessionRequest(_Model):
     """**UNSTABLE**
 
@@ -8919,7 +8930,7 @@ class ForkSessionRequest(_Model):
     Only available if the Agent supports the `session.fork` capability.
     """
 
-    METHOD: ClassVar[str] = "session/fork"
+    METHOD: _ClassVar[str] = "session/fork"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
@@ -8928,7 +8939,7 @@ class ForkSessionRequest(_Model):
     cwd: str
     """The working directory for this session. Must be an absolute path."""
 
-    additional_directories: list[str] | Unset = UNSET
+    additional_directories: list[str] | _Unset = _UNSET
     """Additional workspace roots to activate for this session. Each path must be absolute.
 
     When omitted or empty, no additional roots are activated. When non-empty,
@@ -8936,10 +8947,10 @@ class ForkSessionRequest(_Model):
     session.
     """
 
-    mcp_servers: list[McpServer] | Unset = UNSET
+    mcp_servers: list[McpServer] | _Unset = _UNSET
     """List of MCP servers to connect to for this session."""
 
-    system_prompt: SystemPrompt | None | Unset = UNSET
+    system_prompt: SystemPrompt | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -8953,7 +8964,7 @@ class ForkSessionRequest(_Model):
     for the source session.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -8961,17 +8972,17 @@ class ForkSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             session_id,
             cwd,
-            additional_directories=UNSET,
-            mcp_servers=UNSET,
-            system_prompt=UNSET,
-            meta=UNSET,
+            additional_directories=_UNSET,
+            mcp_servers=_UNSET,
+            system_prompt=_UNSET,
+            meta=_UNSET,
         ):
             self.session_id = session_id
             self.cwd = cwd
@@ -8981,7 +8992,7 @@ class ForkSessionRequest(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ArchiveSessionRequest(_Model):
     """**UNSTABLE**
 
@@ -8997,13 +9008,13 @@ class ArchiveSessionRequest(_Model):
     Archiving an archived session succeeds. A session that does not exist gets `-32002`.
     """
 
-    METHOD: ClassVar[str] = "session/archive"
+    METHOD: _ClassVar[str] = "session/archive"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
     """The ID of the session to archive."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -9011,14 +9022,14 @@ class ArchiveSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, meta=UNSET):
+        def __init__(self, *, session_id, meta=_UNSET):
             self.session_id = session_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UnarchiveSessionRequest(_Model):
     """**UNSTABLE**
 
@@ -9035,13 +9046,13 @@ class UnarchiveSessionRequest(_Model):
     gets `-32002`.
     """
 
-    METHOD: ClassVar[str] = "session/unarchive"
+    METHOD: _ClassVar[str] = "session/unarchive"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
     """The ID of the session to unarchive."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -9049,14 +9060,14 @@ class UnarchiveSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, meta=UNSET):
+        def __init__(self, *, session_id, meta=_UNSET):
             self.session_id = session_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionStatusRequest(_Model):
     """**UNSTABLE**
 
@@ -9071,13 +9082,13 @@ class SessionStatusRequest(_Model):
     A session the Agent does not know gets `-32002` with the requested `sessionId` in `data`.
     """
 
-    METHOD: ClassVar[str] = "session/status"
+    METHOD: _ClassVar[str] = "session/status"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
     """The ID of the session to check."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -9085,14 +9096,14 @@ class SessionStatusRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, meta=UNSET):
+        def __init__(self, *, session_id, meta=_UNSET):
             self.session_id = session_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SetSessionTitleRequest(_Model):
     """**UNSTABLE**
 
@@ -9109,7 +9120,7 @@ class SetSessionTitleRequest(_Model):
     Agent SHOULD NOT replace the title with one it generates automatically.
     """
 
-    METHOD: ClassVar[str] = "session/set_title"
+    METHOD: _ClassVar[str] = "session/set_title"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
@@ -9124,7 +9135,7 @@ class SetSessionTitleRequest(_Model):
     that is empty after normalization, with `-32602`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -9132,15 +9143,15 @@ class SetSessionTitleRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, title, meta=UNSET):
+        def __init__(self, *, session_id, title, meta=_UNSET):
             self.session_id = session_id
             self.title = title
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResumeSessionRequest(_Model):
     """Request parameters for resuming an existing session.
 
@@ -9150,7 +9161,7 @@ class ResumeSessionRequest(_Model):
     Only available if the Agent supports the `sessionCapabilities.resume` capability.
     """
 
-    METHOD: ClassVar[str] = "session/resume"
+    METHOD: _ClassVar[str] = "session/resume"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
@@ -9159,7 +9170,7 @@ class ResumeSessionRequest(_Model):
     cwd: str
     """The working directory for this session. Must be an absolute path."""
 
-    additional_directories: list[str] | Unset = UNSET
+    additional_directories: list[str] | _Unset = _UNSET
     """Additional workspace roots to activate for this session. Each path must be absolute.
 
     When omitted or empty, no additional roots are activated. When non-empty,
@@ -9168,10 +9179,10 @@ class ResumeSessionRequest(_Model):
     the request `cwd` matches the session's `cwd`.
     """
 
-    mcp_servers: list[McpServer] | Unset = UNSET
+    mcp_servers: list[McpServer] | _Unset = _UNSET
     """List of MCP servers to connect to for this session."""
 
-    system_prompt: SystemPrompt | None | Unset = UNSET
+    system_prompt: SystemPrompt | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -9185,7 +9196,7 @@ class ResumeSessionRequest(_Model):
     when the session was created.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -9193,17 +9204,17 @@ class ResumeSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             session_id,
             cwd,
-            additional_directories=UNSET,
-            mcp_servers=UNSET,
-            system_prompt=UNSET,
-            meta=UNSET,
+            additional_directories=_UNSET,
+            mcp_servers=_UNSET,
+            system_prompt=_UNSET,
+            meta=_UNSET,
         ):
             self.session_id = session_id
             self.cwd = cwd
@@ -9213,7 +9224,7 @@ class ResumeSessionRequest(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CloseSessionRequest(_Model):
     """Request parameters for closing an active session.
 
@@ -9224,13 +9235,13 @@ class CloseSessionRequest(_Model):
     Only available if the Agent supports the `sessionCapabilities.close` capability.
     """
 
-    METHOD: ClassVar[str] = "session/close"
+    METHOD: _ClassVar[str] = "session/close"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
     """The ID of the session to close."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -9238,18 +9249,18 @@ class CloseSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, meta=UNSET):
+        def __init__(self, *, session_id, meta=_UNSET):
             self.session_id = session_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SetSessionModeRequest(_Model):
     """Request parameters for setting a session mode."""
 
-    METHOD: ClassVar[str] = "session/set_mode"
+    METHOD: _ClassVar[str] = "session/set_mode"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
@@ -9258,7 +9269,7 @@ class SetSessionModeRequest(_Model):
     mode_id: SessionModeId
     """The ID of the mode to set."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -9266,22 +9277,22 @@ class SetSessionModeRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, mode_id, meta=UNSET):
+        def __init__(self, *, session_id, mode_id, meta=_UNSET):
             self.session_id = session_id
             self.mode_id = mode_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class BooleanSetSessionConfigOptionRequest(_Model):
     """A boolean value (`type: "boolean"`).
 
     A variant of SetSessionConfigOptionRequest (`type` is 'boolean').
     """
 
-    type: ClassVar[str] = "boolean"
+    type: _ClassVar[str] = "boolean"
 
     session_id: SessionId
     """The ID of the session to set the configuration option for."""
@@ -9289,7 +9300,7 @@ class BooleanSetSessionConfigOptionRequest(_Model):
     config_id: SessionConfigId
     """The ID of the configuration option to set."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -9300,16 +9311,16 @@ class BooleanSetSessionConfigOptionRequest(_Model):
     value: bool
     """The boolean value."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, config_id, meta=UNSET, value):
+        def __init__(self, *, session_id, config_id, meta=_UNSET, value):
             self.session_id = session_id
             self.config_id = config_id
             self.meta = meta
             self.value = value
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ValueIdSetSessionConfigOptionRequest(_Model):
     """A `SessionConfigValueId` string value.
 
@@ -9320,7 +9331,7 @@ class ValueIdSetSessionConfigOptionRequest(_Model):
     A variant of SetSessionConfigOptionRequest.
     """
 
-    type: ClassVar[None] = None
+    type: _ClassVar[None] = None
 
     session_id: SessionId
     """The ID of the session to set the configuration option for."""
@@ -9328,7 +9339,7 @@ class ValueIdSetSessionConfigOptionRequest(_Model):
     config_id: SessionConfigId
     """The ID of the configuration option to set."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -9339,16 +9350,16 @@ class ValueIdSetSessionConfigOptionRequest(_Model):
     value: SessionConfigValueId
     """The value ID."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, config_id, meta=UNSET, value):
+        def __init__(self, *, session_id, config_id, meta=_UNSET, value):
             self.session_id = session_id
             self.config_id = config_id
             self.meta = meta
             self.value = value
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PromptRequest(_Model):
     """Request parameters for sending a user prompt to the agent.
 
@@ -9357,7 +9368,7 @@ class PromptRequest(_Model):
     See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#1-user-message)
     """
 
-    METHOD: ClassVar[str] = "session/prompt"
+    METHOD: _ClassVar[str] = "session/prompt"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
@@ -9379,7 +9390,7 @@ class PromptRequest(_Model):
     pieces of context from sources the agent may not have access to.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -9387,62 +9398,62 @@ class PromptRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, prompt, meta=UNSET):
+        def __init__(self, *, session_id, prompt, meta=_UNSET):
             self.session_id = session_id
             self.prompt = prompt
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResultClientResponse(_Model):
     """A successful JSON-RPC response.
 
     A variant of ClientResponse.
     """
 
-    id: RequestId_
+    id: RequestId
     """The id of the request this response answers."""
 
-    result: Any
+    result: _Any
     """Method-specific response data."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, id, result):
             self.id = id
             self.result = result
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ErrorClientResponse(_Model):
     """A failed JSON-RPC response.
 
     A variant of ClientResponse.
     """
 
-    id: RequestId_
+    id: RequestId
     """The id of the request this response answers."""
 
     error: Error
     """Method-specific error data."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, id, error):
             self.id = id
             self.error = error
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class WriteTextFileResponse(_Model):
     """Response to `fs/write_text_file`"""
 
-    METHOD: ClassVar[str] = "fs/write_text_file"
+    METHOD: _ClassVar[str] = "fs/write_text_file"
     """The JSON-RPC method (client side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -9450,23 +9461,23 @@ class WriteTextFileResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ReadTextFileResponse(_Model):
     """Response containing the contents of a text file."""
 
-    METHOD: ClassVar[str] = "fs/read_text_file"
+    METHOD: _ClassVar[str] = "fs/read_text_file"
     """The JSON-RPC method (client side)."""
 
     content: str
     """Content payload returned by this response."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -9474,24 +9485,24 @@ class ReadTextFileResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, content, meta=UNSET):
+        def __init__(self, *, content, meta=_UNSET):
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class RequestPermissionResponse(_Model):
     """Response to a permission request."""
 
-    METHOD: ClassVar[str] = "session/request_permission"
+    METHOD: _ClassVar[str] = "session/request_permission"
     """The JSON-RPC method (client side)."""
 
     outcome: RequestPermissionOutcome
     """The user's decision on the permission request."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -9499,14 +9510,14 @@ class RequestPermissionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, outcome, meta=UNSET):
+        def __init__(self, *, outcome, meta=_UNSET):
             self.outcome = outcome
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CancelledRequestPermissionOutcome(_Model):
     """The prompt turn was cancelled before the user responded.
 
@@ -9519,27 +9530,27 @@ class CancelledRequestPermissionOutcome(_Model):
     A variant of RequestPermissionOutcome (`outcome` is 'cancelled').
     """
 
-    outcome: ClassVar[str] = "cancelled"
+    outcome: _ClassVar[str] = "cancelled"
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self):
             pass
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SelectedRequestPermissionOutcome(_Model):
     """The user selected one of the provided options.
 
     A variant of RequestPermissionOutcome (`outcome` is 'selected').
     """
 
-    outcome: ClassVar[str] = "selected"
+    outcome: _ClassVar[str] = "selected"
 
     option_id: PermissionOptionId
     """The ID of the option the user selected."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -9547,21 +9558,21 @@ class SelectedRequestPermissionOutcome(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, option_id, meta=UNSET):
+        def __init__(self, *, option_id, meta=_UNSET):
             self.option_id = option_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SelectedPermissionOutcome(_Model):
     """The user selected one of the provided options."""
 
     option_id: PermissionOptionId
     """The ID of the option the user selected."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -9569,24 +9580,24 @@ class SelectedPermissionOutcome(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, option_id, meta=UNSET):
+        def __init__(self, *, option_id, meta=_UNSET):
             self.option_id = option_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CreateTerminalResponse(_Model):
     """Response containing the ID of the created terminal."""
 
-    METHOD: ClassVar[str] = "terminal/create"
+    METHOD: _ClassVar[str] = "terminal/create"
     """The JSON-RPC method (client side)."""
 
     terminal_id: TerminalId
     """The unique identifier for the created terminal."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -9594,18 +9605,18 @@ class CreateTerminalResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, terminal_id, meta=UNSET):
+        def __init__(self, *, terminal_id, meta=_UNSET):
             self.terminal_id = terminal_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalOutputResponse(_Model):
     """Response containing the terminal output and exit status."""
 
-    METHOD: ClassVar[str] = "terminal/output"
+    METHOD: _ClassVar[str] = "terminal/output"
     """The JSON-RPC method (client side)."""
 
     output: str
@@ -9614,10 +9625,10 @@ class TerminalOutputResponse(_Model):
     truncated: bool
     """Whether the output was truncated due to byte limits."""
 
-    exit_status: TerminalExitStatus | None | Unset = UNSET
+    exit_status: TerminalExitStatus | None | _Unset = _UNSET
     """Exit status if the command has completed."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -9625,26 +9636,26 @@ class TerminalOutputResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, output, truncated, exit_status=UNSET, meta=UNSET):
+        def __init__(self, *, output, truncated, exit_status=_UNSET, meta=_UNSET):
             self.output = output
             self.truncated = truncated
             self.exit_status = exit_status
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalExitStatus(_Model):
     """Exit status of a terminal command."""
 
-    exit_code: int | None | Unset = UNSET
+    exit_code: int | None | _Unset = _UNSET
     """The process exit code (may be null if terminated by signal)."""
 
-    signal: str | None | Unset = UNSET
+    signal: str | None | _Unset = _UNSET
     """The signal that terminated the process (may be null if exited normally)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -9652,22 +9663,22 @@ class TerminalExitStatus(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, exit_code=UNSET, signal=UNSET, meta=UNSET):
+        def __init__(self, *, exit_code=_UNSET, signal=_UNSET, meta=_UNSET):
             self.exit_code = exit_code
             self.signal = signal
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ReleaseTerminalResponse(_Model):
     """Response to terminal/release method"""
 
-    METHOD: ClassVar[str] = "terminal/release"
+    METHOD: _ClassVar[str] = "terminal/release"
     """The JSON-RPC method (client side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -9675,26 +9686,26 @@ class ReleaseTerminalResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class WaitForTerminalExitResponse(_Model):
     """Response containing the exit status of a terminal command."""
 
-    METHOD: ClassVar[str] = "terminal/wait_for_exit"
+    METHOD: _ClassVar[str] = "terminal/wait_for_exit"
     """The JSON-RPC method (client side)."""
 
-    exit_code: int | None | Unset = UNSET
+    exit_code: int | None | _Unset = _UNSET
     """The process exit code (may be null if terminated by signal)."""
 
-    signal: str | None | Unset = UNSET
+    signal: str | None | _Unset = _UNSET
     """The signal that terminated the process (may be null if exited normally)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -9702,22 +9713,22 @@ class WaitForTerminalExitResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, exit_code=UNSET, signal=UNSET, meta=UNSET):
+        def __init__(self, *, exit_code=_UNSET, signal=_UNSET, meta=_UNSET):
             self.exit_code = exit_code
             self.signal = signal
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class KillTerminalResponse(_Model):
     """Response to `terminal/kill` method"""
 
-    METHOD: ClassVar[str] = "terminal/kill"
+    METHOD: _ClassVar[str] = "terminal/kill"
     """The JSON-RPC method (client side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -9725,22 +9736,22 @@ class KillTerminalResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AcceptCreateElicitationResponse(_Model):
     """The user accepted and provided content.
 
     A variant of CreateElicitationResponse (`action` is 'accept').
     """
 
-    action: ClassVar[str] = "accept"
+    action: _ClassVar[str] = "accept"
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -9750,26 +9761,26 @@ class AcceptCreateElicitationResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    content: dict[str, ElicitationContentValue] | None | Unset = UNSET
+    content: dict[str, ElicitationContentValue] | None | _Unset = _UNSET
     """The user-provided content, if any, as an object matching the requested schema."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET, content=UNSET):
+        def __init__(self, *, meta=_UNSET, content=_UNSET):
             self.meta = meta
             self.content = content
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class DeclineCreateElicitationResponse(_Model):
     """The user declined the elicitation.
 
     A variant of CreateElicitationResponse (`action` is 'decline').
     """
 
-    action: ClassVar[str] = "decline"
+    action: _ClassVar[str] = "decline"
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -9779,22 +9790,22 @@ class DeclineCreateElicitationResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CancelCreateElicitationResponse(_Model):
     """The elicitation was cancelled.
 
     A variant of CreateElicitationResponse (`action` is 'cancel').
     """
 
-    action: ClassVar[str] = "cancel"
+    action: _ClassVar[str] = "cancel"
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -9804,13 +9815,13 @@ class CancelCreateElicitationResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherCreateElicitationResponse(_Model):
     """Custom or future elicitation action.
 
@@ -9828,7 +9839,7 @@ class OtherCreateElicitationResponse(_Model):
     action: str
     """The `action` value."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -9838,51 +9849,51 @@ class OtherCreateElicitationResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, action, meta=UNSET, extra=_FACTORY):
+        def __init__(self, *, action, meta=_UNSET, extra=_FACTORY):
             self.action = action
             self.meta = meta
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationAcceptAction(_Model):
     """The user accepted the elicitation and provided content."""
 
-    content: dict[str, ElicitationContentValue] | None | Unset = UNSET
+    content: dict[str, ElicitationContentValue] | None | _Unset = _UNSET
     """The user-provided content, if any, as an object matching the requested schema."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, content=UNSET):
+        def __init__(self, *, content=_UNSET):
             self.content = content
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResultMessageMcpResponse(_Model):
     """An opaque inner MCP result.
 
     A variant of MessageMcpResponse.
     """
 
-    result: Any
+    result: _Any
     """Required, even if JSON null."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """Optional ACP carrier metadata."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, result, meta=UNSET):
+        def __init__(self, *, result, meta=_UNSET):
             self.result = result
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ErrorMessageMcpResponse(_Model):
     """A structured inner MCP error.
 
@@ -9892,17 +9903,17 @@ class ErrorMessageMcpResponse(_Model):
     error: McpError
     """Required, non-null MCP error object."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """Optional ACP carrier metadata."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, error, meta=UNSET):
+        def __init__(self, *, error, meta=_UNSET):
             self.error = error
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class McpError(_Model):
     """**UNSTABLE**
 
@@ -9918,48 +9929,48 @@ class McpError(_Model):
     message: str
     """Inner MCP error message."""
 
-    data: Any | Unset = UNSET
+    data: _Any | _Unset = _UNSET
     """Optional error data. Explicit null is retained."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, code, message, data=UNSET):
+        def __init__(self, *, code, message, data=_UNSET):
             self.code = code
             self.message = message
             self.data = data
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ClientNotification(_Model):
     """A JSON-RPC notification object."""
 
     method: str
     """The notification method name."""
 
-    params: Any | Unset = UNSET
+    params: _Any | _Unset = _UNSET
     """Method-specific notification parameters."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, method, params=UNSET):
+        def __init__(self, *, method, params=_UNSET):
             self.method = method
             self.params = params
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CancelNotification(_Model):
     """Notification to cancel ongoing operations for a session.
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#cancellation)
     """
 
-    METHOD: ClassVar[str] = "session/cancel"
+    METHOD: _ClassVar[str] = "session/cancel"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
     """The ID of the session to cancel operations for."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -9967,14 +9978,14 @@ class CancelNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, meta=UNSET):
+        def __init__(self, *, session_id, meta=_UNSET):
             self.session_id = session_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class MessageMcpNotification(_Model):
     """**UNSTABLE**
 
@@ -9986,7 +9997,7 @@ class MessageMcpNotification(_Model):
     subscription acknowledgements and updates). The outer envelope has no `id`.
     """
 
-    METHOD: ClassVar[str] = "mcp/message"
+    METHOD: _ClassVar[str] = "mcp/message"
     """The JSON-RPC method (agent side)."""
 
     server_id: McpServerAcpId
@@ -9998,13 +10009,13 @@ class MessageMcpNotification(_Model):
     method: str
     """The inner MCP method name."""
 
-    params: dict[str, Any] | None | Unset = UNSET
+    params: dict[str, _Any] | None | _Unset = _UNSET
     """Optional inner MCP params.
 
     If omitted or set to `null`, the inner MCP message has no params.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -10012,9 +10023,11 @@ class MessageMcpNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, server_id, request_id, method, params=UNSET, meta=UNSET):
+        def __init__(
+            self, *, server_id, request_id, method, params=_UNSET, meta=_UNSET
+        ):
             self.server_id = server_id
             self.request_id = request_id
             self.method = method
@@ -10022,20 +10035,20 @@ class MessageMcpNotification(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CancelRequestNotification(_Model):
     """Notification to cancel an ongoing request.
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/cancellation)
     """
 
-    METHOD: ClassVar[str] = "$/cancel_request"
+    METHOD: _ClassVar[str] = "$/cancel_request"
     """The JSON-RPC method (protocol side)."""
 
-    request_id: RequestId_
+    request_id: RequestId
     """The ID of the request to cancel."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -10043,35 +10056,35 @@ class CancelRequestNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, request_id, meta=UNSET):
+        def __init__(self, *, request_id, meta=_UNSET):
             self.request_id = request_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ProxyRequest(_Model):
     """A JSON-RPC request object."""
 
-    id: RequestId_
+    id: RequestId
     """The request id used to correlate the matching response."""
 
     method: str
     """The method name to invoke."""
 
-    params: Any | Unset = UNSET
+    params: _Any | _Unset = _UNSET
     """Method-specific request parameters."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, id, method, params=UNSET):
+        def __init__(self, *, id, method, params=_UNSET):
             self.id = id
             self.method = method
             self.params = params
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ProxySuccessorRequest(_Model):
     """**UNSTABLE**
 
@@ -10093,13 +10106,13 @@ class ProxySuccessorRequest(_Model):
     See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
     """
 
-    METHOD: ClassVar[str] = "proxy/successor"
+    METHOD: _ClassVar[str] = "proxy/successor"
     """The JSON-RPC method (proxy side)."""
 
     method: str
     """Method name of the wrapped request."""
 
-    params: Any | Unset = UNSET
+    params: _Any | _Unset = _UNSET
     """Params of the wrapped request, forwarded unchanged.
 
     Optional. Omitted and `null` are equivalent and mean the wrapped request has no params.
@@ -10107,7 +10120,7 @@ class ProxySuccessorRequest(_Model):
     The wrapped request's own `_meta` stays inside these params.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """Metadata for the `proxy/successor` envelope itself, separate from the wrapped
     message's `_meta`. It is hop-local: the conductor does not copy it into the message
     it unwraps.
@@ -10119,72 +10132,72 @@ class ProxySuccessorRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, method, params=UNSET, meta=UNSET):
+        def __init__(self, *, method, params=_UNSET, meta=_UNSET):
             self.method = method
             self.params = params
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResultProxyResponse(_Model):
     """A successful JSON-RPC response.
 
     A variant of ProxyResponse.
     """
 
-    id: RequestId_
+    id: RequestId
     """The id of the request this response answers."""
 
-    result: Any
+    result: _Any
     """Method-specific response data."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, id, result):
             self.id = id
             self.result = result
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ErrorProxyResponse(_Model):
     """A failed JSON-RPC response.
 
     A variant of ProxyResponse.
     """
 
-    id: RequestId_
+    id: RequestId
     """The id of the request this response answers."""
 
     error: Error
     """Method-specific error data."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, id, error):
             self.id = id
             self.error = error
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ProxyNotification(_Model):
     """A JSON-RPC notification object."""
 
     method: str
     """The notification method name."""
 
-    params: Any | Unset = UNSET
+    params: _Any | _Unset = _UNSET
     """Method-specific notification parameters."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, method, params=UNSET):
+        def __init__(self, *, method, params=_UNSET):
             self.method = method
             self.params = params
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ProxySuccessorNotification(_Model):
     """**UNSTABLE**
 
@@ -10199,13 +10212,13 @@ class ProxySuccessorNotification(_Model):
     See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
     """
 
-    METHOD: ClassVar[str] = "proxy/successor"
+    METHOD: _ClassVar[str] = "proxy/successor"
     """The JSON-RPC method (proxy side)."""
 
     method: str
     """Method name of the wrapped notification."""
 
-    params: Any | Unset = UNSET
+    params: _Any | _Unset = _UNSET
     """Params of the wrapped notification, forwarded unchanged.
 
     Optional. Omitted and `null` are equivalent and mean the wrapped notification has no params.
@@ -10213,7 +10226,7 @@ class ProxySuccessorNotification(_Model):
     The wrapped notification's own `_meta` stays inside these params.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """Metadata for the `proxy/successor` envelope itself, separate from the wrapped
     message's `_meta`. It is hop-local: the conductor does not copy it into the message
     it unwraps.
@@ -10225,15 +10238,15 @@ class ProxySuccessorNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, method, params=UNSET, meta=UNSET):
+        def __init__(self, *, method, params=_UNSET, meta=_UNSET):
             self.method = method
             self.params = params
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallState(_State):
     """The stored state of ToolCallUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
@@ -10261,16 +10274,16 @@ class ToolCallState(_State):
     locations: list[ToolCallLocation] = _field(default_factory=lambda: [])
     """Rule: replace. Replace the locations collection."""
 
-    raw_input: Any = None
+    raw_input: _Any = None
     """Rule: replace. Update the raw input."""
 
-    raw_output: Any = None
+    raw_output: _Any = None
     """Rule: replace. Update the raw output."""
 
-    meta: dict[str, Any] = _field(default_factory=lambda: {})
+    meta: dict[str, _Any] = _field(default_factory=lambda: {})
     """Rule: replace. v1 states no patch rule for _meta: an update that carries it replaces it."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
@@ -10298,7 +10311,7 @@ class ToolCallState(_State):
             self.meta = {} if meta is _FACTORY else meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionInfoState(_State):
     """The stored state of SessionInfoUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
@@ -10311,10 +10324,10 @@ class SessionInfoState(_State):
     updated_at: str | None = None
     """Rule: null-clears. Set to null to clear."""
 
-    meta: dict[str, Any] = _field(default_factory=lambda: {})
+    meta: dict[str, _Any] = _field(default_factory=lambda: {})
     """Rule: replace."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, title=None, updated_at=None, meta=_FACTORY):
             self.title = title
@@ -10322,7 +10335,7 @@ class SessionInfoState(_State):
             self.meta = {} if meta is _FACTORY else meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UsageState(_State):
     """The stored state of UsageUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
@@ -10338,7 +10351,7 @@ class UsageState(_State):
     cost: Cost | None = None
     """Rule: null-clears. v1 is silent: omitted keeps the last cost, null clears it, as v2 states."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, used=0, size=0, cost=None):
             self.used = used
@@ -10346,7 +10359,7 @@ class UsageState(_State):
             self.cost = cost
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CompactionState(_State):
     """The stored state of CompactionUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
@@ -10365,10 +10378,10 @@ class CompactionState(_State):
     error: str | None = None
     """Rule: null-clears."""
 
-    meta: dict[str, Any] = _field(default_factory=lambda: {})
+    meta: dict[str, _Any] = _field(default_factory=lambda: {})
     """Rule: collection. v1 gives _meta the same patch semantics as summary and error: `null` clears it, and a concrete value replaces it (v2 patches it by key instead)."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
@@ -10386,7 +10399,7 @@ class CompactionState(_State):
             self.meta = {} if meta is _FACTORY else meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SubagentState(_State):
     """The stored state of SubagentUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
@@ -10414,10 +10427,10 @@ class SubagentState(_State):
     additional_directories: list[str] | None = None
     """Rule: null-clears. While unset, each inherits the immediate parent's effective value."""
 
-    meta: dict[str, Any] = _field(default_factory=lambda: {})
+    meta: dict[str, _Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
@@ -10441,7 +10454,7 @@ class SubagentState(_State):
             self.meta = {} if meta is _FACTORY else meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionMessageState(_State):
     """The stored state of SessionMessage upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
@@ -10466,10 +10479,10 @@ class SessionMessageState(_State):
     content: list[ContentBlock] = _field(default_factory=lambda: [])
     """Rule: collection. Omitted leaves content unchanged. `null` clears it. A concrete array replaces the whole content collection."""
 
-    meta: dict[str, Any] = _field(default_factory=lambda: {})
+    meta: dict[str, _Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
@@ -10493,7 +10506,7 @@ class SessionMessageState(_State):
 
 # Type aliases, each after the names it uses.
 
-RequestId_: TypeAlias = None | int | str
+RequestId: _TypeAlias = None | int | str
 """JSON RPC Request Id
 
 An identifier established by the Client that MUST contain a String, Number, or NULL value if included. If it is not included it is assumed to be a notification. The value SHOULD normally not be Null \\[1\\] and Numbers SHOULD NOT contain fractional parts \\[2\\]
@@ -10505,7 +10518,7 @@ The Server MUST reply with the same value in the Response object if included. Th
 \\[2\\] Fractional parts may be problematic, since many decimal fractions cannot be represented exactly as binary fractions.
 """
 
-SessionId: TypeAlias = str
+SessionId: _TypeAlias = str
 """A unique identifier for a conversation session between a client and agent.
 
 Each session has its own context, conversation history, and state, so one
@@ -10514,10 +10527,10 @@ agent can run several independent sessions.
 See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v1/draft/session-setup#session-id)
 """
 
-ToolCallId: TypeAlias = str
+ToolCallId: _TypeAlias = str
 """Unique identifier for a tool call within a session."""
 
-ToolCallContent: TypeAlias = (
+ToolCallContent: _TypeAlias = (
     ContentToolCallContent | DiffToolCallContent | TerminalToolCallContent
 )
 """Content produced by a tool call.
@@ -10528,7 +10541,7 @@ standard content blocks (text, images) or file diffs.
 See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#content)
 """
 
-ContentBlock: TypeAlias = (
+ContentBlock: _TypeAlias = (
     TextContentBlock
     | ImageContentBlock
     | AudioContentBlock
@@ -10548,16 +10561,16 @@ forward content from MCP tool outputs without transformation.
 See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/draft/content)
 """
 
-EmbeddedResourceResource: TypeAlias = TextResourceContents | BlobResourceContents
+EmbeddedResourceResource: _TypeAlias = TextResourceContents | BlobResourceContents
 """Resource content that can be embedded in a message."""
 
-TerminalId: TypeAlias = str
+TerminalId: _TypeAlias = str
 """Typed identifier used for terminal values on the wire."""
 
-PermissionOptionId: TypeAlias = str
+PermissionOptionId: _TypeAlias = str
 """Unique identifier for a permission option."""
 
-CreateElicitationRequest: TypeAlias = (
+CreateElicitationRequest: _TypeAlias = (
     FormCreateElicitationRequest
     | UrlCreateElicitationRequest
     | OtherCreateElicitationRequest
@@ -10569,7 +10582,7 @@ either via a form or by directing them to a URL.
 Elicitations are tied to a session (optionally a tool call) or a request.
 """
 
-ElicitationPropertySchema: TypeAlias = (
+ElicitationPropertySchema: _TypeAlias = (
     StringElicitationPropertySchema
     | NumberElicitationPropertySchema
     | IntegerElicitationPropertySchema
@@ -10584,15 +10597,15 @@ Single-select enums use `type: "string"` with `enum` or `oneOf` set.
 Multi-select enums use `type: "array"`.
 """
 
-MultiSelectItems: TypeAlias = (
+MultiSelectItems: _TypeAlias = (
     MultiSelectItemsString | OtherMultiSelectItems | TitledMultiSelectItems
 )
 """Items for a multi-select (array) property schema."""
 
-ElicitationId: TypeAlias = str
+ElicitationId: _TypeAlias = str
 """Unique identifier for an elicitation."""
 
-McpServerAcpId: TypeAlias = str
+McpServerAcpId: _TypeAlias = str
 """**UNSTABLE**
 
 This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -10603,7 +10616,7 @@ The value is opaque and generated by the ACP component providing the MCP server.
 used by `mcp/message` to route requests to the component that declared the server.
 """
 
-McpRequestId: TypeAlias = str
+McpRequestId: _TypeAlias = str
 """**UNSTABLE**
 
 This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -10614,7 +10627,7 @@ Generated by the caller and preserved unchanged by proxies. This is distinct
 from the outer ACP JSON-RPC request ID.
 """
 
-ExtRequest: TypeAlias = Any
+ExtRequest: _TypeAlias = _Any
 """Allows for sending an arbitrary request that is not part of the ACP spec.
 Extension methods provide a way to add custom functionality while maintaining
 protocol compatibility.
@@ -10622,27 +10635,27 @@ protocol compatibility.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
 """
 
-AgentResponse: TypeAlias = ResultAgentResponse | ErrorAgentResponse
+AgentResponse: _TypeAlias = ResultAgentResponse | ErrorAgentResponse
 """A JSON-RPC response object."""
 
-ProtocolVersion: TypeAlias = int
+ProtocolVersion: _TypeAlias = int
 """Protocol version identifier.
 
 This version is only bumped for breaking changes.
 Non-breaking changes should be introduced via capabilities.
 """
 
-AuthMethod: TypeAlias = TerminalAuthMethod | AuthMethodAgent
+AuthMethod: _TypeAlias = TerminalAuthMethod | AuthMethodAgent
 """Describes an available authentication method.
 
 The `type` field acts as the discriminator in the serialized JSON form.
 When no `type` is present, the method is treated as `agent`.
 """
 
-AuthMethodId: TypeAlias = str
+AuthMethodId: _TypeAlias = str
 """Typed identifier used for auth method values on the wire."""
 
-ProviderId: TypeAlias = str
+ProviderId: _TypeAlias = str
 """**UNSTABLE**
 
 This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -10650,27 +10663,27 @@ This capability is not part of the spec yet, and may be removed or changed at an
 Unique identifier for a configurable LLM provider.
 """
 
-SessionModeId: TypeAlias = str
+SessionModeId: _TypeAlias = str
 """Unique identifier for a Session Mode."""
 
-SessionConfigOption: TypeAlias = SelectSessionConfigOption | BooleanSessionConfigOption
+SessionConfigOption: _TypeAlias = SelectSessionConfigOption | BooleanSessionConfigOption
 """A session configuration option selector and its current state."""
 
-SessionConfigId: TypeAlias = str
+SessionConfigId: _TypeAlias = str
 """Unique identifier for a session configuration option."""
 
-SessionConfigValueId: TypeAlias = str
+SessionConfigValueId: _TypeAlias = str
 """Unique identifier for a session configuration option value."""
 
-SessionConfigSelectOptions: TypeAlias = (
+SessionConfigSelectOptions: _TypeAlias = (
     list[SessionConfigSelectOption] | list[SessionConfigSelectGroup]
 )
 """Possible values for a session configuration option."""
 
-SessionConfigGroupId: TypeAlias = str
+SessionConfigGroupId: _TypeAlias = str
 """Unique identifier for a session configuration option value group."""
 
-ExtResponse: TypeAlias = Any
+ExtResponse: _TypeAlias = _Any
 """Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
 Extension methods provide a way to add custom functionality while maintaining
 protocol compatibility.
@@ -10678,7 +10691,7 @@ protocol compatibility.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
 """
 
-SessionUpdate: TypeAlias = (
+SessionUpdate: _TypeAlias = (
     UserMessageChunkSessionUpdate
     | AgentMessageChunkSessionUpdate
     | AgentThoughtChunkSessionUpdate
@@ -10706,10 +10719,10 @@ These updates provide real-time feedback about the agent's progress.
 See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#3-agent-reports-output)
 """
 
-MessageId: TypeAlias = str
+MessageId: _TypeAlias = str
 """Unique identifier for a message within a session."""
 
-PlanUpdateContent: TypeAlias = (
+PlanUpdateContent: _TypeAlias = (
     ItemsPlanUpdateContent | FilePlanUpdateContent | MarkdownPlanUpdateContent
 )
 """**UNSTABLE**
@@ -10719,7 +10732,7 @@ This capability is not part of the spec yet, and may be removed or changed at an
 Updated content for a plan.
 """
 
-PlanId: TypeAlias = str
+PlanId: _TypeAlias = str
 """**UNSTABLE**
 
 This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -10727,13 +10740,13 @@ This capability is not part of the spec yet, and may be removed or changed at an
 Unique identifier for a plan within a session.
 """
 
-AvailableCommandInput: TypeAlias = UnstructuredCommandInput
+AvailableCommandInput: _TypeAlias = UnstructuredCommandInput
 """The input specification for a command."""
 
-CompactionId: TypeAlias = str
+CompactionId: _TypeAlias = str
 """Unique identifier for a context compaction within a session."""
 
-StateUpdate: TypeAlias = (
+StateUpdate: _TypeAlias = (
     StateUpdateRunning
     | StateUpdateIdle
     | StateUpdateRequiresAction
@@ -10751,7 +10764,7 @@ The parent can message it again, transitioning it back to running.
 Background activity may still emit other session updates while idle.
 """
 
-IdleStateUpdate: TypeAlias = (
+IdleStateUpdate: _TypeAlias = (
     EndTurnIdleStateUpdate
     | MaxTokensIdleStateUpdate
     | MaxTurnRequestsIdleStateUpdate
@@ -10766,7 +10779,7 @@ IdleStateUpdate: TypeAlias = (
 An omitted, `null`, or malformed `stopReason` means not reported.
 """
 
-ExtNotification: TypeAlias = Any
+ExtNotification: _TypeAlias = _Any
 """Allows either side to send an arbitrary notification that is not part of the ACP spec.
 Extension notifications provide a way to send one-way messages for custom functionality
 while maintaining protocol compatibility.
@@ -10774,13 +10787,13 @@ while maintaining protocol compatibility.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
 """
 
-CompactionCapabilities: TypeAlias = dict[str, Any]
+CompactionCapabilities: _TypeAlias = dict[str, _Any]
 """Client support for ID-addressed context compaction updates."""
 
-NoticeCapabilities: TypeAlias = dict[str, Any]
+NoticeCapabilities: _TypeAlias = dict[str, _Any]
 """Client support for presenting live notices to the user."""
 
-McpServer: TypeAlias = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
+McpServer: _TypeAlias = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
 """Configuration for connecting to an MCP (Model Context Protocol) server.
 
 MCP servers provide tools and context that the agent can use when
@@ -10789,20 +10802,20 @@ processing prompts.
 See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/draft/session-setup#mcp-servers)
 """
 
-SetSessionConfigOptionRequest: TypeAlias = (
+SetSessionConfigOptionRequest: _TypeAlias = (
     BooleanSetSessionConfigOptionRequest | ValueIdSetSessionConfigOptionRequest
 )
 """Request parameters for setting a session configuration option."""
 
-ClientResponse: TypeAlias = ResultClientResponse | ErrorClientResponse
+ClientResponse: _TypeAlias = ResultClientResponse | ErrorClientResponse
 """A JSON-RPC response object."""
 
-RequestPermissionOutcome: TypeAlias = (
+RequestPermissionOutcome: _TypeAlias = (
     CancelledRequestPermissionOutcome | SelectedRequestPermissionOutcome
 )
 """The outcome of a permission request."""
 
-CreateElicitationResponse: TypeAlias = (
+CreateElicitationResponse: _TypeAlias = (
     AcceptCreateElicitationResponse
     | DeclineCreateElicitationResponse
     | CancelCreateElicitationResponse
@@ -10810,10 +10823,10 @@ CreateElicitationResponse: TypeAlias = (
 )
 """Response from the client to an elicitation request."""
 
-ElicitationContentValue: TypeAlias = str | int | float | bool | list[str]
+ElicitationContentValue: _TypeAlias = str | int | float | bool | list[str]
 """Allowed wire representations for `ElicitationContentValue`."""
 
-MessageMcpResponse: TypeAlias = ResultMessageMcpResponse | ErrorMessageMcpResponse
+MessageMcpResponse: _TypeAlias = ResultMessageMcpResponse | ErrorMessageMcpResponse
 """**UNSTABLE**
 
 The successful outer ACP `mcp/message` response carries exactly one
@@ -10826,7 +10839,7 @@ Carrier `_meta` is optional. Null or invalid values are treated as absent.
 Senders must include exactly one outcome. Receivers prefer `result` if both are present.
 """
 
-InitializeProxyRequest: TypeAlias = InitializeRequest
+InitializeProxyRequest: _TypeAlias = InitializeRequest
 """**UNSTABLE**
 
 This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -10844,10 +10857,10 @@ the proxy MUST forward an `initialize` request to its successor through `proxy/s
 See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
 """
 
-ProxyResponse: TypeAlias = ResultProxyResponse | ErrorProxyResponse
+ProxyResponse: _TypeAlias = ResultProxyResponse | ErrorProxyResponse
 """A JSON-RPC response object."""
 
-InitializeProxyResponse: TypeAlias = InitializeResponse
+InitializeProxyResponse: _TypeAlias = InitializeResponse
 """**UNSTABLE**
 
 This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -10859,7 +10872,7 @@ The same as the `initialize` response. The proxy builds it from its successor's
 It MUST NOT change `protocolVersion`.
 """
 
-ProxySuccessorResponse: TypeAlias = Any
+ProxySuccessorResponse: _TypeAlias = _Any
 """**UNSTABLE**
 
 This capability is not part of the spec yet, and may be removed or changed at any point.

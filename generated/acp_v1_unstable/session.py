@@ -9,11 +9,17 @@ A fold costs the same whatever the session's size: the newest Session of a line 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
-from typing import Any, ClassVar, Iterable, Mapping, Union, cast
+from typing import Any as _Any
+from typing import ClassVar as _ClassVar
+from typing import Iterable as _Iterable
+from typing import Mapping as _Mapping
+from typing import Union as _Union
+from typing import cast as _cast
 
-from ._runtime import UNSET, ValidationError
+from ._runtime import UNSET as _UNSET
+from ._runtime import ValidationError as _ValidationError
 from ._session import ABSENT as _MISSING
 from ._session import CUT as _CUT
 from ._session import POP as _POP
@@ -29,9 +35,52 @@ from ._session import enter as _enter
 from ._session import extend_message as _extend_message
 from ._session import own as _own
 from ._session import start_message as _start_message
-from .codec import decode, encode
-from .models import *  # noqa: F401,F403
-from .patch import *  # noqa: F401,F403
+from .codec import decode as _decode
+from .codec import encode as _encode
+from .models import (
+    AgentMessageChunkSessionUpdate,
+    AgentThoughtChunkSessionUpdate,
+    AvailableCommand,
+    AvailableCommandsUpdateSessionUpdate,
+    CompactionState,
+    CompactionSummaryChunkSessionUpdate,
+    CompactionUpdateSessionUpdate,
+    ConfigOptionUpdateSessionUpdate,
+    ContentBlock,
+    CurrentModeUpdateSessionUpdate,
+    NoticeSessionUpdate,
+    PlanEntry,
+    PlanRemovedSessionUpdate,
+    PlanSessionUpdate,
+    PlanUpdateContent,
+    PlanUpdateSessionUpdate,
+    PromptRequest,
+    SessionConfigOption,
+    SessionInfoState,
+    SessionInfoUpdateSessionUpdate,
+    SessionMessageChunkSessionUpdate,
+    SessionMessageSessionUpdate,
+    SessionMessageState,
+    SessionModeId,
+    SessionNotification,
+    SessionUpdate,
+    SubagentState,
+    SubagentUpdateSessionUpdate,
+    ToolCallSessionUpdate,
+    ToolCallState,
+    ToolCallUpdateSessionUpdate,
+    UsageState,
+    UsageUpdateSessionUpdate,
+    UserMessageChunkSessionUpdate,
+)
+from .patch import apply_compaction_summary_chunk as _apply_compaction_summary_chunk
+from .patch import apply_compaction_update as _apply_compaction_update
+from .patch import apply_session_info_update as _apply_session_info_update
+from .patch import apply_session_message as _apply_session_message
+from .patch import apply_session_message_chunk as _apply_session_message_chunk
+from .patch import apply_subagent_update as _apply_subagent_update
+from .patch import apply_tool_call_update as _apply_tool_call_update
+from .patch import apply_usage_update as _apply_usage_update
 
 __all__ = [
     "HistoryEntry",
@@ -70,7 +119,7 @@ SESSION_SOURCES: tuple[tuple[str, str], ...] = (
 opens a session the client may then get updates for."""
 
 
-@dataclass(slots=True, frozen=True)
+@_dataclass(slots=True, frozen=True)
 class HistoryEntry(_HistoryEntryBase):
     """A place in the session's history: ``key`` is the key of the entity in
     the Session attribute (a dict) that ``field`` names. Each field with a
@@ -78,73 +127,73 @@ class HistoryEntry(_HistoryEntryBase):
     ``value(session)`` is the entity, typed."""
 
 
-@dataclass(slots=True, frozen=True)
+@_dataclass(slots=True, frozen=True)
 class UserMessageEntry(HistoryEntry):
     """An entry of ``Session.user_messages`` in the session's history."""
 
-    field: ClassVar[str] = "user_messages"
+    field: _ClassVar[str] = "user_messages"
 
     def value(self, session: Session) -> ChunkedMessage:
         """The entity at this entry in ``session``."""
         return session.user_messages[self.key]
 
 
-@dataclass(slots=True, frozen=True)
+@_dataclass(slots=True, frozen=True)
 class AgentMessageEntry(HistoryEntry):
     """An entry of ``Session.agent_messages`` in the session's history."""
 
-    field: ClassVar[str] = "agent_messages"
+    field: _ClassVar[str] = "agent_messages"
 
     def value(self, session: Session) -> ChunkedMessage:
         """The entity at this entry in ``session``."""
         return session.agent_messages[self.key]
 
 
-@dataclass(slots=True, frozen=True)
+@_dataclass(slots=True, frozen=True)
 class AgentThoughtEntry(HistoryEntry):
     """An entry of ``Session.agent_thoughts`` in the session's history."""
 
-    field: ClassVar[str] = "agent_thoughts"
+    field: _ClassVar[str] = "agent_thoughts"
 
     def value(self, session: Session) -> ChunkedMessage:
         """The entity at this entry in ``session``."""
         return session.agent_thoughts[self.key]
 
 
-@dataclass(slots=True, frozen=True)
+@_dataclass(slots=True, frozen=True)
 class ToolCallEntry(HistoryEntry):
     """An entry of ``Session.tool_calls`` in the session's history."""
 
-    field: ClassVar[str] = "tool_calls"
+    field: _ClassVar[str] = "tool_calls"
 
     def value(self, session: Session) -> ToolCallState:
         """The entity at this entry in ``session``."""
         return session.tool_calls[self.key]
 
 
-@dataclass(slots=True, frozen=True)
+@_dataclass(slots=True, frozen=True)
 class CompactionEntry(HistoryEntry):
     """An entry of ``Session.compactions`` in the session's history."""
 
-    field: ClassVar[str] = "compactions"
+    field: _ClassVar[str] = "compactions"
 
     def value(self, session: Session) -> CompactionState:
         """The entity at this entry in ``session``."""
         return session.compactions[self.key]
 
 
-@dataclass(slots=True, frozen=True)
+@_dataclass(slots=True, frozen=True)
 class SessionMessageEntry(HistoryEntry):
     """An entry of ``Session.session_messages`` in the session's history."""
 
-    field: ClassVar[str] = "session_messages"
+    field: _ClassVar[str] = "session_messages"
 
     def value(self, session: Session) -> SessionMessageState:
         """The entity at this entry in ``session``."""
         return session.session_messages[self.key]
 
 
-HistoryItem = Union[
+HistoryItem = _Union[
     UserMessageEntry,
     AgentMessageEntry,
     AgentThoughtEntry,
@@ -165,7 +214,7 @@ _ENTRY_CLASSES: dict[str, type[HistoryItem]] = {
 }
 
 
-@dataclass(slots=True)
+@_dataclass(slots=True)
 class ChunkedMessage:
     """A message streamed as chunks: the chunks' content in order, and the
     `messageId` the chunks carried, if any."""
@@ -314,22 +363,22 @@ class Session(_SessionBase):
     def __init__(
         self,
         session_id: str,
-        history: Iterable[HistoryItem] = (),
-        user_messages: Mapping[str, ChunkedMessage] | None = None,
-        agent_messages: Mapping[str, ChunkedMessage] | None = None,
-        agent_thoughts: Mapping[str, ChunkedMessage] | None = None,
-        tool_calls: Mapping[str, ToolCallState] | None = None,
-        plan: Iterable[PlanEntry] = (),
-        plans: Mapping[str, PlanUpdateContent] | None = None,
-        available_commands: Iterable[AvailableCommand] = (),
+        history: _Iterable[HistoryItem] = (),
+        user_messages: _Mapping[str, ChunkedMessage] | None = None,
+        agent_messages: _Mapping[str, ChunkedMessage] | None = None,
+        agent_thoughts: _Mapping[str, ChunkedMessage] | None = None,
+        tool_calls: _Mapping[str, ToolCallState] | None = None,
+        plan: _Iterable[PlanEntry] = (),
+        plans: _Mapping[str, PlanUpdateContent] | None = None,
+        available_commands: _Iterable[AvailableCommand] = (),
         current_mode_id: SessionModeId | None = None,
-        config_options: Iterable[SessionConfigOption] = (),
+        config_options: _Iterable[SessionConfigOption] = (),
         info: SessionInfoState | None = None,
         usage: UsageState | None = None,
-        notices: Iterable[SessionUpdate] = (),
-        compactions: Mapping[str, CompactionState] | None = None,
-        subagents: Mapping[str, SubagentState] | None = None,
-        session_messages: Mapping[str, SessionMessageState] | None = None,
+        notices: _Iterable[SessionUpdate] = (),
+        compactions: _Mapping[str, CompactionState] | None = None,
+        subagents: _Mapping[str, SubagentState] | None = None,
+        session_messages: _Mapping[str, SessionMessageState] | None = None,
     ) -> None:
         """A session in the given state (copied: the arguments stay the
         caller's); every field starts empty."""
@@ -377,82 +426,82 @@ class Session(_SessionBase):
     @property
     def history(self) -> list[HistoryItem]:
         """The messages, tool calls ... in the order they first appeared."""
-        return cast("list[HistoryItem]", self._read("history"))
+        return _cast("list[HistoryItem]", self._read("history"))
 
     @property
     def user_messages(self) -> dict[str, ChunkedMessage]:
         """The messages by key (``#N``, N their place in ``history``)."""
-        return cast("dict[str, ChunkedMessage]", self._read("user_messages"))
+        return _cast("dict[str, ChunkedMessage]", self._read("user_messages"))
 
     @property
     def agent_messages(self) -> dict[str, ChunkedMessage]:
         """The messages by key (``#N``, N their place in ``history``)."""
-        return cast("dict[str, ChunkedMessage]", self._read("agent_messages"))
+        return _cast("dict[str, ChunkedMessage]", self._read("agent_messages"))
 
     @property
     def agent_thoughts(self) -> dict[str, ChunkedMessage]:
         """The messages by key (``#N``, N their place in ``history``)."""
-        return cast("dict[str, ChunkedMessage]", self._read("agent_thoughts"))
+        return _cast("dict[str, ChunkedMessage]", self._read("agent_thoughts"))
 
     @property
     def tool_calls(self) -> dict[str, ToolCallState]:
         """The ToolCallState of each key."""
-        return cast("dict[str, ToolCallState]", self._read("tool_calls"))
+        return _cast("dict[str, ToolCallState]", self._read("tool_calls"))
 
     @property
     def plan(self) -> list[PlanEntry]:
         """The latest value."""
-        return cast("list[PlanEntry]", self._read("plan"))
+        return _cast("list[PlanEntry]", self._read("plan"))
 
     @property
     def plans(self) -> dict[str, PlanUpdateContent]:
         """The values by key."""
-        return cast("dict[str, PlanUpdateContent]", self._read("plans"))
+        return _cast("dict[str, PlanUpdateContent]", self._read("plans"))
 
     @property
     def available_commands(self) -> list[AvailableCommand]:
         """The latest value."""
-        return cast("list[AvailableCommand]", self._read("available_commands"))
+        return _cast("list[AvailableCommand]", self._read("available_commands"))
 
     @property
     def current_mode_id(self) -> SessionModeId | None:
         """The latest value; None until the first update."""
-        return cast("SessionModeId | None", self._read("current_mode_id"))
+        return _cast("SessionModeId | None", self._read("current_mode_id"))
 
     @property
     def config_options(self) -> list[SessionConfigOption]:
         """The latest value."""
-        return cast("list[SessionConfigOption]", self._read("config_options"))
+        return _cast("list[SessionConfigOption]", self._read("config_options"))
 
     @property
     def info(self) -> SessionInfoState | None:
         """The SessionInfoState; None until the first update."""
-        return cast("SessionInfoState | None", self._read("info"))
+        return _cast("SessionInfoState | None", self._read("info"))
 
     @property
     def usage(self) -> UsageState | None:
         """The UsageState; None until the first update."""
-        return cast("UsageState | None", self._read("usage"))
+        return _cast("UsageState | None", self._read("usage"))
 
     @property
     def notices(self) -> list[SessionUpdate]:
         """The updates, in arrival order."""
-        return cast("list[SessionUpdate]", self._read("notices"))
+        return _cast("list[SessionUpdate]", self._read("notices"))
 
     @property
     def compactions(self) -> dict[str, CompactionState]:
         """The CompactionState of each key."""
-        return cast("dict[str, CompactionState]", self._read("compactions"))
+        return _cast("dict[str, CompactionState]", self._read("compactions"))
 
     @property
     def subagents(self) -> dict[str, SubagentState]:
         """The SubagentState of each key."""
-        return cast("dict[str, SubagentState]", self._read("subagents"))
+        return _cast("dict[str, SubagentState]", self._read("subagents"))
 
     @property
     def session_messages(self) -> dict[str, SessionMessageState]:
         """The SessionMessageState of each key."""
-        return cast("dict[str, SessionMessageState]", self._read("session_messages"))
+        return _cast("dict[str, SessionMessageState]", self._read("session_messages"))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Session):
@@ -528,7 +577,7 @@ class Session(_SessionBase):
                 ) = update  # type: ignore[assignment]
                 message_id = chunk.message_id
                 if (
-                    message_id is UNSET
+                    message_id is _UNSET
                     or message_id is None
                     or message_id == store.tail_id
                 ):
@@ -571,7 +620,7 @@ class Session(_SessionBase):
         return session._apply(_fold_prompt, request)
 
 
-@dataclass(slots=True, frozen=True)
+@_dataclass(slots=True, frozen=True)
 class UpdateRule(_UpdateRuleBase):
     """What one session/update kind does (see ``UPDATE_RULES``)."""
 
@@ -585,7 +634,7 @@ def _fold_user_message_chunk(
     """
     message_id = update.message_id
     if store.tail_field == "user_messages" and (
-        message_id is UNSET or message_id is None or message_id == store.tail_id
+        message_id is _UNSET or message_id is None or message_id == store.tail_id
     ):
         # The message of the last entry, which the store owns: extend it in place.
         items = store.tail_items
@@ -624,7 +673,7 @@ def _fold_agent_message_chunk(
     """
     message_id = update.message_id
     if store.tail_field == "agent_messages" and (
-        message_id is UNSET or message_id is None or message_id == store.tail_id
+        message_id is _UNSET or message_id is None or message_id == store.tail_id
     ):
         # The message of the last entry, which the store owns: extend it in place.
         items = store.tail_items
@@ -663,7 +712,7 @@ def _fold_agent_thought_chunk(
     """
     message_id = update.message_id
     if store.tail_field == "agent_thoughts" and (
-        message_id is UNSET or message_id is None or message_id == store.tail_id
+        message_id is _UNSET or message_id is None or message_id == store.tail_id
     ):
         # The message of the last entry, which the store owns: extend it in place.
         items = store.tail_items
@@ -700,7 +749,7 @@ def _fold_tool_call(store: _Store, update: ToolCallSessionUpdate) -> _Undo:
     """
     key = update.tool_call_id
     old = store.tool_calls.get(key, _MISSING)
-    new = apply_tool_call_update(None, update)
+    new = _apply_tool_call_update(None, update)
     states: dict[str, ToolCallState] = _own(store, "tool_calls")
     states[key] = new
     if old is _MISSING:
@@ -715,7 +764,7 @@ def _fold_tool_call_update(store: _Store, update: ToolCallUpdateSessionUpdate) -
     """
     key = update.tool_call_id
     old = store.tool_calls.get(key, _MISSING)
-    new = apply_tool_call_update(None if old is _MISSING else old, update)
+    new = _apply_tool_call_update(None if old is _MISSING else old, update)
     states: dict[str, ToolCallState] = _own(store, "tool_calls")
     states[key] = new
     if old is _MISSING:
@@ -790,14 +839,14 @@ def _fold_session_info_update(
 ) -> _Undo:
     """session_info_update: upsert info."""
     old = store.info
-    store.info = apply_session_info_update(old, update)
+    store.info = _apply_session_info_update(old, update)
     return (_SET, "info", None, old, -1)
 
 
 def _fold_usage_update(store: _Store, update: UsageUpdateSessionUpdate) -> _Undo:
     """usage_update: upsert usage."""
     old = store.usage
-    store.usage = apply_usage_update(old, update)
+    store.usage = _apply_usage_update(old, update)
     return (_SET, "usage", None, old, -1)
 
 
@@ -818,7 +867,7 @@ def _fold_compaction_update(
     """compaction_update: upsert compactions."""
     key = update.compaction_id
     old = store.compactions.get(key, _MISSING)
-    new = apply_compaction_update(None if old is _MISSING else old, update)
+    new = _apply_compaction_update(None if old is _MISSING else old, update)
     states: dict[str, CompactionState] = _own(store, "compactions")
     states[key] = new
     store.compactions_owned.add(key)
@@ -838,7 +887,7 @@ def _fold_compaction_summary_chunk(
         size = len(items)
         items.append(update.content)
         return (_CUT, "compactions", key, size, -1)
-    new = apply_compaction_summary_chunk(state, update)
+    new = _apply_compaction_summary_chunk(state, update)
     states: dict[str, CompactionState] = _own(store, "compactions")
     states[key] = new
     store.compactions_owned.add(key)
@@ -852,7 +901,7 @@ def _fold_subagent_update(store: _Store, update: SubagentUpdateSessionUpdate) ->
     """subagent_update: upsert subagents."""
     key = update.session_id
     old = store.subagents.get(key, _MISSING)
-    new = apply_subagent_update(None if old is _MISSING else old, update)
+    new = _apply_subagent_update(None if old is _MISSING else old, update)
     states: dict[str, SubagentState] = _own(store, "subagents")
     states[key] = new
     return (_PUT, "subagents", key, old, -1)
@@ -862,7 +911,7 @@ def _fold_session_message(store: _Store, update: SessionMessageSessionUpdate) ->
     """session_message: upsert session_messages."""
     key = update.message_id
     old = store.session_messages.get(key, _MISSING)
-    new = apply_session_message(None if old is _MISSING else old, update)
+    new = _apply_session_message(None if old is _MISSING else old, update)
     states: dict[str, SessionMessageState] = _own(store, "session_messages")
     states[key] = new
     store.session_messages_owned.add(key)
@@ -888,7 +937,7 @@ def _fold_session_message_chunk(
         size = len(items)
         items.append(update.content)
         return (_CUT, "session_messages", key, size, -1)
-    new = apply_session_message_chunk(state, update)
+    new = _apply_session_message_chunk(state, update)
     states: dict[str, SessionMessageState] = _own(store, "session_messages")
     states[key] = new
     store.session_messages_owned.add(key)
@@ -1093,7 +1142,7 @@ _WIRE_NAMES = {
 _FIELD_NAMES = {wire: name for name, wire in _WIRE_NAMES.items()}
 
 
-def session_to_json(session: Session) -> dict[str, Any]:
+def session_to_json(session: Session) -> dict[str, _Any]:
     """The JSON snapshot of ``session`` (``json.dumps`` takes it as it is):
     every state in its full wire form, history entries by the snapshot's key."""
     return {
@@ -1104,46 +1153,48 @@ def session_to_json(session: Session) -> dict[str, Any]:
         "userMessages": {
             key: {
                 "messageId": value.message_id,
-                "content": [encode(block) for block in value.content],
+                "content": [_encode(block) for block in value.content],
             }
             for key, value in session.user_messages.items()
         },
         "agentMessages": {
             key: {
                 "messageId": value.message_id,
-                "content": [encode(block) for block in value.content],
+                "content": [_encode(block) for block in value.content],
             }
             for key, value in session.agent_messages.items()
         },
         "agentThoughts": {
             key: {
                 "messageId": value.message_id,
-                "content": [encode(block) for block in value.content],
+                "content": [_encode(block) for block in value.content],
             }
             for key, value in session.agent_thoughts.items()
         },
-        "toolCalls": {key: encode(value) for key, value in session.tool_calls.items()},
-        "plan": [encode(item) for item in session.plan],
-        "plans": {key: encode(value) for key, value in session.plans.items()},
-        "availableCommands": [encode(item) for item in session.available_commands],
+        "toolCalls": {key: _encode(value) for key, value in session.tool_calls.items()},
+        "plan": [_encode(item) for item in session.plan],
+        "plans": {key: _encode(value) for key, value in session.plans.items()},
+        "availableCommands": [_encode(item) for item in session.available_commands],
         "currentModeId": (
-            None if session.current_mode_id is None else encode(session.current_mode_id)
+            None
+            if session.current_mode_id is None
+            else _encode(session.current_mode_id)
         ),
-        "configOptions": [encode(item) for item in session.config_options],
-        "info": (None if session.info is None else encode(session.info)),
-        "usage": (None if session.usage is None else encode(session.usage)),
-        "notices": [encode(item) for item in session.notices],
+        "configOptions": [_encode(item) for item in session.config_options],
+        "info": (None if session.info is None else _encode(session.info)),
+        "usage": (None if session.usage is None else _encode(session.usage)),
+        "notices": [_encode(item) for item in session.notices],
         "compactions": {
-            key: encode(value) for key, value in session.compactions.items()
+            key: _encode(value) for key, value in session.compactions.items()
         },
-        "subagents": {key: encode(value) for key, value in session.subagents.items()},
+        "subagents": {key: _encode(value) for key, value in session.subagents.items()},
         "sessionMessages": {
-            key: encode(value) for key, value in session.session_messages.items()
+            key: _encode(value) for key, value in session.session_messages.items()
         },
     }
 
 
-def session_from_json(data: Any) -> Session:
+def session_from_json(data: _Any) -> Session:
     """The Session a ``session_to_json`` snapshot holds. Raises
     ``ValidationError`` (with the path) when ``data`` is not one."""
     try:
@@ -1157,7 +1208,7 @@ def session_from_json(data: Any) -> Session:
                 str(key): ChunkedMessage(
                     message_id=value["messageId"],
                     content=[
-                        decode("ContentBlock", block) for block in value["content"]
+                        _decode("ContentBlock", block) for block in value["content"]
                     ],
                 )
                 for key, value in data["userMessages"].items()
@@ -1166,7 +1217,7 @@ def session_from_json(data: Any) -> Session:
                 str(key): ChunkedMessage(
                     message_id=value["messageId"],
                     content=[
-                        decode("ContentBlock", block) for block in value["content"]
+                        _decode("ContentBlock", block) for block in value["content"]
                     ],
                 )
                 for key, value in data["agentMessages"].items()
@@ -1175,63 +1226,65 @@ def session_from_json(data: Any) -> Session:
                 str(key): ChunkedMessage(
                     message_id=value["messageId"],
                     content=[
-                        decode("ContentBlock", block) for block in value["content"]
+                        _decode("ContentBlock", block) for block in value["content"]
                     ],
                 )
                 for key, value in data["agentThoughts"].items()
             },
             tool_calls={
-                str(key): apply_tool_call_update(None, decode("ToolCallUpdate", value))
+                str(key): _apply_tool_call_update(
+                    None, _decode("ToolCallUpdate", value)
+                )
                 for key, value in data["toolCalls"].items()
             },
-            plan=[decode("PlanEntry", item) for item in data["plan"]],
+            plan=[_decode("PlanEntry", item) for item in data["plan"]],
             plans={
-                str(key): decode("PlanUpdateContent", value)
+                str(key): _decode("PlanUpdateContent", value)
                 for key, value in data["plans"].items()
             },
             available_commands=[
-                decode("AvailableCommand", item) for item in data["availableCommands"]
+                _decode("AvailableCommand", item) for item in data["availableCommands"]
             ],
             current_mode_id=(
                 None
                 if data["currentModeId"] is None
-                else decode("SessionModeId", data["currentModeId"])
+                else _decode("SessionModeId", data["currentModeId"])
             ),
             config_options=[
-                decode("SessionConfigOption", item) for item in data["configOptions"]
+                _decode("SessionConfigOption", item) for item in data["configOptions"]
             ],
             info=(
                 None
                 if data["info"] is None
-                else apply_session_info_update(
-                    None, decode("SessionInfoUpdate", data["info"])
+                else _apply_session_info_update(
+                    None, _decode("SessionInfoUpdate", data["info"])
                 )
             ),
             usage=(
                 None
                 if data["usage"] is None
-                else apply_usage_update(None, decode("UsageUpdate", data["usage"]))
+                else _apply_usage_update(None, _decode("UsageUpdate", data["usage"]))
             ),
-            notices=[decode("SessionUpdate", item) for item in data["notices"]],
+            notices=[_decode("SessionUpdate", item) for item in data["notices"]],
             compactions={
-                str(key): apply_compaction_update(
-                    None, decode("CompactionUpdate", value)
+                str(key): _apply_compaction_update(
+                    None, _decode("CompactionUpdate", value)
                 )
                 for key, value in data["compactions"].items()
             },
             subagents={
-                str(key): apply_subagent_update(None, decode("SubagentUpdate", value))
+                str(key): _apply_subagent_update(None, _decode("SubagentUpdate", value))
                 for key, value in data["subagents"].items()
             },
             session_messages={
-                str(key): apply_session_message(None, decode("SessionMessage", value))
+                str(key): _apply_session_message(None, _decode("SessionMessage", value))
                 for key, value in data["sessionMessages"].items()
             },
         )
-    except ValidationError:
+    except _ValidationError:
         raise
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         # ValueError: str() of an integer over 4,300 digits, say.
-        raise ValidationError(
+        raise _ValidationError(
             f"not a session snapshot: {type(exc).__name__} {exc}"
         ) from None

@@ -70,7 +70,7 @@ SCHEMA_VERSION = "2.4.0"
 
 DEFINITIONS: dict[str, object] = {
     "AgentRequest": AgentRequest,
-    "RequestId": RequestId_,
+    "RequestId": RequestId,
     "RequestPermissionRequest": RequestPermissionRequest,
     "SessionId": SessionId,
     "RequestPermissionSubject": RequestPermissionSubject,
@@ -282,7 +282,7 @@ __all__ = [
     "decode_class",
     "encode",
     "AgentRequest",
-    "RequestId_",
+    "RequestId",
     "RequestPermissionRequest",
     "SessionId",
     "RequestPermissionSubject",
@@ -672,9 +672,9 @@ __all__ = [
 ]
 
 # A $defs name that could not be a Python name as it is (not an identifier,
-# a keyword, a builtin) is still an attribute under its exact name, unless it
-# is a dunder name (__getattr__ would change how the module works): those
-# are in DEFINITIONS only.
+# a keyword) is still an attribute under its exact name, unless it is a
+# dunder name (__getattr__ would change how the module works): those are in
+# DEFINITIONS only.
 globals().update(
     {
         name: value

@@ -7,46 +7,49 @@ Decoding is lenient by default, with the reference semantics (the x-deserialize-
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, cast
+import typing as _typing
+from typing import Any as _Any
+from typing import Callable as _Callable
+from typing import cast as _cast
 
 from . import _models
-from ._codec import class_decoding, decoding, encoding, raw_checking
-
-# Every helper is imported as itself: a package need not use them all.
-from ._runtime import FLOAT_MAX as FLOAT_MAX
-from ._runtime import MISSING as MISSING
-from ._runtime import UNSET as UNSET
-from ._runtime import Unset as Unset
-from ._runtime import ValidationError as ValidationError
-from ._runtime import any_value as any_value
-from ._runtime import check_bool as check_bool
-from ._runtime import check_const as check_const
-from ._runtime import check_int as check_int
-from ._runtime import check_list as check_list
-from ._runtime import check_list_skipping as check_list_skipping
-from ._runtime import check_map as check_map
-from ._runtime import check_num as check_num
-from ._runtime import check_str as check_str
-from ._runtime import check_tag as check_tag
-from ._runtime import check_json as check_json
-from ._runtime import check_variants as check_variants
-from ._runtime import check_variants_skipping as check_variants_skipping
-from ._runtime import exactly_one as exactly_one
-from ._runtime import first_match as first_match
-from ._runtime import furthest as furthest
-from ._runtime import json_object as json_object
-from ._runtime import missing as missing
-from ._runtime import not_null as not_null
-from ._runtime import salvage as salvage
-from ._runtime import scalar_union as scalar_union
-from ._runtime import type_error as type_error
-from ._runtime import unexpected as unexpected
-from ._runtime import wire_json as wire_json
-from ._runtime import wire_map as wire_map
-from ._schema import SCHEMA_JSON
+from ._codec import class_decoding as _class_decoding
+from ._codec import decoding as _decoding
+from ._codec import encoding as _encoding
+from ._codec import raw_checking as _raw_checking
+from ._schema import SCHEMA_JSON as _SCHEMA_JSON
+from ._runtime import FLOAT_MAX as _FLOAT_MAX
+from ._runtime import MISSING as _MISSING
+from ._runtime import UNSET as _UNSET
+from ._runtime import Unset as _Unset
+from ._runtime import ValidationError as _ValidationError
+from ._runtime import any_value as _any_value
+from ._runtime import check_bool as _check_bool
+from ._runtime import check_int as _check_int
+from ._runtime import check_list as _check_list
+from ._runtime import check_list_skipping as _check_list_skipping
+from ._runtime import check_map as _check_map
+from ._runtime import check_num as _check_num
+from ._runtime import check_str as _check_str
+from ._runtime import check_tag as _check_tag
+from ._runtime import check_json as _check_json
+from ._runtime import check_variants as _check_variants
+from ._runtime import check_variants_skipping as _check_variants_skipping
+from ._runtime import exactly_one as _exactly_one
+from ._runtime import first_match as _first_match
+from ._runtime import furthest as _furthest
+from ._runtime import json_object as _json_object
+from ._runtime import missing as _missing
+from ._runtime import not_null as _not_null
+from ._runtime import salvage as _salvage
+from ._runtime import scalar_union as _scalar_union
+from ._runtime import type_error as _type_error
+from ._runtime import unexpected as _unexpected
+from ._runtime import wire_json as _wire_json
+from ._runtime import wire_map as _wire_map
 from .models import (
     AgentRequest,
-    RequestId_,
+    RequestId,
     RequestPermissionRequest,
     SessionId,
     RequestPermissionSubject,
@@ -348,11 +351,14 @@ from .models import (
     CompactionState,
 )
 
-if TYPE_CHECKING:
-    from typing import Literal, overload
+if _typing.TYPE_CHECKING:
+    from typing import Literal as _Literal
+    from typing import overload as _overload
 
-    from ._codec import DecodeClass, Encode
-    from ._runtime import Decoder, JsonObject
+    from ._codec import DecodeClass as _DecodeClass
+    from ._codec import Encode as _Encode
+    from ._runtime import Decoder as _Decoder
+    from ._runtime import JsonObject as _JsonObject
 
 
 __all__ = ["decode", "decode_class", "encode"]
@@ -361,41 +367,41 @@ _new = object.__new__
 """Decoders build objects without calling ``__init__``: they have already
 computed every field, defaults included."""
 
-check_raw = raw_checking(SCHEMA_JSON)
+_check_raw = _raw_checking(_SCHEMA_JSON)
 """A value the typed codec keeps as JSON, checked against its subschema."""
 
 
-def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_id: RequestId_
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+def _decode_AgentRequest(d: _Any, strict: bool) -> AgentRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_id: RequestId
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = _decode_RequestId_(v, strict)
-        except ValidationError as error:
+            f_id = _decode_RequestId(v, strict)
+        except _ValidationError as error:
             raise error.at("id")
 
     f_method: str
-    v = d.get("method", MISSING)
-    if v is MISSING:
-        raise missing("method")
+    v = d.get("method", _MISSING)
+    if v is _MISSING:
+        raise _missing("method")
     else:
         try:
-            f_method = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_method = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("method")
 
-    f_params: Any | Unset
-    v = d.get("params", MISSING)
-    if v is MISSING:
-        f_params = UNSET
+    f_params: _Any | _Unset
+    v = d.get("params", _MISSING)
+    if v is _MISSING:
+        f_params = _UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/AgentRequest/properties/params", strict)
-        except ValidationError as error:
+            f_params = _check_raw(v, "#/$defs/AgentRequest/properties/params", strict)
+        except _ValidationError as error:
             raise error.at("params")
 
     o = _new(AgentRequest)
@@ -405,22 +411,22 @@ def _decode_AgentRequest(d: Any, strict: bool) -> AgentRequest:
     return o
 
 
-def _encode_AgentRequest(o: AgentRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AgentRequest(o: AgentRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "id": encode(o.id),
         "method": o.method,
     }
     v_params = o.params
-    if v_params is not UNSET:
-        d["params"] = wire_json(v_params)
+    if v_params is not _UNSET:
+        d["params"] = _wire_json(v_params)
 
     return d
 
 
-def _decode_RequestId_(v: Any, strict: bool) -> RequestId_:
-    return cast(
+def _decode_RequestId(v: _Any, strict: bool) -> RequestId:
+    return _cast(
         "int | str",
-        scalar_union(
+        _scalar_union(
             v,
             strict,
             {
@@ -429,63 +435,63 @@ def _decode_RequestId_(v: Any, strict: bool) -> RequestId_:
                     if type(x) is int
                     and -9223372036854775808 <= x <= 9223372036854775807
                     else (
-                        check_int(x, None, None)
+                        _check_int(x, None, None)
                         if strict
-                        else check_int(x, -9223372036854775808, 9223372036854775807)
+                        else _check_int(x, -9223372036854775808, 9223372036854775807)
                     )
                 ),
-                "string": lambda x, strict: x if type(x) is str else check_str(x),
+                "string": lambda x, strict: x if type(x) is str else _check_str(x),
             },
             "integer or string",
         ),
     )
 
 
-def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_RequestPermissionRequest(d: _Any, strict: bool) -> RequestPermissionRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_title: str
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        raise missing("title")
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        raise _missing("title")
     else:
         try:
-            f_title = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_title = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("title")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_subject: RequestPermissionSubject | None | Unset
-    v = d.get("subject", MISSING)
-    if v is MISSING:
-        f_subject = UNSET
+    f_subject: RequestPermissionSubject | None | _Unset
+    v = d.get("subject", _MISSING)
+    if v is _MISSING:
+        f_subject = _UNSET
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_subject = (
                 None
@@ -498,31 +504,31 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
                     else _decode_RequestPermissionSubject
                 )(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("subject")
 
     f_options: list[PermissionOption]
-    v = d.get("options", MISSING)
-    if v is MISSING:
-        raise missing("options")
+    v = d.get("options", _MISSING)
+    if v is _MISSING:
+        raise _missing("options")
     else:
         try:
-            f_options = check_list(v, _decode_PermissionOption, strict, 1)
-        except ValidationError as error:
+            f_options = _check_list(v, _decode_PermissionOption, strict, 1)
+        except _ValidationError as error:
             raise error.at("options")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(RequestPermissionRequest)
     o.session_id = f_session_id
@@ -534,68 +540,68 @@ def _decode_RequestPermissionRequest(d: Any, strict: bool) -> RequestPermissionR
     return o
 
 
-def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "title": o.title,
         "options": [_encode_PermissionOption(x) for x in o.options],
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_subject = o.subject
-    if v_subject is not UNSET:
+    if v_subject is not _UNSET:
         d["subject"] = (
             None if v_subject is None else _encode_RequestPermissionSubject(v_subject)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionId(v: Any, strict: bool) -> SessionId:
-    return v if type(v) is str else check_str(v)
+def _decode_SessionId(v: _Any, strict: bool) -> SessionId:
+    return v if type(v) is str else _check_str(v)
 
 
 def _decode_ToolCallRequestPermissionSubject(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> ToolCallRequestPermissionSubject:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "tool_call":
-        raise check_tag(d, "type", "tool_call")
+        raise _check_tag(d, "type", "tool_call")
     return _read_ToolCallRequestPermissionSubject(d, strict)
 
 
 def _read_ToolCallRequestPermissionSubject(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> ToolCallRequestPermissionSubject:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_tool_call: ToolCallUpdate
-    v = d.get("toolCall", MISSING)
-    if v is MISSING:
-        raise missing("toolCall")
+    v = d.get("toolCall", _MISSING)
+    if v is _MISSING:
+        raise _missing("toolCall")
     else:
         try:
             f_tool_call = _decode_ToolCallUpdate(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("toolCall")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ToolCallRequestPermissionSubject)
     o.tool_call = f_tool_call
@@ -605,95 +611,95 @@ def _read_ToolCallRequestPermissionSubject(
 
 def _encode_ToolCallRequestPermissionSubject(
     o: ToolCallRequestPermissionSubject,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "tool_call",
         "toolCall": _encode_ToolCallUpdate(o.tool_call),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_CommandRequestPermissionSubject(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> CommandRequestPermissionSubject:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "command":
-        raise check_tag(d, "type", "command")
+        raise _check_tag(d, "type", "command")
     return _read_CommandRequestPermissionSubject(d, strict)
 
 
 def _read_CommandRequestPermissionSubject(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> CommandRequestPermissionSubject:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_command: str
-    v = d.get("command", MISSING)
-    if v is MISSING:
-        raise missing("command")
+    v = d.get("command", _MISSING)
+    if v is _MISSING:
+        raise _missing("command")
     else:
         try:
-            f_command = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_command = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("command")
 
     f_cwd: AbsolutePath
-    v = d.get("cwd", MISSING)
-    if v is MISSING:
-        raise missing("cwd")
+    v = d.get("cwd", _MISSING)
+    if v is _MISSING:
+        raise _missing("cwd")
     else:
         try:
-            f_cwd = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_cwd = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("cwd")
 
-    f_tool_call_id: ToolCallId | None | Unset
-    v = d.get("toolCallId", MISSING)
-    if v is MISSING:
-        f_tool_call_id = UNSET
+    f_tool_call_id: ToolCallId | None | _Unset
+    v = d.get("toolCallId", _MISSING)
+    if v is _MISSING:
+        f_tool_call_id = _UNSET
     else:
         try:
             f_tool_call_id = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("toolCallId")
-            salvage(v)
-            f_tool_call_id = UNSET
+            _salvage(v)
+            f_tool_call_id = _UNSET
 
-    f_terminal_id: TerminalId | None | Unset
-    v = d.get("terminalId", MISSING)
-    if v is MISSING:
-        f_terminal_id = UNSET
+    f_terminal_id: TerminalId | None | _Unset
+    v = d.get("terminalId", _MISSING)
+    if v is _MISSING:
+        f_terminal_id = _UNSET
     else:
         try:
             f_terminal_id = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("terminalId")
-            salvage(v)
-            f_terminal_id = UNSET
+            _salvage(v)
+            f_terminal_id = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CommandRequestPermissionSubject)
     o.command = f_command
@@ -706,42 +712,42 @@ def _read_CommandRequestPermissionSubject(
 
 def _encode_CommandRequestPermissionSubject(
     o: CommandRequestPermissionSubject,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "command",
         "command": o.command,
         "cwd": o.cwd,
     }
     v_tool_call_id = o.tool_call_id
-    if v_tool_call_id is not UNSET:
+    if v_tool_call_id is not _UNSET:
         d["toolCallId"] = None if v_tool_call_id is None else v_tool_call_id
     v_terminal_id = o.terminal_id
-    if v_terminal_id is not UNSET:
+    if v_terminal_id is not _UNSET:
         d["terminalId"] = None if v_terminal_id is None else v_terminal_id
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_OtherRequestPermissionSubject(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> OtherRequestPermissionSubject:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("type")) is not str:
-        raise check_tag(d, "type", None)
+        raise _check_tag(d, "type", None)
     if strict and d["type"] in _VARIANTS_RequestPermissionSubject:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
     return _read_OtherRequestPermissionSubject(d, strict)
 
 
 def _read_OtherRequestPermissionSubject(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> OtherRequestPermissionSubject:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
@@ -749,44 +755,44 @@ def _read_OtherRequestPermissionSubject(
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
 def _encode_OtherRequestPermissionSubject(
     o: OtherRequestPermissionSubject,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": o.type,
     }
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_RequestPermissionSubject: dict[str, Decoder[RequestPermissionSubject]] = {
+_VARIANTS_RequestPermissionSubject: dict[str, _Decoder[RequestPermissionSubject]] = {
     "tool_call": _read_ToolCallRequestPermissionSubject,
     "command": _read_CommandRequestPermissionSubject,
 }
 
 
-def _decode_RequestPermissionSubject(d: Any, strict: bool) -> RequestPermissionSubject:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+def _decode_RequestPermissionSubject(d: _Any, strict: bool) -> RequestPermissionSubject:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_RequestPermissionSubject.get(tag)
         if decoder is not None:
             return decoder(d, strict)
         return _read_OtherRequestPermissionSubject(d, strict)
-    if tag is MISSING:
-        raise missing("type")
-    raise type_error("a string", tag).at("type")
+    if tag is _MISSING:
+        raise _missing("type")
+    raise _type_error("a string", tag).at("type")
 
 
-def _encode_RequestPermissionSubject(o: RequestPermissionSubject) -> dict[str, Any]:
+def _encode_RequestPermissionSubject(o: RequestPermissionSubject) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -796,49 +802,49 @@ def _encode_RequestPermissionSubject(o: RequestPermissionSubject) -> dict[str, A
     return encoder(o)
 
 
-def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_tool_call_id: ToolCallId
-    v = d.get("toolCallId", MISSING)
-    if v is MISSING:
-        raise missing("toolCallId")
+    v = d.get("toolCallId", _MISSING)
+    if v is _MISSING:
+        raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_tool_call_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("toolCallId")
 
-    f_name: str | None | Unset
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        f_name = UNSET
+    f_name: str | None | _Unset
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        f_name = _UNSET
     else:
         try:
-            f_name = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_name = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("name")
-            salvage(v)
-            f_name = UNSET
+            _salvage(v)
+            f_name = _UNSET
 
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_kind: ToolKind | str | None | Unset
-    v = d.get("kind", MISSING)
-    if v is MISSING:
-        f_kind = UNSET
+    f_kind: ToolKind | str | None | _Unset
+    v = d.get("kind", _MISSING)
+    if v is _MISSING:
+        f_kind = _UNSET
     else:
         try:
             f_kind = (
@@ -850,16 +856,16 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                     else _decode_ToolKind(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("kind")
-            salvage(v)
-            f_kind = UNSET
+            _salvage(v)
+            f_kind = _UNSET
 
-    f_status: ToolCallStatus | str | None | Unset
-    v = d.get("status", MISSING)
-    if v is MISSING:
-        f_status = UNSET
+    f_status: ToolCallStatus | str | None | _Unset
+    v = d.get("status", _MISSING)
+    if v is _MISSING:
+        f_status = _UNSET
     else:
         try:
             f_status = (
@@ -871,22 +877,22 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                     else _decode_ToolCallStatus(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("status")
-            salvage(v)
-            f_status = UNSET
+            _salvage(v)
+            f_status = _UNSET
 
-    f_content: list[ToolCallContent] | None | Unset
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        f_content = UNSET
+    f_content: list[ToolCallContent] | None | _Unset
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        f_content = _UNSET
     else:
         try:
             f_content = (
                 None
                 if v is None
-                else check_variants_skipping(
+                else _check_variants_skipping(
                     v,
                     "type",
                     _VARIANTS_ToolCallContent,
@@ -894,82 +900,82 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
                     strict,
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("content")
-            salvage(v)
-            f_content = UNSET
+            _salvage(v)
+            f_content = _UNSET
 
-    f_locations: list[ToolCallLocation] | None | Unset
-    v = d.get("locations", MISSING)
-    if v is MISSING:
-        f_locations = UNSET
+    f_locations: list[ToolCallLocation] | None | _Unset
+    v = d.get("locations", _MISSING)
+    if v is _MISSING:
+        f_locations = _UNSET
     else:
         try:
             f_locations = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ToolCallLocation, strict)
+                else _check_list_skipping(v, _decode_ToolCallLocation, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("locations")
-            salvage(v)
-            f_locations = UNSET
+            _salvage(v)
+            f_locations = _UNSET
 
-    f_raw_input: Any | Unset
-    v = d.get("rawInput", MISSING)
-    if v is MISSING:
-        f_raw_input = UNSET
+    f_raw_input: _Any | _Unset
+    v = d.get("rawInput", _MISSING)
+    if v is _MISSING:
+        f_raw_input = _UNSET
     else:
         try:
-            f_raw_input = any_value(v, strict)
-        except ValidationError as error:
+            f_raw_input = _any_value(v, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("rawInput")
-            salvage(v)
-            f_raw_input = UNSET
+            _salvage(v)
+            f_raw_input = _UNSET
 
-    f_raw_output: Any | Unset
-    v = d.get("rawOutput", MISSING)
-    if v is MISSING:
-        f_raw_output = UNSET
+    f_raw_output: _Any | _Unset
+    v = d.get("rawOutput", _MISSING)
+    if v is _MISSING:
+        f_raw_output = _UNSET
     else:
         try:
-            f_raw_output = any_value(v, strict)
-        except ValidationError as error:
+            f_raw_output = _any_value(v, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
-            salvage(v)
-            f_raw_output = UNSET
+            _salvage(v)
+            f_raw_output = _UNSET
 
-    f_capabilities: ToolCallCapabilities | None | Unset
-    v = d.get("capabilities", MISSING)
-    if v is MISSING:
-        f_capabilities = UNSET
+    f_capabilities: ToolCallCapabilities | None | _Unset
+    v = d.get("capabilities", _MISSING)
+    if v is _MISSING:
+        f_capabilities = _UNSET
     else:
         try:
             f_capabilities = (
                 None if v is None else _decode_ToolCallCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("capabilities")
-            salvage(v)
-            f_capabilities = UNSET
+            _salvage(v)
+            f_capabilities = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ToolCallUpdate)
     o.tool_call_id = f_tool_call_id
@@ -986,94 +992,94 @@ def _decode_ToolCallUpdate(d: Any, strict: bool) -> ToolCallUpdate:
     return o
 
 
-def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "toolCallId": o.tool_call_id,
     }
     v_name = o.name
-    if v_name is not UNSET:
+    if v_name is not _UNSET:
         d["name"] = v_name
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_kind = o.kind
-    if v_kind is not UNSET:
+    if v_kind is not _UNSET:
         d["kind"] = (
             None
             if v_kind is None
             else (v_kind._value_ if type(v_kind) is ToolKind else v_kind)
         )
     v_status = o.status
-    if v_status is not UNSET:
+    if v_status is not _UNSET:
         d["status"] = (
             None
             if v_status is None
             else (v_status._value_ if type(v_status) is ToolCallStatus else v_status)
         )
     v_content = o.content
-    if v_content is not UNSET:
+    if v_content is not _UNSET:
         d["content"] = (
             None
             if v_content is None
             else [_encode_ToolCallContent(x) for x in v_content]
         )
     v_locations = o.locations
-    if v_locations is not UNSET:
+    if v_locations is not _UNSET:
         d["locations"] = (
             None
             if v_locations is None
             else [_encode_ToolCallLocation(x) for x in v_locations]
         )
     v_raw_input = o.raw_input
-    if v_raw_input is not UNSET:
-        d["rawInput"] = wire_json(v_raw_input)
+    if v_raw_input is not _UNSET:
+        d["rawInput"] = _wire_json(v_raw_input)
     v_raw_output = o.raw_output
-    if v_raw_output is not UNSET:
-        d["rawOutput"] = wire_json(v_raw_output)
+    if v_raw_output is not _UNSET:
+        d["rawOutput"] = _wire_json(v_raw_output)
     v_capabilities = o.capabilities
-    if v_capabilities is not UNSET:
+    if v_capabilities is not _UNSET:
         d["capabilities"] = (
             None
             if v_capabilities is None
             else _encode_ToolCallCapabilities(v_capabilities)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ToolCallId(v: Any, strict: bool) -> ToolCallId:
-    return v if type(v) is str else check_str(v)
+def _decode_ToolCallId(v: _Any, strict: bool) -> ToolCallId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_ToolKind(v: Any, strict: bool) -> ToolKind | str:
+def _decode_ToolKind(v: _Any, strict: bool) -> ToolKind | str:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_ToolKind.get(v)
     if member is not None:
         return member
     return v
 
 
-_MEMBERS_ToolKind = cast("dict[str, ToolKind]", ToolKind._value2member_map_)
+_MEMBERS_ToolKind = _cast("dict[str, ToolKind]", ToolKind._value2member_map_)
 
 
 def _encode_ToolKind(v: ToolKind | str) -> str:
     return v._value_ if type(v) is ToolKind else v
 
 
-def _decode_ToolCallStatus(v: Any, strict: bool) -> ToolCallStatus | str:
+def _decode_ToolCallStatus(v: _Any, strict: bool) -> ToolCallStatus | str:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_ToolCallStatus.get(v)
     if member is not None:
         return member
     return v
 
 
-_MEMBERS_ToolCallStatus = cast(
+_MEMBERS_ToolCallStatus = _cast(
     "dict[str, ToolCallStatus]", ToolCallStatus._value2member_map_
 )
 
@@ -1082,45 +1088,47 @@ def _encode_ToolCallStatus(v: ToolCallStatus | str) -> str:
     return v._value_ if type(v) is ToolCallStatus else v
 
 
-def _decode_ContentToolCallContent(d: Any, strict: bool) -> ContentToolCallContent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ContentToolCallContent(d: _Any, strict: bool) -> ContentToolCallContent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "content":
-        raise check_tag(d, "type", "content")
+        raise _check_tag(d, "type", "content")
     return _read_ContentToolCallContent(d, strict)
 
 
-def _read_ContentToolCallContent(d: JsonObject, strict: bool) -> ContentToolCallContent:
+def _read_ContentToolCallContent(
+    d: _JsonObject, strict: bool
+) -> ContentToolCallContent:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_content: ContentBlock
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_content = (
                 _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
                 if type(tag) is str
                 else _decode_ContentBlock
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ContentToolCallContent)
     o.content = f_content
@@ -1128,66 +1136,66 @@ def _read_ContentToolCallContent(d: JsonObject, strict: bool) -> ContentToolCall
     return o
 
 
-def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "content",
         "content": _encode_ContentBlock(o.content),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_DiffToolCallContent(d: Any, strict: bool) -> DiffToolCallContent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_DiffToolCallContent(d: _Any, strict: bool) -> DiffToolCallContent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "diff":
-        raise check_tag(d, "type", "diff")
+        raise _check_tag(d, "type", "diff")
     return _read_DiffToolCallContent(d, strict)
 
 
-def _read_DiffToolCallContent(d: JsonObject, strict: bool) -> DiffToolCallContent:
+def _read_DiffToolCallContent(d: _JsonObject, strict: bool) -> DiffToolCallContent:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_changes: list[DiffChange]
-    v = d.get("changes", MISSING)
-    if v is MISSING:
-        raise missing("changes")
+    v = d.get("changes", _MISSING)
+    if v is _MISSING:
+        raise _missing("changes")
     else:
         try:
-            f_changes = check_variants_skipping(
+            f_changes = _check_variants_skipping(
                 v, "operation", _VARIANTS_DiffChange, _decode_DiffChange, strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("changes")
 
-    f_patch: DiffPatch | None | Unset
-    v = d.get("patch", MISSING)
-    if v is MISSING:
-        f_patch = UNSET
+    f_patch: DiffPatch | None | _Unset
+    v = d.get("patch", _MISSING)
+    if v is _MISSING:
+        f_patch = _UNSET
     else:
         try:
             f_patch = None if v is None else _decode_DiffPatch(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("patch")
-            salvage(v)
-            f_patch = UNSET
+            _salvage(v)
+            f_patch = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(DiffToolCallContent)
     o.changes = f_changes
@@ -1196,56 +1204,56 @@ def _read_DiffToolCallContent(d: JsonObject, strict: bool) -> DiffToolCallConten
     return o
 
 
-def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "diff",
         "changes": [_encode_DiffChange(x) for x in o.changes],
     }
     v_patch = o.patch
-    if v_patch is not UNSET:
+    if v_patch is not _UNSET:
         d["patch"] = None if v_patch is None else _encode_DiffPatch(v_patch)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_TerminalToolCallContent(d: Any, strict: bool) -> TerminalToolCallContent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_TerminalToolCallContent(d: _Any, strict: bool) -> TerminalToolCallContent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "terminal":
-        raise check_tag(d, "type", "terminal")
+        raise _check_tag(d, "type", "terminal")
     return _read_TerminalToolCallContent(d, strict)
 
 
 def _read_TerminalToolCallContent(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> TerminalToolCallContent:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_terminal_id: TerminalId
-    v = d.get("terminalId", MISSING)
-    if v is MISSING:
-        raise missing("terminalId")
+    v = d.get("terminalId", _MISSING)
+    if v is _MISSING:
+        raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_terminal_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("terminalId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TerminalToolCallContent)
     o.terminal_id = f_terminal_id
@@ -1253,75 +1261,75 @@ def _read_TerminalToolCallContent(
     return o
 
 
-def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "terminal",
         "terminalId": o.terminal_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_OtherToolCallContent(d: Any, strict: bool) -> OtherToolCallContent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_OtherToolCallContent(d: _Any, strict: bool) -> OtherToolCallContent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("type")) is not str:
-        raise check_tag(d, "type", None)
+        raise _check_tag(d, "type", None)
     if strict and d["type"] in _VARIANTS_ToolCallContent:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
     return _read_OtherToolCallContent(d, strict)
 
 
-def _read_OtherToolCallContent(d: JsonObject, strict: bool) -> OtherToolCallContent:
+def _read_OtherToolCallContent(d: _JsonObject, strict: bool) -> OtherToolCallContent:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
     o = _new(OtherToolCallContent)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
-def _encode_OtherToolCallContent(o: OtherToolCallContent) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_OtherToolCallContent(o: OtherToolCallContent) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": o.type,
     }
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_ToolCallContent: dict[str, Decoder[ToolCallContent]] = {
+_VARIANTS_ToolCallContent: dict[str, _Decoder[ToolCallContent]] = {
     "content": _read_ContentToolCallContent,
     "diff": _read_DiffToolCallContent,
     "terminal": _read_TerminalToolCallContent,
 }
 
 
-def _decode_ToolCallContent(d: Any, strict: bool) -> ToolCallContent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+def _decode_ToolCallContent(d: _Any, strict: bool) -> ToolCallContent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_ToolCallContent.get(tag)
         if decoder is not None:
             return decoder(d, strict)
         return _read_OtherToolCallContent(d, strict)
-    if tag is MISSING:
-        raise missing("type")
-    raise type_error("a string", tag).at("type")
+    if tag is _MISSING:
+        raise _missing("type")
+    raise _type_error("a string", tag).at("type")
 
 
-def _encode_ToolCallContent(o: ToolCallContent) -> dict[str, Any]:
+def _encode_ToolCallContent(o: ToolCallContent) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -1331,52 +1339,52 @@ def _encode_ToolCallContent(o: ToolCallContent) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_TextContentBlock(d: Any, strict: bool) -> TextContentBlock:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_TextContentBlock(d: _Any, strict: bool) -> TextContentBlock:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "text":
-        raise check_tag(d, "type", "text")
+        raise _check_tag(d, "type", "text")
     return _read_TextContentBlock(d, strict)
 
 
-def _read_TextContentBlock(d: JsonObject, strict: bool) -> TextContentBlock:
+def _read_TextContentBlock(d: _JsonObject, strict: bool) -> TextContentBlock:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_text: str
-    v = d.get("text", MISSING)
-    if v is MISSING:
-        raise missing("text")
+    v = d.get("text", _MISSING)
+    if v is _MISSING:
+        raise _missing("text")
     else:
         try:
-            f_text = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_text = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("text")
 
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TextContentBlock)
     o.text = f_text
@@ -1385,92 +1393,92 @@ def _read_TextContentBlock(d: JsonObject, strict: bool) -> TextContentBlock:
     return o
 
 
-def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "text",
         "text": o.text,
     }
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ImageContentBlock(d: Any, strict: bool) -> ImageContentBlock:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ImageContentBlock(d: _Any, strict: bool) -> ImageContentBlock:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "image":
-        raise check_tag(d, "type", "image")
+        raise _check_tag(d, "type", "image")
     return _read_ImageContentBlock(d, strict)
 
 
-def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
+def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_data: str
-    v = d.get("data", MISSING)
-    if v is MISSING:
-        raise missing("data")
+    v = d.get("data", _MISSING)
+    if v is _MISSING:
+        raise _missing("data")
     else:
         try:
-            f_data = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_data = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("data")
 
     f_mime_type: MediaType
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        raise missing("mimeType")
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        raise _missing("mimeType")
     else:
         try:
-            f_mime_type = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_mime_type = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("mimeType")
 
-    f_uri: str | None | Unset
-    v = d.get("uri", MISSING)
-    if v is MISSING:
-        f_uri = UNSET
+    f_uri: str | None | _Unset
+    v = d.get("uri", _MISSING)
+    if v is _MISSING:
+        f_uri = _UNSET
     else:
         try:
-            f_uri = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_uri = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("uri")
-            salvage(v)
-            f_uri = UNSET
+            _salvage(v)
+            f_uri = _UNSET
 
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ImageContentBlock)
     o.data = f_data
@@ -1481,83 +1489,83 @@ def _read_ImageContentBlock(d: JsonObject, strict: bool) -> ImageContentBlock:
     return o
 
 
-def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "image",
         "data": o.data,
         "mimeType": o.mime_type,
     }
     v_uri = o.uri
-    if v_uri is not UNSET:
+    if v_uri is not _UNSET:
         d["uri"] = v_uri
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AudioContentBlock(d: Any, strict: bool) -> AudioContentBlock:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AudioContentBlock(d: _Any, strict: bool) -> AudioContentBlock:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "audio":
-        raise check_tag(d, "type", "audio")
+        raise _check_tag(d, "type", "audio")
     return _read_AudioContentBlock(d, strict)
 
 
-def _read_AudioContentBlock(d: JsonObject, strict: bool) -> AudioContentBlock:
+def _read_AudioContentBlock(d: _JsonObject, strict: bool) -> AudioContentBlock:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_data: str
-    v = d.get("data", MISSING)
-    if v is MISSING:
-        raise missing("data")
+    v = d.get("data", _MISSING)
+    if v is _MISSING:
+        raise _missing("data")
     else:
         try:
-            f_data = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_data = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("data")
 
     f_mime_type: MediaType
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        raise missing("mimeType")
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        raise _missing("mimeType")
     else:
         try:
-            f_mime_type = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_mime_type = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("mimeType")
 
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AudioContentBlock)
     o.data = f_data
@@ -1567,117 +1575,119 @@ def _read_AudioContentBlock(d: JsonObject, strict: bool) -> AudioContentBlock:
     return o
 
 
-def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "audio",
         "data": o.data,
         "mimeType": o.mime_type,
     }
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ResourceLinkContentBlock(d: Any, strict: bool) -> ResourceLinkContentBlock:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ResourceLinkContentBlock(d: _Any, strict: bool) -> ResourceLinkContentBlock:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "resource_link":
-        raise check_tag(d, "type", "resource_link")
+        raise _check_tag(d, "type", "resource_link")
     return _read_ResourceLinkContentBlock(d, strict)
 
 
 def _read_ResourceLinkContentBlock(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> ResourceLinkContentBlock:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_uri: str
-    v = d.get("uri", MISSING)
-    if v is MISSING:
-        raise missing("uri")
+    v = d.get("uri", _MISSING)
+    if v is _MISSING:
+        raise _missing("uri")
     else:
         try:
-            f_uri = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_uri = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("uri")
 
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_icons: list[Icon] | None | Unset
-    v = d.get("icons", MISSING)
-    if v is MISSING:
-        f_icons = UNSET
+    f_icons: list[Icon] | None | _Unset
+    v = d.get("icons", _MISSING)
+    if v is _MISSING:
+        f_icons = _UNSET
     else:
         try:
             f_icons = (
-                None if v is None else check_list_skipping(v, _decode_Icon, strict)
+                None if v is None else _check_list_skipping(v, _decode_Icon, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("icons")
-            salvage(v)
-            f_icons = UNSET
+            _salvage(v)
+            f_icons = _UNSET
 
-    f_mime_type: MediaType | None | Unset
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        f_mime_type = UNSET
+    f_mime_type: MediaType | None | _Unset
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        f_mime_type = _UNSET
     else:
         try:
-            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_mime_type = (
+                None if v is None else (v if type(v) is str else _check_str(v))
+            )
+        except _ValidationError as error:
             if strict:
                 raise error.at("mimeType")
-            salvage(v)
-            f_mime_type = UNSET
+            _salvage(v)
+            f_mime_type = _UNSET
 
-    f_size: int | None | Unset
-    v = d.get("size", MISSING)
-    if v is MISSING:
-        f_size = UNSET
+    f_size: int | None | _Unset
+    v = d.get("size", _MISSING)
+    if v is _MISSING:
+        f_size = _UNSET
     else:
         try:
             f_size = (
@@ -1687,43 +1697,43 @@ def _read_ResourceLinkContentBlock(
                     v
                     if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
-                        check_int(v, 0, None)
+                        _check_int(v, 0, None)
                         if strict
-                        else check_int(v, 0, 18446744073709551615)
+                        else _check_int(v, 0, 18446744073709551615)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("size")
-            salvage(v)
-            f_size = UNSET
+            _salvage(v)
+            f_size = _UNSET
 
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ResourceLinkContentBlock)
     o.name = f_name
@@ -1738,85 +1748,85 @@ def _read_ResourceLinkContentBlock(
     return o
 
 
-def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "resource_link",
         "name": o.name,
         "uri": o.uri,
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_icons = o.icons
-    if v_icons is not UNSET:
+    if v_icons is not _UNSET:
         d["icons"] = None if v_icons is None else [_encode_Icon(x) for x in v_icons]
     v_mime_type = o.mime_type
-    if v_mime_type is not UNSET:
+    if v_mime_type is not _UNSET:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
     v_size = o.size
-    if v_size is not UNSET:
+    if v_size is not _UNSET:
         d["size"] = v_size
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ResourceContentBlock(d: Any, strict: bool) -> ResourceContentBlock:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ResourceContentBlock(d: _Any, strict: bool) -> ResourceContentBlock:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "resource":
-        raise check_tag(d, "type", "resource")
+        raise _check_tag(d, "type", "resource")
     return _read_ResourceContentBlock(d, strict)
 
 
-def _read_ResourceContentBlock(d: JsonObject, strict: bool) -> ResourceContentBlock:
+def _read_ResourceContentBlock(d: _JsonObject, strict: bool) -> ResourceContentBlock:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_resource: EmbeddedResourceResource
-    v = d.get("resource", MISSING)
-    if v is MISSING:
-        raise missing("resource")
+    v = d.get("resource", _MISSING)
+    if v is _MISSING:
+        raise _missing("resource")
     else:
         try:
             f_resource = _decode_EmbeddedResourceResource(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("resource")
 
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ResourceContentBlock)
     o.resource = f_resource
@@ -1825,59 +1835,59 @@ def _read_ResourceContentBlock(d: JsonObject, strict: bool) -> ResourceContentBl
     return o
 
 
-def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "resource",
         "resource": _encode_EmbeddedResourceResource(o.resource),
     }
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_OtherContentBlock(d: Any, strict: bool) -> OtherContentBlock:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_OtherContentBlock(d: _Any, strict: bool) -> OtherContentBlock:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("type")) is not str:
-        raise check_tag(d, "type", None)
+        raise _check_tag(d, "type", None)
     if strict and d["type"] in _VARIANTS_ContentBlock:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
     return _read_OtherContentBlock(d, strict)
 
 
-def _read_OtherContentBlock(d: JsonObject, strict: bool) -> OtherContentBlock:
+def _read_OtherContentBlock(d: _JsonObject, strict: bool) -> OtherContentBlock:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
     o = _new(OtherContentBlock)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
-def _encode_OtherContentBlock(o: OtherContentBlock) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_OtherContentBlock(o: OtherContentBlock) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": o.type,
     }
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_ContentBlock: dict[str, Decoder[ContentBlock]] = {
+_VARIANTS_ContentBlock: dict[str, _Decoder[ContentBlock]] = {
     "text": _read_TextContentBlock,
     "image": _read_ImageContentBlock,
     "audio": _read_AudioContentBlock,
@@ -1886,21 +1896,21 @@ _VARIANTS_ContentBlock: dict[str, Decoder[ContentBlock]] = {
 }
 
 
-def _decode_ContentBlock(d: Any, strict: bool) -> ContentBlock:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+def _decode_ContentBlock(d: _Any, strict: bool) -> ContentBlock:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_ContentBlock.get(tag)
         if decoder is not None:
             return decoder(d, strict)
         return _read_OtherContentBlock(d, strict)
-    if tag is MISSING:
-        raise missing("type")
-    raise type_error("a string", tag).at("type")
+    if tag is _MISSING:
+        raise _missing("type")
+    raise _type_error("a string", tag).at("type")
 
 
-def _encode_ContentBlock(o: ContentBlock) -> dict[str, Any]:
+def _encode_ContentBlock(o: ContentBlock) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -1910,68 +1920,68 @@ def _encode_ContentBlock(o: ContentBlock) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_Annotations(d: Any, strict: bool) -> Annotations:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_audience: list[Role | str] | None | Unset
-    v = d.get("audience", MISSING)
-    if v is MISSING:
-        f_audience = UNSET
+def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_audience: list[Role | str] | None | _Unset
+    v = d.get("audience", _MISSING)
+    if v is _MISSING:
+        f_audience = _UNSET
     else:
         try:
             f_audience = (
-                None if v is None else check_list_skipping(v, _decode_Role, strict)
+                None if v is None else _check_list_skipping(v, _decode_Role, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("audience")
-            salvage(v)
-            f_audience = UNSET
+            _salvage(v)
+            f_audience = _UNSET
 
-    f_last_modified: str | None | Unset
-    v = d.get("lastModified", MISSING)
-    if v is MISSING:
-        f_last_modified = UNSET
+    f_last_modified: str | None | _Unset
+    v = d.get("lastModified", _MISSING)
+    if v is _MISSING:
+        f_last_modified = _UNSET
     else:
         try:
             f_last_modified = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("lastModified")
-            salvage(v)
-            f_last_modified = UNSET
+            _salvage(v)
+            f_last_modified = _UNSET
 
-    f_priority: float | None | Unset
-    v = d.get("priority", MISSING)
-    if v is MISSING:
-        f_priority = UNSET
+    f_priority: float | None | _Unset
+    v = d.get("priority", _MISSING)
+    if v is _MISSING:
+        f_priority = _UNSET
     else:
         try:
             f_priority = (
                 None
                 if v is None
-                else (v if type(v) is float and 0 <= v <= 1 else check_num(v, 0, 1))
+                else (v if type(v) is float and 0 <= v <= 1 else _check_num(v, 0, 1))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("priority")
-            salvage(v)
-            f_priority = UNSET
+            _salvage(v)
+            f_priority = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(Annotations)
     o.audience = f_audience
@@ -1981,82 +1991,82 @@ def _decode_Annotations(d: Any, strict: bool) -> Annotations:
     return o
 
 
-def _encode_Annotations(o: Annotations) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_Annotations(o: Annotations) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_audience = o.audience
-    if v_audience is not UNSET:
+    if v_audience is not _UNSET:
         d["audience"] = (
             None
             if v_audience is None
             else [(x._value_ if type(x) is Role else x) for x in v_audience]
         )
     v_last_modified = o.last_modified
-    if v_last_modified is not UNSET:
+    if v_last_modified is not _UNSET:
         d["lastModified"] = v_last_modified
     v_priority = o.priority
-    if v_priority is not UNSET:
+    if v_priority is not _UNSET:
         d["priority"] = v_priority
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_Role(v: Any, strict: bool) -> Role | str:
+def _decode_Role(v: _Any, strict: bool) -> Role | str:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_Role.get(v)
     if member is not None:
         return member
     return v
 
 
-_MEMBERS_Role = cast("dict[str, Role]", Role._value2member_map_)
+_MEMBERS_Role = _cast("dict[str, Role]", Role._value2member_map_)
 
 
 def _encode_Role(v: Role | str) -> str:
     return v._value_ if type(v) is Role else v
 
 
-def _decode_TextContent(d: Any, strict: bool) -> TextContent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_TextContent(d: _Any, strict: bool) -> TextContent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_text: str
-    v = d.get("text", MISSING)
-    if v is MISSING:
-        raise missing("text")
+    v = d.get("text", _MISSING)
+    if v is _MISSING:
+        raise _missing("text")
     else:
         try:
-            f_text = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_text = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("text")
 
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TextContent)
     o.text = f_text
@@ -2065,87 +2075,87 @@ def _decode_TextContent(d: Any, strict: bool) -> TextContent:
     return o
 
 
-def _encode_TextContent(o: TextContent) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_TextContent(o: TextContent) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "text": o.text,
     }
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_MediaType(v: Any, strict: bool) -> MediaType:
-    return v if type(v) is str else check_str(v)
+def _decode_MediaType(v: _Any, strict: bool) -> MediaType:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_data: str
-    v = d.get("data", MISSING)
-    if v is MISSING:
-        raise missing("data")
+    v = d.get("data", _MISSING)
+    if v is _MISSING:
+        raise _missing("data")
     else:
         try:
-            f_data = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_data = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("data")
 
     f_mime_type: MediaType
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        raise missing("mimeType")
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        raise _missing("mimeType")
     else:
         try:
-            f_mime_type = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_mime_type = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("mimeType")
 
-    f_uri: str | None | Unset
-    v = d.get("uri", MISSING)
-    if v is MISSING:
-        f_uri = UNSET
+    f_uri: str | None | _Unset
+    v = d.get("uri", _MISSING)
+    if v is _MISSING:
+        f_uri = _UNSET
     else:
         try:
-            f_uri = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_uri = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("uri")
-            salvage(v)
-            f_uri = UNSET
+            _salvage(v)
+            f_uri = _UNSET
 
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ImageContent)
     o.data = f_data
@@ -2156,74 +2166,74 @@ def _decode_ImageContent(d: Any, strict: bool) -> ImageContent:
     return o
 
 
-def _encode_ImageContent(o: ImageContent) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ImageContent(o: ImageContent) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "data": o.data,
         "mimeType": o.mime_type,
     }
     v_uri = o.uri
-    if v_uri is not UNSET:
+    if v_uri is not _UNSET:
         d["uri"] = v_uri
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AudioContent(d: _Any, strict: bool) -> AudioContent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_data: str
-    v = d.get("data", MISSING)
-    if v is MISSING:
-        raise missing("data")
+    v = d.get("data", _MISSING)
+    if v is _MISSING:
+        raise _missing("data")
     else:
         try:
-            f_data = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_data = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("data")
 
     f_mime_type: MediaType
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        raise missing("mimeType")
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        raise _missing("mimeType")
     else:
         try:
-            f_mime_type = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_mime_type = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("mimeType")
 
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AudioContent)
     o.data = f_data
@@ -2233,72 +2243,74 @@ def _decode_AudioContent(d: Any, strict: bool) -> AudioContent:
     return o
 
 
-def _encode_AudioContent(o: AudioContent) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AudioContent(o: AudioContent) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "data": o.data,
         "mimeType": o.mime_type,
     }
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_Icon(d: Any, strict: bool) -> Icon:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_Icon(d: _Any, strict: bool) -> Icon:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_src: str
-    v = d.get("src", MISSING)
-    if v is MISSING:
-        raise missing("src")
+    v = d.get("src", _MISSING)
+    if v is _MISSING:
+        raise _missing("src")
     else:
         try:
-            f_src = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_src = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("src")
 
-    f_mime_type: MediaType | None | Unset
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        f_mime_type = UNSET
+    f_mime_type: MediaType | None | _Unset
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        f_mime_type = _UNSET
     else:
         try:
-            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_mime_type = (
+                None if v is None else (v if type(v) is str else _check_str(v))
+            )
+        except _ValidationError as error:
             if strict:
                 raise error.at("mimeType")
-            salvage(v)
-            f_mime_type = UNSET
+            _salvage(v)
+            f_mime_type = _UNSET
 
-    f_sizes: list[str] | None | Unset
-    v = d.get("sizes", MISSING)
-    if v is MISSING:
-        f_sizes = UNSET
+    f_sizes: list[str] | None | _Unset
+    v = d.get("sizes", _MISSING)
+    if v is _MISSING:
+        f_sizes = _UNSET
     else:
         try:
             f_sizes = (
                 None
                 if v is None
-                else check_list_skipping(
-                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
+                else _check_list_skipping(
+                    v, lambda x, strict: x if type(x) is str else _check_str(x), strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("sizes")
-            salvage(v)
-            f_sizes = UNSET
+            _salvage(v)
+            f_sizes = _UNSET
 
-    f_theme: IconTheme | str | None | Unset
-    v = d.get("theme", MISSING)
-    if v is MISSING:
-        f_theme = UNSET
+    f_theme: IconTheme | str | None | _Unset
+    v = d.get("theme", _MISSING)
+    if v is _MISSING:
+        f_theme = _UNSET
     else:
         try:
             f_theme = (
@@ -2310,24 +2322,24 @@ def _decode_Icon(d: Any, strict: bool) -> Icon:
                     else _decode_IconTheme(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("theme")
-            salvage(v)
-            f_theme = UNSET
+            _salvage(v)
+            f_theme = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(Icon)
     o.src = f_src
@@ -2338,129 +2350,131 @@ def _decode_Icon(d: Any, strict: bool) -> Icon:
     return o
 
 
-def _encode_Icon(o: Icon) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_Icon(o: Icon) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "src": o.src,
     }
     v_mime_type = o.mime_type
-    if v_mime_type is not UNSET:
+    if v_mime_type is not _UNSET:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
     v_sizes = o.sizes
-    if v_sizes is not UNSET:
+    if v_sizes is not _UNSET:
         d["sizes"] = None if v_sizes is None else list(v_sizes)
     v_theme = o.theme
-    if v_theme is not UNSET:
+    if v_theme is not _UNSET:
         d["theme"] = (
             None
             if v_theme is None
             else (v_theme._value_ if type(v_theme) is IconTheme else v_theme)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_IconTheme(v: Any, strict: bool) -> IconTheme | str:
+def _decode_IconTheme(v: _Any, strict: bool) -> IconTheme | str:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_IconTheme.get(v)
     if member is not None:
         return member
     return v
 
 
-_MEMBERS_IconTheme = cast("dict[str, IconTheme]", IconTheme._value2member_map_)
+_MEMBERS_IconTheme = _cast("dict[str, IconTheme]", IconTheme._value2member_map_)
 
 
 def _encode_IconTheme(v: IconTheme | str) -> str:
     return v._value_ if type(v) is IconTheme else v
 
 
-def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_uri: str
-    v = d.get("uri", MISSING)
-    if v is MISSING:
-        raise missing("uri")
+    v = d.get("uri", _MISSING)
+    if v is _MISSING:
+        raise _missing("uri")
     else:
         try:
-            f_uri = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_uri = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("uri")
 
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_icons: list[Icon] | None | Unset
-    v = d.get("icons", MISSING)
-    if v is MISSING:
-        f_icons = UNSET
+    f_icons: list[Icon] | None | _Unset
+    v = d.get("icons", _MISSING)
+    if v is _MISSING:
+        f_icons = _UNSET
     else:
         try:
             f_icons = (
-                None if v is None else check_list_skipping(v, _decode_Icon, strict)
+                None if v is None else _check_list_skipping(v, _decode_Icon, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("icons")
-            salvage(v)
-            f_icons = UNSET
+            _salvage(v)
+            f_icons = _UNSET
 
-    f_mime_type: MediaType | None | Unset
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        f_mime_type = UNSET
+    f_mime_type: MediaType | None | _Unset
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        f_mime_type = _UNSET
     else:
         try:
-            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_mime_type = (
+                None if v is None else (v if type(v) is str else _check_str(v))
+            )
+        except _ValidationError as error:
             if strict:
                 raise error.at("mimeType")
-            salvage(v)
-            f_mime_type = UNSET
+            _salvage(v)
+            f_mime_type = _UNSET
 
-    f_size: int | None | Unset
-    v = d.get("size", MISSING)
-    if v is MISSING:
-        f_size = UNSET
+    f_size: int | None | _Unset
+    v = d.get("size", _MISSING)
+    if v is _MISSING:
+        f_size = _UNSET
     else:
         try:
             f_size = (
@@ -2470,43 +2484,43 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
                     v
                     if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
-                        check_int(v, 0, None)
+                        _check_int(v, 0, None)
                         if strict
-                        else check_int(v, 0, 18446744073709551615)
+                        else _check_int(v, 0, 18446744073709551615)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("size")
-            salvage(v)
-            f_size = UNSET
+            _salvage(v)
+            f_size = _UNSET
 
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ResourceLink)
     o.name = f_name
@@ -2521,64 +2535,64 @@ def _decode_ResourceLink(d: Any, strict: bool) -> ResourceLink:
     return o
 
 
-def _encode_ResourceLink(o: ResourceLink) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ResourceLink(o: ResourceLink) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "name": o.name,
         "uri": o.uri,
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_icons = o.icons
-    if v_icons is not UNSET:
+    if v_icons is not _UNSET:
         d["icons"] = None if v_icons is None else [_encode_Icon(x) for x in v_icons]
     v_mime_type = o.mime_type
-    if v_mime_type is not UNSET:
+    if v_mime_type is not _UNSET:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
     v_size = o.size
-    if v_size is not UNSET:
+    if v_size is not _UNSET:
         d["size"] = v_size
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_EmbeddedResourceResource(d: Any, strict: bool) -> EmbeddedResourceResource:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_EmbeddedResourceResource(d: _Any, strict: bool) -> EmbeddedResourceResource:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     # The first variant whose required keys are all there and that decodes,
     # as serde's untagged enums choose.
-    errors: list[ValidationError] = []
+    errors: list[_ValidationError] = []
     if "text" in d and "uri" in d:
         try:
             return _decode_TextResourceContents(d, strict)
-        except ValidationError as error:
-            salvage(d)
+        except _ValidationError as error:
+            _salvage(d)
             errors.append(error)
     if "blob" in d and "uri" in d:
         try:
             return _decode_BlobResourceContents(d, strict)
-        except ValidationError as error:
-            salvage(d)
+        except _ValidationError as error:
+            _salvage(d)
             errors.append(error)
     if errors:
-        raise furthest(errors)
-    raise ValidationError(
+        raise _furthest(errors)
+    raise _ValidationError(
         "expected an object with the members of TextResourceContents or BlobResourceContents (text, uri; blob, uri)"
     )
 
 
-def _encode_EmbeddedResourceResource(o: EmbeddedResourceResource) -> dict[str, Any]:
+def _encode_EmbeddedResourceResource(o: EmbeddedResourceResource) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -2588,54 +2602,56 @@ def _encode_EmbeddedResourceResource(o: EmbeddedResourceResource) -> dict[str, A
     return encoder(o)
 
 
-def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_text: str
-    v = d.get("text", MISSING)
-    if v is MISSING:
-        raise missing("text")
+    v = d.get("text", _MISSING)
+    if v is _MISSING:
+        raise _missing("text")
     else:
         try:
-            f_text = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_text = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("text")
 
     f_uri: str
-    v = d.get("uri", MISSING)
-    if v is MISSING:
-        raise missing("uri")
+    v = d.get("uri", _MISSING)
+    if v is _MISSING:
+        raise _missing("uri")
     else:
         try:
-            f_uri = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_uri = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("uri")
 
-    f_mime_type: MediaType | None | Unset
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        f_mime_type = UNSET
+    f_mime_type: MediaType | None | _Unset
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        f_mime_type = _UNSET
     else:
         try:
-            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_mime_type = (
+                None if v is None else (v if type(v) is str else _check_str(v))
+            )
+        except _ValidationError as error:
             if strict:
                 raise error.at("mimeType")
-            salvage(v)
-            f_mime_type = UNSET
+            _salvage(v)
+            f_mime_type = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TextResourceContents)
     o.text = f_text
@@ -2645,69 +2661,71 @@ def _decode_TextResourceContents(d: Any, strict: bool) -> TextResourceContents:
     return o
 
 
-def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "text": o.text,
         "uri": o.uri,
     }
     v_mime_type = o.mime_type
-    if v_mime_type is not UNSET:
+    if v_mime_type is not _UNSET:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_BlobResourceContents(d: _Any, strict: bool) -> BlobResourceContents:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_blob: str
-    v = d.get("blob", MISSING)
-    if v is MISSING:
-        raise missing("blob")
+    v = d.get("blob", _MISSING)
+    if v is _MISSING:
+        raise _missing("blob")
     else:
         try:
-            f_blob = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_blob = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("blob")
 
     f_uri: str
-    v = d.get("uri", MISSING)
-    if v is MISSING:
-        raise missing("uri")
+    v = d.get("uri", _MISSING)
+    if v is _MISSING:
+        raise _missing("uri")
     else:
         try:
-            f_uri = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_uri = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("uri")
 
-    f_mime_type: MediaType | None | Unset
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        f_mime_type = UNSET
+    f_mime_type: MediaType | None | _Unset
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        f_mime_type = _UNSET
     else:
         try:
-            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_mime_type = (
+                None if v is None else (v if type(v) is str else _check_str(v))
+            )
+        except _ValidationError as error:
             if strict:
                 raise error.at("mimeType")
-            salvage(v)
-            f_mime_type = UNSET
+            _salvage(v)
+            f_mime_type = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(BlobResourceContents)
     o.blob = f_blob
@@ -2717,59 +2735,59 @@ def _decode_BlobResourceContents(d: Any, strict: bool) -> BlobResourceContents:
     return o
 
 
-def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "blob": o.blob,
         "uri": o.uri,
     }
     v_mime_type = o.mime_type
-    if v_mime_type is not UNSET:
+    if v_mime_type is not _UNSET:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_EmbeddedResource(d: _Any, strict: bool) -> EmbeddedResource:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_resource: EmbeddedResourceResource
-    v = d.get("resource", MISSING)
-    if v is MISSING:
-        raise missing("resource")
+    v = d.get("resource", _MISSING)
+    if v is _MISSING:
+        raise _missing("resource")
     else:
         try:
             f_resource = _decode_EmbeddedResourceResource(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("resource")
 
-    f_annotations: Annotations | None | Unset
-    v = d.get("annotations", MISSING)
-    if v is MISSING:
-        f_annotations = UNSET
+    f_annotations: Annotations | None | _Unset
+    v = d.get("annotations", _MISSING)
+    if v is _MISSING:
+        f_annotations = _UNSET
     else:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("annotations")
-            salvage(v)
-            f_annotations = UNSET
+            _salvage(v)
+            f_annotations = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(EmbeddedResource)
     o.resource = f_resource
@@ -2778,53 +2796,53 @@ def _decode_EmbeddedResource(d: Any, strict: bool) -> EmbeddedResource:
     return o
 
 
-def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "resource": _encode_EmbeddedResourceResource(o.resource),
     }
     v_annotations = o.annotations
-    if v_annotations is not UNSET:
+    if v_annotations is not _UNSET:
         d["annotations"] = (
             None if v_annotations is None else _encode_Annotations(v_annotations)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_Content(d: Any, strict: bool) -> Content:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_Content(d: _Any, strict: bool) -> Content:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_content: ContentBlock
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_content = (
                 _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
                 if type(tag) is str
                 else _decode_ContentBlock
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(Content)
     o.content = f_content
@@ -2832,32 +2850,32 @@ def _decode_Content(d: Any, strict: bool) -> Content:
     return o
 
 
-def _encode_Content(o: Content) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_Content(o: Content) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "content": _encode_ContentBlock(o.content),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AddDiffChange(d: Any, strict: bool) -> AddDiffChange:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AddDiffChange(d: _Any, strict: bool) -> AddDiffChange:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("operation") != "add":
-        raise check_tag(d, "operation", "add")
+        raise _check_tag(d, "operation", "add")
     return _read_AddDiffChange(d, strict)
 
 
-def _read_AddDiffChange(d: JsonObject, strict: bool) -> AddDiffChange:
+def _read_AddDiffChange(d: _JsonObject, strict: bool) -> AddDiffChange:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_file_type: DiffFileType | str | None | Unset
-    v = d.get("fileType", MISSING)
-    if v is MISSING:
-        f_file_type = UNSET
+    f_file_type: DiffFileType | str | None | _Unset
+    v = d.get("fileType", _MISSING)
+    if v is _MISSING:
+        f_file_type = _UNSET
     else:
         try:
             f_file_type = (
@@ -2869,46 +2887,48 @@ def _read_AddDiffChange(d: JsonObject, strict: bool) -> AddDiffChange:
                     else _decode_DiffFileType(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("fileType")
-            salvage(v)
-            f_file_type = UNSET
+            _salvage(v)
+            f_file_type = _UNSET
 
-    f_mime_type: MediaType | None | Unset
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        f_mime_type = UNSET
+    f_mime_type: MediaType | None | _Unset
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        f_mime_type = _UNSET
     else:
         try:
-            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_mime_type = (
+                None if v is None else (v if type(v) is str else _check_str(v))
+            )
+        except _ValidationError as error:
             if strict:
                 raise error.at("mimeType")
-            salvage(v)
-            f_mime_type = UNSET
+            _salvage(v)
+            f_mime_type = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     f_path: AbsolutePath
-    v = d.get("path", MISSING)
-    if v is MISSING:
-        raise missing("path")
+    v = d.get("path", _MISSING)
+    if v is _MISSING:
+        raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_path = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("path")
 
     o = _new(AddDiffChange)
@@ -2919,13 +2939,13 @@ def _read_AddDiffChange(d: JsonObject, strict: bool) -> AddDiffChange:
     return o
 
 
-def _encode_AddDiffChange(o: AddDiffChange) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AddDiffChange(o: AddDiffChange) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "operation": "add",
         "path": o.path,
     }
     v_file_type = o.file_type
-    if v_file_type is not UNSET:
+    if v_file_type is not _UNSET:
         d["fileType"] = (
             None
             if v_file_type is None
@@ -2936,30 +2956,30 @@ def _encode_AddDiffChange(o: AddDiffChange) -> dict[str, Any]:
             )
         )
     v_mime_type = o.mime_type
-    if v_mime_type is not UNSET:
+    if v_mime_type is not _UNSET:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_DeleteDiffChange(d: Any, strict: bool) -> DeleteDiffChange:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_DeleteDiffChange(d: _Any, strict: bool) -> DeleteDiffChange:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("operation") != "delete":
-        raise check_tag(d, "operation", "delete")
+        raise _check_tag(d, "operation", "delete")
     return _read_DeleteDiffChange(d, strict)
 
 
-def _read_DeleteDiffChange(d: JsonObject, strict: bool) -> DeleteDiffChange:
+def _read_DeleteDiffChange(d: _JsonObject, strict: bool) -> DeleteDiffChange:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_file_type: DiffFileType | str | None | Unset
-    v = d.get("fileType", MISSING)
-    if v is MISSING:
-        f_file_type = UNSET
+    f_file_type: DiffFileType | str | None | _Unset
+    v = d.get("fileType", _MISSING)
+    if v is _MISSING:
+        f_file_type = _UNSET
     else:
         try:
             f_file_type = (
@@ -2971,46 +2991,48 @@ def _read_DeleteDiffChange(d: JsonObject, strict: bool) -> DeleteDiffChange:
                     else _decode_DiffFileType(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("fileType")
-            salvage(v)
-            f_file_type = UNSET
+            _salvage(v)
+            f_file_type = _UNSET
 
-    f_mime_type: MediaType | None | Unset
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        f_mime_type = UNSET
+    f_mime_type: MediaType | None | _Unset
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        f_mime_type = _UNSET
     else:
         try:
-            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_mime_type = (
+                None if v is None else (v if type(v) is str else _check_str(v))
+            )
+        except _ValidationError as error:
             if strict:
                 raise error.at("mimeType")
-            salvage(v)
-            f_mime_type = UNSET
+            _salvage(v)
+            f_mime_type = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     f_path: AbsolutePath
-    v = d.get("path", MISSING)
-    if v is MISSING:
-        raise missing("path")
+    v = d.get("path", _MISSING)
+    if v is _MISSING:
+        raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_path = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("path")
 
     o = _new(DeleteDiffChange)
@@ -3021,13 +3043,13 @@ def _read_DeleteDiffChange(d: JsonObject, strict: bool) -> DeleteDiffChange:
     return o
 
 
-def _encode_DeleteDiffChange(o: DeleteDiffChange) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_DeleteDiffChange(o: DeleteDiffChange) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "operation": "delete",
         "path": o.path,
     }
     v_file_type = o.file_type
-    if v_file_type is not UNSET:
+    if v_file_type is not _UNSET:
         d["fileType"] = (
             None
             if v_file_type is None
@@ -3038,30 +3060,30 @@ def _encode_DeleteDiffChange(o: DeleteDiffChange) -> dict[str, Any]:
             )
         )
     v_mime_type = o.mime_type
-    if v_mime_type is not UNSET:
+    if v_mime_type is not _UNSET:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ModifyDiffChange(d: Any, strict: bool) -> ModifyDiffChange:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ModifyDiffChange(d: _Any, strict: bool) -> ModifyDiffChange:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("operation") != "modify":
-        raise check_tag(d, "operation", "modify")
+        raise _check_tag(d, "operation", "modify")
     return _read_ModifyDiffChange(d, strict)
 
 
-def _read_ModifyDiffChange(d: JsonObject, strict: bool) -> ModifyDiffChange:
+def _read_ModifyDiffChange(d: _JsonObject, strict: bool) -> ModifyDiffChange:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_file_type: DiffFileType | str | None | Unset
-    v = d.get("fileType", MISSING)
-    if v is MISSING:
-        f_file_type = UNSET
+    f_file_type: DiffFileType | str | None | _Unset
+    v = d.get("fileType", _MISSING)
+    if v is _MISSING:
+        f_file_type = _UNSET
     else:
         try:
             f_file_type = (
@@ -3073,46 +3095,48 @@ def _read_ModifyDiffChange(d: JsonObject, strict: bool) -> ModifyDiffChange:
                     else _decode_DiffFileType(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("fileType")
-            salvage(v)
-            f_file_type = UNSET
+            _salvage(v)
+            f_file_type = _UNSET
 
-    f_mime_type: MediaType | None | Unset
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        f_mime_type = UNSET
+    f_mime_type: MediaType | None | _Unset
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        f_mime_type = _UNSET
     else:
         try:
-            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_mime_type = (
+                None if v is None else (v if type(v) is str else _check_str(v))
+            )
+        except _ValidationError as error:
             if strict:
                 raise error.at("mimeType")
-            salvage(v)
-            f_mime_type = UNSET
+            _salvage(v)
+            f_mime_type = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     f_path: AbsolutePath
-    v = d.get("path", MISSING)
-    if v is MISSING:
-        raise missing("path")
+    v = d.get("path", _MISSING)
+    if v is _MISSING:
+        raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_path = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("path")
 
     o = _new(ModifyDiffChange)
@@ -3123,13 +3147,13 @@ def _read_ModifyDiffChange(d: JsonObject, strict: bool) -> ModifyDiffChange:
     return o
 
 
-def _encode_ModifyDiffChange(o: ModifyDiffChange) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ModifyDiffChange(o: ModifyDiffChange) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "operation": "modify",
         "path": o.path,
     }
     v_file_type = o.file_type
-    if v_file_type is not UNSET:
+    if v_file_type is not _UNSET:
         d["fileType"] = (
             None
             if v_file_type is None
@@ -3140,30 +3164,30 @@ def _encode_ModifyDiffChange(o: ModifyDiffChange) -> dict[str, Any]:
             )
         )
     v_mime_type = o.mime_type
-    if v_mime_type is not UNSET:
+    if v_mime_type is not _UNSET:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_MoveDiffChange(d: Any, strict: bool) -> MoveDiffChange:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_MoveDiffChange(d: _Any, strict: bool) -> MoveDiffChange:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("operation") != "move":
-        raise check_tag(d, "operation", "move")
+        raise _check_tag(d, "operation", "move")
     return _read_MoveDiffChange(d, strict)
 
 
-def _read_MoveDiffChange(d: JsonObject, strict: bool) -> MoveDiffChange:
+def _read_MoveDiffChange(d: _JsonObject, strict: bool) -> MoveDiffChange:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_file_type: DiffFileType | str | None | Unset
-    v = d.get("fileType", MISSING)
-    if v is MISSING:
-        f_file_type = UNSET
+    f_file_type: DiffFileType | str | None | _Unset
+    v = d.get("fileType", _MISSING)
+    if v is _MISSING:
+        f_file_type = _UNSET
     else:
         try:
             f_file_type = (
@@ -3175,56 +3199,58 @@ def _read_MoveDiffChange(d: JsonObject, strict: bool) -> MoveDiffChange:
                     else _decode_DiffFileType(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("fileType")
-            salvage(v)
-            f_file_type = UNSET
+            _salvage(v)
+            f_file_type = _UNSET
 
-    f_mime_type: MediaType | None | Unset
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        f_mime_type = UNSET
+    f_mime_type: MediaType | None | _Unset
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        f_mime_type = _UNSET
     else:
         try:
-            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_mime_type = (
+                None if v is None else (v if type(v) is str else _check_str(v))
+            )
+        except _ValidationError as error:
             if strict:
                 raise error.at("mimeType")
-            salvage(v)
-            f_mime_type = UNSET
+            _salvage(v)
+            f_mime_type = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     f_old_path: AbsolutePath
-    v = d.get("oldPath", MISSING)
-    if v is MISSING:
-        raise missing("oldPath")
+    v = d.get("oldPath", _MISSING)
+    if v is _MISSING:
+        raise _missing("oldPath")
     else:
         try:
-            f_old_path = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_old_path = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("oldPath")
 
     f_path: AbsolutePath
-    v = d.get("path", MISSING)
-    if v is MISSING:
-        raise missing("path")
+    v = d.get("path", _MISSING)
+    if v is _MISSING:
+        raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_path = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("path")
 
     o = _new(MoveDiffChange)
@@ -3236,14 +3262,14 @@ def _read_MoveDiffChange(d: JsonObject, strict: bool) -> MoveDiffChange:
     return o
 
 
-def _encode_MoveDiffChange(o: MoveDiffChange) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_MoveDiffChange(o: MoveDiffChange) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "operation": "move",
         "oldPath": o.old_path,
         "path": o.path,
     }
     v_file_type = o.file_type
-    if v_file_type is not UNSET:
+    if v_file_type is not _UNSET:
         d["fileType"] = (
             None
             if v_file_type is None
@@ -3254,30 +3280,30 @@ def _encode_MoveDiffChange(o: MoveDiffChange) -> dict[str, Any]:
             )
         )
     v_mime_type = o.mime_type
-    if v_mime_type is not UNSET:
+    if v_mime_type is not _UNSET:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_CopyDiffChange(d: Any, strict: bool) -> CopyDiffChange:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_CopyDiffChange(d: _Any, strict: bool) -> CopyDiffChange:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("operation") != "copy":
-        raise check_tag(d, "operation", "copy")
+        raise _check_tag(d, "operation", "copy")
     return _read_CopyDiffChange(d, strict)
 
 
-def _read_CopyDiffChange(d: JsonObject, strict: bool) -> CopyDiffChange:
+def _read_CopyDiffChange(d: _JsonObject, strict: bool) -> CopyDiffChange:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_file_type: DiffFileType | str | None | Unset
-    v = d.get("fileType", MISSING)
-    if v is MISSING:
-        f_file_type = UNSET
+    f_file_type: DiffFileType | str | None | _Unset
+    v = d.get("fileType", _MISSING)
+    if v is _MISSING:
+        f_file_type = _UNSET
     else:
         try:
             f_file_type = (
@@ -3289,56 +3315,58 @@ def _read_CopyDiffChange(d: JsonObject, strict: bool) -> CopyDiffChange:
                     else _decode_DiffFileType(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("fileType")
-            salvage(v)
-            f_file_type = UNSET
+            _salvage(v)
+            f_file_type = _UNSET
 
-    f_mime_type: MediaType | None | Unset
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        f_mime_type = UNSET
+    f_mime_type: MediaType | None | _Unset
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        f_mime_type = _UNSET
     else:
         try:
-            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_mime_type = (
+                None if v is None else (v if type(v) is str else _check_str(v))
+            )
+        except _ValidationError as error:
             if strict:
                 raise error.at("mimeType")
-            salvage(v)
-            f_mime_type = UNSET
+            _salvage(v)
+            f_mime_type = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     f_old_path: AbsolutePath
-    v = d.get("oldPath", MISSING)
-    if v is MISSING:
-        raise missing("oldPath")
+    v = d.get("oldPath", _MISSING)
+    if v is _MISSING:
+        raise _missing("oldPath")
     else:
         try:
-            f_old_path = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_old_path = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("oldPath")
 
     f_path: AbsolutePath
-    v = d.get("path", MISSING)
-    if v is MISSING:
-        raise missing("path")
+    v = d.get("path", _MISSING)
+    if v is _MISSING:
+        raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_path = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("path")
 
     o = _new(CopyDiffChange)
@@ -3350,14 +3378,14 @@ def _read_CopyDiffChange(d: JsonObject, strict: bool) -> CopyDiffChange:
     return o
 
 
-def _encode_CopyDiffChange(o: CopyDiffChange) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_CopyDiffChange(o: CopyDiffChange) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "operation": "copy",
         "oldPath": o.old_path,
         "path": o.path,
     }
     v_file_type = o.file_type
-    if v_file_type is not UNSET:
+    if v_file_type is not _UNSET:
         d["fileType"] = (
             None
             if v_file_type is None
@@ -3368,35 +3396,35 @@ def _encode_CopyDiffChange(o: CopyDiffChange) -> dict[str, Any]:
             )
         )
     v_mime_type = o.mime_type
-    if v_mime_type is not UNSET:
+    if v_mime_type is not _UNSET:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_OtherDiffChange(d: Any, strict: bool) -> OtherDiffChange:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_OtherDiffChange(d: _Any, strict: bool) -> OtherDiffChange:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("operation")) is not str:
-        raise check_tag(d, "operation", None)
+        raise _check_tag(d, "operation", None)
     if strict and d["operation"] in _VARIANTS_DiffChange:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected("expected a tag that no other variant has", d["operation"]).at(
-            "operation"
-        )
+        raise _unexpected(
+            "expected a tag that no other variant has", d["operation"]
+        ).at("operation")
     return _read_OtherDiffChange(d, strict)
 
 
-def _read_OtherDiffChange(d: JsonObject, strict: bool) -> OtherDiffChange:
+def _read_OtherDiffChange(d: _JsonObject, strict: bool) -> OtherDiffChange:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
-    f_file_type: DiffFileType | str | None | Unset
-    v = d.get("fileType", MISSING)
-    if v is MISSING:
-        f_file_type = UNSET
+    f_file_type: DiffFileType | str | None | _Unset
+    v = d.get("fileType", _MISSING)
+    if v is _MISSING:
+        f_file_type = _UNSET
     else:
         try:
             f_file_type = (
@@ -3408,37 +3436,39 @@ def _read_OtherDiffChange(d: JsonObject, strict: bool) -> OtherDiffChange:
                     else _decode_DiffFileType(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("fileType")
-            salvage(v)
-            f_file_type = UNSET
+            _salvage(v)
+            f_file_type = _UNSET
 
-    f_mime_type: MediaType | None | Unset
-    v = d.get("mimeType", MISSING)
-    if v is MISSING:
-        f_mime_type = UNSET
+    f_mime_type: MediaType | None | _Unset
+    v = d.get("mimeType", _MISSING)
+    if v is _MISSING:
+        f_mime_type = _UNSET
     else:
         try:
-            f_mime_type = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_mime_type = (
+                None if v is None else (v if type(v) is str else _check_str(v))
+            )
+        except _ValidationError as error:
             if strict:
                 raise error.at("mimeType")
-            salvage(v)
-            f_mime_type = UNSET
+            _salvage(v)
+            f_mime_type = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(OtherDiffChange)
     o.operation = d["operation"]
@@ -3451,16 +3481,16 @@ def _read_OtherDiffChange(d: JsonObject, strict: bool) -> OtherDiffChange:
         if k not in ["operation", "fileType", "mimeType", "_meta"]
     }
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
-def _encode_OtherDiffChange(o: OtherDiffChange) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_OtherDiffChange(o: OtherDiffChange) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "operation": o.operation,
     }
     v_file_type = o.file_type
-    if v_file_type is not UNSET:
+    if v_file_type is not _UNSET:
         d["fileType"] = (
             None
             if v_file_type is None
@@ -3471,19 +3501,19 @@ def _encode_OtherDiffChange(o: OtherDiffChange) -> dict[str, Any]:
             )
         )
     v_mime_type = o.mime_type
-    if v_mime_type is not UNSET:
+    if v_mime_type is not _UNSET:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_DiffChange: dict[str, Decoder[DiffChange]] = {
+_VARIANTS_DiffChange: dict[str, _Decoder[DiffChange]] = {
     "add": _read_AddDiffChange,
     "delete": _read_DeleteDiffChange,
     "modify": _read_ModifyDiffChange,
@@ -3492,21 +3522,21 @@ _VARIANTS_DiffChange: dict[str, Decoder[DiffChange]] = {
 }
 
 
-def _decode_DiffChange(d: Any, strict: bool) -> DiffChange:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("operation", MISSING)
+def _decode_DiffChange(d: _Any, strict: bool) -> DiffChange:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("operation", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_DiffChange.get(tag)
         if decoder is not None:
             return decoder(d, strict)
         return _read_OtherDiffChange(d, strict)
-    if tag is MISSING:
-        raise missing("operation")
-    raise type_error("a string", tag).at("operation")
+    if tag is _MISSING:
+        raise _missing("operation")
+    raise _type_error("a string", tag).at("operation")
 
 
-def _encode_DiffChange(o: DiffChange) -> dict[str, Any]:
+def _encode_DiffChange(o: DiffChange) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -3514,37 +3544,39 @@ def _encode_DiffChange(o: DiffChange) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_DiffFileType(v: Any, strict: bool) -> DiffFileType | str:
+def _decode_DiffFileType(v: _Any, strict: bool) -> DiffFileType | str:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_DiffFileType.get(v)
     if member is not None:
         return member
     return v
 
 
-_MEMBERS_DiffFileType = cast("dict[str, DiffFileType]", DiffFileType._value2member_map_)
+_MEMBERS_DiffFileType = _cast(
+    "dict[str, DiffFileType]", DiffFileType._value2member_map_
+)
 
 
 def _encode_DiffFileType(v: DiffFileType | str) -> str:
     return v._value_ if type(v) is DiffFileType else v
 
 
-def _decode_AbsolutePath(v: Any, strict: bool) -> AbsolutePath:
-    return v if type(v) is str else check_str(v)
+def _decode_AbsolutePath(v: _Any, strict: bool) -> AbsolutePath:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_DiffPathChange(d: Any, strict: bool) -> DiffPathChange:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_DiffPathChange(d: _Any, strict: bool) -> DiffPathChange:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_path: AbsolutePath
-    v = d.get("path", MISSING)
-    if v is MISSING:
-        raise missing("path")
+    v = d.get("path", _MISSING)
+    if v is _MISSING:
+        raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_path = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("path")
 
     o = _new(DiffPathChange)
@@ -3552,35 +3584,35 @@ def _decode_DiffPathChange(d: Any, strict: bool) -> DiffPathChange:
     return o
 
 
-def _encode_DiffPathChange(o: DiffPathChange) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_DiffPathChange(o: DiffPathChange) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "path": o.path,
     }
 
     return d
 
 
-def _decode_DiffPathPairChange(d: Any, strict: bool) -> DiffPathPairChange:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_DiffPathPairChange(d: _Any, strict: bool) -> DiffPathPairChange:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_old_path: AbsolutePath
-    v = d.get("oldPath", MISSING)
-    if v is MISSING:
-        raise missing("oldPath")
+    v = d.get("oldPath", _MISSING)
+    if v is _MISSING:
+        raise _missing("oldPath")
     else:
         try:
-            f_old_path = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_old_path = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("oldPath")
 
     f_path: AbsolutePath
-    v = d.get("path", MISSING)
-    if v is MISSING:
-        raise missing("path")
+    v = d.get("path", _MISSING)
+    if v is _MISSING:
+        raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_path = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("path")
 
     o = _new(DiffPathPairChange)
@@ -3589,8 +3621,8 @@ def _decode_DiffPathPairChange(d: Any, strict: bool) -> DiffPathPairChange:
     return o
 
 
-def _encode_DiffPathPairChange(o: DiffPathPairChange) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_DiffPathPairChange(o: DiffPathPairChange) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "oldPath": o.old_path,
         "path": o.path,
     }
@@ -3598,13 +3630,13 @@ def _encode_DiffPathPairChange(o: DiffPathPairChange) -> dict[str, Any]:
     return d
 
 
-def _decode_DiffPatch(d: Any, strict: bool) -> DiffPatch:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_DiffPatch(d: _Any, strict: bool) -> DiffPatch:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_format: DiffPatchFormat | str
-    v = d.get("format", MISSING)
-    if v is MISSING:
-        raise missing("format")
+    v = d.get("format", _MISSING)
+    if v is _MISSING:
+        raise _missing("format")
     else:
         try:
             f_format = (
@@ -3612,31 +3644,31 @@ def _decode_DiffPatch(d: Any, strict: bool) -> DiffPatch:
                 if type(v) is str and v in _MEMBERS_DiffPatchFormat
                 else _decode_DiffPatchFormat(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("format")
 
     f_text: str
-    v = d.get("text", MISSING)
-    if v is MISSING:
-        raise missing("text")
+    v = d.get("text", _MISSING)
+    if v is _MISSING:
+        raise _missing("text")
     else:
         try:
-            f_text = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_text = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("text")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(DiffPatch)
     o.format = f_format
@@ -3645,28 +3677,28 @@ def _decode_DiffPatch(d: Any, strict: bool) -> DiffPatch:
     return o
 
 
-def _encode_DiffPatch(o: DiffPatch) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_DiffPatch(o: DiffPatch) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "format": (o.format._value_ if type(o.format) is DiffPatchFormat else o.format),
         "text": o.text,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_DiffPatchFormat(v: Any, strict: bool) -> DiffPatchFormat | str:
+def _decode_DiffPatchFormat(v: _Any, strict: bool) -> DiffPatchFormat | str:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_DiffPatchFormat.get(v)
     if member is not None:
         return member
     return v
 
 
-_MEMBERS_DiffPatchFormat = cast(
+_MEMBERS_DiffPatchFormat = _cast(
     "dict[str, DiffPatchFormat]", DiffPatchFormat._value2member_map_
 )
 
@@ -3675,46 +3707,46 @@ def _encode_DiffPatchFormat(v: DiffPatchFormat | str) -> str:
     return v._value_ if type(v) is DiffPatchFormat else v
 
 
-def _decode_Diff(d: Any, strict: bool) -> Diff:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_Diff(d: _Any, strict: bool) -> Diff:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_changes: list[DiffChange]
-    v = d.get("changes", MISSING)
-    if v is MISSING:
-        raise missing("changes")
+    v = d.get("changes", _MISSING)
+    if v is _MISSING:
+        raise _missing("changes")
     else:
         try:
-            f_changes = check_variants_skipping(
+            f_changes = _check_variants_skipping(
                 v, "operation", _VARIANTS_DiffChange, _decode_DiffChange, strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("changes")
 
-    f_patch: DiffPatch | None | Unset
-    v = d.get("patch", MISSING)
-    if v is MISSING:
-        f_patch = UNSET
+    f_patch: DiffPatch | None | _Unset
+    v = d.get("patch", _MISSING)
+    if v is _MISSING:
+        f_patch = _UNSET
     else:
         try:
             f_patch = None if v is None else _decode_DiffPatch(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("patch")
-            salvage(v)
-            f_patch = UNSET
+            _salvage(v)
+            f_patch = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(Diff)
     o.changes = f_changes
@@ -3723,49 +3755,49 @@ def _decode_Diff(d: Any, strict: bool) -> Diff:
     return o
 
 
-def _encode_Diff(o: Diff) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_Diff(o: Diff) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "changes": [_encode_DiffChange(x) for x in o.changes],
     }
     v_patch = o.patch
-    if v_patch is not UNSET:
+    if v_patch is not _UNSET:
         d["patch"] = None if v_patch is None else _encode_DiffPatch(v_patch)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_TerminalId(v: Any, strict: bool) -> TerminalId:
-    return v if type(v) is str else check_str(v)
+def _decode_TerminalId(v: _Any, strict: bool) -> TerminalId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_Terminal(d: Any, strict: bool) -> Terminal:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_Terminal(d: _Any, strict: bool) -> Terminal:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_terminal_id: TerminalId
-    v = d.get("terminalId", MISSING)
-    if v is MISSING:
-        raise missing("terminalId")
+    v = d.get("terminalId", _MISSING)
+    if v is _MISSING:
+        raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_terminal_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("terminalId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(Terminal)
     o.terminal_id = f_terminal_id
@@ -3773,34 +3805,34 @@ def _decode_Terminal(d: Any, strict: bool) -> Terminal:
     return o
 
 
-def _encode_Terminal(o: Terminal) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_Terminal(o: Terminal) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "terminalId": o.terminal_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ToolCallLocation(d: _Any, strict: bool) -> ToolCallLocation:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_path: AbsolutePath
-    v = d.get("path", MISSING)
-    if v is MISSING:
-        raise missing("path")
+    v = d.get("path", _MISSING)
+    if v is _MISSING:
+        raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_path = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("path")
 
-    f_line: int | None | Unset
-    v = d.get("line", MISSING)
-    if v is MISSING:
-        f_line = UNSET
+    f_line: int | None | _Unset
+    v = d.get("line", _MISSING)
+    if v is _MISSING:
+        f_line = _UNSET
     else:
         try:
             f_line = (
@@ -3810,28 +3842,30 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
                     v
                     if type(v) is int and 1 <= v <= 4294967295
                     else (
-                        check_int(v, 1, None) if strict else check_int(v, 1, 4294967295)
+                        _check_int(v, 1, None)
+                        if strict
+                        else _check_int(v, 1, 4294967295)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("line")
-            salvage(v)
-            f_line = UNSET
+            _salvage(v)
+            f_line = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ToolCallLocation)
     o.path = f_path
@@ -3840,50 +3874,50 @@ def _decode_ToolCallLocation(d: Any, strict: bool) -> ToolCallLocation:
     return o
 
 
-def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "path": o.path,
     }
     v_line = o.line
-    if v_line is not UNSET:
+    if v_line is not _UNSET:
         d["line"] = v_line
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ToolCallCapabilities(d: Any, strict: bool) -> ToolCallCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_cancel: ToolCallCancelCapabilities | None | Unset
-    v = d.get("cancel", MISSING)
-    if v is MISSING:
-        f_cancel = UNSET
+def _decode_ToolCallCapabilities(d: _Any, strict: bool) -> ToolCallCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_cancel: ToolCallCancelCapabilities | None | _Unset
+    v = d.get("cancel", _MISSING)
+    if v is _MISSING:
+        f_cancel = _UNSET
     else:
         try:
             f_cancel = (
                 None if v is None else _decode_ToolCallCancelCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("cancel")
-            salvage(v)
-            f_cancel = UNSET
+            _salvage(v)
+            f_cancel = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ToolCallCapabilities)
     o.cancel = f_cancel
@@ -3891,79 +3925,81 @@ def _decode_ToolCallCapabilities(d: Any, strict: bool) -> ToolCallCapabilities:
     return o
 
 
-def _encode_ToolCallCapabilities(o: ToolCallCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ToolCallCapabilities(o: ToolCallCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_cancel = o.cancel
-    if v_cancel is not UNSET:
+    if v_cancel is not _UNSET:
         d["cancel"] = (
             None if v_cancel is None else _encode_ToolCallCancelCapabilities(v_cancel)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_ToolCallCancelCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> ToolCallCancelCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ToolCallCancelCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_ToolCallCancelCapabilities(o: ToolCallCancelCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ToolCallCancelCapabilities(
+    o: ToolCallCancelCapabilities,
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_ToolCallPermissionSubject(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> ToolCallPermissionSubject:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_tool_call: ToolCallUpdate
-    v = d.get("toolCall", MISSING)
-    if v is MISSING:
-        raise missing("toolCall")
+    v = d.get("toolCall", _MISSING)
+    if v is _MISSING:
+        raise _missing("toolCall")
     else:
         try:
             f_tool_call = _decode_ToolCallUpdate(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("toolCall")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ToolCallPermissionSubject)
     o.tool_call = f_tool_call
@@ -3971,82 +4007,82 @@ def _decode_ToolCallPermissionSubject(
     return o
 
 
-def _encode_ToolCallPermissionSubject(o: ToolCallPermissionSubject) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ToolCallPermissionSubject(o: ToolCallPermissionSubject) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "toolCall": _encode_ToolCallUpdate(o.tool_call),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_CommandPermissionSubject(d: Any, strict: bool) -> CommandPermissionSubject:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_CommandPermissionSubject(d: _Any, strict: bool) -> CommandPermissionSubject:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_command: str
-    v = d.get("command", MISSING)
-    if v is MISSING:
-        raise missing("command")
+    v = d.get("command", _MISSING)
+    if v is _MISSING:
+        raise _missing("command")
     else:
         try:
-            f_command = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_command = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("command")
 
     f_cwd: AbsolutePath
-    v = d.get("cwd", MISSING)
-    if v is MISSING:
-        raise missing("cwd")
+    v = d.get("cwd", _MISSING)
+    if v is _MISSING:
+        raise _missing("cwd")
     else:
         try:
-            f_cwd = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_cwd = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("cwd")
 
-    f_tool_call_id: ToolCallId | None | Unset
-    v = d.get("toolCallId", MISSING)
-    if v is MISSING:
-        f_tool_call_id = UNSET
+    f_tool_call_id: ToolCallId | None | _Unset
+    v = d.get("toolCallId", _MISSING)
+    if v is _MISSING:
+        f_tool_call_id = _UNSET
     else:
         try:
             f_tool_call_id = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("toolCallId")
-            salvage(v)
-            f_tool_call_id = UNSET
+            _salvage(v)
+            f_tool_call_id = _UNSET
 
-    f_terminal_id: TerminalId | None | Unset
-    v = d.get("terminalId", MISSING)
-    if v is MISSING:
-        f_terminal_id = UNSET
+    f_terminal_id: TerminalId | None | _Unset
+    v = d.get("terminalId", _MISSING)
+    if v is _MISSING:
+        f_terminal_id = _UNSET
     else:
         try:
             f_terminal_id = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("terminalId")
-            salvage(v)
-            f_terminal_id = UNSET
+            _salvage(v)
+            f_terminal_id = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CommandPermissionSubject)
     o.command = f_command
@@ -4057,51 +4093,51 @@ def _decode_CommandPermissionSubject(d: Any, strict: bool) -> CommandPermissionS
     return o
 
 
-def _encode_CommandPermissionSubject(o: CommandPermissionSubject) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_CommandPermissionSubject(o: CommandPermissionSubject) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "command": o.command,
         "cwd": o.cwd,
     }
     v_tool_call_id = o.tool_call_id
-    if v_tool_call_id is not UNSET:
+    if v_tool_call_id is not _UNSET:
         d["toolCallId"] = None if v_tool_call_id is None else v_tool_call_id
     v_terminal_id = o.terminal_id
-    if v_terminal_id is not UNSET:
+    if v_terminal_id is not _UNSET:
         d["terminalId"] = None if v_terminal_id is None else v_terminal_id
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_PermissionOption(d: _Any, strict: bool) -> PermissionOption:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_option_id: PermissionOptionId
-    v = d.get("optionId", MISSING)
-    if v is MISSING:
-        raise missing("optionId")
+    v = d.get("optionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("optionId")
     else:
         try:
-            f_option_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_option_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("optionId")
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_kind: PermissionOptionKind | str
-    v = d.get("kind", MISSING)
-    if v is MISSING:
-        raise missing("kind")
+    v = d.get("kind", _MISSING)
+    if v is _MISSING:
+        raise _missing("kind")
     else:
         try:
             f_kind = (
@@ -4109,21 +4145,21 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
                 if type(v) is str and v in _MEMBERS_PermissionOptionKind
                 else _decode_PermissionOptionKind(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("kind")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PermissionOption)
     o.option_id = f_option_id
@@ -4133,33 +4169,33 @@ def _decode_PermissionOption(d: Any, strict: bool) -> PermissionOption:
     return o
 
 
-def _encode_PermissionOption(o: PermissionOption) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_PermissionOption(o: PermissionOption) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "optionId": o.option_id,
         "name": o.name,
         "kind": (o.kind._value_ if type(o.kind) is PermissionOptionKind else o.kind),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PermissionOptionId(v: Any, strict: bool) -> PermissionOptionId:
-    return v if type(v) is str else check_str(v)
+def _decode_PermissionOptionId(v: _Any, strict: bool) -> PermissionOptionId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_PermissionOptionKind(v: Any, strict: bool) -> PermissionOptionKind | str:
+def _decode_PermissionOptionKind(v: _Any, strict: bool) -> PermissionOptionKind | str:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_PermissionOptionKind.get(v)
     if member is not None:
         return member
     return v
 
 
-_MEMBERS_PermissionOptionKind = cast(
+_MEMBERS_PermissionOptionKind = _cast(
     "dict[str, PermissionOptionKind]", PermissionOptionKind._value2member_map_
 )
 
@@ -4169,67 +4205,67 @@ def _encode_PermissionOptionKind(v: PermissionOptionKind | str) -> str:
 
 
 def _decode_FormCreateElicitationRequest(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> FormCreateElicitationRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("mode") != "form":
-        raise check_tag(d, "mode", "form")
+        raise _check_tag(d, "mode", "form")
     return _read_FormCreateElicitationRequest(d, strict)
 
 
 def _read_FormCreateElicitationRequest(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> FormCreateElicitationRequest:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_message: str
-    v = d.get("message", MISSING)
-    if v is MISSING:
-        raise missing("message")
+    v = d.get("message", _MISSING)
+    if v is _MISSING:
+        raise _missing("message")
     else:
         try:
-            f_message = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_message = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("message")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     f_requested_schema: ElicitationSchema
-    v = d.get("requestedSchema", MISSING)
-    if v is MISSING:
-        raise missing("requestedSchema")
+    v = d.get("requestedSchema", _MISSING)
+    if v is _MISSING:
+        raise _missing("requestedSchema")
     else:
         try:
             f_requested_schema = _decode_ElicitationSchema(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("requestedSchema")
 
     candidates_scope: list[
-        Decoder[ElicitationSessionScope | ElicitationRequestScope]
+        _Decoder[ElicitationSessionScope | ElicitationRequestScope]
     ] = []
     if "sessionId" in d:
         candidates_scope.append(_decode_ElicitationSessionScope)
     if "requestId" in d:
         candidates_scope.append(_decode_ElicitationRequestScope)
     if not candidates_scope:
-        raise ValidationError(
+        raise _ValidationError(
             "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
         )
-    f_scope = cast(
+    f_scope = _cast(
         "ElicitationSessionScope | ElicitationRequestScope",
-        exactly_one(
+        _exactly_one(
             d,
             strict,
             candidates_scope,
@@ -4247,8 +4283,8 @@ def _read_FormCreateElicitationRequest(
 
 def _encode_FormCreateElicitationRequest(
     o: FormCreateElicitationRequest,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "mode": "form",
         "message": o.message,
         "requestedSchema": _encode_ElicitationSchema(o.requested_schema),
@@ -4263,84 +4299,84 @@ def _encode_FormCreateElicitationRequest(
             f"scope: {type(v_scope).__name__} is not ElicitationSessionScope or ElicitationRequestScope"
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_UrlCreateElicitationRequest(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> UrlCreateElicitationRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("mode") != "url":
-        raise check_tag(d, "mode", "url")
+        raise _check_tag(d, "mode", "url")
     return _read_UrlCreateElicitationRequest(d, strict)
 
 
 def _read_UrlCreateElicitationRequest(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> UrlCreateElicitationRequest:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_message: str
-    v = d.get("message", MISSING)
-    if v is MISSING:
-        raise missing("message")
+    v = d.get("message", _MISSING)
+    if v is _MISSING:
+        raise _missing("message")
     else:
         try:
-            f_message = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_message = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("message")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     f_elicitation_id: ElicitationId
-    v = d.get("elicitationId", MISSING)
-    if v is MISSING:
-        raise missing("elicitationId")
+    v = d.get("elicitationId", _MISSING)
+    if v is _MISSING:
+        raise _missing("elicitationId")
     else:
         try:
-            f_elicitation_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_elicitation_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("elicitationId")
 
     f_url: str
-    v = d.get("url", MISSING)
-    if v is MISSING:
-        raise missing("url")
+    v = d.get("url", _MISSING)
+    if v is _MISSING:
+        raise _missing("url")
     else:
         try:
-            f_url = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_url = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("url")
 
     candidates_scope: list[
-        Decoder[ElicitationSessionScope | ElicitationRequestScope]
+        _Decoder[ElicitationSessionScope | ElicitationRequestScope]
     ] = []
     if "sessionId" in d:
         candidates_scope.append(_decode_ElicitationSessionScope)
     if "requestId" in d:
         candidates_scope.append(_decode_ElicitationRequestScope)
     if not candidates_scope:
-        raise ValidationError(
+        raise _ValidationError(
             "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
         )
-    f_scope = cast(
+    f_scope = _cast(
         "ElicitationSessionScope | ElicitationRequestScope",
-        exactly_one(
+        _exactly_one(
             d,
             strict,
             candidates_scope,
@@ -4359,8 +4395,8 @@ def _read_UrlCreateElicitationRequest(
 
 def _encode_UrlCreateElicitationRequest(
     o: UrlCreateElicitationRequest,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "mode": "url",
         "message": o.message,
         "elicitationId": o.elicitation_id,
@@ -4376,69 +4412,69 @@ def _encode_UrlCreateElicitationRequest(
             f"scope: {type(v_scope).__name__} is not ElicitationSessionScope or ElicitationRequestScope"
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_OtherCreateElicitationRequest(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> OtherCreateElicitationRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("mode")) is not str:
-        raise check_tag(d, "mode", None)
+        raise _check_tag(d, "mode", None)
     if strict and d["mode"] in _VARIANTS_CreateElicitationRequest:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected("expected a tag that no other variant has", d["mode"]).at(
+        raise _unexpected("expected a tag that no other variant has", d["mode"]).at(
             "mode"
         )
     return _read_OtherCreateElicitationRequest(d, strict)
 
 
 def _read_OtherCreateElicitationRequest(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> OtherCreateElicitationRequest:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
     f_message: str
-    v = d.get("message", MISSING)
-    if v is MISSING:
-        raise missing("message")
+    v = d.get("message", _MISSING)
+    if v is _MISSING:
+        raise _missing("message")
     else:
         try:
-            f_message = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_message = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("message")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     candidates_scope: list[
-        Decoder[ElicitationSessionScope | ElicitationRequestScope]
+        _Decoder[ElicitationSessionScope | ElicitationRequestScope]
     ] = []
     if "sessionId" in d:
         candidates_scope.append(_decode_ElicitationSessionScope)
     if "requestId" in d:
         candidates_scope.append(_decode_ElicitationRequestScope)
     if not candidates_scope:
-        raise ValidationError(
+        raise _ValidationError(
             "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
         )
-    f_scope = cast(
+    f_scope = _cast(
         "ElicitationSessionScope | ElicitationRequestScope",
-        exactly_one(
+        _exactly_one(
             d,
             strict,
             candidates_scope,
@@ -4457,14 +4493,14 @@ def _read_OtherCreateElicitationRequest(
         if k not in ["mode", "message", "_meta", "sessionId", "toolCallId", "requestId"]
     }
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
 def _encode_OtherCreateElicitationRequest(
     o: OtherCreateElicitationRequest,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "mode": o.mode,
         "message": o.message,
     }
@@ -4478,62 +4514,62 @@ def _encode_OtherCreateElicitationRequest(
             f"scope: {type(v_scope).__name__} is not ElicitationSessionScope or ElicitationRequestScope"
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_CreateElicitationRequest: dict[str, Decoder[CreateElicitationRequest]] = {
+_VARIANTS_CreateElicitationRequest: dict[str, _Decoder[CreateElicitationRequest]] = {
     "form": _read_FormCreateElicitationRequest,
     "url": _read_UrlCreateElicitationRequest,
 }
 
 
-def _decode_CreateElicitationRequest(d: Any, strict: bool) -> CreateElicitationRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("mode", MISSING)
+def _decode_CreateElicitationRequest(d: _Any, strict: bool) -> CreateElicitationRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("mode", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_CreateElicitationRequest.get(tag)
         if decoder is not None:
             return decoder(d, strict)
         return _read_OtherCreateElicitationRequest(d, strict)
-    if tag is MISSING:
-        raise missing("mode")
-    raise type_error("a string", tag).at("mode")
+    if tag is _MISSING:
+        raise _missing("mode")
+    raise _type_error("a string", tag).at("mode")
 
 
-def _decode_ElicitationSessionScope(d: Any, strict: bool) -> ElicitationSessionScope:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSessionScope:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
-    f_tool_call_id: ToolCallId | None | Unset
-    v = d.get("toolCallId", MISSING)
-    if v is MISSING:
-        f_tool_call_id = UNSET
+    f_tool_call_id: ToolCallId | None | _Unset
+    v = d.get("toolCallId", _MISSING)
+    if v is _MISSING:
+        f_tool_call_id = _UNSET
     else:
         try:
             f_tool_call_id = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("toolCallId")
-            salvage(v)
-            f_tool_call_id = UNSET
+            _salvage(v)
+            f_tool_call_id = _UNSET
 
     o = _new(ElicitationSessionScope)
     o.session_id = f_session_id
@@ -4541,28 +4577,28 @@ def _decode_ElicitationSessionScope(d: Any, strict: bool) -> ElicitationSessionS
     return o
 
 
-def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
     }
     v_tool_call_id = o.tool_call_id
-    if v_tool_call_id is not UNSET:
+    if v_tool_call_id is not _UNSET:
         d["toolCallId"] = None if v_tool_call_id is None else v_tool_call_id
 
     return d
 
 
-def _decode_ElicitationRequestScope(d: Any, strict: bool) -> ElicitationRequestScope:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_request_id: RequestId_
-    v = d.get("requestId", MISSING)
-    if v is MISSING:
-        raise missing("requestId")
+def _decode_ElicitationRequestScope(d: _Any, strict: bool) -> ElicitationRequestScope:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_request_id: RequestId
+    v = d.get("requestId", _MISSING)
+    if v is _MISSING:
+        raise _missing("requestId")
     else:
         try:
-            f_request_id = _decode_RequestId_(v, strict)
-        except ValidationError as error:
+            f_request_id = _decode_RequestId(v, strict)
+        except _ValidationError as error:
             raise error.at("requestId")
 
     o = _new(ElicitationRequestScope)
@@ -4570,21 +4606,21 @@ def _decode_ElicitationRequestScope(d: Any, strict: bool) -> ElicitationRequestS
     return o
 
 
-def _encode_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "requestId": encode(o.request_id),
     }
 
     return d
 
 
-def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_type: ElicitationSchemaType
-    v = d.get("type", MISSING)
-    if v is MISSING:
-        raise missing("type")
+    v = d.get("type", _MISSING)
+    if v is _MISSING:
+        raise _missing("type")
     else:
         try:
             f_type = (
@@ -4592,75 +4628,75 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
                 if type(v) is str and v in _MEMBERS_ElicitationSchemaType
                 else _decode_ElicitationSchemaType(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("type")
 
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
     f_properties: dict[str, ElicitationPropertySchema]
-    v = d.get("properties", MISSING)
-    if v is MISSING:
-        raise missing("properties")
+    v = d.get("properties", _MISSING)
+    if v is _MISSING:
+        raise _missing("properties")
     else:
         try:
-            f_properties = check_map(v, _decode_ElicitationPropertySchema, strict)
-        except ValidationError as error:
+            f_properties = _check_map(v, _decode_ElicitationPropertySchema, strict)
+        except _ValidationError as error:
             raise error.at("properties")
 
-    f_required: list[str] | None | Unset
-    v = d.get("required", MISSING)
-    if v is MISSING:
-        f_required = UNSET
+    f_required: list[str] | None | _Unset
+    v = d.get("required", _MISSING)
+    if v is _MISSING:
+        f_required = _UNSET
     else:
         try:
             f_required = (
                 None
                 if v is None
-                else check_list(
-                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
+                else _check_list(
+                    v, lambda x, strict: x if type(x) is str else _check_str(x), strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("required")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ElicitationSchema)
     o.type = f_type
@@ -4672,39 +4708,39 @@ def _decode_ElicitationSchema(d: Any, strict: bool) -> ElicitationSchema:
     return o
 
 
-def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": (o.type._value_ if type(o.type) is ElicitationSchemaType else o.type),
         "properties": {
             k: _encode_ElicitationPropertySchema(x) for k, x in o.properties.items()
         },
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_required = o.required
-    if v_required is not UNSET:
+    if v_required is not _UNSET:
         d["required"] = None if v_required is None else list(v_required)
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ElicitationSchemaType(v: Any, strict: bool) -> ElicitationSchemaType:
+def _decode_ElicitationSchemaType(v: _Any, strict: bool) -> ElicitationSchemaType:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_ElicitationSchemaType.get(v)
     if member is not None:
         return member
-    raise unexpected('expected one of "object"', v)
+    raise _unexpected('expected one of "object"', v)
 
 
-_MEMBERS_ElicitationSchemaType = cast(
+_MEMBERS_ElicitationSchemaType = _cast(
     "dict[str, ElicitationSchemaType]", ElicitationSchemaType._value2member_map_
 )
 
@@ -4714,52 +4750,52 @@ def _encode_ElicitationSchemaType(v: ElicitationSchemaType) -> str:
 
 
 def _decode_StringElicitationPropertySchema(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> StringElicitationPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "string":
-        raise check_tag(d, "type", "string")
+        raise _check_tag(d, "type", "string")
     return _read_StringElicitationPropertySchema(d, strict)
 
 
 def _read_StringElicitationPropertySchema(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> StringElicitationPropertySchema:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_min_length: int | None | Unset
-    v = d.get("minLength", MISSING)
-    if v is MISSING:
-        f_min_length = UNSET
+    f_min_length: int | None | _Unset
+    v = d.get("minLength", _MISSING)
+    if v is _MISSING:
+        f_min_length = _UNSET
     else:
         try:
             f_min_length = (
@@ -4769,17 +4805,19 @@ def _read_StringElicitationPropertySchema(
                     v
                     if type(v) is int and 0 <= v <= 4294967295
                     else (
-                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                        _check_int(v, 0, None)
+                        if strict
+                        else _check_int(v, 0, 4294967295)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("minLength")
 
-    f_max_length: int | None | Unset
-    v = d.get("maxLength", MISSING)
-    if v is MISSING:
-        f_max_length = UNSET
+    f_max_length: int | None | _Unset
+    v = d.get("maxLength", _MISSING)
+    if v is _MISSING:
+        f_max_length = _UNSET
     else:
         try:
             f_max_length = (
@@ -4789,27 +4827,29 @@ def _read_StringElicitationPropertySchema(
                     v
                     if type(v) is int and 0 <= v <= 4294967295
                     else (
-                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                        _check_int(v, 0, None)
+                        if strict
+                        else _check_int(v, 0, 4294967295)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("maxLength")
 
-    f_pattern: str | None | Unset
-    v = d.get("pattern", MISSING)
-    if v is MISSING:
-        f_pattern = UNSET
+    f_pattern: str | None | _Unset
+    v = d.get("pattern", _MISSING)
+    if v is _MISSING:
+        f_pattern = _UNSET
     else:
         try:
-            f_pattern = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_pattern = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             raise error.at("pattern")
 
-    f_format: StringFormat | str | None | Unset
-    v = d.get("format", MISSING)
-    if v is MISSING:
-        f_format = UNSET
+    f_format: StringFormat | str | None | _Unset
+    v = d.get("format", _MISSING)
+    if v is _MISSING:
+        f_format = _UNSET
     else:
         try:
             f_format = (
@@ -4821,65 +4861,65 @@ def _read_StringElicitationPropertySchema(
                     else _decode_StringFormat(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("format")
 
-    f_default: str | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: str | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
-            f_default = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_default = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_enum: list[str] | None | Unset
-    v = d.get("enum", MISSING)
-    if v is MISSING:
-        f_enum = UNSET
+    f_enum: list[str] | None | _Unset
+    v = d.get("enum", _MISSING)
+    if v is _MISSING:
+        f_enum = _UNSET
     else:
         try:
             f_enum = (
                 None
                 if v is None
-                else check_list(
+                else _check_list(
                     v,
-                    lambda x, strict: x if type(x) is str else check_str(x),
+                    lambda x, strict: x if type(x) is str else _check_str(x),
                     strict,
                     1,
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("enum")
 
-    f_one_of: list[EnumOption] | None | Unset
-    v = d.get("oneOf", MISSING)
-    if v is MISSING:
-        f_one_of = UNSET
+    f_one_of: list[EnumOption] | None | _Unset
+    v = d.get("oneOf", _MISSING)
+    if v is _MISSING:
+        f_one_of = _UNSET
     else:
         try:
             f_one_of = (
-                None if v is None else check_list(v, _decode_EnumOption, strict, 1)
+                None if v is None else _check_list(v, _decode_EnumOption, strict, 1)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("oneOf")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(StringElicitationPropertySchema)
     o.title = f_title
@@ -4897,97 +4937,97 @@ def _read_StringElicitationPropertySchema(
 
 def _encode_StringElicitationPropertySchema(
     o: StringElicitationPropertySchema,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "string",
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_min_length = o.min_length
-    if v_min_length is not UNSET:
+    if v_min_length is not _UNSET:
         d["minLength"] = v_min_length
     v_max_length = o.max_length
-    if v_max_length is not UNSET:
+    if v_max_length is not _UNSET:
         d["maxLength"] = v_max_length
     v_pattern = o.pattern
-    if v_pattern is not UNSET:
+    if v_pattern is not _UNSET:
         d["pattern"] = v_pattern
     v_format = o.format
-    if v_format is not UNSET:
+    if v_format is not _UNSET:
         d["format"] = (
             None
             if v_format is None
             else (v_format._value_ if type(v_format) is StringFormat else v_format)
         )
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = v_default
     v_enum = o.enum
-    if v_enum is not UNSET:
+    if v_enum is not _UNSET:
         d["enum"] = None if v_enum is None else list(v_enum)
     v_one_of = o.one_of
-    if v_one_of is not UNSET:
+    if v_one_of is not _UNSET:
         d["oneOf"] = (
             None if v_one_of is None else [_encode_EnumOption(x) for x in v_one_of]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_NumberElicitationPropertySchema(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> NumberElicitationPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "number":
-        raise check_tag(d, "type", "number")
+        raise _check_tag(d, "type", "number")
     return _read_NumberElicitationPropertySchema(d, strict)
 
 
 def _read_NumberElicitationPropertySchema(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> NumberElicitationPropertySchema:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_minimum: float | None | Unset
-    v = d.get("minimum", MISSING)
-    if v is MISSING:
-        f_minimum = UNSET
+    f_minimum: float | None | _Unset
+    v = d.get("minimum", _MISSING)
+    if v is _MISSING:
+        f_minimum = _UNSET
     else:
         try:
             f_minimum = (
@@ -4995,17 +5035,17 @@ def _read_NumberElicitationPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
-                    else check_num(v, None, None)
+                    if type(v) is float and -_FLOAT_MAX <= v <= _FLOAT_MAX
+                    else _check_num(v, None, None)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("minimum")
 
-    f_maximum: float | None | Unset
-    v = d.get("maximum", MISSING)
-    if v is MISSING:
-        f_maximum = UNSET
+    f_maximum: float | None | _Unset
+    v = d.get("maximum", _MISSING)
+    if v is _MISSING:
+        f_maximum = _UNSET
     else:
         try:
             f_maximum = (
@@ -5013,17 +5053,17 @@ def _read_NumberElicitationPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
-                    else check_num(v, None, None)
+                    if type(v) is float and -_FLOAT_MAX <= v <= _FLOAT_MAX
+                    else _check_num(v, None, None)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("maximum")
 
-    f_default: float | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: float | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
             f_default = (
@@ -5031,28 +5071,28 @@ def _read_NumberElicitationPropertySchema(
                 if v is None
                 else (
                     v
-                    if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
-                    else check_num(v, None, None)
+                    if type(v) is float and -_FLOAT_MAX <= v <= _FLOAT_MAX
+                    else _check_num(v, None, None)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(NumberElicitationPropertySchema)
     o.title = f_title
@@ -5066,79 +5106,79 @@ def _read_NumberElicitationPropertySchema(
 
 def _encode_NumberElicitationPropertySchema(
     o: NumberElicitationPropertySchema,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "number",
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_minimum = o.minimum
-    if v_minimum is not UNSET:
+    if v_minimum is not _UNSET:
         d["minimum"] = v_minimum
     v_maximum = o.maximum
-    if v_maximum is not UNSET:
+    if v_maximum is not _UNSET:
         d["maximum"] = v_maximum
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = v_default
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_IntegerElicitationPropertySchema(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> IntegerElicitationPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "integer":
-        raise check_tag(d, "type", "integer")
+        raise _check_tag(d, "type", "integer")
     return _read_IntegerElicitationPropertySchema(d, strict)
 
 
 def _read_IntegerElicitationPropertySchema(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> IntegerElicitationPropertySchema:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_minimum: int | None | Unset
-    v = d.get("minimum", MISSING)
-    if v is MISSING:
-        f_minimum = UNSET
+    f_minimum: int | None | _Unset
+    v = d.get("minimum", _MISSING)
+    if v is _MISSING:
+        f_minimum = _UNSET
     else:
         try:
             f_minimum = (
@@ -5149,19 +5189,19 @@ def _read_IntegerElicitationPropertySchema(
                     if type(v) is int
                     and -9223372036854775808 <= v <= 9223372036854775807
                     else (
-                        check_int(v, None, None)
+                        _check_int(v, None, None)
                         if strict
-                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                        else _check_int(v, -9223372036854775808, 9223372036854775807)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("minimum")
 
-    f_maximum: int | None | Unset
-    v = d.get("maximum", MISSING)
-    if v is MISSING:
-        f_maximum = UNSET
+    f_maximum: int | None | _Unset
+    v = d.get("maximum", _MISSING)
+    if v is _MISSING:
+        f_maximum = _UNSET
     else:
         try:
             f_maximum = (
@@ -5172,19 +5212,19 @@ def _read_IntegerElicitationPropertySchema(
                     if type(v) is int
                     and -9223372036854775808 <= v <= 9223372036854775807
                     else (
-                        check_int(v, None, None)
+                        _check_int(v, None, None)
                         if strict
-                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                        else _check_int(v, -9223372036854775808, 9223372036854775807)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("maximum")
 
-    f_default: int | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: int | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
             f_default = (
@@ -5195,30 +5235,30 @@ def _read_IntegerElicitationPropertySchema(
                     if type(v) is int
                     and -9223372036854775808 <= v <= 9223372036854775807
                     else (
-                        check_int(v, None, None)
+                        _check_int(v, None, None)
                         if strict
-                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                        else _check_int(v, -9223372036854775808, 9223372036854775807)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(IntegerElicitationPropertySchema)
     o.title = f_title
@@ -5232,100 +5272,102 @@ def _read_IntegerElicitationPropertySchema(
 
 def _encode_IntegerElicitationPropertySchema(
     o: IntegerElicitationPropertySchema,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "integer",
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_minimum = o.minimum
-    if v_minimum is not UNSET:
+    if v_minimum is not _UNSET:
         d["minimum"] = v_minimum
     v_maximum = o.maximum
-    if v_maximum is not UNSET:
+    if v_maximum is not _UNSET:
         d["maximum"] = v_maximum
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = v_default
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_BooleanElicitationPropertySchema(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> BooleanElicitationPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "boolean":
-        raise check_tag(d, "type", "boolean")
+        raise _check_tag(d, "type", "boolean")
     return _read_BooleanElicitationPropertySchema(d, strict)
 
 
 def _read_BooleanElicitationPropertySchema(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> BooleanElicitationPropertySchema:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_default: bool | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: bool | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
-            f_default = None if v is None else (v if type(v) is bool else check_bool(v))
-        except ValidationError as error:
+            f_default = (
+                None if v is None else (v if type(v) is bool else _check_bool(v))
+            )
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(BooleanElicitationPropertySchema)
     o.title = f_title
@@ -5337,73 +5379,73 @@ def _read_BooleanElicitationPropertySchema(
 
 def _encode_BooleanElicitationPropertySchema(
     o: BooleanElicitationPropertySchema,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "boolean",
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = v_default
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_ArrayElicitationPropertySchema(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> ArrayElicitationPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "array":
-        raise check_tag(d, "type", "array")
+        raise _check_tag(d, "type", "array")
     return _read_ArrayElicitationPropertySchema(d, strict)
 
 
 def _read_ArrayElicitationPropertySchema(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> ArrayElicitationPropertySchema:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_min_items: int | None | Unset
-    v = d.get("minItems", MISSING)
-    if v is MISSING:
-        f_min_items = UNSET
+    f_min_items: int | None | _Unset
+    v = d.get("minItems", _MISSING)
+    if v is _MISSING:
+        f_min_items = _UNSET
     else:
         try:
             f_min_items = (
@@ -5413,19 +5455,19 @@ def _read_ArrayElicitationPropertySchema(
                     v
                     if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
-                        check_int(v, 0, None)
+                        _check_int(v, 0, None)
                         if strict
-                        else check_int(v, 0, 18446744073709551615)
+                        else _check_int(v, 0, 18446744073709551615)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("minItems")
 
-    f_max_items: int | None | Unset
-    v = d.get("maxItems", MISSING)
-    if v is MISSING:
-        f_max_items = UNSET
+    f_max_items: int | None | _Unset
+    v = d.get("maxItems", _MISSING)
+    if v is _MISSING:
+        f_max_items = _UNSET
     else:
         try:
             f_max_items = (
@@ -5435,56 +5477,56 @@ def _read_ArrayElicitationPropertySchema(
                     v
                     if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
-                        check_int(v, 0, None)
+                        _check_int(v, 0, None)
                         if strict
-                        else check_int(v, 0, 18446744073709551615)
+                        else _check_int(v, 0, 18446744073709551615)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("maxItems")
 
     f_items: MultiSelectItems
-    v = d.get("items", MISSING)
-    if v is MISSING:
-        raise missing("items")
+    v = d.get("items", _MISSING)
+    if v is _MISSING:
+        raise _missing("items")
     else:
         try:
             f_items = _decode_MultiSelectItems(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("items")
 
-    f_default: list[str] | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: list[str] | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
             f_default = (
                 None
                 if v is None
-                else check_list_skipping(
-                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
+                else _check_list_skipping(
+                    v, lambda x, strict: x if type(x) is str else _check_str(x), strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ArrayElicitationPropertySchema)
     o.title = f_title
@@ -5499,50 +5541,50 @@ def _read_ArrayElicitationPropertySchema(
 
 def _encode_ArrayElicitationPropertySchema(
     o: ArrayElicitationPropertySchema,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "array",
         "items": _encode_MultiSelectItems(o.items),
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_min_items = o.min_items
-    if v_min_items is not UNSET:
+    if v_min_items is not _UNSET:
         d["minItems"] = v_min_items
     v_max_items = o.max_items
-    if v_max_items is not UNSET:
+    if v_max_items is not _UNSET:
         d["maxItems"] = v_max_items
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = None if v_default is None else list(v_default)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_OtherElicitationPropertySchema(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> OtherElicitationPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("type")) is not str:
-        raise check_tag(d, "type", None)
+        raise _check_tag(d, "type", None)
     if strict and d["type"] in _VARIANTS_ElicitationPropertySchema:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
     return _read_OtherElicitationPropertySchema(d, strict)
 
 
 def _read_OtherElicitationPropertySchema(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> OtherElicitationPropertySchema:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
@@ -5550,24 +5592,24 @@ def _read_OtherElicitationPropertySchema(
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
 def _encode_OtherElicitationPropertySchema(
     o: OtherElicitationPropertySchema,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": o.type,
     }
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_ElicitationPropertySchema: dict[str, Decoder[ElicitationPropertySchema]] = {
+_VARIANTS_ElicitationPropertySchema: dict[str, _Decoder[ElicitationPropertySchema]] = {
     "string": _read_StringElicitationPropertySchema,
     "number": _read_NumberElicitationPropertySchema,
     "integer": _read_IntegerElicitationPropertySchema,
@@ -5577,22 +5619,22 @@ _VARIANTS_ElicitationPropertySchema: dict[str, Decoder[ElicitationPropertySchema
 
 
 def _decode_ElicitationPropertySchema(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> ElicitationPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_ElicitationPropertySchema.get(tag)
         if decoder is not None:
             return decoder(d, strict)
         return _read_OtherElicitationPropertySchema(d, strict)
-    if tag is MISSING:
-        raise missing("type")
-    raise type_error("a string", tag).at("type")
+    if tag is _MISSING:
+        raise _missing("type")
+    raise _type_error("a string", tag).at("type")
 
 
-def _encode_ElicitationPropertySchema(o: ElicitationPropertySchema) -> dict[str, Any]:
+def _encode_ElicitationPropertySchema(o: ElicitationPropertySchema) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -5602,72 +5644,74 @@ def _encode_ElicitationPropertySchema(o: ElicitationPropertySchema) -> dict[str,
     return encoder(o)
 
 
-def _decode_StringFormat(v: Any, strict: bool) -> StringFormat | str:
+def _decode_StringFormat(v: _Any, strict: bool) -> StringFormat | str:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_StringFormat.get(v)
     if member is not None:
         return member
     return v
 
 
-_MEMBERS_StringFormat = cast("dict[str, StringFormat]", StringFormat._value2member_map_)
+_MEMBERS_StringFormat = _cast(
+    "dict[str, StringFormat]", StringFormat._value2member_map_
+)
 
 
 def _encode_StringFormat(v: StringFormat | str) -> str:
     return v._value_ if type(v) is StringFormat else v
 
 
-def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_EnumOption(d: _Any, strict: bool) -> EnumOption:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_const: str
-    v = d.get("const", MISSING)
-    if v is MISSING:
-        raise missing("const")
+    v = d.get("const", _MISSING)
+    if v is _MISSING:
+        raise _missing("const")
     else:
         try:
-            f_const = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_const = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("const")
 
     f_title: str
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        raise missing("title")
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        raise _missing("title")
     else:
         try:
-            f_title = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_title = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("title")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(EnumOption)
     o.const = f_const
@@ -5677,56 +5721,56 @@ def _decode_EnumOption(d: Any, strict: bool) -> EnumOption:
     return o
 
 
-def _encode_EnumOption(o: EnumOption) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_EnumOption(o: EnumOption) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "const": o.const,
         "title": o.title,
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_min_length: int | None | Unset
-    v = d.get("minLength", MISSING)
-    if v is MISSING:
-        f_min_length = UNSET
+    f_min_length: int | None | _Unset
+    v = d.get("minLength", _MISSING)
+    if v is _MISSING:
+        f_min_length = _UNSET
     else:
         try:
             f_min_length = (
@@ -5736,17 +5780,19 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                     v
                     if type(v) is int and 0 <= v <= 4294967295
                     else (
-                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                        _check_int(v, 0, None)
+                        if strict
+                        else _check_int(v, 0, 4294967295)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("minLength")
 
-    f_max_length: int | None | Unset
-    v = d.get("maxLength", MISSING)
-    if v is MISSING:
-        f_max_length = UNSET
+    f_max_length: int | None | _Unset
+    v = d.get("maxLength", _MISSING)
+    if v is _MISSING:
+        f_max_length = _UNSET
     else:
         try:
             f_max_length = (
@@ -5756,27 +5802,29 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                     v
                     if type(v) is int and 0 <= v <= 4294967295
                     else (
-                        check_int(v, 0, None) if strict else check_int(v, 0, 4294967295)
+                        _check_int(v, 0, None)
+                        if strict
+                        else _check_int(v, 0, 4294967295)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("maxLength")
 
-    f_pattern: str | None | Unset
-    v = d.get("pattern", MISSING)
-    if v is MISSING:
-        f_pattern = UNSET
+    f_pattern: str | None | _Unset
+    v = d.get("pattern", _MISSING)
+    if v is _MISSING:
+        f_pattern = _UNSET
     else:
         try:
-            f_pattern = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_pattern = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             raise error.at("pattern")
 
-    f_format: StringFormat | str | None | Unset
-    v = d.get("format", MISSING)
-    if v is MISSING:
-        f_format = UNSET
+    f_format: StringFormat | str | None | _Unset
+    v = d.get("format", _MISSING)
+    if v is _MISSING:
+        f_format = _UNSET
     else:
         try:
             f_format = (
@@ -5788,65 +5836,65 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
                     else _decode_StringFormat(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("format")
 
-    f_default: str | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: str | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
-            f_default = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_default = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_enum: list[str] | None | Unset
-    v = d.get("enum", MISSING)
-    if v is MISSING:
-        f_enum = UNSET
+    f_enum: list[str] | None | _Unset
+    v = d.get("enum", _MISSING)
+    if v is _MISSING:
+        f_enum = _UNSET
     else:
         try:
             f_enum = (
                 None
                 if v is None
-                else check_list(
+                else _check_list(
                     v,
-                    lambda x, strict: x if type(x) is str else check_str(x),
+                    lambda x, strict: x if type(x) is str else _check_str(x),
                     strict,
                     1,
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("enum")
 
-    f_one_of: list[EnumOption] | None | Unset
-    v = d.get("oneOf", MISSING)
-    if v is MISSING:
-        f_one_of = UNSET
+    f_one_of: list[EnumOption] | None | _Unset
+    v = d.get("oneOf", _MISSING)
+    if v is _MISSING:
+        f_one_of = _UNSET
     else:
         try:
             f_one_of = (
-                None if v is None else check_list(v, _decode_EnumOption, strict, 1)
+                None if v is None else _check_list(v, _decode_EnumOption, strict, 1)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("oneOf")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(StringPropertySchema)
     o.title = f_title
@@ -5862,83 +5910,83 @@ def _decode_StringPropertySchema(d: Any, strict: bool) -> StringPropertySchema:
     return o
 
 
-def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_min_length = o.min_length
-    if v_min_length is not UNSET:
+    if v_min_length is not _UNSET:
         d["minLength"] = v_min_length
     v_max_length = o.max_length
-    if v_max_length is not UNSET:
+    if v_max_length is not _UNSET:
         d["maxLength"] = v_max_length
     v_pattern = o.pattern
-    if v_pattern is not UNSET:
+    if v_pattern is not _UNSET:
         d["pattern"] = v_pattern
     v_format = o.format
-    if v_format is not UNSET:
+    if v_format is not _UNSET:
         d["format"] = (
             None
             if v_format is None
             else (v_format._value_ if type(v_format) is StringFormat else v_format)
         )
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = v_default
     v_enum = o.enum
-    if v_enum is not UNSET:
+    if v_enum is not _UNSET:
         d["enum"] = None if v_enum is None else list(v_enum)
     v_one_of = o.one_of
-    if v_one_of is not UNSET:
+    if v_one_of is not _UNSET:
         d["oneOf"] = (
             None if v_one_of is None else [_encode_EnumOption(x) for x in v_one_of]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_minimum: float | None | Unset
-    v = d.get("minimum", MISSING)
-    if v is MISSING:
-        f_minimum = UNSET
+    f_minimum: float | None | _Unset
+    v = d.get("minimum", _MISSING)
+    if v is _MISSING:
+        f_minimum = _UNSET
     else:
         try:
             f_minimum = (
@@ -5946,17 +5994,17 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
                 if v is None
                 else (
                     v
-                    if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
-                    else check_num(v, None, None)
+                    if type(v) is float and -_FLOAT_MAX <= v <= _FLOAT_MAX
+                    else _check_num(v, None, None)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("minimum")
 
-    f_maximum: float | None | Unset
-    v = d.get("maximum", MISSING)
-    if v is MISSING:
-        f_maximum = UNSET
+    f_maximum: float | None | _Unset
+    v = d.get("maximum", _MISSING)
+    if v is _MISSING:
+        f_maximum = _UNSET
     else:
         try:
             f_maximum = (
@@ -5964,17 +6012,17 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
                 if v is None
                 else (
                     v
-                    if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
-                    else check_num(v, None, None)
+                    if type(v) is float and -_FLOAT_MAX <= v <= _FLOAT_MAX
+                    else _check_num(v, None, None)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("maximum")
 
-    f_default: float | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: float | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
             f_default = (
@@ -5982,28 +6030,28 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
                 if v is None
                 else (
                     v
-                    if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
-                    else check_num(v, None, None)
+                    if type(v) is float and -_FLOAT_MAX <= v <= _FLOAT_MAX
+                    else _check_num(v, None, None)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(NumberPropertySchema)
     o.title = f_title
@@ -6015,65 +6063,65 @@ def _decode_NumberPropertySchema(d: Any, strict: bool) -> NumberPropertySchema:
     return o
 
 
-def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_minimum = o.minimum
-    if v_minimum is not UNSET:
+    if v_minimum is not _UNSET:
         d["minimum"] = v_minimum
     v_maximum = o.maximum
-    if v_maximum is not UNSET:
+    if v_maximum is not _UNSET:
         d["maximum"] = v_maximum
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = v_default
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchema:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_minimum: int | None | Unset
-    v = d.get("minimum", MISSING)
-    if v is MISSING:
-        f_minimum = UNSET
+    f_minimum: int | None | _Unset
+    v = d.get("minimum", _MISSING)
+    if v is _MISSING:
+        f_minimum = _UNSET
     else:
         try:
             f_minimum = (
@@ -6084,19 +6132,19 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                     if type(v) is int
                     and -9223372036854775808 <= v <= 9223372036854775807
                     else (
-                        check_int(v, None, None)
+                        _check_int(v, None, None)
                         if strict
-                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                        else _check_int(v, -9223372036854775808, 9223372036854775807)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("minimum")
 
-    f_maximum: int | None | Unset
-    v = d.get("maximum", MISSING)
-    if v is MISSING:
-        f_maximum = UNSET
+    f_maximum: int | None | _Unset
+    v = d.get("maximum", _MISSING)
+    if v is _MISSING:
+        f_maximum = _UNSET
     else:
         try:
             f_maximum = (
@@ -6107,19 +6155,19 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                     if type(v) is int
                     and -9223372036854775808 <= v <= 9223372036854775807
                     else (
-                        check_int(v, None, None)
+                        _check_int(v, None, None)
                         if strict
-                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                        else _check_int(v, -9223372036854775808, 9223372036854775807)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("maximum")
 
-    f_default: int | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: int | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
             f_default = (
@@ -6130,30 +6178,30 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
                     if type(v) is int
                     and -9223372036854775808 <= v <= 9223372036854775807
                     else (
-                        check_int(v, None, None)
+                        _check_int(v, None, None)
                         if strict
-                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                        else _check_int(v, -9223372036854775808, 9223372036854775807)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(IntegerPropertySchema)
     o.title = f_title
@@ -6165,86 +6213,88 @@ def _decode_IntegerPropertySchema(d: Any, strict: bool) -> IntegerPropertySchema
     return o
 
 
-def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_minimum = o.minimum
-    if v_minimum is not UNSET:
+    if v_minimum is not _UNSET:
         d["minimum"] = v_minimum
     v_maximum = o.maximum
-    if v_maximum is not UNSET:
+    if v_maximum is not _UNSET:
         d["maximum"] = v_maximum
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = v_default
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchema:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_default: bool | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: bool | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
-            f_default = None if v is None else (v if type(v) is bool else check_bool(v))
-        except ValidationError as error:
+            f_default = (
+                None if v is None else (v if type(v) is bool else _check_bool(v))
+            )
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(BooleanPropertySchema)
     o.title = f_title
@@ -6254,59 +6304,61 @@ def _decode_BooleanPropertySchema(d: Any, strict: bool) -> BooleanPropertySchema
     return o
 
 
-def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = v_default
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_MultiSelectItemsString(d: Any, strict: bool) -> MultiSelectItemsString:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_MultiSelectItemsString(d: _Any, strict: bool) -> MultiSelectItemsString:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "string":
-        raise check_tag(d, "type", "string")
+        raise _check_tag(d, "type", "string")
     return _read_MultiSelectItemsString(d, strict)
 
 
-def _read_MultiSelectItemsString(d: JsonObject, strict: bool) -> MultiSelectItemsString:
+def _read_MultiSelectItemsString(
+    d: _JsonObject, strict: bool
+) -> MultiSelectItemsString:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_enum: list[str]
-    v = d.get("enum", MISSING)
-    if v is MISSING:
-        raise missing("enum")
+    v = d.get("enum", _MISSING)
+    if v is _MISSING:
+        raise _missing("enum")
     else:
         try:
-            f_enum = check_list(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict, 1
+            f_enum = _check_list(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict, 1
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("enum")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(MultiSelectItemsString)
     o.enum = f_enum
@@ -6314,79 +6366,79 @@ def _read_MultiSelectItemsString(d: JsonObject, strict: bool) -> MultiSelectItem
     return o
 
 
-def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "string",
         "enum": list(o.enum),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_OtherMultiSelectItems(d: Any, strict: bool) -> OtherMultiSelectItems:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_OtherMultiSelectItems(d: _Any, strict: bool) -> OtherMultiSelectItems:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("type")) is not str:
-        raise check_tag(d, "type", None)
+        raise _check_tag(d, "type", None)
     if strict and d["type"] in _VARIANTS_MultiSelectItems:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
     return _read_OtherMultiSelectItems(d, strict)
 
 
-def _read_OtherMultiSelectItems(d: JsonObject, strict: bool) -> OtherMultiSelectItems:
+def _read_OtherMultiSelectItems(d: _JsonObject, strict: bool) -> OtherMultiSelectItems:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
     o = _new(OtherMultiSelectItems)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
-def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": o.type,
     }
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_MultiSelectItems: dict[str, Decoder[MultiSelectItems]] = {
+_VARIANTS_MultiSelectItems: dict[str, _Decoder[MultiSelectItems]] = {
     "string": _read_MultiSelectItemsString,
 }
 
 
-def _decode_MultiSelectItems(d: Any, strict: bool) -> MultiSelectItems:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+def _decode_MultiSelectItems(d: _Any, strict: bool) -> MultiSelectItems:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_MultiSelectItems.get(tag)
         if decoder is not None:
             try:
                 return decoder(d, strict)
-            except ValidationError as error:
+            except _ValidationError as error:
                 # The untagged variant takes what the tagged one refuses.
-                salvage(d)
+                _salvage(d)
                 try:
                     return _decode_TitledMultiSelectItems(d, strict)
-                except ValidationError:
+                except _ValidationError:
                     raise error from None
         return _read_OtherMultiSelectItems(d, strict)
     return _decode_TitledMultiSelectItems(d, strict)
 
 
-def _encode_MultiSelectItems(o: MultiSelectItems) -> dict[str, Any]:
+def _encode_MultiSelectItems(o: MultiSelectItems) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -6396,33 +6448,33 @@ def _encode_MultiSelectItems(o: MultiSelectItems) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectItems:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_StringMultiSelectItems(d: _Any, strict: bool) -> StringMultiSelectItems:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_enum: list[str]
-    v = d.get("enum", MISSING)
-    if v is MISSING:
-        raise missing("enum")
+    v = d.get("enum", _MISSING)
+    if v is _MISSING:
+        raise _missing("enum")
     else:
         try:
-            f_enum = check_list(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict, 1
+            f_enum = _check_list(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict, 1
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("enum")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(StringMultiSelectItems)
     o.enum = f_enum
@@ -6430,42 +6482,42 @@ def _decode_StringMultiSelectItems(d: Any, strict: bool) -> StringMultiSelectIte
     return o
 
 
-def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "enum": list(o.enum),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_TitledMultiSelectItems(d: Any, strict: bool) -> TitledMultiSelectItems:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_TitledMultiSelectItems(d: _Any, strict: bool) -> TitledMultiSelectItems:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_any_of: list[EnumOption]
-    v = d.get("anyOf", MISSING)
-    if v is MISSING:
-        raise missing("anyOf")
+    v = d.get("anyOf", _MISSING)
+    if v is _MISSING:
+        raise _missing("anyOf")
     else:
         try:
-            f_any_of = check_list(v, _decode_EnumOption, strict, 1)
-        except ValidationError as error:
+            f_any_of = _check_list(v, _decode_EnumOption, strict, 1)
+        except _ValidationError as error:
             raise error.at("anyOf")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TitledMultiSelectItems)
     o.any_of = f_any_of
@@ -6473,54 +6525,54 @@ def _decode_TitledMultiSelectItems(d: Any, strict: bool) -> TitledMultiSelectIte
     return o
 
 
-def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "anyOf": [_encode_EnumOption(x) for x in o.any_of],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_MultiSelectPropertySchema(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> MultiSelectPropertySchema:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_min_items: int | None | Unset
-    v = d.get("minItems", MISSING)
-    if v is MISSING:
-        f_min_items = UNSET
+    f_min_items: int | None | _Unset
+    v = d.get("minItems", _MISSING)
+    if v is _MISSING:
+        f_min_items = _UNSET
     else:
         try:
             f_min_items = (
@@ -6530,19 +6582,19 @@ def _decode_MultiSelectPropertySchema(
                     v
                     if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
-                        check_int(v, 0, None)
+                        _check_int(v, 0, None)
                         if strict
-                        else check_int(v, 0, 18446744073709551615)
+                        else _check_int(v, 0, 18446744073709551615)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("minItems")
 
-    f_max_items: int | None | Unset
-    v = d.get("maxItems", MISSING)
-    if v is MISSING:
-        f_max_items = UNSET
+    f_max_items: int | None | _Unset
+    v = d.get("maxItems", _MISSING)
+    if v is _MISSING:
+        f_max_items = _UNSET
     else:
         try:
             f_max_items = (
@@ -6552,56 +6604,56 @@ def _decode_MultiSelectPropertySchema(
                     v
                     if type(v) is int and 0 <= v <= 18446744073709551615
                     else (
-                        check_int(v, 0, None)
+                        _check_int(v, 0, None)
                         if strict
-                        else check_int(v, 0, 18446744073709551615)
+                        else _check_int(v, 0, 18446744073709551615)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("maxItems")
 
     f_items: MultiSelectItems
-    v = d.get("items", MISSING)
-    if v is MISSING:
-        raise missing("items")
+    v = d.get("items", _MISSING)
+    if v is _MISSING:
+        raise _missing("items")
     else:
         try:
             f_items = _decode_MultiSelectItems(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("items")
 
-    f_default: list[str] | None | Unset
-    v = d.get("default", MISSING)
-    if v is MISSING:
-        f_default = UNSET
+    f_default: list[str] | None | _Unset
+    v = d.get("default", _MISSING)
+    if v is _MISSING:
+        f_default = _UNSET
     else:
         try:
             f_default = (
                 None
                 if v is None
-                else check_list_skipping(
-                    v, lambda x, strict: x if type(x) is str else check_str(x), strict
+                else _check_list_skipping(
+                    v, lambda x, strict: x if type(x) is str else _check_str(x), strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("default")
-            salvage(v)
-            f_default = UNSET
+            _salvage(v)
+            f_default = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(MultiSelectPropertySchema)
     o.title = f_title
@@ -6614,59 +6666,59 @@ def _decode_MultiSelectPropertySchema(
     return o
 
 
-def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "items": _encode_MultiSelectItems(o.items),
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_min_items = o.min_items
-    if v_min_items is not UNSET:
+    if v_min_items is not _UNSET:
         d["minItems"] = v_min_items
     v_max_items = o.max_items
-    if v_max_items is not UNSET:
+    if v_max_items is not _UNSET:
         d["maxItems"] = v_max_items
     v_default = o.default
-    if v_default is not UNSET:
+    if v_default is not _UNSET:
         d["default"] = None if v_default is None else list(v_default)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ElicitationFormMode(d: Any, strict: bool) -> ElicitationFormMode:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ElicitationFormMode(d: _Any, strict: bool) -> ElicitationFormMode:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_requested_schema: ElicitationSchema
-    v = d.get("requestedSchema", MISSING)
-    if v is MISSING:
-        raise missing("requestedSchema")
+    v = d.get("requestedSchema", _MISSING)
+    if v is _MISSING:
+        raise _missing("requestedSchema")
     else:
         try:
             f_requested_schema = _decode_ElicitationSchema(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("requestedSchema")
 
     candidates_scope: list[
-        Decoder[ElicitationSessionScope | ElicitationRequestScope]
+        _Decoder[ElicitationSessionScope | ElicitationRequestScope]
     ] = []
     if "sessionId" in d:
         candidates_scope.append(_decode_ElicitationSessionScope)
     if "requestId" in d:
         candidates_scope.append(_decode_ElicitationRequestScope)
     if not candidates_scope:
-        raise ValidationError(
+        raise _ValidationError(
             "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
         )
-    f_scope = cast(
+    f_scope = _cast(
         "ElicitationSessionScope | ElicitationRequestScope",
-        exactly_one(
+        _exactly_one(
             d,
             strict,
             candidates_scope,
@@ -6680,8 +6732,8 @@ def _decode_ElicitationFormMode(d: Any, strict: bool) -> ElicitationFormMode:
     return o
 
 
-def _encode_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "requestedSchema": _encode_ElicitationSchema(o.requested_schema),
     }
     v_scope = o.scope
@@ -6697,47 +6749,47 @@ def _encode_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, Any]:
     return d
 
 
-def _decode_ElicitationId(v: Any, strict: bool) -> ElicitationId:
-    return v if type(v) is str else check_str(v)
+def _decode_ElicitationId(v: _Any, strict: bool) -> ElicitationId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_ElicitationUrlMode(d: Any, strict: bool) -> ElicitationUrlMode:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ElicitationUrlMode(d: _Any, strict: bool) -> ElicitationUrlMode:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_elicitation_id: ElicitationId
-    v = d.get("elicitationId", MISSING)
-    if v is MISSING:
-        raise missing("elicitationId")
+    v = d.get("elicitationId", _MISSING)
+    if v is _MISSING:
+        raise _missing("elicitationId")
     else:
         try:
-            f_elicitation_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_elicitation_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("elicitationId")
 
     f_url: str
-    v = d.get("url", MISSING)
-    if v is MISSING:
-        raise missing("url")
+    v = d.get("url", _MISSING)
+    if v is _MISSING:
+        raise _missing("url")
     else:
         try:
-            f_url = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_url = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("url")
 
     candidates_scope: list[
-        Decoder[ElicitationSessionScope | ElicitationRequestScope]
+        _Decoder[ElicitationSessionScope | ElicitationRequestScope]
     ] = []
     if "sessionId" in d:
         candidates_scope.append(_decode_ElicitationSessionScope)
     if "requestId" in d:
         candidates_scope.append(_decode_ElicitationRequestScope)
     if not candidates_scope:
-        raise ValidationError(
+        raise _ValidationError(
             "expected the members of ElicitationSessionScope or ElicitationRequestScope (sessionId; requestId)"
         )
-    f_scope = cast(
+    f_scope = _cast(
         "ElicitationSessionScope | ElicitationRequestScope",
-        exactly_one(
+        _exactly_one(
             d,
             strict,
             candidates_scope,
@@ -6752,8 +6804,8 @@ def _decode_ElicitationUrlMode(d: Any, strict: bool) -> ElicitationUrlMode:
     return o
 
 
-def _encode_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "elicitationId": o.elicitation_id,
         "url": o.url,
     }
@@ -6770,33 +6822,33 @@ def _encode_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, Any]:
     return d
 
 
-def _decode_ExtRequest(v: Any, strict: bool) -> ExtRequest:
-    return any_value(v, strict)
+def _decode_ExtRequest(v: _Any, strict: bool) -> ExtRequest:
+    return _any_value(v, strict)
 
 
-def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_id: RequestId_
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+def _decode_ResultAgentResponse(d: _Any, strict: bool) -> ResultAgentResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_id: RequestId
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = _decode_RequestId_(v, strict)
-        except ValidationError as error:
+            f_id = _decode_RequestId(v, strict)
+        except _ValidationError as error:
             raise error.at("id")
 
-    f_result: Any
-    v = d.get("result", MISSING)
-    if v is MISSING:
-        raise missing("result")
+    f_result: _Any
+    v = d.get("result", _MISSING)
+    if v is _MISSING:
+        raise _missing("result")
     else:
         try:
-            f_result = check_raw(
+            f_result = _check_raw(
                 v, "#/$defs/AgentResponse/anyOf/0/properties/result", strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("result")
 
     o = _new(ResultAgentResponse)
@@ -6805,27 +6857,27 @@ def _decode_ResultAgentResponse(d: Any, strict: bool) -> ResultAgentResponse:
     return o
 
 
-def _encode_ResultAgentResponse(o: ResultAgentResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ResultAgentResponse(o: ResultAgentResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "id": encode(o.id),
-        "result": wire_json(o.result),
+        "result": _wire_json(o.result),
     }
 
     return d
 
 
-def _decode_ErrorAgentResponse(d: Any, strict: bool) -> ErrorAgentResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ErrorAgentResponse(d: _Any, strict: bool) -> ErrorAgentResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_id: int | str | None
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = cast(
+            f_id = _cast(
                 "int | str | None",
-                scalar_union(
+                _scalar_union(
                     v,
                     strict,
                     {
@@ -6834,32 +6886,32 @@ def _decode_ErrorAgentResponse(d: Any, strict: bool) -> ErrorAgentResponse:
                             if type(x) is int
                             and -9223372036854775808 <= x <= 9223372036854775807
                             else (
-                                check_int(x, None, None)
+                                _check_int(x, None, None)
                                 if strict
-                                else check_int(
+                                else _check_int(
                                     x, -9223372036854775808, 9223372036854775807
                                 )
                             )
                         ),
                         "string": lambda x, strict: (
-                            x if type(x) is str else check_str(x)
+                            x if type(x) is str else _check_str(x)
                         ),
-                        "null": lambda x, strict: None if x is None else not_null(x),
+                        "null": lambda x, strict: None if x is None else _not_null(x),
                     },
                     "integer, string or null",
                 ),
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("id")
 
     f_error: Error
-    v = d.get("error", MISSING)
-    if v is MISSING:
-        raise missing("error")
+    v = d.get("error", _MISSING)
+    if v is _MISSING:
+        raise _missing("error")
     else:
         try:
             f_error = _decode_Error(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("error")
 
     o = _new(ErrorAgentResponse)
@@ -6868,8 +6920,8 @@ def _decode_ErrorAgentResponse(d: Any, strict: bool) -> ErrorAgentResponse:
     return o
 
 
-def _encode_ErrorAgentResponse(o: ErrorAgentResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ErrorAgentResponse(o: ErrorAgentResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "id": encode(o.id),
         "error": _encode_Error(o.error),
     }
@@ -6877,96 +6929,96 @@ def _encode_ErrorAgentResponse(o: ErrorAgentResponse) -> dict[str, Any]:
     return d
 
 
-def _decode_AgentResponse(d: Any, strict: bool) -> AgentResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AgentResponse(d: _Any, strict: bool) -> AgentResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     # The first variant whose required keys are all there and that decodes,
     # as serde's untagged enums choose.
-    errors: list[ValidationError] = []
+    errors: list[_ValidationError] = []
     if "id" in d and "result" in d:
         try:
             return _decode_ResultAgentResponse(d, strict)
-        except ValidationError as error:
-            salvage(d)
+        except _ValidationError as error:
+            _salvage(d)
             errors.append(error)
     if "id" in d and "error" in d:
         try:
             return _decode_ErrorAgentResponse(d, strict)
-        except ValidationError as error:
-            salvage(d)
+        except _ValidationError as error:
+            _salvage(d)
             errors.append(error)
     if errors:
-        raise furthest(errors)
-    raise ValidationError(
+        raise _furthest(errors)
+    raise _ValidationError(
         "expected an object with the members of Result or Error (id, result; id, error)"
     )
 
 
-def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_protocol_version: ProtocolVersion
-    v = d.get("protocolVersion", MISSING)
-    if v is MISSING:
-        raise missing("protocolVersion")
+    v = d.get("protocolVersion", _MISSING)
+    if v is _MISSING:
+        raise _missing("protocolVersion")
     else:
         try:
             f_protocol_version = (
-                v if type(v) is int and 0 <= v <= 65535 else check_int(v, 0, 65535)
+                v if type(v) is int and 0 <= v <= 65535 else _check_int(v, 0, 65535)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("protocolVersion")
 
     f_info: Implementation
-    v = d.get("info", MISSING)
-    if v is MISSING:
-        raise missing("info")
+    v = d.get("info", _MISSING)
+    if v is _MISSING:
+        raise _missing("info")
     else:
         try:
             f_info = _decode_Implementation(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("info")
 
     f_capabilities: AgentCapabilities
-    v = d.get("capabilities", MISSING)
-    if v is MISSING:
+    v = d.get("capabilities", _MISSING)
+    if v is _MISSING:
         f_capabilities = AgentCapabilities()
     else:
         try:
             f_capabilities = _decode_AgentCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("capabilities")
-            salvage(v)
+            _salvage(v)
             f_capabilities = AgentCapabilities()
 
-    f_auth_methods: list[AuthMethod] | Unset
-    v = d.get("authMethods", MISSING)
-    if v is MISSING:
-        f_auth_methods = UNSET
+    f_auth_methods: list[AuthMethod] | _Unset
+    v = d.get("authMethods", _MISSING)
+    if v is _MISSING:
+        f_auth_methods = _UNSET
     else:
         try:
-            f_auth_methods = check_variants_skipping(
+            f_auth_methods = _check_variants_skipping(
                 v, "type", _VARIANTS_AuthMethod, _decode_AuthMethod, strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("authMethods")
-            salvage(v)
+            _salvage(v)
             f_auth_methods = []
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(InitializeResponse)
     o.protocol_version = f_protocol_version
@@ -6977,74 +7029,74 @@ def _decode_InitializeResponse(d: Any, strict: bool) -> InitializeResponse:
     return o
 
 
-def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "protocolVersion": o.protocol_version,
         "info": _encode_Implementation(o.info),
         "capabilities": _encode_AgentCapabilities(o.capabilities),
     }
     v_auth_methods = o.auth_methods
-    if v_auth_methods is not UNSET:
+    if v_auth_methods is not _UNSET:
         d["authMethods"] = [_encode_AuthMethod(x) for x in v_auth_methods]
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ProtocolVersion(v: Any, strict: bool) -> ProtocolVersion:
-    return v if type(v) is int and 0 <= v <= 65535 else check_int(v, 0, 65535)
+def _decode_ProtocolVersion(v: _Any, strict: bool) -> ProtocolVersion:
+    return v if type(v) is int and 0 <= v <= 65535 else _check_int(v, 0, 65535)
 
 
-def _decode_Implementation(d: Any, strict: bool) -> Implementation:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_Implementation(d: _Any, strict: bool) -> Implementation:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
     f_version: str
-    v = d.get("version", MISSING)
-    if v is MISSING:
-        raise missing("version")
+    v = d.get("version", _MISSING)
+    if v is _MISSING:
+        raise _missing("version")
     else:
         try:
-            f_version = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_version = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("version")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(Implementation)
     o.name = f_name
@@ -7054,62 +7106,62 @@ def _decode_Implementation(d: Any, strict: bool) -> Implementation:
     return o
 
 
-def _encode_Implementation(o: Implementation) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_Implementation(o: Implementation) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "name": o.name,
         "version": o.version,
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_session: SessionCapabilities | None | Unset
-    v = d.get("session", MISSING)
-    if v is MISSING:
-        f_session = UNSET
+def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_session: SessionCapabilities | None | _Unset
+    v = d.get("session", _MISSING)
+    if v is _MISSING:
+        f_session = _UNSET
     else:
         try:
             f_session = None if v is None else _decode_SessionCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("session")
-            salvage(v)
-            f_session = UNSET
+            _salvage(v)
+            f_session = _UNSET
 
-    f_auth: AgentAuthCapabilities | None | Unset
-    v = d.get("auth", MISSING)
-    if v is MISSING:
-        f_auth = UNSET
+    f_auth: AgentAuthCapabilities | None | _Unset
+    v = d.get("auth", _MISSING)
+    if v is _MISSING:
+        f_auth = _UNSET
     else:
         try:
             f_auth = None if v is None else _decode_AgentAuthCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("auth")
-            salvage(v)
-            f_auth = UNSET
+            _salvage(v)
+            f_auth = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AgentCapabilities)
     o.session = f_session
@@ -7118,71 +7170,71 @@ def _decode_AgentCapabilities(d: Any, strict: bool) -> AgentCapabilities:
     return o
 
 
-def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_session = o.session
-    if v_session is not UNSET:
+    if v_session is not _UNSET:
         d["session"] = (
             None if v_session is None else _encode_SessionCapabilities(v_session)
         )
     v_auth = o.auth
-    if v_auth is not UNSET:
+    if v_auth is not _UNSET:
         d["auth"] = None if v_auth is None else _encode_AgentAuthCapabilities(v_auth)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_prompt: PromptCapabilities | None | Unset
-    v = d.get("prompt", MISSING)
-    if v is MISSING:
-        f_prompt = UNSET
+def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_prompt: PromptCapabilities | None | _Unset
+    v = d.get("prompt", _MISSING)
+    if v is _MISSING:
+        f_prompt = _UNSET
     else:
         try:
             f_prompt = None if v is None else _decode_PromptCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("prompt")
-            salvage(v)
-            f_prompt = UNSET
+            _salvage(v)
+            f_prompt = _UNSET
 
-    f_mcp: McpCapabilities | None | Unset
-    v = d.get("mcp", MISSING)
-    if v is MISSING:
-        f_mcp = UNSET
+    f_mcp: McpCapabilities | None | _Unset
+    v = d.get("mcp", _MISSING)
+    if v is _MISSING:
+        f_mcp = _UNSET
     else:
         try:
             f_mcp = None if v is None else _decode_McpCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("mcp")
-            salvage(v)
-            f_mcp = UNSET
+            _salvage(v)
+            f_mcp = _UNSET
 
-    f_delete: SessionDeleteCapabilities | None | Unset
-    v = d.get("delete", MISSING)
-    if v is MISSING:
-        f_delete = UNSET
+    f_delete: SessionDeleteCapabilities | None | _Unset
+    v = d.get("delete", _MISSING)
+    if v is _MISSING:
+        f_delete = _UNSET
     else:
         try:
             f_delete = (
                 None if v is None else _decode_SessionDeleteCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("delete")
-            salvage(v)
-            f_delete = UNSET
+            _salvage(v)
+            f_delete = _UNSET
 
-    f_additional_directories: SessionAdditionalDirectoriesCapabilities | None | Unset
-    v = d.get("additionalDirectories", MISSING)
-    if v is MISSING:
-        f_additional_directories = UNSET
+    f_additional_directories: SessionAdditionalDirectoriesCapabilities | None | _Unset
+    v = d.get("additionalDirectories", _MISSING)
+    if v is _MISSING:
+        f_additional_directories = _UNSET
     else:
         try:
             f_additional_directories = (
@@ -7190,24 +7242,24 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
                 if v is None
                 else _decode_SessionAdditionalDirectoriesCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("additionalDirectories")
-            salvage(v)
-            f_additional_directories = UNSET
+            _salvage(v)
+            f_additional_directories = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionCapabilities)
     o.prompt = f_prompt
@@ -7218,21 +7270,21 @@ def _decode_SessionCapabilities(d: Any, strict: bool) -> SessionCapabilities:
     return o
 
 
-def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_prompt = o.prompt
-    if v_prompt is not UNSET:
+    if v_prompt is not _UNSET:
         d["prompt"] = None if v_prompt is None else _encode_PromptCapabilities(v_prompt)
     v_mcp = o.mcp
-    if v_mcp is not UNSET:
+    if v_mcp is not _UNSET:
         d["mcp"] = None if v_mcp is None else _encode_McpCapabilities(v_mcp)
     v_delete = o.delete
-    if v_delete is not UNSET:
+    if v_delete is not _UNSET:
         d["delete"] = (
             None if v_delete is None else _encode_SessionDeleteCapabilities(v_delete)
         )
     v_additional_directories = o.additional_directories
-    if v_additional_directories is not UNSET:
+    if v_additional_directories is not _UNSET:
         d["additionalDirectories"] = (
             None
             if v_additional_directories is None
@@ -7241,45 +7293,45 @@ def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, Any]:
             )
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_image: PromptImageCapabilities | None | Unset
-    v = d.get("image", MISSING)
-    if v is MISSING:
-        f_image = UNSET
+def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_image: PromptImageCapabilities | None | _Unset
+    v = d.get("image", _MISSING)
+    if v is _MISSING:
+        f_image = _UNSET
     else:
         try:
             f_image = None if v is None else _decode_PromptImageCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("image")
-            salvage(v)
-            f_image = UNSET
+            _salvage(v)
+            f_image = _UNSET
 
-    f_audio: PromptAudioCapabilities | None | Unset
-    v = d.get("audio", MISSING)
-    if v is MISSING:
-        f_audio = UNSET
+    f_audio: PromptAudioCapabilities | None | _Unset
+    v = d.get("audio", _MISSING)
+    if v is _MISSING:
+        f_audio = _UNSET
     else:
         try:
             f_audio = None if v is None else _decode_PromptAudioCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("audio")
-            salvage(v)
-            f_audio = UNSET
+            _salvage(v)
+            f_audio = _UNSET
 
-    f_embedded_context: PromptEmbeddedContextCapabilities | None | Unset
-    v = d.get("embeddedContext", MISSING)
-    if v is MISSING:
-        f_embedded_context = UNSET
+    f_embedded_context: PromptEmbeddedContextCapabilities | None | _Unset
+    v = d.get("embeddedContext", _MISSING)
+    if v is _MISSING:
+        f_embedded_context = _UNSET
     else:
         try:
             f_embedded_context = (
@@ -7287,24 +7339,24 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
                 if v is None
                 else _decode_PromptEmbeddedContextCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("embeddedContext")
-            salvage(v)
-            f_embedded_context = UNSET
+            _salvage(v)
+            f_embedded_context = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PromptCapabilities)
     o.image = f_image
@@ -7314,109 +7366,109 @@ def _decode_PromptCapabilities(d: Any, strict: bool) -> PromptCapabilities:
     return o
 
 
-def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_image = o.image
-    if v_image is not UNSET:
+    if v_image is not _UNSET:
         d["image"] = (
             None if v_image is None else _encode_PromptImageCapabilities(v_image)
         )
     v_audio = o.audio
-    if v_audio is not UNSET:
+    if v_audio is not _UNSET:
         d["audio"] = (
             None if v_audio is None else _encode_PromptAudioCapabilities(v_audio)
         )
     v_embedded_context = o.embedded_context
-    if v_embedded_context is not UNSET:
+    if v_embedded_context is not _UNSET:
         d["embeddedContext"] = (
             None
             if v_embedded_context is None
             else _encode_PromptEmbeddedContextCapabilities(v_embedded_context)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PromptImageCapabilities(d: Any, strict: bool) -> PromptImageCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_PromptImageCapabilities(d: _Any, strict: bool) -> PromptImageCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PromptImageCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_PromptImageCapabilities(o: PromptImageCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_PromptImageCapabilities(o: PromptImageCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PromptAudioCapabilities(d: Any, strict: bool) -> PromptAudioCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_PromptAudioCapabilities(d: _Any, strict: bool) -> PromptAudioCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PromptAudioCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_PromptAudioCapabilities(o: PromptAudioCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_PromptAudioCapabilities(o: PromptAudioCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_PromptEmbeddedContextCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> PromptEmbeddedContextCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PromptEmbeddedContextCapabilities)
     o.meta = f_meta
@@ -7425,56 +7477,56 @@ def _decode_PromptEmbeddedContextCapabilities(
 
 def _encode_PromptEmbeddedContextCapabilities(
     o: PromptEmbeddedContextCapabilities,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_stdio: McpStdioCapabilities | None | Unset
-    v = d.get("stdio", MISSING)
-    if v is MISSING:
-        f_stdio = UNSET
+def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_stdio: McpStdioCapabilities | None | _Unset
+    v = d.get("stdio", _MISSING)
+    if v is _MISSING:
+        f_stdio = _UNSET
     else:
         try:
             f_stdio = None if v is None else _decode_McpStdioCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("stdio")
-            salvage(v)
-            f_stdio = UNSET
+            _salvage(v)
+            f_stdio = _UNSET
 
-    f_http: McpHttpCapabilities | None | Unset
-    v = d.get("http", MISSING)
-    if v is MISSING:
-        f_http = UNSET
+    f_http: McpHttpCapabilities | None | _Unset
+    v = d.get("http", _MISSING)
+    if v is _MISSING:
+        f_http = _UNSET
     else:
         try:
             f_http = None if v is None else _decode_McpHttpCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("http")
-            salvage(v)
-            f_http = UNSET
+            _salvage(v)
+            f_http = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(McpCapabilities)
     o.stdio = f_stdio
@@ -7483,130 +7535,130 @@ def _decode_McpCapabilities(d: Any, strict: bool) -> McpCapabilities:
     return o
 
 
-def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_stdio = o.stdio
-    if v_stdio is not UNSET:
+    if v_stdio is not _UNSET:
         d["stdio"] = None if v_stdio is None else _encode_McpStdioCapabilities(v_stdio)
     v_http = o.http
-    if v_http is not UNSET:
+    if v_http is not _UNSET:
         d["http"] = None if v_http is None else _encode_McpHttpCapabilities(v_http)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_McpStdioCapabilities(d: Any, strict: bool) -> McpStdioCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_McpStdioCapabilities(d: _Any, strict: bool) -> McpStdioCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(McpStdioCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_McpStdioCapabilities(o: McpStdioCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_McpStdioCapabilities(o: McpStdioCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_McpHttpCapabilities(d: Any, strict: bool) -> McpHttpCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_McpHttpCapabilities(d: _Any, strict: bool) -> McpHttpCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(McpHttpCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_McpHttpCapabilities(o: McpHttpCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_McpHttpCapabilities(o: McpHttpCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_SessionDeleteCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SessionDeleteCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionDeleteCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_SessionAdditionalDirectoriesCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SessionAdditionalDirectoriesCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionAdditionalDirectoriesCapabilities)
     o.meta = f_meta
@@ -7615,129 +7667,129 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
 
 def _encode_SessionAdditionalDirectoriesCapabilities(
     o: SessionAdditionalDirectoriesCapabilities,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AgentAuthCapabilities(d: Any, strict: bool) -> AgentAuthCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_AgentAuthCapabilities(d: _Any, strict: bool) -> AgentAuthCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AgentAuthCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_TerminalAuthMethod(d: Any, strict: bool) -> TerminalAuthMethod:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_TerminalAuthMethod(d: _Any, strict: bool) -> TerminalAuthMethod:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "terminal":
-        raise check_tag(d, "type", "terminal")
+        raise _check_tag(d, "type", "terminal")
     return _read_TerminalAuthMethod(d, strict)
 
 
-def _read_TerminalAuthMethod(d: JsonObject, strict: bool) -> TerminalAuthMethod:
+def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_method_id: AuthMethodId
-    v = d.get("methodId", MISSING)
-    if v is MISSING:
-        raise missing("methodId")
+    v = d.get("methodId", _MISSING)
+    if v is _MISSING:
+        raise _missing("methodId")
     else:
         try:
-            f_method_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_method_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("methodId")
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_args: list[str] | Unset
-    v = d.get("args", MISSING)
-    if v is MISSING:
-        f_args = UNSET
+    f_args: list[str] | _Unset
+    v = d.get("args", _MISSING)
+    if v is _MISSING:
+        f_args = _UNSET
     elif v is None and not strict:
         f_args = []
     else:
         try:
-            f_args = check_list(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_args = _check_list(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("args")
 
-    f_env: list[EnvVariable] | Unset
-    v = d.get("env", MISSING)
-    if v is MISSING:
-        f_env = UNSET
+    f_env: list[EnvVariable] | _Unset
+    v = d.get("env", _MISSING)
+    if v is _MISSING:
+        f_env = _UNSET
     elif v is None and not strict:
         f_env = []
     else:
         try:
-            f_env = check_list(v, _decode_EnvVariable, strict)
-        except ValidationError as error:
+            f_env = _check_list(v, _decode_EnvVariable, strict)
+        except _ValidationError as error:
             raise error.at("env")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TerminalAuthMethod)
     o.method_id = f_method_id
@@ -7749,86 +7801,86 @@ def _read_TerminalAuthMethod(d: JsonObject, strict: bool) -> TerminalAuthMethod:
     return o
 
 
-def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "terminal",
         "methodId": o.method_id,
         "name": o.name,
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_args = o.args
-    if v_args is not UNSET:
+    if v_args is not _UNSET:
         d["args"] = list(v_args)
     v_env = o.env
-    if v_env is not UNSET:
+    if v_env is not _UNSET:
         d["env"] = [_encode_EnvVariable(x) for x in v_env]
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AgentAuthMethod(d: Any, strict: bool) -> AgentAuthMethod:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AgentAuthMethod(d: _Any, strict: bool) -> AgentAuthMethod:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "agent":
-        raise check_tag(d, "type", "agent")
+        raise _check_tag(d, "type", "agent")
     return _read_AgentAuthMethod(d, strict)
 
 
-def _read_AgentAuthMethod(d: JsonObject, strict: bool) -> AgentAuthMethod:
+def _read_AgentAuthMethod(d: _JsonObject, strict: bool) -> AgentAuthMethod:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_method_id: AuthMethodId
-    v = d.get("methodId", MISSING)
-    if v is MISSING:
-        raise missing("methodId")
+    v = d.get("methodId", _MISSING)
+    if v is _MISSING:
+        raise _missing("methodId")
     else:
         try:
-            f_method_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_method_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("methodId")
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AgentAuthMethod)
     o.method_id = f_method_id
@@ -7838,56 +7890,56 @@ def _read_AgentAuthMethod(d: JsonObject, strict: bool) -> AgentAuthMethod:
     return o
 
 
-def _encode_AgentAuthMethod(o: AgentAuthMethod) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AgentAuthMethod(o: AgentAuthMethod) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "agent",
         "methodId": o.method_id,
         "name": o.name,
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_OtherAuthMethod(d: Any, strict: bool) -> OtherAuthMethod:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_OtherAuthMethod(d: _Any, strict: bool) -> OtherAuthMethod:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("type")) is not str:
-        raise check_tag(d, "type", None)
+        raise _check_tag(d, "type", None)
     if strict and d["type"] in _VARIANTS_AuthMethod:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
     return _read_OtherAuthMethod(d, strict)
 
 
-def _read_OtherAuthMethod(d: JsonObject, strict: bool) -> OtherAuthMethod:
+def _read_OtherAuthMethod(d: _JsonObject, strict: bool) -> OtherAuthMethod:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
     f_method_id: AuthMethodId
-    v = d.get("methodId", MISSING)
-    if v is MISSING:
-        raise missing("methodId")
+    v = d.get("methodId", _MISSING)
+    if v is _MISSING:
+        raise _missing("methodId")
     else:
         try:
-            f_method_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_method_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("methodId")
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     o = _new(OtherAuthMethod)
@@ -7896,44 +7948,44 @@ def _read_OtherAuthMethod(d: JsonObject, strict: bool) -> OtherAuthMethod:
     o.name = f_name
     o.extra = {k: x for k, x in d.items() if k not in ["type", "methodId", "name"]}
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
-def _encode_OtherAuthMethod(o: OtherAuthMethod) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_OtherAuthMethod(o: OtherAuthMethod) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": o.type,
         "methodId": o.method_id,
         "name": o.name,
     }
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_AuthMethod: dict[str, Decoder[AuthMethod]] = {
+_VARIANTS_AuthMethod: dict[str, _Decoder[AuthMethod]] = {
     "terminal": _read_TerminalAuthMethod,
     "agent": _read_AgentAuthMethod,
 }
 
 
-def _decode_AuthMethod(d: Any, strict: bool) -> AuthMethod:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+def _decode_AuthMethod(d: _Any, strict: bool) -> AuthMethod:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_AuthMethod.get(tag)
         if decoder is not None:
             return decoder(d, strict)
         return _read_OtherAuthMethod(d, strict)
-    if tag is MISSING:
-        raise missing("type")
-    raise type_error("a string", tag).at("type")
+    if tag is _MISSING:
+        raise _missing("type")
+    raise _type_error("a string", tag).at("type")
 
 
-def _encode_AuthMethod(o: AuthMethod) -> dict[str, Any]:
+def _encode_AuthMethod(o: AuthMethod) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -7941,45 +7993,45 @@ def _encode_AuthMethod(o: AuthMethod) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_AuthMethodId(v: Any, strict: bool) -> AuthMethodId:
-    return v if type(v) is str else check_str(v)
+def _decode_AuthMethodId(v: _Any, strict: bool) -> AuthMethodId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_EnvVariable(d: _Any, strict: bool) -> EnvVariable:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_value: str
-    v = d.get("value", MISSING)
-    if v is MISSING:
-        raise missing("value")
+    v = d.get("value", _MISSING)
+    if v is _MISSING:
+        raise _missing("value")
     else:
         try:
-            f_value = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_value = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("value")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(EnvVariable)
     o.name = f_name
@@ -7988,94 +8040,94 @@ def _decode_EnvVariable(d: Any, strict: bool) -> EnvVariable:
     return o
 
 
-def _encode_EnvVariable(o: EnvVariable) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_EnvVariable(o: EnvVariable) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "name": o.name,
         "value": o.value,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_method_id: AuthMethodId
-    v = d.get("methodId", MISSING)
-    if v is MISSING:
-        raise missing("methodId")
+    v = d.get("methodId", _MISSING)
+    if v is _MISSING:
+        raise _missing("methodId")
     else:
         try:
-            f_method_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_method_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("methodId")
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_args: list[str] | Unset
-    v = d.get("args", MISSING)
-    if v is MISSING:
-        f_args = UNSET
+    f_args: list[str] | _Unset
+    v = d.get("args", _MISSING)
+    if v is _MISSING:
+        f_args = _UNSET
     elif v is None and not strict:
         f_args = []
     else:
         try:
-            f_args = check_list(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_args = _check_list(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("args")
 
-    f_env: list[EnvVariable] | Unset
-    v = d.get("env", MISSING)
-    if v is MISSING:
-        f_env = UNSET
+    f_env: list[EnvVariable] | _Unset
+    v = d.get("env", _MISSING)
+    if v is _MISSING:
+        f_env = _UNSET
     elif v is None and not strict:
         f_env = []
     else:
         try:
-            f_env = check_list(v, _decode_EnvVariable, strict)
-        except ValidationError as error:
+            f_env = _check_list(v, _decode_EnvVariable, strict)
+        except _ValidationError as error:
             raise error.at("env")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AuthMethodTerminal)
     o.method_id = f_method_id
@@ -8087,77 +8139,77 @@ def _decode_AuthMethodTerminal(d: Any, strict: bool) -> AuthMethodTerminal:
     return o
 
 
-def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "methodId": o.method_id,
         "name": o.name,
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_args = o.args
-    if v_args is not UNSET:
+    if v_args is not _UNSET:
         d["args"] = list(v_args)
     v_env = o.env
-    if v_env is not UNSET:
+    if v_env is not _UNSET:
         d["env"] = [_encode_EnvVariable(x) for x in v_env]
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AuthMethodAgent(d: _Any, strict: bool) -> AuthMethodAgent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_method_id: AuthMethodId
-    v = d.get("methodId", MISSING)
-    if v is MISSING:
-        raise missing("methodId")
+    v = d.get("methodId", _MISSING)
+    if v is _MISSING:
+        raise _missing("methodId")
     else:
         try:
-            f_method_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_method_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("methodId")
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AuthMethodAgent)
     o.method_id = f_method_id
@@ -8167,140 +8219,140 @@ def _decode_AuthMethodAgent(d: Any, strict: bool) -> AuthMethodAgent:
     return o
 
 
-def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "methodId": o.method_id,
         "name": o.name,
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_LoginAuthResponse(d: Any, strict: bool) -> LoginAuthResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_LoginAuthResponse(d: _Any, strict: bool) -> LoginAuthResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(LoginAuthResponse)
     o.meta = f_meta
     return o
 
 
-def _encode_LoginAuthResponse(o: LoginAuthResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_LoginAuthResponse(o: LoginAuthResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_LogoutAuthResponse(d: Any, strict: bool) -> LogoutAuthResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_LogoutAuthResponse(d: _Any, strict: bool) -> LogoutAuthResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(LogoutAuthResponse)
     o.meta = f_meta
     return o
 
 
-def _encode_LogoutAuthResponse(o: LogoutAuthResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_LogoutAuthResponse(o: LogoutAuthResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
-    f_config_options: list[SessionConfigOption] | Unset
-    v = d.get("configOptions", MISSING)
-    if v is MISSING:
-        f_config_options = UNSET
+    f_config_options: list[SessionConfigOption] | _Unset
+    v = d.get("configOptions", _MISSING)
+    if v is _MISSING:
+        f_config_options = _UNSET
     else:
         try:
-            f_config_options = check_variants_skipping(
+            f_config_options = _check_variants_skipping(
                 v,
                 "type",
                 _VARIANTS_SessionConfigOption,
                 _decode_SessionConfigOption,
                 strict,
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("configOptions")
-            salvage(v)
+            _salvage(v)
             f_config_options = []
 
-    f_available_commands: list[AvailableCommand] | Unset
-    v = d.get("availableCommands", MISSING)
-    if v is MISSING:
-        f_available_commands = UNSET
+    f_available_commands: list[AvailableCommand] | _Unset
+    v = d.get("availableCommands", _MISSING)
+    if v is _MISSING:
+        f_available_commands = _UNSET
     else:
         try:
-            f_available_commands = check_variants_skipping(
+            f_available_commands = _check_variants_skipping(
                 v, "type", _VARIANTS_AvailableCommand, _decode_AvailableCommand, strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("availableCommands")
-            salvage(v)
+            _salvage(v)
             f_available_commands = []
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(NewSessionResponse)
     o.session_id = f_session_id
@@ -8310,79 +8362,79 @@ def _decode_NewSessionResponse(d: Any, strict: bool) -> NewSessionResponse:
     return o
 
 
-def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
     }
     v_config_options = o.config_options
-    if v_config_options is not UNSET:
+    if v_config_options is not _UNSET:
         d["configOptions"] = [_encode_SessionConfigOption(x) for x in v_config_options]
     v_available_commands = o.available_commands
-    if v_available_commands is not UNSET:
+    if v_available_commands is not _UNSET:
         d["availableCommands"] = [
             _encode_AvailableCommand(x) for x in v_available_commands
         ]
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_SelectSessionConfigOption(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SelectSessionConfigOption:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "select":
-        raise check_tag(d, "type", "select")
+        raise _check_tag(d, "type", "select")
     return _read_SelectSessionConfigOption(d, strict)
 
 
 def _read_SelectSessionConfigOption(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> SelectSessionConfigOption:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_config_id: SessionConfigId
-    v = d.get("configId", MISSING)
-    if v is MISSING:
-        raise missing("configId")
+    v = d.get("configId", _MISSING)
+    if v is _MISSING:
+        raise _missing("configId")
     else:
         try:
-            f_config_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_config_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("configId")
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_category: SessionConfigOptionCategory | str | None | Unset
-    v = d.get("category", MISSING)
-    if v is MISSING:
-        f_category = UNSET
+    f_category: SessionConfigOptionCategory | str | None | _Unset
+    v = d.get("category", _MISSING)
+    if v is _MISSING:
+        f_category = _UNSET
     else:
         try:
             f_category = (
@@ -8394,43 +8446,43 @@ def _read_SelectSessionConfigOption(
                     else _decode_SessionConfigOptionCategory(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("category")
-            salvage(v)
-            f_category = UNSET
+            _salvage(v)
+            f_category = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     f_current_value: SessionConfigValueId
-    v = d.get("currentValue", MISSING)
-    if v is MISSING:
-        raise missing("currentValue")
+    v = d.get("currentValue", _MISSING)
+    if v is _MISSING:
+        raise _missing("currentValue")
     else:
         try:
-            f_current_value = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_current_value = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("currentValue")
 
     f_options: SessionConfigSelectOptions
-    v = d.get("options", MISSING)
-    if v is MISSING:
-        raise missing("options")
+    v = d.get("options", _MISSING)
+    if v is _MISSING:
+        raise _missing("options")
     else:
         try:
             f_options = _decode_SessionConfigSelectOptions(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("options")
 
     o = _new(SelectSessionConfigOption)
@@ -8444,8 +8496,8 @@ def _read_SelectSessionConfigOption(
     return o
 
 
-def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "select",
         "configId": o.config_id,
         "name": o.name,
@@ -8453,10 +8505,10 @@ def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str,
         "options": encode(o.options),
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_category = o.category
-    if v_category is not UNSET:
+    if v_category is not _UNSET:
         d["category"] = (
             None
             if v_category is None
@@ -8467,66 +8519,66 @@ def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str,
             )
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_BooleanSessionConfigOption(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> BooleanSessionConfigOption:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "boolean":
-        raise check_tag(d, "type", "boolean")
+        raise _check_tag(d, "type", "boolean")
     return _read_BooleanSessionConfigOption(d, strict)
 
 
 def _read_BooleanSessionConfigOption(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> BooleanSessionConfigOption:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_config_id: SessionConfigId
-    v = d.get("configId", MISSING)
-    if v is MISSING:
-        raise missing("configId")
+    v = d.get("configId", _MISSING)
+    if v is _MISSING:
+        raise _missing("configId")
     else:
         try:
-            f_config_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_config_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("configId")
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_category: SessionConfigOptionCategory | str | None | Unset
-    v = d.get("category", MISSING)
-    if v is MISSING:
-        f_category = UNSET
+    f_category: SessionConfigOptionCategory | str | None | _Unset
+    v = d.get("category", _MISSING)
+    if v is _MISSING:
+        f_category = _UNSET
     else:
         try:
             f_category = (
@@ -8538,33 +8590,33 @@ def _read_BooleanSessionConfigOption(
                     else _decode_SessionConfigOptionCategory(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("category")
-            salvage(v)
-            f_category = UNSET
+            _salvage(v)
+            f_category = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     f_current_value: bool
-    v = d.get("currentValue", MISSING)
-    if v is MISSING:
-        raise missing("currentValue")
+    v = d.get("currentValue", _MISSING)
+    if v is _MISSING:
+        raise _missing("currentValue")
     else:
         try:
-            f_current_value = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_current_value = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             raise error.at("currentValue")
 
     o = _new(BooleanSessionConfigOption)
@@ -8577,18 +8629,20 @@ def _read_BooleanSessionConfigOption(
     return o
 
 
-def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_BooleanSessionConfigOption(
+    o: BooleanSessionConfigOption,
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "boolean",
         "configId": o.config_id,
         "name": o.name,
         "currentValue": o.current_value,
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_category = o.category
-    if v_category is not UNSET:
+    if v_category is not _UNSET:
         d["category"] = (
             None
             if v_category is None
@@ -8599,69 +8653,69 @@ def _encode_BooleanSessionConfigOption(o: BooleanSessionConfigOption) -> dict[st
             )
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_OtherSessionConfigOption(d: Any, strict: bool) -> OtherSessionConfigOption:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_OtherSessionConfigOption(d: _Any, strict: bool) -> OtherSessionConfigOption:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("type")) is not str:
-        raise check_tag(d, "type", None)
+        raise _check_tag(d, "type", None)
     if strict and d["type"] in _VARIANTS_SessionConfigOption:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
     return _read_OtherSessionConfigOption(d, strict)
 
 
 def _read_OtherSessionConfigOption(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> OtherSessionConfigOption:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
     f_config_id: SessionConfigId
-    v = d.get("configId", MISSING)
-    if v is MISSING:
-        raise missing("configId")
+    v = d.get("configId", _MISSING)
+    if v is _MISSING:
+        raise _missing("configId")
     else:
         try:
-            f_config_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_config_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("configId")
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_category: SessionConfigOptionCategory | str | None | Unset
-    v = d.get("category", MISSING)
-    if v is MISSING:
-        f_category = UNSET
+    f_category: SessionConfigOptionCategory | str | None | _Unset
+    v = d.get("category", _MISSING)
+    if v is _MISSING:
+        f_category = _UNSET
     else:
         try:
             f_category = (
@@ -8673,24 +8727,24 @@ def _read_OtherSessionConfigOption(
                     else _decode_SessionConfigOptionCategory(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("category")
-            salvage(v)
-            f_category = UNSET
+            _salvage(v)
+            f_category = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(OtherSessionConfigOption)
     o.type = d["type"]
@@ -8705,21 +8759,21 @@ def _read_OtherSessionConfigOption(
         if k not in ["type", "configId", "name", "description", "category", "_meta"]
     }
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
-def _encode_OtherSessionConfigOption(o: OtherSessionConfigOption) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_OtherSessionConfigOption(o: OtherSessionConfigOption) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": o.type,
         "configId": o.config_id,
         "name": o.name,
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_category = o.category
-    if v_category is not UNSET:
+    if v_category is not _UNSET:
         d["category"] = (
             None
             if v_category is None
@@ -8730,36 +8784,36 @@ def _encode_OtherSessionConfigOption(o: OtherSessionConfigOption) -> dict[str, A
             )
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_SessionConfigOption: dict[str, Decoder[SessionConfigOption]] = {
+_VARIANTS_SessionConfigOption: dict[str, _Decoder[SessionConfigOption]] = {
     "select": _read_SelectSessionConfigOption,
     "boolean": _read_BooleanSessionConfigOption,
 }
 
 
-def _decode_SessionConfigOption(d: Any, strict: bool) -> SessionConfigOption:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+def _decode_SessionConfigOption(d: _Any, strict: bool) -> SessionConfigOption:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_SessionConfigOption.get(tag)
         if decoder is not None:
             return decoder(d, strict)
         return _read_OtherSessionConfigOption(d, strict)
-    if tag is MISSING:
-        raise missing("type")
-    raise type_error("a string", tag).at("type")
+    if tag is _MISSING:
+        raise _missing("type")
+    raise _type_error("a string", tag).at("type")
 
 
-def _encode_SessionConfigOption(o: SessionConfigOption) -> dict[str, Any]:
+def _encode_SessionConfigOption(o: SessionConfigOption) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -8769,22 +8823,22 @@ def _encode_SessionConfigOption(o: SessionConfigOption) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_SessionConfigId(v: Any, strict: bool) -> SessionConfigId:
-    return v if type(v) is str else check_str(v)
+def _decode_SessionConfigId(v: _Any, strict: bool) -> SessionConfigId:
+    return v if type(v) is str else _check_str(v)
 
 
 def _decode_SessionConfigOptionCategory(
-    v: Any, strict: bool
+    v: _Any, strict: bool
 ) -> SessionConfigOptionCategory | str:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_SessionConfigOptionCategory.get(v)
     if member is not None:
         return member
     return v
 
 
-_MEMBERS_SessionConfigOptionCategory = cast(
+_MEMBERS_SessionConfigOptionCategory = _cast(
     "dict[str, SessionConfigOptionCategory]",
     SessionConfigOptionCategory._value2member_map_,
 )
@@ -8794,23 +8848,23 @@ def _encode_SessionConfigOptionCategory(v: SessionConfigOptionCategory | str) ->
     return v._value_ if type(v) is SessionConfigOptionCategory else v
 
 
-def _decode_SessionConfigValueId(v: Any, strict: bool) -> SessionConfigValueId:
-    return v if type(v) is str else check_str(v)
+def _decode_SessionConfigValueId(v: _Any, strict: bool) -> SessionConfigValueId:
+    return v if type(v) is str else _check_str(v)
 
 
 def _decode_SessionConfigSelectOptions(
-    v: Any, strict: bool
+    v: _Any, strict: bool
 ) -> SessionConfigSelectOptions:
-    return cast(
+    return _cast(
         "list[SessionConfigSelectOption] | list[SessionConfigSelectGroup]",
-        first_match(
+        _first_match(
             v,
             strict,
             (
-                lambda x, strict: check_list(
+                lambda x, strict: _check_list(
                     x, _decode_SessionConfigSelectOption, strict, 1
                 ),
-                lambda x, strict: check_list(
+                lambda x, strict: _check_list(
                     x, _decode_SessionConfigSelectGroup, strict, 1
                 ),
             ),
@@ -8819,57 +8873,57 @@ def _decode_SessionConfigSelectOptions(
 
 
 def _decode_SessionConfigSelectOption(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SessionConfigSelectOption:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_value: SessionConfigValueId
-    v = d.get("value", MISSING)
-    if v is MISSING:
-        raise missing("value")
+    v = d.get("value", _MISSING)
+    if v is _MISSING:
+        raise _missing("value")
     else:
         try:
-            f_value = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_value = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("value")
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionConfigSelectOption)
     o.value = f_value
@@ -8879,71 +8933,71 @@ def _decode_SessionConfigSelectOption(
     return o
 
 
-def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "value": o.value,
         "name": o.name,
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelectGroup:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SessionConfigSelectGroup(d: _Any, strict: bool) -> SessionConfigSelectGroup:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_group_id: SessionConfigGroupId
-    v = d.get("groupId", MISSING)
-    if v is MISSING:
-        raise missing("groupId")
+    v = d.get("groupId", _MISSING)
+    if v is _MISSING:
+        raise _missing("groupId")
     else:
         try:
-            f_group_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_group_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("groupId")
 
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_options: list[SessionConfigSelectOption]
-    v = d.get("options", MISSING)
-    if v is MISSING:
-        raise missing("options")
+    v = d.get("options", _MISSING)
+    if v is _MISSING:
+        raise _missing("options")
     else:
         try:
-            f_options = check_list_skipping(
+            f_options = _check_list_skipping(
                 v, _decode_SessionConfigSelectOption, strict, 1
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("options")
-            salvage(v)
+            _salvage(v)
             f_options = []
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionConfigSelectGroup)
     o.group_id = f_group_id
@@ -8953,44 +9007,44 @@ def _decode_SessionConfigSelectGroup(d: Any, strict: bool) -> SessionConfigSelec
     return o
 
 
-def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "groupId": o.group_id,
         "name": o.name,
         "options": [_encode_SessionConfigSelectOption(x) for x in o.options],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionConfigGroupId(v: Any, strict: bool) -> SessionConfigGroupId:
-    return v if type(v) is str else check_str(v)
+def _decode_SessionConfigGroupId(v: _Any, strict: bool) -> SessionConfigGroupId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_SessionConfigSelect(d: Any, strict: bool) -> SessionConfigSelect:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SessionConfigSelect(d: _Any, strict: bool) -> SessionConfigSelect:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_current_value: SessionConfigValueId
-    v = d.get("currentValue", MISSING)
-    if v is MISSING:
-        raise missing("currentValue")
+    v = d.get("currentValue", _MISSING)
+    if v is _MISSING:
+        raise _missing("currentValue")
     else:
         try:
-            f_current_value = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_current_value = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("currentValue")
 
     f_options: SessionConfigSelectOptions
-    v = d.get("options", MISSING)
-    if v is MISSING:
-        raise missing("options")
+    v = d.get("options", _MISSING)
+    if v is _MISSING:
+        raise _missing("options")
     else:
         try:
             f_options = _decode_SessionConfigSelectOptions(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("options")
 
     o = _new(SessionConfigSelect)
@@ -8999,8 +9053,8 @@ def _decode_SessionConfigSelect(d: Any, strict: bool) -> SessionConfigSelect:
     return o
 
 
-def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "currentValue": o.current_value,
         "options": encode(o.options),
     }
@@ -9008,17 +9062,17 @@ def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, Any]:
     return d
 
 
-def _decode_SessionConfigBoolean(d: Any, strict: bool) -> SessionConfigBoolean:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SessionConfigBoolean(d: _Any, strict: bool) -> SessionConfigBoolean:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_current_value: bool
-    v = d.get("currentValue", MISSING)
-    if v is MISSING:
-        raise missing("currentValue")
+    v = d.get("currentValue", _MISSING)
+    if v is _MISSING:
+        raise _missing("currentValue")
     else:
         try:
-            f_current_value = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_current_value = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             raise error.at("currentValue")
 
     o = _new(SessionConfigBoolean)
@@ -9026,54 +9080,54 @@ def _decode_SessionConfigBoolean(d: Any, strict: bool) -> SessionConfigBoolean:
     return o
 
 
-def _encode_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "currentValue": o.current_value,
     }
 
     return d
 
 
-def _decode_CommandAvailableCommand(d: Any, strict: bool) -> CommandAvailableCommand:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_CommandAvailableCommand(d: _Any, strict: bool) -> CommandAvailableCommand:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "command":
-        raise check_tag(d, "type", "command")
+        raise _check_tag(d, "type", "command")
     return _read_CommandAvailableCommand(d, strict)
 
 
 def _read_CommandAvailableCommand(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> CommandAvailableCommand:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_description: str
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        raise missing("description")
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        raise _missing("description")
     else:
         try:
-            f_description = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_description = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("description")
 
-    f_input: AvailableCommandInput | None | Unset
-    v = d.get("input", MISSING)
-    if v is MISSING:
-        f_input = UNSET
+    f_input: AvailableCommandInput | None | _Unset
+    v = d.get("input", _MISSING)
+    if v is _MISSING:
+        f_input = _UNSET
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_input = (
                 None
@@ -9086,24 +9140,24 @@ def _read_CommandAvailableCommand(
                     else _decode_AvailableCommandInput
                 )(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("input")
-            salvage(v)
-            f_input = UNSET
+            _salvage(v)
+            f_input = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CommandAvailableCommand)
     o.name = f_name
@@ -9113,56 +9167,56 @@ def _read_CommandAvailableCommand(
     return o
 
 
-def _encode_CommandAvailableCommand(o: CommandAvailableCommand) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_CommandAvailableCommand(o: CommandAvailableCommand) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "command",
         "name": o.name,
         "description": o.description,
     }
     v_input = o.input
-    if v_input is not UNSET:
+    if v_input is not _UNSET:
         d["input"] = None if v_input is None else _encode_AvailableCommandInput(v_input)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_OtherAvailableCommand(d: Any, strict: bool) -> OtherAvailableCommand:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_OtherAvailableCommand(d: _Any, strict: bool) -> OtherAvailableCommand:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("type")) is not str:
-        raise check_tag(d, "type", None)
+        raise _check_tag(d, "type", None)
     if strict and d["type"] in _VARIANTS_AvailableCommand:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
     return _read_OtherAvailableCommand(d, strict)
 
 
-def _read_OtherAvailableCommand(d: JsonObject, strict: bool) -> OtherAvailableCommand:
+def _read_OtherAvailableCommand(d: _JsonObject, strict: bool) -> OtherAvailableCommand:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_description: str
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        raise missing("description")
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        raise _missing("description")
     else:
         try:
-            f_description = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_description = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("description")
 
     o = _new(OtherAvailableCommand)
@@ -9171,43 +9225,43 @@ def _read_OtherAvailableCommand(d: JsonObject, strict: bool) -> OtherAvailableCo
     o.description = f_description
     o.extra = {k: x for k, x in d.items() if k not in ["type", "name", "description"]}
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
-def _encode_OtherAvailableCommand(o: OtherAvailableCommand) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_OtherAvailableCommand(o: OtherAvailableCommand) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": o.type,
         "name": o.name,
         "description": o.description,
     }
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_AvailableCommand: dict[str, Decoder[AvailableCommand]] = {
+_VARIANTS_AvailableCommand: dict[str, _Decoder[AvailableCommand]] = {
     "command": _read_CommandAvailableCommand,
 }
 
 
-def _decode_AvailableCommand(d: Any, strict: bool) -> AvailableCommand:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+def _decode_AvailableCommand(d: _Any, strict: bool) -> AvailableCommand:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_AvailableCommand.get(tag)
         if decoder is not None:
             return decoder(d, strict)
         return _read_OtherAvailableCommand(d, strict)
-    if tag is MISSING:
-        raise missing("type")
-    raise type_error("a string", tag).at("type")
+    if tag is _MISSING:
+        raise _missing("type")
+    raise _type_error("a string", tag).at("type")
 
 
-def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, Any]:
+def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -9218,42 +9272,42 @@ def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, Any]:
 
 
 def _decode_TextAvailableCommandInput(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> TextAvailableCommandInput:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "text":
-        raise check_tag(d, "type", "text")
+        raise _check_tag(d, "type", "text")
     return _read_TextAvailableCommandInput(d, strict)
 
 
 def _read_TextAvailableCommandInput(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> TextAvailableCommandInput:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_hint: str
-    v = d.get("hint", MISSING)
-    if v is MISSING:
-        raise missing("hint")
+    v = d.get("hint", _MISSING)
+    if v is _MISSING:
+        raise _missing("hint")
     else:
         try:
-            f_hint = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_hint = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("hint")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TextAvailableCommandInput)
     o.hint = f_hint
@@ -9261,35 +9315,35 @@ def _read_TextAvailableCommandInput(
     return o
 
 
-def _encode_TextAvailableCommandInput(o: TextAvailableCommandInput) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_TextAvailableCommandInput(o: TextAvailableCommandInput) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "text",
         "hint": o.hint,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_OtherAvailableCommandInput(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> OtherAvailableCommandInput:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("type")) is not str:
-        raise check_tag(d, "type", None)
+        raise _check_tag(d, "type", None)
     if strict and d["type"] in _VARIANTS_AvailableCommandInput:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
     return _read_OtherAvailableCommandInput(d, strict)
 
 
 def _read_OtherAvailableCommandInput(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> OtherAvailableCommandInput:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
@@ -9297,41 +9351,43 @@ def _read_OtherAvailableCommandInput(
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
-def _encode_OtherAvailableCommandInput(o: OtherAvailableCommandInput) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_OtherAvailableCommandInput(
+    o: OtherAvailableCommandInput,
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": o.type,
     }
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_AvailableCommandInput: dict[str, Decoder[AvailableCommandInput]] = {
+_VARIANTS_AvailableCommandInput: dict[str, _Decoder[AvailableCommandInput]] = {
     "text": _read_TextAvailableCommandInput,
 }
 
 
-def _decode_AvailableCommandInput(d: Any, strict: bool) -> AvailableCommandInput:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+def _decode_AvailableCommandInput(d: _Any, strict: bool) -> AvailableCommandInput:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_AvailableCommandInput.get(tag)
         if decoder is not None:
             return decoder(d, strict)
         return _read_OtherAvailableCommandInput(d, strict)
-    if tag is MISSING:
-        raise missing("type")
-    raise type_error("a string", tag).at("type")
+    if tag is _MISSING:
+        raise _missing("type")
+    raise _type_error("a string", tag).at("type")
 
 
-def _encode_AvailableCommandInput(o: AvailableCommandInput) -> dict[str, Any]:
+def _encode_AvailableCommandInput(o: AvailableCommandInput) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -9341,31 +9397,31 @@ def _encode_AvailableCommandInput(o: AvailableCommandInput) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_TextCommandInput(d: Any, strict: bool) -> TextCommandInput:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_TextCommandInput(d: _Any, strict: bool) -> TextCommandInput:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_hint: str
-    v = d.get("hint", MISSING)
-    if v is MISSING:
-        raise missing("hint")
+    v = d.get("hint", _MISSING)
+    if v is _MISSING:
+        raise _missing("hint")
     else:
         try:
-            f_hint = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_hint = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("hint")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TextCommandInput)
     o.hint = f_hint
@@ -9373,47 +9429,47 @@ def _decode_TextCommandInput(d: Any, strict: bool) -> TextCommandInput:
     return o
 
 
-def _encode_TextCommandInput(o: TextCommandInput) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_TextCommandInput(o: TextCommandInput) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "hint": o.hint,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_Command(d: Any, strict: bool) -> Command:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_Command(d: _Any, strict: bool) -> Command:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_description: str
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        raise missing("description")
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        raise _missing("description")
     else:
         try:
-            f_description = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_description = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("description")
 
-    f_input: AvailableCommandInput | None | Unset
-    v = d.get("input", MISSING)
-    if v is MISSING:
-        f_input = UNSET
+    f_input: AvailableCommandInput | None | _Unset
+    v = d.get("input", _MISSING)
+    if v is _MISSING:
+        f_input = _UNSET
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_input = (
                 None
@@ -9426,24 +9482,24 @@ def _decode_Command(d: Any, strict: bool) -> Command:
                     else _decode_AvailableCommandInput
                 )(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("input")
-            salvage(v)
-            f_input = UNSET
+            _salvage(v)
+            f_input = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(Command)
     o.name = f_name
@@ -9453,61 +9509,61 @@ def _decode_Command(d: Any, strict: bool) -> Command:
     return o
 
 
-def _encode_Command(o: Command) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_Command(o: Command) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "name": o.name,
         "description": o.description,
     }
     v_input = o.input
-    if v_input is not UNSET:
+    if v_input is not _UNSET:
         d["input"] = None if v_input is None else _encode_AvailableCommandInput(v_input)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ListSessionsResponse(d: _Any, strict: bool) -> ListSessionsResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_sessions: list[SessionInfo]
-    v = d.get("sessions", MISSING)
-    if v is MISSING:
-        raise missing("sessions")
+    v = d.get("sessions", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessions")
     else:
         try:
-            f_sessions = check_list_skipping(v, _decode_SessionInfo, strict)
-        except ValidationError as error:
+            f_sessions = _check_list_skipping(v, _decode_SessionInfo, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("sessions")
-            salvage(v)
+            _salvage(v)
             f_sessions = []
 
-    f_next_cursor: SessionListCursor | None | Unset
-    v = d.get("nextCursor", MISSING)
-    if v is MISSING:
-        f_next_cursor = UNSET
+    f_next_cursor: SessionListCursor | None | _Unset
+    v = d.get("nextCursor", _MISSING)
+    if v is _MISSING:
+        f_next_cursor = _UNSET
     else:
         try:
             f_next_cursor = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("nextCursor")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ListSessionsResponse)
     o.sessions = f_sessions
@@ -9516,95 +9572,95 @@ def _decode_ListSessionsResponse(d: Any, strict: bool) -> ListSessionsResponse:
     return o
 
 
-def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessions": [_encode_SessionInfo(x) for x in o.sessions],
     }
     v_next_cursor = o.next_cursor
-    if v_next_cursor is not UNSET:
+    if v_next_cursor is not _UNSET:
         d["nextCursor"] = None if v_next_cursor is None else v_next_cursor
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_cwd: AbsolutePath
-    v = d.get("cwd", MISSING)
-    if v is MISSING:
-        raise missing("cwd")
+    v = d.get("cwd", _MISSING)
+    if v is _MISSING:
+        raise _missing("cwd")
     else:
         try:
-            f_cwd = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_cwd = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("cwd")
 
-    f_additional_directories: list[AbsolutePath] | Unset
-    v = d.get("additionalDirectories", MISSING)
-    if v is MISSING:
-        f_additional_directories = UNSET
+    f_additional_directories: list[AbsolutePath] | _Unset
+    v = d.get("additionalDirectories", _MISSING)
+    if v is _MISSING:
+        f_additional_directories = _UNSET
     elif v is None and not strict:
         f_additional_directories = []
     else:
         try:
-            f_additional_directories = check_list(v, _decode_AbsolutePath, strict)
-        except ValidationError as error:
+            f_additional_directories = _check_list(v, _decode_AbsolutePath, strict)
+        except _ValidationError as error:
             raise error.at("additionalDirectories")
 
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_updated_at: str | None | Unset
-    v = d.get("updatedAt", MISSING)
-    if v is MISSING:
-        f_updated_at = UNSET
+    f_updated_at: str | None | _Unset
+    v = d.get("updatedAt", _MISSING)
+    if v is _MISSING:
+        f_updated_at = _UNSET
     else:
         try:
             f_updated_at = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("updatedAt")
-            salvage(v)
-            f_updated_at = UNSET
+            _salvage(v)
+            f_updated_at = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionInfo)
     o.session_id = f_session_id
@@ -9616,110 +9672,110 @@ def _decode_SessionInfo(d: Any, strict: bool) -> SessionInfo:
     return o
 
 
-def _encode_SessionInfo(o: SessionInfo) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SessionInfo(o: SessionInfo) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "cwd": o.cwd,
     }
     v_additional_directories = o.additional_directories
-    if v_additional_directories is not UNSET:
+    if v_additional_directories is not _UNSET:
         d["additionalDirectories"] = [x for x in v_additional_directories]
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_updated_at = o.updated_at
-    if v_updated_at is not UNSET:
+    if v_updated_at is not _UNSET:
         d["updatedAt"] = v_updated_at
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionListCursor(v: Any, strict: bool) -> SessionListCursor:
-    return v if type(v) is str else check_str(v)
+def _decode_SessionListCursor(v: _Any, strict: bool) -> SessionListCursor:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_DeleteSessionResponse(d: Any, strict: bool) -> DeleteSessionResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_DeleteSessionResponse(d: _Any, strict: bool) -> DeleteSessionResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(DeleteSessionResponse)
     o.meta = f_meta
     return o
 
 
-def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_config_options: list[SessionConfigOption] | Unset
-    v = d.get("configOptions", MISSING)
-    if v is MISSING:
-        f_config_options = UNSET
+def _decode_ResumeSessionResponse(d: _Any, strict: bool) -> ResumeSessionResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_config_options: list[SessionConfigOption] | _Unset
+    v = d.get("configOptions", _MISSING)
+    if v is _MISSING:
+        f_config_options = _UNSET
     else:
         try:
-            f_config_options = check_variants_skipping(
+            f_config_options = _check_variants_skipping(
                 v,
                 "type",
                 _VARIANTS_SessionConfigOption,
                 _decode_SessionConfigOption,
                 strict,
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("configOptions")
-            salvage(v)
+            _salvage(v)
             f_config_options = []
 
-    f_available_commands: list[AvailableCommand] | Unset
-    v = d.get("availableCommands", MISSING)
-    if v is MISSING:
-        f_available_commands = UNSET
+    f_available_commands: list[AvailableCommand] | _Unset
+    v = d.get("availableCommands", _MISSING)
+    if v is _MISSING:
+        f_available_commands = _UNSET
     else:
         try:
-            f_available_commands = check_variants_skipping(
+            f_available_commands = _check_variants_skipping(
                 v, "type", _VARIANTS_AvailableCommand, _decode_AvailableCommand, strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("availableCommands")
-            salvage(v)
+            _salvage(v)
             f_available_commands = []
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ResumeSessionResponse)
     o.config_options = f_config_options
@@ -9728,146 +9784,146 @@ def _decode_ResumeSessionResponse(d: Any, strict: bool) -> ResumeSessionResponse
     return o
 
 
-def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_config_options = o.config_options
-    if v_config_options is not UNSET:
+    if v_config_options is not _UNSET:
         d["configOptions"] = [_encode_SessionConfigOption(x) for x in v_config_options]
     v_available_commands = o.available_commands
-    if v_available_commands is not UNSET:
+    if v_available_commands is not _UNSET:
         d["availableCommands"] = [
             _encode_AvailableCommand(x) for x in v_available_commands
         ]
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_CloseSessionResponse(d: Any, strict: bool) -> CloseSessionResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_CloseSessionResponse(d: _Any, strict: bool) -> CloseSessionResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CloseSessionResponse)
     o.meta = f_meta
     return o
 
 
-def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_CancelToolCallResponse(d: Any, strict: bool) -> CancelToolCallResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_CancelToolCallResponse(d: _Any, strict: bool) -> CancelToolCallResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CancelToolCallResponse)
     o.meta = f_meta
     return o
 
 
-def _encode_CancelToolCallResponse(o: CancelToolCallResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_CancelToolCallResponse(o: CancelToolCallResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_CancelTerminalResponse(d: Any, strict: bool) -> CancelTerminalResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_CancelTerminalResponse(d: _Any, strict: bool) -> CancelTerminalResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CancelTerminalResponse)
     o.meta = f_meta
     return o
 
 
-def _encode_CancelTerminalResponse(o: CancelTerminalResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_CancelTerminalResponse(o: CancelTerminalResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_SetSessionConfigOptionResponse(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SetSessionConfigOptionResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_config_options: list[SessionConfigOption]
-    v = d.get("configOptions", MISSING)
-    if v is MISSING:
-        raise missing("configOptions")
+    v = d.get("configOptions", _MISSING)
+    if v is _MISSING:
+        raise _missing("configOptions")
     else:
         try:
-            f_config_options = check_variants_skipping(
+            f_config_options = _check_variants_skipping(
                 v,
                 "type",
                 _VARIANTS_SessionConfigOption,
                 _decode_SessionConfigOption,
                 strict,
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("configOptions")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SetSessionConfigOptionResponse)
     o.config_options = f_config_options
@@ -9877,42 +9933,42 @@ def _decode_SetSessionConfigOptionResponse(
 
 def _encode_SetSessionConfigOptionResponse(
     o: SetSessionConfigOptionResponse,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_PromptResponse(d: _Any, strict: bool) -> PromptResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_message_id: MessageId
-    v = d.get("messageId", MISSING)
-    if v is MISSING:
-        raise missing("messageId")
+    v = d.get("messageId", _MISSING)
+    if v is _MISSING:
+        raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_message_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("messageId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PromptResponse)
     o.message_id = f_message_id
@@ -9920,32 +9976,32 @@ def _decode_PromptResponse(d: Any, strict: bool) -> PromptResponse:
     return o
 
 
-def _encode_PromptResponse(o: PromptResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_PromptResponse(o: PromptResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "messageId": o.message_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_MessageId(v: Any, strict: bool) -> MessageId:
-    return v if type(v) is str else check_str(v)
+def _decode_MessageId(v: _Any, strict: bool) -> MessageId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_ExtResponse(v: Any, strict: bool) -> ExtResponse:
-    return any_value(v, strict)
+def _decode_ExtResponse(v: _Any, strict: bool) -> ExtResponse:
+    return _any_value(v, strict)
 
 
-def _decode_Error(d: Any, strict: bool) -> Error:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_Error(d: _Any, strict: bool) -> Error:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_code: ErrorCode | int
-    v = d.get("code", MISSING)
-    if v is MISSING:
-        raise missing("code")
+    v = d.get("code", _MISSING)
+    if v is _MISSING:
+        raise _missing("code")
     else:
         try:
             f_code = (
@@ -9953,31 +10009,31 @@ def _decode_Error(d: Any, strict: bool) -> Error:
                 if type(v) is int and v in _MEMBERS_ErrorCode
                 else _decode_ErrorCode(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("code")
 
     f_message: str
-    v = d.get("message", MISSING)
-    if v is MISSING:
-        raise missing("message")
+    v = d.get("message", _MISSING)
+    if v is _MISSING:
+        raise _missing("message")
     else:
         try:
-            f_message = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_message = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("message")
 
-    f_data: ErrorData | None | Unset
-    v = d.get("data", MISSING)
-    if v is MISSING:
-        f_data = UNSET
+    f_data: ErrorData | None | _Unset
+    v = d.get("data", _MISSING)
+    if v is _MISSING:
+        f_data = _UNSET
     else:
         try:
             f_data = None if v is None else _decode_ErrorData(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("data")
-            salvage(v)
-            f_data = UNSET
+            _salvage(v)
+            f_data = _UNSET
 
     o = _new(Error)
     o.code = f_code
@@ -9986,87 +10042,87 @@ def _decode_Error(d: Any, strict: bool) -> Error:
     return o
 
 
-def _encode_Error(o: Error) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_Error(o: Error) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "code": (o.code._value_ if type(o.code) is ErrorCode else o.code),
         "message": o.message,
     }
     v_data = o.data
-    if v_data is not UNSET:
+    if v_data is not _UNSET:
         d["data"] = None if v_data is None else encode(v_data)
 
     return d
 
 
-def _decode_ErrorCode(v: Any, strict: bool) -> ErrorCode | int:
-    n = check_int(v) if strict else check_int(v, -2147483648, 2147483647)
+def _decode_ErrorCode(v: _Any, strict: bool) -> ErrorCode | int:
+    n = _check_int(v) if strict else _check_int(v, -2147483648, 2147483647)
     member = _MEMBERS_ErrorCode.get(n)
     if member is not None:
         return member
     return n
 
 
-_MEMBERS_ErrorCode = cast("dict[int, ErrorCode]", ErrorCode._value2member_map_)
+_MEMBERS_ErrorCode = _cast("dict[int, ErrorCode]", ErrorCode._value2member_map_)
 
 
 def _encode_ErrorCode(v: ErrorCode | int) -> int:
     return v._value_ if type(v) is ErrorCode else v
 
 
-def _decode_ErrorData(v: Any, strict: bool) -> ErrorData:
-    return cast(
-        "UnsupportedProtocolVersionErrorData | SessionNotFoundErrorData | Any",
-        first_match(
+def _decode_ErrorData(v: _Any, strict: bool) -> ErrorData:
+    return _cast(
+        "UnsupportedProtocolVersionErrorData | SessionNotFoundErrorData | _Any",
+        _first_match(
             v,
             strict,
             (
                 _decode_UnsupportedProtocolVersionErrorData,
                 _decode_SessionNotFoundErrorData,
-                any_value,
+                _any_value,
             ),
         ),
     )
 
 
 def _decode_UnsupportedProtocolVersionErrorData(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> UnsupportedProtocolVersionErrorData:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_requested: ProtocolVersion
-    v = d.get("requested", MISSING)
-    if v is MISSING:
-        raise missing("requested")
+    v = d.get("requested", _MISSING)
+    if v is _MISSING:
+        raise _missing("requested")
     else:
         try:
             f_requested = (
-                v if type(v) is int and 0 <= v <= 65535 else check_int(v, 0, 65535)
+                v if type(v) is int and 0 <= v <= 65535 else _check_int(v, 0, 65535)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("requested")
 
     f_supported: list[ProtocolVersion]
-    v = d.get("supported", MISSING)
-    if v is MISSING:
-        raise missing("supported")
+    v = d.get("supported", _MISSING)
+    if v is _MISSING:
+        raise _missing("supported")
     else:
         try:
-            f_supported = check_list(v, _decode_ProtocolVersion, strict)
-        except ValidationError as error:
+            f_supported = _check_list(v, _decode_ProtocolVersion, strict)
+        except _ValidationError as error:
             raise error.at("supported")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(UnsupportedProtocolVersionErrorData)
     o.requested = f_requested
@@ -10077,43 +10133,43 @@ def _decode_UnsupportedProtocolVersionErrorData(
 
 def _encode_UnsupportedProtocolVersionErrorData(
     o: UnsupportedProtocolVersionErrorData,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "requested": o.requested,
         "supported": [x for x in o.supported],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionNotFoundErrorData(d: Any, strict: bool) -> SessionNotFoundErrorData:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_SessionNotFoundErrorData(d: _Any, strict: bool) -> SessionNotFoundErrorData:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionNotFoundErrorData)
     o.session_id = f_session_id
@@ -10121,40 +10177,40 @@ def _decode_SessionNotFoundErrorData(d: Any, strict: bool) -> SessionNotFoundErr
     return o
 
 
-def _encode_SessionNotFoundErrorData(o: SessionNotFoundErrorData) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SessionNotFoundErrorData(o: SessionNotFoundErrorData) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AgentNotification(d: _Any, strict: bool) -> AgentNotification:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_method: str
-    v = d.get("method", MISSING)
-    if v is MISSING:
-        raise missing("method")
+    v = d.get("method", _MISSING)
+    if v is _MISSING:
+        raise _missing("method")
     else:
         try:
-            f_method = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_method = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("method")
 
-    f_params: Any | Unset
-    v = d.get("params", MISSING)
-    if v is MISSING:
-        f_params = UNSET
+    f_params: _Any | _Unset
+    v = d.get("params", _MISSING)
+    if v is _MISSING:
+        f_params = _UNSET
     else:
         try:
-            f_params = check_raw(
+            f_params = _check_raw(
                 v, "#/$defs/AgentNotification/properties/params", strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("params")
 
     o = _new(AgentNotification)
@@ -10163,60 +10219,60 @@ def _decode_AgentNotification(d: Any, strict: bool) -> AgentNotification:
     return o
 
 
-def _encode_AgentNotification(o: AgentNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AgentNotification(o: AgentNotification) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "method": o.method,
     }
     v_params = o.params
-    if v_params is not UNSET:
-        d["params"] = wire_json(v_params)
+    if v_params is not _UNSET:
+        d["params"] = _wire_json(v_params)
 
     return d
 
 
 def _decode_UpdateSessionNotification(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> UpdateSessionNotification:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_update: SessionUpdate
-    v = d.get("update", MISSING)
-    if v is MISSING:
-        raise missing("update")
+    v = d.get("update", _MISSING)
+    if v is _MISSING:
+        raise _missing("update")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("sessionUpdate") if type(v) is json_object else None
+        tag = v.get("sessionUpdate") if type(v) is _json_object else None
         try:
             f_update = (
                 _VARIANTS_SessionUpdate.get(tag, _decode_SessionUpdate)
                 if type(tag) is str
                 else _decode_SessionUpdate
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("update")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(UpdateSessionNotification)
     o.session_id = f_session_id
@@ -10225,71 +10281,71 @@ def _decode_UpdateSessionNotification(
     return o
 
 
-def _encode_UpdateSessionNotification(o: UpdateSessionNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_UpdateSessionNotification(o: UpdateSessionNotification) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "update": _encode_SessionUpdate(o.update),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_UserMessageChunkSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> UserMessageChunkSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "user_message_chunk":
-        raise check_tag(d, "sessionUpdate", "user_message_chunk")
+        raise _check_tag(d, "sessionUpdate", "user_message_chunk")
     return _read_UserMessageChunkSessionUpdate(d, strict)
 
 
 def _read_UserMessageChunkSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> UserMessageChunkSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_message_id: MessageId
-    v = d.get("messageId", MISSING)
-    if v is MISSING:
-        raise missing("messageId")
+    v = d.get("messageId", _MISSING)
+    if v is _MISSING:
+        raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_message_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("messageId")
 
     f_content: ContentBlock
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_content = (
                 _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
                 if type(tag) is str
                 else _decode_ContentBlock
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(UserMessageChunkSessionUpdate)
     o.message_id = f_message_id
@@ -10300,73 +10356,73 @@ def _read_UserMessageChunkSessionUpdate(
 
 def _encode_UserMessageChunkSessionUpdate(
     o: UserMessageChunkSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "user_message_chunk",
         "messageId": o.message_id,
         "content": _encode_ContentBlock(o.content),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_UserMessageSessionUpdate(d: Any, strict: bool) -> UserMessageSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_UserMessageSessionUpdate(d: _Any, strict: bool) -> UserMessageSessionUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "user_message":
-        raise check_tag(d, "sessionUpdate", "user_message")
+        raise _check_tag(d, "sessionUpdate", "user_message")
     return _read_UserMessageSessionUpdate(d, strict)
 
 
 def _read_UserMessageSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> UserMessageSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_message_id: MessageId
-    v = d.get("messageId", MISSING)
-    if v is MISSING:
-        raise missing("messageId")
+    v = d.get("messageId", _MISSING)
+    if v is _MISSING:
+        raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_message_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("messageId")
 
-    f_content: list[ContentBlock] | None | Unset
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        f_content = UNSET
+    f_content: list[ContentBlock] | None | _Unset
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        f_content = _UNSET
     else:
         try:
             f_content = (
                 None
                 if v is None
-                else check_variants_skipping(
+                else _check_variants_skipping(
                     v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("content")
-            salvage(v)
-            f_content = UNSET
+            _salvage(v)
+            f_content = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(UserMessageSessionUpdate)
     o.message_id = f_message_id
@@ -10375,76 +10431,76 @@ def _read_UserMessageSessionUpdate(
     return o
 
 
-def _encode_UserMessageSessionUpdate(o: UserMessageSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_UserMessageSessionUpdate(o: UserMessageSessionUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "user_message",
         "messageId": o.message_id,
     }
     v_content = o.content
-    if v_content is not UNSET:
+    if v_content is not _UNSET:
         d["content"] = (
             None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_AgentMessageChunkSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> AgentMessageChunkSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "agent_message_chunk":
-        raise check_tag(d, "sessionUpdate", "agent_message_chunk")
+        raise _check_tag(d, "sessionUpdate", "agent_message_chunk")
     return _read_AgentMessageChunkSessionUpdate(d, strict)
 
 
 def _read_AgentMessageChunkSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> AgentMessageChunkSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_message_id: MessageId
-    v = d.get("messageId", MISSING)
-    if v is MISSING:
-        raise missing("messageId")
+    v = d.get("messageId", _MISSING)
+    if v is _MISSING:
+        raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_message_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("messageId")
 
     f_content: ContentBlock
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_content = (
                 _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
                 if type(tag) is str
                 else _decode_ContentBlock
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AgentMessageChunkSessionUpdate)
     o.message_id = f_message_id
@@ -10455,75 +10511,75 @@ def _read_AgentMessageChunkSessionUpdate(
 
 def _encode_AgentMessageChunkSessionUpdate(
     o: AgentMessageChunkSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "agent_message_chunk",
         "messageId": o.message_id,
         "content": _encode_ContentBlock(o.content),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_AgentMessageSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> AgentMessageSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "agent_message":
-        raise check_tag(d, "sessionUpdate", "agent_message")
+        raise _check_tag(d, "sessionUpdate", "agent_message")
     return _read_AgentMessageSessionUpdate(d, strict)
 
 
 def _read_AgentMessageSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> AgentMessageSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_message_id: MessageId
-    v = d.get("messageId", MISSING)
-    if v is MISSING:
-        raise missing("messageId")
+    v = d.get("messageId", _MISSING)
+    if v is _MISSING:
+        raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_message_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("messageId")
 
-    f_content: list[ContentBlock] | None | Unset
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        f_content = UNSET
+    f_content: list[ContentBlock] | None | _Unset
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        f_content = _UNSET
     else:
         try:
             f_content = (
                 None
                 if v is None
-                else check_variants_skipping(
+                else _check_variants_skipping(
                     v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("content")
-            salvage(v)
-            f_content = UNSET
+            _salvage(v)
+            f_content = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AgentMessageSessionUpdate)
     o.message_id = f_message_id
@@ -10532,76 +10588,76 @@ def _read_AgentMessageSessionUpdate(
     return o
 
 
-def _encode_AgentMessageSessionUpdate(o: AgentMessageSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AgentMessageSessionUpdate(o: AgentMessageSessionUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "agent_message",
         "messageId": o.message_id,
     }
     v_content = o.content
-    if v_content is not UNSET:
+    if v_content is not _UNSET:
         d["content"] = (
             None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_AgentThoughtChunkSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> AgentThoughtChunkSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "agent_thought_chunk":
-        raise check_tag(d, "sessionUpdate", "agent_thought_chunk")
+        raise _check_tag(d, "sessionUpdate", "agent_thought_chunk")
     return _read_AgentThoughtChunkSessionUpdate(d, strict)
 
 
 def _read_AgentThoughtChunkSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> AgentThoughtChunkSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_message_id: MessageId
-    v = d.get("messageId", MISSING)
-    if v is MISSING:
-        raise missing("messageId")
+    v = d.get("messageId", _MISSING)
+    if v is _MISSING:
+        raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_message_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("messageId")
 
     f_content: ContentBlock
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_content = (
                 _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
                 if type(tag) is str
                 else _decode_ContentBlock
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AgentThoughtChunkSessionUpdate)
     o.message_id = f_message_id
@@ -10612,75 +10668,75 @@ def _read_AgentThoughtChunkSessionUpdate(
 
 def _encode_AgentThoughtChunkSessionUpdate(
     o: AgentThoughtChunkSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "agent_thought_chunk",
         "messageId": o.message_id,
         "content": _encode_ContentBlock(o.content),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_AgentThoughtSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> AgentThoughtSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "agent_thought":
-        raise check_tag(d, "sessionUpdate", "agent_thought")
+        raise _check_tag(d, "sessionUpdate", "agent_thought")
     return _read_AgentThoughtSessionUpdate(d, strict)
 
 
 def _read_AgentThoughtSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> AgentThoughtSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_message_id: MessageId
-    v = d.get("messageId", MISSING)
-    if v is MISSING:
-        raise missing("messageId")
+    v = d.get("messageId", _MISSING)
+    if v is _MISSING:
+        raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_message_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("messageId")
 
-    f_content: list[ContentBlock] | None | Unset
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        f_content = UNSET
+    f_content: list[ContentBlock] | None | _Unset
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        f_content = _UNSET
     else:
         try:
             f_content = (
                 None
                 if v is None
-                else check_variants_skipping(
+                else _check_variants_skipping(
                     v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("content")
-            salvage(v)
-            f_content = UNSET
+            _salvage(v)
+            f_content = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AgentThoughtSessionUpdate)
     o.message_id = f_message_id
@@ -10689,33 +10745,33 @@ def _read_AgentThoughtSessionUpdate(
     return o
 
 
-def _encode_AgentThoughtSessionUpdate(o: AgentThoughtSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AgentThoughtSessionUpdate(o: AgentThoughtSessionUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "agent_thought",
         "messageId": o.message_id,
     }
     v_content = o.content
-    if v_content is not UNSET:
+    if v_content is not _UNSET:
         d["content"] = (
             None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_StateUpdateSessionUpdate(d: Any, strict: bool) -> StateUpdateSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_StateUpdateSessionUpdate(d: _Any, strict: bool) -> StateUpdateSessionUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "state_update":
-        raise check_tag(d, "sessionUpdate", "state_update")
+        raise _check_tag(d, "sessionUpdate", "state_update")
     return _read_StateUpdateSessionUpdate(d, strict)
 
 
 def _read_StateUpdateSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> StateUpdateSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
@@ -10724,8 +10780,8 @@ def _read_StateUpdateSessionUpdate(
     return o
 
 
-def _encode_StateUpdateSessionUpdate(o: StateUpdateSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_StateUpdateSessionUpdate(o: StateUpdateSessionUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "state_update",
     }
 
@@ -10734,58 +10790,58 @@ def _encode_StateUpdateSessionUpdate(o: StateUpdateSessionUpdate) -> dict[str, A
 
 
 def _decode_ToolCallContentChunkSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> ToolCallContentChunkSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "tool_call_content_chunk":
-        raise check_tag(d, "sessionUpdate", "tool_call_content_chunk")
+        raise _check_tag(d, "sessionUpdate", "tool_call_content_chunk")
     return _read_ToolCallContentChunkSessionUpdate(d, strict)
 
 
 def _read_ToolCallContentChunkSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> ToolCallContentChunkSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_tool_call_id: ToolCallId
-    v = d.get("toolCallId", MISSING)
-    if v is MISSING:
-        raise missing("toolCallId")
+    v = d.get("toolCallId", _MISSING)
+    if v is _MISSING:
+        raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_tool_call_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("toolCallId")
 
     f_content: ToolCallContent
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_content = (
                 _VARIANTS_ToolCallContent.get(tag, _decode_ToolCallContent)
                 if type(tag) is str
                 else _decode_ToolCallContent
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ToolCallContentChunkSessionUpdate)
     o.tool_call_id = f_tool_call_id
@@ -10796,74 +10852,74 @@ def _read_ToolCallContentChunkSessionUpdate(
 
 def _encode_ToolCallContentChunkSessionUpdate(
     o: ToolCallContentChunkSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "tool_call_content_chunk",
         "toolCallId": o.tool_call_id,
         "content": _encode_ToolCallContent(o.content),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_ToolCallUpdateSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> ToolCallUpdateSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "tool_call_update":
-        raise check_tag(d, "sessionUpdate", "tool_call_update")
+        raise _check_tag(d, "sessionUpdate", "tool_call_update")
     return _read_ToolCallUpdateSessionUpdate(d, strict)
 
 
 def _read_ToolCallUpdateSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> ToolCallUpdateSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_tool_call_id: ToolCallId
-    v = d.get("toolCallId", MISSING)
-    if v is MISSING:
-        raise missing("toolCallId")
+    v = d.get("toolCallId", _MISSING)
+    if v is _MISSING:
+        raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_tool_call_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("toolCallId")
 
-    f_name: str | None | Unset
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        f_name = UNSET
+    f_name: str | None | _Unset
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        f_name = _UNSET
     else:
         try:
-            f_name = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_name = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("name")
-            salvage(v)
-            f_name = UNSET
+            _salvage(v)
+            f_name = _UNSET
 
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_kind: ToolKind | str | None | Unset
-    v = d.get("kind", MISSING)
-    if v is MISSING:
-        f_kind = UNSET
+    f_kind: ToolKind | str | None | _Unset
+    v = d.get("kind", _MISSING)
+    if v is _MISSING:
+        f_kind = _UNSET
     else:
         try:
             f_kind = (
@@ -10875,16 +10931,16 @@ def _read_ToolCallUpdateSessionUpdate(
                     else _decode_ToolKind(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("kind")
-            salvage(v)
-            f_kind = UNSET
+            _salvage(v)
+            f_kind = _UNSET
 
-    f_status: ToolCallStatus | str | None | Unset
-    v = d.get("status", MISSING)
-    if v is MISSING:
-        f_status = UNSET
+    f_status: ToolCallStatus | str | None | _Unset
+    v = d.get("status", _MISSING)
+    if v is _MISSING:
+        f_status = _UNSET
     else:
         try:
             f_status = (
@@ -10896,22 +10952,22 @@ def _read_ToolCallUpdateSessionUpdate(
                     else _decode_ToolCallStatus(v, strict)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("status")
-            salvage(v)
-            f_status = UNSET
+            _salvage(v)
+            f_status = _UNSET
 
-    f_content: list[ToolCallContent] | None | Unset
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        f_content = UNSET
+    f_content: list[ToolCallContent] | None | _Unset
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        f_content = _UNSET
     else:
         try:
             f_content = (
                 None
                 if v is None
-                else check_variants_skipping(
+                else _check_variants_skipping(
                     v,
                     "type",
                     _VARIANTS_ToolCallContent,
@@ -10919,82 +10975,82 @@ def _read_ToolCallUpdateSessionUpdate(
                     strict,
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("content")
-            salvage(v)
-            f_content = UNSET
+            _salvage(v)
+            f_content = _UNSET
 
-    f_locations: list[ToolCallLocation] | None | Unset
-    v = d.get("locations", MISSING)
-    if v is MISSING:
-        f_locations = UNSET
+    f_locations: list[ToolCallLocation] | None | _Unset
+    v = d.get("locations", _MISSING)
+    if v is _MISSING:
+        f_locations = _UNSET
     else:
         try:
             f_locations = (
                 None
                 if v is None
-                else check_list_skipping(v, _decode_ToolCallLocation, strict)
+                else _check_list_skipping(v, _decode_ToolCallLocation, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("locations")
-            salvage(v)
-            f_locations = UNSET
+            _salvage(v)
+            f_locations = _UNSET
 
-    f_raw_input: Any | Unset
-    v = d.get("rawInput", MISSING)
-    if v is MISSING:
-        f_raw_input = UNSET
+    f_raw_input: _Any | _Unset
+    v = d.get("rawInput", _MISSING)
+    if v is _MISSING:
+        f_raw_input = _UNSET
     else:
         try:
-            f_raw_input = any_value(v, strict)
-        except ValidationError as error:
+            f_raw_input = _any_value(v, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("rawInput")
-            salvage(v)
-            f_raw_input = UNSET
+            _salvage(v)
+            f_raw_input = _UNSET
 
-    f_raw_output: Any | Unset
-    v = d.get("rawOutput", MISSING)
-    if v is MISSING:
-        f_raw_output = UNSET
+    f_raw_output: _Any | _Unset
+    v = d.get("rawOutput", _MISSING)
+    if v is _MISSING:
+        f_raw_output = _UNSET
     else:
         try:
-            f_raw_output = any_value(v, strict)
-        except ValidationError as error:
+            f_raw_output = _any_value(v, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("rawOutput")
-            salvage(v)
-            f_raw_output = UNSET
+            _salvage(v)
+            f_raw_output = _UNSET
 
-    f_capabilities: ToolCallCapabilities | None | Unset
-    v = d.get("capabilities", MISSING)
-    if v is MISSING:
-        f_capabilities = UNSET
+    f_capabilities: ToolCallCapabilities | None | _Unset
+    v = d.get("capabilities", _MISSING)
+    if v is _MISSING:
+        f_capabilities = _UNSET
     else:
         try:
             f_capabilities = (
                 None if v is None else _decode_ToolCallCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("capabilities")
-            salvage(v)
-            f_capabilities = UNSET
+            _salvage(v)
+            f_capabilities = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ToolCallUpdateSessionUpdate)
     o.tool_call_id = f_tool_call_id
@@ -11013,182 +11069,182 @@ def _read_ToolCallUpdateSessionUpdate(
 
 def _encode_ToolCallUpdateSessionUpdate(
     o: ToolCallUpdateSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "tool_call_update",
         "toolCallId": o.tool_call_id,
     }
     v_name = o.name
-    if v_name is not UNSET:
+    if v_name is not _UNSET:
         d["name"] = v_name
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_kind = o.kind
-    if v_kind is not UNSET:
+    if v_kind is not _UNSET:
         d["kind"] = (
             None
             if v_kind is None
             else (v_kind._value_ if type(v_kind) is ToolKind else v_kind)
         )
     v_status = o.status
-    if v_status is not UNSET:
+    if v_status is not _UNSET:
         d["status"] = (
             None
             if v_status is None
             else (v_status._value_ if type(v_status) is ToolCallStatus else v_status)
         )
     v_content = o.content
-    if v_content is not UNSET:
+    if v_content is not _UNSET:
         d["content"] = (
             None
             if v_content is None
             else [_encode_ToolCallContent(x) for x in v_content]
         )
     v_locations = o.locations
-    if v_locations is not UNSET:
+    if v_locations is not _UNSET:
         d["locations"] = (
             None
             if v_locations is None
             else [_encode_ToolCallLocation(x) for x in v_locations]
         )
     v_raw_input = o.raw_input
-    if v_raw_input is not UNSET:
-        d["rawInput"] = wire_json(v_raw_input)
+    if v_raw_input is not _UNSET:
+        d["rawInput"] = _wire_json(v_raw_input)
     v_raw_output = o.raw_output
-    if v_raw_output is not UNSET:
-        d["rawOutput"] = wire_json(v_raw_output)
+    if v_raw_output is not _UNSET:
+        d["rawOutput"] = _wire_json(v_raw_output)
     v_capabilities = o.capabilities
-    if v_capabilities is not UNSET:
+    if v_capabilities is not _UNSET:
         d["capabilities"] = (
             None
             if v_capabilities is None
             else _encode_ToolCallCapabilities(v_capabilities)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_TerminalUpdateSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> TerminalUpdateSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "terminal_update":
-        raise check_tag(d, "sessionUpdate", "terminal_update")
+        raise _check_tag(d, "sessionUpdate", "terminal_update")
     return _read_TerminalUpdateSessionUpdate(d, strict)
 
 
 def _read_TerminalUpdateSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> TerminalUpdateSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_terminal_id: TerminalId
-    v = d.get("terminalId", MISSING)
-    if v is MISSING:
-        raise missing("terminalId")
+    v = d.get("terminalId", _MISSING)
+    if v is _MISSING:
+        raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_terminal_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("terminalId")
 
-    f_command: str | None | Unset
-    v = d.get("command", MISSING)
-    if v is MISSING:
-        f_command = UNSET
+    f_command: str | None | _Unset
+    v = d.get("command", _MISSING)
+    if v is _MISSING:
+        f_command = _UNSET
     else:
         try:
-            f_command = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_command = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("command")
-            salvage(v)
-            f_command = UNSET
+            _salvage(v)
+            f_command = _UNSET
 
-    f_cwd: AbsolutePath | None | Unset
-    v = d.get("cwd", MISSING)
-    if v is MISSING:
-        f_cwd = UNSET
+    f_cwd: AbsolutePath | None | _Unset
+    v = d.get("cwd", _MISSING)
+    if v is _MISSING:
+        f_cwd = _UNSET
     else:
         try:
-            f_cwd = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_cwd = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("cwd")
-            salvage(v)
-            f_cwd = UNSET
+            _salvage(v)
+            f_cwd = _UNSET
 
-    f_output: TerminalOutput | None | Unset
-    v = d.get("output", MISSING)
-    if v is MISSING:
-        f_output = UNSET
+    f_output: TerminalOutput | None | _Unset
+    v = d.get("output", _MISSING)
+    if v is _MISSING:
+        f_output = _UNSET
     else:
         try:
             f_output = None if v is None else _decode_TerminalOutput(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("output")
-            salvage(v)
-            f_output = UNSET
+            _salvage(v)
+            f_output = _UNSET
 
-    f_exit_status: TerminalExitStatus | None | Unset
-    v = d.get("exitStatus", MISSING)
-    if v is MISSING:
-        f_exit_status = UNSET
+    f_exit_status: TerminalExitStatus | None | _Unset
+    v = d.get("exitStatus", _MISSING)
+    if v is _MISSING:
+        f_exit_status = _UNSET
     else:
         try:
             f_exit_status = None if v is None else _decode_TerminalExitStatus(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("exitStatus")
-            salvage(v)
-            f_exit_status = UNSET
+            _salvage(v)
+            f_exit_status = _UNSET
 
-    f_size: TerminalSize | None | Unset
-    v = d.get("size", MISSING)
-    if v is MISSING:
-        f_size = UNSET
+    f_size: TerminalSize | None | _Unset
+    v = d.get("size", _MISSING)
+    if v is _MISSING:
+        f_size = _UNSET
     else:
         try:
             f_size = None if v is None else _decode_TerminalSize(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("size")
-            salvage(v)
-            f_size = UNSET
+            _salvage(v)
+            f_size = _UNSET
 
-    f_capabilities: TerminalCapabilities | None | Unset
-    v = d.get("capabilities", MISSING)
-    if v is MISSING:
-        f_capabilities = UNSET
+    f_capabilities: TerminalCapabilities | None | _Unset
+    v = d.get("capabilities", _MISSING)
+    if v is _MISSING:
+        f_capabilities = _UNSET
     else:
         try:
             f_capabilities = (
                 None if v is None else _decode_TerminalCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("capabilities")
-            salvage(v)
-            f_capabilities = UNSET
+            _salvage(v)
+            f_capabilities = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TerminalUpdateSessionUpdate)
     o.terminal_id = f_terminal_id
@@ -11204,89 +11260,89 @@ def _read_TerminalUpdateSessionUpdate(
 
 def _encode_TerminalUpdateSessionUpdate(
     o: TerminalUpdateSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "terminal_update",
         "terminalId": o.terminal_id,
     }
     v_command = o.command
-    if v_command is not UNSET:
+    if v_command is not _UNSET:
         d["command"] = v_command
     v_cwd = o.cwd
-    if v_cwd is not UNSET:
+    if v_cwd is not _UNSET:
         d["cwd"] = None if v_cwd is None else v_cwd
     v_output = o.output
-    if v_output is not UNSET:
+    if v_output is not _UNSET:
         d["output"] = None if v_output is None else _encode_TerminalOutput(v_output)
     v_exit_status = o.exit_status
-    if v_exit_status is not UNSET:
+    if v_exit_status is not _UNSET:
         d["exitStatus"] = (
             None if v_exit_status is None else _encode_TerminalExitStatus(v_exit_status)
         )
     v_size = o.size
-    if v_size is not UNSET:
+    if v_size is not _UNSET:
         d["size"] = None if v_size is None else _encode_TerminalSize(v_size)
     v_capabilities = o.capabilities
-    if v_capabilities is not UNSET:
+    if v_capabilities is not _UNSET:
         d["capabilities"] = (
             None
             if v_capabilities is None
             else _encode_TerminalCapabilities(v_capabilities)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_TerminalOutputChunkSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> TerminalOutputChunkSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "terminal_output_chunk":
-        raise check_tag(d, "sessionUpdate", "terminal_output_chunk")
+        raise _check_tag(d, "sessionUpdate", "terminal_output_chunk")
     return _read_TerminalOutputChunkSessionUpdate(d, strict)
 
 
 def _read_TerminalOutputChunkSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> TerminalOutputChunkSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_terminal_id: TerminalId
-    v = d.get("terminalId", MISSING)
-    if v is MISSING:
-        raise missing("terminalId")
+    v = d.get("terminalId", _MISSING)
+    if v is _MISSING:
+        raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_terminal_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("terminalId")
 
     f_data: str
-    v = d.get("data", MISSING)
-    if v is MISSING:
-        raise missing("data")
+    v = d.get("data", _MISSING)
+    if v is _MISSING:
+        raise _missing("data")
     else:
         try:
-            f_data = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_data = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("data")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TerminalOutputChunkSessionUpdate)
     o.terminal_id = f_terminal_id
@@ -11297,60 +11353,60 @@ def _read_TerminalOutputChunkSessionUpdate(
 
 def _encode_TerminalOutputChunkSessionUpdate(
     o: TerminalOutputChunkSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "terminal_output_chunk",
         "terminalId": o.terminal_id,
         "data": o.data,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PlanUpdateSessionUpdate(d: Any, strict: bool) -> PlanUpdateSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_PlanUpdateSessionUpdate(d: _Any, strict: bool) -> PlanUpdateSessionUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "plan_update":
-        raise check_tag(d, "sessionUpdate", "plan_update")
+        raise _check_tag(d, "sessionUpdate", "plan_update")
     return _read_PlanUpdateSessionUpdate(d, strict)
 
 
 def _read_PlanUpdateSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> PlanUpdateSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_plan: PlanUpdateContent
-    v = d.get("plan", MISSING)
-    if v is MISSING:
-        raise missing("plan")
+    v = d.get("plan", _MISSING)
+    if v is _MISSING:
+        raise _missing("plan")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_plan = (
                 _VARIANTS_PlanUpdateContent.get(tag, _decode_PlanUpdateContent)
                 if type(tag) is str
                 else _decode_PlanUpdateContent
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("plan")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PlanUpdateSessionUpdate)
     o.plan = f_plan
@@ -11358,57 +11414,57 @@ def _read_PlanUpdateSessionUpdate(
     return o
 
 
-def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "plan_update",
         "plan": _encode_PlanUpdateContent(o.plan),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_AvailableCommandsUpdateSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> AvailableCommandsUpdateSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "available_commands_update":
-        raise check_tag(d, "sessionUpdate", "available_commands_update")
+        raise _check_tag(d, "sessionUpdate", "available_commands_update")
     return _read_AvailableCommandsUpdateSessionUpdate(d, strict)
 
 
 def _read_AvailableCommandsUpdateSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> AvailableCommandsUpdateSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_available_commands: list[AvailableCommand]
-    v = d.get("availableCommands", MISSING)
-    if v is MISSING:
-        raise missing("availableCommands")
+    v = d.get("availableCommands", _MISSING)
+    if v is _MISSING:
+        raise _missing("availableCommands")
     else:
         try:
-            f_available_commands = check_variants_skipping(
+            f_available_commands = _check_variants_skipping(
                 v, "type", _VARIANTS_AvailableCommand, _decode_AvailableCommand, strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("availableCommands")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AvailableCommandsUpdateSessionUpdate)
     o.available_commands = f_available_commands
@@ -11418,63 +11474,63 @@ def _read_AvailableCommandsUpdateSessionUpdate(
 
 def _encode_AvailableCommandsUpdateSessionUpdate(
     o: AvailableCommandsUpdateSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "available_commands_update",
         "availableCommands": [
             _encode_AvailableCommand(x) for x in o.available_commands
         ],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_ConfigOptionUpdateSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> ConfigOptionUpdateSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "config_option_update":
-        raise check_tag(d, "sessionUpdate", "config_option_update")
+        raise _check_tag(d, "sessionUpdate", "config_option_update")
     return _read_ConfigOptionUpdateSessionUpdate(d, strict)
 
 
 def _read_ConfigOptionUpdateSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> ConfigOptionUpdateSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_config_options: list[SessionConfigOption]
-    v = d.get("configOptions", MISSING)
-    if v is MISSING:
-        raise missing("configOptions")
+    v = d.get("configOptions", _MISSING)
+    if v is _MISSING:
+        raise _missing("configOptions")
     else:
         try:
-            f_config_options = check_variants_skipping(
+            f_config_options = _check_variants_skipping(
                 v,
                 "type",
                 _VARIANTS_SessionConfigOption,
                 _decode_SessionConfigOption,
                 strict,
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("configOptions")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ConfigOptionUpdateSessionUpdate)
     o.config_options = f_config_options
@@ -11484,73 +11540,73 @@ def _read_ConfigOptionUpdateSessionUpdate(
 
 def _encode_ConfigOptionUpdateSessionUpdate(
     o: ConfigOptionUpdateSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "config_option_update",
         "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_SessionInfoUpdateSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SessionInfoUpdateSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "session_info_update":
-        raise check_tag(d, "sessionUpdate", "session_info_update")
+        raise _check_tag(d, "sessionUpdate", "session_info_update")
     return _read_SessionInfoUpdateSessionUpdate(d, strict)
 
 
 def _read_SessionInfoUpdateSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> SessionInfoUpdateSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_updated_at: str | None | Unset
-    v = d.get("updatedAt", MISSING)
-    if v is MISSING:
-        f_updated_at = UNSET
+    f_updated_at: str | None | _Unset
+    v = d.get("updatedAt", _MISSING)
+    if v is _MISSING:
+        f_updated_at = _UNSET
     else:
         try:
             f_updated_at = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("updatedAt")
-            salvage(v)
-            f_updated_at = UNSET
+            _salvage(v)
+            f_updated_at = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionInfoUpdateSessionUpdate)
     o.title = f_title
@@ -11561,97 +11617,97 @@ def _read_SessionInfoUpdateSessionUpdate(
 
 def _encode_SessionInfoUpdateSessionUpdate(
     o: SessionInfoUpdateSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "session_info_update",
     }
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_updated_at = o.updated_at
-    if v_updated_at is not UNSET:
+    if v_updated_at is not _UNSET:
         d["updatedAt"] = v_updated_at
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_UsageUpdateSessionUpdate(d: Any, strict: bool) -> UsageUpdateSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_UsageUpdateSessionUpdate(d: _Any, strict: bool) -> UsageUpdateSessionUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "usage_update":
-        raise check_tag(d, "sessionUpdate", "usage_update")
+        raise _check_tag(d, "sessionUpdate", "usage_update")
     return _read_UsageUpdateSessionUpdate(d, strict)
 
 
 def _read_UsageUpdateSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> UsageUpdateSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_used: int
-    v = d.get("used", MISSING)
-    if v is MISSING:
-        raise missing("used")
+    v = d.get("used", _MISSING)
+    if v is _MISSING:
+        raise _missing("used")
     else:
         try:
             f_used = (
                 v
                 if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
-                    check_int(v, 0, None)
+                    _check_int(v, 0, None)
                     if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    else _check_int(v, 0, 18446744073709551615)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("used")
 
     f_size: int
-    v = d.get("size", MISSING)
-    if v is MISSING:
-        raise missing("size")
+    v = d.get("size", _MISSING)
+    if v is _MISSING:
+        raise _missing("size")
     else:
         try:
             f_size = (
                 v
                 if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
-                    check_int(v, 0, None)
+                    _check_int(v, 0, None)
                     if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    else _check_int(v, 0, 18446744073709551615)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("size")
 
-    f_cost: Cost | None | Unset
-    v = d.get("cost", MISSING)
-    if v is MISSING:
-        f_cost = UNSET
+    f_cost: Cost | None | _Unset
+    v = d.get("cost", _MISSING)
+    if v is _MISSING:
+        f_cost = _UNSET
     else:
         try:
             f_cost = None if v is None else _decode_Cost(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("cost")
-            salvage(v)
-            f_cost = UNSET
+            _salvage(v)
+            f_cost = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(UsageUpdateSessionUpdate)
     o.used = f_used
@@ -11661,37 +11717,37 @@ def _read_UsageUpdateSessionUpdate(
     return o
 
 
-def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "usage_update",
         "used": o.used,
         "size": o.size,
     }
     v_cost = o.cost
-    if v_cost is not UNSET:
+    if v_cost is not _UNSET:
         d["cost"] = None if v_cost is None else _encode_Cost(v_cost)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_NoticeSessionUpdate(d: Any, strict: bool) -> NoticeSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_NoticeSessionUpdate(d: _Any, strict: bool) -> NoticeSessionUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "notice":
-        raise check_tag(d, "sessionUpdate", "notice")
+        raise _check_tag(d, "sessionUpdate", "notice")
     return _read_NoticeSessionUpdate(d, strict)
 
 
-def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdate:
+def _read_NoticeSessionUpdate(d: _JsonObject, strict: bool) -> NoticeSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_severity: NoticeSeverity | str
-    v = d.get("severity", MISSING)
-    if v is MISSING:
-        raise missing("severity")
+    v = d.get("severity", _MISSING)
+    if v is _MISSING:
+        raise _missing("severity")
     else:
         try:
             f_severity = (
@@ -11699,48 +11755,48 @@ def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdat
                 if type(v) is str and v in _MEMBERS_NoticeSeverity
                 else _decode_NoticeSeverity(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("severity")
 
     f_title: str
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        raise missing("title")
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        raise _missing("title")
     else:
         try:
             f_title = (
-                check_str(v, 1) if strict else (v if type(v) is str else check_str(v))
+                _check_str(v, 1) if strict else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("title")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(NoticeSessionUpdate)
     o.severity = f_severity
@@ -11750,8 +11806,8 @@ def _read_NoticeSessionUpdate(d: JsonObject, strict: bool) -> NoticeSessionUpdat
     return o
 
 
-def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "notice",
         "severity": (
             o.severity._value_ if type(o.severity) is NoticeSeverity else o.severity
@@ -11759,44 +11815,44 @@ def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, Any]:
         "title": o.title,
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_CompactionUpdateSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> CompactionUpdateSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "compaction_update":
-        raise check_tag(d, "sessionUpdate", "compaction_update")
+        raise _check_tag(d, "sessionUpdate", "compaction_update")
     return _read_CompactionUpdateSessionUpdate(d, strict)
 
 
 def _read_CompactionUpdateSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> CompactionUpdateSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_compaction_id: CompactionId
-    v = d.get("compactionId", MISSING)
-    if v is MISSING:
-        raise missing("compactionId")
+    v = d.get("compactionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("compactionId")
     else:
         try:
-            f_compaction_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_compaction_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("compactionId")
 
     f_status: CompactionStatus | str
-    v = d.get("status", MISSING)
-    if v is MISSING:
-        raise missing("status")
+    v = d.get("status", _MISSING)
+    if v is _MISSING:
+        raise _missing("status")
     else:
         try:
             f_status = (
@@ -11804,53 +11860,53 @@ def _read_CompactionUpdateSessionUpdate(
                 if type(v) is str and v in _MEMBERS_CompactionStatus
                 else _decode_CompactionStatus(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("status")
 
-    f_summary: list[ContentBlock] | None | Unset
-    v = d.get("summary", MISSING)
-    if v is MISSING:
-        f_summary = UNSET
+    f_summary: list[ContentBlock] | None | _Unset
+    v = d.get("summary", _MISSING)
+    if v is _MISSING:
+        f_summary = _UNSET
     else:
         try:
             f_summary = (
                 None
                 if v is None
-                else check_variants_skipping(
+                else _check_variants_skipping(
                     v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("summary")
-            salvage(v)
-            f_summary = UNSET
+            _salvage(v)
+            f_summary = _UNSET
 
-    f_error: str | None | Unset
-    v = d.get("error", MISSING)
-    if v is MISSING:
-        f_error = UNSET
+    f_error: str | None | _Unset
+    v = d.get("error", _MISSING)
+    if v is _MISSING:
+        f_error = _UNSET
     else:
         try:
-            f_error = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_error = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("error")
-            salvage(v)
-            f_error = UNSET
+            _salvage(v)
+            f_error = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CompactionUpdateSessionUpdate)
     o.compaction_id = f_compaction_id
@@ -11863,8 +11919,8 @@ def _read_CompactionUpdateSessionUpdate(
 
 def _encode_CompactionUpdateSessionUpdate(
     o: CompactionUpdateSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "compaction_update",
         "compactionId": o.compaction_id,
         "status": (
@@ -11872,73 +11928,73 @@ def _encode_CompactionUpdateSessionUpdate(
         ),
     }
     v_summary = o.summary
-    if v_summary is not UNSET:
+    if v_summary is not _UNSET:
         d["summary"] = (
             None if v_summary is None else [_encode_ContentBlock(x) for x in v_summary]
         )
     v_error = o.error
-    if v_error is not UNSET:
+    if v_error is not _UNSET:
         d["error"] = v_error
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_CompactionSummaryChunkSessionUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> CompactionSummaryChunkSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("sessionUpdate") != "compaction_summary_chunk":
-        raise check_tag(d, "sessionUpdate", "compaction_summary_chunk")
+        raise _check_tag(d, "sessionUpdate", "compaction_summary_chunk")
     return _read_CompactionSummaryChunkSessionUpdate(d, strict)
 
 
 def _read_CompactionSummaryChunkSessionUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> CompactionSummaryChunkSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_compaction_id: CompactionId
-    v = d.get("compactionId", MISSING)
-    if v is MISSING:
-        raise missing("compactionId")
+    v = d.get("compactionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("compactionId")
     else:
         try:
-            f_compaction_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_compaction_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("compactionId")
 
     f_content: ContentBlock
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_content = (
                 _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
                 if type(tag) is str
                 else _decode_ContentBlock
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CompactionSummaryChunkSessionUpdate)
     o.compaction_id = f_compaction_id
@@ -11949,55 +12005,55 @@ def _read_CompactionSummaryChunkSessionUpdate(
 
 def _encode_CompactionSummaryChunkSessionUpdate(
     o: CompactionSummaryChunkSessionUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": "compaction_summary_chunk",
         "compactionId": o.compaction_id,
         "content": _encode_ContentBlock(o.content),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_OtherSessionUpdate(d: Any, strict: bool) -> OtherSessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_OtherSessionUpdate(d: _Any, strict: bool) -> OtherSessionUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("sessionUpdate")) is not str:
-        raise check_tag(d, "sessionUpdate", None)
+        raise _check_tag(d, "sessionUpdate", None)
     if strict and d["sessionUpdate"] in _VARIANTS_SessionUpdate:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected(
+        raise _unexpected(
             "expected a tag that no other variant has", d["sessionUpdate"]
         ).at("sessionUpdate")
     return _read_OtherSessionUpdate(d, strict)
 
 
-def _read_OtherSessionUpdate(d: JsonObject, strict: bool) -> OtherSessionUpdate:
+def _read_OtherSessionUpdate(d: _JsonObject, strict: bool) -> OtherSessionUpdate:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
     o = _new(OtherSessionUpdate)
     o.session_update = d["sessionUpdate"]
     o.extra = {k: x for k, x in d.items() if k not in ["sessionUpdate"]}
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
-def _encode_OtherSessionUpdate(o: OtherSessionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_OtherSessionUpdate(o: OtherSessionUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionUpdate": o.session_update,
     }
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_SessionUpdate: dict[str, Decoder[SessionUpdate]] = {
+_VARIANTS_SessionUpdate: dict[str, _Decoder[SessionUpdate]] = {
     "user_message_chunk": _read_UserMessageChunkSessionUpdate,
     "user_message": _read_UserMessageSessionUpdate,
     "agent_message_chunk": _read_AgentMessageChunkSessionUpdate,
@@ -12020,21 +12076,21 @@ _VARIANTS_SessionUpdate: dict[str, Decoder[SessionUpdate]] = {
 }
 
 
-def _decode_SessionUpdate(d: Any, strict: bool) -> SessionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("sessionUpdate", MISSING)
+def _decode_SessionUpdate(d: _Any, strict: bool) -> SessionUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("sessionUpdate", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_SessionUpdate.get(tag)
         if decoder is not None:
             return decoder(d, strict)
         return _read_OtherSessionUpdate(d, strict)
-    if tag is MISSING:
-        raise missing("sessionUpdate")
-    raise type_error("a string", tag).at("sessionUpdate")
+    if tag is _MISSING:
+        raise _missing("sessionUpdate")
+    raise _type_error("a string", tag).at("sessionUpdate")
 
 
-def _encode_SessionUpdate(o: SessionUpdate) -> dict[str, Any]:
+def _encode_SessionUpdate(o: SessionUpdate) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -12044,47 +12100,47 @@ def _encode_SessionUpdate(o: SessionUpdate) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_message_id: MessageId
-    v = d.get("messageId", MISSING)
-    if v is MISSING:
-        raise missing("messageId")
+    v = d.get("messageId", _MISSING)
+    if v is _MISSING:
+        raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_message_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("messageId")
 
     f_content: ContentBlock
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_content = (
                 _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
                 if type(tag) is str
                 else _decode_ContentBlock
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ContentChunk)
     o.message_id = f_message_id
@@ -12093,62 +12149,62 @@ def _decode_ContentChunk(d: Any, strict: bool) -> ContentChunk:
     return o
 
 
-def _encode_ContentChunk(o: ContentChunk) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ContentChunk(o: ContentChunk) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "messageId": o.message_id,
         "content": _encode_ContentBlock(o.content),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_UserMessage(d: Any, strict: bool) -> UserMessage:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_UserMessage(d: _Any, strict: bool) -> UserMessage:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_message_id: MessageId
-    v = d.get("messageId", MISSING)
-    if v is MISSING:
-        raise missing("messageId")
+    v = d.get("messageId", _MISSING)
+    if v is _MISSING:
+        raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_message_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("messageId")
 
-    f_content: list[ContentBlock] | None | Unset
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        f_content = UNSET
+    f_content: list[ContentBlock] | None | _Unset
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        f_content = _UNSET
     else:
         try:
             f_content = (
                 None
                 if v is None
-                else check_variants_skipping(
+                else _check_variants_skipping(
                     v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("content")
-            salvage(v)
-            f_content = UNSET
+            _salvage(v)
+            f_content = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(UserMessage)
     o.message_id = f_message_id
@@ -12157,66 +12213,66 @@ def _decode_UserMessage(d: Any, strict: bool) -> UserMessage:
     return o
 
 
-def _encode_UserMessage(o: UserMessage) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_UserMessage(o: UserMessage) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "messageId": o.message_id,
     }
     v_content = o.content
-    if v_content is not UNSET:
+    if v_content is not _UNSET:
         d["content"] = (
             None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AgentMessage(d: Any, strict: bool) -> AgentMessage:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AgentMessage(d: _Any, strict: bool) -> AgentMessage:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_message_id: MessageId
-    v = d.get("messageId", MISSING)
-    if v is MISSING:
-        raise missing("messageId")
+    v = d.get("messageId", _MISSING)
+    if v is _MISSING:
+        raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_message_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("messageId")
 
-    f_content: list[ContentBlock] | None | Unset
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        f_content = UNSET
+    f_content: list[ContentBlock] | None | _Unset
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        f_content = _UNSET
     else:
         try:
             f_content = (
                 None
                 if v is None
-                else check_variants_skipping(
+                else _check_variants_skipping(
                     v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("content")
-            salvage(v)
-            f_content = UNSET
+            _salvage(v)
+            f_content = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AgentMessage)
     o.message_id = f_message_id
@@ -12225,66 +12281,66 @@ def _decode_AgentMessage(d: Any, strict: bool) -> AgentMessage:
     return o
 
 
-def _encode_AgentMessage(o: AgentMessage) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AgentMessage(o: AgentMessage) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "messageId": o.message_id,
     }
     v_content = o.content
-    if v_content is not UNSET:
+    if v_content is not _UNSET:
         d["content"] = (
             None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AgentThought(d: Any, strict: bool) -> AgentThought:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AgentThought(d: _Any, strict: bool) -> AgentThought:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_message_id: MessageId
-    v = d.get("messageId", MISSING)
-    if v is MISSING:
-        raise missing("messageId")
+    v = d.get("messageId", _MISSING)
+    if v is _MISSING:
+        raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_message_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("messageId")
 
-    f_content: list[ContentBlock] | None | Unset
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        f_content = UNSET
+    f_content: list[ContentBlock] | None | _Unset
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        f_content = _UNSET
     else:
         try:
             f_content = (
                 None
                 if v is None
-                else check_variants_skipping(
+                else _check_variants_skipping(
                     v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("content")
-            salvage(v)
-            f_content = UNSET
+            _salvage(v)
+            f_content = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AgentThought)
     o.message_id = f_message_id
@@ -12293,55 +12349,57 @@ def _decode_AgentThought(d: Any, strict: bool) -> AgentThought:
     return o
 
 
-def _encode_AgentThought(o: AgentThought) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AgentThought(o: AgentThought) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "messageId": o.message_id,
     }
     v_content = o.content
-    if v_content is not UNSET:
+    if v_content is not _UNSET:
         d["content"] = (
             None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_TerminalBackgroundWork(d: Any, strict: bool) -> TerminalBackgroundWork:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_TerminalBackgroundWork(d: _Any, strict: bool) -> TerminalBackgroundWork:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "terminal":
-        raise check_tag(d, "type", "terminal")
+        raise _check_tag(d, "type", "terminal")
     return _read_TerminalBackgroundWork(d, strict)
 
 
-def _read_TerminalBackgroundWork(d: JsonObject, strict: bool) -> TerminalBackgroundWork:
+def _read_TerminalBackgroundWork(
+    d: _JsonObject, strict: bool
+) -> TerminalBackgroundWork:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_terminal_id: TerminalId
-    v = d.get("terminalId", MISSING)
-    if v is MISSING:
-        raise missing("terminalId")
+    v = d.get("terminalId", _MISSING)
+    if v is _MISSING:
+        raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_terminal_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("terminalId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TerminalBackgroundWork)
     o.terminal_id = f_terminal_id
@@ -12349,51 +12407,53 @@ def _read_TerminalBackgroundWork(d: JsonObject, strict: bool) -> TerminalBackgro
     return o
 
 
-def _encode_TerminalBackgroundWork(o: TerminalBackgroundWork) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_TerminalBackgroundWork(o: TerminalBackgroundWork) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "terminal",
         "terminalId": o.terminal_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ToolCallBackgroundWork(d: Any, strict: bool) -> ToolCallBackgroundWork:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ToolCallBackgroundWork(d: _Any, strict: bool) -> ToolCallBackgroundWork:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "tool_call":
-        raise check_tag(d, "type", "tool_call")
+        raise _check_tag(d, "type", "tool_call")
     return _read_ToolCallBackgroundWork(d, strict)
 
 
-def _read_ToolCallBackgroundWork(d: JsonObject, strict: bool) -> ToolCallBackgroundWork:
+def _read_ToolCallBackgroundWork(
+    d: _JsonObject, strict: bool
+) -> ToolCallBackgroundWork:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_tool_call_id: ToolCallId
-    v = d.get("toolCallId", MISSING)
-    if v is MISSING:
-        raise missing("toolCallId")
+    v = d.get("toolCallId", _MISSING)
+    if v is _MISSING:
+        raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_tool_call_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("toolCallId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ToolCallBackgroundWork)
     o.tool_call_id = f_tool_call_id
@@ -12401,74 +12461,74 @@ def _read_ToolCallBackgroundWork(d: JsonObject, strict: bool) -> ToolCallBackgro
     return o
 
 
-def _encode_ToolCallBackgroundWork(o: ToolCallBackgroundWork) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ToolCallBackgroundWork(o: ToolCallBackgroundWork) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "tool_call",
         "toolCallId": o.tool_call_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_OtherBackgroundWork(d: Any, strict: bool) -> OtherBackgroundWork:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_OtherBackgroundWork(d: _Any, strict: bool) -> OtherBackgroundWork:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("type")) is not str:
-        raise check_tag(d, "type", None)
+        raise _check_tag(d, "type", None)
     if strict and d["type"] in _VARIANTS_BackgroundWork:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
     return _read_OtherBackgroundWork(d, strict)
 
 
-def _read_OtherBackgroundWork(d: JsonObject, strict: bool) -> OtherBackgroundWork:
+def _read_OtherBackgroundWork(d: _JsonObject, strict: bool) -> OtherBackgroundWork:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
     o = _new(OtherBackgroundWork)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
-def _encode_OtherBackgroundWork(o: OtherBackgroundWork) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_OtherBackgroundWork(o: OtherBackgroundWork) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": o.type,
     }
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_BackgroundWork: dict[str, Decoder[BackgroundWork]] = {
+_VARIANTS_BackgroundWork: dict[str, _Decoder[BackgroundWork]] = {
     "terminal": _read_TerminalBackgroundWork,
     "tool_call": _read_ToolCallBackgroundWork,
 }
 
 
-def _decode_BackgroundWork(d: Any, strict: bool) -> BackgroundWork:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+def _decode_BackgroundWork(d: _Any, strict: bool) -> BackgroundWork:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_BackgroundWork.get(tag)
         if decoder is not None:
             return decoder(d, strict)
         return _read_OtherBackgroundWork(d, strict)
-    if tag is MISSING:
-        raise missing("type")
-    raise type_error("a string", tag).at("type")
+    if tag is _MISSING:
+        raise _missing("type")
+    raise _type_error("a string", tag).at("type")
 
 
-def _encode_BackgroundWork(o: BackgroundWork) -> dict[str, Any]:
+def _encode_BackgroundWork(o: BackgroundWork) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -12478,31 +12538,31 @@ def _encode_BackgroundWork(o: BackgroundWork) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_BackgroundTerminal(d: Any, strict: bool) -> BackgroundTerminal:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_BackgroundTerminal(d: _Any, strict: bool) -> BackgroundTerminal:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_terminal_id: TerminalId
-    v = d.get("terminalId", MISSING)
-    if v is MISSING:
-        raise missing("terminalId")
+    v = d.get("terminalId", _MISSING)
+    if v is _MISSING:
+        raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_terminal_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("terminalId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(BackgroundTerminal)
     o.terminal_id = f_terminal_id
@@ -12510,42 +12570,42 @@ def _decode_BackgroundTerminal(d: Any, strict: bool) -> BackgroundTerminal:
     return o
 
 
-def _encode_BackgroundTerminal(o: BackgroundTerminal) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_BackgroundTerminal(o: BackgroundTerminal) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "terminalId": o.terminal_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_BackgroundToolCall(d: Any, strict: bool) -> BackgroundToolCall:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_BackgroundToolCall(d: _Any, strict: bool) -> BackgroundToolCall:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_tool_call_id: ToolCallId
-    v = d.get("toolCallId", MISSING)
-    if v is MISSING:
-        raise missing("toolCallId")
+    v = d.get("toolCallId", _MISSING)
+    if v is _MISSING:
+        raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_tool_call_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("toolCallId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(BackgroundToolCall)
     o.tool_call_id = f_tool_call_id
@@ -12553,51 +12613,51 @@ def _decode_BackgroundToolCall(d: Any, strict: bool) -> BackgroundToolCall:
     return o
 
 
-def _encode_BackgroundToolCall(o: BackgroundToolCall) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_BackgroundToolCall(o: BackgroundToolCall) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "toolCallId": o.tool_call_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_RunningStateUpdate(d: Any, strict: bool) -> RunningStateUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_background: list[BackgroundWork] | None | Unset
-    v = d.get("background", MISSING)
-    if v is MISSING:
-        f_background = UNSET
+def _decode_RunningStateUpdate(d: _Any, strict: bool) -> RunningStateUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_background: list[BackgroundWork] | None | _Unset
+    v = d.get("background", _MISSING)
+    if v is _MISSING:
+        f_background = _UNSET
     else:
         try:
             f_background = (
                 None
                 if v is None
-                else check_variants(
+                else _check_variants(
                     v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("background")
-            salvage(v)
-            f_background = UNSET
+            _salvage(v)
+            f_background = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(RunningStateUpdate)
     o.background = f_background
@@ -12605,94 +12665,96 @@ def _decode_RunningStateUpdate(d: Any, strict: bool) -> RunningStateUpdate:
     return o
 
 
-def _encode_RunningStateUpdate(o: RunningStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_RunningStateUpdate(o: RunningStateUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_background = o.background
-    if v_background is not UNSET:
+    if v_background is not _UNSET:
         d["background"] = (
             None
             if v_background is None
             else [_encode_BackgroundWork(x) for x in v_background]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ErrorStopReason(d: Any, strict: bool) -> ErrorStopReason:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_error: Error | None | Unset
-    v = d.get("error", MISSING)
-    if v is MISSING:
-        f_error = UNSET
+def _decode_ErrorStopReason(d: _Any, strict: bool) -> ErrorStopReason:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_error: Error | None | _Unset
+    v = d.get("error", _MISSING)
+    if v is _MISSING:
+        f_error = _UNSET
     else:
         try:
             f_error = None if v is None else _decode_Error(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("error")
-            salvage(v)
-            f_error = UNSET
+            _salvage(v)
+            f_error = _UNSET
 
     o = _new(ErrorStopReason)
     o.error = f_error
     return o
 
 
-def _encode_ErrorStopReason(o: ErrorStopReason) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ErrorStopReason(o: ErrorStopReason) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_error = o.error
-    if v_error is not UNSET:
+    if v_error is not _UNSET:
         d["error"] = None if v_error is None else _encode_Error(v_error)
 
     return d
 
 
-def _decode_EndTurnIdleStateUpdate(d: Any, strict: bool) -> EndTurnIdleStateUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_EndTurnIdleStateUpdate(d: _Any, strict: bool) -> EndTurnIdleStateUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("stopReason") != "end_turn":
-        raise check_tag(d, "stopReason", "end_turn")
+        raise _check_tag(d, "stopReason", "end_turn")
     return _read_EndTurnIdleStateUpdate(d, strict)
 
 
-def _read_EndTurnIdleStateUpdate(d: JsonObject, strict: bool) -> EndTurnIdleStateUpdate:
+def _read_EndTurnIdleStateUpdate(
+    d: _JsonObject, strict: bool
+) -> EndTurnIdleStateUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_background: list[BackgroundWork] | None | Unset
-    v = d.get("background", MISSING)
-    if v is MISSING:
-        f_background = UNSET
+    f_background: list[BackgroundWork] | None | _Unset
+    v = d.get("background", _MISSING)
+    if v is _MISSING:
+        f_background = _UNSET
     else:
         try:
             f_background = (
                 None
                 if v is None
-                else check_variants(
+                else _check_variants(
                     v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("background")
-            salvage(v)
-            f_background = UNSET
+            _salvage(v)
+            f_background = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(EndTurnIdleStateUpdate)
     o.background = f_background
@@ -12700,68 +12762,68 @@ def _read_EndTurnIdleStateUpdate(d: JsonObject, strict: bool) -> EndTurnIdleStat
     return o
 
 
-def _encode_EndTurnIdleStateUpdate(o: EndTurnIdleStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_EndTurnIdleStateUpdate(o: EndTurnIdleStateUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "stopReason": "end_turn",
     }
     v_background = o.background
-    if v_background is not UNSET:
+    if v_background is not _UNSET:
         d["background"] = (
             None
             if v_background is None
             else [_encode_BackgroundWork(x) for x in v_background]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_MaxTokensIdleStateUpdate(d: Any, strict: bool) -> MaxTokensIdleStateUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_MaxTokensIdleStateUpdate(d: _Any, strict: bool) -> MaxTokensIdleStateUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("stopReason") != "max_tokens":
-        raise check_tag(d, "stopReason", "max_tokens")
+        raise _check_tag(d, "stopReason", "max_tokens")
     return _read_MaxTokensIdleStateUpdate(d, strict)
 
 
 def _read_MaxTokensIdleStateUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> MaxTokensIdleStateUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_background: list[BackgroundWork] | None | Unset
-    v = d.get("background", MISSING)
-    if v is MISSING:
-        f_background = UNSET
+    f_background: list[BackgroundWork] | None | _Unset
+    v = d.get("background", _MISSING)
+    if v is _MISSING:
+        f_background = _UNSET
     else:
         try:
             f_background = (
                 None
                 if v is None
-                else check_variants(
+                else _check_variants(
                     v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("background")
-            salvage(v)
-            f_background = UNSET
+            _salvage(v)
+            f_background = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(MaxTokensIdleStateUpdate)
     o.background = f_background
@@ -12769,70 +12831,70 @@ def _read_MaxTokensIdleStateUpdate(
     return o
 
 
-def _encode_MaxTokensIdleStateUpdate(o: MaxTokensIdleStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_MaxTokensIdleStateUpdate(o: MaxTokensIdleStateUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "stopReason": "max_tokens",
     }
     v_background = o.background
-    if v_background is not UNSET:
+    if v_background is not _UNSET:
         d["background"] = (
             None
             if v_background is None
             else [_encode_BackgroundWork(x) for x in v_background]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_MaxTurnRequestsIdleStateUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> MaxTurnRequestsIdleStateUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("stopReason") != "max_turn_requests":
-        raise check_tag(d, "stopReason", "max_turn_requests")
+        raise _check_tag(d, "stopReason", "max_turn_requests")
     return _read_MaxTurnRequestsIdleStateUpdate(d, strict)
 
 
 def _read_MaxTurnRequestsIdleStateUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> MaxTurnRequestsIdleStateUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_background: list[BackgroundWork] | None | Unset
-    v = d.get("background", MISSING)
-    if v is MISSING:
-        f_background = UNSET
+    f_background: list[BackgroundWork] | None | _Unset
+    v = d.get("background", _MISSING)
+    if v is _MISSING:
+        f_background = _UNSET
     else:
         try:
             f_background = (
                 None
                 if v is None
-                else check_variants(
+                else _check_variants(
                     v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("background")
-            salvage(v)
-            f_background = UNSET
+            _salvage(v)
+            f_background = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(MaxTurnRequestsIdleStateUpdate)
     o.background = f_background
@@ -12842,66 +12904,68 @@ def _read_MaxTurnRequestsIdleStateUpdate(
 
 def _encode_MaxTurnRequestsIdleStateUpdate(
     o: MaxTurnRequestsIdleStateUpdate,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "stopReason": "max_turn_requests",
     }
     v_background = o.background
-    if v_background is not UNSET:
+    if v_background is not _UNSET:
         d["background"] = (
             None
             if v_background is None
             else [_encode_BackgroundWork(x) for x in v_background]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_RefusalIdleStateUpdate(d: Any, strict: bool) -> RefusalIdleStateUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_RefusalIdleStateUpdate(d: _Any, strict: bool) -> RefusalIdleStateUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("stopReason") != "refusal":
-        raise check_tag(d, "stopReason", "refusal")
+        raise _check_tag(d, "stopReason", "refusal")
     return _read_RefusalIdleStateUpdate(d, strict)
 
 
-def _read_RefusalIdleStateUpdate(d: JsonObject, strict: bool) -> RefusalIdleStateUpdate:
+def _read_RefusalIdleStateUpdate(
+    d: _JsonObject, strict: bool
+) -> RefusalIdleStateUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_background: list[BackgroundWork] | None | Unset
-    v = d.get("background", MISSING)
-    if v is MISSING:
-        f_background = UNSET
+    f_background: list[BackgroundWork] | None | _Unset
+    v = d.get("background", _MISSING)
+    if v is _MISSING:
+        f_background = _UNSET
     else:
         try:
             f_background = (
                 None
                 if v is None
-                else check_variants(
+                else _check_variants(
                     v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("background")
-            salvage(v)
-            f_background = UNSET
+            _salvage(v)
+            f_background = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(RefusalIdleStateUpdate)
     o.background = f_background
@@ -12909,68 +12973,68 @@ def _read_RefusalIdleStateUpdate(d: JsonObject, strict: bool) -> RefusalIdleStat
     return o
 
 
-def _encode_RefusalIdleStateUpdate(o: RefusalIdleStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_RefusalIdleStateUpdate(o: RefusalIdleStateUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "stopReason": "refusal",
     }
     v_background = o.background
-    if v_background is not UNSET:
+    if v_background is not _UNSET:
         d["background"] = (
             None
             if v_background is None
             else [_encode_BackgroundWork(x) for x in v_background]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_CancelledIdleStateUpdate(d: Any, strict: bool) -> CancelledIdleStateUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_CancelledIdleStateUpdate(d: _Any, strict: bool) -> CancelledIdleStateUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("stopReason") != "cancelled":
-        raise check_tag(d, "stopReason", "cancelled")
+        raise _check_tag(d, "stopReason", "cancelled")
     return _read_CancelledIdleStateUpdate(d, strict)
 
 
 def _read_CancelledIdleStateUpdate(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> CancelledIdleStateUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_background: list[BackgroundWork] | None | Unset
-    v = d.get("background", MISSING)
-    if v is MISSING:
-        f_background = UNSET
+    f_background: list[BackgroundWork] | None | _Unset
+    v = d.get("background", _MISSING)
+    if v is _MISSING:
+        f_background = _UNSET
     else:
         try:
             f_background = (
                 None
                 if v is None
-                else check_variants(
+                else _check_variants(
                     v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("background")
-            salvage(v)
-            f_background = UNSET
+            _salvage(v)
+            f_background = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CancelledIdleStateUpdate)
     o.background = f_background
@@ -12978,79 +13042,79 @@ def _read_CancelledIdleStateUpdate(
     return o
 
 
-def _encode_CancelledIdleStateUpdate(o: CancelledIdleStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_CancelledIdleStateUpdate(o: CancelledIdleStateUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "stopReason": "cancelled",
     }
     v_background = o.background
-    if v_background is not UNSET:
+    if v_background is not _UNSET:
         d["background"] = (
             None
             if v_background is None
             else [_encode_BackgroundWork(x) for x in v_background]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ErrorIdleStateUpdate(d: Any, strict: bool) -> ErrorIdleStateUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ErrorIdleStateUpdate(d: _Any, strict: bool) -> ErrorIdleStateUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("stopReason") != "error":
-        raise check_tag(d, "stopReason", "error")
+        raise _check_tag(d, "stopReason", "error")
     return _read_ErrorIdleStateUpdate(d, strict)
 
 
-def _read_ErrorIdleStateUpdate(d: JsonObject, strict: bool) -> ErrorIdleStateUpdate:
+def _read_ErrorIdleStateUpdate(d: _JsonObject, strict: bool) -> ErrorIdleStateUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_background: list[BackgroundWork] | None | Unset
-    v = d.get("background", MISSING)
-    if v is MISSING:
-        f_background = UNSET
+    f_background: list[BackgroundWork] | None | _Unset
+    v = d.get("background", _MISSING)
+    if v is _MISSING:
+        f_background = _UNSET
     else:
         try:
             f_background = (
                 None
                 if v is None
-                else check_variants(
+                else _check_variants(
                     v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("background")
-            salvage(v)
-            f_background = UNSET
+            _salvage(v)
+            f_background = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
-    f_error: Error | None | Unset
-    v = d.get("error", MISSING)
-    if v is MISSING:
-        f_error = UNSET
+    f_error: Error | None | _Unset
+    v = d.get("error", _MISSING)
+    if v is _MISSING:
+        f_error = _UNSET
     else:
         try:
             f_error = None if v is None else _decode_Error(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("error")
-            salvage(v)
-            f_error = UNSET
+            _salvage(v)
+            f_error = _UNSET
 
     o = _new(ErrorIdleStateUpdate)
     o.background = f_background
@@ -13059,74 +13123,74 @@ def _read_ErrorIdleStateUpdate(d: JsonObject, strict: bool) -> ErrorIdleStateUpd
     return o
 
 
-def _encode_ErrorIdleStateUpdate(o: ErrorIdleStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ErrorIdleStateUpdate(o: ErrorIdleStateUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "stopReason": "error",
     }
     v_background = o.background
-    if v_background is not UNSET:
+    if v_background is not _UNSET:
         d["background"] = (
             None
             if v_background is None
             else [_encode_BackgroundWork(x) for x in v_background]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
     v_error = o.error
-    if v_error is not UNSET:
+    if v_error is not _UNSET:
         d["error"] = None if v_error is None else _encode_Error(v_error)
 
     return d
 
 
-def _decode_OtherIdleStateUpdate(d: Any, strict: bool) -> OtherIdleStateUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_OtherIdleStateUpdate(d: _Any, strict: bool) -> OtherIdleStateUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("stopReason")) is not str:
-        raise check_tag(d, "stopReason", None)
+        raise _check_tag(d, "stopReason", None)
     if strict and d["stopReason"] in _VARIANTS_IdleStateUpdate:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected(
+        raise _unexpected(
             "expected a tag that no other variant has", d["stopReason"]
         ).at("stopReason")
     return _read_OtherIdleStateUpdate(d, strict)
 
 
-def _read_OtherIdleStateUpdate(d: JsonObject, strict: bool) -> OtherIdleStateUpdate:
+def _read_OtherIdleStateUpdate(d: _JsonObject, strict: bool) -> OtherIdleStateUpdate:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
-    f_background: list[BackgroundWork] | None | Unset
-    v = d.get("background", MISSING)
-    if v is MISSING:
-        f_background = UNSET
+    f_background: list[BackgroundWork] | None | _Unset
+    v = d.get("background", _MISSING)
+    if v is _MISSING:
+        f_background = _UNSET
     else:
         try:
             f_background = (
                 None
                 if v is None
-                else check_variants(
+                else _check_variants(
                     v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("background")
-            salvage(v)
-            f_background = UNSET
+            _salvage(v)
+            f_background = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(OtherIdleStateUpdate)
     o.stop_reason = d["stopReason"]
@@ -13136,77 +13200,77 @@ def _read_OtherIdleStateUpdate(d: JsonObject, strict: bool) -> OtherIdleStateUpd
         k: x for k, x in d.items() if k not in ["stopReason", "background", "_meta"]
     }
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
-def _encode_OtherIdleStateUpdate(o: OtherIdleStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_OtherIdleStateUpdate(o: OtherIdleStateUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "stopReason": o.stop_reason,
     }
     v_background = o.background
-    if v_background is not UNSET:
+    if v_background is not _UNSET:
         d["background"] = (
             None
             if v_background is None
             else [_encode_BackgroundWork(x) for x in v_background]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
-def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_background: list[BackgroundWork] | None | Unset
-    v = d.get("background", MISSING)
-    if v is MISSING:
-        f_background = UNSET
+def _decode_NoneIdleStateUpdate(d: _Any, strict: bool) -> NoneIdleStateUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_background: list[BackgroundWork] | None | _Unset
+    v = d.get("background", _MISSING)
+    if v is _MISSING:
+        f_background = _UNSET
     else:
         try:
             f_background = (
                 None
                 if v is None
-                else check_variants(
+                else _check_variants(
                     v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("background")
-            salvage(v)
-            f_background = UNSET
+            _salvage(v)
+            f_background = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
-    f_stop_reason: None | Unset
-    v = d.get("stopReason", MISSING)
-    if v is MISSING:
-        f_stop_reason = UNSET
+    f_stop_reason: None | _Unset
+    v = d.get("stopReason", _MISSING)
+    if v is _MISSING:
+        f_stop_reason = _UNSET
     else:
         try:
-            f_stop_reason = None if v is None else not_null(v)
-        except ValidationError as error:
+            f_stop_reason = None if v is None else _not_null(v)
+        except _ValidationError as error:
             if strict:
                 raise error.at("stopReason")
-            salvage(v)
-            f_stop_reason = UNSET
+            _salvage(v)
+            f_stop_reason = _UNSET
 
     o = _new(NoneIdleStateUpdate)
     o.background = f_background
@@ -13215,27 +13279,27 @@ def _decode_NoneIdleStateUpdate(d: Any, strict: bool) -> NoneIdleStateUpdate:
     return o
 
 
-def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_background = o.background
-    if v_background is not UNSET:
+    if v_background is not _UNSET:
         d["background"] = (
             None
             if v_background is None
             else [_encode_BackgroundWork(x) for x in v_background]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
     v_stop_reason = o.stop_reason
-    if v_stop_reason is not UNSET:
+    if v_stop_reason is not _UNSET:
         d["stopReason"] = v_stop_reason
 
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_IdleStateUpdate: dict[str, Decoder[IdleStateUpdate]] = {
+_VARIANTS_IdleStateUpdate: dict[str, _Decoder[IdleStateUpdate]] = {
     "end_turn": _read_EndTurnIdleStateUpdate,
     "max_tokens": _read_MaxTokensIdleStateUpdate,
     "max_turn_requests": _read_MaxTurnRequestsIdleStateUpdate,
@@ -13245,24 +13309,24 @@ _VARIANTS_IdleStateUpdate: dict[str, Decoder[IdleStateUpdate]] = {
 }
 
 
-def _decode_IdleStateUpdate(d: Any, strict: bool) -> IdleStateUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("stopReason", MISSING)
-    if not strict and not (tag is MISSING or tag is None or type(tag) is str):
-        salvage(tag)
-        tag = MISSING  # x-deserialize-default-on-error on the tag: dropped
+def _decode_IdleStateUpdate(d: _Any, strict: bool) -> IdleStateUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("stopReason", _MISSING)
+    if not strict and not (tag is _MISSING or tag is None or type(tag) is str):
+        _salvage(tag)
+        tag = _MISSING  # x-deserialize-default-on-error on the tag: dropped
     if type(tag) is str:
         decoder = _VARIANTS_IdleStateUpdate.get(tag)
         if decoder is not None:
             return decoder(d, strict)
         return _read_OtherIdleStateUpdate(d, strict)
-    if tag is MISSING or tag is None:
+    if tag is _MISSING or tag is None:
         return _decode_NoneIdleStateUpdate(d, strict)
-    raise type_error("a string or null", tag).at("stopReason")
+    raise _type_error("a string or null", tag).at("stopReason")
 
 
-def _encode_IdleStateUpdate(o: IdleStateUpdate) -> dict[str, Any]:
+def _encode_IdleStateUpdate(o: IdleStateUpdate) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -13273,41 +13337,41 @@ def _encode_IdleStateUpdate(o: IdleStateUpdate) -> dict[str, Any]:
 
 
 def _decode_RequiresActionStateUpdate(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> RequiresActionStateUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_background: list[BackgroundWork] | None | Unset
-    v = d.get("background", MISSING)
-    if v is MISSING:
-        f_background = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_background: list[BackgroundWork] | None | _Unset
+    v = d.get("background", _MISSING)
+    if v is _MISSING:
+        f_background = _UNSET
     else:
         try:
             f_background = (
                 None
                 if v is None
-                else check_variants(
+                else _check_variants(
                     v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("background")
-            salvage(v)
-            f_background = UNSET
+            _salvage(v)
+            f_background = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(RequiresActionStateUpdate)
     o.background = f_background
@@ -13315,64 +13379,64 @@ def _decode_RequiresActionStateUpdate(
     return o
 
 
-def _encode_RequiresActionStateUpdate(o: RequiresActionStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_RequiresActionStateUpdate(o: RequiresActionStateUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_background = o.background
-    if v_background is not UNSET:
+    if v_background is not _UNSET:
         d["background"] = (
             None
             if v_background is None
             else [_encode_BackgroundWork(x) for x in v_background]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_StateUpdateRunning(d: Any, strict: bool) -> StateUpdateRunning:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_StateUpdateRunning(d: _Any, strict: bool) -> StateUpdateRunning:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("state") != "running":
-        raise check_tag(d, "state", "running")
+        raise _check_tag(d, "state", "running")
     return _read_StateUpdateRunning(d, strict)
 
 
-def _read_StateUpdateRunning(d: JsonObject, strict: bool) -> StateUpdateRunning:
+def _read_StateUpdateRunning(d: _JsonObject, strict: bool) -> StateUpdateRunning:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_background: list[BackgroundWork] | None | Unset
-    v = d.get("background", MISSING)
-    if v is MISSING:
-        f_background = UNSET
+    f_background: list[BackgroundWork] | None | _Unset
+    v = d.get("background", _MISSING)
+    if v is _MISSING:
+        f_background = _UNSET
     else:
         try:
             f_background = (
                 None
                 if v is None
-                else check_variants(
+                else _check_variants(
                     v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("background")
-            salvage(v)
-            f_background = UNSET
+            _salvage(v)
+            f_background = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(StateUpdateRunning)
     o.background = f_background
@@ -13380,33 +13444,33 @@ def _read_StateUpdateRunning(d: JsonObject, strict: bool) -> StateUpdateRunning:
     return o
 
 
-def _encode_StateUpdateRunning(o: StateUpdateRunning) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_StateUpdateRunning(o: StateUpdateRunning) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "state": "running",
     }
     v_background = o.background
-    if v_background is not UNSET:
+    if v_background is not _UNSET:
         d["background"] = (
             None
             if v_background is None
             else [_encode_BackgroundWork(x) for x in v_background]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_StateUpdateIdle(d: Any, strict: bool) -> StateUpdateIdle:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_StateUpdateIdle(d: _Any, strict: bool) -> StateUpdateIdle:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("state") != "idle":
-        raise check_tag(d, "state", "idle")
+        raise _check_tag(d, "state", "idle")
     return _read_StateUpdateIdle(d, strict)
 
 
-def _read_StateUpdateIdle(d: JsonObject, strict: bool) -> StateUpdateIdle:
+def _read_StateUpdateIdle(d: _JsonObject, strict: bool) -> StateUpdateIdle:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     o = _new(StateUpdateIdle)
@@ -13414,8 +13478,8 @@ def _read_StateUpdateIdle(d: JsonObject, strict: bool) -> StateUpdateIdle:
     return o
 
 
-def _encode_StateUpdateIdle(o: StateUpdateIdle) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_StateUpdateIdle(o: StateUpdateIdle) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "state": "idle",
     }
 
@@ -13424,51 +13488,51 @@ def _encode_StateUpdateIdle(o: StateUpdateIdle) -> dict[str, Any]:
 
 
 def _decode_StateUpdateRequiresAction(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> StateUpdateRequiresAction:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("state") != "requires_action":
-        raise check_tag(d, "state", "requires_action")
+        raise _check_tag(d, "state", "requires_action")
     return _read_StateUpdateRequiresAction(d, strict)
 
 
 def _read_StateUpdateRequiresAction(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> StateUpdateRequiresAction:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_background: list[BackgroundWork] | None | Unset
-    v = d.get("background", MISSING)
-    if v is MISSING:
-        f_background = UNSET
+    f_background: list[BackgroundWork] | None | _Unset
+    v = d.get("background", _MISSING)
+    if v is _MISSING:
+        f_background = _UNSET
     else:
         try:
             f_background = (
                 None
                 if v is None
-                else check_variants(
+                else _check_variants(
                     v, "type", _VARIANTS_BackgroundWork, _decode_BackgroundWork, strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("background")
-            salvage(v)
-            f_background = UNSET
+            _salvage(v)
+            f_background = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(StateUpdateRequiresAction)
     o.background = f_background
@@ -13476,81 +13540,81 @@ def _read_StateUpdateRequiresAction(
     return o
 
 
-def _encode_StateUpdateRequiresAction(o: StateUpdateRequiresAction) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_StateUpdateRequiresAction(o: StateUpdateRequiresAction) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "state": "requires_action",
     }
     v_background = o.background
-    if v_background is not UNSET:
+    if v_background is not _UNSET:
         d["background"] = (
             None
             if v_background is None
             else [_encode_BackgroundWork(x) for x in v_background]
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_OtherStateUpdate(d: Any, strict: bool) -> OtherStateUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_OtherStateUpdate(d: _Any, strict: bool) -> OtherStateUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("state")) is not str:
-        raise check_tag(d, "state", None)
+        raise _check_tag(d, "state", None)
     if strict and d["state"] in _VARIANTS_StateUpdate:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected("expected a tag that no other variant has", d["state"]).at(
+        raise _unexpected("expected a tag that no other variant has", d["state"]).at(
             "state"
         )
     return _read_OtherStateUpdate(d, strict)
 
 
-def _read_OtherStateUpdate(d: JsonObject, strict: bool) -> OtherStateUpdate:
+def _read_OtherStateUpdate(d: _JsonObject, strict: bool) -> OtherStateUpdate:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
     o = _new(OtherStateUpdate)
     o.state = d["state"]
     o.extra = {k: x for k, x in d.items() if k not in ["state"]}
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
-def _encode_OtherStateUpdate(o: OtherStateUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_OtherStateUpdate(o: OtherStateUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "state": o.state,
     }
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_StateUpdate: dict[str, Decoder[StateUpdate]] = {
+_VARIANTS_StateUpdate: dict[str, _Decoder[StateUpdate]] = {
     "running": _read_StateUpdateRunning,
     "idle": _read_StateUpdateIdle,
     "requires_action": _read_StateUpdateRequiresAction,
 }
 
 
-def _decode_StateUpdate(d: Any, strict: bool) -> StateUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("state", MISSING)
+def _decode_StateUpdate(d: _Any, strict: bool) -> StateUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("state", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_StateUpdate.get(tag)
         if decoder is not None:
             return decoder(d, strict)
         return _read_OtherStateUpdate(d, strict)
-    if tag is MISSING:
-        raise missing("state")
-    raise type_error("a string", tag).at("state")
+    if tag is _MISSING:
+        raise _missing("state")
+    raise _type_error("a string", tag).at("state")
 
 
-def _encode_StateUpdate(o: StateUpdate) -> dict[str, Any]:
+def _encode_StateUpdate(o: StateUpdate) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -13558,47 +13622,47 @@ def _encode_StateUpdate(o: StateUpdate) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_ToolCallContentChunk(d: Any, strict: bool) -> ToolCallContentChunk:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ToolCallContentChunk(d: _Any, strict: bool) -> ToolCallContentChunk:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_tool_call_id: ToolCallId
-    v = d.get("toolCallId", MISSING)
-    if v is MISSING:
-        raise missing("toolCallId")
+    v = d.get("toolCallId", _MISSING)
+    if v is _MISSING:
+        raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_tool_call_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("toolCallId")
 
     f_content: ToolCallContent
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_content = (
                 _VARIANTS_ToolCallContent.get(tag, _decode_ToolCallContent)
                 if type(tag) is str
                 else _decode_ToolCallContent
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ToolCallContentChunk)
     o.tool_call_id = f_tool_call_id
@@ -13607,43 +13671,43 @@ def _decode_ToolCallContentChunk(d: Any, strict: bool) -> ToolCallContentChunk:
     return o
 
 
-def _encode_ToolCallContentChunk(o: ToolCallContentChunk) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ToolCallContentChunk(o: ToolCallContentChunk) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "toolCallId": o.tool_call_id,
         "content": _encode_ToolCallContent(o.content),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_TerminalOutput(d: Any, strict: bool) -> TerminalOutput:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_TerminalOutput(d: _Any, strict: bool) -> TerminalOutput:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_data: str
-    v = d.get("data", MISSING)
-    if v is MISSING:
-        raise missing("data")
+    v = d.get("data", _MISSING)
+    if v is _MISSING:
+        raise _missing("data")
     else:
         try:
-            f_data = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_data = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("data")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TerminalOutput)
     o.data = f_data
@@ -13651,24 +13715,24 @@ def _decode_TerminalOutput(d: Any, strict: bool) -> TerminalOutput:
     return o
 
 
-def _encode_TerminalOutput(o: TerminalOutput) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_TerminalOutput(o: TerminalOutput) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "data": o.data,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_exit_code: int | None | Unset
-    v = d.get("exitCode", MISSING)
-    if v is MISSING:
-        f_exit_code = UNSET
+def _decode_TerminalExitStatus(d: _Any, strict: bool) -> TerminalExitStatus:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_exit_code: int | None | _Unset
+    v = d.get("exitCode", _MISSING)
+    if v is _MISSING:
+        f_exit_code = _UNSET
     else:
         try:
             f_exit_code = (
@@ -13679,43 +13743,43 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
                     if type(v) is int
                     and -9223372036854775808 <= v <= 9223372036854775807
                     else (
-                        check_int(v, None, None)
+                        _check_int(v, None, None)
                         if strict
-                        else check_int(v, -9223372036854775808, 9223372036854775807)
+                        else _check_int(v, -9223372036854775808, 9223372036854775807)
                     )
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("exitCode")
-            salvage(v)
-            f_exit_code = UNSET
+            _salvage(v)
+            f_exit_code = _UNSET
 
-    f_signal: str | None | Unset
-    v = d.get("signal", MISSING)
-    if v is MISSING:
-        f_signal = UNSET
+    f_signal: str | None | _Unset
+    v = d.get("signal", _MISSING)
+    if v is _MISSING:
+        f_signal = _UNSET
     else:
         try:
-            f_signal = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_signal = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("signal")
-            salvage(v)
-            f_signal = UNSET
+            _salvage(v)
+            f_signal = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TerminalExitStatus)
     o.exit_code = f_exit_code
@@ -13724,56 +13788,60 @@ def _decode_TerminalExitStatus(d: Any, strict: bool) -> TerminalExitStatus:
     return o
 
 
-def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_exit_code = o.exit_code
-    if v_exit_code is not UNSET:
+    if v_exit_code is not _UNSET:
         d["exitCode"] = v_exit_code
     v_signal = o.signal
-    if v_signal is not UNSET:
+    if v_signal is not _UNSET:
         d["signal"] = v_signal
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_TerminalSize(d: Any, strict: bool) -> TerminalSize:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_TerminalSize(d: _Any, strict: bool) -> TerminalSize:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_cols: int
-    v = d.get("cols", MISSING)
-    if v is MISSING:
-        raise missing("cols")
+    v = d.get("cols", _MISSING)
+    if v is _MISSING:
+        raise _missing("cols")
     else:
         try:
-            f_cols = v if type(v) is int and 1 <= v <= 65535 else check_int(v, 1, 65535)
-        except ValidationError as error:
+            f_cols = (
+                v if type(v) is int and 1 <= v <= 65535 else _check_int(v, 1, 65535)
+            )
+        except _ValidationError as error:
             raise error.at("cols")
 
     f_rows: int
-    v = d.get("rows", MISSING)
-    if v is MISSING:
-        raise missing("rows")
+    v = d.get("rows", _MISSING)
+    if v is _MISSING:
+        raise _missing("rows")
     else:
         try:
-            f_rows = v if type(v) is int and 1 <= v <= 65535 else check_int(v, 1, 65535)
-        except ValidationError as error:
+            f_rows = (
+                v if type(v) is int and 1 <= v <= 65535 else _check_int(v, 1, 65535)
+            )
+        except _ValidationError as error:
             raise error.at("rows")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TerminalSize)
     o.cols = f_cols
@@ -13782,48 +13850,48 @@ def _decode_TerminalSize(d: Any, strict: bool) -> TerminalSize:
     return o
 
 
-def _encode_TerminalSize(o: TerminalSize) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_TerminalSize(o: TerminalSize) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "cols": o.cols,
         "rows": o.rows,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_TerminalCapabilities(d: Any, strict: bool) -> TerminalCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_cancel: TerminalCancelCapabilities | None | Unset
-    v = d.get("cancel", MISSING)
-    if v is MISSING:
-        f_cancel = UNSET
+def _decode_TerminalCapabilities(d: _Any, strict: bool) -> TerminalCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_cancel: TerminalCancelCapabilities | None | _Unset
+    v = d.get("cancel", _MISSING)
+    if v is _MISSING:
+        f_cancel = _UNSET
     else:
         try:
             f_cancel = (
                 None if v is None else _decode_TerminalCancelCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("cancel")
-            salvage(v)
-            f_cancel = UNSET
+            _salvage(v)
+            f_cancel = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TerminalCapabilities)
     o.cancel = f_cancel
@@ -13831,157 +13899,159 @@ def _decode_TerminalCapabilities(d: Any, strict: bool) -> TerminalCapabilities:
     return o
 
 
-def _encode_TerminalCapabilities(o: TerminalCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_TerminalCapabilities(o: TerminalCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_cancel = o.cancel
-    if v_cancel is not UNSET:
+    if v_cancel is not _UNSET:
         d["cancel"] = (
             None if v_cancel is None else _encode_TerminalCancelCapabilities(v_cancel)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_TerminalCancelCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> TerminalCancelCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TerminalCancelCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_TerminalCancelCapabilities(o: TerminalCancelCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_TerminalCancelCapabilities(
+    o: TerminalCancelCapabilities,
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_TerminalUpdate(d: _Any, strict: bool) -> TerminalUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_terminal_id: TerminalId
-    v = d.get("terminalId", MISSING)
-    if v is MISSING:
-        raise missing("terminalId")
+    v = d.get("terminalId", _MISSING)
+    if v is _MISSING:
+        raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_terminal_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("terminalId")
 
-    f_command: str | None | Unset
-    v = d.get("command", MISSING)
-    if v is MISSING:
-        f_command = UNSET
+    f_command: str | None | _Unset
+    v = d.get("command", _MISSING)
+    if v is _MISSING:
+        f_command = _UNSET
     else:
         try:
-            f_command = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_command = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("command")
-            salvage(v)
-            f_command = UNSET
+            _salvage(v)
+            f_command = _UNSET
 
-    f_cwd: AbsolutePath | None | Unset
-    v = d.get("cwd", MISSING)
-    if v is MISSING:
-        f_cwd = UNSET
+    f_cwd: AbsolutePath | None | _Unset
+    v = d.get("cwd", _MISSING)
+    if v is _MISSING:
+        f_cwd = _UNSET
     else:
         try:
-            f_cwd = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_cwd = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("cwd")
-            salvage(v)
-            f_cwd = UNSET
+            _salvage(v)
+            f_cwd = _UNSET
 
-    f_output: TerminalOutput | None | Unset
-    v = d.get("output", MISSING)
-    if v is MISSING:
-        f_output = UNSET
+    f_output: TerminalOutput | None | _Unset
+    v = d.get("output", _MISSING)
+    if v is _MISSING:
+        f_output = _UNSET
     else:
         try:
             f_output = None if v is None else _decode_TerminalOutput(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("output")
-            salvage(v)
-            f_output = UNSET
+            _salvage(v)
+            f_output = _UNSET
 
-    f_exit_status: TerminalExitStatus | None | Unset
-    v = d.get("exitStatus", MISSING)
-    if v is MISSING:
-        f_exit_status = UNSET
+    f_exit_status: TerminalExitStatus | None | _Unset
+    v = d.get("exitStatus", _MISSING)
+    if v is _MISSING:
+        f_exit_status = _UNSET
     else:
         try:
             f_exit_status = None if v is None else _decode_TerminalExitStatus(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("exitStatus")
-            salvage(v)
-            f_exit_status = UNSET
+            _salvage(v)
+            f_exit_status = _UNSET
 
-    f_size: TerminalSize | None | Unset
-    v = d.get("size", MISSING)
-    if v is MISSING:
-        f_size = UNSET
+    f_size: TerminalSize | None | _Unset
+    v = d.get("size", _MISSING)
+    if v is _MISSING:
+        f_size = _UNSET
     else:
         try:
             f_size = None if v is None else _decode_TerminalSize(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("size")
-            salvage(v)
-            f_size = UNSET
+            _salvage(v)
+            f_size = _UNSET
 
-    f_capabilities: TerminalCapabilities | None | Unset
-    v = d.get("capabilities", MISSING)
-    if v is MISSING:
-        f_capabilities = UNSET
+    f_capabilities: TerminalCapabilities | None | _Unset
+    v = d.get("capabilities", _MISSING)
+    if v is _MISSING:
+        f_capabilities = _UNSET
     else:
         try:
             f_capabilities = (
                 None if v is None else _decode_TerminalCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("capabilities")
-            salvage(v)
-            f_capabilities = UNSET
+            _salvage(v)
+            f_capabilities = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TerminalUpdate)
     o.terminal_id = f_terminal_id
@@ -13995,76 +14065,76 @@ def _decode_TerminalUpdate(d: Any, strict: bool) -> TerminalUpdate:
     return o
 
 
-def _encode_TerminalUpdate(o: TerminalUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_TerminalUpdate(o: TerminalUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "terminalId": o.terminal_id,
     }
     v_command = o.command
-    if v_command is not UNSET:
+    if v_command is not _UNSET:
         d["command"] = v_command
     v_cwd = o.cwd
-    if v_cwd is not UNSET:
+    if v_cwd is not _UNSET:
         d["cwd"] = None if v_cwd is None else v_cwd
     v_output = o.output
-    if v_output is not UNSET:
+    if v_output is not _UNSET:
         d["output"] = None if v_output is None else _encode_TerminalOutput(v_output)
     v_exit_status = o.exit_status
-    if v_exit_status is not UNSET:
+    if v_exit_status is not _UNSET:
         d["exitStatus"] = (
             None if v_exit_status is None else _encode_TerminalExitStatus(v_exit_status)
         )
     v_size = o.size
-    if v_size is not UNSET:
+    if v_size is not _UNSET:
         d["size"] = None if v_size is None else _encode_TerminalSize(v_size)
     v_capabilities = o.capabilities
-    if v_capabilities is not UNSET:
+    if v_capabilities is not _UNSET:
         d["capabilities"] = (
             None
             if v_capabilities is None
             else _encode_TerminalCapabilities(v_capabilities)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_TerminalOutputChunk(d: Any, strict: bool) -> TerminalOutputChunk:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_TerminalOutputChunk(d: _Any, strict: bool) -> TerminalOutputChunk:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_terminal_id: TerminalId
-    v = d.get("terminalId", MISSING)
-    if v is MISSING:
-        raise missing("terminalId")
+    v = d.get("terminalId", _MISSING)
+    if v is _MISSING:
+        raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_terminal_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("terminalId")
 
     f_data: str
-    v = d.get("data", MISSING)
-    if v is MISSING:
-        raise missing("data")
+    v = d.get("data", _MISSING)
+    if v is _MISSING:
+        raise _missing("data")
     else:
         try:
-            f_data = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_data = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("data")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TerminalOutputChunk)
     o.terminal_id = f_terminal_id
@@ -14073,61 +14143,63 @@ def _decode_TerminalOutputChunk(d: Any, strict: bool) -> TerminalOutputChunk:
     return o
 
 
-def _encode_TerminalOutputChunk(o: TerminalOutputChunk) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_TerminalOutputChunk(o: TerminalOutputChunk) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "terminalId": o.terminal_id,
         "data": o.data,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ItemsPlanUpdateContent(d: Any, strict: bool) -> ItemsPlanUpdateContent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ItemsPlanUpdateContent(d: _Any, strict: bool) -> ItemsPlanUpdateContent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "items":
-        raise check_tag(d, "type", "items")
+        raise _check_tag(d, "type", "items")
     return _read_ItemsPlanUpdateContent(d, strict)
 
 
-def _read_ItemsPlanUpdateContent(d: JsonObject, strict: bool) -> ItemsPlanUpdateContent:
+def _read_ItemsPlanUpdateContent(
+    d: _JsonObject, strict: bool
+) -> ItemsPlanUpdateContent:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_plan_id: PlanId
-    v = d.get("planId", MISSING)
-    if v is MISSING:
-        raise missing("planId")
+    v = d.get("planId", _MISSING)
+    if v is _MISSING:
+        raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_plan_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("planId")
 
     f_entries: list[PlanEntry]
-    v = d.get("entries", MISSING)
-    if v is MISSING:
-        raise missing("entries")
+    v = d.get("entries", _MISSING)
+    if v is _MISSING:
+        raise _missing("entries")
     else:
         try:
-            f_entries = check_list_skipping(v, _decode_PlanEntry, strict)
-        except ValidationError as error:
+            f_entries = _check_list_skipping(v, _decode_PlanEntry, strict)
+        except _ValidationError as error:
             raise error.at("entries")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ItemsPlanUpdateContent)
     o.plan_id = f_plan_id
@@ -14136,43 +14208,45 @@ def _read_ItemsPlanUpdateContent(d: JsonObject, strict: bool) -> ItemsPlanUpdate
     return o
 
 
-def _encode_ItemsPlanUpdateContent(o: ItemsPlanUpdateContent) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ItemsPlanUpdateContent(o: ItemsPlanUpdateContent) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "items",
         "planId": o.plan_id,
         "entries": [_encode_PlanEntry(x) for x in o.entries],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_OtherPlanUpdateContent(d: Any, strict: bool) -> OtherPlanUpdateContent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_OtherPlanUpdateContent(d: _Any, strict: bool) -> OtherPlanUpdateContent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("type")) is not str:
-        raise check_tag(d, "type", None)
+        raise _check_tag(d, "type", None)
     if strict and d["type"] in _VARIANTS_PlanUpdateContent:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
     return _read_OtherPlanUpdateContent(d, strict)
 
 
-def _read_OtherPlanUpdateContent(d: JsonObject, strict: bool) -> OtherPlanUpdateContent:
+def _read_OtherPlanUpdateContent(
+    d: _JsonObject, strict: bool
+) -> OtherPlanUpdateContent:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
     f_plan_id: PlanId
-    v = d.get("planId", MISSING)
-    if v is MISSING:
-        raise missing("planId")
+    v = d.get("planId", _MISSING)
+    if v is _MISSING:
+        raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_plan_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("planId")
 
     o = _new(OtherPlanUpdateContent)
@@ -14180,42 +14254,42 @@ def _read_OtherPlanUpdateContent(d: JsonObject, strict: bool) -> OtherPlanUpdate
     o.plan_id = f_plan_id
     o.extra = {k: x for k, x in d.items() if k not in ["type", "planId"]}
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
-def _encode_OtherPlanUpdateContent(o: OtherPlanUpdateContent) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_OtherPlanUpdateContent(o: OtherPlanUpdateContent) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": o.type,
         "planId": o.plan_id,
     }
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_PlanUpdateContent: dict[str, Decoder[PlanUpdateContent]] = {
+_VARIANTS_PlanUpdateContent: dict[str, _Decoder[PlanUpdateContent]] = {
     "items": _read_ItemsPlanUpdateContent,
 }
 
 
-def _decode_PlanUpdateContent(d: Any, strict: bool) -> PlanUpdateContent:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+def _decode_PlanUpdateContent(d: _Any, strict: bool) -> PlanUpdateContent:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_PlanUpdateContent.get(tag)
         if decoder is not None:
             return decoder(d, strict)
         return _read_OtherPlanUpdateContent(d, strict)
-    if tag is MISSING:
-        raise missing("type")
-    raise type_error("a string", tag).at("type")
+    if tag is _MISSING:
+        raise _missing("type")
+    raise _type_error("a string", tag).at("type")
 
 
-def _encode_PlanUpdateContent(o: PlanUpdateContent) -> dict[str, Any]:
+def _encode_PlanUpdateContent(o: PlanUpdateContent) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -14225,27 +14299,27 @@ def _encode_PlanUpdateContent(o: PlanUpdateContent) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_PlanId(v: Any, strict: bool) -> PlanId:
-    return v if type(v) is str else check_str(v)
+def _decode_PlanId(v: _Any, strict: bool) -> PlanId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_PlanEntry(d: _Any, strict: bool) -> PlanEntry:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_content: str
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         try:
-            f_content = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_content = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("content")
 
     f_priority: PlanEntryPriority | str
-    v = d.get("priority", MISSING)
-    if v is MISSING:
-        raise missing("priority")
+    v = d.get("priority", _MISSING)
+    if v is _MISSING:
+        raise _missing("priority")
     else:
         try:
             f_priority = (
@@ -14253,13 +14327,13 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
                 if type(v) is str and v in _MEMBERS_PlanEntryPriority
                 else _decode_PlanEntryPriority(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("priority")
 
     f_status: PlanEntryStatus | str
-    v = d.get("status", MISSING)
-    if v is MISSING:
-        raise missing("status")
+    v = d.get("status", _MISSING)
+    if v is _MISSING:
+        raise _missing("status")
     else:
         try:
             f_status = (
@@ -14267,21 +14341,21 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
                 if type(v) is str and v in _MEMBERS_PlanEntryStatus
                 else _decode_PlanEntryStatus(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("status")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PlanEntry)
     o.content = f_content
@@ -14291,8 +14365,8 @@ def _decode_PlanEntry(d: Any, strict: bool) -> PlanEntry:
     return o
 
 
-def _encode_PlanEntry(o: PlanEntry) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_PlanEntry(o: PlanEntry) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "content": o.content,
         "priority": (
             o.priority._value_ if type(o.priority) is PlanEntryPriority else o.priority
@@ -14300,22 +14374,22 @@ def _encode_PlanEntry(o: PlanEntry) -> dict[str, Any]:
         "status": (o.status._value_ if type(o.status) is PlanEntryStatus else o.status),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PlanEntryPriority(v: Any, strict: bool) -> PlanEntryPriority | str:
+def _decode_PlanEntryPriority(v: _Any, strict: bool) -> PlanEntryPriority | str:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_PlanEntryPriority.get(v)
     if member is not None:
         return member
     return v
 
 
-_MEMBERS_PlanEntryPriority = cast(
+_MEMBERS_PlanEntryPriority = _cast(
     "dict[str, PlanEntryPriority]", PlanEntryPriority._value2member_map_
 )
 
@@ -14324,16 +14398,16 @@ def _encode_PlanEntryPriority(v: PlanEntryPriority | str) -> str:
     return v._value_ if type(v) is PlanEntryPriority else v
 
 
-def _decode_PlanEntryStatus(v: Any, strict: bool) -> PlanEntryStatus | str:
+def _decode_PlanEntryStatus(v: _Any, strict: bool) -> PlanEntryStatus | str:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_PlanEntryStatus.get(v)
     if member is not None:
         return member
     return v
 
 
-_MEMBERS_PlanEntryStatus = cast(
+_MEMBERS_PlanEntryStatus = _cast(
     "dict[str, PlanEntryStatus]", PlanEntryStatus._value2member_map_
 )
 
@@ -14342,41 +14416,41 @@ def _encode_PlanEntryStatus(v: PlanEntryStatus | str) -> str:
     return v._value_ if type(v) is PlanEntryStatus else v
 
 
-def _decode_PlanItems(d: Any, strict: bool) -> PlanItems:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_PlanItems(d: _Any, strict: bool) -> PlanItems:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_plan_id: PlanId
-    v = d.get("planId", MISSING)
-    if v is MISSING:
-        raise missing("planId")
+    v = d.get("planId", _MISSING)
+    if v is _MISSING:
+        raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_plan_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("planId")
 
     f_entries: list[PlanEntry]
-    v = d.get("entries", MISSING)
-    if v is MISSING:
-        raise missing("entries")
+    v = d.get("entries", _MISSING)
+    if v is _MISSING:
+        raise _missing("entries")
     else:
         try:
-            f_entries = check_list_skipping(v, _decode_PlanEntry, strict)
-        except ValidationError as error:
+            f_entries = _check_list_skipping(v, _decode_PlanEntry, strict)
+        except _ValidationError as error:
             raise error.at("entries")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PlanItems)
     o.plan_id = f_plan_id
@@ -14385,49 +14459,49 @@ def _decode_PlanItems(d: Any, strict: bool) -> PlanItems:
     return o
 
 
-def _encode_PlanItems(o: PlanItems) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_PlanItems(o: PlanItems) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "planId": o.plan_id,
         "entries": [_encode_PlanEntry(x) for x in o.entries],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_PlanUpdate(d: Any, strict: bool) -> PlanUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_PlanUpdate(d: _Any, strict: bool) -> PlanUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_plan: PlanUpdateContent
-    v = d.get("plan", MISSING)
-    if v is MISSING:
-        raise missing("plan")
+    v = d.get("plan", _MISSING)
+    if v is _MISSING:
+        raise _missing("plan")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_plan = (
                 _VARIANTS_PlanUpdateContent.get(tag, _decode_PlanUpdateContent)
                 if type(tag) is str
                 else _decode_PlanUpdateContent
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("plan")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PlanUpdate)
     o.plan = f_plan
@@ -14435,44 +14509,44 @@ def _decode_PlanUpdate(d: Any, strict: bool) -> PlanUpdate:
     return o
 
 
-def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "plan": _encode_PlanUpdateContent(o.plan),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_AvailableCommandsUpdate(d: _Any, strict: bool) -> AvailableCommandsUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_available_commands: list[AvailableCommand]
-    v = d.get("availableCommands", MISSING)
-    if v is MISSING:
-        raise missing("availableCommands")
+    v = d.get("availableCommands", _MISSING)
+    if v is _MISSING:
+        raise _missing("availableCommands")
     else:
         try:
-            f_available_commands = check_variants_skipping(
+            f_available_commands = _check_variants_skipping(
                 v, "type", _VARIANTS_AvailableCommand, _decode_AvailableCommand, strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("availableCommands")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(AvailableCommandsUpdate)
     o.available_commands = f_available_commands
@@ -14480,50 +14554,50 @@ def _decode_AvailableCommandsUpdate(d: Any, strict: bool) -> AvailableCommandsUp
     return o
 
 
-def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "availableCommands": [
             _encode_AvailableCommand(x) for x in o.available_commands
         ],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ConfigOptionUpdate(d: _Any, strict: bool) -> ConfigOptionUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_config_options: list[SessionConfigOption]
-    v = d.get("configOptions", MISSING)
-    if v is MISSING:
-        raise missing("configOptions")
+    v = d.get("configOptions", _MISSING)
+    if v is _MISSING:
+        raise _missing("configOptions")
     else:
         try:
-            f_config_options = check_variants_skipping(
+            f_config_options = _check_variants_skipping(
                 v,
                 "type",
                 _VARIANTS_SessionConfigOption,
                 _decode_SessionConfigOption,
                 strict,
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("configOptions")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ConfigOptionUpdate)
     o.config_options = f_config_options
@@ -14531,60 +14605,60 @@ def _decode_ConfigOptionUpdate(d: Any, strict: bool) -> ConfigOptionUpdate:
     return o
 
 
-def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_title: str | None | Unset
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        f_title = UNSET
+def _decode_SessionInfoUpdate(d: _Any, strict: bool) -> SessionInfoUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_title: str | None | _Unset
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        f_title = _UNSET
     else:
         try:
-            f_title = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_title = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("title")
-            salvage(v)
-            f_title = UNSET
+            _salvage(v)
+            f_title = _UNSET
 
-    f_updated_at: str | None | Unset
-    v = d.get("updatedAt", MISSING)
-    if v is MISSING:
-        f_updated_at = UNSET
+    f_updated_at: str | None | _Unset
+    v = d.get("updatedAt", _MISSING)
+    if v is _MISSING:
+        f_updated_at = _UNSET
     else:
         try:
             f_updated_at = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("updatedAt")
-            salvage(v)
-            f_updated_at = UNSET
+            _salvage(v)
+            f_updated_at = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SessionInfoUpdate)
     o.title = f_title
@@ -14593,60 +14667,60 @@ def _decode_SessionInfoUpdate(d: Any, strict: bool) -> SessionInfoUpdate:
     return o
 
 
-def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_title = o.title
-    if v_title is not UNSET:
+    if v_title is not _UNSET:
         d["title"] = v_title
     v_updated_at = o.updated_at
-    if v_updated_at is not UNSET:
+    if v_updated_at is not _UNSET:
         d["updatedAt"] = v_updated_at
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_Cost(d: Any, strict: bool) -> Cost:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_Cost(d: _Any, strict: bool) -> Cost:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_amount: float
-    v = d.get("amount", MISSING)
-    if v is MISSING:
-        raise missing("amount")
+    v = d.get("amount", _MISSING)
+    if v is _MISSING:
+        raise _missing("amount")
     else:
         try:
             f_amount = (
                 v
-                if type(v) is float and -FLOAT_MAX <= v <= FLOAT_MAX
-                else check_num(v, None, None)
+                if type(v) is float and -_FLOAT_MAX <= v <= _FLOAT_MAX
+                else _check_num(v, None, None)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("amount")
 
     f_currency: str
-    v = d.get("currency", MISSING)
-    if v is MISSING:
-        raise missing("currency")
+    v = d.get("currency", _MISSING)
+    if v is _MISSING:
+        raise _missing("currency")
     else:
         try:
-            f_currency = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_currency = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("currency")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(Cost)
     o.amount = f_amount
@@ -14655,82 +14729,82 @@ def _decode_Cost(d: Any, strict: bool) -> Cost:
     return o
 
 
-def _encode_Cost(o: Cost) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_Cost(o: Cost) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "amount": o.amount,
         "currency": o.currency,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_UsageUpdate(d: _Any, strict: bool) -> UsageUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_used: int
-    v = d.get("used", MISSING)
-    if v is MISSING:
-        raise missing("used")
+    v = d.get("used", _MISSING)
+    if v is _MISSING:
+        raise _missing("used")
     else:
         try:
             f_used = (
                 v
                 if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
-                    check_int(v, 0, None)
+                    _check_int(v, 0, None)
                     if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    else _check_int(v, 0, 18446744073709551615)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("used")
 
     f_size: int
-    v = d.get("size", MISSING)
-    if v is MISSING:
-        raise missing("size")
+    v = d.get("size", _MISSING)
+    if v is _MISSING:
+        raise _missing("size")
     else:
         try:
             f_size = (
                 v
                 if type(v) is int and 0 <= v <= 18446744073709551615
                 else (
-                    check_int(v, 0, None)
+                    _check_int(v, 0, None)
                     if strict
-                    else check_int(v, 0, 18446744073709551615)
+                    else _check_int(v, 0, 18446744073709551615)
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("size")
 
-    f_cost: Cost | None | Unset
-    v = d.get("cost", MISSING)
-    if v is MISSING:
-        f_cost = UNSET
+    f_cost: Cost | None | _Unset
+    v = d.get("cost", _MISSING)
+    if v is _MISSING:
+        f_cost = _UNSET
     else:
         try:
             f_cost = None if v is None else _decode_Cost(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("cost")
-            salvage(v)
-            f_cost = UNSET
+            _salvage(v)
+            f_cost = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(UsageUpdate)
     o.used = f_used
@@ -14740,31 +14814,31 @@ def _decode_UsageUpdate(d: Any, strict: bool) -> UsageUpdate:
     return o
 
 
-def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "used": o.used,
         "size": o.size,
     }
     v_cost = o.cost
-    if v_cost is not UNSET:
+    if v_cost is not _UNSET:
         d["cost"] = None if v_cost is None else _encode_Cost(v_cost)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_NoticeSeverity(v: Any, strict: bool) -> NoticeSeverity | str:
+def _decode_NoticeSeverity(v: _Any, strict: bool) -> NoticeSeverity | str:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_NoticeSeverity.get(v)
     if member is not None:
         return member
     return v
 
 
-_MEMBERS_NoticeSeverity = cast(
+_MEMBERS_NoticeSeverity = _cast(
     "dict[str, NoticeSeverity]", NoticeSeverity._value2member_map_
 )
 
@@ -14773,13 +14847,13 @@ def _encode_NoticeSeverity(v: NoticeSeverity | str) -> str:
     return v._value_ if type(v) is NoticeSeverity else v
 
 
-def _decode_Notice(d: Any, strict: bool) -> Notice:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_Notice(d: _Any, strict: bool) -> Notice:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_severity: NoticeSeverity | str
-    v = d.get("severity", MISSING)
-    if v is MISSING:
-        raise missing("severity")
+    v = d.get("severity", _MISSING)
+    if v is _MISSING:
+        raise _missing("severity")
     else:
         try:
             f_severity = (
@@ -14787,48 +14861,48 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
                 if type(v) is str and v in _MEMBERS_NoticeSeverity
                 else _decode_NoticeSeverity(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("severity")
 
     f_title: str
-    v = d.get("title", MISSING)
-    if v is MISSING:
-        raise missing("title")
+    v = d.get("title", _MISSING)
+    if v is _MISSING:
+        raise _missing("title")
     else:
         try:
             f_title = (
-                check_str(v, 1) if strict else (v if type(v) is str else check_str(v))
+                _check_str(v, 1) if strict else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("title")
 
-    f_description: str | None | Unset
-    v = d.get("description", MISSING)
-    if v is MISSING:
-        f_description = UNSET
+    f_description: str | None | _Unset
+    v = d.get("description", _MISSING)
+    if v is _MISSING:
+        f_description = _UNSET
     else:
         try:
             f_description = (
-                None if v is None else (v if type(v) is str else check_str(v))
+                None if v is None else (v if type(v) is str else _check_str(v))
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("description")
-            salvage(v)
-            f_description = UNSET
+            _salvage(v)
+            f_description = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(Notice)
     o.severity = f_severity
@@ -14838,37 +14912,37 @@ def _decode_Notice(d: Any, strict: bool) -> Notice:
     return o
 
 
-def _encode_Notice(o: Notice) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_Notice(o: Notice) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "severity": (
             o.severity._value_ if type(o.severity) is NoticeSeverity else o.severity
         ),
         "title": o.title,
     }
     v_description = o.description
-    if v_description is not UNSET:
+    if v_description is not _UNSET:
         d["description"] = v_description
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_CompactionId(v: Any, strict: bool) -> CompactionId:
-    return v if type(v) is str else check_str(v)
+def _decode_CompactionId(v: _Any, strict: bool) -> CompactionId:
+    return v if type(v) is str else _check_str(v)
 
 
-def _decode_CompactionStatus(v: Any, strict: bool) -> CompactionStatus | str:
+def _decode_CompactionStatus(v: _Any, strict: bool) -> CompactionStatus | str:
     if type(v) is not str:
-        raise type_error("a string", v)
+        raise _type_error("a string", v)
     member = _MEMBERS_CompactionStatus.get(v)
     if member is not None:
         return member
     return v
 
 
-_MEMBERS_CompactionStatus = cast(
+_MEMBERS_CompactionStatus = _cast(
     "dict[str, CompactionStatus]", CompactionStatus._value2member_map_
 )
 
@@ -14877,23 +14951,23 @@ def _encode_CompactionStatus(v: CompactionStatus | str) -> str:
     return v._value_ if type(v) is CompactionStatus else v
 
 
-def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_compaction_id: CompactionId
-    v = d.get("compactionId", MISSING)
-    if v is MISSING:
-        raise missing("compactionId")
+    v = d.get("compactionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("compactionId")
     else:
         try:
-            f_compaction_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_compaction_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("compactionId")
 
     f_status: CompactionStatus | str
-    v = d.get("status", MISSING)
-    if v is MISSING:
-        raise missing("status")
+    v = d.get("status", _MISSING)
+    if v is _MISSING:
+        raise _missing("status")
     else:
         try:
             f_status = (
@@ -14901,53 +14975,53 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
                 if type(v) is str and v in _MEMBERS_CompactionStatus
                 else _decode_CompactionStatus(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("status")
 
-    f_summary: list[ContentBlock] | None | Unset
-    v = d.get("summary", MISSING)
-    if v is MISSING:
-        f_summary = UNSET
+    f_summary: list[ContentBlock] | None | _Unset
+    v = d.get("summary", _MISSING)
+    if v is _MISSING:
+        f_summary = _UNSET
     else:
         try:
             f_summary = (
                 None
                 if v is None
-                else check_variants_skipping(
+                else _check_variants_skipping(
                     v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict
                 )
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("summary")
-            salvage(v)
-            f_summary = UNSET
+            _salvage(v)
+            f_summary = _UNSET
 
-    f_error: str | None | Unset
-    v = d.get("error", MISSING)
-    if v is MISSING:
-        f_error = UNSET
+    f_error: str | None | _Unset
+    v = d.get("error", _MISSING)
+    if v is _MISSING:
+        f_error = _UNSET
     else:
         try:
-            f_error = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_error = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             if strict:
                 raise error.at("error")
-            salvage(v)
-            f_error = UNSET
+            _salvage(v)
+            f_error = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CompactionUpdate)
     o.compaction_id = f_compaction_id
@@ -14958,69 +15032,69 @@ def _decode_CompactionUpdate(d: Any, strict: bool) -> CompactionUpdate:
     return o
 
 
-def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "compactionId": o.compaction_id,
         "status": (
             o.status._value_ if type(o.status) is CompactionStatus else o.status
         ),
     }
     v_summary = o.summary
-    if v_summary is not UNSET:
+    if v_summary is not _UNSET:
         d["summary"] = (
             None if v_summary is None else [_encode_ContentBlock(x) for x in v_summary]
         )
     v_error = o.error
-    if v_error is not UNSET:
+    if v_error is not _UNSET:
         d["error"] = v_error
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChunk:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_CompactionSummaryChunk(d: _Any, strict: bool) -> CompactionSummaryChunk:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_compaction_id: CompactionId
-    v = d.get("compactionId", MISSING)
-    if v is MISSING:
-        raise missing("compactionId")
+    v = d.get("compactionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("compactionId")
     else:
         try:
-            f_compaction_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_compaction_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("compactionId")
 
     f_content: ContentBlock
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        raise missing("content")
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        raise _missing("content")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_content = (
                 _VARIANTS_ContentBlock.get(tag, _decode_ContentBlock)
                 if type(tag) is str
                 else _decode_ContentBlock
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CompactionSummaryChunk)
     o.compaction_id = f_compaction_id
@@ -15029,45 +15103,45 @@ def _decode_CompactionSummaryChunk(d: Any, strict: bool) -> CompactionSummaryChu
     return o
 
 
-def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "compactionId": o.compaction_id,
         "content": _encode_ContentBlock(o.content),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_CompleteElicitationNotification(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> CompleteElicitationNotification:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_elicitation_id: ElicitationId
-    v = d.get("elicitationId", MISSING)
-    if v is MISSING:
-        raise missing("elicitationId")
+    v = d.get("elicitationId", _MISSING)
+    if v is _MISSING:
+        raise _missing("elicitationId")
     else:
         try:
-            f_elicitation_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_elicitation_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("elicitationId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CompleteElicitationNotification)
     o.elicitation_id = f_elicitation_id
@@ -15077,52 +15151,52 @@ def _decode_CompleteElicitationNotification(
 
 def _encode_CompleteElicitationNotification(
     o: CompleteElicitationNotification,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "elicitationId": o.elicitation_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ExtNotification(v: Any, strict: bool) -> ExtNotification:
-    return any_value(v, strict)
+def _decode_ExtNotification(v: _Any, strict: bool) -> ExtNotification:
+    return _any_value(v, strict)
 
 
-def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_id: RequestId_
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+def _decode_ClientRequest(d: _Any, strict: bool) -> ClientRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_id: RequestId
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = _decode_RequestId_(v, strict)
-        except ValidationError as error:
+            f_id = _decode_RequestId(v, strict)
+        except _ValidationError as error:
             raise error.at("id")
 
     f_method: str
-    v = d.get("method", MISSING)
-    if v is MISSING:
-        raise missing("method")
+    v = d.get("method", _MISSING)
+    if v is _MISSING:
+        raise _missing("method")
     else:
         try:
-            f_method = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_method = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("method")
 
-    f_params: Any | Unset
-    v = d.get("params", MISSING)
-    if v is MISSING:
-        f_params = UNSET
+    f_params: _Any | _Unset
+    v = d.get("params", _MISSING)
+    if v is _MISSING:
+        f_params = _UNSET
     else:
         try:
-            f_params = check_raw(v, "#/$defs/ClientRequest/properties/params", strict)
-        except ValidationError as error:
+            f_params = _check_raw(v, "#/$defs/ClientRequest/properties/params", strict)
+        except _ValidationError as error:
             raise error.at("params")
 
     o = _new(ClientRequest)
@@ -15132,68 +15206,68 @@ def _decode_ClientRequest(d: Any, strict: bool) -> ClientRequest:
     return o
 
 
-def _encode_ClientRequest(o: ClientRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ClientRequest(o: ClientRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "id": encode(o.id),
         "method": o.method,
     }
     v_params = o.params
-    if v_params is not UNSET:
-        d["params"] = wire_json(v_params)
+    if v_params is not _UNSET:
+        d["params"] = _wire_json(v_params)
 
     return d
 
 
-def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_InitializeRequest(d: _Any, strict: bool) -> InitializeRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_protocol_version: ProtocolVersion
-    v = d.get("protocolVersion", MISSING)
-    if v is MISSING:
-        raise missing("protocolVersion")
+    v = d.get("protocolVersion", _MISSING)
+    if v is _MISSING:
+        raise _missing("protocolVersion")
     else:
         try:
             f_protocol_version = (
-                v if type(v) is int and 0 <= v <= 65535 else check_int(v, 0, 65535)
+                v if type(v) is int and 0 <= v <= 65535 else _check_int(v, 0, 65535)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("protocolVersion")
 
     f_info: Implementation
-    v = d.get("info", MISSING)
-    if v is MISSING:
-        raise missing("info")
+    v = d.get("info", _MISSING)
+    if v is _MISSING:
+        raise _missing("info")
     else:
         try:
             f_info = _decode_Implementation(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("info")
 
     f_capabilities: ClientCapabilities
-    v = d.get("capabilities", MISSING)
-    if v is MISSING:
+    v = d.get("capabilities", _MISSING)
+    if v is _MISSING:
         f_capabilities = ClientCapabilities()
     else:
         try:
             f_capabilities = _decode_ClientCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("capabilities")
-            salvage(v)
+            _salvage(v)
             f_capabilities = ClientCapabilities()
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(InitializeRequest)
     o.protocol_version = f_protocol_version
@@ -15203,62 +15277,62 @@ def _decode_InitializeRequest(d: Any, strict: bool) -> InitializeRequest:
     return o
 
 
-def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "protocolVersion": o.protocol_version,
         "info": _encode_Implementation(o.info),
         "capabilities": _encode_ClientCapabilities(o.capabilities),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_auth: ClientAuthCapabilities | None | Unset
-    v = d.get("auth", MISSING)
-    if v is MISSING:
-        f_auth = UNSET
+def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_auth: ClientAuthCapabilities | None | _Unset
+    v = d.get("auth", _MISSING)
+    if v is _MISSING:
+        f_auth = _UNSET
     else:
         try:
             f_auth = None if v is None else _decode_ClientAuthCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("auth")
-            salvage(v)
-            f_auth = UNSET
+            _salvage(v)
+            f_auth = _UNSET
 
-    f_elicitation: ElicitationCapabilities | None | Unset
-    v = d.get("elicitation", MISSING)
-    if v is MISSING:
-        f_elicitation = UNSET
+    f_elicitation: ElicitationCapabilities | None | _Unset
+    v = d.get("elicitation", _MISSING)
+    if v is _MISSING:
+        f_elicitation = _UNSET
     else:
         try:
             f_elicitation = (
                 None if v is None else _decode_ElicitationCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("elicitation")
-            salvage(v)
-            f_elicitation = UNSET
+            _salvage(v)
+            f_elicitation = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ClientCapabilities)
     o.auth = f_auth
@@ -15267,55 +15341,55 @@ def _decode_ClientCapabilities(d: Any, strict: bool) -> ClientCapabilities:
     return o
 
 
-def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_auth = o.auth
-    if v_auth is not UNSET:
+    if v_auth is not _UNSET:
         d["auth"] = None if v_auth is None else _encode_ClientAuthCapabilities(v_auth)
     v_elicitation = o.elicitation
-    if v_elicitation is not UNSET:
+    if v_elicitation is not _UNSET:
         d["elicitation"] = (
             None
             if v_elicitation is None
             else _encode_ElicitationCapabilities(v_elicitation)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ClientAuthCapabilities(d: Any, strict: bool) -> ClientAuthCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_terminal: TerminalAuthCapabilities | None | Unset
-    v = d.get("terminal", MISSING)
-    if v is MISSING:
-        f_terminal = UNSET
+def _decode_ClientAuthCapabilities(d: _Any, strict: bool) -> ClientAuthCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_terminal: TerminalAuthCapabilities | None | _Unset
+    v = d.get("terminal", _MISSING)
+    if v is _MISSING:
+        f_terminal = _UNSET
     else:
         try:
             f_terminal = (
                 None if v is None else _decode_TerminalAuthCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("terminal")
-            salvage(v)
-            f_terminal = UNSET
+            _salvage(v)
+            f_terminal = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ClientAuthCapabilities)
     o.terminal = f_terminal
@@ -15323,93 +15397,93 @@ def _decode_ClientAuthCapabilities(d: Any, strict: bool) -> ClientAuthCapabiliti
     return o
 
 
-def _encode_ClientAuthCapabilities(o: ClientAuthCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ClientAuthCapabilities(o: ClientAuthCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_terminal = o.terminal
-    if v_terminal is not UNSET:
+    if v_terminal is not _UNSET:
         d["terminal"] = (
             None if v_terminal is None else _encode_TerminalAuthCapabilities(v_terminal)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_TerminalAuthCapabilities(d: Any, strict: bool) -> TerminalAuthCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_TerminalAuthCapabilities(d: _Any, strict: bool) -> TerminalAuthCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(TerminalAuthCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_TerminalAuthCapabilities(o: TerminalAuthCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_TerminalAuthCapabilities(o: TerminalAuthCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_form: ElicitationFormCapabilities | None | Unset
-    v = d.get("form", MISSING)
-    if v is MISSING:
-        f_form = UNSET
+def _decode_ElicitationCapabilities(d: _Any, strict: bool) -> ElicitationCapabilities:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_form: ElicitationFormCapabilities | None | _Unset
+    v = d.get("form", _MISSING)
+    if v is _MISSING:
+        f_form = _UNSET
     else:
         try:
             f_form = (
                 None if v is None else _decode_ElicitationFormCapabilities(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("form")
-            salvage(v)
-            f_form = UNSET
+            _salvage(v)
+            f_form = _UNSET
 
-    f_url: ElicitationUrlCapabilities | None | Unset
-    v = d.get("url", MISSING)
-    if v is MISSING:
-        f_url = UNSET
+    f_url: ElicitationUrlCapabilities | None | _Unset
+    v = d.get("url", _MISSING)
+    if v is _MISSING:
+        f_url = _UNSET
     else:
         try:
             f_url = None if v is None else _decode_ElicitationUrlCapabilities(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             if strict:
                 raise error.at("url")
-            salvage(v)
-            f_url = UNSET
+            _salvage(v)
+            f_url = _UNSET
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ElicitationCapabilities)
     o.form = f_form
@@ -15418,40 +15492,40 @@ def _decode_ElicitationCapabilities(d: Any, strict: bool) -> ElicitationCapabili
     return o
 
 
-def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_form = o.form
-    if v_form is not UNSET:
+    if v_form is not _UNSET:
         d["form"] = (
             None if v_form is None else _encode_ElicitationFormCapabilities(v_form)
         )
     v_url = o.url
-    if v_url is not UNSET:
+    if v_url is not _UNSET:
         d["url"] = None if v_url is None else _encode_ElicitationUrlCapabilities(v_url)
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_ElicitationFormCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> ElicitationFormCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ElicitationFormCapabilities)
     o.meta = f_meta
@@ -15460,72 +15534,74 @@ def _decode_ElicitationFormCapabilities(
 
 def _encode_ElicitationFormCapabilities(
     o: ElicitationFormCapabilities,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_ElicitationUrlCapabilities(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> ElicitationUrlCapabilities:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ElicitationUrlCapabilities)
     o.meta = f_meta
     return o
 
 
-def _encode_ElicitationUrlCapabilities(o: ElicitationUrlCapabilities) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ElicitationUrlCapabilities(
+    o: ElicitationUrlCapabilities,
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_LoginAuthRequest(d: Any, strict: bool) -> LoginAuthRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_LoginAuthRequest(d: _Any, strict: bool) -> LoginAuthRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_method_id: AuthMethodId
-    v = d.get("methodId", MISSING)
-    if v is MISSING:
-        raise missing("methodId")
+    v = d.get("methodId", _MISSING)
+    if v is _MISSING:
+        raise _missing("methodId")
     else:
         try:
-            f_method_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_method_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("methodId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(LoginAuthRequest)
     o.method_id = f_method_id
@@ -15533,98 +15609,98 @@ def _decode_LoginAuthRequest(d: Any, strict: bool) -> LoginAuthRequest:
     return o
 
 
-def _encode_LoginAuthRequest(o: LoginAuthRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_LoginAuthRequest(o: LoginAuthRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "methodId": o.method_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_LogoutAuthRequest(d: Any, strict: bool) -> LogoutAuthRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_LogoutAuthRequest(d: _Any, strict: bool) -> LogoutAuthRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(LogoutAuthRequest)
     o.meta = f_meta
     return o
 
 
-def _encode_LogoutAuthRequest(o: LogoutAuthRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_LogoutAuthRequest(o: LogoutAuthRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_NewSessionRequest(d: _Any, strict: bool) -> NewSessionRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_cwd: AbsolutePath
-    v = d.get("cwd", MISSING)
-    if v is MISSING:
-        raise missing("cwd")
+    v = d.get("cwd", _MISSING)
+    if v is _MISSING:
+        raise _missing("cwd")
     else:
         try:
-            f_cwd = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_cwd = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("cwd")
 
-    f_additional_directories: list[AbsolutePath] | Unset
-    v = d.get("additionalDirectories", MISSING)
-    if v is MISSING:
-        f_additional_directories = UNSET
+    f_additional_directories: list[AbsolutePath] | _Unset
+    v = d.get("additionalDirectories", _MISSING)
+    if v is _MISSING:
+        f_additional_directories = _UNSET
     elif v is None and not strict:
         f_additional_directories = []
     else:
         try:
-            f_additional_directories = check_list(v, _decode_AbsolutePath, strict)
-        except ValidationError as error:
+            f_additional_directories = _check_list(v, _decode_AbsolutePath, strict)
+        except _ValidationError as error:
             raise error.at("additionalDirectories")
 
-    f_mcp_servers: list[McpServer] | Unset
-    v = d.get("mcpServers", MISSING)
-    if v is MISSING:
-        f_mcp_servers = UNSET
+    f_mcp_servers: list[McpServer] | _Unset
+    v = d.get("mcpServers", _MISSING)
+    if v is _MISSING:
+        f_mcp_servers = _UNSET
     elif v is None and not strict:
         f_mcp_servers = []
     else:
         try:
-            f_mcp_servers = check_variants(
+            f_mcp_servers = _check_variants(
                 v, "type", _VARIANTS_McpServer, _decode_McpServer, strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("mcpServers")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(NewSessionRequest)
     o.cwd = f_cwd
@@ -15634,78 +15710,78 @@ def _decode_NewSessionRequest(d: Any, strict: bool) -> NewSessionRequest:
     return o
 
 
-def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "cwd": o.cwd,
     }
     v_additional_directories = o.additional_directories
-    if v_additional_directories is not UNSET:
+    if v_additional_directories is not _UNSET:
         d["additionalDirectories"] = [x for x in v_additional_directories]
     v_mcp_servers = o.mcp_servers
-    if v_mcp_servers is not UNSET:
+    if v_mcp_servers is not _UNSET:
         d["mcpServers"] = [_encode_McpServer(x) for x in v_mcp_servers]
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_HttpMcpServer(d: Any, strict: bool) -> HttpMcpServer:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_HttpMcpServer(d: _Any, strict: bool) -> HttpMcpServer:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "http":
-        raise check_tag(d, "type", "http")
+        raise _check_tag(d, "type", "http")
     return _read_HttpMcpServer(d, strict)
 
 
-def _read_HttpMcpServer(d: JsonObject, strict: bool) -> HttpMcpServer:
+def _read_HttpMcpServer(d: _JsonObject, strict: bool) -> HttpMcpServer:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_url: str
-    v = d.get("url", MISSING)
-    if v is MISSING:
-        raise missing("url")
+    v = d.get("url", _MISSING)
+    if v is _MISSING:
+        raise _missing("url")
     else:
         try:
-            f_url = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_url = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("url")
 
-    f_headers: list[HttpHeader] | Unset
-    v = d.get("headers", MISSING)
-    if v is MISSING:
-        f_headers = UNSET
+    f_headers: list[HttpHeader] | _Unset
+    v = d.get("headers", _MISSING)
+    if v is _MISSING:
+        f_headers = _UNSET
     elif v is None and not strict:
         f_headers = []
     else:
         try:
-            f_headers = check_list(v, _decode_HttpHeader, strict)
-        except ValidationError as error:
+            f_headers = _check_list(v, _decode_HttpHeader, strict)
+        except _ValidationError as error:
             raise error.at("headers")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(HttpMcpServer)
     o.name = f_name
@@ -15715,91 +15791,91 @@ def _read_HttpMcpServer(d: JsonObject, strict: bool) -> HttpMcpServer:
     return o
 
 
-def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "http",
         "name": o.name,
         "url": o.url,
     }
     v_headers = o.headers
-    if v_headers is not UNSET:
+    if v_headers is not _UNSET:
         d["headers"] = [_encode_HttpHeader(x) for x in v_headers]
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_StdioMcpServer(d: Any, strict: bool) -> StdioMcpServer:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_StdioMcpServer(d: _Any, strict: bool) -> StdioMcpServer:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "stdio":
-        raise check_tag(d, "type", "stdio")
+        raise _check_tag(d, "type", "stdio")
     return _read_StdioMcpServer(d, strict)
 
 
-def _read_StdioMcpServer(d: JsonObject, strict: bool) -> StdioMcpServer:
+def _read_StdioMcpServer(d: _JsonObject, strict: bool) -> StdioMcpServer:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_command: AbsolutePath
-    v = d.get("command", MISSING)
-    if v is MISSING:
-        raise missing("command")
+    v = d.get("command", _MISSING)
+    if v is _MISSING:
+        raise _missing("command")
     else:
         try:
-            f_command = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_command = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("command")
 
-    f_args: list[str] | Unset
-    v = d.get("args", MISSING)
-    if v is MISSING:
-        f_args = UNSET
+    f_args: list[str] | _Unset
+    v = d.get("args", _MISSING)
+    if v is _MISSING:
+        f_args = _UNSET
     elif v is None and not strict:
         f_args = []
     else:
         try:
-            f_args = check_list(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_args = _check_list(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("args")
 
-    f_env: list[EnvVariable] | Unset
-    v = d.get("env", MISSING)
-    if v is MISSING:
-        f_env = UNSET
+    f_env: list[EnvVariable] | _Unset
+    v = d.get("env", _MISSING)
+    if v is _MISSING:
+        f_env = _UNSET
     elif v is None and not strict:
         f_env = []
     else:
         try:
-            f_env = check_list(v, _decode_EnvVariable, strict)
-        except ValidationError as error:
+            f_env = _check_list(v, _decode_EnvVariable, strict)
+        except _ValidationError as error:
             raise error.at("env")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(StdioMcpServer)
     o.name = f_name
@@ -15810,81 +15886,81 @@ def _read_StdioMcpServer(d: JsonObject, strict: bool) -> StdioMcpServer:
     return o
 
 
-def _encode_StdioMcpServer(o: StdioMcpServer) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_StdioMcpServer(o: StdioMcpServer) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "stdio",
         "name": o.name,
         "command": o.command,
     }
     v_args = o.args
-    if v_args is not UNSET:
+    if v_args is not _UNSET:
         d["args"] = list(v_args)
     v_env = o.env
-    if v_env is not UNSET:
+    if v_env is not _UNSET:
         d["env"] = [_encode_EnvVariable(x) for x in v_env]
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_OtherMcpServer(d: Any, strict: bool) -> OtherMcpServer:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_OtherMcpServer(d: _Any, strict: bool) -> OtherMcpServer:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("type")) is not str:
-        raise check_tag(d, "type", None)
+        raise _check_tag(d, "type", None)
     if strict and d["type"] in _VARIANTS_McpServer:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
     return _read_OtherMcpServer(d, strict)
 
 
-def _read_OtherMcpServer(d: JsonObject, strict: bool) -> OtherMcpServer:
+def _read_OtherMcpServer(d: _JsonObject, strict: bool) -> OtherMcpServer:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
     o = _new(OtherMcpServer)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
-def _encode_OtherMcpServer(o: OtherMcpServer) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_OtherMcpServer(o: OtherMcpServer) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": o.type,
     }
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_McpServer: dict[str, Decoder[McpServer]] = {
+_VARIANTS_McpServer: dict[str, _Decoder[McpServer]] = {
     "http": _read_HttpMcpServer,
     "stdio": _read_StdioMcpServer,
 }
 
 
-def _decode_McpServer(d: Any, strict: bool) -> McpServer:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+def _decode_McpServer(d: _Any, strict: bool) -> McpServer:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_McpServer.get(tag)
         if decoder is not None:
             return decoder(d, strict)
         return _read_OtherMcpServer(d, strict)
-    if tag is MISSING:
-        raise missing("type")
-    raise type_error("a string", tag).at("type")
+    if tag is _MISSING:
+        raise _missing("type")
+    raise _type_error("a string", tag).at("type")
 
 
-def _encode_McpServer(o: McpServer) -> dict[str, Any]:
+def _encode_McpServer(o: McpServer) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -15892,41 +15968,41 @@ def _encode_McpServer(o: McpServer) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_HttpHeader(d: _Any, strict: bool) -> HttpHeader:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_value: str
-    v = d.get("value", MISSING)
-    if v is MISSING:
-        raise missing("value")
+    v = d.get("value", _MISSING)
+    if v is _MISSING:
+        raise _missing("value")
     else:
         try:
-            f_value = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_value = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("value")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(HttpHeader)
     o.name = f_name
@@ -15935,65 +16011,65 @@ def _decode_HttpHeader(d: Any, strict: bool) -> HttpHeader:
     return o
 
 
-def _encode_HttpHeader(o: HttpHeader) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_HttpHeader(o: HttpHeader) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "name": o.name,
         "value": o.value,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_McpServerHttp(d: _Any, strict: bool) -> McpServerHttp:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_url: str
-    v = d.get("url", MISSING)
-    if v is MISSING:
-        raise missing("url")
+    v = d.get("url", _MISSING)
+    if v is _MISSING:
+        raise _missing("url")
     else:
         try:
-            f_url = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_url = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("url")
 
-    f_headers: list[HttpHeader] | Unset
-    v = d.get("headers", MISSING)
-    if v is MISSING:
-        f_headers = UNSET
+    f_headers: list[HttpHeader] | _Unset
+    v = d.get("headers", _MISSING)
+    if v is _MISSING:
+        f_headers = _UNSET
     elif v is None and not strict:
         f_headers = []
     else:
         try:
-            f_headers = check_list(v, _decode_HttpHeader, strict)
-        except ValidationError as error:
+            f_headers = _check_list(v, _decode_HttpHeader, strict)
+        except _ValidationError as error:
             raise error.at("headers")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(McpServerHttp)
     o.name = f_name
@@ -16003,82 +16079,82 @@ def _decode_McpServerHttp(d: Any, strict: bool) -> McpServerHttp:
     return o
 
 
-def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "name": o.name,
         "url": o.url,
     }
     v_headers = o.headers
-    if v_headers is not UNSET:
+    if v_headers is not _UNSET:
         d["headers"] = [_encode_HttpHeader(x) for x in v_headers]
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_McpServerStdio(d: _Any, strict: bool) -> McpServerStdio:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_name: str
-    v = d.get("name", MISSING)
-    if v is MISSING:
-        raise missing("name")
+    v = d.get("name", _MISSING)
+    if v is _MISSING:
+        raise _missing("name")
     else:
         try:
-            f_name = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_name = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("name")
 
     f_command: AbsolutePath
-    v = d.get("command", MISSING)
-    if v is MISSING:
-        raise missing("command")
+    v = d.get("command", _MISSING)
+    if v is _MISSING:
+        raise _missing("command")
     else:
         try:
-            f_command = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_command = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("command")
 
-    f_args: list[str] | Unset
-    v = d.get("args", MISSING)
-    if v is MISSING:
-        f_args = UNSET
+    f_args: list[str] | _Unset
+    v = d.get("args", _MISSING)
+    if v is _MISSING:
+        f_args = _UNSET
     elif v is None and not strict:
         f_args = []
     else:
         try:
-            f_args = check_list(
-                v, lambda x, strict: x if type(x) is str else check_str(x), strict
+            f_args = _check_list(
+                v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("args")
 
-    f_env: list[EnvVariable] | Unset
-    v = d.get("env", MISSING)
-    if v is MISSING:
-        f_env = UNSET
+    f_env: list[EnvVariable] | _Unset
+    v = d.get("env", _MISSING)
+    if v is _MISSING:
+        f_env = _UNSET
     elif v is None and not strict:
         f_env = []
     else:
         try:
-            f_env = check_list(v, _decode_EnvVariable, strict)
-        except ValidationError as error:
+            f_env = _check_list(v, _decode_EnvVariable, strict)
+        except _ValidationError as error:
             raise error.at("env")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(McpServerStdio)
     o.name = f_name
@@ -16089,59 +16165,59 @@ def _decode_McpServerStdio(d: Any, strict: bool) -> McpServerStdio:
     return o
 
 
-def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "name": o.name,
         "command": o.command,
     }
     v_args = o.args
-    if v_args is not UNSET:
+    if v_args is not _UNSET:
         d["args"] = list(v_args)
     v_env = o.env
-    if v_env is not UNSET:
+    if v_env is not _UNSET:
         d["env"] = [_encode_EnvVariable(x) for x in v_env]
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_cwd: AbsolutePath | None | Unset
-    v = d.get("cwd", MISSING)
-    if v is MISSING:
-        f_cwd = UNSET
+def _decode_ListSessionsRequest(d: _Any, strict: bool) -> ListSessionsRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_cwd: AbsolutePath | None | _Unset
+    v = d.get("cwd", _MISSING)
+    if v is _MISSING:
+        f_cwd = _UNSET
     else:
         try:
-            f_cwd = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_cwd = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             raise error.at("cwd")
 
-    f_cursor: SessionListCursor | None | Unset
-    v = d.get("cursor", MISSING)
-    if v is MISSING:
-        f_cursor = UNSET
+    f_cursor: SessionListCursor | None | _Unset
+    v = d.get("cursor", _MISSING)
+    if v is _MISSING:
+        f_cursor = _UNSET
     else:
         try:
-            f_cursor = None if v is None else (v if type(v) is str else check_str(v))
-        except ValidationError as error:
+            f_cursor = None if v is None else (v if type(v) is str else _check_str(v))
+        except _ValidationError as error:
             raise error.at("cursor")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ListSessionsRequest)
     o.cwd = f_cwd
@@ -16150,46 +16226,46 @@ def _decode_ListSessionsRequest(d: Any, strict: bool) -> ListSessionsRequest:
     return o
 
 
-def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_cwd = o.cwd
-    if v_cwd is not UNSET:
+    if v_cwd is not _UNSET:
         d["cwd"] = None if v_cwd is None else v_cwd
     v_cursor = o.cursor
-    if v_cursor is not UNSET:
+    if v_cursor is not _UNSET:
         d["cursor"] = None if v_cursor is None else v_cursor
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_DeleteSessionRequest(d: _Any, strict: bool) -> DeleteSessionRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(DeleteSessionRequest)
     o.session_id = f_session_id
@@ -16197,73 +16273,73 @@ def _decode_DeleteSessionRequest(d: Any, strict: bool) -> DeleteSessionRequest:
     return o
 
 
-def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_cwd: AbsolutePath
-    v = d.get("cwd", MISSING)
-    if v is MISSING:
-        raise missing("cwd")
+    v = d.get("cwd", _MISSING)
+    if v is _MISSING:
+        raise _missing("cwd")
     else:
         try:
-            f_cwd = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_cwd = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("cwd")
 
-    f_additional_directories: list[AbsolutePath] | Unset
-    v = d.get("additionalDirectories", MISSING)
-    if v is MISSING:
-        f_additional_directories = UNSET
+    f_additional_directories: list[AbsolutePath] | _Unset
+    v = d.get("additionalDirectories", _MISSING)
+    if v is _MISSING:
+        f_additional_directories = _UNSET
     elif v is None and not strict:
         f_additional_directories = []
     else:
         try:
-            f_additional_directories = check_list(v, _decode_AbsolutePath, strict)
-        except ValidationError as error:
+            f_additional_directories = _check_list(v, _decode_AbsolutePath, strict)
+        except _ValidationError as error:
             raise error.at("additionalDirectories")
 
-    f_mcp_servers: list[McpServer] | Unset
-    v = d.get("mcpServers", MISSING)
-    if v is MISSING:
-        f_mcp_servers = UNSET
+    f_mcp_servers: list[McpServer] | _Unset
+    v = d.get("mcpServers", _MISSING)
+    if v is _MISSING:
+        f_mcp_servers = _UNSET
     elif v is None and not strict:
         f_mcp_servers = []
     else:
         try:
-            f_mcp_servers = check_variants(
+            f_mcp_servers = _check_variants(
                 v, "type", _VARIANTS_McpServer, _decode_McpServer, strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("mcpServers")
 
-    f_replay_from: ReplayFrom | None | Unset
-    v = d.get("replayFrom", MISSING)
-    if v is MISSING:
-        f_replay_from = UNSET
+    f_replay_from: ReplayFrom | None | _Unset
+    v = d.get("replayFrom", _MISSING)
+    if v is _MISSING:
+        f_replay_from = _UNSET
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("type") if type(v) is json_object else None
+        tag = v.get("type") if type(v) is _json_object else None
         try:
             f_replay_from = (
                 None
@@ -16274,21 +16350,21 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
                     else _decode_ReplayFrom
                 )(v, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("replayFrom")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ResumeSessionRequest)
     o.session_id = f_session_id
@@ -16300,124 +16376,124 @@ def _decode_ResumeSessionRequest(d: Any, strict: bool) -> ResumeSessionRequest:
     return o
 
 
-def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "cwd": o.cwd,
     }
     v_additional_directories = o.additional_directories
-    if v_additional_directories is not UNSET:
+    if v_additional_directories is not _UNSET:
         d["additionalDirectories"] = [x for x in v_additional_directories]
     v_mcp_servers = o.mcp_servers
-    if v_mcp_servers is not UNSET:
+    if v_mcp_servers is not _UNSET:
         d["mcpServers"] = [_encode_McpServer(x) for x in v_mcp_servers]
     v_replay_from = o.replay_from
-    if v_replay_from is not UNSET:
+    if v_replay_from is not _UNSET:
         d["replayFrom"] = (
             None if v_replay_from is None else _encode_ReplayFrom(v_replay_from)
         )
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_StartReplayFrom(d: Any, strict: bool) -> StartReplayFrom:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_StartReplayFrom(d: _Any, strict: bool) -> StartReplayFrom:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "start":
-        raise check_tag(d, "type", "start")
+        raise _check_tag(d, "type", "start")
     return _read_StartReplayFrom(d, strict)
 
 
-def _read_StartReplayFrom(d: JsonObject, strict: bool) -> StartReplayFrom:
+def _read_StartReplayFrom(d: _JsonObject, strict: bool) -> StartReplayFrom:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(StartReplayFrom)
     o.meta = f_meta
     return o
 
 
-def _encode_StartReplayFrom(o: StartReplayFrom) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_StartReplayFrom(o: StartReplayFrom) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "start",
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_OtherReplayFrom(d: Any, strict: bool) -> OtherReplayFrom:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_OtherReplayFrom(d: _Any, strict: bool) -> OtherReplayFrom:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("type")) is not str:
-        raise check_tag(d, "type", None)
+        raise _check_tag(d, "type", None)
     if strict and d["type"] in _VARIANTS_ReplayFrom:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
     return _read_OtherReplayFrom(d, strict)
 
 
-def _read_OtherReplayFrom(d: JsonObject, strict: bool) -> OtherReplayFrom:
+def _read_OtherReplayFrom(d: _JsonObject, strict: bool) -> OtherReplayFrom:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
     o = _new(OtherReplayFrom)
     o.type = d["type"]
     o.extra = {k: x for k, x in d.items() if k not in ["type"]}
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
-def _encode_OtherReplayFrom(o: OtherReplayFrom) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_OtherReplayFrom(o: OtherReplayFrom) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": o.type,
     }
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_ReplayFrom: dict[str, Decoder[ReplayFrom]] = {
+_VARIANTS_ReplayFrom: dict[str, _Decoder[ReplayFrom]] = {
     "start": _read_StartReplayFrom,
 }
 
 
-def _decode_ReplayFrom(d: Any, strict: bool) -> ReplayFrom:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+def _decode_ReplayFrom(d: _Any, strict: bool) -> ReplayFrom:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_ReplayFrom.get(tag)
         if decoder is not None:
             return decoder(d, strict)
         return _read_OtherReplayFrom(d, strict)
-    if tag is MISSING:
-        raise missing("type")
-    raise type_error("a string", tag).at("type")
+    if tag is _MISSING:
+        raise _missing("type")
+    raise _type_error("a string", tag).at("type")
 
 
-def _encode_ReplayFrom(o: ReplayFrom) -> dict[str, Any]:
+def _encode_ReplayFrom(o: ReplayFrom) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -16425,61 +16501,61 @@ def _encode_ReplayFrom(o: ReplayFrom) -> dict[str, Any]:
     return encoder(o)
 
 
-def _decode_ReplayFromStart(d: Any, strict: bool) -> ReplayFromStart:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+def _decode_ReplayFromStart(d: _Any, strict: bool) -> ReplayFromStart:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(ReplayFromStart)
     o.meta = f_meta
     return o
 
 
-def _encode_ReplayFromStart(o: ReplayFromStart) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ReplayFromStart(o: ReplayFromStart) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_CloseSessionRequest(d: _Any, strict: bool) -> CloseSessionRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CloseSessionRequest)
     o.session_id = f_session_id
@@ -16487,52 +16563,52 @@ def _decode_CloseSessionRequest(d: Any, strict: bool) -> CloseSessionRequest:
     return o
 
 
-def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_CancelToolCallRequest(d: Any, strict: bool) -> CancelToolCallRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_CancelToolCallRequest(d: _Any, strict: bool) -> CancelToolCallRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_tool_call_id: ToolCallId
-    v = d.get("toolCallId", MISSING)
-    if v is MISSING:
-        raise missing("toolCallId")
+    v = d.get("toolCallId", _MISSING)
+    if v is _MISSING:
+        raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_tool_call_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("toolCallId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CancelToolCallRequest)
     o.session_id = f_session_id
@@ -16541,53 +16617,53 @@ def _decode_CancelToolCallRequest(d: Any, strict: bool) -> CancelToolCallRequest
     return o
 
 
-def _encode_CancelToolCallRequest(o: CancelToolCallRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_CancelToolCallRequest(o: CancelToolCallRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "toolCallId": o.tool_call_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_CancelTerminalRequest(d: Any, strict: bool) -> CancelTerminalRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_CancelTerminalRequest(d: _Any, strict: bool) -> CancelTerminalRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_terminal_id: TerminalId
-    v = d.get("terminalId", MISSING)
-    if v is MISSING:
-        raise missing("terminalId")
+    v = d.get("terminalId", _MISSING)
+    if v is _MISSING:
+        raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_terminal_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("terminalId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CancelTerminalRequest)
     o.session_id = f_session_id
@@ -16596,74 +16672,74 @@ def _decode_CancelTerminalRequest(d: Any, strict: bool) -> CancelTerminalRequest
     return o
 
 
-def _encode_CancelTerminalRequest(o: CancelTerminalRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_CancelTerminalRequest(o: CancelTerminalRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "terminalId": o.terminal_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_IdSetSessionConfigOptionRequest(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> IdSetSessionConfigOptionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "id":
-        raise check_tag(d, "type", "id")
+        raise _check_tag(d, "type", "id")
     return _read_IdSetSessionConfigOptionRequest(d, strict)
 
 
 def _read_IdSetSessionConfigOptionRequest(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> IdSetSessionConfigOptionRequest:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_config_id: SessionConfigId
-    v = d.get("configId", MISSING)
-    if v is MISSING:
-        raise missing("configId")
+    v = d.get("configId", _MISSING)
+    if v is _MISSING:
+        raise _missing("configId")
     else:
         try:
-            f_config_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_config_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("configId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     f_value: SessionConfigValueId
-    v = d.get("value", MISSING)
-    if v is MISSING:
-        raise missing("value")
+    v = d.get("value", _MISSING)
+    if v is _MISSING:
+        raise _missing("value")
     else:
         try:
-            f_value = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_value = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("value")
 
     o = _new(IdSetSessionConfigOptionRequest)
@@ -16676,76 +16752,76 @@ def _read_IdSetSessionConfigOptionRequest(
 
 def _encode_IdSetSessionConfigOptionRequest(
     o: IdSetSessionConfigOptionRequest,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "id",
         "sessionId": o.session_id,
         "configId": o.config_id,
         "value": o.value,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_BooleanSetSessionConfigOptionRequest(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> BooleanSetSessionConfigOptionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("type") != "boolean":
-        raise check_tag(d, "type", "boolean")
+        raise _check_tag(d, "type", "boolean")
     return _read_BooleanSetSessionConfigOptionRequest(d, strict)
 
 
 def _read_BooleanSetSessionConfigOptionRequest(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> BooleanSetSessionConfigOptionRequest:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_config_id: SessionConfigId
-    v = d.get("configId", MISSING)
-    if v is MISSING:
-        raise missing("configId")
+    v = d.get("configId", _MISSING)
+    if v is _MISSING:
+        raise _missing("configId")
     else:
         try:
-            f_config_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_config_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("configId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     f_value: bool
-    v = d.get("value", MISSING)
-    if v is MISSING:
-        raise missing("value")
+    v = d.get("value", _MISSING)
+    if v is _MISSING:
+        raise _missing("value")
     else:
         try:
-            f_value = v if type(v) is bool else check_bool(v)
-        except ValidationError as error:
+            f_value = v if type(v) is bool else _check_bool(v)
+        except _ValidationError as error:
             raise error.at("value")
 
     o = _new(BooleanSetSessionConfigOptionRequest)
@@ -16758,81 +16834,81 @@ def _read_BooleanSetSessionConfigOptionRequest(
 
 def _encode_BooleanSetSessionConfigOptionRequest(
     o: BooleanSetSessionConfigOptionRequest,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": "boolean",
         "sessionId": o.session_id,
         "configId": o.config_id,
         "value": o.value,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_OtherSetSessionConfigOptionRequest(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> OtherSetSessionConfigOptionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("type")) is not str:
-        raise check_tag(d, "type", None)
+        raise _check_tag(d, "type", None)
     if strict and d["type"] in _VARIANTS_SetSessionConfigOptionRequest:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected("expected a tag that no other variant has", d["type"]).at(
+        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
             "type"
         )
     return _read_OtherSetSessionConfigOptionRequest(d, strict)
 
 
 def _read_OtherSetSessionConfigOptionRequest(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> OtherSetSessionConfigOptionRequest:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_config_id: SessionConfigId
-    v = d.get("configId", MISSING)
-    if v is MISSING:
-        raise missing("configId")
+    v = d.get("configId", _MISSING)
+    if v is _MISSING:
+        raise _missing("configId")
     else:
         try:
-            f_config_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_config_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("configId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
-    f_value: Any
-    v = d.get("value", MISSING)
-    if v is MISSING:
-        raise missing("value")
+    f_value: _Any
+    v = d.get("value", _MISSING)
+    if v is _MISSING:
+        raise _missing("value")
     else:
         try:
-            f_value = any_value(v, strict)
-        except ValidationError as error:
+            f_value = _any_value(v, strict)
+        except _ValidationError as error:
             raise error.at("value")
 
     o = _new(OtherSetSessionConfigOptionRequest)
@@ -16847,31 +16923,31 @@ def _read_OtherSetSessionConfigOptionRequest(
         if k not in ["type", "sessionId", "configId", "_meta", "value"]
     }
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
 def _encode_OtherSetSessionConfigOptionRequest(
     o: OtherSetSessionConfigOptionRequest,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "type": o.type,
         "sessionId": o.session_id,
         "configId": o.config_id,
-        "value": wire_json(o.value),
+        "value": _wire_json(o.value),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_SetSessionConfigOptionRequest: dict[
-    str, Decoder[SetSessionConfigOptionRequest]
+    str, _Decoder[SetSessionConfigOptionRequest]
 ] = {
     "id": _read_IdSetSessionConfigOptionRequest,
     "boolean": _read_BooleanSetSessionConfigOptionRequest,
@@ -16879,58 +16955,58 @@ _VARIANTS_SetSessionConfigOptionRequest: dict[
 
 
 def _decode_SetSessionConfigOptionRequest(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SetSessionConfigOptionRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("type", MISSING)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("type", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_SetSessionConfigOptionRequest.get(tag)
         if decoder is not None:
             return decoder(d, strict)
         return _read_OtherSetSessionConfigOptionRequest(d, strict)
-    if tag is MISSING:
-        raise missing("type")
-    raise type_error("a string", tag).at("type")
+    if tag is _MISSING:
+        raise _missing("type")
+    raise _type_error("a string", tag).at("type")
 
 
-def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_PromptRequest(d: _Any, strict: bool) -> PromptRequest:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
     f_prompt: list[ContentBlock]
-    v = d.get("prompt", MISSING)
-    if v is MISSING:
-        raise missing("prompt")
+    v = d.get("prompt", _MISSING)
+    if v is _MISSING:
+        raise _missing("prompt")
     else:
         try:
-            f_prompt = check_variants(
+            f_prompt = _check_variants(
                 v, "type", _VARIANTS_ContentBlock, _decode_ContentBlock, strict, 1
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("prompt")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(PromptRequest)
     o.session_id = f_session_id
@@ -16939,41 +17015,41 @@ def _decode_PromptRequest(d: Any, strict: bool) -> PromptRequest:
     return o
 
 
-def _encode_PromptRequest(o: PromptRequest) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_PromptRequest(o: PromptRequest) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "prompt": [_encode_ContentBlock(x) for x in o.prompt],
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _decode_ResultClientResponse(d: Any, strict: bool) -> ResultClientResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_id: RequestId_
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+def _decode_ResultClientResponse(d: _Any, strict: bool) -> ResultClientResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_id: RequestId
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = _decode_RequestId_(v, strict)
-        except ValidationError as error:
+            f_id = _decode_RequestId(v, strict)
+        except _ValidationError as error:
             raise error.at("id")
 
-    f_result: Any
-    v = d.get("result", MISSING)
-    if v is MISSING:
-        raise missing("result")
+    f_result: _Any
+    v = d.get("result", _MISSING)
+    if v is _MISSING:
+        raise _missing("result")
     else:
         try:
-            f_result = check_raw(
+            f_result = _check_raw(
                 v, "#/$defs/ClientResponse/anyOf/0/properties/result", strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("result")
 
     o = _new(ResultClientResponse)
@@ -16982,27 +17058,27 @@ def _decode_ResultClientResponse(d: Any, strict: bool) -> ResultClientResponse:
     return o
 
 
-def _encode_ResultClientResponse(o: ResultClientResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ResultClientResponse(o: ResultClientResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "id": encode(o.id),
-        "result": wire_json(o.result),
+        "result": _wire_json(o.result),
     }
 
     return d
 
 
-def _decode_ErrorClientResponse(d: Any, strict: bool) -> ErrorClientResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ErrorClientResponse(d: _Any, strict: bool) -> ErrorClientResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_id: int | str | None
-    v = d.get("id", MISSING)
-    if v is MISSING:
-        raise missing("id")
+    v = d.get("id", _MISSING)
+    if v is _MISSING:
+        raise _missing("id")
     else:
         try:
-            f_id = cast(
+            f_id = _cast(
                 "int | str | None",
-                scalar_union(
+                _scalar_union(
                     v,
                     strict,
                     {
@@ -17011,32 +17087,32 @@ def _decode_ErrorClientResponse(d: Any, strict: bool) -> ErrorClientResponse:
                             if type(x) is int
                             and -9223372036854775808 <= x <= 9223372036854775807
                             else (
-                                check_int(x, None, None)
+                                _check_int(x, None, None)
                                 if strict
-                                else check_int(
+                                else _check_int(
                                     x, -9223372036854775808, 9223372036854775807
                                 )
                             )
                         ),
                         "string": lambda x, strict: (
-                            x if type(x) is str else check_str(x)
+                            x if type(x) is str else _check_str(x)
                         ),
-                        "null": lambda x, strict: None if x is None else not_null(x),
+                        "null": lambda x, strict: None if x is None else _not_null(x),
                     },
                     "integer, string or null",
                 ),
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("id")
 
     f_error: Error
-    v = d.get("error", MISSING)
-    if v is MISSING:
-        raise missing("error")
+    v = d.get("error", _MISSING)
+    if v is _MISSING:
+        raise _missing("error")
     else:
         try:
             f_error = _decode_Error(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("error")
 
     o = _new(ErrorClientResponse)
@@ -17045,8 +17121,8 @@ def _decode_ErrorClientResponse(d: Any, strict: bool) -> ErrorClientResponse:
     return o
 
 
-def _encode_ErrorClientResponse(o: ErrorClientResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ErrorClientResponse(o: ErrorClientResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "id": encode(o.id),
         "error": _encode_Error(o.error),
     }
@@ -17054,43 +17130,43 @@ def _encode_ErrorClientResponse(o: ErrorClientResponse) -> dict[str, Any]:
     return d
 
 
-def _decode_ClientResponse(d: Any, strict: bool) -> ClientResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ClientResponse(d: _Any, strict: bool) -> ClientResponse:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     # The first variant whose required keys are all there and that decodes,
     # as serde's untagged enums choose.
-    errors: list[ValidationError] = []
+    errors: list[_ValidationError] = []
     if "id" in d and "result" in d:
         try:
             return _decode_ResultClientResponse(d, strict)
-        except ValidationError as error:
-            salvage(d)
+        except _ValidationError as error:
+            _salvage(d)
             errors.append(error)
     if "id" in d and "error" in d:
         try:
             return _decode_ErrorClientResponse(d, strict)
-        except ValidationError as error:
-            salvage(d)
+        except _ValidationError as error:
+            _salvage(d)
             errors.append(error)
     if errors:
-        raise furthest(errors)
-    raise ValidationError(
+        raise _furthest(errors)
+    raise _ValidationError(
         "expected an object with the members of Result or Error (id, result; id, error)"
     )
 
 
 def _decode_RequestPermissionResponse(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> RequestPermissionResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_outcome: RequestPermissionOutcome
-    v = d.get("outcome", MISSING)
-    if v is MISSING:
-        raise missing("outcome")
+    v = d.get("outcome", _MISSING)
+    if v is _MISSING:
+        raise _missing("outcome")
     else:
         # The variant its tag selects, read directly; the union's decoder takes the rest.
-        tag = v.get("outcome") if type(v) is json_object else None
+        tag = v.get("outcome") if type(v) is _json_object else None
         try:
             f_outcome = (
                 _VARIANTS_RequestPermissionOutcome.get(
@@ -17099,21 +17175,21 @@ def _decode_RequestPermissionResponse(
                 if type(tag) is str
                 else _decode_RequestPermissionOutcome
             )(v, strict)
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("outcome")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(RequestPermissionResponse)
     o.outcome = f_outcome
@@ -17121,44 +17197,44 @@ def _decode_RequestPermissionResponse(
     return o
 
 
-def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "outcome": _encode_RequestPermissionOutcome(o.outcome),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_CancelledRequestPermissionOutcome(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> CancelledRequestPermissionOutcome:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("outcome") != "cancelled":
-        raise check_tag(d, "outcome", "cancelled")
+        raise _check_tag(d, "outcome", "cancelled")
     return _read_CancelledRequestPermissionOutcome(d, strict)
 
 
 def _read_CancelledRequestPermissionOutcome(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> CancelledRequestPermissionOutcome:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CancelledRequestPermissionOutcome)
     o.meta = f_meta
@@ -17167,54 +17243,54 @@ def _read_CancelledRequestPermissionOutcome(
 
 def _encode_CancelledRequestPermissionOutcome(
     o: CancelledRequestPermissionOutcome,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "outcome": "cancelled",
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_SelectedRequestPermissionOutcome(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SelectedRequestPermissionOutcome:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("outcome") != "selected":
-        raise check_tag(d, "outcome", "selected")
+        raise _check_tag(d, "outcome", "selected")
     return _read_SelectedRequestPermissionOutcome(d, strict)
 
 
 def _read_SelectedRequestPermissionOutcome(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> SelectedRequestPermissionOutcome:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
     f_option_id: PermissionOptionId
-    v = d.get("optionId", MISSING)
-    if v is MISSING:
-        raise missing("optionId")
+    v = d.get("optionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("optionId")
     else:
         try:
-            f_option_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_option_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("optionId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SelectedRequestPermissionOutcome)
     o.option_id = f_option_id
@@ -17224,35 +17300,35 @@ def _read_SelectedRequestPermissionOutcome(
 
 def _encode_SelectedRequestPermissionOutcome(
     o: SelectedRequestPermissionOutcome,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "outcome": "selected",
         "optionId": o.option_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_OtherRequestPermissionOutcome(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> OtherRequestPermissionOutcome:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("outcome")) is not str:
-        raise check_tag(d, "outcome", None)
+        raise _check_tag(d, "outcome", None)
     if strict and d["outcome"] in _VARIANTS_RequestPermissionOutcome:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected("expected a tag that no other variant has", d["outcome"]).at(
+        raise _unexpected("expected a tag that no other variant has", d["outcome"]).at(
             "outcome"
         )
     return _read_OtherRequestPermissionOutcome(d, strict)
 
 
 def _read_OtherRequestPermissionOutcome(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> OtherRequestPermissionOutcome:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
@@ -17260,44 +17336,44 @@ def _read_OtherRequestPermissionOutcome(
     o.outcome = d["outcome"]
     o.extra = {k: x for k, x in d.items() if k not in ["outcome"]}
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
 def _encode_OtherRequestPermissionOutcome(
     o: OtherRequestPermissionOutcome,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "outcome": o.outcome,
     }
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_RequestPermissionOutcome: dict[str, Decoder[RequestPermissionOutcome]] = {
+_VARIANTS_RequestPermissionOutcome: dict[str, _Decoder[RequestPermissionOutcome]] = {
     "cancelled": _read_CancelledRequestPermissionOutcome,
     "selected": _read_SelectedRequestPermissionOutcome,
 }
 
 
-def _decode_RequestPermissionOutcome(d: Any, strict: bool) -> RequestPermissionOutcome:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("outcome", MISSING)
+def _decode_RequestPermissionOutcome(d: _Any, strict: bool) -> RequestPermissionOutcome:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("outcome", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_RequestPermissionOutcome.get(tag)
         if decoder is not None:
             return decoder(d, strict)
         return _read_OtherRequestPermissionOutcome(d, strict)
-    if tag is MISSING:
-        raise missing("outcome")
-    raise type_error("a string", tag).at("outcome")
+    if tag is _MISSING:
+        raise _missing("outcome")
+    raise _type_error("a string", tag).at("outcome")
 
 
-def _encode_RequestPermissionOutcome(o: RequestPermissionOutcome) -> dict[str, Any]:
+def _encode_RequestPermissionOutcome(o: RequestPermissionOutcome) -> dict[str, _Any]:
     try:
         encoder = _CLASS_ENCODERS[type(o)]
     except KeyError:
@@ -17308,64 +17384,66 @@ def _encode_RequestPermissionOutcome(o: RequestPermissionOutcome) -> dict[str, A
 
 
 def _decode_CancelledPermissionOutcome(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> CancelledPermissionOutcome:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CancelledPermissionOutcome)
     o.meta = f_meta
     return o
 
 
-def _encode_CancelledPermissionOutcome(o: CancelledPermissionOutcome) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_CancelledPermissionOutcome(
+    o: CancelledPermissionOutcome,
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_SelectedPermissionOutcome(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> SelectedPermissionOutcome:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_option_id: PermissionOptionId
-    v = d.get("optionId", MISSING)
-    if v is MISSING:
-        raise missing("optionId")
+    v = d.get("optionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("optionId")
     else:
         try:
-            f_option_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_option_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("optionId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(SelectedPermissionOutcome)
     o.option_id = f_option_id
@@ -17373,57 +17451,57 @@ def _decode_SelectedPermissionOutcome(
     return o
 
 
-def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "optionId": o.option_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_AcceptCreateElicitationResponse(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> AcceptCreateElicitationResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("action") != "accept":
-        raise check_tag(d, "action", "accept")
+        raise _check_tag(d, "action", "accept")
     return _read_AcceptCreateElicitationResponse(d, strict)
 
 
 def _read_AcceptCreateElicitationResponse(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> AcceptCreateElicitationResponse:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
-    f_content: dict[str, ElicitationContentValue] | None | Unset
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        f_content = UNSET
+    f_content: dict[str, ElicitationContentValue] | None | _Unset
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        f_content = _UNSET
     else:
         try:
             f_content = (
                 None
                 if v is None
-                else check_map(v, _decode_ElicitationContentValue, strict)
+                else _check_map(v, _decode_ElicitationContentValue, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
     o = _new(AcceptCreateElicitationResponse)
@@ -17434,15 +17512,15 @@ def _read_AcceptCreateElicitationResponse(
 
 def _encode_AcceptCreateElicitationResponse(
     o: AcceptCreateElicitationResponse,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "action": "accept",
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
     v_content = o.content
-    if v_content is not UNSET:
+    if v_content is not _UNSET:
         d["content"] = (
             None if v_content is None else {k: encode(x) for k, x in v_content.items()}
         )
@@ -17451,32 +17529,32 @@ def _encode_AcceptCreateElicitationResponse(
 
 
 def _decode_DeclineCreateElicitationResponse(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> DeclineCreateElicitationResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("action") != "decline":
-        raise check_tag(d, "action", "decline")
+        raise _check_tag(d, "action", "decline")
     return _read_DeclineCreateElicitationResponse(d, strict)
 
 
 def _read_DeclineCreateElicitationResponse(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> DeclineCreateElicitationResponse:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(DeclineCreateElicitationResponse)
     o.meta = f_meta
@@ -17485,44 +17563,44 @@ def _read_DeclineCreateElicitationResponse(
 
 def _encode_DeclineCreateElicitationResponse(
     o: DeclineCreateElicitationResponse,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "action": "decline",
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_CancelCreateElicitationResponse(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> CancelCreateElicitationResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if d.get("action") != "cancel":
-        raise check_tag(d, "action", "cancel")
+        raise _check_tag(d, "action", "cancel")
     return _read_CancelCreateElicitationResponse(d, strict)
 
 
 def _read_CancelCreateElicitationResponse(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> CancelCreateElicitationResponse:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CancelCreateElicitationResponse)
     o.meta = f_meta
@@ -17531,76 +17609,76 @@ def _read_CancelCreateElicitationResponse(
 
 def _encode_CancelCreateElicitationResponse(
     o: CancelCreateElicitationResponse,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "action": "cancel",
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_OtherCreateElicitationResponse(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> OtherCreateElicitationResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     if type(d.get("action")) is not str:
-        raise check_tag(d, "action", None)
+        raise _check_tag(d, "action", None)
     if strict and d["action"] in _VARIANTS_CreateElicitationResponse:
         # The schema's catch-all excludes the known tags (its `not`).
-        raise unexpected("expected a tag that no other variant has", d["action"]).at(
+        raise _unexpected("expected a tag that no other variant has", d["action"]).at(
             "action"
         )
     return _read_OtherCreateElicitationResponse(d, strict)
 
 
 def _read_OtherCreateElicitationResponse(
-    d: JsonObject, strict: bool
+    d: _JsonObject, strict: bool
 ) -> OtherCreateElicitationResponse:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(OtherCreateElicitationResponse)
     o.action = d["action"]
     o.meta = f_meta
     o.extra = {k: x for k, x in d.items() if k not in ["action", "_meta"]}
     if strict:
-        check_json(o.extra)
+        _check_json(o.extra)
     return o
 
 
 def _encode_OtherCreateElicitationResponse(
     o: OtherCreateElicitationResponse,
-) -> dict[str, Any]:
-    d: dict[str, Any] = {
+) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "action": o.action,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
-    for key, value in wire_json(o.extra).items():
+    for key, value in _wire_json(o.extra).items():
         d.setdefault(key, value)
     return d
 
 
 # The readers of the variants by tag: each takes an object whose tag it is.
-_VARIANTS_CreateElicitationResponse: dict[str, Decoder[CreateElicitationResponse]] = {
+_VARIANTS_CreateElicitationResponse: dict[str, _Decoder[CreateElicitationResponse]] = {
     "accept": _read_AcceptCreateElicitationResponse,
     "decline": _read_DeclineCreateElicitationResponse,
     "cancel": _read_CancelCreateElicitationResponse,
@@ -17608,69 +17686,69 @@ _VARIANTS_CreateElicitationResponse: dict[str, Decoder[CreateElicitationResponse
 
 
 def _decode_CreateElicitationResponse(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> CreateElicitationResponse:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    tag = d.get("action", MISSING)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    tag = d.get("action", _MISSING)
     if type(tag) is str:
         decoder = _VARIANTS_CreateElicitationResponse.get(tag)
         if decoder is not None:
             return decoder(d, strict)
         return _read_OtherCreateElicitationResponse(d, strict)
-    if tag is MISSING:
-        raise missing("action")
-    raise type_error("a string", tag).at("action")
+    if tag is _MISSING:
+        raise _missing("action")
+    raise _type_error("a string", tag).at("action")
 
 
-def _decode_ElicitationContentValue(v: Any, strict: bool) -> ElicitationContentValue:
-    return cast(
-        "str | int | float | bool | list[str] | Any",
-        first_match(
+def _decode_ElicitationContentValue(v: _Any, strict: bool) -> ElicitationContentValue:
+    return _cast(
+        "str | int | float | bool | list[str] | _Any",
+        _first_match(
             v,
             strict,
             (
-                lambda x, strict: x if type(x) is str else check_str(x),
+                lambda x, strict: x if type(x) is str else _check_str(x),
                 lambda x, strict: (
                     x
                     if type(x) is int
                     and -9223372036854775808 <= x <= 9223372036854775807
                     else (
-                        check_int(x, None, None)
+                        _check_int(x, None, None)
                         if strict
-                        else check_int(x, -9223372036854775808, 9223372036854775807)
+                        else _check_int(x, -9223372036854775808, 9223372036854775807)
                     )
                 ),
                 lambda x, strict: (
                     x
-                    if type(x) is float and -FLOAT_MAX <= x <= FLOAT_MAX
-                    else check_num(x, None, None)
+                    if type(x) is float and -_FLOAT_MAX <= x <= _FLOAT_MAX
+                    else _check_num(x, None, None)
                 ),
-                lambda x, strict: x if type(x) is bool else check_bool(x),
-                lambda x, strict: check_list(
-                    x, lambda x, strict: x if type(x) is str else check_str(x), strict
+                lambda x, strict: x if type(x) is bool else _check_bool(x),
+                lambda x, strict: _check_list(
+                    x, lambda x, strict: x if type(x) is str else _check_str(x), strict
                 ),
-                any_value,
+                _any_value,
             ),
         ),
     )
 
 
-def _decode_ElicitationAcceptAction(d: Any, strict: bool) -> ElicitationAcceptAction:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_content: dict[str, ElicitationContentValue] | None | Unset
-    v = d.get("content", MISSING)
-    if v is MISSING:
-        f_content = UNSET
+def _decode_ElicitationAcceptAction(d: _Any, strict: bool) -> ElicitationAcceptAction:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_content: dict[str, ElicitationContentValue] | None | _Unset
+    v = d.get("content", _MISSING)
+    if v is _MISSING:
+        f_content = _UNSET
     else:
         try:
             f_content = (
                 None
                 if v is None
-                else check_map(v, _decode_ElicitationContentValue, strict)
+                else _check_map(v, _decode_ElicitationContentValue, strict)
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("content")
 
     o = _new(ElicitationAcceptAction)
@@ -17678,10 +17756,10 @@ def _decode_ElicitationAcceptAction(d: Any, strict: bool) -> ElicitationAcceptAc
     return o
 
 
-def _encode_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     v_content = o.content
-    if v_content is not UNSET:
+    if v_content is not _UNSET:
         d["content"] = (
             None if v_content is None else {k: encode(x) for k, x in v_content.items()}
         )
@@ -17689,29 +17767,29 @@ def _encode_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, Any
     return d
 
 
-def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+def _decode_ClientNotification(d: _Any, strict: bool) -> ClientNotification:
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_method: str
-    v = d.get("method", MISSING)
-    if v is MISSING:
-        raise missing("method")
+    v = d.get("method", _MISSING)
+    if v is _MISSING:
+        raise _missing("method")
     else:
         try:
-            f_method = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_method = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("method")
 
-    f_params: Any | Unset
-    v = d.get("params", MISSING)
-    if v is MISSING:
-        f_params = UNSET
+    f_params: _Any | _Unset
+    v = d.get("params", _MISSING)
+    if v is _MISSING:
+        f_params = _UNSET
     else:
         try:
-            f_params = check_raw(
+            f_params = _check_raw(
                 v, "#/$defs/ClientNotification/properties/params", strict
             )
-        except ValidationError as error:
+        except _ValidationError as error:
             raise error.at("params")
 
     o = _new(ClientNotification)
@@ -17720,44 +17798,44 @@ def _decode_ClientNotification(d: Any, strict: bool) -> ClientNotification:
     return o
 
 
-def _encode_ClientNotification(o: ClientNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_ClientNotification(o: ClientNotification) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "method": o.method,
     }
     v_params = o.params
-    if v_params is not UNSET:
-        d["params"] = wire_json(v_params)
+    if v_params is not _UNSET:
+        d["params"] = _wire_json(v_params)
 
     return d
 
 
 def _decode_CancelSessionNotification(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> CancelSessionNotification:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
     f_session_id: SessionId
-    v = d.get("sessionId", MISSING)
-    if v is MISSING:
-        raise missing("sessionId")
+    v = d.get("sessionId", _MISSING)
+    if v is _MISSING:
+        raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else check_str(v)
-        except ValidationError as error:
+            f_session_id = v if type(v) is str else _check_str(v)
+        except _ValidationError as error:
             raise error.at("sessionId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CancelSessionNotification)
     o.session_id = f_session_id
@@ -17765,44 +17843,44 @@ def _decode_CancelSessionNotification(
     return o
 
 
-def _encode_CancelSessionNotification(o: CancelSessionNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_CancelSessionNotification(o: CancelSessionNotification) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "sessionId": o.session_id,
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
 def _decode_CancelRequestNotification(
-    d: Any, strict: bool
+    d: _Any, strict: bool
 ) -> CancelRequestNotification:
-    if type(d) is not json_object:
-        raise type_error("an object", d)
-    f_request_id: RequestId_
-    v = d.get("requestId", MISSING)
-    if v is MISSING:
-        raise missing("requestId")
+    if type(d) is not _json_object:
+        raise _type_error("an object", d)
+    f_request_id: RequestId
+    v = d.get("requestId", _MISSING)
+    if v is _MISSING:
+        raise _missing("requestId")
     else:
         try:
-            f_request_id = _decode_RequestId_(v, strict)
-        except ValidationError as error:
+            f_request_id = _decode_RequestId(v, strict)
+        except _ValidationError as error:
             raise error.at("requestId")
 
-    f_meta: dict[str, Any] | None | Unset
-    v = d.get("_meta", MISSING)
-    if v is MISSING:
-        f_meta = UNSET
+    f_meta: dict[str, _Any] | None | _Unset
+    v = d.get("_meta", _MISSING)
+    if v is _MISSING:
+        f_meta = _UNSET
     else:
         try:
-            f_meta = None if v is None else check_map(v, None, strict)
-        except ValidationError as error:
+            f_meta = None if v is None else _check_map(v, None, strict)
+        except _ValidationError as error:
             if strict:
                 raise error.at("_meta")
-            salvage(v)
-            f_meta = UNSET
+            _salvage(v)
+            f_meta = _UNSET
 
     o = _new(CancelRequestNotification)
     o.request_id = f_request_id
@@ -17810,19 +17888,19 @@ def _decode_CancelRequestNotification(
     return o
 
 
-def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, Any]:
-    d: dict[str, Any] = {
+def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
         "requestId": encode(o.request_id),
     }
     v_meta = o.meta
-    if v_meta is not UNSET:
-        d["_meta"] = None if v_meta is None else wire_map(v_meta)
+    if v_meta is not _UNSET:
+        d["_meta"] = None if v_meta is None else _wire_map(v_meta)
 
     return d
 
 
-def _encode_ToolCallState(o: ToolCallState) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_ToolCallState(o: ToolCallState) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     d["toolCallId"] = o.tool_call_id
     d["name"] = o.name
     d["title"] = o.title
@@ -17830,17 +17908,17 @@ def _encode_ToolCallState(o: ToolCallState) -> dict[str, Any]:
     d["status"] = o.status._value_ if type(o.status) is ToolCallStatus else o.status
     d["content"] = [_encode_ToolCallContent(x) for x in o.content]
     d["locations"] = [_encode_ToolCallLocation(x) for x in o.locations]
-    d["rawInput"] = wire_json(o.raw_input)
-    d["rawOutput"] = wire_json(o.raw_output)
+    d["rawInput"] = _wire_json(o.raw_input)
+    d["rawOutput"] = _wire_json(o.raw_output)
     d["capabilities"] = (
         None if o.capabilities is None else _encode_ToolCallCapabilities(o.capabilities)
     )
-    d["_meta"] = wire_map(o.meta)
+    d["_meta"] = _wire_map(o.meta)
     return d
 
 
-def _encode_TerminalState(o: TerminalState) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_TerminalState(o: TerminalState) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     d["terminalId"] = o.terminal_id
     d["command"] = o.command
     d["cwd"] = None if o.cwd is None else o.cwd
@@ -17852,63 +17930,63 @@ def _encode_TerminalState(o: TerminalState) -> dict[str, Any]:
     d["capabilities"] = (
         None if o.capabilities is None else _encode_TerminalCapabilities(o.capabilities)
     )
-    d["_meta"] = wire_map(o.meta)
+    d["_meta"] = _wire_map(o.meta)
     return d
 
 
-def _encode_SessionInfoState(o: SessionInfoState) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_SessionInfoState(o: SessionInfoState) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     d["title"] = o.title
     d["updatedAt"] = o.updated_at
-    d["_meta"] = wire_map(o.meta)
+    d["_meta"] = _wire_map(o.meta)
     return d
 
 
-def _encode_UserMessageState(o: UserMessageState) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_UserMessageState(o: UserMessageState) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     d["messageId"] = o.message_id
     d["content"] = [_encode_ContentBlock(x) for x in o.content]
-    d["_meta"] = wire_map(o.meta)
+    d["_meta"] = _wire_map(o.meta)
     return d
 
 
-def _encode_AgentMessageState(o: AgentMessageState) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_AgentMessageState(o: AgentMessageState) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     d["messageId"] = o.message_id
     d["content"] = [_encode_ContentBlock(x) for x in o.content]
-    d["_meta"] = wire_map(o.meta)
+    d["_meta"] = _wire_map(o.meta)
     return d
 
 
-def _encode_AgentThoughtState(o: AgentThoughtState) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_AgentThoughtState(o: AgentThoughtState) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     d["messageId"] = o.message_id
     d["content"] = [_encode_ContentBlock(x) for x in o.content]
-    d["_meta"] = wire_map(o.meta)
+    d["_meta"] = _wire_map(o.meta)
     return d
 
 
-def _encode_UsageState(o: UsageState) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_UsageState(o: UsageState) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     d["used"] = o.used
     d["size"] = o.size
     d["cost"] = None if o.cost is None else _encode_Cost(o.cost)
     return d
 
 
-def _encode_CompactionState(o: CompactionState) -> dict[str, Any]:
-    d: dict[str, Any] = {}
+def _encode_CompactionState(o: CompactionState) -> dict[str, _Any]:
+    d: dict[str, _Any] = {}
     d["compactionId"] = o.compaction_id
     d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
     d["summary"] = [_encode_ContentBlock(x) for x in o.summary]
     d["error"] = o.error
-    d["_meta"] = wire_map(o.meta)
+    d["_meta"] = _wire_map(o.meta)
     return d
 
 
-_DECODERS: dict[str, tuple[Decoder[object], str]] = {
+_DECODERS: dict[str, tuple[_Decoder[object], str]] = {
     "AgentRequest": (_decode_AgentRequest, "#/$defs/AgentRequest"),
-    "RequestId": (_decode_RequestId_, "#/$defs/RequestId"),
+    "RequestId": (_decode_RequestId, "#/$defs/RequestId"),
     "RequestPermissionRequest": (
         _decode_RequestPermissionRequest,
         "#/$defs/RequestPermissionRequest",
@@ -18325,7 +18403,7 @@ _DECODERS: dict[str, tuple[Decoder[object], str]] = {
     ),
 }
 
-_CLASS_DECODERS: dict[type[object], tuple[Decoder[object], str]] = {
+_CLASS_DECODERS: dict[type[object], tuple[_Decoder[object], str]] = {
     AgentRequest: (_decode_AgentRequest, "#/$defs/AgentRequest"),
     RequestPermissionRequest: (
         _decode_RequestPermissionRequest,
@@ -18949,7 +19027,7 @@ _CLASS_DECODERS: dict[type[object], tuple[Decoder[object], str]] = {
     ),
 }
 
-_CLASS_ENCODERS: dict[type[object], Callable[[Any], dict[str, Any]]] = {
+_CLASS_ENCODERS: dict[type[object], _Callable[[_Any], dict[str, _Any]]] = {
     AgentRequest: _encode_AgentRequest,
     RequestPermissionRequest: _encode_RequestPermissionRequest,
     ToolCallRequestPermissionSubject: _encode_ToolCallRequestPermissionSubject,
@@ -19211,7 +19289,7 @@ _POINTERS: dict[type[object], str] = {
 }
 """Where each generated class or enum is in the schema (``encode(validate=True)``)."""
 
-_ENCODERS: dict[type[object], Callable[[Any], object]] = {
+_ENCODERS: dict[type[object], _Callable[[_Any], object]] = {
     **_CLASS_ENCODERS,
     ToolKind: _encode_ToolKind,
     ToolCallStatus: _encode_ToolCallStatus,
@@ -19230,1011 +19308,1034 @@ _ENCODERS: dict[type[object], Callable[[Any], object]] = {
     CompactionStatus: _encode_CompactionStatus,
 }
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     # One signature per definition, so that ``decode("PromptResponse", data)``
     # has the type PromptResponse.
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AgentRequest"], data: Any, *, strict: bool = False
+        name: _Literal["AgentRequest"], data: _Any, *, strict: bool = False
     ) -> AgentRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["RequestId"], data: Any, *, strict: bool = False
-    ) -> RequestId_: ...
+        name: _Literal["RequestId"], data: _Any, *, strict: bool = False
+    ) -> RequestId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["RequestPermissionRequest"], data: Any, *, strict: bool = False
+        name: _Literal["RequestPermissionRequest"], data: _Any, *, strict: bool = False
     ) -> RequestPermissionRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionId"], data: Any, *, strict: bool = False
+        name: _Literal["SessionId"], data: _Any, *, strict: bool = False
     ) -> SessionId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["RequestPermissionSubject"], data: Any, *, strict: bool = False
+        name: _Literal["RequestPermissionSubject"], data: _Any, *, strict: bool = False
     ) -> RequestPermissionSubject: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ToolCallUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["ToolCallUpdate"], data: _Any, *, strict: bool = False
     ) -> ToolCallUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ToolCallId"], data: Any, *, strict: bool = False
+        name: _Literal["ToolCallId"], data: _Any, *, strict: bool = False
     ) -> ToolCallId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ToolKind"], data: Any, *, strict: bool = False
+        name: _Literal["ToolKind"], data: _Any, *, strict: bool = False
     ) -> ToolKind | str: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ToolCallStatus"], data: Any, *, strict: bool = False
+        name: _Literal["ToolCallStatus"], data: _Any, *, strict: bool = False
     ) -> ToolCallStatus | str: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ToolCallContent"], data: Any, *, strict: bool = False
+        name: _Literal["ToolCallContent"], data: _Any, *, strict: bool = False
     ) -> ToolCallContent: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ContentBlock"], data: Any, *, strict: bool = False
+        name: _Literal["ContentBlock"], data: _Any, *, strict: bool = False
     ) -> ContentBlock: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["Annotations"], data: Any, *, strict: bool = False
+        name: _Literal["Annotations"], data: _Any, *, strict: bool = False
     ) -> Annotations: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["Role"], data: Any, *, strict: bool = False
+        name: _Literal["Role"], data: _Any, *, strict: bool = False
     ) -> Role | str: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["TextContent"], data: Any, *, strict: bool = False
+        name: _Literal["TextContent"], data: _Any, *, strict: bool = False
     ) -> TextContent: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["MediaType"], data: Any, *, strict: bool = False
+        name: _Literal["MediaType"], data: _Any, *, strict: bool = False
     ) -> MediaType: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ImageContent"], data: Any, *, strict: bool = False
+        name: _Literal["ImageContent"], data: _Any, *, strict: bool = False
     ) -> ImageContent: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AudioContent"], data: Any, *, strict: bool = False
+        name: _Literal["AudioContent"], data: _Any, *, strict: bool = False
     ) -> AudioContent: ...
 
-    @overload
-    def decode(name: Literal["Icon"], data: Any, *, strict: bool = False) -> Icon: ...
+    @_overload
+    def decode(name: _Literal["Icon"], data: _Any, *, strict: bool = False) -> Icon: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["IconTheme"], data: Any, *, strict: bool = False
+        name: _Literal["IconTheme"], data: _Any, *, strict: bool = False
     ) -> IconTheme | str: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ResourceLink"], data: Any, *, strict: bool = False
+        name: _Literal["ResourceLink"], data: _Any, *, strict: bool = False
     ) -> ResourceLink: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["EmbeddedResourceResource"], data: Any, *, strict: bool = False
+        name: _Literal["EmbeddedResourceResource"], data: _Any, *, strict: bool = False
     ) -> EmbeddedResourceResource: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["TextResourceContents"], data: Any, *, strict: bool = False
+        name: _Literal["TextResourceContents"], data: _Any, *, strict: bool = False
     ) -> TextResourceContents: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["BlobResourceContents"], data: Any, *, strict: bool = False
+        name: _Literal["BlobResourceContents"], data: _Any, *, strict: bool = False
     ) -> BlobResourceContents: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["EmbeddedResource"], data: Any, *, strict: bool = False
+        name: _Literal["EmbeddedResource"], data: _Any, *, strict: bool = False
     ) -> EmbeddedResource: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["Content"], data: Any, *, strict: bool = False
+        name: _Literal["Content"], data: _Any, *, strict: bool = False
     ) -> Content: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["DiffChange"], data: Any, *, strict: bool = False
+        name: _Literal["DiffChange"], data: _Any, *, strict: bool = False
     ) -> DiffChange: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["DiffFileType"], data: Any, *, strict: bool = False
+        name: _Literal["DiffFileType"], data: _Any, *, strict: bool = False
     ) -> DiffFileType | str: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AbsolutePath"], data: Any, *, strict: bool = False
+        name: _Literal["AbsolutePath"], data: _Any, *, strict: bool = False
     ) -> AbsolutePath: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["DiffPathChange"], data: Any, *, strict: bool = False
+        name: _Literal["DiffPathChange"], data: _Any, *, strict: bool = False
     ) -> DiffPathChange: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["DiffPathPairChange"], data: Any, *, strict: bool = False
+        name: _Literal["DiffPathPairChange"], data: _Any, *, strict: bool = False
     ) -> DiffPathPairChange: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["DiffPatch"], data: Any, *, strict: bool = False
+        name: _Literal["DiffPatch"], data: _Any, *, strict: bool = False
     ) -> DiffPatch: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["DiffPatchFormat"], data: Any, *, strict: bool = False
+        name: _Literal["DiffPatchFormat"], data: _Any, *, strict: bool = False
     ) -> DiffPatchFormat | str: ...
 
-    @overload
-    def decode(name: Literal["Diff"], data: Any, *, strict: bool = False) -> Diff: ...
+    @_overload
+    def decode(name: _Literal["Diff"], data: _Any, *, strict: bool = False) -> Diff: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["TerminalId"], data: Any, *, strict: bool = False
+        name: _Literal["TerminalId"], data: _Any, *, strict: bool = False
     ) -> TerminalId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["Terminal"], data: Any, *, strict: bool = False
+        name: _Literal["Terminal"], data: _Any, *, strict: bool = False
     ) -> Terminal: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ToolCallLocation"], data: Any, *, strict: bool = False
+        name: _Literal["ToolCallLocation"], data: _Any, *, strict: bool = False
     ) -> ToolCallLocation: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ToolCallCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["ToolCallCapabilities"], data: _Any, *, strict: bool = False
     ) -> ToolCallCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ToolCallCancelCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["ToolCallCancelCapabilities"],
+        data: _Any,
+        *,
+        strict: bool = False,
     ) -> ToolCallCancelCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ToolCallPermissionSubject"], data: Any, *, strict: bool = False
+        name: _Literal["ToolCallPermissionSubject"], data: _Any, *, strict: bool = False
     ) -> ToolCallPermissionSubject: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CommandPermissionSubject"], data: Any, *, strict: bool = False
+        name: _Literal["CommandPermissionSubject"], data: _Any, *, strict: bool = False
     ) -> CommandPermissionSubject: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PermissionOption"], data: Any, *, strict: bool = False
+        name: _Literal["PermissionOption"], data: _Any, *, strict: bool = False
     ) -> PermissionOption: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PermissionOptionId"], data: Any, *, strict: bool = False
+        name: _Literal["PermissionOptionId"], data: _Any, *, strict: bool = False
     ) -> PermissionOptionId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PermissionOptionKind"], data: Any, *, strict: bool = False
+        name: _Literal["PermissionOptionKind"], data: _Any, *, strict: bool = False
     ) -> PermissionOptionKind | str: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CreateElicitationRequest"], data: Any, *, strict: bool = False
+        name: _Literal["CreateElicitationRequest"], data: _Any, *, strict: bool = False
     ) -> CreateElicitationRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationSessionScope"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationSessionScope"], data: _Any, *, strict: bool = False
     ) -> ElicitationSessionScope: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationRequestScope"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationRequestScope"], data: _Any, *, strict: bool = False
     ) -> ElicitationRequestScope: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationSchema"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationSchema"], data: _Any, *, strict: bool = False
     ) -> ElicitationSchema: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationSchemaType"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationSchemaType"], data: _Any, *, strict: bool = False
     ) -> ElicitationSchemaType: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationPropertySchema"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationPropertySchema"], data: _Any, *, strict: bool = False
     ) -> ElicitationPropertySchema: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["StringFormat"], data: Any, *, strict: bool = False
+        name: _Literal["StringFormat"], data: _Any, *, strict: bool = False
     ) -> StringFormat | str: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["EnumOption"], data: Any, *, strict: bool = False
+        name: _Literal["EnumOption"], data: _Any, *, strict: bool = False
     ) -> EnumOption: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["StringPropertySchema"], data: Any, *, strict: bool = False
+        name: _Literal["StringPropertySchema"], data: _Any, *, strict: bool = False
     ) -> StringPropertySchema: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["NumberPropertySchema"], data: Any, *, strict: bool = False
+        name: _Literal["NumberPropertySchema"], data: _Any, *, strict: bool = False
     ) -> NumberPropertySchema: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["IntegerPropertySchema"], data: Any, *, strict: bool = False
+        name: _Literal["IntegerPropertySchema"], data: _Any, *, strict: bool = False
     ) -> IntegerPropertySchema: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["BooleanPropertySchema"], data: Any, *, strict: bool = False
+        name: _Literal["BooleanPropertySchema"], data: _Any, *, strict: bool = False
     ) -> BooleanPropertySchema: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["MultiSelectItems"], data: Any, *, strict: bool = False
+        name: _Literal["MultiSelectItems"], data: _Any, *, strict: bool = False
     ) -> MultiSelectItems: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["StringMultiSelectItems"], data: Any, *, strict: bool = False
+        name: _Literal["StringMultiSelectItems"], data: _Any, *, strict: bool = False
     ) -> StringMultiSelectItems: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["TitledMultiSelectItems"], data: Any, *, strict: bool = False
+        name: _Literal["TitledMultiSelectItems"], data: _Any, *, strict: bool = False
     ) -> TitledMultiSelectItems: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["MultiSelectPropertySchema"], data: Any, *, strict: bool = False
+        name: _Literal["MultiSelectPropertySchema"], data: _Any, *, strict: bool = False
     ) -> MultiSelectPropertySchema: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationFormMode"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationFormMode"], data: _Any, *, strict: bool = False
     ) -> ElicitationFormMode: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationId"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationId"], data: _Any, *, strict: bool = False
     ) -> ElicitationId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationUrlMode"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationUrlMode"], data: _Any, *, strict: bool = False
     ) -> ElicitationUrlMode: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ExtRequest"], data: Any, *, strict: bool = False
+        name: _Literal["ExtRequest"], data: _Any, *, strict: bool = False
     ) -> ExtRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AgentResponse"], data: Any, *, strict: bool = False
+        name: _Literal["AgentResponse"], data: _Any, *, strict: bool = False
     ) -> AgentResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["InitializeResponse"], data: Any, *, strict: bool = False
+        name: _Literal["InitializeResponse"], data: _Any, *, strict: bool = False
     ) -> InitializeResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ProtocolVersion"], data: Any, *, strict: bool = False
+        name: _Literal["ProtocolVersion"], data: _Any, *, strict: bool = False
     ) -> ProtocolVersion: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["Implementation"], data: Any, *, strict: bool = False
+        name: _Literal["Implementation"], data: _Any, *, strict: bool = False
     ) -> Implementation: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AgentCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["AgentCapabilities"], data: _Any, *, strict: bool = False
     ) -> AgentCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["SessionCapabilities"], data: _Any, *, strict: bool = False
     ) -> SessionCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PromptCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["PromptCapabilities"], data: _Any, *, strict: bool = False
     ) -> PromptCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PromptImageCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["PromptImageCapabilities"], data: _Any, *, strict: bool = False
     ) -> PromptImageCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PromptAudioCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["PromptAudioCapabilities"], data: _Any, *, strict: bool = False
     ) -> PromptAudioCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PromptEmbeddedContextCapabilities"],
-        data: Any,
+        name: _Literal["PromptEmbeddedContextCapabilities"],
+        data: _Any,
         *,
         strict: bool = False,
     ) -> PromptEmbeddedContextCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["McpCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["McpCapabilities"], data: _Any, *, strict: bool = False
     ) -> McpCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["McpStdioCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["McpStdioCapabilities"], data: _Any, *, strict: bool = False
     ) -> McpStdioCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["McpHttpCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["McpHttpCapabilities"], data: _Any, *, strict: bool = False
     ) -> McpHttpCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionDeleteCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["SessionDeleteCapabilities"], data: _Any, *, strict: bool = False
     ) -> SessionDeleteCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionAdditionalDirectoriesCapabilities"],
-        data: Any,
+        name: _Literal["SessionAdditionalDirectoriesCapabilities"],
+        data: _Any,
         *,
         strict: bool = False,
     ) -> SessionAdditionalDirectoriesCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AgentAuthCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["AgentAuthCapabilities"], data: _Any, *, strict: bool = False
     ) -> AgentAuthCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AuthMethod"], data: Any, *, strict: bool = False
+        name: _Literal["AuthMethod"], data: _Any, *, strict: bool = False
     ) -> AuthMethod: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AuthMethodId"], data: Any, *, strict: bool = False
+        name: _Literal["AuthMethodId"], data: _Any, *, strict: bool = False
     ) -> AuthMethodId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["EnvVariable"], data: Any, *, strict: bool = False
+        name: _Literal["EnvVariable"], data: _Any, *, strict: bool = False
     ) -> EnvVariable: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AuthMethodTerminal"], data: Any, *, strict: bool = False
+        name: _Literal["AuthMethodTerminal"], data: _Any, *, strict: bool = False
     ) -> AuthMethodTerminal: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AuthMethodAgent"], data: Any, *, strict: bool = False
+        name: _Literal["AuthMethodAgent"], data: _Any, *, strict: bool = False
     ) -> AuthMethodAgent: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["LoginAuthResponse"], data: Any, *, strict: bool = False
+        name: _Literal["LoginAuthResponse"], data: _Any, *, strict: bool = False
     ) -> LoginAuthResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["LogoutAuthResponse"], data: Any, *, strict: bool = False
+        name: _Literal["LogoutAuthResponse"], data: _Any, *, strict: bool = False
     ) -> LogoutAuthResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["NewSessionResponse"], data: Any, *, strict: bool = False
+        name: _Literal["NewSessionResponse"], data: _Any, *, strict: bool = False
     ) -> NewSessionResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigOption"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigOption"], data: _Any, *, strict: bool = False
     ) -> SessionConfigOption: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigId"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigId"], data: _Any, *, strict: bool = False
     ) -> SessionConfigId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigOptionCategory"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigOptionCategory"],
+        data: _Any,
+        *,
+        strict: bool = False,
     ) -> SessionConfigOptionCategory | str: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigValueId"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigValueId"], data: _Any, *, strict: bool = False
     ) -> SessionConfigValueId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigSelectOptions"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigSelectOptions"],
+        data: _Any,
+        *,
+        strict: bool = False,
     ) -> SessionConfigSelectOptions: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigSelectOption"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigSelectOption"], data: _Any, *, strict: bool = False
     ) -> SessionConfigSelectOption: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigSelectGroup"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigSelectGroup"], data: _Any, *, strict: bool = False
     ) -> SessionConfigSelectGroup: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigGroupId"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigGroupId"], data: _Any, *, strict: bool = False
     ) -> SessionConfigGroupId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigSelect"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigSelect"], data: _Any, *, strict: bool = False
     ) -> SessionConfigSelect: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionConfigBoolean"], data: Any, *, strict: bool = False
+        name: _Literal["SessionConfigBoolean"], data: _Any, *, strict: bool = False
     ) -> SessionConfigBoolean: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AvailableCommand"], data: Any, *, strict: bool = False
+        name: _Literal["AvailableCommand"], data: _Any, *, strict: bool = False
     ) -> AvailableCommand: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AvailableCommandInput"], data: Any, *, strict: bool = False
+        name: _Literal["AvailableCommandInput"], data: _Any, *, strict: bool = False
     ) -> AvailableCommandInput: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["TextCommandInput"], data: Any, *, strict: bool = False
+        name: _Literal["TextCommandInput"], data: _Any, *, strict: bool = False
     ) -> TextCommandInput: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["Command"], data: Any, *, strict: bool = False
+        name: _Literal["Command"], data: _Any, *, strict: bool = False
     ) -> Command: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ListSessionsResponse"], data: Any, *, strict: bool = False
+        name: _Literal["ListSessionsResponse"], data: _Any, *, strict: bool = False
     ) -> ListSessionsResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionInfo"], data: Any, *, strict: bool = False
+        name: _Literal["SessionInfo"], data: _Any, *, strict: bool = False
     ) -> SessionInfo: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionListCursor"], data: Any, *, strict: bool = False
+        name: _Literal["SessionListCursor"], data: _Any, *, strict: bool = False
     ) -> SessionListCursor: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["DeleteSessionResponse"], data: Any, *, strict: bool = False
+        name: _Literal["DeleteSessionResponse"], data: _Any, *, strict: bool = False
     ) -> DeleteSessionResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ResumeSessionResponse"], data: Any, *, strict: bool = False
+        name: _Literal["ResumeSessionResponse"], data: _Any, *, strict: bool = False
     ) -> ResumeSessionResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CloseSessionResponse"], data: Any, *, strict: bool = False
+        name: _Literal["CloseSessionResponse"], data: _Any, *, strict: bool = False
     ) -> CloseSessionResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CancelToolCallResponse"], data: Any, *, strict: bool = False
+        name: _Literal["CancelToolCallResponse"], data: _Any, *, strict: bool = False
     ) -> CancelToolCallResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CancelTerminalResponse"], data: Any, *, strict: bool = False
+        name: _Literal["CancelTerminalResponse"], data: _Any, *, strict: bool = False
     ) -> CancelTerminalResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SetSessionConfigOptionResponse"],
-        data: Any,
+        name: _Literal["SetSessionConfigOptionResponse"],
+        data: _Any,
         *,
         strict: bool = False,
     ) -> SetSessionConfigOptionResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PromptResponse"], data: Any, *, strict: bool = False
+        name: _Literal["PromptResponse"], data: _Any, *, strict: bool = False
     ) -> PromptResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["MessageId"], data: Any, *, strict: bool = False
+        name: _Literal["MessageId"], data: _Any, *, strict: bool = False
     ) -> MessageId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ExtResponse"], data: Any, *, strict: bool = False
+        name: _Literal["ExtResponse"], data: _Any, *, strict: bool = False
     ) -> ExtResponse: ...
 
-    @overload
-    def decode(name: Literal["Error"], data: Any, *, strict: bool = False) -> Error: ...
-
-    @overload
+    @_overload
     def decode(
-        name: Literal["ErrorCode"], data: Any, *, strict: bool = False
+        name: _Literal["Error"], data: _Any, *, strict: bool = False
+    ) -> Error: ...
+
+    @_overload
+    def decode(
+        name: _Literal["ErrorCode"], data: _Any, *, strict: bool = False
     ) -> ErrorCode | int: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ErrorData"], data: Any, *, strict: bool = False
+        name: _Literal["ErrorData"], data: _Any, *, strict: bool = False
     ) -> ErrorData: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["UnsupportedProtocolVersionErrorData"],
-        data: Any,
+        name: _Literal["UnsupportedProtocolVersionErrorData"],
+        data: _Any,
         *,
         strict: bool = False,
     ) -> UnsupportedProtocolVersionErrorData: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionNotFoundErrorData"], data: Any, *, strict: bool = False
+        name: _Literal["SessionNotFoundErrorData"], data: _Any, *, strict: bool = False
     ) -> SessionNotFoundErrorData: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AgentNotification"], data: Any, *, strict: bool = False
+        name: _Literal["AgentNotification"], data: _Any, *, strict: bool = False
     ) -> AgentNotification: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["UpdateSessionNotification"], data: Any, *, strict: bool = False
+        name: _Literal["UpdateSessionNotification"], data: _Any, *, strict: bool = False
     ) -> UpdateSessionNotification: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["SessionUpdate"], data: _Any, *, strict: bool = False
     ) -> SessionUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ContentChunk"], data: Any, *, strict: bool = False
+        name: _Literal["ContentChunk"], data: _Any, *, strict: bool = False
     ) -> ContentChunk: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["UserMessage"], data: Any, *, strict: bool = False
+        name: _Literal["UserMessage"], data: _Any, *, strict: bool = False
     ) -> UserMessage: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AgentMessage"], data: Any, *, strict: bool = False
+        name: _Literal["AgentMessage"], data: _Any, *, strict: bool = False
     ) -> AgentMessage: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AgentThought"], data: Any, *, strict: bool = False
+        name: _Literal["AgentThought"], data: _Any, *, strict: bool = False
     ) -> AgentThought: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["BackgroundWork"], data: Any, *, strict: bool = False
+        name: _Literal["BackgroundWork"], data: _Any, *, strict: bool = False
     ) -> BackgroundWork: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["BackgroundTerminal"], data: Any, *, strict: bool = False
+        name: _Literal["BackgroundTerminal"], data: _Any, *, strict: bool = False
     ) -> BackgroundTerminal: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["BackgroundToolCall"], data: Any, *, strict: bool = False
+        name: _Literal["BackgroundToolCall"], data: _Any, *, strict: bool = False
     ) -> BackgroundToolCall: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["RunningStateUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["RunningStateUpdate"], data: _Any, *, strict: bool = False
     ) -> RunningStateUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ErrorStopReason"], data: Any, *, strict: bool = False
+        name: _Literal["ErrorStopReason"], data: _Any, *, strict: bool = False
     ) -> ErrorStopReason: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["IdleStateUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["IdleStateUpdate"], data: _Any, *, strict: bool = False
     ) -> IdleStateUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["RequiresActionStateUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["RequiresActionStateUpdate"], data: _Any, *, strict: bool = False
     ) -> RequiresActionStateUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["StateUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["StateUpdate"], data: _Any, *, strict: bool = False
     ) -> StateUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ToolCallContentChunk"], data: Any, *, strict: bool = False
+        name: _Literal["ToolCallContentChunk"], data: _Any, *, strict: bool = False
     ) -> ToolCallContentChunk: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["TerminalOutput"], data: Any, *, strict: bool = False
+        name: _Literal["TerminalOutput"], data: _Any, *, strict: bool = False
     ) -> TerminalOutput: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["TerminalExitStatus"], data: Any, *, strict: bool = False
+        name: _Literal["TerminalExitStatus"], data: _Any, *, strict: bool = False
     ) -> TerminalExitStatus: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["TerminalSize"], data: Any, *, strict: bool = False
+        name: _Literal["TerminalSize"], data: _Any, *, strict: bool = False
     ) -> TerminalSize: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["TerminalCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["TerminalCapabilities"], data: _Any, *, strict: bool = False
     ) -> TerminalCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["TerminalCancelCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["TerminalCancelCapabilities"],
+        data: _Any,
+        *,
+        strict: bool = False,
     ) -> TerminalCancelCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["TerminalUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["TerminalUpdate"], data: _Any, *, strict: bool = False
     ) -> TerminalUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["TerminalOutputChunk"], data: Any, *, strict: bool = False
+        name: _Literal["TerminalOutputChunk"], data: _Any, *, strict: bool = False
     ) -> TerminalOutputChunk: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PlanUpdateContent"], data: Any, *, strict: bool = False
+        name: _Literal["PlanUpdateContent"], data: _Any, *, strict: bool = False
     ) -> PlanUpdateContent: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PlanId"], data: Any, *, strict: bool = False
+        name: _Literal["PlanId"], data: _Any, *, strict: bool = False
     ) -> PlanId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PlanEntry"], data: Any, *, strict: bool = False
+        name: _Literal["PlanEntry"], data: _Any, *, strict: bool = False
     ) -> PlanEntry: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PlanEntryPriority"], data: Any, *, strict: bool = False
+        name: _Literal["PlanEntryPriority"], data: _Any, *, strict: bool = False
     ) -> PlanEntryPriority | str: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PlanEntryStatus"], data: Any, *, strict: bool = False
+        name: _Literal["PlanEntryStatus"], data: _Any, *, strict: bool = False
     ) -> PlanEntryStatus | str: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PlanItems"], data: Any, *, strict: bool = False
+        name: _Literal["PlanItems"], data: _Any, *, strict: bool = False
     ) -> PlanItems: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PlanUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["PlanUpdate"], data: _Any, *, strict: bool = False
     ) -> PlanUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["AvailableCommandsUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["AvailableCommandsUpdate"], data: _Any, *, strict: bool = False
     ) -> AvailableCommandsUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ConfigOptionUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["ConfigOptionUpdate"], data: _Any, *, strict: bool = False
     ) -> ConfigOptionUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SessionInfoUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["SessionInfoUpdate"], data: _Any, *, strict: bool = False
     ) -> SessionInfoUpdate: ...
 
-    @overload
-    def decode(name: Literal["Cost"], data: Any, *, strict: bool = False) -> Cost: ...
+    @_overload
+    def decode(name: _Literal["Cost"], data: _Any, *, strict: bool = False) -> Cost: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["UsageUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["UsageUpdate"], data: _Any, *, strict: bool = False
     ) -> UsageUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["NoticeSeverity"], data: Any, *, strict: bool = False
+        name: _Literal["NoticeSeverity"], data: _Any, *, strict: bool = False
     ) -> NoticeSeverity | str: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["Notice"], data: Any, *, strict: bool = False
+        name: _Literal["Notice"], data: _Any, *, strict: bool = False
     ) -> Notice: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CompactionId"], data: Any, *, strict: bool = False
+        name: _Literal["CompactionId"], data: _Any, *, strict: bool = False
     ) -> CompactionId: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CompactionStatus"], data: Any, *, strict: bool = False
+        name: _Literal["CompactionStatus"], data: _Any, *, strict: bool = False
     ) -> CompactionStatus | str: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CompactionUpdate"], data: Any, *, strict: bool = False
+        name: _Literal["CompactionUpdate"], data: _Any, *, strict: bool = False
     ) -> CompactionUpdate: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CompactionSummaryChunk"], data: Any, *, strict: bool = False
+        name: _Literal["CompactionSummaryChunk"], data: _Any, *, strict: bool = False
     ) -> CompactionSummaryChunk: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CompleteElicitationNotification"],
-        data: Any,
+        name: _Literal["CompleteElicitationNotification"],
+        data: _Any,
         *,
         strict: bool = False,
     ) -> CompleteElicitationNotification: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ExtNotification"], data: Any, *, strict: bool = False
+        name: _Literal["ExtNotification"], data: _Any, *, strict: bool = False
     ) -> ExtNotification: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ClientRequest"], data: Any, *, strict: bool = False
+        name: _Literal["ClientRequest"], data: _Any, *, strict: bool = False
     ) -> ClientRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["InitializeRequest"], data: Any, *, strict: bool = False
+        name: _Literal["InitializeRequest"], data: _Any, *, strict: bool = False
     ) -> InitializeRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ClientCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["ClientCapabilities"], data: _Any, *, strict: bool = False
     ) -> ClientCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ClientAuthCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["ClientAuthCapabilities"], data: _Any, *, strict: bool = False
     ) -> ClientAuthCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["TerminalAuthCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["TerminalAuthCapabilities"], data: _Any, *, strict: bool = False
     ) -> TerminalAuthCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationCapabilities"], data: _Any, *, strict: bool = False
     ) -> ElicitationCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationFormCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationFormCapabilities"],
+        data: _Any,
+        *,
+        strict: bool = False,
     ) -> ElicitationFormCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationUrlCapabilities"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationUrlCapabilities"],
+        data: _Any,
+        *,
+        strict: bool = False,
     ) -> ElicitationUrlCapabilities: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["LoginAuthRequest"], data: Any, *, strict: bool = False
+        name: _Literal["LoginAuthRequest"], data: _Any, *, strict: bool = False
     ) -> LoginAuthRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["LogoutAuthRequest"], data: Any, *, strict: bool = False
+        name: _Literal["LogoutAuthRequest"], data: _Any, *, strict: bool = False
     ) -> LogoutAuthRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["NewSessionRequest"], data: Any, *, strict: bool = False
+        name: _Literal["NewSessionRequest"], data: _Any, *, strict: bool = False
     ) -> NewSessionRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["McpServer"], data: Any, *, strict: bool = False
+        name: _Literal["McpServer"], data: _Any, *, strict: bool = False
     ) -> McpServer: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["HttpHeader"], data: Any, *, strict: bool = False
+        name: _Literal["HttpHeader"], data: _Any, *, strict: bool = False
     ) -> HttpHeader: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["McpServerHttp"], data: Any, *, strict: bool = False
+        name: _Literal["McpServerHttp"], data: _Any, *, strict: bool = False
     ) -> McpServerHttp: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["McpServerStdio"], data: Any, *, strict: bool = False
+        name: _Literal["McpServerStdio"], data: _Any, *, strict: bool = False
     ) -> McpServerStdio: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ListSessionsRequest"], data: Any, *, strict: bool = False
+        name: _Literal["ListSessionsRequest"], data: _Any, *, strict: bool = False
     ) -> ListSessionsRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["DeleteSessionRequest"], data: Any, *, strict: bool = False
+        name: _Literal["DeleteSessionRequest"], data: _Any, *, strict: bool = False
     ) -> DeleteSessionRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ResumeSessionRequest"], data: Any, *, strict: bool = False
+        name: _Literal["ResumeSessionRequest"], data: _Any, *, strict: bool = False
     ) -> ResumeSessionRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ReplayFrom"], data: Any, *, strict: bool = False
+        name: _Literal["ReplayFrom"], data: _Any, *, strict: bool = False
     ) -> ReplayFrom: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ReplayFromStart"], data: Any, *, strict: bool = False
+        name: _Literal["ReplayFromStart"], data: _Any, *, strict: bool = False
     ) -> ReplayFromStart: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CloseSessionRequest"], data: Any, *, strict: bool = False
+        name: _Literal["CloseSessionRequest"], data: _Any, *, strict: bool = False
     ) -> CloseSessionRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CancelToolCallRequest"], data: Any, *, strict: bool = False
+        name: _Literal["CancelToolCallRequest"], data: _Any, *, strict: bool = False
     ) -> CancelToolCallRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CancelTerminalRequest"], data: Any, *, strict: bool = False
+        name: _Literal["CancelTerminalRequest"], data: _Any, *, strict: bool = False
     ) -> CancelTerminalRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SetSessionConfigOptionRequest"],
-        data: Any,
+        name: _Literal["SetSessionConfigOptionRequest"],
+        data: _Any,
         *,
         strict: bool = False,
     ) -> SetSessionConfigOptionRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["PromptRequest"], data: Any, *, strict: bool = False
+        name: _Literal["PromptRequest"], data: _Any, *, strict: bool = False
     ) -> PromptRequest: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ClientResponse"], data: Any, *, strict: bool = False
+        name: _Literal["ClientResponse"], data: _Any, *, strict: bool = False
     ) -> ClientResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["RequestPermissionResponse"], data: Any, *, strict: bool = False
+        name: _Literal["RequestPermissionResponse"], data: _Any, *, strict: bool = False
     ) -> RequestPermissionResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["RequestPermissionOutcome"], data: Any, *, strict: bool = False
+        name: _Literal["RequestPermissionOutcome"], data: _Any, *, strict: bool = False
     ) -> RequestPermissionOutcome: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CancelledPermissionOutcome"], data: Any, *, strict: bool = False
+        name: _Literal["CancelledPermissionOutcome"],
+        data: _Any,
+        *,
+        strict: bool = False,
     ) -> CancelledPermissionOutcome: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["SelectedPermissionOutcome"], data: Any, *, strict: bool = False
+        name: _Literal["SelectedPermissionOutcome"], data: _Any, *, strict: bool = False
     ) -> SelectedPermissionOutcome: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CreateElicitationResponse"], data: Any, *, strict: bool = False
+        name: _Literal["CreateElicitationResponse"], data: _Any, *, strict: bool = False
     ) -> CreateElicitationResponse: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationContentValue"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationContentValue"], data: _Any, *, strict: bool = False
     ) -> ElicitationContentValue: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ElicitationAcceptAction"], data: Any, *, strict: bool = False
+        name: _Literal["ElicitationAcceptAction"], data: _Any, *, strict: bool = False
     ) -> ElicitationAcceptAction: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["ClientNotification"], data: Any, *, strict: bool = False
+        name: _Literal["ClientNotification"], data: _Any, *, strict: bool = False
     ) -> ClientNotification: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CancelSessionNotification"], data: Any, *, strict: bool = False
+        name: _Literal["CancelSessionNotification"], data: _Any, *, strict: bool = False
     ) -> CancelSessionNotification: ...
 
-    @overload
+    @_overload
     def decode(
-        name: Literal["CancelRequestNotification"], data: Any, *, strict: bool = False
+        name: _Literal["CancelRequestNotification"], data: _Any, *, strict: bool = False
     ) -> CancelRequestNotification: ...
 
-    @overload
-    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
-    def decode(name: str, data: Any, *, strict: bool = False) -> object: ...
+    @_overload
+    def decode(name: str, data: _Any, *, strict: bool = False) -> object: ...
+    def decode(name: str, data: _Any, *, strict: bool = False) -> object: ...
 
 else:
-    decode = decoding(_DECODERS)
-decode_class: DecodeClass = class_decoding(_CLASS_DECODERS)
-encode: Encode = encoding(_ENCODERS, _POINTERS, SCHEMA_JSON)
+    decode = _decoding(_DECODERS)
+decode_class: _DecodeClass = _class_decoding(_CLASS_DECODERS)
+encode: _Encode = _encoding(_ENCODERS, _POINTERS, _SCHEMA_JSON)
 _models.bind(decode_class, encode)

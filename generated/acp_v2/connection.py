@@ -7,32 +7,37 @@ AgentSideConnection is the agent's end (typed methods to call the client), Clien
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable as _Callable
+from collections.abc import Mapping as _Mapping
+from collections.abc import Awaitable as _Awaitable
+from collections.abc import Iterable as _Iterable
+from contextlib import AbstractAsyncContextManager as _AbstractAsyncContextManager
+import typing as _typing
+from typing import Any as _Any
+from typing import TypeVar as _TypeVar
 
 from ._capabilities import CapabilityError as CapabilityError
 from ._connection import Connection as Connection
 from ._connection import ConnectionOptions as ConnectionOptions
 from ._connection import HandlerError as HandlerError
-from ._connection import open_stdio as _open_stdio
-from ._connection import spawn_connection as _spawn_connection
-from ._transport import DEFAULT_MAX_MESSAGE as _DEFAULT_MAX_MESSAGE
+from ._resume import ResumeUnsupported as ResumeUnsupported
 from ._transport import MessageTooLarge as MessageTooLarge
 from ._transport import StreamTransport as StreamTransport
 from ._transport import Transport as Transport
-from ._transport import memory_pair as _memory_pair
 from ._versions import UNSUPPORTED_PROTOCOL_VERSION as UNSUPPORTED_PROTOCOL_VERSION
 from ._versions import AgentEntry as AgentEntry
 from ._versions import ClientEntry as ClientEntry
 from ._versions import UnsupportedProtocolVersion as UnsupportedProtocolVersion
 from ._versions import VersionMismatch as VersionMismatch
 from ._versions import connect_versions as connect_versions
+from ._connection import open_stdio as _open_stdio
+from ._connection import spawn_connection as _spawn_connection
+from ._resume import SessionKeeperBase as _SessionKeeperBase
+from ._runtime import UNSET as _UNSET
+from ._transport import DEFAULT_MAX_MESSAGE as _DEFAULT_MAX_MESSAGE
+from ._transport import memory_pair as _memory_pair
 from ._versions import serve_versions as _serve_versions
 from ._versions import spawn_versions as _spawn_versions
-from ._resume import ResumeUnsupported as ResumeUnsupported
-from ._resume import SessionKeeperBase as _SessionKeeperBase
-from ._runtime import UNSET
 from .models import (
     CancelSessionNotification,
     CancelTerminalRequest,
@@ -54,6 +59,7 @@ from .models import (
     LoginAuthResponse,
     LogoutAuthRequest,
     LogoutAuthResponse,
+    McpServer,
     NewSessionRequest,
     NewSessionResponse,
     PromptRequest,
@@ -64,18 +70,23 @@ from .models import (
     ResumeSessionResponse,
     SetSessionConfigOptionRequest,
     SetSessionConfigOptionResponse,
+    StartReplayFrom,
     UpdateSessionNotification,
 )
-from .models import McpServer
-from .models import StartReplayFrom
-from .protocol import CODEC, REQUIRES, Agent, Client
+from .protocol import CODEC as _CODEC
+from .protocol import REQUIRES as _REQUIRES
+from .protocol import Agent as _Agent
+from .protocol import Client as _Client
 from .session import PROTOCOL_VERSION as _PROTOCOL_VERSION
-from .session import SESSION_SOURCES, Session
+from .session import SESSION_SOURCES as _SESSION_SOURCES
+from .session import Session as _Session
 
-if TYPE_CHECKING:
-    from typing_extensions import Unpack
+if _typing.TYPE_CHECKING:
+    from typing_extensions import Unpack as _Unpack
 
-    from ._asgi import AcpAsgiApp, RequestHead, ServeOptions
+    from ._asgi import AcpAsgiApp as _AcpAsgiApp
+    from ._asgi import RequestHead as _RequestHead
+    from ._asgi import ServeOptions as _ServeOptions
 
 __all__ = [
     "UNSUPPORTED_PROTOCOL_VERSION",
@@ -107,20 +118,20 @@ __all__ = [
     "spawn_agent_versions",
 ]
 
-A = TypeVar("A", bound=Agent)
-C = TypeVar("C", bound=Client)
+_A = _TypeVar("_A", bound=_Agent)
+_C = _TypeVar("_C", bound=_Client)
 
 
-class AgentSideConnection(Connection[A]):
+class AgentSideConnection(Connection[_A]):
     """The agent's end of the connection: ``make_agent(conn)`` returns
     the agent (an :class:`Agent`) that handles what the client sends;
     the typed methods below call the client."""
 
     side = "agent"
-    codec = CODEC
-    interface = Agent
+    codec = _CODEC
+    interface = _Agent
     protocol_version = _PROTOCOL_VERSION
-    requires = REQUIRES
+    requires = _REQUIRES
 
     async def request_permission(
         self, params: RequestPermissionRequest
@@ -151,21 +162,21 @@ class AgentSideConnection(Connection[A]):
         await self.notify("elicitation/complete", params)
 
 
-class ClientSideConnection(Connection[C]):
+class ClientSideConnection(Connection[_C]):
     """The client's end of the connection: ``make_client(conn)`` returns
     the client (an :class:`Client`) that handles what the agent sends;
     the typed methods below call the agent."""
 
     side = "client"
-    codec = CODEC
-    interface = Client
+    codec = _CODEC
+    interface = _Client
     protocol_version = _PROTOCOL_VERSION
-    requires = REQUIRES
-    session_class = Session
-    session_sources = SESSION_SOURCES
+    requires = _REQUIRES
+    session_class = _Session
+    session_sources = _SESSION_SOURCES
 
     @property
-    def sessions(self) -> dict[str, Session]:
+    def sessions(self) -> dict[str, _Session]:
         """The sessions this client opened (``session/new``, ``session/resume``
         ...: see ``SESSION_SOURCES``), by ``sessionId``: each the newest
         ``Session``, folded from the agent's ``session/update`` notifications
@@ -252,8 +263,8 @@ class ClientSideConnection(Connection[C]):
 
 
 async def run_agent_stdio(
-    make_agent: Callable[[AgentSideConnection[A]], A],
-    **options: Unpack[ConnectionOptions],
+    make_agent: _Callable[[AgentSideConnection[_A]], _A],
+    **options: _Unpack[ConnectionOptions],
 ) -> None:
     """Serve an agent on this process's stdin and stdout until the client
     closes stdin. Log to stderr: stdout carries the protocol. ``options``
@@ -262,13 +273,13 @@ async def run_agent_stdio(
 
 
 def spawn_agent(
-    make_client: Callable[[ClientSideConnection[C]], C],
+    make_client: _Callable[[ClientSideConnection[_C]], _C],
     program: str,
     *args: str,
     env: dict[str, str] | None = None,
     cwd: str | None = None,
-    **options: Unpack[ConnectionOptions],
-) -> AbstractAsyncContextManager[ClientSideConnection[C]]:
+    **options: _Unpack[ConnectionOptions],
+) -> _AbstractAsyncContextManager[ClientSideConnection[_C]]:
     """Start ``program`` with ``args`` as an agent subprocess speaking ACP on
     its stdin/stdout and yield the client's connection to it (the process is
     ``conn.process``). On exit the connection is closed and the process
@@ -284,10 +295,10 @@ def spawn_agent(
 
 
 def connect_in_memory(
-    make_agent: Callable[[AgentSideConnection[A]], A],
-    make_client: Callable[[ClientSideConnection[C]], C],
-    **options: Unpack[ConnectionOptions],
-) -> tuple[AgentSideConnection[A], ClientSideConnection[C]]:
+    make_agent: _Callable[[AgentSideConnection[_A]], _A],
+    make_client: _Callable[[ClientSideConnection[_C]], _C],
+    **options: _Unpack[ConnectionOptions],
+) -> tuple[AgentSideConnection[_A], ClientSideConnection[_C]]:
     """An agent and a client joined in this process (for tests): both are
     started, with the same ``options``; close both when done. Call it with
     an event loop running."""
@@ -300,9 +311,9 @@ def connect_in_memory(
 
 
 async def serve_versions(
-    agents: Mapping[int, AgentEntry],
+    agents: _Mapping[int, AgentEntry],
     transport: Transport | None = None,
-    **options: Unpack[ConnectionOptions],
+    **options: _Unpack[ConnectionOptions],
 ) -> None:
     """Serve one client with the package of the version its ``initialize``
     asks for: ``agents`` maps a protocol version to that package's
@@ -317,13 +328,13 @@ async def serve_versions(
 
 
 def spawn_agent_versions(
-    clients: Mapping[int, ClientEntry],
+    clients: _Mapping[int, ClientEntry],
     program: str,
     *args: str,
     env: dict[str, str] | None = None,
     cwd: str | None = None,
-    **options: Unpack[ConnectionOptions],
-) -> AbstractAsyncContextManager[tuple[Any, Any]]:
+    **options: _Unpack[ConnectionOptions],
+) -> _AbstractAsyncContextManager[tuple[_Any, _Any]]:
     """Start ``program`` as an agent subprocess, initialize offering the newest
     version of ``clients`` (a protocol version -> that package's
     ``(ClientSideConnection, make_client, InitializeRequest)``) and yield the
@@ -334,11 +345,11 @@ def spawn_agent_versions(
 
 
 def asgi_agent_app(
-    make_agent: Callable[[AgentSideConnection[A]], A],
+    make_agent: _Callable[[AgentSideConnection[_A]], _A],
     *,
     connection: ConnectionOptions | None = None,
-    **options: Unpack[ServeOptions],
-) -> AcpAsgiApp:
+    **options: _Unpack[_ServeOptions],
+) -> _AcpAsgiApp:
     """An ASGI application serving ``make_agent``'s agents, one per
     connection, over ACP's Streamable HTTP and WebSocket transport on one
     endpoint (``/acp``); run it under uvicorn or hypercorn. Secure by
@@ -348,16 +359,16 @@ def asgi_agent_app(
     for a slow peer are bounded (the options of ``_asgi.ServeOptions``).
     ``connection`` holds the options of each connection
     (``{"validate_outgoing": True}`` ...)."""
-    from ._asgi import AcpAsgiApp as _AcpAsgiApp
+    from ._asgi import AcpAsgiApp as _App
 
     extra: ConnectionOptions = connection or {}
-    return _AcpAsgiApp(
+    return _App(
         lambda t, limit: AgentSideConnection(make_agent, t, max_message=limit, **extra),
         **options,
     )
 
 
-def bearer_token(token: str) -> Callable[[RequestHead], bool]:
+def bearer_token(token: str) -> _Callable[[_RequestHead], bool]:
     """An ``authenticate`` hook for :func:`asgi_agent_app` and
     :func:`serve_agent`: a request must carry ``Authorization: Bearer <token>``
     (compared in constant time)."""
@@ -367,13 +378,13 @@ def bearer_token(token: str) -> Callable[[RequestHead], bool]:
 
 
 async def serve_agent(
-    make_agent: Callable[[AgentSideConnection[A]], A],
+    make_agent: _Callable[[AgentSideConnection[_A]], _A],
     *,
     host: str = "127.0.0.1",
     port: int = 8000,
-    ready: Callable[[int], object] | None = None,
+    ready: _Callable[[int], object] | None = None,
     connection: ConnectionOptions | None = None,
-    **options: Unpack[ServeOptions],
+    **options: _Unpack[_ServeOptions],
 ) -> None:
     """Serve :func:`asgi_agent_app` with uvicorn (``pip install uvicorn``) on
     ``host`` (loopback unless told otherwise) and ``port`` until cancelled;
@@ -390,14 +401,14 @@ async def serve_agent(
 
 
 def connect_agent_ws(
-    make_client: Callable[[ClientSideConnection[C]], C],
+    make_client: _Callable[[ClientSideConnection[_C]], _C],
     url: str,
     *,
-    headers: Mapping[str, str] | None = None,
+    headers: _Mapping[str, str] | None = None,
     cookies: dict[str, str] | None = None,
     max_message: int = _DEFAULT_MAX_MESSAGE,
-    **options: Unpack[ConnectionOptions],
-) -> AbstractAsyncContextManager[ClientSideConnection[C]]:
+    **options: _Unpack[ConnectionOptions],
+) -> _AbstractAsyncContextManager[ClientSideConnection[_C]]:
     """Connect to an agent's WebSocket endpoint (``ws://host:port/acp``,
     ``pip install websockets``) and yield the client's connection; closed on
     exit. ``headers`` go with the upgrade (a token, say); the server's
@@ -420,15 +431,15 @@ def connect_agent_ws(
 
 
 def connect_agent_http(
-    make_client: Callable[[ClientSideConnection[C]], C],
+    make_client: _Callable[[ClientSideConnection[_C]], _C],
     url: str,
     *,
-    headers: Mapping[str, str] | None = None,
+    headers: _Mapping[str, str] | None = None,
     cookies: dict[str, str] | None = None,
     max_message: int = _DEFAULT_MAX_MESSAGE,
     http2: bool = False,
-    **options: Unpack[ConnectionOptions],
-) -> AbstractAsyncContextManager[ClientSideConnection[C]]:
+    **options: _Unpack[ConnectionOptions],
+) -> _AbstractAsyncContextManager[ClientSideConnection[_C]]:
     """Connect to an agent's Streamable HTTP endpoint (``http://host:port/acp``,
     ``pip install httpx``; ``http2`` also needs ``h2``) and yield the client's
     connection; closed on exit (the server is told with ``DELETE``). A
@@ -449,7 +460,7 @@ def connect_agent_http(
     )
 
 
-class SessionKeeper(_SessionKeeperBase[ClientSideConnection[C], Session]):
+class SessionKeeper(_SessionKeeperBase[ClientSideConnection[_C], _Session]):
     """One session's ``Session`` fold, kept exact across dropped connections.
 
     ``connect()`` returns a new, started ClientSideConnection (a subprocess, a
@@ -494,14 +505,14 @@ class SessionKeeper(_SessionKeeperBase[ClientSideConnection[C], Session]):
 
     def __init__(
         self,
-        connect: Callable[[], Awaitable[ClientSideConnection[C]]],
+        connect: _Callable[[], _Awaitable[ClientSideConnection[_C]]],
         session_id: str,
         *,
         initialize: InitializeRequest,
         cwd: str,
-        mcp_servers: Iterable[McpServer] = (),
-        session: Session | None = None,
-        connection: ClientSideConnection[C] | None = None,
+        mcp_servers: _Iterable[McpServer] = (),
+        session: _Session | None = None,
+        connection: ClientSideConnection[_C] | None = None,
         replay: bool = True,
     ) -> None:
         """Keep session ``session_id``, folded by ``connection`` (or, without
@@ -514,7 +525,7 @@ class SessionKeeper(_SessionKeeperBase[ClientSideConnection[C], Session]):
             )
         super().__init__(
             connect,
-            Session(session_id) if session is None else session,
+            _Session(session_id) if session is None else session,
             connection=connection,
             replay=replay,
         )
@@ -527,26 +538,26 @@ class SessionKeeper(_SessionKeeperBase[ClientSideConnection[C], Session]):
         """The agent's answer to the request that resumed the session."""
 
     @property
-    def session(self) -> Session:
+    def session(self) -> _Session:
         """The session folded so far: the current connection's fold (during
         a replay: as it was before the connection dropped)."""
         return self._session if self._replay is not None else self._current()
 
-    def _folds(self, connection: ClientSideConnection[C]) -> dict[str, Session]:
+    def _folds(self, connection: ClientSideConnection[_C]) -> dict[str, _Session]:
         return connection.sessions
 
-    async def _resume(self, connection: ClientSideConnection[C]) -> None:
+    async def _resume(self, connection: ClientSideConnection[_C]) -> None:
         self.initialized = await connection.initialize(self.initialize)
         capabilities = self.initialized.capabilities
-        resume = capabilities.session is not None and capabilities.session is not UNSET
+        resume = capabilities.session is not None and capabilities.session is not _UNSET
         if resume:
-            self._begin(connection, "session/resume", self.replay, Session)
+            self._begin(connection, "session/resume", self.replay, _Session)
             self.response = await connection.resume_session(
                 ResumeSessionRequest(
                     session_id=self.session_id,
                     cwd=self.cwd,
                     mcp_servers=list(self.mcp_servers),
-                    replay_from=StartReplayFrom() if self.replay else UNSET,
+                    replay_from=StartReplayFrom() if self.replay else _UNSET,
                 )
             )
             return
@@ -556,5 +567,5 @@ class SessionKeeper(_SessionKeeperBase[ClientSideConnection[C], Session]):
             " (capabilities.session)"
         )
 
-    def _build(self, session_id: str, fields: dict[str, Any]) -> Session:
-        return Session(session_id, **fields)
+    def _build(self, session_id: str, fields: dict[str, _Any]) -> _Session:
+        return _Session(session_id, **fields)

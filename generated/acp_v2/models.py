@@ -7,23 +7,27 @@ An optional field is UNSET when it is omitted on the wire and None when it is JS
 
 from __future__ import annotations
 
-from enum import Enum
-from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
+from enum import Enum as _Enum
+import typing as _typing
+from typing import Any as _Any
+from typing import ClassVar as _ClassVar
+from typing import TypeAlias as _TypeAlias
 
 from ._models import FACTORY as _FACTORY
 from ._models import Model as _Model
 from ._models import State as _State
-from ._runtime import UNSET, Unset
+from ._runtime import UNSET as _UNSET
+from ._runtime import Unset as _Unset
 
-if TYPE_CHECKING:
-    from dataclasses import dataclass
+if _typing.TYPE_CHECKING:
+    from dataclasses import dataclass as _dataclass
 else:
-    from ._models import dataclass
+    from ._models import dataclass as _dataclass
 from dataclasses import field as _field
 
 __all__ = [
     "AgentRequest",
-    "RequestId_",
+    "RequestId",
     "RequestPermissionRequest",
     "SessionId",
     "RequestPermissionSubject",
@@ -326,7 +330,7 @@ __all__ = [
 ]
 
 
-class ToolKind(str, Enum):
+class ToolKind(str, _Enum):
     """Categories of tools that can be invoked.
 
     Tool kinds help clients choose appropriate icons and optimize how they
@@ -365,7 +369,7 @@ class ToolKind(str, Enum):
     """Other tool types (default)."""
 
 
-class ToolCallStatus(str, Enum):
+class ToolCallStatus(str, _Enum):
     """Execution status of a tool call.
 
     Tool calls progress through different statuses during their lifecycle.
@@ -401,7 +405,7 @@ class ToolCallStatus(str, Enum):
     """The tool call was cancelled before it completed."""
 
 
-class Role(str, Enum):
+class Role(str, _Enum):
     """The sender or recipient of messages and data in a conversation.
 
     Open: any other string is accepted and kept as a plain str.
@@ -419,7 +423,7 @@ class Role(str, Enum):
     """The user side of a conversation."""
 
 
-class IconTheme(str, Enum):
+class IconTheme(str, _Enum):
     """Theme an icon is designed for.
 
     Open: any other string is accepted and kept as a plain str.
@@ -437,7 +441,7 @@ class IconTheme(str, Enum):
     """Icon designed for dark backgrounds."""
 
 
-class DiffFileType(str, Enum):
+class DiffFileType(str, _Enum):
     """Kind of file content represented by a diff change.
 
     Open: any other string is accepted and kept as a plain str.
@@ -459,7 +463,7 @@ class DiffFileType(str, Enum):
     """Symbolic link."""
 
 
-class DiffPatchFormat(str, Enum):
+class DiffPatchFormat(str, _Enum):
     """Text patch format used by `DiffPatch`.
 
     Open: any other string is accepted and kept as a plain str.
@@ -486,7 +490,7 @@ class DiffPatchFormat(str, Enum):
     """
 
 
-class PermissionOptionKind(str, Enum):
+class PermissionOptionKind(str, _Enum):
     """The type of permission option being presented to the user.
 
     Helps clients choose appropriate icons and UI treatment.
@@ -510,14 +514,14 @@ class PermissionOptionKind(str, Enum):
     """Reject this operation and remember the choice."""
 
 
-class ElicitationSchemaType(str, Enum):
+class ElicitationSchemaType(str, _Enum):
     """Type discriminator for elicitation schemas."""
 
     OBJECT = "object"
     """Object schema type."""
 
 
-class StringFormat(str, Enum):
+class StringFormat(str, _Enum):
     """String format types for string properties in elicitation schemas.
 
     Open: any other string is accepted and kept as a plain str.
@@ -538,7 +542,7 @@ class StringFormat(str, Enum):
     """Date-time format (RFC 3339)."""
 
 
-class SessionConfigOptionCategory(str, Enum):
+class SessionConfigOptionCategory(str, _Enum):
     """Semantic category for a session configuration option.
 
     This is intended to help Clients distinguish broadly common selectors (e.g. model selector vs
@@ -568,7 +572,7 @@ class SessionConfigOptionCategory(str, Enum):
     """Thought/reasoning level selector."""
 
 
-class ErrorCode(int, Enum):
+class ErrorCode(int, _Enum):
     """Predefined error codes for common JSON-RPC and ACP-specific errors.
 
     Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
@@ -606,7 +610,7 @@ class ErrorCode(int, Enum):
     """
 
 
-class PlanEntryPriority(str, Enum):
+class PlanEntryPriority(str, _Enum):
     """Priority levels for plan entries.
 
     Used to indicate the relative importance or urgency of different
@@ -630,7 +634,7 @@ class PlanEntryPriority(str, Enum):
     """Low priority task - nice to have but not essential."""
 
 
-class PlanEntryStatus(str, Enum):
+class PlanEntryStatus(str, _Enum):
     """Status of a plan entry in the execution flow.
 
     Tracks the lifecycle of each task from planning through completion.
@@ -655,7 +659,7 @@ class PlanEntryStatus(str, Enum):
     """The task was cancelled before it completed."""
 
 
-class NoticeSeverity(str, Enum):
+class NoticeSeverity(str, _Enum):
     """Severity hint for a session notice.
 
     Open: any other string is accepted and kept as a plain str.
@@ -674,7 +678,7 @@ class NoticeSeverity(str, Enum):
     """Error notice."""
 
 
-class CompactionStatus(str, Enum):
+class CompactionStatus(str, _Enum):
     """Lifecycle state of a context compaction.
 
     Open: any other string is accepted and kept as a plain str.
@@ -695,28 +699,28 @@ class CompactionStatus(str, Enum):
     """Compaction was cancelled before it finished."""
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentRequest(_Model):
     """A JSON-RPC request object."""
 
-    id: RequestId_
+    id: RequestId
     """The request id used to correlate the matching response."""
 
     method: str
     """The method name to invoke."""
 
-    params: Any | Unset = UNSET
+    params: _Any | _Unset = _UNSET
     """Method-specific request parameters."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, id, method, params=UNSET):
+        def __init__(self, *, id, method, params=_UNSET):
             self.id = id
             self.method = method
             self.params = params
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class RequestPermissionRequest(_Model):
     """Request for user permission to proceed with an operation.
 
@@ -725,7 +729,7 @@ class RequestPermissionRequest(_Model):
     See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v2/tool-calls#requesting-permission)
     """
 
-    METHOD: ClassVar[str] = "session/request_permission"
+    METHOD: _ClassVar[str] = "session/request_permission"
     """The JSON-RPC method (client side)."""
 
     session_id: SessionId
@@ -738,7 +742,7 @@ class RequestPermissionRequest(_Model):
     subject's displayed title.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional human-readable explanation of why permission is needed.
 
     This text is specific to the permission prompt and does not update any
@@ -746,7 +750,7 @@ class RequestPermissionRequest(_Model):
     permission description was provided.
     """
 
-    subject: RequestPermissionSubject | None | Unset = UNSET
+    subject: RequestPermissionSubject | None | _Unset = _UNSET
     """Optional structured context about the operation requiring permission.
 
     Omitted and `null` are equivalent and mean no structured subject was provided.
@@ -757,7 +761,7 @@ class RequestPermissionRequest(_Model):
     Must contain at least one option.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -765,17 +769,17 @@ class RequestPermissionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             session_id,
             title,
-            description=UNSET,
-            subject=UNSET,
+            description=_UNSET,
+            subject=_UNSET,
             options,
-            meta=UNSET,
+            meta=_UNSET,
         ):
             self.session_id = session_id
             self.title = title
@@ -785,14 +789,14 @@ class RequestPermissionRequest(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallRequestPermissionSubject(_Model):
     """Permission is requested before executing a tool call.
 
     A variant of RequestPermissionSubject (`type` is 'tool_call').
     """
 
-    type: ClassVar[str] = "tool_call"
+    type: _ClassVar[str] = "tool_call"
 
     tool_call: ToolCallUpdate
     """Details about the tool call requiring permission.
@@ -802,7 +806,7 @@ class ToolCallRequestPermissionSubject(_Model):
     `toolCallId` creates the tool call.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -810,21 +814,21 @@ class ToolCallRequestPermissionSubject(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, tool_call, meta=UNSET):
+        def __init__(self, *, tool_call, meta=_UNSET):
             self.tool_call = tool_call
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CommandRequestPermissionSubject(_Model):
     """Permission is requested before running a command.
 
     A variant of RequestPermissionSubject (`type` is 'command').
     """
 
-    type: ClassVar[str] = "command"
+    type: _ClassVar[str] = "command"
 
     command: str
     """The command that would be run if permission is granted."""
@@ -832,13 +836,13 @@ class CommandRequestPermissionSubject(_Model):
     cwd: AbsolutePath
     """The absolute working directory for the command."""
 
-    tool_call_id: ToolCallId | None | Unset = UNSET
+    tool_call_id: ToolCallId | None | _Unset = _UNSET
     """The associated tool call, when known. Omitted and `null` are equivalent."""
 
-    terminal_id: TerminalId | None | Unset = UNSET
+    terminal_id: TerminalId | None | _Unset = _UNSET
     """The associated terminal, when already known. Omitted and `null` are equivalent."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -846,10 +850,10 @@ class CommandRequestPermissionSubject(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, command, cwd, tool_call_id=UNSET, terminal_id=UNSET, meta=UNSET
+            self, *, command, cwd, tool_call_id=_UNSET, terminal_id=_UNSET, meta=_UNSET
         ):
             self.command = command
             self.cwd = cwd
@@ -858,7 +862,7 @@ class CommandRequestPermissionSubject(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherRequestPermissionSubject(_Model):
     """Custom or future permission subject.
 
@@ -877,17 +881,17 @@ class OtherRequestPermissionSubject(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, type, extra=_FACTORY):
             self.type = type
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallUpdate(_Model):
     """Represents an upsert for a tool call that the language model has requested.
 
@@ -908,7 +912,7 @@ class ToolCallUpdate(_Model):
     tool_call_id: ToolCallId
     """Unique identifier for this tool call within the session."""
 
-    name: str | None | Unset = UNSET
+    name: str | None | _Unset = _UNSET
     """Programmatic name of the tool being invoked.
 
     This field is optional and has patch semantics. Omission means no
@@ -917,14 +921,14 @@ class ToolCallUpdate(_Model):
     tool name is available.
     """
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Human-readable title describing what the tool is doing.
 
     Omission leaves the title unchanged, `null` unsets it, and a string replaces it.
     A new tool call starts without a title.
     """
 
-    kind: ToolKind | str | None | Unset = UNSET
+    kind: ToolKind | str | None | _Unset = _UNSET
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
 
@@ -932,35 +936,35 @@ class ToolCallUpdate(_Model):
     A new tool call starts as `other`.
     """
 
-    status: ToolCallStatus | str | None | Unset = UNSET
+    status: ToolCallStatus | str | None | _Unset = _UNSET
     """Current execution status of the tool call.
 
     Omission leaves the status unchanged, `null` resets it to `pending`, and a value
     replaces it. A new tool call starts as `pending`.
     """
 
-    content: list[ToolCallContent] | None | Unset = UNSET
+    content: list[ToolCallContent] | None | _Unset = _UNSET
     """Content produced by the tool call."""
 
-    locations: list[ToolCallLocation] | None | Unset = UNSET
+    locations: list[ToolCallLocation] | None | _Unset = _UNSET
     """File locations affected by this tool call.
     Enables "follow-along" features in clients.
     """
 
-    raw_input: Any | Unset = UNSET
+    raw_input: _Any | _Unset = _UNSET
     """Raw input parameters sent to the tool."""
 
-    raw_output: Any | Unset = UNSET
+    raw_output: _Any | _Unset = _UNSET
     """Raw output returned by the tool."""
 
-    capabilities: ToolCallCapabilities | None | Unset = UNSET
+    capabilities: ToolCallCapabilities | None | _Unset = _UNSET
     """Client-initiated controls this tool call currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
     the whole previous value. A new tool call starts with none.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -971,22 +975,22 @@ class ToolCallUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             tool_call_id,
-            name=UNSET,
-            title=UNSET,
-            kind=UNSET,
-            status=UNSET,
-            content=UNSET,
-            locations=UNSET,
-            raw_input=UNSET,
-            raw_output=UNSET,
-            capabilities=UNSET,
-            meta=UNSET,
+            name=_UNSET,
+            title=_UNSET,
+            kind=_UNSET,
+            status=_UNSET,
+            content=_UNSET,
+            locations=_UNSET,
+            raw_input=_UNSET,
+            raw_output=_UNSET,
+            capabilities=_UNSET,
+            meta=_UNSET,
         ):
             self.tool_call_id = tool_call_id
             self.name = name
@@ -1001,19 +1005,19 @@ class ToolCallUpdate(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ContentToolCallContent(_Model):
     """Standard content block (text, images, resources).
 
     A variant of ToolCallContent (`type` is 'content').
     """
 
-    type: ClassVar[str] = "content"
+    type: _ClassVar[str] = "content"
 
     content: ContentBlock
     """The actual content block."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1021,21 +1025,21 @@ class ContentToolCallContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, content, meta=UNSET):
+        def __init__(self, *, content, meta=_UNSET):
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class DiffToolCallContent(_Model):
     """File modification shown as a diff.
 
     A variant of ToolCallContent (`type` is 'diff').
     """
 
-    type: ClassVar[str] = "diff"
+    type: _ClassVar[str] = "diff"
 
     changes: list[DiffChange]
     """Structured file changes described by this diff.
@@ -1043,14 +1047,14 @@ class DiffToolCallContent(_Model):
     Clients can use this field without parsing patch text to determine affected paths.
     """
 
-    patch: DiffPatch | None | Unset = UNSET
+    patch: DiffPatch | None | _Unset = _UNSET
     """Renderable patch text for some or all of the structured changes.
 
     Agents SHOULD provide patch text whenever feasible. Omitted and `null` are
     equivalent and mean no renderable patch text was provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1058,27 +1062,27 @@ class DiffToolCallContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, changes, patch=UNSET, meta=UNSET):
+        def __init__(self, *, changes, patch=_UNSET, meta=_UNSET):
             self.changes = changes
             self.patch = patch
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalToolCallContent(_Model):
     """A display-only reference to an agent-owned terminal.
 
     A variant of ToolCallContent (`type` is 'terminal').
     """
 
-    type: ClassVar[str] = "terminal"
+    type: _ClassVar[str] = "terminal"
 
     terminal_id: TerminalId
     """The ID of the terminal to display."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1086,14 +1090,14 @@ class TerminalToolCallContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, terminal_id, meta=UNSET):
+        def __init__(self, *, terminal_id, meta=_UNSET):
             self.terminal_id = terminal_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherToolCallContent(_Model):
     """Custom or future tool call content.
 
@@ -1111,17 +1115,17 @@ class OtherToolCallContent(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, type, extra=_FACTORY):
             self.type = type
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TextContentBlock(_Model):
     """Text content. May be plain text or formatted with Markdown.
 
@@ -1132,18 +1136,18 @@ class TextContentBlock(_Model):
     A variant of ContentBlock (`type` is 'text').
     """
 
-    type: ClassVar[str] = "text"
+    type: _ClassVar[str] = "text"
 
     text: str
     """Text payload carried by this content block."""
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1151,15 +1155,15 @@ class TextContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, text, annotations=UNSET, meta=UNSET):
+        def __init__(self, *, text, annotations=_UNSET, meta=_UNSET):
             self.text = text
             self.annotations = annotations
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ImageContentBlock(_Model):
     """Images for visual context or analysis.
 
@@ -1168,7 +1172,7 @@ class ImageContentBlock(_Model):
     A variant of ContentBlock (`type` is 'image').
     """
 
-    type: ClassVar[str] = "image"
+    type: _ClassVar[str] = "image"
 
     data: str
     """Base64-encoded media payload."""
@@ -1176,19 +1180,19 @@ class ImageContentBlock(_Model):
     mime_type: MediaType
     """MIME type describing the encoded media payload."""
 
-    uri: str | None | Unset = UNSET
+    uri: str | None | _Unset = _UNSET
     """URI associated with this resource or media payload.
 
     Omitted and `null` are equivalent and mean no URI is associated with the image.
     """
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1196,10 +1200,10 @@ class ImageContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, data, mime_type, uri=UNSET, annotations=UNSET, meta=UNSET
+            self, *, data, mime_type, uri=_UNSET, annotations=_UNSET, meta=_UNSET
         ):
             self.data = data
             self.mime_type = mime_type
@@ -1208,7 +1212,7 @@ class ImageContentBlock(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AudioContentBlock(_Model):
     """Audio data for transcription or analysis.
 
@@ -1217,7 +1221,7 @@ class AudioContentBlock(_Model):
     A variant of ContentBlock (`type` is 'audio').
     """
 
-    type: ClassVar[str] = "audio"
+    type: _ClassVar[str] = "audio"
 
     data: str
     """Base64-encoded media payload."""
@@ -1225,13 +1229,13 @@ class AudioContentBlock(_Model):
     mime_type: MediaType
     """MIME type describing the encoded media payload."""
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1239,16 +1243,16 @@ class AudioContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, data, mime_type, annotations=UNSET, meta=UNSET):
+        def __init__(self, *, data, mime_type, annotations=_UNSET, meta=_UNSET):
             self.data = data
             self.mime_type = mime_type
             self.annotations = annotations
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResourceLinkContentBlock(_Model):
     """References to resources that the receiver may be able to read.
 
@@ -1257,7 +1261,7 @@ class ResourceLinkContentBlock(_Model):
     A variant of ContentBlock (`type` is 'resource_link').
     """
 
-    type: ClassVar[str] = "resource_link"
+    type: _ClassVar[str] = "resource_link"
 
     name: str
     """Human-readable name shown for this protocol object."""
@@ -1265,43 +1269,43 @@ class ResourceLinkContentBlock(_Model):
     uri: str
     """URI associated with this resource or media payload."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional display title for end-user UI.
 
     Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional human-readable details shown with this protocol object.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    icons: list[Icon] | None | Unset = UNSET
+    icons: list[Icon] | None | _Unset = _UNSET
     """Optional set of sized icons that the client can display in a user interface.
 
     Omitted and `null` are equivalent and mean no icons are provided.
     """
 
-    mime_type: MediaType | None | Unset = UNSET
+    mime_type: MediaType | None | _Unset = _UNSET
     """MIME type describing the encoded media payload.
 
     Omitted and `null` are equivalent and mean the MIME type is not specified.
     """
 
-    size: int | None | Unset = UNSET
+    size: int | None | _Unset = _UNSET
     """Optional size of the linked resource in bytes, if known.
 
     Omitted and `null` are equivalent and mean the size is not known.
     """
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1309,20 +1313,20 @@ class ResourceLinkContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             name,
             uri,
-            title=UNSET,
-            description=UNSET,
-            icons=UNSET,
-            mime_type=UNSET,
-            size=UNSET,
-            annotations=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            icons=_UNSET,
+            mime_type=_UNSET,
+            size=_UNSET,
+            annotations=_UNSET,
+            meta=_UNSET,
         ):
             self.name = name
             self.uri = uri
@@ -1335,7 +1339,7 @@ class ResourceLinkContentBlock(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResourceContentBlock(_Model):
     """Complete resource contents embedded directly in the message.
 
@@ -1346,18 +1350,18 @@ class ResourceContentBlock(_Model):
     A variant of ContentBlock (`type` is 'resource').
     """
 
-    type: ClassVar[str] = "resource"
+    type: _ClassVar[str] = "resource"
 
     resource: EmbeddedResourceResource
     """Embedded resource payload, either text or binary data."""
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1365,15 +1369,15 @@ class ResourceContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, resource, annotations=UNSET, meta=UNSET):
+        def __init__(self, *, resource, annotations=_UNSET, meta=_UNSET):
             self.resource = resource
             self.annotations = annotations
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherContentBlock(_Model):
     """Custom or future content block.
 
@@ -1393,27 +1397,27 @@ class OtherContentBlock(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, type, extra=_FACTORY):
             self.type = type
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Annotations(_Model):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
-    audience: list[Role | str] | None | Unset = UNSET
+    audience: list[Role | str] | None | _Unset = _UNSET
     """Intended recipients for this content, such as the user or assistant.
 
     Omitted and `null` are equivalent and mean no audience is specified.
     """
 
-    last_modified: str | None | Unset = UNSET
+    last_modified: str | None | _Unset = _UNSET
     """Timestamp indicating when the underlying resource was last modified.
 
     Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z"), as in MCP.
@@ -1421,14 +1425,14 @@ class Annotations(_Model):
     Omitted and `null` are equivalent and mean the modification time is not reported.
     """
 
-    priority: float | None | Unset = UNSET
+    priority: float | None | _Unset = _UNSET
     """Relative importance of this content when clients choose what to surface, from 0 (least
     important) to 1 (most important).
 
     Omitted and `null` are equivalent and mean no priority is specified.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1436,10 +1440,10 @@ class Annotations(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, audience=UNSET, last_modified=UNSET, priority=UNSET, meta=UNSET
+            self, *, audience=_UNSET, last_modified=_UNSET, priority=_UNSET, meta=_UNSET
         ):
             self.audience = audience
             self.last_modified = last_modified
@@ -1447,20 +1451,20 @@ class Annotations(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TextContent(_Model):
     """Text provided to or from an LLM."""
 
     text: str
     """Text payload carried by this content block."""
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1468,15 +1472,15 @@ class TextContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, text, annotations=UNSET, meta=UNSET):
+        def __init__(self, *, text, annotations=_UNSET, meta=_UNSET):
             self.text = text
             self.annotations = annotations
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ImageContent(_Model):
     """An image provided to or from an LLM."""
 
@@ -1486,19 +1490,19 @@ class ImageContent(_Model):
     mime_type: MediaType
     """MIME type describing the encoded media payload."""
 
-    uri: str | None | Unset = UNSET
+    uri: str | None | _Unset = _UNSET
     """URI associated with this resource or media payload.
 
     Omitted and `null` are equivalent and mean no URI is associated with the image.
     """
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1506,10 +1510,10 @@ class ImageContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, data, mime_type, uri=UNSET, annotations=UNSET, meta=UNSET
+            self, *, data, mime_type, uri=_UNSET, annotations=_UNSET, meta=_UNSET
         ):
             self.data = data
             self.mime_type = mime_type
@@ -1518,7 +1522,7 @@ class ImageContent(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AudioContent(_Model):
     """Audio provided to or from an LLM."""
 
@@ -1528,13 +1532,13 @@ class AudioContent(_Model):
     mime_type: MediaType
     """MIME type describing the encoded media payload."""
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1542,16 +1546,16 @@ class AudioContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, data, mime_type, annotations=UNSET, meta=UNSET):
+        def __init__(self, *, data, mime_type, annotations=_UNSET, meta=_UNSET):
             self.data = data
             self.mime_type = mime_type
             self.annotations = annotations
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Icon(_Model):
     """An optionally-sized icon that can be displayed in a user interface."""
 
@@ -1561,13 +1565,13 @@ class Icon(_Model):
     scheme- or origin-changing redirects.
     """
 
-    mime_type: MediaType | None | Unset = UNSET
+    mime_type: MediaType | None | _Unset = _UNSET
     """Optional MIME type override if the source MIME type is missing or generic.
 
     Omitted and `null` are equivalent and mean the source MIME type is used.
     """
 
-    sizes: list[str] | None | Unset = UNSET
+    sizes: list[str] | None | _Unset = _UNSET
     """Optional array of strings that specify sizes at which the icon can be used.
     Each string should be in `WxH` format (e.g., `"48x48"`, `"96x96"`) or
     `"any"` for scalable formats like SVG.
@@ -1577,13 +1581,13 @@ class Icon(_Model):
     Omitted and `null` are equivalent and mean no sizes are specified.
     """
 
-    theme: IconTheme | str | None | Unset = UNSET
+    theme: IconTheme | str | None | _Unset = _UNSET
     """Optional theme this icon is designed for.
 
     Omitted and `null` are equivalent and mean the icon is not theme-specific.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1591,10 +1595,10 @@ class Icon(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, src, mime_type=UNSET, sizes=UNSET, theme=UNSET, meta=UNSET
+            self, *, src, mime_type=_UNSET, sizes=_UNSET, theme=_UNSET, meta=_UNSET
         ):
             self.src = src
             self.mime_type = mime_type
@@ -1603,7 +1607,7 @@ class Icon(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResourceLink(_Model):
     """A link to a resource that the receiver may be able to read, included in a prompt or tool call result."""
 
@@ -1613,43 +1617,43 @@ class ResourceLink(_Model):
     uri: str
     """URI associated with this resource or media payload."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional display title for end-user UI.
 
     Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional human-readable details shown with this protocol object.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    icons: list[Icon] | None | Unset = UNSET
+    icons: list[Icon] | None | _Unset = _UNSET
     """Optional set of sized icons that the client can display in a user interface.
 
     Omitted and `null` are equivalent and mean no icons are provided.
     """
 
-    mime_type: MediaType | None | Unset = UNSET
+    mime_type: MediaType | None | _Unset = _UNSET
     """MIME type describing the encoded media payload.
 
     Omitted and `null` are equivalent and mean the MIME type is not specified.
     """
 
-    size: int | None | Unset = UNSET
+    size: int | None | _Unset = _UNSET
     """Optional size of the linked resource in bytes, if known.
 
     Omitted and `null` are equivalent and mean the size is not known.
     """
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1657,20 +1661,20 @@ class ResourceLink(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             name,
             uri,
-            title=UNSET,
-            description=UNSET,
-            icons=UNSET,
-            mime_type=UNSET,
-            size=UNSET,
-            annotations=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            icons=_UNSET,
+            mime_type=_UNSET,
+            size=_UNSET,
+            annotations=_UNSET,
+            meta=_UNSET,
         ):
             self.name = name
             self.uri = uri
@@ -1683,7 +1687,7 @@ class ResourceLink(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TextResourceContents(_Model):
     """Text-based resource contents."""
 
@@ -1693,13 +1697,13 @@ class TextResourceContents(_Model):
     uri: str
     """URI associated with this resource or media payload."""
 
-    mime_type: MediaType | None | Unset = UNSET
+    mime_type: MediaType | None | _Unset = _UNSET
     """MIME type describing the encoded media payload.
 
     Omitted and `null` are equivalent and mean the MIME type is not specified.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1707,16 +1711,16 @@ class TextResourceContents(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, text, uri, mime_type=UNSET, meta=UNSET):
+        def __init__(self, *, text, uri, mime_type=_UNSET, meta=_UNSET):
             self.text = text
             self.uri = uri
             self.mime_type = mime_type
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class BlobResourceContents(_Model):
     """Binary resource contents."""
 
@@ -1726,13 +1730,13 @@ class BlobResourceContents(_Model):
     uri: str
     """URI associated with this resource or media payload."""
 
-    mime_type: MediaType | None | Unset = UNSET
+    mime_type: MediaType | None | _Unset = _UNSET
     """MIME type describing the encoded media payload.
 
     Omitted and `null` are equivalent and mean the MIME type is not specified.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1740,29 +1744,29 @@ class BlobResourceContents(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, blob, uri, mime_type=UNSET, meta=UNSET):
+        def __init__(self, *, blob, uri, mime_type=_UNSET, meta=_UNSET):
             self.blob = blob
             self.uri = uri
             self.mime_type = mime_type
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class EmbeddedResource(_Model):
     """The contents of a resource, embedded into a prompt or tool call result."""
 
     resource: EmbeddedResourceResource
     """Embedded resource payload, either text or binary data."""
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1770,22 +1774,22 @@ class EmbeddedResource(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, resource, annotations=UNSET, meta=UNSET):
+        def __init__(self, *, resource, annotations=_UNSET, meta=_UNSET):
             self.resource = resource
             self.annotations = annotations
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Content(_Model):
     """Standard content block (text, images, resources)."""
 
     content: ContentBlock
     """The actual content block."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1793,35 +1797,35 @@ class Content(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, content, meta=UNSET):
+        def __init__(self, *, content, meta=_UNSET):
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AddDiffChange(_Model):
     """A file was added.
 
     A variant of DiffChange (`operation` is 'add').
     """
 
-    operation: ClassVar[str] = "add"
+    operation: _ClassVar[str] = "add"
 
-    file_type: DiffFileType | str | None | Unset = UNSET
+    file_type: DiffFileType | str | None | _Unset = _UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
 
-    mime_type: MediaType | None | Unset = UNSET
+    mime_type: MediaType | None | _Unset = _UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1832,37 +1836,37 @@ class AddDiffChange(_Model):
     path: AbsolutePath
     """Absolute path for the operation."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, file_type=UNSET, mime_type=UNSET, meta=UNSET, path):
+        def __init__(self, *, file_type=_UNSET, mime_type=_UNSET, meta=_UNSET, path):
             self.file_type = file_type
             self.mime_type = mime_type
             self.meta = meta
             self.path = path
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class DeleteDiffChange(_Model):
     """A file was deleted.
 
     A variant of DiffChange (`operation` is 'delete').
     """
 
-    operation: ClassVar[str] = "delete"
+    operation: _ClassVar[str] = "delete"
 
-    file_type: DiffFileType | str | None | Unset = UNSET
+    file_type: DiffFileType | str | None | _Unset = _UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
 
-    mime_type: MediaType | None | Unset = UNSET
+    mime_type: MediaType | None | _Unset = _UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1873,37 +1877,37 @@ class DeleteDiffChange(_Model):
     path: AbsolutePath
     """Absolute path for the operation."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, file_type=UNSET, mime_type=UNSET, meta=UNSET, path):
+        def __init__(self, *, file_type=_UNSET, mime_type=_UNSET, meta=_UNSET, path):
             self.file_type = file_type
             self.mime_type = mime_type
             self.meta = meta
             self.path = path
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ModifyDiffChange(_Model):
     """A file was modified in place.
 
     A variant of DiffChange (`operation` is 'modify').
     """
 
-    operation: ClassVar[str] = "modify"
+    operation: _ClassVar[str] = "modify"
 
-    file_type: DiffFileType | str | None | Unset = UNSET
+    file_type: DiffFileType | str | None | _Unset = _UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
 
-    mime_type: MediaType | None | Unset = UNSET
+    mime_type: MediaType | None | _Unset = _UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1914,37 +1918,37 @@ class ModifyDiffChange(_Model):
     path: AbsolutePath
     """Absolute path for the operation."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, file_type=UNSET, mime_type=UNSET, meta=UNSET, path):
+        def __init__(self, *, file_type=_UNSET, mime_type=_UNSET, meta=_UNSET, path):
             self.file_type = file_type
             self.mime_type = mime_type
             self.meta = meta
             self.path = path
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class MoveDiffChange(_Model):
     """A file was moved or renamed.
 
     A variant of DiffChange (`operation` is 'move').
     """
 
-    operation: ClassVar[str] = "move"
+    operation: _ClassVar[str] = "move"
 
-    file_type: DiffFileType | str | None | Unset = UNSET
+    file_type: DiffFileType | str | None | _Unset = _UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
 
-    mime_type: MediaType | None | Unset = UNSET
+    mime_type: MediaType | None | _Unset = _UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1958,10 +1962,10 @@ class MoveDiffChange(_Model):
     path: AbsolutePath
     """Absolute path after the operation."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, file_type=UNSET, mime_type=UNSET, meta=UNSET, old_path, path
+            self, *, file_type=_UNSET, mime_type=_UNSET, meta=_UNSET, old_path, path
         ):
             self.file_type = file_type
             self.mime_type = mime_type
@@ -1970,28 +1974,28 @@ class MoveDiffChange(_Model):
             self.path = path
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CopyDiffChange(_Model):
     """A file was copied.
 
     A variant of DiffChange (`operation` is 'copy').
     """
 
-    operation: ClassVar[str] = "copy"
+    operation: _ClassVar[str] = "copy"
 
-    file_type: DiffFileType | str | None | Unset = UNSET
+    file_type: DiffFileType | str | None | _Unset = _UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
 
-    mime_type: MediaType | None | Unset = UNSET
+    mime_type: MediaType | None | _Unset = _UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2005,10 +2009,10 @@ class CopyDiffChange(_Model):
     path: AbsolutePath
     """Absolute path after the operation."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, file_type=UNSET, mime_type=UNSET, meta=UNSET, old_path, path
+            self, *, file_type=_UNSET, mime_type=_UNSET, meta=_UNSET, old_path, path
         ):
             self.file_type = file_type
             self.mime_type = mime_type
@@ -2017,7 +2021,7 @@ class CopyDiffChange(_Model):
             self.path = path
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherDiffChange(_Model):
     """Custom or future file operation.
 
@@ -2031,19 +2035,19 @@ class OtherDiffChange(_Model):
     operation: str
     """The `operation` value."""
 
-    file_type: DiffFileType | str | None | Unset = UNSET
+    file_type: DiffFileType | str | None | _Unset = _UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
 
-    mime_type: MediaType | None | Unset = UNSET
+    mime_type: MediaType | None | _Unset = _UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2051,18 +2055,18 @@ class OtherDiffChange(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             operation,
-            file_type=UNSET,
-            mime_type=UNSET,
-            meta=UNSET,
+            file_type=_UNSET,
+            mime_type=_UNSET,
+            meta=_UNSET,
             extra=_FACTORY,
         ):
             self.operation = operation
@@ -2072,20 +2076,20 @@ class OtherDiffChange(_Model):
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class DiffPathChange(_Model):
     """Operation metadata for add, delete, and modify changes."""
 
     path: AbsolutePath
     """Absolute path for the operation."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, path):
             self.path = path
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class DiffPathPairChange(_Model):
     """Operation metadata for move and copy changes."""
 
@@ -2095,14 +2099,14 @@ class DiffPathPairChange(_Model):
     path: AbsolutePath
     """Absolute path after the operation."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, old_path, path):
             self.old_path = old_path
             self.path = path
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class DiffPatch(_Model):
     """Renderable patch text and its format."""
 
@@ -2112,7 +2116,7 @@ class DiffPatch(_Model):
     text: str
     """Patch text in the format named by `format`."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2120,15 +2124,15 @@ class DiffPatch(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, format, text, meta=UNSET):
+        def __init__(self, *, format, text, meta=_UNSET):
             self.format = format
             self.text = text
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Diff(_Model):
     """File changes produced by a tool call.
 
@@ -2146,14 +2150,14 @@ class Diff(_Model):
     Clients can use this field without parsing patch text to determine affected paths.
     """
 
-    patch: DiffPatch | None | Unset = UNSET
+    patch: DiffPatch | None | _Unset = _UNSET
     """Renderable patch text for some or all of the structured changes.
 
     Agents SHOULD provide patch text whenever feasible. Omitted and `null` are
     equivalent and mean no renderable patch text was provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2161,15 +2165,15 @@ class Diff(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, changes, patch=UNSET, meta=UNSET):
+        def __init__(self, *, changes, patch=_UNSET, meta=_UNSET):
             self.changes = changes
             self.patch = patch
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Terminal(_Model):
     """A display-only reference to an agent-owned terminal.
 
@@ -2180,7 +2184,7 @@ class Terminal(_Model):
     terminal_id: TerminalId
     """The ID of the terminal to display."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2188,14 +2192,14 @@ class Terminal(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, terminal_id, meta=UNSET):
+        def __init__(self, *, terminal_id, meta=_UNSET):
             self.terminal_id = terminal_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallLocation(_Model):
     """A file location being accessed or modified by a tool.
 
@@ -2208,12 +2212,12 @@ class ToolCallLocation(_Model):
     path: AbsolutePath
     """The absolute file path being accessed or modified."""
 
-    line: int | None | Unset = UNSET
+    line: int | None | _Unset = _UNSET
     """Optional 1-based line number within the file. Omitted and `null` are equivalent and
     mean no specific line. `0` is invalid.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2221,15 +2225,15 @@ class ToolCallLocation(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, path, line=UNSET, meta=UNSET):
+        def __init__(self, *, path, line=_UNSET, meta=_UNSET):
             self.path = path
             self.line = line
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallCapabilities(_Model):
     """Client-initiated controls a tool call currently supports.
 
@@ -2239,14 +2243,14 @@ class ToolCallCapabilities(_Model):
     See protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-tool-calls)
     """
 
-    cancel: ToolCallCancelCapabilities | None | Unset = UNSET
+    cancel: ToolCallCancelCapabilities | None | _Unset = _UNSET
     """Permits the Client to cancel this tool call with `tool_call/cancel`.
 
     Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
     means supported. Agents SHOULD stop advertising it once the tool call reaches a final status.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2254,21 +2258,21 @@ class ToolCallCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, cancel=UNSET, meta=UNSET):
+        def __init__(self, *, cancel=_UNSET, meta=_UNSET):
             self.cancel = cancel
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallCancelCapabilities(_Model):
     """Capability to cancel a tool call with `tool_call/cancel`.
 
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2276,13 +2280,13 @@ class ToolCallCancelCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallPermissionSubject(_Model):
     """Permission request details for a tool call."""
 
@@ -2294,7 +2298,7 @@ class ToolCallPermissionSubject(_Model):
     `toolCallId` creates the tool call.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2302,14 +2306,14 @@ class ToolCallPermissionSubject(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, tool_call, meta=UNSET):
+        def __init__(self, *, tool_call, meta=_UNSET):
             self.tool_call = tool_call
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CommandPermissionSubject(_Model):
     """Permission request details for a command."""
 
@@ -2319,13 +2323,13 @@ class CommandPermissionSubject(_Model):
     cwd: AbsolutePath
     """The absolute working directory for the command."""
 
-    tool_call_id: ToolCallId | None | Unset = UNSET
+    tool_call_id: ToolCallId | None | _Unset = _UNSET
     """The associated tool call, when known. Omitted and `null` are equivalent."""
 
-    terminal_id: TerminalId | None | Unset = UNSET
+    terminal_id: TerminalId | None | _Unset = _UNSET
     """The associated terminal, when already known. Omitted and `null` are equivalent."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2333,10 +2337,10 @@ class CommandPermissionSubject(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, command, cwd, tool_call_id=UNSET, terminal_id=UNSET, meta=UNSET
+            self, *, command, cwd, tool_call_id=_UNSET, terminal_id=_UNSET, meta=_UNSET
         ):
             self.command = command
             self.cwd = cwd
@@ -2345,7 +2349,7 @@ class CommandPermissionSubject(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PermissionOption(_Model):
     """An option presented to the user when requesting permission."""
 
@@ -2358,7 +2362,7 @@ class PermissionOption(_Model):
     kind: PermissionOptionKind | str
     """Hint about the nature of this permission option."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2366,28 +2370,28 @@ class PermissionOption(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, option_id, name, kind, meta=UNSET):
+        def __init__(self, *, option_id, name, kind, meta=_UNSET):
             self.option_id = option_id
             self.name = name
             self.kind = kind
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class FormCreateElicitationRequest(_Model):
     """Form-based elicitation where the client renders a form from the provided schema.
 
     A variant of CreateElicitationRequest (`mode` is 'form').
     """
 
-    mode: ClassVar[str] = "form"
+    mode: _ClassVar[str] = "form"
 
     message: str
     """A human-readable message describing what input is needed."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2401,28 +2405,28 @@ class FormCreateElicitationRequest(_Model):
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message, meta=UNSET, requested_schema, scope):
+        def __init__(self, *, message, meta=_UNSET, requested_schema, scope):
             self.message = message
             self.meta = meta
             self.requested_schema = requested_schema
             self.scope = scope
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UrlCreateElicitationRequest(_Model):
     """URL-based elicitation where the client directs the user to a URL.
 
     A variant of CreateElicitationRequest (`mode` is 'url').
     """
 
-    mode: ClassVar[str] = "url"
+    mode: _ClassVar[str] = "url"
 
     message: str
     """A human-readable message describing what input is needed."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2439,9 +2443,9 @@ class UrlCreateElicitationRequest(_Model):
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message, meta=UNSET, elicitation_id, url, scope):
+        def __init__(self, *, message, meta=_UNSET, elicitation_id, url, scope):
             self.message = message
             self.meta = meta
             self.elicitation_id = elicitation_id
@@ -2449,7 +2453,7 @@ class UrlCreateElicitationRequest(_Model):
             self.scope = scope
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherCreateElicitationRequest(_Model):
     """Custom or future elicitation mode.
 
@@ -2470,7 +2474,7 @@ class OtherCreateElicitationRequest(_Model):
     message: str
     """A human-readable message describing what input is needed."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2481,12 +2485,12 @@ class OtherCreateElicitationRequest(_Model):
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, mode, message, meta=UNSET, scope, extra=_FACTORY):
+        def __init__(self, *, mode, message, meta=_UNSET, scope, extra=_FACTORY):
             self.mode = mode
             self.message = message
             self.meta = meta
@@ -2494,7 +2498,7 @@ class OtherCreateElicitationRequest(_Model):
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationSessionScope(_Model):
     """Session-scoped elicitation, optionally tied to a specific tool call.
 
@@ -2506,36 +2510,36 @@ class ElicitationSessionScope(_Model):
     session_id: SessionId
     """The session this elicitation is tied to."""
 
-    tool_call_id: ToolCallId | None | Unset = UNSET
+    tool_call_id: ToolCallId | None | _Unset = _UNSET
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
     session without a specific tool call.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, tool_call_id=UNSET):
+        def __init__(self, *, session_id, tool_call_id=_UNSET):
             self.session_id = session_id
             self.tool_call_id = tool_call_id
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationRequestScope(_Model):
     """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
     (e.g., during auth/configuration phases before any session is started).
     """
 
-    request_id: RequestId_
+    request_id: RequestId
     """The pending Client-to-Agent request this elicitation is tied to."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, request_id):
             self.request_id = request_id
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationSchema(_Model):
     """Type-safe elicitation schema for requesting structured user input.
 
@@ -2546,7 +2550,7 @@ class ElicitationSchema(_Model):
     type: ElicitationSchemaType
     """Type discriminator. Always `"object"`. Any other value is rejected."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the schema.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
@@ -2555,19 +2559,19 @@ class ElicitationSchema(_Model):
     properties: dict[str, ElicitationPropertySchema]
     """Property definitions (must be primitive types)."""
 
-    required: list[str] | None | Unset = UNSET
+    required: list[str] | None | _Unset = _UNSET
     """List of required property names.
 
     Optional. Omitted and `null` are equivalent and mean no property names are required.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional description of what this schema represents.
 
     Optional. Omitted and `null` are equivalent and mean no schema description is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2575,17 +2579,17 @@ class ElicitationSchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             type,
-            title=UNSET,
+            title=_UNSET,
             properties,
-            required=UNSET,
-            description=UNSET,
-            meta=UNSET,
+            required=_UNSET,
+            description=_UNSET,
+            meta=_UNSET,
         ):
             self.type = type
             self.title = title
@@ -2595,72 +2599,72 @@ class ElicitationSchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class StringElicitationPropertySchema(_Model):
     """String property (or single-select enum when `enum`/`oneOf` is set).
 
     A variant of ElicitationPropertySchema (`type` is 'string').
     """
 
-    type: ClassVar[str] = "string"
+    type: _ClassVar[str] = "string"
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    min_length: int | None | Unset = UNSET
+    min_length: int | None | _Unset = _UNSET
     """Minimum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
     """
 
-    max_length: int | None | Unset = UNSET
+    max_length: int | None | _Unset = _UNSET
     """Maximum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
     """
 
-    pattern: str | None | Unset = UNSET
+    pattern: str | None | _Unset = _UNSET
     """Pattern the string must match, in ECMA-262 regular expression syntax.
 
     Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
     """
 
-    format: StringFormat | str | None | Unset = UNSET
+    format: StringFormat | str | None | _Unset = _UNSET
     """String format.
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint.
     """
 
-    default: str | None | Unset = UNSET
+    default: str | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    enum: list[str] | None | Unset = UNSET
+    enum: list[str] | None | _Unset = _UNSET
     """Enum values for untitled single-select enums.
     Must contain at least one value when present.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
     declared by `enum`.
     """
 
-    one_of: list[EnumOption] | None | Unset = UNSET
+    one_of: list[EnumOption] | None | _Unset = _UNSET
     """Titled enum options for titled single-select enums.
     Must contain at least one option when present.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
     declared by `oneOf`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2668,21 +2672,21 @@ class StringElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            min_length=UNSET,
-            max_length=UNSET,
-            pattern=UNSET,
-            format=UNSET,
-            default=UNSET,
-            enum=UNSET,
-            one_of=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            min_length=_UNSET,
+            max_length=_UNSET,
+            pattern=_UNSET,
+            format=_UNSET,
+            default=_UNSET,
+            enum=_UNSET,
+            one_of=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -2696,46 +2700,46 @@ class StringElicitationPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class NumberElicitationPropertySchema(_Model):
     """Number (floating-point) property.
 
     A variant of ElicitationPropertySchema (`type` is 'number').
     """
 
-    type: ClassVar[str] = "number"
+    type: _ClassVar[str] = "number"
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    minimum: float | None | Unset = UNSET
+    minimum: float | None | _Unset = _UNSET
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
 
-    maximum: float | None | Unset = UNSET
+    maximum: float | None | _Unset = _UNSET
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
 
-    default: float | None | Unset = UNSET
+    default: float | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2743,17 +2747,17 @@ class NumberElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            minimum=UNSET,
-            maximum=UNSET,
-            default=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            minimum=_UNSET,
+            maximum=_UNSET,
+            default=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -2763,46 +2767,46 @@ class NumberElicitationPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class IntegerElicitationPropertySchema(_Model):
     """Integer property.
 
     A variant of ElicitationPropertySchema (`type` is 'integer').
     """
 
-    type: ClassVar[str] = "integer"
+    type: _ClassVar[str] = "integer"
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    minimum: int | None | Unset = UNSET
+    minimum: int | None | _Unset = _UNSET
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
 
-    maximum: int | None | Unset = UNSET
+    maximum: int | None | _Unset = _UNSET
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
 
-    default: int | None | Unset = UNSET
+    default: int | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2810,17 +2814,17 @@ class IntegerElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            minimum=UNSET,
-            maximum=UNSET,
-            default=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            minimum=_UNSET,
+            maximum=_UNSET,
+            default=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -2830,34 +2834,34 @@ class IntegerElicitationPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class BooleanElicitationPropertySchema(_Model):
     """Boolean property.
 
     A variant of ElicitationPropertySchema (`type` is 'boolean').
     """
 
-    type: ClassVar[str] = "boolean"
+    type: _ClassVar[str] = "boolean"
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    default: bool | None | Unset = UNSET
+    default: bool | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2865,10 +2869,10 @@ class BooleanElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, title=UNSET, description=UNSET, default=UNSET, meta=UNSET
+            self, *, title=_UNSET, description=_UNSET, default=_UNSET, meta=_UNSET
         ):
             self.title = title
             self.description = description
@@ -2876,34 +2880,34 @@ class BooleanElicitationPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ArrayElicitationPropertySchema(_Model):
     """Multi-select array property.
 
     A variant of ElicitationPropertySchema (`type` is 'array').
     """
 
-    type: ClassVar[str] = "array"
+    type: _ClassVar[str] = "array"
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    min_items: int | None | Unset = UNSET
+    min_items: int | None | _Unset = _UNSET
     """Minimum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
     """
 
-    max_items: int | None | Unset = UNSET
+    max_items: int | None | _Unset = _UNSET
     """Maximum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
@@ -2912,13 +2916,13 @@ class ArrayElicitationPropertySchema(_Model):
     items: MultiSelectItems
     """The items definition describing allowed values."""
 
-    default: list[str] | None | Unset = UNSET
+    default: list[str] | None | _Unset = _UNSET
     """Default selected values.
 
     Optional. Omitted and `null` are equivalent and mean no default selections are provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2926,18 +2930,18 @@ class ArrayElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            min_items=UNSET,
-            max_items=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            min_items=_UNSET,
+            max_items=_UNSET,
             items,
-            default=UNSET,
-            meta=UNSET,
+            default=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -2948,7 +2952,7 @@ class ArrayElicitationPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherElicitationPropertySchema(_Model):
     """Custom or future elicitation property schema.
 
@@ -2966,17 +2970,17 @@ class OtherElicitationPropertySchema(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, type, extra=_FACTORY):
             self.type = type
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class EnumOption(_Model):
     """A titled enum option with a const value, human-readable title, and optional description."""
 
@@ -2986,13 +2990,13 @@ class EnumOption(_Model):
     title: str
     """Human-readable title for this option."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3000,16 +3004,16 @@ class EnumOption(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, const, title, description=UNSET, meta=UNSET):
+        def __init__(self, *, const, title, description=_UNSET, meta=_UNSET):
             self.const = const
             self.title = title
             self.description = description
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class StringPropertySchema(_Model):
     """Schema for string properties in an elicitation form.
 
@@ -3017,63 +3021,63 @@ class StringPropertySchema(_Model):
     with `"type": "string"`.
     """
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    min_length: int | None | Unset = UNSET
+    min_length: int | None | _Unset = _UNSET
     """Minimum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
     """
 
-    max_length: int | None | Unset = UNSET
+    max_length: int | None | _Unset = _UNSET
     """Maximum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
     """
 
-    pattern: str | None | Unset = UNSET
+    pattern: str | None | _Unset = _UNSET
     """Pattern the string must match, in ECMA-262 regular expression syntax.
 
     Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
     """
 
-    format: StringFormat | str | None | Unset = UNSET
+    format: StringFormat | str | None | _Unset = _UNSET
     """String format.
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint.
     """
 
-    default: str | None | Unset = UNSET
+    default: str | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    enum: list[str] | None | Unset = UNSET
+    enum: list[str] | None | _Unset = _UNSET
     """Enum values for untitled single-select enums.
     Must contain at least one value when present.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
     declared by `enum`.
     """
 
-    one_of: list[EnumOption] | None | Unset = UNSET
+    one_of: list[EnumOption] | None | _Unset = _UNSET
     """Titled enum options for titled single-select enums.
     Must contain at least one option when present.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
     declared by `oneOf`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3081,21 +3085,21 @@ class StringPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            min_length=UNSET,
-            max_length=UNSET,
-            pattern=UNSET,
-            format=UNSET,
-            default=UNSET,
-            enum=UNSET,
-            one_of=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            min_length=_UNSET,
+            max_length=_UNSET,
+            pattern=_UNSET,
+            format=_UNSET,
+            default=_UNSET,
+            enum=_UNSET,
+            one_of=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -3109,41 +3113,41 @@ class StringPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class NumberPropertySchema(_Model):
     """Schema for number (floating-point) properties in an elicitation form."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    minimum: float | None | Unset = UNSET
+    minimum: float | None | _Unset = _UNSET
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
 
-    maximum: float | None | Unset = UNSET
+    maximum: float | None | _Unset = _UNSET
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
 
-    default: float | None | Unset = UNSET
+    default: float | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3151,17 +3155,17 @@ class NumberPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            minimum=UNSET,
-            maximum=UNSET,
-            default=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            minimum=_UNSET,
+            maximum=_UNSET,
+            default=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -3171,41 +3175,41 @@ class NumberPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class IntegerPropertySchema(_Model):
     """Schema for integer properties in an elicitation form."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    minimum: int | None | Unset = UNSET
+    minimum: int | None | _Unset = _UNSET
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
 
-    maximum: int | None | Unset = UNSET
+    maximum: int | None | _Unset = _UNSET
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
 
-    default: int | None | Unset = UNSET
+    default: int | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3213,17 +3217,17 @@ class IntegerPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            minimum=UNSET,
-            maximum=UNSET,
-            default=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            minimum=_UNSET,
+            maximum=_UNSET,
+            default=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -3233,29 +3237,29 @@ class IntegerPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class BooleanPropertySchema(_Model):
     """Schema for boolean properties in an elicitation form."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    default: bool | None | Unset = UNSET
+    default: bool | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3263,10 +3267,10 @@ class BooleanPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, title=UNSET, description=UNSET, default=UNSET, meta=UNSET
+            self, *, title=_UNSET, description=_UNSET, default=_UNSET, meta=_UNSET
         ):
             self.title = title
             self.description = description
@@ -3274,19 +3278,19 @@ class BooleanPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class MultiSelectItemsString(_Model):
     """Multi-select string items with plain string values.
 
     A variant of MultiSelectItems (`type` is 'string').
     """
 
-    type: ClassVar[str] = "string"
+    type: _ClassVar[str] = "string"
 
     enum: list[str]
     """Allowed enum values. Must contain at least one value."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3294,14 +3298,14 @@ class MultiSelectItemsString(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, enum, meta=UNSET):
+        def __init__(self, *, enum, meta=_UNSET):
             self.enum = enum
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherMultiSelectItems(_Model):
     """Custom or future typed multi-select items.
 
@@ -3311,24 +3315,24 @@ class OtherMultiSelectItems(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, type, extra=_FACTORY):
             self.type = type
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class StringMultiSelectItems(_Model):
     """String item schema for multi-select enum properties."""
 
     enum: list[str]
     """Allowed enum values. Must contain at least one value."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3336,21 +3340,21 @@ class StringMultiSelectItems(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, enum, meta=UNSET):
+        def __init__(self, *, enum, meta=_UNSET):
             self.enum = enum
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TitledMultiSelectItems(_Model):
     """Items definition for titled multi-select enum properties."""
 
     any_of: list[EnumOption]
     """Titled enum options. Must contain at least one option."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3358,36 +3362,36 @@ class TitledMultiSelectItems(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, any_of, meta=UNSET):
+        def __init__(self, *, any_of, meta=_UNSET):
             self.any_of = any_of
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class MultiSelectPropertySchema(_Model):
     """Schema for multi-select (array) properties in an elicitation form."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    min_items: int | None | Unset = UNSET
+    min_items: int | None | _Unset = _UNSET
     """Minimum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
     """
 
-    max_items: int | None | Unset = UNSET
+    max_items: int | None | _Unset = _UNSET
     """Maximum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
@@ -3396,13 +3400,13 @@ class MultiSelectPropertySchema(_Model):
     items: MultiSelectItems
     """The items definition describing allowed values."""
 
-    default: list[str] | None | Unset = UNSET
+    default: list[str] | None | _Unset = _UNSET
     """Default selected values.
 
     Optional. Omitted and `null` are equivalent and mean no default selections are provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3410,18 +3414,18 @@ class MultiSelectPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            min_items=UNSET,
-            max_items=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            min_items=_UNSET,
+            max_items=_UNSET,
             items,
-            default=UNSET,
-            meta=UNSET,
+            default=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -3432,7 +3436,7 @@ class MultiSelectPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationFormMode(_Model):
     """Form-based elicitation mode where the client renders a form from the provided schema."""
 
@@ -3442,14 +3446,14 @@ class ElicitationFormMode(_Model):
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, requested_schema, scope):
             self.requested_schema = requested_schema
             self.scope = scope
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationUrlMode(_Model):
     """URL-based elicitation mode where the client directs the user to a URL."""
 
@@ -3462,7 +3466,7 @@ class ElicitationUrlMode(_Model):
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, elicitation_id, url, scope):
             self.elicitation_id = elicitation_id
@@ -3470,27 +3474,27 @@ class ElicitationUrlMode(_Model):
             self.scope = scope
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResultAgentResponse(_Model):
     """A successful JSON-RPC response.
 
     A variant of AgentResponse.
     """
 
-    id: RequestId_
+    id: RequestId
     """The id of the request this response answers."""
 
-    result: Any
+    result: _Any
     """Method-specific response data."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, id, result):
             self.id = id
             self.result = result
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ErrorAgentResponse(_Model):
     """A failed JSON-RPC response.
 
@@ -3507,14 +3511,14 @@ class ErrorAgentResponse(_Model):
     error: Error
     """Method-specific error data."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, id, error):
             self.id = id
             self.error = error
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class InitializeResponse(_Model):
     """Response to the `initialize` method.
 
@@ -3523,7 +3527,7 @@ class InitializeResponse(_Model):
     See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)
     """
 
-    METHOD: ClassVar[str] = "initialize"
+    METHOD: _ClassVar[str] = "initialize"
     """The JSON-RPC method (agent side)."""
 
     protocol_version: ProtocolVersion
@@ -3543,7 +3547,7 @@ class InitializeResponse(_Model):
     )
     """Capabilities supported by the agent."""
 
-    auth_methods: list[AuthMethod] | Unset = UNSET
+    auth_methods: list[AuthMethod] | _Unset = _UNSET
     """Authentication methods supported by the agent.
 
     Optional. Omitted or empty means the agent does not advertise the
@@ -3551,7 +3555,7 @@ class InitializeResponse(_Model):
     the agent MUST support both `auth/login` and `auth/logout`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3559,7 +3563,7 @@ class InitializeResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
@@ -3567,8 +3571,8 @@ class InitializeResponse(_Model):
             protocol_version,
             info,
             capabilities=_FACTORY,
-            auth_methods=UNSET,
-            meta=UNSET,
+            auth_methods=_UNSET,
+            meta=_UNSET,
         ):
             self.protocol_version = protocol_version
             self.info = info
@@ -3579,7 +3583,7 @@ class InitializeResponse(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Implementation(_Model):
     """Metadata about the implementation of the client or agent.
     Describes the name and version of an ACP implementation, with an optional
@@ -3591,7 +3595,7 @@ class Implementation(_Model):
     name fallback if title isn't present.
     """
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Intended for UI and end-user contexts and optimized to be human-readable
     and easily understood.
 
@@ -3605,7 +3609,7 @@ class Implementation(_Model):
     for debugging or metrics purposes. (e.g. "1.0.0").
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3613,16 +3617,16 @@ class Implementation(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, title=UNSET, version, meta=UNSET):
+        def __init__(self, *, name, title=_UNSET, version, meta=_UNSET):
             self.name = name
             self.title = title
             self.version = version
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentCapabilities(_Model):
     """Capabilities supported by the agent.
 
@@ -3632,7 +3636,7 @@ class AgentCapabilities(_Model):
     See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#agent-capabilities)
     """
 
-    session: SessionCapabilities | None | Unset = UNSET
+    session: SessionCapabilities | None | _Unset = _UNSET
     """Session capabilities supported by the agent.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not support the
@@ -3642,7 +3646,7 @@ class AgentCapabilities(_Model):
     and `session/update`.
     """
 
-    auth: AgentAuthCapabilities | None | Unset = UNSET
+    auth: AgentAuthCapabilities | None | _Unset = _UNSET
     """Authentication-related extension capabilities supported by the agent.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise any
@@ -3651,7 +3655,7 @@ class AgentCapabilities(_Model):
     non-empty `authMethods` list in the `initialize` response.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3659,15 +3663,15 @@ class AgentCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session=UNSET, auth=UNSET, meta=UNSET):
+        def __init__(self, *, session=_UNSET, auth=_UNSET, meta=_UNSET):
             self.session = session
             self.auth = auth
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionCapabilities(_Model):
     """Session capabilities supported by the agent.
 
@@ -3682,7 +3686,7 @@ class SessionCapabilities(_Model):
     See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#session-capabilities)
     """
 
-    prompt: PromptCapabilities | None | Unset = UNSET
+    prompt: PromptCapabilities | None | _Unset = _UNSET
     """Prompt capabilities supported by the agent in `session/prompt` requests.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise any
@@ -3690,22 +3694,22 @@ class SessionCapabilities(_Model):
     required by `session/prompt`.
     """
 
-    mcp: McpCapabilities | None | Unset = UNSET
+    mcp: McpCapabilities | None | _Unset = _UNSET
     """MCP capabilities supported by the agent for session lifecycle requests.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise MCP
     server transport support for sessions.
     """
 
-    delete: SessionDeleteCapabilities | None | Unset = UNSET
+    delete: SessionDeleteCapabilities | None | _Unset = _UNSET
     """Whether the agent supports `session/delete`.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
 
-    additional_directories: SessionAdditionalDirectoriesCapabilities | None | Unset = (
-        UNSET
+    additional_directories: SessionAdditionalDirectoriesCapabilities | None | _Unset = (
+        _UNSET
     )
     """Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
 
@@ -3717,7 +3721,7 @@ class SessionCapabilities(_Model):
     complete ordered additional-root list associated with a listed session.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3725,16 +3729,16 @@ class SessionCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            prompt=UNSET,
-            mcp=UNSET,
-            delete=UNSET,
-            additional_directories=UNSET,
-            meta=UNSET,
+            prompt=_UNSET,
+            mcp=_UNSET,
+            delete=_UNSET,
+            additional_directories=_UNSET,
+            meta=_UNSET,
         ):
             self.prompt = prompt
             self.mcp = mcp
@@ -3743,7 +3747,7 @@ class SessionCapabilities(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PromptCapabilities(_Model):
     """Prompt capabilities supported by the agent in `session/prompt` requests.
 
@@ -3759,21 +3763,21 @@ class PromptCapabilities(_Model):
     See protocol docs: [Session Prompt Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#session-prompt-capabilities)
     """
 
-    image: PromptImageCapabilities | None | Unset = UNSET
+    image: PromptImageCapabilities | None | _Unset = _UNSET
     """Agent supports `image` content blocks.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports image content in prompts.
     """
 
-    audio: PromptAudioCapabilities | None | Unset = UNSET
+    audio: PromptAudioCapabilities | None | _Unset = _UNSET
     """Agent supports `audio` content blocks.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports audio content in prompts.
     """
 
-    embedded_context: PromptEmbeddedContextCapabilities | None | Unset = UNSET
+    embedded_context: PromptEmbeddedContextCapabilities | None | _Unset = _UNSET
     """Agent supports embedded context in `session/prompt` requests.
 
     When enabled, the Client is allowed to include `resource` content blocks
@@ -3783,7 +3787,7 @@ class PromptCapabilities(_Model):
     Supplying `{}` means the agent supports embedded context in prompts.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3791,10 +3795,10 @@ class PromptCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, image=UNSET, audio=UNSET, embedded_context=UNSET, meta=UNSET
+            self, *, image=_UNSET, audio=_UNSET, embedded_context=_UNSET, meta=_UNSET
         ):
             self.image = image
             self.audio = audio
@@ -3802,14 +3806,14 @@ class PromptCapabilities(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PromptImageCapabilities(_Model):
     """Capabilities for image content in prompt requests.
 
     Supplying `{}` means the agent supports image content in prompts.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3817,20 +3821,20 @@ class PromptImageCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PromptAudioCapabilities(_Model):
     """Capabilities for audio content in prompt requests.
 
     Supplying `{}` means the agent supports audio content in prompts.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3838,20 +3842,20 @@ class PromptAudioCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PromptEmbeddedContextCapabilities(_Model):
     """Capabilities for embedded context in prompt requests.
 
     Supplying `{}` means the agent supports embedded context in prompts.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3859,31 +3863,31 @@ class PromptEmbeddedContextCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class McpCapabilities(_Model):
     """MCP capabilities supported by the agent for session lifecycle requests."""
 
-    stdio: McpStdioCapabilities | None | Unset = UNSET
+    stdio: McpStdioCapabilities | None | _Unset = _UNSET
     """Agent supports `stdio` MCP servers.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports stdio MCP server transports.
     """
 
-    http: McpHttpCapabilities | None | Unset = UNSET
+    http: McpHttpCapabilities | None | _Unset = _UNSET
     """Agent supports `http` MCP servers.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports HTTP MCP server transports.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3891,22 +3895,22 @@ class McpCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, stdio=UNSET, http=UNSET, meta=UNSET):
+        def __init__(self, *, stdio=_UNSET, http=_UNSET, meta=_UNSET):
             self.stdio = stdio
             self.http = http
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class McpStdioCapabilities(_Model):
     """Capabilities for stdio MCP server transports.
 
     Supplying `{}` means the agent supports stdio MCP server transports.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3914,20 +3918,20 @@ class McpStdioCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class McpHttpCapabilities(_Model):
     """Capabilities for HTTP MCP server transports.
 
     Supplying `{}` means the agent supports HTTP MCP server transports.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3935,20 +3939,20 @@ class McpHttpCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionDeleteCapabilities(_Model):
     """Capabilities for the `session/delete` method.
 
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3956,13 +3960,13 @@ class SessionDeleteCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionAdditionalDirectoriesCapabilities(_Model):
     """Capabilities for additional session directories support.
 
@@ -3972,7 +3976,7 @@ class SessionAdditionalDirectoriesCapabilities(_Model):
     complete ordered additional-root list associated with a listed session.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3980,13 +3984,13 @@ class SessionAdditionalDirectoriesCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentAuthCapabilities(_Model):
     """Authentication-related extension capabilities supported by the agent.
 
@@ -3995,7 +3999,7 @@ class AgentAuthCapabilities(_Model):
     `initialize` response.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4003,13 +4007,13 @@ class AgentAuthCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalAuthMethod(_Model):
     """Client runs the configured agent program as a separate interactive
     process, without passing this method to `auth/login`.
@@ -4017,7 +4021,7 @@ class TerminalAuthMethod(_Model):
     A variant of AuthMethod (`type` is 'terminal').
     """
 
-    type: ClassVar[str] = "terminal"
+    type: _ClassVar[str] = "terminal"
 
     method_id: AuthMethodId
     """Unique identifier for this authentication method."""
@@ -4025,22 +4029,22 @@ class TerminalAuthMethod(_Model):
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional human-readable description of this authentication method.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    args: list[str] | Unset = UNSET
+    args: list[str] | _Unset = _UNSET
     """Additional arguments to append to the configured agent invocation for terminal auth."""
 
-    env: list[EnvVariable] | Unset = UNSET
+    env: list[EnvVariable] | _Unset = _UNSET
     """Additional environment variables to set on the configured agent invocation for terminal auth.
     Names MUST be unique. These values override same-named variables in the
     base launch configuration.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4048,17 +4052,17 @@ class TerminalAuthMethod(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             method_id,
             name,
-            description=UNSET,
-            args=UNSET,
-            env=UNSET,
-            meta=UNSET,
+            description=_UNSET,
+            args=_UNSET,
+            env=_UNSET,
+            meta=_UNSET,
         ):
             self.method_id = method_id
             self.name = name
@@ -4068,7 +4072,7 @@ class TerminalAuthMethod(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentAuthMethod(_Model):
     """Agent handles authentication itself through `auth/login`.
 
@@ -4077,7 +4081,7 @@ class AgentAuthMethod(_Model):
     A variant of AuthMethod (`type` is 'agent').
     """
 
-    type: ClassVar[str] = "agent"
+    type: _ClassVar[str] = "agent"
 
     method_id: AuthMethodId
     """Unique identifier for this authentication method."""
@@ -4085,13 +4089,13 @@ class AgentAuthMethod(_Model):
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional human-readable description of this authentication method.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4099,16 +4103,16 @@ class AgentAuthMethod(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, method_id, name, description=UNSET, meta=UNSET):
+        def __init__(self, *, method_id, name, description=_UNSET, meta=_UNSET):
             self.method_id = method_id
             self.name = name
             self.description = description
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherAuthMethod(_Model):
     """Custom or future authentication method.
 
@@ -4132,10 +4136,10 @@ class OtherAuthMethod(_Model):
     name: str
     """Human-readable name of the authentication method."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, type, method_id, name, extra=_FACTORY):
             self.type = type
@@ -4144,7 +4148,7 @@ class OtherAuthMethod(_Model):
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class EnvVariable(_Model):
     """An environment variable to set when launching a process."""
 
@@ -4154,7 +4158,7 @@ class EnvVariable(_Model):
     value: str
     """The value to set for the environment variable."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4162,15 +4166,15 @@ class EnvVariable(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, value, meta=UNSET):
+        def __init__(self, *, name, value, meta=_UNSET):
             self.name = name
             self.value = value
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AuthMethodTerminal(_Model):
     """Terminal-based authentication method.
 
@@ -4187,22 +4191,22 @@ class AuthMethodTerminal(_Model):
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional human-readable description of this authentication method.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    args: list[str] | Unset = UNSET
+    args: list[str] | _Unset = _UNSET
     """Additional arguments to append to the configured agent invocation for terminal auth."""
 
-    env: list[EnvVariable] | Unset = UNSET
+    env: list[EnvVariable] | _Unset = _UNSET
     """Additional environment variables to set on the configured agent invocation for terminal auth.
     Names MUST be unique. These values override same-named variables in the
     base launch configuration.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4210,17 +4214,17 @@ class AuthMethodTerminal(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             method_id,
             name,
-            description=UNSET,
-            args=UNSET,
-            env=UNSET,
-            meta=UNSET,
+            description=_UNSET,
+            args=_UNSET,
+            env=_UNSET,
+            meta=_UNSET,
         ):
             self.method_id = method_id
             self.name = name
@@ -4230,7 +4234,7 @@ class AuthMethodTerminal(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AuthMethodAgent(_Model):
     """Agent handles authentication itself through `auth/login`.
 
@@ -4243,13 +4247,13 @@ class AuthMethodAgent(_Model):
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional human-readable description of this authentication method.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4257,23 +4261,23 @@ class AuthMethodAgent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, method_id, name, description=UNSET, meta=UNSET):
+        def __init__(self, *, method_id, name, description=_UNSET, meta=_UNSET):
             self.method_id = method_id
             self.name = name
             self.description = description
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class LoginAuthResponse(_Model):
     """Response to the `auth/login` method."""
 
-    METHOD: ClassVar[str] = "auth/login"
+    METHOD: _ClassVar[str] = "auth/login"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4281,20 +4285,20 @@ class LoginAuthResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class LogoutAuthResponse(_Model):
     """Response to the `auth/logout` method."""
 
-    METHOD: ClassVar[str] = "auth/logout"
+    METHOD: _ClassVar[str] = "auth/logout"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4302,13 +4306,13 @@ class LogoutAuthResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class NewSessionResponse(_Model):
     """Response from creating a new session.
 
@@ -4319,7 +4323,7 @@ class NewSessionResponse(_Model):
     See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session)
     """
 
-    METHOD: ClassVar[str] = "session/new"
+    METHOD: _ClassVar[str] = "session/new"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
@@ -4328,7 +4332,7 @@ class NewSessionResponse(_Model):
     Used in all subsequent requests for this conversation.
     """
 
-    config_options: list[SessionConfigOption] | Unset = UNSET
+    config_options: list[SessionConfigOption] | _Unset = _UNSET
     """Initial session configuration options.
 
     Optional. Omitted or empty means no config options are advertised.
@@ -4336,7 +4340,7 @@ class NewSessionResponse(_Model):
     Later `config_option_update` notifications replace this list.
     """
 
-    available_commands: list[AvailableCommand] | Unset = UNSET
+    available_commands: list[AvailableCommand] | _Unset = _UNSET
     """Initial commands the agent can execute in this session.
 
     Optional. Omitted or empty means no initial commands are advertised.
@@ -4344,7 +4348,7 @@ class NewSessionResponse(_Model):
     Later `available_commands_update` notifications replace this list.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4352,15 +4356,15 @@ class NewSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             session_id,
-            config_options=UNSET,
-            available_commands=UNSET,
-            meta=UNSET,
+            config_options=_UNSET,
+            available_commands=_UNSET,
+            meta=_UNSET,
         ):
             self.session_id = session_id
             self.config_options = config_options
@@ -4368,14 +4372,14 @@ class NewSessionResponse(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SelectSessionConfigOption(_Model):
     """Single-value selector (dropdown).
 
     A variant of SessionConfigOption (`type` is 'select').
     """
 
-    type: ClassVar[str] = "select"
+    type: _ClassVar[str] = "select"
 
     config_id: SessionConfigId
     """Unique identifier for the configuration option."""
@@ -4383,19 +4387,19 @@ class SelectSessionConfigOption(_Model):
     name: str
     """Human-readable label for the option."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional description for the Client to display to the user.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    category: SessionConfigOptionCategory | str | None | Unset = UNSET
+    category: SessionConfigOptionCategory | str | None | _Unset = _UNSET
     """Optional semantic category for this option (UX only).
 
     Omitted and `null` are equivalent and mean no category is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4411,16 +4415,16 @@ class SelectSessionConfigOption(_Model):
     unique within the option, including across groups.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             config_id,
             name,
-            description=UNSET,
-            category=UNSET,
-            meta=UNSET,
+            description=_UNSET,
+            category=_UNSET,
+            meta=_UNSET,
             current_value,
             options,
         ):
@@ -4433,14 +4437,14 @@ class SelectSessionConfigOption(_Model):
             self.options = options
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class BooleanSessionConfigOption(_Model):
     """Boolean on/off toggle.
 
     A variant of SessionConfigOption (`type` is 'boolean').
     """
 
-    type: ClassVar[str] = "boolean"
+    type: _ClassVar[str] = "boolean"
 
     config_id: SessionConfigId
     """Unique identifier for the configuration option."""
@@ -4448,19 +4452,19 @@ class BooleanSessionConfigOption(_Model):
     name: str
     """Human-readable label for the option."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional description for the Client to display to the user.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    category: SessionConfigOptionCategory | str | None | Unset = UNSET
+    category: SessionConfigOptionCategory | str | None | _Unset = _UNSET
     """Optional semantic category for this option (UX only).
 
     Omitted and `null` are equivalent and mean no category is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4471,16 +4475,16 @@ class BooleanSessionConfigOption(_Model):
     current_value: bool
     """The current value of the boolean option."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             config_id,
             name,
-            description=UNSET,
-            category=UNSET,
-            meta=UNSET,
+            description=_UNSET,
+            category=_UNSET,
+            meta=_UNSET,
             current_value,
         ):
             self.config_id = config_id
@@ -4491,7 +4495,7 @@ class BooleanSessionConfigOption(_Model):
             self.current_value = current_value
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherSessionConfigOption(_Model):
     """Custom or future session configuration option payload.
 
@@ -4515,19 +4519,19 @@ class OtherSessionConfigOption(_Model):
     name: str
     """Human-readable label for the option."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional description for the Client to display to the user.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    category: SessionConfigOptionCategory | str | None | Unset = UNSET
+    category: SessionConfigOptionCategory | str | None | _Unset = _UNSET
     """Optional semantic category for this option (UX only).
 
     Omitted and `null` are equivalent and mean no category is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4535,10 +4539,10 @@ class OtherSessionConfigOption(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
@@ -4546,9 +4550,9 @@ class OtherSessionConfigOption(_Model):
             type,
             config_id,
             name,
-            description=UNSET,
-            category=UNSET,
-            meta=UNSET,
+            description=_UNSET,
+            category=_UNSET,
+            meta=_UNSET,
             extra=_FACTORY,
         ):
             self.type = type
@@ -4560,7 +4564,7 @@ class OtherSessionConfigOption(_Model):
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionConfigSelectOption(_Model):
     """A possible value for a session configuration option."""
 
@@ -4570,13 +4574,13 @@ class SessionConfigSelectOption(_Model):
     name: str
     """Human-readable label for this option value."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional description for this option value.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4584,16 +4588,16 @@ class SessionConfigSelectOption(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, value, name, description=UNSET, meta=UNSET):
+        def __init__(self, *, value, name, description=_UNSET, meta=_UNSET):
             self.value = value
             self.name = name
             self.description = description
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionConfigSelectGroup(_Model):
     """A group of possible values for a session configuration option."""
 
@@ -4606,7 +4610,7 @@ class SessionConfigSelectGroup(_Model):
     options: list[SessionConfigSelectOption]
     """The set of option values in this group. MUST contain at least one value."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4614,16 +4618,16 @@ class SessionConfigSelectGroup(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, group_id, name, options, meta=UNSET):
+        def __init__(self, *, group_id, name, options, meta=_UNSET):
             self.group_id = group_id
             self.name = name
             self.options = options
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionConfigSelect(_Model):
     """A single-value selector (dropdown) session configuration option payload."""
 
@@ -4635,34 +4639,34 @@ class SessionConfigSelect(_Model):
     unique within the option, including across groups.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, current_value, options):
             self.current_value = current_value
             self.options = options
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionConfigBoolean(_Model):
     """A boolean on/off toggle session configuration option payload."""
 
     current_value: bool
     """The current value of the boolean option."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, current_value):
             self.current_value = current_value
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CommandAvailableCommand(_Model):
     """A slash command the user can invoke by including it in a prompt.
 
     A variant of AvailableCommand (`type` is 'command').
     """
 
-    type: ClassVar[str] = "command"
+    type: _ClassVar[str] = "command"
 
     name: str
     """Command name without the leading `/` (e.g., `create_plan`, `research_codebase`).
@@ -4673,13 +4677,13 @@ class CommandAvailableCommand(_Model):
     description: str
     """Human-readable description of what the command does."""
 
-    input: AvailableCommandInput | None | Unset = UNSET
+    input: AvailableCommandInput | None | _Unset = _UNSET
     """Input for the command if required
 
     Omitted and `null` are equivalent and mean the command takes no input.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4687,16 +4691,16 @@ class CommandAvailableCommand(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, description, input=UNSET, meta=UNSET):
+        def __init__(self, *, name, description, input=_UNSET, meta=_UNSET):
             self.name = name
             self.description = description
             self.input = input
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherAvailableCommand(_Model):
     """Custom or future command kind.
 
@@ -4723,10 +4727,10 @@ class OtherAvailableCommand(_Model):
     description: str
     """Human-readable description of what the command does."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, type, name, description, extra=_FACTORY):
             self.type = type
@@ -4735,19 +4739,19 @@ class OtherAvailableCommand(_Model):
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TextAvailableCommandInput(_Model):
     """All text after the command name and the whitespace following it is provided as input.
 
     A variant of AvailableCommandInput (`type` is 'text').
     """
 
-    type: ClassVar[str] = "text"
+    type: _ClassVar[str] = "text"
 
     hint: str
     """A hint to display when the input hasn't been provided yet"""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4755,14 +4759,14 @@ class TextAvailableCommandInput(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, hint, meta=UNSET):
+        def __init__(self, *, hint, meta=_UNSET):
             self.hint = hint
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherAvailableCommandInput(_Model):
     """Custom or future command input specification.
 
@@ -4781,24 +4785,24 @@ class OtherAvailableCommandInput(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, type, extra=_FACTORY):
             self.type = type
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TextCommandInput(_Model):
     """All text that was typed after the command name is provided as input."""
 
     hint: str
     """A hint to display when the input hasn't been provided yet"""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4806,14 +4810,14 @@ class TextCommandInput(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, hint, meta=UNSET):
+        def __init__(self, *, hint, meta=_UNSET):
             self.hint = hint
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Command(_Model):
     """A slash command the user can invoke by including it in a prompt.
 
@@ -4829,13 +4833,13 @@ class Command(_Model):
     description: str
     """Human-readable description of what the command does."""
 
-    input: AvailableCommandInput | None | Unset = UNSET
+    input: AvailableCommandInput | None | _Unset = _UNSET
     """Input for the command if required
 
     Omitted and `null` are equivalent and mean the command takes no input.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4843,32 +4847,32 @@ class Command(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, description, input=UNSET, meta=UNSET):
+        def __init__(self, *, name, description, input=_UNSET, meta=_UNSET):
             self.name = name
             self.description = description
             self.input = input
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ListSessionsResponse(_Model):
     """Response from listing sessions."""
 
-    METHOD: ClassVar[str] = "session/list"
+    METHOD: _ClassVar[str] = "session/list"
     """The JSON-RPC method (agent side)."""
 
     sessions: list[SessionInfo]
     """Array of session information objects."""
 
-    next_cursor: SessionListCursor | None | Unset = UNSET
+    next_cursor: SessionListCursor | None | _Unset = _UNSET
     """Opaque cursor token. If present, pass this in the next request's cursor parameter
     to fetch the next page. Omitted and `null` are equivalent and mean there are no more
     results. An empty string is a valid cursor, not the end of results.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4876,15 +4880,15 @@ class ListSessionsResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, sessions, next_cursor=UNSET, meta=UNSET):
+        def __init__(self, *, sessions, next_cursor=_UNSET, meta=_UNSET):
             self.sessions = sessions
             self.next_cursor = next_cursor
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionInfo(_Model):
     """Information about a session returned by session/list"""
 
@@ -4894,7 +4898,7 @@ class SessionInfo(_Model):
     cwd: AbsolutePath
     """The working directory for this session. Must be an absolute path."""
 
-    additional_directories: list[AbsolutePath] | Unset = UNSET
+    additional_directories: list[AbsolutePath] | _Unset = _UNSET
     """Additional workspace roots reported for this session. Each path must be absolute.
 
     When present, this is the complete ordered additional-root list reported
@@ -4902,19 +4906,19 @@ class SessionInfo(_Model):
     reports no additional roots.
     """
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Human-readable title for the session
 
     Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    updated_at: str | None | Unset = UNSET
+    updated_at: str | None | _Unset = _UNSET
     """RFC 3339 timestamp of last activity.
 
     Omitted and `null` are equivalent and mean the last activity time is not reported.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4922,17 +4926,17 @@ class SessionInfo(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             session_id,
             cwd,
-            additional_directories=UNSET,
-            title=UNSET,
-            updated_at=UNSET,
-            meta=UNSET,
+            additional_directories=_UNSET,
+            title=_UNSET,
+            updated_at=_UNSET,
+            meta=_UNSET,
         ):
             self.session_id = session_id
             self.cwd = cwd
@@ -4942,14 +4946,14 @@ class SessionInfo(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class DeleteSessionResponse(_Model):
     """Response from deleting a session."""
 
-    METHOD: ClassVar[str] = "session/delete"
+    METHOD: _ClassVar[str] = "session/delete"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4957,13 +4961,13 @@ class DeleteSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResumeSessionResponse(_Model):
     """Response from resuming an existing session.
 
@@ -4974,10 +4978,10 @@ class ResumeSessionResponse(_Model):
     See protocol docs: [Current-State Synchronization](https://agentclientprotocol.com/protocol/v2/session-setup#current-state-synchronization)
     """
 
-    METHOD: ClassVar[str] = "session/resume"
+    METHOD: _ClassVar[str] = "session/resume"
     """The JSON-RPC method (agent side)."""
 
-    config_options: list[SessionConfigOption] | Unset = UNSET
+    config_options: list[SessionConfigOption] | _Unset = _UNSET
     """Initial session configuration options.
 
     Optional. Omitted or empty means no config options are advertised.
@@ -4985,7 +4989,7 @@ class ResumeSessionResponse(_Model):
     Later `config_option_update` notifications replace this list.
     """
 
-    available_commands: list[AvailableCommand] | Unset = UNSET
+    available_commands: list[AvailableCommand] | _Unset = _UNSET
     """Initial commands the agent can execute in this session.
 
     Optional. Omitted or empty means no initial commands are advertised.
@@ -4993,7 +4997,7 @@ class ResumeSessionResponse(_Model):
     Later `available_commands_update` notifications replace this list.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5001,24 +5005,24 @@ class ResumeSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, config_options=UNSET, available_commands=UNSET, meta=UNSET
+            self, *, config_options=_UNSET, available_commands=_UNSET, meta=_UNSET
         ):
             self.config_options = config_options
             self.available_commands = available_commands
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CloseSessionResponse(_Model):
     """Response from closing a session."""
 
-    METHOD: ClassVar[str] = "session/close"
+    METHOD: _ClassVar[str] = "session/close"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5026,20 +5030,20 @@ class CloseSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CancelToolCallResponse(_Model):
     """Response from cancelling a tool call."""
 
-    METHOD: ClassVar[str] = "tool_call/cancel"
+    METHOD: _ClassVar[str] = "tool_call/cancel"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5047,20 +5051,20 @@ class CancelToolCallResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CancelTerminalResponse(_Model):
     """Response from cancelling a terminal."""
 
-    METHOD: ClassVar[str] = "terminal/cancel"
+    METHOD: _ClassVar[str] = "terminal/cancel"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5068,23 +5072,23 @@ class CancelTerminalResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SetSessionConfigOptionResponse(_Model):
     """Response to `session/set_config_option` method."""
 
-    METHOD: ClassVar[str] = "session/set_config_option"
+    METHOD: _ClassVar[str] = "session/set_config_option"
     """The JSON-RPC method (agent side)."""
 
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5092,14 +5096,14 @@ class SetSessionConfigOptionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, config_options, meta=UNSET):
+        def __init__(self, *, config_options, meta=_UNSET):
             self.config_options = config_options
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PromptResponse(_Model):
     """Response acknowledging that a user prompt was inserted into the ACP conversation.
 
@@ -5113,7 +5117,7 @@ class PromptResponse(_Model):
     See protocol docs: [Prompt Accepted](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#2-prompt-accepted)
     """
 
-    METHOD: ClassVar[str] = "session/prompt"
+    METHOD: _ClassVar[str] = "session/prompt"
     """The JSON-RPC method (agent side)."""
 
     message_id: MessageId
@@ -5126,7 +5130,7 @@ class PromptResponse(_Model):
     not required to retain it. If retained and replayed, the message keeps this identifier.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5134,14 +5138,14 @@ class PromptResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message_id, meta=UNSET):
+        def __init__(self, *, message_id, meta=_UNSET):
             self.message_id = message_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Error(_Model):
     """JSON-RPC error object.
 
@@ -5161,7 +5165,7 @@ class Error(_Model):
     The message should be limited to a concise single sentence.
     """
 
-    data: ErrorData | None | Unset = UNSET
+    data: ErrorData | None | _Unset = _UNSET
     """Optional primitive or structured value that contains additional information about the error.
     This may include debugging information or context-specific details.
 
@@ -5170,15 +5174,15 @@ class Error(_Model):
     [`SessionNotFoundErrorData`] for `-32002` when a session is not found.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, code, message, data=UNSET):
+        def __init__(self, *, code, message, data=_UNSET):
             self.code = code
             self.message = message
             self.data = data
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UnsupportedProtocolVersionErrorData(_Model):
     """Data for the `-32022` (Unsupported protocol version) error.
 
@@ -5191,7 +5195,7 @@ class UnsupportedProtocolVersionErrorData(_Model):
     supported: list[ProtocolVersion]
     """The protocol versions the Agent supports."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5199,15 +5203,15 @@ class UnsupportedProtocolVersionErrorData(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, requested, supported, meta=UNSET):
+        def __init__(self, *, requested, supported, meta=_UNSET):
             self.requested = requested
             self.supported = supported
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionNotFoundErrorData(_Model):
     """Data for the `-32002` (Resource not found) error when a session-scoped request names a
     session that does not exist or is not active.
@@ -5218,7 +5222,7 @@ class SessionNotFoundErrorData(_Model):
     session_id: SessionId
     """The session ID from the request."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5226,31 +5230,31 @@ class SessionNotFoundErrorData(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, meta=UNSET):
+        def __init__(self, *, session_id, meta=_UNSET):
             self.session_id = session_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentNotification(_Model):
     """A JSON-RPC notification object."""
 
     method: str
     """The notification method name."""
 
-    params: Any | Unset = UNSET
+    params: _Any | _Unset = _UNSET
     """Method-specific notification parameters."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, method, params=UNSET):
+        def __init__(self, *, method, params=_UNSET):
             self.method = method
             self.params = params
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UpdateSessionNotification(_Model):
     """Notification containing a session update from the agent.
 
@@ -5259,7 +5263,7 @@ class UpdateSessionNotification(_Model):
     See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)
     """
 
-    METHOD: ClassVar[str] = "session/update"
+    METHOD: _ClassVar[str] = "session/update"
     """The JSON-RPC method (client side)."""
 
     session_id: SessionId
@@ -5268,7 +5272,7 @@ class UpdateSessionNotification(_Model):
     update: SessionUpdate
     """The actual update content."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5276,22 +5280,22 @@ class UpdateSessionNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, update, meta=UNSET):
+        def __init__(self, *, session_id, update, meta=_UNSET):
             self.session_id = session_id
             self.update = update
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UserMessageChunkSessionUpdate(_Model):
     """A chunk of the user's message being streamed.
 
     A variant of SessionUpdate (`sessionUpdate` is 'user_message_chunk').
     """
 
-    session_update: ClassVar[str] = "user_message_chunk"
+    session_update: _ClassVar[str] = "user_message_chunk"
 
     message_id: MessageId
     """A unique identifier for the message this chunk belongs to.
@@ -5303,7 +5307,7 @@ class UserMessageChunkSessionUpdate(_Model):
     content: ContentBlock
     """A single item of content"""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5312,15 +5316,15 @@ class UserMessageChunkSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message_id, content, meta=UNSET):
+        def __init__(self, *, message_id, content, meta=_UNSET):
             self.message_id = message_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UserMessageSessionUpdate(_Model):
     """A user message has been created or updated.
 
@@ -5331,15 +5335,15 @@ class UserMessageSessionUpdate(_Model):
     A variant of SessionUpdate (`sessionUpdate` is 'user_message').
     """
 
-    session_update: ClassVar[str] = "user_message"
+    session_update: _ClassVar[str] = "user_message"
 
     message_id: MessageId
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | None | Unset = UNSET
+    content: list[ContentBlock] | None | _Unset = _UNSET
     """Complete replacement content for this message."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -5350,22 +5354,22 @@ class UserMessageSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message_id, content=UNSET, meta=UNSET):
+        def __init__(self, *, message_id, content=_UNSET, meta=_UNSET):
             self.message_id = message_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentMessageChunkSessionUpdate(_Model):
     """A chunk of the agent's response being streamed.
 
     A variant of SessionUpdate (`sessionUpdate` is 'agent_message_chunk').
     """
 
-    session_update: ClassVar[str] = "agent_message_chunk"
+    session_update: _ClassVar[str] = "agent_message_chunk"
 
     message_id: MessageId
     """A unique identifier for the message this chunk belongs to.
@@ -5377,7 +5381,7 @@ class AgentMessageChunkSessionUpdate(_Model):
     content: ContentBlock
     """A single item of content"""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5386,15 +5390,15 @@ class AgentMessageChunkSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message_id, content, meta=UNSET):
+        def __init__(self, *, message_id, content, meta=_UNSET):
             self.message_id = message_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentMessageSessionUpdate(_Model):
     """An agent message has been created or updated.
 
@@ -5405,15 +5409,15 @@ class AgentMessageSessionUpdate(_Model):
     A variant of SessionUpdate (`sessionUpdate` is 'agent_message').
     """
 
-    session_update: ClassVar[str] = "agent_message"
+    session_update: _ClassVar[str] = "agent_message"
 
     message_id: MessageId
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | None | Unset = UNSET
+    content: list[ContentBlock] | None | _Unset = _UNSET
     """Complete replacement content for this message."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -5424,22 +5428,22 @@ class AgentMessageSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message_id, content=UNSET, meta=UNSET):
+        def __init__(self, *, message_id, content=_UNSET, meta=_UNSET):
             self.message_id = message_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentThoughtChunkSessionUpdate(_Model):
     """A chunk of the agent's internal reasoning being streamed.
 
     A variant of SessionUpdate (`sessionUpdate` is 'agent_thought_chunk').
     """
 
-    session_update: ClassVar[str] = "agent_thought_chunk"
+    session_update: _ClassVar[str] = "agent_thought_chunk"
 
     message_id: MessageId
     """A unique identifier for the message this chunk belongs to.
@@ -5451,7 +5455,7 @@ class AgentThoughtChunkSessionUpdate(_Model):
     content: ContentBlock
     """A single item of content"""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5460,15 +5464,15 @@ class AgentThoughtChunkSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message_id, content, meta=UNSET):
+        def __init__(self, *, message_id, content, meta=_UNSET):
             self.message_id = message_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentThoughtSessionUpdate(_Model):
     """An agent thought or reasoning message has been created or updated.
 
@@ -5479,15 +5483,15 @@ class AgentThoughtSessionUpdate(_Model):
     A variant of SessionUpdate (`sessionUpdate` is 'agent_thought').
     """
 
-    session_update: ClassVar[str] = "agent_thought"
+    session_update: _ClassVar[str] = "agent_thought"
 
     message_id: MessageId
     """A unique identifier for the thought message."""
 
-    content: list[ContentBlock] | None | Unset = UNSET
+    content: list[ContentBlock] | None | _Unset = _UNSET
     """Complete replacement content for this thought message."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -5498,40 +5502,40 @@ class AgentThoughtSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message_id, content=UNSET, meta=UNSET):
+        def __init__(self, *, message_id, content=_UNSET, meta=_UNSET):
             self.message_id = message_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class StateUpdateSessionUpdate(_Model):
     """A snapshot of the session's aggregate foreground activity.
 
     A variant of SessionUpdate (`sessionUpdate` is 'state_update').
     """
 
-    session_update: ClassVar[str] = "state_update"
+    session_update: _ClassVar[str] = "state_update"
 
     value: StateUpdate
     """The payload, which shares the JSON object with the tag."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, value):
             self.value = value
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallContentChunkSessionUpdate(_Model):
     """A chunk of tool-call content being streamed.
 
     A variant of SessionUpdate (`sessionUpdate` is 'tool_call_content_chunk').
     """
 
-    session_update: ClassVar[str] = "tool_call_content_chunk"
+    session_update: _ClassVar[str] = "tool_call_content_chunk"
 
     tool_call_id: ToolCallId
     """The ID of the tool call this content belongs to."""
@@ -5539,7 +5543,7 @@ class ToolCallContentChunkSessionUpdate(_Model):
     content: ToolCallContent
     """A single item of content produced by the tool call."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5548,27 +5552,27 @@ class ToolCallContentChunkSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, tool_call_id, content, meta=UNSET):
+        def __init__(self, *, tool_call_id, content, meta=_UNSET):
             self.tool_call_id = tool_call_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallUpdateSessionUpdate(_Model):
     """A tool call has been created or updated.
 
     A variant of SessionUpdate (`sessionUpdate` is 'tool_call_update').
     """
 
-    session_update: ClassVar[str] = "tool_call_update"
+    session_update: _ClassVar[str] = "tool_call_update"
 
     tool_call_id: ToolCallId
     """Unique identifier for this tool call within the session."""
 
-    name: str | None | Unset = UNSET
+    name: str | None | _Unset = _UNSET
     """Programmatic name of the tool being invoked.
 
     This field is optional and has patch semantics. Omission means no
@@ -5577,14 +5581,14 @@ class ToolCallUpdateSessionUpdate(_Model):
     tool name is available.
     """
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Human-readable title describing what the tool is doing.
 
     Omission leaves the title unchanged, `null` unsets it, and a string replaces it.
     A new tool call starts without a title.
     """
 
-    kind: ToolKind | str | None | Unset = UNSET
+    kind: ToolKind | str | None | _Unset = _UNSET
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
 
@@ -5592,35 +5596,35 @@ class ToolCallUpdateSessionUpdate(_Model):
     A new tool call starts as `other`.
     """
 
-    status: ToolCallStatus | str | None | Unset = UNSET
+    status: ToolCallStatus | str | None | _Unset = _UNSET
     """Current execution status of the tool call.
 
     Omission leaves the status unchanged, `null` resets it to `pending`, and a value
     replaces it. A new tool call starts as `pending`.
     """
 
-    content: list[ToolCallContent] | None | Unset = UNSET
+    content: list[ToolCallContent] | None | _Unset = _UNSET
     """Content produced by the tool call."""
 
-    locations: list[ToolCallLocation] | None | Unset = UNSET
+    locations: list[ToolCallLocation] | None | _Unset = _UNSET
     """File locations affected by this tool call.
     Enables "follow-along" features in clients.
     """
 
-    raw_input: Any | Unset = UNSET
+    raw_input: _Any | _Unset = _UNSET
     """Raw input parameters sent to the tool."""
 
-    raw_output: Any | Unset = UNSET
+    raw_output: _Any | _Unset = _UNSET
     """Raw output returned by the tool."""
 
-    capabilities: ToolCallCapabilities | None | Unset = UNSET
+    capabilities: ToolCallCapabilities | None | _Unset = _UNSET
     """Client-initiated controls this tool call currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
     the whole previous value. A new tool call starts with none.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -5631,22 +5635,22 @@ class ToolCallUpdateSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             tool_call_id,
-            name=UNSET,
-            title=UNSET,
-            kind=UNSET,
-            status=UNSET,
-            content=UNSET,
-            locations=UNSET,
-            raw_input=UNSET,
-            raw_output=UNSET,
-            capabilities=UNSET,
-            meta=UNSET,
+            name=_UNSET,
+            title=_UNSET,
+            kind=_UNSET,
+            status=_UNSET,
+            content=_UNSET,
+            locations=_UNSET,
+            raw_input=_UNSET,
+            raw_output=_UNSET,
+            capabilities=_UNSET,
+            meta=_UNSET,
         ):
             self.tool_call_id = tool_call_id
             self.name = name
@@ -5661,45 +5665,45 @@ class ToolCallUpdateSessionUpdate(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalUpdateSessionUpdate(_Model):
     """An agent-owned terminal has been created or updated.
 
     A variant of SessionUpdate (`sessionUpdate` is 'terminal_update').
     """
 
-    session_update: ClassVar[str] = "terminal_update"
+    session_update: _ClassVar[str] = "terminal_update"
 
     terminal_id: TerminalId
     """Unique identifier for this terminal within the session."""
 
-    command: str | None | Unset = UNSET
+    command: str | None | _Unset = _UNSET
     """The command being run."""
 
-    cwd: AbsolutePath | None | Unset = UNSET
+    cwd: AbsolutePath | None | _Unset = _UNSET
     """The absolute working directory of the command."""
 
-    output: TerminalOutput | None | Unset = UNSET
+    output: TerminalOutput | None | _Unset = _UNSET
     """An authoritative replacement snapshot of terminal output bytes."""
 
-    exit_status: TerminalExitStatus | None | Unset = UNSET
+    exit_status: TerminalExitStatus | None | _Unset = _UNSET
     """Exit information. A concrete object marks the terminal as exited."""
 
-    size: TerminalSize | None | Unset = UNSET
+    size: TerminalSize | None | _Unset = _UNSET
     """The terminal size the command runs with, when known.
 
     Clients can render output at this size so that column layouts, progress bars,
     and cursor-positioned output display as the program wrote them.
     """
 
-    capabilities: TerminalCapabilities | None | Unset = UNSET
+    capabilities: TerminalCapabilities | None | _Unset = _UNSET
     """Client-initiated controls this terminal currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
     the whole previous value. A new terminal starts with none.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -5710,19 +5714,19 @@ class TerminalUpdateSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             terminal_id,
-            command=UNSET,
-            cwd=UNSET,
-            output=UNSET,
-            exit_status=UNSET,
-            size=UNSET,
-            capabilities=UNSET,
-            meta=UNSET,
+            command=_UNSET,
+            cwd=_UNSET,
+            output=_UNSET,
+            exit_status=_UNSET,
+            size=_UNSET,
+            capabilities=_UNSET,
+            meta=_UNSET,
         ):
             self.terminal_id = terminal_id
             self.command = command
@@ -5734,14 +5738,14 @@ class TerminalUpdateSessionUpdate(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalOutputChunkSessionUpdate(_Model):
     """A chunk of bytes appended to an agent-owned terminal's output.
 
     A variant of SessionUpdate (`sessionUpdate` is 'terminal_output_chunk').
     """
 
-    session_update: ClassVar[str] = "terminal_output_chunk"
+    session_update: _ClassVar[str] = "terminal_output_chunk"
 
     terminal_id: TerminalId
     """The terminal receiving these bytes."""
@@ -5749,7 +5753,7 @@ class TerminalOutputChunkSessionUpdate(_Model):
     data: str
     """Independently base64-encoded terminal output bytes."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5758,15 +5762,15 @@ class TerminalOutputChunkSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, terminal_id, data, meta=UNSET):
+        def __init__(self, *, terminal_id, data, meta=_UNSET):
             self.terminal_id = terminal_id
             self.data = data
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PlanUpdateSessionUpdate(_Model):
     """A content update for a plan identified by ID.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/agent-plan)
@@ -5774,12 +5778,12 @@ class PlanUpdateSessionUpdate(_Model):
     A variant of SessionUpdate (`sessionUpdate` is 'plan_update').
     """
 
-    session_update: ClassVar[str] = "plan_update"
+    session_update: _ClassVar[str] = "plan_update"
 
     plan: PlanUpdateContent
     """The updated plan content."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5787,26 +5791,26 @@ class PlanUpdateSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, plan, meta=UNSET):
+        def __init__(self, *, plan, meta=_UNSET):
             self.plan = plan
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AvailableCommandsUpdateSessionUpdate(_Model):
     """Available commands are ready or have changed
 
     A variant of SessionUpdate (`sessionUpdate` is 'available_commands_update').
     """
 
-    session_update: ClassVar[str] = "available_commands_update"
+    session_update: _ClassVar[str] = "available_commands_update"
 
     available_commands: list[AvailableCommand]
     """Commands the agent can execute."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5814,26 +5818,26 @@ class AvailableCommandsUpdateSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, available_commands, meta=UNSET):
+        def __init__(self, *, available_commands, meta=_UNSET):
             self.available_commands = available_commands
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ConfigOptionUpdateSessionUpdate(_Model):
     """Session configuration options have been updated.
 
     A variant of SessionUpdate (`sessionUpdate` is 'config_option_update').
     """
 
-    session_update: ClassVar[str] = "config_option_update"
+    session_update: _ClassVar[str] = "config_option_update"
 
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5841,29 +5845,29 @@ class ConfigOptionUpdateSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, config_options, meta=UNSET):
+        def __init__(self, *, config_options, meta=_UNSET):
             self.config_options = config_options
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionInfoUpdateSessionUpdate(_Model):
     """Session metadata has been updated (title, timestamps, custom metadata)
 
     A variant of SessionUpdate (`sessionUpdate` is 'session_info_update').
     """
 
-    session_update: ClassVar[str] = "session_info_update"
+    session_update: _ClassVar[str] = "session_info_update"
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Human-readable title for the session. Set to null to clear."""
 
-    updated_at: str | None | Unset = UNSET
+    updated_at: str | None | _Unset = _UNSET
     """RFC 3339 timestamp of last activity. Set to null to clear."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -5874,22 +5878,22 @@ class SessionInfoUpdateSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, title=UNSET, updated_at=UNSET, meta=UNSET):
+        def __init__(self, *, title=_UNSET, updated_at=_UNSET, meta=_UNSET):
             self.title = title
             self.updated_at = updated_at
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UsageUpdateSessionUpdate(_Model):
     """Context window and cost update for the session.
 
     A variant of SessionUpdate (`sessionUpdate` is 'usage_update').
     """
 
-    session_update: ClassVar[str] = "usage_update"
+    session_update: _ClassVar[str] = "usage_update"
 
     used: int
     """Tokens currently in context."""
@@ -5897,13 +5901,13 @@ class UsageUpdateSessionUpdate(_Model):
     size: int
     """Total context window size in tokens."""
 
-    cost: Cost | None | Unset = UNSET
+    cost: Cost | None | _Unset = _UNSET
     """Cumulative session cost.
 
     Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5911,16 +5915,16 @@ class UsageUpdateSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, used, size, cost=UNSET, meta=UNSET):
+        def __init__(self, *, used, size, cost=_UNSET, meta=_UNSET):
             self.used = used
             self.size = size
             self.cost = cost
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class NoticeSessionUpdate(_Model):
     """Information for the user that is not part of session history.
 
@@ -5930,7 +5934,7 @@ class NoticeSessionUpdate(_Model):
     A variant of SessionUpdate (`sessionUpdate` is 'notice').
     """
 
-    session_update: ClassVar[str] = "notice"
+    session_update: _ClassVar[str] = "notice"
 
     severity: NoticeSeverity | str
     """Presentation severity hint."""
@@ -5938,13 +5942,13 @@ class NoticeSessionUpdate(_Model):
     title: str
     """Required non-empty plain-text title that can stand alone."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional plain-text detail or guidance.
 
     Omitted and `null` are equivalent and mean no description was supplied.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5952,23 +5956,23 @@ class NoticeSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, severity, title, description=UNSET, meta=UNSET):
+        def __init__(self, *, severity, title, description=_UNSET, meta=_UNSET):
             self.severity = severity
             self.title = title
             self.description = description
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CompactionUpdateSessionUpdate(_Model):
     """A context compaction has been created or updated.
 
     A variant of SessionUpdate (`sessionUpdate` is 'compaction_update').
     """
 
-    session_update: ClassVar[str] = "compaction_update"
+    session_update: _ClassVar[str] = "compaction_update"
 
     compaction_id: CompactionId
     """The Agent-owned ID of this compaction, unique within the session."""
@@ -5976,13 +5980,13 @@ class CompactionUpdateSessionUpdate(_Model):
     status: CompactionStatus | str
     """Current lifecycle status."""
 
-    summary: list[ContentBlock] | None | Unset = UNSET
+    summary: list[ContentBlock] | None | _Unset = _UNSET
     """Complete replacement user-displayable summary content for the compaction."""
 
-    error: str | None | Unset = UNSET
+    error: str | None | _Unset = _UNSET
     """Human-readable error details for the compaction."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -5993,10 +5997,10 @@ class CompactionUpdateSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, compaction_id, status, summary=UNSET, error=UNSET, meta=UNSET
+            self, *, compaction_id, status, summary=_UNSET, error=_UNSET, meta=_UNSET
         ):
             self.compaction_id = compaction_id
             self.status = status
@@ -6005,14 +6009,14 @@ class CompactionUpdateSessionUpdate(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CompactionSummaryChunkSessionUpdate(_Model):
     """A content block appended to a context compaction's retained summary.
 
     A variant of SessionUpdate (`sessionUpdate` is 'compaction_summary_chunk').
     """
 
-    session_update: ClassVar[str] = "compaction_summary_chunk"
+    session_update: _ClassVar[str] = "compaction_summary_chunk"
 
     compaction_id: CompactionId
     """ID of the compaction whose summary receives this content."""
@@ -6020,7 +6024,7 @@ class CompactionSummaryChunkSessionUpdate(_Model):
     content: ContentBlock
     """One content block to append."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6029,15 +6033,15 @@ class CompactionSummaryChunkSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, compaction_id, content, meta=UNSET):
+        def __init__(self, *, compaction_id, content, meta=_UNSET):
             self.compaction_id = compaction_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherSessionUpdate(_Model):
     """Custom or future session update.
 
@@ -6055,17 +6059,17 @@ class OtherSessionUpdate(_Model):
     session_update: str
     """The `sessionUpdate` value."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, session_update, extra=_FACTORY):
             self.session_update = session_update
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ContentChunk(_Model):
     """A streamed item of message content."""
 
@@ -6079,7 +6083,7 @@ class ContentChunk(_Model):
     content: ContentBlock
     """A single item of content"""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6088,15 +6092,15 @@ class ContentChunk(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message_id, content, meta=UNSET):
+        def __init__(self, *, message_id, content, meta=_UNSET):
             self.message_id = message_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UserMessage(_Model):
     """A user message upsert.
 
@@ -6116,10 +6120,10 @@ class UserMessage(_Model):
     message_id: MessageId
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | None | Unset = UNSET
+    content: list[ContentBlock] | None | _Unset = _UNSET
     """Complete replacement content for this message."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -6130,15 +6134,15 @@ class UserMessage(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message_id, content=UNSET, meta=UNSET):
+        def __init__(self, *, message_id, content=_UNSET, meta=_UNSET):
             self.message_id = message_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentMessage(_Model):
     """An agent message upsert.
 
@@ -6158,10 +6162,10 @@ class AgentMessage(_Model):
     message_id: MessageId
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | None | Unset = UNSET
+    content: list[ContentBlock] | None | _Unset = _UNSET
     """Complete replacement content for this message."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -6172,15 +6176,15 @@ class AgentMessage(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message_id, content=UNSET, meta=UNSET):
+        def __init__(self, *, message_id, content=_UNSET, meta=_UNSET):
             self.message_id = message_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentThought(_Model):
     """An agent thought or reasoning message upsert.
 
@@ -6200,10 +6204,10 @@ class AgentThought(_Model):
     message_id: MessageId
     """A unique identifier for the thought message."""
 
-    content: list[ContentBlock] | None | Unset = UNSET
+    content: list[ContentBlock] | None | _Unset = _UNSET
     """Complete replacement content for this thought message."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -6214,15 +6218,15 @@ class AgentThought(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message_id, content=UNSET, meta=UNSET):
+        def __init__(self, *, message_id, content=_UNSET, meta=_UNSET):
             self.message_id = message_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalBackgroundWork(_Model):
     """A process that keeps running after its tool call returned control to the model.
     Live until its `terminal_update` reports `exitStatus`.
@@ -6230,12 +6234,12 @@ class TerminalBackgroundWork(_Model):
     A variant of BackgroundWork (`type` is 'terminal').
     """
 
-    type: ClassVar[str] = "terminal"
+    type: _ClassVar[str] = "terminal"
 
     terminal_id: TerminalId
     """The ID of the listed terminal."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6243,14 +6247,14 @@ class TerminalBackgroundWork(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, terminal_id, meta=UNSET):
+        def __init__(self, *, terminal_id, meta=_UNSET):
             self.terminal_id = terminal_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallBackgroundWork(_Model):
     """Work started by a tool call that continues without a process of its own, such as
     a watcher, a workflow, or a scheduled wakeup. `pending` and `paused` tool calls
@@ -6259,12 +6263,12 @@ class ToolCallBackgroundWork(_Model):
     A variant of BackgroundWork (`type` is 'tool_call').
     """
 
-    type: ClassVar[str] = "tool_call"
+    type: _ClassVar[str] = "tool_call"
 
     tool_call_id: ToolCallId
     """The ID of the listed tool call."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6272,14 +6276,14 @@ class ToolCallBackgroundWork(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, tool_call_id, meta=UNSET):
+        def __init__(self, *, tool_call_id, meta=_UNSET):
             self.tool_call_id = tool_call_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherBackgroundWork(_Model):
     """Custom or future background work.
 
@@ -6296,24 +6300,24 @@ class OtherBackgroundWork(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, type, extra=_FACTORY):
             self.type = type
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class BackgroundTerminal(_Model):
     """A listed terminal running in the background."""
 
     terminal_id: TerminalId
     """The ID of the listed terminal."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6321,21 +6325,21 @@ class BackgroundTerminal(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, terminal_id, meta=UNSET):
+        def __init__(self, *, terminal_id, meta=_UNSET):
             self.terminal_id = terminal_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class BackgroundToolCall(_Model):
     """A listed tool call whose work continues in the background."""
 
     tool_call_id: ToolCallId
     """The ID of the listed tool call."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6343,18 +6347,18 @@ class BackgroundToolCall(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, tool_call_id, meta=UNSET):
+        def __init__(self, *, tool_call_id, meta=_UNSET):
             self.tool_call_id = tool_call_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class RunningStateUpdate(_Model):
     """Foreground work is in progress."""
 
-    background: list[BackgroundWork] | None | Unset = UNSET
+    background: list[BackgroundWork] | None | _Unset = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6365,7 +6369,7 @@ class RunningStateUpdate(_Model):
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6373,31 +6377,31 @@ class RunningStateUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, background=UNSET, meta=UNSET):
+        def __init__(self, *, background=_UNSET, meta=_UNSET):
             self.background = background
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ErrorStopReason(_Model):
     """Details of a failure that ended active work."""
 
-    error: Error | None | Unset = UNSET
+    error: Error | None | _Unset = _UNSET
     """The failure, as a JSON-RPC error object.
 
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
     Agents SHOULD include it.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, error=UNSET):
+        def __init__(self, *, error=_UNSET):
             self.error = error
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class EndTurnIdleStateUpdate(_Model):
     """The active work ended successfully.
     Includes locally handled commands that required no model call.
@@ -6405,9 +6409,9 @@ class EndTurnIdleStateUpdate(_Model):
     A variant of IdleStateUpdate (`stopReason` is 'end_turn').
     """
 
-    stop_reason: ClassVar[str] = "end_turn"
+    stop_reason: _ClassVar[str] = "end_turn"
 
-    background: list[BackgroundWork] | None | Unset = UNSET
+    background: list[BackgroundWork] | None | _Unset = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6418,7 +6422,7 @@ class EndTurnIdleStateUpdate(_Model):
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6426,23 +6430,23 @@ class EndTurnIdleStateUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, background=UNSET, meta=UNSET):
+        def __init__(self, *, background=_UNSET, meta=_UNSET):
             self.background = background
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class MaxTokensIdleStateUpdate(_Model):
     """The active work ended because the agent reached the maximum number of tokens.
 
     A variant of IdleStateUpdate (`stopReason` is 'max_tokens').
     """
 
-    stop_reason: ClassVar[str] = "max_tokens"
+    stop_reason: _ClassVar[str] = "max_tokens"
 
-    background: list[BackgroundWork] | None | Unset = UNSET
+    background: list[BackgroundWork] | None | _Unset = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6453,7 +6457,7 @@ class MaxTokensIdleStateUpdate(_Model):
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6461,14 +6465,14 @@ class MaxTokensIdleStateUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, background=UNSET, meta=UNSET):
+        def __init__(self, *, background=_UNSET, meta=_UNSET):
             self.background = background
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class MaxTurnRequestsIdleStateUpdate(_Model):
     """The active work ended because the agent reached the maximum number of
     model requests for the foreground work.
@@ -6476,9 +6480,9 @@ class MaxTurnRequestsIdleStateUpdate(_Model):
     A variant of IdleStateUpdate (`stopReason` is 'max_turn_requests').
     """
 
-    stop_reason: ClassVar[str] = "max_turn_requests"
+    stop_reason: _ClassVar[str] = "max_turn_requests"
 
-    background: list[BackgroundWork] | None | Unset = UNSET
+    background: list[BackgroundWork] | None | _Unset = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6489,7 +6493,7 @@ class MaxTurnRequestsIdleStateUpdate(_Model):
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6497,23 +6501,23 @@ class MaxTurnRequestsIdleStateUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, background=UNSET, meta=UNSET):
+        def __init__(self, *, background=_UNSET, meta=_UNSET):
             self.background = background
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class RefusalIdleStateUpdate(_Model):
     """The active work ended because the agent refused to continue.
 
     A variant of IdleStateUpdate (`stopReason` is 'refusal').
     """
 
-    stop_reason: ClassVar[str] = "refusal"
+    stop_reason: _ClassVar[str] = "refusal"
 
-    background: list[BackgroundWork] | None | Unset = UNSET
+    background: list[BackgroundWork] | None | _Unset = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6524,7 +6528,7 @@ class RefusalIdleStateUpdate(_Model):
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6532,14 +6536,14 @@ class RefusalIdleStateUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, background=UNSET, meta=UNSET):
+        def __init__(self, *, background=_UNSET, meta=_UNSET):
             self.background = background
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CancelledIdleStateUpdate(_Model):
     """The user or client chose to stop the work: via `session/cancel`, by
     closing the session, or through an interaction the agent offers, such
@@ -6555,9 +6559,9 @@ class CancelledIdleStateUpdate(_Model):
     A variant of IdleStateUpdate (`stopReason` is 'cancelled').
     """
 
-    stop_reason: ClassVar[str] = "cancelled"
+    stop_reason: _ClassVar[str] = "cancelled"
 
-    background: list[BackgroundWork] | None | Unset = UNSET
+    background: list[BackgroundWork] | None | _Unset = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6568,7 +6572,7 @@ class CancelledIdleStateUpdate(_Model):
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6576,14 +6580,14 @@ class CancelledIdleStateUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, background=UNSET, meta=UNSET):
+        def __init__(self, *, background=_UNSET, meta=_UNSET):
             self.background = background
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ErrorIdleStateUpdate(_Model):
     """The active work ended because something failed.
 
@@ -6594,9 +6598,9 @@ class ErrorIdleStateUpdate(_Model):
     A variant of IdleStateUpdate (`stopReason` is 'error').
     """
 
-    stop_reason: ClassVar[str] = "error"
+    stop_reason: _ClassVar[str] = "error"
 
-    background: list[BackgroundWork] | None | Unset = UNSET
+    background: list[BackgroundWork] | None | _Unset = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6607,7 +6611,7 @@ class ErrorIdleStateUpdate(_Model):
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6615,22 +6619,22 @@ class ErrorIdleStateUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    error: Error | None | Unset = UNSET
+    error: Error | None | _Unset = _UNSET
     """The failure, as a JSON-RPC error object.
 
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
     Agents SHOULD include it.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, background=UNSET, meta=UNSET, error=UNSET):
+        def __init__(self, *, background=_UNSET, meta=_UNSET, error=_UNSET):
             self.background = background
             self.meta = meta
             self.error = error
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherIdleStateUpdate(_Model):
     """Custom or future stop reason.
 
@@ -6644,7 +6648,7 @@ class OtherIdleStateUpdate(_Model):
     stop_reason: str
     """The `stopReason` value."""
 
-    background: list[BackgroundWork] | None | Unset = UNSET
+    background: list[BackgroundWork] | None | _Unset = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6655,7 +6659,7 @@ class OtherIdleStateUpdate(_Model):
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6663,13 +6667,13 @@ class OtherIdleStateUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, stop_reason, background=UNSET, meta=UNSET, extra=_FACTORY
+            self, *, stop_reason, background=_UNSET, meta=_UNSET, extra=_FACTORY
         ):
             self.stop_reason = stop_reason
             self.background = background
@@ -6677,14 +6681,14 @@ class OtherIdleStateUpdate(_Model):
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class NoneIdleStateUpdate(_Model):
     """No stop reason: `stopReason` is omitted or `null`.
 
     A variant of IdleStateUpdate.
     """
 
-    background: list[BackgroundWork] | None | Unset = UNSET
+    background: list[BackgroundWork] | None | _Unset = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6695,7 +6699,7 @@ class NoneIdleStateUpdate(_Model):
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6703,17 +6707,17 @@ class NoneIdleStateUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    stop_reason: None | Unset = UNSET
+    stop_reason: None | _Unset = _UNSET
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, background=UNSET, meta=UNSET, stop_reason=UNSET):
+        def __init__(self, *, background=_UNSET, meta=_UNSET, stop_reason=_UNSET):
             self.background = background
             self.meta = meta
             self.stop_reason = stop_reason
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class RequiresActionStateUpdate(_Model):
     """The foreground workflow as a whole is blocked on user action.
 
@@ -6725,7 +6729,7 @@ class RequiresActionStateUpdate(_Model):
     Responding to one request does not itself imply `running`.
     """
 
-    background: list[BackgroundWork] | None | Unset = UNSET
+    background: list[BackgroundWork] | None | _Unset = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6736,7 +6740,7 @@ class RequiresActionStateUpdate(_Model):
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6744,23 +6748,23 @@ class RequiresActionStateUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, background=UNSET, meta=UNSET):
+        def __init__(self, *, background=_UNSET, meta=_UNSET):
             self.background = background
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class StateUpdateRunning(_Model):
     """Foreground work is in progress.
 
     A variant of StateUpdate (`state` is 'running').
     """
 
-    state: ClassVar[str] = "running"
+    state: _ClassVar[str] = "running"
 
-    background: list[BackgroundWork] | None | Unset = UNSET
+    background: list[BackgroundWork] | None | _Unset = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6771,7 +6775,7 @@ class StateUpdateRunning(_Model):
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6779,41 +6783,41 @@ class StateUpdateRunning(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, background=UNSET, meta=UNSET):
+        def __init__(self, *, background=_UNSET, meta=_UNSET):
             self.background = background
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class StateUpdateIdle(_Model):
     """No foreground work is active. Background activity may continue.
 
     A variant of StateUpdate (`state` is 'idle').
     """
 
-    state: ClassVar[str] = "idle"
+    state: _ClassVar[str] = "idle"
 
     value: IdleStateUpdate
     """The payload, which shares the JSON object with the tag."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, value):
             self.value = value
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class StateUpdateRequiresAction(_Model):
     """Foreground work is blocked on user action.
 
     A variant of StateUpdate (`state` is 'requires_action').
     """
 
-    state: ClassVar[str] = "requires_action"
+    state: _ClassVar[str] = "requires_action"
 
-    background: list[BackgroundWork] | None | Unset = UNSET
+    background: list[BackgroundWork] | None | _Unset = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6824,7 +6828,7 @@ class StateUpdateRequiresAction(_Model):
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6832,14 +6836,14 @@ class StateUpdateRequiresAction(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, background=UNSET, meta=UNSET):
+        def __init__(self, *, background=_UNSET, meta=_UNSET):
             self.background = background
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherStateUpdate(_Model):
     """Custom or future session state.
 
@@ -6859,17 +6863,17 @@ class OtherStateUpdate(_Model):
     state: str
     """The `state` value."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, state, extra=_FACTORY):
             self.state = state
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallContentChunk(_Model):
     """A streamed item of tool-call content.
 
@@ -6885,7 +6889,7 @@ class ToolCallContentChunk(_Model):
     content: ToolCallContent
     """A single item of content produced by the tool call."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6894,22 +6898,22 @@ class ToolCallContentChunk(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, tool_call_id, content, meta=UNSET):
+        def __init__(self, *, tool_call_id, content, meta=_UNSET):
             self.tool_call_id = tool_call_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalOutput(_Model):
     """An authoritative replacement snapshot of terminal output bytes."""
 
     data: str
     """Base64-encoded replacement terminal output bytes."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6917,14 +6921,14 @@ class TerminalOutput(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, data, meta=UNSET):
+        def __init__(self, *, data, meta=_UNSET):
             self.data = data
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalExitStatus(_Model):
     """Exit information for an agent-owned terminal.
 
@@ -6932,12 +6936,12 @@ class TerminalExitStatus(_Model):
     an exit code nor a signal is known.
     """
 
-    exit_code: int | None | Unset = UNSET
+    exit_code: int | None | _Unset = _UNSET
     """Process exit code as the platform reports it, when known. Negative values are
     allowed, for example signed Windows exit codes. Omitted and `null` are equivalent.
     """
 
-    signal: str | None | Unset = UNSET
+    signal: str | None | _Unset = _UNSET
     """Signal that terminated the process, when known.
 
     Agents should use the conventional platform signal name. POSIX examples
@@ -6945,7 +6949,7 @@ class TerminalExitStatus(_Model):
     platform-specific name. Omitted and `null` are equivalent.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6953,15 +6957,15 @@ class TerminalExitStatus(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, exit_code=UNSET, signal=UNSET, meta=UNSET):
+        def __init__(self, *, exit_code=_UNSET, signal=_UNSET, meta=_UNSET):
             self.exit_code = exit_code
             self.signal = signal
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalSize(_Model):
     """The size of an agent-owned terminal in character cells."""
 
@@ -6971,7 +6975,7 @@ class TerminalSize(_Model):
     rows: int
     """Number of rows."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6979,15 +6983,15 @@ class TerminalSize(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, cols, rows, meta=UNSET):
+        def __init__(self, *, cols, rows, meta=_UNSET):
             self.cols = cols
             self.rows = rows
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalCapabilities(_Model):
     """Client-initiated controls a terminal currently supports.
 
@@ -6997,14 +7001,14 @@ class TerminalCapabilities(_Model):
     See protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-terminals)
     """
 
-    cancel: TerminalCancelCapabilities | None | Unset = UNSET
+    cancel: TerminalCancelCapabilities | None | _Unset = _UNSET
     """Permits the Client to cancel this terminal with `terminal/cancel`.
 
     Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
     means supported. Agents SHOULD stop advertising it once the terminal reports `exitStatus`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7012,21 +7016,21 @@ class TerminalCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, cancel=UNSET, meta=UNSET):
+        def __init__(self, *, cancel=_UNSET, meta=_UNSET):
             self.cancel = cancel
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalCancelCapabilities(_Model):
     """Capability to cancel a terminal with `terminal/cancel`.
 
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7034,13 +7038,13 @@ class TerminalCancelCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalUpdate(_Model):
     """An upsert for the stored state of an agent-owned terminal.
 
@@ -7054,33 +7058,33 @@ class TerminalUpdate(_Model):
     terminal_id: TerminalId
     """Unique identifier for this terminal within the session."""
 
-    command: str | None | Unset = UNSET
+    command: str | None | _Unset = _UNSET
     """The command being run."""
 
-    cwd: AbsolutePath | None | Unset = UNSET
+    cwd: AbsolutePath | None | _Unset = _UNSET
     """The absolute working directory of the command."""
 
-    output: TerminalOutput | None | Unset = UNSET
+    output: TerminalOutput | None | _Unset = _UNSET
     """An authoritative replacement snapshot of terminal output bytes."""
 
-    exit_status: TerminalExitStatus | None | Unset = UNSET
+    exit_status: TerminalExitStatus | None | _Unset = _UNSET
     """Exit information. A concrete object marks the terminal as exited."""
 
-    size: TerminalSize | None | Unset = UNSET
+    size: TerminalSize | None | _Unset = _UNSET
     """The terminal size the command runs with, when known.
 
     Clients can render output at this size so that column layouts, progress bars,
     and cursor-positioned output display as the program wrote them.
     """
 
-    capabilities: TerminalCapabilities | None | Unset = UNSET
+    capabilities: TerminalCapabilities | None | _Unset = _UNSET
     """Client-initiated controls this terminal currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
     the whole previous value. A new terminal starts with none.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -7091,19 +7095,19 @@ class TerminalUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             terminal_id,
-            command=UNSET,
-            cwd=UNSET,
-            output=UNSET,
-            exit_status=UNSET,
-            size=UNSET,
-            capabilities=UNSET,
-            meta=UNSET,
+            command=_UNSET,
+            cwd=_UNSET,
+            output=_UNSET,
+            exit_status=_UNSET,
+            size=_UNSET,
+            capabilities=_UNSET,
+            meta=_UNSET,
         ):
             self.terminal_id = terminal_id
             self.command = command
@@ -7115,7 +7119,7 @@ class TerminalUpdate(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalOutputChunk(_Model):
     """A chunk of bytes appended to an agent-owned terminal's output."""
 
@@ -7125,7 +7129,7 @@ class TerminalOutputChunk(_Model):
     data: str
     """Independently base64-encoded terminal output bytes."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7134,22 +7138,22 @@ class TerminalOutputChunk(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, terminal_id, data, meta=UNSET):
+        def __init__(self, *, terminal_id, data, meta=_UNSET):
             self.terminal_id = terminal_id
             self.data = data
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ItemsPlanUpdateContent(_Model):
     """Structured plan entries.
 
     A variant of PlanUpdateContent (`type` is 'items').
     """
 
-    type: ClassVar[str] = "items"
+    type: _ClassVar[str] = "items"
 
     plan_id: PlanId
     """The plan ID to update."""
@@ -7161,7 +7165,7 @@ class ItemsPlanUpdateContent(_Model):
     with their current status. The client replaces that plan with each update.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7169,15 +7173,15 @@ class ItemsPlanUpdateContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, plan_id, entries, meta=UNSET):
+        def __init__(self, *, plan_id, entries, meta=_UNSET):
             self.plan_id = plan_id
             self.entries = entries
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherPlanUpdateContent(_Model):
     """Custom or future plan update content.
 
@@ -7199,10 +7203,10 @@ class OtherPlanUpdateContent(_Model):
     plan_id: PlanId
     """The plan ID to update."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, type, plan_id, extra=_FACTORY):
             self.type = type
@@ -7210,7 +7214,7 @@ class OtherPlanUpdateContent(_Model):
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PlanEntry(_Model):
     """A single entry in the execution plan.
 
@@ -7230,7 +7234,7 @@ class PlanEntry(_Model):
     status: PlanEntryStatus | str
     """Current execution status of this task."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7238,16 +7242,16 @@ class PlanEntry(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, content, priority, status, meta=UNSET):
+        def __init__(self, *, content, priority, status, meta=_UNSET):
             self.content = content
             self.priority = priority
             self.status = status
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PlanItems(_Model):
     """A plan represented as structured entries."""
 
@@ -7261,7 +7265,7 @@ class PlanItems(_Model):
     with their current status. The client replaces that plan with each update.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7269,22 +7273,22 @@ class PlanItems(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, plan_id, entries, meta=UNSET):
+        def __init__(self, *, plan_id, entries, meta=_UNSET):
             self.plan_id = plan_id
             self.entries = entries
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PlanUpdate(_Model):
     """A content update for a plan identified by ID."""
 
     plan: PlanUpdateContent
     """The updated plan content."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7292,21 +7296,21 @@ class PlanUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, plan, meta=UNSET):
+        def __init__(self, *, plan, meta=_UNSET):
             self.plan = plan
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AvailableCommandsUpdate(_Model):
     """Available commands are ready or have changed"""
 
     available_commands: list[AvailableCommand]
     """Commands the agent can execute."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7314,21 +7318,21 @@ class AvailableCommandsUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, available_commands, meta=UNSET):
+        def __init__(self, *, available_commands, meta=_UNSET):
             self.available_commands = available_commands
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ConfigOptionUpdate(_Model):
     """Session configuration options have been updated."""
 
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7336,14 +7340,14 @@ class ConfigOptionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, config_options, meta=UNSET):
+        def __init__(self, *, config_options, meta=_UNSET):
             self.config_options = config_options
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionInfoUpdate(_Model):
     """Update to session metadata. All fields are optional to support partial updates.
 
@@ -7355,13 +7359,13 @@ class SessionInfoUpdate(_Model):
     top-level key.
     """
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Human-readable title for the session. Set to null to clear."""
 
-    updated_at: str | None | Unset = UNSET
+    updated_at: str | None | _Unset = _UNSET
     """RFC 3339 timestamp of last activity. Set to null to clear."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -7372,15 +7376,15 @@ class SessionInfoUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, title=UNSET, updated_at=UNSET, meta=UNSET):
+        def __init__(self, *, title=_UNSET, updated_at=_UNSET, meta=_UNSET):
             self.title = title
             self.updated_at = updated_at
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Cost(_Model):
     """Cost information for a session."""
 
@@ -7392,7 +7396,7 @@ class Cost(_Model):
     unit such as "credits".
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7400,15 +7404,15 @@ class Cost(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, amount, currency, meta=UNSET):
+        def __init__(self, *, amount, currency, meta=_UNSET):
             self.amount = amount
             self.currency = currency
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UsageUpdate(_Model):
     """Context window and cost update for a session."""
 
@@ -7418,13 +7422,13 @@ class UsageUpdate(_Model):
     size: int
     """Total context window size in tokens."""
 
-    cost: Cost | None | Unset = UNSET
+    cost: Cost | None | _Unset = _UNSET
     """Cumulative session cost.
 
     Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7432,16 +7436,16 @@ class UsageUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, used, size, cost=UNSET, meta=UNSET):
+        def __init__(self, *, used, size, cost=_UNSET, meta=_UNSET):
             self.used = used
             self.size = size
             self.cost = cost
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Notice(_Model):
     """Fire-and-forget information for the user.
 
@@ -7458,13 +7462,13 @@ class Notice(_Model):
     title: str
     """Required non-empty plain-text title that can stand alone."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional plain-text detail or guidance.
 
     Omitted and `null` are equivalent and mean no description was supplied.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7472,16 +7476,16 @@ class Notice(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, severity, title, description=UNSET, meta=UNSET):
+        def __init__(self, *, severity, title, description=_UNSET, meta=_UNSET):
             self.severity = severity
             self.title = title
             self.description = description
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CompactionUpdate(_Model):
     """A context compaction upsert. The first notification fixes the compaction's
     timeline position. Later updates with the same ID patch that entity in place.
@@ -7498,13 +7502,13 @@ class CompactionUpdate(_Model):
     status: CompactionStatus | str
     """Current lifecycle status."""
 
-    summary: list[ContentBlock] | None | Unset = UNSET
+    summary: list[ContentBlock] | None | _Unset = _UNSET
     """Complete replacement user-displayable summary content for the compaction."""
 
-    error: str | None | Unset = UNSET
+    error: str | None | _Unset = _UNSET
     """Human-readable error details for the compaction."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -7515,10 +7519,10 @@ class CompactionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, compaction_id, status, summary=UNSET, error=UNSET, meta=UNSET
+            self, *, compaction_id, status, summary=_UNSET, error=_UNSET, meta=_UNSET
         ):
             self.compaction_id = compaction_id
             self.status = status
@@ -7527,7 +7531,7 @@ class CompactionUpdate(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CompactionSummaryChunk(_Model):
     """A content block appended to a compaction's summary. A first-seen ID creates
     an in-progress compaction. Chunks append in receive order.
@@ -7539,7 +7543,7 @@ class CompactionSummaryChunk(_Model):
     content: ContentBlock
     """One content block to append."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7548,28 +7552,28 @@ class CompactionSummaryChunk(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, compaction_id, content, meta=UNSET):
+        def __init__(self, *, compaction_id, content, meta=_UNSET):
             self.compaction_id = compaction_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CompleteElicitationNotification(_Model):
     """Notification sent by the agent when a URL-based elicitation is complete.
 
     This notification is not a foreground state update.
     """
 
-    METHOD: ClassVar[str] = "elicitation/complete"
+    METHOD: _ClassVar[str] = "elicitation/complete"
     """The JSON-RPC method (client side)."""
 
     elicitation_id: ElicitationId
     """The ID of the elicitation that completed."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7577,35 +7581,35 @@ class CompleteElicitationNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, elicitation_id, meta=UNSET):
+        def __init__(self, *, elicitation_id, meta=_UNSET):
             self.elicitation_id = elicitation_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ClientRequest(_Model):
     """A JSON-RPC request object."""
 
-    id: RequestId_
+    id: RequestId
     """The request id used to correlate the matching response."""
 
     method: str
     """The method name to invoke."""
 
-    params: Any | Unset = UNSET
+    params: _Any | _Unset = _UNSET
     """Method-specific request parameters."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, id, method, params=UNSET):
+        def __init__(self, *, id, method, params=_UNSET):
             self.id = id
             self.method = method
             self.params = params
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class InitializeRequest(_Model):
     """Request parameters for the initialize method.
 
@@ -7614,7 +7618,7 @@ class InitializeRequest(_Model):
     See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/initialization)
     """
 
-    METHOD: ClassVar[str] = "initialize"
+    METHOD: _ClassVar[str] = "initialize"
     """The JSON-RPC method (agent side)."""
 
     protocol_version: ProtocolVersion
@@ -7628,7 +7632,7 @@ class InitializeRequest(_Model):
     )
     """Capabilities supported by the client."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7636,10 +7640,10 @@ class InitializeRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, protocol_version, info, capabilities=_FACTORY, meta=UNSET
+            self, *, protocol_version, info, capabilities=_FACTORY, meta=_UNSET
         ):
             self.protocol_version = protocol_version
             self.info = info
@@ -7649,7 +7653,7 @@ class InitializeRequest(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ClientCapabilities(_Model):
     """Capabilities supported by the client.
 
@@ -7659,7 +7663,7 @@ class ClientCapabilities(_Model):
     See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v2/initialization#client-capabilities)
     """
 
-    auth: ClientAuthCapabilities | None | Unset = UNSET
+    auth: ClientAuthCapabilities | None | _Unset = _UNSET
     """Authentication capabilities supported by the client.
     Determines which authentication method types the agent may include
     in its `InitializeResponse`.
@@ -7668,7 +7672,7 @@ class ClientCapabilities(_Model):
     authentication-method extensions.
     """
 
-    elicitation: ElicitationCapabilities | None | Unset = UNSET
+    elicitation: ElicitationCapabilities | None | _Unset = _UNSET
     """Elicitation capabilities supported by the client.
     Determines which elicitation modes the agent may use.
 
@@ -7676,7 +7680,7 @@ class ClientCapabilities(_Model):
     elicitation support.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7684,15 +7688,15 @@ class ClientCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, auth=UNSET, elicitation=UNSET, meta=UNSET):
+        def __init__(self, *, auth=_UNSET, elicitation=_UNSET, meta=_UNSET):
             self.auth = auth
             self.elicitation = elicitation
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ClientAuthCapabilities(_Model):
     """Authentication capabilities supported by the client.
 
@@ -7701,7 +7705,7 @@ class ClientAuthCapabilities(_Model):
     additional client-side support.
     """
 
-    terminal: TerminalAuthCapabilities | None | Unset = UNSET
+    terminal: TerminalAuthCapabilities | None | _Unset = _UNSET
     """Whether the client supports `terminal` authentication methods.
 
     Optional. Omitted and `null` are equivalent and mean the client does not advertise support.
@@ -7710,7 +7714,7 @@ class ClientAuthCapabilities(_Model):
     agent may include `terminal` entries in its authentication methods.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7718,14 +7722,14 @@ class ClientAuthCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, terminal=UNSET, meta=UNSET):
+        def __init__(self, *, terminal=_UNSET, meta=_UNSET):
             self.terminal = terminal
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalAuthCapabilities(_Model):
     """Capabilities for terminal authentication methods.
 
@@ -7734,7 +7738,7 @@ class TerminalAuthCapabilities(_Model):
     methods.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7742,31 +7746,31 @@ class TerminalAuthCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationCapabilities(_Model):
     """Elicitation capabilities supported by the client."""
 
-    form: ElicitationFormCapabilities | None | Unset = UNSET
+    form: ElicitationFormCapabilities | None | _Unset = _UNSET
     """Whether the client supports form-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean form support is not advertised.
     Supplying `{}` explicitly advertises form support.
     """
 
-    url: ElicitationUrlCapabilities | None | Unset = UNSET
+    url: ElicitationUrlCapabilities | None | _Unset = _UNSET
     """Whether the client supports URL-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean the client does not advertise support.
     Supplying `{}` means the client supports URL-based elicitation.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7774,22 +7778,22 @@ class ElicitationCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, form=UNSET, url=UNSET, meta=UNSET):
+        def __init__(self, *, form=_UNSET, url=_UNSET, meta=_UNSET):
             self.form = form
             self.url = url
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationFormCapabilities(_Model):
     """Form-based elicitation capabilities.
 
     Supplying `{}` means the client supports form-based elicitation.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7797,20 +7801,20 @@ class ElicitationFormCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationUrlCapabilities(_Model):
     """URL-based elicitation capabilities.
 
     Supplying `{}` means the client supports URL-based elicitation.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7818,13 +7822,13 @@ class ElicitationUrlCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class LoginAuthRequest(_Model):
     """Request parameters for the `auth/login` method.
 
@@ -7835,7 +7839,7 @@ class LoginAuthRequest(_Model):
     when `authMethods` was omitted or empty.
     """
 
-    METHOD: ClassVar[str] = "auth/login"
+    METHOD: _ClassVar[str] = "auth/login"
     """The JSON-RPC method (agent side)."""
 
     method_id: AuthMethodId
@@ -7843,7 +7847,7 @@ class LoginAuthRequest(_Model):
     Must be one of the methods advertised in the initialize response.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7851,14 +7855,14 @@ class LoginAuthRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, method_id, meta=UNSET):
+        def __init__(self, *, method_id, meta=_UNSET):
             self.method_id = method_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class LogoutAuthRequest(_Model):
     """Request parameters for the `auth/logout` method.
 
@@ -7869,10 +7873,10 @@ class LogoutAuthRequest(_Model):
     when `authMethods` was omitted or empty.
     """
 
-    METHOD: ClassVar[str] = "auth/logout"
+    METHOD: _ClassVar[str] = "auth/logout"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7880,26 +7884,26 @@ class LogoutAuthRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class NewSessionRequest(_Model):
     """Request parameters for creating a new session.
 
     See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/session-setup#creating-a-session)
     """
 
-    METHOD: ClassVar[str] = "session/new"
+    METHOD: _ClassVar[str] = "session/new"
     """The JSON-RPC method (agent side)."""
 
     cwd: AbsolutePath
     """The working directory for this session. Must be an absolute path."""
 
-    additional_directories: list[AbsolutePath] | Unset = UNSET
+    additional_directories: list[AbsolutePath] | _Unset = _UNSET
     """Additional workspace roots for this session. Each path must be absolute.
 
     These expand the session's workspace scope without changing `cwd`, which
@@ -7907,10 +7911,10 @@ class NewSessionRequest(_Model):
     additional roots are activated for the new session.
     """
 
-    mcp_servers: list[McpServer] | Unset = UNSET
+    mcp_servers: list[McpServer] | _Unset = _UNSET
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7918,10 +7922,10 @@ class NewSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, cwd, additional_directories=UNSET, mcp_servers=UNSET, meta=UNSET
+            self, *, cwd, additional_directories=_UNSET, mcp_servers=_UNSET, meta=_UNSET
         ):
             self.cwd = cwd
             self.additional_directories = additional_directories
@@ -7929,7 +7933,7 @@ class NewSessionRequest(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class HttpMcpServer(_Model):
     """HTTP transport configuration
 
@@ -7938,7 +7942,7 @@ class HttpMcpServer(_Model):
     A variant of McpServer (`type` is 'http').
     """
 
-    type: ClassVar[str] = "http"
+    type: _ClassVar[str] = "http"
 
     name: str
     """Human-readable name identifying this MCP server."""
@@ -7946,12 +7950,12 @@ class HttpMcpServer(_Model):
     url: str
     """URL to the MCP server."""
 
-    headers: list[HttpHeader] | Unset = UNSET
+    headers: list[HttpHeader] | _Unset = _UNSET
     """HTTP headers to set when making requests to the MCP server. Headers the MCP transport
     defines are owned by the transport, and Agents use the transport's values for them.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7959,16 +7963,16 @@ class HttpMcpServer(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, url, headers=UNSET, meta=UNSET):
+        def __init__(self, *, name, url, headers=_UNSET, meta=_UNSET):
             self.name = name
             self.url = url
             self.headers = headers
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class StdioMcpServer(_Model):
     """Stdio transport configuration
 
@@ -7977,7 +7981,7 @@ class StdioMcpServer(_Model):
     A variant of McpServer (`type` is 'stdio').
     """
 
-    type: ClassVar[str] = "stdio"
+    type: _ClassVar[str] = "stdio"
 
     name: str
     """Human-readable name identifying this MCP server."""
@@ -7985,15 +7989,15 @@ class StdioMcpServer(_Model):
     command: AbsolutePath
     """Absolute path to the MCP server executable."""
 
-    args: list[str] | Unset = UNSET
+    args: list[str] | _Unset = _UNSET
     """Command-line arguments to pass to the MCP server."""
 
-    env: list[EnvVariable] | Unset = UNSET
+    env: list[EnvVariable] | _Unset = _UNSET
     """Environment variables to set when launching the MCP server. Names SHOULD be unique.
     Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8001,9 +8005,9 @@ class StdioMcpServer(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, command, args=UNSET, env=UNSET, meta=UNSET):
+        def __init__(self, *, name, command, args=_UNSET, env=_UNSET, meta=_UNSET):
             self.name = name
             self.command = command
             self.args = args
@@ -8011,7 +8015,7 @@ class StdioMcpServer(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherMcpServer(_Model):
     """Custom or future MCP server transport configuration.
 
@@ -8030,17 +8034,17 @@ class OtherMcpServer(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, type, extra=_FACTORY):
             self.type = type
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class HttpHeader(_Model):
     """An HTTP header to set when making requests to the MCP server."""
 
@@ -8050,7 +8054,7 @@ class HttpHeader(_Model):
     value: str
     """The value to set for the HTTP header."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8058,15 +8062,15 @@ class HttpHeader(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, value, meta=UNSET):
+        def __init__(self, *, name, value, meta=_UNSET):
             self.name = name
             self.value = value
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class McpServerHttp(_Model):
     """HTTP transport configuration for MCP."""
 
@@ -8076,12 +8080,12 @@ class McpServerHttp(_Model):
     url: str
     """URL to the MCP server."""
 
-    headers: list[HttpHeader] | Unset = UNSET
+    headers: list[HttpHeader] | _Unset = _UNSET
     """HTTP headers to set when making requests to the MCP server. Headers the MCP transport
     defines are owned by the transport, and Agents use the transport's values for them.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8089,16 +8093,16 @@ class McpServerHttp(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, url, headers=UNSET, meta=UNSET):
+        def __init__(self, *, name, url, headers=_UNSET, meta=_UNSET):
             self.name = name
             self.url = url
             self.headers = headers
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class McpServerStdio(_Model):
     """Stdio transport configuration for MCP."""
 
@@ -8108,15 +8112,15 @@ class McpServerStdio(_Model):
     command: AbsolutePath
     """Absolute path to the MCP server executable."""
 
-    args: list[str] | Unset = UNSET
+    args: list[str] | _Unset = _UNSET
     """Command-line arguments to pass to the MCP server."""
 
-    env: list[EnvVariable] | Unset = UNSET
+    env: list[EnvVariable] | _Unset = _UNSET
     """Environment variables to set when launching the MCP server. Names SHOULD be unique.
     Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8124,9 +8128,9 @@ class McpServerStdio(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, command, args=UNSET, env=UNSET, meta=UNSET):
+        def __init__(self, *, name, command, args=_UNSET, env=_UNSET, meta=_UNSET):
             self.name = name
             self.command = command
             self.args = args
@@ -8134,14 +8138,14 @@ class McpServerStdio(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ListSessionsRequest(_Model):
     """Request parameters for listing existing sessions."""
 
-    METHOD: ClassVar[str] = "session/list"
+    METHOD: _ClassVar[str] = "session/list"
     """The JSON-RPC method (agent side)."""
 
-    cwd: AbsolutePath | None | Unset = UNSET
+    cwd: AbsolutePath | None | _Unset = _UNSET
     """Filter sessions by working directory. Must be an absolute path.
 
     Only sessions whose `cwd` is this same directory match. Subdirectories and
@@ -8150,13 +8154,13 @@ class ListSessionsRequest(_Model):
     Omitted and `null` are equivalent and mean sessions are not filtered by working directory.
     """
 
-    cursor: SessionListCursor | None | Unset = UNSET
+    cursor: SessionListCursor | None | _Unset = _UNSET
     """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination
 
     Omitted and `null` are equivalent and mean the first page is requested.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8164,28 +8168,28 @@ class ListSessionsRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, cwd=UNSET, cursor=UNSET, meta=UNSET):
+        def __init__(self, *, cwd=_UNSET, cursor=_UNSET, meta=_UNSET):
             self.cwd = cwd
             self.cursor = cursor
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class DeleteSessionRequest(_Model):
     """Request parameters for deleting an existing session from `session/list`.
 
     Only available if the Agent supports the `session.delete` capability.
     """
 
-    METHOD: ClassVar[str] = "session/delete"
+    METHOD: _ClassVar[str] = "session/delete"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
     """The ID of the session to delete."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8193,14 +8197,14 @@ class DeleteSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, meta=UNSET):
+        def __init__(self, *, session_id, meta=_UNSET):
             self.session_id = session_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResumeSessionRequest(_Model):
     """Request parameters for resuming an existing session.
 
@@ -8208,7 +8212,7 @@ class ResumeSessionRequest(_Model):
     history according to `replayFrom`.
     """
 
-    METHOD: ClassVar[str] = "session/resume"
+    METHOD: _ClassVar[str] = "session/resume"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
@@ -8221,7 +8225,7 @@ class ResumeSessionRequest(_Model):
     with `-32602`, and MAY normalize paths when comparing.
     """
 
-    additional_directories: list[AbsolutePath] | Unset = UNSET
+    additional_directories: list[AbsolutePath] | _Unset = _UNSET
     """Additional workspace roots to activate for this session. Each path must be absolute.
 
     When omitted or empty, no additional roots are activated. When non-empty,
@@ -8230,14 +8234,14 @@ class ResumeSessionRequest(_Model):
     the request `cwd` matches the session's `cwd`.
     """
 
-    mcp_servers: list[McpServer] | Unset = UNSET
+    mcp_servers: list[McpServer] | _Unset = _UNSET
     """List of MCP servers to connect to for this session.
 
     The complete set of Client-provided servers. Omitted and `[]` mean none. Agents SHOULD
     NOT restore servers from earlier requests.
     """
 
-    replay_from: ReplayFrom | None | Unset = UNSET
+    replay_from: ReplayFrom | None | _Unset = _UNSET
     """Inclusive cursor describing where conversation replay should begin.
 
     Optional. Omitted and `null` are equivalent and mean the Agent should resume without
@@ -8251,7 +8255,7 @@ class ResumeSessionRequest(_Model):
     or resuming without replay.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8259,17 +8263,17 @@ class ResumeSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             session_id,
             cwd,
-            additional_directories=UNSET,
-            mcp_servers=UNSET,
-            replay_from=UNSET,
-            meta=UNSET,
+            additional_directories=_UNSET,
+            mcp_servers=_UNSET,
+            replay_from=_UNSET,
+            meta=_UNSET,
         ):
             self.session_id = session_id
             self.cwd = cwd
@@ -8279,16 +8283,16 @@ class ResumeSessionRequest(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class StartReplayFrom(_Model):
     """Replay all retained conversation history from its first replayable entry.
 
     A variant of ReplayFrom (`type` is 'start').
     """
 
-    type: ClassVar[str] = "start"
+    type: _ClassVar[str] = "start"
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8296,13 +8300,13 @@ class StartReplayFrom(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherReplayFrom(_Model):
     """Custom or future replay cursor.
 
@@ -8321,21 +8325,21 @@ class OtherReplayFrom(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, type, extra=_FACTORY):
             self.type = type
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ReplayFromStart(_Model):
     """Inclusive replay cursor requesting replay from the start of retained conversation history."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8343,13 +8347,13 @@ class ReplayFromStart(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CloseSessionRequest(_Model):
     """Request parameters for closing an active session.
 
@@ -8373,13 +8377,13 @@ class CloseSessionRequest(_Model):
     `messageId`. Prompt responses need not precede the close response.
     """
 
-    METHOD: ClassVar[str] = "session/close"
+    METHOD: _ClassVar[str] = "session/close"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
     """The ID of the session to close."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8387,14 +8391,14 @@ class CloseSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, meta=UNSET):
+        def __init__(self, *, session_id, meta=_UNSET):
             self.session_id = session_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CancelToolCallRequest(_Model):
     """Request parameters for cancelling one tool call.
 
@@ -8410,7 +8414,7 @@ class CancelToolCallRequest(_Model):
     See protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-tool-calls)
     """
 
-    METHOD: ClassVar[str] = "tool_call/cancel"
+    METHOD: _ClassVar[str] = "tool_call/cancel"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
@@ -8419,7 +8423,7 @@ class CancelToolCallRequest(_Model):
     tool_call_id: ToolCallId
     """The ID of the tool call to cancel."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8427,15 +8431,15 @@ class CancelToolCallRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, tool_call_id, meta=UNSET):
+        def __init__(self, *, session_id, tool_call_id, meta=_UNSET):
             self.session_id = session_id
             self.tool_call_id = tool_call_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CancelTerminalRequest(_Model):
     """Request parameters for cancelling one terminal.
 
@@ -8452,7 +8456,7 @@ class CancelTerminalRequest(_Model):
     See protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/tool-calls#cancelling-terminals)
     """
 
-    METHOD: ClassVar[str] = "terminal/cancel"
+    METHOD: _ClassVar[str] = "terminal/cancel"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
@@ -8461,7 +8465,7 @@ class CancelTerminalRequest(_Model):
     terminal_id: TerminalId
     """The ID of the terminal to cancel."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8469,22 +8473,22 @@ class CancelTerminalRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, terminal_id, meta=UNSET):
+        def __init__(self, *, session_id, terminal_id, meta=_UNSET):
             self.session_id = session_id
             self.terminal_id = terminal_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class IdSetSessionConfigOptionRequest(_Model):
     """A `SessionConfigValueId` string value (`type: "id"`).
 
     A variant of SetSessionConfigOptionRequest (`type` is 'id').
     """
 
-    type: ClassVar[str] = "id"
+    type: _ClassVar[str] = "id"
 
     session_id: SessionId
     """The ID of the session to set the configuration option for."""
@@ -8492,7 +8496,7 @@ class IdSetSessionConfigOptionRequest(_Model):
     config_id: SessionConfigId
     """The ID of the configuration option to set."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8503,23 +8507,23 @@ class IdSetSessionConfigOptionRequest(_Model):
     value: SessionConfigValueId
     """The value ID."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, config_id, meta=UNSET, value):
+        def __init__(self, *, session_id, config_id, meta=_UNSET, value):
             self.session_id = session_id
             self.config_id = config_id
             self.meta = meta
             self.value = value
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class BooleanSetSessionConfigOptionRequest(_Model):
     """A boolean value (`type: "boolean"`).
 
     A variant of SetSessionConfigOptionRequest (`type` is 'boolean').
     """
 
-    type: ClassVar[str] = "boolean"
+    type: _ClassVar[str] = "boolean"
 
     session_id: SessionId
     """The ID of the session to set the configuration option for."""
@@ -8527,7 +8531,7 @@ class BooleanSetSessionConfigOptionRequest(_Model):
     config_id: SessionConfigId
     """The ID of the configuration option to set."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8538,16 +8542,16 @@ class BooleanSetSessionConfigOptionRequest(_Model):
     value: bool
     """The boolean value."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, config_id, meta=UNSET, value):
+        def __init__(self, *, session_id, config_id, meta=_UNSET, value):
             self.session_id = session_id
             self.config_id = config_id
             self.meta = meta
             self.value = value
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherSetSessionConfigOptionRequest(_Model):
     """Custom or future session configuration option value payload.
 
@@ -8570,7 +8574,7 @@ class OtherSetSessionConfigOptionRequest(_Model):
     config_id: SessionConfigId
     """The ID of the configuration option to set."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8578,16 +8582,16 @@ class OtherSetSessionConfigOptionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    value: Any
+    value: _Any
     """Raw value payload for the custom or future value type."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, type, session_id, config_id, meta=UNSET, value, extra=_FACTORY
+            self, *, type, session_id, config_id, meta=_UNSET, value, extra=_FACTORY
         ):
             self.type = type
             self.session_id = session_id
@@ -8597,7 +8601,7 @@ class OtherSetSessionConfigOptionRequest(_Model):
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PromptRequest(_Model):
     """Request parameters for sending a user prompt to the agent.
 
@@ -8606,7 +8610,7 @@ class PromptRequest(_Model):
     See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#1-user-message)
     """
 
-    METHOD: ClassVar[str] = "session/prompt"
+    METHOD: _ClassVar[str] = "session/prompt"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
@@ -8631,7 +8635,7 @@ class PromptRequest(_Model):
     inserting it.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8639,35 +8643,35 @@ class PromptRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, prompt, meta=UNSET):
+        def __init__(self, *, session_id, prompt, meta=_UNSET):
             self.session_id = session_id
             self.prompt = prompt
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResultClientResponse(_Model):
     """A successful JSON-RPC response.
 
     A variant of ClientResponse.
     """
 
-    id: RequestId_
+    id: RequestId
     """The id of the request this response answers."""
 
-    result: Any
+    result: _Any
     """Method-specific response data."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, id, result):
             self.id = id
             self.result = result
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ErrorClientResponse(_Model):
     """A failed JSON-RPC response.
 
@@ -8684,24 +8688,24 @@ class ErrorClientResponse(_Model):
     error: Error
     """Method-specific error data."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, id, error):
             self.id = id
             self.error = error
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class RequestPermissionResponse(_Model):
     """Response to a permission request."""
 
-    METHOD: ClassVar[str] = "session/request_permission"
+    METHOD: _ClassVar[str] = "session/request_permission"
     """The JSON-RPC method (client side)."""
 
     outcome: RequestPermissionOutcome
     """The user's decision on the permission request."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8709,14 +8713,14 @@ class RequestPermissionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, outcome, meta=UNSET):
+        def __init__(self, *, outcome, meta=_UNSET):
             self.outcome = outcome
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CancelledRequestPermissionOutcome(_Model):
     """The request was not approved and no option was selected: the session's work was
     cancelled, the user dismissed the prompt, or the client declined it by policy.
@@ -8732,9 +8736,9 @@ class CancelledRequestPermissionOutcome(_Model):
     A variant of RequestPermissionOutcome (`outcome` is 'cancelled').
     """
 
-    outcome: ClassVar[str] = "cancelled"
+    outcome: _ClassVar[str] = "cancelled"
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8742,13 +8746,13 @@ class CancelledRequestPermissionOutcome(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SelectedRequestPermissionOutcome(_Model):
     """The user selected one of the provided options.
 
@@ -8758,12 +8762,12 @@ class SelectedRequestPermissionOutcome(_Model):
     A variant of RequestPermissionOutcome (`outcome` is 'selected').
     """
 
-    outcome: ClassVar[str] = "selected"
+    outcome: _ClassVar[str] = "selected"
 
     option_id: PermissionOptionId
     """The ID of the option the user selected."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8771,14 +8775,14 @@ class SelectedRequestPermissionOutcome(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, option_id, meta=UNSET):
+        def __init__(self, *, option_id, meta=_UNSET):
             self.option_id = option_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherRequestPermissionOutcome(_Model):
     """Custom or future permission outcome.
 
@@ -8797,21 +8801,21 @@ class OtherRequestPermissionOutcome(_Model):
     outcome: str
     """The `outcome` value."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, outcome, extra=_FACTORY):
             self.outcome = outcome
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CancelledPermissionOutcome(_Model):
     """The request was not approved and no option was selected."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8819,20 +8823,20 @@ class CancelledPermissionOutcome(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SelectedPermissionOutcome(_Model):
     """The user selected one of the provided options."""
 
     option_id: PermissionOptionId
     """The ID of the option the user selected."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8840,23 +8844,23 @@ class SelectedPermissionOutcome(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, option_id, meta=UNSET):
+        def __init__(self, *, option_id, meta=_UNSET):
             self.option_id = option_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AcceptCreateElicitationResponse(_Model):
     """The user accepted and provided content.
 
     A variant of CreateElicitationResponse (`action` is 'accept').
     """
 
-    action: ClassVar[str] = "accept"
+    action: _ClassVar[str] = "accept"
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8864,29 +8868,29 @@ class AcceptCreateElicitationResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    content: dict[str, ElicitationContentValue] | None | Unset = UNSET
+    content: dict[str, ElicitationContentValue] | None | _Unset = _UNSET
     """The user-provided content, if any, as an object matching the requested schema.
 
     Omitted and `null` are equivalent and mean no content is provided.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET, content=UNSET):
+        def __init__(self, *, meta=_UNSET, content=_UNSET):
             self.meta = meta
             self.content = content
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class DeclineCreateElicitationResponse(_Model):
     """The user declined the elicitation.
 
     A variant of CreateElicitationResponse (`action` is 'decline').
     """
 
-    action: ClassVar[str] = "decline"
+    action: _ClassVar[str] = "decline"
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8894,22 +8898,22 @@ class DeclineCreateElicitationResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CancelCreateElicitationResponse(_Model):
     """The elicitation was cancelled.
 
     A variant of CreateElicitationResponse (`action` is 'cancel').
     """
 
-    action: ClassVar[str] = "cancel"
+    action: _ClassVar[str] = "cancel"
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8917,13 +8921,13 @@ class CancelCreateElicitationResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherCreateElicitationResponse(_Model):
     """Custom or future elicitation action.
 
@@ -8941,7 +8945,7 @@ class OtherCreateElicitationResponse(_Model):
     action: str
     """The `action` value."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8949,64 +8953,64 @@ class OtherCreateElicitationResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, action, meta=UNSET, extra=_FACTORY):
+        def __init__(self, *, action, meta=_UNSET, extra=_FACTORY):
             self.action = action
             self.meta = meta
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationAcceptAction(_Model):
     """The user accepted the elicitation and provided content."""
 
-    content: dict[str, ElicitationContentValue] | None | Unset = UNSET
+    content: dict[str, ElicitationContentValue] | None | _Unset = _UNSET
     """The user-provided content, if any, as an object matching the requested schema.
 
     Omitted and `null` are equivalent and mean no content is provided.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, content=UNSET):
+        def __init__(self, *, content=_UNSET):
             self.content = content
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ClientNotification(_Model):
     """A JSON-RPC notification object."""
 
     method: str
     """The notification method name."""
 
-    params: Any | Unset = UNSET
+    params: _Any | _Unset = _UNSET
     """Method-specific notification parameters."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, method, params=UNSET):
+        def __init__(self, *, method, params=_UNSET):
             self.method = method
             self.params = params
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CancelSessionNotification(_Model):
     """Notification to cancel a session's foreground work and its prompts not yet inserted.
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)
     """
 
-    METHOD: ClassVar[str] = "session/cancel"
+    METHOD: _ClassVar[str] = "session/cancel"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
     """The ID of the session to cancel operations for."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -9014,29 +9018,29 @@ class CancelSessionNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, meta=UNSET):
+        def __init__(self, *, session_id, meta=_UNSET):
             self.session_id = session_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CancelRequestNotification(_Model):
     """Notification to cancel an ongoing request.
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/cancellation)
     """
 
-    METHOD: ClassVar[str] = "$/cancel_request"
+    METHOD: _ClassVar[str] = "$/cancel_request"
     """The JSON-RPC method (protocol side)."""
 
-    request_id: RequestId_
+    request_id: RequestId
     """The ID of the request to cancel: a request that the sender of this notification issued.
     Receivers match it only against requests they received from that sender.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -9044,14 +9048,14 @@ class CancelRequestNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, request_id, meta=UNSET):
+        def __init__(self, *, request_id, meta=_UNSET):
             self.request_id = request_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallState(_State):
     """The stored state of ToolCallUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
@@ -9079,19 +9083,19 @@ class ToolCallState(_State):
     locations: list[ToolCallLocation] = _field(default_factory=lambda: [])
     """Rule: collection."""
 
-    raw_input: Any = None
+    raw_input: _Any = None
     """Rule: null-clears."""
 
-    raw_output: Any = None
+    raw_output: _Any = None
     """Rule: null-clears."""
 
     capabilities: ToolCallCapabilities | None = None
     """Rule: null-clears. Omission leaves the capabilities unchanged, `null` clears them, and an object replaces the whole previous value. A new tool call starts with none."""
 
-    meta: dict[str, Any] = _field(default_factory=lambda: {})
+    meta: dict[str, _Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
@@ -9121,7 +9125,7 @@ class ToolCallState(_State):
             self.meta = {} if meta is _FACTORY else meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalState(_State):
     """The stored state of TerminalUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
@@ -9149,10 +9153,10 @@ class TerminalState(_State):
     capabilities: TerminalCapabilities | None = None
     """Rule: null-clears. Omission leaves the capabilities unchanged, `null` clears them, and an object replaces the whole previous value. A new terminal starts with none."""
 
-    meta: dict[str, Any] = _field(default_factory=lambda: {})
+    meta: dict[str, _Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
@@ -9176,7 +9180,7 @@ class TerminalState(_State):
             self.meta = {} if meta is _FACTORY else meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionInfoState(_State):
     """The stored state of SessionInfoUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
@@ -9189,10 +9193,10 @@ class SessionInfoState(_State):
     updated_at: str | None = None
     """Rule: null-clears."""
 
-    meta: dict[str, Any] = _field(default_factory=lambda: {})
+    meta: dict[str, _Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, title=None, updated_at=None, meta=_FACTORY):
             self.title = title
@@ -9200,7 +9204,7 @@ class SessionInfoState(_State):
             self.meta = {} if meta is _FACTORY else meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UserMessageState(_State):
     """The stored state of UserMessage upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
@@ -9213,10 +9217,10 @@ class UserMessageState(_State):
     content: list[ContentBlock] = _field(default_factory=lambda: [])
     """Rule: collection."""
 
-    meta: dict[str, Any] = _field(default_factory=lambda: {})
+    meta: dict[str, _Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, message_id, content=_FACTORY, meta=_FACTORY):
             self.message_id = message_id
@@ -9224,7 +9228,7 @@ class UserMessageState(_State):
             self.meta = {} if meta is _FACTORY else meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentMessageState(_State):
     """The stored state of AgentMessage upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
@@ -9237,10 +9241,10 @@ class AgentMessageState(_State):
     content: list[ContentBlock] = _field(default_factory=lambda: [])
     """Rule: collection."""
 
-    meta: dict[str, Any] = _field(default_factory=lambda: {})
+    meta: dict[str, _Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, message_id, content=_FACTORY, meta=_FACTORY):
             self.message_id = message_id
@@ -9248,7 +9252,7 @@ class AgentMessageState(_State):
             self.meta = {} if meta is _FACTORY else meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentThoughtState(_State):
     """The stored state of AgentThought upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
@@ -9261,10 +9265,10 @@ class AgentThoughtState(_State):
     content: list[ContentBlock] = _field(default_factory=lambda: [])
     """Rule: collection."""
 
-    meta: dict[str, Any] = _field(default_factory=lambda: {})
+    meta: dict[str, _Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, message_id, content=_FACTORY, meta=_FACTORY):
             self.message_id = message_id
@@ -9272,7 +9276,7 @@ class AgentThoughtState(_State):
             self.meta = {} if meta is _FACTORY else meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UsageState(_State):
     """The stored state of UsageUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
@@ -9288,7 +9292,7 @@ class UsageState(_State):
     cost: Cost | None = None
     """Rule: null-clears."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, used=0, size=0, cost=None):
             self.used = used
@@ -9296,7 +9300,7 @@ class UsageState(_State):
             self.cost = cost
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CompactionState(_State):
     """The stored state of CompactionUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
@@ -9315,10 +9319,10 @@ class CompactionState(_State):
     error: str | None = None
     """Rule: null-clears."""
 
-    meta: dict[str, Any] = _field(default_factory=lambda: {})
+    meta: dict[str, _Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
@@ -9338,7 +9342,7 @@ class CompactionState(_State):
 
 # Type aliases, each after the names it uses.
 
-RequestId_: TypeAlias = int | str
+RequestId: _TypeAlias = int | str
 """A JSON-RPC request ID: a string or an integer. Unlike base JSON-RPC, it MUST NOT be `null`.
 
 The receiver MUST reply with the same value in the response. Each side chooses IDs for its own
@@ -9346,7 +9350,7 @@ requests, so the same ID can be in use in both directions. A sender MUST NOT reu
 a request with it is still awaiting a response.
 """
 
-SessionId: TypeAlias = str
+SessionId: _TypeAlias = str
 """A unique identifier for a conversation session between a client and agent.
 
 Each session has its own context, conversation history, and state, so one
@@ -9355,17 +9359,17 @@ agent can run several independent sessions.
 See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v2/session-setup#session-id)
 """
 
-RequestPermissionSubject: TypeAlias = (
+RequestPermissionSubject: _TypeAlias = (
     ToolCallRequestPermissionSubject
     | CommandRequestPermissionSubject
     | OtherRequestPermissionSubject
 )
 """The operation requiring permission."""
 
-ToolCallId: TypeAlias = str
+ToolCallId: _TypeAlias = str
 """Unique identifier for a tool call within a session."""
 
-ToolCallContent: TypeAlias = (
+ToolCallContent: _TypeAlias = (
     ContentToolCallContent
     | DiffToolCallContent
     | TerminalToolCallContent
@@ -9379,7 +9383,7 @@ content blocks (text, images), file diffs, or display-only terminals.
 See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/tool-calls#content)
 """
 
-ContentBlock: TypeAlias = (
+ContentBlock: _TypeAlias = (
     TextContentBlock
     | ImageContentBlock
     | AudioContentBlock
@@ -9401,13 +9405,13 @@ forward content from MCP tool outputs without transformation.
 See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/content)
 """
 
-MediaType: TypeAlias = str
+MediaType: _TypeAlias = str
 """An Internet media type identifying the format of protocol content."""
 
-EmbeddedResourceResource: TypeAlias = TextResourceContents | BlobResourceContents
+EmbeddedResourceResource: _TypeAlias = TextResourceContents | BlobResourceContents
 """Resource content that can be embedded in a message."""
 
-DiffChange: TypeAlias = (
+DiffChange: _TypeAlias = (
     AddDiffChange
     | DeleteDiffChange
     | ModifyDiffChange
@@ -9421,20 +9425,20 @@ Structured change metadata lets clients identify affected files and
 operations without parsing the text patch.
 """
 
-AbsolutePath: TypeAlias = str
+AbsolutePath: _TypeAlias = str
 """An absolute filesystem path used by the protocol.
 
 Uses the native syntax of the machine the Agent runs on, such as `/home/user/project`,
 `C:\\Users\\user\\project`, or `\\\\server\\share\\project`. It is not a URI.
 """
 
-TerminalId: TypeAlias = str
+TerminalId: _TypeAlias = str
 """Unique identifier for an agent-owned terminal within a session."""
 
-PermissionOptionId: TypeAlias = str
+PermissionOptionId: _TypeAlias = str
 """Unique identifier for a permission option."""
 
-CreateElicitationRequest: TypeAlias = (
+CreateElicitationRequest: _TypeAlias = (
     FormCreateElicitationRequest
     | UrlCreateElicitationRequest
     | OtherCreateElicitationRequest
@@ -9458,7 +9462,7 @@ The request's scope alone does not establish that dependency.
 See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/elicitation)
 """
 
-ElicitationPropertySchema: TypeAlias = (
+ElicitationPropertySchema: _TypeAlias = (
     StringElicitationPropertySchema
     | NumberElicitationPropertySchema
     | IntegerElicitationPropertySchema
@@ -9473,15 +9477,15 @@ Single-select enums use `type: "string"` with `enum` or `oneOf` set.
 Multi-select enums use `type: "array"`.
 """
 
-MultiSelectItems: TypeAlias = (
+MultiSelectItems: _TypeAlias = (
     MultiSelectItemsString | OtherMultiSelectItems | TitledMultiSelectItems
 )
 """Items for a multi-select (array) property schema."""
 
-ElicitationId: TypeAlias = str
+ElicitationId: _TypeAlias = str
 """Unique identifier for an elicitation."""
 
-ExtRequest: TypeAlias = Any
+ExtRequest: _TypeAlias = _Any
 """Allows for sending an arbitrary request that is not part of the ACP spec.
 Extension methods provide a way to add custom functionality while maintaining
 protocol compatibility.
@@ -9489,59 +9493,59 @@ protocol compatibility.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
 """
 
-AgentResponse: TypeAlias = ResultAgentResponse | ErrorAgentResponse
+AgentResponse: _TypeAlias = ResultAgentResponse | ErrorAgentResponse
 """A JSON-RPC response object."""
 
-ProtocolVersion: TypeAlias = int
+ProtocolVersion: _TypeAlias = int
 """Protocol version identifier.
 
 This version is only bumped for breaking changes.
 Non-breaking changes should be introduced via capabilities.
 """
 
-AuthMethod: TypeAlias = TerminalAuthMethod | AgentAuthMethod | OtherAuthMethod
+AuthMethod: _TypeAlias = TerminalAuthMethod | AgentAuthMethod | OtherAuthMethod
 """Describes an available authentication method.
 
 The `type` field acts as the discriminator in the serialized JSON form.
 """
 
-AuthMethodId: TypeAlias = str
+AuthMethodId: _TypeAlias = str
 """Typed identifier used for auth method values on the wire."""
 
-SessionConfigOption: TypeAlias = (
+SessionConfigOption: _TypeAlias = (
     SelectSessionConfigOption | BooleanSessionConfigOption | OtherSessionConfigOption
 )
 """A session configuration option selector and its current state."""
 
-SessionConfigId: TypeAlias = str
+SessionConfigId: _TypeAlias = str
 """Unique identifier for a session configuration option."""
 
-SessionConfigValueId: TypeAlias = str
+SessionConfigValueId: _TypeAlias = str
 """Unique identifier for a session configuration option value."""
 
-SessionConfigSelectOptions: TypeAlias = (
+SessionConfigSelectOptions: _TypeAlias = (
     list[SessionConfigSelectOption] | list[SessionConfigSelectGroup]
 )
 """Possible values for a session configuration option."""
 
-SessionConfigGroupId: TypeAlias = str
+SessionConfigGroupId: _TypeAlias = str
 """Unique identifier for a session configuration option value group."""
 
-AvailableCommand: TypeAlias = CommandAvailableCommand | OtherAvailableCommand
+AvailableCommand: _TypeAlias = CommandAvailableCommand | OtherAvailableCommand
 """A command the agent advertises to the client.
 
 The `type` field acts as the discriminator in the serialized JSON form.
 """
 
-AvailableCommandInput: TypeAlias = (
+AvailableCommandInput: _TypeAlias = (
     TextAvailableCommandInput | OtherAvailableCommandInput
 )
 """The input specification for a command."""
 
-SessionListCursor: TypeAlias = str
+SessionListCursor: _TypeAlias = str
 """An opaque cursor used to paginate `session/list` results."""
 
-MessageId: TypeAlias = str
+MessageId: _TypeAlias = str
 """Identifier for a message, unique among messages of the same type within a session.
 
 Each message type, such as user messages, agent messages, and agent thoughts,
@@ -9549,7 +9553,7 @@ has its own ID space: messages of different types may share an ID and remain
 distinct messages.
 """
 
-ExtResponse: TypeAlias = Any
+ExtResponse: _TypeAlias = _Any
 """Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
 Extension methods provide a way to add custom functionality while maintaining
 protocol compatibility.
@@ -9557,12 +9561,12 @@ protocol compatibility.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
 """
 
-ErrorData: TypeAlias = (
-    UnsupportedProtocolVersionErrorData | SessionNotFoundErrorData | Any
+ErrorData: _TypeAlias = (
+    UnsupportedProtocolVersionErrorData | SessionNotFoundErrorData | _Any
 )
 """Schema for [`Error::data`]: the shapes ACP defines, or any other value."""
 
-SessionUpdate: TypeAlias = (
+SessionUpdate: _TypeAlias = (
     UserMessageChunkSessionUpdate
     | UserMessageSessionUpdate
     | AgentMessageChunkSessionUpdate
@@ -9591,7 +9595,7 @@ These updates report messages, progress, and other session activity.
 See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#3-agent-reports-output)
 """
 
-BackgroundWork: TypeAlias = (
+BackgroundWork: _TypeAlias = (
     TerminalBackgroundWork | ToolCallBackgroundWork | OtherBackgroundWork
 )
 """One piece of work running independently of the session's foreground work.
@@ -9604,7 +9608,7 @@ listed once: process-backed work is listed as its terminal, not also as its tool
 See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#background-work)
 """
 
-IdleStateUpdate: TypeAlias = (
+IdleStateUpdate: _TypeAlias = (
     EndTurnIdleStateUpdate
     | MaxTokensIdleStateUpdate
     | MaxTurnRequestsIdleStateUpdate
@@ -9624,7 +9628,7 @@ Repeated or resume snapshots may carry the last stop reason for context.
 They MUST NOT be counted as new completions, cancellations, or additional usage.
 """
 
-StateUpdate: TypeAlias = (
+StateUpdate: _TypeAlias = (
     StateUpdateRunning | StateUpdateIdle | StateUpdateRequiresAction | OtherStateUpdate
 )
 """A snapshot of the session's aggregate foreground activity.
@@ -9669,16 +9673,16 @@ an idle boundary. Local commands use the same lifecycle even without model work.
 See protocol docs: [Session States](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#session-states)
 """
 
-PlanUpdateContent: TypeAlias = ItemsPlanUpdateContent | OtherPlanUpdateContent
+PlanUpdateContent: _TypeAlias = ItemsPlanUpdateContent | OtherPlanUpdateContent
 """Updated content for a plan."""
 
-PlanId: TypeAlias = str
+PlanId: _TypeAlias = str
 """Unique identifier for a plan within a session."""
 
-CompactionId: TypeAlias = str
+CompactionId: _TypeAlias = str
 """Unique identifier for a context compaction within a session."""
 
-ExtNotification: TypeAlias = Any
+ExtNotification: _TypeAlias = _Any
 """Allows either side to send an arbitrary notification that is not part of the ACP spec.
 Extension notifications provide a way to send one-way messages for custom functionality
 while maintaining protocol compatibility.
@@ -9686,7 +9690,7 @@ while maintaining protocol compatibility.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/extensibility)
 """
 
-McpServer: TypeAlias = HttpMcpServer | StdioMcpServer | OtherMcpServer
+McpServer: _TypeAlias = HttpMcpServer | StdioMcpServer | OtherMcpServer
 """Configuration for connecting to an MCP (Model Context Protocol) server.
 
 MCP servers provide tools and context that the agent can use when
@@ -9695,13 +9699,13 @@ processing prompts.
 See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v2/session-setup#mcp-servers)
 """
 
-ReplayFrom: TypeAlias = StartReplayFrom | OtherReplayFrom
+ReplayFrom: _TypeAlias = StartReplayFrom | OtherReplayFrom
 """Inclusive cursor describing where replayed session history should begin.
 
 Replay includes the position identified by the cursor.
 """
 
-SetSessionConfigOptionRequest: TypeAlias = (
+SetSessionConfigOptionRequest: _TypeAlias = (
     IdSetSessionConfigOptionRequest
     | BooleanSetSessionConfigOptionRequest
     | OtherSetSessionConfigOptionRequest
@@ -9715,17 +9719,17 @@ configuration unchanged.
 See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/session-config-options#setting-a-config-option)
 """
 
-ClientResponse: TypeAlias = ResultClientResponse | ErrorClientResponse
+ClientResponse: _TypeAlias = ResultClientResponse | ErrorClientResponse
 """A JSON-RPC response object."""
 
-RequestPermissionOutcome: TypeAlias = (
+RequestPermissionOutcome: _TypeAlias = (
     CancelledRequestPermissionOutcome
     | SelectedRequestPermissionOutcome
     | OtherRequestPermissionOutcome
 )
 """The outcome of a permission request."""
 
-CreateElicitationResponse: TypeAlias = (
+CreateElicitationResponse: _TypeAlias = (
     AcceptCreateElicitationResponse
     | DeclineCreateElicitationResponse
     | CancelCreateElicitationResponse
@@ -9733,5 +9737,5 @@ CreateElicitationResponse: TypeAlias = (
 )
 """Response from the client to an elicitation request."""
 
-ElicitationContentValue: TypeAlias = str | int | float | bool | list[str] | Any
+ElicitationContentValue: _TypeAlias = str | int | float | bool | list[str] | _Any
 """Allowed wire representations for `ElicitationContentValue`."""

@@ -7,20 +7,69 @@ Every function is pure: it returns a new state and changes neither argument. enc
 
 from __future__ import annotations
 
-import base64
+import base64 as _base64
 from dataclasses import replace as _replace
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, TypeVar
+import typing as _typing
+from typing import Any as _Any
+from typing import Callable as _Callable
+from typing import ClassVar as _ClassVar
+from typing import TypeVar as _TypeVar
 
-from ._runtime import UNSET
-from .models import *  # noqa: F401,F403
+from ._runtime import UNSET as _UNSET
+from .models import (
+    AgentCapabilities,
+    AgentMessage,
+    AgentMessageChunkSessionUpdate,
+    AgentMessageSessionUpdate,
+    AgentMessageState,
+    AgentThought,
+    AgentThoughtChunkSessionUpdate,
+    AgentThoughtSessionUpdate,
+    AgentThoughtState,
+    ClientAuthCapabilities,
+    ClientCapabilities,
+    CompactionState,
+    CompactionSummaryChunk,
+    CompactionSummaryChunkSessionUpdate,
+    CompactionUpdate,
+    CompactionUpdateSessionUpdate,
+    ElicitationCapabilities,
+    McpCapabilities,
+    PromptCapabilities,
+    SessionCapabilities,
+    SessionInfoState,
+    SessionInfoUpdate,
+    SessionInfoUpdateSessionUpdate,
+    TerminalOutput,
+    TerminalOutputChunk,
+    TerminalOutputChunkSessionUpdate,
+    TerminalState,
+    TerminalUpdate,
+    TerminalUpdateSessionUpdate,
+    ToolCallContentChunk,
+    ToolCallContentChunkSessionUpdate,
+    ToolCallState,
+    ToolCallStatus,
+    ToolCallUpdate,
+    ToolCallUpdateSessionUpdate,
+    ToolKind,
+    UsageState,
+    UsageUpdate,
+    UsageUpdateSessionUpdate,
+    UserMessage,
+    UserMessageChunkSessionUpdate,
+    UserMessageSessionUpdate,
+    UserMessageState,
+)
 
-if TYPE_CHECKING:
-    from typing import Protocol, overload
+if _typing.TYPE_CHECKING:
+    from typing import Protocol as _Protocol
+    from typing import overload as _overload
 
-    class _Payload(Protocol):
+    class _Payload(_Protocol):
         """A dataclass with base64 ``data``, which chunks append to."""
 
-        __dataclass_fields__: ClassVar[dict[str, Any]]
+        __dataclass_fields__: _ClassVar[dict[str, _Any]]
         data: str
 
 
@@ -49,7 +98,7 @@ _new = object.__new__
 """States are built without ``__init__``: every field is computed here."""
 
 
-def merge_meta(stored: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+def merge_meta(stored: dict[str, _Any], patch: dict[str, _Any]) -> dict[str, _Any]:
     """Patch metadata by top-level key: keys the patch omits are unchanged, a
     key set to ``None`` (JSON null) is removed, and any other value replaces
     that key's value without merging nested objects. Returns a new dict."""
@@ -86,71 +135,71 @@ def apply_tool_call_update(
         )
     else:
         _check_key(state, update, (("tool_call_id", "tool_call_id"),))
-    v_name: Any = update.name
-    if v_name is UNSET:
+    v_name: _Any = update.name
+    if v_name is _UNSET:
         f_name = state.name
     elif v_name is None:
         f_name = None
     else:
         f_name = v_name
-    v_title: Any = update.title
-    if v_title is UNSET:
+    v_title: _Any = update.title
+    if v_title is _UNSET:
         f_title = state.title
     elif v_title is None:
         f_title = None
     else:
         f_title = v_title
-    v_kind: Any = update.kind
-    if v_kind is UNSET:
+    v_kind: _Any = update.kind
+    if v_kind is _UNSET:
         f_kind = state.kind
     elif v_kind is None:
         f_kind = ToolKind.OTHER
     else:
         f_kind = v_kind
-    v_status: Any = update.status
-    if v_status is UNSET:
+    v_status: _Any = update.status
+    if v_status is _UNSET:
         f_status = state.status
     elif v_status is None:
         f_status = ToolCallStatus.PENDING
     else:
         f_status = v_status
-    v_content: Any = update.content
-    if v_content is UNSET:
+    v_content: _Any = update.content
+    if v_content is _UNSET:
         f_content = list(state.content)
     elif v_content is None:
         f_content = []
     else:
         f_content = list(v_content)
-    v_locations: Any = update.locations
-    if v_locations is UNSET:
+    v_locations: _Any = update.locations
+    if v_locations is _UNSET:
         f_locations = list(state.locations)
     elif v_locations is None:
         f_locations = []
     else:
         f_locations = list(v_locations)
-    v_raw_input: Any = update.raw_input
-    if v_raw_input is UNSET:
+    v_raw_input: _Any = update.raw_input
+    if v_raw_input is _UNSET:
         f_raw_input = state.raw_input
     elif v_raw_input is None:
         f_raw_input = None
     else:
         f_raw_input = v_raw_input
-    v_raw_output: Any = update.raw_output
-    if v_raw_output is UNSET:
+    v_raw_output: _Any = update.raw_output
+    if v_raw_output is _UNSET:
         f_raw_output = state.raw_output
     elif v_raw_output is None:
         f_raw_output = None
     else:
         f_raw_output = v_raw_output
-    v_capabilities: Any = update.capabilities
-    if v_capabilities is UNSET:
+    v_capabilities: _Any = update.capabilities
+    if v_capabilities is _UNSET:
         f_capabilities = state.capabilities
     elif v_capabilities is None:
         f_capabilities = None
     else:
         f_capabilities = v_capabilities
-    v_meta: Any = update.meta
-    if v_meta is UNSET:
+    v_meta: _Any = update.meta
+    if v_meta is _UNSET:
         f_meta = dict(state.meta)
     elif v_meta is None:
         f_meta = {}
@@ -184,50 +233,50 @@ def apply_terminal_update(
         )
     else:
         _check_key(state, update, (("terminal_id", "terminal_id"),))
-    v_command: Any = update.command
-    if v_command is UNSET:
+    v_command: _Any = update.command
+    if v_command is _UNSET:
         f_command = state.command
     elif v_command is None:
         f_command = None
     else:
         f_command = v_command
-    v_cwd: Any = update.cwd
-    if v_cwd is UNSET:
+    v_cwd: _Any = update.cwd
+    if v_cwd is _UNSET:
         f_cwd = state.cwd
     elif v_cwd is None:
         f_cwd = None
     else:
         f_cwd = v_cwd
-    v_output: Any = update.output
-    if v_output is UNSET:
+    v_output: _Any = update.output
+    if v_output is _UNSET:
         f_output = state.output
     elif v_output is None:
         f_output = None
     else:
         f_output = v_output
-    v_exit_status: Any = update.exit_status
-    if v_exit_status is UNSET:
+    v_exit_status: _Any = update.exit_status
+    if v_exit_status is _UNSET:
         f_exit_status = state.exit_status
     elif v_exit_status is None:
         f_exit_status = None
     else:
         f_exit_status = v_exit_status
-    v_size: Any = update.size
-    if v_size is UNSET:
+    v_size: _Any = update.size
+    if v_size is _UNSET:
         f_size = state.size
     elif v_size is None:
         f_size = None
     else:
         f_size = v_size
-    v_capabilities: Any = update.capabilities
-    if v_capabilities is UNSET:
+    v_capabilities: _Any = update.capabilities
+    if v_capabilities is _UNSET:
         f_capabilities = state.capabilities
     elif v_capabilities is None:
         f_capabilities = None
     else:
         f_capabilities = v_capabilities
-    v_meta: Any = update.meta
-    if v_meta is UNSET:
+    v_meta: _Any = update.meta
+    if v_meta is _UNSET:
         f_meta = dict(state.meta)
     elif v_meta is None:
         f_meta = {}
@@ -255,22 +304,22 @@ def apply_session_info_update(
     """
     if state is None:
         state = SessionInfoState()
-    v_title: Any = update.title
-    if v_title is UNSET:
+    v_title: _Any = update.title
+    if v_title is _UNSET:
         f_title = state.title
     elif v_title is None:
         f_title = None
     else:
         f_title = v_title
-    v_updated_at: Any = update.updated_at
-    if v_updated_at is UNSET:
+    v_updated_at: _Any = update.updated_at
+    if v_updated_at is _UNSET:
         f_updated_at = state.updated_at
     elif v_updated_at is None:
         f_updated_at = None
     else:
         f_updated_at = v_updated_at
-    v_meta: Any = update.meta
-    if v_meta is UNSET:
+    v_meta: _Any = update.meta
+    if v_meta is _UNSET:
         f_meta = dict(state.meta)
     elif v_meta is None:
         f_meta = {}
@@ -296,15 +345,15 @@ def apply_user_message(
         )
     else:
         _check_key(state, update, (("message_id", "message_id"),))
-    v_content: Any = update.content
-    if v_content is UNSET:
+    v_content: _Any = update.content
+    if v_content is _UNSET:
         f_content = list(state.content)
     elif v_content is None:
         f_content = []
     else:
         f_content = list(v_content)
-    v_meta: Any = update.meta
-    if v_meta is UNSET:
+    v_meta: _Any = update.meta
+    if v_meta is _UNSET:
         f_meta = dict(state.meta)
     elif v_meta is None:
         f_meta = {}
@@ -330,15 +379,15 @@ def apply_agent_message(
         )
     else:
         _check_key(state, update, (("message_id", "message_id"),))
-    v_content: Any = update.content
-    if v_content is UNSET:
+    v_content: _Any = update.content
+    if v_content is _UNSET:
         f_content = list(state.content)
     elif v_content is None:
         f_content = []
     else:
         f_content = list(v_content)
-    v_meta: Any = update.meta
-    if v_meta is UNSET:
+    v_meta: _Any = update.meta
+    if v_meta is _UNSET:
         f_meta = dict(state.meta)
     elif v_meta is None:
         f_meta = {}
@@ -364,15 +413,15 @@ def apply_agent_thought(
         )
     else:
         _check_key(state, update, (("message_id", "message_id"),))
-    v_content: Any = update.content
-    if v_content is UNSET:
+    v_content: _Any = update.content
+    if v_content is _UNSET:
         f_content = list(state.content)
     elif v_content is None:
         f_content = []
     else:
         f_content = list(v_content)
-    v_meta: Any = update.meta
-    if v_meta is UNSET:
+    v_meta: _Any = update.meta
+    if v_meta is _UNSET:
         f_meta = dict(state.meta)
     elif v_meta is None:
         f_meta = {}
@@ -394,22 +443,22 @@ def apply_usage_update(
     """
     if state is None:
         state = UsageState()
-    v_used: Any = update.used
-    if v_used is UNSET:
+    v_used: _Any = update.used
+    if v_used is _UNSET:
         f_used = state.used
     elif v_used is None:
         f_used = state.used
     else:
         f_used = v_used
-    v_size: Any = update.size
-    if v_size is UNSET:
+    v_size: _Any = update.size
+    if v_size is _UNSET:
         f_size = state.size
     elif v_size is None:
         f_size = state.size
     else:
         f_size = v_size
-    v_cost: Any = update.cost
-    if v_cost is UNSET:
+    v_cost: _Any = update.cost
+    if v_cost is _UNSET:
         f_cost = state.cost
     elif v_cost is None:
         f_cost = None
@@ -436,29 +485,29 @@ def apply_compaction_update(
         )
     else:
         _check_key(state, update, (("compaction_id", "compaction_id"),))
-    v_status: Any = update.status
-    if v_status is UNSET:
+    v_status: _Any = update.status
+    if v_status is _UNSET:
         f_status = state.status
     elif v_status is None:
         f_status = state.status
     else:
         f_status = v_status
-    v_summary: Any = update.summary
-    if v_summary is UNSET:
+    v_summary: _Any = update.summary
+    if v_summary is _UNSET:
         f_summary = list(state.summary)
     elif v_summary is None:
         f_summary = []
     else:
         f_summary = list(v_summary)
-    v_error: Any = update.error
-    if v_error is UNSET:
+    v_error: _Any = update.error
+    if v_error is _UNSET:
         f_error = state.error
     elif v_error is None:
         f_error = None
     else:
         f_error = v_error
-    v_meta: Any = update.meta
-    if v_meta is UNSET:
+    v_meta: _Any = update.meta
+    if v_meta is _UNSET:
         f_meta = dict(state.meta)
     elif v_meta is None:
         f_meta = {}
@@ -593,24 +642,24 @@ def apply_compaction_summary_chunk(
     return new
 
 
-_P = TypeVar("_P", bound="_Payload")
+_P = _TypeVar("_P", bound="_Payload")
 
 
-def _append_base64(stored: _P | None, data: str, payload: Callable[..., _P]) -> _P:
+def _append_base64(stored: _P | None, data: str, payload: _Callable[..., _P]) -> _P:
     """``stored`` (a payload object with base64 ``data``, or None) with the
     bytes of ``data`` appended; its other members are kept. Raises
     ``ValueError`` (``binascii.Error``) when ``data`` is not base64."""
-    base64.b64decode(data, validate=True)
+    _base64.b64decode(data, validate=True)
     if stored is None:
         return payload(data=data)
     if len(stored.data) % 4 == 0 and not stored.data.endswith("="):
         # Whole 3-byte groups: the base64 texts concatenate.
         return _replace(stored, data=stored.data + data)
-    joined = base64.b64decode(stored.data) + base64.b64decode(data)
-    return _replace(stored, data=base64.b64encode(joined).decode("ascii"))
+    joined = _base64.b64decode(stored.data) + _base64.b64decode(data)
+    return _replace(stored, data=_base64.b64encode(joined).decode("ascii"))
 
 
-_APPLY: dict[type[object], Callable[[Any, Any], object]] = {
+_APPLY: dict[type[object], _Callable[[_Any, _Any], object]] = {
     ToolCallUpdate: apply_tool_call_update,
     ToolCallUpdateSessionUpdate: apply_tool_call_update,
     TerminalUpdate: apply_terminal_update,
@@ -639,129 +688,129 @@ _APPLY: dict[type[object], Callable[[Any, Any], object]] = {
 }
 
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
 
-    @overload
+    @_overload
     def apply(state: ToolCallState | None, update: ToolCallUpdate) -> ToolCallState: ...
 
-    @overload
+    @_overload
     def apply(
         state: ToolCallState | None, update: ToolCallUpdateSessionUpdate
     ) -> ToolCallState: ...
 
-    @overload
+    @_overload
     def apply(state: TerminalState | None, update: TerminalUpdate) -> TerminalState: ...
 
-    @overload
+    @_overload
     def apply(
         state: TerminalState | None, update: TerminalUpdateSessionUpdate
     ) -> TerminalState: ...
 
-    @overload
+    @_overload
     def apply(
         state: SessionInfoState | None, update: SessionInfoUpdate
     ) -> SessionInfoState: ...
 
-    @overload
+    @_overload
     def apply(
         state: SessionInfoState | None, update: SessionInfoUpdateSessionUpdate
     ) -> SessionInfoState: ...
 
-    @overload
+    @_overload
     def apply(
         state: UserMessageState | None, update: UserMessage
     ) -> UserMessageState: ...
 
-    @overload
+    @_overload
     def apply(
         state: UserMessageState | None, update: UserMessageSessionUpdate
     ) -> UserMessageState: ...
 
-    @overload
+    @_overload
     def apply(
         state: AgentMessageState | None, update: AgentMessage
     ) -> AgentMessageState: ...
 
-    @overload
+    @_overload
     def apply(
         state: AgentMessageState | None, update: AgentMessageSessionUpdate
     ) -> AgentMessageState: ...
 
-    @overload
+    @_overload
     def apply(
         state: AgentThoughtState | None, update: AgentThought
     ) -> AgentThoughtState: ...
 
-    @overload
+    @_overload
     def apply(
         state: AgentThoughtState | None, update: AgentThoughtSessionUpdate
     ) -> AgentThoughtState: ...
 
-    @overload
+    @_overload
     def apply(state: UsageState | None, update: UsageUpdate) -> UsageState: ...
 
-    @overload
+    @_overload
     def apply(
         state: UsageState | None, update: UsageUpdateSessionUpdate
     ) -> UsageState: ...
 
-    @overload
+    @_overload
     def apply(
         state: CompactionState | None, update: CompactionUpdate
     ) -> CompactionState: ...
 
-    @overload
+    @_overload
     def apply(
         state: CompactionState | None, update: CompactionUpdateSessionUpdate
     ) -> CompactionState: ...
 
-    @overload
+    @_overload
     def apply(
         state: UserMessageState | None, update: UserMessageChunkSessionUpdate
     ) -> UserMessageState: ...
 
-    @overload
+    @_overload
     def apply(
         state: AgentMessageState | None, update: AgentMessageChunkSessionUpdate
     ) -> AgentMessageState: ...
 
-    @overload
+    @_overload
     def apply(
         state: AgentThoughtState | None, update: AgentThoughtChunkSessionUpdate
     ) -> AgentThoughtState: ...
 
-    @overload
+    @_overload
     def apply(
         state: ToolCallState | None, update: ToolCallContentChunk
     ) -> ToolCallState: ...
 
-    @overload
+    @_overload
     def apply(
         state: ToolCallState | None, update: ToolCallContentChunkSessionUpdate
     ) -> ToolCallState: ...
 
-    @overload
+    @_overload
     def apply(
         state: TerminalState | None, update: TerminalOutputChunk
     ) -> TerminalState: ...
 
-    @overload
+    @_overload
     def apply(
         state: TerminalState | None, update: TerminalOutputChunkSessionUpdate
     ) -> TerminalState: ...
 
-    @overload
+    @_overload
     def apply(
         state: CompactionState | None, update: CompactionSummaryChunk
     ) -> CompactionState: ...
 
-    @overload
+    @_overload
     def apply(
         state: CompactionState | None, update: CompactionSummaryChunkSessionUpdate
     ) -> CompactionState: ...
 
 
-def apply(state: Any, update: object) -> object:
+def apply(state: _Any, update: object) -> object:
     """Fold ``update`` (a decoded upsert, chunk or session-update variant)
     into ``state``, or into a new state when ``state`` is None."""
     try:
@@ -838,4 +887,4 @@ def supports(
     value = getattr(capabilities, attribute)
     if kind == "flag":
         return value is True
-    return value is not None and value is not UNSET
+    return value is not None and value is not _UNSET

@@ -7,23 +7,27 @@ An optional field is UNSET when it is omitted on the wire and None when it is JS
 
 from __future__ import annotations
 
-from enum import Enum
-from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
+from enum import Enum as _Enum
+import typing as _typing
+from typing import Any as _Any
+from typing import ClassVar as _ClassVar
+from typing import TypeAlias as _TypeAlias
 
 from ._models import FACTORY as _FACTORY
 from ._models import Model as _Model
 from ._models import State as _State
-from ._runtime import UNSET, Unset
+from ._runtime import UNSET as _UNSET
+from ._runtime import Unset as _Unset
 
-if TYPE_CHECKING:
-    from dataclasses import dataclass
+if _typing.TYPE_CHECKING:
+    from dataclasses import dataclass as _dataclass
 else:
-    from ._models import dataclass
+    from ._models import dataclass as _dataclass
 from dataclasses import field as _field
 
 __all__ = [
     "AgentRequest",
-    "RequestId_",
+    "RequestId",
     "RequestPermissionRequest",
     "SessionId",
     "RequestPermissionSubject",
@@ -406,7 +410,7 @@ __all__ = [
 ]
 
 
-class ToolKind(str, Enum):
+class ToolKind(str, _Enum):
     """Categories of tools that can be invoked.
 
     Tool kinds help clients choose appropriate icons and optimize how they
@@ -445,7 +449,7 @@ class ToolKind(str, Enum):
     """Other tool types (default)."""
 
 
-class ToolCallStatus(str, Enum):
+class ToolCallStatus(str, _Enum):
     """Execution status of a tool call.
 
     Tool calls progress through different statuses during their lifecycle.
@@ -481,7 +485,7 @@ class ToolCallStatus(str, Enum):
     """The tool call was cancelled before it completed."""
 
 
-class Role(str, Enum):
+class Role(str, _Enum):
     """The sender or recipient of messages and data in a conversation.
 
     Open: any other string is accepted and kept as a plain str.
@@ -499,7 +503,7 @@ class Role(str, Enum):
     """The user side of a conversation."""
 
 
-class IconTheme(str, Enum):
+class IconTheme(str, _Enum):
     """Theme an icon is designed for.
 
     Open: any other string is accepted and kept as a plain str.
@@ -517,7 +521,7 @@ class IconTheme(str, Enum):
     """Icon designed for dark backgrounds."""
 
 
-class DiffFileType(str, Enum):
+class DiffFileType(str, _Enum):
     """Kind of file content represented by a diff change.
 
     Open: any other string is accepted and kept as a plain str.
@@ -539,7 +543,7 @@ class DiffFileType(str, Enum):
     """Symbolic link."""
 
 
-class DiffPatchFormat(str, Enum):
+class DiffPatchFormat(str, _Enum):
     """Text patch format used by `DiffPatch`.
 
     Open: any other string is accepted and kept as a plain str.
@@ -566,7 +570,7 @@ class DiffPatchFormat(str, Enum):
     """
 
 
-class PermissionOptionKind(str, Enum):
+class PermissionOptionKind(str, _Enum):
     """The type of permission option being presented to the user.
 
     Helps clients choose appropriate icons and UI treatment.
@@ -590,14 +594,14 @@ class PermissionOptionKind(str, Enum):
     """Reject this operation and remember the choice."""
 
 
-class ElicitationSchemaType(str, Enum):
+class ElicitationSchemaType(str, _Enum):
     """Type discriminator for elicitation schemas."""
 
     OBJECT = "object"
     """Object schema type."""
 
 
-class StringFormat(str, Enum):
+class StringFormat(str, _Enum):
     """String format types for string properties in elicitation schemas.
 
     Open: any other string is accepted and kept as a plain str.
@@ -618,7 +622,7 @@ class StringFormat(str, Enum):
     """Date-time format (RFC 3339)."""
 
 
-class LlmProtocol(str, Enum):
+class LlmProtocol(str, _Enum):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -651,7 +655,7 @@ class LlmProtocol(str, Enum):
     """AWS Bedrock API protocol."""
 
 
-class AuthState(str, Enum):
+class AuthState(str, _Enum):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -679,7 +683,7 @@ class AuthState(str, Enum):
     """The agent cannot currently determine the state."""
 
 
-class SessionConfigOptionCategory(str, Enum):
+class SessionConfigOptionCategory(str, _Enum):
     """Semantic category for a session configuration option.
 
     This is intended to help Clients distinguish broadly common selectors (e.g. model selector vs
@@ -709,7 +713,7 @@ class SessionConfigOptionCategory(str, Enum):
     """Thought/reasoning level selector."""
 
 
-class SessionStatus(str, Enum):
+class SessionStatus(str, _Enum):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -741,7 +745,7 @@ class SessionStatus(str, Enum):
     """
 
 
-class ErrorCode(int, Enum):
+class ErrorCode(int, _Enum):
     """Predefined error codes for common JSON-RPC and ACP-specific errors.
 
     Standard errors use the JSON-RPC 2.0 codes. ACP-specific errors use the JSON-RPC
@@ -779,7 +783,7 @@ class ErrorCode(int, Enum):
     """
 
 
-class PlanEntryPriority(str, Enum):
+class PlanEntryPriority(str, _Enum):
     """Priority levels for plan entries.
 
     Used to indicate the relative importance or urgency of different
@@ -803,7 +807,7 @@ class PlanEntryPriority(str, Enum):
     """Low priority task - nice to have but not essential."""
 
 
-class PlanEntryStatus(str, Enum):
+class PlanEntryStatus(str, _Enum):
     """Status of a plan entry in the execution flow.
 
     Tracks the lifecycle of each task from planning through completion.
@@ -828,7 +832,7 @@ class PlanEntryStatus(str, Enum):
     """The task was cancelled before it completed."""
 
 
-class NoticeSeverity(str, Enum):
+class NoticeSeverity(str, _Enum):
     """Severity hint for a session notice.
 
     Open: any other string is accepted and kept as a plain str.
@@ -847,7 +851,7 @@ class NoticeSeverity(str, Enum):
     """Error notice."""
 
 
-class CompactionStatus(str, Enum):
+class CompactionStatus(str, _Enum):
     """Lifecycle state of a context compaction.
 
     Open: any other string is accepted and kept as a plain str.
@@ -868,7 +872,7 @@ class CompactionStatus(str, Enum):
     """Compaction was cancelled before it finished."""
 
 
-class SystemPromptMode(str, Enum):
+class SystemPromptMode(str, _Enum):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -908,7 +912,7 @@ class SystemPromptMode(str, Enum):
     """
 
 
-class SessionArchiveFilter(str, Enum):
+class SessionArchiveFilter(str, _Enum):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -935,28 +939,28 @@ class SessionArchiveFilter(str, Enum):
     """Only archived sessions."""
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentRequest(_Model):
     """A JSON-RPC request object."""
 
-    id: RequestId_
+    id: RequestId
     """The request id used to correlate the matching response."""
 
     method: str
     """The method name to invoke."""
 
-    params: Any | Unset = UNSET
+    params: _Any | _Unset = _UNSET
     """Method-specific request parameters."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, id, method, params=UNSET):
+        def __init__(self, *, id, method, params=_UNSET):
             self.id = id
             self.method = method
             self.params = params
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class RequestPermissionRequest(_Model):
     """Request for user permission to proceed with an operation.
 
@@ -965,7 +969,7 @@ class RequestPermissionRequest(_Model):
     See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#requesting-permission)
     """
 
-    METHOD: ClassVar[str] = "session/request_permission"
+    METHOD: _ClassVar[str] = "session/request_permission"
     """The JSON-RPC method (client side)."""
 
     session_id: SessionId
@@ -978,7 +982,7 @@ class RequestPermissionRequest(_Model):
     subject's displayed title.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional human-readable explanation of why permission is needed.
 
     This text is specific to the permission prompt and does not update any
@@ -986,7 +990,7 @@ class RequestPermissionRequest(_Model):
     permission description was provided.
     """
 
-    subject: RequestPermissionSubject | None | Unset = UNSET
+    subject: RequestPermissionSubject | None | _Unset = _UNSET
     """Optional structured context about the operation requiring permission.
 
     Omitted and `null` are equivalent and mean no structured subject was provided.
@@ -997,7 +1001,7 @@ class RequestPermissionRequest(_Model):
     Must contain at least one option.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1005,17 +1009,17 @@ class RequestPermissionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             session_id,
             title,
-            description=UNSET,
-            subject=UNSET,
+            description=_UNSET,
+            subject=_UNSET,
             options,
-            meta=UNSET,
+            meta=_UNSET,
         ):
             self.session_id = session_id
             self.title = title
@@ -1025,14 +1029,14 @@ class RequestPermissionRequest(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallRequestPermissionSubject(_Model):
     """Permission is requested before executing a tool call.
 
     A variant of RequestPermissionSubject (`type` is 'tool_call').
     """
 
-    type: ClassVar[str] = "tool_call"
+    type: _ClassVar[str] = "tool_call"
 
     tool_call: ToolCallUpdate
     """Details about the tool call requiring permission.
@@ -1042,7 +1046,7 @@ class ToolCallRequestPermissionSubject(_Model):
     `toolCallId` creates the tool call.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1050,21 +1054,21 @@ class ToolCallRequestPermissionSubject(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, tool_call, meta=UNSET):
+        def __init__(self, *, tool_call, meta=_UNSET):
             self.tool_call = tool_call
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CommandRequestPermissionSubject(_Model):
     """Permission is requested before running a command.
 
     A variant of RequestPermissionSubject (`type` is 'command').
     """
 
-    type: ClassVar[str] = "command"
+    type: _ClassVar[str] = "command"
 
     command: str
     """The command that would be run if permission is granted."""
@@ -1072,13 +1076,13 @@ class CommandRequestPermissionSubject(_Model):
     cwd: AbsolutePath
     """The absolute working directory for the command."""
 
-    tool_call_id: ToolCallId | None | Unset = UNSET
+    tool_call_id: ToolCallId | None | _Unset = _UNSET
     """The associated tool call, when known. Omitted and `null` are equivalent."""
 
-    terminal_id: TerminalId | None | Unset = UNSET
+    terminal_id: TerminalId | None | _Unset = _UNSET
     """The associated terminal, when already known. Omitted and `null` are equivalent."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1086,10 +1090,10 @@ class CommandRequestPermissionSubject(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, command, cwd, tool_call_id=UNSET, terminal_id=UNSET, meta=UNSET
+            self, *, command, cwd, tool_call_id=_UNSET, terminal_id=_UNSET, meta=_UNSET
         ):
             self.command = command
             self.cwd = cwd
@@ -1098,7 +1102,7 @@ class CommandRequestPermissionSubject(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherRequestPermissionSubject(_Model):
     """Custom or future permission subject.
 
@@ -1117,17 +1121,17 @@ class OtherRequestPermissionSubject(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, type, extra=_FACTORY):
             self.type = type
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallUpdate(_Model):
     """Represents an upsert for a tool call that the language model has requested.
 
@@ -1148,7 +1152,7 @@ class ToolCallUpdate(_Model):
     tool_call_id: ToolCallId
     """Unique identifier for this tool call within the session."""
 
-    name: str | None | Unset = UNSET
+    name: str | None | _Unset = _UNSET
     """Programmatic name of the tool being invoked.
 
     This field is optional and has patch semantics. Omission means no
@@ -1157,14 +1161,14 @@ class ToolCallUpdate(_Model):
     tool name is available.
     """
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Human-readable title describing what the tool is doing.
 
     Omission leaves the title unchanged, `null` unsets it, and a string replaces it.
     A new tool call starts without a title.
     """
 
-    kind: ToolKind | str | None | Unset = UNSET
+    kind: ToolKind | str | None | _Unset = _UNSET
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
 
@@ -1172,35 +1176,35 @@ class ToolCallUpdate(_Model):
     A new tool call starts as `other`.
     """
 
-    status: ToolCallStatus | str | None | Unset = UNSET
+    status: ToolCallStatus | str | None | _Unset = _UNSET
     """Current execution status of the tool call.
 
     Omission leaves the status unchanged, `null` resets it to `pending`, and a value
     replaces it. A new tool call starts as `pending`.
     """
 
-    content: list[ToolCallContent] | None | Unset = UNSET
+    content: list[ToolCallContent] | None | _Unset = _UNSET
     """Content produced by the tool call."""
 
-    locations: list[ToolCallLocation] | None | Unset = UNSET
+    locations: list[ToolCallLocation] | None | _Unset = _UNSET
     """File locations affected by this tool call.
     Enables "follow-along" features in clients.
     """
 
-    raw_input: Any | Unset = UNSET
+    raw_input: _Any | _Unset = _UNSET
     """Raw input parameters sent to the tool."""
 
-    raw_output: Any | Unset = UNSET
+    raw_output: _Any | _Unset = _UNSET
     """Raw output returned by the tool."""
 
-    capabilities: ToolCallCapabilities | None | Unset = UNSET
+    capabilities: ToolCallCapabilities | None | _Unset = _UNSET
     """Client-initiated controls this tool call currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
     the whole previous value. A new tool call starts with none.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -1211,22 +1215,22 @@ class ToolCallUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             tool_call_id,
-            name=UNSET,
-            title=UNSET,
-            kind=UNSET,
-            status=UNSET,
-            content=UNSET,
-            locations=UNSET,
-            raw_input=UNSET,
-            raw_output=UNSET,
-            capabilities=UNSET,
-            meta=UNSET,
+            name=_UNSET,
+            title=_UNSET,
+            kind=_UNSET,
+            status=_UNSET,
+            content=_UNSET,
+            locations=_UNSET,
+            raw_input=_UNSET,
+            raw_output=_UNSET,
+            capabilities=_UNSET,
+            meta=_UNSET,
         ):
             self.tool_call_id = tool_call_id
             self.name = name
@@ -1241,19 +1245,19 @@ class ToolCallUpdate(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ContentToolCallContent(_Model):
     """Standard content block (text, images, resources).
 
     A variant of ToolCallContent (`type` is 'content').
     """
 
-    type: ClassVar[str] = "content"
+    type: _ClassVar[str] = "content"
 
     content: ContentBlock
     """The actual content block."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1261,21 +1265,21 @@ class ContentToolCallContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, content, meta=UNSET):
+        def __init__(self, *, content, meta=_UNSET):
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class DiffToolCallContent(_Model):
     """File modification shown as a diff.
 
     A variant of ToolCallContent (`type` is 'diff').
     """
 
-    type: ClassVar[str] = "diff"
+    type: _ClassVar[str] = "diff"
 
     changes: list[DiffChange]
     """Structured file changes described by this diff.
@@ -1283,14 +1287,14 @@ class DiffToolCallContent(_Model):
     Clients can use this field without parsing patch text to determine affected paths.
     """
 
-    patch: DiffPatch | None | Unset = UNSET
+    patch: DiffPatch | None | _Unset = _UNSET
     """Renderable patch text for some or all of the structured changes.
 
     Agents SHOULD provide patch text whenever feasible. Omitted and `null` are
     equivalent and mean no renderable patch text was provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1298,27 +1302,27 @@ class DiffToolCallContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, changes, patch=UNSET, meta=UNSET):
+        def __init__(self, *, changes, patch=_UNSET, meta=_UNSET):
             self.changes = changes
             self.patch = patch
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalToolCallContent(_Model):
     """A display-only reference to an agent-owned terminal.
 
     A variant of ToolCallContent (`type` is 'terminal').
     """
 
-    type: ClassVar[str] = "terminal"
+    type: _ClassVar[str] = "terminal"
 
     terminal_id: TerminalId
     """The ID of the terminal to display."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1326,14 +1330,14 @@ class TerminalToolCallContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, terminal_id, meta=UNSET):
+        def __init__(self, *, terminal_id, meta=_UNSET):
             self.terminal_id = terminal_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherToolCallContent(_Model):
     """Custom or future tool call content.
 
@@ -1351,17 +1355,17 @@ class OtherToolCallContent(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, type, extra=_FACTORY):
             self.type = type
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TextContentBlock(_Model):
     """Text content. May be plain text or formatted with Markdown.
 
@@ -1372,18 +1376,18 @@ class TextContentBlock(_Model):
     A variant of ContentBlock (`type` is 'text').
     """
 
-    type: ClassVar[str] = "text"
+    type: _ClassVar[str] = "text"
 
     text: str
     """Text payload carried by this content block."""
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1391,15 +1395,15 @@ class TextContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, text, annotations=UNSET, meta=UNSET):
+        def __init__(self, *, text, annotations=_UNSET, meta=_UNSET):
             self.text = text
             self.annotations = annotations
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ImageContentBlock(_Model):
     """Images for visual context or analysis.
 
@@ -1408,7 +1412,7 @@ class ImageContentBlock(_Model):
     A variant of ContentBlock (`type` is 'image').
     """
 
-    type: ClassVar[str] = "image"
+    type: _ClassVar[str] = "image"
 
     data: str
     """Base64-encoded media payload."""
@@ -1416,19 +1420,19 @@ class ImageContentBlock(_Model):
     mime_type: MediaType
     """MIME type describing the encoded media payload."""
 
-    uri: str | None | Unset = UNSET
+    uri: str | None | _Unset = _UNSET
     """URI associated with this resource or media payload.
 
     Omitted and `null` are equivalent and mean no URI is associated with the image.
     """
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1436,10 +1440,10 @@ class ImageContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, data, mime_type, uri=UNSET, annotations=UNSET, meta=UNSET
+            self, *, data, mime_type, uri=_UNSET, annotations=_UNSET, meta=_UNSET
         ):
             self.data = data
             self.mime_type = mime_type
@@ -1448,7 +1452,7 @@ class ImageContentBlock(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AudioContentBlock(_Model):
     """Audio data for transcription or analysis.
 
@@ -1457,7 +1461,7 @@ class AudioContentBlock(_Model):
     A variant of ContentBlock (`type` is 'audio').
     """
 
-    type: ClassVar[str] = "audio"
+    type: _ClassVar[str] = "audio"
 
     data: str
     """Base64-encoded media payload."""
@@ -1465,13 +1469,13 @@ class AudioContentBlock(_Model):
     mime_type: MediaType
     """MIME type describing the encoded media payload."""
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1479,16 +1483,16 @@ class AudioContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, data, mime_type, annotations=UNSET, meta=UNSET):
+        def __init__(self, *, data, mime_type, annotations=_UNSET, meta=_UNSET):
             self.data = data
             self.mime_type = mime_type
             self.annotations = annotations
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResourceLinkContentBlock(_Model):
     """References to resources that the receiver may be able to read.
 
@@ -1497,7 +1501,7 @@ class ResourceLinkContentBlock(_Model):
     A variant of ContentBlock (`type` is 'resource_link').
     """
 
-    type: ClassVar[str] = "resource_link"
+    type: _ClassVar[str] = "resource_link"
 
     name: str
     """Human-readable name shown for this protocol object."""
@@ -1505,43 +1509,43 @@ class ResourceLinkContentBlock(_Model):
     uri: str
     """URI associated with this resource or media payload."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional display title for end-user UI.
 
     Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional human-readable details shown with this protocol object.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    icons: list[Icon] | None | Unset = UNSET
+    icons: list[Icon] | None | _Unset = _UNSET
     """Optional set of sized icons that the client can display in a user interface.
 
     Omitted and `null` are equivalent and mean no icons are provided.
     """
 
-    mime_type: MediaType | None | Unset = UNSET
+    mime_type: MediaType | None | _Unset = _UNSET
     """MIME type describing the encoded media payload.
 
     Omitted and `null` are equivalent and mean the MIME type is not specified.
     """
 
-    size: int | None | Unset = UNSET
+    size: int | None | _Unset = _UNSET
     """Optional size of the linked resource in bytes, if known.
 
     Omitted and `null` are equivalent and mean the size is not known.
     """
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1549,20 +1553,20 @@ class ResourceLinkContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             name,
             uri,
-            title=UNSET,
-            description=UNSET,
-            icons=UNSET,
-            mime_type=UNSET,
-            size=UNSET,
-            annotations=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            icons=_UNSET,
+            mime_type=_UNSET,
+            size=_UNSET,
+            annotations=_UNSET,
+            meta=_UNSET,
         ):
             self.name = name
             self.uri = uri
@@ -1575,7 +1579,7 @@ class ResourceLinkContentBlock(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResourceContentBlock(_Model):
     """Complete resource contents embedded directly in the message.
 
@@ -1586,18 +1590,18 @@ class ResourceContentBlock(_Model):
     A variant of ContentBlock (`type` is 'resource').
     """
 
-    type: ClassVar[str] = "resource"
+    type: _ClassVar[str] = "resource"
 
     resource: EmbeddedResourceResource
     """Embedded resource payload, either text or binary data."""
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1605,15 +1609,15 @@ class ResourceContentBlock(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, resource, annotations=UNSET, meta=UNSET):
+        def __init__(self, *, resource, annotations=_UNSET, meta=_UNSET):
             self.resource = resource
             self.annotations = annotations
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherContentBlock(_Model):
     """Custom or future content block.
 
@@ -1633,27 +1637,27 @@ class OtherContentBlock(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, type, extra=_FACTORY):
             self.type = type
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Annotations(_Model):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
-    audience: list[Role | str] | None | Unset = UNSET
+    audience: list[Role | str] | None | _Unset = _UNSET
     """Intended recipients for this content, such as the user or assistant.
 
     Omitted and `null` are equivalent and mean no audience is specified.
     """
 
-    last_modified: str | None | Unset = UNSET
+    last_modified: str | None | _Unset = _UNSET
     """Timestamp indicating when the underlying resource was last modified.
 
     Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z"), as in MCP.
@@ -1661,14 +1665,14 @@ class Annotations(_Model):
     Omitted and `null` are equivalent and mean the modification time is not reported.
     """
 
-    priority: float | None | Unset = UNSET
+    priority: float | None | _Unset = _UNSET
     """Relative importance of this content when clients choose what to surface, from 0 (least
     important) to 1 (most important).
 
     Omitted and `null` are equivalent and mean no priority is specified.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1676,10 +1680,10 @@ class Annotations(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, audience=UNSET, last_modified=UNSET, priority=UNSET, meta=UNSET
+            self, *, audience=_UNSET, last_modified=_UNSET, priority=_UNSET, meta=_UNSET
         ):
             self.audience = audience
             self.last_modified = last_modified
@@ -1687,20 +1691,20 @@ class Annotations(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TextContent(_Model):
     """Text provided to or from an LLM."""
 
     text: str
     """Text payload carried by this content block."""
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1708,15 +1712,15 @@ class TextContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, text, annotations=UNSET, meta=UNSET):
+        def __init__(self, *, text, annotations=_UNSET, meta=_UNSET):
             self.text = text
             self.annotations = annotations
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ImageContent(_Model):
     """An image provided to or from an LLM."""
 
@@ -1726,19 +1730,19 @@ class ImageContent(_Model):
     mime_type: MediaType
     """MIME type describing the encoded media payload."""
 
-    uri: str | None | Unset = UNSET
+    uri: str | None | _Unset = _UNSET
     """URI associated with this resource or media payload.
 
     Omitted and `null` are equivalent and mean no URI is associated with the image.
     """
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1746,10 +1750,10 @@ class ImageContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, data, mime_type, uri=UNSET, annotations=UNSET, meta=UNSET
+            self, *, data, mime_type, uri=_UNSET, annotations=_UNSET, meta=_UNSET
         ):
             self.data = data
             self.mime_type = mime_type
@@ -1758,7 +1762,7 @@ class ImageContent(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AudioContent(_Model):
     """Audio provided to or from an LLM."""
 
@@ -1768,13 +1772,13 @@ class AudioContent(_Model):
     mime_type: MediaType
     """MIME type describing the encoded media payload."""
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1782,16 +1786,16 @@ class AudioContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, data, mime_type, annotations=UNSET, meta=UNSET):
+        def __init__(self, *, data, mime_type, annotations=_UNSET, meta=_UNSET):
             self.data = data
             self.mime_type = mime_type
             self.annotations = annotations
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Icon(_Model):
     """An optionally-sized icon that can be displayed in a user interface."""
 
@@ -1801,13 +1805,13 @@ class Icon(_Model):
     scheme- or origin-changing redirects.
     """
 
-    mime_type: MediaType | None | Unset = UNSET
+    mime_type: MediaType | None | _Unset = _UNSET
     """Optional MIME type override if the source MIME type is missing or generic.
 
     Omitted and `null` are equivalent and mean the source MIME type is used.
     """
 
-    sizes: list[str] | None | Unset = UNSET
+    sizes: list[str] | None | _Unset = _UNSET
     """Optional array of strings that specify sizes at which the icon can be used.
     Each string should be in `WxH` format (e.g., `"48x48"`, `"96x96"`) or
     `"any"` for scalable formats like SVG.
@@ -1817,13 +1821,13 @@ class Icon(_Model):
     Omitted and `null` are equivalent and mean no sizes are specified.
     """
 
-    theme: IconTheme | str | None | Unset = UNSET
+    theme: IconTheme | str | None | _Unset = _UNSET
     """Optional theme this icon is designed for.
 
     Omitted and `null` are equivalent and mean the icon is not theme-specific.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1831,10 +1835,10 @@ class Icon(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, src, mime_type=UNSET, sizes=UNSET, theme=UNSET, meta=UNSET
+            self, *, src, mime_type=_UNSET, sizes=_UNSET, theme=_UNSET, meta=_UNSET
         ):
             self.src = src
             self.mime_type = mime_type
@@ -1843,7 +1847,7 @@ class Icon(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResourceLink(_Model):
     """A link to a resource that the receiver may be able to read, included in a prompt or tool call result."""
 
@@ -1853,43 +1857,43 @@ class ResourceLink(_Model):
     uri: str
     """URI associated with this resource or media payload."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional display title for end-user UI.
 
     Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional human-readable details shown with this protocol object.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    icons: list[Icon] | None | Unset = UNSET
+    icons: list[Icon] | None | _Unset = _UNSET
     """Optional set of sized icons that the client can display in a user interface.
 
     Omitted and `null` are equivalent and mean no icons are provided.
     """
 
-    mime_type: MediaType | None | Unset = UNSET
+    mime_type: MediaType | None | _Unset = _UNSET
     """MIME type describing the encoded media payload.
 
     Omitted and `null` are equivalent and mean the MIME type is not specified.
     """
 
-    size: int | None | Unset = UNSET
+    size: int | None | _Unset = _UNSET
     """Optional size of the linked resource in bytes, if known.
 
     Omitted and `null` are equivalent and mean the size is not known.
     """
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1897,20 +1901,20 @@ class ResourceLink(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             name,
             uri,
-            title=UNSET,
-            description=UNSET,
-            icons=UNSET,
-            mime_type=UNSET,
-            size=UNSET,
-            annotations=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            icons=_UNSET,
+            mime_type=_UNSET,
+            size=_UNSET,
+            annotations=_UNSET,
+            meta=_UNSET,
         ):
             self.name = name
             self.uri = uri
@@ -1923,7 +1927,7 @@ class ResourceLink(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TextResourceContents(_Model):
     """Text-based resource contents."""
 
@@ -1933,13 +1937,13 @@ class TextResourceContents(_Model):
     uri: str
     """URI associated with this resource or media payload."""
 
-    mime_type: MediaType | None | Unset = UNSET
+    mime_type: MediaType | None | _Unset = _UNSET
     """MIME type describing the encoded media payload.
 
     Omitted and `null` are equivalent and mean the MIME type is not specified.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1947,16 +1951,16 @@ class TextResourceContents(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, text, uri, mime_type=UNSET, meta=UNSET):
+        def __init__(self, *, text, uri, mime_type=_UNSET, meta=_UNSET):
             self.text = text
             self.uri = uri
             self.mime_type = mime_type
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class BlobResourceContents(_Model):
     """Binary resource contents."""
 
@@ -1966,13 +1970,13 @@ class BlobResourceContents(_Model):
     uri: str
     """URI associated with this resource or media payload."""
 
-    mime_type: MediaType | None | Unset = UNSET
+    mime_type: MediaType | None | _Unset = _UNSET
     """MIME type describing the encoded media payload.
 
     Omitted and `null` are equivalent and mean the MIME type is not specified.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -1980,29 +1984,29 @@ class BlobResourceContents(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, blob, uri, mime_type=UNSET, meta=UNSET):
+        def __init__(self, *, blob, uri, mime_type=_UNSET, meta=_UNSET):
             self.blob = blob
             self.uri = uri
             self.mime_type = mime_type
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class EmbeddedResource(_Model):
     """The contents of a resource, embedded into a prompt or tool call result."""
 
     resource: EmbeddedResourceResource
     """Embedded resource payload, either text or binary data."""
 
-    annotations: Annotations | None | Unset = UNSET
+    annotations: Annotations | None | _Unset = _UNSET
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2010,22 +2014,22 @@ class EmbeddedResource(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, resource, annotations=UNSET, meta=UNSET):
+        def __init__(self, *, resource, annotations=_UNSET, meta=_UNSET):
             self.resource = resource
             self.annotations = annotations
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Content(_Model):
     """Standard content block (text, images, resources)."""
 
     content: ContentBlock
     """The actual content block."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2033,35 +2037,35 @@ class Content(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, content, meta=UNSET):
+        def __init__(self, *, content, meta=_UNSET):
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AddDiffChange(_Model):
     """A file was added.
 
     A variant of DiffChange (`operation` is 'add').
     """
 
-    operation: ClassVar[str] = "add"
+    operation: _ClassVar[str] = "add"
 
-    file_type: DiffFileType | str | None | Unset = UNSET
+    file_type: DiffFileType | str | None | _Unset = _UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
 
-    mime_type: MediaType | None | Unset = UNSET
+    mime_type: MediaType | None | _Unset = _UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2072,37 +2076,37 @@ class AddDiffChange(_Model):
     path: AbsolutePath
     """Absolute path for the operation."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, file_type=UNSET, mime_type=UNSET, meta=UNSET, path):
+        def __init__(self, *, file_type=_UNSET, mime_type=_UNSET, meta=_UNSET, path):
             self.file_type = file_type
             self.mime_type = mime_type
             self.meta = meta
             self.path = path
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class DeleteDiffChange(_Model):
     """A file was deleted.
 
     A variant of DiffChange (`operation` is 'delete').
     """
 
-    operation: ClassVar[str] = "delete"
+    operation: _ClassVar[str] = "delete"
 
-    file_type: DiffFileType | str | None | Unset = UNSET
+    file_type: DiffFileType | str | None | _Unset = _UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
 
-    mime_type: MediaType | None | Unset = UNSET
+    mime_type: MediaType | None | _Unset = _UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2113,37 +2117,37 @@ class DeleteDiffChange(_Model):
     path: AbsolutePath
     """Absolute path for the operation."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, file_type=UNSET, mime_type=UNSET, meta=UNSET, path):
+        def __init__(self, *, file_type=_UNSET, mime_type=_UNSET, meta=_UNSET, path):
             self.file_type = file_type
             self.mime_type = mime_type
             self.meta = meta
             self.path = path
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ModifyDiffChange(_Model):
     """A file was modified in place.
 
     A variant of DiffChange (`operation` is 'modify').
     """
 
-    operation: ClassVar[str] = "modify"
+    operation: _ClassVar[str] = "modify"
 
-    file_type: DiffFileType | str | None | Unset = UNSET
+    file_type: DiffFileType | str | None | _Unset = _UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
 
-    mime_type: MediaType | None | Unset = UNSET
+    mime_type: MediaType | None | _Unset = _UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2154,37 +2158,37 @@ class ModifyDiffChange(_Model):
     path: AbsolutePath
     """Absolute path for the operation."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, file_type=UNSET, mime_type=UNSET, meta=UNSET, path):
+        def __init__(self, *, file_type=_UNSET, mime_type=_UNSET, meta=_UNSET, path):
             self.file_type = file_type
             self.mime_type = mime_type
             self.meta = meta
             self.path = path
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class MoveDiffChange(_Model):
     """A file was moved or renamed.
 
     A variant of DiffChange (`operation` is 'move').
     """
 
-    operation: ClassVar[str] = "move"
+    operation: _ClassVar[str] = "move"
 
-    file_type: DiffFileType | str | None | Unset = UNSET
+    file_type: DiffFileType | str | None | _Unset = _UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
 
-    mime_type: MediaType | None | Unset = UNSET
+    mime_type: MediaType | None | _Unset = _UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2198,10 +2202,10 @@ class MoveDiffChange(_Model):
     path: AbsolutePath
     """Absolute path after the operation."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, file_type=UNSET, mime_type=UNSET, meta=UNSET, old_path, path
+            self, *, file_type=_UNSET, mime_type=_UNSET, meta=_UNSET, old_path, path
         ):
             self.file_type = file_type
             self.mime_type = mime_type
@@ -2210,28 +2214,28 @@ class MoveDiffChange(_Model):
             self.path = path
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CopyDiffChange(_Model):
     """A file was copied.
 
     A variant of DiffChange (`operation` is 'copy').
     """
 
-    operation: ClassVar[str] = "copy"
+    operation: _ClassVar[str] = "copy"
 
-    file_type: DiffFileType | str | None | Unset = UNSET
+    file_type: DiffFileType | str | None | _Unset = _UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
 
-    mime_type: MediaType | None | Unset = UNSET
+    mime_type: MediaType | None | _Unset = _UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2245,10 +2249,10 @@ class CopyDiffChange(_Model):
     path: AbsolutePath
     """Absolute path after the operation."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, file_type=UNSET, mime_type=UNSET, meta=UNSET, old_path, path
+            self, *, file_type=_UNSET, mime_type=_UNSET, meta=_UNSET, old_path, path
         ):
             self.file_type = file_type
             self.mime_type = mime_type
@@ -2257,7 +2261,7 @@ class CopyDiffChange(_Model):
             self.path = path
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherDiffChange(_Model):
     """Custom or future file operation.
 
@@ -2271,19 +2275,19 @@ class OtherDiffChange(_Model):
     operation: str
     """The `operation` value."""
 
-    file_type: DiffFileType | str | None | Unset = UNSET
+    file_type: DiffFileType | str | None | _Unset = _UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown.
     """
 
-    mime_type: MediaType | None | Unset = UNSET
+    mime_type: MediaType | None | _Unset = _UNSET
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2291,18 +2295,18 @@ class OtherDiffChange(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             operation,
-            file_type=UNSET,
-            mime_type=UNSET,
-            meta=UNSET,
+            file_type=_UNSET,
+            mime_type=_UNSET,
+            meta=_UNSET,
             extra=_FACTORY,
         ):
             self.operation = operation
@@ -2312,20 +2316,20 @@ class OtherDiffChange(_Model):
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class DiffPathChange(_Model):
     """Operation metadata for add, delete, and modify changes."""
 
     path: AbsolutePath
     """Absolute path for the operation."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, path):
             self.path = path
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class DiffPathPairChange(_Model):
     """Operation metadata for move and copy changes."""
 
@@ -2335,14 +2339,14 @@ class DiffPathPairChange(_Model):
     path: AbsolutePath
     """Absolute path after the operation."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, old_path, path):
             self.old_path = old_path
             self.path = path
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class DiffPatch(_Model):
     """Renderable patch text and its format."""
 
@@ -2352,7 +2356,7 @@ class DiffPatch(_Model):
     text: str
     """Patch text in the format named by `format`."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2360,15 +2364,15 @@ class DiffPatch(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, format, text, meta=UNSET):
+        def __init__(self, *, format, text, meta=_UNSET):
             self.format = format
             self.text = text
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Diff(_Model):
     """File changes produced by a tool call.
 
@@ -2386,14 +2390,14 @@ class Diff(_Model):
     Clients can use this field without parsing patch text to determine affected paths.
     """
 
-    patch: DiffPatch | None | Unset = UNSET
+    patch: DiffPatch | None | _Unset = _UNSET
     """Renderable patch text for some or all of the structured changes.
 
     Agents SHOULD provide patch text whenever feasible. Omitted and `null` are
     equivalent and mean no renderable patch text was provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2401,15 +2405,15 @@ class Diff(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, changes, patch=UNSET, meta=UNSET):
+        def __init__(self, *, changes, patch=_UNSET, meta=_UNSET):
             self.changes = changes
             self.patch = patch
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Terminal(_Model):
     """A display-only reference to an agent-owned terminal.
 
@@ -2420,7 +2424,7 @@ class Terminal(_Model):
     terminal_id: TerminalId
     """The ID of the terminal to display."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2428,14 +2432,14 @@ class Terminal(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, terminal_id, meta=UNSET):
+        def __init__(self, *, terminal_id, meta=_UNSET):
             self.terminal_id = terminal_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallLocation(_Model):
     """A file location being accessed or modified by a tool.
 
@@ -2448,12 +2452,12 @@ class ToolCallLocation(_Model):
     path: AbsolutePath
     """The absolute file path being accessed or modified."""
 
-    line: int | None | Unset = UNSET
+    line: int | None | _Unset = _UNSET
     """Optional 1-based line number within the file. Omitted and `null` are equivalent and
     mean no specific line. `0` is invalid.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2461,15 +2465,15 @@ class ToolCallLocation(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, path, line=UNSET, meta=UNSET):
+        def __init__(self, *, path, line=_UNSET, meta=_UNSET):
             self.path = path
             self.line = line
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallCapabilities(_Model):
     """Client-initiated controls a tool call currently supports.
 
@@ -2479,14 +2483,14 @@ class ToolCallCapabilities(_Model):
     See protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#cancelling-tool-calls)
     """
 
-    cancel: ToolCallCancelCapabilities | None | Unset = UNSET
+    cancel: ToolCallCancelCapabilities | None | _Unset = _UNSET
     """Permits the Client to cancel this tool call with `tool_call/cancel`.
 
     Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
     means supported. Agents SHOULD stop advertising it once the tool call reaches a final status.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2494,21 +2498,21 @@ class ToolCallCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, cancel=UNSET, meta=UNSET):
+        def __init__(self, *, cancel=_UNSET, meta=_UNSET):
             self.cancel = cancel
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallCancelCapabilities(_Model):
     """Capability to cancel a tool call with `tool_call/cancel`.
 
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2516,13 +2520,13 @@ class ToolCallCancelCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallPermissionSubject(_Model):
     """Permission request details for a tool call."""
 
@@ -2534,7 +2538,7 @@ class ToolCallPermissionSubject(_Model):
     `toolCallId` creates the tool call.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2542,14 +2546,14 @@ class ToolCallPermissionSubject(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, tool_call, meta=UNSET):
+        def __init__(self, *, tool_call, meta=_UNSET):
             self.tool_call = tool_call
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CommandPermissionSubject(_Model):
     """Permission request details for a command."""
 
@@ -2559,13 +2563,13 @@ class CommandPermissionSubject(_Model):
     cwd: AbsolutePath
     """The absolute working directory for the command."""
 
-    tool_call_id: ToolCallId | None | Unset = UNSET
+    tool_call_id: ToolCallId | None | _Unset = _UNSET
     """The associated tool call, when known. Omitted and `null` are equivalent."""
 
-    terminal_id: TerminalId | None | Unset = UNSET
+    terminal_id: TerminalId | None | _Unset = _UNSET
     """The associated terminal, when already known. Omitted and `null` are equivalent."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2573,10 +2577,10 @@ class CommandPermissionSubject(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, command, cwd, tool_call_id=UNSET, terminal_id=UNSET, meta=UNSET
+            self, *, command, cwd, tool_call_id=_UNSET, terminal_id=_UNSET, meta=_UNSET
         ):
             self.command = command
             self.cwd = cwd
@@ -2585,7 +2589,7 @@ class CommandPermissionSubject(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PermissionOption(_Model):
     """An option presented to the user when requesting permission."""
 
@@ -2598,7 +2602,7 @@ class PermissionOption(_Model):
     kind: PermissionOptionKind | str
     """Hint about the nature of this permission option."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2606,28 +2610,28 @@ class PermissionOption(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, option_id, name, kind, meta=UNSET):
+        def __init__(self, *, option_id, name, kind, meta=_UNSET):
             self.option_id = option_id
             self.name = name
             self.kind = kind
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class FormCreateElicitationRequest(_Model):
     """Form-based elicitation where the client renders a form from the provided schema.
 
     A variant of CreateElicitationRequest (`mode` is 'form').
     """
 
-    mode: ClassVar[str] = "form"
+    mode: _ClassVar[str] = "form"
 
     message: str
     """A human-readable message describing what input is needed."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2641,28 +2645,28 @@ class FormCreateElicitationRequest(_Model):
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message, meta=UNSET, requested_schema, scope):
+        def __init__(self, *, message, meta=_UNSET, requested_schema, scope):
             self.message = message
             self.meta = meta
             self.requested_schema = requested_schema
             self.scope = scope
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UrlCreateElicitationRequest(_Model):
     """URL-based elicitation where the client directs the user to a URL.
 
     A variant of CreateElicitationRequest (`mode` is 'url').
     """
 
-    mode: ClassVar[str] = "url"
+    mode: _ClassVar[str] = "url"
 
     message: str
     """A human-readable message describing what input is needed."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2679,9 +2683,9 @@ class UrlCreateElicitationRequest(_Model):
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message, meta=UNSET, elicitation_id, url, scope):
+        def __init__(self, *, message, meta=_UNSET, elicitation_id, url, scope):
             self.message = message
             self.meta = meta
             self.elicitation_id = elicitation_id
@@ -2689,7 +2693,7 @@ class UrlCreateElicitationRequest(_Model):
             self.scope = scope
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherCreateElicitationRequest(_Model):
     """Custom or future elicitation mode.
 
@@ -2710,7 +2714,7 @@ class OtherCreateElicitationRequest(_Model):
     message: str
     """A human-readable message describing what input is needed."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2721,12 +2725,12 @@ class OtherCreateElicitationRequest(_Model):
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, mode, message, meta=UNSET, scope, extra=_FACTORY):
+        def __init__(self, *, mode, message, meta=_UNSET, scope, extra=_FACTORY):
             self.mode = mode
             self.message = message
             self.meta = meta
@@ -2734,7 +2738,7 @@ class OtherCreateElicitationRequest(_Model):
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationSessionScope(_Model):
     """Session-scoped elicitation, optionally tied to a specific tool call.
 
@@ -2746,36 +2750,36 @@ class ElicitationSessionScope(_Model):
     session_id: SessionId
     """The session this elicitation is tied to."""
 
-    tool_call_id: ToolCallId | None | Unset = UNSET
+    tool_call_id: ToolCallId | None | _Unset = _UNSET
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
     session without a specific tool call.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, tool_call_id=UNSET):
+        def __init__(self, *, session_id, tool_call_id=_UNSET):
             self.session_id = session_id
             self.tool_call_id = tool_call_id
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationRequestScope(_Model):
     """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
     (e.g., during auth/configuration phases before any session is started).
     """
 
-    request_id: RequestId_
+    request_id: RequestId
     """The pending Client-to-Agent request this elicitation is tied to."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, request_id):
             self.request_id = request_id
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationSchema(_Model):
     """Type-safe elicitation schema for requesting structured user input.
 
@@ -2786,7 +2790,7 @@ class ElicitationSchema(_Model):
     type: ElicitationSchemaType
     """Type discriminator. Always `"object"`. Any other value is rejected."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the schema.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
@@ -2795,19 +2799,19 @@ class ElicitationSchema(_Model):
     properties: dict[str, ElicitationPropertySchema]
     """Property definitions (must be primitive types)."""
 
-    required: list[str] | None | Unset = UNSET
+    required: list[str] | None | _Unset = _UNSET
     """List of required property names.
 
     Optional. Omitted and `null` are equivalent and mean no property names are required.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional description of what this schema represents.
 
     Optional. Omitted and `null` are equivalent and mean no schema description is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2815,17 +2819,17 @@ class ElicitationSchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             type,
-            title=UNSET,
+            title=_UNSET,
             properties,
-            required=UNSET,
-            description=UNSET,
-            meta=UNSET,
+            required=_UNSET,
+            description=_UNSET,
+            meta=_UNSET,
         ):
             self.type = type
             self.title = title
@@ -2835,72 +2839,72 @@ class ElicitationSchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class StringElicitationPropertySchema(_Model):
     """String property (or single-select enum when `enum`/`oneOf` is set).
 
     A variant of ElicitationPropertySchema (`type` is 'string').
     """
 
-    type: ClassVar[str] = "string"
+    type: _ClassVar[str] = "string"
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    min_length: int | None | Unset = UNSET
+    min_length: int | None | _Unset = _UNSET
     """Minimum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
     """
 
-    max_length: int | None | Unset = UNSET
+    max_length: int | None | _Unset = _UNSET
     """Maximum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
     """
 
-    pattern: str | None | Unset = UNSET
+    pattern: str | None | _Unset = _UNSET
     """Pattern the string must match, in ECMA-262 regular expression syntax.
 
     Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
     """
 
-    format: StringFormat | str | None | Unset = UNSET
+    format: StringFormat | str | None | _Unset = _UNSET
     """String format.
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint.
     """
 
-    default: str | None | Unset = UNSET
+    default: str | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    enum: list[str] | None | Unset = UNSET
+    enum: list[str] | None | _Unset = _UNSET
     """Enum values for untitled single-select enums.
     Must contain at least one value when present.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
     declared by `enum`.
     """
 
-    one_of: list[EnumOption] | None | Unset = UNSET
+    one_of: list[EnumOption] | None | _Unset = _UNSET
     """Titled enum options for titled single-select enums.
     Must contain at least one option when present.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
     declared by `oneOf`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2908,21 +2912,21 @@ class StringElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            min_length=UNSET,
-            max_length=UNSET,
-            pattern=UNSET,
-            format=UNSET,
-            default=UNSET,
-            enum=UNSET,
-            one_of=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            min_length=_UNSET,
+            max_length=_UNSET,
+            pattern=_UNSET,
+            format=_UNSET,
+            default=_UNSET,
+            enum=_UNSET,
+            one_of=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -2936,46 +2940,46 @@ class StringElicitationPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class NumberElicitationPropertySchema(_Model):
     """Number (floating-point) property.
 
     A variant of ElicitationPropertySchema (`type` is 'number').
     """
 
-    type: ClassVar[str] = "number"
+    type: _ClassVar[str] = "number"
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    minimum: float | None | Unset = UNSET
+    minimum: float | None | _Unset = _UNSET
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
 
-    maximum: float | None | Unset = UNSET
+    maximum: float | None | _Unset = _UNSET
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
 
-    default: float | None | Unset = UNSET
+    default: float | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -2983,17 +2987,17 @@ class NumberElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            minimum=UNSET,
-            maximum=UNSET,
-            default=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            minimum=_UNSET,
+            maximum=_UNSET,
+            default=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -3003,46 +3007,46 @@ class NumberElicitationPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class IntegerElicitationPropertySchema(_Model):
     """Integer property.
 
     A variant of ElicitationPropertySchema (`type` is 'integer').
     """
 
-    type: ClassVar[str] = "integer"
+    type: _ClassVar[str] = "integer"
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    minimum: int | None | Unset = UNSET
+    minimum: int | None | _Unset = _UNSET
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
 
-    maximum: int | None | Unset = UNSET
+    maximum: int | None | _Unset = _UNSET
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
 
-    default: int | None | Unset = UNSET
+    default: int | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3050,17 +3054,17 @@ class IntegerElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            minimum=UNSET,
-            maximum=UNSET,
-            default=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            minimum=_UNSET,
+            maximum=_UNSET,
+            default=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -3070,34 +3074,34 @@ class IntegerElicitationPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class BooleanElicitationPropertySchema(_Model):
     """Boolean property.
 
     A variant of ElicitationPropertySchema (`type` is 'boolean').
     """
 
-    type: ClassVar[str] = "boolean"
+    type: _ClassVar[str] = "boolean"
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    default: bool | None | Unset = UNSET
+    default: bool | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3105,10 +3109,10 @@ class BooleanElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, title=UNSET, description=UNSET, default=UNSET, meta=UNSET
+            self, *, title=_UNSET, description=_UNSET, default=_UNSET, meta=_UNSET
         ):
             self.title = title
             self.description = description
@@ -3116,34 +3120,34 @@ class BooleanElicitationPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ArrayElicitationPropertySchema(_Model):
     """Multi-select array property.
 
     A variant of ElicitationPropertySchema (`type` is 'array').
     """
 
-    type: ClassVar[str] = "array"
+    type: _ClassVar[str] = "array"
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    min_items: int | None | Unset = UNSET
+    min_items: int | None | _Unset = _UNSET
     """Minimum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
     """
 
-    max_items: int | None | Unset = UNSET
+    max_items: int | None | _Unset = _UNSET
     """Maximum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
@@ -3152,13 +3156,13 @@ class ArrayElicitationPropertySchema(_Model):
     items: MultiSelectItems
     """The items definition describing allowed values."""
 
-    default: list[str] | None | Unset = UNSET
+    default: list[str] | None | _Unset = _UNSET
     """Default selected values.
 
     Optional. Omitted and `null` are equivalent and mean no default selections are provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3166,18 +3170,18 @@ class ArrayElicitationPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            min_items=UNSET,
-            max_items=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            min_items=_UNSET,
+            max_items=_UNSET,
             items,
-            default=UNSET,
-            meta=UNSET,
+            default=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -3188,7 +3192,7 @@ class ArrayElicitationPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherElicitationPropertySchema(_Model):
     """Custom or future elicitation property schema.
 
@@ -3206,17 +3210,17 @@ class OtherElicitationPropertySchema(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, type, extra=_FACTORY):
             self.type = type
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class EnumOption(_Model):
     """A titled enum option with a const value, human-readable title, and optional description."""
 
@@ -3226,13 +3230,13 @@ class EnumOption(_Model):
     title: str
     """Human-readable title for this option."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3240,16 +3244,16 @@ class EnumOption(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, const, title, description=UNSET, meta=UNSET):
+        def __init__(self, *, const, title, description=_UNSET, meta=_UNSET):
             self.const = const
             self.title = title
             self.description = description
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class StringPropertySchema(_Model):
     """Schema for string properties in an elicitation form.
 
@@ -3257,63 +3261,63 @@ class StringPropertySchema(_Model):
     with `"type": "string"`.
     """
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    min_length: int | None | Unset = UNSET
+    min_length: int | None | _Unset = _UNSET
     """Minimum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint.
     """
 
-    max_length: int | None | Unset = UNSET
+    max_length: int | None | _Unset = _UNSET
     """Maximum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint.
     """
 
-    pattern: str | None | Unset = UNSET
+    pattern: str | None | _Unset = _UNSET
     """Pattern the string must match, in ECMA-262 regular expression syntax.
 
     Optional. Omitted and `null` are equivalent and mean there is no pattern constraint.
     """
 
-    format: StringFormat | str | None | Unset = UNSET
+    format: StringFormat | str | None | _Unset = _UNSET
     """String format.
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint.
     """
 
-    default: str | None | Unset = UNSET
+    default: str | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    enum: list[str] | None | Unset = UNSET
+    enum: list[str] | None | _Unset = _UNSET
     """Enum values for untitled single-select enums.
     Must contain at least one value when present.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
     declared by `enum`.
     """
 
-    one_of: list[EnumOption] | None | Unset = UNSET
+    one_of: list[EnumOption] | None | _Unset = _UNSET
     """Titled enum options for titled single-select enums.
     Must contain at least one option when present.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
     declared by `oneOf`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3321,21 +3325,21 @@ class StringPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            min_length=UNSET,
-            max_length=UNSET,
-            pattern=UNSET,
-            format=UNSET,
-            default=UNSET,
-            enum=UNSET,
-            one_of=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            min_length=_UNSET,
+            max_length=_UNSET,
+            pattern=_UNSET,
+            format=_UNSET,
+            default=_UNSET,
+            enum=_UNSET,
+            one_of=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -3349,41 +3353,41 @@ class StringPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class NumberPropertySchema(_Model):
     """Schema for number (floating-point) properties in an elicitation form."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    minimum: float | None | Unset = UNSET
+    minimum: float | None | _Unset = _UNSET
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
 
-    maximum: float | None | Unset = UNSET
+    maximum: float | None | _Unset = _UNSET
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
 
-    default: float | None | Unset = UNSET
+    default: float | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3391,17 +3395,17 @@ class NumberPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            minimum=UNSET,
-            maximum=UNSET,
-            default=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            minimum=_UNSET,
+            maximum=_UNSET,
+            default=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -3411,41 +3415,41 @@ class NumberPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class IntegerPropertySchema(_Model):
     """Schema for integer properties in an elicitation form."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    minimum: int | None | Unset = UNSET
+    minimum: int | None | _Unset = _UNSET
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound.
     """
 
-    maximum: int | None | Unset = UNSET
+    maximum: int | None | _Unset = _UNSET
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound.
     """
 
-    default: int | None | Unset = UNSET
+    default: int | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3453,17 +3457,17 @@ class IntegerPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            minimum=UNSET,
-            maximum=UNSET,
-            default=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            minimum=_UNSET,
+            maximum=_UNSET,
+            default=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -3473,29 +3477,29 @@ class IntegerPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class BooleanPropertySchema(_Model):
     """Schema for boolean properties in an elicitation form."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    default: bool | None | Unset = UNSET
+    default: bool | None | _Unset = _UNSET
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3503,10 +3507,10 @@ class BooleanPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, title=UNSET, description=UNSET, default=UNSET, meta=UNSET
+            self, *, title=_UNSET, description=_UNSET, default=_UNSET, meta=_UNSET
         ):
             self.title = title
             self.description = description
@@ -3514,19 +3518,19 @@ class BooleanPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class MultiSelectItemsString(_Model):
     """Multi-select string items with plain string values.
 
     A variant of MultiSelectItems (`type` is 'string').
     """
 
-    type: ClassVar[str] = "string"
+    type: _ClassVar[str] = "string"
 
     enum: list[str]
     """Allowed enum values. Must contain at least one value."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3534,14 +3538,14 @@ class MultiSelectItemsString(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, enum, meta=UNSET):
+        def __init__(self, *, enum, meta=_UNSET):
             self.enum = enum
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherMultiSelectItems(_Model):
     """Custom or future typed multi-select items.
 
@@ -3551,24 +3555,24 @@ class OtherMultiSelectItems(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, type, extra=_FACTORY):
             self.type = type
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class StringMultiSelectItems(_Model):
     """String item schema for multi-select enum properties."""
 
     enum: list[str]
     """Allowed enum values. Must contain at least one value."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3576,21 +3580,21 @@ class StringMultiSelectItems(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, enum, meta=UNSET):
+        def __init__(self, *, enum, meta=_UNSET):
             self.enum = enum
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TitledMultiSelectItems(_Model):
     """Items definition for titled multi-select enum properties."""
 
     any_of: list[EnumOption]
     """Titled enum options. Must contain at least one option."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3598,36 +3602,36 @@ class TitledMultiSelectItems(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, any_of, meta=UNSET):
+        def __init__(self, *, any_of, meta=_UNSET):
             self.any_of = any_of
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class MultiSelectPropertySchema(_Model):
     """Schema for multi-select (array) properties in an elicitation form."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    min_items: int | None | Unset = UNSET
+    min_items: int | None | _Unset = _UNSET
     """Minimum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum selection count.
     """
 
-    max_items: int | None | Unset = UNSET
+    max_items: int | None | _Unset = _UNSET
     """Maximum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum selection count.
@@ -3636,13 +3640,13 @@ class MultiSelectPropertySchema(_Model):
     items: MultiSelectItems
     """The items definition describing allowed values."""
 
-    default: list[str] | None | Unset = UNSET
+    default: list[str] | None | _Unset = _UNSET
     """Default selected values.
 
     Optional. Omitted and `null` are equivalent and mean no default selections are provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3650,18 +3654,18 @@ class MultiSelectPropertySchema(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            title=UNSET,
-            description=UNSET,
-            min_items=UNSET,
-            max_items=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            min_items=_UNSET,
+            max_items=_UNSET,
             items,
-            default=UNSET,
-            meta=UNSET,
+            default=_UNSET,
+            meta=_UNSET,
         ):
             self.title = title
             self.description = description
@@ -3672,7 +3676,7 @@ class MultiSelectPropertySchema(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationFormMode(_Model):
     """Form-based elicitation mode where the client renders a form from the provided schema."""
 
@@ -3682,14 +3686,14 @@ class ElicitationFormMode(_Model):
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, requested_schema, scope):
             self.requested_schema = requested_schema
             self.scope = scope
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationUrlMode(_Model):
     """URL-based elicitation mode where the client directs the user to a URL."""
 
@@ -3702,7 +3706,7 @@ class ElicitationUrlMode(_Model):
     scope: ElicitationSessionScope | ElicitationRequestScope
     """One of ElicitationSessionScope or ElicitationRequestScope, whose members share the JSON object."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, elicitation_id, url, scope):
             self.elicitation_id = elicitation_id
@@ -3710,14 +3714,14 @@ class ElicitationUrlMode(_Model):
             self.scope = scope
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class MessageMcpRequest(_Model):
     """**UNSTABLE**
 
     Request parameters for `mcp/message`, sent from consumer to provider.
     """
 
-    METHOD: ClassVar[str] = "mcp/message"
+    METHOD: _ClassVar[str] = "mcp/message"
     """The JSON-RPC method (client side)."""
 
     server_id: McpServerAcpId
@@ -3729,10 +3733,10 @@ class MessageMcpRequest(_Model):
     method: str
     """The inner MCP method name."""
 
-    params: dict[str, Any] | None | Unset = UNSET
+    params: dict[str, _Any] | None | _Unset = _UNSET
     """Optional inner MCP params. Null is equivalent to omission."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3741,9 +3745,11 @@ class MessageMcpRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, server_id, request_id, method, params=UNSET, meta=UNSET):
+        def __init__(
+            self, *, server_id, request_id, method, params=_UNSET, meta=_UNSET
+        ):
             self.server_id = server_id
             self.request_id = request_id
             self.method = method
@@ -3751,27 +3757,27 @@ class MessageMcpRequest(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResultAgentResponse(_Model):
     """A successful JSON-RPC response.
 
     A variant of AgentResponse.
     """
 
-    id: RequestId_
+    id: RequestId
     """The id of the request this response answers."""
 
-    result: Any
+    result: _Any
     """Method-specific response data."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, id, result):
             self.id = id
             self.result = result
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ErrorAgentResponse(_Model):
     """A failed JSON-RPC response.
 
@@ -3788,14 +3794,14 @@ class ErrorAgentResponse(_Model):
     error: Error
     """Method-specific error data."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, id, error):
             self.id = id
             self.error = error
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class InitializeResponse(_Model):
     """Response to the `initialize` method.
 
@@ -3804,7 +3810,7 @@ class InitializeResponse(_Model):
     See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/draft/initialization)
     """
 
-    METHOD: ClassVar[str] = "initialize"
+    METHOD: _ClassVar[str] = "initialize"
     """The JSON-RPC method (agent side)."""
 
     protocol_version: ProtocolVersion
@@ -3824,7 +3830,7 @@ class InitializeResponse(_Model):
     )
     """Capabilities supported by the agent."""
 
-    auth_methods: list[AuthMethod] | Unset = UNSET
+    auth_methods: list[AuthMethod] | _Unset = _UNSET
     """Authentication methods supported by the agent.
 
     Optional. Omitted or empty means the agent does not advertise the
@@ -3832,7 +3838,7 @@ class InitializeResponse(_Model):
     the agent MUST support both `auth/login` and `auth/logout`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3840,7 +3846,7 @@ class InitializeResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
@@ -3848,8 +3854,8 @@ class InitializeResponse(_Model):
             protocol_version,
             info,
             capabilities=_FACTORY,
-            auth_methods=UNSET,
-            meta=UNSET,
+            auth_methods=_UNSET,
+            meta=_UNSET,
         ):
             self.protocol_version = protocol_version
             self.info = info
@@ -3860,7 +3866,7 @@ class InitializeResponse(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Implementation(_Model):
     """Metadata about the implementation of the client or agent.
     Describes the name and version of an ACP implementation, with an optional
@@ -3872,7 +3878,7 @@ class Implementation(_Model):
     name fallback if title isn't present.
     """
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Intended for UI and end-user contexts and optimized to be human-readable
     and easily understood.
 
@@ -3886,7 +3892,7 @@ class Implementation(_Model):
     for debugging or metrics purposes. (e.g. "1.0.0").
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3894,16 +3900,16 @@ class Implementation(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, title=UNSET, version, meta=UNSET):
+        def __init__(self, *, name, title=_UNSET, version, meta=_UNSET):
             self.name = name
             self.title = title
             self.version = version
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentCapabilities(_Model):
     """Capabilities supported by the agent.
 
@@ -3913,7 +3919,7 @@ class AgentCapabilities(_Model):
     See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v2/draft/initialization#agent-capabilities)
     """
 
-    session: SessionCapabilities | None | Unset = UNSET
+    session: SessionCapabilities | None | _Unset = _UNSET
     """Session capabilities supported by the agent.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not support the
@@ -3923,7 +3929,7 @@ class AgentCapabilities(_Model):
     and `session/update`.
     """
 
-    auth: AgentAuthCapabilities | None | Unset = UNSET
+    auth: AgentAuthCapabilities | None | _Unset = _UNSET
     """Authentication-related extension capabilities supported by the agent.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise any
@@ -3932,7 +3938,7 @@ class AgentCapabilities(_Model):
     non-empty `authMethods` list in the `initialize` response.
     """
 
-    providers: ProvidersCapabilities | None | Unset = UNSET
+    providers: ProvidersCapabilities | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3943,7 +3949,7 @@ class AgentCapabilities(_Model):
     Supplying `{}` means the agent supports provider configuration methods.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -3951,16 +3957,18 @@ class AgentCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session=UNSET, auth=UNSET, providers=UNSET, meta=UNSET):
+        def __init__(
+            self, *, session=_UNSET, auth=_UNSET, providers=_UNSET, meta=_UNSET
+        ):
             self.session = session
             self.auth = auth
             self.providers = providers
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionCapabilities(_Model):
     """Session capabilities supported by the agent.
 
@@ -3975,7 +3983,7 @@ class SessionCapabilities(_Model):
     See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v2/draft/initialization#session-capabilities)
     """
 
-    prompt: PromptCapabilities | None | Unset = UNSET
+    prompt: PromptCapabilities | None | _Unset = _UNSET
     """Prompt capabilities supported by the agent in `session/prompt` requests.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise any
@@ -3983,22 +3991,22 @@ class SessionCapabilities(_Model):
     required by `session/prompt`.
     """
 
-    mcp: McpCapabilities | None | Unset = UNSET
+    mcp: McpCapabilities | None | _Unset = _UNSET
     """MCP capabilities supported by the agent for session lifecycle requests.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise MCP
     server transport support for sessions.
     """
 
-    delete: SessionDeleteCapabilities | None | Unset = UNSET
+    delete: SessionDeleteCapabilities | None | _Unset = _UNSET
     """Whether the agent supports `session/delete`.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
 
-    additional_directories: SessionAdditionalDirectoriesCapabilities | None | Unset = (
-        UNSET
+    additional_directories: SessionAdditionalDirectoriesCapabilities | None | _Unset = (
+        _UNSET
     )
     """Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
 
@@ -4010,7 +4018,7 @@ class SessionCapabilities(_Model):
     complete ordered additional-root list associated with a listed session.
     """
 
-    system_prompt: SessionSystemPromptCapabilities | None | Unset = UNSET
+    system_prompt: SessionSystemPromptCapabilities | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4021,7 +4029,7 @@ class SessionCapabilities(_Model):
     Supplying `{}` means the agent supports `systemPrompt` in `append` mode.
     """
 
-    fork: SessionForkCapabilities | None | Unset = UNSET
+    fork: SessionForkCapabilities | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4032,7 +4040,7 @@ class SessionCapabilities(_Model):
     Supplying `{}` means the agent supports forking sessions.
     """
 
-    archive: SessionArchiveCapabilities | None | Unset = UNSET
+    archive: SessionArchiveCapabilities | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4044,7 +4052,7 @@ class SessionCapabilities(_Model):
     `session/list`, and `SessionInfo.archived`.
     """
 
-    status: SessionStatusCapabilities | None | Unset = UNSET
+    status: SessionStatusCapabilities | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4055,7 +4063,7 @@ class SessionCapabilities(_Model):
     Supplying `{}` means the agent supports checking session status.
     """
 
-    title: SessionTitleCapabilities | None | Unset = UNSET
+    title: SessionTitleCapabilities | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4069,7 +4077,7 @@ class SessionCapabilities(_Model):
     Supplying `{}` means the agent supports setting session titles.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4077,21 +4085,21 @@ class SessionCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
-            prompt=UNSET,
-            mcp=UNSET,
-            delete=UNSET,
-            additional_directories=UNSET,
-            system_prompt=UNSET,
-            fork=UNSET,
-            archive=UNSET,
-            status=UNSET,
-            title=UNSET,
-            meta=UNSET,
+            prompt=_UNSET,
+            mcp=_UNSET,
+            delete=_UNSET,
+            additional_directories=_UNSET,
+            system_prompt=_UNSET,
+            fork=_UNSET,
+            archive=_UNSET,
+            status=_UNSET,
+            title=_UNSET,
+            meta=_UNSET,
         ):
             self.prompt = prompt
             self.mcp = mcp
@@ -4105,7 +4113,7 @@ class SessionCapabilities(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PromptCapabilities(_Model):
     """Prompt capabilities supported by the agent in `session/prompt` requests.
 
@@ -4121,21 +4129,21 @@ class PromptCapabilities(_Model):
     See protocol docs: [Session Prompt Capabilities](https://agentclientprotocol.com/protocol/v2/draft/initialization#session-prompt-capabilities)
     """
 
-    image: PromptImageCapabilities | None | Unset = UNSET
+    image: PromptImageCapabilities | None | _Unset = _UNSET
     """Agent supports `image` content blocks.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports image content in prompts.
     """
 
-    audio: PromptAudioCapabilities | None | Unset = UNSET
+    audio: PromptAudioCapabilities | None | _Unset = _UNSET
     """Agent supports `audio` content blocks.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports audio content in prompts.
     """
 
-    embedded_context: PromptEmbeddedContextCapabilities | None | Unset = UNSET
+    embedded_context: PromptEmbeddedContextCapabilities | None | _Unset = _UNSET
     """Agent supports embedded context in `session/prompt` requests.
 
     When enabled, the Client is allowed to include `resource` content blocks
@@ -4145,7 +4153,7 @@ class PromptCapabilities(_Model):
     Supplying `{}` means the agent supports embedded context in prompts.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4153,10 +4161,10 @@ class PromptCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, image=UNSET, audio=UNSET, embedded_context=UNSET, meta=UNSET
+            self, *, image=_UNSET, audio=_UNSET, embedded_context=_UNSET, meta=_UNSET
         ):
             self.image = image
             self.audio = audio
@@ -4164,14 +4172,14 @@ class PromptCapabilities(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PromptImageCapabilities(_Model):
     """Capabilities for image content in prompt requests.
 
     Supplying `{}` means the agent supports image content in prompts.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4179,20 +4187,20 @@ class PromptImageCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PromptAudioCapabilities(_Model):
     """Capabilities for audio content in prompt requests.
 
     Supplying `{}` means the agent supports audio content in prompts.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4200,20 +4208,20 @@ class PromptAudioCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PromptEmbeddedContextCapabilities(_Model):
     """Capabilities for embedded context in prompt requests.
 
     Supplying `{}` means the agent supports embedded context in prompts.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4221,31 +4229,31 @@ class PromptEmbeddedContextCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class McpCapabilities(_Model):
     """MCP capabilities supported by the agent for session lifecycle requests."""
 
-    stdio: McpStdioCapabilities | None | Unset = UNSET
+    stdio: McpStdioCapabilities | None | _Unset = _UNSET
     """Agent supports `stdio` MCP servers.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports stdio MCP server transports.
     """
 
-    http: McpHttpCapabilities | None | Unset = UNSET
+    http: McpHttpCapabilities | None | _Unset = _UNSET
     """Agent supports `http` MCP servers.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports HTTP MCP server transports.
     """
 
-    acp: McpAcpCapabilities | None | Unset = UNSET
+    acp: McpAcpCapabilities | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4256,7 +4264,7 @@ class McpCapabilities(_Model):
     Supplying `{}` means the agent supports ACP MCP server transports.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4264,23 +4272,23 @@ class McpCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, stdio=UNSET, http=UNSET, acp=UNSET, meta=UNSET):
+        def __init__(self, *, stdio=_UNSET, http=_UNSET, acp=_UNSET, meta=_UNSET):
             self.stdio = stdio
             self.http = http
             self.acp = acp
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class McpStdioCapabilities(_Model):
     """Capabilities for stdio MCP server transports.
 
     Supplying `{}` means the agent supports stdio MCP server transports.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4288,20 +4296,20 @@ class McpStdioCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class McpHttpCapabilities(_Model):
     """Capabilities for HTTP MCP server transports.
 
     Supplying `{}` means the agent supports HTTP MCP server transports.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4309,13 +4317,13 @@ class McpHttpCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class McpAcpCapabilities(_Model):
     """**UNSTABLE**
 
@@ -4326,7 +4334,7 @@ class McpAcpCapabilities(_Model):
     Supplying `{}` means the agent supports ACP MCP server transports.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4334,20 +4342,20 @@ class McpAcpCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionDeleteCapabilities(_Model):
     """Capabilities for the `session/delete` method.
 
     Supplying `{}` means the agent supports deleting sessions from `session/list`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4355,13 +4363,13 @@ class SessionDeleteCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionAdditionalDirectoriesCapabilities(_Model):
     """Capabilities for additional session directories support.
 
@@ -4371,7 +4379,7 @@ class SessionAdditionalDirectoriesCapabilities(_Model):
     complete ordered additional-root list associated with a listed session.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4379,13 +4387,13 @@ class SessionAdditionalDirectoriesCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionSystemPromptCapabilities(_Model):
     """**UNSTABLE**
 
@@ -4397,13 +4405,13 @@ class SessionSystemPromptCapabilities(_Model):
     requests in `append` mode.
     """
 
-    mode: SessionSystemPromptModeCapabilities | None | Unset = UNSET
+    mode: SessionSystemPromptModeCapabilities | None | _Unset = _UNSET
     """Delivery modes the agent supports in addition to `append`.
 
     Optional. Omitted and `null` are equivalent and mean the agent supports only `append`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4411,14 +4419,14 @@ class SessionSystemPromptCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, mode=UNSET, meta=UNSET):
+        def __init__(self, *, mode=_UNSET, meta=_UNSET):
             self.mode = mode
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionSystemPromptModeCapabilities(_Model):
     """**UNSTABLE**
 
@@ -4430,7 +4438,7 @@ class SessionSystemPromptModeCapabilities(_Model):
     supports it.
     """
 
-    override: SessionSystemPromptOverrideCapabilities | None | Unset = UNSET
+    override: SessionSystemPromptOverrideCapabilities | None | _Unset = _UNSET
     """Whether the agent supports `override` mode.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
@@ -4438,7 +4446,7 @@ class SessionSystemPromptModeCapabilities(_Model):
     instructions with the client-provided system prompt.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4446,14 +4454,14 @@ class SessionSystemPromptModeCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, override=UNSET, meta=UNSET):
+        def __init__(self, *, override=_UNSET, meta=_UNSET):
             self.override = override
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionSystemPromptOverrideCapabilities(_Model):
     """**UNSTABLE**
 
@@ -4465,7 +4473,7 @@ class SessionSystemPromptOverrideCapabilities(_Model):
     instructions with the client-provided system prompt.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4473,13 +4481,13 @@ class SessionSystemPromptOverrideCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionForkCapabilities(_Model):
     """**UNSTABLE**
 
@@ -4490,7 +4498,7 @@ class SessionForkCapabilities(_Model):
     Supplying `{}` means the agent supports forking sessions.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4498,13 +4506,13 @@ class SessionForkCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionArchiveCapabilities(_Model):
     """**UNSTABLE**
 
@@ -4516,7 +4524,7 @@ class SessionArchiveCapabilities(_Model):
     `session/list`, and `SessionInfo.archived`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4524,13 +4532,13 @@ class SessionArchiveCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionStatusCapabilities(_Model):
     """**UNSTABLE**
 
@@ -4541,7 +4549,7 @@ class SessionStatusCapabilities(_Model):
     Supplying `{}` means the agent supports checking session status.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4549,13 +4557,13 @@ class SessionStatusCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionTitleCapabilities(_Model):
     """**UNSTABLE**
 
@@ -4567,7 +4575,7 @@ class SessionTitleCapabilities(_Model):
     through `session/list` and `session_info_update` without this capability.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4575,13 +4583,13 @@ class SessionTitleCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentAuthCapabilities(_Model):
     """Authentication-related extension capabilities supported by the agent.
 
@@ -4590,7 +4598,7 @@ class AgentAuthCapabilities(_Model):
     `initialize` response.
     """
 
-    status: AuthStatusCapabilities | None | Unset = UNSET
+    status: AuthStatusCapabilities | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -4601,7 +4609,7 @@ class AgentAuthCapabilities(_Model):
     Supplying `{}` means the agent supports the `auth/status` method.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4609,14 +4617,14 @@ class AgentAuthCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, status=UNSET, meta=UNSET):
+        def __init__(self, *, status=_UNSET, meta=_UNSET):
             self.status = status
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AuthStatusCapabilities(_Model):
     """**UNSTABLE**
 
@@ -4627,7 +4635,7 @@ class AuthStatusCapabilities(_Model):
     Supplying `{}` means the agent supports the `auth/status` method.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4635,13 +4643,13 @@ class AuthStatusCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ProvidersCapabilities(_Model):
     """**UNSTABLE**
 
@@ -4652,7 +4660,7 @@ class ProvidersCapabilities(_Model):
     Supplying `{}` means the agent supports provider configuration methods.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4660,13 +4668,13 @@ class ProvidersCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalAuthMethod(_Model):
     """Client runs the configured agent program as a separate interactive
     process, without passing this method to `auth/login`.
@@ -4674,7 +4682,7 @@ class TerminalAuthMethod(_Model):
     A variant of AuthMethod (`type` is 'terminal').
     """
 
-    type: ClassVar[str] = "terminal"
+    type: _ClassVar[str] = "terminal"
 
     method_id: AuthMethodId
     """Unique identifier for this authentication method."""
@@ -4682,22 +4690,22 @@ class TerminalAuthMethod(_Model):
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional human-readable description of this authentication method.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    args: list[str] | Unset = UNSET
+    args: list[str] | _Unset = _UNSET
     """Additional arguments to append to the configured agent invocation for terminal auth."""
 
-    env: list[EnvVariable] | Unset = UNSET
+    env: list[EnvVariable] | _Unset = _UNSET
     """Additional environment variables to set on the configured agent invocation for terminal auth.
     Names MUST be unique. These values override same-named variables in the
     base launch configuration.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4705,17 +4713,17 @@ class TerminalAuthMethod(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             method_id,
             name,
-            description=UNSET,
-            args=UNSET,
-            env=UNSET,
-            meta=UNSET,
+            description=_UNSET,
+            args=_UNSET,
+            env=_UNSET,
+            meta=_UNSET,
         ):
             self.method_id = method_id
             self.name = name
@@ -4725,7 +4733,7 @@ class TerminalAuthMethod(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentAuthMethod(_Model):
     """Agent handles authentication itself through `auth/login`.
 
@@ -4734,7 +4742,7 @@ class AgentAuthMethod(_Model):
     A variant of AuthMethod (`type` is 'agent').
     """
 
-    type: ClassVar[str] = "agent"
+    type: _ClassVar[str] = "agent"
 
     method_id: AuthMethodId
     """Unique identifier for this authentication method."""
@@ -4742,13 +4750,13 @@ class AgentAuthMethod(_Model):
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional human-readable description of this authentication method.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4756,16 +4764,16 @@ class AgentAuthMethod(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, method_id, name, description=UNSET, meta=UNSET):
+        def __init__(self, *, method_id, name, description=_UNSET, meta=_UNSET):
             self.method_id = method_id
             self.name = name
             self.description = description
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherAuthMethod(_Model):
     """Custom or future authentication method.
 
@@ -4789,10 +4797,10 @@ class OtherAuthMethod(_Model):
     name: str
     """Human-readable name of the authentication method."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, type, method_id, name, extra=_FACTORY):
             self.type = type
@@ -4801,7 +4809,7 @@ class OtherAuthMethod(_Model):
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class EnvVariable(_Model):
     """An environment variable to set when launching a process."""
 
@@ -4811,7 +4819,7 @@ class EnvVariable(_Model):
     value: str
     """The value to set for the environment variable."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4819,15 +4827,15 @@ class EnvVariable(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, value, meta=UNSET):
+        def __init__(self, *, name, value, meta=_UNSET):
             self.name = name
             self.value = value
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AuthMethodTerminal(_Model):
     """Terminal-based authentication method.
 
@@ -4844,22 +4852,22 @@ class AuthMethodTerminal(_Model):
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional human-readable description of this authentication method.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    args: list[str] | Unset = UNSET
+    args: list[str] | _Unset = _UNSET
     """Additional arguments to append to the configured agent invocation for terminal auth."""
 
-    env: list[EnvVariable] | Unset = UNSET
+    env: list[EnvVariable] | _Unset = _UNSET
     """Additional environment variables to set on the configured agent invocation for terminal auth.
     Names MUST be unique. These values override same-named variables in the
     base launch configuration.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4867,17 +4875,17 @@ class AuthMethodTerminal(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             method_id,
             name,
-            description=UNSET,
-            args=UNSET,
-            env=UNSET,
-            meta=UNSET,
+            description=_UNSET,
+            args=_UNSET,
+            env=_UNSET,
+            meta=_UNSET,
         ):
             self.method_id = method_id
             self.name = name
@@ -4887,7 +4895,7 @@ class AuthMethodTerminal(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AuthMethodAgent(_Model):
     """Agent handles authentication itself through `auth/login`.
 
@@ -4900,13 +4908,13 @@ class AuthMethodAgent(_Model):
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional human-readable description of this authentication method.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4914,23 +4922,23 @@ class AuthMethodAgent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, method_id, name, description=UNSET, meta=UNSET):
+        def __init__(self, *, method_id, name, description=_UNSET, meta=_UNSET):
             self.method_id = method_id
             self.name = name
             self.description = description
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class LoginAuthResponse(_Model):
     """Response to the `auth/login` method."""
 
-    METHOD: ClassVar[str] = "auth/login"
+    METHOD: _ClassVar[str] = "auth/login"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4938,13 +4946,13 @@ class LoginAuthResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ListProvidersResponse(_Model):
     """**UNSTABLE**
 
@@ -4953,13 +4961,13 @@ class ListProvidersResponse(_Model):
     Response to `providers/list`.
     """
 
-    METHOD: ClassVar[str] = "providers/list"
+    METHOD: _ClassVar[str] = "providers/list"
     """The JSON-RPC method (agent side)."""
 
     providers: list[ProviderInfo]
     """Configurable providers with current routing info suitable for UI display."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -4967,14 +4975,14 @@ class ListProvidersResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, providers, meta=UNSET):
+        def __init__(self, *, providers, meta=_UNSET):
             self.providers = providers
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ProviderInfo(_Model):
     """**UNSTABLE**
 
@@ -4994,12 +5002,12 @@ class ProviderInfo(_Model):
     If true, clients must not call `providers/disable` for this provider ID.
     """
 
-    current: ProviderCurrentConfig | None | Unset = UNSET
+    current: ProviderCurrentConfig | None | _Unset = _UNSET
     """Current effective non-secret routing config.
     Null or omitted means provider is disabled.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5007,10 +5015,10 @@ class ProviderInfo(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, provider_id, supported, required, current=UNSET, meta=UNSET
+            self, *, provider_id, supported, required, current=_UNSET, meta=_UNSET
         ):
             self.provider_id = provider_id
             self.supported = supported
@@ -5019,7 +5027,7 @@ class ProviderInfo(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ProviderCurrentConfig(_Model):
     """**UNSTABLE**
 
@@ -5034,7 +5042,7 @@ class ProviderCurrentConfig(_Model):
     base_url: str
     """Base URL currently used by this provider."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5042,15 +5050,15 @@ class ProviderCurrentConfig(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, api_type, base_url, meta=UNSET):
+        def __init__(self, *, api_type, base_url, meta=_UNSET):
             self.api_type = api_type
             self.base_url = base_url
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SetProviderResponse(_Model):
     """**UNSTABLE**
 
@@ -5059,10 +5067,10 @@ class SetProviderResponse(_Model):
     Response to `providers/set`.
     """
 
-    METHOD: ClassVar[str] = "providers/set"
+    METHOD: _ClassVar[str] = "providers/set"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5070,13 +5078,13 @@ class SetProviderResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class DisableProviderResponse(_Model):
     """**UNSTABLE**
 
@@ -5085,10 +5093,10 @@ class DisableProviderResponse(_Model):
     Response to `providers/disable`.
     """
 
-    METHOD: ClassVar[str] = "providers/disable"
+    METHOD: _ClassVar[str] = "providers/disable"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5096,20 +5104,20 @@ class DisableProviderResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class LogoutAuthResponse(_Model):
     """Response to the `auth/logout` method."""
 
-    METHOD: ClassVar[str] = "auth/logout"
+    METHOD: _ClassVar[str] = "auth/logout"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5117,13 +5125,13 @@ class LogoutAuthResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AuthStatusResponse(_Model):
     """**UNSTABLE**
 
@@ -5132,7 +5140,7 @@ class AuthStatusResponse(_Model):
     Response to the `auth/status` method.
     """
 
-    METHOD: ClassVar[str] = "auth/status"
+    METHOD: _ClassVar[str] = "auth/status"
     """The JSON-RPC method (agent side)."""
 
     state: AuthState | str
@@ -5142,7 +5150,7 @@ class AuthStatusResponse(_Model):
     do not recognize as `unknown`.
     """
 
-    accounts: list[AuthAccount] | Unset = UNSET
+    accounts: list[AuthAccount] | _Unset = _UNSET
     """The accounts the agent has configured, for display.
 
     Optional. Omitted and empty are equivalent and mean no accounts are reported.
@@ -5150,7 +5158,7 @@ class AuthStatusResponse(_Model):
     of them and mark the ones in effect with `active`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5158,15 +5166,15 @@ class AuthStatusResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, state, accounts=UNSET, meta=UNSET):
+        def __init__(self, *, state, accounts=_UNSET, meta=_UNSET):
             self.state = state
             self.accounts = accounts
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AuthAccount(_Model):
     """**UNSTABLE**
 
@@ -5185,7 +5193,7 @@ class AuthAccount(_Model):
     for example `Claude Max`, `OpenAI API key`, or `Vertex AI`.
     """
 
-    active: bool | None | Unset = UNSET
+    active: bool | None | _Unset = _UNSET
     """Whether the agent currently uses this account by default.
 
     Several accounts MAY be active, for example one per provider.
@@ -5193,25 +5201,25 @@ class AuthAccount(_Model):
     Optional. Omitted and `null` are equivalent and mean the agent does not indicate whether this account is in effect.
     """
 
-    name: str | None | Unset = UNSET
+    name: str | None | _Unset = _UNSET
     """Display name of the user, such as a username or full name.
 
     Optional. Omitted and `null` are equivalent and mean no name is reported.
     """
 
-    email: str | None | Unset = UNSET
+    email: str | None | _Unset = _UNSET
     """Email address of the user.
 
     Optional. Omitted and `null` are equivalent and mean no email is reported.
     """
 
-    organization: str | None | Unset = UNSET
+    organization: str | None | _Unset = _UNSET
     """Display name of the organization, team, or workspace the account is using.
 
     Optional. Omitted and `null` are equivalent and mean no organization is reported.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5219,17 +5227,17 @@ class AuthAccount(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             label,
-            active=UNSET,
-            name=UNSET,
-            email=UNSET,
-            organization=UNSET,
-            meta=UNSET,
+            active=_UNSET,
+            name=_UNSET,
+            email=_UNSET,
+            organization=_UNSET,
+            meta=_UNSET,
         ):
             self.label = label
             self.active = active
@@ -5239,7 +5247,7 @@ class AuthAccount(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class NewSessionResponse(_Model):
     """Response from creating a new session.
 
@@ -5250,7 +5258,7 @@ class NewSessionResponse(_Model):
     See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/draft/session-setup#creating-a-session)
     """
 
-    METHOD: ClassVar[str] = "session/new"
+    METHOD: _ClassVar[str] = "session/new"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
@@ -5259,7 +5267,7 @@ class NewSessionResponse(_Model):
     Used in all subsequent requests for this conversation.
     """
 
-    config_options: list[SessionConfigOption] | Unset = UNSET
+    config_options: list[SessionConfigOption] | _Unset = _UNSET
     """Initial session configuration options.
 
     Optional. Omitted or empty means no config options are advertised.
@@ -5267,7 +5275,7 @@ class NewSessionResponse(_Model):
     Later `config_option_update` notifications replace this list.
     """
 
-    available_commands: list[AvailableCommand] | Unset = UNSET
+    available_commands: list[AvailableCommand] | _Unset = _UNSET
     """Initial commands the agent can execute in this session.
 
     Optional. Omitted or empty means no initial commands are advertised.
@@ -5275,7 +5283,7 @@ class NewSessionResponse(_Model):
     Later `available_commands_update` notifications replace this list.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5283,15 +5291,15 @@ class NewSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             session_id,
-            config_options=UNSET,
-            available_commands=UNSET,
-            meta=UNSET,
+            config_options=_UNSET,
+            available_commands=_UNSET,
+            meta=_UNSET,
         ):
             self.session_id = session_id
             self.config_options = config_options
@@ -5299,14 +5307,14 @@ class NewSessionResponse(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SelectSessionConfigOption(_Model):
     """Single-value selector (dropdown).
 
     A variant of SessionConfigOption (`type` is 'select').
     """
 
-    type: ClassVar[str] = "select"
+    type: _ClassVar[str] = "select"
 
     config_id: SessionConfigId
     """Unique identifier for the configuration option."""
@@ -5314,19 +5322,19 @@ class SelectSessionConfigOption(_Model):
     name: str
     """Human-readable label for the option."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional description for the Client to display to the user.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    category: SessionConfigOptionCategory | str | None | Unset = UNSET
+    category: SessionConfigOptionCategory | str | None | _Unset = _UNSET
     """Optional semantic category for this option (UX only).
 
     Omitted and `null` are equivalent and mean no category is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5342,16 +5350,16 @@ class SelectSessionConfigOption(_Model):
     unique within the option, including across groups.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             config_id,
             name,
-            description=UNSET,
-            category=UNSET,
-            meta=UNSET,
+            description=_UNSET,
+            category=_UNSET,
+            meta=_UNSET,
             current_value,
             options,
         ):
@@ -5364,14 +5372,14 @@ class SelectSessionConfigOption(_Model):
             self.options = options
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class BooleanSessionConfigOption(_Model):
     """Boolean on/off toggle.
 
     A variant of SessionConfigOption (`type` is 'boolean').
     """
 
-    type: ClassVar[str] = "boolean"
+    type: _ClassVar[str] = "boolean"
 
     config_id: SessionConfigId
     """Unique identifier for the configuration option."""
@@ -5379,19 +5387,19 @@ class BooleanSessionConfigOption(_Model):
     name: str
     """Human-readable label for the option."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional description for the Client to display to the user.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    category: SessionConfigOptionCategory | str | None | Unset = UNSET
+    category: SessionConfigOptionCategory | str | None | _Unset = _UNSET
     """Optional semantic category for this option (UX only).
 
     Omitted and `null` are equivalent and mean no category is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5402,16 +5410,16 @@ class BooleanSessionConfigOption(_Model):
     current_value: bool
     """The current value of the boolean option."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             config_id,
             name,
-            description=UNSET,
-            category=UNSET,
-            meta=UNSET,
+            description=_UNSET,
+            category=_UNSET,
+            meta=_UNSET,
             current_value,
         ):
             self.config_id = config_id
@@ -5422,7 +5430,7 @@ class BooleanSessionConfigOption(_Model):
             self.current_value = current_value
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherSessionConfigOption(_Model):
     """Custom or future session configuration option payload.
 
@@ -5446,19 +5454,19 @@ class OtherSessionConfigOption(_Model):
     name: str
     """Human-readable label for the option."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional description for the Client to display to the user.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    category: SessionConfigOptionCategory | str | None | Unset = UNSET
+    category: SessionConfigOptionCategory | str | None | _Unset = _UNSET
     """Optional semantic category for this option (UX only).
 
     Omitted and `null` are equivalent and mean no category is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5466,10 +5474,10 @@ class OtherSessionConfigOption(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
@@ -5477,9 +5485,9 @@ class OtherSessionConfigOption(_Model):
             type,
             config_id,
             name,
-            description=UNSET,
-            category=UNSET,
-            meta=UNSET,
+            description=_UNSET,
+            category=_UNSET,
+            meta=_UNSET,
             extra=_FACTORY,
         ):
             self.type = type
@@ -5491,7 +5499,7 @@ class OtherSessionConfigOption(_Model):
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionConfigSelectOption(_Model):
     """A possible value for a session configuration option."""
 
@@ -5501,13 +5509,13 @@ class SessionConfigSelectOption(_Model):
     name: str
     """Human-readable label for this option value."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional description for this option value.
 
     Omitted and `null` are equivalent and mean no description is provided.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5515,16 +5523,16 @@ class SessionConfigSelectOption(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, value, name, description=UNSET, meta=UNSET):
+        def __init__(self, *, value, name, description=_UNSET, meta=_UNSET):
             self.value = value
             self.name = name
             self.description = description
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionConfigSelectGroup(_Model):
     """A group of possible values for a session configuration option."""
 
@@ -5537,7 +5545,7 @@ class SessionConfigSelectGroup(_Model):
     options: list[SessionConfigSelectOption]
     """The set of option values in this group. MUST contain at least one value."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5545,16 +5553,16 @@ class SessionConfigSelectGroup(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, group_id, name, options, meta=UNSET):
+        def __init__(self, *, group_id, name, options, meta=_UNSET):
             self.group_id = group_id
             self.name = name
             self.options = options
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionConfigSelect(_Model):
     """A single-value selector (dropdown) session configuration option payload."""
 
@@ -5566,34 +5574,34 @@ class SessionConfigSelect(_Model):
     unique within the option, including across groups.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, current_value, options):
             self.current_value = current_value
             self.options = options
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionConfigBoolean(_Model):
     """A boolean on/off toggle session configuration option payload."""
 
     current_value: bool
     """The current value of the boolean option."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, current_value):
             self.current_value = current_value
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CommandAvailableCommand(_Model):
     """A slash command the user can invoke by including it in a prompt.
 
     A variant of AvailableCommand (`type` is 'command').
     """
 
-    type: ClassVar[str] = "command"
+    type: _ClassVar[str] = "command"
 
     name: str
     """Command name without the leading `/` (e.g., `create_plan`, `research_codebase`).
@@ -5604,13 +5612,13 @@ class CommandAvailableCommand(_Model):
     description: str
     """Human-readable description of what the command does."""
 
-    input: AvailableCommandInput | None | Unset = UNSET
+    input: AvailableCommandInput | None | _Unset = _UNSET
     """Input for the command if required
 
     Omitted and `null` are equivalent and mean the command takes no input.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5618,16 +5626,16 @@ class CommandAvailableCommand(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, description, input=UNSET, meta=UNSET):
+        def __init__(self, *, name, description, input=_UNSET, meta=_UNSET):
             self.name = name
             self.description = description
             self.input = input
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherAvailableCommand(_Model):
     """Custom or future command kind.
 
@@ -5654,10 +5662,10 @@ class OtherAvailableCommand(_Model):
     description: str
     """Human-readable description of what the command does."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, type, name, description, extra=_FACTORY):
             self.type = type
@@ -5666,19 +5674,19 @@ class OtherAvailableCommand(_Model):
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TextAvailableCommandInput(_Model):
     """All text after the command name and the whitespace following it is provided as input.
 
     A variant of AvailableCommandInput (`type` is 'text').
     """
 
-    type: ClassVar[str] = "text"
+    type: _ClassVar[str] = "text"
 
     hint: str
     """A hint to display when the input hasn't been provided yet"""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5686,14 +5694,14 @@ class TextAvailableCommandInput(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, hint, meta=UNSET):
+        def __init__(self, *, hint, meta=_UNSET):
             self.hint = hint
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherAvailableCommandInput(_Model):
     """Custom or future command input specification.
 
@@ -5712,24 +5720,24 @@ class OtherAvailableCommandInput(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, type, extra=_FACTORY):
             self.type = type
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TextCommandInput(_Model):
     """All text that was typed after the command name is provided as input."""
 
     hint: str
     """A hint to display when the input hasn't been provided yet"""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5737,14 +5745,14 @@ class TextCommandInput(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, hint, meta=UNSET):
+        def __init__(self, *, hint, meta=_UNSET):
             self.hint = hint
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Command(_Model):
     """A slash command the user can invoke by including it in a prompt.
 
@@ -5760,13 +5768,13 @@ class Command(_Model):
     description: str
     """Human-readable description of what the command does."""
 
-    input: AvailableCommandInput | None | Unset = UNSET
+    input: AvailableCommandInput | None | _Unset = _UNSET
     """Input for the command if required
 
     Omitted and `null` are equivalent and mean the command takes no input.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5774,32 +5782,32 @@ class Command(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, description, input=UNSET, meta=UNSET):
+        def __init__(self, *, name, description, input=_UNSET, meta=_UNSET):
             self.name = name
             self.description = description
             self.input = input
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ListSessionsResponse(_Model):
     """Response from listing sessions."""
 
-    METHOD: ClassVar[str] = "session/list"
+    METHOD: _ClassVar[str] = "session/list"
     """The JSON-RPC method (agent side)."""
 
     sessions: list[SessionInfo]
     """Array of session information objects."""
 
-    next_cursor: SessionListCursor | None | Unset = UNSET
+    next_cursor: SessionListCursor | None | _Unset = _UNSET
     """Opaque cursor token. If present, pass this in the next request's cursor parameter
     to fetch the next page. Omitted and `null` are equivalent and mean there are no more
     results. An empty string is a valid cursor, not the end of results.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5807,15 +5815,15 @@ class ListSessionsResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, sessions, next_cursor=UNSET, meta=UNSET):
+        def __init__(self, *, sessions, next_cursor=_UNSET, meta=_UNSET):
             self.sessions = sessions
             self.next_cursor = next_cursor
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionInfo(_Model):
     """Information about a session returned by session/list"""
 
@@ -5825,7 +5833,7 @@ class SessionInfo(_Model):
     cwd: AbsolutePath
     """The working directory for this session. Must be an absolute path."""
 
-    additional_directories: list[AbsolutePath] | Unset = UNSET
+    additional_directories: list[AbsolutePath] | _Unset = _UNSET
     """Additional workspace roots reported for this session. Each path must be absolute.
 
     When present, this is the complete ordered additional-root list reported
@@ -5833,19 +5841,19 @@ class SessionInfo(_Model):
     reports no additional roots.
     """
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Human-readable title for the session
 
     Omitted and `null` are equivalent and mean no title is provided.
     """
 
-    updated_at: str | None | Unset = UNSET
+    updated_at: str | None | _Unset = _UNSET
     """RFC 3339 timestamp of last activity.
 
     Omitted and `null` are equivalent and mean the last activity time is not reported.
     """
 
-    archived: bool | None | Unset = UNSET
+    archived: bool | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5856,7 +5864,7 @@ class SessionInfo(_Model):
     Agents that advertise the `session.archive` capability MUST include it on every listed session.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5864,18 +5872,18 @@ class SessionInfo(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             session_id,
             cwd,
-            additional_directories=UNSET,
-            title=UNSET,
-            updated_at=UNSET,
-            archived=UNSET,
-            meta=UNSET,
+            additional_directories=_UNSET,
+            title=_UNSET,
+            updated_at=_UNSET,
+            archived=_UNSET,
+            meta=_UNSET,
         ):
             self.session_id = session_id
             self.cwd = cwd
@@ -5886,14 +5894,14 @@ class SessionInfo(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class DeleteSessionResponse(_Model):
     """Response from deleting a session."""
 
-    METHOD: ClassVar[str] = "session/delete"
+    METHOD: _ClassVar[str] = "session/delete"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5901,13 +5909,13 @@ class DeleteSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ForkSessionResponse(_Model):
     """**UNSTABLE**
 
@@ -5916,13 +5924,13 @@ class ForkSessionResponse(_Model):
     Response from forking an existing session.
     """
 
-    METHOD: ClassVar[str] = "session/fork"
+    METHOD: _ClassVar[str] = "session/fork"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
     """Unique identifier for the newly created forked session."""
 
-    config_options: list[SessionConfigOption] | Unset = UNSET
+    config_options: list[SessionConfigOption] | _Unset = _UNSET
     """Initial session configuration options.
 
     Optional. Omitted or empty means no config options are advertised.
@@ -5930,7 +5938,7 @@ class ForkSessionResponse(_Model):
     Later `config_option_update` notifications replace this list.
     """
 
-    available_commands: list[AvailableCommand] | Unset = UNSET
+    available_commands: list[AvailableCommand] | _Unset = _UNSET
     """Initial commands the agent can execute in this session.
 
     Optional. Omitted or empty means no initial commands are advertised.
@@ -5938,7 +5946,7 @@ class ForkSessionResponse(_Model):
     Later `available_commands_update` notifications replace this list.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5946,15 +5954,15 @@ class ForkSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             session_id,
-            config_options=UNSET,
-            available_commands=UNSET,
-            meta=UNSET,
+            config_options=_UNSET,
+            available_commands=_UNSET,
+            meta=_UNSET,
         ):
             self.session_id = session_id
             self.config_options = config_options
@@ -5962,7 +5970,7 @@ class ForkSessionResponse(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ArchiveSessionResponse(_Model):
     """**UNSTABLE**
 
@@ -5971,10 +5979,10 @@ class ArchiveSessionResponse(_Model):
     Response from archiving a session.
     """
 
-    METHOD: ClassVar[str] = "session/archive"
+    METHOD: _ClassVar[str] = "session/archive"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -5982,13 +5990,13 @@ class ArchiveSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UnarchiveSessionResponse(_Model):
     """**UNSTABLE**
 
@@ -5997,10 +6005,10 @@ class UnarchiveSessionResponse(_Model):
     Response from unarchiving a session.
     """
 
-    METHOD: ClassVar[str] = "session/unarchive"
+    METHOD: _ClassVar[str] = "session/unarchive"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6008,13 +6016,13 @@ class UnarchiveSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionStatusResponse(_Model):
     """**UNSTABLE**
 
@@ -6026,7 +6034,7 @@ class SessionStatusResponse(_Model):
     the Client's next request.
     """
 
-    METHOD: ClassVar[str] = "session/status"
+    METHOD: _ClassVar[str] = "session/status"
     """The JSON-RPC method (agent side)."""
 
     status: SessionStatus | str
@@ -6035,7 +6043,7 @@ class SessionStatusResponse(_Model):
     Required. Clients MUST treat a value they do not recognize as `saved`.
     """
 
-    state: StateUpdate | None | Unset = UNSET
+    state: StateUpdate | None | _Unset = _UNSET
     """The session's current foreground state, as the same snapshot the Agent sends in
     `state_update` notifications.
 
@@ -6045,7 +6053,7 @@ class SessionStatusResponse(_Model):
     MUST NOT count an `idle` snapshot as a new completion.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6053,24 +6061,24 @@ class SessionStatusResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, status, state=UNSET, meta=UNSET):
+        def __init__(self, *, status, state=_UNSET, meta=_UNSET):
             self.status = status
             self.state = state
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class StateUpdateRunning(_Model):
     """Foreground work is in progress.
 
     A variant of StateUpdate (`state` is 'running').
     """
 
-    state: ClassVar[str] = "running"
+    state: _ClassVar[str] = "running"
 
-    background: list[BackgroundWork] | None | Unset = UNSET
+    background: list[BackgroundWork] | None | _Unset = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6081,7 +6089,7 @@ class StateUpdateRunning(_Model):
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6089,41 +6097,41 @@ class StateUpdateRunning(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, background=UNSET, meta=UNSET):
+        def __init__(self, *, background=_UNSET, meta=_UNSET):
             self.background = background
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class StateUpdateIdle(_Model):
     """No foreground work is active. Background activity may continue.
 
     A variant of StateUpdate (`state` is 'idle').
     """
 
-    state: ClassVar[str] = "idle"
+    state: _ClassVar[str] = "idle"
 
     value: IdleStateUpdate
     """The payload, which shares the JSON object with the tag."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, value):
             self.value = value
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class StateUpdateRequiresAction(_Model):
     """Foreground work is blocked on user action.
 
     A variant of StateUpdate (`state` is 'requires_action').
     """
 
-    state: ClassVar[str] = "requires_action"
+    state: _ClassVar[str] = "requires_action"
 
-    background: list[BackgroundWork] | None | Unset = UNSET
+    background: list[BackgroundWork] | None | _Unset = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6134,7 +6142,7 @@ class StateUpdateRequiresAction(_Model):
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6142,14 +6150,14 @@ class StateUpdateRequiresAction(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, background=UNSET, meta=UNSET):
+        def __init__(self, *, background=_UNSET, meta=_UNSET):
             self.background = background
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class StateUpdateUnknown(_Model):
     """**UNSTABLE**
 
@@ -6161,9 +6169,9 @@ class StateUpdateUnknown(_Model):
     A variant of StateUpdate (`state` is 'unknown').
     """
 
-    state: ClassVar[str] = "unknown"
+    state: _ClassVar[str] = "unknown"
 
-    background: list[BackgroundWork] | None | Unset = UNSET
+    background: list[BackgroundWork] | None | _Unset = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6174,7 +6182,7 @@ class StateUpdateUnknown(_Model):
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6182,14 +6190,14 @@ class StateUpdateUnknown(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, background=UNSET, meta=UNSET):
+        def __init__(self, *, background=_UNSET, meta=_UNSET):
             self.background = background
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherStateUpdate(_Model):
     """Custom or future session state.
 
@@ -6209,17 +6217,17 @@ class OtherStateUpdate(_Model):
     state: str
     """The `state` value."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, state, extra=_FACTORY):
             self.state = state
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalBackgroundWork(_Model):
     """A process that keeps running after its tool call returned control to the model.
     Live until its `terminal_update` reports `exitStatus`.
@@ -6227,12 +6235,12 @@ class TerminalBackgroundWork(_Model):
     A variant of BackgroundWork (`type` is 'terminal').
     """
 
-    type: ClassVar[str] = "terminal"
+    type: _ClassVar[str] = "terminal"
 
     terminal_id: TerminalId
     """The ID of the listed terminal."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6240,14 +6248,14 @@ class TerminalBackgroundWork(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, terminal_id, meta=UNSET):
+        def __init__(self, *, terminal_id, meta=_UNSET):
             self.terminal_id = terminal_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallBackgroundWork(_Model):
     """Work started by a tool call that continues without a process of its own, such as
     a watcher, a workflow, or a scheduled wakeup. `pending` and `paused` tool calls
@@ -6256,12 +6264,12 @@ class ToolCallBackgroundWork(_Model):
     A variant of BackgroundWork (`type` is 'tool_call').
     """
 
-    type: ClassVar[str] = "tool_call"
+    type: _ClassVar[str] = "tool_call"
 
     tool_call_id: ToolCallId
     """The ID of the listed tool call."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6269,14 +6277,14 @@ class ToolCallBackgroundWork(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, tool_call_id, meta=UNSET):
+        def __init__(self, *, tool_call_id, meta=_UNSET):
             self.tool_call_id = tool_call_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SubagentBackgroundWork(_Model):
     """**UNSTABLE**
 
@@ -6288,12 +6296,12 @@ class SubagentBackgroundWork(_Model):
     A variant of BackgroundWork (`type` is 'subagent').
     """
 
-    type: ClassVar[str] = "subagent"
+    type: _ClassVar[str] = "subagent"
 
     session_id: SessionId
     """The ID of the listed session."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6301,14 +6309,14 @@ class SubagentBackgroundWork(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, meta=UNSET):
+        def __init__(self, *, session_id, meta=_UNSET):
             self.session_id = session_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherBackgroundWork(_Model):
     """Custom or future background work.
 
@@ -6325,24 +6333,24 @@ class OtherBackgroundWork(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, type, extra=_FACTORY):
             self.type = type
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class BackgroundTerminal(_Model):
     """A listed terminal running in the background."""
 
     terminal_id: TerminalId
     """The ID of the listed terminal."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6350,21 +6358,21 @@ class BackgroundTerminal(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, terminal_id, meta=UNSET):
+        def __init__(self, *, terminal_id, meta=_UNSET):
             self.terminal_id = terminal_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class BackgroundToolCall(_Model):
     """A listed tool call whose work continues in the background."""
 
     tool_call_id: ToolCallId
     """The ID of the listed tool call."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6372,14 +6380,14 @@ class BackgroundToolCall(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, tool_call_id, meta=UNSET):
+        def __init__(self, *, tool_call_id, meta=_UNSET):
             self.tool_call_id = tool_call_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class BackgroundSubagent(_Model):
     """**UNSTABLE**
 
@@ -6391,7 +6399,7 @@ class BackgroundSubagent(_Model):
     session_id: SessionId
     """The ID of the listed session."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6399,18 +6407,18 @@ class BackgroundSubagent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, meta=UNSET):
+        def __init__(self, *, session_id, meta=_UNSET):
             self.session_id = session_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class RunningStateUpdate(_Model):
     """Foreground work is in progress."""
 
-    background: list[BackgroundWork] | None | Unset = UNSET
+    background: list[BackgroundWork] | None | _Unset = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6421,7 +6429,7 @@ class RunningStateUpdate(_Model):
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6429,14 +6437,14 @@ class RunningStateUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, background=UNSET, meta=UNSET):
+        def __init__(self, *, background=_UNSET, meta=_UNSET):
             self.background = background
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Error(_Model):
     """JSON-RPC error object.
 
@@ -6456,7 +6464,7 @@ class Error(_Model):
     The message should be limited to a concise single sentence.
     """
 
-    data: ErrorData | None | Unset = UNSET
+    data: ErrorData | None | _Unset = _UNSET
     """Optional primitive or structured value that contains additional information about the error.
     This may include debugging information or context-specific details.
 
@@ -6465,15 +6473,15 @@ class Error(_Model):
     [`SessionNotFoundErrorData`] for `-32002` when a session is not found.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, code, message, data=UNSET):
+        def __init__(self, *, code, message, data=_UNSET):
             self.code = code
             self.message = message
             self.data = data
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UnsupportedProtocolVersionErrorData(_Model):
     """Data for the `-32022` (Unsupported protocol version) error.
 
@@ -6486,7 +6494,7 @@ class UnsupportedProtocolVersionErrorData(_Model):
     supported: list[ProtocolVersion]
     """The protocol versions the Agent supports."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6494,15 +6502,15 @@ class UnsupportedProtocolVersionErrorData(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, requested, supported, meta=UNSET):
+        def __init__(self, *, requested, supported, meta=_UNSET):
             self.requested = requested
             self.supported = supported
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionNotFoundErrorData(_Model):
     """Data for the `-32002` (Resource not found) error when a session-scoped request names a
     session that does not exist or is not active.
@@ -6513,7 +6521,7 @@ class SessionNotFoundErrorData(_Model):
     session_id: SessionId
     """The session ID from the request."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6521,31 +6529,31 @@ class SessionNotFoundErrorData(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, meta=UNSET):
+        def __init__(self, *, session_id, meta=_UNSET):
             self.session_id = session_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ErrorStopReason(_Model):
     """Details of a failure that ended active work."""
 
-    error: Error | None | Unset = UNSET
+    error: Error | None | _Unset = _UNSET
     """The failure, as a JSON-RPC error object.
 
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
     Agents SHOULD include it.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, error=UNSET):
+        def __init__(self, *, error=_UNSET):
             self.error = error
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Usage(_Model):
     """**UNSTABLE**
 
@@ -6563,25 +6571,25 @@ class Usage(_Model):
     output_tokens: int
     """Output tokens for the completed work."""
 
-    thought_tokens: int | None | Unset = UNSET
+    thought_tokens: int | None | _Unset = _UNSET
     """Thought/reasoning tokens for the completed work.
 
     Omitted and `null` are equivalent and mean the count is not reported.
     """
 
-    cached_read_tokens: int | None | Unset = UNSET
+    cached_read_tokens: int | None | _Unset = _UNSET
     """Cache read tokens for the completed work.
 
     Omitted and `null` are equivalent and mean the count is not reported.
     """
 
-    cached_write_tokens: int | None | Unset = UNSET
+    cached_write_tokens: int | None | _Unset = _UNSET
     """Cache write tokens for the completed work.
 
     Omitted and `null` are equivalent and mean the count is not reported.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6589,7 +6597,7 @@ class Usage(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
@@ -6597,10 +6605,10 @@ class Usage(_Model):
             total_tokens,
             input_tokens,
             output_tokens,
-            thought_tokens=UNSET,
-            cached_read_tokens=UNSET,
-            cached_write_tokens=UNSET,
-            meta=UNSET,
+            thought_tokens=_UNSET,
+            cached_read_tokens=_UNSET,
+            cached_write_tokens=_UNSET,
+            meta=_UNSET,
         ):
             self.total_tokens = total_tokens
             self.input_tokens = input_tokens
@@ -6611,7 +6619,7 @@ class Usage(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class EndTurnIdleStateUpdate(_Model):
     """The active work ended successfully.
     Includes locally handled commands that required no model call.
@@ -6619,9 +6627,9 @@ class EndTurnIdleStateUpdate(_Model):
     A variant of IdleStateUpdate (`stopReason` is 'end_turn').
     """
 
-    stop_reason: ClassVar[str] = "end_turn"
+    stop_reason: _ClassVar[str] = "end_turn"
 
-    usage: Usage | None | Unset = UNSET
+    usage: Usage | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6632,7 +6640,7 @@ class EndTurnIdleStateUpdate(_Model):
     usage for this state update.
     """
 
-    background: list[BackgroundWork] | None | Unset = UNSET
+    background: list[BackgroundWork] | None | _Unset = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6643,7 +6651,7 @@ class EndTurnIdleStateUpdate(_Model):
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6651,24 +6659,24 @@ class EndTurnIdleStateUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, usage=UNSET, background=UNSET, meta=UNSET):
+        def __init__(self, *, usage=_UNSET, background=_UNSET, meta=_UNSET):
             self.usage = usage
             self.background = background
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class MaxTokensIdleStateUpdate(_Model):
     """The active work ended because the agent reached the maximum number of tokens.
 
     A variant of IdleStateUpdate (`stopReason` is 'max_tokens').
     """
 
-    stop_reason: ClassVar[str] = "max_tokens"
+    stop_reason: _ClassVar[str] = "max_tokens"
 
-    usage: Usage | None | Unset = UNSET
+    usage: Usage | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6679,7 +6687,7 @@ class MaxTokensIdleStateUpdate(_Model):
     usage for this state update.
     """
 
-    background: list[BackgroundWork] | None | Unset = UNSET
+    background: list[BackgroundWork] | None | _Unset = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6690,7 +6698,7 @@ class MaxTokensIdleStateUpdate(_Model):
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6698,15 +6706,15 @@ class MaxTokensIdleStateUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, usage=UNSET, background=UNSET, meta=UNSET):
+        def __init__(self, *, usage=_UNSET, background=_UNSET, meta=_UNSET):
             self.usage = usage
             self.background = background
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class MaxTurnRequestsIdleStateUpdate(_Model):
     """The active work ended because the agent reached the maximum number of
     model requests for the foreground work.
@@ -6714,9 +6722,9 @@ class MaxTurnRequestsIdleStateUpdate(_Model):
     A variant of IdleStateUpdate (`stopReason` is 'max_turn_requests').
     """
 
-    stop_reason: ClassVar[str] = "max_turn_requests"
+    stop_reason: _ClassVar[str] = "max_turn_requests"
 
-    usage: Usage | None | Unset = UNSET
+    usage: Usage | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6727,7 +6735,7 @@ class MaxTurnRequestsIdleStateUpdate(_Model):
     usage for this state update.
     """
 
-    background: list[BackgroundWork] | None | Unset = UNSET
+    background: list[BackgroundWork] | None | _Unset = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6738,7 +6746,7 @@ class MaxTurnRequestsIdleStateUpdate(_Model):
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6746,24 +6754,24 @@ class MaxTurnRequestsIdleStateUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, usage=UNSET, background=UNSET, meta=UNSET):
+        def __init__(self, *, usage=_UNSET, background=_UNSET, meta=_UNSET):
             self.usage = usage
             self.background = background
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class RefusalIdleStateUpdate(_Model):
     """The active work ended because the agent refused to continue.
 
     A variant of IdleStateUpdate (`stopReason` is 'refusal').
     """
 
-    stop_reason: ClassVar[str] = "refusal"
+    stop_reason: _ClassVar[str] = "refusal"
 
-    usage: Usage | None | Unset = UNSET
+    usage: Usage | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6774,7 +6782,7 @@ class RefusalIdleStateUpdate(_Model):
     usage for this state update.
     """
 
-    background: list[BackgroundWork] | None | Unset = UNSET
+    background: list[BackgroundWork] | None | _Unset = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6785,7 +6793,7 @@ class RefusalIdleStateUpdate(_Model):
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6793,15 +6801,15 @@ class RefusalIdleStateUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, usage=UNSET, background=UNSET, meta=UNSET):
+        def __init__(self, *, usage=_UNSET, background=_UNSET, meta=_UNSET):
             self.usage = usage
             self.background = background
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CancelledIdleStateUpdate(_Model):
     """The user or client chose to stop the work: via `session/cancel`, by
     closing the session, or through an interaction the agent offers, such
@@ -6817,9 +6825,9 @@ class CancelledIdleStateUpdate(_Model):
     A variant of IdleStateUpdate (`stopReason` is 'cancelled').
     """
 
-    stop_reason: ClassVar[str] = "cancelled"
+    stop_reason: _ClassVar[str] = "cancelled"
 
-    usage: Usage | None | Unset = UNSET
+    usage: Usage | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6830,7 +6838,7 @@ class CancelledIdleStateUpdate(_Model):
     usage for this state update.
     """
 
-    background: list[BackgroundWork] | None | Unset = UNSET
+    background: list[BackgroundWork] | None | _Unset = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6841,7 +6849,7 @@ class CancelledIdleStateUpdate(_Model):
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6849,15 +6857,15 @@ class CancelledIdleStateUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, usage=UNSET, background=UNSET, meta=UNSET):
+        def __init__(self, *, usage=_UNSET, background=_UNSET, meta=_UNSET):
             self.usage = usage
             self.background = background
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ErrorIdleStateUpdate(_Model):
     """The active work ended because something failed.
 
@@ -6868,9 +6876,9 @@ class ErrorIdleStateUpdate(_Model):
     A variant of IdleStateUpdate (`stopReason` is 'error').
     """
 
-    stop_reason: ClassVar[str] = "error"
+    stop_reason: _ClassVar[str] = "error"
 
-    usage: Usage | None | Unset = UNSET
+    usage: Usage | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6881,7 +6889,7 @@ class ErrorIdleStateUpdate(_Model):
     usage for this state update.
     """
 
-    background: list[BackgroundWork] | None | Unset = UNSET
+    background: list[BackgroundWork] | None | _Unset = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6892,7 +6900,7 @@ class ErrorIdleStateUpdate(_Model):
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6900,23 +6908,25 @@ class ErrorIdleStateUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    error: Error | None | Unset = UNSET
+    error: Error | None | _Unset = _UNSET
     """The failure, as a JSON-RPC error object.
 
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
     Agents SHOULD include it.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, usage=UNSET, background=UNSET, meta=UNSET, error=UNSET):
+        def __init__(
+            self, *, usage=_UNSET, background=_UNSET, meta=_UNSET, error=_UNSET
+        ):
             self.usage = usage
             self.background = background
             self.meta = meta
             self.error = error
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherIdleStateUpdate(_Model):
     """Custom or future stop reason.
 
@@ -6930,7 +6940,7 @@ class OtherIdleStateUpdate(_Model):
     stop_reason: str
     """The `stopReason` value."""
 
-    usage: Usage | None | Unset = UNSET
+    usage: Usage | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6941,7 +6951,7 @@ class OtherIdleStateUpdate(_Model):
     usage for this state update.
     """
 
-    background: list[BackgroundWork] | None | Unset = UNSET
+    background: list[BackgroundWork] | None | _Unset = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -6952,7 +6962,7 @@ class OtherIdleStateUpdate(_Model):
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -6960,18 +6970,18 @@ class OtherIdleStateUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             stop_reason,
-            usage=UNSET,
-            background=UNSET,
-            meta=UNSET,
+            usage=_UNSET,
+            background=_UNSET,
+            meta=_UNSET,
             extra=_FACTORY,
         ):
             self.stop_reason = stop_reason
@@ -6981,14 +6991,14 @@ class OtherIdleStateUpdate(_Model):
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class NoneIdleStateUpdate(_Model):
     """No stop reason: `stopReason` is omitted or `null`.
 
     A variant of IdleStateUpdate.
     """
 
-    usage: Usage | None | Unset = UNSET
+    usage: Usage | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6999,7 +7009,7 @@ class NoneIdleStateUpdate(_Model):
     usage for this state update.
     """
 
-    background: list[BackgroundWork] | None | Unset = UNSET
+    background: list[BackgroundWork] | None | _Unset = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -7010,7 +7020,7 @@ class NoneIdleStateUpdate(_Model):
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7018,12 +7028,12 @@ class NoneIdleStateUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    stop_reason: None | Unset = UNSET
+    stop_reason: None | _Unset = _UNSET
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, usage=UNSET, background=UNSET, meta=UNSET, stop_reason=UNSET
+            self, *, usage=_UNSET, background=_UNSET, meta=_UNSET, stop_reason=_UNSET
         ):
             self.usage = usage
             self.background = background
@@ -7031,7 +7041,7 @@ class NoneIdleStateUpdate(_Model):
             self.stop_reason = stop_reason
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class RequiresActionStateUpdate(_Model):
     """The foreground workflow as a whole is blocked on user action.
 
@@ -7043,7 +7053,7 @@ class RequiresActionStateUpdate(_Model):
     Responding to one request does not itself imply `running`.
     """
 
-    background: list[BackgroundWork] | None | Unset = UNSET
+    background: list[BackgroundWork] | None | _Unset = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -7054,7 +7064,7 @@ class RequiresActionStateUpdate(_Model):
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7062,14 +7072,14 @@ class RequiresActionStateUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, background=UNSET, meta=UNSET):
+        def __init__(self, *, background=_UNSET, meta=_UNSET):
             self.background = background
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UnknownStateUpdate(_Model):
     """**UNSTABLE**
 
@@ -7086,7 +7096,7 @@ class UnknownStateUpdate(_Model):
     pending requests, or revoke capabilities. Capabilities are updated separately.
     """
 
-    background: list[BackgroundWork] | None | Unset = UNSET
+    background: list[BackgroundWork] | None | _Unset = _UNSET
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -7097,7 +7107,7 @@ class UnknownStateUpdate(_Model):
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7105,14 +7115,14 @@ class UnknownStateUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, background=UNSET, meta=UNSET):
+        def __init__(self, *, background=_UNSET, meta=_UNSET):
             self.background = background
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SetSessionTitleResponse(_Model):
     """**UNSTABLE**
 
@@ -7121,7 +7131,7 @@ class SetSessionTitleResponse(_Model):
     Response from setting the title of a session.
     """
 
-    METHOD: ClassVar[str] = "session/set_title"
+    METHOD: _ClassVar[str] = "session/set_title"
     """The JSON-RPC method (agent side)."""
 
     title: str
@@ -7131,7 +7141,7 @@ class SetSessionTitleResponse(_Model):
     display this value rather than the one they sent.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7139,14 +7149,14 @@ class SetSessionTitleResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, title, meta=UNSET):
+        def __init__(self, *, title, meta=_UNSET):
             self.title = title
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResumeSessionResponse(_Model):
     """Response from resuming an existing session.
 
@@ -7157,10 +7167,10 @@ class ResumeSessionResponse(_Model):
     See protocol docs: [Current-State Synchronization](https://agentclientprotocol.com/protocol/v2/draft/session-setup#current-state-synchronization)
     """
 
-    METHOD: ClassVar[str] = "session/resume"
+    METHOD: _ClassVar[str] = "session/resume"
     """The JSON-RPC method (agent side)."""
 
-    config_options: list[SessionConfigOption] | Unset = UNSET
+    config_options: list[SessionConfigOption] | _Unset = _UNSET
     """Initial session configuration options.
 
     Optional. Omitted or empty means no config options are advertised.
@@ -7168,7 +7178,7 @@ class ResumeSessionResponse(_Model):
     Later `config_option_update` notifications replace this list.
     """
 
-    available_commands: list[AvailableCommand] | Unset = UNSET
+    available_commands: list[AvailableCommand] | _Unset = _UNSET
     """Initial commands the agent can execute in this session.
 
     Optional. Omitted or empty means no initial commands are advertised.
@@ -7176,7 +7186,7 @@ class ResumeSessionResponse(_Model):
     Later `available_commands_update` notifications replace this list.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7184,24 +7194,24 @@ class ResumeSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, config_options=UNSET, available_commands=UNSET, meta=UNSET
+            self, *, config_options=_UNSET, available_commands=_UNSET, meta=_UNSET
         ):
             self.config_options = config_options
             self.available_commands = available_commands
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CloseSessionResponse(_Model):
     """Response from closing a session."""
 
-    METHOD: ClassVar[str] = "session/close"
+    METHOD: _ClassVar[str] = "session/close"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7209,20 +7219,20 @@ class CloseSessionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CancelToolCallResponse(_Model):
     """Response from cancelling a tool call."""
 
-    METHOD: ClassVar[str] = "tool_call/cancel"
+    METHOD: _ClassVar[str] = "tool_call/cancel"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7230,20 +7240,20 @@ class CancelToolCallResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CancelTerminalResponse(_Model):
     """Response from cancelling a terminal."""
 
-    METHOD: ClassVar[str] = "terminal/cancel"
+    METHOD: _ClassVar[str] = "terminal/cancel"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7251,23 +7261,23 @@ class CancelTerminalResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SetSessionConfigOptionResponse(_Model):
     """Response to `session/set_config_option` method."""
 
-    METHOD: ClassVar[str] = "session/set_config_option"
+    METHOD: _ClassVar[str] = "session/set_config_option"
     """The JSON-RPC method (agent side)."""
 
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7275,14 +7285,14 @@ class SetSessionConfigOptionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, config_options, meta=UNSET):
+        def __init__(self, *, config_options, meta=_UNSET):
             self.config_options = config_options
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PromptResponse(_Model):
     """Response acknowledging that a user prompt was inserted into the ACP conversation.
 
@@ -7296,7 +7306,7 @@ class PromptResponse(_Model):
     See protocol docs: [Prompt Accepted](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#2-prompt-accepted)
     """
 
-    METHOD: ClassVar[str] = "session/prompt"
+    METHOD: _ClassVar[str] = "session/prompt"
     """The JSON-RPC method (agent side)."""
 
     message_id: MessageId
@@ -7309,7 +7319,7 @@ class PromptResponse(_Model):
     not required to retain it. If retained and replayed, the message keeps this identifier.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7317,31 +7327,31 @@ class PromptResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message_id, meta=UNSET):
+        def __init__(self, *, message_id, meta=_UNSET):
             self.message_id = message_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentNotification(_Model):
     """A JSON-RPC notification object."""
 
     method: str
     """The notification method name."""
 
-    params: Any | Unset = UNSET
+    params: _Any | _Unset = _UNSET
     """Method-specific notification parameters."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, method, params=UNSET):
+        def __init__(self, *, method, params=_UNSET):
             self.method = method
             self.params = params
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UpdateSessionNotification(_Model):
     """Notification containing a session update from the agent.
 
@@ -7350,7 +7360,7 @@ class UpdateSessionNotification(_Model):
     See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#3-agent-reports-output)
     """
 
-    METHOD: ClassVar[str] = "session/update"
+    METHOD: _ClassVar[str] = "session/update"
     """The JSON-RPC method (client side)."""
 
     session_id: SessionId
@@ -7359,7 +7369,7 @@ class UpdateSessionNotification(_Model):
     update: SessionUpdate
     """The actual update content."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7367,22 +7377,22 @@ class UpdateSessionNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, update, meta=UNSET):
+        def __init__(self, *, session_id, update, meta=_UNSET):
             self.session_id = session_id
             self.update = update
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UserMessageChunkSessionUpdate(_Model):
     """A chunk of the user's message being streamed.
 
     A variant of SessionUpdate (`sessionUpdate` is 'user_message_chunk').
     """
 
-    session_update: ClassVar[str] = "user_message_chunk"
+    session_update: _ClassVar[str] = "user_message_chunk"
 
     message_id: MessageId
     """A unique identifier for the message this chunk belongs to.
@@ -7394,7 +7404,7 @@ class UserMessageChunkSessionUpdate(_Model):
     content: ContentBlock
     """A single item of content"""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7403,15 +7413,15 @@ class UserMessageChunkSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message_id, content, meta=UNSET):
+        def __init__(self, *, message_id, content, meta=_UNSET):
             self.message_id = message_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UserMessageSessionUpdate(_Model):
     """A user message has been created or updated.
 
@@ -7422,15 +7432,15 @@ class UserMessageSessionUpdate(_Model):
     A variant of SessionUpdate (`sessionUpdate` is 'user_message').
     """
 
-    session_update: ClassVar[str] = "user_message"
+    session_update: _ClassVar[str] = "user_message"
 
     message_id: MessageId
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | None | Unset = UNSET
+    content: list[ContentBlock] | None | _Unset = _UNSET
     """Complete replacement content for this message."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -7441,22 +7451,22 @@ class UserMessageSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message_id, content=UNSET, meta=UNSET):
+        def __init__(self, *, message_id, content=_UNSET, meta=_UNSET):
             self.message_id = message_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentMessageChunkSessionUpdate(_Model):
     """A chunk of the agent's response being streamed.
 
     A variant of SessionUpdate (`sessionUpdate` is 'agent_message_chunk').
     """
 
-    session_update: ClassVar[str] = "agent_message_chunk"
+    session_update: _ClassVar[str] = "agent_message_chunk"
 
     message_id: MessageId
     """A unique identifier for the message this chunk belongs to.
@@ -7468,7 +7478,7 @@ class AgentMessageChunkSessionUpdate(_Model):
     content: ContentBlock
     """A single item of content"""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7477,15 +7487,15 @@ class AgentMessageChunkSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message_id, content, meta=UNSET):
+        def __init__(self, *, message_id, content, meta=_UNSET):
             self.message_id = message_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentMessageSessionUpdate(_Model):
     """An agent message has been created or updated.
 
@@ -7496,15 +7506,15 @@ class AgentMessageSessionUpdate(_Model):
     A variant of SessionUpdate (`sessionUpdate` is 'agent_message').
     """
 
-    session_update: ClassVar[str] = "agent_message"
+    session_update: _ClassVar[str] = "agent_message"
 
     message_id: MessageId
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | None | Unset = UNSET
+    content: list[ContentBlock] | None | _Unset = _UNSET
     """Complete replacement content for this message."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -7515,22 +7525,22 @@ class AgentMessageSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message_id, content=UNSET, meta=UNSET):
+        def __init__(self, *, message_id, content=_UNSET, meta=_UNSET):
             self.message_id = message_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentThoughtChunkSessionUpdate(_Model):
     """A chunk of the agent's internal reasoning being streamed.
 
     A variant of SessionUpdate (`sessionUpdate` is 'agent_thought_chunk').
     """
 
-    session_update: ClassVar[str] = "agent_thought_chunk"
+    session_update: _ClassVar[str] = "agent_thought_chunk"
 
     message_id: MessageId
     """A unique identifier for the message this chunk belongs to.
@@ -7542,7 +7552,7 @@ class AgentThoughtChunkSessionUpdate(_Model):
     content: ContentBlock
     """A single item of content"""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7551,15 +7561,15 @@ class AgentThoughtChunkSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message_id, content, meta=UNSET):
+        def __init__(self, *, message_id, content, meta=_UNSET):
             self.message_id = message_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentThoughtSessionUpdate(_Model):
     """An agent thought or reasoning message has been created or updated.
 
@@ -7570,15 +7580,15 @@ class AgentThoughtSessionUpdate(_Model):
     A variant of SessionUpdate (`sessionUpdate` is 'agent_thought').
     """
 
-    session_update: ClassVar[str] = "agent_thought"
+    session_update: _ClassVar[str] = "agent_thought"
 
     message_id: MessageId
     """A unique identifier for the thought message."""
 
-    content: list[ContentBlock] | None | Unset = UNSET
+    content: list[ContentBlock] | None | _Unset = _UNSET
     """Complete replacement content for this thought message."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -7589,40 +7599,40 @@ class AgentThoughtSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message_id, content=UNSET, meta=UNSET):
+        def __init__(self, *, message_id, content=_UNSET, meta=_UNSET):
             self.message_id = message_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class StateUpdateSessionUpdate(_Model):
     """A snapshot of the session's aggregate foreground activity.
 
     A variant of SessionUpdate (`sessionUpdate` is 'state_update').
     """
 
-    session_update: ClassVar[str] = "state_update"
+    session_update: _ClassVar[str] = "state_update"
 
     value: StateUpdate
     """The payload, which shares the JSON object with the tag."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, value):
             self.value = value
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallContentChunkSessionUpdate(_Model):
     """A chunk of tool-call content being streamed.
 
     A variant of SessionUpdate (`sessionUpdate` is 'tool_call_content_chunk').
     """
 
-    session_update: ClassVar[str] = "tool_call_content_chunk"
+    session_update: _ClassVar[str] = "tool_call_content_chunk"
 
     tool_call_id: ToolCallId
     """The ID of the tool call this content belongs to."""
@@ -7630,7 +7640,7 @@ class ToolCallContentChunkSessionUpdate(_Model):
     content: ToolCallContent
     """A single item of content produced by the tool call."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7639,27 +7649,27 @@ class ToolCallContentChunkSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, tool_call_id, content, meta=UNSET):
+        def __init__(self, *, tool_call_id, content, meta=_UNSET):
             self.tool_call_id = tool_call_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallUpdateSessionUpdate(_Model):
     """A tool call has been created or updated.
 
     A variant of SessionUpdate (`sessionUpdate` is 'tool_call_update').
     """
 
-    session_update: ClassVar[str] = "tool_call_update"
+    session_update: _ClassVar[str] = "tool_call_update"
 
     tool_call_id: ToolCallId
     """Unique identifier for this tool call within the session."""
 
-    name: str | None | Unset = UNSET
+    name: str | None | _Unset = _UNSET
     """Programmatic name of the tool being invoked.
 
     This field is optional and has patch semantics. Omission means no
@@ -7668,14 +7678,14 @@ class ToolCallUpdateSessionUpdate(_Model):
     tool name is available.
     """
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Human-readable title describing what the tool is doing.
 
     Omission leaves the title unchanged, `null` unsets it, and a string replaces it.
     A new tool call starts without a title.
     """
 
-    kind: ToolKind | str | None | Unset = UNSET
+    kind: ToolKind | str | None | _Unset = _UNSET
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
 
@@ -7683,35 +7693,35 @@ class ToolCallUpdateSessionUpdate(_Model):
     A new tool call starts as `other`.
     """
 
-    status: ToolCallStatus | str | None | Unset = UNSET
+    status: ToolCallStatus | str | None | _Unset = _UNSET
     """Current execution status of the tool call.
 
     Omission leaves the status unchanged, `null` resets it to `pending`, and a value
     replaces it. A new tool call starts as `pending`.
     """
 
-    content: list[ToolCallContent] | None | Unset = UNSET
+    content: list[ToolCallContent] | None | _Unset = _UNSET
     """Content produced by the tool call."""
 
-    locations: list[ToolCallLocation] | None | Unset = UNSET
+    locations: list[ToolCallLocation] | None | _Unset = _UNSET
     """File locations affected by this tool call.
     Enables "follow-along" features in clients.
     """
 
-    raw_input: Any | Unset = UNSET
+    raw_input: _Any | _Unset = _UNSET
     """Raw input parameters sent to the tool."""
 
-    raw_output: Any | Unset = UNSET
+    raw_output: _Any | _Unset = _UNSET
     """Raw output returned by the tool."""
 
-    capabilities: ToolCallCapabilities | None | Unset = UNSET
+    capabilities: ToolCallCapabilities | None | _Unset = _UNSET
     """Client-initiated controls this tool call currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
     the whole previous value. A new tool call starts with none.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -7722,22 +7732,22 @@ class ToolCallUpdateSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             tool_call_id,
-            name=UNSET,
-            title=UNSET,
-            kind=UNSET,
-            status=UNSET,
-            content=UNSET,
-            locations=UNSET,
-            raw_input=UNSET,
-            raw_output=UNSET,
-            capabilities=UNSET,
-            meta=UNSET,
+            name=_UNSET,
+            title=_UNSET,
+            kind=_UNSET,
+            status=_UNSET,
+            content=_UNSET,
+            locations=_UNSET,
+            raw_input=_UNSET,
+            raw_output=_UNSET,
+            capabilities=_UNSET,
+            meta=_UNSET,
         ):
             self.tool_call_id = tool_call_id
             self.name = name
@@ -7752,45 +7762,45 @@ class ToolCallUpdateSessionUpdate(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalUpdateSessionUpdate(_Model):
     """An agent-owned terminal has been created or updated.
 
     A variant of SessionUpdate (`sessionUpdate` is 'terminal_update').
     """
 
-    session_update: ClassVar[str] = "terminal_update"
+    session_update: _ClassVar[str] = "terminal_update"
 
     terminal_id: TerminalId
     """Unique identifier for this terminal within the session."""
 
-    command: str | None | Unset = UNSET
+    command: str | None | _Unset = _UNSET
     """The command being run."""
 
-    cwd: AbsolutePath | None | Unset = UNSET
+    cwd: AbsolutePath | None | _Unset = _UNSET
     """The absolute working directory of the command."""
 
-    output: TerminalOutput | None | Unset = UNSET
+    output: TerminalOutput | None | _Unset = _UNSET
     """An authoritative replacement snapshot of terminal output bytes."""
 
-    exit_status: TerminalExitStatus | None | Unset = UNSET
+    exit_status: TerminalExitStatus | None | _Unset = _UNSET
     """Exit information. A concrete object marks the terminal as exited."""
 
-    size: TerminalSize | None | Unset = UNSET
+    size: TerminalSize | None | _Unset = _UNSET
     """The terminal size the command runs with, when known.
 
     Clients can render output at this size so that column layouts, progress bars,
     and cursor-positioned output display as the program wrote them.
     """
 
-    capabilities: TerminalCapabilities | None | Unset = UNSET
+    capabilities: TerminalCapabilities | None | _Unset = _UNSET
     """Client-initiated controls this terminal currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
     the whole previous value. A new terminal starts with none.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -7801,19 +7811,19 @@ class TerminalUpdateSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             terminal_id,
-            command=UNSET,
-            cwd=UNSET,
-            output=UNSET,
-            exit_status=UNSET,
-            size=UNSET,
-            capabilities=UNSET,
-            meta=UNSET,
+            command=_UNSET,
+            cwd=_UNSET,
+            output=_UNSET,
+            exit_status=_UNSET,
+            size=_UNSET,
+            capabilities=_UNSET,
+            meta=_UNSET,
         ):
             self.terminal_id = terminal_id
             self.command = command
@@ -7825,14 +7835,14 @@ class TerminalUpdateSessionUpdate(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalOutputChunkSessionUpdate(_Model):
     """A chunk of bytes appended to an agent-owned terminal's output.
 
     A variant of SessionUpdate (`sessionUpdate` is 'terminal_output_chunk').
     """
 
-    session_update: ClassVar[str] = "terminal_output_chunk"
+    session_update: _ClassVar[str] = "terminal_output_chunk"
 
     terminal_id: TerminalId
     """The terminal receiving these bytes."""
@@ -7840,7 +7850,7 @@ class TerminalOutputChunkSessionUpdate(_Model):
     data: str
     """Independently base64-encoded terminal output bytes."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7849,15 +7859,15 @@ class TerminalOutputChunkSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, terminal_id, data, meta=UNSET):
+        def __init__(self, *, terminal_id, data, meta=_UNSET):
             self.terminal_id = terminal_id
             self.data = data
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PlanUpdateSessionUpdate(_Model):
     """A content update for a plan identified by ID.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/draft/agent-plan)
@@ -7865,12 +7875,12 @@ class PlanUpdateSessionUpdate(_Model):
     A variant of SessionUpdate (`sessionUpdate` is 'plan_update').
     """
 
-    session_update: ClassVar[str] = "plan_update"
+    session_update: _ClassVar[str] = "plan_update"
 
     plan: PlanUpdateContent
     """The updated plan content."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7878,14 +7888,14 @@ class PlanUpdateSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, plan, meta=UNSET):
+        def __init__(self, *, plan, meta=_UNSET):
             self.plan = plan
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PlanRemovedSessionUpdate(_Model):
     """**UNSTABLE**
 
@@ -7896,12 +7906,12 @@ class PlanRemovedSessionUpdate(_Model):
     A variant of SessionUpdate (`sessionUpdate` is 'plan_removed').
     """
 
-    session_update: ClassVar[str] = "plan_removed"
+    session_update: _ClassVar[str] = "plan_removed"
 
     plan_id: PlanId
     """The plan ID to remove."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7909,26 +7919,26 @@ class PlanRemovedSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, plan_id, meta=UNSET):
+        def __init__(self, *, plan_id, meta=_UNSET):
             self.plan_id = plan_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AvailableCommandsUpdateSessionUpdate(_Model):
     """Available commands are ready or have changed
 
     A variant of SessionUpdate (`sessionUpdate` is 'available_commands_update').
     """
 
-    session_update: ClassVar[str] = "available_commands_update"
+    session_update: _ClassVar[str] = "available_commands_update"
 
     available_commands: list[AvailableCommand]
     """Commands the agent can execute."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7936,26 +7946,26 @@ class AvailableCommandsUpdateSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, available_commands, meta=UNSET):
+        def __init__(self, *, available_commands, meta=_UNSET):
             self.available_commands = available_commands
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ConfigOptionUpdateSessionUpdate(_Model):
     """Session configuration options have been updated.
 
     A variant of SessionUpdate (`sessionUpdate` is 'config_option_update').
     """
 
-    session_update: ClassVar[str] = "config_option_update"
+    session_update: _ClassVar[str] = "config_option_update"
 
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -7963,29 +7973,29 @@ class ConfigOptionUpdateSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, config_options, meta=UNSET):
+        def __init__(self, *, config_options, meta=_UNSET):
             self.config_options = config_options
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionInfoUpdateSessionUpdate(_Model):
     """Session metadata has been updated (title, timestamps, custom metadata)
 
     A variant of SessionUpdate (`sessionUpdate` is 'session_info_update').
     """
 
-    session_update: ClassVar[str] = "session_info_update"
+    session_update: _ClassVar[str] = "session_info_update"
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Human-readable title for the session. Set to null to clear."""
 
-    updated_at: str | None | Unset = UNSET
+    updated_at: str | None | _Unset = _UNSET
     """RFC 3339 timestamp of last activity. Set to null to clear."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -7996,22 +8006,22 @@ class SessionInfoUpdateSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, title=UNSET, updated_at=UNSET, meta=UNSET):
+        def __init__(self, *, title=_UNSET, updated_at=_UNSET, meta=_UNSET):
             self.title = title
             self.updated_at = updated_at
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UsageUpdateSessionUpdate(_Model):
     """Context window and cost update for the session.
 
     A variant of SessionUpdate (`sessionUpdate` is 'usage_update').
     """
 
-    session_update: ClassVar[str] = "usage_update"
+    session_update: _ClassVar[str] = "usage_update"
 
     used: int
     """Tokens currently in context."""
@@ -8019,13 +8029,13 @@ class UsageUpdateSessionUpdate(_Model):
     size: int
     """Total context window size in tokens."""
 
-    cost: Cost | None | Unset = UNSET
+    cost: Cost | None | _Unset = _UNSET
     """Cumulative session cost.
 
     Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8033,16 +8043,16 @@ class UsageUpdateSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, used, size, cost=UNSET, meta=UNSET):
+        def __init__(self, *, used, size, cost=_UNSET, meta=_UNSET):
             self.used = used
             self.size = size
             self.cost = cost
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class NoticeSessionUpdate(_Model):
     """Information for the user that is not part of session history.
 
@@ -8052,7 +8062,7 @@ class NoticeSessionUpdate(_Model):
     A variant of SessionUpdate (`sessionUpdate` is 'notice').
     """
 
-    session_update: ClassVar[str] = "notice"
+    session_update: _ClassVar[str] = "notice"
 
     severity: NoticeSeverity | str
     """Presentation severity hint."""
@@ -8060,13 +8070,13 @@ class NoticeSessionUpdate(_Model):
     title: str
     """Required non-empty plain-text title that can stand alone."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional plain-text detail or guidance.
 
     Omitted and `null` are equivalent and mean no description was supplied.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8074,23 +8084,23 @@ class NoticeSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, severity, title, description=UNSET, meta=UNSET):
+        def __init__(self, *, severity, title, description=_UNSET, meta=_UNSET):
             self.severity = severity
             self.title = title
             self.description = description
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CompactionUpdateSessionUpdate(_Model):
     """A context compaction has been created or updated.
 
     A variant of SessionUpdate (`sessionUpdate` is 'compaction_update').
     """
 
-    session_update: ClassVar[str] = "compaction_update"
+    session_update: _ClassVar[str] = "compaction_update"
 
     compaction_id: CompactionId
     """The Agent-owned ID of this compaction, unique within the session."""
@@ -8098,13 +8108,13 @@ class CompactionUpdateSessionUpdate(_Model):
     status: CompactionStatus | str
     """Current lifecycle status."""
 
-    summary: list[ContentBlock] | None | Unset = UNSET
+    summary: list[ContentBlock] | None | _Unset = _UNSET
     """Complete replacement user-displayable summary content for the compaction."""
 
-    error: str | None | Unset = UNSET
+    error: str | None | _Unset = _UNSET
     """Human-readable error details for the compaction."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -8115,10 +8125,10 @@ class CompactionUpdateSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, compaction_id, status, summary=UNSET, error=UNSET, meta=UNSET
+            self, *, compaction_id, status, summary=_UNSET, error=_UNSET, meta=_UNSET
         ):
             self.compaction_id = compaction_id
             self.status = status
@@ -8127,14 +8137,14 @@ class CompactionUpdateSessionUpdate(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CompactionSummaryChunkSessionUpdate(_Model):
     """A content block appended to a context compaction's retained summary.
 
     A variant of SessionUpdate (`sessionUpdate` is 'compaction_summary_chunk').
     """
 
-    session_update: ClassVar[str] = "compaction_summary_chunk"
+    session_update: _ClassVar[str] = "compaction_summary_chunk"
 
     compaction_id: CompactionId
     """ID of the compaction whose summary receives this content."""
@@ -8142,7 +8152,7 @@ class CompactionSummaryChunkSessionUpdate(_Model):
     content: ContentBlock
     """One content block to append."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8151,15 +8161,15 @@ class CompactionSummaryChunkSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, compaction_id, content, meta=UNSET):
+        def __init__(self, *, compaction_id, content, meta=_UNSET):
             self.compaction_id = compaction_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SubagentUpdateSessionUpdate(_Model):
     """**UNSTABLE**
 
@@ -8171,33 +8181,33 @@ class SubagentUpdateSessionUpdate(_Model):
     A variant of SessionUpdate (`sessionUpdate` is 'subagent_update').
     """
 
-    session_update: ClassVar[str] = "subagent_update"
+    session_update: _ClassVar[str] = "subagent_update"
 
     session_id: SessionId
     """The opaque session ID identifying the child in all ACP messages."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """The parent's human-readable display title for this child. It need not be unique.
 
     Optional and nullable. Omitted means unchanged. `null` clears it. If no
     title is set, the Client chooses a fallback presentation.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """The parent's human-readable description of the child's role or purpose.
 
     Optional and nullable. Omitted means unchanged. `null` clears it. This is
     current display metadata, not the history of instructions sent to the child.
     """
 
-    capabilities: SubagentSessionCapabilities | None | Unset = UNSET
+    capabilities: SubagentSessionCapabilities | None | _Unset = _UNSET
     """Client-initiated session mutations permitted for this subagent session.
 
     Read-only operations retain their normal protocol semantics and
     capability requirements.
     """
 
-    state: StateUpdate | None | Unset = UNSET
+    state: StateUpdate | None | _Unset = _UNSET
     """The child's current foreground state, mirrored onto its parent association.
 
     Optional and nullable. Omitted means unchanged. `null` removes the
@@ -8205,7 +8215,7 @@ class SubagentUpdateSessionUpdate(_Model):
     A concrete `StateUpdate` replaces the entire previous snapshot.
     """
 
-    cwd: AbsolutePath | None | Unset = UNSET
+    cwd: AbsolutePath | None | _Unset = _UNSET
     """The child's working directory. Must be an absolute path.
 
     Optional and nullable. Omitted means unchanged. `null` clears the
@@ -8213,7 +8223,7 @@ class SubagentUpdateSessionUpdate(_Model):
     effective working directory.
     """
 
-    additional_directories: list[AbsolutePath] | None | Unset = UNSET
+    additional_directories: list[AbsolutePath] | None | _Unset = _UNSET
     """Additional workspace roots for the child. Each path must be absolute.
 
     Optional and nullable. Omitted means unchanged. `null` clears the
@@ -8222,7 +8232,7 @@ class SubagentUpdateSessionUpdate(_Model):
     array replaces the whole list. `[]` reports no additional directories.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -8233,19 +8243,19 @@ class SubagentUpdateSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             session_id,
-            title=UNSET,
-            description=UNSET,
-            capabilities=UNSET,
-            state=UNSET,
-            cwd=UNSET,
-            additional_directories=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            capabilities=_UNSET,
+            state=_UNSET,
+            cwd=_UNSET,
+            additional_directories=_UNSET,
+            meta=_UNSET,
         ):
             self.session_id = session_id
             self.title = title
@@ -8257,7 +8267,7 @@ class SubagentUpdateSessionUpdate(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionMessageSessionUpdate(_Model):
     """**UNSTABLE**
 
@@ -8269,24 +8279,24 @@ class SessionMessageSessionUpdate(_Model):
     A variant of SessionUpdate (`sessionUpdate` is 'session_message').
     """
 
-    session_update: ClassVar[str] = "session_message"
+    session_update: _ClassVar[str] = "session_message"
 
     message_id: MessageId
     """Identifier of this message within the enclosing session's transcript."""
 
-    sender_session_id: SessionId | None | Unset = UNSET
+    sender_session_id: SessionId | None | _Unset = _UNSET
     """The sending session.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
     """
 
-    recipient_session_id: SessionId | None | Unset = UNSET
+    recipient_session_id: SessionId | None | _Unset = _UNSET
     """The receiving session.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
     """
 
-    sender_message_id: MessageId | None | Unset = UNSET
+    sender_message_id: MessageId | None | _Unset = _UNSET
     """On an incoming view, the `messageId` of the same message's outgoing view in the
     sender's transcript.
 
@@ -8294,7 +8304,7 @@ class SessionMessageSessionUpdate(_Model):
     after the message starts streaming.
     """
 
-    recipient_message_id: MessageId | None | Unset = UNSET
+    recipient_message_id: MessageId | None | _Unset = _UNSET
     """On an outgoing view, the `messageId` of the same message's incoming view in the
     recipient's transcript.
 
@@ -8302,12 +8312,12 @@ class SessionMessageSessionUpdate(_Model):
     after the message starts streaming.
     """
 
-    content: list[ContentBlock] | None | Unset = UNSET
+    content: list[ContentBlock] | None | _Unset = _UNSET
     """Omitted leaves content unchanged. `null` clears it. A concrete array
     replaces the whole content collection.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -8318,18 +8328,18 @@ class SessionMessageSessionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             message_id,
-            sender_session_id=UNSET,
-            recipient_session_id=UNSET,
-            sender_message_id=UNSET,
-            recipient_message_id=UNSET,
-            content=UNSET,
-            meta=UNSET,
+            sender_session_id=_UNSET,
+            recipient_session_id=_UNSET,
+            sender_message_id=_UNSET,
+            recipient_message_id=_UNSET,
+            content=_UNSET,
+            meta=_UNSET,
         ):
             self.message_id = message_id
             self.sender_session_id = sender_session_id
@@ -8340,7 +8350,7 @@ class SessionMessageSessionUpdate(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionMessageChunkSessionUpdate(_Model):
     """**UNSTABLE**
 
@@ -8351,7 +8361,7 @@ class SessionMessageChunkSessionUpdate(_Model):
     A variant of SessionUpdate (`sessionUpdate` is 'session_message_chunk').
     """
 
-    session_update: ClassVar[str] = "session_message_chunk"
+    session_update: _ClassVar[str] = "session_message_chunk"
 
     message_id: MessageId
     """Identifier of this message within the enclosing session's transcript."""
@@ -8359,7 +8369,7 @@ class SessionMessageChunkSessionUpdate(_Model):
     content: ContentBlock
     """A single content block appended to the message."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8368,15 +8378,15 @@ class SessionMessageChunkSessionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message_id, content, meta=UNSET):
+        def __init__(self, *, message_id, content, meta=_UNSET):
             self.message_id = message_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherSessionUpdate(_Model):
     """Custom or future session update.
 
@@ -8394,17 +8404,17 @@ class OtherSessionUpdate(_Model):
     session_update: str
     """The `sessionUpdate` value."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, session_update, extra=_FACTORY):
             self.session_update = session_update
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ContentChunk(_Model):
     """A streamed item of message content."""
 
@@ -8418,7 +8428,7 @@ class ContentChunk(_Model):
     content: ContentBlock
     """A single item of content"""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8427,15 +8437,15 @@ class ContentChunk(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message_id, content, meta=UNSET):
+        def __init__(self, *, message_id, content, meta=_UNSET):
             self.message_id = message_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UserMessage(_Model):
     """A user message upsert.
 
@@ -8455,10 +8465,10 @@ class UserMessage(_Model):
     message_id: MessageId
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | None | Unset = UNSET
+    content: list[ContentBlock] | None | _Unset = _UNSET
     """Complete replacement content for this message."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -8469,15 +8479,15 @@ class UserMessage(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message_id, content=UNSET, meta=UNSET):
+        def __init__(self, *, message_id, content=_UNSET, meta=_UNSET):
             self.message_id = message_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentMessage(_Model):
     """An agent message upsert.
 
@@ -8497,10 +8507,10 @@ class AgentMessage(_Model):
     message_id: MessageId
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | None | Unset = UNSET
+    content: list[ContentBlock] | None | _Unset = _UNSET
     """Complete replacement content for this message."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -8511,15 +8521,15 @@ class AgentMessage(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message_id, content=UNSET, meta=UNSET):
+        def __init__(self, *, message_id, content=_UNSET, meta=_UNSET):
             self.message_id = message_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentThought(_Model):
     """An agent thought or reasoning message upsert.
 
@@ -8539,10 +8549,10 @@ class AgentThought(_Model):
     message_id: MessageId
     """A unique identifier for the thought message."""
 
-    content: list[ContentBlock] | None | Unset = UNSET
+    content: list[ContentBlock] | None | _Unset = _UNSET
     """Complete replacement content for this thought message."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -8553,15 +8563,15 @@ class AgentThought(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message_id, content=UNSET, meta=UNSET):
+        def __init__(self, *, message_id, content=_UNSET, meta=_UNSET):
             self.message_id = message_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallContentChunk(_Model):
     """A streamed item of tool-call content.
 
@@ -8577,7 +8587,7 @@ class ToolCallContentChunk(_Model):
     content: ToolCallContent
     """A single item of content produced by the tool call."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8586,22 +8596,22 @@ class ToolCallContentChunk(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, tool_call_id, content, meta=UNSET):
+        def __init__(self, *, tool_call_id, content, meta=_UNSET):
             self.tool_call_id = tool_call_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalOutput(_Model):
     """An authoritative replacement snapshot of terminal output bytes."""
 
     data: str
     """Base64-encoded replacement terminal output bytes."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8609,14 +8619,14 @@ class TerminalOutput(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, data, meta=UNSET):
+        def __init__(self, *, data, meta=_UNSET):
             self.data = data
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalExitStatus(_Model):
     """Exit information for an agent-owned terminal.
 
@@ -8624,12 +8634,12 @@ class TerminalExitStatus(_Model):
     an exit code nor a signal is known.
     """
 
-    exit_code: int | None | Unset = UNSET
+    exit_code: int | None | _Unset = _UNSET
     """Process exit code as the platform reports it, when known. Negative values are
     allowed, for example signed Windows exit codes. Omitted and `null` are equivalent.
     """
 
-    signal: str | None | Unset = UNSET
+    signal: str | None | _Unset = _UNSET
     """Signal that terminated the process, when known.
 
     Agents should use the conventional platform signal name. POSIX examples
@@ -8637,7 +8647,7 @@ class TerminalExitStatus(_Model):
     platform-specific name. Omitted and `null` are equivalent.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8645,15 +8655,15 @@ class TerminalExitStatus(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, exit_code=UNSET, signal=UNSET, meta=UNSET):
+        def __init__(self, *, exit_code=_UNSET, signal=_UNSET, meta=_UNSET):
             self.exit_code = exit_code
             self.signal = signal
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalSize(_Model):
     """The size of an agent-owned terminal in character cells."""
 
@@ -8663,7 +8673,7 @@ class TerminalSize(_Model):
     rows: int
     """Number of rows."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8671,15 +8681,15 @@ class TerminalSize(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, cols, rows, meta=UNSET):
+        def __init__(self, *, cols, rows, meta=_UNSET):
             self.cols = cols
             self.rows = rows
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalCapabilities(_Model):
     """Client-initiated controls a terminal currently supports.
 
@@ -8689,14 +8699,14 @@ class TerminalCapabilities(_Model):
     See protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#cancelling-terminals)
     """
 
-    cancel: TerminalCancelCapabilities | None | Unset = UNSET
+    cancel: TerminalCancelCapabilities | None | _Unset = _UNSET
     """Permits the Client to cancel this terminal with `terminal/cancel`.
 
     Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
     means supported. Agents SHOULD stop advertising it once the terminal reports `exitStatus`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8704,21 +8714,21 @@ class TerminalCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, cancel=UNSET, meta=UNSET):
+        def __init__(self, *, cancel=_UNSET, meta=_UNSET):
             self.cancel = cancel
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalCancelCapabilities(_Model):
     """Capability to cancel a terminal with `terminal/cancel`.
 
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8726,13 +8736,13 @@ class TerminalCancelCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalUpdate(_Model):
     """An upsert for the stored state of an agent-owned terminal.
 
@@ -8746,33 +8756,33 @@ class TerminalUpdate(_Model):
     terminal_id: TerminalId
     """Unique identifier for this terminal within the session."""
 
-    command: str | None | Unset = UNSET
+    command: str | None | _Unset = _UNSET
     """The command being run."""
 
-    cwd: AbsolutePath | None | Unset = UNSET
+    cwd: AbsolutePath | None | _Unset = _UNSET
     """The absolute working directory of the command."""
 
-    output: TerminalOutput | None | Unset = UNSET
+    output: TerminalOutput | None | _Unset = _UNSET
     """An authoritative replacement snapshot of terminal output bytes."""
 
-    exit_status: TerminalExitStatus | None | Unset = UNSET
+    exit_status: TerminalExitStatus | None | _Unset = _UNSET
     """Exit information. A concrete object marks the terminal as exited."""
 
-    size: TerminalSize | None | Unset = UNSET
+    size: TerminalSize | None | _Unset = _UNSET
     """The terminal size the command runs with, when known.
 
     Clients can render output at this size so that column layouts, progress bars,
     and cursor-positioned output display as the program wrote them.
     """
 
-    capabilities: TerminalCapabilities | None | Unset = UNSET
+    capabilities: TerminalCapabilities | None | _Unset = _UNSET
     """Client-initiated controls this terminal currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
     the whole previous value. A new terminal starts with none.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -8783,19 +8793,19 @@ class TerminalUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             terminal_id,
-            command=UNSET,
-            cwd=UNSET,
-            output=UNSET,
-            exit_status=UNSET,
-            size=UNSET,
-            capabilities=UNSET,
-            meta=UNSET,
+            command=_UNSET,
+            cwd=_UNSET,
+            output=_UNSET,
+            exit_status=_UNSET,
+            size=_UNSET,
+            capabilities=_UNSET,
+            meta=_UNSET,
         ):
             self.terminal_id = terminal_id
             self.command = command
@@ -8807,7 +8817,7 @@ class TerminalUpdate(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalOutputChunk(_Model):
     """A chunk of bytes appended to an agent-owned terminal's output."""
 
@@ -8817,7 +8827,7 @@ class TerminalOutputChunk(_Model):
     data: str
     """Independently base64-encoded terminal output bytes."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8826,22 +8836,22 @@ class TerminalOutputChunk(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, terminal_id, data, meta=UNSET):
+        def __init__(self, *, terminal_id, data, meta=_UNSET):
             self.terminal_id = terminal_id
             self.data = data
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ItemsPlanUpdateContent(_Model):
     """Structured plan entries.
 
     A variant of PlanUpdateContent (`type` is 'items').
     """
 
-    type: ClassVar[str] = "items"
+    type: _ClassVar[str] = "items"
 
     plan_id: PlanId
     """The plan ID to update."""
@@ -8853,7 +8863,7 @@ class ItemsPlanUpdateContent(_Model):
     with their current status. The client replaces that plan with each update.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8861,15 +8871,15 @@ class ItemsPlanUpdateContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, plan_id, entries, meta=UNSET):
+        def __init__(self, *, plan_id, entries, meta=_UNSET):
             self.plan_id = plan_id
             self.entries = entries
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class FilePlanUpdateContent(_Model):
     """**UNSTABLE**
 
@@ -8880,7 +8890,7 @@ class FilePlanUpdateContent(_Model):
     A variant of PlanUpdateContent (`type` is 'file').
     """
 
-    type: ClassVar[str] = "file"
+    type: _ClassVar[str] = "file"
 
     plan_id: PlanId
     """The plan ID to update."""
@@ -8888,7 +8898,7 @@ class FilePlanUpdateContent(_Model):
     uri: str
     """The URI of the file containing the plan."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8896,15 +8906,15 @@ class FilePlanUpdateContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, plan_id, uri, meta=UNSET):
+        def __init__(self, *, plan_id, uri, meta=_UNSET):
             self.plan_id = plan_id
             self.uri = uri
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class MarkdownPlanUpdateContent(_Model):
     """**UNSTABLE**
 
@@ -8915,7 +8925,7 @@ class MarkdownPlanUpdateContent(_Model):
     A variant of PlanUpdateContent (`type` is 'markdown').
     """
 
-    type: ClassVar[str] = "markdown"
+    type: _ClassVar[str] = "markdown"
 
     plan_id: PlanId
     """The plan ID to update."""
@@ -8923,7 +8933,7 @@ class MarkdownPlanUpdateContent(_Model):
     content: str
     """Markdown content for the plan."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -8931,15 +8941,15 @@ class MarkdownPlanUpdateContent(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, plan_id, content, meta=UNSET):
+        def __init__(self, *, plan_id, content, meta=_UNSET):
             self.plan_id = plan_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherPlanUpdateContent(_Model):
     """Custom or future plan update content.
 
@@ -8961,10 +8971,10 @@ class OtherPlanUpdateContent(_Model):
     plan_id: PlanId
     """The plan ID to update."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, type, plan_id, extra=_FACTORY):
             self.type = type
@@ -8972,7 +8982,7 @@ class OtherPlanUpdateContent(_Model):
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PlanEntry(_Model):
     """A single entry in the execution plan.
 
@@ -8992,7 +9002,7 @@ class PlanEntry(_Model):
     status: PlanEntryStatus | str
     """Current execution status of this task."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -9000,16 +9010,16 @@ class PlanEntry(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, content, priority, status, meta=UNSET):
+        def __init__(self, *, content, priority, status, meta=_UNSET):
             self.content = content
             self.priority = priority
             self.status = status
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PlanItems(_Model):
     """A plan represented as structured entries."""
 
@@ -9023,7 +9033,7 @@ class PlanItems(_Model):
     with their current status. The client replaces that plan with each update.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -9031,15 +9041,15 @@ class PlanItems(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, plan_id, entries, meta=UNSET):
+        def __init__(self, *, plan_id, entries, meta=_UNSET):
             self.plan_id = plan_id
             self.entries = entries
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PlanFile(_Model):
     """**UNSTABLE**
 
@@ -9054,7 +9064,7 @@ class PlanFile(_Model):
     uri: str
     """The URI of the file containing the plan."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -9062,15 +9072,15 @@ class PlanFile(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, plan_id, uri, meta=UNSET):
+        def __init__(self, *, plan_id, uri, meta=_UNSET):
             self.plan_id = plan_id
             self.uri = uri
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PlanMarkdown(_Model):
     """**UNSTABLE**
 
@@ -9085,7 +9095,7 @@ class PlanMarkdown(_Model):
     content: str
     """Markdown content for the plan."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -9093,22 +9103,22 @@ class PlanMarkdown(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, plan_id, content, meta=UNSET):
+        def __init__(self, *, plan_id, content, meta=_UNSET):
             self.plan_id = plan_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PlanUpdate(_Model):
     """A content update for a plan identified by ID."""
 
     plan: PlanUpdateContent
     """The updated plan content."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -9116,14 +9126,14 @@ class PlanUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, plan, meta=UNSET):
+        def __init__(self, *, plan, meta=_UNSET):
             self.plan = plan
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PlanRemoved(_Model):
     """**UNSTABLE**
 
@@ -9135,7 +9145,7 @@ class PlanRemoved(_Model):
     plan_id: PlanId
     """The plan ID to remove."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -9143,21 +9153,21 @@ class PlanRemoved(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, plan_id, meta=UNSET):
+        def __init__(self, *, plan_id, meta=_UNSET):
             self.plan_id = plan_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AvailableCommandsUpdate(_Model):
     """Available commands are ready or have changed"""
 
     available_commands: list[AvailableCommand]
     """Commands the agent can execute."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -9165,21 +9175,21 @@ class AvailableCommandsUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, available_commands, meta=UNSET):
+        def __init__(self, *, available_commands, meta=_UNSET):
             self.available_commands = available_commands
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ConfigOptionUpdate(_Model):
     """Session configuration options have been updated."""
 
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -9187,14 +9197,14 @@ class ConfigOptionUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, config_options, meta=UNSET):
+        def __init__(self, *, config_options, meta=_UNSET):
             self.config_options = config_options
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionInfoUpdate(_Model):
     """Update to session metadata. All fields are optional to support partial updates.
 
@@ -9206,13 +9216,13 @@ class SessionInfoUpdate(_Model):
     top-level key.
     """
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """Human-readable title for the session. Set to null to clear."""
 
-    updated_at: str | None | Unset = UNSET
+    updated_at: str | None | _Unset = _UNSET
     """RFC 3339 timestamp of last activity. Set to null to clear."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -9223,15 +9233,15 @@ class SessionInfoUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, title=UNSET, updated_at=UNSET, meta=UNSET):
+        def __init__(self, *, title=_UNSET, updated_at=_UNSET, meta=_UNSET):
             self.title = title
             self.updated_at = updated_at
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Cost(_Model):
     """Cost information for a session."""
 
@@ -9243,7 +9253,7 @@ class Cost(_Model):
     unit such as "credits".
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -9251,15 +9261,15 @@ class Cost(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, amount, currency, meta=UNSET):
+        def __init__(self, *, amount, currency, meta=_UNSET):
             self.amount = amount
             self.currency = currency
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UsageUpdate(_Model):
     """Context window and cost update for a session."""
 
@@ -9269,13 +9279,13 @@ class UsageUpdate(_Model):
     size: int
     """Total context window size in tokens."""
 
-    cost: Cost | None | Unset = UNSET
+    cost: Cost | None | _Unset = _UNSET
     """Cumulative session cost.
 
     Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -9283,16 +9293,16 @@ class UsageUpdate(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, used, size, cost=UNSET, meta=UNSET):
+        def __init__(self, *, used, size, cost=_UNSET, meta=_UNSET):
             self.used = used
             self.size = size
             self.cost = cost
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class Notice(_Model):
     """Fire-and-forget information for the user.
 
@@ -9309,13 +9319,13 @@ class Notice(_Model):
     title: str
     """Required non-empty plain-text title that can stand alone."""
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """Optional plain-text detail or guidance.
 
     Omitted and `null` are equivalent and mean no description was supplied.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -9323,16 +9333,16 @@ class Notice(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, severity, title, description=UNSET, meta=UNSET):
+        def __init__(self, *, severity, title, description=_UNSET, meta=_UNSET):
             self.severity = severity
             self.title = title
             self.description = description
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CompactionUpdate(_Model):
     """A context compaction upsert. The first notification fixes the compaction's
     timeline position. Later updates with the same ID patch that entity in place.
@@ -9349,13 +9359,13 @@ class CompactionUpdate(_Model):
     status: CompactionStatus | str
     """Current lifecycle status."""
 
-    summary: list[ContentBlock] | None | Unset = UNSET
+    summary: list[ContentBlock] | None | _Unset = _UNSET
     """Complete replacement user-displayable summary content for the compaction."""
 
-    error: str | None | Unset = UNSET
+    error: str | None | _Unset = _UNSET
     """Human-readable error details for the compaction."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -9366,10 +9376,10 @@ class CompactionUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, compaction_id, status, summary=UNSET, error=UNSET, meta=UNSET
+            self, *, compaction_id, status, summary=_UNSET, error=_UNSET, meta=_UNSET
         ):
             self.compaction_id = compaction_id
             self.status = status
@@ -9378,7 +9388,7 @@ class CompactionUpdate(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CompactionSummaryChunk(_Model):
     """A content block appended to a compaction's summary. A first-seen ID creates
     an in-progress compaction. Chunks append in receive order.
@@ -9390,7 +9400,7 @@ class CompactionSummaryChunk(_Model):
     content: ContentBlock
     """One content block to append."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -9399,15 +9409,15 @@ class CompactionSummaryChunk(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, compaction_id, content, meta=UNSET):
+        def __init__(self, *, compaction_id, content, meta=_UNSET):
             self.compaction_id = compaction_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SubagentSessionCapabilities(_Model):
     """**UNSTABLE**
 
@@ -9419,13 +9429,13 @@ class SubagentSessionCapabilities(_Model):
     on ordinary sessions does not grant support on a child.
     """
 
-    cancel: SessionCancelCapabilities | None | Unset = UNSET
+    cancel: SessionCancelCapabilities | None | _Unset = _UNSET
     """Permits the client to cancel this child's current work without ending
     the session. Omitted and `null` are equivalent and mean unsupported. An object (including
     `{}`) means supported.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -9433,14 +9443,14 @@ class SubagentSessionCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, cancel=UNSET, meta=UNSET):
+        def __init__(self, *, cancel=_UNSET, meta=_UNSET):
             self.cancel = cancel
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionCancelCapabilities(_Model):
     """**UNSTABLE**
 
@@ -9451,7 +9461,7 @@ class SessionCancelCapabilities(_Model):
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -9459,13 +9469,13 @@ class SessionCancelCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SubagentUpdate(_Model):
     """**UNSTABLE**
 
@@ -9508,28 +9518,28 @@ class SubagentUpdate(_Model):
     session_id: SessionId
     """The opaque session ID identifying the child in all ACP messages."""
 
-    title: str | None | Unset = UNSET
+    title: str | None | _Unset = _UNSET
     """The parent's human-readable display title for this child. It need not be unique.
 
     Optional and nullable. Omitted means unchanged. `null` clears it. If no
     title is set, the Client chooses a fallback presentation.
     """
 
-    description: str | None | Unset = UNSET
+    description: str | None | _Unset = _UNSET
     """The parent's human-readable description of the child's role or purpose.
 
     Optional and nullable. Omitted means unchanged. `null` clears it. This is
     current display metadata, not the history of instructions sent to the child.
     """
 
-    capabilities: SubagentSessionCapabilities | None | Unset = UNSET
+    capabilities: SubagentSessionCapabilities | None | _Unset = _UNSET
     """Client-initiated session mutations permitted for this subagent session.
 
     Read-only operations retain their normal protocol semantics and
     capability requirements.
     """
 
-    state: StateUpdate | None | Unset = UNSET
+    state: StateUpdate | None | _Unset = _UNSET
     """The child's current foreground state, mirrored onto its parent association.
 
     Optional and nullable. Omitted means unchanged. `null` removes the
@@ -9537,7 +9547,7 @@ class SubagentUpdate(_Model):
     A concrete `StateUpdate` replaces the entire previous snapshot.
     """
 
-    cwd: AbsolutePath | None | Unset = UNSET
+    cwd: AbsolutePath | None | _Unset = _UNSET
     """The child's working directory. Must be an absolute path.
 
     Optional and nullable. Omitted means unchanged. `null` clears the
@@ -9545,7 +9555,7 @@ class SubagentUpdate(_Model):
     effective working directory.
     """
 
-    additional_directories: list[AbsolutePath] | None | Unset = UNSET
+    additional_directories: list[AbsolutePath] | None | _Unset = _UNSET
     """Additional workspace roots for the child. Each path must be absolute.
 
     Optional and nullable. Omitted means unchanged. `null` clears the
@@ -9554,7 +9564,7 @@ class SubagentUpdate(_Model):
     array replaces the whole list. `[]` reports no additional directories.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -9565,19 +9575,19 @@ class SubagentUpdate(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             session_id,
-            title=UNSET,
-            description=UNSET,
-            capabilities=UNSET,
-            state=UNSET,
-            cwd=UNSET,
-            additional_directories=UNSET,
-            meta=UNSET,
+            title=_UNSET,
+            description=_UNSET,
+            capabilities=_UNSET,
+            state=_UNSET,
+            cwd=_UNSET,
+            additional_directories=_UNSET,
+            meta=_UNSET,
         ):
             self.session_id = session_id
             self.title = title
@@ -9589,7 +9599,7 @@ class SubagentUpdate(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionMessage(_Model):
     """**UNSTABLE**
 
@@ -9601,19 +9611,19 @@ class SessionMessage(_Model):
     message_id: MessageId
     """Identifier of this message within the enclosing session's transcript."""
 
-    sender_session_id: SessionId | None | Unset = UNSET
+    sender_session_id: SessionId | None | _Unset = _UNSET
     """The sending session.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
     """
 
-    recipient_session_id: SessionId | None | Unset = UNSET
+    recipient_session_id: SessionId | None | _Unset = _UNSET
     """The receiving session.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it.
     """
 
-    sender_message_id: MessageId | None | Unset = UNSET
+    sender_message_id: MessageId | None | _Unset = _UNSET
     """On an incoming view, the `messageId` of the same message's outgoing view in the
     sender's transcript.
 
@@ -9621,7 +9631,7 @@ class SessionMessage(_Model):
     after the message starts streaming.
     """
 
-    recipient_message_id: MessageId | None | Unset = UNSET
+    recipient_message_id: MessageId | None | _Unset = _UNSET
     """On an outgoing view, the `messageId` of the same message's incoming view in the
     recipient's transcript.
 
@@ -9629,12 +9639,12 @@ class SessionMessage(_Model):
     after the message starts streaming.
     """
 
-    content: list[ContentBlock] | None | Unset = UNSET
+    content: list[ContentBlock] | None | _Unset = _UNSET
     """Omitted leaves content unchanged. `null` clears it. A concrete array
     replaces the whole content collection.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -9645,18 +9655,18 @@ class SessionMessage(_Model):
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             message_id,
-            sender_session_id=UNSET,
-            recipient_session_id=UNSET,
-            sender_message_id=UNSET,
-            recipient_message_id=UNSET,
-            content=UNSET,
-            meta=UNSET,
+            sender_session_id=_UNSET,
+            recipient_session_id=_UNSET,
+            sender_message_id=_UNSET,
+            recipient_message_id=_UNSET,
+            content=_UNSET,
+            meta=_UNSET,
         ):
             self.message_id = message_id
             self.sender_session_id = sender_session_id
@@ -9667,7 +9677,7 @@ class SessionMessage(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionMessageChunk(_Model):
     """**UNSTABLE**
 
@@ -9685,7 +9695,7 @@ class SessionMessageChunk(_Model):
     content: ContentBlock
     """A single content block appended to the message."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -9694,28 +9704,28 @@ class SessionMessageChunk(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, message_id, content, meta=UNSET):
+        def __init__(self, *, message_id, content, meta=_UNSET):
             self.message_id = message_id
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CompleteElicitationNotification(_Model):
     """Notification sent by the agent when a URL-based elicitation is complete.
 
     This notification is not a foreground state update.
     """
 
-    METHOD: ClassVar[str] = "elicitation/complete"
+    METHOD: _ClassVar[str] = "elicitation/complete"
     """The JSON-RPC method (client side)."""
 
     elicitation_id: ElicitationId
     """The ID of the elicitation that completed."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -9723,14 +9733,14 @@ class CompleteElicitationNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, elicitation_id, meta=UNSET):
+        def __init__(self, *, elicitation_id, meta=_UNSET):
             self.elicitation_id = elicitation_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AuthStatusUpdateNotification(_Model):
     """**UNSTABLE**
 
@@ -9743,7 +9753,7 @@ class AuthStatusUpdateNotification(_Model):
     send it when the reported status differs from the last one sent on the connection.
     """
 
-    METHOD: ClassVar[str] = "auth/status_update"
+    METHOD: _ClassVar[str] = "auth/status_update"
     """The JSON-RPC method (client side)."""
 
     state: AuthState | str
@@ -9753,7 +9763,7 @@ class AuthStatusUpdateNotification(_Model):
     do not recognize as `unknown`.
     """
 
-    accounts: list[AuthAccount] | Unset = UNSET
+    accounts: list[AuthAccount] | _Unset = _UNSET
     """The accounts the agent has configured, for display.
 
     Optional. Omitted and empty are equivalent and mean no accounts are reported.
@@ -9761,7 +9771,7 @@ class AuthStatusUpdateNotification(_Model):
     of them and mark the ones in effect with `active`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -9769,36 +9779,36 @@ class AuthStatusUpdateNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, state, accounts=UNSET, meta=UNSET):
+        def __init__(self, *, state, accounts=_UNSET, meta=_UNSET):
             self.state = state
             self.accounts = accounts
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ClientRequest(_Model):
     """A JSON-RPC request object."""
 
-    id: RequestId_
+    id: RequestId
     """The request id used to correlate the matching response."""
 
     method: str
     """The method name to invoke."""
 
-    params: Any | Unset = UNSET
+    params: _Any | _Unset = _UNSET
     """Method-specific request parameters."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, id, method, params=UNSET):
+        def __init__(self, *, id, method, params=_UNSET):
             self.id = id
             self.method = method
             self.params = params
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class InitializeRequest(_Model):
     """Request parameters for the initialize method.
 
@@ -9807,7 +9817,7 @@ class InitializeRequest(_Model):
     See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/draft/initialization)
     """
 
-    METHOD: ClassVar[str] = "initialize"
+    METHOD: _ClassVar[str] = "initialize"
     """The JSON-RPC method (agent side)."""
 
     protocol_version: ProtocolVersion
@@ -9821,7 +9831,7 @@ class InitializeRequest(_Model):
     )
     """Capabilities supported by the client."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -9829,10 +9839,10 @@ class InitializeRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, protocol_version, info, capabilities=_FACTORY, meta=UNSET
+            self, *, protocol_version, info, capabilities=_FACTORY, meta=_UNSET
         ):
             self.protocol_version = protocol_version
             self.info = info
@@ -9842,7 +9852,7 @@ class InitializeRequest(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ClientCapabilities(_Model):
     """Capabilities supported by the client.
 
@@ -9852,7 +9862,7 @@ class ClientCapabilities(_Model):
     See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v2/draft/initialization#client-capabilities)
     """
 
-    auth: ClientAuthCapabilities | None | Unset = UNSET
+    auth: ClientAuthCapabilities | None | _Unset = _UNSET
     """Authentication capabilities supported by the client.
     Determines which authentication method types the agent may include
     in its `InitializeResponse`.
@@ -9861,7 +9871,7 @@ class ClientCapabilities(_Model):
     authentication-method extensions.
     """
 
-    elicitation: ElicitationCapabilities | None | Unset = UNSET
+    elicitation: ElicitationCapabilities | None | _Unset = _UNSET
     """Elicitation capabilities supported by the client.
     Determines which elicitation modes the agent may use.
 
@@ -9869,7 +9879,7 @@ class ClientCapabilities(_Model):
     elicitation support.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -9877,15 +9887,15 @@ class ClientCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, auth=UNSET, elicitation=UNSET, meta=UNSET):
+        def __init__(self, *, auth=_UNSET, elicitation=_UNSET, meta=_UNSET):
             self.auth = auth
             self.elicitation = elicitation
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ClientAuthCapabilities(_Model):
     """Authentication capabilities supported by the client.
 
@@ -9894,7 +9904,7 @@ class ClientAuthCapabilities(_Model):
     additional client-side support.
     """
 
-    terminal: TerminalAuthCapabilities | None | Unset = UNSET
+    terminal: TerminalAuthCapabilities | None | _Unset = _UNSET
     """Whether the client supports `terminal` authentication methods.
 
     Optional. Omitted and `null` are equivalent and mean the client does not advertise support.
@@ -9903,7 +9913,7 @@ class ClientAuthCapabilities(_Model):
     agent may include `terminal` entries in its authentication methods.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -9911,14 +9921,14 @@ class ClientAuthCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, terminal=UNSET, meta=UNSET):
+        def __init__(self, *, terminal=_UNSET, meta=_UNSET):
             self.terminal = terminal
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalAuthCapabilities(_Model):
     """Capabilities for terminal authentication methods.
 
@@ -9927,7 +9937,7 @@ class TerminalAuthCapabilities(_Model):
     methods.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -9935,31 +9945,31 @@ class TerminalAuthCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationCapabilities(_Model):
     """Elicitation capabilities supported by the client."""
 
-    form: ElicitationFormCapabilities | None | Unset = UNSET
+    form: ElicitationFormCapabilities | None | _Unset = _UNSET
     """Whether the client supports form-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean form support is not advertised.
     Supplying `{}` explicitly advertises form support.
     """
 
-    url: ElicitationUrlCapabilities | None | Unset = UNSET
+    url: ElicitationUrlCapabilities | None | _Unset = _UNSET
     """Whether the client supports URL-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean the client does not advertise support.
     Supplying `{}` means the client supports URL-based elicitation.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -9967,22 +9977,22 @@ class ElicitationCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, form=UNSET, url=UNSET, meta=UNSET):
+        def __init__(self, *, form=_UNSET, url=_UNSET, meta=_UNSET):
             self.form = form
             self.url = url
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationFormCapabilities(_Model):
     """Form-based elicitation capabilities.
 
     Supplying `{}` means the client supports form-based elicitation.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -9990,20 +10000,20 @@ class ElicitationFormCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationUrlCapabilities(_Model):
     """URL-based elicitation capabilities.
 
     Supplying `{}` means the client supports URL-based elicitation.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -10011,13 +10021,13 @@ class ElicitationUrlCapabilities(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class LoginAuthRequest(_Model):
     """Request parameters for the `auth/login` method.
 
@@ -10028,7 +10038,7 @@ class LoginAuthRequest(_Model):
     when `authMethods` was omitted or empty.
     """
 
-    METHOD: ClassVar[str] = "auth/login"
+    METHOD: _ClassVar[str] = "auth/login"
     """The JSON-RPC method (agent side)."""
 
     method_id: AuthMethodId
@@ -10036,7 +10046,7 @@ class LoginAuthRequest(_Model):
     Must be one of the methods advertised in the initialize response.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -10044,14 +10054,14 @@ class LoginAuthRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, method_id, meta=UNSET):
+        def __init__(self, *, method_id, meta=_UNSET):
             self.method_id = method_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ListProvidersRequest(_Model):
     """**UNSTABLE**
 
@@ -10060,10 +10070,10 @@ class ListProvidersRequest(_Model):
     Request parameters for `providers/list`.
     """
 
-    METHOD: ClassVar[str] = "providers/list"
+    METHOD: _ClassVar[str] = "providers/list"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -10071,13 +10081,13 @@ class ListProvidersRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SetProviderRequest(_Model):
     """**UNSTABLE**
 
@@ -10088,7 +10098,7 @@ class SetProviderRequest(_Model):
     Replaces the full configuration for one provider ID.
     """
 
-    METHOD: ClassVar[str] = "providers/set"
+    METHOD: _ClassVar[str] = "providers/set"
     """The JSON-RPC method (agent side)."""
 
     provider_id: ProviderId
@@ -10100,12 +10110,12 @@ class SetProviderRequest(_Model):
     base_url: str
     """Base URL for requests sent through this provider."""
 
-    headers: dict[str, str] | Unset = UNSET
+    headers: dict[str, str] | _Unset = _UNSET
     """Full headers map for this provider.
     May include authorization, routing, or other integration-specific headers.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -10113,10 +10123,10 @@ class SetProviderRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, provider_id, api_type, base_url, headers=UNSET, meta=UNSET
+            self, *, provider_id, api_type, base_url, headers=_UNSET, meta=_UNSET
         ):
             self.provider_id = provider_id
             self.api_type = api_type
@@ -10125,7 +10135,7 @@ class SetProviderRequest(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class DisableProviderRequest(_Model):
     """**UNSTABLE**
 
@@ -10134,13 +10144,13 @@ class DisableProviderRequest(_Model):
     Request parameters for `providers/disable`.
     """
 
-    METHOD: ClassVar[str] = "providers/disable"
+    METHOD: _ClassVar[str] = "providers/disable"
     """The JSON-RPC method (agent side)."""
 
     provider_id: ProviderId
     """Provider ID to disable."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -10148,14 +10158,14 @@ class DisableProviderRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, provider_id, meta=UNSET):
+        def __init__(self, *, provider_id, meta=_UNSET):
             self.provider_id = provider_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class LogoutAuthRequest(_Model):
     """Request parameters for the `auth/logout` method.
 
@@ -10166,10 +10176,10 @@ class LogoutAuthRequest(_Model):
     when `authMethods` was omitted or empty.
     """
 
-    METHOD: ClassVar[str] = "auth/logout"
+    METHOD: _ClassVar[str] = "auth/logout"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -10177,13 +10187,13 @@ class LogoutAuthRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AuthStatusRequest(_Model):
     """**UNSTABLE**
 
@@ -10197,10 +10207,10 @@ class AuthStatusRequest(_Model):
     whether authentication is required.
     """
 
-    METHOD: ClassVar[str] = "auth/status"
+    METHOD: _ClassVar[str] = "auth/status"
     """The JSON-RPC method (agent side)."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -10208,26 +10218,26 @@ class AuthStatusRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class NewSessionRequest(_Model):
     """Request parameters for creating a new session.
 
     See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/draft/session-setup#creating-a-session)
     """
 
-    METHOD: ClassVar[str] = "session/new"
+    METHOD: _ClassVar[str] = "session/new"
     """The JSON-RPC method (agent side)."""
 
     cwd: AbsolutePath
     """The working directory for this session. Must be an absolute path."""
 
-    additional_directories: list[AbsolutePath] | Unset = UNSET
+    additional_directories: list[AbsolutePath] | _Unset = _UNSET
     """Additional workspace roots for this session. Each path must be absolute.
 
     These expand the session's workspace scope without changing `cwd`, which
@@ -10235,10 +10245,10 @@ class NewSessionRequest(_Model):
     additional roots are activated for the new session.
     """
 
-    mcp_servers: list[McpServer] | Unset = UNSET
+    mcp_servers: list[McpServer] | _Unset = _UNSET
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
 
-    system_prompt: SystemPrompt | None | Unset = UNSET
+    system_prompt: SystemPrompt | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -10250,7 +10260,7 @@ class NewSessionRequest(_Model):
     advertises `session.systemPrompt`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -10258,16 +10268,16 @@ class NewSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             cwd,
-            additional_directories=UNSET,
-            mcp_servers=UNSET,
-            system_prompt=UNSET,
-            meta=UNSET,
+            additional_directories=_UNSET,
+            mcp_servers=_UNSET,
+            system_prompt=_UNSET,
+            meta=_UNSET,
         ):
             self.cwd = cwd
             self.additional_directories = additional_directories
@@ -10276,7 +10286,7 @@ class NewSessionRequest(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class HttpMcpServer(_Model):
     """HTTP transport configuration
 
@@ -10285,7 +10295,7 @@ class HttpMcpServer(_Model):
     A variant of McpServer (`type` is 'http').
     """
 
-    type: ClassVar[str] = "http"
+    type: _ClassVar[str] = "http"
 
     name: str
     """Human-readable name identifying this MCP server."""
@@ -10293,12 +10303,12 @@ class HttpMcpServer(_Model):
     url: str
     """URL to the MCP server."""
 
-    headers: list[HttpHeader] | Unset = UNSET
+    headers: list[HttpHeader] | _Unset = _UNSET
     """HTTP headers to set when making requests to the MCP server. Headers the MCP transport
     defines are owned by the transport, and Agents use the transport's values for them.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -10306,16 +10316,16 @@ class HttpMcpServer(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, url, headers=UNSET, meta=UNSET):
+        def __init__(self, *, name, url, headers=_UNSET, meta=_UNSET):
             self.name = name
             self.url = url
             self.headers = headers
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AcpMcpServer(_Model):
     """**UNSTABLE**
 
@@ -10329,7 +10339,7 @@ class AcpMcpServer(_Model):
     A variant of McpServer (`type` is 'acp').
     """
 
-    type: ClassVar[str] = "acp"
+    type: _ClassVar[str] = "acp"
 
     name: str
     """Human-readable name identifying this MCP server."""
@@ -10341,7 +10351,7 @@ class AcpMcpServer(_Model):
     on the same ACP connection.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -10349,15 +10359,15 @@ class AcpMcpServer(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, server_id, meta=UNSET):
+        def __init__(self, *, name, server_id, meta=_UNSET):
             self.name = name
             self.server_id = server_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class StdioMcpServer(_Model):
     """Stdio transport configuration
 
@@ -10366,7 +10376,7 @@ class StdioMcpServer(_Model):
     A variant of McpServer (`type` is 'stdio').
     """
 
-    type: ClassVar[str] = "stdio"
+    type: _ClassVar[str] = "stdio"
 
     name: str
     """Human-readable name identifying this MCP server."""
@@ -10374,15 +10384,15 @@ class StdioMcpServer(_Model):
     command: AbsolutePath
     """Absolute path to the MCP server executable."""
 
-    args: list[str] | Unset = UNSET
+    args: list[str] | _Unset = _UNSET
     """Command-line arguments to pass to the MCP server."""
 
-    env: list[EnvVariable] | Unset = UNSET
+    env: list[EnvVariable] | _Unset = _UNSET
     """Environment variables to set when launching the MCP server. Names SHOULD be unique.
     Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -10390,9 +10400,9 @@ class StdioMcpServer(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, command, args=UNSET, env=UNSET, meta=UNSET):
+        def __init__(self, *, name, command, args=_UNSET, env=_UNSET, meta=_UNSET):
             self.name = name
             self.command = command
             self.args = args
@@ -10400,7 +10410,7 @@ class StdioMcpServer(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherMcpServer(_Model):
     """Custom or future MCP server transport configuration.
 
@@ -10419,17 +10429,17 @@ class OtherMcpServer(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, type, extra=_FACTORY):
             self.type = type
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class HttpHeader(_Model):
     """An HTTP header to set when making requests to the MCP server."""
 
@@ -10439,7 +10449,7 @@ class HttpHeader(_Model):
     value: str
     """The value to set for the HTTP header."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -10447,15 +10457,15 @@ class HttpHeader(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, value, meta=UNSET):
+        def __init__(self, *, name, value, meta=_UNSET):
             self.name = name
             self.value = value
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class McpServerHttp(_Model):
     """HTTP transport configuration for MCP."""
 
@@ -10465,12 +10475,12 @@ class McpServerHttp(_Model):
     url: str
     """URL to the MCP server."""
 
-    headers: list[HttpHeader] | Unset = UNSET
+    headers: list[HttpHeader] | _Unset = _UNSET
     """HTTP headers to set when making requests to the MCP server. Headers the MCP transport
     defines are owned by the transport, and Agents use the transport's values for them.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -10478,16 +10488,16 @@ class McpServerHttp(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, url, headers=UNSET, meta=UNSET):
+        def __init__(self, *, name, url, headers=_UNSET, meta=_UNSET):
             self.name = name
             self.url = url
             self.headers = headers
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class McpServerAcp(_Model):
     """**UNSTABLE**
 
@@ -10509,7 +10519,7 @@ class McpServerAcp(_Model):
     on the same ACP connection.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -10517,15 +10527,15 @@ class McpServerAcp(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, server_id, meta=UNSET):
+        def __init__(self, *, name, server_id, meta=_UNSET):
             self.name = name
             self.server_id = server_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class McpServerStdio(_Model):
     """Stdio transport configuration for MCP."""
 
@@ -10535,15 +10545,15 @@ class McpServerStdio(_Model):
     command: AbsolutePath
     """Absolute path to the MCP server executable."""
 
-    args: list[str] | Unset = UNSET
+    args: list[str] | _Unset = _UNSET
     """Command-line arguments to pass to the MCP server."""
 
-    env: list[EnvVariable] | Unset = UNSET
+    env: list[EnvVariable] | _Unset = _UNSET
     """Environment variables to set when launching the MCP server. Names SHOULD be unique.
     Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -10551,9 +10561,9 @@ class McpServerStdio(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, name, command, args=UNSET, env=UNSET, meta=UNSET):
+        def __init__(self, *, name, command, args=_UNSET, env=_UNSET, meta=_UNSET):
             self.name = name
             self.command = command
             self.args = args
@@ -10561,7 +10571,7 @@ class McpServerStdio(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SystemPrompt(_Model):
     """**UNSTABLE**
 
@@ -10594,7 +10604,7 @@ class SystemPrompt(_Model):
     `-32602` without creating, resuming, or forking the session.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -10602,22 +10612,22 @@ class SystemPrompt(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, mode, content, meta=UNSET):
+        def __init__(self, *, mode, content, meta=_UNSET):
             self.mode = mode
             self.content = content
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ListSessionsRequest(_Model):
     """Request parameters for listing existing sessions."""
 
-    METHOD: ClassVar[str] = "session/list"
+    METHOD: _ClassVar[str] = "session/list"
     """The JSON-RPC method (agent side)."""
 
-    cwd: AbsolutePath | None | Unset = UNSET
+    cwd: AbsolutePath | None | _Unset = _UNSET
     """Filter sessions by working directory. Must be an absolute path.
 
     Only sessions whose `cwd` is this same directory match. Subdirectories and
@@ -10626,13 +10636,13 @@ class ListSessionsRequest(_Model):
     Omitted and `null` are equivalent and mean sessions are not filtered by working directory.
     """
 
-    cursor: SessionListCursor | None | Unset = UNSET
+    cursor: SessionListCursor | None | _Unset = _UNSET
     """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination
 
     Omitted and `null` are equivalent and mean the first page is requested.
     """
 
-    archived: SessionArchiveFilter | str | None | Unset = UNSET
+    archived: SessionArchiveFilter | str | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -10644,7 +10654,7 @@ class ListSessionsRequest(_Model):
     applies before pagination. Clients keep the same value when following `nextCursor`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -10652,29 +10662,29 @@ class ListSessionsRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, cwd=UNSET, cursor=UNSET, archived=UNSET, meta=UNSET):
+        def __init__(self, *, cwd=_UNSET, cursor=_UNSET, archived=_UNSET, meta=_UNSET):
             self.cwd = cwd
             self.cursor = cursor
             self.archived = archived
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class DeleteSessionRequest(_Model):
     """Request parameters for deleting an existing session from `session/list`.
 
     Only available if the Agent supports the `session.delete` capability.
     """
 
-    METHOD: ClassVar[str] = "session/delete"
+    METHOD: _ClassVar[str] = "session/delete"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
     """The ID of the session to delete."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -10682,14 +10692,14 @@ class DeleteSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, meta=UNSET):
+        def __init__(self, *, session_id, meta=_UNSET):
             self.session_id = session_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ForkSessionRequest(_Model):
     """**UNSTABLE**
 
@@ -10703,7 +10713,7 @@ class ForkSessionRequest(_Model):
     Only available if the Agent supports the `session.fork` capability.
     """
 
-    METHOD: ClassVar[str] = "session/fork"
+    METHOD: _ClassVar[str] = "session/fork"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
@@ -10712,7 +10722,7 @@ class ForkSessionRequest(_Model):
     cwd: AbsolutePath
     """The working directory for this session. Must be an absolute path."""
 
-    additional_directories: list[AbsolutePath] | Unset = UNSET
+    additional_directories: list[AbsolutePath] | _Unset = _UNSET
     """Additional workspace roots to activate for this session. Each path must be absolute.
 
     When omitted or empty, no additional roots are activated. When non-empty,
@@ -10720,10 +10730,10 @@ class ForkSessionRequest(_Model):
     session.
     """
 
-    mcp_servers: list[McpServer] | Unset = UNSET
+    mcp_servers: list[McpServer] | _Unset = _UNSET
     """List of MCP servers to connect to for this session."""
 
-    system_prompt: SystemPrompt | None | Unset = UNSET
+    system_prompt: SystemPrompt | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -10737,7 +10747,7 @@ class ForkSessionRequest(_Model):
     source session.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -10745,17 +10755,17 @@ class ForkSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             session_id,
             cwd,
-            additional_directories=UNSET,
-            mcp_servers=UNSET,
-            system_prompt=UNSET,
-            meta=UNSET,
+            additional_directories=_UNSET,
+            mcp_servers=_UNSET,
+            system_prompt=_UNSET,
+            meta=_UNSET,
         ):
             self.session_id = session_id
             self.cwd = cwd
@@ -10765,7 +10775,7 @@ class ForkSessionRequest(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ArchiveSessionRequest(_Model):
     """**UNSTABLE**
 
@@ -10781,13 +10791,13 @@ class ArchiveSessionRequest(_Model):
     Archiving an archived session succeeds. A session that does not exist gets `-32002`.
     """
 
-    METHOD: ClassVar[str] = "session/archive"
+    METHOD: _ClassVar[str] = "session/archive"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
     """The ID of the session to archive."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -10795,14 +10805,14 @@ class ArchiveSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, meta=UNSET):
+        def __init__(self, *, session_id, meta=_UNSET):
             self.session_id = session_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UnarchiveSessionRequest(_Model):
     """**UNSTABLE**
 
@@ -10819,13 +10829,13 @@ class UnarchiveSessionRequest(_Model):
     gets `-32002`.
     """
 
-    METHOD: ClassVar[str] = "session/unarchive"
+    METHOD: _ClassVar[str] = "session/unarchive"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
     """The ID of the session to unarchive."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -10833,14 +10843,14 @@ class UnarchiveSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, meta=UNSET):
+        def __init__(self, *, session_id, meta=_UNSET):
             self.session_id = session_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionStatusRequest(_Model):
     """**UNSTABLE**
 
@@ -10855,13 +10865,13 @@ class SessionStatusRequest(_Model):
     A session the Agent does not know gets `-32002` with the requested `sessionId` in `data`.
     """
 
-    METHOD: ClassVar[str] = "session/status"
+    METHOD: _ClassVar[str] = "session/status"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
     """The ID of the session to check."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -10869,14 +10879,14 @@ class SessionStatusRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, meta=UNSET):
+        def __init__(self, *, session_id, meta=_UNSET):
             self.session_id = session_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SetSessionTitleRequest(_Model):
     """**UNSTABLE**
 
@@ -10893,7 +10903,7 @@ class SetSessionTitleRequest(_Model):
     Agent SHOULD NOT replace the title with one it generates automatically.
     """
 
-    METHOD: ClassVar[str] = "session/set_title"
+    METHOD: _ClassVar[str] = "session/set_title"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
@@ -10908,7 +10918,7 @@ class SetSessionTitleRequest(_Model):
     that is empty after normalization, with `-32602`.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -10916,15 +10926,15 @@ class SetSessionTitleRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, title, meta=UNSET):
+        def __init__(self, *, session_id, title, meta=_UNSET):
             self.session_id = session_id
             self.title = title
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResumeSessionRequest(_Model):
     """Request parameters for resuming an existing session.
 
@@ -10932,7 +10942,7 @@ class ResumeSessionRequest(_Model):
     history according to `replayFrom`.
     """
 
-    METHOD: ClassVar[str] = "session/resume"
+    METHOD: _ClassVar[str] = "session/resume"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
@@ -10945,7 +10955,7 @@ class ResumeSessionRequest(_Model):
     with `-32602`, and MAY normalize paths when comparing.
     """
 
-    additional_directories: list[AbsolutePath] | Unset = UNSET
+    additional_directories: list[AbsolutePath] | _Unset = _UNSET
     """Additional workspace roots to activate for this session. Each path must be absolute.
 
     When omitted or empty, no additional roots are activated. When non-empty,
@@ -10954,14 +10964,14 @@ class ResumeSessionRequest(_Model):
     the request `cwd` matches the session's `cwd`.
     """
 
-    mcp_servers: list[McpServer] | Unset = UNSET
+    mcp_servers: list[McpServer] | _Unset = _UNSET
     """List of MCP servers to connect to for this session.
 
     The complete set of Client-provided servers. Omitted and `[]` mean none. Agents SHOULD
     NOT restore servers from earlier requests.
     """
 
-    replay_from: ReplayFrom | None | Unset = UNSET
+    replay_from: ReplayFrom | None | _Unset = _UNSET
     """Inclusive cursor describing where conversation replay should begin.
 
     Optional. Omitted and `null` are equivalent and mean the Agent should resume without
@@ -10975,7 +10985,7 @@ class ResumeSessionRequest(_Model):
     or resuming without replay.
     """
 
-    system_prompt: SystemPrompt | None | Unset = UNSET
+    system_prompt: SystemPrompt | None | _Unset = _UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -10989,7 +10999,7 @@ class ResumeSessionRequest(_Model):
     session was created.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -10997,18 +11007,18 @@ class ResumeSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
             *,
             session_id,
             cwd,
-            additional_directories=UNSET,
-            mcp_servers=UNSET,
-            replay_from=UNSET,
-            system_prompt=UNSET,
-            meta=UNSET,
+            additional_directories=_UNSET,
+            mcp_servers=_UNSET,
+            replay_from=_UNSET,
+            system_prompt=_UNSET,
+            meta=_UNSET,
         ):
             self.session_id = session_id
             self.cwd = cwd
@@ -11019,16 +11029,16 @@ class ResumeSessionRequest(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class StartReplayFrom(_Model):
     """Replay all retained conversation history from its first replayable entry.
 
     A variant of ReplayFrom (`type` is 'start').
     """
 
-    type: ClassVar[str] = "start"
+    type: _ClassVar[str] = "start"
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -11036,13 +11046,13 @@ class StartReplayFrom(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherReplayFrom(_Model):
     """Custom or future replay cursor.
 
@@ -11061,21 +11071,21 @@ class OtherReplayFrom(_Model):
     type: str
     """The `type` value."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, type, extra=_FACTORY):
             self.type = type
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ReplayFromStart(_Model):
     """Inclusive replay cursor requesting replay from the start of retained conversation history."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -11083,13 +11093,13 @@ class ReplayFromStart(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CloseSessionRequest(_Model):
     """Request parameters for closing an active session.
 
@@ -11113,13 +11123,13 @@ class CloseSessionRequest(_Model):
     `messageId`. Prompt responses need not precede the close response.
     """
 
-    METHOD: ClassVar[str] = "session/close"
+    METHOD: _ClassVar[str] = "session/close"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
     """The ID of the session to close."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -11127,14 +11137,14 @@ class CloseSessionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, meta=UNSET):
+        def __init__(self, *, session_id, meta=_UNSET):
             self.session_id = session_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CancelToolCallRequest(_Model):
     """Request parameters for cancelling one tool call.
 
@@ -11150,7 +11160,7 @@ class CancelToolCallRequest(_Model):
     See protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#cancelling-tool-calls)
     """
 
-    METHOD: ClassVar[str] = "tool_call/cancel"
+    METHOD: _ClassVar[str] = "tool_call/cancel"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
@@ -11159,7 +11169,7 @@ class CancelToolCallRequest(_Model):
     tool_call_id: ToolCallId
     """The ID of the tool call to cancel."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -11167,15 +11177,15 @@ class CancelToolCallRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, tool_call_id, meta=UNSET):
+        def __init__(self, *, session_id, tool_call_id, meta=_UNSET):
             self.session_id = session_id
             self.tool_call_id = tool_call_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CancelTerminalRequest(_Model):
     """Request parameters for cancelling one terminal.
 
@@ -11192,7 +11202,7 @@ class CancelTerminalRequest(_Model):
     See protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#cancelling-terminals)
     """
 
-    METHOD: ClassVar[str] = "terminal/cancel"
+    METHOD: _ClassVar[str] = "terminal/cancel"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
@@ -11201,7 +11211,7 @@ class CancelTerminalRequest(_Model):
     terminal_id: TerminalId
     """The ID of the terminal to cancel."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -11209,22 +11219,22 @@ class CancelTerminalRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, terminal_id, meta=UNSET):
+        def __init__(self, *, session_id, terminal_id, meta=_UNSET):
             self.session_id = session_id
             self.terminal_id = terminal_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class IdSetSessionConfigOptionRequest(_Model):
     """A `SessionConfigValueId` string value (`type: "id"`).
 
     A variant of SetSessionConfigOptionRequest (`type` is 'id').
     """
 
-    type: ClassVar[str] = "id"
+    type: _ClassVar[str] = "id"
 
     session_id: SessionId
     """The ID of the session to set the configuration option for."""
@@ -11232,7 +11242,7 @@ class IdSetSessionConfigOptionRequest(_Model):
     config_id: SessionConfigId
     """The ID of the configuration option to set."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -11243,23 +11253,23 @@ class IdSetSessionConfigOptionRequest(_Model):
     value: SessionConfigValueId
     """The value ID."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, config_id, meta=UNSET, value):
+        def __init__(self, *, session_id, config_id, meta=_UNSET, value):
             self.session_id = session_id
             self.config_id = config_id
             self.meta = meta
             self.value = value
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class BooleanSetSessionConfigOptionRequest(_Model):
     """A boolean value (`type: "boolean"`).
 
     A variant of SetSessionConfigOptionRequest (`type` is 'boolean').
     """
 
-    type: ClassVar[str] = "boolean"
+    type: _ClassVar[str] = "boolean"
 
     session_id: SessionId
     """The ID of the session to set the configuration option for."""
@@ -11267,7 +11277,7 @@ class BooleanSetSessionConfigOptionRequest(_Model):
     config_id: SessionConfigId
     """The ID of the configuration option to set."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -11278,16 +11288,16 @@ class BooleanSetSessionConfigOptionRequest(_Model):
     value: bool
     """The boolean value."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, config_id, meta=UNSET, value):
+        def __init__(self, *, session_id, config_id, meta=_UNSET, value):
             self.session_id = session_id
             self.config_id = config_id
             self.meta = meta
             self.value = value
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherSetSessionConfigOptionRequest(_Model):
     """Custom or future session configuration option value payload.
 
@@ -11310,7 +11320,7 @@ class OtherSetSessionConfigOptionRequest(_Model):
     config_id: SessionConfigId
     """The ID of the configuration option to set."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -11318,16 +11328,16 @@ class OtherSetSessionConfigOptionRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    value: Any
+    value: _Any
     """Raw value payload for the custom or future value type."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
-            self, *, type, session_id, config_id, meta=UNSET, value, extra=_FACTORY
+            self, *, type, session_id, config_id, meta=_UNSET, value, extra=_FACTORY
         ):
             self.type = type
             self.session_id = session_id
@@ -11337,7 +11347,7 @@ class OtherSetSessionConfigOptionRequest(_Model):
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class PromptRequest(_Model):
     """Request parameters for sending a user prompt to the agent.
 
@@ -11346,7 +11356,7 @@ class PromptRequest(_Model):
     See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#1-user-message)
     """
 
-    METHOD: ClassVar[str] = "session/prompt"
+    METHOD: _ClassVar[str] = "session/prompt"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
@@ -11371,7 +11381,7 @@ class PromptRequest(_Model):
     inserting it.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -11379,35 +11389,35 @@ class PromptRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, prompt, meta=UNSET):
+        def __init__(self, *, session_id, prompt, meta=_UNSET):
             self.session_id = session_id
             self.prompt = prompt
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResultClientResponse(_Model):
     """A successful JSON-RPC response.
 
     A variant of ClientResponse.
     """
 
-    id: RequestId_
+    id: RequestId
     """The id of the request this response answers."""
 
-    result: Any
+    result: _Any
     """Method-specific response data."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, id, result):
             self.id = id
             self.result = result
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ErrorClientResponse(_Model):
     """A failed JSON-RPC response.
 
@@ -11424,24 +11434,24 @@ class ErrorClientResponse(_Model):
     error: Error
     """Method-specific error data."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, id, error):
             self.id = id
             self.error = error
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class RequestPermissionResponse(_Model):
     """Response to a permission request."""
 
-    METHOD: ClassVar[str] = "session/request_permission"
+    METHOD: _ClassVar[str] = "session/request_permission"
     """The JSON-RPC method (client side)."""
 
     outcome: RequestPermissionOutcome
     """The user's decision on the permission request."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -11449,14 +11459,14 @@ class RequestPermissionResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, outcome, meta=UNSET):
+        def __init__(self, *, outcome, meta=_UNSET):
             self.outcome = outcome
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CancelledRequestPermissionOutcome(_Model):
     """The request was not approved and no option was selected: the session's work was
     cancelled, the user dismissed the prompt, or the client declined it by policy.
@@ -11472,9 +11482,9 @@ class CancelledRequestPermissionOutcome(_Model):
     A variant of RequestPermissionOutcome (`outcome` is 'cancelled').
     """
 
-    outcome: ClassVar[str] = "cancelled"
+    outcome: _ClassVar[str] = "cancelled"
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -11482,13 +11492,13 @@ class CancelledRequestPermissionOutcome(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SelectedRequestPermissionOutcome(_Model):
     """The user selected one of the provided options.
 
@@ -11498,12 +11508,12 @@ class SelectedRequestPermissionOutcome(_Model):
     A variant of RequestPermissionOutcome (`outcome` is 'selected').
     """
 
-    outcome: ClassVar[str] = "selected"
+    outcome: _ClassVar[str] = "selected"
 
     option_id: PermissionOptionId
     """The ID of the option the user selected."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -11511,14 +11521,14 @@ class SelectedRequestPermissionOutcome(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, option_id, meta=UNSET):
+        def __init__(self, *, option_id, meta=_UNSET):
             self.option_id = option_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherRequestPermissionOutcome(_Model):
     """Custom or future permission outcome.
 
@@ -11537,21 +11547,21 @@ class OtherRequestPermissionOutcome(_Model):
     outcome: str
     """The `outcome` value."""
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, outcome, extra=_FACTORY):
             self.outcome = outcome
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CancelledPermissionOutcome(_Model):
     """The request was not approved and no option was selected."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -11559,20 +11569,20 @@ class CancelledPermissionOutcome(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SelectedPermissionOutcome(_Model):
     """The user selected one of the provided options."""
 
     option_id: PermissionOptionId
     """The ID of the option the user selected."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -11580,23 +11590,23 @@ class SelectedPermissionOutcome(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, option_id, meta=UNSET):
+        def __init__(self, *, option_id, meta=_UNSET):
             self.option_id = option_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AcceptCreateElicitationResponse(_Model):
     """The user accepted and provided content.
 
     A variant of CreateElicitationResponse (`action` is 'accept').
     """
 
-    action: ClassVar[str] = "accept"
+    action: _ClassVar[str] = "accept"
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -11604,29 +11614,29 @@ class AcceptCreateElicitationResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    content: dict[str, ElicitationContentValue] | None | Unset = UNSET
+    content: dict[str, ElicitationContentValue] | None | _Unset = _UNSET
     """The user-provided content, if any, as an object matching the requested schema.
 
     Omitted and `null` are equivalent and mean no content is provided.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET, content=UNSET):
+        def __init__(self, *, meta=_UNSET, content=_UNSET):
             self.meta = meta
             self.content = content
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class DeclineCreateElicitationResponse(_Model):
     """The user declined the elicitation.
 
     A variant of CreateElicitationResponse (`action` is 'decline').
     """
 
-    action: ClassVar[str] = "decline"
+    action: _ClassVar[str] = "decline"
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -11634,22 +11644,22 @@ class DeclineCreateElicitationResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CancelCreateElicitationResponse(_Model):
     """The elicitation was cancelled.
 
     A variant of CreateElicitationResponse (`action` is 'cancel').
     """
 
-    action: ClassVar[str] = "cancel"
+    action: _ClassVar[str] = "cancel"
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -11657,13 +11667,13 @@ class CancelCreateElicitationResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, meta=UNSET):
+        def __init__(self, *, meta=_UNSET):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class OtherCreateElicitationResponse(_Model):
     """Custom or future elicitation action.
 
@@ -11681,7 +11691,7 @@ class OtherCreateElicitationResponse(_Model):
     action: str
     """The `action` value."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -11689,44 +11699,44 @@ class OtherCreateElicitationResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    extra: dict[str, Any] = _field(default_factory=lambda: {})
+    extra: dict[str, _Any] = _field(default_factory=lambda: {})
     """The other members of the JSON object, as they were."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, action, meta=UNSET, extra=_FACTORY):
+        def __init__(self, *, action, meta=_UNSET, extra=_FACTORY):
             self.action = action
             self.meta = meta
             self.extra = {} if extra is _FACTORY else extra
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ElicitationAcceptAction(_Model):
     """The user accepted the elicitation and provided content."""
 
-    content: dict[str, ElicitationContentValue] | None | Unset = UNSET
+    content: dict[str, ElicitationContentValue] | None | _Unset = _UNSET
     """The user-provided content, if any, as an object matching the requested schema.
 
     Omitted and `null` are equivalent and mean no content is provided.
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, content=UNSET):
+        def __init__(self, *, content=_UNSET):
             self.content = content
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResultMessageMcpResponse(_Model):
     """An opaque inner MCP result.
 
     A variant of MessageMcpResponse.
     """
 
-    result: Any
+    result: _Any
     """Required, even if JSON null."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -11735,14 +11745,14 @@ class ResultMessageMcpResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, result, meta=UNSET):
+        def __init__(self, *, result, meta=_UNSET):
             self.result = result
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ErrorMessageMcpResponse(_Model):
     """A structured inner MCP error.
 
@@ -11752,7 +11762,7 @@ class ErrorMessageMcpResponse(_Model):
     error: McpError
     """Required, non-null MCP error object."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -11761,14 +11771,14 @@ class ErrorMessageMcpResponse(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, error, meta=UNSET):
+        def __init__(self, *, error, meta=_UNSET):
             self.error = error
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class McpError(_Model):
     """**UNSTABLE**
 
@@ -11784,48 +11794,48 @@ class McpError(_Model):
     message: str
     """Inner MCP error message."""
 
-    data: Any | Unset = UNSET
+    data: _Any | _Unset = _UNSET
     """Optional error data. Explicit null is retained."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, code, message, data=UNSET):
+        def __init__(self, *, code, message, data=_UNSET):
             self.code = code
             self.message = message
             self.data = data
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ClientNotification(_Model):
     """A JSON-RPC notification object."""
 
     method: str
     """The notification method name."""
 
-    params: Any | Unset = UNSET
+    params: _Any | _Unset = _UNSET
     """Method-specific notification parameters."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, method, params=UNSET):
+        def __init__(self, *, method, params=_UNSET):
             self.method = method
             self.params = params
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CancelSessionNotification(_Model):
     """Notification to cancel a session's foreground work and its prompts not yet inserted.
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#cancellation)
     """
 
-    METHOD: ClassVar[str] = "session/cancel"
+    METHOD: _ClassVar[str] = "session/cancel"
     """The JSON-RPC method (agent side)."""
 
     session_id: SessionId
     """The ID of the session to cancel operations for."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -11833,14 +11843,14 @@ class CancelSessionNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, session_id, meta=UNSET):
+        def __init__(self, *, session_id, meta=_UNSET):
             self.session_id = session_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class MessageMcpNotification(_Model):
     """**UNSTABLE**
 
@@ -11848,7 +11858,7 @@ class MessageMcpNotification(_Model):
     Includes subscription acknowledgements and updates.
     """
 
-    METHOD: ClassVar[str] = "mcp/message"
+    METHOD: _ClassVar[str] = "mcp/message"
     """The JSON-RPC method (agent side)."""
 
     server_id: McpServerAcpId
@@ -11860,10 +11870,10 @@ class MessageMcpNotification(_Model):
     method: str
     """The inner MCP method name."""
 
-    params: dict[str, Any] | None | Unset = UNSET
+    params: dict[str, _Any] | None | _Unset = _UNSET
     """Optional inner MCP params. Null is equivalent to omission."""
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -11872,9 +11882,11 @@ class MessageMcpNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, server_id, request_id, method, params=UNSET, meta=UNSET):
+        def __init__(
+            self, *, server_id, request_id, method, params=_UNSET, meta=_UNSET
+        ):
             self.server_id = server_id
             self.request_id = request_id
             self.method = method
@@ -11882,22 +11894,22 @@ class MessageMcpNotification(_Model):
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CancelRequestNotification(_Model):
     """Notification to cancel an ongoing request.
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/draft/cancellation)
     """
 
-    METHOD: ClassVar[str] = "$/cancel_request"
+    METHOD: _ClassVar[str] = "$/cancel_request"
     """The JSON-RPC method (protocol side)."""
 
-    request_id: RequestId_
+    request_id: RequestId
     """The ID of the request to cancel: a request that the sender of this notification issued.
     Receivers match it only against requests they received from that sender.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
@@ -11905,35 +11917,35 @@ class CancelRequestNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, request_id, meta=UNSET):
+        def __init__(self, *, request_id, meta=_UNSET):
             self.request_id = request_id
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ProxyRequest(_Model):
     """A JSON-RPC request object."""
 
-    id: RequestId_
+    id: RequestId
     """The request id used to correlate the matching response."""
 
     method: str
     """The method name to invoke."""
 
-    params: Any | Unset = UNSET
+    params: _Any | _Unset = _UNSET
     """Method-specific request parameters."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, id, method, params=UNSET):
+        def __init__(self, *, id, method, params=_UNSET):
             self.id = id
             self.method = method
             self.params = params
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ProxySuccessorRequest(_Model):
     """**UNSTABLE**
 
@@ -11955,13 +11967,13 @@ class ProxySuccessorRequest(_Model):
     See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
     """
 
-    METHOD: ClassVar[str] = "proxy/successor"
+    METHOD: _ClassVar[str] = "proxy/successor"
     """The JSON-RPC method (proxy side)."""
 
     method: str
     """Method name of the wrapped request."""
 
-    params: Any | Unset = UNSET
+    params: _Any | _Unset = _UNSET
     """Params of the wrapped request, forwarded unchanged.
 
     Optional. Omitted and `null` are equivalent and mean the wrapped request has no params.
@@ -11969,7 +11981,7 @@ class ProxySuccessorRequest(_Model):
     The wrapped request's own `_meta` stays inside these params.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """Metadata for the `proxy/successor` envelope itself, separate from the wrapped
     message's `_meta`. It is hop-local: the conductor does not copy it into the message
     it unwraps.
@@ -11981,35 +11993,35 @@ class ProxySuccessorRequest(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, method, params=UNSET, meta=UNSET):
+        def __init__(self, *, method, params=_UNSET, meta=_UNSET):
             self.method = method
             self.params = params
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ResultProxyResponse(_Model):
     """A successful JSON-RPC response.
 
     A variant of ProxyResponse.
     """
 
-    id: RequestId_
+    id: RequestId
     """The id of the request this response answers."""
 
-    result: Any
+    result: _Any
     """Method-specific response data."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, id, result):
             self.id = id
             self.result = result
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ErrorProxyResponse(_Model):
     """A failed JSON-RPC response.
 
@@ -12026,31 +12038,31 @@ class ErrorProxyResponse(_Model):
     error: Error
     """Method-specific error data."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, id, error):
             self.id = id
             self.error = error
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ProxyNotification(_Model):
     """A JSON-RPC notification object."""
 
     method: str
     """The notification method name."""
 
-    params: Any | Unset = UNSET
+    params: _Any | _Unset = _UNSET
     """Method-specific notification parameters."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, method, params=UNSET):
+        def __init__(self, *, method, params=_UNSET):
             self.method = method
             self.params = params
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ProxySuccessorNotification(_Model):
     """**UNSTABLE**
 
@@ -12065,13 +12077,13 @@ class ProxySuccessorNotification(_Model):
     See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
     """
 
-    METHOD: ClassVar[str] = "proxy/successor"
+    METHOD: _ClassVar[str] = "proxy/successor"
     """The JSON-RPC method (proxy side)."""
 
     method: str
     """Method name of the wrapped notification."""
 
-    params: Any | Unset = UNSET
+    params: _Any | _Unset = _UNSET
     """Params of the wrapped notification, forwarded unchanged.
 
     Optional. Omitted and `null` are equivalent and mean the wrapped notification has no params.
@@ -12079,7 +12091,7 @@ class ProxySuccessorNotification(_Model):
     The wrapped notification's own `_meta` stays inside these params.
     """
 
-    meta: dict[str, Any] | None | Unset = UNSET
+    meta: dict[str, _Any] | None | _Unset = _UNSET
     """Metadata for the `proxy/successor` envelope itself, separate from the wrapped
     message's `_meta`. It is hop-local: the conductor does not copy it into the message
     it unwraps.
@@ -12091,15 +12103,15 @@ class ProxySuccessorNotification(_Model):
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
     """
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
-        def __init__(self, *, method, params=UNSET, meta=UNSET):
+        def __init__(self, *, method, params=_UNSET, meta=_UNSET):
             self.method = method
             self.params = params
             self.meta = meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class ToolCallState(_State):
     """The stored state of ToolCallUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
@@ -12127,19 +12139,19 @@ class ToolCallState(_State):
     locations: list[ToolCallLocation] = _field(default_factory=lambda: [])
     """Rule: collection."""
 
-    raw_input: Any = None
+    raw_input: _Any = None
     """Rule: null-clears."""
 
-    raw_output: Any = None
+    raw_output: _Any = None
     """Rule: null-clears."""
 
     capabilities: ToolCallCapabilities | None = None
     """Rule: null-clears. Omission leaves the capabilities unchanged, `null` clears them, and an object replaces the whole previous value. A new tool call starts with none."""
 
-    meta: dict[str, Any] = _field(default_factory=lambda: {})
+    meta: dict[str, _Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
@@ -12169,7 +12181,7 @@ class ToolCallState(_State):
             self.meta = {} if meta is _FACTORY else meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class TerminalState(_State):
     """The stored state of TerminalUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
@@ -12197,10 +12209,10 @@ class TerminalState(_State):
     capabilities: TerminalCapabilities | None = None
     """Rule: null-clears. Omission leaves the capabilities unchanged, `null` clears them, and an object replaces the whole previous value. A new terminal starts with none."""
 
-    meta: dict[str, Any] = _field(default_factory=lambda: {})
+    meta: dict[str, _Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
@@ -12224,7 +12236,7 @@ class TerminalState(_State):
             self.meta = {} if meta is _FACTORY else meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionInfoState(_State):
     """The stored state of SessionInfoUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
@@ -12237,10 +12249,10 @@ class SessionInfoState(_State):
     updated_at: str | None = None
     """Rule: null-clears."""
 
-    meta: dict[str, Any] = _field(default_factory=lambda: {})
+    meta: dict[str, _Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, title=None, updated_at=None, meta=_FACTORY):
             self.title = title
@@ -12248,7 +12260,7 @@ class SessionInfoState(_State):
             self.meta = {} if meta is _FACTORY else meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UserMessageState(_State):
     """The stored state of UserMessage upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
@@ -12261,10 +12273,10 @@ class UserMessageState(_State):
     content: list[ContentBlock] = _field(default_factory=lambda: [])
     """Rule: collection."""
 
-    meta: dict[str, Any] = _field(default_factory=lambda: {})
+    meta: dict[str, _Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, message_id, content=_FACTORY, meta=_FACTORY):
             self.message_id = message_id
@@ -12272,7 +12284,7 @@ class UserMessageState(_State):
             self.meta = {} if meta is _FACTORY else meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentMessageState(_State):
     """The stored state of AgentMessage upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
@@ -12285,10 +12297,10 @@ class AgentMessageState(_State):
     content: list[ContentBlock] = _field(default_factory=lambda: [])
     """Rule: collection."""
 
-    meta: dict[str, Any] = _field(default_factory=lambda: {})
+    meta: dict[str, _Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, message_id, content=_FACTORY, meta=_FACTORY):
             self.message_id = message_id
@@ -12296,7 +12308,7 @@ class AgentMessageState(_State):
             self.meta = {} if meta is _FACTORY else meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class AgentThoughtState(_State):
     """The stored state of AgentThought upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
@@ -12309,10 +12321,10 @@ class AgentThoughtState(_State):
     content: list[ContentBlock] = _field(default_factory=lambda: [])
     """Rule: collection."""
 
-    meta: dict[str, Any] = _field(default_factory=lambda: {})
+    meta: dict[str, _Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, message_id, content=_FACTORY, meta=_FACTORY):
             self.message_id = message_id
@@ -12320,7 +12332,7 @@ class AgentThoughtState(_State):
             self.meta = {} if meta is _FACTORY else meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class UsageState(_State):
     """The stored state of UsageUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
@@ -12336,7 +12348,7 @@ class UsageState(_State):
     cost: Cost | None = None
     """Rule: null-clears."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(self, *, used=0, size=0, cost=None):
             self.used = used
@@ -12344,7 +12356,7 @@ class UsageState(_State):
             self.cost = cost
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class CompactionState(_State):
     """The stored state of CompactionUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
@@ -12363,10 +12375,10 @@ class CompactionState(_State):
     error: str | None = None
     """Rule: null-clears."""
 
-    meta: dict[str, Any] = _field(default_factory=lambda: {})
+    meta: dict[str, _Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
@@ -12384,7 +12396,7 @@ class CompactionState(_State):
             self.meta = {} if meta is _FACTORY else meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SubagentState(_State):
     """The stored state of SubagentUpdate upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
@@ -12412,10 +12424,10 @@ class SubagentState(_State):
     additional_directories: list[AbsolutePath] | None = None
     """Rule: null-clears. Omitted means unchanged. `null` clears the reported value. While unset, the child inherits its immediate parent's effective additional directories."""
 
-    meta: dict[str, Any] = _field(default_factory=lambda: {})
+    meta: dict[str, _Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
@@ -12439,7 +12451,7 @@ class SubagentState(_State):
             self.meta = {} if meta is _FACTORY else meta
 
 
-@dataclass(slots=True, kw_only=True)
+@_dataclass(slots=True, kw_only=True)
 class SessionMessageState(_State):
     """The stored state of SessionMessage upserts: every field concrete, never UNSET. `apply` folds updates into it; `encode` gives the full snapshot.
 
@@ -12464,10 +12476,10 @@ class SessionMessageState(_State):
     content: list[ContentBlock] = _field(default_factory=lambda: [])
     """Rule: collection. Omitted leaves content unchanged. `null` clears it. A concrete array replaces the whole content collection."""
 
-    meta: dict[str, Any] = _field(default_factory=lambda: {})
+    meta: dict[str, _Any] = _field(default_factory=lambda: {})
     """Rule: meta-patch."""
 
-    if not TYPE_CHECKING:
+    if not _typing.TYPE_CHECKING:
 
         def __init__(
             self,
@@ -12491,7 +12503,7 @@ class SessionMessageState(_State):
 
 # Type aliases, each after the names it uses.
 
-RequestId_: TypeAlias = int | str
+RequestId: _TypeAlias = int | str
 """A JSON-RPC request ID: a string or an integer. Unlike base JSON-RPC, it MUST NOT be `null`.
 
 The receiver MUST reply with the same value in the response. Each side chooses IDs for its own
@@ -12499,7 +12511,7 @@ requests, so the same ID can be in use in both directions. A sender MUST NOT reu
 a request with it is still awaiting a response.
 """
 
-SessionId: TypeAlias = str
+SessionId: _TypeAlias = str
 """A unique identifier for a conversation session between a client and agent.
 
 Each session has its own context, conversation history, and state, so one
@@ -12508,17 +12520,17 @@ agent can run several independent sessions.
 See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v2/draft/session-setup#session-id)
 """
 
-RequestPermissionSubject: TypeAlias = (
+RequestPermissionSubject: _TypeAlias = (
     ToolCallRequestPermissionSubject
     | CommandRequestPermissionSubject
     | OtherRequestPermissionSubject
 )
 """The operation requiring permission."""
 
-ToolCallId: TypeAlias = str
+ToolCallId: _TypeAlias = str
 """Unique identifier for a tool call within a session."""
 
-ToolCallContent: TypeAlias = (
+ToolCallContent: _TypeAlias = (
     ContentToolCallContent
     | DiffToolCallContent
     | TerminalToolCallContent
@@ -12532,7 +12544,7 @@ content blocks (text, images), file diffs, or display-only terminals.
 See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#content)
 """
 
-ContentBlock: TypeAlias = (
+ContentBlock: _TypeAlias = (
     TextContentBlock
     | ImageContentBlock
     | AudioContentBlock
@@ -12554,13 +12566,13 @@ forward content from MCP tool outputs without transformation.
 See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/content)
 """
 
-MediaType: TypeAlias = str
+MediaType: _TypeAlias = str
 """An Internet media type identifying the format of protocol content."""
 
-EmbeddedResourceResource: TypeAlias = TextResourceContents | BlobResourceContents
+EmbeddedResourceResource: _TypeAlias = TextResourceContents | BlobResourceContents
 """Resource content that can be embedded in a message."""
 
-DiffChange: TypeAlias = (
+DiffChange: _TypeAlias = (
     AddDiffChange
     | DeleteDiffChange
     | ModifyDiffChange
@@ -12574,20 +12586,20 @@ Structured change metadata lets clients identify affected files and
 operations without parsing the text patch.
 """
 
-AbsolutePath: TypeAlias = str
+AbsolutePath: _TypeAlias = str
 """An absolute filesystem path used by the protocol.
 
 Uses the native syntax of the machine the Agent runs on, such as `/home/user/project`,
 `C:\\Users\\user\\project`, or `\\\\server\\share\\project`. It is not a URI.
 """
 
-TerminalId: TypeAlias = str
+TerminalId: _TypeAlias = str
 """Unique identifier for an agent-owned terminal within a session."""
 
-PermissionOptionId: TypeAlias = str
+PermissionOptionId: _TypeAlias = str
 """Unique identifier for a permission option."""
 
-CreateElicitationRequest: TypeAlias = (
+CreateElicitationRequest: _TypeAlias = (
     FormCreateElicitationRequest
     | UrlCreateElicitationRequest
     | OtherCreateElicitationRequest
@@ -12611,7 +12623,7 @@ The request's scope alone does not establish that dependency.
 See protocol docs: [Elicitation](https://agentclientprotocol.com/protocol/v2/draft/elicitation)
 """
 
-ElicitationPropertySchema: TypeAlias = (
+ElicitationPropertySchema: _TypeAlias = (
     StringElicitationPropertySchema
     | NumberElicitationPropertySchema
     | IntegerElicitationPropertySchema
@@ -12626,15 +12638,15 @@ Single-select enums use `type: "string"` with `enum` or `oneOf` set.
 Multi-select enums use `type: "array"`.
 """
 
-MultiSelectItems: TypeAlias = (
+MultiSelectItems: _TypeAlias = (
     MultiSelectItemsString | OtherMultiSelectItems | TitledMultiSelectItems
 )
 """Items for a multi-select (array) property schema."""
 
-ElicitationId: TypeAlias = str
+ElicitationId: _TypeAlias = str
 """Unique identifier for an elicitation."""
 
-McpServerAcpId: TypeAlias = str
+McpServerAcpId: _TypeAlias = str
 """**UNSTABLE**
 
 This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12645,7 +12657,7 @@ The value is opaque and generated by the ACP component providing the MCP server.
 used by `mcp/message` to route requests to the component that declared the server.
 """
 
-McpRequestId: TypeAlias = str
+McpRequestId: _TypeAlias = str
 """**UNSTABLE**
 
 Identifies an inner MCP request active against a server on this ACP connection.
@@ -12653,7 +12665,7 @@ Generated by the caller and preserved unchanged by proxies, independently of
 the outer ACP JSON-RPC request ID.
 """
 
-ExtRequest: TypeAlias = Any
+ExtRequest: _TypeAlias = _Any
 """Allows for sending an arbitrary request that is not part of the ACP spec.
 Extension methods provide a way to add custom functionality while maintaining
 protocol compatibility.
@@ -12661,26 +12673,26 @@ protocol compatibility.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
 """
 
-AgentResponse: TypeAlias = ResultAgentResponse | ErrorAgentResponse
+AgentResponse: _TypeAlias = ResultAgentResponse | ErrorAgentResponse
 """A JSON-RPC response object."""
 
-ProtocolVersion: TypeAlias = int
+ProtocolVersion: _TypeAlias = int
 """Protocol version identifier.
 
 This version is only bumped for breaking changes.
 Non-breaking changes should be introduced via capabilities.
 """
 
-AuthMethod: TypeAlias = TerminalAuthMethod | AgentAuthMethod | OtherAuthMethod
+AuthMethod: _TypeAlias = TerminalAuthMethod | AgentAuthMethod | OtherAuthMethod
 """Describes an available authentication method.
 
 The `type` field acts as the discriminator in the serialized JSON form.
 """
 
-AuthMethodId: TypeAlias = str
+AuthMethodId: _TypeAlias = str
 """Typed identifier used for auth method values on the wire."""
 
-ProviderId: TypeAlias = str
+ProviderId: _TypeAlias = str
 """**UNSTABLE**
 
 This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12688,40 +12700,40 @@ This capability is not part of the spec yet, and may be removed or changed at an
 Unique identifier for a configurable LLM provider.
 """
 
-SessionConfigOption: TypeAlias = (
+SessionConfigOption: _TypeAlias = (
     SelectSessionConfigOption | BooleanSessionConfigOption | OtherSessionConfigOption
 )
 """A session configuration option selector and its current state."""
 
-SessionConfigId: TypeAlias = str
+SessionConfigId: _TypeAlias = str
 """Unique identifier for a session configuration option."""
 
-SessionConfigValueId: TypeAlias = str
+SessionConfigValueId: _TypeAlias = str
 """Unique identifier for a session configuration option value."""
 
-SessionConfigSelectOptions: TypeAlias = (
+SessionConfigSelectOptions: _TypeAlias = (
     list[SessionConfigSelectOption] | list[SessionConfigSelectGroup]
 )
 """Possible values for a session configuration option."""
 
-SessionConfigGroupId: TypeAlias = str
+SessionConfigGroupId: _TypeAlias = str
 """Unique identifier for a session configuration option value group."""
 
-AvailableCommand: TypeAlias = CommandAvailableCommand | OtherAvailableCommand
+AvailableCommand: _TypeAlias = CommandAvailableCommand | OtherAvailableCommand
 """A command the agent advertises to the client.
 
 The `type` field acts as the discriminator in the serialized JSON form.
 """
 
-AvailableCommandInput: TypeAlias = (
+AvailableCommandInput: _TypeAlias = (
     TextAvailableCommandInput | OtherAvailableCommandInput
 )
 """The input specification for a command."""
 
-SessionListCursor: TypeAlias = str
+SessionListCursor: _TypeAlias = str
 """An opaque cursor used to paginate `session/list` results."""
 
-StateUpdate: TypeAlias = (
+StateUpdate: _TypeAlias = (
     StateUpdateRunning
     | StateUpdateIdle
     | StateUpdateRequiresAction
@@ -12770,7 +12782,7 @@ an idle boundary. Local commands use the same lifecycle even without model work.
 See protocol docs: [Session States](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#session-states)
 """
 
-BackgroundWork: TypeAlias = (
+BackgroundWork: _TypeAlias = (
     TerminalBackgroundWork
     | ToolCallBackgroundWork
     | SubagentBackgroundWork
@@ -12786,12 +12798,12 @@ listed once: process-backed work is listed as its terminal, not also as its tool
 See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)
 """
 
-ErrorData: TypeAlias = (
-    UnsupportedProtocolVersionErrorData | SessionNotFoundErrorData | Any
+ErrorData: _TypeAlias = (
+    UnsupportedProtocolVersionErrorData | SessionNotFoundErrorData | _Any
 )
 """Schema for [`Error::data`]: the shapes ACP defines, or any other value."""
 
-IdleStateUpdate: TypeAlias = (
+IdleStateUpdate: _TypeAlias = (
     EndTurnIdleStateUpdate
     | MaxTokensIdleStateUpdate
     | MaxTurnRequestsIdleStateUpdate
@@ -12811,7 +12823,7 @@ Repeated or resume snapshots may carry the last stop reason for context.
 They MUST NOT be counted as new completions, cancellations, or additional usage.
 """
 
-MessageId: TypeAlias = str
+MessageId: _TypeAlias = str
 """Identifier for a message, unique among messages of the same type within a session.
 
 Each message type, such as user messages, agent messages, and agent thoughts,
@@ -12819,7 +12831,7 @@ has its own ID space: messages of different types may share an ID and remain
 distinct messages.
 """
 
-ExtResponse: TypeAlias = Any
+ExtResponse: _TypeAlias = _Any
 """Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
 Extension methods provide a way to add custom functionality while maintaining
 protocol compatibility.
@@ -12827,7 +12839,7 @@ protocol compatibility.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
 """
 
-SessionUpdate: TypeAlias = (
+SessionUpdate: _TypeAlias = (
     UserMessageChunkSessionUpdate
     | UserMessageSessionUpdate
     | AgentMessageChunkSessionUpdate
@@ -12860,7 +12872,7 @@ These updates report messages, progress, and other session activity.
 See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#3-agent-reports-output)
 """
 
-PlanUpdateContent: TypeAlias = (
+PlanUpdateContent: _TypeAlias = (
     ItemsPlanUpdateContent
     | FilePlanUpdateContent
     | MarkdownPlanUpdateContent
@@ -12868,13 +12880,13 @@ PlanUpdateContent: TypeAlias = (
 )
 """Updated content for a plan."""
 
-PlanId: TypeAlias = str
+PlanId: _TypeAlias = str
 """Unique identifier for a plan within a session."""
 
-CompactionId: TypeAlias = str
+CompactionId: _TypeAlias = str
 """Unique identifier for a context compaction within a session."""
 
-ExtNotification: TypeAlias = Any
+ExtNotification: _TypeAlias = _Any
 """Allows either side to send an arbitrary notification that is not part of the ACP spec.
 Extension notifications provide a way to send one-way messages for custom functionality
 while maintaining protocol compatibility.
@@ -12882,7 +12894,7 @@ while maintaining protocol compatibility.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)
 """
 
-McpServer: TypeAlias = HttpMcpServer | AcpMcpServer | StdioMcpServer | OtherMcpServer
+McpServer: _TypeAlias = HttpMcpServer | AcpMcpServer | StdioMcpServer | OtherMcpServer
 """Configuration for connecting to an MCP (Model Context Protocol) server.
 
 MCP servers provide tools and context that the agent can use when
@@ -12891,13 +12903,13 @@ processing prompts.
 See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v2/draft/session-setup#mcp-servers)
 """
 
-ReplayFrom: TypeAlias = StartReplayFrom | OtherReplayFrom
+ReplayFrom: _TypeAlias = StartReplayFrom | OtherReplayFrom
 """Inclusive cursor describing where replayed session history should begin.
 
 Replay includes the position identified by the cursor.
 """
 
-SetSessionConfigOptionRequest: TypeAlias = (
+SetSessionConfigOptionRequest: _TypeAlias = (
     IdSetSessionConfigOptionRequest
     | BooleanSetSessionConfigOptionRequest
     | OtherSetSessionConfigOptionRequest
@@ -12911,17 +12923,17 @@ configuration unchanged.
 See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/draft/session-config-options#setting-a-config-option)
 """
 
-ClientResponse: TypeAlias = ResultClientResponse | ErrorClientResponse
+ClientResponse: _TypeAlias = ResultClientResponse | ErrorClientResponse
 """A JSON-RPC response object."""
 
-RequestPermissionOutcome: TypeAlias = (
+RequestPermissionOutcome: _TypeAlias = (
     CancelledRequestPermissionOutcome
     | SelectedRequestPermissionOutcome
     | OtherRequestPermissionOutcome
 )
 """The outcome of a permission request."""
 
-CreateElicitationResponse: TypeAlias = (
+CreateElicitationResponse: _TypeAlias = (
     AcceptCreateElicitationResponse
     | DeclineCreateElicitationResponse
     | CancelCreateElicitationResponse
@@ -12929,10 +12941,10 @@ CreateElicitationResponse: TypeAlias = (
 )
 """Response from the client to an elicitation request."""
 
-ElicitationContentValue: TypeAlias = str | int | float | bool | list[str] | Any
+ElicitationContentValue: _TypeAlias = str | int | float | bool | list[str] | _Any
 """Allowed wire representations for `ElicitationContentValue`."""
 
-MessageMcpResponse: TypeAlias = ResultMessageMcpResponse | ErrorMessageMcpResponse
+MessageMcpResponse: _TypeAlias = ResultMessageMcpResponse | ErrorMessageMcpResponse
 """**UNSTABLE**
 
 The successful outer ACP `mcp/message` response carries exactly one
@@ -12945,7 +12957,7 @@ Carrier `_meta` is optional. Null or invalid values are treated as absent.
 Senders must include exactly one outcome. Receivers prefer `result` if both are present.
 """
 
-InitializeProxyRequest: TypeAlias = InitializeRequest
+InitializeProxyRequest: _TypeAlias = InitializeRequest
 """**UNSTABLE**
 
 This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12963,10 +12975,10 @@ the proxy MUST forward an `initialize` request to its successor through `proxy/s
 See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains).
 """
 
-ProxyResponse: TypeAlias = ResultProxyResponse | ErrorProxyResponse
+ProxyResponse: _TypeAlias = ResultProxyResponse | ErrorProxyResponse
 """A JSON-RPC response object."""
 
-InitializeProxyResponse: TypeAlias = InitializeResponse
+InitializeProxyResponse: _TypeAlias = InitializeResponse
 """**UNSTABLE**
 
 This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12978,7 +12990,7 @@ The same as the `initialize` response. The proxy builds it from its successor's
 It MUST NOT change `protocolVersion`.
 """
 
-ProxySuccessorResponse: TypeAlias = Any
+ProxySuccessorResponse: _TypeAlias = _Any
 """**UNSTABLE**
 
 This capability is not part of the spec yet, and may be removed or changed at any point.

@@ -7,19 +7,18 @@ METHODS maps every method of the schema (x-method) to its params and result type
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any as _Any
+from typing import Protocol as _Protocol
 
 from ._jsonrpc import CANCEL_REQUEST as CANCEL_REQUEST
 from ._jsonrpc import INTERNAL_ERROR as INTERNAL_ERROR
 from ._jsonrpc import INVALID_PARAMS as INVALID_PARAMS
 from ._jsonrpc import INVALID_REQUEST as INVALID_REQUEST
-from ._jsonrpc import JSONRPC_VERSION as JSONRPC_VERSION
 from ._jsonrpc import METHOD_NOT_FOUND as METHOD_NOT_FOUND
 from ._jsonrpc import PARSE_ERROR as PARSE_ERROR
 from ._jsonrpc import REQUEST_CANCELLED as REQUEST_CANCELLED
 from ._jsonrpc import ErrorResponse as ErrorResponse
 from ._jsonrpc import Message as Message
-from ._jsonrpc import MessageCodec as _MessageCodec
 from ._jsonrpc import MethodInfo as MethodInfo
 from ._jsonrpc import Notification as Notification
 from ._jsonrpc import NotificationInfo as NotificationInfo
@@ -29,6 +28,7 @@ from ._jsonrpc import RequestError as RequestError
 from ._jsonrpc import RequestInfo as RequestInfo
 from ._jsonrpc import Response as Response
 from ._jsonrpc import RpcError as RpcError
+from ._jsonrpc import MessageCodec as _MessageCodec
 from .codec import decode as _decode
 from .codec import encode as _encode
 from .models import (
@@ -502,7 +502,7 @@ encode_message = CODEC.encode_message
 # ---------------------------------------------------------------- handler interfaces
 
 
-class Agent(Protocol):
+class Agent(_Protocol):
     """What agent handles: one method per request and notification a client
     sends. Subclass it and override what you support: the other requests
     answer ``-32601`` (Method not found), the other notifications are
@@ -622,17 +622,17 @@ class Agent(Protocol):
         """``session/cancel`` notification: Notification to cancel a session's foreground work and its prompts not yet inserted."""
         return None
 
-    async def ext_method(self, method: str, params: Any) -> Any:
+    async def ext_method(self, method: str, params: _Any) -> _Any:
         """A request for a method the schema does not have (``_``-prefixed
         extensions): answer with JSON."""
         raise RequestError.method_not_found(method)
 
-    async def ext_notification(self, method: str, params: Any) -> None:
+    async def ext_notification(self, method: str, params: _Any) -> None:
         """A notification for a method the schema does not have."""
         return None
 
 
-class Client(Protocol):
+class Client(_Protocol):
     """What client handles: one method per request and notification an agent
     sends. Subclass it and override what you support: the other requests
     answer ``-32601`` (Method not found), the other notifications are
@@ -668,11 +668,11 @@ class Client(Protocol):
         """``auth/status_update`` notification: **UNSTABLE**"""
         return None
 
-    async def ext_method(self, method: str, params: Any) -> Any:
+    async def ext_method(self, method: str, params: _Any) -> _Any:
         """A request for a method the schema does not have (``_``-prefixed
         extensions): answer with JSON."""
         raise RequestError.method_not_found(method)
 
-    async def ext_notification(self, method: str, params: Any) -> None:
+    async def ext_notification(self, method: str, params: _Any) -> None:
         """A notification for a method the schema does not have."""
         return None

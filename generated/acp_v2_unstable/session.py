@@ -9,10 +9,15 @@ A fold costs the same whatever the session's size: the newest Session of a line 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, ClassVar, Iterable, Mapping, Union, cast
+from dataclasses import dataclass as _dataclass
+from typing import Any as _Any
+from typing import ClassVar as _ClassVar
+from typing import Iterable as _Iterable
+from typing import Mapping as _Mapping
+from typing import Union as _Union
+from typing import cast as _cast
 
-from ._runtime import ValidationError
+from ._runtime import ValidationError as _ValidationError
 from ._session import ABSENT as _MISSING
 from ._session import CUT as _CUT
 from ._session import POP as _POP
@@ -26,9 +31,67 @@ from ._session import Undo as _Undo
 from ._session import UpdateRuleBase as _UpdateRuleBase
 from ._session import enter as _enter
 from ._session import own as _own
-from .codec import decode, encode
-from .models import *  # noqa: F401,F403
-from .patch import *  # noqa: F401,F403
+from .codec import decode as _decode
+from .codec import encode as _encode
+from .models import (
+    AgentMessageChunkSessionUpdate,
+    AgentMessageSessionUpdate,
+    AgentMessageState,
+    AgentThoughtChunkSessionUpdate,
+    AgentThoughtSessionUpdate,
+    AgentThoughtState,
+    AvailableCommand,
+    AvailableCommandsUpdateSessionUpdate,
+    CompactionState,
+    CompactionSummaryChunkSessionUpdate,
+    CompactionUpdateSessionUpdate,
+    ConfigOptionUpdateSessionUpdate,
+    NoticeSessionUpdate,
+    OtherSessionUpdate,
+    PlanRemovedSessionUpdate,
+    PlanUpdateContent,
+    PlanUpdateSessionUpdate,
+    SessionConfigOption,
+    SessionInfoState,
+    SessionInfoUpdateSessionUpdate,
+    SessionMessageChunkSessionUpdate,
+    SessionMessageSessionUpdate,
+    SessionMessageState,
+    SessionUpdate,
+    StateUpdate,
+    StateUpdateSessionUpdate,
+    SubagentState,
+    SubagentUpdateSessionUpdate,
+    TerminalOutputChunkSessionUpdate,
+    TerminalState,
+    TerminalUpdateSessionUpdate,
+    ToolCallContentChunkSessionUpdate,
+    ToolCallState,
+    ToolCallUpdateSessionUpdate,
+    UpdateSessionNotification,
+    UsageState,
+    UsageUpdateSessionUpdate,
+    UserMessageChunkSessionUpdate,
+    UserMessageSessionUpdate,
+    UserMessageState,
+)
+from .patch import apply_agent_message as _apply_agent_message
+from .patch import apply_agent_message_chunk as _apply_agent_message_chunk
+from .patch import apply_agent_thought as _apply_agent_thought
+from .patch import apply_agent_thought_chunk as _apply_agent_thought_chunk
+from .patch import apply_compaction_summary_chunk as _apply_compaction_summary_chunk
+from .patch import apply_compaction_update as _apply_compaction_update
+from .patch import apply_session_info_update as _apply_session_info_update
+from .patch import apply_session_message as _apply_session_message
+from .patch import apply_session_message_chunk as _apply_session_message_chunk
+from .patch import apply_subagent_update as _apply_subagent_update
+from .patch import apply_terminal_output_chunk as _apply_terminal_output_chunk
+from .patch import apply_terminal_update as _apply_terminal_update
+from .patch import apply_tool_call_content_chunk as _apply_tool_call_content_chunk
+from .patch import apply_tool_call_update as _apply_tool_call_update
+from .patch import apply_usage_update as _apply_usage_update
+from .patch import apply_user_message as _apply_user_message
+from .patch import apply_user_message_chunk as _apply_user_message_chunk
 
 __all__ = [
     "HistoryEntry",
@@ -64,7 +127,7 @@ SESSION_SOURCES: tuple[tuple[str, str], ...] = (
 opens a session the client may then get updates for."""
 
 
-@dataclass(slots=True, frozen=True)
+@_dataclass(slots=True, frozen=True)
 class HistoryEntry(_HistoryEntryBase):
     """A place in the session's history: ``key`` is the key of the entity in
     the Session attribute (a dict) that ``field`` names. Each field with a
@@ -72,73 +135,73 @@ class HistoryEntry(_HistoryEntryBase):
     ``value(session)`` is the entity, typed."""
 
 
-@dataclass(slots=True, frozen=True)
+@_dataclass(slots=True, frozen=True)
 class UserMessageEntry(HistoryEntry):
     """An entry of ``Session.user_messages`` in the session's history."""
 
-    field: ClassVar[str] = "user_messages"
+    field: _ClassVar[str] = "user_messages"
 
     def value(self, session: Session) -> UserMessageState:
         """The entity at this entry in ``session``."""
         return session.user_messages[self.key]
 
 
-@dataclass(slots=True, frozen=True)
+@_dataclass(slots=True, frozen=True)
 class AgentMessageEntry(HistoryEntry):
     """An entry of ``Session.agent_messages`` in the session's history."""
 
-    field: ClassVar[str] = "agent_messages"
+    field: _ClassVar[str] = "agent_messages"
 
     def value(self, session: Session) -> AgentMessageState:
         """The entity at this entry in ``session``."""
         return session.agent_messages[self.key]
 
 
-@dataclass(slots=True, frozen=True)
+@_dataclass(slots=True, frozen=True)
 class AgentThoughtEntry(HistoryEntry):
     """An entry of ``Session.agent_thoughts`` in the session's history."""
 
-    field: ClassVar[str] = "agent_thoughts"
+    field: _ClassVar[str] = "agent_thoughts"
 
     def value(self, session: Session) -> AgentThoughtState:
         """The entity at this entry in ``session``."""
         return session.agent_thoughts[self.key]
 
 
-@dataclass(slots=True, frozen=True)
+@_dataclass(slots=True, frozen=True)
 class ToolCallEntry(HistoryEntry):
     """An entry of ``Session.tool_calls`` in the session's history."""
 
-    field: ClassVar[str] = "tool_calls"
+    field: _ClassVar[str] = "tool_calls"
 
     def value(self, session: Session) -> ToolCallState:
         """The entity at this entry in ``session``."""
         return session.tool_calls[self.key]
 
 
-@dataclass(slots=True, frozen=True)
+@_dataclass(slots=True, frozen=True)
 class CompactionEntry(HistoryEntry):
     """An entry of ``Session.compactions`` in the session's history."""
 
-    field: ClassVar[str] = "compactions"
+    field: _ClassVar[str] = "compactions"
 
     def value(self, session: Session) -> CompactionState:
         """The entity at this entry in ``session``."""
         return session.compactions[self.key]
 
 
-@dataclass(slots=True, frozen=True)
+@_dataclass(slots=True, frozen=True)
 class SessionMessageEntry(HistoryEntry):
     """An entry of ``Session.session_messages`` in the session's history."""
 
-    field: ClassVar[str] = "session_messages"
+    field: _ClassVar[str] = "session_messages"
 
     def value(self, session: Session) -> SessionMessageState:
         """The entity at this entry in ``session``."""
         return session.session_messages[self.key]
 
 
-HistoryItem = Union[
+HistoryItem = _Union[
     UserMessageEntry,
     AgentMessageEntry,
     AgentThoughtEntry,
@@ -307,23 +370,23 @@ class Session(_SessionBase):
     def __init__(
         self,
         session_id: str,
-        history: Iterable[HistoryItem] = (),
-        user_messages: Mapping[str, UserMessageState] | None = None,
-        agent_messages: Mapping[str, AgentMessageState] | None = None,
-        agent_thoughts: Mapping[str, AgentThoughtState] | None = None,
+        history: _Iterable[HistoryItem] = (),
+        user_messages: _Mapping[str, UserMessageState] | None = None,
+        agent_messages: _Mapping[str, AgentMessageState] | None = None,
+        agent_thoughts: _Mapping[str, AgentThoughtState] | None = None,
         state: StateUpdate | None = None,
-        tool_calls: Mapping[str, ToolCallState] | None = None,
-        terminals: Mapping[str, TerminalState] | None = None,
-        plans: Mapping[str, PlanUpdateContent] | None = None,
-        available_commands: Iterable[AvailableCommand] = (),
-        config_options: Iterable[SessionConfigOption] = (),
+        tool_calls: _Mapping[str, ToolCallState] | None = None,
+        terminals: _Mapping[str, TerminalState] | None = None,
+        plans: _Mapping[str, PlanUpdateContent] | None = None,
+        available_commands: _Iterable[AvailableCommand] = (),
+        config_options: _Iterable[SessionConfigOption] = (),
         info: SessionInfoState | None = None,
         usage: UsageState | None = None,
-        notices: Iterable[SessionUpdate] = (),
-        compactions: Mapping[str, CompactionState] | None = None,
-        subagents: Mapping[str, SubagentState] | None = None,
-        session_messages: Mapping[str, SessionMessageState] | None = None,
-        unrecognized: Iterable[SessionUpdate] = (),
+        notices: _Iterable[SessionUpdate] = (),
+        compactions: _Mapping[str, CompactionState] | None = None,
+        subagents: _Mapping[str, SubagentState] | None = None,
+        session_messages: _Mapping[str, SessionMessageState] | None = None,
+        unrecognized: _Iterable[SessionUpdate] = (),
     ) -> None:
         """A session in the given state (copied: the arguments stay the
         caller's); every field starts empty."""
@@ -375,87 +438,87 @@ class Session(_SessionBase):
     @property
     def history(self) -> list[HistoryItem]:
         """The messages, tool calls ... in the order they first appeared."""
-        return cast("list[HistoryItem]", self._read("history"))
+        return _cast("list[HistoryItem]", self._read("history"))
 
     @property
     def user_messages(self) -> dict[str, UserMessageState]:
         """The UserMessageState of each key."""
-        return cast("dict[str, UserMessageState]", self._read("user_messages"))
+        return _cast("dict[str, UserMessageState]", self._read("user_messages"))
 
     @property
     def agent_messages(self) -> dict[str, AgentMessageState]:
         """The AgentMessageState of each key."""
-        return cast("dict[str, AgentMessageState]", self._read("agent_messages"))
+        return _cast("dict[str, AgentMessageState]", self._read("agent_messages"))
 
     @property
     def agent_thoughts(self) -> dict[str, AgentThoughtState]:
         """The AgentThoughtState of each key."""
-        return cast("dict[str, AgentThoughtState]", self._read("agent_thoughts"))
+        return _cast("dict[str, AgentThoughtState]", self._read("agent_thoughts"))
 
     @property
     def state(self) -> StateUpdate | None:
         """The latest value; None until the first update."""
-        return cast("StateUpdate | None", self._read("state"))
+        return _cast("StateUpdate | None", self._read("state"))
 
     @property
     def tool_calls(self) -> dict[str, ToolCallState]:
         """The ToolCallState of each key."""
-        return cast("dict[str, ToolCallState]", self._read("tool_calls"))
+        return _cast("dict[str, ToolCallState]", self._read("tool_calls"))
 
     @property
     def terminals(self) -> dict[str, TerminalState]:
         """The TerminalState of each key."""
-        return cast("dict[str, TerminalState]", self._read("terminals"))
+        return _cast("dict[str, TerminalState]", self._read("terminals"))
 
     @property
     def plans(self) -> dict[str, PlanUpdateContent]:
         """The values by key."""
-        return cast("dict[str, PlanUpdateContent]", self._read("plans"))
+        return _cast("dict[str, PlanUpdateContent]", self._read("plans"))
 
     @property
     def available_commands(self) -> list[AvailableCommand]:
         """The latest value."""
-        return cast("list[AvailableCommand]", self._read("available_commands"))
+        return _cast("list[AvailableCommand]", self._read("available_commands"))
 
     @property
     def config_options(self) -> list[SessionConfigOption]:
         """The latest value."""
-        return cast("list[SessionConfigOption]", self._read("config_options"))
+        return _cast("list[SessionConfigOption]", self._read("config_options"))
 
     @property
     def info(self) -> SessionInfoState | None:
         """The SessionInfoState; None until the first update."""
-        return cast("SessionInfoState | None", self._read("info"))
+        return _cast("SessionInfoState | None", self._read("info"))
 
     @property
     def usage(self) -> UsageState | None:
         """The UsageState; None until the first update."""
-        return cast("UsageState | None", self._read("usage"))
+        return _cast("UsageState | None", self._read("usage"))
 
     @property
     def notices(self) -> list[SessionUpdate]:
         """The updates, in arrival order."""
-        return cast("list[SessionUpdate]", self._read("notices"))
+        return _cast("list[SessionUpdate]", self._read("notices"))
 
     @property
     def compactions(self) -> dict[str, CompactionState]:
         """The CompactionState of each key."""
-        return cast("dict[str, CompactionState]", self._read("compactions"))
+        return _cast("dict[str, CompactionState]", self._read("compactions"))
 
     @property
     def subagents(self) -> dict[str, SubagentState]:
         """The SubagentState of each key."""
-        return cast("dict[str, SubagentState]", self._read("subagents"))
+        return _cast("dict[str, SubagentState]", self._read("subagents"))
 
     @property
     def session_messages(self) -> dict[str, SessionMessageState]:
         """The SessionMessageState of each key."""
-        return cast("dict[str, SessionMessageState]", self._read("session_messages"))
+        return _cast("dict[str, SessionMessageState]", self._read("session_messages"))
 
     @property
     def unrecognized(self) -> list[SessionUpdate]:
         """The updates, in arrival order."""
-        return cast("list[SessionUpdate]", self._read("unrecognized"))
+        return _cast("list[SessionUpdate]", self._read("unrecognized"))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Session):
@@ -531,7 +594,7 @@ class Session(_SessionBase):
         return _SessionBase._apply_update(Session, _FOLDS, session, notification)
 
 
-@dataclass(slots=True, frozen=True)
+@_dataclass(slots=True, frozen=True)
 class UpdateRule(_UpdateRuleBase):
     """What one session/update kind does (see ``UPDATE_RULES``)."""
 
@@ -547,7 +610,7 @@ def _fold_user_message_chunk(
         size = len(items)
         items.append(update.content)
         return (_CUT, "user_messages", key, size, -1)
-    new = apply_user_message_chunk(state, update)
+    new = _apply_user_message_chunk(state, update)
     states: dict[str, UserMessageState] = _own(store, "user_messages")
     states[key] = new
     store.user_messages_owned.add(key)
@@ -561,7 +624,7 @@ def _fold_user_message(store: _Store, update: UserMessageSessionUpdate) -> _Undo
     """user_message: upsert user_messages."""
     key = update.message_id
     old = store.user_messages.get(key, _MISSING)
-    new = apply_user_message(None if old is _MISSING else old, update)
+    new = _apply_user_message(None if old is _MISSING else old, update)
     states: dict[str, UserMessageState] = _own(store, "user_messages")
     states[key] = new
     store.user_messages_owned.add(key)
@@ -581,7 +644,7 @@ def _fold_agent_message_chunk(
         size = len(items)
         items.append(update.content)
         return (_CUT, "agent_messages", key, size, -1)
-    new = apply_agent_message_chunk(state, update)
+    new = _apply_agent_message_chunk(state, update)
     states: dict[str, AgentMessageState] = _own(store, "agent_messages")
     states[key] = new
     store.agent_messages_owned.add(key)
@@ -595,7 +658,7 @@ def _fold_agent_message(store: _Store, update: AgentMessageSessionUpdate) -> _Un
     """agent_message: upsert agent_messages."""
     key = update.message_id
     old = store.agent_messages.get(key, _MISSING)
-    new = apply_agent_message(None if old is _MISSING else old, update)
+    new = _apply_agent_message(None if old is _MISSING else old, update)
     states: dict[str, AgentMessageState] = _own(store, "agent_messages")
     states[key] = new
     store.agent_messages_owned.add(key)
@@ -615,7 +678,7 @@ def _fold_agent_thought_chunk(
         size = len(items)
         items.append(update.content)
         return (_CUT, "agent_thoughts", key, size, -1)
-    new = apply_agent_thought_chunk(state, update)
+    new = _apply_agent_thought_chunk(state, update)
     states: dict[str, AgentThoughtState] = _own(store, "agent_thoughts")
     states[key] = new
     store.agent_thoughts_owned.add(key)
@@ -629,7 +692,7 @@ def _fold_agent_thought(store: _Store, update: AgentThoughtSessionUpdate) -> _Un
     """agent_thought: upsert agent_thoughts."""
     key = update.message_id
     old = store.agent_thoughts.get(key, _MISSING)
-    new = apply_agent_thought(None if old is _MISSING else old, update)
+    new = _apply_agent_thought(None if old is _MISSING else old, update)
     states: dict[str, AgentThoughtState] = _own(store, "agent_thoughts")
     states[key] = new
     store.agent_thoughts_owned.add(key)
@@ -659,7 +722,7 @@ def _fold_tool_call_content_chunk(
         size = len(items)
         items.append(update.content)
         return (_CUT, "tool_calls", key, size, -1)
-    new = apply_tool_call_content_chunk(state, update)
+    new = _apply_tool_call_content_chunk(state, update)
     states: dict[str, ToolCallState] = _own(store, "tool_calls")
     states[key] = new
     store.tool_calls_owned.add(key)
@@ -673,7 +736,7 @@ def _fold_tool_call_update(store: _Store, update: ToolCallUpdateSessionUpdate) -
     """tool_call_update: upsert tool_calls."""
     key = update.tool_call_id
     old = store.tool_calls.get(key, _MISSING)
-    new = apply_tool_call_update(None if old is _MISSING else old, update)
+    new = _apply_tool_call_update(None if old is _MISSING else old, update)
     states: dict[str, ToolCallState] = _own(store, "tool_calls")
     states[key] = new
     store.tool_calls_owned.add(key)
@@ -686,7 +749,7 @@ def _fold_terminal_update(store: _Store, update: TerminalUpdateSessionUpdate) ->
     """terminal_update: upsert terminals."""
     key = update.terminal_id
     old = store.terminals.get(key, _MISSING)
-    new = apply_terminal_update(None if old is _MISSING else old, update)
+    new = _apply_terminal_update(None if old is _MISSING else old, update)
     states: dict[str, TerminalState] = _own(store, "terminals")
     states[key] = new
     return (_PUT, "terminals", key, old, -1)
@@ -698,7 +761,7 @@ def _fold_terminal_output_chunk(
     """terminal_output_chunk: chunk terminals."""
     key = update.terminal_id
     old = store.terminals.get(key, _MISSING)
-    new = apply_terminal_output_chunk(None if old is _MISSING else old, update)
+    new = _apply_terminal_output_chunk(None if old is _MISSING else old, update)
     states: dict[str, TerminalState] = _own(store, "terminals")
     states[key] = new
     return (_PUT, "terminals", key, old, -1)
@@ -746,14 +809,14 @@ def _fold_session_info_update(
 ) -> _Undo:
     """session_info_update: upsert info."""
     old = store.info
-    store.info = apply_session_info_update(old, update)
+    store.info = _apply_session_info_update(old, update)
     return (_SET, "info", None, old, -1)
 
 
 def _fold_usage_update(store: _Store, update: UsageUpdateSessionUpdate) -> _Undo:
     """usage_update: upsert usage."""
     old = store.usage
-    store.usage = apply_usage_update(old, update)
+    store.usage = _apply_usage_update(old, update)
     return (_SET, "usage", None, old, -1)
 
 
@@ -774,7 +837,7 @@ def _fold_compaction_update(
     """compaction_update: upsert compactions."""
     key = update.compaction_id
     old = store.compactions.get(key, _MISSING)
-    new = apply_compaction_update(None if old is _MISSING else old, update)
+    new = _apply_compaction_update(None if old is _MISSING else old, update)
     states: dict[str, CompactionState] = _own(store, "compactions")
     states[key] = new
     store.compactions_owned.add(key)
@@ -794,7 +857,7 @@ def _fold_compaction_summary_chunk(
         size = len(items)
         items.append(update.content)
         return (_CUT, "compactions", key, size, -1)
-    new = apply_compaction_summary_chunk(state, update)
+    new = _apply_compaction_summary_chunk(state, update)
     states: dict[str, CompactionState] = _own(store, "compactions")
     states[key] = new
     store.compactions_owned.add(key)
@@ -808,7 +871,7 @@ def _fold_subagent_update(store: _Store, update: SubagentUpdateSessionUpdate) ->
     """subagent_update: upsert subagents."""
     key = update.session_id
     old = store.subagents.get(key, _MISSING)
-    new = apply_subagent_update(None if old is _MISSING else old, update)
+    new = _apply_subagent_update(None if old is _MISSING else old, update)
     states: dict[str, SubagentState] = _own(store, "subagents")
     states[key] = new
     return (_PUT, "subagents", key, old, -1)
@@ -818,7 +881,7 @@ def _fold_session_message(store: _Store, update: SessionMessageSessionUpdate) ->
     """session_message: upsert session_messages."""
     key = update.message_id
     old = store.session_messages.get(key, _MISSING)
-    new = apply_session_message(None if old is _MISSING else old, update)
+    new = _apply_session_message(None if old is _MISSING else old, update)
     states: dict[str, SessionMessageState] = _own(store, "session_messages")
     states[key] = new
     store.session_messages_owned.add(key)
@@ -844,7 +907,7 @@ def _fold_session_message_chunk(
         size = len(items)
         items.append(update.content)
         return (_CUT, "session_messages", key, size, -1)
-    new = apply_session_message_chunk(state, update)
+    new = _apply_session_message_chunk(state, update)
     states: dict[str, SessionMessageState] = _own(store, "session_messages")
     states[key] = new
     store.session_messages_owned.add(key)
@@ -1095,7 +1158,7 @@ _WIRE_NAMES = {
 _FIELD_NAMES = {wire: name for name, wire in _WIRE_NAMES.items()}
 
 
-def session_to_json(session: Session) -> dict[str, Any]:
+def session_to_json(session: Session) -> dict[str, _Any]:
     """The JSON snapshot of ``session`` (``json.dumps`` takes it as it is):
     every state in its full wire form, history entries by the snapshot's key."""
     return {
@@ -1104,35 +1167,35 @@ def session_to_json(session: Session) -> dict[str, Any]:
             {"field": _WIRE_NAMES[e.field], "key": e.key} for e in session.history
         ],
         "userMessages": {
-            key: encode(value) for key, value in session.user_messages.items()
+            key: _encode(value) for key, value in session.user_messages.items()
         },
         "agentMessages": {
-            key: encode(value) for key, value in session.agent_messages.items()
+            key: _encode(value) for key, value in session.agent_messages.items()
         },
         "agentThoughts": {
-            key: encode(value) for key, value in session.agent_thoughts.items()
+            key: _encode(value) for key, value in session.agent_thoughts.items()
         },
-        "state": (None if session.state is None else encode(session.state)),
-        "toolCalls": {key: encode(value) for key, value in session.tool_calls.items()},
-        "terminals": {key: encode(value) for key, value in session.terminals.items()},
-        "plans": {key: encode(value) for key, value in session.plans.items()},
-        "availableCommands": [encode(item) for item in session.available_commands],
-        "configOptions": [encode(item) for item in session.config_options],
-        "info": (None if session.info is None else encode(session.info)),
-        "usage": (None if session.usage is None else encode(session.usage)),
-        "notices": [encode(item) for item in session.notices],
+        "state": (None if session.state is None else _encode(session.state)),
+        "toolCalls": {key: _encode(value) for key, value in session.tool_calls.items()},
+        "terminals": {key: _encode(value) for key, value in session.terminals.items()},
+        "plans": {key: _encode(value) for key, value in session.plans.items()},
+        "availableCommands": [_encode(item) for item in session.available_commands],
+        "configOptions": [_encode(item) for item in session.config_options],
+        "info": (None if session.info is None else _encode(session.info)),
+        "usage": (None if session.usage is None else _encode(session.usage)),
+        "notices": [_encode(item) for item in session.notices],
         "compactions": {
-            key: encode(value) for key, value in session.compactions.items()
+            key: _encode(value) for key, value in session.compactions.items()
         },
-        "subagents": {key: encode(value) for key, value in session.subagents.items()},
+        "subagents": {key: _encode(value) for key, value in session.subagents.items()},
         "sessionMessages": {
-            key: encode(value) for key, value in session.session_messages.items()
+            key: _encode(value) for key, value in session.session_messages.items()
         },
-        "unrecognized": [encode(item) for item in session.unrecognized],
+        "unrecognized": [_encode(item) for item in session.unrecognized],
     }
 
 
-def session_from_json(data: Any) -> Session:
+def session_from_json(data: _Any) -> Session:
     """The Session a ``session_to_json`` snapshot holds. Raises
     ``ValidationError`` (with the path) when ``data`` is not one."""
     try:
@@ -1143,73 +1206,75 @@ def session_from_json(data: Any) -> Session:
                 for e in data["history"]
             ],
             user_messages={
-                str(key): apply_user_message(None, decode("UserMessage", value))
+                str(key): _apply_user_message(None, _decode("UserMessage", value))
                 for key, value in data["userMessages"].items()
             },
             agent_messages={
-                str(key): apply_agent_message(None, decode("AgentMessage", value))
+                str(key): _apply_agent_message(None, _decode("AgentMessage", value))
                 for key, value in data["agentMessages"].items()
             },
             agent_thoughts={
-                str(key): apply_agent_thought(None, decode("AgentThought", value))
+                str(key): _apply_agent_thought(None, _decode("AgentThought", value))
                 for key, value in data["agentThoughts"].items()
             },
             state=(
-                None if data["state"] is None else decode("StateUpdate", data["state"])
+                None if data["state"] is None else _decode("StateUpdate", data["state"])
             ),
             tool_calls={
-                str(key): apply_tool_call_update(None, decode("ToolCallUpdate", value))
+                str(key): _apply_tool_call_update(
+                    None, _decode("ToolCallUpdate", value)
+                )
                 for key, value in data["toolCalls"].items()
             },
             terminals={
-                str(key): apply_terminal_update(None, decode("TerminalUpdate", value))
+                str(key): _apply_terminal_update(None, _decode("TerminalUpdate", value))
                 for key, value in data["terminals"].items()
             },
             plans={
-                str(key): decode("PlanUpdateContent", value)
+                str(key): _decode("PlanUpdateContent", value)
                 for key, value in data["plans"].items()
             },
             available_commands=[
-                decode("AvailableCommand", item) for item in data["availableCommands"]
+                _decode("AvailableCommand", item) for item in data["availableCommands"]
             ],
             config_options=[
-                decode("SessionConfigOption", item) for item in data["configOptions"]
+                _decode("SessionConfigOption", item) for item in data["configOptions"]
             ],
             info=(
                 None
                 if data["info"] is None
-                else apply_session_info_update(
-                    None, decode("SessionInfoUpdate", data["info"])
+                else _apply_session_info_update(
+                    None, _decode("SessionInfoUpdate", data["info"])
                 )
             ),
             usage=(
                 None
                 if data["usage"] is None
-                else apply_usage_update(None, decode("UsageUpdate", data["usage"]))
+                else _apply_usage_update(None, _decode("UsageUpdate", data["usage"]))
             ),
-            notices=[decode("SessionUpdate", item) for item in data["notices"]],
+            notices=[_decode("SessionUpdate", item) for item in data["notices"]],
             compactions={
-                str(key): apply_compaction_update(
-                    None, decode("CompactionUpdate", value)
+                str(key): _apply_compaction_update(
+                    None, _decode("CompactionUpdate", value)
                 )
                 for key, value in data["compactions"].items()
             },
             subagents={
-                str(key): apply_subagent_update(None, decode("SubagentUpdate", value))
+                str(key): _apply_subagent_update(None, _decode("SubagentUpdate", value))
                 for key, value in data["subagents"].items()
             },
             session_messages={
-                str(key): apply_session_message(None, decode("SessionMessage", value))
+                str(key): _apply_session_message(None, _decode("SessionMessage", value))
                 for key, value in data["sessionMessages"].items()
             },
             unrecognized=[
-                decode("SessionUpdate", item) for item in data["unrecognized"]
+                _decode("SessionUpdate", item) for item in data["unrecognized"]
             ],
         )
-    except ValidationError:
+    except _ValidationError:
         raise
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         # ValueError: str() of an integer over 4,300 digits, say.
-        raise ValidationError(
+        raise _ValidationError(
             f"not a session snapshot: {type(exc).__name__} {exc}"
         ) from None

@@ -10,8 +10,10 @@ strings them together. Data flows one way, one folder per stage:
    printed. The facts later passes need of the document (``compile/facts.py``)
    are read here, once; every fallback to ``Any`` or an alias is recorded
    with its reason (``compile/fallbacks.py``, ``generate --explain``).
-3. **IR passes** (``compile/``): ``naming`` (Python identifiers, clear of the
-   names the runtime and the templates bind: ``compile/reserved.py``),
+3. **IR passes** (``compile/``): ``naming`` (Python identifiers: a
+   ``$defs`` name that is a usable identifier is kept exactly; only keywords
+   and the attributes of the runtime's base classes, ``compile/attributes.py``,
+   are reserved),
    ``defaults``, ``capabilities``, ``methods`` (the JSON-RPC method table),
    ``gates`` (the capability each gated method needs, from the capability
    descriptions and ``rules/capabilities.toml``), ``upserts`` and ``session`` (the rules of ``rules/*.toml``, chosen by
@@ -19,10 +21,12 @@ strings them together. Data flows one way, one folder per stage:
 4. **render** (``emit/render.py``, ``emit/text.py``, ``templates/``): Jinja2,
    one template per generated module, printing only what varies with the
    schema, with the text helpers composing source text and prose; the fixed
-   code is the ``runtime/`` modules, copied in as they are. The rendered
-   modules are read back for names bound twice (``emit/collisions.py``): a
-   schema name in a clash is reserved and the package named and rendered
-   again (:func:`render_one`).
+   code is the ``runtime/`` modules, copied in as they are. No schema name
+   can clash with a name a generated module binds, by construction
+   (``emit/names.py``): the templates bind only underscore-first names
+   besides the module's exports, which ``names.exports`` computes (every
+   ``__all__`` comes from there), and reach a builtin or a fixed name that a
+   schema name hides through ``builtins`` or ``models``.
 5. **format** (``emit/fmt.py``): ``ruff format`` in black's style.
 6. **write** (``output/``): under a lock, staged beside the target and
    swapped in as one journaled transaction; only over directories acpgen
@@ -54,11 +58,9 @@ from .compile.load import Schema, load_schema
 from .compile.lower import lower
 from .compile.methods import find_methods
 from .compile.naming import name_package
-from .compile.reserved import runtime_attributes
 from .compile.session import apply_session_rules
 from .compile.upserts import apply_rules
 from .config import Target
-from .emit.collisions import find_clashes
 from .emit.fmt import format_files
 from .emit.render import render_package
 from .emit.text import fallback_report
@@ -73,18 +75,14 @@ def build_ir(
     rules: str | None = None,
     *,
     methods: bool = True,
-    reserved_names: frozenset[str] = frozenset(),
-    reserved_attributes: frozenset[str] = frozenset(),
 ) -> Package:
     """The named IR of a loaded schema. ``rules`` names the patch rule set
     (checked against the schema), ``"none"`` for none; without it the set is
     told from the schema (:mod:`acpgen.compile.ruleselect`). ``methods=False`` leaves
-    out the JSON-RPC method table (and its checks). ``reserved_names`` and
-    ``reserved_attributes`` are names the rendered package binds that no
-    schema name may take (see :func:`render_one`). Only lowering reads the
+    out the JSON-RPC method table (and its checks). Only lowering reads the
     schema: the later passes read the facts it carries in the IR."""
     check_package_name(package_name)
-    package = name_package(lower(schema), package_name, reserved_names, reserved_attributes)
+    package = name_package(lower(schema), package_name)
     package = resolve_defaults(package)
     package = find_capabilities(package)
     if methods:
@@ -154,26 +152,8 @@ def render_one(
     schema = load_schema(schema_path)
     if display_path is not None:
         schema = replace(schema, path=display_path)
-    names: frozenset[str] = frozenset()
-    attributes: frozenset[str] = frozenset()
-    # Render, then read the rendered modules for names bound twice: a schema
-    # name that takes part in a clash is reserved and the package named and
-    # rendered again (each round reserves more, so this ends).
-    while True:
-        package = build_ir(schema, package_name, rules, reserved_names=names, reserved_attributes=attributes)
-        files = render_package(package, templates)
-        clashes = find_clashes(files, package_name)
-        if not clashes:
-            break
-        more_names = {c.name for c in clashes if c.scope == "module"} - package.reserved_names
-        more_attributes = {c.name for c in clashes if c.scope == "attribute"} - attributes - runtime_attributes()
-        if not more_names and not more_attributes:
-            raise AcpgenError(
-                "the generated package would bind a name twice: " + "; ".join(c.describe() for c in clashes[:3]),
-                file=schema.path,
-            )
-        names |= more_names
-        attributes |= more_attributes
+    package = build_ir(schema, package_name, rules)
+    files = render_package(package, templates)
     if warnings is not None:
         warnings.extend(f"{package_name}: {w}" for w in package.warnings)
         if not package.methods:

@@ -118,6 +118,7 @@ ROUND_TRIPS: list[tuple[str, Any]] = [
     ("CancelRequestNotification", {"requestId": "r1"}),
     ("CancelSessionNotification", {"sessionId": "s1"}),
     ("LogoutAuthRequest", {}),
+    ("FieldsNamedLikeBuiltins", {"str": "s", "int": 1, "list": ["a"], "label": "l"}),
 ]
 
 

@@ -37,9 +37,11 @@ def test_every_model_class_is_a_slotted_dataclass(name):
 
 
 def test_init_defaults_repr_eq_replace():
-    m = load_generated("acp_v1").models
+    acp = load_generated("acp_v1")
+    m = acp.models
     chunk = m.TextContentBlock(text="hi")
-    assert chunk.annotations is m.UNSET
+    # UNSET is the package's (models.py imports it privately: a schema may define one).
+    assert chunk.annotations is acp.UNSET
     assert repr(chunk) == "TextContentBlock(annotations=UNSET, text='hi', meta=UNSET)"
     assert chunk == m.TextContentBlock(text="hi")
     assert chunk != m.TextContentBlock(text="ho")

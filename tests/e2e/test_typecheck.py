@@ -49,6 +49,9 @@ assert_type(acp.decode_class(acp.ToolCallUpdate, data), acp.ToolCallUpdate)
 assert_type(acp.ToolCallUpdate.from_wire(data, strict=True), acp.ToolCallUpdate)
 assert_type(acp.decode("SessionUpdate", data), acp.SessionUpdate)
 assert_type(acp.decode("SessionId", data), str)
+assert_type(acp.decode("RequestId", data), {request_id})
+request_id: acp.RequestId = 1
+request_id = acp.RequestId_  # error: the schema's own spelling, no rename
 assert_type(acp.decode("ToolKind", data), {tool_kind})
 assert_type(acp.decode("NoSuchDefinition", data), object)
 acp.decode(1, data)  # error: names are strings
@@ -88,6 +91,7 @@ def user_program(package: str) -> str:
         pkg=package,
         tool_kind='"acp.ToolKind | str"' if v2 else "acp.ToolKind",
         state_title='"str | None"' if v2 else "str",
+        request_id='"int | str"' if v2 else '"None | int | str"',
     ) + (V2 if v2 else V1)
 
 

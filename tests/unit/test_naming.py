@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import keyword
+from dataclasses import replace
 
 from acpgen.compile import ir
 from acpgen.compile.naming import class_name, field_name, member_name, name_package, pascal, snake, unique
@@ -55,16 +56,27 @@ def _package(*definitions):
     return ir.Package(name="", schema_path="s", schema_sha256="0", schema_title="", definitions=definitions)
 
 
-def test_definitions_that_shadow_builtins_or_reserved_names_are_escaped():
+def test_definitions_keep_their_names_even_builtins_and_runtime_names_only_keywords_are_escaped():
     package = name_package(
         _package(
             ir.AliasDef(name="str", target=ir.StrT()),
             ir.AliasDef(name="UNSET", target=ir.StrT()),
+            ir.AliasDef(name="RequestId", target=ir.StrT()),
+            ir.AliasDef(name="Connection", target=ir.StrT()),
             ir.AliasDef(name="class", target=ir.StrT()),
+            ir.AliasDef(name="None", target=ir.StrT()),
         ),
         "p",
     )
-    assert [d.class_name for d in package.definitions] == ["str_", "UNSET_", "class_"]
+    assert [d.class_name for d in package.definitions] == ["str", "UNSET", "RequestId", "Connection", "class_", "None_"]
+
+
+def test_a_variant_class_may_take_a_builtin_s_name():
+    variant = ir.Variant(role=ir.TAGGED, tag="", title="", fields=())
+    union = ir.UnionDef(name="list", tag="type", variants=(replace(variant, tag="x"),))
+    named = name_package(_package(union), "p")
+    assert named.definitions[0].class_name == "list"
+    assert [v.class_name for v in named.definitions[0].variants] == ["Xlist"]
 
 
 def test_colliding_fields_get_distinct_names_deterministically():

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
 from acpgen.runtime import _models
@@ -42,6 +42,26 @@ def test_the_stand_in_builds_a_slotted_dataclass():
     assert thing.tags == [] and thing.tags is not Thing(name="b").tags
     assert dataclasses.replace(thing, note="n") == Thing(name="a", note="n")
     assert copy.deepcopy(thing) == thing
+
+
+def test_class_variables_are_not_fields_under_either_spelling():
+    # The generated models import ClassVar as _ClassVar (a schema may define
+    # a type named ClassVar).
+    from typing import ClassVar as _ClassVar
+
+    @dataclass(slots=True, kw_only=True)
+    class Request(_models.Model):
+        METHOD: _ClassVar[str] = "x/y"
+        kind: ClassVar[str] = "k"
+        n: int
+
+        if not TYPE_CHECKING:
+
+            def __init__(self, *, n):
+                self.n = n
+
+    assert [f.name for f in dataclasses.fields(Request)] == ["n"] and Request.__slots__ == ("n",)
+    assert Request(n=1).METHOD == "x/y" and Request.kind == "k"
 
 
 def test_repr_and_eq_are_shared():

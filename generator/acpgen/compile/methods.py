@@ -32,8 +32,8 @@ else:  # pragma: no cover
 from ..errors import AcpgenError, pointer
 from ..jsontypes import JsonPath
 from . import ir
+from .attributes import INTERFACE_METHODS, runtime_attributes
 from .naming import snake
-from .reserved import runtime_attributes
 
 CALL_KINDS: tuple[ir.CallKind, ...] = ("request", "notification")
 KINDS = ("request", "response", "notification")
@@ -79,7 +79,7 @@ def find_methods(package: ir.Package, overrides: dict[str, str] | None = None) -
     if overrides is None:
         overrides = handler_overrides()
     facts = package.facts
-    reserved = runtime_attributes() | package.reserved_attributes
+    reserved = runtime_attributes() | INTERFACE_METHODS
     classes = {d.name: d.class_name for d in package.definitions}
     summaries = {d.name: d.description.strip().split("\n\n")[0].strip() for d in package.definitions}
     kinds = {name: set(found) for name, found in facts.envelope_kinds}
@@ -130,8 +130,9 @@ def find_methods(package: ir.Package, overrides: dict[str, str] | None = None) -
                 raise _error(
                     package, where, f"the handler name {handler!r} is not usable: name it in rules/methods.toml"
                 )
-            # A handler is a method of the generated connections: it keeps
-            # clear of the runtime connection's attributes.
+            # A handler is a method of the generated connections and
+            # interfaces: it keeps clear of the runtime connection's
+            # attributes and of the interfaces' extension methods.
             while handler in reserved:
                 handler += "_"
             taken = handled.get((side, handler))

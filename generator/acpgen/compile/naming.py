@@ -3,26 +3,39 @@ Python identifier.
 
 All names that reach the generated code are made here, from schema text that
 is input and may be hostile: each is reduced to ASCII letters, digits and
-underscores, kept clear of keywords, of the builtins and of the names the
-generated modules use themselves (read from the runtime's source and from
-the rendered modules: :mod:`acpgen.compile.reserved`), and made unique without numbers (a
+underscores, kept clear of keywords, and made unique without numbers (a
 colliding name gets a trailing underscore). The result depends only on the
 schema, so two runs agree.
+
+A ``$defs`` name that is an ASCII identifier, not a keyword (nor
+``annotations``, :data:`MODULE_RESERVED`) and not underscore-first is kept
+exactly: ``RequestId``, ``str``, ``Connection`` or
+``UNSET`` included. The generated modules keep clear of the schema's names
+instead (:mod:`acpgen.emit.names`): their own imports and helpers are
+underscore-first, and they reach a builtin or a fixed name a schema name
+hides another way. Only the attributes of a class are reserved here: a field
+may not take one its runtime base class has (``to_wire`` ...,
+:mod:`acpgen.compile.attributes`).
 """
 
 from __future__ import annotations
 
-import builtins
 import keyword
 import re
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
 from . import ir
-from .reserved import model_attributes, runtime_names
+from .attributes import model_attributes
 
 # Attribute names a generated class has from its runtime base class.
 RESERVED_ATTRIBUTES = model_attributes()
+
+MODULE_RESERVED = frozenset({"annotations"})
+"""Module-level names no schema name may take besides the keywords:
+``from __future__ import annotations``, which every generated module starts
+with, binds ``annotations`` (a type checker refuses a class of that name
+beside it)."""
 
 CATCH_ALL_EXTRA = "extra"
 """The attribute of a catch-all variant that keeps the members it does not
@@ -99,23 +112,16 @@ def member_name(member: ir.EnumMember) -> str:
     return _not_digit_first(upper_snake(member.value), "V_")
 
 
-def name_package(
-    package: ir.Package,
-    package_name: str,
-    reserved_names: AbstractSet[str] = frozenset(),
-    reserved_attributes: AbstractSet[str] = frozenset(),
-) -> ir.Package:
-    """The package with every Python name filled in. Module-level names keep
-    clear of the builtins, of what the runtime modules bind and of
-    ``reserved_names`` (what the rendered package was found to bind besides);
-    handler names of ``reserved_attributes``."""
+def name_package(package: ir.Package, package_name: str) -> ir.Package:
+    """The package with every Python name filled in. Module-level names are
+    unique among themselves and neither keywords nor ``annotations``
+    (:data:`MODULE_RESERVED`); nothing else is reserved."""
     module_names: set[str] = set()
-    reserved = frozenset(runtime_names() | set(reserved_names) | set(dir(builtins)))
     # Definitions first, in $defs order, so they keep their names whenever
     # they can; variant classes are fitted around them.
     def_classes: dict[str, str] = {}
     for definition in package.definitions:
-        def_classes[definition.name] = unique(class_name(definition.name), module_names, reserved)
+        def_classes[definition.name] = unique(class_name(definition.name), module_names, MODULE_RESERVED)
     named: list[ir.Definition] = []
     for definition in package.definitions:
         cls = def_classes[definition.name]
@@ -128,16 +134,10 @@ def name_package(
             )
             named.append(replace(definition, class_name=cls, members=members))
         elif isinstance(definition, ir.UnionDef):
-            named.append(_name_union(definition, cls, module_names, reserved, def_classes))
+            named.append(_name_union(definition, cls, module_names, def_classes))
         else:
             named.append(replace(definition, class_name=cls))
-    return replace(
-        package,
-        name=package_name,
-        definitions=tuple(named),
-        reserved_names=reserved,
-        reserved_attributes=frozenset(reserved_attributes),
-    )
+    return replace(package, name=package_name, definitions=tuple(named))
 
 
 def _name_fields(fields: tuple[ir.Field, ...], extra_reserved: AbstractSet[str] = frozenset()) -> tuple[ir.Field, ...]:
@@ -154,9 +154,7 @@ def _wire_label(f: ir.Field) -> str:
     return f.wire_name
 
 
-def _name_union(
-    union: ir.UnionDef, cls: str, module_names: set[str], reserved: AbstractSet[str], def_classes: dict[str, str]
-) -> ir.UnionDef:
+def _name_union(union: ir.UnionDef, cls: str, module_names: set[str], def_classes: dict[str, str]) -> ir.UnionDef:
     # The tag is an attribute of every variant class: it must be a name no
     # generated member takes (from_wire, to_wire, the catch-all's extra, a
     # wrapper's value) and not a keyword.
@@ -171,10 +169,10 @@ def _name_union(
         base = pascal(label or "")
         candidates = [_not_digit_first(base + cls, "T"), cls + base, cls + base + "Variant"]
         name = next(
-            (c for c in candidates if not _taken(c, module_names, reserved)),
+            (c for c in candidates if not _taken(c, module_names, MODULE_RESERVED)),
             candidates[-1],
         )
-        name = unique(name, module_names, reserved)
+        name = unique(name, module_names, MODULE_RESERVED)
         # The tag is an attribute of every variant (a constant on the tagged
         # ones), so no field may take its name.
         taken = {tag_name} if tag_name else set()

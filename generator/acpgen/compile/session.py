@@ -212,7 +212,7 @@ class _Lowering:
                 raise self.error(f"the chunks of {a.field.name!r} append to different lists")
 
     def check_names(self, *generated: str) -> None:
-        taken = set(self.package.reserved_names)
+        taken: set[str] = set()
         for definition in self.package.definitions:
             taken.add(definition.class_name)
             for variant in getattr(definition, "variants", ()):

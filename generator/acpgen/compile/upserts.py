@@ -110,7 +110,7 @@ def apply_rules(package: ir.Package, set_name: str, rules_path: Path | None = No
 def _check_names(package: ir.Package, upserts: list[ir.Upsert], chunks: list[ir.Chunk], where: str) -> None:
     """The rules' class and function names must not take a name the package
     already uses."""
-    taken = set(package.reserved_names)
+    taken: set[str] = set()
     for definition in package.definitions:
         taken.add(definition.class_name)
         for variant in getattr(definition, "variants", ()):

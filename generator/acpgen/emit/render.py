@@ -22,6 +22,7 @@ from ..compile import ir
 from ..errors import AcpgenError
 from ..runtime import SOURCES
 from . import text
+from .names import CODEC_HELPERS, IMPORTS_MARKER, ModuleNames, exports, package_imports, reexports, schema_names
 
 # Generated file -> template.
 MODULES = {
@@ -85,31 +86,67 @@ def _tag_dispatched(t: ir.TypeExpr, defs: dict[str, ir.Definition]) -> ir.UnionD
     return target if target.kind == "union" and target.dispatch_by_tag else None
 
 
+def _private(name: str) -> str:
+    """What the templates import ``name`` from ``typing`` as."""
+    return "_" + name
+
+
 def render_package(package: ir.Package, templates: str | Path | None = None) -> dict[str, str]:
     """``{file name: source}`` for one package, not yet formatted."""
     env = environment(templates)
     defs = {d.name: d for d in package.definitions}
+    names = exports(package)
+    schema = schema_names(package)
     context = {
         "package": package,
         "defs": defs,
         "tag_dispatched": lambda t: _tag_dispatched(t, defs),
-        "annotation": text.Annotations(defs),
         "variant_doc": lambda union, variant: text.variant_doc(defs, union, variant),
         "alias_order": [defs[name] for name in package.alias_order],
         "uses_const": package.uses_const,
         "referenced": package.referenced,
         "schema_json": json.dumps(package.validation_defs, sort_keys=False, separators=(",", ":")),
         "ir": ir,
+        "exports": names,
+        "reexports": reexports(package),
+        "package_imports": package_imports(package),
+        "schema_names": frozenset(schema),
     }
     out = {}
     for module, template_name in MODULES.items():
+        stem = module[: -len(".py")]
+        # How this module names the schema's names and the builtins: see
+        # acpgen.emit.names (models.py and the package bind the schema's names).
+        module_names = ModuleNames(
+            own=frozenset(names.get(stem, ())),
+            schema=schema,
+            binds_schema=stem in ("models", "__init__"),
+            sorted_imports=stem != "codec",
+            optional_imports=CODEC_HELPERS if stem == "codec" else (),
+        )
         try:
             template = env.get_template(template_name)
-            out[module] = template.render(context)
+            rendered = template.render(
+                context,
+                ref=module_names.ref,
+                aref=module_names.annotation_ref,
+                enter_class=module_names.enter_class,
+                refs=lambda names, ref=module_names.ref: [ref(n) for n in names],
+                builtin=module_names.builtin,
+                annotation=text.Annotations(defs, module_names.annotation_ref, module_names.builtin, _private),
+                # A type alias's value is evaluated at import (after the
+                # classes it names): the schema's names as they are.
+                alias_value=text.Annotations(defs, module_names.ref, module_names.builtin, _private),
+                def_annotation=functools.partial(
+                    text.definition_annotation, ref=module_names.annotation_ref, builtin=module_names.builtin
+                ),
+            )
         except jinja2.TemplateError as exc:
             where = getattr(exc, "filename", None) or template_name
             line = getattr(exc, "lineno", None)
             raise AcpgenError(f"template error: {exc.message}", file=f"{where}:{line}" if line else where) from None
+        imports = module_names.imports(rendered)
+        out[module] = rendered.replace(IMPORTS_MARKER + "\n", imports + "\n" if imports else "", 1)
     header = env.from_string('{% import "macros.jinja" as m %}{{ m.header_comment(package) }}\n')
     for module, source in SOURCES.items():
         # Plain Python modules, copied as they are behind the generated

@@ -101,47 +101,67 @@ def empty(kind: ir.Empty) -> str:
     return "[]" if kind == "list" else "{}"
 
 
-def definition_annotation(d: ir.Definition) -> str:
+def _same(name: str) -> str:
+    return name
+
+
+def definition_annotation(
+    d: ir.Definition, ref: Callable[[str], str] = _same, builtin: Callable[[str], str] = _same
+) -> str:
     """The Python annotation of a value of a definition: its class, or for
     an open enum the class or a plain value."""
     if isinstance(d, ir.EnumDef) and d.open:
-        return f"{d.class_name} | {d.value_kind}"
-    return d.class_name
+        return f"{ref(d.class_name)} | {builtin(d.value_kind)}"
+    return ref(d.class_name)
 
 
 class Annotations:
-    """``annotation(type)``: the Python annotation of a type expression."""
+    """``annotation(type)``: the Python annotation of a type expression, in
+    a module that names the schema's names with ``ref`` and the builtins with
+    ``builtin`` (:class:`acpgen.emit.names.ModuleNames`) and what it imports
+    from ``typing`` with ``typing`` (the templates import ``Any`` as ``_Any``)."""
 
-    def __init__(self, defs: Mapping[str, ir.Definition]) -> None:
+    def __init__(
+        self,
+        defs: Mapping[str, ir.Definition],
+        ref: Callable[[str], str] = _same,
+        builtin: Callable[[str], str] = _same,
+        typing: Callable[[str], str] = _same,
+    ) -> None:
         self.defs = defs
+        self.ref = ref
+        self.builtin = builtin
+        self.typing = typing
 
     def __call__(self, t: ir.TypeExpr) -> str:
+        b = self.builtin
         if t.kind in ("any", "raw"):
-            return "Any"
+            return self.typing("Any")
         if t.kind == "str":
-            return "str"
+            return b("str")
         if t.kind == "int":
-            return "int"
+            return b("int")
         if t.kind == "num":
-            return "float"
+            return b("float")
         if t.kind == "bool":
-            return "bool"
+            return b("bool")
         if t.kind == "null":
             return "None"
         if t.kind == "const":
-            return f"Literal[{py_literal(t.value)}]"
+            return f"{self.typing('Literal')}[{py_literal(t.value)}]"
         if t.kind == "list":
-            return f"list[{self(t.items)}]"
+            return f"{b('list')}[{self(t.items)}]"
         if t.kind == "map":
-            return f"dict[str, {self(t.values)}]"
+            return f"{b('dict')}[{b('str')}, {self(t.values)}]"
         if t.kind == "nullable":
             return f"{self(t.inner)} | None"
         if t.kind in ("scalar_union", "first_match"):
             return " | ".join(dict.fromkeys(self(m) for m in t.members))
         if t.kind == "keyed":
-            return " | ".join(self.defs[name].class_name for name in t.refs)
+            return " | ".join(self.ref(self.defs[name].class_name) for name in t.refs)
         if t.kind == "ref":
-            return definition_annotation(self.defs[t.name])
+            d = self.defs[t.name]
+            return definition_annotation(d, self.ref, b)
         raise ValueError(t.kind)
 
 
@@ -301,7 +321,6 @@ FILTERS: dict[str, Callable[..., str]] = {
     "pointer_literal": lambda p: py_literal("#" + p),
     "param": parameter,
     "empty": empty,
-    "def_annotation": definition_annotation,
     "state_copy": state_copy,
     "value_copy": value_copy,
     "expected_message": expected_message,

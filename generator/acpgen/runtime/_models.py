@@ -39,7 +39,8 @@ def _slotted(cls: _C) -> _C:
     f: dataclasses.Field[Any]
     annotations: dict[str, str] = body.get("__annotations__", {})
     for name, hint in annotations.items():
-        if hint.startswith("ClassVar"):
+        # The generated models import ClassVar as _ClassVar.
+        if hint.startswith(("ClassVar", "_ClassVar")):
             continue
         default: Any = body.pop(name, dataclasses.MISSING)
         if isinstance(default, dataclasses.Field):

@@ -97,10 +97,6 @@ class Package:
     """The patch rule set the package was generated with (None: none)."""
     fallbacks: tuple[Fallback, ...] = ()
     """Every place lowering fell back, in ``$defs`` order, each once."""
-    reserved_names: frozenset[str] = frozenset()
-    """Module-level names no generated name may take (set by naming)."""
-    reserved_attributes: frozenset[str] = frozenset()
-    """Names no handler may take besides the runtime connection's attributes."""
     alias_order: tuple[str, ...] = ()
     """The type aliases (plain and union) by ``$defs`` name, each after the
     aliases its value names (set by ``analysis``)."""

@@ -1,0 +1,75 @@
+"""The attributes the runtime's base classes give every generated class,
+read from the runtime modules' source (never listed by hand): a generated
+field or handler method must not replace one. Module-level names need no
+such list: see :mod:`acpgen.emit.names`."""
+
+from __future__ import annotations
+
+import ast
+import functools
+
+from ..runtime import SOURCES
+
+__all__ = ["CONNECTION_BASE", "INTERFACE_METHODS", "model_attributes", "runtime_attributes"]
+
+MODEL_BASES = ("Model", "State")
+"""The runtime classes the generated classes derive from (``_models.py``)."""
+
+CONNECTION_BASE = "Connection"
+"""The runtime class the generated connections subclass (``_connection.py``)."""
+
+
+INTERFACE_METHODS = frozenset({"ext_method", "ext_notification"})
+"""What the generated Agent and Client interfaces define besides one
+handler per method (``templates/protocol.py.jinja``): no handler may take
+one."""
+
+
+@functools.cache
+def _runtime_class(module: str, name: str) -> ast.ClassDef:
+    """The definition of class ``name`` in the runtime module ``module``."""
+    path = SOURCES[module]
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return node
+    raise AssertionError(f"{path} defines no {name} class")
+
+
+@functools.cache
+def runtime_attributes() -> frozenset[str]:
+    """The attributes of the runtime's connection class: its methods, class
+    attributes and what its methods set on ``self``. A generated connection
+    adds one method per call of the peer, which must not replace any."""
+    return frozenset(_class_attributes(_runtime_class("_connection.py", CONNECTION_BASE)))
+
+
+@functools.cache
+def model_attributes() -> frozenset[str]:
+    """The public attributes the runtime's model base classes give every
+    generated class (``from_wire``, ``to_wire``, ...): no field may take one."""
+    return frozenset(
+        name
+        for base in MODEL_BASES
+        for name in _class_attributes(_runtime_class("_models.py", base))
+        if not name.startswith("_")
+    )
+
+
+def _class_attributes(node: ast.ClassDef) -> set[str]:
+    names: set[str] = set()
+    for item in ast.walk(node):
+        if item is not node and isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if item in node.body:
+                names.add(item.name)
+        elif isinstance(item, (ast.Assign, ast.AnnAssign)):
+            targets = item.targets if isinstance(item, ast.Assign) else [item.target]
+            for target in targets:
+                if isinstance(target, ast.Name) and item in node.body:
+                    names.add(target.id)
+                elif (
+                    isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == "self"
+                ):
+                    names.add(target.attr)
+    return names

@@ -1,0 +1,379 @@
+"""The generated modules' namespaces, clash-free by construction.
+
+A generated module binds three kinds of module-level names:
+
+- the schema's names (a class or type alias per ``$defs`` entry, the union
+  variants' classes, the patch rules' state classes), spelled as naming made
+  them: only ``models.py`` defines them;
+- the module's own public names (``decode``, ``Session``, ``Connection``,
+  ...), listed once here (:func:`exports`), which is also where every
+  ``__all__`` and the package's imports come from;
+- everything else under a private name: the templates import what they use
+  from ``typing`` and the runtime modules as ``_Any``, ``_UNSET``,
+  ``_check_str``... and name their helpers ``_decode_X`` and such, while no
+  schema name starts with an underscore (:func:`acpgen.compile.naming.class_name`).
+
+So a schema name can meet only a module's own public names and the builtins
+the module's code uses. A module other than ``models.py`` refers to a schema
+name that is one of its own names or a builtin as ``_types.NAME``, through
+``from . import models as _types``, and imports every other schema name it
+uses by name (:meth:`ModuleNames.ref`); ``models.py`` and the package's
+``__init__.py``, which bind the schema's names, refer to a builtin one of
+them shadows as ``_builtins.NAME``, through ``import builtins as _builtins``
+(:meth:`ModuleNames.builtin`). The templates write a marker line where the
+imports go (:data:`IMPORTS_MARKER`); :meth:`ModuleNames.imports` is what
+replaces it once the module is rendered, so a module imports exactly what
+it refers to.
+
+At the package level the schema wins: ``acp.X`` is the schema's ``X`` and
+a fixed name of the same spelling stays reachable from its module only
+(``acp.connection.Connection``, ``acp.codec.decode``): :func:`exports`.
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ..compile import ir
+
+__all__ = [
+    "BUILTINS",
+    "CODEC_HELPERS",
+    "IMPORTS_MARKER",
+    "ModuleNames",
+    "exports",
+    "package_imports",
+    "reexports",
+    "schema_names",
+]
+
+BUILTINS = frozenset(dir(builtins))
+"""Every name of the builtins module: a schema name of that spelling is
+kept, and the generated code that needs the builtin reaches it another way."""
+
+IMPORTS_MARKER = "#acpgen:imports#"
+"""The line a template writes where the imports of the schema's names (and
+of ``builtins``) go; :meth:`ModuleNames.imports` replaces it."""
+
+TYPES_MODULE = "_types"
+"""What a generated module calls ``models`` when it refers to a schema name
+that its own names or the builtins would hide."""
+
+BUILTINS_MODULE = "_builtins"
+
+CODEC_NAMES = ("decode", "decode_class", "encode")
+
+CODEC_HELPERS = tuple(
+    ("_runtime", name)
+    for name in [
+        "FLOAT_MAX",
+        "MISSING",
+        "UNSET",
+        "Unset",
+        "ValidationError",
+        "any_value",
+        "check_bool",
+        "check_const",
+        "check_int",
+        "check_list",
+        "check_list_skipping",
+        "check_map",
+        "check_num",
+        "check_str",
+        "check_tag",
+        "check_json",
+        "check_variants",
+        "check_variants_skipping",
+        "exactly_one",
+        "first_match",
+        "furthest",
+        "json_object",
+        "missing",
+        "not_null",
+        "salvage",
+        "scalar_union",
+        "type_error",
+        "unexpected",
+        "wire_json",
+        "wire_map",
+    ]
+)
+"""The runtime helpers the codec's decoders and encoders call, each imported
+as ``_NAME`` when the rendered codec uses it (a package need not use them
+all, and a checker reports an unused private import)."""
+
+PATCH_NAMES = ("apply", "merge_meta", "supports", "CAPABILITIES")
+
+PROTOCOL_NAMES = (
+    "Agent",
+    "CANCEL_REQUEST",
+    "CODEC",
+    "Client",
+    "ErrorResponse",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHODS",
+    "METHOD_NOT_FOUND",
+    "Message",
+    "MethodInfo",
+    "Notification",
+    "NotificationInfo",
+    "PARSE_ERROR",
+    "ParamsError",
+    "REQUEST_CANCELLED",
+    "REQUIRES",
+    "Request",
+    "RequestError",
+    "RequestInfo",
+    "Response",
+    "RpcError",
+    "decode_message",
+    "decode_result",
+    "encode_message",
+)
+PROTOCOL_FROM_JSONRPC = tuple(
+    n
+    for n in PROTOCOL_NAMES
+    if n not in ("Agent", "Client", "CODEC", "METHODS", "REQUIRES", "decode_message", "decode_result", "encode_message")
+)
+"""What ``protocol.py`` re-exports from the runtime's ``_jsonrpc``."""
+
+CONNECTION_FROM_RUNTIME = (
+    ("_versions", "UNSUPPORTED_PROTOCOL_VERSION"),
+    ("_versions", "AgentEntry"),
+    ("_capabilities", "CapabilityError"),
+    ("_versions", "ClientEntry"),
+    ("_connection", "Connection"),
+    ("_connection", "ConnectionOptions"),
+    ("_connection", "HandlerError"),
+    ("_transport", "MessageTooLarge"),
+    ("_resume", "ResumeUnsupported"),
+    ("_transport", "StreamTransport"),
+    ("_transport", "Transport"),
+    ("_versions", "UnsupportedProtocolVersion"),
+    ("_versions", "VersionMismatch"),
+    ("_versions", "connect_versions"),
+)
+"""What ``connection.py`` re-exports from the runtime modules (module, name)."""
+
+CONNECTION_DEFINED = (
+    "AgentSideConnection",
+    "ClientSideConnection",
+    "SessionKeeper",
+    "asgi_agent_app",
+    "bearer_token",
+    "connect_agent_http",
+    "connect_agent_ws",
+    "connect_in_memory",
+    "run_agent_stdio",
+    "serve_agent",
+    "serve_versions",
+    "spawn_agent",
+    "spawn_agent_versions",
+)
+"""What ``connection.py`` defines itself."""
+
+RESUMPTION_ONLY = ("ResumeUnsupported", "SessionKeeper")
+
+PACKAGE_METADATA = ("DEFINITIONS", "GENERATOR_VERSION", "SCHEMA_FILE", "SCHEMA_SHA256", "SCHEMA_VERSION")
+"""What the package's ``__init__.py`` defines itself."""
+
+PACKAGE_FROM_RUNTIME = ("UNSET", "Unset", "ValidationError")
+"""What the package re-exports from the runtime's ``_runtime``."""
+
+
+def schema_names(package: ir.Package) -> tuple[str, ...]:
+    """The names ``models.py`` defines from the schema, in its order: the
+    definitions, the union variants' classes, the rules' state classes."""
+    names = [d.class_name for d in package.definitions]
+    for d in package.definitions:
+        if isinstance(d, ir.UnionDef):
+            names.extend(v.class_name for v in d.variants if not v.reuses_ref)
+    names.extend(u.state_class for u in package.upserts)
+    return tuple(names)
+
+
+def _import_order(pair: tuple[str, str]) -> tuple[bool, str]:
+    return (not pair[1].isupper(), pair[1])
+
+
+def reexports(package: ir.Package) -> dict[str, list[tuple[str, str]]]:
+    """What ``protocol.py`` and ``connection.py`` import from the runtime
+    modules under the runtime's own names, to export them: (module, name)."""
+    connection = [
+        pair for pair in CONNECTION_FROM_RUNTIME if package.resumption is not None or pair[1] not in RESUMPTION_ONLY
+    ]
+    return {
+        "protocol": sorted((("_jsonrpc", n) for n in PROTOCOL_FROM_JSONRPC), key=_import_order),
+        "connection": sorted(connection, key=lambda pair: (pair[0], *_import_order(pair))),
+    }
+
+
+def exports(package: ir.Package) -> dict[str, tuple[str, ...]]:
+    """Each generated module's ``__all__`` (``"__init__"`` for the package),
+    the one list of the names the templates define or re-export; the
+    package's leaves out a fixed name the schema also defines."""
+    connection = tuple(n for _, n in CONNECTION_FROM_RUNTIME) + CONNECTION_DEFINED
+    if package.resumption is None:
+        connection = tuple(n for n in connection if n not in RESUMPTION_ONLY)
+    session: tuple[str, ...] = ()
+    s = package.session
+    if s is not None:
+        session = (
+            "HistoryEntry",
+            "HistoryItem",
+            *(f.entry_class for f in s.fields if f.entry_class),
+            *((s.message_class,) if s.message_class else ()),
+            "PROTOCOL_VERSION",
+            "SESSION_SOURCES",
+            "Session",
+            "UPDATE_RULES",
+            "UpdateRule",
+            *(("apply_prompt",) if s.prompt_field else ()),
+            "apply_session_update",
+            "fold_session_update",
+            "session_from_json",
+            "session_to_json",
+        )
+    modules = {
+        "models": schema_names(package),
+        "codec": CODEC_NAMES,
+        "patch": PATCH_NAMES + tuple(u.function for u in package.upserts) + tuple(c.function for c in package.chunks),
+        "session": session,
+        "protocol": PROTOCOL_NAMES,
+        "connection": tuple(sorted(connection, key=lambda n: (not n.isupper(), n))),
+    }
+    schema = set(modules["models"])
+    fixed = [*PACKAGE_METADATA, *PACKAGE_FROM_RUNTIME, *CODEC_NAMES]
+    package_names = [n for n in fixed if n not in schema] + list(modules["models"])
+    for module in ("patch", "session", "protocol", "connection"):
+        package_names.extend(n for n in modules[module] if n not in schema)
+    modules["__init__"] = tuple(package_names)
+    return modules
+
+
+def _import_lines(module: str, names: tuple[str, ...], public: set[str], indent: str = "") -> list[str]:
+    """``from .module import *`` when the schema defines none of ``names``,
+    else an import of each of the others (``public``)."""
+    kept = [n for n in names if n in public]
+    if len(kept) == len(names):
+        return [f"{indent}from .{module} import *  # noqa: F401,F403"]
+    return [f"{indent}from .{module} import {n} as {n}" for n in kept]
+
+
+def package_imports(package: ir.Package) -> dict[str, str]:
+    """The package's imports of its modules' exports (``"eager"``) and, for
+    type checkers, of the connection's (``"connection"``, loaded lazily):
+    each module's names the schema does not define."""
+    names = exports(package)
+    schema = set(names["models"])
+    public = {n for n in names["__init__"] if n not in schema}
+    lines = []
+    runtime = [n for n in PACKAGE_FROM_RUNTIME if n in public]
+    if len(runtime) == len(PACKAGE_FROM_RUNTIME):
+        lines.append("from ._runtime import " + ", ".join(runtime))
+    else:
+        lines.extend(f"from ._runtime import {n} as {n}" for n in runtime)
+    codec = [n for n in CODEC_NAMES if n in public]
+    if len(codec) == len(CODEC_NAMES):
+        lines.append("from .codec import " + ", ".join(codec))
+    elif codec:
+        lines.extend(f"from .codec import {n} as {n}" for n in codec)
+    else:
+        # Importing the codec binds the models' from_wire and to_wire.
+        lines.append("import importlib as _importlib")
+        lines.append('_importlib.import_module(".codec", __name__)')
+    lines.append("from .models import *  # noqa: F401,F403")
+    for module in ("patch", "session", "protocol"):
+        lines.extend(_import_lines(module, names[module], public))
+    return {
+        "eager": "\n".join(lines),
+        "connection": "\n".join(_import_lines("connection", names["connection"], public, "    ") or ["    pass"]),
+    }
+
+
+@dataclass
+class ModuleNames:
+    """How one generated module refers to schema names and builtins, and
+    what it must import for that (recorded while it is rendered)."""
+
+    own: frozenset[str]
+    """The names the module binds besides the schema's."""
+    schema: tuple[str, ...]
+    """The schema's names, in ``models.py``'s order."""
+    binds_schema: bool
+    """Whether the module binds the schema's names itself (``models.py``,
+    the package): then a builtin one of them shadows is ``_builtins.X``."""
+    optional_imports: tuple[tuple[str, str], ...] = ()
+    """(module, name) imported as ``_NAME`` when the rendered module uses it."""
+    sorted_imports: bool = True
+    """Whether the imports from ``models`` are sorted by name (else in
+    ``models.py``'s order: the codec imports nearly all of them)."""
+    _used: set[str] = field(default_factory=lambda: set[str]())
+    _qualified: bool = False
+    _builtins_used: bool = False
+    _self_types: bool = False
+    _schema_set: frozenset[str] = frozenset()
+    _class_scope: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        self._schema_set = frozenset(self.schema)
+
+    def ref(self, name: str) -> str:
+        """The source text that names the schema's ``name`` in this module."""
+        if self.binds_schema:
+            return name
+        if name in self.own or name in BUILTINS:
+            self._qualified = True
+            return f"{TYPES_MODULE}.{name}"
+        self._used.add(name)
+        return name
+
+    def annotation_ref(self, name: str) -> str:
+        """The source text that names the schema's ``name`` in an annotation
+        in this module. In a module that binds the schema's names, one that
+        is a builtin's is ``_types.NAME`` (``models`` imported under
+        ``TYPE_CHECKING``): a type checker reads a name used before the
+        module defines it as the builtin (mypy)."""
+        if self.binds_schema and name in BUILTINS and name in self._schema_set:
+            self._self_types = True
+            return f"{TYPES_MODULE}.{name}"
+        return self.ref(name)
+
+    def enter_class(self, attributes: Iterable[str]) -> str:
+        """Render what follows in the body of a class with ``attributes``
+        (its fields ...): a builtin one of them shadows is ``_builtins.X``
+        there (a field ``str`` makes ``str`` the field in the annotations
+        after it). An empty text, for the template to print."""
+        self._class_scope = frozenset(attributes)
+        return ""
+
+    def builtin(self, name: str) -> str:
+        """The source text that names the builtin ``name`` in this module."""
+        if self.binds_schema and (name in self._schema_set or name in self._class_scope):
+            self._builtins_used = True
+            return f"{BUILTINS_MODULE}.{name}"
+        return name
+
+    def imports(self, body: str) -> str:
+        """The import lines that replace :data:`IMPORTS_MARKER` in the
+        rendered module ``body``."""
+        lines = [
+            f"from .{module} import {name} as _{name}"
+            for module, name in self.optional_imports
+            if re.search(rf"\b_{name}\b", body)
+        ]
+        if self._builtins_used:
+            lines.append(f"import builtins as {BUILTINS_MODULE}")
+        if self._qualified:
+            lines.append(f"from . import models as {TYPES_MODULE}")
+        if self._self_types:
+            lines.append(f"if _typing.TYPE_CHECKING:\n    from . import models as {TYPES_MODULE}")
+        used = sorted(self._used) if self.sorted_imports else [n for n in self.schema if n in self._used]
+        if used:
+            lines.append("from .models import (\n" + "".join(f"    {n},\n" for n in used) + ")")
+        return "\n".join(lines)
