@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT / "generated"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import acp_v1  # noqa: E402
-from acp_v1 import codec  # noqa: E402
+from acp_v1 import _schema, codec  # noqa: E402
 from acp_v1._validator import schema_root, validate  # noqa: E402
 from bench_payloads import build  # noqa: E402
 from bench_summary import record  # noqa: E402
@@ -30,7 +30,7 @@ from bench_summary import record  # noqa: E402
 
 def _interpreted(name: str, payload: object) -> object:
     decoder, pointer = codec._DECODERS[name]
-    validate(schema_root(codec.SCHEMA_JSON), pointer, payload)
+    validate(schema_root(_schema.SCHEMA_JSON), pointer, payload)
     return decoder(payload, True)
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import json
 import os
 import random
@@ -268,7 +269,7 @@ def write_transcript(path: Path, n: int, seed: int = 1) -> int:
 
 def baseline_validators(package: Any) -> dict[str, Any]:
     """A compiled jsonschema-rs validator of each method's params."""
-    definitions = json.loads(package.codec.SCHEMA_JSON)
+    definitions = json.loads(importlib.import_module(f"{package.__name__}._schema").SCHEMA_JSON)
     validators = {}
     for method, info in package.METHODS.items():
         kind = info.request or info.notification

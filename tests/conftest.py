@@ -110,3 +110,29 @@ def pytest_collection_modifyitems(config, items):
         module = getattr(item, "module", None)
         if module is not None and grouped.get(module.__name__):
             item.add_marker(pytest.mark.xdist_group(name=module.__name__))
+
+
+_CPU_LOG = os.environ.get("ACPGEN_TEST_CPU")
+
+
+if _CPU_LOG:
+    import resource
+
+    def _cpu() -> float:
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(item, nextitem):
+        """``ACPGEN_TEST_CPU=FILE``: append each test's CPU seconds (its
+        setup, call and teardown, with the processes it waited for) to FILE
+        as a JSON line; ``python tests/cpu_top.py FILE`` ranks them."""
+        start = _cpu()
+        yield
+        line = json.dumps({"test": item.nodeid, "cpu": round(_cpu() - start, 3)}) + "\n"
+        fd = os.open(_CPU_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line.encode())
+        finally:
+            os.close(fd)

@@ -17,6 +17,7 @@ its fast and slow paths sharing the state they check against.
 
 from __future__ import annotations
 
+import importlib
 import json
 import json.scanner
 import os
@@ -307,8 +308,11 @@ class _Plan:
         from ..compile.naming import field_name
 
         self._field_name = field_name
-        codec = package.codec
-        self.defs: dict[str, Any] = json.loads(codec.SCHEMA_JSON)
+        # By module name: a schema type may take the package's ``codec``
+        # attribute, and the codec holds the schema under a private name.
+        codec = importlib.import_module(f"{package.__name__}.codec")
+        schema = importlib.import_module(f"{package.__name__}._schema")
+        self.defs: dict[str, Any] = json.loads(schema.SCHEMA_JSON)
         self.pointers: dict[str, str] = {name: entry[1] for name, entry in codec._DECODERS.items()}
         self.classes: dict[str, type] = {entry[1]: cls for cls, entry in codec._CLASS_DECODERS.items()}
         self.class_pointers: dict[type, str] = dict(codec._POINTERS)
