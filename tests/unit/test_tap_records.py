@@ -108,11 +108,11 @@ def test_the_reader_gives_whole_lines_as_the_file_grows_and_a_cut_last_line_at_t
     writer = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     reader = Reader(os.open(path, os.O_RDONLY))
     assert reader.read() is None
-    os.write(writer, b'{"direction": "client_to_agent", "x": 1}\n{"direction": "agent_')
+    os.write(writer, b'{"direction": "client_to_agent", "x": 1 \r}\n{"direction": "agent_')
     lines = reader.read()
-    assert lines == [b'{"direction": "client_to_agent", "x": 1}\n'] and reader.read() is None
+    assert lines == [b'{"direction": "client_to_agent", "x": 1 \r}'] and reader.read() is None
     os.write(writer, b'to_client"}\n{"end": "x"')
-    assert reader.read() == [b'{"direction": "agent_to_client"}\n']
+    assert reader.read() == [b'{"direction": "agent_to_client"}']
     assert reader.rest() == [b'{"end": "x"']
     assert reader.lines == 3
     assert [direction_of(line) for line in [*lines, b'{"direction": "agent_to_client"}', b'{"end": "x"}']] == [

@@ -302,7 +302,7 @@ class Reader:
             data = self.part + data
         cut = data.rfind(b"\n") + 1
         self.part = data[cut:]
-        lines = data[:cut].splitlines(keepends=True) if cut else []
+        lines = data[: cut - 1].split(b"\n") if cut else []  # at \n only: a JSON line may hold a \r
         self.lines += len(lines)
         return lines
 
