@@ -149,6 +149,8 @@ class Editor:
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd
         )
         self.lines: list[bytes] = []
+        self.ended = False
+        """Whether tap's stdout has ended."""
         self.arrived = threading.Condition()
         self.stderr = b""
         threading.Thread(target=self._read, daemon=True).start()
@@ -161,6 +163,9 @@ class Editor:
             with self.arrived:
                 self.lines.append(line)
                 self.arrived.notify_all()
+        with self.arrived:
+            self.ended = True
+            self.arrived.notify_all()
 
     def _read_stderr(self) -> None:
         assert self.process.stderr is not None
@@ -180,6 +185,8 @@ class Editor:
                 for line in self.lines:
                     if predicate(line):
                         return line
+                if self.ended:
+                    raise AssertionError(f"not seen before tap's stdout ended; got {self.lines[-5:]}")
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise AssertionError(f"not seen in {timeout} s; got {self.lines[-5:]}")
@@ -619,6 +626,7 @@ def test_findings_and_the_summary_reach_the_findings_file_also_when_tap_is_kille
     wait_gone(observer)
     found = findings.read_text().splitlines()
     lines = len(records(transcript))
+    assert found[3:] == [f"summary: {lines} lines, 2 error(s), 1 warning(s); transcript {transcript}"], found
     assert found[0] == "line 6 (client_to_agent): error: bad-line: not JSON: Expecting value: line 1 column 1 (char 0)"
     assert found[1] == (
         f"line {lines}: error: cut-short: the transcript ends mid-turn (the session/prompt of line 7 has no "
@@ -626,6 +634,26 @@ def test_findings_and_the_summary_reach_the_findings_file_also_when_tap_is_kille
         "what came after is missing"
     )
     assert found[2].startswith("line 7 (client_to_agent): warning: unanswered at /id: session/prompt (id 2)")
-    assert found[3:] == [f"summary: {lines} lines, 2 error(s), 1 warning(s); transcript {transcript}"]
     offline = validate(transcript).stdout.splitlines()
     assert [f.split(": ", 1)[1] for f in offline] == [f.split(": ", 1)[1] for f in found[:-1]]
+
+
+HOLDING_AGENT = (
+    "import subprocess, sys\n"
+    "child = subprocess.Popen([sys.executable, '-c', 'import signal; signal.pause()'])\n"
+    "print(child.pid, flush=True)\n"
+    "sys.exit(5)"
+)
+
+
+def test_a_child_of_the_agent_holding_its_stdout_keeps_tap_no_longer_than_drain_seconds(tmp_path):
+    editor = Editor(
+        tap("--out", str(tmp_path / "t.jsonl"), "--drain-seconds", "0", agent=[PYTHON, "-c", HOLDING_AGENT])
+    )
+    holder = os.pidfd_open(int(editor.wait_for(lambda line: line.strip().isdigit())))
+    try:
+        assert editor.process.wait(HANG) == 5  # the editor's side still open, the agent's stdout too
+        assert records(tmp_path / "t.jsonl")[-1]["status"] == 5
+    finally:
+        signal.pidfd_send_signal(holder, signal.SIGKILL)
+    assert b"the agent's stdout is still open 0 s after the agent exited" in editor.finish()
