@@ -33,35 +33,39 @@ class Bell:
     means the observer has a ring it has not read yet) each time records
     were written; its end (our exit, or our death) tells the observer there
     will be no more. An observer that has gone is said once (unless the
-    session is over)."""
+    session is over). Both pumps ring: the descriptor is used and closed
+    under a lock, so that a number closed is never written to again."""
 
     def __init__(self, fd: int | None) -> None:
         self.fd = fd
+        self.lock = threading.Lock()
         self.finished = False
         if fd is not None:
             os.set_blocking(fd, False)
 
     def ring(self) -> None:
-        fd = self.fd
-        if fd is None:
-            return
-        try:
-            os.write(fd, b"\0")
-        except BlockingIOError:
-            pass
-        except OSError:
-            self.fd = None
-            with contextlib.suppress(OSError):
-                os.close(fd)
-            if not self.finished:
-                say("the checks stopped (their process ended); forwarding and recording go on")
+        with self.lock:
+            fd = self.fd
+            if fd is None:
+                return
+            try:
+                os.write(fd, b"\0")
+            except BlockingIOError:
+                pass
+            except OSError:
+                self.fd = None
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+                if not self.finished:
+                    say("the checks stopped (their process ended); forwarding and recording go on")
 
     def close(self) -> None:
-        self.finished = True
-        fd, self.fd = self.fd, None
-        if fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        with self.lock:
+            self.finished = True
+            fd, self.fd = self.fd, None
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -104,10 +108,10 @@ def pump(
                 data = b""
             if not data:
                 break
+            recorded = False
             if transcript is not None:
                 try:
-                    if transcript.add(direction, data, now()):
-                        bell.ring()
+                    recorded = transcript.add(direction, data, now())
                 except Exception as exc:  # never the forwarding's business
                     if not failed:
                         failed = True
@@ -119,6 +123,8 @@ def pump(
             except OSError:
                 sink_gone()
                 return
+            if recorded:
+                bell.ring()  # after the forwarding: the observer is no hurry
     finally:
         if transcript is not None:
             with contextlib.suppress(Exception):

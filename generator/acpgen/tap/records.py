@@ -167,7 +167,6 @@ class Transcript:
         self.stamps = Stamps()
         self.lines = 0
         self.closed = False
-        self.failed = False
         self._write(start_record(self.stamps(time.time())), 1)
 
     def add(self, direction: str, data: bytes, when: float) -> bool:
@@ -233,6 +232,5 @@ class Transcript:
                     f"{self.lines - count + 1} (forwarding goes on)"
                 )
                 self.fds.remove(entry)
-                self.failed = True
                 with contextlib.suppress(OSError):
                     os.close(fd)
