@@ -657,3 +657,24 @@ def test_a_child_of_the_agent_holding_its_stdout_keeps_tap_no_longer_than_drain_
     finally:
         signal.pidfd_send_signal(holder, signal.SIGKILL)
     assert b"the agent's stdout is still open 0 s after the agent exited" in editor.finish()
+
+
+READY_THEN_EXITING = "import sys; print('ready', flush=True); sys.stdin.read(); sys.exit(3)"
+
+
+def test_a_sigterm_storm_as_tap_exits_never_takes_the_agent_s_status():
+    # An editor closes the agent's stdin, then SIGTERMs its process tree: tap,
+    # on its way out after the agent's own exit, exits with the agent's status.
+    for _ in range(20):
+        process = subprocess.Popen(
+            tap("--no-checks", agent=[PYTHON, "-c", READY_THEN_EXITING]), stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        assert process.stdin is not None and process.stdout is not None
+        # forwarded: tap's pumps run, so its handlers of the signals are in place
+        assert process.stdout.readline() == b"ready\n"
+        process.stdin.close()
+        while process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(process.pid, signal.SIGTERM)
+        assert process.wait(HANG) in (3, 128 + signal.SIGTERM)  # the agent ended by it, or not
+        process.stdout.close()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 
 import click
@@ -140,7 +142,15 @@ def tap_command(
             "max_line_bytes": max_line_bytes,
             "max_backlog": max_backlog,
         }
-    sys.exit(run(command, config, out=out, max_line_bytes=max_line_bytes, drain_seconds=drain_seconds))
+    status = run(command, config, out=out, max_line_bytes=max_line_bytes, drain_seconds=drain_seconds)
+    # Out now, not through the interpreter's shutdown: that restores the
+    # default handlers of the signals passed on to the agent, and an editor's
+    # SIGTERM for the agent's process tree, arriving then, would end tap with
+    # it instead of the agent's status (everything is written: raw writes).
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(status)
 
 
 __all__ = ["tap_command"]
