@@ -167,6 +167,35 @@ def test_bare_messages_pair_without_directions():
     assert list(validate_lines([json.dumps(m) for m in records], v1)) == []
 
 
+START = {"start": "2026-12-01T18:35:02.311619Z", "recorder": "acpgen tap"}
+END = {"end": "2026-12-01T18:35:04.000120Z", "status": 0}
+
+
+def test_a_recording_with_its_end_record_is_whole_and_one_without_is_cut_short():
+    records = read("python-sdk-v1.jsonl")
+    assert check([START, *records, END], strict=True) == []
+    prompt = first(records, lambda m: m.get("method") == "session/prompt")
+    answer = first(records, lambda m: m.get("id") == records[prompt]["message"]["id"] and "result" in m)
+    # cut in the turn: after the prompt and before its answer
+    cut = [START, *records[:answer]]
+    found = [(f.kind, f.line, f.error, f.message) for f in check(cut)]
+    assert found[0] == (
+        "cut-short",
+        len(cut),
+        True,
+        f"the transcript ends mid-turn (the session/prompt of line {prompt + 2} has no response) with no end record "
+        f"after line {len(cut)}: the recording (started at line 1) was cut short, and what came after is missing",
+    )
+    assert found[1][:2] == ("unanswered", prompt + 2)
+    # cut between turns, and inside its last line
+    cut = [*lines([START, *records[: answer + 1]]), json.dumps(records[answer + 1])[:30]]
+    found = [(f.kind, f.line, f.message) for f in validate_lines(cut, v1)]
+    assert [kind for kind, _, _ in found] == ["bad-line", "cut-short"]
+    assert found[1][2].startswith(f"the transcript ends with no end record after line {len(cut)}: the recording")
+    # a transcript no recorder started (no start record) has no end to miss
+    assert check(records[:answer]) != [] and "cut-short" not in {f.kind for f in check(records[:answer])}
+
+
 def test_every_kind_is_tested():
     tested = {
         "invalid",
@@ -178,6 +207,7 @@ def test_every_kind_is_tested():
         "protocol-version",
         "bad-line",
         "unanswered",
+        "cut-short",
     }
     assert tested == set(KINDS)
 

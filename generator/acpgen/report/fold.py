@@ -152,6 +152,8 @@ class Fold:
         """Line ``n``, parsed."""
         direction = ""
         message = value
+        if _recorder_record(value):
+            return  # acpgen tap's start and end records: no traffic
         if isinstance(value, dict) and "message" in value and "jsonrpc" not in value:
             direction = DIRECTIONS.get(str(value.get("direction")), "")
             message = value["message"]
@@ -426,3 +428,10 @@ class Fold:
             if kind not in CHUNKS.values():
                 self.open.pop(session, None)
         return index
+
+
+def _recorder_record(value: Any) -> bool:
+    """Whether ``value`` is the start or end record ``acpgen tap`` writes."""
+    if not isinstance(value, dict) or "jsonrpc" in value or "message" in value or "direction" in value:
+        return False
+    return isinstance(value.get("start"), str) or isinstance(value.get("end"), str)

@@ -1,15 +1,14 @@
-"""The observer process of ``acpgen tap``: the proxy's frames (see
-:mod:`.frames`) on stdin, split into lines per direction, each line written
-to the transcript as a record and checked by a :class:`~acpgen.validate.Validator`
-in a thread of its own behind a bounded queue.
+"""The observer process of ``acpgen tap``: it reads the transcript the
+proxy writes (through a file descriptor the proxy passes it, from its own
+offset) and checks each record with a :class:`~acpgen.validate.Validator`
+in a thread of its own behind a bounded queue, reporting each finding as it
+is found, then a summary.
 
-A record is ``{"direction": ..., "timestamp": ..., "message": LINE}`` with
-the line's bytes as they were (when the line is one JSON value), else
-``{"direction": ..., "timestamp": ..., "line": TEXT}`` (not JSON; bytes
-that are not UTF-8 as ``\\udcXX`` escapes) or ``..., "omitted": N}`` (a line
-longer than the limit, not held). ``acpgen validate`` reads all three, and
-the validator checks the records themselves: the findings live and offline
-are the same.
+Its stdin is the proxy's bell: a byte each time records were written, and
+its end when the proxy has gone (exited, or killed). The observer then
+reads the transcript to its end, checks the rest and writes the summary:
+the proxy does not wait for it, and it runs on after the proxy has exited
+for as long as the checks take.
 
     python -m acpgen.tap.observer CONFIG_JSON
 """
@@ -26,12 +25,7 @@ import time
 from collections import deque
 from typing import IO, Any
 
-from . import frames
-
-try:  # as the validator does: the fast parser when it is there
-    import orjson as _orjson
-except ImportError:  # pragma: no cover - depends on the environment
-    _orjson = None  # type: ignore[assignment]
+from .records import say
 
 BACKLOG_LINES = 100_000
 """The most lines validation may fall behind before it stops (the default
@@ -46,100 +40,13 @@ initialize's answer, which picks the package, before the default is taken."""
 
 DEFAULT_PACKAGE = "acp_v1"
 
+COALESCE_SECONDS = 0.002
+"""How long the observer waits after reading, so that it wakes (and takes a
+CPU from the session) at most about 500 times a second however many
+messages pass; what is written meanwhile is read in one go."""
 
-def say(text: str) -> None:
-    with contextlib.suppress(OSError, ValueError):
-        os.write(2, f"acpgen tap: {text}\n".encode("utf-8", "backslashreplace"))
-
-
-class Splitter:
-    """One direction's bytes as lines (without their ``\\n``): at most
-    ``limit`` bytes of a line are held; a longer line becomes its length
-    (an int) once it ends."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.part = bytearray()
-        self.over = 0
-        """The length of the line being skipped (over the limit), or 0."""
-
-    def feed(self, data: bytes) -> list[bytes | int]:
-        lines: list[bytes | int] = []
-        start = 0
-        while True:
-            end = data.find(b"\n", start)
-            if end < 0:
-                self._hold(data, start, len(data))
-                return lines
-            if not self.part and not self.over:
-                if end - start <= self.limit:
-                    lines.append(data[start:end])
-                else:
-                    lines.append(end - start)
-            else:
-                self._hold(data, start, end)
-                lines.append(self.over or bytes(self.part))
-                self.part.clear()
-                self.over = 0
-            start = end + 1
-
-    def _hold(self, data: bytes, start: int, end: int) -> None:
-        if self.over:
-            self.over += end - start
-        elif len(self.part) + end - start > self.limit:
-            self.over = len(self.part) + end - start
-            self.part = bytearray()
-        else:
-            self.part += data[start:end]
-
-    def end(self) -> list[bytes | int]:
-        """The last line, if the stream did not end with a newline."""
-        if self.over or self.part:
-            line: bytes | int = self.over or bytes(self.part)
-            self.part, self.over = bytearray(), 0
-            return [line]
-        return []
-
-
-def is_json(line: bytes) -> bool:
-    """Whether ``line`` is one JSON value (what the validator would parse)."""
-    if _orjson is not None:
-        try:
-            _orjson.loads(line)
-            return True
-        except _orjson.JSONDecodeError:
-            pass
-    try:
-        json.loads(line.decode("utf-8"))
-        return True
-    except (ValueError, RecursionError):
-        return False
-
-
-class Stamps:
-    """RFC 3339 UTC times with microseconds, the seconds part cached."""
-
-    def __init__(self) -> None:
-        self.second = -1
-        self.prefix = ""
-
-    def __call__(self, when: float) -> bytes:
-        second = int(when)
-        if second != self.second:
-            self.second = second
-            self.prefix = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
-        return f"{self.prefix}.{int((when - second) * 1e6):06d}Z".encode("ascii")
-
-
-def record(direction: str, stamp: bytes, line: bytes | int) -> bytes:
-    """The transcript's line for one line of traffic."""
-    head = b'{"direction": "' + direction.encode("ascii") + b'", "timestamp": "' + stamp + b'", '
-    if isinstance(line, int):
-        return head + b'"omitted": ' + str(line).encode("ascii") + b"}\n"
-    if is_json(line):
-        return head + b'"message": ' + line + b"}\n"
-    text = json.dumps(line.decode("utf-8", "surrogateescape"))
-    return head + b'"line": ' + text.encode("ascii") + b"}\n"
+READ = 1 << 20
+"""The most one read of the transcript takes."""
 
 
 class Findings:
@@ -155,11 +62,15 @@ class Findings:
             except OSError as exc:
                 say(f"cannot write the findings to {path}: {exc.strerror or exc}; they go to stderr")
 
-    def write(self, text: str) -> None:
+    def write(self, text: str, *, also_stderr: bool = False) -> None:
+        """``text`` as one line, flushed; on stderr too when ``also_stderr``
+        (the summary)."""
         if self.stream is not None:
             try:
                 self.stream.write(text + "\n")
                 self.stream.flush()
+                if also_stderr:
+                    say(text)
                 return
             except OSError as exc:
                 say(f"cannot write the findings to {self.path}: {exc.strerror or exc}; they go to stderr")
@@ -186,26 +97,31 @@ class Checks:
         self.config = config
         self.out = Findings(config.get("findings"))
         self.max_backlog: int = config.get("max_backlog") or BACKLOG_LINES
-        self.queue: deque[tuple[bytes, str] | None] = deque()
+        self.queue: deque[tuple[bytes, str | None] | None] = deque()
         """(record, direction), None at the end."""
         self.size = 0
         self.ready = threading.Condition(threading.Lock())
         self.stopped = False
+        self.why_stopped = ""
+        """Why validation stopped before the end, if it did."""
+        self.checked = 0
+        """How many lines the validator was given."""
         self.errors = self.warnings = self.failures = 0
         self.validator: Any = None
-        self.held: list[tuple[bytes, str]] = []
+        self.held: list[tuple[bytes, str | None]] = []
         self.asked: dict[Any, Any] = {}
         """initialize requests seen: id -> the protocol version asked for."""
         self.thread = threading.Thread(target=self.work, name="acpgen-tap-checks", daemon=True)
 
     # -- the recorder's side
-    def put(self, item: tuple[bytes, str]) -> None:
+    def put(self, item: tuple[bytes, str | None]) -> None:
         with self.ready:
             if self.stopped:
                 return
             size = len(item[0])
             if self.queue and (len(self.queue) >= self.max_backlog or self.size + size > BACKLOG_BYTES):
                 self.stopped = True
+                self.why_stopped = "validation fell behind"
                 self.queue.clear()
                 self.size = 0
                 self.ready.notify()
@@ -223,10 +139,11 @@ class Checks:
             self.queue.append(None)
             self.ready.notify()
 
-    def stop(self) -> None:
-        """No more validation (the traffic seen is no longer whole)."""
+    def stop(self, why: str) -> None:
+        """No more validation."""
         with self.ready:
             self.stopped = True
+            self.why_stopped = why
             self.queue.clear()
             self.ready.notify()
 
@@ -266,7 +183,7 @@ class Checks:
         if self.validator is not None:
             self.report(self.validator.close())
 
-    def negotiated(self, record_line: bytes, direction: str) -> int | None:
+    def negotiated(self, record_line: bytes, direction: str | None) -> int | None:
         """The protocol version initialize's answer names, once it passes."""
         try:
             message = json.loads(record_line.decode("utf-8")).get("message")
@@ -309,13 +226,14 @@ class Checks:
             self.validator = Validator(package, strict=bool(self.config.get("strict")), max_line_bytes=limit)
         except (AcpgenError, ImportError, SyntaxError) as exc:
             say(f"cannot validate: {exc}; the session is forwarded and recorded unchecked")
-            self.stop()
+            self.stop(f"cannot validate: {exc}")
             return
         say(f"checking against {name} ({why})")
 
-    def check(self, record_line: bytes, direction: str) -> None:
+    def check(self, record_line: bytes, direction: str | None) -> None:
         if self.validator is None:
             return
+        self.checked += 1
         try:
             found = self.validator.feed(record_line, direction)
         except Exception as exc:
@@ -344,105 +262,90 @@ def _key(request_id: Any) -> Any:
     return (type(request_id).__name__, request_id) if isinstance(request_id, (int, str)) else None
 
 
-class Recorder:
-    """The transcript: records written as the lines end, each batch in one
-    write; a write that fails (a full disk) is said once and recording stops."""
+def direction_of(line: bytes) -> str | None:
+    """The direction of a record the proxy wrote (None for the start and end
+    records, or a line cut short)."""
+    if line.startswith(b'{"direction": "client_to_agent"'):
+        return "client_to_agent"
+    if line.startswith(b'{"direction": "agent_to_client"'):
+        return "agent_to_client"
+    return None
 
-    def __init__(self, path: str | None) -> None:
-        self.path = path
-        self.fd: int | None = None
-        if path is not None:
-            try:
-                self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-            except OSError as exc:
-                say(f"cannot write the transcript {path}: {exc.strerror or exc}; not recording (forwarding goes on)")
-        self.pending: list[bytes] = []
+
+class Reader:
+    """The transcript's records from ``fd``, read from an offset of our own
+    (``os.pread``: the proxy appends through its own descriptor), each whole
+    line as it is complete."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.offset = 0
+        self.part = b""
         self.lines = 0
+        self.failed = False
 
-    def add(self, line: bytes) -> None:
-        self.lines += 1
-        if self.fd is not None:
-            self.pending.append(line)
-
-    def flush(self) -> None:
-        if self.fd is None or not self.pending:
-            return
-        data = memoryview(b"".join(self.pending))
-        self.pending.clear()
+    def read(self) -> list[bytes] | None:
+        """The whole lines of the next :data:`READ` bytes written (maybe
+        none); None at the end of what is written so far."""
+        if self.failed:
+            return None
         try:
-            while data:
-                data = data[os.write(self.fd, data) :]
+            data = os.pread(self.fd, READ, self.offset)
         except OSError as exc:
-            say(
-                f"cannot write the transcript {self.path}: {exc.strerror or exc}; it stops before line "
-                f"{self.lines} (forwarding and the checks go on)"
-            )
-            with contextlib.suppress(OSError):
-                os.close(self.fd)
-            self.fd = None
+            say(f"cannot read the transcript: {exc.strerror or exc}; the checks stop here")
+            self.failed = True
+            return None
+        if not data:
+            return None
+        self.offset += len(data)
+        if self.part:
+            data = self.part + data
+        cut = data.rfind(b"\n") + 1
+        self.part = data[cut:]
+        lines = data[: cut - 1].split(b"\n") if cut else []  # at \n only: a JSON line may hold a \r
+        self.lines += len(lines)
+        return lines
 
-    def close(self) -> None:
-        self.flush()
-        if self.fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(self.fd)
-            self.fd = None
+    def rest(self) -> list[bytes]:
+        """A last line with no newline (the proxy was killed while writing it)."""
+        part, self.part = self.part, b""
+        if part:
+            self.lines += 1
+            return [part]
+        return []
 
 
-def observe(config: dict[str, Any], source: int = 0) -> None:
-    limit: int = config["max_line_bytes"]
-    recorder = Recorder(config.get("out"))
+def observe(config: dict[str, Any], bell: int = 0) -> None:
+    reader = Reader(config["transcript_fd"])
     checks = Checks(config)
     checks.thread.start()
-    splitters = {kind: Splitter(limit) for kind in frames.DIRECTIONS}
-    stamps = Stamps()
-    buffer = bytearray()
-    header = frames.HEADER
-    failed = False
-    dropped = False
-    while not dropped:
+    put = checks.put
+    while True:
         try:
-            data = os.read(source, 1 << 20)
+            rung = os.read(bell, 1 << 16)
         except OSError:
-            data = b""
-        if not data:
+            rung = b""
+        while (lines := reader.read()) is not None:
+            for line in lines:
+                put((line, direction_of(line)))
+        if reader.failed and not checks.stopped:
+            checks.stop("cannot read the transcript")
+        if not rung:
             break
-        buffer += data
-        offset = 0
-        while len(buffer) - offset >= header.size:
-            kind, when, length = header.unpack_from(buffer, offset)
-            if len(buffer) - offset - header.size < length:
-                break
-            start = offset + header.size
-            chunk = bytes(buffer[start : start + length])
-            offset = start + length
-            try:
-                if kind == frames.DROPPED:
-                    checks.stop()
-                    dropped = True
-                    break
-                direction = kind if kind in frames.DIRECTIONS else frames.ENDS[kind]
-                lines = splitters[direction].feed(chunk) if kind in frames.DIRECTIONS else splitters[direction].end()
-                name = frames.DIRECTIONS[direction]
-                for line in lines:
-                    entry = record(name, stamps(when), line)
-                    recorder.add(entry)
-                    checks.put((entry, name))
-            except Exception as exc:  # a bug of ours: said once, the rest goes on
-                if not failed:
-                    failed = True
-                    say(f"internal error recording ({exc!r}); recording goes on")
-        del buffer[:offset]
-        recorder.flush()
-    recorder.close()
+        time.sleep(COALESCE_SECONDS)
+    for line in reader.rest():
+        put((line, direction_of(line)))
     checks.close()
     checks.thread.join()
-    summary = f"{recorder.lines} lines, {checks.errors} error(s), {checks.warnings} warning(s)"
+    summary = f"summary: {reader.lines} lines, {checks.errors} error(s), {checks.warnings} warning(s)"
     if checks.failures:
         summary += f", {checks.failures} line(s) the checks failed on"
-    if recorder.path is not None and recorder.lines:
-        summary += f"; transcript {recorder.path}"
-    say(summary)
+    if checks.why_stopped:
+        summary += f"; not checked past line {checks.checked}: {checks.why_stopped}"
+    out = config.get("out")
+    if out is not None and reader.lines:
+        summary += f"; transcript {out}"
+    checks.out.write(summary, also_stderr=True)
 
 
 def main() -> None:

@@ -1,154 +1,71 @@
 """The forwarding process of ``acpgen tap``: the agent between our stdin and
-stdout, every byte passed on as it is read, a copy of each chunk queued for
-the observer (see the package's docstring)."""
+stdout, every byte passed on as it is read, the transcript written here, as
+the lines end, before the chunk that ends them is passed on (see the
+package's docstring)."""
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import frames
+from .records import Transcript, say
 
 CHUNK = 1 << 16
 """The most one read takes (a pipe's buffer on Linux)."""
-
-BACKLOG_BYTES = 64 << 20
-"""The most the proxy holds for an observer that does not keep up (or hangs):
-past it the observation is dropped, never a byte of the session."""
-
-DRAIN_SECONDS = 2.0
-"""After the agent exits, how long its stdout is still read (a child of the
-agent may hold it open)."""
-
-FINISH_SECONDS = 5.0
-"""After the session, how long the observer has to write the last of the
-transcript and its last findings before it is stopped."""
-
-COALESCE_SECONDS = 0.002
-"""How long the observer's feeder waits after each write, so that the
-observer wakes (and takes a CPU from the session) at most about 500 times a
-second however many messages pass; what arrives meanwhile goes in one write."""
 
 PASSED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 """The signals passed on to the agent instead of ending the proxy."""
 
 
-def say(text: str) -> None:
-    """A line on stderr, which the agent shares: written whole, in one call,
-    and never raising (stderr may be gone)."""
-    with contextlib.suppress(OSError, ValueError):
-        os.write(2, f"acpgen tap: {text}\n".encode("utf-8", "backslashreplace"))
+class Bell:
+    """The observer's stdin: a byte written (never waiting: a full pipe
+    means the observer has a ring it has not read yet) each time records
+    were written; its end (our exit, or our death) tells the observer there
+    will be no more. An observer that has gone is said once (unless the
+    session is over). Both pumps ring: the descriptor is used and closed
+    under a lock, so that a number closed is never written to again."""
 
+    def __init__(self, fd: int | None) -> None:
+        self.fd = fd
+        self.lock = threading.Lock()
+        self.finished = False
+        if fd is not None:
+            os.set_blocking(fd, False)
 
-class Backlog:
-    """The chunks the observer has not taken yet. :meth:`put` never blocks:
-    past ``limit`` bytes the whole backlog is dropped, said once, and the
-    observer is told (a ``DROPPED`` frame) and gets nothing more."""
-
-    def __init__(self, limit: int = BACKLOG_BYTES) -> None:
-        self.limit = limit
-        self.ready = threading.Condition(threading.Lock())
-        self.items: deque[tuple[int, float, bytes]] = deque()
-        self.size = 0
-        self.dropped = False
-        self.closed = False
-        self.told = False
-        """Whether the observer was sent the DROPPED frame."""
-
-    def put(self, kind: int, when: float, data: bytes = b"") -> None:
-        with self.ready:
-            if self.dropped or self.closed:
+    def ring(self) -> None:
+        with self.lock:
+            fd = self.fd
+            if fd is None:
                 return
-            if self.size + len(data) > self.limit and self.items:
-                self.dropped = True
-                self.items.clear()
-                self.size = 0
-                self.ready.notify()  # the feeder says so: stderr may block, forwarding must not
-                return
-            self.items.append((kind, when, data))
-            self.size += len(data)
-            self.ready.notify()
+            try:
+                os.write(fd, b"\0")
+            except BlockingIOError:
+                pass
+            except OSError:
+                self.fd = None
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+                if not self.finished:
+                    say("the checks stopped (their process ended); forwarding and recording go on")
 
     def close(self) -> None:
-        with self.ready:
-            self.closed = True
-            self.ready.notify()
-
-    def take(self) -> list[tuple[int, float, bytes]] | None:
-        """What is waiting, once there is something; None once closed and
-        empty (or dropped and the observer told)."""
-        with self.ready:
-            while not self.items and not self.closed and not (self.dropped and not self.told):
-                self.ready.wait()
-            if self.dropped:
-                if self.told:
-                    return None
-                self.told = True
-                return [(frames.DROPPED, time.time(), b"")]
-            if not self.items:
-                return None
-            batch = list(self.items)
-            self.items.clear()
-            self.size = 0
-            return batch
-
-
-def feed_observer(backlog: Backlog, fd: int, finished: threading.Event) -> None:
-    """Write the backlog's frames to the observer's stdin until the backlog
-    is closed, then close it. An observer that has gone is said once (unless
-    the session is over) and the rest is dropped."""
-    pack = frames.HEADER.pack
-    try:
-        while True:
-            batch = backlog.take()
-            if batch is None:
-                break
-            if batch[0][0] == frames.DROPPED:
-                say(
-                    f"the recorder fell behind ({backlog.limit >> 20} MiB waiting): the transcript and the checks "
-                    "stop here; forwarding goes on"
-                )
-            parts: list[bytes] = []
-            for kind, when, chunk in batch:
-                parts.append(pack(kind, when, len(chunk)))
-                if chunk:
-                    parts.append(chunk)
-            _writev_all(fd, parts)
-            time.sleep(COALESCE_SECONDS)
-    except OSError:
-        with backlog.ready:
-            backlog.dropped = backlog.told = True
-            backlog.items.clear()
-        if not finished.is_set():
-            say("the checks stopped (their process ended); forwarding goes on")
-    finally:
-        with contextlib.suppress(OSError):
-            os.close(fd)
-
-
-def _writev_all(fd: int, parts: list[bytes]) -> None:
-    """Write ``parts`` in as few calls as the pipe takes, copying none."""
-    views = [memoryview(part) for part in parts]
-    while views:
-        written = os.writev(fd, views[:IOV_MAX])
-        while views and written >= len(views[0]):
-            written -= len(views[0])
-            views.pop(0)
-        if written:
-            views[0] = views[0][written:]
-
-
-IOV_MAX = 1024
-"""The most buffers one writev takes (Linux's UIO_MAXIOV)."""
+        with self.lock:
+            self.finished = True
+            fd, self.fd = self.fd, None
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -167,13 +84,22 @@ def _close_to(fd: int) -> None:
         os.close(devnull)
 
 
-def pump(source: int, sink: int, kind: int, end: int, backlog: Backlog, sink_gone: Callable[[], None]) -> None:
-    """Pass every byte from ``source`` to ``sink`` as it is read, queueing a
-    copy for the observer first (so that a request is recorded before any
-    answer to it can be). At the end of ``source`` ``sink`` is closed; when
-    ``sink``'s reader has gone, ``sink_gone`` closes ``source`` for its
-    writer, as a direct pipe would."""
-    read, write, put, now = os.read, os.write, backlog.put, time.time
+def pump(
+    source: int,
+    sink: int,
+    direction: str,
+    transcript: Transcript | None,
+    bell: Bell,
+    sink_gone: Callable[[], None],
+) -> None:
+    """Pass every byte from ``source`` to ``sink`` as it is read, writing
+    the records of the lines it completes first (so that what the other side
+    got is in the transcript, and a request is recorded before any answer to
+    it can be). At the end of ``source`` ``sink`` is closed; when ``sink``'s
+    reader has gone, ``sink_gone`` closes ``source`` for its writer, as a
+    direct pipe would."""
+    read, write, now = os.read, os.write, time.time
+    failed = False
     try:
         while True:
             try:
@@ -182,10 +108,14 @@ def pump(source: int, sink: int, kind: int, end: int, backlog: Backlog, sink_gon
                 data = b""
             if not data:
                 break
-            try:
-                put(kind, now(), data)
-            except Exception as exc:  # never the forwarding's business
-                say(f"internal error queueing for the checks: {exc!r}; forwarding goes on")
+            recorded = False
+            if transcript is not None:
+                try:
+                    recorded = transcript.add(direction, data, now())
+                except Exception as exc:  # never the forwarding's business
+                    if not failed:
+                        failed = True
+                        say(f"internal error recording ({exc!r}); forwarding goes on")
             try:
                 written = write(sink, data)
                 if written < len(data):
@@ -193,8 +123,13 @@ def pump(source: int, sink: int, kind: int, end: int, backlog: Backlog, sink_gon
             except OSError:
                 sink_gone()
                 return
+            if recorded:
+                bell.ring()  # after the forwarding: the observer is no hurry
     finally:
-        backlog.put(end, now())
+        if transcript is not None:
+            with contextlib.suppress(Exception):
+                if transcript.end(direction, now()):
+                    bell.ring()
     _close_to(sink)
 
 
@@ -204,19 +139,55 @@ def exit_status(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-def start_observer(config: dict[str, Any]) -> subprocess.Popen[bytes] | None:
-    """The observer process (``python -m acpgen.tap.observer CONFIG``), in a
-    process group of its own so that a terminal's Ctrl-C does not end it; it
-    ends at the end of its stdin. None (said) if it cannot start."""
+def open_transcript(out: str | None, checks: bool, limit: int) -> tuple[Transcript | None, int | None]:
+    """The transcript (``out``, replaced) and the fd of a regular file
+    holding the records for the observer: ``out`` itself, or an unlinked
+    temporary file when there is no ``out``, it cannot be opened or it is
+    not a regular file (a device, a pipe). (None, None) when there is
+    nothing to write."""
+    fds: list[tuple[int, str]] = []
+    readable = None
+    if out is not None:
+        try:
+            fd = os.open(out, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+        except OSError as exc:
+            say(f"cannot write the transcript {out}: {exc.strerror or exc}; not recording (forwarding goes on)")
+        else:
+            fds.append((fd, out))
+            with contextlib.suppress(OSError):
+                if stat.S_ISREG(os.fstat(fd).st_mode):
+                    readable = fd
+    if checks and readable is None:
+        try:
+            copy = tempfile.TemporaryFile(prefix="acpgen-tap-")  # noqa: SIM115 (the fd outlives it)
+            readable = os.dup(copy.fileno())
+            copy.close()
+            fcntl.fcntl(readable, fcntl.F_SETFL, fcntl.fcntl(readable, fcntl.F_GETFL) | os.O_APPEND)
+            fds.append((readable, "(the checks' copy)"))
+        except OSError as exc:
+            say(f"cannot make a file for the checks: {exc.strerror or exc}; forwarding only")
+            readable = None
+    if not fds:
+        return None, None
+    return Transcript(fds, limit), readable
+
+
+def start_observer(config: dict[str, Any], transcript_fd: int) -> subprocess.Popen[bytes] | None:
+    """The observer process (``python -m acpgen.tap.observer CONFIG``),
+    niced, in a process group of its own so that a terminal's Ctrl-C does
+    not end it, reading the transcript through ``transcript_fd``; it ends at
+    the end of its stdin (our exit) once it has checked the whole
+    transcript. None (said) if it cannot start."""
     try:
         return subprocess.Popen(
-            [sys.executable, "-m", "acpgen.tap.observer", json.dumps(config)],
+            [sys.executable, "-m", "acpgen.tap.observer", json.dumps({**config, "transcript_fd": transcript_fd})],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
+            pass_fds=(transcript_fd,),
             **_own_group(),
         )
     except OSError as exc:
-        say(f"cannot start the checks ({exc}); forwarding only")
+        say(f"cannot start the checks ({exc}); forwarding and recording only")
         return None
 
 
@@ -226,64 +197,68 @@ def _own_group() -> dict[str, Any]:
     return {"preexec_fn": os.setpgrp}  # before any thread of ours starts
 
 
-def run(command: Sequence[str], config: dict[str, Any] | None) -> int:
+def run(
+    command: Sequence[str],
+    config: dict[str, Any] | None,
+    *,
+    out: str | None = None,
+    max_line_bytes: int,
+    drain_seconds: float,
+) -> int:
     """Start ``command`` with its stdin and stdout piped to ours, forward
-    until it exits, and return its exit status (127 or 126 when it cannot be
-    started, as a shell says). ``config``: the observer's, or None for no
-    recording nor checks."""
+    until it exits and its stdout is drained (``drain_seconds`` at most: a
+    child of the agent may hold it open; an agent's stdout ends with the
+    agent as a rule, and tap exits then),
+    and return its exit status (127 or 126 when it cannot be started, as a
+    shell says). ``out``: the transcript; ``config``: the observer's, or
+    None for no checks. The observer is not waited for: it checks the
+    transcript to its end on its own."""
+    transcript, readable = open_transcript(out, config is not None, max_line_bytes)
     try:
         agent = subprocess.Popen(list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, **_own_group())
     except OSError as exc:
         say(f"cannot start the agent {command[0]!r}: {exc.strerror or exc}")
-        return 127 if isinstance(exc, FileNotFoundError) else 126
+        status = 127 if isinstance(exc, FileNotFoundError) else 126
+        if transcript is not None:
+            transcript.finish(status)
+        return status
     assert agent.stdin is not None and agent.stdout is not None
     for signum in PASSED_SIGNALS:
         signal.signal(signum, lambda signum, frame: _pass_on(agent, signum))
-    observer = start_observer(config) if config is not None else None
-    backlog = Backlog()
-    if observer is None:
-        backlog.close()
-    finished = threading.Event()
-    feeder = None
+    observer = None
+    if config is not None and transcript is not None and any(fd == readable for fd, _ in transcript.fds):
+        assert readable is not None
+        observer = start_observer(config, readable)
+    bell = Bell(None)
     if observer is not None:
         assert observer.stdin is not None
-        fd = os.dup(observer.stdin.fileno())
+        bell = Bell(os.dup(observer.stdin.fileno()))
         observer.stdin.close()
-        feeder = threading.Thread(target=feed_observer, args=(backlog, fd, finished), daemon=True)
-        feeder.start()
     to_agent, from_agent = agent.stdin.fileno(), agent.stdout.fileno()
     inbound = threading.Thread(
         target=pump,
-        args=(0, to_agent, frames.CLIENT_TO_AGENT, frames.END_CLIENT_TO_AGENT, backlog, lambda: _close_to(0)),
+        args=(0, to_agent, "client_to_agent", transcript, bell, lambda: _close_to(0)),
         daemon=True,
     )
     outbound = threading.Thread(
         target=pump,
-        args=(
-            from_agent,
-            1,
-            frames.AGENT_TO_CLIENT,
-            frames.END_AGENT_TO_CLIENT,
-            backlog,
-            lambda: _close_to(from_agent),
-        ),
+        args=(from_agent, 1, "agent_to_client", transcript, bell, lambda: _close_to(from_agent)),
         daemon=True,
     )
     inbound.start()
     outbound.start()
     returncode = agent.wait()
-    outbound.join(DRAIN_SECONDS)
-    finished.set()
-    backlog.close()
-    if observer is not None and feeder is not None:
-        feeder.join(FINISH_SECONDS)
-        try:
-            observer.wait(FINISH_SECONDS)
-        except subprocess.TimeoutExpired:
-            say(f"the checks did not finish within {FINISH_SECONDS:g} s of the agent's exit; stopped")
-            observer.kill()
-            observer.wait()
-    return exit_status(returncode)
+    outbound.join(drain_seconds)
+    if outbound.is_alive():
+        say(
+            f"the agent's stdout is still open {drain_seconds:g} s after the agent exited (a child of it holds "
+            "it?); exiting (--drain-seconds)"
+        )
+    status = exit_status(returncode)
+    if transcript is not None:
+        transcript.finish(status)
+    bell.close()
+    return status
 
 
 def _pass_on(agent: subprocess.Popen[bytes], signum: int) -> None:

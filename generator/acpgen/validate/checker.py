@@ -48,6 +48,8 @@ KINDS = {
     "not-started": "an update for an entity its kind must have started first (v1 tool_call)",
     "protocol-version": "initialize answered a protocol version the client did not ask for or this schema does not speak",
     "unanswered": "a request never answered by the end of the transcript",
+    "cut-short": "a transcript acpgen tap started has no end record: the recording was cut short (tap was killed), "
+    "what came after its last line is missing",
 }
 """Every finding kind and what it means."""
 
@@ -489,6 +491,10 @@ class _Checker:
         self.track_sessions = bool(self.sources)
         self.plan = _plan(package)
         """The fast path's plan, or None: every message goes the slow way."""
+        self.recording: int | None = None
+        """The line of the recorder's start record (``acpgen tap``), if any."""
+        self.ended = False
+        """Whether the recorder's end record came after it."""
 
     def finding(self, line: int, kind: str, message: str, at: str = "") -> Finding:
         return Finding(line, kind, message, at, error=self.strict or kind not in WARNINGS)
@@ -674,6 +680,13 @@ class _Checker:
         direction = None
         if isinstance(data, dict) and "message" not in data and "jsonrpc" not in data and "direction" in data:
             return self.unparsed(n, data)
+        if isinstance(data, dict) and "jsonrpc" not in data and "message" not in data:
+            if isinstance(data.get("start"), str):  # the recorder's start record
+                self.recording, self.ended = n, False
+                return []
+            if isinstance(data.get("end"), str):  # and its end record
+                self.ended = True
+                return []
         if isinstance(data, dict) and "message" in data and "jsonrpc" not in data:
             named = data.get("direction")
             direction = DIRECTIONS.get(named) if isinstance(named, str) else None
@@ -889,6 +902,18 @@ class _Checker:
             )
 
     def end(self, last: int) -> Iterator[Finding]:
+        if self.recording is not None and not self.ended:
+            turns = sorted(line for (method, line, _invalid) in self.pending.values() if method == "session/prompt")
+            if turns:
+                what = f"the transcript ends mid-turn (the session/prompt of line {turns[-1]} has no response)"
+            else:
+                what = "the transcript ends"
+            yield self.finding(
+                last,
+                "cut-short",
+                f"{what} with no end record after line {last}: the recording (started at line {self.recording}) "
+                "was cut short, and what came after is missing",
+            )
         for (_direction, request_id), (method, line, invalid) in self.pending.items():
             what = f"the invalid {method} request" if invalid else method
             yield self.finding(line, "unanswered", f"{what} (id {request_id!r}) has no response by line {last}", "/id")
