@@ -863,7 +863,10 @@ def test_an_agent_that_dies_at_start_up_fails_the_client_with_its_status_and_std
             process = None
             try:
                 async with connection.spawn_connection(
-                    lambda t: ClientEnd(lambda conn: ClientInterface(), t), sys.executable, ["-c", agent]
+                    lambda t: ClientEnd(lambda conn: ClientInterface(), t),
+                    sys.executable,
+                    ["-c", agent],
+                    close_grace=HANG,  # it exits on its own, however slowly: never killed
                 ) as conn:
                     process = conn.process
                     await conn.request("echo", {"value": 1})
@@ -895,7 +898,10 @@ def test_leaving_while_the_agent_still_writes_drains_it_and_it_exits_on_its_own(
         with reaped_at_the_end(processes):
             told = Told()
             async with connection.spawn_connection(
-                lambda t: ClientEnd(lambda conn: told, t), sys.executable, ["-c", WRITER]
+                lambda t: ClientEnd(lambda conn: told, t),
+                sys.executable,
+                ["-c", WRITER],
+                close_grace=HANG,  # it exits on its own once drained, however slowly
             ) as conn:
                 assert conn.process is not None
                 processes.append(conn.process)
