@@ -1007,3 +1007,36 @@ def test_a_cancellation_while_leaving_kills_and_reaps_the_agent_then_propagates(
     cancelled, returncode = spawned(main())
     assert cancelled
     assert returncode == -signal.SIGKILL
+
+
+def test_the_agent_s_stderr_still_reaches_this_process_s_and_the_error_quotes_only_its_end(capfd):
+    """The agent's stderr goes on to this process's file descriptor 2, as when
+    the agent inherited it; the error keeps a bounded tail of it."""
+    agent = (
+        "import sys\n"
+        "for i in range(2000):\n"
+        "    print(f'agent: line {i}', file=sys.stderr)\n"
+        "print('agent: last words', file=sys.stderr)\n"
+        "sys.exit(2)"
+    )
+
+    async def main() -> BaseException:
+        try:
+            async with connection.spawn_connection(
+                lambda t: ClientEnd(lambda conn: ClientInterface(), t),
+                sys.executable,
+                ["-c", agent],
+                close_grace=HANG,  # it exits on its own: never killed
+            ) as conn:
+                await conn.request("echo", {"value": 1})
+        except ConnectionError as error:
+            return error
+        raise AssertionError("no ConnectionError")
+
+    message = str(spawned(main()))
+    err = capfd.readouterr().err
+    assert "agent: line 0\n" in err  # all of it, in order
+    assert err.index("agent: line 1999\n") < err.index("agent: last words\n")
+    assert "exited with status 2" in message
+    quoted = message.split("the end of its stderr:\n", 1)[1].splitlines()
+    assert [line.strip() for line in quoted] == [f"agent: line {i}" for i in range(1996, 2000)] + ["agent: last words"]
