@@ -16,7 +16,9 @@ import json
 import os
 import re
 import signal
+import threading
 from collections.abc import AsyncGenerator, Sequence
+from queue import SimpleQueue
 from typing import Any, Protocol
 
 __all__ = [
@@ -477,12 +479,16 @@ async def _end_process(
     if exited is None:
         exited = loop.create_task(process.wait())
         waiting.add(exited)
+    # Cannot block now; only the copy of its stderr can, when this process's
+    # stderr is not read: it is left to its thread.
+    waiting.discard(stderr)
     while True:
         try:
-            await asyncio.wait(waiting)  # cannot block now
+            await asyncio.wait(waiting)
             break
         except BaseException as error:  # interrupted again: reap all the same
             interrupted = error
+    stderr.cancel()
     if interrupted is not None:
         raise interrupted
     return killed
@@ -500,15 +506,52 @@ async def _discard(reader: asyncio.StreamReader) -> None:
 
 async def _pass_stderr(reader: asyncio.StreamReader, tail: bytearray) -> None:
     """Copy ``reader`` (a process's stderr) to this process's stderr until
-    it ends, keeping its last :data:`STDERR_TAIL` bytes in ``tail``."""
-    with contextlib.suppress(Exception):
+    it ends, keeping its last :data:`STDERR_TAIL` bytes in ``tail``.
+
+    A thread of its own writes the copy: a stderr nobody reads blocks that
+    thread, and through it the process (which blocked itself when it wrote
+    there directly), never this event loop."""
+    loop = asyncio.get_running_loop()
+    chunks: SimpleQueue[tuple[bytes, asyncio.Future[None]] | None] = SimpleQueue()
+    threading.Thread(
+        target=_copy_stderr, args=(loop, chunks), name="stderr copy", daemon=True
+    ).start()
+    try:
         while True:
-            chunk = await reader.read(READ_BUFFER)
+            try:
+                chunk = await reader.read(READ_BUFFER)
+            except Exception:
+                return
             if not chunk:
                 return
             tail += chunk
             del tail[:-STDERR_TAIL]
-            _write_stderr(chunk)
+            written: asyncio.Future[None] = loop.create_future()
+            chunks.put((chunk, written))
+            await written  # read on once it is written: as fast as it goes
+    finally:
+        chunks.put(None)
+
+
+def _copy_stderr(
+    loop: asyncio.AbstractEventLoop,
+    chunks: SimpleQueue[tuple[bytes, asyncio.Future[None]] | None],
+) -> None:
+    """Write the chunks to file descriptor 2 until ``None`` comes, telling
+    each one's future in ``loop`` when it is written."""
+    while True:
+        item = chunks.get()
+        if item is None:
+            return
+        data, written = item
+        _write_stderr(data)
+        with contextlib.suppress(RuntimeError):  # the loop is closed
+            loop.call_soon_threadsafe(_set_done, written)
+
+
+def _set_done(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 def _write_stderr(data: bytes) -> None:
