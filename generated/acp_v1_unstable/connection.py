@@ -32,6 +32,7 @@ from ._versions import VersionMismatch as VersionMismatch
 from ._versions import connect_versions as connect_versions
 from ._connection import open_stdio as _open_stdio
 from ._connection import spawn_connection as _spawn_connection
+from ._transport import DEFAULT_CLOSE_GRACE as _DEFAULT_CLOSE_GRACE
 from ._resume import SessionKeeperBase as _SessionKeeperBase
 from ._transport import DEFAULT_MAX_MESSAGE as _DEFAULT_MAX_MESSAGE
 from ._transport import memory_pair as _memory_pair
@@ -429,19 +430,30 @@ def spawn_agent(
     *args: str,
     env: dict[str, str] | None = None,
     cwd: str | None = None,
+    close_grace: float = _DEFAULT_CLOSE_GRACE,
     **options: _Unpack[ConnectionOptions],
 ) -> _AbstractAsyncContextManager[ClientSideConnection[_C]]:
     """Start ``program`` with ``args`` as an agent subprocess speaking ACP on
     its stdin/stdout and yield the client's connection to it (the process is
-    ``conn.process``). On exit the connection is closed and the process
-    awaited (terminated if it does not exit within five seconds). ``options``
-    are the connection's (``validate_outgoing=True`` ...)."""
+    ``conn.process``). The agent's stderr goes on to this process's stderr.
+    ``options`` are the connection's (``validate_outgoing=True`` ...).
+
+    Leaving the block closes the connection (its handlers are cancelled)
+    and the agent's stdin: the agent has at most ``min(1, close_grace)``
+    seconds to take what is still unsent, then ``close_grace`` seconds
+    (default 5) to exit, while what it still writes is read and discarded;
+    then it is killed (SIGKILL) and awaited, which can no longer block. So
+    leaving returns within about ``min(1, close_grace) + close_grace``
+    seconds, and the agent's process is always reaped. A ``ConnectionError``
+    (the agent died at start-up, say) leaves the block naming the agent's
+    exit status and the last lines of its stderr."""
     return _spawn_connection(
         lambda t: ClientSideConnection(make_client, t, **options),
         program,
         args,
         env=env,
         cwd=cwd,
+        close_grace=close_grace,
     )
 
 
@@ -484,15 +496,19 @@ def spawn_agent_versions(
     *args: str,
     env: dict[str, str] | None = None,
     cwd: str | None = None,
+    close_grace: float = _DEFAULT_CLOSE_GRACE,
     **options: _Unpack[ConnectionOptions],
 ) -> _AbstractAsyncContextManager[tuple[_Any, _Any]]:
     """Start ``program`` as an agent subprocess, initialize offering the newest
     version of ``clients`` (a protocol version -> that package's
     ``(ClientSideConnection, make_client, InitializeRequest)``) and yield the
     connection of the package of the version the agent chose, with its typed
-    answer to ``initialize``; ``options`` are the connection's. See
+    answer to ``initialize``; ``options`` are the connection's. Leaving the
+    block ends the agent as :func:`spawn_agent` says (``close_grace``). See
     :func:`connect_versions` for any transport."""
-    return _spawn_versions(clients, program, args, env=env, cwd=cwd, **options)
+    return _spawn_versions(
+        clients, program, args, env=env, cwd=cwd, close_grace=close_grace, **options
+    )
 
 
 def asgi_agent_app(

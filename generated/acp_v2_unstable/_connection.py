@@ -105,6 +105,7 @@ from ._jsonrpc import (
 )
 from ._runtime import UNSET, ValidationError
 from ._transport import (
+    DEFAULT_CLOSE_GRACE,
     DEFAULT_MAX_MESSAGE,
     READ_BUFFER,
     MessageTooLarge,
@@ -1165,13 +1166,21 @@ async def spawn_connection(
     env: dict[str, str] | None = None,
     cwd: str | None = None,
     max_message: int = DEFAULT_MAX_MESSAGE,
+    close_grace: float = DEFAULT_CLOSE_GRACE,
 ) -> AsyncGenerator[C, None]:
     """Start ``program`` with ``args``, speaking ACP on its stdin/stdout, and
     yield ``connect(transport)`` started (the process is ``conn.process``).
-    On exit the connection is closed and the process awaited (killed if it
-    does not exit within five seconds)."""
+    On exit the connection is closed, then the process has ``close_grace``
+    seconds to exit before it is killed, and is awaited in every case (see
+    :func:`spawn_process`, which also says how a ``ConnectionError`` names
+    the process's exit status and the end of its stderr)."""
     async with spawn_process(
-        program, args, env=env, cwd=cwd, max_message=max_message
+        program,
+        args,
+        env=env,
+        cwd=cwd,
+        max_message=max_message,
+        close_grace=close_grace,
     ) as (process, transport):
         conn = connect(transport)
         conn.process = process
@@ -1180,3 +1189,14 @@ async def spawn_connection(
             yield conn
         finally:
             await conn.close()
+            await stopped_reading(conn)
+
+
+async def stopped_reading(conn: Connection[Any]) -> None:
+    """Wait until ``conn``, closed, no longer reads its transport (its read
+    loop, which :meth:`Connection.close` cancels, has ended): then the
+    process's stdout can be drained. Returns at once for a connection
+    that never read."""
+    task = conn._loop_task  # pyright: ignore[reportPrivateUsage]
+    if task is not None and task is not asyncio.current_task():
+        await asyncio.wait((task,))

@@ -8,10 +8,14 @@ reads lines itself."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import math
+import os
+import signal
 import socket
+import sys
 from typing import Any
 
 import pytest
@@ -20,6 +24,7 @@ from acpgen.runtime import _jsonrpc as rpc
 from acpgen.runtime import _transport as transport
 from acpgen.runtime._runtime import ValidationError
 
+from ..patience import HANG
 from .gated_writer import GatedWriter
 
 TIMEOUT = 20
@@ -882,3 +887,307 @@ def test_validate_outgoing_refuses_params_of_another_class_before_sending():
         return sent
 
     assert run(main()) == [{"jsonrpc": "2.0", "method": "told", "params": {"value": 2}}]
+
+
+# ------------------------------------------------------------ 12. a spawned agent's exit
+#
+# Real subprocesses (``python -c`` agents) behind ``spawn_connection``: the
+# client's side of ``spawn_agent``. Every wait is on an event, a pipe or an
+# exit; HANG only turns a hang into a failure.
+
+
+def spawned(coro: Any) -> Any:
+    return asyncio.run(asyncio.wait_for(coro, HANG))
+
+
+def asyncio_errors(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """What asyncio logged at ERROR (an exception in one of its callbacks)."""
+    return [r.getMessage() for r in caplog.records if r.name == "asyncio" and r.levelno >= logging.ERROR]
+
+
+class Told(ClientInterface):
+    """Sets ``told`` at the agent's first ``tell``."""
+
+    def __init__(self) -> None:
+        self.told = asyncio.Event()
+
+    async def tell(self, params: Any) -> None:
+        self.told.set()
+
+
+TELL = '{"jsonrpc":"2.0","method":"tell","params":{}}'
+
+# Writes a first line, then 16 MB (more than the pipe and the client's stream
+# buffer hold) that nobody reads once the client leaves; then waits for its
+# stdin to end and exits 0.
+WRITER = f"""
+import sys
+out = sys.stdout.buffer
+out.write(b'{TELL}\\n')
+out.flush()
+line = b'{{"jsonrpc":"2.0","method":"tell","params":{{"pad":"' + b"x" * 1000 + b'"}}}}\\n'
+for _ in range(16000):
+    out.write(line)
+out.flush()
+sys.stdin.buffer.read()
+"""
+
+# Says it runs, then never reads its stdin and never exits.
+DEAF = f"""
+import sys, threading
+sys.stdout.write('{TELL}\\n')
+sys.stdout.flush()
+threading.Event().wait()
+"""
+
+# Says it runs (on stderr, then to the client), reads its stdin to the end,
+# tells a local TCP port (argv[1]) so, then never exits.
+STUBBORN = f"""
+import socket, sys, threading
+print("agent: ready", file=sys.stderr, flush=True)
+sys.stdout.write('{TELL}\\n')
+sys.stdout.flush()
+sys.stdin.buffer.read()
+socket.create_connection(("127.0.0.1", int(sys.argv[1]))).sendall(b"eof")
+threading.Event().wait()
+"""
+
+
+@contextlib.asynccontextmanager
+async def listening() -> Any:
+    """A local TCP port, and the future of what the first connection to it
+    sends (to its end)."""
+    heard: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+
+    async def connected(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        data = await reader.read()
+        if not heard.done():
+            heard.set_result(data)
+        writer.close()
+
+    server = await asyncio.start_server(connected, "127.0.0.1", 0)
+    try:
+        yield server.sockets[0].getsockname()[1], heard
+    finally:
+        server.close()
+
+
+@contextlib.contextmanager
+def reaped_at_the_end(processes: list[asyncio.subprocess.Process]) -> Any:
+    """Kill what a failing test left running."""
+    try:
+        yield
+    finally:
+        for process in processes:
+            if process.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(process.pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize(
+    ("agent", "status", "last_line"),
+    [
+        ("def serve(:\n    pass", 1, "SyntaxError:"),
+        (
+            "import sys\nprint('agent: starting', file=sys.stderr)\nrun_agent_stdoi()",
+            1,
+            "NameError: name 'run_agent_stdoi' is not defined",
+        ),
+        (
+            "import sys\nprint('agent: no model named x', file=sys.stderr)\nsys.exit(3)",
+            3,
+            "agent: no model named x",
+        ),
+    ],
+    ids=["syntax-error", "misspelled-handler", "exit-3"],
+)
+def test_an_agent_that_dies_at_start_up_fails_the_client_with_its_status_and_stderr(agent, status, last_line, caplog):
+    """Not a bare CancelledError (the close that timed out had cancelled the
+    subprocess's shared stdin-closed future, which the second close then
+    awaited, and asyncio logged InvalidStateError setting it): a
+    ConnectionError naming the exit status and the last stderr line. Three
+    times over, for it was a race."""
+
+    async def main() -> list[tuple[BaseException, int | None]]:
+        outcomes = []
+        for _ in range(3):
+            process = None
+            try:
+                async with connection.spawn_connection(
+                    lambda t: ClientEnd(lambda conn: ClientInterface(), t),
+                    sys.executable,
+                    ["-c", agent],
+                    close_grace=HANG,  # it exits on its own, however slowly: never killed
+                ) as conn:
+                    process = conn.process
+                    await conn.request("echo", {"value": 1})
+            except BaseException as error:  # the test looks at which
+                assert process is not None
+                outcomes.append((error, process.returncode))
+        return outcomes
+
+    caplog.set_level(logging.WARNING)
+    outcomes = spawned(main())
+    assert len(outcomes) == 3
+    for error, returncode in outcomes:
+        assert type(error) is ConnectionError, repr(error)
+        assert returncode == status
+        assert f"exited with status {status}" in str(error)
+        assert str(error).splitlines()[-1].strip().startswith(last_line)
+        assert isinstance(error.__cause__, ConnectionError)
+    assert asyncio_errors(caplog) == []
+
+
+def test_leaving_while_the_agent_still_writes_drains_it_and_it_exits_on_its_own(caplog):
+    """The client stops reading, the agent blocks on a full stdout pipe: the
+    client discards what it still writes, so it reaches its stdin's end and
+    exits 0 (before, it was killed, then asyncio waited forever for the pipe
+    to end on 3.11+)."""
+
+    async def main() -> int | None:
+        processes: list[asyncio.subprocess.Process] = []
+        with reaped_at_the_end(processes):
+            told = Told()
+            async with connection.spawn_connection(
+                lambda t: ClientEnd(lambda conn: told, t),
+                sys.executable,
+                ["-c", WRITER],
+                close_grace=HANG,  # it exits on its own once drained, however slowly
+            ) as conn:
+                assert conn.process is not None
+                processes.append(conn.process)
+                await told.told.wait()
+            return processes[0].returncode
+
+    caplog.set_level(logging.WARNING)
+    assert spawned(main()) == 0
+    assert asyncio_errors(caplog) == []
+
+
+def test_leaving_with_input_the_agent_never_reads_kills_and_reaps_it(caplog):
+    """More than the pipe holds is unsent and the agent reads nothing: the
+    close drops it, the agent is killed after its grace and reaped, and no
+    CancelledError escapes (it did, and the agent was left running)."""
+
+    async def main() -> int | None:
+        processes: list[asyncio.subprocess.Process] = []
+        with reaped_at_the_end(processes):
+            told = Told()
+            async with connection.spawn_connection(
+                lambda t: ClientEnd(lambda conn: told, t), sys.executable, ["-c", DEAF], close_grace=0.1
+            ) as conn:
+                assert conn.process is not None
+                processes.append(conn.process)
+                await told.told.wait()
+                await conn.notify("note", {"pad": "x" * 1_000_000})  # buffered: never read
+            return processes[0].returncode
+
+    caplog.set_level(logging.WARNING)
+    assert spawned(main()) == -signal.SIGKILL
+    assert asyncio_errors(caplog) == []
+
+
+def test_close_grace_is_how_long_an_agent_ignoring_its_stdin_s_end_has_before_the_kill():
+    """The agent stays after its stdin ends: after ``close_grace`` it is
+    killed and reaped, and a ConnectionError leaving the block says so, with
+    the end of the agent's stderr."""
+
+    async def main() -> tuple[BaseException, int | None]:
+        processes: list[asyncio.subprocess.Process] = []
+        with reaped_at_the_end(processes):
+            async with listening() as (port, _):
+                told = Told()
+                try:
+                    async with connection.spawn_connection(
+                        lambda t: ClientEnd(lambda conn: told, t),
+                        sys.executable,
+                        ["-c", STUBBORN, str(port)],
+                        close_grace=0.25,
+                    ) as conn:
+                        assert conn.process is not None
+                        processes.append(conn.process)
+                        await told.told.wait()
+                        raise ConnectionError("given up")
+                except ConnectionError as error:
+                    return error, processes[0].returncode
+        raise AssertionError("no ConnectionError")
+
+    error, returncode = spawned(main())
+    assert returncode == -signal.SIGKILL
+    message = str(error)
+    assert message.startswith("given up; ")
+    assert "did not exit within 0.25 s of its stdin closing and was killed" in message
+    assert message.splitlines()[-1].strip() == "agent: ready"
+
+
+def test_a_cancellation_while_leaving_kills_and_reaps_the_agent_then_propagates():
+    """Cancelled while the agent has its grace (here unbounded), the client
+    kills it at once, reaps it, and the CancelledError goes on (it went on
+    before, leaving the agent running)."""
+
+    async def main() -> tuple[bool, int | None]:
+        processes: list[asyncio.subprocess.Process] = []
+
+        async def client(port: int) -> None:
+            told = Told()
+            async with connection.spawn_connection(
+                lambda t: ClientEnd(lambda conn: told, t),
+                sys.executable,
+                ["-c", STUBBORN, str(port)],
+                close_grace=HANG * 10,
+            ) as conn:
+                assert conn.process is not None
+                processes.append(conn.process)
+                await told.told.wait()
+
+        with reaped_at_the_end(processes):
+            async with listening() as (port, heard):
+                leaving = asyncio.ensure_future(client(port))
+                # The agent saw its stdin end: the client waits out its grace.
+                assert await heard == b"eof"
+                assert not leaving.done()
+                leaving.cancel()
+                try:
+                    await leaving
+                except asyncio.CancelledError:
+                    cancelled = True
+                else:
+                    cancelled = False
+                return cancelled, processes[0].returncode
+
+    cancelled, returncode = spawned(main())
+    assert cancelled
+    assert returncode == -signal.SIGKILL
+
+
+def test_the_agent_s_stderr_still_reaches_this_process_s_and_the_error_quotes_only_its_end(capfd):
+    """The agent's stderr goes on to this process's file descriptor 2, as when
+    the agent inherited it; the error keeps a bounded tail of it."""
+    agent = (
+        "import sys\n"
+        "for i in range(2000):\n"
+        "    print(f'agent: line {i}', file=sys.stderr)\n"
+        "print('agent: last words', file=sys.stderr)\n"
+        "sys.exit(2)"
+    )
+
+    async def main() -> BaseException:
+        try:
+            async with connection.spawn_connection(
+                lambda t: ClientEnd(lambda conn: ClientInterface(), t),
+                sys.executable,
+                ["-c", agent],
+                close_grace=HANG,  # it exits on its own: never killed
+            ) as conn:
+                await conn.request("echo", {"value": 1})
+        except ConnectionError as error:
+            return error
+        raise AssertionError("no ConnectionError")
+
+    message = str(spawned(main()))
+    err = capfd.readouterr().err
+    assert "agent: line 0\n" in err  # all of it, in order
+    assert err.index("agent: line 1999\n") < err.index("agent: last words\n")
+    assert "exited with status 2" in message
+    quoted = message.split("the end of its stderr:\n", 1)[1].splitlines()
+    assert [line.strip() for line in quoted] == [f"agent: line {i}" for i in range(1996, 2000)] + ["agent: last words"]

@@ -4,10 +4,17 @@ limit that no part of an oversized line gets past, and the in-memory pair."""
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
+import signal
 import socket
+import sys
+from pathlib import Path
 
 import pytest
 from acpgen.runtime import _transport as transport
+
+from ..patience import HANG
 
 TIMEOUT = 20
 _FEEDING: set[asyncio.Task[None]] = set()
@@ -256,3 +263,84 @@ def test_memory_send_nowait_refuses_a_full_queue():
             left.send_nowait(b"4")
 
     run(main())
+
+
+def test_a_close_that_timed_out_or_was_cancelled_leaves_the_next_close_working(caplog):
+    """A subprocess's stdin shares one closed-future among all who wait for
+    it: close() must never cancel it. It did (a timed-out wait_for), so the
+    next close() raised CancelledError and asyncio logged InvalidStateError
+    when the pipe closed."""
+    deaf = "import sys, threading\nsys.stdout.write('up\\n'); sys.stdout.flush()\nthreading.Event().wait()"
+
+    async def main() -> int | None:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", deaf, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+        )
+        try:
+            assert process.stdin is not None and process.stdout is not None
+            assert await process.stdout.readline() == b"up\n"
+            stream = transport.StreamTransport(process.stdout, process.stdin)
+            stream.send_nowait(b"x" * 1_000_000)  # more than the pipe holds: never taken
+            closing = asyncio.ensure_future(stream.close())
+            await asyncio.sleep(0)
+            closing.cancel()  # the caller gives up: what is buffered is dropped
+            with pytest.raises(asyncio.CancelledError):
+                await closing
+            await stream.close()
+            await stream.close()
+            assert stream.is_closing()
+        finally:
+            process.kill()
+            await process.wait()
+        return process.returncode
+
+    caplog.set_level(logging.WARNING)
+    assert asyncio.run(asyncio.wait_for(main(), HANG)) == -signal.SIGKILL
+    assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == []
+
+
+# A client whose own stderr nobody reads spawns an agent that writes more to
+# stderr than the pipes hold, then leaves.
+STDERR_NOT_READ = """
+import asyncio, sys
+from acpgen.runtime import _transport as transport
+
+AGENT = "import sys\\nsys.stderr.buffer.write(b'e' * 8_000_000)\\nsys.stderr.flush()\\nsys.stdin.buffer.read()"
+
+async def main():
+    async with transport.spawn_process(sys.executable, ["-c", AGENT], close_grace=0.5) as (process, stream):
+        await stream.send(b"{}")
+    print("closed", process.returncode, flush=True)
+
+asyncio.run(main())
+"""
+
+
+def test_a_stderr_nobody_reads_blocks_the_agent_not_the_client_s_event_loop():
+    """The agent's stderr is copied to the client's by a thread: when nobody
+    reads the client's stderr, the agent blocks writing (as when it wrote
+    there itself) and is killed after its grace; the client's loop goes on."""
+
+    async def main() -> tuple[bytes, int]:
+        env = {**os.environ, "PYTHONPATH": str(Path(transport.__file__).parents[2])}
+        client = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            STDERR_NOT_READ,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+        )
+        assert client.stdout is not None and client.stderr is not None
+        try:
+            out = await client.stdout.read()  # to its end: the client exited; its stderr is read only then
+        finally:
+            if client.returncode is None:
+                client.kill()
+            await client.stderr.read()
+            await client.wait()
+        return out, client.returncode
+
+    out, returncode = asyncio.run(asyncio.wait_for(main(), HANG))
+    assert out == f"closed {-signal.SIGKILL}\n".encode()
+    assert returncode == 0

@@ -11,11 +11,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import re
+import signal
+import threading
 from collections.abc import AsyncGenerator, Sequence
+from queue import SimpleQueue
 from typing import Any, Protocol
 
 __all__ = [
+    "DEFAULT_CLOSE_GRACE",
     "DEFAULT_MAX_MESSAGE",
     "MemoryTransport",
     "MessageTooLarge",
@@ -34,7 +39,18 @@ READ_BUFFER = 1024 * 1024
 
 _CLOSE_TIMEOUT = 1.0
 """Seconds :meth:`StreamTransport.close` waits for the peer to take what is
-still buffered before it drops the connection."""
+still buffered before it drops the connection, unless told otherwise."""
+
+DEFAULT_CLOSE_GRACE = 5.0
+"""Seconds a spawned process has to exit once its stdin is closed before it
+is killed (:func:`spawn_process`), unless told otherwise."""
+
+STDERR_TAIL = 4096
+"""How many of the last bytes of a spawned process's stderr are kept, to
+name in the error when the connection to it fails."""
+
+_TAIL_LINES = 5
+"""How many of those last lines the error quotes."""
 
 _HEAD = 4096
 """How much of an oversized message is scanned for its id."""
@@ -143,7 +159,10 @@ class StreamTransport:
 
     A line longer than ``max_message`` bytes is discarded to its end, in
     bounded memory, and reported as :class:`MessageTooLarge`: no part of it
-    is ever taken for a message."""
+    is ever taken for a message.
+
+    :meth:`close` gives the peer ``close_timeout`` seconds to take what is
+    still buffered, then drops it."""
 
     def __init__(
         self,
@@ -151,10 +170,13 @@ class StreamTransport:
         writer: asyncio.StreamWriter,
         *,
         max_message: int = DEFAULT_MAX_MESSAGE,
+        close_timeout: float = _CLOSE_TIMEOUT,
     ) -> None:
         self.reader = reader
         self.writer = writer
         self.max_message = max_message
+        self.close_timeout = close_timeout
+        self._closing: asyncio.Task[None] | None = None
         # Whether drain() would wait: asyncio has no public way to ask.
         # drain() waits exactly while its stream protocol's ``_paused`` is
         # set (``FlowControlMixin``, which every asyncio stream protocol is),
@@ -247,15 +269,38 @@ class StreamTransport:
         return self.writer.is_closing()
 
     async def close(self) -> None:
+        """Close the writing side: the peer has ``close_timeout`` seconds to
+        take what is still buffered, which is then dropped (at once when
+        ``close`` is cancelled). Closing again, or from another task, waits
+        for the same close."""
         writer = self.writer
         with contextlib.suppress(Exception):
             writer.close()
+        closing = self._closing
+        if closing is None:
+            # wait_closed() awaits a future the stream's protocol hands to
+            # every caller (a subprocess's stdin has one for all): a timeout
+            # or a cancellation must not cancel it, or the next close()
+            # raises CancelledError and the protocol's own set_result fails.
+            # So it is awaited only in a task of its own, never cancelled.
+            closing = self._closing = asyncio.ensure_future(_closed(writer))
         try:
-            await asyncio.wait_for(writer.wait_closed(), _CLOSE_TIMEOUT)
-        except (asyncio.TimeoutError, Exception):
-            # The peer does not take what is buffered: drop it.
-            with contextlib.suppress(Exception):
-                writer.transport.abort()
+            done, _ = await asyncio.wait((closing,), timeout=self.close_timeout)
+        except BaseException:
+            self._abort()
+            raise
+        if not done:
+            self._abort()  # the peer does not take what is buffered: drop it
+
+    def _abort(self) -> None:
+        with contextlib.suppress(Exception):
+            self.writer.transport.abort()
+
+
+async def _closed(writer: asyncio.StreamWriter) -> None:
+    """``writer`` closed (its buffer taken by the peer or dropped)."""
+    with contextlib.suppress(Exception):
+        await writer.wait_closed()
 
 
 class MemoryTransport:
@@ -338,29 +383,214 @@ async def spawn_process(
     env: dict[str, str] | None = None,
     cwd: str | None = None,
     max_message: int = DEFAULT_MAX_MESSAGE,
+    close_grace: float = DEFAULT_CLOSE_GRACE,
 ) -> AsyncGenerator[tuple[asyncio.subprocess.Process, StreamTransport], None]:
     """Start ``program`` with ``args`` and yield it with a transport over its
-    stdin/stdout. On exit the transport is closed and the process awaited
-    (killed if it does not exit within five seconds)."""
+    stdin/stdout. What it writes to stderr goes on to this process's stderr
+    (file descriptor 2), and its last :data:`STDERR_TAIL` bytes are kept.
+
+    On exit the transport is closed: the process has ``min(1, close_grace)``
+    seconds to take what is still unsent, which is then dropped. From then on
+    what it writes to stdout is read and discarded (it never blocks on a
+    pipe nobody reads), and it has ``close_grace`` seconds to exit; then it
+    is killed (SIGKILL). It is awaited in every case, and once killed that
+    wait cannot block (its pipes are closed even while a process it started
+    holds them): leaving the block takes at most about
+    ``min(1, close_grace) + close_grace`` seconds. A cancellation while
+    leaving kills the process at once and propagates once it is reaped.
+
+    A ``ConnectionError`` leaving the block is raised again (``from`` it) with
+    the process's exit status and the last lines of its stderr added: what
+    ended the connection, when the process died."""
     process = await asyncio.create_subprocess_exec(
         program,
         *args,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
         env=env,
         cwd=cwd,
         limit=READ_BUFFER,
     )
     assert process.stdout is not None and process.stdin is not None
-    transport = StreamTransport(process.stdout, process.stdin, max_message=max_message)
+    assert process.stderr is not None
+    tail = bytearray()
+    stderr = asyncio.ensure_future(_pass_stderr(process.stderr, tail))
+    transport = StreamTransport(
+        process.stdout,
+        process.stdin,
+        max_message=max_message,
+        close_timeout=min(_CLOSE_TIMEOUT, close_grace),
+    )
     try:
         yield process, transport
-    finally:
+    except ConnectionError as error:
+        killed = await _end_process(process, transport, stderr, close_grace)
+        report = _exit_report(program, process, killed, close_grace, tail)
+        raise ConnectionError(f"{error}; {report}") from error
+    except BaseException:
+        await _end_process(process, transport, stderr, close_grace)
+        raise
+    await _end_process(process, transport, stderr, close_grace)
+
+
+async def _end_process(
+    process: asyncio.subprocess.Process,
+    transport: StreamTransport,
+    stderr: asyncio.Future[None],
+    grace: float,
+) -> bool:
+    """Close ``process``'s stdin, discard what it still writes to stdout,
+    give it ``grace`` seconds to exit, kill it if it has not, and reap it:
+    returns whether it was killed. Interrupted (cancelled), it kills the
+    process at once, reaps it and raises the interruption again."""
+    loop = asyncio.get_running_loop()
+    assert process.stdout is not None and process.stdin is not None
+    waiting: set[asyncio.Future[Any]] = {stderr}
+    exited: asyncio.Future[int] | None = None
+    interrupted: BaseException | None = None
+    try:
+        await transport.close()
+        waiting.add(loop.create_task(_discard(process.stdout)))
+        exited = loop.create_task(process.wait())
+        waiting.add(exited)
+        # The process exits and its stdout and stderr end, or grace runs out.
+        await asyncio.wait(waiting, timeout=grace)
+    except BaseException as error:
+        interrupted = error
+    killed = False
+    if process.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+            killed = True
+    # Ended here: the process's stdin, and its stdout and stderr even while
+    # something else (a process it started) still holds them open, for
+    # asyncio waits for its pipes to end before it reports the exit.
+    with contextlib.suppress(Exception):
+        process.stdin.transport.abort()
+    pipes: Any = getattr(process, "_transport", None)
+    for fd in (1, 2):
         with contextlib.suppress(Exception):
-            await transport.close()
+            pipe = pipes.get_pipe_transport(fd)
+            if pipe is not None:
+                pipe.close()
+    if exited is None:
+        exited = loop.create_task(process.wait())
+        waiting.add(exited)
+    # Cannot block now; only the copy of its stderr can, when this process's
+    # stderr is not read: it is left to its thread.
+    waiting.discard(stderr)
+    while True:
         try:
-            await asyncio.wait_for(process.wait(), 5)
-        except asyncio.TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
-            await process.wait()
+            await asyncio.wait(waiting)
+            break
+        except BaseException as error:  # interrupted again: reap all the same
+            interrupted = error
+    stderr.cancel()
+    if interrupted is not None:
+        raise interrupted
+    return killed
+
+
+async def _discard(reader: asyncio.StreamReader) -> None:
+    """Read ``reader`` (a process's stdout nobody reads any more) to its end,
+    dropping what comes, so that the process does not block writing."""
+    # RuntimeError: something else still reads it; then the pipe is closed
+    # when the process's grace runs out.
+    with contextlib.suppress(Exception):
+        while await reader.read(READ_BUFFER):
+            pass
+
+
+async def _pass_stderr(reader: asyncio.StreamReader, tail: bytearray) -> None:
+    """Copy ``reader`` (a process's stderr) to this process's stderr until
+    it ends, keeping its last :data:`STDERR_TAIL` bytes in ``tail``.
+
+    A thread of its own writes the copy: a stderr nobody reads blocks that
+    thread, and through it the process (which blocked itself when it wrote
+    there directly), never this event loop."""
+    loop = asyncio.get_running_loop()
+    chunks: SimpleQueue[tuple[bytes, asyncio.Future[None]] | None] = SimpleQueue()
+    threading.Thread(
+        target=_copy_stderr, args=(loop, chunks), name="stderr copy", daemon=True
+    ).start()
+    try:
+        while True:
+            try:
+                chunk = await reader.read(READ_BUFFER)
+            except Exception:
+                return
+            if not chunk:
+                return
+            tail += chunk
+            del tail[:-STDERR_TAIL]
+            written: asyncio.Future[None] = loop.create_future()
+            chunks.put((chunk, written))
+            await written  # read on once it is written: as fast as it goes
+    finally:
+        chunks.put(None)
+
+
+def _copy_stderr(
+    loop: asyncio.AbstractEventLoop,
+    chunks: SimpleQueue[tuple[bytes, asyncio.Future[None]] | None],
+) -> None:
+    """Write the chunks to file descriptor 2 until ``None`` comes, telling
+    each one's future in ``loop`` when it is written."""
+    while True:
+        item = chunks.get()
+        if item is None:
+            return
+        data, written = item
+        _write_stderr(data)
+        with contextlib.suppress(RuntimeError):  # the loop is closed
+            loop.call_soon_threadsafe(_set_done, written)
+
+
+def _set_done(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _write_stderr(data: bytes) -> None:
+    """``data`` to file descriptor 2, where a process that shares this one's
+    stderr writes (given up if it fails)."""
+    view = memoryview(data)
+    while view:
+        try:
+            written = os.write(2, view)
+        except InterruptedError:
+            continue
+        except OSError:
+            return
+        view = view[written:]
+
+
+def _exit_report(
+    program: str,
+    process: asyncio.subprocess.Process,
+    killed: bool,
+    grace: float,
+    tail: bytearray,
+) -> str:
+    """How ``process`` ended, and the last lines of its stderr."""
+    name = f"{os.path.basename(program)} (pid {process.pid})"
+    code = process.returncode
+    if killed:
+        report = (
+            f"{name} did not exit within {grace:g} s of its stdin closing "
+            "and was killed"
+        )
+    elif code is not None and code < 0:
+        try:
+            report = f"{name} was ended by {signal.Signals(-code).name}"
+        except ValueError:
+            report = f"{name} was ended by signal {-code}"
+    else:
+        report = f"{name} exited with status {code}"
+    text = bytes(tail).decode("utf-8", "replace")
+    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return f"{report}, writing nothing to stderr"
+    last = "\n".join(f"    {line}" for line in lines[-_TAIL_LINES:])
+    return f"{report}; the end of its stderr:\n{last}"

@@ -46,6 +46,7 @@ from ._jsonrpc import (
 )
 from ._runtime import UNSET, ValidationError
 from ._transport import (
+    DEFAULT_CLOSE_GRACE,
     DEFAULT_MAX_MESSAGE,
     MessageTooLarge,
     Transport,
@@ -509,15 +510,24 @@ async def spawn_versions(
     env: dict[str, str] | None = None,
     cwd: str | None = None,
     max_message: int = DEFAULT_MAX_MESSAGE,
+    close_grace: float = DEFAULT_CLOSE_GRACE,
     **options: Any,
 ) -> AsyncGenerator[tuple[Any, Any], None]:
     """Start ``program`` as an agent subprocess and yield
     :func:`connect_versions` over its stdin/stdout: the connection of the
     version the agent chose and its answer to ``initialize``. On exit the
-    connection is closed and the process awaited (killed after five
-    seconds)."""
+    connection is closed, then the process has ``close_grace`` seconds to
+    exit before it is killed, and is awaited in every case (see
+    :func:`spawn_process`)."""
+    from ._connection import stopped_reading
+
     async with spawn_process(
-        program, args, env=env, cwd=cwd, max_message=max_message
+        program,
+        args,
+        env=env,
+        cwd=cwd,
+        max_message=max_message,
+        close_grace=close_grace,
     ) as (process, transport):
         connection: Any = None
         try:
@@ -527,3 +537,4 @@ async def spawn_versions(
         finally:
             if connection is not None:
                 await connection.close()
+                await stopped_reading(connection)
