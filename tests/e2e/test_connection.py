@@ -19,7 +19,7 @@ from ..patience import HANG
 from ..unit.gated_writer import GatedWriter
 
 acp = load_generated("acp_v1")
-TIMEOUT = 20
+TIMEOUT = HANG
 
 
 def run(coro):
@@ -537,7 +537,7 @@ def test_close_drops_the_queued_notifications():
 # ------------------------------------------------------------ the examples
 
 
-def _client(*args, timeout=60):
+def _client(*args, timeout=HANG):
     return subprocess.run(
         [sys.executable, str(ROOT / "examples/echo_client.py"), *args],
         capture_output=True, text=True, timeout=timeout, cwd=ROOT,
@@ -554,7 +554,7 @@ def test_the_echo_client_drives_the_v2_echo_agent_too():
     for client, _agent in [("echo_client_v2.py", "echo_agent_v2.py")]:
         out = subprocess.run(
             [sys.executable, str(ROOT / "examples" / client), "two", "words"],
-            capture_output=True, text=True, timeout=60, cwd=ROOT,
+            capture_output=True, text=True, timeout=HANG, cwd=ROOT,
         )  # fmt: skip
         assert out.returncode == 0, out.stderr
         assert out.stdout == "two words \n[end_turn]\n"
@@ -627,7 +627,7 @@ def test_requests_piped_in_are_answered_after_the_input_ends():
         input="".join(json.dumps(line) + "\n" for line in lines),
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=HANG,
     )
     answers = {m["id"]: m for m in map(json.loads, out.stdout.splitlines())}
     assert set(answers) == {1, 2}, out.stdout + out.stderr

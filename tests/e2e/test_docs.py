@@ -87,7 +87,7 @@ def test_cli_reference_covers_every_command_and_subcommand():
 
 def _run(script: str, cwd: Path) -> str:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(GENERATED), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, script], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, script], cwd=cwd, env=env, capture_output=True, text=True, timeout=HANG)
     assert done.returncode == 0, f"{script}:\n{done.stdout}\n{done.stderr}"
     return done.stdout
 
@@ -210,7 +210,7 @@ def test_validate_says_which_package_it_uses_by_default(tmp_path):
     transcript.write_text('{"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s1"}}\n')
     acpgen = Path(sys.executable).with_name("acpgen")
     done = subprocess.run(
-        [str(acpgen), "validate", str(transcript)], cwd=ROOT, capture_output=True, text=True, timeout=60
+        [str(acpgen), "validate", str(transcript)], cwd=ROOT, capture_output=True, text=True, timeout=HANG
     )
     assert "checking against acp_v1" in done.stderr, done.stderr
     chosen = subprocess.run(
@@ -218,7 +218,7 @@ def test_validate_says_which_package_it_uses_by_default(tmp_path):
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=HANG,
     )
     assert "checking against" not in chosen.stderr, chosen.stderr
 

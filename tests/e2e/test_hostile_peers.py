@@ -19,12 +19,13 @@ import sys
 import pytest
 
 from ..conftest import ROOT, load_generated
+from ..patience import HANG
 
 acp = load_generated("acp_v1")
 EXAMPLES = ROOT / "examples"
 AGENTS = ["echo_agent.py", "echo_agent_v2.py"]
 HOSTILE_AGENT = ROOT / "tests/e2e/hostile_agent.py"
-TIMEOUT = 60
+TIMEOUT = HANG
 DEEP = "[" * 1000 + "]" * 1000
 
 

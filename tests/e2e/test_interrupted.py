@@ -19,6 +19,7 @@ from acpgen.output.journal import JOURNAL_FILE
 from acpgen.output.recovery import recover
 
 from ..conftest import schema_with
+from ..patience import HANG
 
 ACPGEN = str(Path(sys.executable).parent / "acpgen")
 OLD = schema_with({"Greeting": {"type": "object", "properties": {"text": {"type": "string"}}}})
@@ -50,7 +51,7 @@ def project(tmp_path) -> Path:
 
 
 def run(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    result = subprocess.run([ACPGEN, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+    result = subprocess.run([ACPGEN, *args], cwd=cwd, capture_output=True, text=True, timeout=HANG)
     assert result.returncode == 0, result.stderr
     return result
 
@@ -61,7 +62,7 @@ def paused(cwd: Path, phase: str, flag: Path, *args: str) -> subprocess.Popen:
     process = subprocess.Popen(
         [ACPGEN, *args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + HANG
     while not flag.exists():
         assert process.poll() is None, process.communicate()
         assert time.monotonic() < deadline, "the run never reached the pause"
@@ -184,7 +185,7 @@ def test_a_run_waiting_for_the_lock_reads_schema_only_once_it_holds_it(project, 
     second = subprocess.Popen(
         [ACPGEN, "generate"], cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + HANG
     while not _says_waiting(second):
         assert second.poll() is None, second.communicate()
         assert time.monotonic() < deadline
@@ -220,7 +221,7 @@ def test_a_second_run_waits_for_the_first(project, tmp_path):
     second = subprocess.Popen(
         [ACPGEN, "generate"], cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + HANG
     while True:
         # The second run waits for the lock, saying so.
         assert second.poll() is None, second.communicate()

@@ -57,7 +57,7 @@ def test_a_terminated_schema_update_removes_its_temporary_directories(tmp_path):
         text=True,
     )
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + HANG
         while not (pid_file.exists() and pid_file.read_text().strip()):
             assert child.poll() is None, child.stderr.read() if child.stderr else ""
             assert time.monotonic() < deadline, "the formatter did not start"

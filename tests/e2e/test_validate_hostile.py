@@ -20,6 +20,7 @@ from acpgen.cli.validate import _Output
 from acpgen.validate import loader, validate_file, validate_lines
 
 from ..conftest import ROOT, load_generated
+from ..patience import HANG
 
 v1 = load_generated("acp_v1")
 ACPGEN = str(ROOT / ".venv/bin/acpgen")
@@ -240,7 +241,7 @@ def _closed_early(tmp_path, lines, *args):
     first = command.stdout.readline()
     command.stdout.close()
     stderr = command.stderr.read().decode()
-    return first.decode(), command.wait(timeout=300), stderr
+    return first.decode(), command.wait(timeout=HANG), stderr
 
 
 @pytest.mark.parametrize("fmt", ["text", "json"])
@@ -348,13 +349,13 @@ def test_an_interrupted_schema_run_leaves_nothing(tmp_path, signum):
         stderr=subprocess.PIPE,
         env=env,
     )
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + HANG
     while not _leftovers(tmp) and command.poll() is None and time.monotonic() < deadline:
         time.sleep(0.005)
     if signum == signal.SIGTERM and not _leftovers(tmp):
         time.sleep(0.5)  # past generation: SIGTERM then kills as it always does
     command.send_signal(signum)
-    _out, err = command.communicate(timeout=60)
+    _out, err = command.communicate(timeout=HANG)
     if signum == signal.SIGINT:
         assert command.returncode == 130, err
         assert b"Traceback" not in err
@@ -421,7 +422,7 @@ sys.exit(0)
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     done = subprocess.run(
-        [sys.executable, "-c", script], env={**os.environ, "TMPDIR": str(tmp)}, capture_output=True, timeout=300
+        [sys.executable, "-c", script], env={**os.environ, "TMPDIR": str(tmp)}, capture_output=True, timeout=HANG
     )
     assert done.returncode == 130, done.stderr
     assert _leftovers(tmp) == []

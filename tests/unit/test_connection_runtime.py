@@ -27,7 +27,7 @@ from acpgen.runtime._runtime import ValidationError
 from ..patience import HANG
 from .gated_writer import GatedWriter
 
-TIMEOUT = 20
+TIMEOUT = HANG
 
 
 def _copy(value: Any) -> Any:
@@ -522,7 +522,7 @@ def test_the_connection_stops_serving_once_a_write_fails(caplog):
         for n in range(20):
             peer_writer.write(json.dumps(echo(n, 1)).encode() + b"\n")
         await peer_writer.drain()
-        await asyncio.wait_for(serving, 5)  # returns, although the peer never closed
+        await asyncio.wait_for(serving, TIMEOUT)  # returns, although the peer never closed
         assert conn.transport.is_closing()
         peer_writer.close()
 

@@ -19,6 +19,7 @@ from acpgen.runtime import _remote as remote
 from acpgen.runtime import _transport as transport
 from acpgen.runtime._jsonrpc import RequestError
 
+from ..patience import HANG
 from .test_runtime_asgi import CODEC, TIMEOUT, make_app
 
 
@@ -53,7 +54,7 @@ async def serving(**options: Any) -> AsyncIterator[tuple[asgi.AcpAsgiApp, int]]:
 
 
 def run(coro: Any) -> Any:
-    return asyncio.run(asyncio.wait_for(coro, 30))
+    return asyncio.run(asyncio.wait_for(coro, HANG))
 
 
 async def open_transport(kind: str, port: int, **options: Any) -> transport.Transport:

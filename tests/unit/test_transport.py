@@ -16,7 +16,7 @@ from acpgen.runtime import _transport as transport
 
 from ..patience import HANG
 
-TIMEOUT = 20
+TIMEOUT = HANG
 _FEEDING: set[asyncio.Task[None]] = set()
 
 
@@ -211,12 +211,14 @@ def test_send_nowait_writes_until_the_peer_stops_reading_then_refuses():
         right.setblocking(False)
         loop = asyncio.get_running_loop()
         got = 0
-        while not waiting.done():
-            try:
-                got += len(await asyncio.wait_for(loop.sock_recv(right, 1 << 16), 1))
-            except asyncio.TimeoutError:
-                break
-        await asyncio.wait_for(waiting, 5)
+        while not waiting.done():  # read until send() has written its line
+            receiving = asyncio.ensure_future(loop.sock_recv(right, 1 << 16))
+            await asyncio.wait({receiving, waiting}, timeout=TIMEOUT, return_when=asyncio.FIRST_COMPLETED)
+            if receiving.done():
+                got += len(receiving.result())
+            else:
+                receiving.cancel()
+        await asyncio.wait_for(waiting, TIMEOUT)
         await stream.close()
         right.close()
         return taken, buffered, blocked

@@ -24,6 +24,8 @@ from acpgen.output.recovery import recover
 from acpgen.output.trees import read_tree
 from acpgen.output.write import write_packages
 
+from ..patience import HANG
+
 OLD = {"a": {"x.py": "old a"}, "b": {"x.py": "old b"}}
 NEW = {"a": {"x.py": "new a"}, "b": {"x.py": "new b"}}
 
@@ -128,7 +130,7 @@ def _killed_between_renames(out: Path, packages: dict, flag: Path, phase: str = 
     another pause of write.py: ``swap``, once the first is swapped)."""
     env = dict(os.environ, ACPGEN_TEST_PAUSE=phase, ACPGEN_TEST_PAUSE_FILE=str(flag))
     process = subprocess.Popen([sys.executable, "-c", KILLED, str(out), json.dumps(packages)], env=env)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + HANG
     while not flag.exists():
         assert process.poll() is None, "the run finished without pausing between its renames"
         assert time.monotonic() < deadline
