@@ -167,34 +167,28 @@ def check_fold(p: ModuleType, folded: Any, response: Any) -> None:
         assert response.stop_reason == p.StopReason.END_TURN
 
 
+async def joined(p: ModuleType, transport: str) -> tuple[Any, Any]:
+    """An agent and a client of package ``p``, started: in memory, or over a
+    socket pair (the stream transport, as over stdio)."""
+    if transport == "memory":
+        return p.connect_in_memory(lambda conn: Agent(conn, p), Client, validate_outgoing=True)
+    left, right = socket.socketpair()
+    agent_streams = await asyncio.open_connection(sock=left)
+    client_streams = await asyncio.open_connection(sock=right)
+    agent = p.AgentSideConnection(lambda conn: Agent(conn, p), *agent_streams, validate_outgoing=True)
+    client = p.ClientSideConnection(Client, *client_streams, validate_outgoing=True)
+    agent.start()
+    client.start()
+    return agent, client
+
+
+@pytest.mark.parametrize("transport", ["memory", "socket pair"])
 @pytest.mark.parametrize("name", PACKAGES)
-def test_a_prompt_turn_in_memory_is_folded_by_the_client(name):
+def test_a_prompt_turn_is_folded_by_the_client(name, transport):
     p = load_generated(name)
 
     async def main() -> None:
-        agent, client = p.connect_in_memory(lambda conn: Agent(conn, p), Client, validate_outgoing=True)
-        try:
-            folded, response = await turn(p, agent, client)
-            check_fold(p, folded, response)
-        finally:
-            await client.close()
-            await agent.close()
-
-    run(main())
-
-
-@pytest.mark.parametrize("name", PACKAGES)
-def test_a_prompt_turn_over_a_socket_pair(name):
-    p = load_generated(name)
-
-    async def main() -> None:
-        left, right = socket.socketpair()
-        agent_streams = await asyncio.open_connection(sock=left)
-        client_streams = await asyncio.open_connection(sock=right)
-        agent = p.AgentSideConnection(lambda conn: Agent(conn, p), *agent_streams, validate_outgoing=True)
-        client = p.ClientSideConnection(Client, *client_streams, validate_outgoing=True)
-        agent.start()
-        client.start()
+        agent, client = await joined(p, transport)
         try:
             folded, response = await turn(p, agent, client)
             check_fold(p, folded, response)
