@@ -46,7 +46,7 @@ def test_a_terminated_schema_update_removes_its_temporary_directories(tmp_path):
     home.mkdir()
     pid_file = tmp_path / "formatter.pid"
     fake = tmp_path / "fake-formatter"
-    fake.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 60\n")
+    fake.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 3600\n")  # hangs: only the signal ends the run
     fake.chmod(0o755)
     args = ["schema", "update", "--from", str(FIXTURE / "v1/schema.json"), "--config", str(project / "pyproject.toml")]
     child = subprocess.Popen(

@@ -154,7 +154,7 @@ def test_killing_acpgen_ends_the_formatter(tmp_path, how):
     is killed while it waits for it, and the formatter must be gone."""
     pid_file = tmp_path / "formatter.pid"
     fake = tmp_path / "slow-formatter"
-    fake.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 60\n")
+    fake.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 3600\n")  # hangs: only the signal ends the run
     fake.chmod(0o755)
     parent = subprocess.Popen([sys.executable, "-c", _CHILD, str(fake)], stdout=subprocess.PIPE, text=True)
     try:

@@ -82,7 +82,7 @@ def _run_and_signal(tmp_path: Path, home: Path, how: signal.Signals) -> int:
     """Run a format in a child process with ``home`` as its temporary
     directory, send ``how`` while the (hanging) formatter runs; its exit
     status."""
-    fake = _fake_formatter(tmp_path, "exec sleep 60")
+    fake = _fake_formatter(tmp_path, "exec sleep 3600")  # hangs: only the signal ends the run
     pid_file = tmp_path / "formatter.pid"
     env = dict(os.environ, TMPDIR=str(home))
     child = subprocess.Popen([sys.executable, "-c", _CHILD, str(fake)], stdout=subprocess.PIPE, text=True, env=env)
