@@ -30,6 +30,19 @@ def run(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
+@pytest.fixture
+def hostile_depth_past_the_recursion_limit(monkeypatch):
+    """Runs over a fixture subset with the hostile deep input only somewhat
+    deeper than the recursion limit (a dict and a list a level), not the
+    suite's 5,000 levels: every definition is still decoded from it, so a
+    decoder that recurses still meets a RecursionError, but a run no longer
+    spends most of its time walking 10,000 containers once per definition
+    and mode. The four full runs below keep the suite's own depth."""
+    from acpgen.conformance import runner
+
+    monkeypatch.setattr(runner, "DEEP", runner._deep(sys.getrecursionlimit() + 100))
+
+
 def fail_lines(output: str, definition: str) -> list[str]:
     """The failures reported for ``definition``, not counting coverage (a
     fixture subset leaves targets uncovered)."""
@@ -90,6 +103,7 @@ def test_several_packages_in_one_run_end_with_the_total(tmp_path):
     assert conformance(package)[-1] == f"{passed} passed, {failed} failed"
 
 
+@pytest.mark.usefixtures("hostile_depth_past_the_recursion_limit")
 def test_the_package_can_be_named_by_import_name_or_its_parent_directory(tmp_path):
     holder = tmp_path / "vendor"
     shutil.copytree(GENERATED / "acp_v2", holder / "acp_v2", ignore=shutil.ignore_patterns("__pycache__"))
@@ -184,6 +198,7 @@ def subset(directory: Path, key: str, generated: list[str], messages: bool = Fal
     return directory
 
 
+@pytest.mark.usefixtures("hostile_depth_past_the_recursion_limit")
 def test_a_known_failure_that_passes_is_a_failure(tmp_path):
     fixtures = subset(tmp_path / "fx", "v2", [])
     (fixtures / "handwritten" / "extra.json").write_text(
@@ -199,6 +214,7 @@ def test_a_known_failure_that_passes_is_a_failure(tmp_path):
     assert "FAIL ToolKind: kind is open: listed in known_failures (not really failing) but passes now" in output
 
 
+@pytest.mark.usefixtures("hostile_depth_past_the_recursion_limit")
 def test_fixtures_for_another_schema_are_a_failure(tmp_path):
     fixtures = subset(tmp_path / "fx", "v2", ["ToolKind"])
     manifest = json.loads((fixtures / "manifest.json").read_text())
@@ -340,6 +356,7 @@ def wrap(directory: Path, package: str, fault: str) -> Path:
 
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))
+@pytest.mark.usefixtures("hostile_depth_past_the_recursion_limit")
 def test_a_seeded_fault_is_reported_as_a_failure_naming_the_definition(tmp_path, fault):
     package, definition, generated, code = FAULTS[fault]
     key = package.replace("acp_", "")
@@ -355,6 +372,7 @@ def test_a_seeded_fault_is_reported_as_a_failure_naming_the_definition(tmp_path,
     assert int(FINAL.match(output.splitlines()[-1]).group(2)) > 0
 
 
+@pytest.mark.usefixtures("hostile_depth_past_the_recursion_limit")
 def test_without_apply_the_patch_checks_fail(tmp_path):
     fixtures = subset(tmp_path / "fx", "v2", [])
     faulty = wrap(tmp_path / "noapply", "acp_v2", "del apply\n")
@@ -447,6 +465,7 @@ RPC_FAULTS = {
 
 
 @pytest.mark.parametrize("fault", sorted(RPC_FAULTS))
+@pytest.mark.usefixtures("hostile_depth_past_the_recursion_limit")
 def test_a_seeded_fault_in_the_json_rpc_layer_is_reported_naming_the_method(tmp_path, fault):
     package, method, code = RPC_FAULTS[fault]
     key = package.replace("acp_", "")

@@ -37,16 +37,34 @@ def tree(directory: Path) -> dict[str, bytes]:
     }
 
 
+_GENERATED: list[Path] = []
+
+
+def _generated_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project of OLD with its three packages generated, made once per
+    test process by a real ``acpgen generate``; a test gets a copy of it."""
+    if not _GENERATED:
+        root = tmp_path_factory.mktemp("interrupted") / "project"
+        (root / "schema").mkdir(parents=True)
+        (root / "schema/greeting.json").write_text(json.dumps(OLD))
+        entries = "".join(
+            f'\n[[tool.acpgen.packages]]\nschema = "schema/greeting.json"\npackage = "{name}"\n' for name in PACKAGES
+        )
+        (root / "pyproject.toml").write_text(f'[tool.acpgen]\nout = "gen"\n{entries}')
+        run(root, "generate")
+        _GENERATED.append(root)
+    return _GENERATED[0]
+
+
 @pytest.fixture
-def project(tmp_path) -> Path:
+def project(tmp_path, tmp_path_factory) -> Path:
+    """A generated project of its own: a copy (files, links and times) of
+    the one generated once, which is what a fresh ``acpgen generate`` of it
+    writes (no file of a generated tree names its directory); the tests
+    themselves run acpgen on it for real."""
     root = tmp_path / "project"
-    (root / "schema").mkdir(parents=True)
-    (root / "schema/greeting.json").write_text(json.dumps(OLD))
-    entries = "".join(
-        f'\n[[tool.acpgen.packages]]\nschema = "schema/greeting.json"\npackage = "{name}"\n' for name in PACKAGES
-    )
-    (root / "pyproject.toml").write_text(f'[tool.acpgen]\nout = "gen"\n{entries}')
-    run(root, "generate")
+    shutil.copytree(_generated_project(tmp_path_factory), root, symlinks=True)
+    assert leftovers(root / "gen") == [], "the generated project holds no state of a run"
     return root
 
 
