@@ -1,6 +1,7 @@
 """An ACP agent whose sessions survive a dropped connection: it echoes prompts word by word,
 logging each update to SESSIONS_DIR first; session/load replays a session to a client that
-reconnects, to a new process. Run by a client: python examples/resumable_agent.py SESSIONS_DIR"""
+reconnects, to a new process; session/cancel ends a turn early.
+Run by a client: python examples/resumable_agent.py SESSIONS_DIR [DELAY]"""
 
 from __future__ import annotations
 
@@ -15,14 +16,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "generated"))
 import acp_v1 as acp  # noqa: E402
 
 SESSIONS = Path(sys.argv[1] if len(sys.argv) > 1 else ".acp-sessions")
+DELAY = float(sys.argv[2]) if len(sys.argv) > 2 else 0.0  # between streamed words
 
 
 class ResumableAgent(acp.Agent):
     def __init__(self, conn: acp.AgentSideConnection[ResumableAgent]) -> None:
         self.conn = conn
+        self.cancelled: set[str] = set()
 
     async def initialize(self, params: acp.InitializeRequest) -> acp.InitializeResponse:
-        return acp.InitializeResponse(protocol_version=params.protocol_version, agent_capabilities=acp.AgentCapabilities(load_session=True))
+        # The version it speaks, whatever the client asks for: echoing it would promise v2 to a v2 client
+        return acp.InitializeResponse(protocol_version=acp.PROTOCOL_VERSION, agent_capabilities=acp.AgentCapabilities(load_session=True))
 
     async def new_session(self, params: acp.NewSessionRequest) -> acp.NewSessionResponse:
         SESSIONS.mkdir(parents=True, exist_ok=True)
@@ -42,11 +46,18 @@ class ResumableAgent(acp.Agent):
                 await self.conn.session_update(acp.SessionNotification(session_id=session_id, update=update))
 
     async def prompt(self, params: acp.PromptRequest) -> acp.PromptResponse:
+        self.cancelled.discard(params.session_id)
         for block in params.prompt:  # the client folds its own prompt: kept for session/load
             await self._send(params.session_id, acp.UserMessageChunkSessionUpdate(content=block), live=False)
         for word in [w for b in params.prompt if isinstance(b, acp.TextContentBlock) for w in b.text.split()]:
+            if params.session_id in self.cancelled:
+                return acp.PromptResponse(stop_reason=acp.StopReason.CANCELLED)
             await self._send(params.session_id, acp.AgentMessageChunkSessionUpdate(content=acp.TextContentBlock(text=word + " ")))
+            await asyncio.sleep(DELAY)
         return acp.PromptResponse(stop_reason=acp.StopReason.END_TURN)
+
+    async def cancel(self, params: acp.CancelNotification) -> None:
+        self.cancelled.add(params.session_id)
 
     async def load_session(self, params: acp.LoadSessionRequest) -> acp.LoadSessionResponse:
         for line in self._log(params.session_id).read_text().splitlines():
