@@ -350,3 +350,22 @@ def test_connect_versions_raises_version_mismatch_for_a_version_it_lacks():
 
     mismatch = run(main())
     assert (mismatch.requested, mismatch.chosen) == (2, 1)
+
+
+@pytest.mark.parametrize("name", ["acp_v1", "acp_v1_unstable", "acp_v2", "acp_v2_unstable"])
+def test_the_codec_refuses_a_string_version_as_the_reference_does(name):
+    """A string ``protocolVersion`` is refused by decode, lenient or strict:
+    today's Rust crate refuses it (its ProtocolVersion tests have
+    ``test_deserialize_string_errors`` since its string visitor was removed
+    in schema 1.17.0) and so does zod's ``z.int()``. Only the connection's
+    ``initialize`` handling reads it as version 0 (the tests above), so that
+    an early peer gets an answer naming the agent's own version."""
+    p = load_generated(name)
+    params: dict = {"protocolVersion": "1"}
+    if p.PROTOCOL_VERSION == 2:
+        params["info"] = {"name": "c", "version": "1"}
+    for strict in (False, True):
+        with pytest.raises(p.ValidationError, match="protocolVersion"):
+            p.decode("InitializeRequest", params, strict=strict)
+    params["protocolVersion"] = 0
+    assert p.decode("InitializeRequest", params).protocol_version == 0
