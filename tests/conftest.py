@@ -20,11 +20,21 @@ import importlib
 import itertools
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+# A test run started in the background of a shell without job control
+# inherits SIGINT ignored, and one under nohup SIGHUP: the children the tests
+# interrupt with them would inherit that too and go on. This process and so
+# (through exec) every child it starts get them at their defaults.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+if hasattr(signal, "SIGHUP") and signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 FUZZ_FACTOR = 10
 
