@@ -336,11 +336,12 @@ def test_a_stderr_nobody_reads_blocks_the_agent_not_the_client_s_event_loop():
         assert client.stdout is not None and client.stderr is not None
         try:
             out = await client.stdout.read()  # to its end: the client exited; its stderr is read only then
+        except BaseException:  # a hang (HANG): the client goes
+            client.kill()
+            raise
         finally:
-            if client.returncode is None:
-                client.kill()
             await client.stderr.read()
-            await client.wait()
+            await client.wait()  # not killed first: its stdout can end before it is reaped
         return out, client.returncode
 
     out, returncode = asyncio.run(asyncio.wait_for(main(), HANG))
