@@ -75,9 +75,9 @@ test-tools:
 # each with the generator (editable) and what its unit tests import (the
 # test extra's pins, less the tools that run on the main Python only: mypy,
 # pyright, pre-commit, the official SDK, Playwright; 6.168 is the last
-# hypothesis and 16.1 the last websockets for Python 3.10), in which the generator's unit tests (the
-# runtime's among them) and the four packages' basics
-# (tests/e2e/test_package_basics.py) run.
+# hypothesis and 16.1 the last websockets for Python 3.10), in which the
+# generator's unit tests (the runtime's among them) and the four packages'
+# basics (tests/e2e/test_package_basics.py) run.
 OTHER_PYTHONS := 3.10 3.13
 OTHER_DEPS := "pytest==9.2.0" "pytest-xdist==3.8.0" "hypothesis==6.168.5" "black>=26.1,<27" "orjson>=3.10" "websockets==17.4; python_version >= '3.11'" "websockets==16.1.1; python_version < '3.11'" "httpx==0.28.1" "h2==4.4.1" "uvicorn==0.54.0"
 OTHER_TESTS := tests/unit tests/e2e/test_package_basics.py
