@@ -1,5 +1,4 @@
 """An echo agent whose sessions, logged to SESSIONS_DIR, survive a dropped connection: resumable_agent.py SESSIONS_DIR [DELAY]"""
-
 import asyncio
 import contextlib
 import json
@@ -9,7 +8,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "generated"))
 import acp_v1 as acp  # noqa: E402
-SESSIONS, DELAY = Path((sys.argv[1:] or [".acp-sessions"])[0]), float((sys.argv[2:] or ["0"])[0])  # DELAY: between words
+ARGS = sys.argv[1:] if __name__ == "__main__" else []  # SESSIONS_DIR [DELAY between words], read only when run
+SESSIONS, DELAY = Path((ARGS or [".acp-sessions"])[0]), float((ARGS[1:] or ["0"])[0])
 
 
 class ResumableAgent(acp.Agent):
@@ -20,7 +20,6 @@ class ResumableAgent(acp.Agent):
         return acp.InitializeResponse(protocol_version=acp.PROTOCOL_VERSION, agent_capabilities=acp.AgentCapabilities(load_session=True))
 
     async def new_session(self, params: acp.NewSessionRequest) -> acp.NewSessionResponse:
-        SESSIONS.mkdir(parents=True, exist_ok=True)
         (SESSIONS / f"{(session_id := uuid.uuid4().hex)}.jsonl").touch()
         return acp.NewSessionResponse(session_id=session_id)
 
@@ -56,4 +55,5 @@ class ResumableAgent(acp.Agent):
 
 
 if __name__ == "__main__":
+    SESSIONS.mkdir(parents=True, exist_ok=True)
     asyncio.run(acp.run_agent_stdio(ResumableAgent))
