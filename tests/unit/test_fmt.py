@@ -128,16 +128,8 @@ def test_a_planted_cache_entry_cannot_inject_code(tmp_path, monkeypatch):
 # ------------------------------------------------------------------ the formatter process
 
 _CHILD = """
-import signal
 import sys
 import acpgen.emit.fmt
-# The signals at their defaults, as a run in a terminal has them, whatever
-# this test run inherited (a background job of a shell without job control
-# starts with SIGINT ignored, and nohup ignores SIGHUP): an ignored signal
-# would let the formatting finish instead of interrupting it.
-signal.signal(signal.SIGINT, signal.default_int_handler)
-signal.signal(signal.SIGHUP, signal.SIG_DFL)
-signal.signal(signal.SIGTERM, signal.SIG_DFL)
 acpgen.emit.fmt.ruff_binary = lambda: sys.argv[1]
 print("formatting", flush=True)
 try:
