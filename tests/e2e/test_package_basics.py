@@ -31,7 +31,7 @@ def is_v2(p: ModuleType) -> bool:
     return p.PROTOCOL_VERSION == 2
 
 
-def notification(p: ModuleType, session_id: str, update: dict[str, Any]) -> dict[str, Any]:
+def notification(session_id: str, update: dict[str, Any]) -> dict[str, Any]:
     return {"sessionId": session_id, "update": update}
 
 
@@ -48,14 +48,14 @@ NOTIFICATION_CLASS = {1: "SessionNotification", 2: "UpdateSessionNotification"}
 @pytest.mark.parametrize("name", PACKAGES)
 def test_a_message_decodes_and_encodes_back_in_both_modes(name):
     p = load_generated(name)
-    wire = notification(p, "s-1", chunk(p, "hello"))
+    wire = notification("s-1", chunk(p, "hello"))
     for strict in (False, True):
         value = p.decode(NOTIFICATION_CLASS[p.PROTOCOL_VERSION], wire, strict=strict)
         assert isinstance(value.update, p.AgentMessageChunkSessionUpdate)
         assert value.update.content == p.TextContentBlock(text="hello")
         assert p.encode(value) == wire
     # A text block without its text: strict and lenient both refuse it, with the path.
-    bad = notification(p, "s-1", {**chunk(p, "x"), "content": {"type": "text"}})
+    bad = notification("s-1", {**chunk(p, "x"), "content": {"type": "text"}})
     for strict in (False, True):
         with pytest.raises(p.ValidationError, match=r"update\.content"):
             p.decode(NOTIFICATION_CLASS[p.PROTOCOL_VERSION], bad, strict=strict)
@@ -117,7 +117,7 @@ class Agent:
             updates = [*updates, {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}]
         for update in updates:
             await self.conn.session_update(
-                p.decode(NOTIFICATION_CLASS[p.PROTOCOL_VERSION], notification(p, session_id, update))
+                p.decode(NOTIFICATION_CLASS[p.PROTOCOL_VERSION], notification(session_id, update))
             )
 
 
