@@ -87,9 +87,10 @@ def test_several_packages_in_one_run_end_with_the_total(tmp_path):
     package = str(GENERATED / "acp_v1")
 
     def conformance(*packages: str) -> list[str]:
-        args = [acpgen, "conformance", "-q"] + [arg for p in packages for arg in ("--package", p)]
+        args = [acpgen, "conformance", "-q", "--only", "ToolCallUpdate", "--only", "ContentBlock"]
+        args += [arg for p in packages for arg in ("--package", p)]
         out = subprocess.run(args, capture_output=True, text=True, cwd=project)
-        assert out.returncode == 1, out.stdout[-2000:] + out.stderr  # the subset leaves definitions uncovered
+        assert out.returncode == 0, out.stdout[-2000:] + out.stderr
         assert str(project / "tests/fixtures/conformance/v1") in out.stdout
         return out.stdout.splitlines()
 
@@ -108,7 +109,7 @@ def test_the_package_can_be_named_by_import_name_or_its_parent_directory(tmp_pat
     holder = tmp_path / "vendor"
     shutil.copytree(GENERATED / "acp_v2", holder / "acp_v2", ignore=shutil.ignore_patterns("__pycache__"))
     fixtures = subset(tmp_path / "fx", "v2", [])
-    _code, output = run("-q", "--package", str(holder), "--fixtures", str(fixtures))
+    _code, output = run("-q", "--package", str(holder), "--fixtures", str(fixtures), "--only", "ToolKind")
     assert "conformance of acp_v2" in output and "schema/v2/schema.json" in output
     env = dict(os.environ, PYTHONPATH=str(holder))
     out = subprocess.run(
@@ -120,6 +121,8 @@ def test_the_package_can_be_named_by_import_name_or_its_parent_directory(tmp_pat
             "acp_v2",
             "--fixtures",
             str(fixtures),
+            "--only",
+            "ToolKind",
         ],
         capture_output=True,
         text=True,
@@ -209,7 +212,7 @@ def test_a_known_failure_that_passes_is_a_failure(tmp_path):
             }
         )
     )
-    code, output = run("-q", "--package", str(GENERATED / "acp_v2"), "--fixtures", str(fixtures))
+    code, output = run("-q", "--package", str(GENERATED / "acp_v2"), "--fixtures", str(fixtures), "--only", "ToolKind")
     assert code == 1
     assert "FAIL ToolKind: kind is open: listed in known_failures (not really failing) but passes now" in output
 
@@ -220,7 +223,7 @@ def test_fixtures_for_another_schema_are_a_failure(tmp_path):
     manifest = json.loads((fixtures / "manifest.json").read_text())
     manifest["schema_sha256"] = "0" * 64
     (fixtures / "manifest.json").write_text(json.dumps(manifest))
-    code, output = run("-q", "--package", str(GENERATED / "acp_v2"), "--fixtures", str(fixtures))
+    code, output = run("-q", "--package", str(GENERATED / "acp_v2"), "--fixtures", str(fixtures), "--only", "ToolKind")
     assert code == 1 and "regenerate them (make fixtures)" in output
 
 
@@ -362,11 +365,12 @@ def test_a_seeded_fault_is_reported_as_a_failure_naming_the_definition(tmp_path,
     key = package.replace("acp_", "")
     schema = ROOT / f"schema/{key.split('_')[0]}/schema{'.unstable' if 'unstable' in key else ''}.json"
     fixtures = subset(tmp_path / "fx", key, generated)
+    only = ("--only", definition)  # the full runs above check every definition
     honest = wrap(tmp_path / "honest", package, "")
-    status, output = run("-q", "--package", str(honest), "--schema", str(schema), "--fixtures", str(fixtures))
+    status, output = run("-q", "--package", str(honest), "--schema", str(schema), "--fixtures", str(fixtures), *only)
     assert not fail_lines(output, definition), "\n".join(fail_lines(output, definition))[:2000]
     faulty = wrap(tmp_path / "faulty", package, code)
-    status, output = run("-q", "--package", str(faulty), "--schema", str(schema), "--fixtures", str(fixtures))
+    status, output = run("-q", "--package", str(faulty), "--schema", str(schema), "--fixtures", str(fixtures), *only)
     assert status == 1, output[-3000:]
     assert fail_lines(output, definition), output[-3000:]
     assert int(FINAL.match(output.splitlines()[-1]).group(2)) > 0
@@ -384,6 +388,8 @@ def test_without_apply_the_patch_checks_fail(tmp_path):
         str(ROOT / "schema/v2/schema.json"),
         "--fixtures",
         str(fixtures),
+        "--only",
+        "ToolCallUpdate",
     )
     assert status == 1
     lines = fail_lines(output, "ToolCallUpdate")
@@ -471,10 +477,35 @@ def test_a_seeded_fault_in_the_json_rpc_layer_is_reported_naming_the_method(tmp_
     key = package.replace("acp_", "")
     schema = ROOT / f"schema/{key.split('_')[0]}/schema{'.unstable' if 'unstable' in key else ''}.json"
     fixtures = subset(tmp_path / "fx", key, [], messages=True)
+    # The envelope fixtures, of no method, go with any method's run.
+    only = ("--only", "initialize" if method == "(messages)" else method)
     honest = wrap(tmp_path / "honest", package, RPC_WRAPPER)
-    status, output = run("-q", "--package", str(honest), "--schema", str(schema), "--fixtures", str(fixtures))
+    status, output = run("-q", "--package", str(honest), "--schema", str(schema), "--fixtures", str(fixtures), *only)
     assert not fail_lines(output, method), "\n".join(fail_lines(output, method))[:2000]
     faulty = wrap(tmp_path / "faulty", package, RPC_WRAPPER + textwrap.dedent(code))
-    status, output = run("-q", "--package", str(faulty), "--schema", str(schema), "--fixtures", str(fixtures))
+    status, output = run("-q", "--package", str(faulty), "--schema", str(schema), "--fixtures", str(fixtures), *only)
     assert status == 1, output[-3000:]
     assert fail_lines(output, method), output[-3000:]
+
+
+def test_only_checks_the_named_definitions_and_methods(tmp_path):
+    """A fault in ContentBlock fails a run of everything (above) but not a run
+    limited to ToolCallUpdate; limited to ContentBlock it is found, and the
+    summary says what the run was limited to."""
+    fixtures = subset(tmp_path / "fx", "v2", ["ContentBlock", "ToolCallUpdate"])
+    schema = ROOT / "schema/v2/schema.json"
+    faulty = wrap(tmp_path / "faulty", "acp_v2", textwrap.dedent(FAULTS["bad-known-variant-is-catch-all"][3]))
+    args = ("--package", str(faulty), "--schema", str(schema), "--fixtures", str(fixtures))
+    status, output = run(*args, "--only", "ToolCallUpdate")
+    assert status == 0, output[-3000:]
+    assert "only:     ToolCallUpdate" in output and "ContentBlock" not in output
+    assert "coverage: def 1/1" in output
+    status, output = run("-q", *args, "--only", "ContentBlock", "--only", "session/prompt")
+    assert status == 1 and fail_lines(output, "ContentBlock"), output[-3000:]
+    assert "only:     ContentBlock, session/prompt" in output
+
+
+def test_only_a_name_the_schema_lacks_is_refused(tmp_path):
+    code, output = run("--package", str(GENERATED / "acp_v1"), "--only", "ToolCallUpdate", "--only", "nope/method")
+    assert code == 2
+    assert "--only nope/method:" in output and "no definition or method of that name" in output

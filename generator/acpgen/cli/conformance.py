@@ -49,10 +49,24 @@ from ..conformance.loader import (
     "working directory; without one, the fixtures are generated from the schema for the run, with the "
     "hand-written ones acpgen ships for it).",
 )
+@click.option(
+    "--only",
+    "only",
+    multiple=True,
+    metavar="NAME",
+    help="Check only NAME (repeatable): a $defs definition (its fixtures, hostile inputs, patch fixtures and "
+    "laws, coverage targets) or a method such as session/prompt (its message fixtures, method-table row and "
+    "message coverage, with the JSON-RPC envelope fixtures of no method). A name the schema does not have is an error (exit 2).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="List only the definitions with failures.")
 @click.option("-v", "--verbose", is_flag=True, help="Also list every known failure with its reason.")
 def conformance(
-    packages: tuple[str, ...], schema: str | None, fixtures: str | None, quiet: bool, verbose: bool
+    packages: tuple[str, ...],
+    schema: str | None,
+    fixtures: str | None,
+    only: tuple[str, ...],
+    quiet: bool,
+    verbose: bool,
 ) -> None:
     """Check a generated package against the conformance fixtures.
 
@@ -65,7 +79,8 @@ def conformance(
     The method table (METHODS) must match the schema's x-method/x-side, and
     whole JSON-RPC messages must decode (decode_message, decode_result).
     Prints a summary per definition and ends with `N passed, M failed`;
-    exits 1 on any failure, 2 on bad arguments.
+    exits 1 on any failure, 2 on bad arguments. --only limits the run to
+    some definitions and methods (to rerun what failed, quickly).
 
     The fixtures: --fixtures, else tests/fixtures/conformance/<schema key> of
     the project around the working directory (this checkout's committed
@@ -79,7 +94,7 @@ def conformance(
         click.echo("acpgen: error: --schema and --fixtures go with a single --package", err=True)
         sys.exit(2)
     with ExitStack() as stack:
-        _run(stack, packages, schema, fixtures, quiet, verbose, started)
+        _run(stack, packages, schema, fixtures, frozenset(only) or None, quiet, verbose, started)
 
 
 def _run(
@@ -87,11 +102,14 @@ def _run(
     packages: tuple[str, ...],
     schema: str | None,
     fixtures: str | None,
+    only: frozenset[str] | None,
     quiet: bool,
     verbose: bool,
     started: float,
 ) -> None:
-    from ..conformance.runner import Runner, summary_lines
+    import json
+
+    from ..conformance.runner import Runner, summary_lines, unknown_names
 
     runs = []
     try:
@@ -99,6 +117,12 @@ def _run(
             directory = package_dir(package)
             module = import_package(directory)
             schema_path = schema_for(module, schema)
+            if only is not None:
+                unknown = unknown_names(json.loads(schema_path.read_text(encoding="utf-8")), only)
+                if unknown:
+                    raise ConformanceError(
+                        f"--only {', '.join(unknown)}: {schema_path} has no definition or method of that name"
+                    )
             fixtures_dir, label = fixtures_for(schema_path, fixtures), None
             if fixtures_dir is None:
                 fixtures_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="acpgen-fixtures-")))
@@ -110,7 +134,7 @@ def _run(
     passed = failed = 0
     for directory, module, schema_path, fixtures_dir, label in runs:
         package_started = time.perf_counter()
-        report = Runner(module, f"{directory.name} ({directory})", schema_path, fixtures_dir, label).run()
+        report = Runner(module, f"{directory.name} ({directory})", schema_path, fixtures_dir, label, only).run()
         lines = summary_lines(report, quiet=quiet, verbose=verbose)
         for line in lines[:-1]:
             click.echo(line)

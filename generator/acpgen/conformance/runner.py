@@ -81,6 +81,8 @@ class Report:
     outcomes: list[Outcome] = field(default_factory=list)
     targets: list[coverage_mod.Target] = field(default_factory=list)
     seconds: float = 0.0
+    only: tuple[str, ...] = ()
+    """The definitions and methods the run was limited to (none: all)."""
 
     def count(self, status: str) -> int:
         return sum(1 for o in self.outcomes if o.status == status)
@@ -165,6 +167,7 @@ class Runner:
         schema_path: Path,
         fixtures_dir: Path,
         fixtures_label: str | None = None,
+        only: frozenset[str] | None = None,
     ) -> None:
         self.package = package
         self.package_label = package_label
@@ -177,6 +180,15 @@ class Runner:
         self.sha = sha256(schema_path)
         self._validators: dict[str, Draft202012Validator] = {}
         self.ValidationError = package.ValidationError
+        self.only = only
+        """The definitions and methods to check (all when None): a definition
+        brings its fixtures, hostile inputs, patch fixtures, laws and coverage
+        targets; a method its message fixtures, method-table row and message
+        coverage, with the envelope fixtures that belong to no method. See
+        :func:`unknown_names`."""
+
+    def wanted(self, name: str) -> bool:
+        return self.only is None or name in self.only
 
     def validator(self, name: str) -> Draft202012Validator:
         v = self._validators.get(name)
@@ -304,7 +316,7 @@ class Runner:
         """The method table, the message fixtures, and that every method of
         the schema is exercised by them."""
         checker = MessageChecker(self.package, self.document)
-        expected = expected_methods(self.document)
+        expected = {key: use for key, use in expected_methods(self.document).items() if self.wanted(key[0])}
         if not expected:
             return []
         missing = checker.missing_api()
@@ -313,14 +325,21 @@ class Runner:
         out = [
             Outcome(method, "method table", not problems, "; ".join(problems))
             for method, problems in checker.check_table()
+            if self.wanted(method)
         ]
         exercised: set[tuple[str, str]] = set()
         for file, fixture in fixtures:
+            expect = fixture.get("expect", {})
+            if (
+                self.only is not None
+                and not expect.get("raw")
+                and expect.get("method", MESSAGES) not in self.only | {MESSAGES}
+            ):
+                continue  # the envelope fixtures (of no method of the schema) go with every method
             try:
                 problems = checker.check(fixture)
             except Exception as exc:
                 problems = [f"checking it raised {type(exc).__name__}: {exc}"]
-            expect = fixture.get("expect", {})
             if "kind" in expect and "method" in expect and not expect.get("raw"):
                 exercised.add((expect["method"], expect["kind"]))
             out.append(
@@ -348,6 +367,7 @@ class Runner:
             package=self.package_label,
             schema=str(self.schema_path),
             fixtures=self.fixtures_label or str(self.fixtures_dir),
+            only=tuple(sorted(self.only or ())),
         )
         manifest, files = load_fixtures(self.fixtures_dir)
         outcomes = report.outcomes
@@ -379,6 +399,9 @@ class Runner:
             names = set()
             for case in file.cases:
                 names.add(case.get("name"))
+                all_cases.append(case)
+                if not self.wanted(case.get("def", "?")):
+                    continue
                 problems = self.check_case(case)
                 outcomes.append(
                     Outcome(
@@ -390,10 +413,10 @@ class Runner:
                         source,
                     )
                 )
-                all_cases.append(case)
             for case in file.patches:
                 names.add(case.get("name"))
-                patch_cases.append((file, case))
+                if self.wanted(case.get("upsert", "?")):
+                    patch_cases.append((file, case))
             for message in file.messages:
                 names.add(message.get("name"))
                 message_cases.append((file, message))
@@ -406,7 +429,7 @@ class Runner:
                         f"{source} lists {stale!r} in known_failures, but has no fixture of that name",
                     )
                 )
-        for name in self.defs:
+        for name in filter(self.wanted, self.defs):
             problems = self.check_hostile(name)
             outcomes.append(
                 Outcome(name, "hostile inputs raise only ValidationError", not problems, "; ".join(problems[:3]))
@@ -417,6 +440,7 @@ class Runner:
             if case.get("valid") is True and "output" in case and "input" in case and case["def"] in self.defs:
                 samples.setdefault(case["def"], []).append(case["input"])
         checker = PatchChecker(self.package, self.document, samples)
+        checker.types = [u for u in checker.types if self.wanted(u.name)]
         for file, case in patch_cases:
             result = checker.run_fixture(case)
             outcomes.append(
@@ -444,7 +468,13 @@ class Runner:
             )
         outcomes.extend(self.check_messages(message_cases))
         # coverage
-        report.targets = coverage_mod.evaluate(Model(self.document), all_cases)
+        report.targets = [
+            target
+            for target in coverage_mod.evaluate(
+                Model(self.document), [c for c in all_cases if self.wanted(str(c.get("def")))]
+            )
+            if self.wanted(target.definition)
+        ]
         for target in report.targets:
             if target.covered_by is None:
                 outcomes.append(
@@ -464,6 +494,13 @@ class Runner:
         return report
 
 
+def unknown_names(document: JsonObject, names: frozenset[str]) -> list[str]:
+    """The names of ``names`` that are neither a ``$defs`` definition nor a
+    method (``x-method``) of the schema ``document``."""
+    methods = {method for method, _kind in expected_methods(document)}
+    return sorted(name for name in names if name not in document.get("$defs", {}) and name not in methods)
+
+
 def _relative(path: Path, base: Path) -> str:
     try:
         return path.relative_to(base).as_posix()
@@ -480,6 +517,8 @@ def summary_lines(report: Report, quiet: bool = False, verbose: bool = False) ->
         f"  schema:   {report.schema}",
         f"  fixtures: {report.fixtures}",
     ]
+    if report.only:
+        lines.append(f"  only:     {', '.join(report.only)}")
     groups = report.by_def()
     width = max((len(name) for name in groups), default=10)
     for name, outcomes in groups.items():

@@ -23,6 +23,7 @@ from ..errors import AcpgenError
 from ..runtime import SOURCES
 from . import text
 from .names import CODEC_HELPERS, IMPORTS_MARKER, ModuleNames, exports, package_imports, reexports, schema_names
+from .template_cache import bytecode_cache
 
 # Generated file -> template.
 MODULES = {
@@ -58,7 +59,8 @@ def environment(templates: str | Path | None = None) -> jinja2.Environment:
 @functools.lru_cache(maxsize=8)
 def _environment(templates: str | None) -> jinja2.Environment:
     """One environment per template directory, so each template is compiled
-    once a process (a changed file is compiled again: Jinja checks)."""
+    once a process (a changed file is compiled again: Jinja checks), and
+    then only when :mod:`.template_cache` holds no code for its source."""
     search = [str(builtin_templates())]
     if templates is not None:
         search.insert(0, templates)
@@ -69,6 +71,10 @@ def _environment(templates: str | None) -> jinja2.Environment:
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
+    )
+    # What changes the compiled code keys its cache entries.
+    env.bytecode_cache = bytecode_cache(
+        (env.autoescape, env.keep_trailing_newline, env.trim_blocks, env.lstrip_blocks, env.newline_sequence)
     )
     env.filters.update(text.FILTERS)
     env.globals["generator_version"] = __version__
