@@ -91,15 +91,10 @@ def _formatted_files() -> list[str]:
     """What black checks: each runtime module once, as its source (every
     package holds a copy: a header of comments, then the source, which the
     test below holds them to), and every module the templates print, of the
-    golden package (a construct of each kind the lowering distinguishes) and
-    of the two unstable packages (each schema's stable definitions and more:
-    what the stable packages print, they print too)."""
-    printed = [
-        path
-        for package in (GENERATED / "acp_v1_unstable", GENERATED / "acp_v2_unstable", GOLDEN)
-        for path in sorted(package.glob("*.py"))
-        if path.name not in SOURCES
-    ]
+    golden package: a construct of each kind the lowering distinguishes (the
+    ACP packages print the same constructs with other names; black over
+    their 100,000 lines cost most of the suite's formatting time)."""
+    printed = [path for path in sorted(GOLDEN.glob("*.py")) if path.name not in SOURCES]
     return [str(path) for path in [*(SOURCES[name] for name in sorted(SOURCES)), *printed]]
 
 
@@ -124,7 +119,7 @@ def test_generated_code_is_black_formatted(tmp_path):
     workers on every core, over each runtime module once and every printed
     module (:func:`_formatted_files`)."""
     files = _formatted_files()
-    assert len(files) >= 30
+    assert len(files) >= 20
     out = subprocess.run(
         [sys.executable, "-m", "black", "--check", "--target-version", "py310", "--line-length", "88", *files],
         capture_output=True,

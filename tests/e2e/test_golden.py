@@ -12,15 +12,14 @@ kitchen_sink --out tests/fixtures/golden``, which writes the same files).
 
 The rest of the file imports the committed package and decodes and encodes
 a value of each construct, in lenient and strict mode, and folds patches and
-session updates with it.
+session updates with it. Its type check (mypy --strict, pyright strict) is
+in tests/e2e/test_typecheck.py, one run of each with the ACP packages.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -285,23 +284,3 @@ def test_session_fold(ks: ModuleType) -> None:
     assert isinstance(s.state, ks.StateUpdateRunning)
     assert len(s.unrecognized) == 1
     assert ks.session_to_json(ks.session_from_json(ks.session_to_json(s))) == ks.session_to_json(s)
-
-
-@pytest.mark.skipif(shutil.which("mypy", path=str(Path(sys.executable).parent)) is None, reason="mypy not installed")
-def test_golden_package_is_mypy_strict_clean(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [
-            str(Path(sys.executable).parent / "mypy"),
-            "--strict",
-            "--no-incremental",
-            "--cache-dir",
-            str(tmp_path),
-            "-p",
-            PACKAGE,
-        ],
-        cwd=GOLDEN,
-        env={**os.environ, "MYPYPATH": str(GOLDEN)},
-        capture_output=True,
-        text=True,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr

@@ -106,21 +106,41 @@ class Report:
     output: str
 
 
+GOLDEN = ROOT / "tests/fixtures/golden"
+"""The golden package (tests/e2e/test_golden.py), checked with the others."""
+OTHERS = {"kitchen_sink": GOLDEN, "clash_pkg": None}
+"""Packages checked beside the four, by name -> the directory holding it
+(None: made for the run). ``clash_pkg`` is the schema of
+tests/e2e/test_collisions.py, whose names are those of builtins, typing and
+the runtime: told apart in the annotations too (``x: str`` in a module that
+defines a class ``str`` would be the class)."""
+
+
 @pytest.fixture(scope="module")
 def checked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Report]:
-    """One mypy and one pyright run over the four packages and the four user
-    programs."""
+    """One mypy and one pyright run over the four packages, the golden
+    package, the collision package and the four user programs."""
+    from acpgen.output.write import write_packages
+    from acpgen.pipeline import build_package
+
+    from .test_collisions import _schema
+
     work = tmp_path_factory.mktemp("typecheck")
     for package in PACKAGES:
         (work / f"user_{package}.py").write_text(user_program(package))
-    return {"mypy": run_mypy(work), "pyright": run_pyright(work)}
+    schema = work / "clash_schema.json"
+    schema.write_text(json.dumps(_schema()), encoding="utf-8")
+    write_packages(work / "clash", {"clash_pkg": build_package(schema, "clash_pkg")})
+    others = {name: (where or work / "clash") for name, where in OTHERS.items()}
+    return {"mypy": run_mypy(work, others), "pyright": run_pyright(work, others)}
 
 
-def run_mypy(work: Path) -> Report:
+def run_mypy(work: Path, others: dict[str, Path]) -> Report:
     users = [str(work / f"user_{p}.py") for p in PACKAGES]
+    extra = [str(where / name) for name, where in others.items()]
     out = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--python-version", "3.10", "--no-error-summary",
-         "--cache-dir", str(work / ".mypy_cache"), *PACKAGES, *users, *EXAMPLES],
+         "--cache-dir", str(work / ".mypy_cache"), *PACKAGES, *extra, *users, *EXAMPLES],
         cwd=GENERATED, capture_output=True, text=True,
     )  # fmt: skip
     assert out.returncode in (0, 1), out.stdout + out.stderr
@@ -128,17 +148,18 @@ def run_mypy(work: Path) -> Report:
     for line in out.stdout.splitlines():
         match = re.match(r"(.+?):(\d+): error: ", line)
         if match:
-            errors.setdefault(_relative(Path(GENERATED, match[1]), work), set()).add(int(match[2]))
+            errors.setdefault(_relative(Path(GENERATED, match[1]), work, others), set()).add(int(match[2]))
     return Report(errors, out.stdout)
 
 
-def run_pyright(work: Path) -> Report:
+def run_pyright(work: Path, others: dict[str, Path]) -> Report:
     # examples/ too: the network examples import the echo agent and client beside them
-    extra = [str(GENERATED), str(ROOT / "examples")]
+    extra = [str(GENERATED), str(ROOT / "examples"), *(str(where) for where in others.values())]
     config = {"typeCheckingMode": "strict", "pythonVersion": "3.10", "extraPaths": extra}
     (work / "pyrightconfig.json").write_text(json.dumps(config))
     pyright = Path(sys.executable).with_name("pyright")
-    files = [str(GENERATED / p) for p in PACKAGES] + [f"user_{p}.py" for p in PACKAGES] + EXAMPLES
+    files = [str(GENERATED / p) for p in PACKAGES] + [str(where / name) for name, where in others.items()]
+    files += [f"user_{p}.py" for p in PACKAGES] + EXAMPLES
     out = subprocess.run(
         [str(pyright), "--outputjson", "-p", str(work), *files], cwd=work, capture_output=True, text=True
     )
@@ -148,16 +169,17 @@ def run_pyright(work: Path) -> Report:
     for diagnostic in report["generalDiagnostics"]:
         if diagnostic["severity"] != "error":
             continue
-        path = _relative(Path(diagnostic["file"]), work)
+        path = _relative(Path(diagnostic["file"]), work, others)
         line = diagnostic["range"]["start"]["line"] + 1
         errors.setdefault(path, set()).add(line)
         messages.append(f"{path}:{line}: {diagnostic['message']}")
     return Report(errors, "\n".join(messages))
 
 
-def _relative(path: Path, work: Path) -> str:
+def _relative(path: Path, work: Path, others: dict[str, Path]) -> str:
+    """``acp_v1/codec.py``, ``kitchen_sink/models.py``, ``user_acp_v1.py``."""
     path = path.resolve()
-    for base in (GENERATED.resolve(), work.resolve()):
+    for base in (GENERATED.resolve(), *(where.resolve() for where in others.values()), work.resolve()):
         if path.is_relative_to(base):
             return path.relative_to(base).as_posix()
     return path.as_posix()
@@ -166,6 +188,16 @@ def _relative(path: Path, work: Path) -> str:
 @pytest.mark.parametrize("checker", ["mypy", "pyright"])
 @pytest.mark.parametrize("package", PACKAGES)
 def test_package_is_clean_under_strict_checking(checked: dict[str, Report], checker: str, package: str) -> None:
+    report = checked[checker]
+    dirty = sorted(f for f in report.errors if f.startswith(package + "/"))
+    assert not dirty, report.output
+
+
+@pytest.mark.parametrize("checker", ["mypy", "pyright"])
+@pytest.mark.parametrize("package", sorted(OTHERS))
+def test_the_golden_and_the_collision_packages_are_clean_under_strict_checking(
+    checked: dict[str, Report], checker: str, package: str
+) -> None:
     report = checked[checker]
     dirty = sorted(f for f in report.errors if f.startswith(package + "/"))
     assert not dirty, report.output

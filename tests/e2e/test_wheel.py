@@ -4,6 +4,7 @@ fixtures; installed, it checks a vendored package outside this checkout."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -91,7 +92,7 @@ def test_an_installed_acpgen_checks_a_vendored_package_outside_the_checkout(whee
     )
     assert Path(where.stdout.strip()).is_relative_to(site), where.stdout  # the installed acpgen, not this checkout
     done = subprocess.run(
-        [sys.executable, "-m", "acpgen.conformance", "-q", "--package", "vendor/acp_v1"],
+        [sys.executable, "-m", "acpgen.conformance", "--package", "vendor/acp_v1"],
         env=env,
         cwd=project,
         capture_output=True,
@@ -108,3 +109,10 @@ def test_an_installed_acpgen_checks_a_vendored_package_outside_the_checkout(whee
         in (done.stdout)
     )
     assert "has a patch fixture" not in done.stdout
+    # acp_v1's full run (tests/e2e/test_conformance.py runs the other three):
+    # a line per definition, full coverage, no known failure.
+    lines = done.stdout.splitlines()
+    n = len(json.loads((ROOT / "schema/v1/schema.json").read_text())["$defs"])
+    assert sum(1 for line in lines if re.match(r"^  \S+\s+\d+ passed", line)) >= n
+    assert re.search(rf"^coverage: def {n}/{n}, variant (\d+)/\1, lenient (\d+)/\2, enum (\d+)/\3$", done.stdout, re.M)
+    assert "known failure" not in done.stdout
