@@ -1,6 +1,6 @@
 """The committed conformance fixtures (tests/fixtures/conformance), as
-files: current (regenerating them changes nothing) and what jsonschema says
-of every generated case. These read the committed files and regenerate all
+files: current (regenerating them changes nothing) and each generated case
+well formed. These read the committed files and regenerate all
 four sets, so they run once, on the main Python; the fixture generator's own
 unit tests (tests/unit/test_fixturegen.py) run on every Python."""
 
@@ -10,7 +10,6 @@ import json
 
 import pytest
 from acpgen.conformance import fixturegen
-from jsonschema import Draft202012Validator
 
 from ..conftest import ROOT
 
@@ -42,13 +41,15 @@ def test_the_committed_fixtures_are_what_the_generator_writes():
 
 
 @pytest.mark.parametrize("key", sorted(SCHEMAS))
-def test_generated_cases_say_what_jsonschema_says(key):
-    defs = json.loads(SCHEMAS[key].read_text())["$defs"]
-    validators = {}
-    for case in _generated_cases(key):
-        name = case["def"]
-        if name not in validators:
-            validators[name] = Draft202012Validator({"$defs": defs, "$ref": f"#/$defs/{name}"})
-        assert validators[name].is_valid(case["input"]) == case["valid"], case["name"]
+def test_each_generated_case_says_what_each_mode_gives(key):
+    """A lenient outcome (an output or an error), and a strict error exactly
+    when the case is invalid. Whether it is valid is jsonschema's verdict:
+    the generator asks jsonschema, and every conformance run asks again for
+    every case ("the fixture is stale" when they differ); the full runs of
+    tests/e2e/test_conformance.py and test_wheel.py cover the four schemas."""
+    cases = list(_generated_cases(key))
+    assert len(cases) > 1000
+    for case in cases:
+        assert isinstance(case["valid"], bool), case["name"]
         assert ("output" in case) != ("error" in case), case["name"]
         assert ("strict_error" in case) == (not case["valid"]), case["name"]
