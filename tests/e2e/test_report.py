@@ -36,8 +36,8 @@ def test_report_writes_the_page_with_the_findings_pinned_to_their_lines(tmp_path
     assert "wrote" in result.stderr and "1 error(s), 1 warning(s)" in result.stderr
     page = data(tmp_path / "out.html")
     assert page["findings"] == [
-        [10, "repaired", page["findings"][0][2], "/params/update/entries/2/priority", False],
-        [20, "not-started", page["findings"][1][2], "/params/update", True],
+        [10, "repaired", page["findings"][0][2], "/params/update/entries/2/priority", False, "a", "session/update"],
+        [20, "not-started", page["findings"][1][2], "/params/update", True, "a", "session/update"],
     ]
     assert page["package"] == "acp_v1" and page["title"] == "demo.jsonl"
     assert {20, 10} <= {line for row in page["rows"] for line in row["l"]}

@@ -16,6 +16,7 @@ script (``page.js``) draws only the rows in view.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
@@ -23,7 +24,8 @@ from typing import Any
 
 from .. import __version__
 from ..validate.checker import KINDS, MAX_LINE_BYTES, Finding, _file_lines, _TooLong, validate_file
-from .fold import DIRECTIONS, MAX_RAW, Fold
+from . import values as v
+from .fold import DIRECTIONS, MAX_PAYLOAD, MAX_RAW, Fold
 from .page import page_parts, script_json, write_atomically
 
 
@@ -49,11 +51,11 @@ def fold_file(path: str | Path, max_line_bytes: int = MAX_LINE_BYTES) -> tuple[F
             if isinstance(value, str):
                 directions.append("-")
                 if value:
-                    fold.bad(n, value)
+                    fold.bad(n, value, "", text)
                 continue
             record = value[0]
             direction = ""
-            if isinstance(record, dict) and "message" in record and "jsonrpc" not in record:
+            if isinstance(record, dict) and "jsonrpc" not in record:
                 direction = DIRECTIONS.get(str(record.get("direction")), "")
             directions.append(direction or "-")
             fold.add(n, record)
@@ -92,7 +94,11 @@ def report_data(
     fold, raw, directions = fold_file(path, max_line_bytes)
     if findings is None:
         findings = [] if package is None else validate_file(path, package, strict=strict, max_line_bytes=max_line_bytes)
-    found = [[f.line, f.kind, f.message, f.pointer, f.error] for f in findings]
+    found = [
+        [f.line, f.kind, f.message, f.pointer, f.error, DIRECTIONS.get(f.direction or "", ""), f.method or ""]
+        for f in findings
+    ]
+    _payloads(fold, raw, found)
     return {
         "title": title or Path(path).name,
         "source": str(path),
@@ -105,7 +111,38 @@ def report_data(
         "terminals": fold.terminals,
         "findings": found,
         "kinds": KINDS,
+        "latency": latency(fold.latency),
+        "timed": fold.origin is not None,
     }
+
+
+def _payloads(fold: Fold, raw: list[str], found: list[list[Any]]) -> None:
+    """The raw payload of each line an ``invalid`` or ``bad-line`` finding
+    names, on the row that holds it (what the conversation cannot draw)."""
+    lines = {finding[0] for finding in found if finding[1] in ("invalid", "bad-line")}
+    if not lines:
+        return
+    for row in fold.rows:
+        have = {entry[0] for entry in row.data.get("raw", [])}
+        for line in row.lines:
+            if line in lines and line not in have and 0 < line <= len(raw):
+                row.data.setdefault("raw", []).append([line, v.cut(raw[line - 1], MAX_PAYLOAD)])
+
+
+def latency(times: dict[str, list[float]]) -> list[list[Any]]:
+    """Per method, ``[method, count, p50, p99, max]`` of its round trips in
+    milliseconds (nearest-rank percentiles), the slowest p99 first."""
+    table = []
+    for method, values in times.items():
+        ordered = sorted(values)
+        count = len(ordered)
+        table.append([method, count, _rank(ordered, 0.50), _rank(ordered, 0.99), ordered[-1]])
+    table.sort(key=lambda entry: (-entry[3], entry[0]))
+    return table
+
+
+def _rank(ordered: list[float], share: float) -> float:
+    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
 
 
 def render_report(data: dict[str, Any]) -> str:
@@ -135,4 +172,4 @@ def write_report(
     return data
 
 
-__all__ = ["fold_file", "render_report", "report_data", "script_json", "write_report"]
+__all__ = ["fold_file", "latency", "render_report", "report_data", "script_json", "write_report"]

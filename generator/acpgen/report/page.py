@@ -83,8 +83,15 @@ BODY = """<header>
 <button type="button" role="tab" id="tab-conversation" data-view="conversation" aria-selected="true">Conversation</button>
 <button type="button" role="tab" id="tab-lines" data-view="lines">Lines</button>
 <button type="button" role="tab" id="tab-findings" data-view="findings">Findings</button>
+<button type="button" role="tab" id="tab-timings" data-view="timings">Timings</button>
 </span>
 <label>Session <select id="session"></select></label>
+<span class="search" role="search">
+<input type="search" id="search" placeholder="Search every message (Ctrl+F)" aria-label="Search every message">
+<button type="button" id="search-prev" title="previous match (Shift+Enter)">&uarr;</button>
+<button type="button" id="search-next" title="next match (Enter)">&darr;</button>
+<span id="search-count" aria-live="polite"></span>
+</span>
 </nav>
 </header>
 <main id="view" tabindex="0"></main>
