@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import json
 import os
+import selectors
+import signal
 import subprocess
 import sys
 import time
@@ -46,6 +48,7 @@ ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+ACPGEN = str(Path(sys.executable).parent / "acpgen")
 LONG_LINES = 100_000
 TIMEOUT = HANG * 1000  # milliseconds, as Playwright counts
 """Milliseconds any wait may take: a generous "it finishes", nothing more."""
@@ -77,7 +80,7 @@ def browser() -> Iterator[Any]:
 class Page:
     """A page of the report, with what it requested and complained of."""
 
-    def __init__(self, browser: Any, path: Path) -> None:
+    def __init__(self, browser: Any, path: Path, url: str | None = None) -> None:
         self.path = path
         self.context = browser.new_context(viewport={"width": 1200, "height": 900})
         self.context.add_init_script(WATCH_LONG_TASKS)
@@ -91,7 +94,7 @@ class Page:
         started = time.perf_counter()
         # Back as soon as the page starts coming in: the first rows are drawn
         # before the browser has read all of it.
-        self.page.goto(path.as_uri(), wait_until="commit")
+        self.page.goto(url or path.as_uri(), wait_until="commit")
         # (A locator: a predicate of wait_for_function is evaluated in a way
         # the page's Content-Security-Policy refuses.)
         self.page.locator("html[data-ready]").wait_for(state="attached")
@@ -456,3 +459,42 @@ def test_what_cannot_be_drawn_shows_its_raw_payload_and_direction(browser: Any, 
         assert page.errors == []
     finally:
         page.close()
+
+
+def test_live_draws_the_transcript_again_as_it_grows_and_keeps_the_search(browser: Any, tmp_path: Path) -> None:
+    whole = timed(tmp_path / "whole.jsonl").read_text().splitlines(keepends=True)
+    growing = tmp_path / "growing.jsonl"
+    growing.write_text("".join(whole[:10]))  # up to the permission request: no end record yet
+    server = subprocess.Popen(
+        [ACPGEN, "report", "--live", str(growing), "--package", "acp_v1", "--interval", "0.1"],
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    try:
+        assert server.stderr is not None
+        waiting = selectors.DefaultSelector()
+        waiting.register(server.stderr, selectors.EVENT_READ)
+        assert waiting.select(timeout=HANG), "acpgen report --live said nothing"
+        said = server.stderr.readline().decode()
+        assert said.startswith(f"acpgen report: serving {growing} at http://127.0.0.1:"), said
+        url = said.split(" at ", 1)[1].split()[0]
+        page = Page(browser, growing, url)
+        try:
+            assert page.rows(".k-user").count() == 1 and page.rows(".k-turn").count() == 0
+            page.page.fill("#search", "Fix the bug")
+            page.page.locator("#search").press("Enter")
+            assert page.page.locator("#search-count").inner_text() == "1 of 1"
+            before = page.page.locator("html").get_attribute("data-live")
+            with growing.open("a") as out:  # what tap writes next, the rest of the session
+                out.write("".join(whole[10:]))
+            page.rows(".k-user").filter(has_text="Thanks").wait_for()
+            assert page.page.locator("html").get_attribute("data-live") != before
+            assert page.rows(".k-turn").count() == 2
+            assert page.page.input_value("#search") == "Fix the bug"  # kept across the reload
+            assert page.errors == []
+        finally:
+            page.close()
+    finally:
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=HANG) == 0
+        assert server.stderr is not None and b"acpgen report: stopped" in server.stderr.read()

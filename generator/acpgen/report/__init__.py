@@ -145,14 +145,15 @@ def _rank(ordered: list[float], share: float) -> float:
     return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
 
 
-def render_report(data: dict[str, Any]) -> str:
-    """The page, whole, as a string."""
-    return "".join(_parts(data))
+def render_report(data: dict[str, Any], *, live: bool = False) -> str:
+    """The page, whole, as a string (``live``: one ``acpgen report --live``
+    serves, which may ask its server whether the transcript grew)."""
+    return "".join(_parts(data, live))
 
 
-def _parts(data: dict[str, Any]) -> Iterable[str]:
+def _parts(data: dict[str, Any], live: bool = False) -> Iterable[str]:
     lines = data["lines"]
-    return page_parts(str(data["title"]), {k: v for k, v in data.items() if k != "lines"}, lines)
+    return page_parts(str(data["title"]), {k: v for k, v in data.items() if k != "lines"}, lines, live=live)
 
 
 def write_report(

@@ -809,6 +809,56 @@
     return box;
   }
 
+  // ---- acpgen report --live: load again when the transcript grew ----
+  function live(settings) {
+    const KEY = "acpgen-live";
+    let saved = null;
+    try {
+      saved = JSON.parse(sessionStorage.getItem(KEY) || "null");
+      sessionStorage.removeItem(KEY);
+    } catch (e) {
+      saved = null; // no storage: start at the top
+    }
+    if (saved) {
+      if (saved.filter === -2 || (saved.filter >= 0 && saved.filter < sessions.length)) {
+        filter = saved.filter;
+        select.value = String(filter);
+      }
+      searchBox.value = saved.query || "";
+      query = searchBox.value.toLowerCase();
+      show(["conversation", "lines", "findings", "timings"].includes(saved.view) ? saved.view : "conversation");
+      if (saved.end && current.list.end) current.list.end();
+      else {
+        scroller.scrollTop = saved.top || 0;
+        if (current.list.update) current.list.update();
+      }
+    }
+    document.documentElement.dataset.live = settings.version;
+    function ask() {
+      fetch("version", { cache: "no-store" })
+        .then((response) => (response.ok ? response.text() : settings.version))
+        .then(function (version) {
+          if (version === settings.version) return setTimeout(ask, settings.interval);
+          const s = scroller;
+          const place = {
+            view: current ? current.view : "conversation",
+            filter: filter,
+            query: searchBox.value,
+            top: s.scrollTop,
+            end: s.scrollTop > 0 && s.scrollTop + s.clientHeight >= s.scrollHeight - 2,
+          };
+          try {
+            sessionStorage.setItem(KEY, JSON.stringify(place));
+          } catch (e) {
+            // no storage: the page starts again at the top
+          }
+          location.reload();
+        })
+        .catch(() => setTimeout(ask, settings.interval)); // the server is gone or busy: ask again later
+    }
+    setTimeout(ask, settings.interval);
+  }
+
   // ---- the header ----
   function plural(count, word) {
     return count + " " + word + (count === 1 ? "" : "s");
@@ -850,6 +900,7 @@
   });
 
   show("conversation");
+  if (data.live) live(data.live);
   document.documentElement.dataset.drawn = String(performance.now());
   requestAnimationFrame(function () {
     document.documentElement.dataset.ready = String(performance.now());
