@@ -170,8 +170,7 @@ def _live(
         _interrupted()
     except OSError as exc:
         fail(f"cannot serve {transcript} on 127.0.0.1:{port}: {exc.strerror or exc}")
-    host, bound = server.server_address[:2]
-    _say(f"acpgen report: serving {transcript} at http://{host}:{bound}/ (Ctrl-C stops)")
+    _say(f"acpgen report: serving {transcript} at http://127.0.0.1:{server.server_port}/ (Ctrl-C stops)")
     previous = signal.getsignal(signal.SIGTERM)
 
     def terminated(signum: int, frame: Any) -> None:

@@ -132,13 +132,12 @@ def _payloads(fold: Fold, raw: list[str], found: list[list[Any]]) -> None:
 def latency(times: dict[str, list[float]]) -> list[list[Any]]:
     """Per method, ``[method, count, p50, p99, max]`` of its round trips in
     milliseconds (nearest-rank percentiles), the slowest p99 first."""
-    table = []
+    rows: list[tuple[str, int, float, float, float]] = []
     for method, values in times.items():
         ordered = sorted(values)
-        count = len(ordered)
-        table.append([method, count, _rank(ordered, 0.50), _rank(ordered, 0.99), ordered[-1]])
-    table.sort(key=lambda entry: (-entry[3], entry[0]))
-    return table
+        rows.append((method, len(ordered), _rank(ordered, 0.50), _rank(ordered, 0.99), ordered[-1]))
+    rows.sort(key=lambda entry: (-entry[3], entry[0]))
+    return [list(entry) for entry in rows]
 
 
 def _rank(ordered: list[float], share: float) -> float:

@@ -86,8 +86,8 @@ def serve(report: LiveReport, host: str = "127.0.0.1", port: int = 0) -> Threadi
         sys_version = ""
 
         def do_GET(self) -> None:
-            bound = f"{self.server.server_address[0]}:{self.server.server_address[1]}"
-            allowed = {bound, f"localhost:{self.server.server_address[1]}"}
+            bound = f"{host}:{server.server_port}"
+            allowed = {bound, f"localhost:{server.server_port}"}
             if self.headers.get("Host", "") not in allowed:
                 self._send(403, "text/plain", b"this server answers for " + bound.encode("ascii") + b" only\n")
                 return
