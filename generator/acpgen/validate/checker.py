@@ -672,8 +672,8 @@ class _Checker:
                 continue
             raw: _Line = item
             number += 1
-            self.current = None
             if raw is _TOO_LONG:
+                self.current = None  # (set here, not each line: only a finding reads it)
                 yield finding(number, "bad-line", too_long)
                 continue
             data: Any = _BLANK
@@ -703,6 +703,7 @@ class _Checker:
                 if data is _BLANK:
                     data = _parse(raw)
                     if type(data) is str:  # why the line is not JSON
+                        self.current = None
                         yield finding(number, "bad-line", data)
                         continue
                     if data is _BLANK:
