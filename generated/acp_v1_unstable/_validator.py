@@ -16,7 +16,7 @@ from ._runtime import (
     ValidationError,
     json_array,
     json_equal,
-    json_type,
+    show_found,
     show_number,
     show_value,
 )
@@ -118,7 +118,7 @@ class _Validator:
             if not any(_is_type(value, k) for k in kinds):
                 expected = " or ".join(kinds)
                 error = self.fail(
-                    f"expected {expected}, found {json_type(value)} {show_value(value)}",
+                    f"expected {expected}, found {show_found(value)}",
                     path,
                     "type",
                 )
@@ -462,7 +462,7 @@ class _Validator:
         found: Any = errors[0].found
         if not values:
             error = self.fail(
-                f"expected {' or '.join(kinds)}, found {json_type(found)} {show_value(found)}",
+                f"expected {' or '.join(kinds)}, found {show_found(found)}",
                 path,
                 "type",
             )

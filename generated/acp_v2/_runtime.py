@@ -186,15 +186,21 @@ def _big(value: int) -> str:
     return f"an integer of about {int(value.bit_length() * 0.30103)} digits"
 
 
+def show_found(value: object) -> str:
+    """What a message says was found: the JSON type and the value
+    (``string "x"``), or ``null`` alone, which is both."""
+    if value is None:
+        return "null"
+    return f"{json_type(value)} {show_value(value)}"
+
+
 def show_number(value: float) -> str:
     """A number for a message, whatever its size."""
     return show_value(value) if type(value) is int else repr(value)
 
 
 def type_error(expected: str, value: object) -> ValidationError:
-    return ValidationError(
-        f"expected {expected}, found {json_type(value)} {show_value(value)}"
-    )
+    return ValidationError(f"expected {expected}, found {show_found(value)}")
 
 
 def unexpected(expected: str, value: object) -> ValidationError:

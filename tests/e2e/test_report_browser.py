@@ -8,7 +8,10 @@ pointer in the conversation and in the lines, the session filter, that
 transcript markup never runs, that the page asks for nothing beyond
 itself; and a 100,000-line transcript: it opens with only the rows in view
 in the DOM, and scrolling to the end shows the last lines. Its load time is
-printed (``-s`` shows it), not asserted.
+printed (``-s`` shows it), not asserted. Search finds a message far off
+screen and goes to it; a recording with timestamps shows its round trips,
+turn and tool call durations, permission waits and the latency table; what
+cannot be drawn shows its raw payload and direction.
 
 ``ACPGEN_RECORD_DOCS=1`` also writes the demo's screenshot to
 ``docs/report.png``.
@@ -16,7 +19,10 @@ printed (``-s`` shows it), not asserted.
 
 from __future__ import annotations
 
+import json
 import os
+import selectors
+import signal
 import subprocess
 import sys
 import time
@@ -28,7 +34,7 @@ import pytest
 
 from ..conftest import ROOT
 from ..patience import HANG
-from ..report.transcripts import SESSION_A, SESSION_B, XSS, demo, long_session
+from ..report.transcripts import SESSION_A, SESSION_B, XSS, demo, long_session, timed
 
 CHROMIUM = "/usr/bin/chromium"
 INSTALL = "apt-get install -y --no-install-recommends chromium (as root; make install does it)"
@@ -42,6 +48,7 @@ ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+ACPGEN = str(Path(sys.executable).parent / "acpgen")
 LONG_LINES = 100_000
 TIMEOUT = HANG * 1000  # milliseconds, as Playwright counts
 """Milliseconds any wait may take: a generous "it finishes", nothing more."""
@@ -73,7 +80,7 @@ def browser() -> Iterator[Any]:
 class Page:
     """A page of the report, with what it requested and complained of."""
 
-    def __init__(self, browser: Any, path: Path) -> None:
+    def __init__(self, browser: Any, path: Path, url: str | None = None) -> None:
         self.path = path
         self.context = browser.new_context(viewport={"width": 1200, "height": 900})
         self.context.add_init_script(WATCH_LONG_TASKS)
@@ -87,7 +94,7 @@ class Page:
         started = time.perf_counter()
         # Back as soon as the page starts coming in: the first rows are drawn
         # before the browser has read all of it.
-        self.page.goto(path.as_uri(), wait_until="commit")
+        self.page.goto(url or path.as_uri(), wait_until="commit")
         # (A locator: a predicate of wait_for_function is evaluated in a way
         # the page's Content-Security-Policy refuses.)
         self.page.locator("html[data-ready]").wait_for(state="attached")
@@ -129,7 +136,7 @@ def test_messages_and_thoughts_are_shown_with_their_chunks_joined(demo_page: Pag
 
 def test_a_tool_call_shows_its_final_status_its_history_and_its_diff(demo_page: Page) -> None:
     tool = demo_page.rows(".k-tool").filter(has_text="Edit src/app.py")
-    assert tool.locator(".status").inner_text() == "completed"
+    assert tool.locator(".tool-head .status").inner_text() == "completed"
     assert tool.locator(".badge.kind").inner_text() == "edit"
     history = tool.locator(".history").inner_text()
     assert "pending (line 11) \u2192 in_progress (line 14) \u2192 completed (line 15)" in history
@@ -299,3 +306,195 @@ def test_a_100000_line_transcript_opens_and_scrolls_to_its_end(
 def test_sessions_ids_name_the_demo(demo_page: Page) -> None:
     options = demo_page.page.locator("#session option").all_inner_texts()
     assert options == ["all sessions (2)", f"{SESSION_A} (/work/{SESSION_A})", f"{SESSION_B} (/work/{SESSION_B})"]
+
+
+@pytest.fixture(scope="module")
+def timed_page(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
+    folder = tmp_path_factory.mktemp("timed")
+    page = Page(browser, report(timed(folder / "timed.jsonl"), folder / "timed.html"))
+    yield page
+    page.close()
+
+
+def test_a_recording_shows_round_trips_turn_times_and_the_tool_calls_history(timed_page: Page) -> None:
+    rows = timed_page.rows
+    initialize = rows(".k-rpc").filter(has_text="initialize")
+    assert initialize.locator(".took").inner_text() == "round trip 10 ms"
+    assert rows(".k-user").first.locator(".meta .when").inner_text() == "+1.000 s"
+    first_turn = rows(".k-turn").first
+    assert first_turn.locator(".took").all_inner_texts() == ["turn 3.50 s", "first chunk after 250 ms"]
+    assert rows(".k-turn").nth(1).locator(".took").all_inner_texts() == ["turn 500 ms", "first chunk after 100 ms"]
+    tool = rows(".k-tool")
+    assert tool.locator(".body > .took").inner_text() == "took 3.00 s"
+    steps = tool.locator(".timeline .step")
+    assert steps.count() == 4  # the tool call, the permission asked between its updates, two updates
+    assert steps.nth(0).locator(".when").inner_text() == "+1.300 s"
+    assert "permission requested answered Allow once (line 10), waited 2.00 s" in steps.nth(1).inner_text()
+    assert [steps.nth(i).locator(".status").inner_text() for i in (0, 2, 3)] == ["pending", "in_progress", "completed"]
+    permission = rows(".k-permission")
+    assert permission.locator(".took").inner_text() == "waited 2.00 s"
+    assert permission.locator(".perm-tool").inner_text() == "for tool call call_1 (line 8)"
+    # The links go both ways: the permission's to its tool call, the step to the permission.
+    permission.locator(".perm-tool .jump").click()
+    assert timed_page.page.locator("main .row.target .tool-title").inner_text() == "Edit a.py"
+    timed_page.page.locator("main .row.target .timeline .jump").click()
+    assert timed_page.page.locator("main .row.target .who").inner_text().lower() == "permission requested"
+
+
+def test_the_timings_view_has_the_latency_by_method_and_each_wait(timed_page: Page) -> None:
+    page = timed_page.page
+    page.click("#tab-timings")
+    tables = page.locator("main table.timing")
+    by_method = [row.split("\t") for row in tables.nth(0).inner_text().splitlines()]
+    assert by_method == [
+        ["method", "requests", "p50", "p99", "max"],
+        ["session/prompt", "2", "500 ms", "3.50 s", "3.50 s"],
+        ["session/request_permission", "1", "2.00 s", "2.00 s", "2.00 s"],
+        ["session/new", "1", "30 ms", "30 ms", "30 ms"],
+        ["initialize", "1", "10 ms", "10 ms", "10 ms"],
+    ]
+    assert tables.nth(1).locator("tr").nth(1).inner_text().split("\t") == ["line 14", "end_turn", "3.50 s", "250 ms"]
+    assert tables.nth(2).locator("tr").nth(1).inner_text().split("\t") == ["line 8", "Edit a.py", "completed", "3.00 s"]
+    assert tables.nth(3).locator("tr").nth(1).inner_text().split("\t") == [
+        "line 9",
+        "Edit a.py",
+        "Allow once",
+        "2.00 s",
+    ]
+    tables.nth(2).locator(".jump").click()  # back to the conversation, at the tool call
+    assert page.locator("#tab-conversation").get_attribute("aria-selected") == "true"
+    assert page.locator("main .row.target .tool-title").inner_text() == "Edit a.py"
+    assert timed_page.errors == []
+
+
+@pytest.fixture(scope="module")
+def medium_page(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Page, int]]:
+    folder = tmp_path_factory.mktemp("medium")
+    written = long_session(folder / "medium.jsonl", 3000)
+    page = Page(browser, report(folder / "medium.jsonl", folder / "medium.html"))
+    yield page, written
+    page.close()
+
+
+def test_search_finds_a_message_off_screen_goes_to_it_and_marks_it(medium_page: tuple[Page, int]) -> None:
+    page, _written = medium_page
+    turns = page.page.evaluate(
+        "JSON.parse(document.getElementById('acp-data').textContent).rows.filter(r => r.k === 'user').length"
+    )
+    needle = f"word{turns}_7"  # a word of the last turn only: its prompt and the agent's echo
+    assert page.rows().filter(has_text=needle).count() == 0  # not drawn: far below
+    page.page.keyboard.press("Control+f")  # the page's search, not the browser's
+    assert page.page.evaluate("document.activeElement.id") == "search"
+    page.page.keyboard.type(needle)
+    page.page.keyboard.press("Enter")
+    count = page.page.locator("#search-count")
+    assert count.inner_text() == "1 of 2"
+    current = page.page.locator("main mark.hit.current")
+    assert current.inner_text() == needle
+    box = current.bounding_box()
+    assert box is not None and 0 < box["y"] < 900
+    assert page.rows(".hit-current.k-user").count() == 1
+    page.page.click("#search-next")
+    assert count.inner_text() == "2 of 2"
+    assert page.rows(".hit-current.k-agent mark.current").inner_text() == needle
+    page.page.locator("#search").press("Shift+Enter")  # back, from the box
+    assert count.inner_text() == "1 of 2"
+    # The same search over the lines as recorded.
+    page.page.click("#tab-lines")
+    page.page.locator("#search").press("Enter")
+    assert count.inner_text() == "1 of 2"
+    line = page.page.locator("main .line.hit-current")
+    assert needle in line.locator("mark.current").inner_text()
+    page.page.fill("#search", "no such text anywhere")
+    page.page.locator("#search").press("Enter")
+    assert count.inner_text() == "not found"
+    page.page.fill("#search", "")
+    page.page.locator("#search").press("Enter")
+    page.page.click("#tab-conversation")
+    assert page.errors == []
+
+
+def test_what_cannot_be_drawn_shows_its_raw_payload_and_direction(browser: Any, tmp_path: Path) -> None:
+    def record(direction: str, **members: Any) -> str:
+        return json.dumps({"direction": direction, "timestamp": "2027-01-01T00:00:00.000000Z", **members})
+
+    prompt = {"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": {"sessionId": "s1", "prompt": None}}
+    transcript = tmp_path / "broken.jsonl"
+    transcript.write_text(
+        "\n".join(
+            [
+                record(
+                    "client_to_agent",
+                    message={
+                        "jsonrpc": "2.0",
+                        "id": 1,
+                        "method": "session/new",
+                        "params": {"cwd": "/", "mcpServers": []},
+                    },
+                ),
+                record("agent_to_client", message={"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "s1"}}),
+                record("agent_to_client", line="Traceback (most recent call last):"),
+                "plain garbage",
+                record("client_to_agent", message=prompt),
+            ]
+        )
+        + "\n"
+    )
+    page = Page(browser, report(transcript, tmp_path / "broken.html"))
+    try:
+        traceback = page.rows(".k-bad").filter(has_text="Traceback")
+        assert traceback.locator(".meta .dir").inner_text() == "agent \u2192 client"
+        assert traceback.locator(".payload pre").inner_text() == "Traceback (most recent call last):"
+        assert "agent \u2192 client" in traceback.locator(".finding").inner_text()
+        garbage = page.rows(".k-bad").filter(has_text="plain garbage")
+        assert "direction not recorded" in garbage.inner_text()
+        assert garbage.locator(".payload pre").inner_text() == "plain garbage"
+        user = page.rows(".k-user")
+        assert "no content to show" in user.inner_text()
+        assert json.loads(user.locator(".payload pre").inner_text()) == prompt
+        finding = user.locator(".finding.error").filter(has_text="invalid")
+        assert finding.locator(".fdir").inner_text() == "client \u2192 agent"
+        assert finding.locator(".fmethod").inner_text() == "session/prompt"
+        assert "expected an array, found null" in finding.inner_text()
+        assert page.errors == []
+    finally:
+        page.close()
+
+
+def test_live_draws_the_transcript_again_as_it_grows_and_keeps_the_search(browser: Any, tmp_path: Path) -> None:
+    whole = timed(tmp_path / "whole.jsonl").read_text().splitlines(keepends=True)
+    growing = tmp_path / "growing.jsonl"
+    growing.write_text("".join(whole[:10]))  # up to the permission request: no end record yet
+    server = subprocess.Popen(
+        [ACPGEN, "report", "--live", str(growing), "--package", "acp_v1", "--interval", "0.1"],
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    try:
+        assert server.stderr is not None
+        waiting = selectors.DefaultSelector()
+        waiting.register(server.stderr, selectors.EVENT_READ)
+        assert waiting.select(timeout=HANG), "acpgen report --live said nothing"
+        said = server.stderr.readline().decode()
+        assert said.startswith(f"acpgen report: serving {growing} at http://127.0.0.1:"), said
+        url = said.split(" at ", 1)[1].split()[0]
+        page = Page(browser, growing, url)
+        try:
+            assert page.rows(".k-user").count() == 1 and page.rows(".k-turn").count() == 0
+            page.page.fill("#search", "Fix the bug")
+            page.page.locator("#search").press("Enter")
+            assert page.page.locator("#search-count").inner_text() == "1 of 1"
+            before = page.page.locator("html").get_attribute("data-live")
+            with growing.open("a") as out:  # what tap writes next, the rest of the session
+                out.write("".join(whole[10:]))
+            page.rows(".k-user").filter(has_text="Thanks").wait_for()
+            assert page.page.locator("html").get_attribute("data-live") != before
+            assert page.rows(".k-turn").count() == 2
+            assert page.page.input_value("#search") == "Fix the bug"  # kept across the reload
+            assert page.errors == []
+        finally:
+            page.close()
+    finally:
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=HANG) == 0
+        assert server.stderr is not None and b"acpgen report: stopped" in server.stderr.read()

@@ -195,7 +195,8 @@ def test_the_command_reports_bad_lines_and_goes_on(tmp_path, backend):
     out = run(path, "--package", PACKAGE, "--format", "json", "--max-line-bytes", "60000")
     assert out.returncode == 1, out.stderr
     assert "Traceback" not in out.stderr
-    found = [json.loads(line) for line in out.stdout.splitlines()]
+    *found, summary = [json.loads(line) for line in out.stdout.splitlines()]
+    assert summary["summary"]["findings"] == {"bad-line": 3, "unknown-session": 1}
     assert [(f["line"], f["kind"]) for f in found] == [
         (5, "bad-line"),
         (6, "bad-line"),

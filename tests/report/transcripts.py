@@ -5,6 +5,7 @@ calls (valid v1, as the official SDKs' echo agent and client speak)."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -167,3 +168,74 @@ def long_session(path: Path, lines: int) -> int:
         w.agent(id=turn + 10, result={"stopReason": "end_turn"})
     w.write(path)
     return len(w.lines)
+
+
+TIMED_START = 1_798_761_600.0
+"""2027-01-01T00:00:00Z: the start record of :func:`timed`."""
+
+
+def stamp(seconds: float) -> str:
+    """An RFC 3339 time ``seconds`` after :data:`TIMED_START`, as tap writes it."""
+    whole = int(TIMED_START + seconds)
+    micros = round((TIMED_START + seconds - whole) * 1e6)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{micros:06d}Z"
+
+
+def timed(path: Path) -> Path:
+    """A recording as ``acpgen tap`` writes it (start record, each line with
+    its direction and timestamp, end record), with times chosen so that
+    each figure the report shows is known: initialize answered in 10 ms and
+    session/new in 30 ms; a first turn of 3.5 s whose first chunk comes
+    250 ms after the prompt, with a tool call that takes 3 s, 2 s of it
+    waiting for the permission it asks; a second turn of 500 ms (first chunk
+    at 100 ms). session/prompt: p50 500 ms, p99 3.5 s."""
+    lines = [json.dumps({"start": stamp(0), "recorder": "acpgen tap"})]
+
+    def at(seconds: float, direction: str, **message: Any) -> None:
+        lines.append(
+            json.dumps({"direction": direction, "timestamp": stamp(seconds), "message": {"jsonrpc": "2.0", **message}})
+        )
+
+    def update(seconds: float, **update: Any) -> None:
+        at(seconds, "agent_to_client", method="session/update", params={"sessionId": SESSION_A, "update": update})
+
+    c, a = "client_to_agent", "agent_to_client"
+    at(0.0, c, id=0, method="initialize", params={"protocolVersion": 1})
+    at(0.010, a, id=0, result={"protocolVersion": 1})
+    at(0.020, c, id=1, method="session/new", params={"cwd": "/work", "mcpServers": []})
+    at(0.050, a, id=1, result={"sessionId": SESSION_A})
+    at(
+        1.0,
+        c,
+        id=2,
+        method="session/prompt",
+        params={"sessionId": SESSION_A, "prompt": [{"type": "text", "text": "Fix the bug"}]},
+    )
+    update(1.25, sessionUpdate="agent_thought_chunk", content={"type": "text", "text": "Looking."})
+    update(1.3, sessionUpdate="tool_call", toolCallId="call_1", title="Edit a.py", kind="edit", status="pending")
+    options = [{"optionId": "allow", "name": "Allow once", "kind": "allow_once"}]
+    at(
+        1.4,
+        a,
+        id=0,
+        method="session/request_permission",
+        params={"sessionId": SESSION_A, "toolCall": {"toolCallId": "call_1"}, "options": options},
+    )
+    at(3.4, c, id=0, result={"outcome": {"outcome": "selected", "optionId": "allow"}})
+    update(3.5, sessionUpdate="tool_call_update", toolCallId="call_1", status="in_progress")
+    diff = {"type": "diff", "path": "/work/a.py", "oldText": "x = 1\n", "newText": "x = 2\n"}
+    update(4.3, sessionUpdate="tool_call_update", toolCallId="call_1", status="completed", content=[diff])
+    update(4.4, sessionUpdate="agent_message_chunk", content={"type": "text", "text": "Fixed."})
+    at(4.5, a, id=2, result={"stopReason": "end_turn"})
+    at(
+        6.0,
+        c,
+        id=3,
+        method="session/prompt",
+        params={"sessionId": SESSION_A, "prompt": [{"type": "text", "text": "Thanks"}]},
+    )
+    update(6.1, sessionUpdate="agent_message_chunk", content={"type": "text", "text": "You are welcome."})
+    at(6.5, a, id=3, result={"stopReason": "end_turn"})
+    lines.append(json.dumps({"end": stamp(7.0), "status": 0}))
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path

@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 from acpgen.errors import AcpgenError
-from acpgen.report import fold_file, render_report, report_data
+from acpgen.report import fold_file, latency, render_report, report_data
 from acpgen.report.diff import MAX_MATCHED, line_diff
-from acpgen.report.fold import Fold
+from acpgen.report.fold import Fold, _seconds
 from acpgen.report.page import script_json, write_atomically
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ..conftest import examples
-from ..report.transcripts import NEW, OLD, SESSION_A, SESSION_B, XSS, Writer, demo
+from ..conftest import examples, load_generated
+from ..report.transcripts import NEW, OLD, SESSION_A, SESSION_B, XSS, Writer, demo, timed
 
 TRANSCRIPTS = Path(__file__).resolve().parent.parent / "fixtures/transcripts"
 
@@ -188,6 +188,106 @@ def test_a_value_json_cannot_hold_is_kept_as_text(tmp_path):
     script_json(data)  # no NaN reaches the page
 
 
+def test_a_recording_s_times_give_round_trips_turns_tool_calls_and_permission_waits(tmp_path):
+    data = report_data(timed(tmp_path / "t.jsonl"), None)
+    assert data["timed"] is True
+    by_line = {row["n"]: row for row in data["rows"]}
+    assert (by_line[2]["ms"], by_line[4]["ms"]) == (10.0, 30.0)  # initialize, session/new
+    assert by_line[6]["t"] == 1000.0  # the prompt, 1 s after the start record
+    assert (by_line[14]["ms"], by_line[14]["first"]) == (3500.0, 250.0)
+    assert (by_line[17]["ms"], by_line[17]["first"]) == (500.0, 100.0)
+    tool, permission = by_line[8], by_line[9]
+    assert tool["ms"] == 3000.0 and permission["ms"] == 2000.0
+    assert permission["toolRow"] == data["rows"].index(tool)
+    assert tool["history"] == [
+        {"n": 8, "t": 1300.0, "title": "Edit a.py", "kind": "edit", "status": "pending"},
+        {"n": 9, "t": 1400.0, "permission": data["rows"].index(permission)},
+        {"n": 11, "t": 3500.0, "status": "in_progress"},
+        {"n": 12, "t": 4300.0, "status": "completed", "set": ["content"]},
+    ]
+    assert data["latency"] == [
+        ["session/prompt", 2, 500.0, 3500.0, 3500.0],
+        ["session/request_permission", 1, 2000.0, 2000.0, 2000.0],
+        ["session/new", 1, 30.0, 30.0, 30.0],
+        ["initialize", 1, 10.0, 10.0, 10.0],
+    ]
+
+
+def test_latency_percentiles_are_nearest_rank():
+    values = [float(n) for n in range(100, 0, -1)]  # 1 .. 100, in no order
+    assert latency({"m": values}) == [["m", 100, 50.0, 99.0, 100.0]]
+    assert latency({"a": [5.0], "b": [1.0, 9.0]}) == [["b", 2, 1.0, 9.0, 9.0], ["a", 1, 5.0, 5.0, 5.0]]
+
+
+def test_a_permission_asked_before_its_tool_call_starts_is_linked_when_it_does():
+    w = Writer()
+    options = [{"optionId": "ok", "name": "OK", "kind": "allow_once"}]
+    params = {"sessionId": SESSION_A, "toolCall": {"toolCallId": "t1"}, "options": options}
+    w.agent(id=1, method="session/request_permission", params=params)
+    w.update(SESSION_A, sessionUpdate="tool_call", toolCallId="t1", title="Run")
+    result = fold(w.lines)
+    permission, tool = result.rows
+    assert permission.data["toolRow"] == 1
+    assert [step.get("permission") for step in tool.data["history"]] == [0, None]
+    assert "ms" not in tool.data and "t" not in tool.data  # no times in this transcript
+
+
+def test_times_that_are_not_rfc_3339_are_no_times():
+    assert _seconds("2027-01-01T00:00:00Z") == 1_798_761_600.0
+    assert _seconds("2027-01-01T01:00:00+01:00") == 1_798_761_600.0
+    assert _seconds("2027-01-01T00:00:00.250000") == 1_798_761_600.25  # no offset: UTC
+    for junk in ("", "yesterday", "2027-13-45T00:00:00Z", 5, None, "2027-01-01T00:00:00Z" * 3):
+        assert _seconds(junk) is None
+
+
+def test_what_is_no_message_keeps_its_direction_and_raw_payload(tmp_path):
+    lines = [
+        json.dumps({"direction": "agent_to_client", "timestamp": "t", "line": "Traceback (most recent call last):"}),
+        json.dumps({"direction": "agent_to_client", "omitted": 99999}),
+        json.dumps({"direction": "client_to_agent", "message": [1, 2]}),
+        "garbage",
+        json.dumps(
+            {
+                "direction": "client_to_agent",
+                "message": {"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": {"sessionId": "s"}},
+            }
+        ),
+    ]
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(line + "\n" for line in lines))
+    data = report_data(path, None)
+    said = [(row["k"], row["d"], row.get("why", "")[:20], row.get("raw")) for row in data["rows"]]
+    assert said == [
+        ("bad", "a", "not JSON (acpgen tap", [[1, "Traceback (most recent call last):"]]),
+        ("bad", "a", "a line of 99999 byte", None),
+        ("bad", "c", "not a JSON-RPC messa", [[3, "[1,2]"]]),
+        ("bad", "", "not JSON: Expecting ", [[4, "garbage"]]),
+        ("user", "c", "", [[5, json.dumps(json.loads(lines[4])["message"], separators=(",", ":"))]]),
+    ]
+
+
+def test_the_line_of_an_invalid_message_is_on_its_row_and_findings_carry_direction_and_method(tmp_path):
+    records = [
+        {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/", "mcpServers": []}},
+        {"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "s"}},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "session/prompt",
+            "params": {"sessionId": "s", "prompt": [{"type": "x"}]},
+        },
+    ]
+    directions = ["client_to_agent", "agent_to_client", "client_to_agent"]
+    path = tmp_path / "t.jsonl"
+    lines = [json.dumps({"direction": d, "message": m}) for d, m in zip(directions, records, strict=True)]
+    path.write_text("".join(line + "\n" for line in lines))
+    data = report_data(path, load_generated("acp_v1"))
+    invalid = [f for f in data["findings"] if f[1] == "invalid"]
+    assert [(f[0], f[5], f[6]) for f in invalid] == [(3, "c", "session/prompt")]
+    (user,) = [row for row in data["rows"] if row["k"] == "user"]
+    assert user["raw"] == [[3, lines[2]]]
+
+
 # -- the page ------------------------------------------------------------------------
 
 
@@ -344,8 +444,22 @@ def _messages(draw: Any) -> Any:
     else:
         message["error"] = draw(_objects | _json)
     if draw(st.booleans()):
-        return {"direction": draw(st.sampled_from(["client_to_agent", "agent_to_client", "up"])), "message": message}
+        record = {"direction": draw(st.sampled_from(["client_to_agent", "agent_to_client", "up"])), "message": message}
+        if draw(st.booleans()):  # tap's timestamps, and what a hand-written one may hold
+            record["timestamp"] = draw(st.sampled_from(_STAMPS) | _json)
+        return record
     return message
+
+
+_STAMPS = [
+    "2027-01-01T00:00:00.000000Z",
+    "2027-01-01T00:00:01.5Z",
+    "2026-12-31T23:59:59+01:00",
+    "0001-01-01T00:00:00Z",
+    "9999-12-31T23:59:59.999999Z",
+    "2027-13-45T00:00:00Z",
+    "yesterday",
+]
 
 
 @settings(max_examples=examples(50))

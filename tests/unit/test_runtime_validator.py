@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import pytest
+from acpgen.runtime import _runtime as rt
 from acpgen.runtime import _validator as va
 from acpgen.runtime._runtime import ValidationError
 
@@ -125,6 +126,17 @@ def test_an_enum_or_null_says_null_is_allowed_too():
 def test_a_union_of_types_names_the_types():
     assert _error("#/$defs/Number", True).message == "expected string or integer, found boolean true"
     assert _error("#/$defs/Status", 5).message == "expected string, found integer 5"
+
+
+def test_a_null_where_another_type_is_expected_is_named_once():
+    # null is its type and its value: "found null", never "found null null".
+    assert _error("#/$defs/Status", None).message == "expected string, found null"
+    assert _error("#/$defs/Number", None).message == "expected string or integer, found null"
+    with pytest.raises(ValidationError) as info:
+        va.validate(ENUMS, "#/$defs/Holder", None)
+    assert info.value.message == "expected object, found null"
+    assert rt.type_error("an array", None).message == "expected an array, found null"
+    assert rt.type_error("an array", "x").message == 'expected an array, found string "x"'
 
 
 def test_a_union_of_shapes_says_how_many_reasons_it_leaves_out():

@@ -14,7 +14,7 @@ from typing import Any, NoReturn, TextIO
 import click
 
 from ..errors import AcpgenError
-from ..validate.checker import KINDS, MAX_LINE_BYTES, Finding, validate_file
+from ..validate.checker import KINDS, MAX_LINE_BYTES, Finding, Summary, validate_file
 from ..validate.loader import load_package, package_from_schema
 from .common import fail
 
@@ -86,6 +86,14 @@ def validate_command(
     still tells the whole transcript. --html also writes the page `acpgen
     report` writes, with these findings.
 
+    Each finding names its line, the direction the line was sent in
+    (client_to_agent or agent_to_client, where the transcript says) and,
+    in --format json, the method (a response: of the request it answers).
+    --format json writes one object a finding and, last, always, a summary
+    object: {"summary": {"lines", "messages", "findings" (a count by kind),
+    "errors", "warnings", "clean" (no errors: exit status 0)}}. A file that
+    is one JSON array, not JSON Lines, is one finding saying so.
+
     The package checked against: --package (a directory, or an import name),
     else acp_v1. An import name is looked for where `acpgen generate` writes,
     the 'out' directory of the [tool.acpgen] table of the nearest
@@ -100,28 +108,26 @@ def validate_command(
     except KeyboardInterrupt:
         _interrupted()
     out = _Output(sys.stdout)
-    errors = warnings = 0
+    summary = Summary()
     kept: list[Finding] | None = [] if html is not None else None
     try:
-        for finding in validate_file(transcript, module, strict=strict, max_line_bytes=max_line_bytes):
+        for finding in validate_file(transcript, module, strict=strict, max_line_bytes=max_line_bytes, summary=summary):
             if kept is not None:
                 kept.append(finding)
-            if finding.error:
-                errors += 1
-            else:
-                warnings += 1
             out.write(_json(finding) if fmt == "json" else str(finding))
     except KeyboardInterrupt:
         _interrupted()
     except OSError as exc:
         out.flush()
         fail(f"cannot read {transcript}: {exc.strerror or exc}")
+    if fmt == "json":
+        out.write(json.dumps(summary.to_json()))
     out.flush()
     if fmt == "text":
-        _say(f"{transcript}: {errors} error(s), {warnings} warning(s)")
+        _say(f"{transcript}: {summary.errors} error(s), {summary.warnings} warning(s)")
     if html is not None:
         _page(transcript, html, module, kept or [], max_line_bytes)
-    sys.exit(1 if errors else 0)
+    sys.exit(1 if summary.errors else 0)
 
 
 def _page(transcript: str, html: str, module: Any, findings: list[Finding], max_line_bytes: int) -> None:

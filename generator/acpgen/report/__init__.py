@@ -16,6 +16,7 @@ script (``page.js``) draws only the rows in view.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
@@ -23,7 +24,8 @@ from typing import Any
 
 from .. import __version__
 from ..validate.checker import KINDS, MAX_LINE_BYTES, Finding, _file_lines, _TooLong, validate_file
-from .fold import DIRECTIONS, MAX_RAW, Fold
+from . import values as v
+from .fold import DIRECTIONS, MAX_PAYLOAD, MAX_RAW, Fold
 from .page import page_parts, script_json, write_atomically
 
 
@@ -49,11 +51,11 @@ def fold_file(path: str | Path, max_line_bytes: int = MAX_LINE_BYTES) -> tuple[F
             if isinstance(value, str):
                 directions.append("-")
                 if value:
-                    fold.bad(n, value)
+                    fold.bad(n, value, "", text)
                 continue
             record = value[0]
             direction = ""
-            if isinstance(record, dict) and "message" in record and "jsonrpc" not in record:
+            if isinstance(record, dict) and "jsonrpc" not in record:
                 direction = DIRECTIONS.get(str(record.get("direction")), "")
             directions.append(direction or "-")
             fold.add(n, record)
@@ -92,7 +94,11 @@ def report_data(
     fold, raw, directions = fold_file(path, max_line_bytes)
     if findings is None:
         findings = [] if package is None else validate_file(path, package, strict=strict, max_line_bytes=max_line_bytes)
-    found = [[f.line, f.kind, f.message, f.pointer, f.error] for f in findings]
+    found = [
+        [f.line, f.kind, f.message, f.pointer, f.error, DIRECTIONS.get(f.direction or "", ""), f.method or ""]
+        for f in findings
+    ]
+    _payloads(fold, raw, found)
     return {
         "title": title or Path(path).name,
         "source": str(path),
@@ -105,17 +111,48 @@ def report_data(
         "terminals": fold.terminals,
         "findings": found,
         "kinds": KINDS,
+        "latency": latency(fold.latency),
+        "timed": fold.origin is not None,
     }
 
 
-def render_report(data: dict[str, Any]) -> str:
-    """The page, whole, as a string."""
-    return "".join(_parts(data))
+def _payloads(fold: Fold, raw: list[str], found: list[list[Any]]) -> None:
+    """The raw payload of each line an ``invalid`` or ``bad-line`` finding
+    names, on the row that holds it (what the conversation cannot draw)."""
+    lines = {finding[0] for finding in found if finding[1] in ("invalid", "bad-line")}
+    if not lines:
+        return
+    for row in fold.rows:
+        have = {entry[0] for entry in row.data.get("raw", [])}
+        for line in row.lines:
+            if line in lines and line not in have and 0 < line <= len(raw):
+                row.data.setdefault("raw", []).append([line, v.cut(raw[line - 1], MAX_PAYLOAD)])
 
 
-def _parts(data: dict[str, Any]) -> Iterable[str]:
+def latency(times: dict[str, list[float]]) -> list[list[Any]]:
+    """Per method, ``[method, count, p50, p99, max]`` of its round trips in
+    milliseconds (nearest-rank percentiles), the slowest p99 first."""
+    rows: list[tuple[str, int, float, float, float]] = []
+    for method, values in times.items():
+        ordered = sorted(values)
+        rows.append((method, len(ordered), _rank(ordered, 0.50), _rank(ordered, 0.99), ordered[-1]))
+    rows.sort(key=lambda entry: (-entry[3], entry[0]))
+    return [list(entry) for entry in rows]
+
+
+def _rank(ordered: list[float], share: float) -> float:
+    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
+
+
+def render_report(data: dict[str, Any], *, live: bool = False) -> str:
+    """The page, whole, as a string (``live``: one ``acpgen report --live``
+    serves, which may ask its server whether the transcript grew)."""
+    return "".join(_parts(data, live))
+
+
+def _parts(data: dict[str, Any], live: bool = False) -> Iterable[str]:
     lines = data["lines"]
-    return page_parts(str(data["title"]), {k: v for k, v in data.items() if k != "lines"}, lines)
+    return page_parts(str(data["title"]), {k: v for k, v in data.items() if k != "lines"}, lines, live=live)
 
 
 def write_report(
@@ -135,4 +172,4 @@ def write_report(
     return data
 
 
-__all__ = ["fold_file", "render_report", "report_data", "script_json", "write_report"]
+__all__ = ["fold_file", "latency", "render_report", "report_data", "script_json", "write_report"]

@@ -29,11 +29,22 @@ row kind        made of
 
 The fold reads the JSON as it is, v1 and v2 alike; it needs no package
 and never raises on what a line holds.
+
+Times come from the records' ``timestamp`` (``acpgen tap`` writes them; a
+transcript without them has none of what follows): each row has ``t``, the
+milliseconds from the first time in the transcript to its first line; a
+request answered has ``ms``, its round trip (a permission request: the
+wait for its answer); a turn's end has ``ms`` (the prompt's round trip) and
+``first`` (from the prompt to the agent's first message or thought chunk);
+a tool call has ``ms`` (from its first update to the one that completed or
+failed it) and a ``history`` of every update, in order, each with its
+time. :attr:`Fold.latency` holds every round trip by method.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from . import values as v
@@ -43,6 +54,9 @@ MAX_BLOCKS = 1000
 """The most content blocks a message joined from chunks keeps."""
 MAX_RAW = 64 << 10
 """The longest raw line the page keeps (64 KiB), the rest said to be cut."""
+MAX_PAYLOAD = 4096
+"""The most of a line a row shows as its raw payload (a line that is no
+message, a prompt with no content)."""
 
 CHUNKS = {
     "user_message_chunk": "user",
@@ -142,23 +156,53 @@ class Fold:
         the transcript tells (a tool call's terminal content shows them)"""
         self.asked: dict[int, dict[str, Any]] = {}
         """row of a terminal/* request -> its params"""
+        self.origin: float | None = None
+        """The first time in the transcript (seconds since the epoch)."""
+        self.now: float | None = None
+        """The time of the line being folded, in milliseconds from :attr:`origin`."""
+        self.sent: dict[int, float] = {}
+        """row of a request in flight -> when it was sent"""
+        self.latency: dict[str, list[float]] = {}
+        """method -> the round trip of each of its requests answered, in ms"""
+        self.turns: dict[int, list[Any]] = {}
+        """session -> [when its prompt was sent, ms to the first chunk or None]"""
+        self.permissions: dict[tuple[int, str], list[int]] = {}
+        """(session, tool call id) -> the permission requests for it (rows)"""
+        self.tool_start: dict[int, float] = {}
+        """row of a tool call -> when its first update came"""
 
     # -- lines -------------------------------------------------------------
 
-    def bad(self, n: int, why: str) -> None:
-        self._row("bad", n, -1, "", why=why)
+    def bad(self, n: int, why: str, direction: str = "", raw: str | None = None) -> None:
+        """Line ``n`` is no message: why, and the line (``raw``) as far as
+        :data:`MAX_PAYLOAD` when it is at hand."""
+        data: dict[str, Any] = {"why": why}
+        if raw is not None:
+            data["raw"] = [[n, v.cut(raw, MAX_PAYLOAD)]]
+        self._row("bad", n, -1, direction, **data)
 
     def add(self, n: int, value: Any) -> None:
         """Line ``n``, parsed."""
         direction = ""
         message = value
-        if _recorder_record(value):
-            return  # acpgen tap's start and end records: no traffic
-        if isinstance(value, dict) and "message" in value and "jsonrpc" not in value:
+        self.now = None
+        if _recorder_record(value):  # acpgen tap's start and end records: no traffic
+            if self.origin is None and isinstance(value.get("start"), str):
+                self.origin = _seconds(value["start"])
+            return
+        if isinstance(value, dict) and "jsonrpc" not in value and ("direction" in value or "message" in value):
             direction = DIRECTIONS.get(str(value.get("direction")), "")
+            when = _seconds(value.get("timestamp"))
+            if when is not None:
+                if self.origin is None:
+                    self.origin = when
+                self.now = round((when - self.origin) * 1000, 3)
+            if "message" not in value:  # tap's record of a line that was no JSON value
+                self._unrecorded(n, direction, value)
+                return
             message = value["message"]
         if not isinstance(message, dict):
-            self.bad(n, "not a JSON-RPC message (an object)")
+            self.bad(n, "not a JSON-RPC message (an object)", direction, v.dump(message))
             return
         method = message.get("method")
         if isinstance(method, str):
@@ -169,7 +213,16 @@ class Fold:
         elif "id" in message and ("result" in message or "error" in message):
             self._response(n, direction, message)
         else:
-            self.bad(n, "neither a request, a notification nor a response")
+            self.bad(n, "neither a request, a notification nor a response", direction, v.dump(message))
+
+    def _unrecorded(self, n: int, direction: str, record: dict[str, Any]) -> None:
+        text, omitted = record.get("line"), record.get("omitted")
+        if isinstance(text, str):
+            self.bad(n, "not JSON (acpgen tap recorded the line as text)", direction, v.as_text(text))
+        elif isinstance(omitted, int) and not isinstance(omitted, bool):
+            self.bad(n, f"a line of {omitted} bytes, over the recorder's limit: not recorded", direction)
+        else:
+            self.bad(n, "a record with neither a message nor a line", direction, v.dump(record))
 
     # -- what each message becomes ------------------------------------------
 
@@ -177,9 +230,14 @@ class Fold:
         params = v.as_object(message.get("params"))
         session = self._session_of(params, n, opens=method in ("session/load", "session/resume"))
         if method == "session/prompt":
-            row = self._row("user", n, session, direction, content=v.blocks(params.get("prompt")))
+            content = v.blocks(params.get("prompt"))
+            row = self._row("user", n, session, direction, content=content)
+            if not content or not isinstance(params.get("prompt"), list):  # nothing to show but the line
+                self.rows[row].data["raw"] = [[n, v.cut(v.dump(message), MAX_PAYLOAD)]]
             if session >= 0:
                 self.echo[session] = row
+                if self.now is not None:
+                    self.turns[session] = [self.now, None]
         elif method == "session/request_permission":
             tool = v.as_object(params.get("toolCall"))
             tool_id = v.as_text(tool.get("toolCallId"))
@@ -192,10 +250,16 @@ class Fold:
                 for o in v.objects(params.get("options"))
             ]
             row = self._row("permission", n, session, direction, title=title, tool=tool_id, options=options)
+            self.permissions.setdefault((session, tool_id), []).append(row)
+            if known is not None:
+                self.rows[row].data["toolRow"] = known
+                self.rows[known].data["history"].append({"n": n, "t": self.now, "permission": row})
         else:
             cwd = v.as_text(params.get("cwd")) if method == "session/new" and session < 0 else ""
             row = self._row("rpc", n, session, direction, method=method, params=v.summary(params), cwd=cwd)
         self.methods[row] = method
+        if self.now is not None:
+            self.sent[row] = self.now
         if method.startswith("terminal/"):
             self.asked[row] = params
         self.pending[(direction, v.key(message.get("id")))] = row
@@ -214,6 +278,10 @@ class Fold:
         row = self.rows[index]
         method = self.methods.pop(index, "")
         row.lines.append(n)
+        sent = self.sent.pop(index, None)
+        took = round(self.now - sent, 3) if sent is not None and self.now is not None else None
+        if took is not None:
+            self.latency.setdefault(method, []).append(took)
         if row.session < 0 and isinstance(result, dict) and isinstance(result.get("sessionId"), str):
             row.session = self._open(result["sessionId"], n, v.as_text(row.data.get("cwd")))
             self.last[row.session] = index
@@ -226,6 +294,8 @@ class Fold:
             else:
                 row.data["answer"] = v.as_text(outcome.get("outcome")) or "?"
             row.data["answerLine"] = n
+            if took is not None:
+                row.data["ms"] = took
         elif method == "session/prompt":
             row.lines.pop()
             stop = v.as_object(result).get("stopReason")
@@ -233,7 +303,7 @@ class Fold:
                 row.lines.append(n)
                 return
             usage = v.as_object(result).get("usage")
-            self._row(
+            end = self._row(
                 "turn",
                 n,
                 row.session,
@@ -242,8 +312,11 @@ class Fold:
                 error=v.error_text(error) if error is not None else "",
                 usage=v.pairs(usage) if isinstance(usage, dict) else [],
             )
+            self._timed_turn(end, took)
         else:
             row.data.update(v.outcome(result, error))
+            if took is not None:
+                row.data["ms"] = took
             asked = self.asked.pop(index, None)
             if asked is not None and error is None:
                 self._terminal(method, asked, v.as_object(result))
@@ -330,14 +403,29 @@ class Fold:
                     terminal["exit"] = v.exit_status(update["exitStatus"])
             self._row("event", n, session, direction, label=tag, text=v.event_text(tag, update))
         elif tag == "state_update" and v.as_text(update.get("state")) == "idle":
-            self._row("turn", n, session, direction, stop=v.as_text(update.get("stopReason")), error="", usage=[])
+            end = self._row("turn", n, session, direction, stop=v.as_text(update.get("stopReason")), error="", usage=[])
+            turn = self.turns.get(session)
+            took = round(self.now - turn[0], 3) if turn is not None and self.now is not None else None
+            self._timed_turn(end, took)
         elif tag == "session_info_update" and session >= 0 and isinstance(update.get("title"), str):
             self.sessions[session].title = v.as_text(update["title"])
             self._row("event", n, session, direction, label=tag, text=v.as_text(update["title"]))
         else:
             self._row("event", n, session, direction, label=tag, text=v.event_text(tag, update))
 
+    def _timed_turn(self, end: int, took: float | None) -> None:
+        """The times of the turn ``end`` ends: its round trip and its first
+        chunk's."""
+        turn = self.turns.pop(self.rows[end].session, None)
+        if took is not None:
+            self.rows[end].data["ms"] = took
+        if turn is not None and turn[1] is not None:
+            self.rows[end].data["first"] = turn[1]
+
     def _chunk(self, n: int, direction: str, session: int, kind: str, message_id: str, content: Any) -> None:
+        turn = self.turns.get(session)
+        if turn is not None and turn[1] is None and kind != "user" and self.now is not None:
+            turn[1] = round(self.now - turn[0], 3)
         blocks = v.blocks([content])
         opened = self.open.get(session)
         if opened is not None and opened[0] == kind and opened[1] == message_id and self.last.get(session) == opened[2]:
@@ -353,16 +441,27 @@ class Fold:
         tool_id = v.as_text(update.get("toolCallId"))
         row = self._tool_row(n, direction, session, tool_id, starts)
         data = row.data
+        step: dict[str, Any] = {"n": n, "t": self.now}
         for name in ("title", "kind"):
             if isinstance(update.get(name), str):
                 data[name] = v.as_text(update[name])
+                step[name] = v.cut(data[name], MAX_SUMMARY)
         status = update.get("status")
         if isinstance(status, str):
             data["status"] = v.as_text(status)
             data["statuses"].append([n, v.as_text(status)])
+            step["status"] = data["status"]
         elif starts and not data["statuses"]:
             data["status"] = "pending"
             data["statuses"].append([n, "pending"])
+            step["status"] = "pending"
+        changed = [name for name in ("content", "locations", "rawInput", "rawOutput") if name in update]
+        if changed:
+            step["set"] = changed
+        data["history"].append(step)
+        first = self.tool_start.get(self.tools[(session, tool_id)])
+        if step.get("status") in ("completed", "failed") and first is not None and self.now is not None:
+            data["ms"] = round(self.now - first, 3)
         if isinstance(update.get("content"), list):
             data["content"] = v.tool_content(update["content"])
         if isinstance(update.get("locations"), list):
@@ -390,8 +489,16 @@ class Fold:
                 content=[],
                 locations=[],
                 started=starts,
+                history=[],
             )
             self.tools[(session, tool_id)] = index
+            if self.now is not None:
+                self.tool_start[index] = self.now
+            for asked in self.permissions.get((session, tool_id), []):  # asked before the call started
+                self.rows[asked].data["toolRow"] = index
+                permission = self.rows[asked]
+                step = {"n": permission.line, "t": permission.data.get("t"), "permission": asked}
+                self.rows[index].data["history"].append(step)
         else:
             self.rows[index].lines.append(n)
             if session >= 0:
@@ -421,6 +528,8 @@ class Fold:
     def _row(self, kind: str, n: int, session: int, direction: str, **data: Any) -> int:
         if kind == "tool":
             data["kind"] = data.pop("toolKind")
+        if self.now is not None:
+            data["t"] = self.now
         self.rows.append(Row(kind, n, session, direction, [n], data))
         index = len(self.rows) - 1
         if session >= 0:
@@ -435,3 +544,21 @@ def _recorder_record(value: Any) -> bool:
     if not isinstance(value, dict) or "jsonrpc" in value or "message" in value or "direction" in value:
         return False
     return isinstance(value.get("start"), str) or isinstance(value.get("end"), str)
+
+
+def _seconds(stamp: Any) -> float | None:
+    """An RFC 3339 time (``2026-12-01T18:35:02.311619Z``, as tap writes) as
+    seconds since the epoch; None for anything else. A time with no offset
+    is UTC."""
+    if not isinstance(stamp, str) or not 10 <= len(stamp) <= 40:
+        return None
+    try:
+        when = datetime.fromisoformat(stamp[:-1] + "+00:00" if stamp.endswith(("Z", "z")) else stamp)
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    try:
+        return when.timestamp()
+    except (OverflowError, OSError, ValueError):  # pragma: no cover - a platform's limits
+        return None

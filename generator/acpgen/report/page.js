@@ -11,7 +11,7 @@
   const sessions = data.sessions;
   // Object.create(null): a terminal id such as "__proto__" is just a key.
   const terminals = Object.assign(Object.create(null), data.terminals);
-  const findings = data.findings; // [line, kind, message, pointer, error]
+  const findings = data.findings; // [line, kind, message, pointer, error, direction, method]
   const lineCount = data.lineCount;
 
   function el(tag, cls, text) {
@@ -179,7 +179,36 @@
     }
   }
 
+  // ---- times ----
+  function duration(ms) {
+    if (ms < 10) return (Math.round(ms * 10) / 10).toFixed(1) + " ms";
+    if (ms < 1000) return Math.round(ms) + " ms";
+    if (ms < 60000) return (ms / 1000).toFixed(2) + " s";
+    const minutes = Math.floor(ms / 60000);
+    return minutes + " min " + Math.round((ms - minutes * 60000) / 1000) + " s";
+  }
+  function when(t) {
+    return "+" + (t / 1000).toFixed(3) + " s";
+  }
+  function took(text, ms) {
+    return el("span", "took", text + " " + duration(ms));
+  }
+
   // ---- pieces of a row ----
+  function rowButton(index, text) {
+    // Jumps to row ``index`` in the conversation.
+    const button = el("button", "ln jump", text);
+    button.type = "button";
+    button.addEventListener("click", function (event) {
+      event.stopPropagation();
+      if (filter !== -2 && rows[index].s !== filter) {
+        filter = -2;
+        select.value = "-2";
+      }
+      show("conversation", rows[index].n);
+    });
+    return button;
+  }
   function lineButton(line) {
     const button = el("button", "ln", "line " + line);
     button.type = "button";
@@ -215,6 +244,8 @@
     if (withLine) item.appendChild(lineButton(f[0]));
     item.appendChild(el("span", "fkind", (f[4] ? "error " : "warning ") + f[1]));
     item.lastChild.title = data.kinds[f[1]] || "";
+    if (f[5]) item.appendChild(el("span", "fdir", f[5] === "c" ? "client \u2192 agent" : "agent \u2192 client"));
+    if (f[6]) item.appendChild(el("code", "fmethod", f[6]));
     if (f[3]) item.appendChild(el("code", "pointer", f[3]));
     item.appendChild(el("span", "fmsg", f[2]));
     return item;
@@ -277,8 +308,48 @@
 
   function message(who, row, body) {
     body.appendChild(el("div", "who", who));
+    if (!row.content.length) body.appendChild(el("div", "muted", "no content to show"));
     body.appendChild(blocks(row.content));
     if (row.cut) body.appendChild(el("div", "muted", "\u2026 " + row.cut + " more characters not shown"));
+  }
+  function payloads(row, body) {
+    // The raw payload of a line that could not be drawn (not a message, an
+    // invalid message), pretty-printed when it is JSON.
+    for (const entry of row.raw || []) {
+      let text = entry[1];
+      try {
+        text = JSON.stringify(JSON.parse(text), null, 2);
+      } catch (e) {
+        // not JSON: as it is
+      }
+      const box = details("raw payload (line " + entry[0] + ")", text);
+      box.classList.add("payload");
+      box.open = true;
+      body.appendChild(box);
+    }
+  }
+  function historyStep(step) {
+    const item = el("li", "step");
+    item.appendChild(lineButton(step.n));
+    if (step.t !== null && step.t !== undefined) item.appendChild(el("span", "when", when(step.t)));
+    if (step.permission !== undefined) {
+      const asked = rows[step.permission];
+      const answer = asked.answer === undefined ? "not answered" : "answered " + optionName(asked);
+      item.appendChild(rowButton(step.permission, "permission requested"));
+      item.appendChild(el("span", "", " " + answer + (asked.answerLine ? " (line " + asked.answerLine + ")" : "")));
+      if (asked.ms !== undefined) item.appendChild(took(", waited", asked.ms));
+      return item;
+    }
+    if (step.status) item.appendChild(badge(step.status, "status s-" + step.status));
+    const said = [];
+    if (step.title) said.push("title \u201c" + step.title + "\u201d");
+    if (step.kind) said.push("kind " + step.kind);
+    if (step.set) said.push("set " + step.set.join(", "));
+    if (said.length) item.appendChild(el("span", "", said.join("; ")));
+    return item;
+  }
+  function optionName(row) {
+    return ((row.options.find((o) => o[0] === row.answer) || [])[1] || row.answer);
   }
 
   const RENDER = {
@@ -303,6 +374,12 @@
         row.id +
         (row.statuses.length ? ": " + row.statuses.map((s) => s[1] + " (line " + s[0] + ")").join(" \u2192 ") : "");
       body.appendChild(history);
+      if (row.ms !== undefined) body.appendChild(took("took", row.ms));
+      if (row.history && row.history.length) {
+        const steps = el("ol", "timeline");
+        for (const step of row.history) steps.appendChild(historyStep(step));
+        body.appendChild(steps);
+      }
       if (row.locations.length) body.appendChild(el("div", "locations", row.locations.join("  ")));
       for (const item of row.content) body.appendChild(toolContent(item));
       if (row.input !== undefined) body.appendChild(details("raw input", row.input));
@@ -323,6 +400,11 @@
     permission(row, body) {
       body.appendChild(el("div", "who", "Permission requested"));
       body.appendChild(el("div", "tool-title", row.title || row.tool));
+      if (row.toolRow !== undefined) {
+        const link = el("div", "perm-tool muted", "for ");
+        link.appendChild(rowButton(row.toolRow, "tool call " + rows[row.toolRow].id + " (line " + rows[row.toolRow].n + ")"));
+        body.appendChild(link);
+      }
       const list = el("ul", "options");
       for (const option of row.options) {
         const chosen = row.answer === option[0];
@@ -334,12 +416,9 @@
       const answer =
         row.answer === undefined
           ? "not answered"
-          : "answer: " +
-            ((row.options.find((o) => o[0] === row.answer) || [])[1] || row.answer) +
-            " (line " +
-            row.answerLine +
-            ")";
+          : "answer: " + optionName(row) + " (line " + row.answerLine + ")";
       body.appendChild(el("div", "answer", answer));
+      if (row.ms !== undefined) body.appendChild(took("waited", row.ms));
     },
     usage(row, body) {
       const share = typeof row.used === "number" && row.size ? " (" + Math.round((100 * row.used) / row.size) + "%)" : "";
@@ -349,6 +428,12 @@
     turn(row, body) {
       const text = row.error ? "Turn failed: " + row.error : "Turn ended: " + row.stop;
       body.appendChild(el("div", "turn-end", text));
+      if (row.ms !== undefined || row.first !== undefined) {
+        const times = el("div", "turn-times");
+        if (row.ms !== undefined) times.appendChild(took("turn", row.ms));
+        if (row.first !== undefined) times.appendChild(took("first chunk after", row.first));
+        body.appendChild(times);
+      }
       if (row.usage.length) body.appendChild(el("div", "muted", row.usage.map((p) => p[0] + " " + p[1]).join(", ")));
     },
     rpc(row, body) {
@@ -360,6 +445,7 @@
       if (row.error !== undefined) body.appendChild(el("div", "rpc-error", "error: " + row.error));
       else if (row.result !== undefined) body.appendChild(el("div", "summary", "result: " + (row.result || "{}")));
       else if (!row.notification && !row.response) body.appendChild(el("div", "muted", "no response"));
+      if (row.ms !== undefined) body.appendChild(took("round trip", row.ms));
     },
     event(row, body) {
       const head = el("div", "rpc-head");
@@ -369,6 +455,7 @@
     },
     bad(row, body) {
       body.appendChild(el("div", "rpc-error", "Not a message: " + row.why));
+      if (!row.d) body.appendChild(el("div", "muted", "direction not recorded"));
     },
   };
 
@@ -379,11 +466,13 @@
     meta.appendChild(lineButton(row.n));
     if (row.l.length > 1) meta.appendChild(el("span", "count", row.l.length + " lines"));
     meta.appendChild(arrow(row.d));
+    if (row.t !== undefined) meta.appendChild(el("span", "when", when(row.t)));
     const tag = sessionTag(row.s);
     if (tag) meta.appendChild(tag);
     node.appendChild(meta);
     const body = el("div", "body");
     (RENDER[row.k] || RENDER.bad)(row, body);
+    payloads(row, body);
     const box = findingList(row.l);
     if (box) body.appendChild(box);
     node.appendChild(body);
@@ -462,9 +551,20 @@
 
   function show(view, line) {
     if (current) current.list.destroy();
+    if (view === "timings") {
+      for (const tab of document.querySelectorAll("[role=tab]")) {
+        tab.setAttribute("aria-selected", String(tab.dataset.view === view));
+      }
+      document.body.dataset.view = view;
+      scroller.replaceChildren(timings());
+      scroller.scrollTop = 0;
+      current = { view: view, items: [], list: { destroy() {}, remeasure() {} } };
+      searched(false);
+      return;
+    }
     if (view === "lines" && !lines()) {
       scroller.replaceChildren(el("p", "empty", "Reading the lines\u2026"));
-      current = { view: view, list: { destroy() {}, remeasure() {} } };
+      current = { view: view, items: [], list: { destroy() {}, remeasure() {} } };
       document.addEventListener("DOMContentLoaded", () => current.view === "lines" && show("lines", line));
       return;
     }
@@ -473,21 +573,28 @@
     }
     document.body.dataset.view = view;
     const list = items(view);
-    const render =
+    const draw =
       view === "conversation"
         ? (i) => renderRow(list[i])
         : view === "lines"
           ? (i) => renderLine(list[i])
           : (i) => renderFinding(list[i]);
+    const render = (i) => highlight(draw(i), i);
     const estimate = view === "conversation" ? 64 : 24;
     if (!list.length) {
       scroller.replaceChildren(el("p", "empty", view === "findings" ? "No findings." : "Nothing to show."));
-      current = { view: view, list: { destroy() {}, remeasure() {} } };
+      current = { view: view, items: [], list: { destroy() {}, remeasure() {} } };
       return;
     }
-    current = { view: view, list: new VirtualList(scroller, list.length, render, estimate) };
+    current = { view: view, items: list, list: new VirtualList(scroller, list.length, render, estimate) };
+    searched(false);
     if (line !== undefined) {
-      const position = view === "lines" ? lowerBound(list, line) : -1;
+      let position = -1;
+      if (view === "lines") position = lowerBound(list, line);
+      else if (view === "conversation" && rowOf[line] >= 0) {
+        position = lowerBound(list, rowOf[line]);
+        if (list[position] !== rowOf[line]) position = -1;
+      }
       if (position >= 0) {
         const item = current.list.scrollTo(position);
         if (item) item.classList.add("target");
@@ -503,6 +610,253 @@
       else hi = mid;
     }
     return lo < list.length ? lo : list.length - 1;
+  }
+
+  // ---- search: over every item of the view, drawn or not ----
+  const searchBox = document.getElementById("search");
+  const searchCount = document.getElementById("search-count");
+  let query = ""; // lower case
+  let hits = []; // positions in current.items
+  let hitAt = -1;
+  const haystacks = new Map(); // view -> [lower-cased text of each item]
+
+  function strings(value, out) {
+    if (typeof value === "string") out.push(value);
+    else if (typeof value === "number") out.push(String(value));
+    else if (Array.isArray(value)) for (const item of value) strings(item, out);
+    else if (value && typeof value === "object") for (const key in value) strings(value[key], out);
+  }
+  const SKIP = { k: 1, n: 1, s: 1, d: 1, l: 1, t: 1, ms: 1, first: 1, toolRow: 1, history: 1, started: 1 };
+  function rowText(index) {
+    const row = rows[index];
+    const out = [];
+    for (const key in row) if (!SKIP[key]) strings(row[key], out);
+    for (const line of row.l) for (const f of findingsAt.get(line) || []) strings(findings[f].slice(1, 4), out);
+    return out.join("\n");
+  }
+  function haystack(view) {
+    let texts = haystacks.get(view);
+    if (texts) return texts;
+    texts = [];
+    if (view === "conversation") for (let i = 0; i < rows.length; i++) texts.push(rowText(i).toLowerCase());
+    else if (view === "lines") for (const raw of recorded.raw) texts.push(raw.toLowerCase());
+    else for (const f of findings) texts.push([f[1], f[2], f[3], f[6]].join("\n").toLowerCase());
+    haystacks.set(view, texts);
+    return texts;
+  }
+  function searched(jump) {
+    // The hits of the query in the current view; with ``jump``, go to the first.
+    hits = [];
+    hitAt = -1;
+    if (query && current && current.items.length) {
+      const texts = haystack(current.view);
+      const base = current.view === "lines" ? 1 : 0; // lines are numbered from 1
+      current.items.forEach(function (item, position) {
+        if (texts[item - base].includes(query)) hits.push(position);
+      });
+    }
+    if (!query) searchCount.textContent = "";
+    else if (current && current.view === "timings") searchCount.textContent = "";
+    else searchCount.textContent = hits.length ? hits.length + " found" : "not found";
+    if (jump && hits.length) go(0);
+  }
+  function go(at) {
+    if (!hits.length) return;
+    hitAt = ((at % hits.length) + hits.length) % hits.length;
+    searchCount.textContent = hitAt + 1 + " of " + hits.length;
+    for (const old of scroller.querySelectorAll(".hit-current")) old.classList.remove("hit-current");
+    const item = current.list.scrollTo(hits[hitAt]);
+    if (!item) return;
+    item.classList.add("hit-current");
+    const mark = item.querySelector("mark");
+    if (mark) {
+      const shut = mark.closest("details:not([open])");
+      if (shut) shut.open = true;
+      mark.classList.add("current");
+      mark.scrollIntoView({ block: "center" });
+    }
+  }
+  function highlight(node, position) {
+    // Marks the query in the text of a drawn item (as text nodes, never markup).
+    if (!query) return node;
+    const walker = document.createTreeWalker(node, NodeFilter.SHOW_TEXT);
+    const found = [];
+    while (walker.nextNode()) found.push(walker.currentNode);
+    for (const text of found) {
+      const value = text.nodeValue;
+      const lower = value.toLowerCase();
+      if (lower.length !== value.length) continue; // a case change that moves the offsets
+      let at = lower.indexOf(query);
+      let rest = text;
+      let offset = 0;
+      while (at >= 0) {
+        const match = rest.splitText(at - offset);
+        rest = match.splitText(query.length);
+        const mark = el("mark", "hit");
+        match.replaceWith(mark);
+        mark.appendChild(match);
+        offset = at + query.length;
+        at = lower.indexOf(query, offset);
+      }
+    }
+    if (hitAt >= 0 && hits[hitAt] === position) node.classList.add("hit-current");
+    return node;
+  }
+  function search(jump) {
+    const wanted = searchBox.value.toLowerCase();
+    if (wanted !== query) {
+      query = wanted;
+      if (current && current.view === "lines" && !lines()) return;
+      if (current && current.view !== "timings") show(current.view);
+    }
+    searched(jump);
+  }
+  let typing = 0;
+  searchBox.addEventListener("input", function () {
+    clearTimeout(typing);
+    typing = setTimeout(() => search(true), 200);
+  });
+  searchBox.addEventListener("keydown", function (event) {
+    if (event.key !== "Enter") return;
+    event.preventDefault();
+    clearTimeout(typing);
+    if (searchBox.value.toLowerCase() !== query) search(true);
+    else go(hitAt + (event.shiftKey ? -1 : 1));
+  });
+  document.getElementById("search-next").addEventListener("click", () => go(hitAt + 1));
+  document.getElementById("search-prev").addEventListener("click", () => go(hitAt - 1));
+  // Ctrl+F (Cmd+F) searches every message, not only the rows drawn; a
+  // second one, in the box, is the browser's own.
+  document.addEventListener("keydown", function (event) {
+    if ((event.ctrlKey || event.metaKey) && !event.altKey && event.key === "f" && document.activeElement !== searchBox) {
+      event.preventDefault();
+      searchBox.focus();
+      searchBox.select();
+    }
+  });
+
+  // ---- timings ----
+  function table(head, entries, cells) {
+    const box = el("table", "timing");
+    const top = el("tr");
+    for (const name of head) top.appendChild(el("th", "", name));
+    box.appendChild(top);
+    for (const entry of entries.slice(0, 1000)) {
+      const tr = el("tr");
+      for (const cell of cells(entry)) {
+        const td = el("td");
+        if (cell instanceof Node) td.appendChild(cell);
+        else td.textContent = cell;
+        tr.appendChild(td);
+      }
+      box.appendChild(tr);
+    }
+    if (entries.length > 1000) {
+      const tr = el("tr");
+      tr.appendChild(el("td", "muted", "\u2026 and " + (entries.length - 1000) + " more"));
+      box.appendChild(tr);
+    }
+    return box;
+  }
+  function timings() {
+    const box = el("div", "timings");
+    if (!data.timed) {
+      box.appendChild(el("p", "empty", "No times: the transcript's records have no timestamps (acpgen tap writes them)."));
+      return box;
+    }
+    const wanted = (row) => filter === -2 || row.s === filter;
+    box.appendChild(el("h2", "", "Round trips by method"));
+    box.appendChild(
+      table(["method", "requests", "p50", "p99", "max"], data.latency, (m) => [
+        el("code", "", m[0]),
+        String(m[1]),
+        duration(m[2]),
+        duration(m[3]),
+        duration(m[4]),
+      ]),
+    );
+    const indexed = rows.map((row, index) => [row, index]).filter((pair) => wanted(pair[0]));
+    const turns = indexed.filter((p) => p[0].k === "turn" && p[0].ms !== undefined);
+    box.appendChild(el("h2", "", "Turns"));
+    box.appendChild(
+      table(["turn end", "stop", "turn", "first chunk"], turns, (p) => [
+        rowButton(p[1], "line " + p[0].n),
+        p[0].error ? "error" : p[0].stop,
+        duration(p[0].ms),
+        p[0].first !== undefined ? duration(p[0].first) : "",
+      ]),
+    );
+    const tools = indexed.filter((p) => p[0].k === "tool" && p[0].ms !== undefined);
+    box.appendChild(el("h2", "", "Tool calls"));
+    box.appendChild(
+      table(["tool call", "title", "status", "took"], tools, (p) => [
+        rowButton(p[1], "line " + p[0].n),
+        p[0].title || p[0].id,
+        p[0].status,
+        duration(p[0].ms),
+      ]),
+    );
+    const waits = indexed.filter((p) => p[0].k === "permission" && p[0].ms !== undefined);
+    box.appendChild(el("h2", "", "Permission waits"));
+    box.appendChild(
+      table(["request", "for", "answer", "waited"], waits, (p) => [
+        rowButton(p[1], "line " + p[0].n),
+        p[0].title || p[0].tool,
+        optionName(p[0]),
+        duration(p[0].ms),
+      ]),
+    );
+    return box;
+  }
+
+  // ---- acpgen report --live: load again when the transcript grew ----
+  function live(settings) {
+    const KEY = "acpgen-live";
+    let saved = null;
+    try {
+      saved = JSON.parse(sessionStorage.getItem(KEY) || "null");
+      sessionStorage.removeItem(KEY);
+    } catch (e) {
+      saved = null; // no storage: start at the top
+    }
+    if (saved) {
+      if (saved.filter === -2 || (saved.filter >= 0 && saved.filter < sessions.length)) {
+        filter = saved.filter;
+        select.value = String(filter);
+      }
+      searchBox.value = saved.query || "";
+      query = searchBox.value.toLowerCase();
+      show(["conversation", "lines", "findings", "timings"].includes(saved.view) ? saved.view : "conversation");
+      if (saved.end && current.list.end) current.list.end();
+      else {
+        scroller.scrollTop = saved.top || 0;
+        if (current.list.update) current.list.update();
+      }
+    }
+    document.documentElement.dataset.live = settings.version;
+    function ask() {
+      fetch("version", { cache: "no-store" })
+        .then((response) => (response.ok ? response.text() : settings.version))
+        .then(function (version) {
+          if (version === settings.version) return setTimeout(ask, settings.interval);
+          const s = scroller;
+          const place = {
+            view: current ? current.view : "conversation",
+            filter: filter,
+            query: searchBox.value,
+            top: s.scrollTop,
+            end: s.scrollTop > 0 && s.scrollTop + s.clientHeight >= s.scrollHeight - 2,
+          };
+          try {
+            sessionStorage.setItem(KEY, JSON.stringify(place));
+          } catch (e) {
+            // no storage: the page starts again at the top
+          }
+          location.reload();
+        })
+        .catch(() => setTimeout(ask, settings.interval)); // the server is gone or busy: ask again later
+    }
+    setTimeout(ask, settings.interval);
   }
 
   // ---- the header ----
@@ -546,6 +900,7 @@
   });
 
   show("conversation");
+  if (data.live) live(data.live);
   document.documentElement.dataset.drawn = String(performance.now());
   requestAnimationFrame(function () {
     document.documentElement.dataset.ready = String(performance.now());

@@ -48,16 +48,18 @@ def _digest(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
 
 
-def page_parts(title: str, data: Any, lines: Any) -> Iterable[str]:
+def page_parts(title: str, data: Any, lines: Any, *, live: bool = False) -> Iterable[str]:
     """The page, in pieces: ``data`` (what the conversation needs) before
     the script, ``lines`` (the lines as recorded, the bulk) after it, so
     that the browser runs the script, which draws the first rows, before it
-    reads them."""
+    reads them. ``live``: the page may connect to where it came from (the
+    server of ``acpgen report --live``), and nowhere else."""
     style = asset("page.css")
     script = asset("page.js")
+    connect = "'self'" if live else "'none'"
     policy = (
         f"default-src 'none'; script-src {_digest(script)}; style-src {_digest(style)}; "
-        "img-src 'none'; font-src 'none'; connect-src 'none'; media-src 'none'; object-src 'none'; "
+        f"img-src 'none'; font-src 'none'; connect-src {connect}; media-src 'none'; object-src 'none'; "
         "frame-src 'none'; worker-src 'none'; base-uri 'none'; form-action 'none'"
     )
     yield '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
@@ -83,8 +85,15 @@ BODY = """<header>
 <button type="button" role="tab" id="tab-conversation" data-view="conversation" aria-selected="true">Conversation</button>
 <button type="button" role="tab" id="tab-lines" data-view="lines">Lines</button>
 <button type="button" role="tab" id="tab-findings" data-view="findings">Findings</button>
+<button type="button" role="tab" id="tab-timings" data-view="timings">Timings</button>
 </span>
 <label>Session <select id="session"></select></label>
+<span class="search" role="search">
+<input type="search" id="search" placeholder="Search every message (Ctrl+F)" aria-label="Search every message">
+<button type="button" id="search-prev" title="previous match (Shift+Enter)">&uarr;</button>
+<button type="button" id="search-next" title="next match (Enter)">&darr;</button>
+<span id="search-count" aria-live="polite"></span>
+</span>
 </nav>
 </header>
 <main id="view" tabindex="0"></main>

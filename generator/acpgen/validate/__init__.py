@@ -14,7 +14,7 @@ be read (not UTF-8, too deep, longer than ``max_line_bytes``) is a
 tap`` validates live with it).
 """
 
-from .checker import KINDS, MAX_LINE_BYTES, Finding, json_backend, validate_file, validate_lines
+from .checker import KINDS, MAX_LINE_BYTES, Finding, Summary, json_backend, validate_file, validate_lines
 from .live import Validator
 from .loader import load_package, package_from_schema
 
@@ -22,6 +22,7 @@ __all__ = [
     "KINDS",
     "MAX_LINE_BYTES",
     "Finding",
+    "Summary",
     "Validator",
     "json_backend",
     "load_package",

@@ -79,13 +79,19 @@ class Finding:
     error: bool = True
     """False for a warning (``repaired``, ``unanswered`` without ``strict``)."""
     direction: str | None = field(default=None, compare=False)
-    """``client_to_agent`` or ``agent_to_client`` where it is known: set by
-    :class:`~acpgen.validate.Validator` (the line's, or the unanswered
-    request's); not part of :meth:`to_json`, the text or equality."""
+    """``client_to_agent`` or ``agent_to_client``: the direction the line was
+    sent in (an ``unanswered`` finding: its request's), None where the
+    transcript does not say (a bare message, a line that is not JSON, the
+    end of the transcript). Not part of equality."""
+    method: str | None = field(default=None, compare=False)
+    """The method of the line's message (a response: of the request it
+    answers), None where there is none to tell. Not part of equality."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "line": self.line,
+            "direction": self.direction,
+            "method": self.method,
             "kind": self.kind,
             "message": self.message,
             "pointer": self.pointer,
@@ -95,7 +101,44 @@ class Finding:
     def __str__(self) -> str:
         where = f" at {self.pointer}" if self.pointer else ""
         label = "error" if self.error else "warning"
-        return f"line {self.line}: {label}: {self.kind}{where}: {self.message}"
+        sent = f" ({self.direction})" if self.direction else ""
+        return f"line {self.line}{sent}: {label}: {self.kind}{where}: {self.message}"
+
+
+@dataclass
+class Summary:
+    """What a whole check saw, filled in when its findings are all read
+    (``validate_file(..., summary=Summary())``)."""
+
+    lines: int = 0
+    """Lines read, blank ones included."""
+    messages: int = 0
+    """Lines that hold a JSON value meant as a message: not blank, not a
+    ``bad-line`` that is not JSON, not a recorder's start, end or
+    unparsed-line record."""
+    findings: dict[str, int] = field(default_factory=dict)
+    """kind -> how many (the caller counts them; see :meth:`count`)."""
+    errors: int = 0
+    warnings: int = 0
+
+    def count(self, finding: Finding) -> None:
+        self.findings[finding.kind] = self.findings.get(finding.kind, 0) + 1
+        if finding.error:
+            self.errors += 1
+        else:
+            self.warnings += 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "summary": {
+                "lines": self.lines,
+                "messages": self.messages,
+                "findings": dict(sorted(self.findings.items())),
+                "errors": self.errors,
+                "warnings": self.warnings,
+                "clean": self.errors == 0,
+            }
+        }
 
 
 def pointer(segments: Iterable[str | int]) -> str:
@@ -112,16 +155,68 @@ def json_backend() -> str:
 
 
 def validate_file(
-    path: str | Path, package: ModuleType, *, strict: bool = False, max_line_bytes: int = MAX_LINE_BYTES
+    path: str | Path,
+    package: ModuleType,
+    *,
+    strict: bool = False,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    summary: Summary | None = None,
 ) -> Iterator[Finding]:
     """The findings of a transcript file, read line by line as bytes: a line
     that is not UTF-8, is nested too deeply to parse, or is longer than
     ``max_line_bytes`` (read no further than that, then skipped to its
     newline) is a ``bad-line`` finding, and checking goes on. Lines end at
-    ``\\n`` (a ``\\r`` before it is JSON whitespace)."""
+    ``\\n`` (a ``\\r`` before it is JSON whitespace).
+
+    A file that is one JSON array (its first line that is not blank starts
+    with ``[`` and is not a JSON value by itself, as when the array is
+    written over many lines) is one ``bad-line`` finding saying that JSON
+    Lines is expected, not one a line. ``summary``, when given, is filled in
+    (lines, messages, each finding counted) once the findings are all read."""
     _check_limit(max_line_bytes)
     with open(path, "rb", buffering=1 << 20) as lines:
-        yield from _validate(_file_lines(lines, max_line_bytes), package, strict, max_line_bytes)
+        array = _json_array(lines, max_line_bytes)
+        if array is not None:
+            found = Finding(array, "bad-line", JSON_ARRAY)
+            if summary is not None:
+                summary.lines = sum(1 for _ in _file_lines(lines, max_line_bytes)) + array
+                summary.count(found)
+            yield found
+            return
+        checker = _Checker(package, strict)
+        for finding in checker.run(_file_lines(lines, max_line_bytes), max_line_bytes):
+            if summary is not None:
+                summary.count(finding)
+            yield finding
+        if summary is not None:
+            summary.lines, summary.messages = checker.lines, checker.parsed - checker.records
+
+
+JSON_ARRAY = "expected JSON Lines (one message per line); this file is a JSON array"
+"""The finding of a file that is one JSON array."""
+
+
+def _json_array(stream: IO[bytes], limit: int) -> int | None:
+    """The line number of the first line that is not blank when it starts a
+    JSON array that goes on over more lines (``[`` alone, or ``[`` and the
+    first items, which is no JSON value by itself); else None, and
+    ``stream`` is back at its start. Otherwise ``stream`` is left after
+    that line. A stream that cannot seek (a pipe) is not looked at."""
+    if not stream.seekable():
+        return None
+    number = 0
+    for line in _file_lines(stream, limit):
+        number += 1
+        if isinstance(line, _TooLong):
+            break
+        text = line.strip()
+        if not text:
+            continue
+        if text[:1] == b"[" and type(_parse(line)) is str:
+            return number
+        break
+    stream.seek(0)
+    return None
 
 
 def validate_lines(
@@ -495,9 +590,46 @@ class _Checker:
         """The line of the recorder's start record (``acpgen tap``), if any."""
         self.ended = False
         """Whether the recorder's end record came after it."""
+        self.current: Any = None
+        """The value of the line being checked (None: not JSON), which a
+        finding's direction and method are read from."""
+        self.lines = 0
+        """The lines read, once the run is over."""
+        self.parsed = 0
+        """The lines that held a JSON value."""
+        self.records = 0
+        """Of those, the recorder's records that are no message."""
 
-    def finding(self, line: int, kind: str, message: str, at: str = "") -> Finding:
-        return Finding(line, kind, message, at, error=self.strict or kind not in WARNINGS)
+    def finding(
+        self,
+        line: int,
+        kind: str,
+        message: str,
+        at: str = "",
+        *,
+        method: str | None = None,
+        direction: str | None = None,
+    ) -> Finding:
+        """A finding of ``line``, the line being checked: its direction and
+        method read from the line (a response's method: the request's in
+        flight) unless given."""
+        data = self.current
+        if direction is None and type(data) is dict and "jsonrpc" not in data:
+            named = data.get("direction")
+            direction = DIRECTIONS.get(named) if type(named) is str else None
+            data = data.get("message")
+        if method is None and type(data) is dict:
+            named = data.get("method")
+            if type(named) is str:
+                method = named
+            elif "method" not in data and direction is not None:
+                request_id = data.get("id")
+                if type(request_id) is int or type(request_id) is str:
+                    waiting = self.pending.get((OPPOSITE[direction], request_id))
+                    method = waiting[0] if waiting is not None else None
+        return Finding(
+            line, kind, message, at, error=self.strict or kind not in WARNINGS, direction=direction, method=method
+        )
 
     def run(self, lines: Iterable[_Line | _Pause], limit: int, first: int = 1) -> Iterator[Finding]:
         """The findings of the lines (numbered from ``first``), then of the
@@ -533,6 +665,7 @@ class _Checker:
         finding = self.finding
         too_long = f"line too long: over {limit} bytes (the limit, --max-line-bytes); skipped unread"
         number = first - 1
+        held = 0  # the lines that held a JSON value
         for item in lines:
             if isinstance(item, _Pause):
                 yield PAUSED
@@ -540,6 +673,7 @@ class _Checker:
             raw: _Line = item
             number += 1
             if raw is _TOO_LONG:
+                self.current = None  # (set here, not each line: only a finding reads it)
                 yield finding(number, "bad-line", too_long)
                 continue
             data: Any = _BLANK
@@ -569,11 +703,14 @@ class _Checker:
                 if data is _BLANK:
                     data = _parse(raw)
                     if type(data) is str:  # why the line is not JSON
+                        self.current = None
                         yield finding(number, "bad-line", data)
                         continue
                     if data is _BLANK:
                         continue
                     data = data.value
+            held += 1
+            self.current = data
             # ---- the fast path
             message, direction = data, None
             if type(data) is dict and "message" in data and "jsonrpc" not in data:
@@ -673,6 +810,8 @@ class _Checker:
                 found = [finding(number, "bad-line", "the message is nested too deeply to check")]
             if found:
                 yield from found
+        self.lines, self.parsed = number, self.parsed + held
+        self.current = None
         yield from self.end(number)
 
     def line(self, n: int, data: Any) -> list[Finding]:
@@ -683,9 +822,11 @@ class _Checker:
         if isinstance(data, dict) and "jsonrpc" not in data and "message" not in data:
             if isinstance(data.get("start"), str):  # the recorder's start record
                 self.recording, self.ended = n, False
+                self.records += 1
                 return []
             if isinstance(data.get("end"), str):  # and its end record
                 self.ended = True
+                self.records += 1
                 return []
         if isinstance(data, dict) and "message" in data and "jsonrpc" not in data:
             named = data.get("direction")
@@ -701,6 +842,7 @@ class _Checker:
         that were not UTF-8 as the surrogates of Python's
         ``surrogateescape``), checked as the line itself; or ``{"direction":
         ..., "omitted": N}``, a line of N bytes over the recorder's limit."""
+        self.records += 1
         named = data.get("direction")
         direction = DIRECTIONS.get(named) if isinstance(named, str) else None
         if direction is None:
@@ -872,10 +1014,16 @@ class _Checker:
                 result = p.decode_result(method, message.result, strict=False)
             except p.ValidationError as lenient:
                 yield self.finding(
-                    n, "invalid", f"{method} result: {lenient.message}", "/result" + _pointer_of(lenient)
+                    n,
+                    "invalid",
+                    f"{method} result: {lenient.message}",
+                    "/result" + _pointer_of(lenient),
+                    method=method,
                 )
                 return
-            yield self.finding(n, "repaired", f"{method} result: {exc.message}", "/result" + _pointer_of(exc))
+            yield self.finding(
+                n, "repaired", f"{method} result: {exc.message}", "/result" + _pointer_of(exc), method=method
+            )
         if (method, "result") in self.sources:
             session_id = getattr(result, "session_id", None)
             if isinstance(session_id, str):
@@ -892,6 +1040,7 @@ class _Checker:
                 "protocol-version",
                 f"the agent answered version {answered}, newer than the {self.requested_version} asked for",
                 "/result/protocolVersion",
+                method="initialize",
             )
         elif self.version is not None and answered != self.version:
             yield self.finding(
@@ -899,6 +1048,7 @@ class _Checker:
                 "protocol-version",
                 f"the agent answered version {answered}; this schema speaks {self.version}",
                 "/result/protocolVersion",
+                method="initialize",
             )
 
     def end(self, last: int) -> Iterator[Finding]:
@@ -914,9 +1064,16 @@ class _Checker:
                 f"{what} with no end record after line {last}: the recording (started at line {self.recording}) "
                 "was cut short, and what came after is missing",
             )
-        for (_direction, request_id), (method, line, invalid) in self.pending.items():
+        for (direction, request_id), (method, line, invalid) in self.pending.items():
             what = f"the invalid {method} request" if invalid else method
-            yield self.finding(line, "unanswered", f"{what} (id {request_id!r}) has no response by line {last}", "/id")
+            yield self.finding(
+                line,
+                "unanswered",
+                f"{what} (id {request_id!r}) has no response by line {last}",
+                "/id",
+                method=method if not invalid or method != "a request with no method name" else None,
+                direction=direction,
+            )
 
 
 def _pointer_of(error: Any) -> str:

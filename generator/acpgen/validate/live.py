@@ -68,10 +68,8 @@ class Validator:
         if self._closed:
             return []
         self._closed = True
-        directions = {line: direction for (direction, _id), (_method, line, _invalid) in self._checker.pending.items()}
         self._source.done = True
-        found = [finding for finding in self._run if finding is not PAUSED]
-        return [dataclasses.replace(finding, direction=directions.get(finding.line)) for finding in found]
+        return [finding for finding in self._run if finding is not PAUSED]
 
 
 class _Source:
