@@ -5,15 +5,19 @@ requests before initialize, advertises loadSession, session/list, resume
 and close, and the image, audio and embedded-context prompt capabilities,
 asks for permission during the probe's first prompt ("hello ..."), streams
 each prompt back word by word,
-honours session/cancel and $/cancel_request, and replays a loaded session.
-``--fault NAME`` (one of FAULTS, named after the check it breaks) gets one
-thing wrong. Raw JSON-RPC with threads and the few modules Python starts
-with, so that it starts fast (run it with ``python -S``).
+honours session/cancel and $/cancel_request, replays a loaded session,
+loads and resumes a session with no turn yet, and lists sessions two to a
+page. ``--fault NAME`` (one of FAULTS, named after the check it breaks)
+gets one thing wrong. Raw JSON-RPC with threads and the few modules Python
+starts with, so that it starts fast (run it with ``python -S``).
 
-    python -S faulty_agent.py [--fault NAME] [--delay SECONDS] [--unstable]
+    python -S faulty_agent.py [--fault NAME] [--delay SECONDS] [--unstable] [--auth] [--sleep SECONDS]
 
 ``--unstable`` adds an update only the unstable v1 schema has
-(``plan_removed``) to the first prompt.
+(``plan_removed``) to the first prompt. ``--auth`` advertises the auth
+method ``probe-login`` and answers session/new -32000 until the client has
+authenticated with it. ``--sleep`` waits that long before reading stdin (an
+agent slow to start).
 """
 
 from __future__ import annotations
@@ -25,34 +29,44 @@ import time
 from typing import Any
 
 FAULTS = {
-    "initialize": "an invalid initialize result (authMethods not a list) when asked for version 2",
+    "initialize": "asked for version 2, answers version 2 with a v1 initialize result (and speaks v1)",
     "initialize-unsupported-version": "asked for version 999, answers 999",
     "initialize-string-version": "refuses a string protocolVersion with -32602",
     "before-initialize": "answers session/new before initialize",
+    "authenticate": "refuses authenticate with -32603 (run with --auth)",
     "session-new": "an invalid session/new result (modes not an object)",
     "prompt": "an invalid agent_message_chunk (no text) in the first prompt",
     "prompt-resource-link": "refuses resource_link blocks",
-    "cancel": "ignores session/cancel",
+    "cancel": "ignores session/cancel: ends the turn end_turn once it has answered a request sent after the cancel",
     "cancel-request": "never answers a request cancelled by $/cancel_request",
     "prompt-image": "advertises image prompts, refuses them",
     "prompt-audio": "advertises audio prompts, refuses them",
     "prompt-embeddedContext": "advertises embedded context, refuses it",
     "load-session": "loads a session without replaying it",
+    "load-fresh-session": "answers session/load of a session with no turn yet -32002",
     "session-list": "lists no session",
-    "session-resume": "refuses to resume a session with -32603",
+    "session-list-paging": "refuses the nextCursor it gave with -32602",
+    "session-resume": "refuses to resume a session that has had a turn with -32603",
+    "resume-fresh-session": "answers session/resume of a session with no turn yet -32002",
     "session-close": "refuses to close a session with -32603",
     "unknown-method": "answers unknown methods with a null result",
     "malformed-params": "opens a session whatever the params",
     "extension-method": "answers extension methods -32603",
+    "notification-reply": "answers every notification with an error response of id null",
     "permission": "asks for permission without options",
     "client-capabilities": "reads a file the client did not advertise it can read",
 }
 
 
 class Agent:
-    def __init__(self, fault: str | None, delay: float, unstable: bool = False) -> None:
+    def __init__(self, fault: str | None, delay: float, unstable: bool = False, auth: bool = False) -> None:
         self.fault = fault
         self.unstable = unstable
+        self.auth = auth
+        self.authenticated = False
+        self.cancel_seen = False
+        """A session/cancel arrived (the ``cancel`` fault waits for what follows it)."""
+        self.answered_after_cancel = False
         self.delay = delay
         self.initialized = False
         self.sessions: dict[str, list[dict[str, Any]]] = {}
@@ -96,11 +110,24 @@ class Agent:
             return
         params = params if isinstance(params, dict) else {}
         if "id" not in message:
-            if method == "session/cancel" and self.fault != "cancel":
-                self.cancelled.add(params.get("sessionId"))
-            elif method == "$/cancel_request" and params.get("requestId") in self.turns:
-                self.cancelled.add(("request", params["requestId"]))
+            if self.fault == "notification-reply":
+                self.error(None, -32601, "Method not found")
+            with self.arrived:
+                if method == "session/cancel":
+                    self.cancel_seen = True
+                    if self.fault != "cancel":
+                        self.cancelled.add(params.get("sessionId"))
+                elif method == "$/cancel_request" and params.get("requestId") in self.turns:
+                    self.cancelled.add(("request", params["requestId"]))
+                self.arrived.notify_all()
             return
+        self.request(method, request_id, params)
+        with self.arrived:
+            if self.cancel_seen:
+                self.answered_after_cancel = True
+                self.arrived.notify_all()
+
+    def request(self, method: Any, request_id: Any, params: dict[str, Any]) -> None:
         if method == "initialize":
             self.initialize(request_id, params)
         elif not self.initialized and self.fault != "before-initialize":
@@ -110,9 +137,19 @@ class Agent:
         elif method == "session/prompt":
             self.turns.add(request_id)
             threading.Thread(target=self.prompt, args=(request_id, params), daemon=True).start()
+        elif method == "authenticate":
+            if self.fault == "authenticate":
+                self.error(request_id, -32603, "Internal error")
+            elif params.get("methodId") != "probe-login":
+                self.error(request_id, -32602, "Invalid params: no such auth method")
+            else:
+                self.authenticated = True
+                self.send({"id": request_id, "result": {}})
         elif method == "session/load":
             session_id = params.get("sessionId")
-            if session_id not in self.sessions:
+            if session_id not in self.sessions or (
+                self.fault == "load-fresh-session" and not self.sessions[session_id]
+            ):
                 self.error(request_id, -32002, "Resource not found")
                 return
             if self.fault != "load-session":
@@ -121,10 +158,21 @@ class Agent:
             self.send({"id": request_id, "result": {}})
         elif method == "session/list":
             listed = [] if self.fault == "session-list" else list(self.sessions)
-            sessions = [{"sessionId": session_id, "cwd": "/"} for session_id in listed]
-            self.send({"id": request_id, "result": {"sessions": sessions}})
+            cursor = params.get("cursor")
+            if cursor is not None and (self.fault == "session-list-paging" or not str(cursor).isdigit()):
+                self.error(request_id, -32602, "Invalid params: cursor")
+                return
+            start = int(cursor) if cursor is not None else 0
+            sessions = [{"sessionId": session_id, "cwd": "/"} for session_id in listed[start : start + 2]]
+            result: dict[str, Any] = {"sessions": sessions}
+            if start + 2 < len(listed):
+                result["nextCursor"] = str(start + 2)
+            self.send({"id": request_id, "result": result})
         elif method == "session/resume":
-            if self.fault == "session-resume" or params.get("sessionId") not in self.sessions:
+            session_id = params.get("sessionId")
+            if self.fault == "resume-fresh-session" and not self.sessions.get(session_id, [None]):
+                self.error(request_id, -32002, "Resource not found")
+            elif (self.fault == "session-resume" and self.sessions.get(session_id)) or session_id not in self.sessions:
                 self.error(request_id, -32603, "Internal error")
             else:
                 self.send({"id": request_id, "result": {}})
@@ -155,6 +203,8 @@ class Agent:
             self.error(request_id, -32602, "Invalid params: protocolVersion")
             return
         answer = 999 if version == 999 and self.fault == "initialize-unsupported-version" else 1
+        if version == 2 and self.fault == "initialize":
+            answer = 2
         capabilities = {
             "loadSession": True,
             "promptCapabilities": {"image": True, "audio": True, "embeddedContext": True},
@@ -165,8 +215,8 @@ class Agent:
             "agentCapabilities": capabilities,
             "agentInfo": {"name": "faulty-agent", "version": "1"},
         }
-        if version == 2 and self.fault == "initialize":
-            result["authMethods"] = "none"
+        if self.auth:
+            result["authMethods"] = [{"id": "probe-login", "name": "Probe login"}]
         self.initialized = True
         self.send({"id": request_id, "result": result})
 
@@ -174,6 +224,9 @@ class Agent:
         valid = isinstance(params.get("cwd"), str) and isinstance(params.get("mcpServers"), list)
         if not valid and self.fault != "malformed-params":
             self.error(request_id, -32602, "Invalid params")
+            return
+        if self.auth and not self.authenticated:
+            self.error(request_id, -32000, "Authentication required")
             return
         session_id = f"s{len(self.sessions) + 1}"
         self.sessions[session_id] = []
@@ -199,6 +252,11 @@ class Agent:
         if first:
             self.side_requests(session_id)
         for number, word in enumerate(words):
+            if number == 1 and self.fault == "cancel" and len(words) > 100:
+                with self.arrived:  # the cancel must land, and be ignored
+                    self.arrived.wait_for(
+                        lambda: self.answered_after_cancel or ("request", request_id) in self.cancelled
+                    )
             if ("request", request_id) in self.cancelled:
                 self.turns.discard(request_id)
                 if self.fault != "cancel-request":
@@ -246,7 +304,9 @@ def main() -> None:
     delay = float(args[args.index("--delay") + 1]) if "--delay" in args else 0.002
     if fault is not None and fault not in FAULTS:
         sys.exit(f"unknown fault {fault!r}: one of {', '.join(FAULTS)}")
-    agent = Agent(fault, delay, "--unstable" in args)
+    if "--sleep" in args:
+        time.sleep(float(args[args.index("--sleep") + 1]))
+    agent = Agent(fault, delay, "--unstable" in args, "--auth" in args)
     for line in sys.stdin:
         try:
             message = json.loads(line)

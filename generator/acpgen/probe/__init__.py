@@ -3,8 +3,8 @@
 The probe starts the agent, speaks raw JSON-RPC to it as a client that
 advertises no file system and no terminal, and runs the checks of
 :mod:`.checks` for the version the agent negotiates, each reported pass,
-fail or skip with its MUST/SHOULD level and where the requirement is
-written; every message the agent sends is checked against the generated
+fail or skip with its tier (MUST, SHOULD, advisory, informational) and
+the sentence of the schema or docs it checks; every message the agent sends is checked against the generated
 package of that version (strict decoding: the JSON Schema).
 
 Library use::
@@ -17,7 +17,19 @@ the checks share, ``checks.py`` the checks (add one there), ``runner.py``
 runs them and writes the report.
 """
 
-from .checks import CHECKS, NAMES, Check
-from .runner import DEFAULT_TIMEOUT, Report, Result, probe, select
+from .checks import CHECKS, NAMES, TIERS, Check
+from .runner import DEFAULT_STARTUP_TIMEOUT, DEFAULT_TIMEOUT, EXIT_STATUSES, Report, Result, probe, select
 
-__all__ = ["CHECKS", "DEFAULT_TIMEOUT", "NAMES", "Check", "Report", "Result", "probe", "select"]
+__all__ = [
+    "CHECKS",
+    "DEFAULT_STARTUP_TIMEOUT",
+    "DEFAULT_TIMEOUT",
+    "EXIT_STATUSES",
+    "NAMES",
+    "TIERS",
+    "Check",
+    "Report",
+    "Result",
+    "probe",
+    "select",
+]
