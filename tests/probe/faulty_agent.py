@@ -11,13 +11,15 @@ page. ``--fault NAME`` (one of FAULTS, named after the check it breaks)
 gets one thing wrong. Raw JSON-RPC with threads and the few modules Python
 starts with, so that it starts fast (run it with ``python -S``).
 
-    python -S faulty_agent.py [--fault NAME] [--delay SECONDS] [--unstable] [--auth] [--sleep SECONDS]
+    python -S faulty_agent.py [--fault NAME] [--delay SECONDS] [--unstable] [--auth] [--sleep SECONDS] [--fast]
 
 ``--unstable`` adds an update only the unstable v1 schema has
 (``plan_removed``) to the first prompt. ``--auth`` advertises the auth
 method ``probe-login`` and answers session/new -32000 until the client has
 authenticated with it. ``--sleep`` waits that long before reading stdin (an
-agent slow to start).
+agent slow to start). ``--fast`` writes the whole turn of a long prompt (the
+probe's cancel checks') before it reads another message, as a fast model
+would: a cancel lands after the turn has ended.
 """
 
 from __future__ import annotations
@@ -59,8 +61,11 @@ FAULTS = {
 
 
 class Agent:
-    def __init__(self, fault: str | None, delay: float, unstable: bool = False, auth: bool = False) -> None:
+    def __init__(
+        self, fault: str | None, delay: float, unstable: bool = False, auth: bool = False, fast: bool = False
+    ) -> None:
         self.fault = fault
+        self.fast = fast
         self.unstable = unstable
         self.auth = auth
         self.authenticated = False
@@ -136,7 +141,10 @@ class Agent:
             self.new_session(request_id, params)
         elif method == "session/prompt":
             self.turns.add(request_id)
-            threading.Thread(target=self.prompt, args=(request_id, params), daemon=True).start()
+            if self.fast and len(str(params.get("prompt"))) > 1000:  # a long prompt: no permission asked
+                self.prompt(request_id, params)
+            else:
+                threading.Thread(target=self.prompt, args=(request_id, params), daemon=True).start()
         elif method == "authenticate":
             if self.fault == "authenticate":
                 self.error(request_id, -32603, "Internal error")
@@ -274,7 +282,8 @@ class Agent:
                 self.update(session_id, chunk, keep=False)
             else:
                 self.update(session_id, chunk)
-            time.sleep(self.delay)
+            if not self.fast:
+                time.sleep(self.delay)
         self.turns.discard(request_id)
         stop = "cancelled" if session_id in self.cancelled else "end_turn"
         self.send({"id": request_id, "result": {"stopReason": stop}})
@@ -306,7 +315,7 @@ def main() -> None:
         sys.exit(f"unknown fault {fault!r}: one of {', '.join(FAULTS)}")
     if "--sleep" in args:
         time.sleep(float(args[args.index("--sleep") + 1]))
-    agent = Agent(fault, delay, "--unstable" in args, "--auth" in args)
+    agent = Agent(fault, delay, "--unstable" in args, "--auth" in args, "--fast" in args)
     for line in sys.stdin:
         try:
             message = json.loads(line)

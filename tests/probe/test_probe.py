@@ -46,6 +46,7 @@ RUNS: dict[str | None, tuple[list[str], dict[str, object]]] = {
     "authenticate": (["--fault", "authenticate", "--auth"], {"auth_method": AUTH}),
     "auth-gated": (["--auth"], {}),
     "authenticated": (["--auth"], {"auth_method": AUTH}),
+    "fast": (["--fast"], {}),
 }
 """Each run of the matrix: the agent's arguments and the probe's options
 (``timeout`` is TIMEOUT unless given)."""
@@ -200,6 +201,14 @@ def test_a_hanging_request_fails_on_the_timeout_and_the_agent_is_started_again(
     assert failed.reason == f"no answer within {TIMEOUT:g} s (the timeout)"
     after = NAMES[NAMES.index("cancel-request") + 1 :]
     assert all(r.status == "pass" for r in report.results if r.check.name in after)
+
+
+def test_a_cancel_that_lands_after_the_turn_ended_is_not_exercised(matrix: dict[str | None, Report]) -> None:
+    report = matrix["fast"]
+    expected = {**_statuses(matrix[None]), "cancel": "skip"}
+    assert _statuses(report) == expected, _shown(report)
+    (cancel,) = [r for r in report.results if r.check.name == "cancel"]
+    assert cancel.reason.startswith("not exercised: the turn ended "), cancel.reason
 
 
 def test_a_reply_to_a_notification_is_named_as_such(matrix: dict[str | None, Report]) -> None:
