@@ -12,6 +12,7 @@ gets one thing wrong. Raw JSON-RPC with threads and the few modules Python
 starts with, so that it starts fast (run it with ``python -S``).
 
     python -S faulty_agent.py [--fault NAME] [--delay SECONDS] [--unstable] [--auth] [--sleep SECONDS] [--fast]
+                              [--use-client]
 
 ``--unstable`` adds an update only the unstable v1 schema has
 (``plan_removed``) to the first prompt. ``--auth`` advertises the auth
@@ -19,7 +20,12 @@ method ``probe-login`` and answers session/new -32000 until the client has
 authenticated with it. ``--sleep`` waits that long before reading stdin (an
 agent slow to start). ``--fast`` writes the whole turn of a long prompt (the
 probe's cancel checks') before it reads another message, as a fast model
-would: a cancel lands after the turn has ended.
+would: a cancel lands after the turn has ended. ``--use-client`` uses the
+file system and terminal the client advertises, in the first prompt: it
+writes a file in the session's working directory and reads it back (by
+absolute and relative path), expects a read outside it refused, runs a
+command there and reads its output, expects a command elsewhere refused;
+anything else ends the prompt with an error saying what.
 """
 
 from __future__ import annotations
@@ -66,6 +72,10 @@ class Agent:
     ) -> None:
         self.fault = fault
         self.fast = fast
+        self.use_client = False
+        self.client: dict[str, Any] = {}
+        """The clientCapabilities of initialize."""
+        self.cwds: dict[str, str] = {}
         self.unstable = unstable
         self.auth = auth
         self.authenticated = False
@@ -223,6 +233,8 @@ class Agent:
             "agentCapabilities": capabilities,
             "agentInfo": {"name": "faulty-agent", "version": "1"},
         }
+        client = params.get("clientCapabilities")
+        self.client = client if isinstance(client, dict) else {}
         if self.auth:
             result["authMethods"] = [{"id": "probe-login", "name": "Probe login"}]
         self.initialized = True
@@ -238,6 +250,7 @@ class Agent:
             return
         session_id = f"s{len(self.sessions) + 1}"
         self.sessions[session_id] = []
+        self.cwds[session_id] = params["cwd"] if isinstance(params.get("cwd"), str) else "/"
         result: dict[str, Any] = {"sessionId": session_id}
         if self.fault == "session-new":
             result["modes"] = 5
@@ -259,6 +272,10 @@ class Agent:
         first = bool(words) and words[0] == "hello"
         if first:
             self.side_requests(session_id)
+            wrong = self.client_round_trip(session_id) if self.use_client else None
+            if wrong is not None:
+                self.error(request_id, -32603, f"Internal error: the client's {wrong}")
+                return
         for number, word in enumerate(words):
             if number == 1 and self.fault == "cancel" and len(words) > 100:
                 with self.arrived:  # the cancel must land, and be ignored
@@ -288,6 +305,42 @@ class Agent:
         stop = "cancelled" if session_id in self.cancelled else "end_turn"
         self.send({"id": request_id, "result": {"stopReason": stop}})
 
+    def client_round_trip(self, session_id: str) -> str | None:
+        """Use what the client advertised; what went wrong, or None."""
+        cwd = self.cwds[session_id]
+        fs = self.client.get("fs") if isinstance(self.client.get("fs"), dict) else {}
+        if fs.get("readTextFile") and fs.get("writeTextFile"):
+            path = cwd.rstrip("/") + "/probe-fs.txt"
+            wrote = self.ask("fs/write_text_file", {"sessionId": session_id, "path": path, "content": "one\ntwo\n"})
+            if "error" in wrote:
+                return f"fs/write_text_file failed: {wrote['error']}"
+            for asked in (path, "probe-fs.txt"):
+                read = self.ask("fs/read_text_file", {"sessionId": session_id, "path": asked, "line": 2})
+                if read.get("result") != {"content": "two\n"}:
+                    return f"fs/read_text_file of {asked} answered {read}"
+            outside = self.ask("fs/read_text_file", {"sessionId": session_id, "path": "/etc/hostname"})
+            if "error" not in outside:
+                return f"fs/read_text_file read /etc/hostname, outside the session's directory: {outside}"
+        if self.client.get("terminal") is True:
+            script = "import os; print(os.getcwd())"
+            create = {"sessionId": session_id, "command": sys.executable, "args": ["-S", "-c", script]}
+            made = self.ask("terminal/create", create)
+            terminal = made.get("result", {}).get("terminalId")
+            if terminal is None:
+                return f"terminal/create answered {made}"
+            ids = {"sessionId": session_id, "terminalId": terminal}
+            exited = self.ask("terminal/wait_for_exit", ids)
+            output = self.ask("terminal/output", ids)
+            self.ask("terminal/release", ids)
+            if exited.get("result", {}).get("exitCode") != 0:
+                return f"terminal/wait_for_exit answered {exited}"
+            if output.get("result", {}).get("output", "").strip() != cwd:
+                return f"terminal ran in {output} , not in {cwd}"
+            elsewhere = self.ask("terminal/create", {**create, "cwd": "/"})
+            if "error" not in elsewhere:
+                return f"terminal/create ran a command in /, outside the session's directory: {elsewhere}"
+        return None
+
     def side_requests(self, session_id: str) -> None:
         tool_call = {"toolCallId": "t1", "title": "Write probe.txt", "kind": "edit", "status": "pending"}
         self.update(session_id, {"sessionUpdate": "tool_call", **tool_call})
@@ -316,6 +369,7 @@ def main() -> None:
     if "--sleep" in args:
         time.sleep(float(args[args.index("--sleep") + 1]))
     agent = Agent(fault, delay, "--unstable" in args, "--auth" in args, "--fast" in args)
+    agent.use_client = "--use-client" in args
     for line in sys.stdin:
         try:
             message = json.loads(line)

@@ -47,6 +47,7 @@ RUNS: dict[str | None, tuple[list[str], dict[str, object]]] = {
     "auth-gated": (["--auth"], {}),
     "authenticated": (["--auth"], {"auth_method": AUTH}),
     "fast": (["--fast"], {}),
+    "client": (["--use-client"], {"client_capabilities": ["fs", "terminal"]}),
 }
 """Each run of the matrix: the agent's arguments and the probe's options
 (``timeout`` is TIMEOUT unless given)."""
@@ -209,6 +210,13 @@ def test_a_cancel_that_lands_after_the_turn_ended_is_not_exercised(matrix: dict[
     assert _statuses(report) == expected, _shown(report)
     (cancel,) = [r for r in report.results if r.check.name == "cancel"]
     assert cancel.reason.startswith("not exercised: the turn ended "), cancel.reason
+
+
+def test_the_client_side_serves_a_sandboxed_file_system_and_terminal(matrix: dict[str | None, Report]) -> None:
+    # The agent writes, reads back, runs a command in the session's directory
+    # and expects what lies outside it refused; anything else fails its prompt.
+    report = matrix["client"]
+    assert _statuses(report) == _statuses(matrix[None]), _shown(report)
 
 
 def test_a_reply_to_a_notification_is_named_as_such(matrix: dict[str | None, Report]) -> None:

@@ -54,6 +54,24 @@ UNSTABLE = {1: "acp_v1_unstable", 2: "acp_v2_unstable"}
     "-32000 (auth required) has its session checks skipped, with its auth methods listed.",
 )
 @click.option(
+    "--client-capabilities",
+    "client_capabilities",
+    default="none",
+    show_default=True,
+    metavar="fs,terminal",
+    help="What the probe's client side advertises (v1 clientCapabilities) and serves: fs (fs/read_text_file, "
+    "fs/write_text_file), terminal (terminal/*), both (fs,terminal) or none. They work in a temporary directory "
+    "the probe makes, the sessions' working directory, and removes at the end: files outside it are refused, "
+    "commands run in it.",
+)
+@click.option(
+    "--sandbox-from",
+    type=click.Path(exists=True, file_okay=False),
+    default=None,
+    help="With --client-capabilities: the temporary directory starts as a copy of this one (the files an agent "
+    "expects to find in its working directory); the directory itself is never touched.",
+)
+@click.option(
     "--only",
     "only",
     multiple=True,
@@ -83,6 +101,8 @@ def probe_command(
     startup_timeout: float,
     protocol_version: str | None,
     auth_method: str | None,
+    client_capabilities: str,
+    sandbox_from: str | None,
     only: tuple[str, ...],
     packages_dir: str | None,
     unstable: bool,
@@ -93,7 +113,7 @@ def probe_command(
     Starts the agent (as many times as the checks need: a fresh process for
     each initialize check and for a request before initialize), speaks raw
     JSON-RPC to it as a client that advertises no file system and no
-    terminal, and runs the checks for the protocol version it negotiates (it
+    terminal (unless --client-capabilities), and runs the checks for the protocol version it negotiates (it
     asks for the latest the probe speaks, 2, or --protocol-version):
     initialize with a supported, an unsupported (999) and a string ("1")
     version; a request before initialize; an unknown method (-32601);
@@ -130,6 +150,12 @@ def probe_command(
         select(only)
     except ValueError as exc:
         fail(str(exc))
+    capabilities = [name.strip() for name in client_capabilities.split(",") if name.strip() not in ("", "none")]
+    unknown = sorted(set(capabilities) - {"fs", "terminal"})
+    if unknown:
+        fail(f"--client-capabilities: unknown {', '.join(unknown)} (fs, terminal, fs,terminal or none)")
+    if sandbox_from is not None and not capabilities:
+        fail("--sandbox-from needs --client-capabilities fs, terminal or fs,terminal")
     names = UNSTABLE if unstable else PACKAGES
     if protocol_version is not None:
         names = {int(protocol_version): names[int(protocol_version)]}
@@ -143,6 +169,8 @@ def probe_command(
                 startup_timeout=startup_timeout,
                 only=only,
                 auth_method=auth_method,
+                client_capabilities=capabilities,
+                sandbox_from=sandbox_from,
             )
         )
     except KeyboardInterrupt:

@@ -11,6 +11,7 @@ from types import ModuleType
 from typing import Any
 
 from .peer import AgentGone, Peer, Refusal, Reply
+from .sandbox import Sandbox
 
 CLIENT_INFO = {"name": "acpgen-probe", "version": "1"}
 
@@ -36,14 +37,14 @@ class AuthRequired(Skipped):
     the check is auth-gated, not failed."""
 
 
-def initialize_params(version: Any) -> dict[str, Any]:
+def initialize_params(version: Any, fs: bool = False, terminal: bool = False) -> dict[str, Any]:
     """An initialize request both versions read: v1's ``clientCapabilities``
     and ``clientInfo`` beside v2's ``capabilities`` and ``info`` (each
-    version's schema allows the other's members). The client advertises no
-    file system and no terminal."""
+    version's schema allows the other's members). The client advertises a
+    file system and a terminal (v1) only when told to."""
     return {
         "protocolVersion": version,
-        "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False},
+        "clientCapabilities": {"fs": {"readTextFile": fs, "writeTextFile": fs}, "terminal": terminal},
         "clientInfo": CLIENT_INFO,
         "info": CLIENT_INFO,
         "capabilities": {},
@@ -77,8 +78,11 @@ class Context:
         timeout: float,
         startup_timeout: float,
         auth_method: str | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.command = command
+        self.sandbox = sandbox
+        """The file system and terminal the client advertises, if any (--client-capabilities)."""
         self.packages = packages
         self.timeout = timeout
         self.startup_timeout = startup_timeout
@@ -103,7 +107,8 @@ class Context:
         """The main connection is in an unknown state (a check timed out)."""
         self.unusable: str | None = None
         """Why the main connection cannot be set up: the checks needing it skip."""
-        self.cwd = os.path.abspath(os.getcwd())
+        self.cwd = str(sandbox.root) if sandbox is not None else os.path.abspath(os.getcwd())
+        """The sessions' working directory: the sandbox, when there is one."""
 
     @property
     def package(self) -> ModuleType:
@@ -122,6 +127,7 @@ class Context:
         peer = Peer(self.command, self.packages)
         peer.current = check
         peer.on_request = self.answer
+        peer.served = self.served()
         self.peers.append(peer)
         try:
             await peer.start()
@@ -163,7 +169,7 @@ class Context:
         self.dirty = False
         self.main = await self.fresh("initialize")
         try:
-            reply = await self.first(self.main, "initialize", initialize_params(self.latest))
+            reply = await self.first(self.main, "initialize", self.initialize_params(self.latest))
             self.negotiated(reply)
         except (Failed, AgentGone) as exc:
             self.unusable = str(exc)
@@ -319,10 +325,22 @@ class Context:
 
     # ------------------------------------------------------------ the agent's requests
 
+    def initialize_params(self, version: Any) -> dict[str, Any]:
+        """The initialize request, advertising what the sandbox serves."""
+        box = self.sandbox
+        return initialize_params(version, fs=box is not None and box.fs, terminal=box is not None and box.terminal)
+
+    def served(self) -> set[str]:
+        """The client methods the probe advertises and serves (fs/*, terminal/*)."""
+        return self.sandbox.methods() if self.sandbox is not None else set()
+
     def answer(self, request: dict[str, Any]) -> Any:
-        """The probe's answers, as a client that advertised no file system
-        and no terminal: a permission request is granted (its first allow
-        option), everything else is -32601."""
+        """The probe's answers: a permission request is granted (its first
+        allow option); the fs/* and terminal/* methods the sandbox serves
+        are served there (an awaitable); everything else is -32601."""
+        method = request.get("method")
+        if self.sandbox is not None and method in self.sandbox.methods():
+            return self.sandbox.answer(str(method), request.get("params"))
         if request.get("method") == "session/request_permission":
             params = request.get("params")
             options = params.get("options") if isinstance(params, dict) else None

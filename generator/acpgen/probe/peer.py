@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import inspect
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -148,6 +149,9 @@ class Peer:
         """The index (counting from the first notification) of notifications[0]."""
         self.arrived = asyncio.Event()
         self.on_request: Callable[[dict[str, Any]], Any] | None = None
+        self.served: set[str] = set()
+        """The client methods the probe advertised (the others of :data:`UNADVERTISED_PREFIXES`
+        belong to the ``client-capabilities`` check)."""
         self.requested: dict[str, int] = {}
         """How many requests of each method the agent sent (at most
         :data:`KEPT_METHODS` methods counted)."""
@@ -375,7 +379,7 @@ class Peer:
             return
         if isinstance(method, str) and "id" in data:
             owner = OWNERS.get(method, owner)
-            if method.startswith(UNADVERTISED_PREFIXES):
+            if method.startswith(UNADVERTISED_PREFIXES) and method not in self.served:
                 owner = "client-capabilities"
         self.record(owner).add(Line("agent_to_client", data))
         for text in self.check_message(data):
@@ -419,7 +423,10 @@ class Peer:
         try:
             if handler is None:
                 raise Refusal(-32601, "Method not found")
-            response["result"] = handler(request)
+            result = handler(request)
+            if inspect.isawaitable(result):
+                result = await result
+            response["result"] = result
         except Refusal as refusal:
             response["error"] = {"code": refusal.code, "message": refusal.message}
         with contextlib.suppress(AgentGone):

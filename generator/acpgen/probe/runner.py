@@ -12,6 +12,7 @@ from typing import Any
 from .checks import CHECKS, TIERS, Check
 from .context import Context, Failed, Skipped
 from .peer import AgentGone, Line
+from .sandbox import CAPABILITIES, Sandbox
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds a check may take for its work (the time an agent process takes
@@ -151,19 +152,30 @@ async def probe(
     only: Sequence[str] = (),
     protocol_version: int | None = None,
     auth_method: str | None = None,
+    client_capabilities: Sequence[str] = (),
+    sandbox_from: str | None = None,
 ) -> Report:
     """Run the checks (``only`` those, if given) against the agent that
     ``command`` starts. Each check gets at most ``timeout`` seconds for its
     work, and each process it starts ``startup_timeout`` seconds to answer
     its first request. ``protocol_version`` offers that version alone (its
     package must be among ``packages``); ``auth_method`` authenticates with
-    that method id after initialize."""
+    that method id after initialize. ``client_capabilities`` (``fs``,
+    ``terminal``) are advertised (v1) and served in a temporary directory,
+    the sessions' working directory, removed at the end; it starts as a copy
+    of ``sandbox_from`` when given."""
     checks = select(only)
     if protocol_version is not None:
         if protocol_version not in packages:
             raise ValueError(f"no package for protocol version {protocol_version} (the probe has {sorted(packages)})")
         packages = {protocol_version: packages[protocol_version]}
-    ctx = Context(command, packages, timeout, startup_timeout, auth_method)
+    unknown = set(client_capabilities) - set(CAPABILITIES)
+    if unknown:
+        raise ValueError(f"unknown client capability {', '.join(sorted(unknown))} (one of: {', '.join(CAPABILITIES)})")
+    sandbox = None
+    if client_capabilities:
+        sandbox = Sandbox("fs" in client_capabilities, "terminal" in client_capabilities, sandbox_from)
+    ctx = Context(command, packages, timeout, startup_timeout, auth_method, sandbox)
     results: dict[str, Result] = {}
     try:
         for check in [c for c in checks if not c.after] + [c for c in checks if c.after]:
@@ -173,6 +185,8 @@ async def probe(
                     await peer.close()
     finally:
         await ctx.close()
+        if sandbox is not None:
+            await sandbox.close()
     auth_methods = ctx.auth_methods() if ctx.version is not None else []
     return Report(command, ctx.version, list(results.values()), auth_methods)
 
