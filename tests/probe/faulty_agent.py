@@ -242,11 +242,11 @@ class Agent:
 
     def new_session(self, request_id: Any, params: dict[str, Any]) -> None:
         valid = isinstance(params.get("cwd"), str) and isinstance(params.get("mcpServers"), list)
+        if self.auth and not self.authenticated:  # before the params, as an agent gated by auth may
+            self.error(request_id, -32000, "Authentication required")
+            return
         if not valid and self.fault != "malformed-params":
             self.error(request_id, -32602, "Invalid params")
-            return
-        if self.auth and not self.authenticated:
-            self.error(request_id, -32000, "Authentication required")
             return
         session_id = f"s{len(self.sessions) + 1}"
         self.sessions[session_id] = []

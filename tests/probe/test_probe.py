@@ -126,7 +126,7 @@ def test_a_fault_fails_its_check_and_nothing_else(matrix: dict[str | None, Repor
     expected = {name: "skip" if name in dependents else baseline[name] for name in NAMES}
     expected[fault] = "fail"
     if fault == "authenticate":  # then session/new is answered -32000: auth-gated, and so what needs it
-        expected.update({name: "skip" for name in {"session-new", *_needs("session-new")}})
+        expected.update({name: "skip" for name in {"session-new", "malformed-params", *_needs("session-new")}})
     assert _statuses(report) == expected, _shown(report)
     (failed,) = [r for r in report.results if r.status == "fail"]
     assert failed.reason
@@ -166,7 +166,12 @@ def test_an_agent_that_needs_authentication_is_skipped_not_failed(matrix: dict[s
     assert "fail" not in statuses.values(), _shown(report)
     assert report.exit_status == 0
     gated = {"session-new", *_needs("session-new")}
-    assert {name for name, status in statuses.items() if status == "skip"} == {"authenticate", *gated}
+    # malformed-params too: this agent asks for authentication before it reads the params.
+    assert {name for name, status in statuses.items() if status == "skip"} == {
+        "authenticate",
+        "malformed-params",
+        *gated,
+    }
     (new,) = [r for r in report.results if r.check.name == "session-new"]
     assert new.reason == (
         "auth required: session/new was answered -32000 (the agent's auth methods: probe-login (Probe login); "
