@@ -56,7 +56,8 @@ SLOW_RUNS: dict[str, tuple[list[str], dict[str, object]]] = {
     # With the default options, an agent that takes 20 s to start passes.
     "slow": (["--sleep", str(SLOW)], {"timeout": None}),
     # A check's timeout shorter than the start: the start is not counted in it.
-    "slow-short-timeout": (["--sleep", str(SLOW)], {"timeout": 5.0, "only": ["initialize", "prompt"]}),
+    # (initialize alone: its own work, once the agent has answered, is reading the answer.)
+    "slow-short-timeout": (["--sleep", str(SLOW)], {"timeout": SLOW / 4, "only": ["initialize"]}),
 }
 """Runs that sleep (no CPU), beside the others, outside the gate."""
 
@@ -196,7 +197,7 @@ def test_an_agent_slow_to_start_passes_with_the_default_options(matrix: dict[str
 
 def test_the_start_does_not_count_against_a_checks_timeout(matrix: dict[str | None, Report]) -> None:
     report = matrix["slow-short-timeout"]
-    assert _statuses(report) == {"initialize": "pass", "prompt": "pass"}, _shown(report)
+    assert _statuses(report) == {"initialize": "pass"}, _shown(report)
 
 
 def test_a_hanging_request_fails_on_the_timeout_and_the_agent_is_started_again(
