@@ -131,7 +131,34 @@ def test_the_readme_agent_passes_the_probes_cancel_check(tmp_path):
         [*command, sys.executable, "agent.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=HANG
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "PASS  MUST   cancel\n" in done.stdout, done.stdout
+    assert "PASS  MUST          cancel\n" in done.stdout, done.stdout
+
+
+def test_the_agent_page_agent_is_probed_with_a_sandboxed_file_system(tmp_path):
+    """docs/agent.md's agent needs a file system (it answers a prompt -32000
+    without one): ``--client-capabilities fs`` serves one in a temporary
+    directory seeded with ``--sandbox-from``, where it shouts notes.txt."""
+    (agent,) = [b for b in blocks(DOCS / "agent.md") if b.file == "agent.py"]
+    (tmp_path / "agent.py").write_text(agent.text, encoding="utf-8")
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    (seed / "notes.txt").write_text("hello", encoding="utf-8")
+    acpgen = Path(sys.executable).with_name("acpgen")
+    only = [arg for check in ("prompt", "permission", "client-capabilities") for arg in ("--only", check)]
+    options = ["--packages", str(GENERATED), "--client-capabilities", "fs", "--sandbox-from", str(seed), *only]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(GENERATED), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [str(acpgen), "probe", *options, "--", sys.executable, "agent.py"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=HANG,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    for check in ("prompt", "permission", "client-capabilities"):
+        assert f"PASS  MUST          {check}\n" in done.stdout, done.stdout
+    assert (seed / "notes.txt").read_text(encoding="utf-8") == "hello"  # the copy was shouted, not the seed
 
 
 def test_agent_and_client_pages_run(tmp_path):

@@ -5,15 +5,27 @@ requests before initialize, advertises loadSession, session/list, resume
 and close, and the image, audio and embedded-context prompt capabilities,
 asks for permission during the probe's first prompt ("hello ..."), streams
 each prompt back word by word,
-honours session/cancel and $/cancel_request, and replays a loaded session.
-``--fault NAME`` (one of FAULTS, named after the check it breaks) gets one
-thing wrong. Raw JSON-RPC with threads and the few modules Python starts
-with, so that it starts fast (run it with ``python -S``).
+honours session/cancel and $/cancel_request, replays a loaded session,
+loads and resumes a session with no turn yet, and lists sessions two to a
+page. ``--fault NAME`` (one of FAULTS, named after the check it breaks)
+gets one thing wrong. Raw JSON-RPC with threads and the few modules Python
+starts with, so that it starts fast (run it with ``python -S``).
 
-    python -S faulty_agent.py [--fault NAME] [--delay SECONDS] [--unstable]
+    python -S faulty_agent.py [--fault NAME] [--delay SECONDS] [--unstable] [--auth] [--sleep SECONDS] [--fast]
+                              [--use-client]
 
 ``--unstable`` adds an update only the unstable v1 schema has
-(``plan_removed``) to the first prompt.
+(``plan_removed``) to the first prompt. ``--auth`` advertises the auth
+method ``probe-login`` and answers session/new -32000 until the client has
+authenticated with it. ``--sleep`` waits that long before reading stdin (an
+agent slow to start). ``--fast`` writes the whole turn of a long prompt (the
+probe's cancel checks') before it reads another message, as a fast model
+would: a cancel lands after the turn has ended. ``--use-client`` uses the
+file system and terminal the client advertises, in the first prompt: it
+writes a file in the session's working directory and reads it back (by
+absolute and relative path), expects a read outside it refused, runs a
+command there and reads its output, expects a command elsewhere refused;
+anything else ends the prompt with an error saying what.
 """
 
 from __future__ import annotations
@@ -25,34 +37,51 @@ import time
 from typing import Any
 
 FAULTS = {
-    "initialize": "an invalid initialize result (authMethods not a list) when asked for version 2",
+    "initialize": "asked for version 2, answers version 2 with a v1 initialize result (and speaks v1)",
     "initialize-unsupported-version": "asked for version 999, answers 999",
     "initialize-string-version": "refuses a string protocolVersion with -32602",
     "before-initialize": "answers session/new before initialize",
+    "authenticate": "refuses authenticate with -32603 (run with --auth)",
     "session-new": "an invalid session/new result (modes not an object)",
     "prompt": "an invalid agent_message_chunk (no text) in the first prompt",
     "prompt-resource-link": "refuses resource_link blocks",
-    "cancel": "ignores session/cancel",
+    "cancel": "ignores session/cancel: ends the turn end_turn once it has answered a request sent after the cancel",
     "cancel-request": "never answers a request cancelled by $/cancel_request",
     "prompt-image": "advertises image prompts, refuses them",
     "prompt-audio": "advertises audio prompts, refuses them",
     "prompt-embeddedContext": "advertises embedded context, refuses it",
     "load-session": "loads a session without replaying it",
+    "load-fresh-session": "answers session/load of a session with no turn yet -32002",
     "session-list": "lists no session",
-    "session-resume": "refuses to resume a session with -32603",
+    "session-list-paging": "refuses the nextCursor it gave with -32602",
+    "session-resume": "refuses to resume a session that has had a turn with -32603",
+    "resume-fresh-session": "answers session/resume of a session with no turn yet -32002",
     "session-close": "refuses to close a session with -32603",
     "unknown-method": "answers unknown methods with a null result",
     "malformed-params": "opens a session whatever the params",
     "extension-method": "answers extension methods -32603",
+    "notification-reply": "answers every notification with an error response of id null",
     "permission": "asks for permission without options",
     "client-capabilities": "reads a file the client did not advertise it can read",
 }
 
 
 class Agent:
-    def __init__(self, fault: str | None, delay: float, unstable: bool = False) -> None:
+    def __init__(
+        self, fault: str | None, delay: float, unstable: bool = False, auth: bool = False, fast: bool = False
+    ) -> None:
         self.fault = fault
+        self.fast = fast
+        self.use_client = False
+        self.client: dict[str, Any] = {}
+        """The clientCapabilities of initialize."""
+        self.cwds: dict[str, str] = {}
         self.unstable = unstable
+        self.auth = auth
+        self.authenticated = False
+        self.cancel_seen = False
+        """A session/cancel arrived (the ``cancel`` fault waits for what follows it)."""
+        self.answered_after_cancel = False
         self.delay = delay
         self.initialized = False
         self.sessions: dict[str, list[dict[str, Any]]] = {}
@@ -96,11 +125,24 @@ class Agent:
             return
         params = params if isinstance(params, dict) else {}
         if "id" not in message:
-            if method == "session/cancel" and self.fault != "cancel":
-                self.cancelled.add(params.get("sessionId"))
-            elif method == "$/cancel_request" and params.get("requestId") in self.turns:
-                self.cancelled.add(("request", params["requestId"]))
+            if self.fault == "notification-reply":
+                self.error(None, -32601, "Method not found")
+            with self.arrived:
+                if method == "session/cancel":
+                    self.cancel_seen = True
+                    if self.fault != "cancel":
+                        self.cancelled.add(params.get("sessionId"))
+                elif method == "$/cancel_request" and params.get("requestId") in self.turns:
+                    self.cancelled.add(("request", params["requestId"]))
+                self.arrived.notify_all()
             return
+        self.request(method, request_id, params)
+        with self.arrived:
+            if self.cancel_seen:
+                self.answered_after_cancel = True
+                self.arrived.notify_all()
+
+    def request(self, method: Any, request_id: Any, params: dict[str, Any]) -> None:
         if method == "initialize":
             self.initialize(request_id, params)
         elif not self.initialized and self.fault != "before-initialize":
@@ -109,10 +151,23 @@ class Agent:
             self.new_session(request_id, params)
         elif method == "session/prompt":
             self.turns.add(request_id)
-            threading.Thread(target=self.prompt, args=(request_id, params), daemon=True).start()
+            if self.fast and len(str(params.get("prompt"))) > 1000:  # a long prompt: no permission asked
+                self.prompt(request_id, params)
+            else:
+                threading.Thread(target=self.prompt, args=(request_id, params), daemon=True).start()
+        elif method == "authenticate":
+            if self.fault == "authenticate":
+                self.error(request_id, -32603, "Internal error")
+            elif params.get("methodId") != "probe-login":
+                self.error(request_id, -32602, "Invalid params: no such auth method")
+            else:
+                self.authenticated = True
+                self.send({"id": request_id, "result": {}})
         elif method == "session/load":
             session_id = params.get("sessionId")
-            if session_id not in self.sessions:
+            if session_id not in self.sessions or (
+                self.fault == "load-fresh-session" and not self.sessions[session_id]
+            ):
                 self.error(request_id, -32002, "Resource not found")
                 return
             if self.fault != "load-session":
@@ -121,10 +176,21 @@ class Agent:
             self.send({"id": request_id, "result": {}})
         elif method == "session/list":
             listed = [] if self.fault == "session-list" else list(self.sessions)
-            sessions = [{"sessionId": session_id, "cwd": "/"} for session_id in listed]
-            self.send({"id": request_id, "result": {"sessions": sessions}})
+            cursor = params.get("cursor")
+            if cursor is not None and (self.fault == "session-list-paging" or not str(cursor).isdigit()):
+                self.error(request_id, -32602, "Invalid params: cursor")
+                return
+            start = int(cursor) if cursor is not None else 0
+            sessions = [{"sessionId": session_id, "cwd": "/"} for session_id in listed[start : start + 2]]
+            result: dict[str, Any] = {"sessions": sessions}
+            if start + 2 < len(listed):
+                result["nextCursor"] = str(start + 2)
+            self.send({"id": request_id, "result": result})
         elif method == "session/resume":
-            if self.fault == "session-resume" or params.get("sessionId") not in self.sessions:
+            session_id = params.get("sessionId")
+            if self.fault == "resume-fresh-session" and not self.sessions.get(session_id, [None]):
+                self.error(request_id, -32002, "Resource not found")
+            elif (self.fault == "session-resume" and self.sessions.get(session_id)) or session_id not in self.sessions:
                 self.error(request_id, -32603, "Internal error")
             else:
                 self.send({"id": request_id, "result": {}})
@@ -155,6 +221,8 @@ class Agent:
             self.error(request_id, -32602, "Invalid params: protocolVersion")
             return
         answer = 999 if version == 999 and self.fault == "initialize-unsupported-version" else 1
+        if version == 2 and self.fault == "initialize":
+            answer = 2
         capabilities = {
             "loadSession": True,
             "promptCapabilities": {"image": True, "audio": True, "embeddedContext": True},
@@ -165,18 +233,24 @@ class Agent:
             "agentCapabilities": capabilities,
             "agentInfo": {"name": "faulty-agent", "version": "1"},
         }
-        if version == 2 and self.fault == "initialize":
-            result["authMethods"] = "none"
+        client = params.get("clientCapabilities")
+        self.client = client if isinstance(client, dict) else {}
+        if self.auth:
+            result["authMethods"] = [{"id": "probe-login", "name": "Probe login"}]
         self.initialized = True
         self.send({"id": request_id, "result": result})
 
     def new_session(self, request_id: Any, params: dict[str, Any]) -> None:
         valid = isinstance(params.get("cwd"), str) and isinstance(params.get("mcpServers"), list)
+        if self.auth and not self.authenticated:  # before the params, as an agent gated by auth may
+            self.error(request_id, -32000, "Authentication required")
+            return
         if not valid and self.fault != "malformed-params":
             self.error(request_id, -32602, "Invalid params")
             return
         session_id = f"s{len(self.sessions) + 1}"
         self.sessions[session_id] = []
+        self.cwds[session_id] = params["cwd"] if isinstance(params.get("cwd"), str) else "/"
         result: dict[str, Any] = {"sessionId": session_id}
         if self.fault == "session-new":
             result["modes"] = 5
@@ -198,7 +272,16 @@ class Agent:
         first = bool(words) and words[0] == "hello"
         if first:
             self.side_requests(session_id)
+            wrong = self.client_round_trip(session_id) if self.use_client else None
+            if wrong is not None:
+                self.error(request_id, -32603, f"Internal error: the client's {wrong}")
+                return
         for number, word in enumerate(words):
+            if number == 1 and self.fault == "cancel" and len(words) > 100:
+                with self.arrived:  # the cancel must land, and be ignored
+                    self.arrived.wait_for(
+                        lambda: self.answered_after_cancel or ("request", request_id) in self.cancelled
+                    )
             if ("request", request_id) in self.cancelled:
                 self.turns.discard(request_id)
                 if self.fault != "cancel-request":
@@ -216,10 +299,47 @@ class Agent:
                 self.update(session_id, chunk, keep=False)
             else:
                 self.update(session_id, chunk)
-            time.sleep(self.delay)
+            if not self.fast:
+                time.sleep(self.delay)
         self.turns.discard(request_id)
         stop = "cancelled" if session_id in self.cancelled else "end_turn"
         self.send({"id": request_id, "result": {"stopReason": stop}})
+
+    def client_round_trip(self, session_id: str) -> str | None:
+        """Use what the client advertised; what went wrong, or None."""
+        cwd = self.cwds[session_id]
+        fs = self.client.get("fs") if isinstance(self.client.get("fs"), dict) else {}
+        if fs.get("readTextFile") and fs.get("writeTextFile"):
+            path = cwd.rstrip("/") + "/probe-fs.txt"
+            wrote = self.ask("fs/write_text_file", {"sessionId": session_id, "path": path, "content": "one\ntwo\n"})
+            if "error" in wrote:
+                return f"fs/write_text_file failed: {wrote['error']}"
+            for asked in (path, "probe-fs.txt"):
+                read = self.ask("fs/read_text_file", {"sessionId": session_id, "path": asked, "line": 2})
+                if read.get("result") != {"content": "two\n"}:
+                    return f"fs/read_text_file of {asked} answered {read}"
+            outside = self.ask("fs/read_text_file", {"sessionId": session_id, "path": "/etc/hostname"})
+            if "error" not in outside:
+                return f"fs/read_text_file read /etc/hostname, outside the session's directory: {outside}"
+        if self.client.get("terminal") is True:
+            script = "import os; print(os.getcwd())"
+            create = {"sessionId": session_id, "command": sys.executable, "args": ["-S", "-c", script]}
+            made = self.ask("terminal/create", create)
+            terminal = made.get("result", {}).get("terminalId")
+            if terminal is None:
+                return f"terminal/create answered {made}"
+            ids = {"sessionId": session_id, "terminalId": terminal}
+            exited = self.ask("terminal/wait_for_exit", ids)
+            output = self.ask("terminal/output", ids)
+            self.ask("terminal/release", ids)
+            if exited.get("result", {}).get("exitCode") != 0:
+                return f"terminal/wait_for_exit answered {exited}"
+            if output.get("result", {}).get("output", "").strip() != cwd:
+                return f"terminal ran in {output} , not in {cwd}"
+            elsewhere = self.ask("terminal/create", {**create, "cwd": "/"})
+            if "error" not in elsewhere:
+                return f"terminal/create ran a command in /, outside the session's directory: {elsewhere}"
+        return None
 
     def side_requests(self, session_id: str) -> None:
         tool_call = {"toolCallId": "t1", "title": "Write probe.txt", "kind": "edit", "status": "pending"}
@@ -246,7 +366,10 @@ def main() -> None:
     delay = float(args[args.index("--delay") + 1]) if "--delay" in args else 0.002
     if fault is not None and fault not in FAULTS:
         sys.exit(f"unknown fault {fault!r}: one of {', '.join(FAULTS)}")
-    agent = Agent(fault, delay, "--unstable" in args)
+    if "--sleep" in args:
+        time.sleep(float(args[args.index("--sleep") + 1]))
+    agent = Agent(fault, delay, "--unstable" in args, "--auth" in args, "--fast" in args)
+    agent.use_client = "--use-client" in args
     for line in sys.stdin:
         try:
             message = json.loads(line)

@@ -1,6 +1,8 @@
 """acpgen probe against the seeded-fault agent: without a fault every check
 passes; each fault fails exactly the check it is named after, and nothing
-else. The whole matrix runs in one event loop, a few probes at a time."""
+else fails (the checks that need it skip, naming it). An agent that needs
+authentication is skipped, not failed; one slow to start passes. The whole
+matrix runs in one event loop, a few probes at a time."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from acpgen.probe import NAMES, Report, probe
+from acpgen.probe import CHECKS, NAMES, Report, probe
 from acpgen.validate.loader import load_package
 
 from ..patience import HANG, patience
@@ -32,19 +34,56 @@ def packages() -> dict[int, ModuleType]:
     return {1: load_package(str(ROOT / "generated" / "acp_v1")), 2: load_package(str(ROOT / "generated" / "acp_v2"))}
 
 
+AUTH = "probe-login"
+"""The auth method faulty_agent.py --auth advertises."""
+
+SLOW = 20.0
+"""Seconds the slow agent sleeps before it reads stdin: longer than a short --timeout."""
+
+RUNS: dict[str | None, tuple[list[str], dict[str, object]]] = {
+    None: ([], {}),
+    **{fault: (["--fault", fault], {}) for fault in FAULTS if fault != "authenticate"},
+    "authenticate": (["--fault", "authenticate", "--auth"], {"auth_method": AUTH}),
+    "auth-gated": (["--auth"], {}),
+    "authenticated": (["--auth"], {"auth_method": AUTH}),
+    "fast": (["--fast"], {}),
+    "client": (["--use-client"], {"client_capabilities": ["fs", "terminal"]}),
+}
+"""Each run of the matrix: the agent's arguments and the probe's options
+(``timeout`` is TIMEOUT unless given)."""
+
+SLOW_RUNS: dict[str, tuple[list[str], dict[str, object]]] = {
+    # With the default options, an agent that takes 20 s to start passes.
+    "slow": (["--sleep", str(SLOW)], {"timeout": None}),
+    # A check's timeout shorter than the start: the start is not counted in it.
+    # (initialize alone: its own work, once the agent has answered, is reading the answer.)
+    "slow-short-timeout": (["--sleep", str(SLOW)], {"timeout": SLOW / 4, "only": ["initialize"]}),
+}
+"""Runs that sleep (no CPU), beside the others, outside the gate."""
+
+
 @pytest.fixture(scope="module")
 def matrix(packages: dict[int, ModuleType]) -> dict[str | None, Report]:
     async def run() -> dict[str | None, Report]:
         gate = asyncio.Semaphore(3)
 
-        async def one(fault: str | None) -> tuple[str | None, Report]:
+        async def one(label: str | None, args: list[str], options: dict[str, object]) -> tuple[str | None, Report]:
+            options = dict(options)
+            if options.get("timeout", TIMEOUT) is None:
+                del options["timeout"]  # the default
+            else:
+                options.setdefault("timeout", TIMEOUT)
+            return label, await probe(FAULTY + args, packages, **options)  # type: ignore[arg-type]
+
+        async def gated(label: str | None, args: list[str], options: dict[str, object]) -> tuple[str | None, Report]:
             async with gate:
-                command = FAULTY + (["--fault", fault] if fault else [])
-                return fault, await probe(command, packages, timeout=TIMEOUT)
+                return await one(label, args, options)
 
         # The fault that hangs (until the timeout) first, so that the others run meanwhile.
-        faults = ["cancel-request", None, *[fault for fault in FAULTS if fault != "cancel-request"]]
-        return dict(await asyncio.gather(*(one(fault) for fault in faults)))
+        labels = ["cancel-request", *[label for label in RUNS if label != "cancel-request"]]
+        runs = [one(label, *SLOW_RUNS[label]) for label in SLOW_RUNS]
+        runs += [gated(label, *RUNS[label]) for label in labels]
+        return dict(await asyncio.gather(*runs))
 
     return asyncio.run(run())
 
@@ -53,26 +92,112 @@ def _shown(report: Report) -> str:
     return "\n".join(report.text())
 
 
-def test_every_check_has_its_fault() -> None:
-    assert sorted(FAULTS) == sorted(NAMES)
+def test_every_check_that_can_fail_has_its_fault() -> None:
+    assert sorted(FAULTS) == sorted(check.name for check in CHECKS if check.tier != "informational")
+
+
+def _statuses(report: Report) -> dict[str, str]:
+    return {r.check.name: r.status for r in report.results}
+
+
+def _needs(name: str) -> set[str]:
+    """The checks that need ``name``, directly or through another."""
+    found: set[str] = set()
+    for check in CHECKS:
+        if name in check.needs or found & set(check.needs):
+            found.add(check.name)
+    return found
 
 
 def test_the_agent_without_a_fault_passes_every_check(matrix: dict[str | None, Report]) -> None:
     report = matrix[None]
     assert report.version == 1
-    assert [r.status for r in report.results] == ["pass"] * len(NAMES), _shown(report)
-    assert not report.must_failed
+    statuses = _statuses(report)
+    assert statuses == {name: "skip" if name == "authenticate" else "pass" for name in NAMES}, _shown(report)
+    (skipped,) = [r for r in report.results if r.status == "skip"]
+    assert skipped.reason == "no --auth-method given (the agent advertises none)"
+    assert not report.must_failed and report.exit_status == 0
 
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))
 def test_a_fault_fails_its_check_and_nothing_else(matrix: dict[str | None, Report], fault: str) -> None:
     report = matrix[fault]
-    statuses = {r.check.name: r.status for r in report.results}
-    assert statuses == {name: "fail" if name == fault else "pass" for name in NAMES}, _shown(report)
+    baseline = _statuses(matrix["authenticated" if fault == "authenticate" else None])
+    dependents = _needs(fault)
+    expected = {name: "skip" if name in dependents else baseline[name] for name in NAMES}
+    expected[fault] = "fail"
+    if fault == "authenticate":  # then session/new is answered -32000: auth-gated, and so what needs it
+        expected.update({name: "skip" for name in {"session-new", "malformed-params", *_needs("session-new")}})
+    assert _statuses(report) == expected, _shown(report)
     (failed,) = [r for r in report.results if r.status == "fail"]
     assert failed.reason
     assert failed.transcript, "a failure carries the transcript of its exchange"
-    assert report.must_failed == (failed.check.level == "MUST")
+    assert report.must_failed == (failed.check.tier == "MUST")
+    for result in report.results:
+        if result.check.name in dependents:
+            assert result.reason.startswith("needs "), _shown(report)
+            assert f"needs {fault}, which failed: {failed.reason}" in result.reason or (
+                "which was skipped" in result.reason
+            ), result.reason
+
+
+def test_dependents_name_the_check_they_need(matrix: dict[str | None, Report]) -> None:
+    report = matrix["session-list"]
+    (paging,) = [r for r in report.results if r.check.name == "session-list-paging"]
+    assert paging.status == "skip"
+    assert paging.reason == (
+        "needs session-list, which failed: session/list does not list the session the agent opened ('s1')"
+    )
+
+
+def test_a_wrong_negotiation_is_one_failure(matrix: dict[str | None, Report]) -> None:
+    report = matrix["initialize"]
+    failed = [r for r in report.results if r.status == "fail"]
+    assert [r.check.name for r in failed] == ["initialize"], _shown(report)
+    assert failed[0].reason.startswith(
+        "the agent answered version 2 with a result that is not ACP v2's (it is a valid ACP v1 initialize result): "
+    )
+    assert report.version is None
+    assert {r.status for r in report.results if r.check.name != "before-initialize"} - {"fail"} == {"skip"}
+
+
+def test_an_agent_that_needs_authentication_is_skipped_not_failed(matrix: dict[str | None, Report]) -> None:
+    report = matrix["auth-gated"]
+    statuses = _statuses(report)
+    assert "fail" not in statuses.values(), _shown(report)
+    assert report.exit_status == 0
+    gated = {"session-new", *_needs("session-new")}
+    # malformed-params too: this agent asks for authentication before it reads the params.
+    assert {name for name, status in statuses.items() if status == "skip"} == {
+        "authenticate",
+        "malformed-params",
+        *gated,
+    }
+    (new,) = [r for r in report.results if r.check.name == "session-new"]
+    assert new.reason == (
+        "auth required: session/new was answered -32000 (the agent's auth methods: probe-login (Probe login); "
+        "authenticate first with --auth-method ID)"
+    )
+    assert report.auth_methods == ["probe-login (Probe login)"]
+    (prompt,) = [r for r in report.results if r.check.name == "prompt"]
+    assert prompt.reason == f"needs session-new, which was skipped: {new.reason}"
+
+
+def test_auth_method_authenticates_first(matrix: dict[str | None, Report]) -> None:
+    report = matrix["authenticated"]
+    assert set(_statuses(report).values()) == {"pass"}, _shown(report)
+    (authenticate,) = [r for r in report.results if r.check.name == "authenticate"]
+    assert authenticate.status == "pass"
+
+
+def test_an_agent_slow_to_start_passes_with_the_default_options(matrix: dict[str | None, Report]) -> None:
+    report = matrix["slow"]
+    assert _statuses(report) == _statuses(matrix[None]), _shown(report)
+
+
+def test_the_start_does_not_count_against_a_checks_timeout(matrix: dict[str | None, Report]) -> None:
+    report = matrix["slow-short-timeout"]
+    assert _statuses(report) == {"initialize": "pass"}, _shown(report)
 
 
 def test_a_hanging_request_fails_on_the_timeout_and_the_agent_is_started_again(
@@ -85,6 +210,30 @@ def test_a_hanging_request_fails_on_the_timeout_and_the_agent_is_started_again(
     assert all(r.status == "pass" for r in report.results if r.check.name in after)
 
 
+def test_a_cancel_that_lands_after_the_turn_ended_is_not_exercised(matrix: dict[str | None, Report]) -> None:
+    report = matrix["fast"]
+    expected = {**_statuses(matrix[None]), "cancel": "skip"}
+    assert _statuses(report) == expected, _shown(report)
+    (cancel,) = [r for r in report.results if r.check.name == "cancel"]
+    assert cancel.reason.startswith("not exercised: the turn ended "), cancel.reason
+
+
+def test_the_client_side_serves_a_sandboxed_file_system_and_terminal(matrix: dict[str | None, Report]) -> None:
+    # The agent writes, reads back, runs a command in the session's directory
+    # and expects what lies outside it refused; anything else fails its prompt.
+    report = matrix["client"]
+    assert _statuses(report) == _statuses(matrix[None]), _shown(report)
+
+
+def test_a_reply_to_a_notification_is_named_as_such(matrix: dict[str | None, Report]) -> None:
+    report = matrix["notification-reply"]
+    (failed,) = [r for r in report.results if r.status == "fail"]
+    assert failed.reason.startswith(
+        "replied to the notification `session/cancel` (a response with id null): a notification gets no response; "
+        "replied to the notification `$/cancel_request` "
+    ), failed.reason
+
+
 def test_the_text_report_shows_what_the_probe_sent_and_the_end_of_a_long_exchange(
     matrix: dict[str | None, Report],
 ) -> None:
@@ -93,7 +242,8 @@ def test_the_text_report_shows_what_the_probe_sent_and_the_end_of_a_long_exchang
     end = next(i for i in range(start, len(shown)) if not shown[i].startswith("        "))
     transcript = shown[start:end]
     sent = [line for line in transcript if line.startswith("        -> ")]
-    assert [line.split('"method": ')[1].split(",")[0] for line in sent] == ['"session/prompt"', '"session/cancel"']
+    methods = [line.split('"method": ')[1].split(",")[0] for line in sent]
+    assert methods == ['"session/prompt"', '"session/cancel"', '"probe/barrier"']
     assert any(line.startswith("        ... ") and line.endswith(" message(s)") for line in transcript)
     assert (
         transcript[-1].startswith('        <- {"jsonrpc": "2.0", "id": ')
@@ -103,7 +253,7 @@ def test_the_text_report_shows_what_the_probe_sent_and_the_end_of_a_long_exchang
 
 def test_an_agent_that_never_answers_ends_the_probe(packages: dict[int, ModuleType]) -> None:
     silent = [sys.executable, "-S", "-c", "import time; time.sleep(60)"]
-    report = asyncio.run(probe(silent, packages, timeout=0.5))
+    report = asyncio.run(probe(silent, packages, timeout=0.5, startup_timeout=0.5))
     statuses = {r.check.name: r.status for r in report.results}
     assert statuses["initialize"] == "fail"
     assert statuses["before-initialize"] == "fail"
@@ -120,7 +270,9 @@ def test_an_agent_that_writes_no_json(packages: dict[int, ModuleType]) -> None:
 
 
 def test_a_command_that_cannot_start(packages: dict[int, ModuleType], tmp_path: Path) -> None:
-    report = asyncio.run(probe([str(tmp_path / "missing")], packages, timeout=1, only=["initialize"]))
+    report = asyncio.run(
+        probe([str(tmp_path / "missing")], packages, timeout=1, startup_timeout=1, only=["initialize"])
+    )
     (result,) = report.results
     assert result.status == "fail"
     assert result.reason.startswith("cannot start the agent:")
@@ -137,9 +289,9 @@ def _acpgen(*args: str) -> subprocess.CompletedProcess[str]:
 def test_a_failed_must_exits_1_and_shows_the_transcript() -> None:
     done = _acpgen("--only", "unknown-method", "--", *FAULTY, "--fault", "unknown-method")
     assert done.returncode == 1, done.stderr
-    assert "FAIL  MUST   unknown-method: an unknown method was answered" in done.stdout
+    assert "FAIL  MUST          unknown-method: an unknown method was answered" in done.stdout
     assert '-> {"jsonrpc": "2.0", "id": 2, "method": "probe/no_such_method"' in done.stdout
-    assert done.stdout.rstrip().endswith("0 passed, 1 failed (1 MUST, 0 SHOULD), 0 skipped")
+    assert done.stdout.rstrip().endswith("0 passed, 1 failed (1 MUST, 0 SHOULD, 0 advisory), 0 skipped")
 
 
 def test_a_failed_should_exits_0_and_json_reports_it() -> None:
@@ -147,17 +299,40 @@ def test_a_failed_should_exits_0_and_json_reports_it() -> None:
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     (result,) = report["results"]
-    assert (result["check"], result["level"], result["status"]) == ("before-initialize", "SHOULD", "fail")
+    assert (result["check"], result["tier"], result["status"]) == ("before-initialize", "SHOULD", "fail")
     assert result["transcript"][0]["message"]["method"] == "session/new"
     assert result["transcript"][1]["direction"] == "agent_to_client"
     assert report["protocolVersion"] is None
     assert (report["passed"], report["failed"], report["skipped"]) == (0, 1, 0)
+    assert report["failedByTier"] == {"MUST": 0, "SHOULD": 1, "advisory": 0, "informational": 0}
+    assert report["exitStatus"] == 0
+
+
+def test_a_failed_advisory_check_exits_0() -> None:
+    args = ("--only", "initialize-string-version", "--", *FAULTY, "--fault", "initialize-string-version")
+    done = _acpgen(*args)
+    assert done.returncode == 0, done.stderr
+    assert 'FAIL  advisory      initialize-string-version: initialize with protocolVersion "1" was refused' in (
+        done.stdout
+    )
+
+
+def test_protocol_version_offers_that_version_alone() -> None:
+    done = _acpgen("--format", "json", "--protocol-version", "1", "--only", "initialize", "--", *FAULTY)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    sent = report["results"][0]
+    assert report["protocolVersion"] == 1 and sent["status"] == "pass"
+    # The agent answers 2 when asked for 2 with this fault; asked for 1 alone, it negotiates 1.
+    done = _acpgen("--protocol-version", "1", "--only", "initialize", "--", *FAULTY, "--fault", "initialize")
+    assert done.returncode == 0, done.stdout
+    assert "PASS  MUST          initialize\n" in done.stdout
 
 
 def test_packages_are_read_from_the_directory_given(tmp_path: Path) -> None:
     done = _acpgen("--packages", "generated", "--only", "initialize", "--", *FAULTY)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith(f"acpgen probe: {' '.join(FAULTY)} (ACP v1)\nPASS  MUST   initialize\n")
+    assert done.stdout.startswith(f"acpgen probe: {' '.join(FAULTY)} (ACP v1)\nPASS  MUST          initialize\n")
     done = _acpgen("--packages", str(tmp_path), "--", *FAULTY)
     assert done.returncode == 2
     assert done.stderr.startswith("acpgen: error: ") and "acp_v1" in done.stderr
@@ -166,10 +341,10 @@ def test_packages_are_read_from_the_directory_given(tmp_path: Path) -> None:
 def test_unstable_updates_are_checked_against_the_unstable_schema() -> None:
     stable = _acpgen("--only", "prompt", "--", *FAULTY, "--unstable")
     assert stable.returncode == 1
-    assert "FAIL  MUST   prompt: invalid session/update at /params/update" in stable.stdout
+    assert "FAIL  MUST          prompt: invalid session/update at /params/update" in stable.stdout
     unstable = _acpgen("--unstable", "--only", "prompt", "--", *FAULTY, "--unstable")
     assert unstable.returncode == 0, unstable.stdout
-    assert "PASS  MUST   prompt\n" in unstable.stdout
+    assert "PASS  MUST          prompt\n" in unstable.stdout
 
 
 def test_an_unknown_check_is_a_usage_error() -> None:
@@ -247,7 +422,7 @@ def test_a_v1_agent_is_probed_with_only_the_v1_package_found_where_generate_writ
     root = _vendored(tmp_path, "acp_v1")
     done = _probe_in(root, "--only", "initialize", "--", *FAULTY)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith(f"acpgen probe: {' '.join(FAULTY)} (ACP v1)\nPASS  MUST   initialize\n")
+    assert done.stdout.startswith(f"acpgen probe: {' '.join(FAULTY)} (ACP v1)\nPASS  MUST          initialize\n")
     (note,) = done.stderr.splitlines()
     assert note.startswith("acpgen probe: protocol version 2 is not checked: acp_v2: no such generated package: ")
     assert str((root / "vendor/acp_v2").resolve()) in note and note.endswith("with --packages")

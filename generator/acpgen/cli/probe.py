@@ -10,7 +10,7 @@ from types import ModuleType
 import click
 
 from ..errors import AcpgenError
-from ..probe import DEFAULT_TIMEOUT, NAMES, probe, select
+from ..probe import DEFAULT_STARTUP_TIMEOUT, DEFAULT_TIMEOUT, NAMES, probe, select
 from ..validate.loader import load_package
 from .common import fail
 
@@ -28,7 +28,48 @@ UNSTABLE = {1: "acp_v1_unstable", 2: "acp_v2_unstable"}
     type=click.FloatRange(min=0, min_open=True),
     default=DEFAULT_TIMEOUT,
     show_default=True,
-    help="Seconds each check may take; a check that takes longer fails, and the agent is started again.",
+    help="Seconds each check may take for its work (not counting an agent process starting); a check that "
+    "takes longer fails, and the agent is started again.",
+)
+@click.option(
+    "--startup-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_STARTUP_TIMEOUT,
+    show_default=True,
+    help="Seconds an agent process just started may take to answer its first request (initialize); "
+    "an agent that takes longer fails that check, and the checks needing it skip.",
+)
+@click.option(
+    "--protocol-version",
+    type=click.Choice(["1", "2"]),
+    default=None,
+    help="Offer only this protocol version (default: the latest the probe has a package for, 2).",
+)
+@click.option(
+    "--auth-method",
+    metavar="ID",
+    default=None,
+    help="Authenticate with this auth method (one the agent lists in initialize's authMethods) before "
+    "opening sessions: authenticate in v1, auth/login in v2. Without it, an agent that answers session/new "
+    "-32000 (auth required) has its session checks skipped, with its auth methods listed.",
+)
+@click.option(
+    "--client-capabilities",
+    "client_capabilities",
+    default="none",
+    show_default=True,
+    metavar="fs,terminal",
+    help="What the probe's client side advertises (v1 clientCapabilities) and serves: fs (fs/read_text_file, "
+    "fs/write_text_file), terminal (terminal/*), both (fs,terminal) or none. They work in a temporary directory "
+    "the probe makes, the sessions' working directory, and removes at the end: files outside it are refused, "
+    "commands run in it.",
+)
+@click.option(
+    "--sandbox-from",
+    type=click.Path(exists=True, file_okay=False),
+    default=None,
+    help="With --client-capabilities: the temporary directory starts as a copy of this one (the files an agent "
+    "expects to find in its working directory); the directory itself is never touched.",
 )
 @click.option(
     "--only",
@@ -57,6 +98,11 @@ UNSTABLE = {1: "acp_v1_unstable", 2: "acp_v2_unstable"}
 def probe_command(
     fmt: str,
     timeout: float,
+    startup_timeout: float,
+    protocol_version: str | None,
+    auth_method: str | None,
+    client_capabilities: str,
+    sandbox_from: str | None,
     only: tuple[str, ...],
     packages_dir: str | None,
     unstable: bool,
@@ -67,20 +113,31 @@ def probe_command(
     Starts the agent (as many times as the checks need: a fresh process for
     each initialize check and for a request before initialize), speaks raw
     JSON-RPC to it as a client that advertises no file system and no
-    terminal, and runs the checks for the protocol version it negotiates (it
-    asks for the latest the probe speaks, 2): initialize with a supported,
-    an unsupported (999) and a string ("1") version; a request before
-    initialize; an unknown method (-32601); malformed params (-32602);
-    session/new; a prompt; session/cancel and $/cancel_request; a permission
-    request, answered; no fs/* or terminal/* call; each advertised prompt
-    capability and loadSession; an extension method. Every message the agent
-    sends is checked against the schema of that version; an invalid one
-    fails the check it arrived in.
+    terminal (unless --client-capabilities), and runs the checks for the protocol version it negotiates (it
+    asks for the latest the probe speaks, 2, or --protocol-version):
+    initialize with a supported, an unsupported (999) and a string ("1")
+    version; a request before initialize; an unknown method (-32601);
+    malformed params (-32602); session/new; a prompt; session/cancel and
+    $/cancel_request; a permission request, answered; no fs/* or terminal/*
+    call; no reply to a notification; each advertised prompt capability,
+    loadSession, session/list (and its paging), resume and close; an
+    extension method. Every message the agent sends is checked against the
+    schema of the version negotiated; an invalid one fails the check it
+    arrived in. A wrong negotiation fails initialize alone: the checks after
+    it skip.
 
-    Each check is reported PASS, FAIL or SKIP with its level (MUST or
-    SHOULD) and where the requirement is written, and a failure with the
-    transcript of its exchange and the agent's last stderr lines. Exit 1
-    when a MUST check fails, 0 otherwise, 2 on a usage error.
+    Each check is reported PASS, FAIL or SKIP with its tier (MUST, SHOULD,
+    advisory: a robustness preference no schema requires, informational:
+    never fails) and the sentence of the schema or docs it checks, and a
+    failure with the transcript of its exchange and the agent's last stderr
+    lines. A check skips, naming why, when a check it needs failed or was
+    skipped, when the agent answers -32000 (auth required: its auth methods
+    are listed; see --auth-method), or when a race kept it from being
+    exercised (the turn ended before the cancel reached the agent).
+
+    Exit status: 0 when no MUST check failed (failed SHOULD and advisory
+    checks do not count), 1 when a MUST check failed, 2 on a usage error
+    or when no package is found.
 
     The packages are looked for in --packages DIR; without it, where `acpgen
     generate` writes (the 'out' directory of the [tool.acpgen] table of the
@@ -93,9 +150,29 @@ def probe_command(
         select(only)
     except ValueError as exc:
         fail(str(exc))
-    packages = _packages(packages_dir, UNSTABLE if unstable else PACKAGES)
+    capabilities = [name.strip() for name in client_capabilities.split(",") if name.strip() not in ("", "none")]
+    unknown = sorted(set(capabilities) - {"fs", "terminal"})
+    if unknown:
+        fail(f"--client-capabilities: unknown {', '.join(unknown)} (fs, terminal, fs,terminal or none)")
+    if sandbox_from is not None and not capabilities:
+        fail("--sandbox-from needs --client-capabilities fs, terminal or fs,terminal")
+    names = UNSTABLE if unstable else PACKAGES
+    if protocol_version is not None:
+        names = {int(protocol_version): names[int(protocol_version)]}
+    packages = _packages(packages_dir, names)
     try:
-        report = asyncio.run(probe(list(command), packages, timeout=timeout, only=only))
+        report = asyncio.run(
+            probe(
+                list(command),
+                packages,
+                timeout=timeout,
+                startup_timeout=startup_timeout,
+                only=only,
+                auth_method=auth_method,
+                client_capabilities=capabilities,
+                sandbox_from=sandbox_from,
+            )
+        )
     except KeyboardInterrupt:
         sys.exit(130)
     if fmt == "json":
@@ -103,7 +180,7 @@ def probe_command(
     else:
         for line in report.text():
             click.echo(line)
-    sys.exit(1 if report.must_failed else 0)
+    sys.exit(report.exit_status)
 
 
 def _packages(directory: str | None, names: dict[int, str]) -> dict[int, ModuleType]:

@@ -1,11 +1,13 @@
 """``acpgen probe``: a conformance run against any ACP agent binary.
 
 The probe starts the agent, speaks raw JSON-RPC to it as a client that
-advertises no file system and no terminal, and runs the checks of
+advertises no file system and no terminal (unless asked to: ``sandbox.py``
+serves them in a temporary directory), and runs the checks of
 :mod:`.checks` for the version the agent negotiates, each reported pass,
-fail or skip with its MUST/SHOULD level and where the requirement is
-written; every message the agent sends is checked against the generated
-package of that version (strict decoding: the JSON Schema).
+fail or skip with its tier (MUST, SHOULD, advisory, informational) and
+the sentence of the schema or docs it checks; every message the agent
+sends is checked against the generated package of that version (strict
+decoding: the JSON Schema).
 
 Library use::
 
@@ -14,10 +16,23 @@ Library use::
 
 ``peer.py`` is the connection to one agent process, ``context.py`` the moves
 the checks share, ``checks.py`` the checks (add one there), ``runner.py``
-runs them and writes the report.
+runs them and writes the report, ``sandbox.py`` the file system and terminal
+of --client-capabilities.
 """
 
-from .checks import CHECKS, NAMES, Check
-from .runner import DEFAULT_TIMEOUT, Report, Result, probe, select
+from .checks import CHECKS, NAMES, TIERS, Check
+from .runner import DEFAULT_STARTUP_TIMEOUT, DEFAULT_TIMEOUT, EXIT_STATUSES, Report, Result, probe, select
 
-__all__ = ["CHECKS", "DEFAULT_TIMEOUT", "NAMES", "Check", "Report", "Result", "probe", "select"]
+__all__ = [
+    "CHECKS",
+    "DEFAULT_STARTUP_TIMEOUT",
+    "DEFAULT_TIMEOUT",
+    "EXIT_STATUSES",
+    "NAMES",
+    "TIERS",
+    "Check",
+    "Report",
+    "Result",
+    "probe",
+    "select",
+]

@@ -12,12 +12,13 @@ of the specification it comes from.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .context import Context, Failed, Skipped, Turn, initialize_params
-from .peer import Peer
+from .context import Context, Failed, NotExercised, Skipped, Turn
+from .peer import Peer, Reply
 
 LONG_PROMPT = " ".join(f"word{i}" for i in range(300))
 """A prompt an echoing agent takes long enough over to be cancelled."""
@@ -28,18 +29,44 @@ PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwG
 SILENCE = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA="
 """An empty WAV."""
 
+BARRIER = "probe/barrier"
+"""A request sent after a notification: an agent reads its input in order,
+so once it has answered this (-32601 is an answer) it has read the
+notification before it."""
+
+MAX_PAGES = 1000
+"""Pages of session/list the paging check follows before it calls the paging endless."""
+
+
+TIERS = ("MUST", "SHOULD", "advisory", "informational")
+"""The tiers of the checks, as acp-tck has them: a failed ``MUST`` check
+makes the run exit 1; a failed ``SHOULD`` check is a finding that does not;
+an ``advisory`` check is a robustness preference no schema makes a
+requirement; an ``informational`` check reports what the agent said and
+never fails."""
+
 
 @dataclass(frozen=True)
 class Check:
     name: str
-    level: str
-    """``MUST`` or ``SHOULD``: a failed MUST makes the run exit 1."""
+    tier: str
+    """One of :data:`TIERS`; only a failed ``MUST`` makes the run exit 1."""
     source: str
-    """Where the requirement is written."""
+    """The sentence of the schema or docs the check checks, and where it is written."""
     summary: str
-    run: Callable[[Context], Awaitable[None]]
+    run: Callable[[Context], Awaitable[str | None]]
+    """Passes by returning (a note for the report, or None), else raises
+    :class:`Failed` or :class:`Skipped`."""
+    needs: tuple[str, ...] = ()
+    """Checks this one builds on: when one of them failed or was skipped,
+    this one is skipped, naming it."""
     after: bool = False
     """Runs after the others, judging what the whole run saw."""
+
+    @property
+    def level(self) -> str:
+        """The tier (the name it had before there were four)."""
+        return self.tier
 
 
 def text(words: str) -> list[dict[str, Any]]:
@@ -57,7 +84,7 @@ async def unsupported_version(ctx: Context) -> None:
     name = "initialize-unsupported-version"
     await ctx.connect(name)  # the version the agent negotiates
     peer = await ctx.fresh(name)
-    reply = await peer.request("initialize", initialize_params(999))
+    reply = await ctx.first(peer, "initialize", ctx.initialize_params(999))
     if reply.error is not None:
         if reply.code == -32022 and ctx.version is not None and ctx.version >= 2:
             return
@@ -73,7 +100,7 @@ async def string_version(ctx: Context) -> None:
     name = "initialize-string-version"
     await ctx.connect(name)  # the version the agent negotiates
     peer = await ctx.fresh(name)
-    reply = await peer.request("initialize", initialize_params("1"))
+    reply = await ctx.first(peer, "initialize", ctx.initialize_params("1"))
     if reply.error is not None:
         if reply.code == -32022 and ctx.version is not None and ctx.version >= 2:
             return  # read as version 0, which no v2 agent speaks
@@ -83,9 +110,50 @@ async def string_version(ctx: Context) -> None:
         raise Failed(f"the answer has no integer protocolVersion: {version!r}")
 
 
+async def authenticate(ctx: Context) -> None:
+    await ctx.connect("authenticate")
+    methods = ctx.auth_methods()
+    if ctx.auth_method is None:
+        listed = f"the agent's auth methods: {', '.join(methods)}" if methods else "the agent advertises none"
+        raise Skipped(f"no --auth-method given ({listed})")
+    reply = ctx.auth_reply
+    assert reply is not None
+    if reply.error is not None:
+        raise Failed(f"authenticating with {ctx.auth_method!r} was refused: {reply.error}")
+
+
+async def agent_info(ctx: Context) -> str:
+    await ctx.connect("agent-info")
+    info = ctx.agent.get("agentInfo", ctx.agent.get("info"))
+    who = "no agent info"
+    if isinstance(info, dict):
+        who = " ".join(str(info[key]) for key in ("name", "version") if key in info)
+    capabilities = ctx.agent.get("agentCapabilities", ctx.agent.get("capabilities"))
+    advertised = sorted(_leaves(capabilities)) if isinstance(capabilities, dict) else []
+    methods = ctx.auth_methods()
+    return (
+        f"ACP v{ctx.version}; {who}; capabilities: {', '.join(advertised) or 'none'}; "
+        f"auth methods: {', '.join(methods) or 'none'}"
+    )
+
+
+def _leaves(value: dict[str, Any], prefix: str = "") -> list[str]:
+    """The capabilities advertised: each true flag or object, by its path."""
+    found: list[str] = []
+    for key, inner in value.items():
+        if key == "_meta":
+            continue
+        path = f"{prefix}{key}"
+        if isinstance(inner, dict) and inner:
+            found.extend(_leaves(inner, path + "."))
+        elif inner is True or isinstance(inner, dict):
+            found.append(path)
+    return found
+
+
 async def before_initialize(ctx: Context) -> None:
     peer = await ctx.fresh("before-initialize")
-    reply = await peer.request("session/new", {"cwd": ctx.cwd, "mcpServers": []})
+    reply = await ctx.first(peer, "session/new", {"cwd": ctx.cwd, "mcpServers": []})
     if reply.error is None:
         raise Failed("session/new before initialize was answered with a result, not refused")
 
@@ -103,6 +171,8 @@ async def unknown_method(ctx: Context) -> None:
 async def malformed_params(ctx: Context) -> None:
     peer = await ctx.connect("malformed-params")
     reply = await peer.request("session/new", {"cwd": 42, "mcpServers": "none"})
+    if reply.code == -32000:  # the agent asks for authentication before it reads the params
+        raise ctx.auth_required("session/new", reply)
     if reply.code != -32602:
         raise Failed(f"session/new with malformed params was answered {reply.error or reply.message}, not -32602")
 
@@ -113,6 +183,15 @@ async def extension_method(ctx: Context) -> None:
     reply = await peer.request("_probe/x", {"probe": True})
     if reply.error is not None and reply.code != -32601:
         raise Failed(f"the extension request _probe/x was answered {reply.error}, neither a result nor -32601")
+
+
+async def notification_reply(ctx: Context) -> None:
+    # The replies themselves are found wherever they arrive (peer.py gives
+    # them to this check); this check sends one notification more and waits
+    # until the agent has read it, then judges the whole run.
+    peer = await ctx.connect("notification-reply")
+    await peer.notify("_probe/notice", {"probe": True})
+    await peer.request(BARRIER, {})
 
 
 # ---------------------------------------------------------------- sessions and turns
@@ -141,14 +220,35 @@ async def resource_link(ctx: Context) -> None:
 
 
 async def cancel(ctx: Context) -> None:
+    barrier: list[asyncio.Future[Reply]] = []
+
     async def cancel_it(peer: Peer, request_id: int) -> None:
         await peer.notify("session/cancel", {"sessionId": ctx.session_id})
+        barrier.append(peer.start_request(BARRIER, {})[1])
 
     turn = await ctx.turn("cancel", text(LONG_PROMPT), during=cancel_it)
     if turn.reply.error is not None:
         raise Failed(f"the cancelled prompt was answered with an error, not stopReason cancelled: {turn.reply.error}")
-    if turn.stop_reason != "cancelled":
-        raise Failed(f"after session/cancel the turn ended {turn.stop_reason!r}, not 'cancelled'")
+    if turn.stop_reason == "cancelled":
+        return
+    if not turn.interrupted:
+        raise NotExercised(f"the turn ended ({turn.stop_reason!r}) before its first update, so nothing was cancelled")
+    # A turn that ends before the agent has read the cancel is a race the
+    # agent did not lose: only an end that comes after the agent has
+    # answered the request sent after the cancel shows it ignored the cancel.
+    answered = _answered(barrier[0]) if barrier else None
+    if answered is None or answered.order > turn.ended:
+        raise NotExercised(
+            f"the turn ended {turn.stop_reason!r} before session/cancel was known to have reached the agent "
+            f"(its answer to the {BARRIER} request sent after the cancel came after the turn's end)"
+        )
+    raise Failed(f"after session/cancel the turn ended {turn.stop_reason!r}, not 'cancelled'")
+
+
+def _answered(future: asyncio.Future[Reply]) -> Reply | None:
+    if not future.done() or future.cancelled() or future.exception() is not None:
+        return None
+    return future.result()
 
 
 async def cancel_request(ctx: Context) -> None:
@@ -200,6 +300,36 @@ async def load_session(ctx: Context) -> None:
         raise Failed("session/load answered without replaying the conversation (no session/update before its response)")
 
 
+async def load_fresh_session(ctx: Context) -> None:
+    name = "load-fresh-session"
+    peer = await ctx.connect(name)
+    if ctx.version != 1:
+        raise Skipped(f"ACP v{ctx.version} has no session/load")
+    if ctx.agent.get("agentCapabilities", {}).get("loadSession") is not True:
+        raise Skipped("the agent does not advertise loadSession")
+    session_id = await ctx.new_session(peer)  # no turn on it
+    reply = await peer.request("session/load", {"sessionId": session_id, "cwd": ctx.cwd, "mcpServers": []})
+    if reply.error is not None:
+        raise Failed(f"session/load of a session the agent opened, with no turn yet, was refused{_missing(reply)}")
+
+
+async def resume_fresh_session(ctx: Context) -> None:
+    name = "resume-fresh-session"
+    peer = await ctx.connect(name)
+    if not ctx.session_capability("resume"):
+        raise Skipped(f"the agent does not advertise session/resume ({_where(ctx, 'resume')})")
+    session_id = await ctx.new_session(peer)  # no turn on it
+    reply = await peer.request("session/resume", {"sessionId": session_id, "cwd": ctx.cwd, "mcpServers": []})
+    if reply.error is not None:
+        raise Failed(f"session/resume of a session the agent opened, with no turn yet, was refused{_missing(reply)}")
+
+
+def _missing(reply: Reply) -> str:
+    if reply.code == -32002:
+        return f" with -32002 (Resource not found), though the agent opened it: {reply.error}"
+    return f": {reply.error}"
+
+
 async def session_list(ctx: Context) -> None:
     name = "session-list"
     peer = await ctx.connect(name)
@@ -213,6 +343,34 @@ async def session_list(ctx: Context) -> None:
     listed = {s.get("sessionId") for s in sessions if isinstance(s, dict)} if isinstance(sessions, list) else set()
     if session_id not in listed and not (isinstance(reply.result, dict) and reply.result.get("nextCursor")):
         raise Failed(f"session/list does not list the session the agent opened ({session_id!r})")
+
+
+async def session_list_paging(ctx: Context) -> None:
+    name = "session-list-paging"
+    peer = await ctx.connect(name)
+    if not ctx.session_capability("list"):
+        raise Skipped(f"the agent does not advertise session/list ({_where(ctx, 'list')})")
+    await ctx.session(name)
+    for _ in range(2):  # sessions enough for an agent with small pages to page
+        await ctx.new_session(peer)
+    reply = await peer.request("session/list", {})
+    if reply.error is not None:
+        raise Failed(f"session/list was refused: {reply.error}")
+    cursor = reply.result.get("nextCursor") if isinstance(reply.result, dict) else None
+    if cursor is None:
+        raise NotExercised("the agent listed every session on one page (no nextCursor)")
+    given: set[Any] = set()
+    pages = 1
+    while cursor is not None:
+        if cursor in given or pages >= MAX_PAGES:
+            raise Failed(f"the paging does not end: nextCursor {cursor!r} after {pages} page(s)")
+        given.add(cursor)
+        reply = await peer.request("session/list", {"cursor": cursor})
+        if reply.error is not None:
+            raise Failed(f"session/list with the nextCursor it gave ({cursor!r}) was refused: {reply.error}")
+        pages += 1
+        cursor = reply.result.get("nextCursor") if isinstance(reply.result, dict) else None
+    return None
 
 
 async def session_close(ctx: Context) -> None:
@@ -232,9 +390,11 @@ async def session_resume(ctx: Context) -> None:
     if not ctx.session_capability("resume"):
         raise Skipped(f"the agent does not advertise session/resume ({_where(ctx, 'resume')})")
     session_id = await ctx.session(name)
+    if ctx.turns == 0:
+        await ctx.turn(name, text("something to resume"))
     reply = await peer.request("session/resume", {"sessionId": session_id, "cwd": ctx.cwd, "mcpServers": []})
     if reply.error is not None:
-        raise Failed(f"session/resume of the session the agent opened was refused: {reply.error}")
+        raise Failed(f"session/resume of the session the agent opened (after a turn) was refused: {reply.error}")
 
 
 def _where(ctx: Context, name: str) -> str:
@@ -260,8 +420,14 @@ async def permission(ctx: Context) -> None:
 
 async def client_capabilities(ctx: Context) -> None:
     await _observed(ctx, "client-capabilities")
+    served = ctx.served()
     called = sorted(
-        {method for peer in ctx.peers for method in peer.requested if method.startswith(("fs/", "terminal/"))}
+        {
+            method
+            for peer in ctx.peers
+            for method in peer.requested
+            if method.startswith(("fs/", "terminal/")) and method not in served
+        }
     )
     if called:
         raise Failed(f"the agent called {', '.join(called)}, which the client did not advertise")
@@ -269,15 +435,28 @@ async def client_capabilities(ctx: Context) -> None:
 
 V1 = "ACP v1 schema"
 V2 = "ACP v2 schema"
+INIT = ("initialize",)
+SESSION = ("initialize", "session-new")
 
 CHECKS: list[Check] = [
     Check(
         "initialize",
         "MUST",
-        f"{V1}/{V2} InitializeResponse.protocolVersion: the version the client specified if supported, "
-        "or the latest the agent supports (v2: at or below the requested one)",
-        "initialize, asking for the latest version the probe speaks, is answered with a version the probe speaks",
+        f"{V1}/{V2} InitializeResponse.protocolVersion: 'The protocol version the client specified if supported by "
+        "the agent, or the latest protocol version supported by the agent' (v2: 'The highest protocol version "
+        "supported by the agent that is at or below the version requested by the client'); the result valid "
+        "against that version's schema",
+        "initialize, asking for the latest version the probe offers, is answered with a version the probe speaks, "
+        "in a result valid against that version's schema",
         initialize,
+    ),
+    Check(
+        "agent-info",
+        "informational",
+        f"{V1}/{V2} InitializeResponse: 'Contains the negotiated protocol version and agent capabilities'",
+        "what the agent advertised: its version, name, capabilities and auth methods (never fails)",
+        agent_info,
+        needs=INIT,
     ),
     Check(
         "initialize-unsupported-version",
@@ -286,32 +465,47 @@ CHECKS: list[Check] = [
         f"{V2}: 'If no such version exists, initialization fails with error code -32022'",
         "initialize with version 999: answered with the agent's own version (or -32022 from a v2 agent)",
         unsupported_version,
+        needs=INIT,
     ),
     Check(
         "initialize-string-version",
-        "SHOULD",
-        "the Rust crate (agent-client-protocol-schema) reads a string protocolVersion as version 0, "
-        "and its agents answer with their own version (v1) or -32022 (v2: no version at or below 0); "
-        'real clients send "1"',
+        "advisory",
+        f'no schema requirement ({V1}/{V2} InitializeRequest.protocolVersion is an integer, so refusing "1" with '
+        "-32602 is correct): the Rust crate (agent-client-protocol-schema) reads a string protocolVersion as "
+        'version 0 and its agents answer with their own version (v1) or -32022 (v2); real clients send "1"',
         'initialize with protocolVersion "1" (a string) is answered with an integer version (or -32022 in v2)',
         string_version,
+        needs=INIT,
     ),
     Check(
         "before-initialize",
         "SHOULD",
+        f"{V2} initialize: 'called at the beginning of the connection, before any other request'; "
         "TypeScript SDK 2.4.0 (dist/v1/acp.js, dist/v2/acp.js) answers a request before initialize -32600 "
-        "'ACP connection must be initialized before ...'; "
-        f"{V2} initialize: 'called at the beginning of the connection, before any other request'",
+        "'ACP connection must be initialized before ...'",
         "session/new sent before initialize is refused with an error",
         before_initialize,
+    ),
+    Check(
+        "authenticate",
+        "MUST",
+        f"{V1} authenticate: 'The client provides an authentication method ID that was advertised during "
+        f"initialization'; {V2} auth/login: 'Agents MUST support this method when their initialize response "
+        "included a non-empty authMethods list'",
+        "with --auth-method ID: authenticate (v1) / auth/login (v2) with that method is answered with a result "
+        "(skipped without the option)",
+        authenticate,
+        needs=INIT,
     ),
     Check(
         "session-new",
         "MUST",
         f"{V1} SessionCapabilities: 'all Agents MUST support session/new, session/prompt, session/cancel, "
-        "and session/update'",
+        "and session/update'; session/new: 'May return an auth_required (-32000) error if the agent requires "
+        "authentication' (such a run is skipped: auth required)",
         "session/new is answered with a valid result holding a sessionId",
         session_new,
+        needs=INIT,
     ),
     Check(
         "prompt",
@@ -319,6 +513,7 @@ CHECKS: list[Check] = [
         f"{V1}/{V2} session/prompt and session/update: every message valid against the schema",
         "a text prompt runs to its end; every streamed session/update is valid and names the session",
         prompt,
+        needs=SESSION,
     ),
     Check(
         "prompt-resource-link",
@@ -327,6 +522,7 @@ CHECKS: list[Check] = [
         "content blocks'",
         "a prompt with a resource_link block is accepted",
         resource_link,
+        needs=SESSION,
     ),
     Check(
         "cancel",
@@ -334,8 +530,10 @@ CHECKS: list[Check] = [
         f"{V1} StopReason cancelled: 'This stop reason MUST be returned when the client sends a "
         f"session/cancel notification'; {V2} session/cancel: the Agent MUST send an idle state_update "
         "(stopReason cancelled)",
-        "session/cancel during a long prompt ends the turn with stopReason cancelled",
+        "session/cancel during a long prompt ends the turn with stopReason cancelled (not exercised when the "
+        "turn ended before the agent read the cancel)",
         cancel,
+        needs=SESSION,
     ),
     Check(
         "cancel-request",
@@ -344,6 +542,7 @@ CHECKS: list[Check] = [
         "request: a valid response ... or an error with code -32800'",
         "$/cancel_request for a running session/prompt: the request is still answered (a result or -32800)",
         cancel_request,
+        needs=SESSION,
     ),
     Check(
         "prompt-image",
@@ -351,6 +550,7 @@ CHECKS: list[Check] = [
         f"{V1}/{V2} PromptCapabilities.image: 'Agent supports image content blocks'",
         "when promptCapabilities.image is advertised: a prompt with an image block is accepted",
         _content("image", {"type": "image", "mimeType": "image/png", "data": PIXEL}),
+        needs=SESSION,
     ),
     Check(
         "prompt-audio",
@@ -358,6 +558,7 @@ CHECKS: list[Check] = [
         f"{V1}/{V2} PromptCapabilities.audio: 'Agent supports audio content blocks'",
         "when promptCapabilities.audio is advertised: a prompt with an audio block is accepted",
         _content("audio", {"type": "audio", "mimeType": "audio/wav", "data": SILENCE}),
+        needs=SESSION,
     ),
     Check(
         "prompt-embeddedContext",
@@ -369,6 +570,7 @@ CHECKS: list[Check] = [
             "embeddedContext",
             {"type": "resource", "resource": {"uri": "file:///probe/notes.txt", "text": "probe notes"}},
         ),
+        needs=SESSION,
     ),
     Check(
         "load-session",
@@ -378,6 +580,18 @@ CHECKS: list[Check] = [
         "as session/update notifications",
         "when loadSession is advertised: session/load of the session works and replays it before answering",
         load_session,
+        needs=SESSION,
+    ),
+    Check(
+        "load-fresh-session",
+        "MUST",
+        f"{V1} LoadSessionRequest: 'Request parameters for loading an existing session'; ErrorCode -32002: "
+        "'Resource not found: A given resource, such as a session or file, was not found' (a session "
+        "session/new opened exists, turn or no turn)",
+        "when loadSession is advertised: session/load of a session with no turn yet is not refused "
+        "(in particular not -32002)",
+        load_fresh_session,
+        needs=SESSION,
     ),
     Check(
         "session-list",
@@ -386,14 +600,36 @@ CHECKS: list[Check] = [
         "'Supplying {} means the agent supports the baseline session methods: session/new, session/list, ...'",
         "when session/list is advertised: it answers a valid result listing the session the agent opened",
         session_list,
+        needs=SESSION,
+    ),
+    Check(
+        "session-list-paging",
+        "MUST",
+        f"{V1}/{V2} ListSessionsResponse.nextCursor: 'If present, pass this in the next request's cursor "
+        "parameter to fetch the next page'",
+        "when session/list is advertised and pages: every nextCursor fetches a valid next page, and the "
+        "paging ends (not exercised when one page holds every session)",
+        session_list_paging,
+        needs=(*SESSION, "session-list"),
     ),
     Check(
         "session-resume",
         "MUST",
         f"{V1} SessionCapabilities.resume and session/resume: 'only available if the agent advertises the "
         f"sessionCapabilities.resume capability'; {V2} AgentCapabilities.session (session/resume is a baseline method)",
-        "when session/resume is advertised: resuming the session the agent opened succeeds",
+        "when session/resume is advertised: resuming the session the agent opened, after a turn, succeeds",
         session_resume,
+        needs=SESSION,
+    ),
+    Check(
+        "resume-fresh-session",
+        "MUST",
+        f"{V1}/{V2} ResumeSessionRequest: 'Resumes an existing session'; ErrorCode -32002: 'Resource not "
+        "found' (a session session/new opened exists, turn or no turn)",
+        "when session/resume is advertised: resuming a session with no turn yet is not refused "
+        "(in particular not -32002)",
+        resume_fresh_session,
+        needs=SESSION,
     ),
     Check(
         "session-close",
@@ -402,6 +638,7 @@ CHECKS: list[Check] = [
         "CloseSessionRequest: the agent frees the session's resources",
         "when session/close is advertised: closing a session the agent opened succeeds",
         session_close,
+        needs=SESSION,
     ),
     Check(
         "unknown-method",
@@ -410,6 +647,7 @@ CHECKS: list[Check] = [
         "or is not available'",
         "a request for an unknown method is answered -32601",
         unknown_method,
+        needs=INIT,
     ),
     Check(
         "malformed-params",
@@ -417,14 +655,27 @@ CHECKS: list[Check] = [
         f"JSON-RPC 2.0 section 5.1; {V1}/{V2} ErrorCode -32602: 'Invalid params'",
         "session/new with params of the wrong types is answered -32602",
         malformed_params,
+        needs=INIT,
     ),
     Check(
         "extension-method",
-        "MUST",
-        f"{V1}/{V2} ExtRequest and protocol docs (extensibility): an unrecognized custom method is answered "
-        "'Method not found'; an extension notification is ignored",
+        "SHOULD",
+        f"{V1}/{V2} ExtRequest: 'Allows for sending an arbitrary request that is not part of the ACP spec'; "
+        "protocol docs (extensibility): an unrecognized custom request should be answered 'Method not found' "
+        "(-32601), an unrecognized custom notification ignored",
         "_probe/x is answered (a result or -32601), after an extension notification the agent ignores",
         extension_method,
+        needs=INIT,
+    ),
+    Check(
+        "notification-reply",
+        "MUST",
+        "JSON-RPC 2.0 section 4.1: 'The Server MUST NOT reply to a Notification'",
+        "the agent answers none of the probe's notifications (session/cancel, $/cancel_request, _probe/notice) "
+        "in the whole run",
+        notification_reply,
+        needs=INIT,
+        after=True,
     ),
     Check(
         "permission",
@@ -432,15 +683,18 @@ CHECKS: list[Check] = [
         f"{V1}/{V2} session/request_permission: the request is valid and the agent goes on once answered",
         "every permission request the agent makes is valid and, answered, lets the turn end (skipped if none)",
         permission,
+        needs=SESSION,
         after=True,
     ),
     Check(
         "client-capabilities",
         "MUST",
         f"{V1} ClientCapabilities.fs: 'Determines which file operations the agent can request'; "
-        "ClientCapabilities.terminal: 'Whether the Client support all terminal/* methods' (false here)",
-        "the client advertises no file system and no terminal: the agent calls no fs/* or terminal/* method",
+        "ClientCapabilities.terminal: 'Whether the Client support all terminal/* methods'",
+        "the agent calls no fs/* or terminal/* method the client did not advertise (none, unless "
+        "--client-capabilities)",
         client_capabilities,
+        needs=SESSION,
         after=True,
     ),
 ]

@@ -11,6 +11,7 @@ from types import ModuleType
 from typing import Any
 
 from .peer import AgentGone, Peer, Refusal, Reply
+from .sandbox import Sandbox
 
 CLIENT_INFO = {"name": "acpgen-probe", "version": "1"}
 
@@ -23,14 +24,27 @@ class Skipped(Exception):
     """The check does not apply to this agent, saying why."""
 
 
-def initialize_params(version: Any) -> dict[str, Any]:
+class NotExercised(Skipped):
+    """The check could not be made this run (a race went the other way:
+    the turn ended before the cancel landed); reported skipped, never failed."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(f"not exercised: {why}")
+
+
+class AuthRequired(Skipped):
+    """The agent answered -32000 (auth_required), which the schema allows:
+    the check is auth-gated, not failed."""
+
+
+def initialize_params(version: Any, fs: bool = False, terminal: bool = False) -> dict[str, Any]:
     """An initialize request both versions read: v1's ``clientCapabilities``
     and ``clientInfo`` beside v2's ``capabilities`` and ``info`` (each
-    version's schema allows the other's members). The client advertises no
-    file system and no terminal."""
+    version's schema allows the other's members). The client advertises a
+    file system and a terminal (v1) only when told to."""
     return {
         "protocolVersion": version,
-        "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False},
+        "clientCapabilities": {"fs": {"readTextFile": fs, "writeTextFile": fs}, "terminal": terminal},
         "clientInfo": CLIENT_INFO,
         "info": CLIENT_INFO,
         "capabilities": {},
@@ -47,16 +61,40 @@ class Turn:
     """The session/prompt response."""
     updates: list[dict[str, Any]] = field(default_factory=list)
     """The session/update notifications of the session during the turn."""
+    ended: int = 0
+    """Where the turn's end arrived in the agent's stream (:attr:`.peer.Reply.order`;
+    v2: the idle state_update's), to tell what arrived before it."""
+    interrupted: bool = False
+    """Whether ``during`` ran (the turn had not ended when its first update arrived)."""
 
 
 class Context:
     """One probe run's state, shared by the checks."""
 
-    def __init__(self, command: list[str], packages: dict[int, ModuleType], timeout: float) -> None:
+    def __init__(
+        self,
+        command: list[str],
+        packages: dict[int, ModuleType],
+        timeout: float,
+        startup_timeout: float,
+        auth_method: str | None = None,
+        sandbox: Sandbox | None = None,
+    ) -> None:
         self.command = command
+        self.sandbox = sandbox
+        """The file system and terminal the client advertises, if any (--client-capabilities)."""
         self.packages = packages
         self.timeout = timeout
+        self.startup_timeout = startup_timeout
+        self.auth_method = auth_method
+        self.auth_reply: Reply | None = None
+        """The answer to authenticate (v1) / auth/login (v2) on the main connection, when --auth-method is given."""
         self.latest = max(packages)
+        self.paused_at: float | None = None
+        """When the running check's clock stopped (a process is starting), or None."""
+        self.paused = 0.0
+        """Seconds the running check's clock stood still."""
+        self.clock_changed = asyncio.Event()
         self.main: Peer | None = None
         self.peers: list[Peer] = []
         self.version: int | None = None
@@ -67,12 +105,10 @@ class Context:
         """Prompt turns run on the main session."""
         self.dirty = False
         """The main connection is in an unknown state (a check timed out)."""
-        self.setup_failure: str | None = None
-        self.initializing = False
-        """The main connection's initialize is in flight."""
         self.unusable: str | None = None
         """Why the main connection cannot be set up: the checks needing it skip."""
-        self.cwd = os.path.abspath(os.getcwd())
+        self.cwd = str(sandbox.root) if sandbox is not None else os.path.abspath(os.getcwd())
+        """The sessions' working directory: the sandbox, when there is one."""
 
     @property
     def package(self) -> ModuleType:
@@ -91,12 +127,32 @@ class Context:
         peer = Peer(self.command, self.packages)
         peer.current = check
         peer.on_request = self.answer
+        peer.served = self.served()
         self.peers.append(peer)
         try:
             await peer.start()
         except OSError as exc:
             raise Failed(f"cannot start the agent: {exc}") from None
         return peer
+
+    async def first(self, peer: Peer, method: str, params: Any) -> Reply:
+        """The first request to a process just started: it may take the agent
+        up to the startup timeout to answer, and the running check's clock
+        stands still meanwhile (its own timeout is for the check's work)."""
+        loop = asyncio.get_running_loop()
+        self.paused_at = loop.time()
+        self.clock_changed.set()
+        try:
+            return await asyncio.wait_for(peer.request(method, params), self.startup_timeout)
+        except asyncio.TimeoutError:
+            raise Failed(
+                f"the agent did not answer its first request ({method}) within {self.startup_timeout:g} s "
+                "of starting (the startup timeout)"
+            ) from None
+        finally:
+            self.paused += loop.time() - self.paused_at
+            self.paused_at = None
+            self.clock_changed.set()
 
     async def connect(self, check: str) -> Peer:
         """The main connection, started and initialized if it is not (or
@@ -112,19 +168,51 @@ class Context:
             self.turns = 0
         self.dirty = False
         self.main = await self.fresh("initialize")
-        self.initializing = True  # stays set if the check times out meanwhile
         try:
-            reply = await self.main.request("initialize", initialize_params(self.latest))
+            reply = await self.first(self.main, "initialize", self.initialize_params(self.latest))
             self.negotiated(reply)
         except (Failed, AgentGone) as exc:
-            self.initializing = False
             self.unusable = str(exc)
             if check != "initialize":
                 raise Skipped(f"needs a working initialize: {exc}") from None
             raise
-        self.initializing = False
+        if self.auth_method is not None:
+            await self.authenticate(self.main)
         self.main.current = check
         return self.main
+
+    async def authenticate(self, peer: Peer) -> None:
+        """Authenticate with --auth-method (v1 ``authenticate``, v2
+        ``auth/login``); what is wrong with it belongs to the authenticate
+        check. Like a start, it may take up to the startup timeout."""
+        method = "authenticate" if "authenticate" in self.package.METHODS else "auth/login"
+        check, peer.current = peer.current, "authenticate"
+        try:
+            self.auth_reply = await self.first(peer, method, {"methodId": self.auth_method})
+        finally:
+            peer.current = check
+
+    def auth_methods(self) -> list[str]:
+        """The auth methods the agent advertised in initialize, ``id (name)``."""
+        methods = self.agent.get("authMethods")
+        named: list[str] = []
+        for method in methods if isinstance(methods, list) else []:
+            if isinstance(method, dict):
+                method_id = method.get("methodId", method.get("id"))
+                name = method.get("name")
+                named.append(f"{method_id}" + (f" ({name})" if isinstance(name, str) and name != method_id else ""))
+        return named
+
+    def auth_required(self, method: str, reply: Reply) -> AuthRequired:
+        """The skip of a check whose ``method`` was answered -32000."""
+        methods = self.auth_methods()
+        listed = f"the agent's auth methods: {', '.join(methods)}" if methods else "the agent advertises no auth method"
+        if self.auth_method is not None:
+            return AuthRequired(
+                f"auth required: {method} was answered -32000 after authenticating with {self.auth_method!r} ({listed})"
+            )
+        hint = "; authenticate first with --auth-method ID" if methods else ""
+        return AuthRequired(f"auth required: {method} was answered -32000 ({listed}{hint})")
 
     def negotiated(self, reply: Reply) -> None:
         """Read the version the agent chose; raise :class:`Failed` unless it is
@@ -139,6 +227,17 @@ class Context:
             raise Failed(f"the agent answered version {version}, newer than the {self.latest} asked for")
         if version not in self.packages:
             raise Failed(f"the agent answered version {version}; the probe speaks {sorted(self.packages)}")
+        package = self.packages[version]
+        try:
+            package.decode_result("initialize", result, strict=True)
+        except package.ValidationError as exc:
+            # No check can trust a run whose negotiation is wrong: this one
+            # failure stands for it, and the checks after it skip.
+            other = [v for v, p in self.packages.items() if v != version and _valid(p, result)]
+            like = f" (it is a valid ACP v{other[0]} initialize result)" if other else ""
+            raise Failed(
+                f"the agent answered version {version} with a result that is not ACP v{version}'s{like}: {exc.message}"
+            ) from None
         self.version = version
         self.agent = result
         self.peer.package = self.packages[version]
@@ -149,9 +248,11 @@ class Context:
         if self.session_id is None:
             try:
                 self.session_id = await self.new_session(peer)
-            except Failed:
+            except AuthRequired:
+                raise
+            except Failed as exc:
                 if check != "session-new":
-                    self.setup_failure = "a working session/new (see the session-new check)"
+                    raise Skipped(f"needs a working session/new: {exc}") from None
                 raise
         return self.session_id
 
@@ -162,6 +263,8 @@ class Context:
             reply = await peer.request("session/new", {"cwd": self.cwd, "mcpServers": []})
         finally:
             peer.current = check
+        if reply.code == -32000:
+            raise self.auth_required("session/new", reply)
         if reply.error is not None:
             raise Failed(f"session/new was refused: {reply.error}")
         session_id = reply.result.get("sessionId") if isinstance(reply.result, dict) else None
@@ -193,6 +296,7 @@ class Context:
             )
 
         request_id, pending = peer.start_request("session/prompt", {"sessionId": session_id, "prompt": blocks})
+        interrupted = False
         if during is not None:
             # v1: the response ends the turn, and may come before any update;
             # v2: the response only acknowledges the prompt, the turn goes on.
@@ -201,25 +305,42 @@ class Context:
             done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
             if first in done:
                 first.result()
+                interrupted = True
                 await during(peer, request_id)
             else:
                 first.cancel()
         reply = await pending
         self.turns += 1
+        if reply.code == -32000:
+            raise self.auth_required("session/prompt", reply)
+        ended = reply.order
         if reply.error is not None or self.version == 1:
             stop = reply.result.get("stopReason") if isinstance(reply.result, dict) else None
         else:
             idle = await peer.wait_for(lambda note: ours(note) and _idle(note), start)
             stop = idle["params"]["update"].get("stopReason")
+            ended = peer.order_of(idle)
         updates = [note for note in peer.since(start) if ours(note)]
-        return Turn(stop, reply, updates)
+        return Turn(stop, reply, updates, ended, interrupted)
 
     # ------------------------------------------------------------ the agent's requests
 
+    def initialize_params(self, version: Any) -> dict[str, Any]:
+        """The initialize request, advertising what the sandbox serves."""
+        box = self.sandbox
+        return initialize_params(version, fs=box is not None and box.fs, terminal=box is not None and box.terminal)
+
+    def served(self) -> set[str]:
+        """The client methods the probe advertises and serves (fs/*, terminal/*)."""
+        return self.sandbox.methods() if self.sandbox is not None else set()
+
     def answer(self, request: dict[str, Any]) -> Any:
-        """The probe's answers, as a client that advertised no file system
-        and no terminal: a permission request is granted (its first allow
-        option), everything else is -32601."""
+        """The probe's answers: a permission request is granted (its first
+        allow option); the fs/* and terminal/* methods the sandbox serves
+        are served there (an awaitable); everything else is -32601."""
+        method = request.get("method")
+        if self.sandbox is not None and method in self.sandbox.methods():
+            return self.sandbox.answer(str(method), request.get("params"))
         if request.get("method") == "session/request_permission":
             params = request.get("params")
             options = params.get("options") if isinstance(params, dict) else None
@@ -264,6 +385,14 @@ def _get(value: Any, *path: str) -> Any:
             return None
         value = value.get(key)
     return value
+
+
+def _valid(package: ModuleType, result: Any) -> bool:
+    try:
+        package.decode_result("initialize", result, strict=True)
+    except package.ValidationError:
+        return False
+    return True
 
 
 def _idle(note: dict[str, Any]) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import inspect
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -45,6 +46,9 @@ OWNERS: dict[str, str] = {
 """Methods the agent calls whose findings belong to one check, whichever
 check is running (so that a fault in them fails that check alone)."""
 
+NOTIFICATION_REPLY = "notification-reply"
+"""The check a response to one of the probe's notifications belongs to."""
+
 UNADVERTISED_PREFIXES = ("fs/", "terminal/")
 """Agent requests the probe's client never advertises: their calls belong
 to the ``client-capabilities`` check."""
@@ -73,6 +77,8 @@ class Reply:
     """The agent's response to one request."""
 
     message: dict[str, Any]
+    order: int = 0
+    """The how-manyth message of the agent's this was (see :meth:`Peer.order_of`)."""
 
     @property
     def result(self) -> Any:
@@ -133,10 +139,19 @@ class Peer:
         self.waiting: dict[Any, asyncio.Future[Reply]] = {}
         self.methods: dict[Any, str] = {}
         self.notifications: list[dict[str, Any]] = []
+        self.orders: list[int] = []
+        """Beside each kept notification, its place in the agent's stream."""
+        self.received = 0
+        """Messages read from the agent so far."""
+        self.last_notification: str | None = None
+        """The method of the latest notification the probe sent."""
         self.base = 0
         """The index (counting from the first notification) of notifications[0]."""
         self.arrived = asyncio.Event()
         self.on_request: Callable[[dict[str, Any]], Any] | None = None
+        self.served: set[str] = set()
+        """The client methods the probe advertised (the others of :data:`UNADVERTISED_PREFIXES`
+        belong to the ``client-capabilities`` check)."""
         self.requested: dict[str, int] = {}
         """How many requests of each method the agent sent (at most
         :data:`KEPT_METHODS` methods counted)."""
@@ -249,7 +264,15 @@ class Peer:
         return future
 
     async def notify(self, method: str, params: Any) -> None:
+        self.last_notification = method
         await self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def order_of(self, note: dict[str, Any]) -> int:
+        """The place in the agent's stream of a kept notification (0 if no longer kept)."""
+        for index in range(len(self.notifications) - 1, -1, -1):
+            if self.notifications[index] is note:
+                return self.orders[index]
+        return 0
 
     @property
     def seen(self) -> int:
@@ -332,6 +355,7 @@ class Peer:
                 await stream.readexactly(exc.consumed)
 
     def _line(self, raw: bytes) -> None:
+        self.received += 1
         try:
             data = json.loads(raw)
         except (ValueError, RecursionError):
@@ -345,9 +369,17 @@ class Peer:
             return
         method = data.get("method")
         owner = self.current
+        if method is None and self._replies_to_notification(data):
+            self.record(NOTIFICATION_REPLY).add(Line("agent_to_client", data))
+            self.problem(
+                f"replied to the notification `{self.last_notification}` (a response with id "
+                f"{json.dumps(data.get('id'))}): a notification gets no response",
+                NOTIFICATION_REPLY,
+            )
+            return
         if isinstance(method, str) and "id" in data:
             owner = OWNERS.get(method, owner)
-            if method.startswith(UNADVERTISED_PREFIXES):
+            if method.startswith(UNADVERTISED_PREFIXES) and method not in self.served:
                 owner = "client-capabilities"
         self.record(owner).add(Line("agent_to_client", data))
         for text in self.check_message(data):
@@ -359,9 +391,11 @@ class Peer:
                 self._spawn(self._answer(data, owner))
             else:
                 self.notifications.append(data)
+                self.orders.append(self.received)
                 if len(self.notifications) > KEPT_NOTIFICATIONS:
                     half = KEPT_NOTIFICATIONS // 2
                     del self.notifications[:half]
+                    del self.orders[:half]
                     self.base += half
                 self.arrived.set()
             return
@@ -370,7 +404,18 @@ class Peer:
         if future is None:
             self.problem(f"a response to id {data.get('id')!r}, which the probe has not sent or was already answered")
         elif not future.done():
-            future.set_result(Reply(data))
+            future.set_result(Reply(data, self.received))
+
+    def _replies_to_notification(self, data: dict[str, Any]) -> bool:
+        """Whether a response is a reply to a notification: no usable id (absent
+        or null), after the probe sent a notification, and not the error
+        answering a line that could not be read (-32700, -32600: id null)."""
+        if self.last_notification is None or _usable_id(data.get("id")):
+            return False
+        if "result" not in data and "error" not in data:
+            return False
+        error = data.get("error")
+        return not (isinstance(error, dict) and error.get("code") in (-32700, -32600))
 
     async def _answer(self, request: dict[str, Any], owner: str) -> None:
         handler = self.on_request
@@ -378,7 +423,10 @@ class Peer:
         try:
             if handler is None:
                 raise Refusal(-32601, "Method not found")
-            response["result"] = handler(request)
+            result = handler(request)
+            if inspect.isawaitable(result):
+                result = await result
+            response["result"] = result
         except Refusal as refusal:
             response["error"] = {"code": refusal.code, "message": refusal.message}
         with contextlib.suppress(AgentGone):

@@ -3,20 +3,31 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from .checks import CHECKS, Check
+from .checks import CHECKS, TIERS, Check
 from .context import Context, Failed, Skipped
 from .peer import AgentGone, Line
+from .sandbox import CAPABILITIES, Sandbox
 
-DEFAULT_TIMEOUT = 10.0
-"""Seconds a check may take before it fails (and the agent is started again)."""
+DEFAULT_TIMEOUT = 30.0
+"""Seconds a check may take for its work (the time an agent process takes
+to start is not counted) before it fails and the agent is started again."""
 
-SETUP = {"initialize", "session-new"}
-"""Checks whose failure, met while another check sets up, skips that check."""
+DEFAULT_STARTUP_TIMEOUT = 120.0
+"""Seconds a process just started may take to answer its first request
+(an agent that loads a model or a runtime first may take long)."""
+
+EXIT_STATUSES = {
+    0: "no MUST check failed (SHOULD, advisory and skipped checks do not count)",
+    1: "a MUST check failed",
+    2: "a usage error, or no generated package to check with",
+}
+"""What ``acpgen probe`` exits with."""
 
 
 @dataclass
@@ -33,7 +44,7 @@ class Result:
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "check": self.check.name,
-            "level": self.check.level,
+            "tier": self.check.tier,
             "status": self.status,
             "summary": self.check.summary,
             "source": self.check.source,
@@ -52,19 +63,32 @@ class Report:
     command: list[str]
     version: int | None
     results: list[Result]
+    auth_methods: list[str] = field(default_factory=list)
+    """The auth methods the agent advertised, ``id (name)``."""
 
     @property
     def must_failed(self) -> bool:
-        return any(r.status == "fail" and r.check.level == "MUST" for r in self.results)
+        return any(r.status == "fail" and r.check.tier == "MUST" for r in self.results)
+
+    @property
+    def exit_status(self) -> int:
+        """1 when a MUST check failed, else 0 (see :data:`EXIT_STATUSES`)."""
+        return 1 if self.must_failed else 0
+
+    def failed_by_tier(self) -> dict[str, int]:
+        return {tier: sum(r.status == "fail" and r.check.tier == tier for r in self.results) for tier in TIERS}
 
     def to_json(self) -> dict[str, Any]:
         return {
             "command": self.command,
             "protocolVersion": self.version,
+            "authMethods": self.auth_methods,
             "results": [result.to_json() for result in self.results],
             "passed": sum(r.status == "pass" for r in self.results),
             "failed": sum(r.status == "fail" for r in self.results),
+            "failedByTier": self.failed_by_tier(),
             "skipped": sum(r.status == "skip" for r in self.results),
+            "exitStatus": self.exit_status,
         }
 
     def text(self, transcript_lines: int = 20) -> Iterable[str]:
@@ -72,7 +96,7 @@ class Report:
         yield f"acpgen probe: {' '.join(self.command)} ({where})"
         for result in self.results:
             check = result.check
-            line = f"{result.status.upper():<5} {check.level:<6} {check.name}"
+            line = f"{result.status.upper():<5} {check.tier:<13} {check.name}"
             yield line + (f": {result.reason}" if result.reason else "")
             if result.status != "fail":
                 continue
@@ -85,11 +109,11 @@ class Report:
                 yield "      agent stderr (last lines):"
                 for text in result.stderr:
                     yield f"        {text}"
-        failed = [r for r in self.results if r.status == "fail"]
-        must = sum(r.check.level == "MUST" for r in failed)
+        failed = self.failed_by_tier()
+        by_tier = ", ".join(f"{count} {tier}" for tier, count in failed.items() if tier != "informational")
         passed = sum(r.status == "pass" for r in self.results)
         skipped = sum(r.status == "skip" for r in self.results)
-        yield (f"{passed} passed, {len(failed)} failed ({must} MUST, {len(failed) - must} SHOULD), {skipped} skipped")
+        yield f"{passed} passed, {sum(failed.values())} failed ({by_tier}), {skipped} skipped"
 
 
 def _excerpt(result: Result, last: int) -> Iterable[str]:
@@ -124,42 +148,101 @@ async def probe(
     packages: dict[int, ModuleType],
     *,
     timeout: float = DEFAULT_TIMEOUT,
+    startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
     only: Sequence[str] = (),
+    protocol_version: int | None = None,
+    auth_method: str | None = None,
+    client_capabilities: Sequence[str] = (),
+    sandbox_from: str | None = None,
 ) -> Report:
     """Run the checks (``only`` those, if given) against the agent that
-    ``command`` starts. Each check gets at most ``timeout`` seconds."""
+    ``command`` starts. Each check gets at most ``timeout`` seconds for its
+    work, and each process it starts ``startup_timeout`` seconds to answer
+    its first request. ``protocol_version`` offers that version alone (its
+    package must be among ``packages``); ``auth_method`` authenticates with
+    that method id after initialize. ``client_capabilities`` (``fs``,
+    ``terminal``) are advertised (v1) and served in a temporary directory,
+    the sessions' working directory, removed at the end; it starts as a copy
+    of ``sandbox_from`` when given."""
     checks = select(only)
-    ctx = Context(command, packages, timeout)
-    results: list[Result] = []
+    if protocol_version is not None:
+        if protocol_version not in packages:
+            raise ValueError(f"no package for protocol version {protocol_version} (the probe has {sorted(packages)})")
+        packages = {protocol_version: packages[protocol_version]}
+    unknown = set(client_capabilities) - set(CAPABILITIES)
+    if unknown:
+        raise ValueError(f"unknown client capability {', '.join(sorted(unknown))} (one of: {', '.join(CAPABILITIES)})")
+    sandbox = None
+    if client_capabilities:
+        sandbox = Sandbox("fs" in client_capabilities, "terminal" in client_capabilities, sandbox_from)
+    ctx = Context(command, packages, timeout, startup_timeout, auth_method, sandbox)
+    results: dict[str, Result] = {}
     try:
         for check in [c for c in checks if not c.after] + [c for c in checks if c.after]:
-            results.append(await _run(ctx, check))
+            results[check.name] = await _run(ctx, check, results)
             for peer in ctx.peers:
                 if peer is not ctx.main:
                     await peer.close()
     finally:
         await ctx.close()
-    return Report(command, ctx.version, results)
+        if sandbox is not None:
+            await sandbox.close()
+    auth_methods = ctx.auth_methods() if ctx.version is not None else []
+    return Report(command, ctx.version, list(results.values()), auth_methods)
 
 
-async def _run(ctx: Context, check: Check) -> Result:
-    status, reason = "pass", ""
+def _blocked(check: Check, results: dict[str, Result]) -> str | None:
+    """Why ``check`` cannot run: a check it needs failed or was skipped."""
+    for name in check.needs:
+        result = results.get(name)
+        if result is None or result.status == "pass":
+            continue
+        how = "failed" if result.status == "fail" else "was skipped"
+        return f"needs {name}, which {how}" + (f": {result.reason}" if result.reason else "")
+    return None
+
+
+async def _timed(ctx: Context, check: Check) -> str | None:
+    """Run the check within ``ctx.timeout`` seconds of its own work: the
+    clock stands still while a process it started is starting (that wait has
+    the startup timeout, see :meth:`Context.first`)."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.ensure_future(check.run(ctx))
+    begun = loop.time()
+    ctx.paused = 0.0
     try:
-        await asyncio.wait_for(check.run(ctx), ctx.timeout)
+        while True:
+            ctx.clock_changed.clear()
+            left = None if ctx.paused_at is not None else ctx.timeout - (loop.time() - begun - ctx.paused)
+            changed = asyncio.ensure_future(ctx.clock_changed.wait())
+            done, _ = await asyncio.wait(
+                {task, changed}, timeout=None if left is None else max(0.0, left), return_when=asyncio.FIRST_COMPLETED
+            )
+            changed.cancel()
+            if task in done:
+                return task.result()
+            if changed not in done:
+                raise asyncio.TimeoutError
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+
+async def _run(ctx: Context, check: Check, results: dict[str, Result]) -> Result:
+    status, reason = "pass", ""
+    blocked = _blocked(check, results)
+    if blocked is not None:
+        return Result(check, "skip", blocked)
+    try:
+        reason = await _timed(ctx, check) or ""
     except Skipped as exc:
         status, reason = "skip", str(exc)
     except Failed as exc:
         status, reason = "fail", str(exc)
-        if ctx.setup_failure is not None and check.name not in SETUP:
-            status, reason = "skip", f"needs {ctx.setup_failure}"
-            ctx.setup_failure = None
     except asyncio.TimeoutError:
         status, reason = "fail", f"no answer within {ctx.timeout:g} s (the timeout)"
-        if ctx.initializing:  # the main connection's initialize hangs: no use retrying it
-            ctx.initializing = False
-            ctx.unusable = f"initialize had no answer within {ctx.timeout:g} s"
-            if check.name != "initialize":
-                status, reason = "skip", f"needs a working initialize: {ctx.unusable}"
         ctx.dirty = True
     except AgentGone as exc:
         status, reason = "fail", str(exc)
