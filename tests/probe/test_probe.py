@@ -267,6 +267,8 @@ def test_an_agent_that_writes_no_json(packages: dict[int, ModuleType]) -> None:
     (result,) = report.results
     assert result.status == "fail"
     assert "not JSON: 'hello'" in result.reason
+    # The wait ends at the first such line, not at the timeout.
+    assert result.reason.startswith("the agent's output is not JSON-RPC"), result.reason
 
 
 def test_a_command_that_cannot_start(packages: dict[int, ModuleType], tmp_path: Path) -> None:

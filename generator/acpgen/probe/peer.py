@@ -120,6 +120,12 @@ class AgentGone(Exception):
     """The agent exited, or closed its stdout."""
 
 
+class NotJsonRpc(Exception):
+    """The agent wrote a line that is not a JSON-RPC message: what the
+    running check waits for is not coming in a form it can read, so the wait
+    ends at once (the problem itself is recorded with the line)."""
+
+
 class Peer:
     """One agent process and the probe's side of the conversation.
 
@@ -354,6 +360,12 @@ class Peer:
             except asyncio.LimitOverrunError as exc:
                 await stream.readexactly(exc.consumed)
 
+    def _stop_waiting(self) -> None:
+        """End the waits for replies: the output is not JSON-RPC."""
+        for future in self.waiting.values():
+            if not future.done():
+                future.set_exception(NotJsonRpc("the agent's output is not JSON-RPC, so its answer cannot be read"))
+
     def _line(self, raw: bytes) -> None:
         self.received += 1
         try:
@@ -362,10 +374,12 @@ class Peer:
             text = raw.decode("utf-8", "replace").rstrip("\n")
             self.record(self.current).add(Line("agent_to_client", text))
             self.problem(f"the agent wrote a line that is not JSON: {text[:200]!r}")
+            self._stop_waiting()
             return
         if not isinstance(data, dict):
             self.record(self.current).add(Line("agent_to_client", data))
             self.problem("the agent wrote a JSON value that is not a JSON-RPC message")
+            self._stop_waiting()
             return
         method = data.get("method")
         owner = self.current

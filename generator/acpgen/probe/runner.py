@@ -11,7 +11,7 @@ from typing import Any
 
 from .checks import CHECKS, TIERS, Check
 from .context import Context, Failed, Skipped
-from .peer import AgentGone, Line
+from .peer import AgentGone, Line, NotJsonRpc
 from .sandbox import CAPABILITIES, Sandbox
 
 DEFAULT_TIMEOUT = 30.0
@@ -244,7 +244,7 @@ async def _run(ctx: Context, check: Check, results: dict[str, Result]) -> Result
     except asyncio.TimeoutError:
         status, reason = "fail", f"no answer within {ctx.timeout:g} s (the timeout)"
         ctx.dirty = True
-    except AgentGone as exc:
+    except (AgentGone, NotJsonRpc) as exc:
         status, reason = "fail", str(exc)
         ctx.dirty = True
     transcript: list[Line] = []
