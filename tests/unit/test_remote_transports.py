@@ -576,3 +576,35 @@ def test_at_the_peers_end_the_updates_read_are_handled_before_the_answer() -> No
         await conn.close()
 
     run(go())
+
+
+def test_a_stream_nobody_reads_holds_max_buffered_bytes_of_what_its_messages_hold() -> None:
+    # Small updates behind a session stream never opened: the server's
+    # buffer counts the bytes its messages hold, not their length alone
+    # (that each holds only its text, not orjson's 4 KiB buffer, is
+    # test_json_backend's)
+    import httpx
+
+    async def go() -> None:
+        async with serving(max_buffered=100_000) as (app, port):
+            url = f"http://127.0.0.1:{port}/acp"
+            async with httpx.AsyncClient(timeout=httpx.Timeout(HANG)) as client:
+                answer = await client.post(url, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}})
+                headers = {"Acp-Connection-Id": answer.headers["Acp-Connection-Id"]}
+                async with client.stream("GET", url, headers={**headers, "Accept": "text/event-stream"}) as events:
+                    await client.post(url, headers=headers, json={"jsonrpc": "2.0", "id": 1, "method": "session/new"})
+                    async for line in events.aiter_lines():
+                        if line.startswith("data:"):
+                            sid = json.loads(line[5:])["result"]["sessionId"]
+                            break
+                    prompt = {"sessionId": sid, "n": 100_000, "size": 10}
+                    message = {"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": prompt}
+                    await client.post(url, headers={**headers, "Acp-Session-Id": sid}, json=message)
+                    (link,) = app.links.values()
+                    while link.room.is_set():  # the agent waits once the buffer is full
+                        await asyncio.sleep(0.01)
+                    items = [data for stream in link.streams.values() for data in stream.items]
+                    assert link.buffered == sum(transport.held(data) for data in items)
+                    assert sum(sys.getsizeof(data) for data in items) <= 100_000 + max(map(len, items)) + 64
+
+    run(go())
