@@ -55,7 +55,6 @@ SESSION_ID_HEADER = "Acp-Session-Id"
 _CLOSE_TIMEOUT = 1.0
 _REFUSAL_BODY = 4096
 """How much of a refusal's body is read (and kept in the error)."""
-_REDIRECTS = (300, 301, 302, 303, 307, 308)
 
 C = TypeVar("C", bound="Connection[Any]")
 _Item = bytes | MessageTooLarge
