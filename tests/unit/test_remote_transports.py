@@ -608,3 +608,49 @@ def test_a_stream_nobody_reads_holds_max_buffered_bytes_of_what_its_messages_hol
                     assert sum(sys.getsizeof(data) for data in items) <= 100_000 + max(map(len, items)) + 64
 
     run(go())
+
+
+def test_what_a_websocket_brings_waits_in_bounded_bytes() -> None:
+    # 40 updates of 100 kB while the client's handler waits on the first:
+    # the client stops reading (and the server's writes wait) once about
+    # max_buffered bytes are held, in websockets' frame queue and the
+    # connection's; it held every one (16 frames, then 1024 messages).
+    update = {"sessionId": "s", "update": {"i": 0, "text": "x" * 100_000}}
+    frame = text_frame(json.dumps({"jsonrpc": "2.0", "method": "session/update", "params": update}).encode())
+    started = asyncio.Event()
+
+    async def handle(server: RawServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(accept_upgrade(await server.read_head(reader)))
+        await started.wait()
+        for _ in range(40):
+            writer.write(frame)
+            await writer.drain()
+        await reader.read()
+
+    async def go() -> None:
+        async with RawServer(handle) as server:
+            url = f"ws://127.0.0.1:{server.port}/acp"
+            ws = await remote.open_websocket(url, max_message=200_000, max_buffered=400_000)
+            conn = ClientEnd(SlowRecorder, ws, max_buffered=400_000)
+            conn.handler.entered, conn.handler.release = asyncio.Event(), asyncio.Event()
+            tracemalloc.start()
+            try:
+                before = tracemalloc.get_traced_memory()[0]
+                conn.start()
+                started.set()
+                await asyncio.wait_for(conn.handler.entered.wait(), HANG)
+                # until the client stops reading for good (its queue full,
+                # the socket paused), or has read everything
+                while not (conn._full() and not ws.socket.transport.is_reading()) and conn._backlog() < 39:
+                    await asyncio.sleep(0.01)
+                held = tracemalloc.get_traced_memory()[0] - before
+            finally:
+                tracemalloc.stop()
+            assert conn._backlog() < 10
+            assert held < 3 * 400_000 + 3 * len(frame), held
+            conn.handler.release.set()
+            while len(conn.handler.updates) < 40:
+                await asyncio.sleep(0.01)
+            await conn.close()
+
+    run(go())
