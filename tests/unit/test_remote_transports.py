@@ -351,6 +351,11 @@ def test_an_http_answer_over_max_message_is_refused_without_being_read(framing: 
                 assert "more than 65536 bytes" in str(error.value.data)
             await asyncio.wait_for(server.ended.wait(), HANG)
             assert finished == [False], "the client hung up before the body's end"
+            # and told the server its connection is over
+            while len(server.heads) < 2:
+                await asyncio.sleep(0.01)
+            assert [head[":request"].split()[0] for head in server.heads] == ["POST", "DELETE"]
+            assert server.heads[1]["acp-connection-id"] == "c1"
 
     run(go())
 

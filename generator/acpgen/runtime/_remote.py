@@ -527,6 +527,11 @@ class HttpTransport:
     ) -> None:
         if isinstance(answer, MessageTooLarge):
             log.warning("the answer to initialize was not read: %s", answer)
+            with contextlib.suppress(Exception):  # the server's end goes too
+                await asyncio.wait_for(
+                    self.client.delete(self.url, headers={CONNECTION_ID_HEADER: id}),
+                    _CLOSE_TIMEOUT,
+                )
             await self._inbox.put(answer)  # fails the request
             return
         self.connection_id = id
