@@ -56,9 +56,10 @@ notifications too) and the Rust SDK's ``ProtocolCompat`` does
 (``ensure_initialized``). A request behind an ``initialize`` still being
 handled waits for its answer. ``require_initialize=False`` turns that off.
 
-Memory is bounded: at most ``max_queued`` messages wait for dispatch (reading
-pauses while the queue is full, except while a handler awaits an answer from
-the peer, since pausing then could never end), at most ``max_running``
+Memory is bounded: at most ``max_queued`` messages wait for dispatch, and
+at most ``max_buffered`` bytes of their text (reading pauses while the queue
+is full, except while a handler awaits an answer from the peer, since
+pausing then could never end; one message always fits), at most ``max_running``
 request handlers run at once, and a message over ``max_message`` bytes is
 discarded whole.
 
@@ -106,6 +107,7 @@ from ._jsonrpc import (
 from ._runtime import UNSET, ValidationError
 from ._transport import (
     DEFAULT_CLOSE_GRACE,
+    DEFAULT_MAX_BUFFERED,
     DEFAULT_MAX_MESSAGE,
     READ_BUFFER,
     MessageTooLarge,
@@ -160,6 +162,7 @@ class ConnectionOptions(TypedDict, total=False):
 
     strict: bool
     max_queued: int
+    max_buffered: int
     max_running: int
     error_detail: bool
     validate_outgoing: bool
@@ -196,8 +199,10 @@ class Connection(Generic[H]):
     text its data, with ``error_detail``). JSON goes out as it is.
     ``check_capabilities`` and ``fold_sessions``: see the module's
     documentation. When the peer closes, requests still waiting fail with
-    ``ConnectionError`` and what was already read is still handled, for at
-    most :attr:`grace` seconds; :meth:`close` drops it.
+    ``ConnectionError`` (saying what broke the connection, when something
+    did) and what was already read is still handled: the queued messages
+    all, in order, the requests' handlers for at most :attr:`grace`
+    seconds; :meth:`close` drops it.
     """
 
     side: ClassVar[Side]
@@ -228,6 +233,7 @@ class Connection(Generic[H]):
         strict: bool = False,
         max_message: int = DEFAULT_MAX_MESSAGE,
         max_queued: int = 1024,
+        max_buffered: int = DEFAULT_MAX_BUFFERED,
         max_running: int = 256,
         error_detail: bool = True,
         validate_outgoing: bool = False,
@@ -259,6 +265,13 @@ class Connection(Generic[H]):
         self._error_detail = error_detail
         self._validate_outgoing = validate_outgoing
         self._max_queued = max(1, max_queued)
+        self._max_buffered = max(1, max_buffered)
+        self._queued_bytes = 0
+        """The bytes of text of the messages in ``_inbox``."""
+        self._sizes: collections.deque[int] = collections.deque()
+        """The size of each, in order."""
+        self._reading = 0
+        """The size of the message being read."""
         self._max_running = max(1, max_running)
         self._running = 0
         self._waiting: collections.deque[Request[Any]] = collections.deque()
@@ -288,8 +301,9 @@ class Connection(Generic[H]):
         self._write_lock = asyncio.Lock()
         self._loop_task: asyncio.Task[None] | None = None
         self.grace = 5.0
-        """Seconds the handlers still running when the peer closes its side
-        get to finish and answer before they are cancelled."""
+        """Seconds the request handlers still running when the peer closes
+        its side get to finish and answer before they are cancelled (the
+        queued notifications are handled whatever it is)."""
         self._closed = False
         self._ending = False
         """True once nothing more is read: no answer can come any more."""
@@ -425,7 +439,7 @@ class Connection(Generic[H]):
         """True once nothing more is read from the peer: it closed the
         connection, a write failed, or :meth:`close` was called. What was
         already read may still be handled: :meth:`run` returns when it was
-        (after at most :attr:`grace` seconds)."""
+        (the requests' handlers get at most :attr:`grace` seconds)."""
         return self._ending or self._closed or self._closed_here
 
     async def close(self) -> None:
@@ -442,6 +456,7 @@ class Connection(Generic[H]):
 
     async def _read_loop(self) -> None:
         ended = False
+        reason = ConnectionError("the peer closed the connection")
         try:
             while not self._closed:
                 try:
@@ -449,7 +464,11 @@ class Connection(Generic[H]):
                 except MessageTooLarge as error:
                     self._too_large(error)
                     continue
-                except (ConnectionError, OSError):
+                except (ConnectionError, OSError) as error:
+                    # What broke it (a message too large, a frame that is not
+                    # UTF-8 ...) is what the waiting requests fail with.
+                    if str(error):
+                        reason = ConnectionError(f"the connection broke: {error}")
                     break
                 if data is None:
                     break
@@ -463,9 +482,7 @@ class Connection(Generic[H]):
                     log.exception("failed to handle a message; going on")
             ended = True
         finally:
-            await self._shut_down(
-                ConnectionError("the peer closed the connection"), drain=ended
-            )
+            await self._shut_down(reason, drain=ended)
 
     def _too_large(self, error: MessageTooLarge) -> None:
         """A message too large to read: an answer fails the request waiting
@@ -491,10 +508,11 @@ class Connection(Generic[H]):
     async def _shut_down(self, reason: ConnectionError, drain: bool = False) -> None:
         """Fail what waits for the peer's answers, then close. With ``drain``
         (the peer closed its side, as a client piping requests in does), the
-        requests already read are still answered and the queued messages
-        handled first, for at most :attr:`grace` seconds; otherwise (or when
-        :meth:`close` comes meanwhile) the handlers are cancelled and the
-        queue dropped."""
+        queued messages are all handled first, in order (so the updates read
+        before an answer are handled before it is returned), and the
+        requests already read are still answered for at most :attr:`grace`
+        seconds; otherwise (or when :meth:`close` comes meanwhile) the
+        handlers are cancelled and the queue dropped."""
         if self._closed:
             return
         gentle = drain and not self._ending
@@ -509,20 +527,24 @@ class Connection(Generic[H]):
                 loop = asyncio.get_running_loop()
                 deadline = loop.time() + self.grace
                 while True:
-                    running = [
-                        task for tasks in self._answering.values() for task in tasks
-                    ]
+                    left = deadline - loop.time()
+                    running = (
+                        [task for tasks in self._answering.values() for task in tasks]
+                        if left > 0
+                        else []
+                    )
                     if self._worker is not None:
+                        # The queue is handled whatever the grace: what was
+                        # read is not dropped.
                         running.append(self._worker)
                     running = [
                         task
                         for task in running
                         if task is not asyncio.current_task() and not task.done()
                     ]
-                    left = deadline - loop.time()
-                    if not running or left <= 0:
+                    if not running:
                         break
-                    await asyncio.wait(running, timeout=left)
+                    await asyncio.wait(running, timeout=left if left > 0 else None)
         finally:
             self._closed = True
             self._drop_queued("the peer closed the connection")
@@ -537,6 +559,7 @@ class Connection(Generic[H]):
     # ------------------------------------------------------------ receiving
 
     async def _receive(self, line: bytes) -> None:
+        self._reading = len(line)
         try:
             data = load_message(line)
         except ValueError:
@@ -594,21 +617,22 @@ class Connection(Generic[H]):
             self._cancel(message)
         else:
             self._notified(message)
-        if self._backlog() >= self._max_queued:
+        if self._full():
             await self._wait_for_space()
 
     def _backlog(self) -> int:
         return len(self._inbox) + len(self._waiting)
 
+    def _full(self) -> bool:
+        return self._backlog() >= self._max_queued or (
+            self._queued_bytes >= self._max_buffered
+        )
+
     async def _wait_for_space(self) -> None:
         """Back-pressure: stop reading while the queue is full, unless a
         notification handler waits for an answer only further reading can
         bring."""
-        while (
-            self._backlog() >= self._max_queued
-            and self._handling
-            and not self._awaiting_peer
-        ):
+        while self._full() and self._handling and not self._awaiting_peer:
             self._space.clear()
             await self._space.wait()
 
@@ -696,6 +720,8 @@ class Connection(Generic[H]):
                     self._release_barriers()
             return
         self._inbox.append((handler, method, arguments, request))
+        self._sizes.append(self._reading)
+        self._queued_bytes += self._reading
         self._queued += 1
         if self._worker is None:
             self._worker = asyncio.get_running_loop().create_task(self._dispatch())
@@ -711,7 +737,8 @@ class Connection(Generic[H]):
                 self._dispatching = True
                 while inbox:
                     handler, method, arguments, request = inbox.popleft()
-                    if self._backlog() < self._max_queued:
+                    self._queued_bytes -= self._sizes.popleft()
+                    if not self._full():
                         self._space.set()
                     try:
                         if request is not None:
@@ -794,6 +821,8 @@ class Connection(Generic[H]):
                 "%s: dropped %d queued message(s) unhandled", why, self._backlog()
             )
         self._inbox.clear()
+        self._sizes.clear()
+        self._queued_bytes = 0
         self._waiting.clear()
         self._space.set()
         self._wake_worker.set()
@@ -871,7 +900,7 @@ class Connection(Generic[H]):
                 # Not eagerly: this runs as an answer ends, and an eager
                 # answer that ends at once would start the next one here.
                 self._start_answer(self._waiting.popleft(), eager=False)
-                if self._backlog() < self._max_queued:
+                if not self._full():
                     self._space.set()
 
     async def _reply(self, message: Request[Any]) -> bytes:

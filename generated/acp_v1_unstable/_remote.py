@@ -9,6 +9,13 @@ Both take ``cookies``, a dict the server's cookies are kept in: pass the
 same dict again when reconnecting, so that a load balancer's affinity cookie
 comes back (the RFD asks clients to keep them). :func:`connected` opens a
 transport and runs a connection over it; calling it again reconnects.
+
+Memory is bounded whatever the server sends: a message over ``max_message``
+bytes is refused unread (a ``POST``'s answer included), what waits for the
+connection to read holds at most ``max_buffered`` bytes (one message always
+fits), and a redirect to another host is refused unless allowed (the
+WebSocket transport would send it every header; the HTTP one follows no
+redirect).
 """
 
 from __future__ import annotations
@@ -18,16 +25,18 @@ import contextlib
 import importlib
 import json
 import logging
+import urllib.parse
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from typing import Any, TypeVar, cast
 
 from ._connection import Connection
 from ._transport import (
+    DEFAULT_MAX_BUFFERED,
     DEFAULT_MAX_MESSAGE,
+    MessageQueue,
     MessageTooLarge,
     Transport,
     head_hint,
-    put_end,
 )
 
 __all__ = [
@@ -44,9 +53,11 @@ log = logging.getLogger(__name__.rpartition(".")[0] + ".connection")
 CONNECTION_ID_HEADER = "Acp-Connection-Id"
 SESSION_ID_HEADER = "Acp-Session-Id"
 _CLOSE_TIMEOUT = 1.0
+_REFUSAL_BODY = 4096
+"""How much of a refusal's body is read (and kept in the error)."""
 
 C = TypeVar("C", bound="Connection[Any]")
-_Item = bytes | MessageTooLarge | None
+_Item = bytes | MessageTooLarge
 
 
 class TransportRefused(ConnectionError):
@@ -80,12 +91,45 @@ def _cookie_header(cookies: Mapping[str, str] | None) -> str | None:
 # ---------------------------------------------------------------- WebSocket
 
 
+def _close_cause(error: Any, max_message: int | None) -> str:
+    """What a ``websockets`` ``ConnectionClosed`` means, in words: the code
+    this end closed with (1009: a message too large, 1007: not UTF-8, 1002:
+    not the protocol) or the one the server sent."""
+    sent: Any = getattr(error, "sent", None)
+    received: Any = getattr(error, "rcvd", None)
+    code: int | None = getattr(sent, "code", None)
+    if code == 1009:
+        limit = f" ({max_message} bytes)" if max_message is not None else ""
+        return (
+            f"the server sent a message over max_message{limit}: the client "
+            "closed the connection (WebSocket code 1009, message too big)"
+        )
+    if code == 1007:
+        return (
+            "the server sent a text frame that is not UTF-8: the client closed "
+            "the connection (WebSocket code 1007, invalid data)"
+        )
+    if code == 1002:
+        return (
+            "the server broke the WebSocket protocol: the client closed the "
+            f"connection (WebSocket code 1002): {error}"
+        )
+    if received is not None:
+        reason = f": {received.reason}" if received.reason else ""
+        return (
+            f"the server closed the connection (WebSocket code {received.code}{reason})"
+        )
+    return f"the WebSocket connection broke: {error}"
+
+
 class WebSocketTransport:
     """Messages as WebSocket text frames (binary frames are ignored). A
     message over ``max_message`` bytes closes the socket (code 1009): the
-    ``websockets`` package refuses it before reading it."""
+    ``websockets`` package refuses it before reading it, and the error
+    (``ConnectionError``, which fails the requests waiting) says so; so does
+    a frame that is not UTF-8 (1007)."""
 
-    def __init__(self, socket: Any) -> None:
+    def __init__(self, socket: Any, max_message: int | None = None) -> None:
         self.socket: Any = socket
         """The ``websockets`` client connection."""
         response: Any = socket.response
@@ -100,6 +144,7 @@ class WebSocketTransport:
             "websockets.protocol", "websockets", "WebSocket"
         ).State.OPEN
         self._closing = False
+        self.max_message = max_message
 
     async def receive(self) -> bytes | None:
         while True:
@@ -108,7 +153,7 @@ class WebSocketTransport:
             except self._closed_ok:
                 return None
             except self._closed as error:
-                raise ConnectionError(str(error)) from error
+                raise ConnectionError(_close_cause(error, self.max_message)) from error
             if isinstance(frame, str):
                 return frame.encode()
 
@@ -118,7 +163,7 @@ class WebSocketTransport:
         try:
             await self.socket.send(data.decode())
         except self._closed as error:
-            raise ConnectionError(str(error)) from error
+            raise ConnectionError(_close_cause(error, self.max_message)) from error
 
     def is_closing(self) -> bool:
         return self._closing or self.socket.state is not self._open
@@ -132,18 +177,51 @@ class WebSocketTransport:
                 self.socket.transport.abort()
 
 
+def _other_host(old: str, new: str) -> bool:
+    """Whether ``new`` names another origin than ``old`` (scheme, host or
+    port differ)."""
+    defaults = {"ws": 80, "http": 80, "wss": 443, "https": 443}
+    before, after = urllib.parse.urlsplit(old), urllib.parse.urlsplit(new)
+    return (
+        before.scheme,
+        before.hostname,
+        before.port or defaults.get(before.scheme),
+    ) != (
+        after.scheme,
+        after.hostname,
+        after.port or defaults.get(after.scheme),
+    )
+
+
+def _status_line(head: bytes) -> tuple[int, str] | None:
+    """The status and reason of an HTTP status line, if ``head`` starts with
+    one."""
+    line = head.split(b"\n", 1)[0].rstrip(b"\r").decode("iso-8859-1")
+    parts = line.split(" ", 2)
+    if len(parts) >= 2 and parts[0].startswith("HTTP/") and parts[1].isdigit():
+        return int(parts[1]), parts[2] if len(parts) > 2 else ""
+    return None
+
+
 async def open_websocket(
     url: str,
     *,
     headers: Mapping[str, str] | None = None,
     cookies: dict[str, str] | None = None,
     max_message: int = DEFAULT_MAX_MESSAGE,
+    max_buffered: int = DEFAULT_MAX_BUFFERED,
     open_timeout: float = 10.0,
+    cross_host_redirects: bool = False,
 ) -> WebSocketTransport:
     """Connect to ``url`` (``ws://`` or ``wss://``, the agent's ``/acp``
     endpoint). Raises :class:`TransportRefused` when the server answers the
-    upgrade with an HTTP error, ``ConnectionError`` when it cannot be
-    reached."""
+    upgrade with an HTTP error (its status kept, even when its body is too
+    large to read) or with a redirect to another host (every header would
+    go there: ``cross_host_redirects=True`` follows it, with the
+    ``websockets`` package's own rules, which drop ``Authorization`` and
+    ``Cookie`` only), ``ConnectionError`` when it cannot be reached.
+    Received frames wait for the connection in at most about
+    ``max_buffered`` bytes (at least one message of ``max_message``)."""
     client = _library("websockets.asyncio.client", "websockets", "WebSocket")
     exceptions = _library("websockets.exceptions", "websockets", "WebSocket")
     invalid_status: type[Exception] = exceptions.InvalidStatus
@@ -152,21 +230,78 @@ async def open_websocket(
     cookie = _cookie_header(cookies)
     if cookie is not None:
         sent.setdefault("Cookie", cookie)
+    heads: list[bytearray] = []
+    """The first bytes each attempt received: the status of an answer
+    ``websockets`` could not parse (a body over its limit)."""
+
+    def sniffing(*args: Any, **kwargs: Any) -> Any:
+        socket: Any = client.ClientConnection(*args, **kwargs)
+        head = bytearray()
+        heads.append(head)
+        aborting: list[asyncio.TimerHandle] = []
+        received = socket.data_received
+
+        def data_received(data: bytes) -> None:
+            if len(head) < 512 and b"\n" not in head:
+                head.extend(data[:512])
+            received(data)
+            # A frame refused (too large, not UTF-8) starts the closing
+            # handshake: ``websockets`` enforces its deadline only when this
+            # end next writes, so a client only reading would wait for its
+            # keepalive ping. The socket is dropped at the deadline instead.
+            deadline: float | None = getattr(socket, "close_deadline", None)
+            if deadline is not None and not aborting:
+                loop = asyncio.get_running_loop()
+                aborting.append(loop.call_at(deadline, socket.transport.abort))
+
+        socket.data_received = data_received
+        return socket
+
+    def refuse_other_hosts(error: Exception) -> Exception | str:
+        target: Exception | str = follow(error)
+        if (
+            isinstance(target, str)
+            and not cross_host_redirects
+            and _other_host(opening.uri, target)
+        ):
+            status: int = getattr(error, "response").status_code  # noqa: B009
+            return TransportRefused(
+                status,
+                f"a redirect to another host, {target}, not followed "
+                "(cross_host_redirects=True follows it)",
+            )
+        return target
+
+    opening: Any = client.connect(
+        url,
+        additional_headers=sent,
+        max_size=max_message,
+        max_queue=max(1, max_buffered // max(1, max_message)),
+        open_timeout=open_timeout,
+        close_timeout=_CLOSE_TIMEOUT,
+        compression=None,
+        create_connection=sniffing,
+    )
+    follow: Callable[[Exception], Exception | str] = opening.process_redirect
+    opening.process_redirect = refuse_other_hosts
     try:
-        socket: Any = await client.connect(
-            url,
-            additional_headers=sent,
-            max_size=max_message,
-            open_timeout=open_timeout,
-            compression=None,
-        )
+        socket: Any = await opening
+    except TransportRefused:
+        raise
     except invalid_status as error:
         response: Any = getattr(error, "response")  # noqa: B009
         raise TransportRefused(
             response.status_code,
-            response.body.decode("utf-8", "replace") if response.body else "",
+            response.body[:_REFUSAL_BODY].decode("utf-8", "replace")
+            if response.body
+            else "",
         ) from None
     except (OSError, invalid_handshake, asyncio.TimeoutError) as error:
+        status = _status_line(bytes(heads[-1])) if heads else None
+        if status is not None and status[0] != 101:
+            raise TransportRefused(
+                status[0], f"{status[1]} (the answer could not be read: {error})"
+            ) from error
         raise ConnectionError(f"cannot open a WebSocket to {url}: {error}") from error
     if cookies is not None and socket.response is not None:
         values: list[str] = socket.response.headers.get_all("Set-Cookie")
@@ -174,54 +309,85 @@ async def open_websocket(
             name, _, rest = value.split(";", 1)[0].strip().partition("=")
             if name:
                 cookies[name] = rest
-    return WebSocketTransport(socket)
+    return WebSocketTransport(socket, max_message)
 
 
 # ---------------------------------------------------------------- HTTP
 
 
 class _SseDecoder:
-    """``data:`` events out of an SSE byte stream, in bounded memory: an
-    event over ``limit`` bytes is skipped and reported as
+    """``data:`` events out of an SSE byte stream, in bounded memory and in
+    time linear in the stream: each chunk is searched once for line ends,
+    and a line still open keeps its pieces (joined once it ends). An event
+    over ``limit`` bytes is skipped and reported as
     :class:`MessageTooLarge`."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self.buffer = b""
+        self.parts: list[bytes] = []
+        """The pieces of the line still open."""
+        self.pending = 0
+        """Their bytes."""
         self.data: list[bytes] = []
         self.size = 0
         self.skipping = False
-        self.head = b""
+        """The event being read is over the limit: it is dropped."""
+        self.dropping = False
+        """The line still open is over the limit: its rest is dropped."""
 
     def feed(self, chunk: bytes) -> list[bytes | MessageTooLarge]:
         out: list[bytes | MessageTooLarge] = []
-        self.buffer += chunk
+        start = 0
         while True:
-            end = self.buffer.find(b"\n")
+            end = chunk.find(b"\n", start)
             if end < 0:
-                if len(self.buffer) > self.limit + 16:
-                    line = self.buffer
-                    if line.startswith(b"data:"):
-                        line = line[6:] if line[5:6] == b" " else line[5:]
-                        self._overflow(out, line)
-                    self.skipping = True  # the rest of this line is dropped
-                    self.buffer = b""
+                if start < len(chunk) and not self.dropping:
+                    self.parts.append(chunk[start:])
+                    self.pending += len(chunk) - start
+                    if self.size + self.pending > self.limit + 16:
+                        self._drop_line(out)
                 return out
-            line = self.buffer[:end].rstrip(b"\r")
-            self.buffer = self.buffer[end + 1 :]
-            if not line:
-                if self.skipping:
-                    self.skipping = False
-                elif self.data:
-                    out.append(b"\n".join(self.data))
-                self.data, self.size, self.head = [], 0, b""
-            elif line.startswith(b"data:") and not self.skipping:
-                value = line[6:] if line[5:6] == b" " else line[5:]
-                self.size += len(value)
-                if self.size > self.limit:
-                    self._overflow(out, value)
-                else:
-                    self.data.append(value)
+            piece = chunk[start:end]
+            start = end + 1
+            if self.dropping:
+                self.dropping = False
+                continue
+            if self.parts:
+                self.parts.append(piece)
+                piece = b"".join(self.parts)
+                self.parts, self.pending = [], 0
+            self._line(piece.rstrip(b"\r"), out)
+
+    def _line(self, line: bytes, out: list[bytes | MessageTooLarge]) -> None:
+        if not line:
+            if self.skipping:
+                self.skipping = False
+            elif self.data:
+                out.append(b"\n".join(self.data))
+            self.data, self.size = [], 0
+        elif line.startswith(b"data:") and not self.skipping:
+            value = line[6:] if line[5:6] == b" " else line[5:]
+            self.size += len(value)
+            if self.size > self.limit:
+                self._overflow(out, value)
+            else:
+                self.data.append(value)
+
+    def _drop_line(self, out: list[bytes | MessageTooLarge]) -> None:
+        """The open line is over the limit: a ``data:`` line fails its event,
+        and the rest of the line is dropped as it comes."""
+        head: list[bytes] = []
+        size = 0
+        for part in self.parts:
+            if size >= 4096:
+                break
+            head.append(part[: 4096 - size])
+            size += len(head[-1])
+        line = b"".join(head)
+        if line.startswith(b"data:"):
+            self._overflow(out, line[6:] if line[5:6] == b" " else line[5:])
+        self.parts, self.pending = [], 0
+        self.dropping = True
 
     def _overflow(self, out: list[bytes | MessageTooLarge], tail: bytes) -> None:
         if self.skipping:
@@ -247,8 +413,13 @@ class HttpTransport:
     agent sends comes on ``GET`` SSE streams, the connection's one opened
     after ``initialize`` and a session's one before the first message naming
     that session. A ``POST`` the server refuses fails the request it carried
-    (a JSON-RPC error -32603 whose data holds the status and body); the
-    connection's stream ending ends the connection."""
+    (a JSON-RPC error -32603 whose data holds the status and the start of
+    its body); the connection's stream ending ends the connection, once what
+    it brought has been read. Bodies are read as they come: an answer or an
+    event over ``max_message`` bytes is refused without being read whole
+    (the request waiting for it fails), and what waits for the connection
+    holds at most ``max_queued`` messages and ``max_buffered`` bytes (one
+    message always fits)."""
 
     def __init__(
         self,
@@ -258,6 +429,7 @@ class HttpTransport:
         cookies: dict[str, str] | None = None,
         max_message: int = DEFAULT_MAX_MESSAGE,
         max_queued: int = 256,
+        max_buffered: int = DEFAULT_MAX_BUFFERED,
     ) -> None:
         self.url = url
         self.client: Any = client
@@ -269,7 +441,7 @@ class HttpTransport:
         self.max_message = max_message
         self.connection_id: str | None = None
         """The ``Acp-Connection-Id`` the server gave ``initialize``."""
-        self._inbox: asyncio.Queue[_Item] = asyncio.Queue(max_queued)
+        self._inbox: MessageQueue[_Item] = MessageQueue(max_queued, max_buffered)
         self._streams: dict[str | None, asyncio.Task[None]] = {}
         self._opened: dict[str | None, asyncio.Future[None]] = {}
         self._about: dict[object, str | None] = {}
@@ -280,7 +452,7 @@ class HttpTransport:
         item = await self._inbox.get()
         if item is None:
             self._closing = True
-            put_end(self._inbox)
+            self._inbox.end()
             return None
         if isinstance(item, MessageTooLarge):
             raise item
@@ -310,30 +482,66 @@ class HttpTransport:
                 if problem is not None:
                     await self._refused(message, problem)
                     return
+        answer: bytes | MessageTooLarge | None = None
+        refusal: TransportRefused | None = None
         try:
-            response = await self.client.post(self.url, content=data, headers=headers)
+            request: Any = self.client.build_request(
+                "POST", self.url, content=data, headers=headers
+            )
+            response: Any = await self.client.send(request, stream=True)
+            try:
+                status: int = response.status_code
+                given: str | None = response.headers.get(CONNECTION_ID_HEADER)
+                if self.connection_id is None and status == 200 and given:
+                    answer = await self._answer(response, message.get("id"))
+                elif self.connection_id is None or status not in (200, 202):
+                    body = await _body(response, _REFUSAL_BODY)
+                    refusal = TransportRefused(status, body)
+            finally:
+                await response.aclose()
         except Exception as error:
             raise ConnectionError(f"POST {self.url} failed: {error}") from error
-        if self.connection_id is None:
-            await self._initialized(message, response)
-        elif response.status_code not in (200, 202):
-            await self._refused(
-                message, TransportRefused(response.status_code, response.text)
-            )
+        if refusal is not None:
+            await self._refused(message, refusal)
+        elif answer is not None and given:
+            await self._initialized(message, given, answer)
 
-    async def _initialized(self, message: Mapping[str, Any], response: Any) -> None:
-        id = response.headers.get(CONNECTION_ID_HEADER)
-        if response.status_code != 200 or not id:
-            await self._refused(
-                message, TransportRefused(response.status_code, response.text)
-            )
+    async def _answer(self, response: Any, id: object) -> bytes | MessageTooLarge:
+        """The body of ``initialize``'s answer, read as it comes and given up
+        (its connection dropped) once it is over ``max_message`` bytes."""
+        limit = self.max_message
+        key = id if isinstance(id, (int, str)) and not isinstance(id, bool) else None
+        length: str | None = response.headers.get("Content-Length")
+        if length is not None and length.strip().isdigit() and int(length) > limit:
+            return MessageTooLarge(limit, key)
+        parts: list[bytes] = []
+        size = 0
+        chunk: bytes
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > limit:
+                return MessageTooLarge(limit, key)
+            parts.append(chunk)
+        return b"".join(parts)
+
+    async def _initialized(
+        self, message: Mapping[str, Any], id: str, answer: bytes | MessageTooLarge
+    ) -> None:
+        if isinstance(answer, MessageTooLarge):
+            log.warning("the answer to initialize was not read: %s", answer)
+            with contextlib.suppress(Exception):  # the server's end goes too
+                await asyncio.wait_for(
+                    self.client.delete(self.url, headers={CONNECTION_ID_HEADER: id}),
+                    _CLOSE_TIMEOUT,
+                )
+            await self._inbox.put(answer)  # fails the request
             return
         self.connection_id = id
         problem = await self._open_stream(None)
         if problem is not None:
             await self._refused(message, problem)
             return
-        await self._inbox.put(response.content)
+        await self._inbox.put(answer)
 
     async def _refused(
         self, message: Mapping[str, Any], problem: TransportRefused
@@ -377,7 +585,7 @@ class HttpTransport:
             stream: Any = self.client.stream("GET", self.url, headers=headers)
             async with stream as response:
                 if response.status_code != 200:
-                    body = (await response.aread()).decode("utf-8", "replace")
+                    body = await _body(response, _REFUSAL_BODY)
                     opened.set_exception(TransportRefused(response.status_code, body))
                     return
                 opened.set_result(None)
@@ -396,7 +604,7 @@ class HttpTransport:
             if not opened.done():
                 opened.set_exception(TransportRefused(0, "the stream closed"))
             if session is None and not self._closing:
-                put_end(self._inbox)
+                self._inbox.end()
 
     def _seen(self, data: bytes, session: str | None) -> None:
         """Note the agent's requests (their answers go to the same session's
@@ -443,7 +651,20 @@ class HttpTransport:
                     self.cookies[cookie.name] = cookie.value
         with contextlib.suppress(Exception):
             await self.client.aclose()
-        put_end(self._inbox)
+        self._inbox.end()
+
+
+async def _body(response: Any, limit: int) -> str:
+    """The start of a refusal's body: at most ``limit`` bytes are read."""
+    parts: list[bytes] = []
+    size = 0
+    chunk: bytes
+    async for chunk in response.aiter_bytes():
+        parts.append(chunk[: limit - size])
+        size += len(parts[-1])
+        if size >= limit:
+            break
+    return b"".join(parts).decode("utf-8", "replace")
 
 
 def _future() -> asyncio.Future[None]:
@@ -463,6 +684,7 @@ async def open_http(
     headers: Mapping[str, str] | None = None,
     cookies: dict[str, str] | None = None,
     max_message: int = DEFAULT_MAX_MESSAGE,
+    max_buffered: int = DEFAULT_MAX_BUFFERED,
     http2: bool = False,
 ) -> HttpTransport:
     """A Streamable HTTP transport to ``url`` (``http://`` or ``https://``,
@@ -477,7 +699,9 @@ async def open_http(
         timeout=httpx.Timeout(30.0, read=None),
         http2=http2,
     )
-    return HttpTransport(url, client, cookies=cookies, max_message=max_message)
+    return HttpTransport(
+        url, client, cookies=cookies, max_message=max_message, max_buffered=max_buffered
+    )
 
 
 @contextlib.asynccontextmanager

@@ -737,7 +737,10 @@ def dump_message(wire: dict[str, Any]) -> bytes:
         else:
             # orjson writes NaN and the infinities as null; json refuses them.
             if b"null" not in data or _finite(wire):
-                return data
+                # A short text keeps orjson's buffer (about 4 KiB) however
+                # short it is: a copy holds only the text, so what waits in
+                # queues is what they count.
+                return bytes(memoryview(data)) if len(data) < _COPY_BELOW else data
     try:
         text = json.dumps(
             wire, ensure_ascii=False, allow_nan=False, separators=(",", ":")
@@ -762,4 +765,6 @@ def _finite(value: Any) -> bool:
 
 
 _INF = float("inf")
+_COPY_BELOW = 256 * 1024
+"""orjson texts shorter than this are copied (see :func:`dump_message`)."""
 use_json_backend()

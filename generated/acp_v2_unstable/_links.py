@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from ._connection import Connection
-from ._transport import MemoryTransport, Transport, memory_pair
+from ._transport import MemoryTransport, Transport, held, memory_pair
 
 __all__ = ["Key", "Limits", "Link", "Stream", "message_key", "session_of"]
 
@@ -30,7 +30,9 @@ Key = tuple[str, int | str]
 @dataclass(frozen=True)
 class Limits:
     """What bounds a connection: the size of a message, the bytes its SSE
-    streams hold, the seconds its peer may leave it unread or unopened."""
+    streams hold (what their messages really hold, counted by
+    :func:`~._transport.held`; the agent's outgoing queue holds as much
+    again), the seconds its peer may leave it unread or unopened."""
 
     max_message: int
     max_buffered: int
@@ -83,7 +85,7 @@ class Link:
         self.limits = limits
         self.on_close = closed
         self.id = secrets.token_hex(16)
-        here, there = memory_pair(16)
+        here, there = memory_pair(16, limits.max_buffered)
         self.here: MemoryTransport = here
         self.connection = make_connection(there, limits.max_message)
         self.websocket = websocket
@@ -175,14 +177,14 @@ class Link:
             stream = self.streams[target] = Stream()
         stream.items.append(data)
         stream.ready.set()
-        self.buffered += len(data)
+        self.buffered += held(data)
 
     def take(self, stream: Stream) -> bytes | None:
         if not stream.items:
             stream.ready.clear()
             return None
         data = stream.items.popleft()
-        self.buffered -= len(data)
+        self.buffered -= held(data)
         if self.buffered < self.limits.max_buffered:
             self.room.set()
         return data

@@ -11,20 +11,24 @@ in one process, for tests.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import os
 import re
 import signal
+import sys
 import threading
 from collections.abc import AsyncGenerator, Sequence
 from queue import SimpleQueue
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 __all__ = [
     "DEFAULT_CLOSE_GRACE",
+    "DEFAULT_MAX_BUFFERED",
     "DEFAULT_MAX_MESSAGE",
     "MemoryTransport",
+    "MessageQueue",
     "MessageTooLarge",
     "SendsAtOnce",
     "StreamTransport",
@@ -35,6 +39,11 @@ __all__ = [
 
 DEFAULT_MAX_MESSAGE = 64 * 1024 * 1024
 """The largest message a connection reads unless told otherwise (64 MiB)."""
+
+DEFAULT_MAX_BUFFERED = 16 * 1024 * 1024
+"""The bytes of received messages a transport's queue holds for its reader
+unless told otherwise (16 MiB; one message always fits, whatever its
+size)."""
 
 READ_BUFFER = 1024 * 1024
 """The stream buffer: longer messages are read in pieces of this size."""
@@ -305,15 +314,94 @@ async def _closed(writer: asyncio.StreamWriter) -> None:
         await writer.wait_closed()
 
 
+T = TypeVar("T")
+
+
+def held(item: object) -> int:
+    """The bytes a queued message holds: its object's size (``bytes`` exact
+    since :func:`dump_message` copies orjson's small outputs, which keep a
+    4 KiB buffer) plus the queue's slot; a marker or an error counts as a
+    small message."""
+    if item is None:
+        return 0
+    if isinstance(item, (bytes, str)):
+        return sys.getsizeof(item) + 8
+    return 256
+
+
+class MessageQueue(Generic[T]):
+    """Messages waiting for their reader, bounded both in number
+    (``max_items``) and in the bytes they hold (``max_bytes``, counted by
+    :func:`held`): a writer waits while either bound is reached, and one
+    message always fits in an empty queue whatever its size. The end
+    (:meth:`end`) always fits too and drops nothing: what was queued before
+    it is still read."""
+
+    def __init__(self, max_items: int, max_bytes: int) -> None:
+        self.max_items = max(1, max_items)
+        self.max_bytes = max(1, max_bytes)
+        self.held = 0
+        """The bytes the queued messages hold."""
+        self._items: collections.deque[T | None] = collections.deque()
+        self._readable = asyncio.Event()
+        self._room = asyncio.Event()
+        self._room.set()
+
+    def full(self) -> bool:
+        return bool(self._items) and (
+            len(self._items) >= self.max_items or self.held >= self.max_bytes
+        )
+
+    def empty(self) -> bool:
+        return not self._items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def put_nowait(self, item: T) -> bool:
+        """Queue ``item`` unless the queue is full (then False)."""
+        if self.full():
+            self._room.clear()
+            return False
+        self._append(item)
+        return True
+
+    async def put(self, item: T) -> None:
+        while self.full():
+            self._room.clear()
+            await self._room.wait()
+        self._append(item)
+
+    def end(self) -> None:
+        """Queue the end (``None``) behind what is queued, without waiting."""
+        self._append(None)
+
+    def _append(self, item: T | None) -> None:
+        self._items.append(item)
+        self.held += held(item)
+        self._readable.set()
+
+    async def get(self) -> T | None:
+        while not self._items:
+            self._readable.clear()
+            await self._readable.wait()
+        item = self._items.popleft()
+        self.held -= held(item)
+        if not self.full():
+            self._room.set()
+        return item
+
+
 class MemoryTransport:
     """One end of an in-process pair (see :func:`memory_pair`): messages are
-    handed over as bytes, through a bounded queue per direction, so a sender
-    waits while its peer does not read."""
+    handed over as bytes, through a bounded queue per direction (see
+    :class:`MessageQueue`), so a sender waits while its peer does not
+    read."""
 
     def __init__(
         self,
-        incoming: asyncio.Queue[bytes | None],
-        outgoing: asyncio.Queue[bytes | None],
+        incoming: MessageQueue[bytes],
+        outgoing: MessageQueue[bytes],
     ) -> None:
         self._incoming = incoming
         self._outgoing = outgoing
@@ -338,11 +426,7 @@ class MemoryTransport:
     def send_nowait(self, data: bytes) -> bool:
         if self._closed:
             raise ConnectionError("the connection is closed")
-        try:
-            self._outgoing.put_nowait(bytes(data))
-        except asyncio.QueueFull:
-            return False
-        return True
+        return self._outgoing.put_nowait(bytes(data))
 
     def is_closing(self) -> bool:
         return self._closed
@@ -352,25 +436,17 @@ class MemoryTransport:
             return
         self._closed = True
         for queue in (self._outgoing, self._incoming):
-            put_end(queue)
+            queue.end()
 
 
-def put_end(queue: asyncio.Queue[Any]) -> None:
-    """Tell a queue's reader that nothing more comes (``None``), making room
-    if needed: the memory pair's and the remote transports' inboxes."""
-    while True:
-        try:
-            queue.put_nowait(None)
-            return
-        except asyncio.QueueFull:
-            with contextlib.suppress(asyncio.QueueEmpty):
-                queue.get_nowait()
-
-
-def memory_pair(max_queued: int = 256) -> tuple[MemoryTransport, MemoryTransport]:
-    """Two joined transports: what one sends, the other receives."""
-    left_to_right: asyncio.Queue[bytes | None] = asyncio.Queue(max_queued)
-    right_to_left: asyncio.Queue[bytes | None] = asyncio.Queue(max_queued)
+def memory_pair(
+    max_queued: int = 256, max_buffered: int = DEFAULT_MAX_BUFFERED
+) -> tuple[MemoryTransport, MemoryTransport]:
+    """Two joined transports: what one sends, the other receives. Each
+    direction holds at most ``max_queued`` messages and ``max_buffered``
+    bytes of them (one message always fits) before its sender waits."""
+    left_to_right: MessageQueue[bytes] = MessageQueue(max_queued, max_buffered)
+    right_to_left: MessageQueue[bytes] = MessageQueue(max_queued, max_buffered)
     left = MemoryTransport(right_to_left, left_to_right)
     right = MemoryTransport(left_to_right, right_to_left)
     left.peer, right.peer = right, left

@@ -35,6 +35,7 @@ from ._connection import spawn_connection as _spawn_connection
 from ._transport import DEFAULT_CLOSE_GRACE as _DEFAULT_CLOSE_GRACE
 from ._resume import SessionKeeperBase as _SessionKeeperBase
 from ._runtime import UNSET as _UNSET
+from ._transport import DEFAULT_MAX_BUFFERED as _DEFAULT_MAX_BUFFERED
 from ._transport import DEFAULT_MAX_MESSAGE as _DEFAULT_MAX_MESSAGE
 from ._transport import memory_pair as _memory_pair
 from ._versions import serve_versions as _serve_versions
@@ -515,6 +516,7 @@ def connect_agent_ws(
     headers: _Mapping[str, str] | None = None,
     cookies: dict[str, str] | None = None,
     max_message: int = _DEFAULT_MAX_MESSAGE,
+    cross_host_redirects: bool = False,
     **options: _Unpack[ConnectionOptions],
 ) -> _AbstractAsyncContextManager[ClientSideConnection[_C]]:
     """Connect to an agent's WebSocket endpoint (``ws://host:port/acp``,
@@ -522,13 +524,20 @@ def connect_agent_ws(
     exit. ``headers`` go with the upgrade (a token, say); the server's
     cookies are kept in ``cookies``: pass the same dict to reconnect. Raises
     ``_remote.TransportRefused`` (a ``ConnectionError``) with the HTTP status
-    when the server refuses. ``options`` are the connection's
-    (``validate_outgoing=True`` ...)."""
+    when the server refuses, or redirects to another host (which would get
+    every header) unless ``cross_host_redirects``. ``options`` are the
+    connection's (``validate_outgoing=True`` ...); its ``max_buffered``
+    also bounds the bytes the transport holds for it."""
     from ._remote import connected as _connected
     from ._remote import open_websocket as _open_websocket
 
     opening = _open_websocket(
-        url, headers=headers, cookies=cookies, max_message=max_message
+        url,
+        headers=headers,
+        cookies=cookies,
+        max_message=max_message,
+        max_buffered=options.get("max_buffered", _DEFAULT_MAX_BUFFERED),
+        cross_host_redirects=cross_host_redirects,
     )
     return _connected(
         lambda t: ClientSideConnection(
@@ -552,13 +561,19 @@ def connect_agent_http(
     ``pip install httpx``; ``http2`` also needs ``h2``) and yield the client's
     connection; closed on exit (the server is told with ``DELETE``). A
     request the server refuses fails with a ``RequestError`` whose data holds
-    the HTTP status; ``headers``, ``cookies`` and ``options`` as for
-    :func:`connect_agent_ws`."""
+    the HTTP status; no redirect is followed; an answer over ``max_message``
+    bytes is refused without being read whole; ``headers``, ``cookies`` and
+    ``options`` as for :func:`connect_agent_ws`."""
     from ._remote import connected as _connected
     from ._remote import open_http as _open_http
 
     opening = _open_http(
-        url, headers=headers, cookies=cookies, max_message=max_message, http2=http2
+        url,
+        headers=headers,
+        cookies=cookies,
+        max_message=max_message,
+        max_buffered=options.get("max_buffered", _DEFAULT_MAX_BUFFERED),
+        http2=http2,
     )
     return _connected(
         lambda t: ClientSideConnection(

@@ -489,17 +489,49 @@ def test_a_peer_that_sends_requests_but_reads_no_replies_is_held_back():
     run(main())
 
 
+def test_what_waits_for_dispatch_is_bounded_by_its_bytes_too():
+    # 40 notes of 100 kB behind a handler that waits: reading stops once
+    # about max_buffered bytes of them are queued, far below max_queued.
+    async def main():
+        peer, end = transport.memory_pair(max_queued=1000, max_buffered=1 << 30)
+        conn = AgentEnd(Echo, end, max_buffered=1_000_000)
+        conn.handler.note_gate = asyncio.Event()
+        conn.start()
+        note = json.dumps({"jsonrpc": "2.0", "method": "note", "params": {"pad": "x" * 100_000}}).encode()
+        for _ in range(40):
+            await peer.send(note)
+        # every note is accounted for: one handled, some queued, the rest unread
+        while 1 + conn._backlog() + len(end._incoming) < 40 or not conn._full():
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0)
+        assert 1_000_000 // len(note) <= conn._backlog() <= 1_000_000 // len(note) + 1
+        conn.handler.note_gate.set()
+        while len(conn.handler.calls) < 40:
+            await asyncio.sleep(0.01)
+        await conn.close()
+
+    run(main())
+
+
 def test_the_messages_dropped_at_shutdown_are_counted_in_a_warning(caplog):
+    # The peer's end drops nothing already read (the queue waits for its
+    # handler, whatever the grace): close() does, and says how much.
     async def main():
         peer, end = transport.memory_pair(max_queued=64)
         conn = AgentEnd(Echo, end)
-        conn.grace = 0.05
+        conn.grace = 0
         conn.handler.note_gate = asyncio.Event()  # never set: the first note never ends
         conn.start()
         for i in range(50):
             await peer.send(json.dumps({"jsonrpc": "2.0", "method": "note", "params": {"i": i}}).encode())
         await peer.close()
-        await asyncio.wait_for(conn.run(), 5)
+        running = asyncio.ensure_future(conn.run())
+        while not conn.ended:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0)
+        assert not running.done() and conn._backlog() == 49
+        await asyncio.wait_for(conn.close(), 5)
+        await asyncio.wait_for(running, 5)
 
     with caplog.at_level(logging.WARNING):
         run(main())

@@ -175,3 +175,21 @@ def test_orjson_is_what_reads_and_writes_by_default(backend: None, monkeypatch: 
     rpc.use_json_backend()
     wire = {"jsonrpc": "2.0", "id": 1, "result": {"x": 1e-7}}
     assert rpc.dump_message(wire) == orjson.dumps(wire)
+
+
+def test_a_short_message_holds_only_its_text(backend: None) -> None:
+    # orjson's output keeps its 4 KiB buffer however short the text: queues
+    # count a message's bytes, so what dump_message returns holds only them
+    import tracemalloc
+
+    assert rpc.use_json_backend("orjson") == "orjson"
+    message = {"jsonrpc": "2.0", "method": "session/update", "params": {"n": 1}}
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        kept = [rpc.dump_message(message) for _ in range(500)]
+        per_message = (tracemalloc.get_traced_memory()[0] - before) / len(kept)
+    finally:
+        tracemalloc.stop()
+    assert kept[0] == orjson.dumps(message)
+    assert per_message < 4 * len(kept[0]) + 64, per_message

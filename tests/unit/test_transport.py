@@ -161,11 +161,37 @@ def test_memory_pair_hands_messages_over_and_blocks_a_sender_whose_peer_does_not
 
 
 def test_memory_close_ends_the_peer_even_with_a_full_queue():
+    # closing does not wait for room, and drops nothing: what was sent is
+    # read, then the end
     async def main():
         left, right = transport.memory_pair(max_queued=1)
         await left.send(b"1")
         await left.close()
+        assert await right.receive() == b"1"
         assert await right.receive() is None
+
+    run(main())
+
+
+def test_memory_pair_bounds_what_waits_by_its_bytes():
+    async def main():
+        left, right = transport.memory_pair(max_queued=1000, max_buffered=10_000)
+        # one message fits whatever its size; the next waits for room
+        await asyncio.wait_for(left.send(b"x" * 50_000), HANG)
+        waiting = asyncio.create_task(left.send(b"y"))
+        await asyncio.sleep(0)
+        assert not left.send_nowait(b"z")
+        assert not waiting.done()
+        assert await right.receive() == b"x" * 50_000
+        await asyncio.wait_for(waiting, HANG)
+        # small messages fill the bound by the bytes they really hold
+        for _ in range(200):
+            if not left.send_nowait(b"m" * 10):
+                break
+        queued = right._incoming
+        assert queued.held <= 10_000 + transport.held(b"m" * 10)
+        assert 10_000 // transport.held(b"m" * 10) <= len(queued) < 200
+        assert transport.held(b"m" * 10) >= sys.getsizeof(b"m" * 10)
 
     run(main())
 

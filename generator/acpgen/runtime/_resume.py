@@ -149,8 +149,9 @@ class SessionKeeperBase(Generic[_C, _S]):
         the session on it; returns the connection (also ``connection``).
 
         The connection before, if any, is retired first: when its peer is
-        gone, what it had read is still folded (for at most its ``grace``
-        seconds); when it is still open, it is closed. Raises
+        gone, what it had read is still folded (its queued updates all, its
+        request handlers get its ``grace`` seconds); when it is still open,
+        it is closed. Raises
         :class:`ResumeUnsupported` when the agent offers no way to resume,
         and what initializing or resuming raised (``RequestError``,
         ``ConnectionError``); the new connection is closed then and the fold
@@ -234,8 +235,8 @@ class SessionKeeperBase(Generic[_C, _S]):
 
 async def retire(connection: Connection[Any]) -> None:
     """Done with ``connection``: when nothing more is read from it, wait
-    until what was read has been handled (at most its ``grace`` seconds);
-    then close it."""
+    until what was read has been handled (the queued messages all, the
+    request handlers for at most its ``grace`` seconds); then close it."""
     if connection.ended:
         with contextlib.suppress(Exception):
             await connection.run()
