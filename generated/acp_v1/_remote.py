@@ -290,11 +290,9 @@ async def open_websocket(
         raise
     except invalid_status as error:
         response: Any = getattr(error, "response")  # noqa: B009
+        body = response.body[:_REFUSAL_BODY] if response.body else b""
         raise TransportRefused(
-            response.status_code,
-            response.body[:_REFUSAL_BODY].decode("utf-8", "replace")
-            if response.body
-            else "",
+            response.status_code, body.decode("utf-8", "replace")
         ) from None
     except (OSError, invalid_handshake, asyncio.TimeoutError) as error:
         status = _status_line(bytes(heads[-1])) if heads else None
