@@ -30,14 +30,11 @@ Key = tuple[str, int | str]
 @dataclass(frozen=True)
 class Limits:
     """What bounds a connection: the size of a message, the bytes its SSE
-    streams hold, the seconds its peer may leave it unread or unopened, and
-    the seconds a WebSocket may stay idle (nothing in flight, no message
-    either way; ``None``: for ever)."""
+    streams hold, the seconds its peer may leave it unread or unopened."""
 
     max_message: int
     max_buffered: int
     idle_timeout: float
-    ws_idle_timeout: float | None = None
 
 
 def message_key(id: object) -> Key | None:
@@ -220,22 +217,23 @@ class Link:
             if not stream.attached and not stream.items:
                 del self.streams[session]
 
+    def idle_for(self, now: float) -> float | None:
+        """For how many seconds the connection has been idle at ``now``:
+        nothing in flight (see ``Connection.busy``) and no message either
+        way; ``None`` while it is busy."""
+        if self.connection.busy or self.sending_since is not None:
+            return None
+        return now - self.last_active
+
     def expired(self, now: float) -> str | None:
         """Why the connection should close at ``now`` (``None``: it should
         not): its peer has not read what waits for it for ``idle_timeout``
-        seconds; over HTTP, no stream has been open for that long; over
-        WebSocket, it has been idle (nothing in flight, no message either
-        way) for ``ws_idle_timeout`` seconds."""
+        seconds, or (HTTP) no stream has been open for that long."""
         timeout = self.limits.idle_timeout
         since = self.sending_since
         if since is not None and now - since > timeout:
             return "its peer does not read"
         if self.websocket is not None:
-            idle = self.limits.ws_idle_timeout
-            if idle is None or self.connection.busy or self.sending_since is not None:
-                return None
-            if now - self.last_active > idle:
-                return f"idle WebSocket for over {idle:g} s"
             return None
         if any(stream.attached for stream in self.streams.values()):
             self.last_active = now
@@ -245,13 +243,10 @@ class Link:
 
     async def _reap(self) -> None:
         """Close the connection once :meth:`expired` says so, looking four
-        times per timeout."""
+        times per ``idle_timeout``."""
         loop = asyncio.get_running_loop()
-        period = self.limits.idle_timeout
-        if self.websocket is not None and self.limits.ws_idle_timeout is not None:
-            period = min(period, self.limits.ws_idle_timeout)
         while not self.closed:
-            await asyncio.sleep(period / 4)
+            await asyncio.sleep(self.limits.idle_timeout / 4)
             reason = self.expired(loop.time())
             if reason is not None:
                 log.info("closing connection %s: %s", self.id, reason)

@@ -165,7 +165,7 @@ def test_a_socket_that_sends_no_whole_request_head_is_closed_after_header_timeou
 
 def test_a_socket_beyond_max_sockets_closes_the_oldest_one_still_sending_its_head() -> None:
     async def go() -> None:
-        async with serving(make_app(max_sockets=3)) as port:
+        async with serving(make_app(max_sockets=3, header_timeout=HANG)) as port:
             streams = [await asyncio.open_connection("127.0.0.1", port) for _ in range(3)]
             for _, writer in streams:
                 writer.write(b"POST /acp HTTP/1.1\r\n")
@@ -194,10 +194,14 @@ def test_a_body_dripping_in_is_answered_408_after_body_timeout() -> None:
             dripping = asyncio.ensure_future(drip())
             try:
                 answer = await asyncio.wait_for(reader.read(), HANG)  # until the server closes
+            except ConnectionResetError:
+                # closed with a drip unread, the server's kernel resets the
+                # socket, and the 408 before the reset may be lost with it
+                answer = b""
             finally:
                 dripping.cancel()
                 writer.close()
-            assert status(answer) == 408
+            assert answer == b"" or status(answer) == 408, answer
 
     run(go())
 
@@ -277,44 +281,46 @@ def test_a_ping_flood_from_a_peer_that_does_not_read_is_not_buffered() -> None:
 # ------------------------------------------------------------------ WebSockets
 
 
-def test_idle_websockets_are_closed_so_a_new_client_gets_in() -> None:
+def test_64_idle_websockets_make_room_for_a_65th_client() -> None:
+    """Every connection is taken by an idle WebSocket: a new client takes the
+    place of the one idle longest (``ws_idle_timeout`` 0 here: idle at all)."""
     from websockets.asyncio.client import connect
 
     async def go() -> None:
-        app = make_app(ws_idle_timeout=0.5, max_connections_per_peer=64)
+        app = make_app(ws_idle_timeout=0, max_connections_per_peer=64)
         async with serving(app) as port:
             url = f"ws://127.0.0.1:{port}/acp"
             sockets = [await connect(url, open_timeout=HANG) for _ in range(64)]
-            # an idle one is closed by the server (bounded by HANG) ...
-            closing = [asyncio.ensure_future(ws.wait_closed()) for ws in sockets]
-            done, _ = await asyncio.wait(closing, timeout=HANG, return_when=asyncio.FIRST_COMPLETED)
-            assert done, "no idle WebSocket was closed"
-            # ... and its slot goes to a new client: its upgrade is accepted
-            async with connect(url, open_timeout=HANG) as late:
-                assert late.response is not None and late.response.status_code == 101
+            async with connect(url, open_timeout=HANG) as late:  # the upgrade is accepted
+                await late.send(message("initialize", 1).decode())
+                assert json.loads(await asyncio.wait_for(late.recv(), HANG))["id"] == 1
+                await asyncio.wait_for(sockets[0].wait_closed(), HANG)  # the oldest made room
+                assert sockets[0].close_code == 1000
+                assert len(app.links) == 64
             for ws in sockets:
                 await ws.close()
-            for task in closing:
-                task.cancel()
 
     run(go())
 
 
-def test_a_busy_websocket_is_not_idle() -> None:
+def test_a_busy_websocket_keeps_its_place() -> None:
     async def go() -> None:
-        app = make_app(HangingAgent, ws_idle_timeout=60)
+        app = make_app(HangingAgent, max_connections=2, ws_idle_timeout=0)
         busy = websocket(app)
         await busy.next()
         busy.inbox.put_nowait({"type": "websocket.receive", "text": message("initialize", 1).decode()})
         idle = websocket(app)
         await idle.next()
-        (busy_link, idle_link) = app.links.values()
-        while not busy_link.connection.busy:  # the request reached the agent
+        busy_link, idle_link = app.links.values()
+        while not busy_link.connection.busy:  # the request reached the agent, which never answers
             await asyncio.sleep(0.01)
-        later = asyncio.get_running_loop().time() + 3600
-        assert busy_link.expired(later) is None
-        assert idle_link.expired(later) == "idle WebSocket for over 60 s"
-        assert make_app(ws_idle_timeout=None).ws_idle_timeout is None
+        assert busy_link.idle_for(asyncio.get_running_loop().time() + 3600) is None
+        assert (await websocket(app).next())["type"] == "websocket.accept"
+        assert busy_link.id in app.links and idle_link.id not in app.links
+        # with ws_idle_timeout=None no WebSocket gives way
+        full = make_app(max_connections=1, ws_idle_timeout=None)
+        assert (await websocket(full).next())["type"] == "websocket.accept"
+        assert (await websocket(full).next())["status"] == 503
 
     run(go())
 
@@ -332,6 +338,18 @@ def test_one_peer_cannot_take_every_connection() -> None:
         assert refused["status"] == 429
         await initialize(app, authorization="Bearer b")  # another token still gets in
         assert len(app.links) == 3
+        # a peer at its share gives way to itself: its own idle WebSocket, not another's
+        app = make_app(
+            max_connections=4,
+            max_connections_per_peer=2,
+            ws_idle_timeout=0,
+            authenticate=lambda head: head.headers.get("authorization") in ("Bearer a", "Bearer b"),
+        )
+        await websocket(app, {"authorization": "Bearer b"}).next()
+        for _ in range(3):
+            assert (await websocket(app, {"authorization": "Bearer a"}).next())["type"] == "websocket.accept"
+        peers = [link.peer for link in app.links.values()]
+        assert len(peers) == 3 and len(set(peers)) == 2, "b's connection stayed, a holds two"
         # without authentication a peer is its address
         plain = make_app(max_connections=4)
         assert plain.max_connections_per_peer == 3

@@ -26,8 +26,9 @@ form (400, 415, 501 for a batch) and the connection and session ids (400,
 404). Memory stays bounded: what a connection's SSE streams hold waits below
 ``max_buffered`` bytes (the agent's writes wait meanwhile), a stream nobody
 reads for ``idle_timeout`` seconds closes its connection, and so does an HTTP
-connection with no stream open for that long, and a WebSocket idle for
-``ws_idle_timeout``.
+connection with no stream open for that long; when ``max_connections`` are
+open, a new one takes the place of the WebSocket idle longest, once it has
+been idle for ``ws_idle_timeout``.
 
 :func:`serve` adds what only the server sees, before any request is whole:
 at most ``max_sockets`` sockets (the oldest one still sending its request
@@ -151,8 +152,9 @@ class ServeOptions(TypedDict, total=False):
     idle_timeout: float
     """Seconds before a connection nobody reads is closed (60)."""
     ws_idle_timeout: float | None
-    """Seconds a WebSocket connection may stay idle, nothing in flight and
-    no message either way, before it is closed (600; ``None``: for ever)."""
+    """When ``max_connections`` are open, a new connection closes the
+    WebSocket connection idle longest (nothing in flight, no message either
+    way) once it has been idle this many seconds (60; ``None``: never)."""
     initialize_timeout: float
     """Seconds the agent gets to answer an HTTP ``initialize`` (30)."""
     body_timeout: float
@@ -243,7 +245,7 @@ class AcpAsgiApp:
         max_sessions: int = 64,
         max_buffered: int = 8 * 1024 * 1024,
         idle_timeout: float = 60.0,
-        ws_idle_timeout: float | None = 600.0,
+        ws_idle_timeout: float | None = 60.0,
         initialize_timeout: float = 30.0,
         body_timeout: float = 60.0,
         header_timeout: float = 20.0,
@@ -371,28 +373,49 @@ class AcpAsgiApp:
         client = scope.get("client")
         return f"address {client[0] if client else ''}"
 
-    def _new_link(self, websocket: AsgiSend | None, peer: str) -> Link:
-        if len(self.links) >= self.max_connections:
+    async def _new_link(self, websocket: AsgiSend | None, peer: str) -> Link:
+        share = self.max_connections_per_peer
+        mine = [link for link in self.links.values() if link.peer == peer]
+        if share < self.max_connections and len(mine) >= share:
+            if not await self._make_room(mine):
+                raise _Refusal(
+                    429, f"too many connections from one peer (at most {share})"
+                )
+        elif len(self.links) >= self.max_connections and not await self._make_room(
+            list(self.links.values())
+        ):
             raise _Refusal(
                 503, f"too many connections (at most {self.max_connections})"
             )
-        share = self.max_connections_per_peer
-        if sum(link.peer == peer for link in self.links.values()) >= share:
-            raise _Refusal(429, f"too many connections from one peer (at most {share})")
         link = Link(
             self.make_connection,
-            Limits(
-                self.max_message,
-                self.max_buffered,
-                self.idle_timeout,
-                self.ws_idle_timeout,
-            ),
+            Limits(self.max_message, self.max_buffered, self.idle_timeout),
             websocket,
             lambda gone: self.links.pop(gone.id, None),
             peer,
         )
         self.links[link.id] = link
         return link
+
+    async def _make_room(self, links: list[Link]) -> bool:
+        """Close the WebSocket connection of ``links`` idle longest, if it has
+        been idle for ``ws_idle_timeout``; whether one was closed."""
+        if self.ws_idle_timeout is None:
+            return False
+        now = asyncio.get_running_loop().time()
+        idlest: Link | None = None
+        longest = self.ws_idle_timeout
+        for link in links:
+            idle = link.idle_for(now) if link.websocket is not None else None
+            if idle is not None and idle >= longest:
+                idlest, longest = link, idle
+        if idlest is None:
+            return False
+        log.info(
+            "closing connection %s, idle for %.0f s, for a new one", idlest.id, longest
+        )
+        await idlest.close()
+        return True
 
     def _link(self, headers: Mapping[str, str]) -> Link:
         id = headers.get(CONNECTION_ID_HEADER)
@@ -422,7 +445,7 @@ class AcpAsgiApp:
             return
         try:
             headers = await self._gate(scope, "websocket")
-            link = self._new_link(send, self._peer(scope, headers))
+            link = await self._new_link(send, self._peer(scope, headers))
         except _Refusal as refusal:
             if "websocket.http.response" in scope.get("extensions", {}):
                 await _respond(
@@ -588,7 +611,7 @@ class AcpAsgiApp:
     async def _initialize(
         self, key: Key, data: bytes, send: AsgiSend, peer: str
     ) -> None:
-        link = self._new_link(None, peer)
+        link = await self._new_link(None, peer)
         try:
             answer = await link.ask(key, data, self.initialize_timeout)
         except asyncio.TimeoutError:
@@ -767,7 +790,7 @@ class _HttpGuard(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)
         if not self.sockets.admit(self):
-            log.warning("refusing a socket: %d open", self.sockets.limit)
+            log.info("refusing a socket: %d open", self.sockets.limit)
             self.transport.write(
                 _raw_answer(503, "Service Unavailable", "too many sockets open")
             )
@@ -862,9 +885,12 @@ class _WsGuard(asyncio.Protocol):
         assert transport is not None
         self.inner.data_received(data)
         conn = self.inner.conn
-        if not self.inner.handshake_initiated and conn.handshake_exc is not None:
+        refused: BaseException | None = conn.handshake_exc
+        if not self.inner.handshake_initiated and refused is not None:
             answer = b"".join(conn.data_to_send())
-            if answer and not transport.is_closing():
+            if not answer.startswith(b"HTTP/"):  # websockets < 17 answers nothing
+                answer = _raw_answer(*_refused_head(refused))
+            if not transport.is_closing():
                 transport.write(answer)
             transport.close()
             return
@@ -895,6 +921,20 @@ class _WsGuard(asyncio.Protocol):
             self.holding = False
             if not self.inner.read_paused and not transport.is_closing():
                 transport.resume_reading()
+
+
+def _refused_head(error: BaseException) -> tuple[int, str, str]:
+    """The answer to a WebSocket upgrade head the ``websockets`` parser
+    refused: 431 for a line or header count over its limits, else 400."""
+    cause = error.__cause__ or error
+    if type(cause).__name__ in (
+        "SecurityError",
+        "HeaderLineTooLong",
+        "TooManyHeaders",
+        "RequestLineTooLong",
+    ):
+        return 431, "Request Header Fields Too Large", f"{cause}"
+    return 400, "Bad Request", "not a valid WebSocket upgrade"
 
 
 def _guarded(protocol: Any, sockets: _Sockets, guard: Any) -> Callable[..., Any]:
