@@ -667,7 +667,8 @@ class AcpAsgiApp:
         finally:
             stream.attached = False
             link.last_active = asyncio.get_running_loop().time()
-            if stream.ended and not stream.items and session not in link.sessions:
+            if stream.ended and not stream.items and session is not None:
+                link.sessions.discard(session)  # closed: its slot stays free
                 link.streams.pop(session, None)
 
     async def _stream(

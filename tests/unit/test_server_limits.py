@@ -480,6 +480,15 @@ def test_session_close_and_a_refused_load_free_their_slots() -> None:
                     assert chunk["body"] == b":\n\n"
                 await asyncio.wait_for(session.task, HANG)
             assert not link.sessions and list(link.streams) == [None]
+        # closed while nobody reads its stream: the answer waits, and the
+        # slot is free once the stream has given it
+        sid = await new_session(app, cid, stream, 50)
+        headers = {"acp-connection-id": cid, "acp-session-id": sid, "accept": "text/event-stream"}
+        assert (await http_call(app, "POST", message("session/close", 51, sessionId=sid), headers).response())[0] == 202
+        late = await opened(http_call(app, "GET", headers=headers))
+        assert (await late.event())["id"] == 51
+        await asyncio.wait_for(late.task, HANG)
+        assert not link.sessions and list(link.streams) == [None]
         # a session/load the agent refuses gives back the slot it took
         await new_session(app, cid, stream, 100)
         headers = {"acp-connection-id": cid, "acp-session-id": "ghost"}
