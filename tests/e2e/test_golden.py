@@ -102,6 +102,7 @@ OPTIONS_DEFAULTS: dict[str, Any] = {
     "circle": {"radius": 1},
     "empty": {},
     "colors": ["red", "blue"],
+    "tint": "green",
     "words": ["a"],
     "counts": {"x": 1},
 }
@@ -196,6 +197,7 @@ ROUND_TRIPS: list[tuple[str, Any]] = [
         },
     ),
     ("Options", {**OPTIONS_DEFAULTS, "flag": True, "limit": 7, "colors": [], "counts": {}}),
+    ("Listing", {"entries": ["e"], "pin": "p"}),
 ]
 
 # (definition, wire value, what it encodes back as): valid in both modes, and
@@ -262,6 +264,8 @@ LENIENT_ONLY: list[tuple[str, Any, Any]] = [
     ("Options", {"hints": None}, {**OPTIONS_DEFAULTS, "hints": []}),
     # default-on-null on a map: null is an empty map
     ("Options", {"env": None}, {**OPTIONS_DEFAULTS, "env": {}}),
+    # the same on a required list (v1's Plan.entries): serde's Default, []
+    ("Listing", {"entries": {"not": "a list"}, "pin": "p"}, {"entries": [], "pin": "p"}),
     # a tag that is default-on-error: a malformed one counts as absent, which
     # selects the member whose tag is null
     ("Halt", {"reason": 5, "note": "n"}, {"note": "n"}),
@@ -323,6 +327,9 @@ INVALID: list[tuple[str, Any]] = [
     ("Options", {"nothing": 1}),
     ("Labels", {"a": 1}),
     ("MoodResponse", "meh"),
+    ("Listing", {"pin": "p"}),  # required, though an invalid value would be salvaged
+    # required, default-on-error, not a list, no schema default: nothing to fall back to
+    ("Listing", {"entries": [], "pin": 5}),
 ]
 
 
@@ -389,9 +396,17 @@ def test_defaults_are_fresh_objects(ks: ModuleType) -> None:
     a, b = ks.decode("Options", {}), ks.decode("Options", {})
     assert a.circle == ks.Circle(radius=1) and isinstance(a.empty, ks.TextPayload)
     assert a.colors == [ks.Color.RED, ks.Color.BLUE] and a.counts == {"x": 1}
+    assert a.tint is ks.Color.GREEN and ks.Options().tint is ks.Color.GREEN  # through the alias Tint
     assert a.circle is not b.circle and a.colors is not b.colors and a.counts is not b.counts
-    built = ks.Options()
-    assert built.circle == ks.Circle(radius=1) and built.words == ["a"] and built.words is not ks.Options().words
+    assert all(type(c) is ks.Color for c in a.colors)  # members, not their strings
+    built, other = ks.Options(), ks.Options()
+    assert (
+        built.circle == ks.Circle(radius=1) and built.words == ["a"] and built.colors == [ks.Color.RED, ks.Color.BLUE]
+    )
+    for name in ("circle", "empty", "colors", "words", "counts"):  # built afresh for each instance
+        assert getattr(built, name) is not getattr(other, name), name
+    built.circle.radius = 5
+    assert other.circle.radius == 1 and ks.Options().circle.radius == 1
 
 
 def test_encode_validate_refuses_a_catch_all_with_a_known_tag(ks: ModuleType) -> None:
