@@ -18,6 +18,7 @@ in tests/e2e/test_typecheck.py, one run of each with the ACP packages.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import importlib
 import inspect
@@ -38,6 +39,8 @@ from acpgen.compile.load import load_schema
 from acpgen.output.trees import read_tree
 from acpgen.output.write import package_tree, write_packages
 from acpgen.pipeline import build_ir, build_package
+
+from ..patience import HANG
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = "tests/kitchen/schema.json"
@@ -286,6 +289,24 @@ def test_lenient_salvages_what_strict_refuses(ks: ModuleType, name: str, wire: A
     assert got == lenient
     with pytest.raises(ks.ValidationError):
         ks.decode(name, wire, strict=True)
+
+
+# (definition, wire value): valid JSON Schema (`format` is an annotation), but
+# beyond the Rust integer type the format names, which lenient mode refuses
+# as the reference's serde does.
+STRICT_ONLY: list[tuple[str, Any]] = [
+    ("ErrorCode", 2**31),  # the open enum's catch-all is int32
+    ("ErrorCode", -(2**31) - 1),
+    ("Outcome", {"error": 2**31}),
+    ("Square", {"side": 2**32}),  # uint32
+]
+
+
+@pytest.mark.parametrize(("name", "wire"), STRICT_ONLY, ids=[f"{n}-{i}" for i, (n, _) in enumerate(STRICT_ONLY)])
+def test_strict_keeps_what_the_rust_type_cannot_hold(ks: ModuleType, name: str, wire: Any) -> None:
+    assert ks.encode(ks.decode(name, wire, strict=True)) == wire
+    with pytest.raises(ks.ValidationError):
+        ks.decode(name, wire)
 
 
 # (definition, wire value): refused in both modes.
@@ -604,3 +625,40 @@ def test_the_kitchen_holds_every_ir_kind_and_flag_value() -> None:
         if frozenset(combination) not in role_sets:
             missing.append(f"a tagged union with {sorted(combination) or 'only tagged members'}")
     assert not missing, f"the kitchen schema has no case of: {missing}"
+
+
+def test_a_union_as_params_and_an_enum_as_result_over_a_connection(ks: ModuleType) -> None:
+    """``kitchen/prompt`` takes a union (the variant travels as itself),
+    ``kitchen/mood`` answers with an enum member; both checked on the way out."""
+    seen: list[Any] = []
+
+    class Agent(ks.Agent):
+        def __init__(self, conn: Any) -> None:
+            self.conn = conn
+
+    class Client(ks.Client):
+        def __init__(self, conn: Any) -> None:
+            self.conn = conn
+
+        async def prompt(self, params: Any) -> Any:
+            seen.append(params)
+            return ks.PromptResponse(answer=params.text)
+
+        async def mood(self, params: Any) -> Any:
+            seen.append(params)
+            return ks.MoodResponse.SAD
+
+    async def main() -> tuple[Any, Any]:
+        agent, client = ks.connect_in_memory(Agent, Client, validate_outgoing=True)
+        try:
+            answer = await agent.prompt(ks.TextPromptRequest(session_id="s", text="hi"))
+            mood = await agent.mood(ks.MoodRequest(session_id="s"))
+            return answer, mood
+        finally:
+            await client.close()
+            await agent.close()
+
+    answer, mood = asyncio.run(asyncio.wait_for(main(), HANG))
+    assert answer == ks.PromptResponse(answer="hi")
+    assert mood is ks.MoodResponse.SAD
+    assert seen == [ks.TextPromptRequest(session_id="s", text="hi"), ks.MoodRequest(session_id="s")]
