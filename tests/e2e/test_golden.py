@@ -10,9 +10,14 @@ Re-record it after an intended output change::
 (or ``acpgen generate --schema tests/kitchen/schema.json --package
 kitchen_sink --out tests/fixtures/golden``, which writes the same files).
 
-The rest of the file imports the committed package and decodes and encodes
-a value of each construct, in lenient and strict mode, and folds patches and
-session updates with it. Its type check (mypy --strict, pyright strict) is
+The rest of the file decodes and encodes a value of each construct, in
+lenient and strict mode, and folds patches and session updates, with the
+committed package and with the package the compiler generates now (into a
+temporary directory: a compiler change that alters behaviour fails there,
+not only in the byte comparison above). The expected values come from the
+schema's semantics and the Rust reference's serde behaviour.
+``test_the_kitchen_holds_every_ir_kind_and_flag_value`` holds the kitchen
+schema to every construct the IR distinguishes. Its type check (mypy --strict, pyright strict) is
 in tests/e2e/test_typecheck.py, one run of each with the ACP packages.
 """
 
