@@ -32,6 +32,7 @@ import os
 import sys
 import types
 import typing
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -538,45 +539,48 @@ _NEVER: dict[str, str] = {
 """Values no schema gives an attribute, and why."""
 
 
-def _flag_values(annotation: Any) -> tuple[object, ...] | None:
-    """The values a coverage check wants of an attribute of this type, or
-    None when the attribute is not a flag."""
+class _Flag(typing.NamedTuple):
+    values: tuple[object, ...]
+    """The values the kitchen must give the attribute ..."""
+    observe: Callable[[object], object]
+    """... as told from the attribute's value."""
+
+
+def _same(value: object) -> object:
+    return value
+
+
+def _flag(annotation: Any) -> _Flag | None:
+    """What a coverage check wants of an attribute of this type, or None
+    when the attribute is not a flag."""
     if annotation is bool:
-        return (False, True)
+        return _Flag((False, True), _same)
     if typing.get_origin(annotation) is tuple:
-        return ("empty", "nonempty")
+        return _Flag(("empty", "nonempty"), lambda v: "nonempty" if v else "empty")
     if typing.get_origin(annotation) is typing.Literal:
-        return typing.get_args(annotation)
+        return _Flag(typing.get_args(annotation), _same)
     args = typing.get_args(annotation)
     if type(None) in args and typing.get_origin(annotation) in (typing.Union, types.UnionType):
         rest = [a for a in args if a is not type(None)]
         if len(rest) == 1 and typing.get_origin(rest[0]) is typing.Literal:
-            return (None, *typing.get_args(rest[0]))
-        return ("None", "set")
+            return _Flag((None, *typing.get_args(rest[0])), _same)
+        return _Flag(("None", "set"), lambda v: "None" if v is None else "set")
     return None
 
 
-def _flags(cls: type) -> dict[str, tuple[object, ...]]:
+def _flags(cls: type) -> dict[str, _Flag]:
     """Every flag of an IR class: its fields and properties that are flags."""
-    out: dict[str, tuple[object, ...]] = {}
+    out: dict[str, _Flag] = {}
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
-        values = _flag_values(hints.get(f.name))
-        if values is not None and f.name not in _NOT_FLAGS:
-            out[f.name] = values
+        flag = _flag(hints.get(f.name))
+        if flag is not None and f.name not in _NOT_FLAGS:
+            out[f.name] = flag
     for name, member in inspect.getmembers(cls, lambda m: isinstance(m, property)):
-        values = _flag_values(typing.get_type_hints(member.fget).get("return"))
-        if values is not None:
-            out[name] = values
+        flag = _flag(typing.get_type_hints(member.fget).get("return"))
+        if flag is not None:
+            out[name] = flag
     return out
-
-
-def _seen(value: object, wanted: tuple[object, ...]) -> object:
-    if isinstance(value, tuple):
-        return "nonempty" if value else "empty"
-    if "set" in wanted and value is not None and not isinstance(value, bool):
-        return "set"
-    return "None" if value is None and "None" in wanted else value
 
 
 def _walk(node: object, found: dict[type, list[object]]) -> None:
@@ -612,9 +616,9 @@ def test_the_kitchen_holds_every_ir_kind_and_flag_value() -> None:
     for union in (ir.TypeExpr, ir.Definition, ir.Value):
         missing += [f"kind {c.__name__}" for c in typing.get_args(union) if c not in found]
     for cls in _ir_classes():
-        for name, wanted in _flags(cls).items():
-            seen = {_seen(getattr(obj, name), wanted) for obj in found.get(cls, ())}
-            missing += [f"{cls.__name__}.{name} = {v!r}" for v in wanted if v not in seen]
+        for name, flag in _flags(cls).items():
+            seen = {flag.observe(getattr(obj, name)) for obj in found.get(cls, ())}
+            missing += [f"{cls.__name__}.{name} = {v!r}" for v in flag.values if v not in seen]
     missing = [m for m in missing if m not in _NEVER]
     # Which members a tagged union has besides the tagged ones picks its
     # decoder's branches: every combination the lowering accepts.
