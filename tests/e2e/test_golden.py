@@ -477,6 +477,21 @@ def test_patch_rules(ks: ModuleType) -> None:
     assert (state.kind, state.title) == (ks.ToolKind.OTHER, None)  # null-resets and null-clears
 
 
+def test_a_field_no_patch_rule_names_gets_the_general_rule(ks: ModuleType) -> None:
+    """Omitted keeps the stored value, null clears it, a value replaces it."""
+    state = None
+    seen = []
+    for update in [
+        {"toolCallId": "c1", "progressNote": "half"},
+        {"toolCallId": "c1"},
+        {"toolCallId": "c1", "progressNote": "most"},
+        {"toolCallId": "c1", "progressNote": None},
+    ]:
+        state = ks.apply_tool_call_update(state, ks.decode("ToolCallUpdate", update))
+        seen.append(state.progress_note)
+    assert seen == ["half", "half", "most", None]
+
+
 def _update(ks: ModuleType, session: Any, update: dict[str, Any]) -> Any:
     notification = ks.decode("UpdateSessionNotification", {"sessionId": "s1", "update": update}, strict=True)
     return ks.Session.apply_session_update(session, notification)
