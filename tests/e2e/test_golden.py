@@ -455,14 +455,25 @@ def test_method_table(ks: ModuleType) -> None:
         "proxy/forward": "proxy",
         "kitchen/prompt": "client",
         "kitchen/mood": "client",
+        "initialize": "agent",
+        "session/resume": "agent",
     }
     assert {name for name, info in ks.METHODS.items() if info.request} == {
+        "initialize",
+        "session/resume",
         "session/new",
         "auth/logout",
         "kitchen/inspect",
         "proxy/forward",
         "kitchen/prompt",
         "kitchen/mood",
+    }
+    # what each gated method needs the peer to advertise: named in a "Whether
+    # the ... supports" paragraph, or by rules/capabilities.toml (authMethods)
+    assert ks.REQUIRES == {
+        "session/resume": ("agentCapabilities", "session"),
+        "auth/logout": ("authMethods",),
+        "kitchen/inspect": ("clientCapabilities", "inspect"),
     }
 
 
@@ -651,14 +662,26 @@ def test_the_kitchen_holds_every_ir_kind_and_flag_value() -> None:
     assert not missing, f"the kitchen schema has no case of: {missing}"
 
 
-def test_a_union_as_params_and_an_enum_as_result_over_a_connection(ks: ModuleType) -> None:
-    """``kitchen/prompt`` takes a union (the variant travels as itself),
-    ``kitchen/mood`` answers with an enum member; both checked on the way out."""
+def _joined(ks: ModuleType, answer: Any, advertise: Any, client_class: Any = None) -> Any:
+    """An agent answering ``initialize`` with ``answer`` and a client
+    advertising ``advertise``, joined in memory and initialized; the
+    coroutine gives them with what each handler received."""
     seen: list[Any] = []
 
     class Agent(ks.Agent):
         def __init__(self, conn: Any) -> None:
             self.conn = conn
+
+        async def initialize(self, params: Any) -> Any:
+            return answer
+
+        async def resume_session(self, params: Any) -> Any:
+            seen.append(params)
+            return ks.ResumeSessionResponse()
+
+        async def logout(self, params: Any) -> Any:
+            seen.append(params)
+            return ks.LogoutAuthResponse()
 
     class Client(ks.Client):
         def __init__(self, conn: Any) -> None:
@@ -672,17 +695,91 @@ def test_a_union_as_params_and_an_enum_as_result_over_a_connection(ks: ModuleTyp
             seen.append(params)
             return ks.MoodResponse.SAD
 
-    async def main() -> tuple[Any, Any]:
-        agent, client = ks.connect_in_memory(Agent, Client, validate_outgoing=True)
+        async def inspect(self, params: Any) -> Any:
+            seen.append(params)
+            return ks.InspectResponse(outcome=ks.Success(result=1))
+
+    async def join() -> tuple[Any, Any, list[Any]]:
+        agent, client = ks.connect_in_memory(Agent, client_class or Client, validate_outgoing=True)
+        try:
+            await client.initialize(ks.InitializeRequest(protocol_version=2, client_capabilities=advertise))
+        except BaseException:
+            await client.close()
+            await agent.close()
+            raise
+        return agent, client, seen
+
+    return join()
+
+
+def _run(coro: Any) -> Any:
+    return asyncio.run(asyncio.wait_for(coro, HANG))
+
+
+def test_a_union_as_params_and_an_enum_as_result_over_a_connection(ks: ModuleType) -> None:
+    """``kitchen/prompt`` takes a union (the variant travels as itself),
+    ``kitchen/mood`` answers with an enum member; both checked on the way out."""
+
+    async def main() -> tuple[Any, Any, list[Any]]:
+        agent, client, seen = await _joined(ks, ks.InitializeResponse(protocol_version=2), ks.ClientCapabilities())
         try:
             answer = await agent.prompt(ks.TextPromptRequest(session_id="s", text="hi"))
             mood = await agent.mood(ks.MoodRequest(session_id="s"))
-            return answer, mood
+            return answer, mood, seen
         finally:
             await client.close()
             await agent.close()
 
-    answer, mood = asyncio.run(asyncio.wait_for(main(), HANG))
+    answer, mood, seen = _run(main())
     assert answer == ks.PromptResponse(answer="hi")
     assert mood is ks.MoodResponse.SAD
     assert seen == [ks.TextPromptRequest(session_id="s", text="hi"), ks.MoodRequest(session_id="s")]
+
+
+def test_gated_methods_need_what_the_peer_advertised(ks: ModuleType) -> None:
+    """A method behind a capability the peer did not advertise raises
+    CapabilityError before anything is sent: a presence capability
+    (``session``: ``{}`` advertises it), a flag (``inspect``) and a rule
+    (``auth/logout`` needs ``authMethods``)."""
+
+    async def main(advertised: bool) -> list[Any]:
+        answer = ks.InitializeResponse(
+            protocol_version=2,
+            agent_capabilities=ks.AgentCapabilities(session=ks.SessionCapabilities() if advertised else ks.UNSET),
+            auth_methods=["token"] if advertised else [],
+        )
+        agent, client, seen = await _joined(ks, answer, ks.ClientCapabilities(inspect=advertised))
+        out: list[Any] = []
+        try:
+            for call in (
+                lambda: client.resume_session(ks.ResumeSessionRequest(session_id="s")),
+                lambda: client.logout(ks.LogoutAuthRequest()),
+                lambda: agent.inspect(ks.InspectRequest(session_id="s", payload=ks.TextPayload(text="t"))),
+            ):
+                try:
+                    out.append(await call())
+                except ks.CapabilityError as error:
+                    out.append(type(error))
+            return [out, seen]
+        finally:
+            await client.close()
+            await agent.close()
+
+    refused, seen = _run(main(False))
+    assert refused == [ks.CapabilityError] * 3 and seen == []
+    answered, seen = _run(main(True))
+    assert answered == [
+        ks.ResumeSessionResponse(),
+        ks.LogoutAuthResponse(),
+        ks.InspectResponse(outcome=ks.Success(result=1)),
+    ]
+    assert len(seen) == 3
+
+
+def test_advertising_a_capability_without_its_handler_is_refused(ks: ModuleType) -> None:
+    class Bare(ks.Client):  # no inspect handler
+        def __init__(self, conn: Any) -> None:
+            self.conn = conn
+
+    with pytest.raises(ks.HandlerError):
+        _run(_joined(ks, ks.InitializeResponse(protocol_version=2), ks.ClientCapabilities(inspect=True), Bare))
