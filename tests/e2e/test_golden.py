@@ -783,3 +783,18 @@ def test_advertising_a_capability_without_its_handler_is_refused(ks: ModuleType)
 
     with pytest.raises(ks.HandlerError):
         _run(_joined(ks, ks.InitializeResponse(protocol_version=2), ks.ClientCapabilities(inspect=True), Bare))
+
+
+def test_supports_reads_presence_and_flag_capabilities(ks: ModuleType) -> None:
+    """A presence capability is supported when it is an object, even ``{}``
+    (not when omitted or null); a flag when it is true."""
+
+    def agent(wire: dict[str, Any]) -> bool:
+        return bool(ks.supports(ks.decode("AgentCapabilities", wire), "session"))
+
+    assert (agent({"session": {}}), agent({"session": None}), agent({})) == (True, False, False)
+    assert ks.supports(ks.decode("AgentCapabilities", {"logout": {}}), "logout") is True
+    assert ks.supports(ks.decode("ClientCapabilities", {"inspect": True}), "inspect") is True
+    assert ks.supports(ks.decode("ClientCapabilities", {}), "inspect") is False
+    with pytest.raises(KeyError):
+        ks.supports(ks.ClientCapabilities(), "session")
