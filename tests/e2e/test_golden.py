@@ -40,6 +40,9 @@ from typing import Any
 import pytest
 from acpgen.compile import ir
 from acpgen.compile.ir import defs as ir_defs
+from acpgen.compile.ir import methods as ir_methods
+from acpgen.compile.ir import patch as ir_patch
+from acpgen.compile.ir import session as ir_session
 from acpgen.compile.ir import types as ir_types
 from acpgen.compile.load import load_schema
 from acpgen.output.trees import read_tree
@@ -625,10 +628,10 @@ def _walk(node: object, found: dict[type, list[object]]) -> None:
             _walk(item, found)
 
 
-def _ir_classes() -> list[type]:
+def _ir_classes(*modules: ModuleType) -> list[type]:
     return [
         c
-        for module in (ir_types, ir_defs)
+        for module in modules
         for c in vars(module).values()
         if isinstance(c, type) and dataclasses.is_dataclass(c) and c.__module__ == module.__name__
     ]
@@ -641,7 +644,7 @@ def test_the_kitchen_holds_every_ir_kind_and_flag_value() -> None:
     missing: list[str] = []
     for union in (ir.TypeExpr, ir.Definition, ir.Value):
         missing += [f"kind {c.__name__}" for c in typing.get_args(union) if c not in found]
-    for cls in _ir_classes():
+    for cls in _ir_classes(ir_types, ir_defs):
         for name, flag in _flags(cls).items():
             seen = {flag.observe(getattr(obj, name)) for obj in found.get(cls, ())}
             missing += [f"{cls.__name__}.{name} = {v!r}" for v in flag.values if v not in seen]
@@ -798,3 +801,37 @@ def test_supports_reads_presence_and_flag_capabilities(ks: ModuleType) -> None:
     assert ks.supports(ks.decode("ClientCapabilities", {}), "inspect") is False
     with pytest.raises(KeyError):
         ks.supports(ks.ClientCapabilities(), "session")
+
+
+_OTHER_RULES: dict[str, str] = {
+    "Mark.side = None": "an x-method without x-side is an error the method table reports",
+    "Gate.side = 'protocol'": "a gate is advertised in initialize's params (client) or result (agent)",
+    "Gate.side = 'proxy'": "a gate is advertised in initialize's params (client) or result (agent)",
+    "SessionField.container = 'messages'": "v1 rules: the kitchen is a v2 schema",
+    "SessionAction.action = 'message-chunk'": "v1 rules: the kitchen is a v2 schema",
+    "SessionAction.replaces = True": "v1 rules (tool_call, a full snapshot): the kitchen is a v2 schema",
+    "PatchField.everywhere = False": "v1 rules (an upsert taking two classes): the kitchen is a v2 schema",
+    "SessionAction.action = 'remove'": "v2_unstable rules (plan_removed): the kitchen is a stable v2 schema",
+}
+"""Values the kitchen cannot give, and why (the rule sets are covered by the
+ACP packages' own tests)."""
+
+
+def test_the_kitchen_holds_every_method_patch_and_session_flag_value() -> None:
+    """The same for the method table, the patch rules and the session fold:
+    every ``bool`` and ``Literal`` attribute of their IR classes, but for
+    what only another rule set has (:data:`_OTHER_RULES`)."""
+    package = build_ir(load_schema(ROOT / SCHEMA), PACKAGE)
+    found: dict[type, list[object]] = {}
+    _walk(package, found)
+    missing: list[str] = []
+    for cls in _ir_classes(ir_methods, ir_patch, ir_session):
+        if cls is ir.SchemaFacts:
+            continue  # one per package
+        for name, flag in _flags(cls).items():
+            if flag.values in (("empty", "nonempty"), ("None", "set")):
+                continue  # what an entry names, not how it behaves
+            seen = {flag.observe(getattr(obj, name)) for obj in found.get(cls, ())}
+            missing += [f"{cls.__name__}.{name} = {v!r}" for v in flag.values if v not in seen]
+    assert sorted(m for m in missing if m not in _OTHER_RULES) == []
+    assert sorted(set(_OTHER_RULES) - set(missing)) == [], "the kitchen has these now: drop them from _OTHER_RULES"
