@@ -120,14 +120,16 @@ test: test-tools browser $(STAMP) $(TS_STAMP) $(OTHER_STAMPS)
 # Then hostile peers (garbage, deep nesting, huge lines, floods, half-closed
 # pipes) against the example agents and client for FUZZ_SECONDS (a failure
 # prints its seed: python tests/fuzz_peers.py SECONDS SEED replays the run),
-# and the memory a flooding or non-reading peer makes an agent hold, and
-# what a hostile server makes the network transports hold.
+# and the memory a flooding or non-reading peer makes an agent hold (over
+# stdio, and a WebSocket ping flood against a served agent), and what a
+# hostile server makes the network transports hold.
 FUZZ_SECONDS ?= 120
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -m hypothesis
 	$(BIN)/python tests/fuzz_peers.py $(FUZZ_SECONDS)
 	$(BIN)/python tests/bench_hostile_memory.py
 	$(BIN)/python tests/bench_client_memory.py
+	$(BIN)/python tests/bench_ping_flood.py
 
 fixtures: $(STAMP)
 	$(BIN)/acpgen conformance-fixtures
