@@ -10,8 +10,9 @@ loads the report and, as the baseline, a static page of the same lines in a
 ``<pre>`` (what a browser shows of the file with no script at all),
 interleaved, each in a new page; printed are the medians of the first rows
 drawn (the report's ``data-drawn`` mark), of DOMContentLoaded for both, of
-the longest task, of the report's first search and of one after it, and
-the sizes. These are the browser's own clocks (wall
+the longest task, of the report's first search and of one after it, of
+opening the Sequence view (reading the lines, drawing the arrows in view),
+and the sizes. These are the browser's own clocks (wall
 time in the renderer), so they move with the machine's load.
 
 Run with ``.venv/bin/python tests/bench_report.py [N] [--rounds R]``; part of
@@ -71,6 +72,14 @@ SEARCH = """(word) => {
 }"""
 
 
+SEQUENCE = """() => {
+  const start = performance.now();
+  document.getElementById("tab-sequence").click();
+  const drawn = document.querySelectorAll("main .seq").length;
+  return drawn ? performance.now() - start : -1;
+}"""
+
+
 def cpu(fn: Any) -> float:
     start = time.process_time()
     fn()
@@ -91,7 +100,10 @@ def open_page(browser: Any, path: Path, report: bool) -> dict[str, float]:
     if report:
         page.locator("html[data-ready]").wait_for(state="attached")
     figures: dict[str, float] = page.evaluate(FIGURES)
-    if report:  # the first search (it reads every row's text) and one after it
+    if report:
+        figures["sequence"] = page.evaluate(SEQUENCE)  # the lines read, the arrows in view drawn
+        page.click("#tab-conversation")
+        # the first search (it reads every row's text) and one after it
         figures["search"], figures["again"] = (page.evaluate(SEARCH, word) for word in ("word1_7", "word2_7"))
     context.close()
     return figures
@@ -142,7 +154,8 @@ def main() -> None:
         print(
             f"opening the report: first rows drawn at {median(ours, 'drawn'):.0f} ms, DOMContentLoaded at "
             f"{median(ours, 'loaded'):.0f} ms, longest task {median(ours, 'longest'):.0f} ms; the first search "
-            f"{median(ours, 'search'):.0f} ms, the next {median(ours, 'again'):.0f} ms (medians of {options.rounds})"
+            f"{median(ours, 'search'):.0f} ms, the next {median(ours, 'again'):.0f} ms; the Sequence view opened "
+            f"in {median(ours, 'sequence'):.0f} ms (medians of {options.rounds})"
         )
         print(
             f"opening the plain <pre> page: DOMContentLoaded at {median(theirs, 'loaded'):.0f} ms, longest task "

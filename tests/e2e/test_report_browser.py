@@ -11,7 +11,11 @@ in the DOM, and scrolling to the end shows the last lines. Its load time is
 printed (``-s`` shows it), not asserted. Search finds a message far off
 screen and goes to it; a recording with timestamps shows its round trips,
 turn and tool call durations, permission waits and the latency table; what
-cannot be drawn shows its raw payload and direction.
+cannot be drawn shows its raw payload and direction. The Sequence view draws
+an arrow a message, in order, with its direction; choosing a request or its
+response (click or keyboard) highlights the pair with its round trip; an
+unanswered request is marked; the session filter and search apply; the long
+transcript's last arrow is reached with End.
 
 ``ACPGEN_RECORD_DOCS=1`` also writes the demo's screenshot to
 ``docs/report.png``.
@@ -299,6 +303,18 @@ def test_a_100000_line_transcript_opens_and_scrolls_to_its_end(
         assert '"stopReason": "end_turn"' in final.locator(".raw").inner_text()
         assert final.bounding_box()["y"] < 900
         assert page.page.locator("main .line").count() < 400
+        # The sequence view: its last arrow, the last turn's end, reached with End.
+        page.page.click("#tab-sequence")
+        assert 0 < page.page.locator("main .seq").count() < 200
+        page.page.focus("main")
+        page.page.keyboard.press("End")
+        arrow = page.page.locator(f'main .seq[data-line="{last}"]')
+        arrow.wait_for()
+        assert arrow.locator(".label").inner_text() == "session/prompt result"
+        assert "seq-r" in (arrow.get_attribute("class") or "") and "d-a" in (arrow.get_attribute("class") or "")
+        assert 0 < arrow.bounding_box()["y"] < 900
+        assert page.page.locator("main .seq").count() < 400
+        assert page.errors == []
     finally:
         page.close()
 
@@ -367,6 +383,142 @@ def test_the_timings_view_has_the_latency_by_method_and_each_wait(timed_page: Pa
     assert timed_page.errors == []
 
 
+def arrows(page: Page) -> list[tuple[int, str, str, str, str]]:
+    """The arrows drawn, in order: (line, kind, direction, label, note)."""
+    drawn: list[tuple[int, str, str, str, str]] = []
+    for node in page.rows(".seq").all():
+        classes = (node.get_attribute("class") or "").split()
+        kind = next(c[4:] for c in classes if c.startswith("seq-"))
+        direction = next(c[2:] for c in classes if c.startswith("d-"))
+        line = int(node.get_attribute("data-line") or 0)
+        drawn.append((line, kind, direction, node.locator(".label").inner_text(), node.locator(".note").inner_text()))
+    return drawn
+
+
+def test_the_sequence_view_draws_an_arrow_a_message_in_order_with_its_direction(timed_page: Page) -> None:
+    timed_page.page.click("#tab-sequence")
+    update = "session/update "
+    assert arrows(timed_page) == [
+        (2, "q", "c", "initialize", ""),
+        (3, "r", "a", "initialize result", "10 ms"),
+        (4, "q", "c", "session/new", ""),
+        (5, "r", "a", "session/new result", "30 ms"),
+        (6, "q", "c", "session/prompt", ""),
+        (7, "n", "a", update + "agent_thought_chunk", "notification"),
+        (8, "n", "a", update + "tool_call", "notification"),
+        (9, "q", "a", "session/request_permission", ""),
+        (10, "r", "c", "session/request_permission result", "2.00 s"),
+        (11, "n", "a", update + "tool_call_update", "notification"),
+        (12, "n", "a", update + "tool_call_update", "notification"),
+        (13, "n", "a", update + "agent_message_chunk", "notification"),
+        (14, "r", "a", "session/prompt result", "3.50 s"),
+        (15, "q", "c", "session/prompt", ""),
+        (16, "n", "a", update + "agent_message_chunk", "notification"),
+        (17, "r", "a", "session/prompt result", "500 ms"),
+    ]  # lines 1 and 18, tap's start and end records, are no messages
+    # The arrowhead points at the lifeline the message goes to.
+    lane = timed_page.rows('.seq[data-line="2"] .lane').bounding_box()
+    for line, toward in ((2, "right"), (3, "left")):
+        side = timed_page.page.evaluate(
+            """(line) => {
+              const shaft = document.querySelector('main .seq[data-line="' + line + '"] .shaft');
+              const head = getComputedStyle(shaft, "::after");
+              return head.borderLeftWidth === "10px" ? "right" : head.borderRightWidth === "10px" ? "left" : "";
+            }""",
+            line,
+        )
+        assert side == toward
+    assert lane is not None and lane["width"] > 300
+    assert timed_page.page.locator("#seq-head .life").all_inner_texts() == ["CLIENT", "AGENT"]
+    assert timed_page.errors == []
+
+
+def test_choosing_a_request_or_its_response_highlights_the_pair_with_its_round_trip(timed_page: Page) -> None:
+    page = timed_page.page
+    page.click("#tab-sequence")
+    page.click('main .seq[data-line="10"] .arrow')  # the response: its request is highlighted too
+    assert [int(n.get_attribute("data-line") or 0) for n in timed_page.rows(".seq.paired").all()] == [9, 10]
+    info = page.locator("#seq-info")
+    assert info.inner_text().startswith("session/request_permission: request at line 9, response at line 10")
+    assert info.locator(".rtt").inner_text() == "round trip 2.00 s"
+    # By keyboard: from an arrow to the next with the arrow keys, chosen with Enter.
+    page.focus('main .seq[data-line="2"] .arrow')
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("document.activeElement.closest('.seq').dataset.line") == "3"
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == (
+        "line 3, response, initialize, agent to client, to the request at line 2"
+    )
+    page.keyboard.press("Enter")
+    assert [int(n.get_attribute("data-line") or 0) for n in timed_page.rows(".seq.paired").all()] == [2, 3]
+    assert info.locator(".rtt").inner_text() == "round trip 10 ms"
+    assert page.locator('main .seq[data-line="3"] .arrow').get_attribute("aria-pressed") == "true"
+    page.keyboard.press("ArrowUp")
+    page.keyboard.press("ArrowUp")
+    assert page.evaluate("document.activeElement.closest('.seq').dataset.line") == "2"  # the first: it stays
+    page.click('main .seq[data-line="15"] .arrow')
+    info.locator(".ln").click()  # to the response, focused
+    assert page.evaluate("document.activeElement.closest('.seq').dataset.line") == "17"
+    assert info.locator(".rtt").inner_text() == "round trip 500 ms"
+    assert timed_page.errors == []
+
+
+def test_the_sequence_view_marks_an_unanswered_request_an_error_and_an_orphan_response(
+    browser: Any, tmp_path: Path
+) -> None:
+    w = [
+        ("client_to_agent", {"id": 0, "method": "initialize", "params": {"protocolVersion": 1}}),
+        ("agent_to_client", {"id": 0, "result": {"protocolVersion": 1}}),
+        ("client_to_agent", {"id": 1, "method": "session/new", "params": {"cwd": "/", "mcpServers": []}}),
+        ("agent_to_client", {"id": 1, "error": {"code": -32603, "message": "boom"}}),
+        ("agent_to_client", {"id": 7, "method": "fs/read_text_file", "params": {"sessionId": "s", "path": "/a"}}),
+        ("agent_to_client", {"id": 99, "result": {}}),
+    ]
+    transcript = tmp_path / "unanswered.jsonl"
+    transcript.write_text(
+        "".join(json.dumps({"direction": d, "message": {"jsonrpc": "2.0", **m}}) + "\n" for d, m in w)
+    )
+    page = Page(browser, report(transcript, tmp_path / "unanswered.html"))
+    try:
+        page.page.click("#tab-sequence")
+        assert arrows(page) == [
+            (1, "q", "c", "initialize", ""),
+            (2, "r", "a", "initialize result", ""),  # no times: no round trip
+            (3, "q", "c", "session/new", ""),
+            (4, "e", "a", "session/new error", ""),
+            (5, "q", "a", "fs/read_text_file", "no answer"),
+            (6, "r", "a", "no request result", "no request"),
+        ]
+        assert [int(n.get_attribute("data-line") or 0) for n in page.rows(".seq.unanswered").all()] == [5]
+        unanswered = page.page.locator('main .seq[data-line="5"] .arrow')
+        assert (unanswered.get_attribute("aria-label") or "").endswith("agent to client, never answered")
+        unanswered.click()
+        info = page.page.locator("#seq-info")
+        assert info.inner_text() == "fs/read_text_file: request at line 5, never answered in the transcript"
+        assert [int(n.get_attribute("data-line") or 0) for n in page.rows(".seq.paired").all()] == [5]
+        page.page.click('main .seq[data-line="4"] .arrow')
+        assert info.inner_text().startswith("session/new: request at line 3, error at line 4")
+        assert info.locator(".rtt").inner_text() == "no times in the transcript"
+        assert page.errors == []
+    finally:
+        page.close()
+
+
+def test_the_sequence_view_keeps_to_the_session_chosen(demo_page: Page) -> None:
+    page = demo_page.page
+    page.select_option("#session", label=f"{SESSION_B} (/work/{SESSION_B})")
+    page.click("#tab-sequence")
+    assert [(a[0], a[3]) for a in arrows(demo_page)] == [
+        (5, "session/new"),
+        (6, "session/new result"),
+        (22, "session/prompt"),
+        (23, "session/update agent_message_chunk"),
+        (24, "session/prompt result"),
+    ]
+    page.select_option("#session", value="-2")
+    assert len(arrows(demo_page)) == 32  # every line of the demo is a message
+    page.click("#tab-conversation")
+
+
 @pytest.fixture(scope="module")
 def medium_page(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Page, int]]:
     folder = tmp_path_factory.mktemp("medium")
@@ -408,6 +560,33 @@ def test_search_finds_a_message_off_screen_goes_to_it_and_marks_it(medium_page: 
     page.page.fill("#search", "no such text anywhere")
     page.page.locator("#search").press("Enter")
     assert count.inner_text() == "not found"
+    page.page.fill("#search", "")
+    page.page.locator("#search").press("Enter")
+    page.page.click("#tab-conversation")
+    assert page.errors == []
+
+
+def test_search_in_the_sequence_view_goes_to_the_arrow_of_the_line_found(medium_page: tuple[Page, int]) -> None:
+    page, _written = medium_page
+    recorded = page.path.with_suffix(".jsonl").read_text(encoding="utf-8").splitlines()
+    needle = "word40_7"  # in the 40th turn's prompt and one chunk of its answer, far below the first screen
+    found = [n for n, line in enumerate(recorded, 1) if needle in line]
+    assert len(found) == 2
+    page.page.click("#tab-sequence")
+    page.page.locator("main .seq").first.wait_for()
+    assert page.page.locator(f'main .seq[data-line="{found[0]}"]').count() == 0  # not drawn
+    page.page.fill("#search", needle)
+    page.page.locator("#search").press("Enter")
+    assert page.page.locator("#search-count").inner_text() == "1 of 2"
+    for at, line in enumerate(found):
+        hit = page.page.locator("main .seq.hit-current")
+        assert hit.get_attribute("data-line") == str(line)
+        box = hit.bounding_box()
+        assert box is not None and 0 < box["y"] < 900
+        if at == 0:
+            assert hit.locator(".label").inner_text() == "session/prompt"
+            page.page.click("#search-next")
+    assert page.page.locator("main .seq.hit-current .label").inner_text() == "session/update agent_message_chunk"
     page.page.fill("#search", "")
     page.page.locator("#search").press("Enter")
     page.page.click("#tab-conversation")

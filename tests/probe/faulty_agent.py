@@ -1,8 +1,10 @@
 """An ACP v1 agent with one seeded fault, for the probe's tests.
 
 Without ``--fault`` it does everything the probe checks, right: it refuses
-requests before initialize, advertises loadSession, session/list, resume
-and close, and the image, audio and embedded-context prompt capabilities,
+requests before initialize, advertises loadSession, session/list, resume,
+close and delete, additional directories, HTTP and SSE MCP servers, the
+image, audio and embedded-context prompt capabilities (and logout, which it
+does not implement and no check exercises),
 asks for permission during the probe's first prompt ("hello ..."), streams
 each prompt back word by word,
 honours session/cancel and $/cancel_request, replays a loaded session,
@@ -15,7 +17,8 @@ starts with, so that it starts fast (run it with ``python -S``).
                               [--use-client]
 
 ``--unstable`` adds an update only the unstable v1 schema has
-(``plan_removed``) to the first prompt. ``--auth`` advertises the auth
+(``plan_removed``) to the first prompt, and advertises and serves
+session/fork. ``--auth`` advertises the auth
 method ``probe-login`` and answers session/new -32000 until the client has
 authenticated with it. ``--sleep`` waits that long before reading stdin (an
 agent slow to start). ``--fast`` writes the whole turn of a long prompt (the
@@ -31,6 +34,7 @@ anything else ends the prompt with an error saying what.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import time
@@ -57,6 +61,11 @@ FAULTS = {
     "session-resume": "refuses to resume a session that has had a turn with -32603",
     "resume-fresh-session": "answers session/resume of a session with no turn yet -32002",
     "session-close": "refuses to close a session with -32603",
+    "session-delete": "answers session/delete but keeps listing the session",
+    "session-fork": "answers session/fork with the id of the session forked (run with --unstable)",
+    "additional-directories": "refuses additionalDirectories with -32602",
+    "mcp-http": "advertises HTTP MCP servers, refuses a session/new with one with -32602",
+    "mcp-sse": "advertises SSE MCP servers, refuses a session/new with one with -32602",
     "unknown-method": "answers unknown methods with a null result",
     "malformed-params": "opens a session whatever the params",
     "extension-method": "answers extension methods -32603",
@@ -86,6 +95,8 @@ class Agent:
         self.initialized = False
         self.sessions: dict[str, list[dict[str, Any]]] = {}
         """session id -> the updates of its history"""
+        self.opened = 0
+        """Sessions opened so far (each gets a new id: s1, s2 ...)."""
         self.cancelled: set[Any] = set()
         """Session ids cancelled by session/cancel, request ids by $/cancel_request."""
         self.turns: set[Any] = set()
@@ -200,6 +211,24 @@ class Agent:
             else:
                 self.sessions.pop(params.get("sessionId"), None)
                 self.send({"id": request_id, "result": {}})
+        elif method == "session/delete":
+            if params.get("sessionId") not in self.sessions:
+                self.error(request_id, -32002, "Resource not found")
+                return
+            if self.fault != "session-delete":
+                self.sessions.pop(params["sessionId"])
+            self.send({"id": request_id, "result": {}})
+        elif method == "session/fork" and self.unstable:
+            forked = params.get("sessionId")
+            if forked not in self.sessions or not isinstance(params.get("cwd"), str):
+                self.error(request_id, -32602, "Invalid params")
+                return
+            if self.fault == "session-fork":
+                self.send({"id": request_id, "result": {"sessionId": forked}})
+                return
+            session_id = self.open_session(params["cwd"])
+            self.sessions[session_id] = list(self.sessions[forked])
+            self.send({"id": request_id, "result": {"sessionId": session_id}})
         elif isinstance(method, str) and method.startswith("_"):
             if self.fault == "extension-method":
                 self.error(request_id, -32603, "Internal error")
@@ -226,8 +255,12 @@ class Agent:
         capabilities = {
             "loadSession": True,
             "promptCapabilities": {"image": True, "audio": True, "embeddedContext": True},
-            "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
+            "mcpCapabilities": {"http": True, "sse": True},
+            "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "delete": {}, "additionalDirectories": {}},
+            "auth": {"logout": {}},
         }
+        if self.unstable:
+            capabilities["sessionCapabilities"]["fork"] = {}
         result: dict[str, Any] = {
             "protocolVersion": answer,
             "agentCapabilities": capabilities,
@@ -248,13 +281,31 @@ class Agent:
         if not valid and self.fault != "malformed-params":
             self.error(request_id, -32602, "Invalid params")
             return
-        session_id = f"s{len(self.sessions) + 1}"
-        self.sessions[session_id] = []
-        self.cwds[session_id] = params["cwd"] if isinstance(params.get("cwd"), str) else "/"
+        servers = params.get("mcpServers") if isinstance(params.get("mcpServers"), list) else []
+        kinds = {server.get("type") for server in servers if isinstance(server, dict)}
+        if {"mcp-http": "http", "mcp-sse": "sse"}.get(self.fault or "") in kinds:
+            self.error(request_id, -32602, "Invalid params: unsupported MCP server")
+            return
+        extra = params.get("additionalDirectories") or []
+        if extra and (
+            self.fault == "additional-directories"
+            or not isinstance(extra, list)
+            or not all(isinstance(d, str) and d.startswith("/") and os.path.isdir(d) for d in extra)
+        ):
+            self.error(request_id, -32602, "Invalid params: additionalDirectories")
+            return
+        session_id = self.open_session(params["cwd"] if isinstance(params.get("cwd"), str) else "/")
         result: dict[str, Any] = {"sessionId": session_id}
         if self.fault == "session-new":
             result["modes"] = 5
         self.send({"id": request_id, "result": result})
+
+    def open_session(self, cwd: str) -> str:
+        self.opened += 1
+        session_id = f"s{self.opened}"
+        self.sessions[session_id] = []
+        self.cwds[session_id] = cwd
+        return session_id
 
     def prompt(self, request_id: Any, params: dict[str, Any]) -> None:
         session_id = params.get("sessionId")

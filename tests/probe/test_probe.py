@@ -34,6 +34,14 @@ def packages() -> dict[int, ModuleType]:
     return {1: load_package(str(ROOT / "generated" / "acp_v1")), 2: load_package(str(ROOT / "generated" / "acp_v2"))}
 
 
+@pytest.fixture(scope="module")
+def unstable_packages() -> dict[int, ModuleType]:
+    return {
+        1: load_package(str(ROOT / "generated" / "acp_v1_unstable")),
+        2: load_package(str(ROOT / "generated" / "acp_v2_unstable")),
+    }
+
+
 AUTH = "probe-login"
 """The auth method faulty_agent.py --auth advertises."""
 
@@ -42,15 +50,19 @@ SLOW = 20.0
 
 RUNS: dict[str | None, tuple[list[str], dict[str, object]]] = {
     None: ([], {}),
-    **{fault: (["--fault", fault], {}) for fault in FAULTS if fault != "authenticate"},
+    **{fault: (["--fault", fault], {}) for fault in FAULTS if fault not in ("authenticate", "session-fork")},
     "authenticate": (["--fault", "authenticate", "--auth"], {"auth_method": AUTH}),
+    # session/fork is unstable: the agent serves it with --unstable, the probe with the unstable packages.
+    "unstable": (["--unstable"], {"unstable": True}),
+    "session-fork": (["--fault", "session-fork", "--unstable"], {"unstable": True}),
     "auth-gated": (["--auth"], {}),
     "authenticated": (["--auth"], {"auth_method": AUTH}),
     "fast": (["--fast"], {}),
     "client": (["--use-client"], {"client_capabilities": ["fs", "terminal"]}),
 }
 """Each run of the matrix: the agent's arguments and the probe's options
-(``timeout`` is TIMEOUT unless given)."""
+(``timeout`` is TIMEOUT unless given; ``unstable``: with the unstable
+packages)."""
 
 SLOW_RUNS: dict[str, tuple[list[str], dict[str, object]]] = {
     # With the default options, an agent that takes 20 s to start passes.
@@ -63,7 +75,7 @@ SLOW_RUNS: dict[str, tuple[list[str], dict[str, object]]] = {
 
 
 @pytest.fixture(scope="module")
-def matrix(packages: dict[int, ModuleType]) -> dict[str | None, Report]:
+def matrix(packages: dict[int, ModuleType], unstable_packages: dict[int, ModuleType]) -> dict[str | None, Report]:
     async def run() -> dict[str | None, Report]:
         gate = asyncio.Semaphore(3)
 
@@ -73,7 +85,8 @@ def matrix(packages: dict[int, ModuleType]) -> dict[str | None, Report]:
                 del options["timeout"]  # the default
             else:
                 options.setdefault("timeout", TIMEOUT)
-            return label, await probe(FAULTY + args, packages, **options)  # type: ignore[arg-type]
+            chosen = unstable_packages if options.pop("unstable", False) else packages
+            return label, await probe(FAULTY + args, chosen, **options)  # type: ignore[arg-type]
 
         async def gated(label: str | None, args: list[str], options: dict[str, object]) -> tuple[str | None, Report]:
             async with gate:
@@ -109,20 +122,57 @@ def _needs(name: str) -> set[str]:
     return found
 
 
+NOT_EXERCISED = "advertised but not exercised by any check: auth.logout (no check)"
+"""What capabilities-exercised says of the agent: it advertises logout, which no check exercises."""
+
+
+def _reason(report: Report, name: str) -> str:
+    (result,) = [r for r in report.results if r.check.name == name]
+    return result.reason
+
+
 def test_the_agent_without_a_fault_passes_every_check(matrix: dict[str | None, Report]) -> None:
     report = matrix[None]
     assert report.version == 1
     statuses = _statuses(report)
-    assert statuses == {name: "skip" if name == "authenticate" else "pass" for name in NAMES}, _shown(report)
-    (skipped,) = [r for r in report.results if r.status == "skip"]
-    assert skipped.reason == "no --auth-method given (the agent advertises none)"
+    skipped = ("authenticate", "session-fork")
+    assert statuses == {name: "skip" if name in skipped else "pass" for name in NAMES}, _shown(report)
+    assert _reason(report, "authenticate") == "no --auth-method given (the agent advertises none)"
+    assert _reason(report, "session-fork") == ("the agent does not advertise session/fork (sessionCapabilities.fork)")
+    assert _reason(report, "capabilities-exercised") == NOT_EXERCISED
     assert not report.must_failed and report.exit_status == 0
+
+
+def test_with_the_unstable_packages_session_fork_passes_too(matrix: dict[str | None, Report]) -> None:
+    report = matrix["unstable"]
+    statuses = _statuses(report)
+    assert statuses == {name: "skip" if name == "authenticate" else "pass" for name in NAMES}, _shown(report)
+    assert "sessionCapabilities.fork" in _reason(report, "agent-info")
+    assert _reason(report, "capabilities-exercised") == NOT_EXERCISED
+
+
+def test_a_capability_whose_check_did_not_run_or_skipped_is_reported(packages: dict[int, ModuleType]) -> None:
+    # The agent advertises session/fork (--unstable), which the stable package has not.
+    only = ["initialize", "session-new", "prompt-image", "session-fork", "capabilities-exercised"]
+    report = asyncio.run(probe([*FAULTY, "--unstable"], packages, timeout=HANG, only=only))
+    assert _statuses(report)["session-fork"] == "skip", _shown(report)
+    said = _reason(report, "capabilities-exercised")
+    assert said.startswith("advertised but not exercised by any check: auth.logout (no check); loadSession "), said
+    missed = said.split(": ", 1)[1].split("; ")
+    assert "loadSession (load-session did not run, load-fresh-session did not run)" in missed
+    assert "mcpCapabilities.http (mcp-http did not run)" in missed
+    assert (
+        "sessionCapabilities.fork (session-fork was skipped: ACP v1's package has no session/fork "
+        "(an unstable method: probe with --unstable))"
+    ) in missed
+    assert not any(entry.startswith("promptCapabilities.image") for entry in missed)  # its check ran
+    assert len(missed) == 12  # the 13 advertised, but the image prompt
 
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))
 def test_a_fault_fails_its_check_and_nothing_else(matrix: dict[str | None, Report], fault: str) -> None:
     report = matrix[fault]
-    baseline = _statuses(matrix["authenticated" if fault == "authenticate" else None])
+    baseline = _statuses(matrix[{"authenticate": "authenticated", "session-fork": "unstable"}.get(fault)])
     dependents = _needs(fault)
     expected = {name: "skip" if name in dependents else baseline[name] for name in NAMES}
     expected[fault] = "fail"
@@ -185,7 +235,8 @@ def test_an_agent_that_needs_authentication_is_skipped_not_failed(matrix: dict[s
 
 def test_auth_method_authenticates_first(matrix: dict[str | None, Report]) -> None:
     report = matrix["authenticated"]
-    assert set(_statuses(report).values()) == {"pass"}, _shown(report)
+    assert _statuses(report) == {**_statuses(matrix[None]), "authenticate": "pass"}, _shown(report)
+    assert {name for name, status in _statuses(report).items() if status != "pass"} == {"session-fork"}
     (authenticate,) = [r for r in report.results if r.check.name == "authenticate"]
     assert authenticate.status == "pass"
 
@@ -207,7 +258,8 @@ def test_a_hanging_request_fails_on_the_timeout_and_the_agent_is_started_again(
     (failed,) = [r for r in report.results if r.status == "fail"]
     assert failed.reason == f"no answer within {TIMEOUT:g} s (the timeout)"
     after = NAMES[NAMES.index("cancel-request") + 1 :]
-    assert all(r.status == "pass" for r in report.results if r.check.name in after)
+    baseline = _statuses(matrix[None])
+    assert all(r.status == baseline[r.check.name] for r in report.results if r.check.name in after)
 
 
 def test_a_cancel_that_lands_after_the_turn_ended_is_not_exercised(matrix: dict[str | None, Report]) -> None:
@@ -358,6 +410,19 @@ def test_an_unknown_check_is_a_usage_error() -> None:
 # ------------------------------------------------------------------ hostile agents
 
 INITIALIZED = '{"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": 1}}'
+
+
+def test_empty_capability_objects_advertise_nothing(packages: dict[int, ModuleType]) -> None:
+    # As the SDKs write their defaults: objects that hold capabilities, empty; loadSession false.
+    capabilities = {"loadSession": False, "promptCapabilities": {}, "sessionCapabilities": {}, "auth": {}}
+    answer = json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": 1, "agentCapabilities": capabilities}}
+    )
+    script = f"import sys\nsys.stdin.readline()\nprint({answer!r}, flush=True)\nsys.stdin.read()\n"
+    only = ["initialize", "capabilities-exercised"]
+    report = asyncio.run(probe([sys.executable, "-S", "-c", script], packages, timeout=HANG, only=only))
+    assert _statuses(report) == {"initialize": "pass", "capabilities-exercised": "pass"}, _shown(report)
+    assert _reason(report, "capabilities-exercised") == "the agent advertises no capability"
 
 
 def test_a_response_whose_id_is_a_list_is_a_problem_not_a_crash(packages: dict[int, ModuleType]) -> None:

@@ -213,6 +213,38 @@ def test_a_recording_s_times_give_round_trips_turns_tool_calls_and_permission_wa
     ]
 
 
+def test_the_sequence_pairs_each_response_with_the_request_of_its_direction(tmp_path):
+    w = Writer()
+    w.client(id=1, method="session/prompt", params={"sessionId": SESSION_A, "prompt": []})
+    w.agent(id=1, method="fs/read_text_file", params={"sessionId": SESSION_A, "path": "/a"})  # the same id
+    w.update(SESSION_A, sessionUpdate="agent_message_chunk", content={"type": "text", "text": "hi"})
+    w.client(id=1, error={"code": -32002, "message": "not found"})  # the agent's request's answer
+    w.agent(id=1, result={"stopReason": "end_turn"})
+    w.agent(id=5, method="fs/write_text_file", params={"sessionId": SESSION_A, "path": "/b", "content": ""})
+    w.client(id=9, result={})  # answers nothing
+    data = report_data(w.write(tmp_path / "t.jsonl"), None)
+    seq = data["lines"]["seq"]
+    assert seq["k"] == "qqnerqr"
+    assert [seq["methods"][m] if m >= 0 else "" for m in seq["m"]] == [
+        "session/prompt",
+        "fs/read_text_file",
+        "session/update agent_message_chunk",
+        "fs/read_text_file",
+        "session/prompt",
+        "fs/write_text_file",
+        "",
+    ]
+    assert seq["p"] == [5, 4, 0, 2, 1, 0, 0]  # the write never answered, the last response no request's
+    assert "t" not in seq  # no times in the transcript
+
+
+def test_the_sequence_has_each_message_s_time(tmp_path):
+    seq = report_data(timed(tmp_path / "t.jsonl"), None)["lines"]["seq"]
+    assert seq["k"] == "-qrqrqnnqrnnnrqnr-"  # tap's start and end records are no messages
+    assert seq["t"][1:3] == [0.0, 10.0] and seq["t"][8:10] == [1400.0, 3400.0]
+    assert seq["t"][0] is None and seq["p"][8:10] == [10, 9]
+
+
 def test_latency_percentiles_are_nearest_rank():
     values = [float(n) for n in range(100, 0, -1)]  # 1 .. 100, in no order
     assert latency({"m": values}) == [["m", 100, 50.0, 99.0, 100.0]]
@@ -470,6 +502,13 @@ def test_any_transcript_folds_every_line_into_one_row_and_onto_the_page(tmp_path
     data = report_data(path, None)
     lines = sorted(n for row in data["rows"] for n in row["l"])
     assert lines == list(range(1, len(records) + 1))
+    seq = data["lines"]["seq"]
+    assert len(seq["k"]) == len(seq["m"]) == len(seq["p"]) == len(records)
+    for n, pair in enumerate(seq["p"], 1):  # pairs go both ways, a request with a response
+        if pair:
+            assert seq["p"][pair - 1] == n
+            assert {seq["k"][n - 1], seq["k"][pair - 1]} in ({"q", "r"}, {"q", "e"})
+            assert seq["m"][n - 1] == seq["m"][pair - 1]
     page = render_report(data)  # no value the page cannot hold
     found = re.search(r'id="acp-data">([^<]*)</script>', page)
     assert found is not None

@@ -13,6 +13,7 @@ of the specification it comes from.
 from __future__ import annotations
 
 import asyncio
+import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +37,11 @@ notification before it."""
 
 MAX_PAGES = 1000
 """Pages of session/list the paging check follows before it calls the paging endless."""
+
+MCP_URL = "http://127.0.0.1:9/mcp"
+"""Where the MCP servers of the MCP checks are said to be: nothing serves
+MCP there (port 9 is discard), the checks see whether the agent takes a
+server of the kind it advertised."""
 
 
 TIERS = ("MUST", "SHOULD", "advisory", "informational")
@@ -62,6 +68,11 @@ class Check:
     this one is skipped, naming it."""
     after: bool = False
     """Runs after the others, judging what the whole run saw."""
+    exercises: tuple[str, ...] = ()
+    """The capabilities the check exercises when it runs (passes or fails),
+    by their path in the initialize result's ``agentCapabilities`` (v1) or
+    ``capabilities`` (v2), as ``agent-info`` lists them:
+    ``promptCapabilities.image``, ``session.prompt.image``."""
 
     @property
     def level(self) -> str:
@@ -135,6 +146,46 @@ async def agent_info(ctx: Context) -> str:
         f"ACP v{ctx.version}; {who}; capabilities: {', '.join(advertised) or 'none'}; "
         f"auth methods: {', '.join(methods) or 'none'}"
     )
+
+
+CONTAINERS = {
+    1: {"promptCapabilities", "mcpCapabilities", "sessionCapabilities", "auth"},
+    2: {"session.prompt", "session.mcp", "auth"},
+}
+"""Per version, the capability objects that hold capabilities: empty, they
+advertise none (v1's ``sessionCapabilities: {}``), unlike an empty object
+that is one (v1's ``sessionCapabilities.list: {}``, v2's ``session: {}``)."""
+
+
+async def capabilities_exercised(ctx: Context) -> str:
+    await ctx.connect("capabilities-exercised")
+    empty = CONTAINERS.get(ctx.version or 0, set())
+    advertised = sorted(path for path in _leaves(ctx.capabilities()) if path not in empty)
+    if not advertised:
+        return "the agent advertises no capability"
+    exercised = {
+        path for result in ctx.results.values() if result.status in ("pass", "fail") for path in result.check.exercises
+    }
+    missed: list[str] = []
+    for path in advertised:
+        if path in exercised:
+            continue
+        by = [check.name for check in CHECKS if path in check.exercises]
+        if not by:
+            missed.append(f"{path} (no check)")
+            continue
+        how = [f"{name} {_how(ctx, name)}" for name in by]
+        missed.append(f"{path} ({', '.join(how)})")
+    if not missed:
+        return f"every capability the agent advertises was exercised: {', '.join(advertised)}"
+    return f"advertised but not exercised by any check: {'; '.join(missed)}"
+
+
+def _how(ctx: Context, name: str) -> str:
+    result = ctx.results.get(name)
+    if result is None:
+        return "did not run"
+    return "was skipped" + (f": {result.reason}" if result.reason else "")
 
 
 def _leaves(value: dict[str, Any], prefix: str = "") -> list[str]:
@@ -401,6 +452,114 @@ def _where(ctx: Context, name: str) -> str:
     return f"sessionCapabilities.{name}" if ctx.version == 1 else "capabilities.session"
 
 
+async def _listed(peer: Peer) -> set[Any] | None:
+    """Every session id session/list gives, page after page (None: the
+    listing was refused, at its first page or a later one; what is wrong with
+    it is for the session-list checks)."""
+    listed: set[Any] = set()
+    params: dict[str, Any] = {}
+    given: set[Any] = set()
+    for _ in range(MAX_PAGES):
+        reply = await peer.request("session/list", params)
+        if reply.error is not None or not isinstance(reply.result, dict):
+            return None
+        sessions = reply.result.get("sessions")
+        for entry in sessions if isinstance(sessions, list) else []:
+            if isinstance(entry, dict):
+                listed.add(entry.get("sessionId"))
+        cursor = reply.result.get("nextCursor")
+        if cursor is None or cursor in given:
+            break
+        given.add(cursor)
+        params = {"cursor": cursor}
+    return listed
+
+
+async def session_delete(ctx: Context) -> None:
+    name = "session-delete"
+    peer = await ctx.connect(name)
+    if not ctx.capability("sessionCapabilities.delete", "session.delete"):
+        raise Skipped(f"the agent does not advertise session/delete ({_advertised(ctx, 'delete')})")
+    session_id = await ctx.new_session(peer)  # a session of its own: the others go on with theirs
+    reply = await peer.request("session/delete", {"sessionId": session_id})
+    if reply.error is not None:
+        raise Failed(f"session/delete of a session the agent opened was refused: {reply.error}")
+    if not ctx.session_capability("list"):
+        return
+    listed = await _listed(peer)
+    if listed is not None and session_id in listed:
+        raise Failed(f"session/delete was answered, yet session/list still lists the session ({session_id!r})")
+
+
+async def session_fork(ctx: Context) -> None:
+    name = "session-fork"
+    peer = await ctx.connect(name)
+    if not ctx.capability("sessionCapabilities.fork", "session.fork"):
+        raise Skipped(f"the agent does not advertise session/fork ({_advertised(ctx, 'fork')})")
+    if "session/fork" not in ctx.package.METHODS:
+        raise Skipped(f"ACP v{ctx.version}'s package has no session/fork (an unstable method: probe with --unstable)")
+    session_id = await ctx.session(name)
+    reply = await peer.request("session/fork", {"sessionId": session_id, "cwd": ctx.cwd, "mcpServers": []})
+    if reply.code == -32000:
+        raise ctx.auth_required("session/fork", reply)
+    if reply.error is not None:
+        raise Failed(f"session/fork of the session the agent opened was refused: {reply.error}")
+    forked = reply.result.get("sessionId") if isinstance(reply.result, dict) else None
+    if forked == session_id:
+        raise Failed(f"session/fork answered the id of the session forked ({session_id!r}), not a new session's")
+    if isinstance(forked, str):
+        peer.sessions.add(forked)
+
+
+async def additional_directories(ctx: Context) -> None:
+    name = "additional-directories"
+    peer = await ctx.connect(name)
+    if not ctx.capability("sessionCapabilities.additionalDirectories", "session.additionalDirectories"):
+        raise Skipped(
+            f"the agent does not advertise additionalDirectories ({_advertised(ctx, 'additionalDirectories')})"
+        )
+    with tempfile.TemporaryDirectory(prefix="acpgen-probe-") as extra:  # an empty directory, removed after
+        params = {"cwd": ctx.cwd, "additionalDirectories": [extra], "mcpServers": []}
+        reply = await peer.request("session/new", params)
+    if reply.code == -32000:
+        raise ctx.auth_required("session/new", reply)
+    if reply.error is not None:
+        raise Failed(f"session/new with an additional directory was refused: {reply.error}")
+    session_id = reply.result.get("sessionId") if isinstance(reply.result, dict) else None
+    if not isinstance(session_id, str):
+        raise Failed(f"session/new with an additional directory answered no sessionId: {reply.result!r}")
+    peer.sessions.add(session_id)
+
+
+def _mcp(kind: str) -> Callable[[Context], Awaitable[None]]:
+    check = f"mcp-{kind}"
+
+    async def run(ctx: Context) -> None:
+        peer = await ctx.connect(check)
+        if not ctx.capability(f"mcpCapabilities.{kind}", f"session.mcp.{kind}"):
+            where = f"mcpCapabilities.{kind}" if ctx.version == 1 else f"capabilities.session.mcp.{kind}"
+            raise Skipped(f"the agent does not advertise {kind} MCP servers ({where})")
+        server = {"type": kind, "name": "acpgen-probe", "url": MCP_URL, "headers": []}
+        reply = await peer.request("session/new", {"cwd": ctx.cwd, "mcpServers": [server]})
+        if reply.code == -32000:
+            raise ctx.auth_required("session/new", reply)
+        if reply.code == -32602:
+            raise Failed(
+                f"session/new with an {kind} MCP server, which the agent advertises, was refused: {reply.error}"
+            )
+        if reply.error is not None:  # a server it cannot reach may be an error of its own: still exercised
+            return
+        session_id = reply.result.get("sessionId") if isinstance(reply.result, dict) else None
+        if isinstance(session_id, str):
+            peer.sessions.add(session_id)
+
+    return run
+
+
+def _advertised(ctx: Context, name: str) -> str:
+    return f"sessionCapabilities.{name}" if ctx.version == 1 else f"capabilities.session.{name}"
+
+
 # ---------------------------------------------------------------- what the run saw
 
 
@@ -506,6 +665,7 @@ CHECKS: list[Check] = [
         "session/new is answered with a valid result holding a sessionId",
         session_new,
         needs=INIT,
+        exercises=("session",),
     ),
     Check(
         "prompt",
@@ -551,6 +711,7 @@ CHECKS: list[Check] = [
         "when promptCapabilities.image is advertised: a prompt with an image block is accepted",
         _content("image", {"type": "image", "mimeType": "image/png", "data": PIXEL}),
         needs=SESSION,
+        exercises=("promptCapabilities.image", "session.prompt.image"),
     ),
     Check(
         "prompt-audio",
@@ -559,6 +720,7 @@ CHECKS: list[Check] = [
         "when promptCapabilities.audio is advertised: a prompt with an audio block is accepted",
         _content("audio", {"type": "audio", "mimeType": "audio/wav", "data": SILENCE}),
         needs=SESSION,
+        exercises=("promptCapabilities.audio", "session.prompt.audio"),
     ),
     Check(
         "prompt-embeddedContext",
@@ -571,6 +733,7 @@ CHECKS: list[Check] = [
             {"type": "resource", "resource": {"uri": "file:///probe/notes.txt", "text": "probe notes"}},
         ),
         needs=SESSION,
+        exercises=("promptCapabilities.embeddedContext", "session.prompt.embeddedContext"),
     ),
     Check(
         "load-session",
@@ -581,6 +744,7 @@ CHECKS: list[Check] = [
         "when loadSession is advertised: session/load of the session works and replays it before answering",
         load_session,
         needs=SESSION,
+        exercises=("loadSession",),
     ),
     Check(
         "load-fresh-session",
@@ -592,6 +756,7 @@ CHECKS: list[Check] = [
         "(in particular not -32002)",
         load_fresh_session,
         needs=SESSION,
+        exercises=("loadSession",),
     ),
     Check(
         "session-list",
@@ -601,6 +766,7 @@ CHECKS: list[Check] = [
         "when session/list is advertised: it answers a valid result listing the session the agent opened",
         session_list,
         needs=SESSION,
+        exercises=("sessionCapabilities.list", "session"),
     ),
     Check(
         "session-list-paging",
@@ -611,6 +777,7 @@ CHECKS: list[Check] = [
         "paging ends (not exercised when one page holds every session)",
         session_list_paging,
         needs=(*SESSION, "session-list"),
+        exercises=("sessionCapabilities.list", "session"),
     ),
     Check(
         "session-resume",
@@ -620,6 +787,7 @@ CHECKS: list[Check] = [
         "when session/resume is advertised: resuming the session the agent opened, after a turn, succeeds",
         session_resume,
         needs=SESSION,
+        exercises=("sessionCapabilities.resume", "session"),
     ),
     Check(
         "resume-fresh-session",
@@ -630,6 +798,7 @@ CHECKS: list[Check] = [
         "(in particular not -32002)",
         resume_fresh_session,
         needs=SESSION,
+        exercises=("sessionCapabilities.resume", "session"),
     ),
     Check(
         "session-close",
@@ -639,6 +808,63 @@ CHECKS: list[Check] = [
         "when session/close is advertised: closing a session the agent opened succeeds",
         session_close,
         needs=SESSION,
+        exercises=("sessionCapabilities.close", "session"),
+    ),
+    Check(
+        "session-delete",
+        "MUST",
+        f"{V1} SessionCapabilities.delete / {V2} SessionCapabilities.delete: 'Whether the agent supports "
+        "session/delete'; DeleteSessionRequest: 'Request parameters for deleting an existing session from "
+        "session/list'",
+        "when session/delete is advertised: deleting a session the agent opened succeeds, and session/list "
+        "(when advertised) no longer lists it",
+        session_delete,
+        needs=SESSION,
+        exercises=("sessionCapabilities.delete", "session.delete"),
+    ),
+    Check(
+        "session-fork",
+        "MUST",
+        f"{V1}/{V2} unstable SessionForkCapabilities and ForkSessionRequest: 'Creates a new session based on "
+        "the context of an existing one'; ForkSessionResponse.sessionId: 'Unique identifier for the newly "
+        "created forked session'",
+        "when session/fork is advertised (and the unstable package is used): forking the session the agent "
+        "opened answers a new session's id",
+        session_fork,
+        needs=SESSION,
+        exercises=("sessionCapabilities.fork", "session.fork"),
+    ),
+    Check(
+        "additional-directories",
+        "MUST",
+        f"{V1}/{V2} SessionAdditionalDirectoriesCapabilities: 'Supplying {{}} means the agent supports the "
+        "additionalDirectories field on supported session lifecycle requests'",
+        "when additionalDirectories is advertised: session/new with an additional directory (an empty "
+        "temporary one) opens a session",
+        additional_directories,
+        needs=SESSION,
+        exercises=("sessionCapabilities.additionalDirectories", "session.additionalDirectories"),
+    ),
+    Check(
+        "mcp-http",
+        "MUST",
+        f"{V1} McpServer http: 'Only available when the Agent capabilities indicate mcp_capabilities.http is "
+        f"true'; {V2}: 'Only available when the Agent capabilities include session.mcp.http'",
+        "when HTTP MCP servers are advertised: session/new with one is not refused as invalid (-32602); "
+        "nothing serves MCP at its URL, so another error is the agent's own",
+        _mcp("http"),
+        needs=SESSION,
+        exercises=("mcpCapabilities.http", "session.mcp.http"),
+    ),
+    Check(
+        "mcp-sse",
+        "MUST",
+        f"{V1} McpServer sse: 'Only available when the Agent capabilities indicate mcp_capabilities.sse is true'",
+        "when SSE MCP servers are advertised: session/new with one is not refused as invalid (-32602); "
+        "nothing serves MCP at its URL, so another error is the agent's own",
+        _mcp("sse"),
+        needs=SESSION,
+        exercises=("mcpCapabilities.sse",),
     ),
     Check(
         "unknown-method",
@@ -695,6 +921,16 @@ CHECKS: list[Check] = [
         "--client-capabilities)",
         client_capabilities,
         needs=SESSION,
+        after=True,
+    ),
+    Check(
+        "capabilities-exercised",
+        "informational",
+        f"{V1} AgentCapabilities / {V2} AgentCapabilities: what the agent advertises, each of which a check exercises",
+        "every capability the agent advertised in initialize that no check exercised (its check skipped or "
+        "not run, or none exists), so the report says what was not tested (never fails)",
+        capabilities_exercised,
+        needs=INIT,
         after=True,
     ),
 ]

@@ -109,6 +109,8 @@ class Context:
         """Why the main connection cannot be set up: the checks needing it skip."""
         self.cwd = str(sandbox.root) if sandbox is not None else os.path.abspath(os.getcwd())
         """The sessions' working directory: the sandbox, when there is one."""
+        self.results: dict[str, Any] = {}
+        """The results of the checks run so far, by name (:class:`.runner.Result`)."""
 
     @property
     def package(self) -> ModuleType:
@@ -364,6 +366,18 @@ class Context:
             caps = _get(self.agent, "agentCapabilities", "promptCapabilities", name)
             return caps is True
         return isinstance(_get(self.agent, "capabilities", "session", "prompt", name), dict)
+
+    def capabilities(self) -> dict[str, Any]:
+        """What the agent advertised: v1's ``agentCapabilities``, v2's ``capabilities``."""
+        found = self.agent.get("agentCapabilities" if self.version == 1 else "capabilities")
+        return found if isinstance(found, dict) else {}
+
+    def capability(self, v1: str, v2: str) -> bool:
+        """Whether the agent advertised the capability at the dotted path
+        ``v1`` (under ``agentCapabilities``) or ``v2`` (under ``capabilities``),
+        by the version negotiated: true, or an object."""
+        found = _get(self.capabilities(), *(v1 if self.version == 1 else v2).split("."))
+        return found is True or isinstance(found, dict)
 
     def session_capability(self, name: str) -> bool:
         """Whether the agent supports the session method ``name`` (``list``,

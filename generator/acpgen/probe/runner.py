@@ -177,6 +177,7 @@ async def probe(
         sandbox = Sandbox("fs" in client_capabilities, "terminal" in client_capabilities, sandbox_from)
     ctx = Context(command, packages, timeout, startup_timeout, auth_method, sandbox)
     results: dict[str, Result] = {}
+    ctx.results = results
     try:
         for check in [c for c in checks if not c.after] + [c for c in checks if c.after]:
             results[check.name] = await _run(ctx, check, results)

@@ -88,7 +88,8 @@ def report_data(
     title: str | None = None,
 ) -> dict[str, Any]:
     """What the page shows, as JSON-ready values (``lines``: the lines as
-    recorded and their directions, the rest: the fold). ``findings``: those of
+    recorded, their directions and what the sequence view draws of them,
+    read when a view needs them; the rest: the fold). ``findings``: those of
     :func:`acpgen.validate.validate_file` already at hand; else they are
     computed here with ``package`` (None: no findings)."""
     fold, raw, directions = fold_file(path, max_line_bytes)
@@ -105,7 +106,7 @@ def report_data(
         "package": getattr(package, "__name__", "") if package is not None else "",
         "generator": f"acpgen {__version__}",
         "lineCount": len(raw),
-        "lines": {"raw": raw, "dirs": directions},
+        "lines": {"raw": raw, "dirs": directions, "seq": fold.sequence(len(raw))},
         "rows": [row.to_json() for row in fold.rows],
         "sessions": [session.to_json() for session in fold.sessions],
         "terminals": fold.terminals,

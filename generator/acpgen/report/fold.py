@@ -170,6 +170,12 @@ class Fold:
         """(session, tool call id) -> the permission requests for it (rows)"""
         self.tool_start: dict[int, float] = {}
         """row of a tool call -> when its first update came"""
+        self.messages: dict[int, tuple[str, str, float | None]] = {}
+        """line -> (``q`` request, ``n`` notification, ``r`` response, ``e``
+        error response; its method, a response's that of its request; its
+        time) of every line that is a message (the sequence view)"""
+        self.pairs: dict[int, int] = {}
+        """line of a request -> line of its response, and back"""
 
     # -- lines -------------------------------------------------------------
 
@@ -207,8 +213,10 @@ class Fold:
         method = message.get("method")
         if isinstance(method, str):
             if "id" in message:
+                self.messages[n] = ("q", v.cut(method, MAX_SUMMARY), self.now)
                 self._request(n, direction, message, method)
             else:
+                self.messages[n] = ("n", _labelled(method, message), self.now)
                 self._notification(n, direction, message, method)
         elif "id" in message and ("result" in message or "error" in message):
             self._response(n, direction, message)
@@ -272,11 +280,16 @@ class Fold:
             index = self.pending.pop(("", key), None)
         error = message.get("error")
         result = message.get("result")
+        answer = "e" if "error" in message else "r"
         if index is None:
+            self.messages[n] = (answer, "", self.now)
             self._row("rpc", n, -1, direction, method="", response=True, **v.outcome(result, error))
             return
         row = self.rows[index]
         method = self.methods.pop(index, "")
+        self.messages[n] = (answer, v.cut(method, MAX_SUMMARY), self.now)
+        self.pairs[row.line] = n
+        self.pairs[n] = row.line
         row.lines.append(n)
         sent = self.sent.pop(index, None)
         took = round(self.now - sent, 3) if sent is not None and self.now is not None else None
@@ -508,6 +521,37 @@ class Fold:
             row.data["started"] = True
         return row
 
+    # -- the sequence view ------------------------------------------------------
+
+    def sequence(self, count: int) -> dict[str, Any]:
+        """What the sequence view draws of lines 1 to ``count``, one entry a
+        line: ``k``, a character each (``q`` request, ``n`` notification,
+        ``r`` response, ``e`` error response, ``-`` no message); ``m``, the
+        index of its method in ``methods`` (-1: none); ``p``, the line of a
+        request's response or a response's request (0: none); ``t``, its
+        time in ms (only when the transcript has times; None: not said)."""
+        kinds: list[str] = []
+        names: dict[str, int] = {}
+        method: list[int] = []
+        pair: list[int] = []
+        times: list[float | None] = []
+        for n in range(1, count + 1):
+            entry = self.messages.get(n)
+            if entry is None:
+                kinds.append("-")
+                method.append(-1)
+                pair.append(0)
+                times.append(None)
+                continue
+            kinds.append(entry[0])
+            method.append(names.setdefault(entry[1], len(names)) if entry[1] else -1)
+            pair.append(self.pairs.get(n, 0))
+            times.append(entry[2])
+        out: dict[str, Any] = {"k": "".join(kinds), "methods": list(names), "m": method, "p": pair}
+        if self.origin is not None:
+            out["t"] = times
+        return out
+
     # -- sessions and rows ----------------------------------------------------
 
     def _session_of(self, params: dict[str, Any], n: int, opens: bool = False) -> int:
@@ -537,6 +581,15 @@ class Fold:
             if kind not in CHUNKS.values():
                 self.open.pop(session, None)
         return index
+
+
+def _labelled(method: str, message: dict[str, Any]) -> str:
+    """A notification's method as the sequence view names it: a session
+    update with its kind (``session/update agent_message_chunk``)."""
+    update = v.as_object(v.as_object(message.get("params")).get("update")).get("sessionUpdate")
+    if method == "session/update" and isinstance(update, str):
+        return v.cut(f"{method} {update}", MAX_SUMMARY)
+    return v.cut(method, MAX_SUMMARY)
 
 
 def _recorder_record(value: Any) -> bool:

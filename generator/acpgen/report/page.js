@@ -521,8 +521,122 @@
     return item;
   }
 
+  // ---- the sequence view: one arrow a message, between two lifelines ----
+  const KINDS = { q: "request", n: "notification", r: "response", e: "error response" };
+  let chosen = 0; // the line of the message chosen (with its pair highlighted), 0: none
+  function methodOf(line) {
+    const m = recorded.seq.m[line - 1];
+    return m >= 0 ? recorded.seq.methods[m] : "";
+  }
+  function timeOf(line) {
+    const t = recorded.seq.t;
+    return t && t[line - 1] !== null && t[line - 1] !== undefined ? t[line - 1] : null;
+  }
+  function roundTrip(line) {
+    // A request's or a response's round trip in ms, null when a time is missing.
+    const pair = recorded.seq.p[line - 1];
+    if (!pair) return null;
+    const request = Math.min(line, pair);
+    const answer = Math.max(line, pair);
+    const sent = timeOf(request);
+    const back = timeOf(answer);
+    return sent === null || back === null ? null : Math.round((back - sent) * 1000) / 1000;
+  }
+  function arrowLabel(line) {
+    const kind = recorded.seq.k.charAt(line - 1);
+    const method = methodOf(line);
+    if (kind === "r" || kind === "e") return (method || "no request") + (kind === "e" ? " error" : " result");
+    return method;
+  }
+  function describe(line) {
+    // What the arrow says, in words (its accessible name).
+    const kind = recorded.seq.k.charAt(line - 1);
+    const d = recorded.dirs.charAt(line - 1);
+    const pair = recorded.seq.p[line - 1];
+    const words = ["line " + line, KINDS[kind], methodOf(line) || "of no request in the transcript"];
+    words.push(d === "c" ? "client to agent" : d === "a" ? "agent to client" : "direction not recorded");
+    if (kind === "q") words.push(pair ? "answered at line " + pair : "never answered");
+    else if (pair) words.push("to the request at line " + pair);
+    return words.join(", ");
+  }
+  function renderArrow(line) {
+    const kind = recorded.seq.k.charAt(line - 1);
+    const d = recorded.dirs.charAt(line - 1);
+    const pair = recorded.seq.p[line - 1];
+    let cls = "seq seq-" + kind + " d-" + (d === "c" || d === "a" ? d : "none");
+    if (kind === "q" && !pair) cls += " unanswered";
+    if (chosen && (line === chosen || line === recorded.seq.p[chosen - 1])) cls += " paired";
+    const node = el("div", cls);
+    node.dataset.line = String(line);
+    node.appendChild(lineButton(line));
+    const t = timeOf(line);
+    node.appendChild(el("span", "when", t === null ? "" : when(t)));
+    const lane = el("div", "lane");
+    const button = el("button", "arrow");
+    button.type = "button";
+    button.setAttribute("aria-label", describe(line));
+    button.setAttribute("aria-pressed", String(line === chosen));
+    button.appendChild(el("span", "label", arrowLabel(line)));
+    button.appendChild(el("span", "shaft"));
+    button.addEventListener("click", () => choose(line));
+    lane.appendChild(button);
+    node.appendChild(lane);
+    const note = el("span", "note");
+    if (kind === "q" && !pair) note.appendChild(badge("no answer", "unanswered-badge"));
+    else if (kind === "r" || kind === "e") {
+      const ms = roundTrip(line);
+      if (ms !== null) note.textContent = duration(ms);
+      else if (!pair) note.textContent = "no request";
+    } else if (kind === "n") note.textContent = "notification";
+    node.appendChild(note);
+    return node;
+  }
+  const seqInfo = document.getElementById("seq-info");
+  function choose(line) {
+    // Highlight the message at ``line`` and its pair, say their round trip.
+    chosen = line;
+    const pair = recorded.seq.p[line - 1];
+    for (const node of scroller.querySelectorAll(".seq")) {
+      const at = Number(node.dataset.line);
+      const on = at === line || (pair > 0 && at === pair);
+      node.classList.toggle("paired", on);
+      node.querySelector(".arrow").setAttribute("aria-pressed", String(at === line));
+    }
+    const kind = recorded.seq.k.charAt(line - 1);
+    seqInfo.replaceChildren();
+    const method = methodOf(line) || "a response to no request";
+    if (kind === "n") {
+      seqInfo.textContent = method + ": a notification (line " + line + "), no response expected";
+      return;
+    }
+    if (!pair) {
+      const text = kind === "q" ? ": request at line " + line + ", never answered in the transcript" : " (line " + line + ")";
+      seqInfo.textContent = method + text;
+      return;
+    }
+    const request = Math.min(line, pair);
+    const answer = Math.max(line, pair);
+    const outcome = recorded.seq.k.charAt(answer - 1) === "e" ? "error" : "response";
+    seqInfo.appendChild(el("code", "", method));
+    seqInfo.appendChild(document.createTextNode(": request at line " + request + ", " + outcome + " at line " + answer));
+    const ms = roundTrip(line);
+    seqInfo.appendChild(el("span", "rtt", ms === null ? "no times in the transcript" : "round trip " + duration(ms)));
+    const go = el("button", "ln", "go to the " + (line === request ? outcome : "request") + " (line " + pair + ")");
+    go.type = "button";
+    go.addEventListener("click", () => focusArrow(lowerBound(current.items, pair)));
+    seqInfo.appendChild(go);
+  }
+  function focusArrow(position) {
+    // Focus the arrow at ``position`` of the view, drawing it if need be.
+    if (!current || current.view !== "sequence" || position < 0 || position >= current.items.length) return;
+    let item = scroller.querySelector('.seq[data-i="' + position + '"]');
+    if (!item) item = current.list.scrollTo(position);
+    if (item) item.querySelector(".arrow").focus();
+  }
+
   // ---- views, the session filter ----
   const scroller = document.getElementById("view");
+  const seqHead = document.getElementById("seq-head");
   const select = document.getElementById("session");
   let current = null;
   let filter = -2; // -2: every session
@@ -533,13 +647,18 @@
       for (let i = 0; i < rows.length; i++) if (filter === -2 || rows[i].s === filter) out.push(i);
     } else if (view === "lines") {
       for (let line = 1; line <= lineCount; line++) if (filter === -2 || sessionOfLine(line) === filter) out.push(line);
+    } else if (view === "sequence") {
+      const kinds = recorded.seq.k;
+      for (let line = 1; line <= lineCount; line++) {
+        if (kinds.charCodeAt(line - 1) !== 45 && (filter === -2 || sessionOfLine(line) === filter)) out.push(line);
+      }
     } else {
       for (let i = 0; i < findings.length; i++) if (filter === -2 || sessionOfLine(findings[i][0]) === filter) out.push(i);
     }
     return out;
   }
 
-  let recorded = null; // {raw: [line text], dirs: "ca-..."}, once read
+  let recorded = null; // {raw: [line text], dirs: "ca-...", seq: {k, m, methods, p, t}}, once read
   function lines() {
     if (recorded === null) {
       // Until the document is read, the element may hold part of its text.
@@ -562,10 +681,10 @@
       searched(false);
       return;
     }
-    if (view === "lines" && !lines()) {
+    if ((view === "lines" || view === "sequence") && !lines()) {
       scroller.replaceChildren(el("p", "empty", "Reading the lines\u2026"));
       current = { view: view, items: [], list: { destroy() {}, remeasure() {} } };
-      document.addEventListener("DOMContentLoaded", () => current.view === "lines" && show("lines", line));
+      document.addEventListener("DOMContentLoaded", () => current.view === view && show(view, line));
       return;
     }
     for (const tab of document.querySelectorAll("[role=tab]")) {
@@ -578,9 +697,12 @@
         ? (i) => renderRow(list[i])
         : view === "lines"
           ? (i) => renderLine(list[i])
-          : (i) => renderFinding(list[i]);
+          : view === "sequence"
+            ? (i) => renderArrow(list[i])
+            : (i) => renderFinding(list[i]);
     const render = (i) => highlight(draw(i), i);
-    const estimate = view === "conversation" ? 64 : 24;
+    const estimate = view === "conversation" ? 64 : view === "sequence" ? 32 : 24;
+    if (view === "sequence") seqHead.style.paddingRight = scroller.offsetWidth - scroller.clientWidth + "px";
     if (!list.length) {
       scroller.replaceChildren(el("p", "empty", view === "findings" ? "No findings." : "Nothing to show."));
       current = { view: view, items: [], list: { destroy() {}, remeasure() {} } };
@@ -590,7 +712,7 @@
     searched(false);
     if (line !== undefined) {
       let position = -1;
-      if (view === "lines") position = lowerBound(list, line);
+      if (view === "lines" || view === "sequence") position = lowerBound(list, line);
       else if (view === "conversation" && rowOf[line] >= 0) {
         position = lowerBound(list, rowOf[line]);
         if (list[position] !== rowOf[line]) position = -1;
@@ -639,6 +761,7 @@
     if (texts) return texts;
     texts = [];
     if (view === "conversation") for (let i = 0; i < rows.length; i++) texts.push(rowText(i).toLowerCase());
+    else if (view === "sequence") texts = haystack("lines"); // an arrow is found by its line
     else if (view === "lines") for (const raw of recorded.raw) texts.push(raw.toLowerCase());
     else for (const f of findings) texts.push([f[1], f[2], f[3], f[6]].join("\n").toLowerCase());
     haystacks.set(view, texts);
@@ -650,7 +773,7 @@
     hitAt = -1;
     if (query && current && current.items.length) {
       const texts = haystack(current.view);
-      const base = current.view === "lines" ? 1 : 0; // lines are numbered from 1
+      const base = current.view === "lines" || current.view === "sequence" ? 1 : 0; // lines are numbered from 1
       current.items.forEach(function (item, position) {
         if (texts[item - base].includes(query)) hits.push(position);
       });
@@ -706,7 +829,7 @@
     const wanted = searchBox.value.toLowerCase();
     if (wanted !== query) {
       query = wanted;
-      if (current && current.view === "lines" && !lines()) return;
+      if (current && (current.view === "lines" || current.view === "sequence") && !lines()) return;
       if (current && current.view !== "timings") show(current.view);
     }
     searched(jump);
@@ -826,7 +949,8 @@
       }
       searchBox.value = saved.query || "";
       query = searchBox.value.toLowerCase();
-      show(["conversation", "lines", "findings", "timings"].includes(saved.view) ? saved.view : "conversation");
+      const views = ["conversation", "lines", "sequence", "findings", "timings"];
+      show(views.includes(saved.view) ? saved.view : "conversation");
       if (saved.end && current.list.end) current.list.end();
       else {
         scroller.scrollTop = saved.top || 0;
@@ -893,7 +1017,11 @@
   // animated scroll would aim at an end that moves as rows get measured).
   scroller.addEventListener("keydown", function (event) {
     if (!current || !current.list.end || event.altKey || event.ctrlKey || event.metaKey) return;
-    if (event.key === "End") current.list.end();
+    const arrowAt = event.target.classList && event.target.classList.contains("arrow") ? event.target.closest(".seq") : null;
+    if (arrowAt && (event.key === "ArrowDown" || event.key === "ArrowUp")) {
+      // From arrow to arrow, in the order of the messages.
+      focusArrow(Number(arrowAt.dataset.i) + (event.key === "ArrowDown" ? 1 : -1));
+    } else if (event.key === "End") current.list.end();
     else if (event.key === "Home") scroller.scrollTop = 0;
     else return;
     event.preventDefault();

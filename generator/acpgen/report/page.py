@@ -84,6 +84,7 @@ BODY = """<header>
 <span role="tablist">
 <button type="button" role="tab" id="tab-conversation" data-view="conversation" aria-selected="true">Conversation</button>
 <button type="button" role="tab" id="tab-lines" data-view="lines">Lines</button>
+<button type="button" role="tab" id="tab-sequence" data-view="sequence">Sequence</button>
 <button type="button" role="tab" id="tab-findings" data-view="findings">Findings</button>
 <button type="button" role="tab" id="tab-timings" data-view="timings">Timings</button>
 </span>
@@ -96,6 +97,8 @@ BODY = """<header>
 </span>
 </nav>
 </header>
+<div id="seq-head"><div class="lane-head"><span class="life">client</span><span class="life">agent</span></div>
+<p id="seq-info" aria-live="polite">Choose an arrow (click, or Enter) to see its request and response and their round trip; the arrow keys go from message to message.</p></div>
 <main id="view" tabindex="0"></main>
 <noscript><p>This report draws the transcript with JavaScript, which is off.</p></noscript>
 """
