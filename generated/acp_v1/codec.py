@@ -33,6 +33,7 @@ from ._runtime import check_num as _check_num
 from ._runtime import check_str as _check_str
 from ._runtime import check_tag as _check_tag
 from ._runtime import check_json as _check_json
+from ._runtime import check_unknown as _check_unknown
 from ._runtime import check_variants as _check_variants
 from ._runtime import check_variants_skipping as _check_variants_skipping
 from ._runtime import first_match as _first_match
@@ -334,11 +335,16 @@ def _decode_AgentRequest(d: _Any, strict: bool) -> AgentRequest:
         except _ValidationError as error:
             raise error.at("params")
 
+    if strict:
+        _check_unknown(d, _KNOWN_AgentRequest)
     o = _new(AgentRequest)
     o.id = f_id
     o.method = f_method
     o.params = f_params
     return o
+
+
+_KNOWN_AgentRequest = frozenset(["id", "method", "params"])
 
 
 def _encode_AgentRequest(o: AgentRequest) -> dict[str, _Any]:
@@ -424,12 +430,17 @@ def _decode_WriteTextFileRequest(d: _Any, strict: bool) -> WriteTextFileRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_WriteTextFileRequest)
     o = _new(WriteTextFileRequest)
     o.session_id = f_session_id
     o.path = f_path
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_WriteTextFileRequest = frozenset(["sessionId", "path", "content", "_meta"])
 
 
 def _encode_WriteTextFileRequest(o: WriteTextFileRequest) -> dict[str, _Any]:
@@ -529,6 +540,8 @@ def _decode_ReadTextFileRequest(d: _Any, strict: bool) -> ReadTextFileRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ReadTextFileRequest)
     o = _new(ReadTextFileRequest)
     o.session_id = f_session_id
     o.path = f_path
@@ -536,6 +549,9 @@ def _decode_ReadTextFileRequest(d: _Any, strict: bool) -> ReadTextFileRequest:
     o.limit = f_limit
     o.meta = f_meta
     return o
+
+
+_KNOWN_ReadTextFileRequest = frozenset(["sessionId", "path", "line", "limit", "_meta"])
 
 
 def _encode_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, _Any]:
@@ -602,12 +618,19 @@ def _decode_RequestPermissionRequest(d: _Any, strict: bool) -> RequestPermission
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_RequestPermissionRequest)
     o = _new(RequestPermissionRequest)
     o.session_id = f_session_id
     o.tool_call = f_tool_call
     o.options = f_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_RequestPermissionRequest = frozenset(
+    ["sessionId", "toolCall", "options", "_meta"]
+)
 
 
 def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, _Any]:
@@ -783,6 +806,8 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ToolCallUpdate)
     o = _new(ToolCallUpdate)
     o.tool_call_id = f_tool_call_id
     o.kind = f_kind
@@ -795,6 +820,22 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
     o.raw_output = f_raw_output
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallUpdate = frozenset(
+    [
+        "toolCallId",
+        "kind",
+        "status",
+        "title",
+        "name",
+        "content",
+        "locations",
+        "rawInput",
+        "rawOutput",
+        "_meta",
+    ]
+)
 
 
 def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, _Any]:
@@ -933,10 +974,15 @@ def _read_ContentToolCallContent(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ContentToolCallContent)
     o = _new(ContentToolCallContent)
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_ContentToolCallContent = frozenset(["type", "content", "_meta"])
 
 
 def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, _Any]:
@@ -1008,12 +1054,17 @@ def _read_DiffToolCallContent(d: _JsonObject, strict: bool) -> DiffToolCallConte
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_DiffToolCallContent)
     o = _new(DiffToolCallContent)
     o.path = f_path
     o.old_text = f_old_text
     o.new_text = f_new_text
     o.meta = f_meta
     return o
+
+
+_KNOWN_DiffToolCallContent = frozenset(["type", "path", "oldText", "newText", "_meta"])
 
 
 def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, _Any]:
@@ -1068,10 +1119,15 @@ def _read_TerminalToolCallContent(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_TerminalToolCallContent)
     o = _new(TerminalToolCallContent)
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalToolCallContent = frozenset(["type", "terminalId", "_meta"])
 
 
 def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, _Any]:
@@ -1167,11 +1223,16 @@ def _read_TextContentBlock(d: _JsonObject, strict: bool) -> TextContentBlock:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_TextContentBlock)
     o = _new(TextContentBlock)
     o.annotations = f_annotations
     o.text = f_text
     o.meta = f_meta
     return o
+
+
+_KNOWN_TextContentBlock = frozenset(["type", "annotations", "text", "_meta"])
 
 
 def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, _Any]:
@@ -1261,6 +1322,8 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ImageContentBlock)
     o = _new(ImageContentBlock)
     o.annotations = f_annotations
     o.data = f_data
@@ -1268,6 +1331,11 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
     o.uri = f_uri
     o.meta = f_meta
     return o
+
+
+_KNOWN_ImageContentBlock = frozenset(
+    ["type", "annotations", "data", "mimeType", "uri", "_meta"]
+)
 
 
 def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, _Any]:
@@ -1348,12 +1416,19 @@ def _read_AudioContentBlock(d: _JsonObject, strict: bool) -> AudioContentBlock:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AudioContentBlock)
     o = _new(AudioContentBlock)
     o.annotations = f_annotations
     o.data = f_data
     o.mime_type = f_mime_type
     o.meta = f_meta
     return o
+
+
+_KNOWN_AudioContentBlock = frozenset(
+    ["type", "annotations", "data", "mimeType", "_meta"]
+)
 
 
 def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, _Any]:
@@ -1502,6 +1577,8 @@ def _read_ResourceLinkContentBlock(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ResourceLinkContentBlock)
     o = _new(ResourceLinkContentBlock)
     o.annotations = f_annotations
     o.description = f_description
@@ -1512,6 +1589,21 @@ def _read_ResourceLinkContentBlock(
     o.uri = f_uri
     o.meta = f_meta
     return o
+
+
+_KNOWN_ResourceLinkContentBlock = frozenset(
+    [
+        "type",
+        "annotations",
+        "description",
+        "mimeType",
+        "name",
+        "size",
+        "title",
+        "uri",
+        "_meta",
+    ]
+)
 
 
 def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, _Any]:
@@ -1591,11 +1683,16 @@ def _read_ResourceContentBlock(d: _JsonObject, strict: bool) -> ResourceContentB
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ResourceContentBlock)
     o = _new(ResourceContentBlock)
     o.annotations = f_annotations
     o.resource = f_resource
     o.meta = f_meta
     return o
+
+
+_KNOWN_ResourceContentBlock = frozenset(["type", "annotations", "resource", "_meta"])
 
 
 def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, _Any]:
@@ -1718,12 +1815,17 @@ def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_Annotations)
     o = _new(Annotations)
     o.audience = f_audience
     o.last_modified = f_last_modified
     o.priority = f_priority
     o.meta = f_meta
     return o
+
+
+_KNOWN_Annotations = frozenset(["audience", "lastModified", "priority", "_meta"])
 
 
 def _encode_Annotations(o: Annotations) -> dict[str, _Any]:
@@ -1803,11 +1905,16 @@ def _decode_TextContent(d: _Any, strict: bool) -> TextContent:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_TextContent)
     o = _new(TextContent)
     o.annotations = f_annotations
     o.text = f_text
     o.meta = f_meta
     return o
+
+
+_KNOWN_TextContent = frozenset(["annotations", "text", "_meta"])
 
 
 def _encode_TextContent(o: TextContent) -> dict[str, _Any]:
@@ -1888,6 +1995,8 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ImageContent)
     o = _new(ImageContent)
     o.annotations = f_annotations
     o.data = f_data
@@ -1895,6 +2004,9 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
     o.uri = f_uri
     o.meta = f_meta
     return o
+
+
+_KNOWN_ImageContent = frozenset(["annotations", "data", "mimeType", "uri", "_meta"])
 
 
 def _encode_ImageContent(o: ImageContent) -> dict[str, _Any]:
@@ -1966,12 +2078,17 @@ def _decode_AudioContent(d: _Any, strict: bool) -> AudioContent:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AudioContent)
     o = _new(AudioContent)
     o.annotations = f_annotations
     o.data = f_data
     o.mime_type = f_mime_type
     o.meta = f_meta
     return o
+
+
+_KNOWN_AudioContent = frozenset(["annotations", "data", "mimeType", "_meta"])
 
 
 def _encode_AudioContent(o: AudioContent) -> dict[str, _Any]:
@@ -2109,6 +2226,8 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ResourceLink)
     o = _new(ResourceLink)
     o.annotations = f_annotations
     o.description = f_description
@@ -2119,6 +2238,11 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
     o.uri = f_uri
     o.meta = f_meta
     return o
+
+
+_KNOWN_ResourceLink = frozenset(
+    ["annotations", "description", "mimeType", "name", "size", "title", "uri", "_meta"]
+)
 
 
 def _encode_ResourceLink(o: ResourceLink) -> dict[str, _Any]:
@@ -2236,12 +2360,17 @@ def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_TextResourceContents)
     o = _new(TextResourceContents)
     o.mime_type = f_mime_type
     o.text = f_text
     o.uri = f_uri
     o.meta = f_meta
     return o
+
+
+_KNOWN_TextResourceContents = frozenset(["mimeType", "text", "uri", "_meta"])
 
 
 def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, _Any]:
@@ -2310,12 +2439,17 @@ def _decode_BlobResourceContents(d: _Any, strict: bool) -> BlobResourceContents:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_BlobResourceContents)
     o = _new(BlobResourceContents)
     o.blob = f_blob
     o.mime_type = f_mime_type
     o.uri = f_uri
     o.meta = f_meta
     return o
+
+
+_KNOWN_BlobResourceContents = frozenset(["blob", "mimeType", "uri", "_meta"])
 
 
 def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, _Any]:
@@ -2372,11 +2506,16 @@ def _decode_EmbeddedResource(d: _Any, strict: bool) -> EmbeddedResource:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_EmbeddedResource)
     o = _new(EmbeddedResource)
     o.annotations = f_annotations
     o.resource = f_resource
     o.meta = f_meta
     return o
+
+
+_KNOWN_EmbeddedResource = frozenset(["annotations", "resource", "_meta"])
 
 
 def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, _Any]:
@@ -2427,10 +2566,15 @@ def _decode_Content(d: _Any, strict: bool) -> Content:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_Content)
     o = _new(Content)
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_Content = frozenset(["content", "_meta"])
 
 
 def _encode_Content(o: Content) -> dict[str, _Any]:
@@ -2493,12 +2637,17 @@ def _decode_Diff(d: _Any, strict: bool) -> Diff:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_Diff)
     o = _new(Diff)
     o.path = f_path
     o.old_text = f_old_text
     o.new_text = f_new_text
     o.meta = f_meta
     return o
+
+
+_KNOWN_Diff = frozenset(["path", "oldText", "newText", "_meta"])
 
 
 def _encode_Diff(o: Diff) -> dict[str, _Any]:
@@ -2546,10 +2695,15 @@ def _decode_Terminal(d: _Any, strict: bool) -> Terminal:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_Terminal)
     o = _new(Terminal)
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_Terminal = frozenset(["terminalId", "_meta"])
 
 
 def _encode_Terminal(o: Terminal) -> dict[str, _Any]:
@@ -2614,11 +2768,16 @@ def _decode_ToolCallLocation(d: _Any, strict: bool) -> ToolCallLocation:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ToolCallLocation)
     o = _new(ToolCallLocation)
     o.path = f_path
     o.line = f_line
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallLocation = frozenset(["path", "line", "_meta"])
 
 
 def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, _Any]:
@@ -2685,12 +2844,17 @@ def _decode_PermissionOption(d: _Any, strict: bool) -> PermissionOption:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_PermissionOption)
     o = _new(PermissionOption)
     o.option_id = f_option_id
     o.name = f_name
     o.kind = f_kind
     o.meta = f_meta
     return o
+
+
+_KNOWN_PermissionOption = frozenset(["optionId", "name", "kind", "_meta"])
 
 
 def _encode_PermissionOption(o: PermissionOption) -> dict[str, _Any]:
@@ -2825,6 +2989,8 @@ def _decode_CreateTerminalRequest(d: _Any, strict: bool) -> CreateTerminalReques
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CreateTerminalRequest)
     o = _new(CreateTerminalRequest)
     o.session_id = f_session_id
     o.command = f_command
@@ -2834,6 +3000,11 @@ def _decode_CreateTerminalRequest(d: _Any, strict: bool) -> CreateTerminalReques
     o.output_byte_limit = f_output_byte_limit
     o.meta = f_meta
     return o
+
+
+_KNOWN_CreateTerminalRequest = frozenset(
+    ["sessionId", "command", "args", "env", "cwd", "outputByteLimit", "_meta"]
+)
 
 
 def _encode_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, _Any]:
@@ -2896,11 +3067,16 @@ def _decode_EnvVariable(d: _Any, strict: bool) -> EnvVariable:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_EnvVariable)
     o = _new(EnvVariable)
     o.name = f_name
     o.value = f_value
     o.meta = f_meta
     return o
+
+
+_KNOWN_EnvVariable = frozenset(["name", "value", "_meta"])
 
 
 def _encode_EnvVariable(o: EnvVariable) -> dict[str, _Any]:
@@ -2951,11 +3127,16 @@ def _decode_TerminalOutputRequest(d: _Any, strict: bool) -> TerminalOutputReques
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_TerminalOutputRequest)
     o = _new(TerminalOutputRequest)
     o.session_id = f_session_id
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalOutputRequest = frozenset(["sessionId", "terminalId", "_meta"])
 
 
 def _encode_TerminalOutputRequest(o: TerminalOutputRequest) -> dict[str, _Any]:
@@ -3006,11 +3187,16 @@ def _decode_ReleaseTerminalRequest(d: _Any, strict: bool) -> ReleaseTerminalRequ
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ReleaseTerminalRequest)
     o = _new(ReleaseTerminalRequest)
     o.session_id = f_session_id
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_ReleaseTerminalRequest = frozenset(["sessionId", "terminalId", "_meta"])
 
 
 def _encode_ReleaseTerminalRequest(o: ReleaseTerminalRequest) -> dict[str, _Any]:
@@ -3063,11 +3249,16 @@ def _decode_WaitForTerminalExitRequest(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_WaitForTerminalExitRequest)
     o = _new(WaitForTerminalExitRequest)
     o.session_id = f_session_id
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_WaitForTerminalExitRequest = frozenset(["sessionId", "terminalId", "_meta"])
 
 
 def _encode_WaitForTerminalExitRequest(
@@ -3120,11 +3311,16 @@ def _decode_KillTerminalRequest(d: _Any, strict: bool) -> KillTerminalRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_KillTerminalRequest)
     o = _new(KillTerminalRequest)
     o.session_id = f_session_id
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_KillTerminalRequest = frozenset(["sessionId", "terminalId", "_meta"])
 
 
 def _encode_KillTerminalRequest(o: KillTerminalRequest) -> dict[str, _Any]:
@@ -3203,12 +3399,27 @@ def _read_FormCreateElicitationRequest(
         _first_match(d, strict, candidates_scope),
     )
 
+    if strict:
+        _check_unknown(d, _KNOWN_FormCreateElicitationRequest)
     o = _new(FormCreateElicitationRequest)
     o.message = f_message
     o.meta = f_meta
     o.requested_schema = f_requested_schema
     o.scope = f_scope
     return o
+
+
+_KNOWN_FormCreateElicitationRequest = frozenset(
+    [
+        "mode",
+        "message",
+        "_meta",
+        "requestedSchema",
+        "sessionId",
+        "toolCallId",
+        "requestId",
+    ]
+)
 
 
 def _encode_FormCreateElicitationRequest(
@@ -3309,6 +3520,8 @@ def _read_UrlCreateElicitationRequest(
         _first_match(d, strict, candidates_scope),
     )
 
+    if strict:
+        _check_unknown(d, _KNOWN_UrlCreateElicitationRequest)
     o = _new(UrlCreateElicitationRequest)
     o.message = f_message
     o.meta = f_meta
@@ -3316,6 +3529,20 @@ def _read_UrlCreateElicitationRequest(
     o.url = f_url
     o.scope = f_scope
     return o
+
+
+_KNOWN_UrlCreateElicitationRequest = frozenset(
+    [
+        "mode",
+        "message",
+        "_meta",
+        "elicitationId",
+        "url",
+        "sessionId",
+        "toolCallId",
+        "requestId",
+    ]
+)
 
 
 def _encode_UrlCreateElicitationRequest(
@@ -3491,10 +3718,15 @@ def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSession
             _salvage(v)
             f_tool_call_id = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ElicitationSessionScope)
     o = _new(ElicitationSessionScope)
     o.session_id = f_session_id
     o.tool_call_id = f_tool_call_id
     return o
+
+
+_KNOWN_ElicitationSessionScope = frozenset(["sessionId", "toolCallId"])
 
 
 def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, _Any]:
@@ -3521,9 +3753,14 @@ def _decode_ElicitationRequestScope(d: _Any, strict: bool) -> ElicitationRequest
         except _ValidationError as error:
             raise error.at("requestId")
 
+    if strict:
+        _check_unknown(d, _KNOWN_ElicitationRequestScope)
     o = _new(ElicitationRequestScope)
     o.request_id = f_request_id
     return o
+
+
+_KNOWN_ElicitationRequestScope = frozenset(["requestId"])
 
 
 def _encode_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, _Any]:
@@ -3621,6 +3858,8 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ElicitationSchema)
     o = _new(ElicitationSchema)
     o.type = f_type
     o.title = f_title
@@ -3629,6 +3868,11 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_ElicitationSchema = frozenset(
+    ["type", "title", "properties", "required", "description", "_meta"]
+)
 
 
 def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, _Any]:
@@ -3839,6 +4083,8 @@ def _read_StringElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_StringElicitationPropertySchema)
     o = _new(StringElicitationPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -3851,6 +4097,23 @@ def _read_StringElicitationPropertySchema(
     o.one_of = f_one_of
     o.meta = f_meta
     return o
+
+
+_KNOWN_StringElicitationPropertySchema = frozenset(
+    [
+        "type",
+        "title",
+        "description",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "default",
+        "enum",
+        "oneOf",
+        "_meta",
+    ]
+)
 
 
 def _encode_StringElicitationPropertySchema(
@@ -4012,6 +4275,8 @@ def _read_NumberElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_NumberElicitationPropertySchema)
     o = _new(NumberElicitationPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -4020,6 +4285,11 @@ def _read_NumberElicitationPropertySchema(
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_NumberElicitationPropertySchema = frozenset(
+    ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
+)
 
 
 def _encode_NumberElicitationPropertySchema(
@@ -4178,6 +4448,8 @@ def _read_IntegerElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_IntegerElicitationPropertySchema)
     o = _new(IntegerElicitationPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -4186,6 +4458,11 @@ def _read_IntegerElicitationPropertySchema(
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_IntegerElicitationPropertySchema = frozenset(
+    ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
+)
 
 
 def _encode_IntegerElicitationPropertySchema(
@@ -4287,12 +4564,19 @@ def _read_BooleanElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_BooleanElicitationPropertySchema)
     o = _new(BooleanElicitationPropertySchema)
     o.title = f_title
     o.description = f_description
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_BooleanElicitationPropertySchema = frozenset(
+    ["type", "title", "description", "default", "_meta"]
+)
 
 
 def _encode_BooleanElicitationPropertySchema(
@@ -4446,6 +4730,8 @@ def _read_ArrayElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ArrayElicitationPropertySchema)
     o = _new(ArrayElicitationPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -4455,6 +4741,20 @@ def _read_ArrayElicitationPropertySchema(
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_ArrayElicitationPropertySchema = frozenset(
+    [
+        "type",
+        "title",
+        "description",
+        "minItems",
+        "maxItems",
+        "items",
+        "default",
+        "_meta",
+    ]
+)
 
 
 def _encode_ArrayElicitationPropertySchema(
@@ -4631,12 +4931,17 @@ def _decode_EnumOption(d: _Any, strict: bool) -> EnumOption:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_EnumOption)
     o = _new(EnumOption)
     o.const = f_const
     o.title = f_title
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_EnumOption = frozenset(["const", "title", "description", "_meta"])
 
 
 def _encode_EnumOption(o: EnumOption) -> dict[str, _Any]:
@@ -4809,6 +5114,8 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_StringPropertySchema)
     o = _new(StringPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -4821,6 +5128,22 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
     o.one_of = f_one_of
     o.meta = f_meta
     return o
+
+
+_KNOWN_StringPropertySchema = frozenset(
+    [
+        "title",
+        "description",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "default",
+        "enum",
+        "oneOf",
+        "_meta",
+    ]
+)
 
 
 def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, _Any]:
@@ -4966,6 +5289,8 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_NumberPropertySchema)
     o = _new(NumberPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -4974,6 +5299,11 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_NumberPropertySchema = frozenset(
+    ["title", "description", "minimum", "maximum", "default", "_meta"]
+)
 
 
 def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, _Any]:
@@ -5116,6 +5446,8 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_IntegerPropertySchema)
     o = _new(IntegerPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -5124,6 +5456,11 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_IntegerPropertySchema = frozenset(
+    ["title", "description", "minimum", "maximum", "default", "_meta"]
+)
 
 
 def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, _Any]:
@@ -5209,12 +5546,17 @@ def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchem
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_BooleanPropertySchema)
     o = _new(BooleanPropertySchema)
     o.title = f_title
     o.description = f_description
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_BooleanPropertySchema = frozenset(["title", "description", "default", "_meta"])
 
 
 def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, _Any]:
@@ -5273,10 +5615,15 @@ def _read_MultiSelectItemsString(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_MultiSelectItemsString)
     o = _new(MultiSelectItemsString)
     o.enum = f_enum
     o.meta = f_meta
     return o
+
+
+_KNOWN_MultiSelectItemsString = frozenset(["type", "enum", "_meta"])
 
 
 def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, _Any]:
@@ -5389,10 +5736,15 @@ def _decode_StringMultiSelectItems(d: _Any, strict: bool) -> StringMultiSelectIt
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_StringMultiSelectItems)
     o = _new(StringMultiSelectItems)
     o.enum = f_enum
     o.meta = f_meta
     return o
+
+
+_KNOWN_StringMultiSelectItems = frozenset(["enum", "_meta"])
 
 
 def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, _Any]:
@@ -5432,10 +5784,15 @@ def _decode_TitledMultiSelectItems(d: _Any, strict: bool) -> TitledMultiSelectIt
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_TitledMultiSelectItems)
     o = _new(TitledMultiSelectItems)
     o.any_of = f_any_of
     o.meta = f_meta
     return o
+
+
+_KNOWN_TitledMultiSelectItems = frozenset(["anyOf", "_meta"])
 
 
 def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, _Any]:
@@ -5568,6 +5925,8 @@ def _decode_MultiSelectPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_MultiSelectPropertySchema)
     o = _new(MultiSelectPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -5577,6 +5936,11 @@ def _decode_MultiSelectPropertySchema(
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_MultiSelectPropertySchema = frozenset(
+    ["title", "description", "minItems", "maxItems", "items", "default", "_meta"]
+)
 
 
 def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, _Any]:
@@ -5634,10 +5998,17 @@ def _decode_ElicitationFormMode(d: _Any, strict: bool) -> ElicitationFormMode:
         _first_match(d, strict, candidates_scope),
     )
 
+    if strict:
+        _check_unknown(d, _KNOWN_ElicitationFormMode)
     o = _new(ElicitationFormMode)
     o.requested_schema = f_requested_schema
     o.scope = f_scope
     return o
+
+
+_KNOWN_ElicitationFormMode = frozenset(
+    ["requestedSchema", "sessionId", "toolCallId", "requestId"]
+)
 
 
 def _encode_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, _Any]:
@@ -5700,11 +6071,18 @@ def _decode_ElicitationUrlMode(d: _Any, strict: bool) -> ElicitationUrlMode:
         _first_match(d, strict, candidates_scope),
     )
 
+    if strict:
+        _check_unknown(d, _KNOWN_ElicitationUrlMode)
     o = _new(ElicitationUrlMode)
     o.elicitation_id = f_elicitation_id
     o.url = f_url
     o.scope = f_scope
     return o
+
+
+_KNOWN_ElicitationUrlMode = frozenset(
+    ["elicitationId", "url", "sessionId", "toolCallId", "requestId"]
+)
 
 
 def _encode_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, _Any]:
@@ -5754,10 +6132,15 @@ def _decode_ResultAgentResponse(d: _Any, strict: bool) -> ResultAgentResponse:
         except _ValidationError as error:
             raise error.at("result")
 
+    if strict:
+        _check_unknown(d, _KNOWN_ResultAgentResponse)
     o = _new(ResultAgentResponse)
     o.id = f_id
     o.result = f_result
     return o
+
+
+_KNOWN_ResultAgentResponse = frozenset(["id", "result"])
 
 
 def _encode_ResultAgentResponse(o: ResultAgentResponse) -> dict[str, _Any]:
@@ -5792,10 +6175,15 @@ def _decode_ErrorAgentResponse(d: _Any, strict: bool) -> ErrorAgentResponse:
         except _ValidationError as error:
             raise error.at("error")
 
+    if strict:
+        _check_unknown(d, _KNOWN_ErrorAgentResponse)
     o = _new(ErrorAgentResponse)
     o.id = f_id
     o.error = f_error
     return o
+
+
+_KNOWN_ErrorAgentResponse = frozenset(["id", "error"])
 
 
 def _encode_ErrorAgentResponse(o: ErrorAgentResponse) -> dict[str, _Any]:
@@ -5925,6 +6313,8 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_InitializeResponse)
     o = _new(InitializeResponse)
     o.protocol_version = f_protocol_version
     o.agent_capabilities = f_agent_capabilities
@@ -5932,6 +6322,11 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
     o.agent_info = f_agent_info
     o.meta = f_meta
     return o
+
+
+_KNOWN_InitializeResponse = frozenset(
+    ["protocolVersion", "agentCapabilities", "authMethods", "agentInfo", "_meta"]
+)
 
 
 def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, _Any]:
@@ -6051,6 +6446,8 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AgentCapabilities)
     o = _new(AgentCapabilities)
     o.load_session = f_load_session
     o.prompt_capabilities = f_prompt_capabilities
@@ -6059,6 +6456,18 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
     o.auth = f_auth
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentCapabilities = frozenset(
+    [
+        "loadSession",
+        "promptCapabilities",
+        "mcpCapabilities",
+        "sessionCapabilities",
+        "auth",
+        "_meta",
+    ]
+)
 
 
 def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, _Any]:
@@ -6131,12 +6540,17 @@ def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_PromptCapabilities)
     o = _new(PromptCapabilities)
     o.image = f_image
     o.audio = f_audio
     o.embedded_context = f_embedded_context
     o.meta = f_meta
     return o
+
+
+_KNOWN_PromptCapabilities = frozenset(["image", "audio", "embeddedContext", "_meta"])
 
 
 def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, _Any]:
@@ -6194,11 +6608,16 @@ def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_McpCapabilities)
     o = _new(McpCapabilities)
     o.http = f_http
     o.sse = f_sse
     o.meta = f_meta
     return o
+
+
+_KNOWN_McpCapabilities = frozenset(["http", "sse", "_meta"])
 
 
 def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, _Any]:
@@ -6302,6 +6721,8 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionCapabilities)
     o = _new(SessionCapabilities)
     o.list = f_list
     o.delete = f_delete
@@ -6310,6 +6731,11 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
     o.close = f_close
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionCapabilities = frozenset(
+    ["list", "delete", "additionalDirectories", "resume", "close", "_meta"]
+)
 
 
 def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, _Any]:
@@ -6364,9 +6790,14 @@ def _decode_SessionListCapabilities(d: _Any, strict: bool) -> SessionListCapabil
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionListCapabilities)
     o = _new(SessionListCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionListCapabilities = frozenset(["_meta"])
 
 
 def _encode_SessionListCapabilities(o: SessionListCapabilities) -> dict[str, _Any]:
@@ -6396,9 +6827,14 @@ def _decode_SessionDeleteCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionDeleteCapabilities)
     o = _new(SessionDeleteCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionDeleteCapabilities = frozenset(["_meta"])
 
 
 def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, _Any]:
@@ -6428,9 +6864,14 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionAdditionalDirectoriesCapabilities)
     o = _new(SessionAdditionalDirectoriesCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionAdditionalDirectoriesCapabilities = frozenset(["_meta"])
 
 
 def _encode_SessionAdditionalDirectoriesCapabilities(
@@ -6462,9 +6903,14 @@ def _decode_SessionResumeCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionResumeCapabilities)
     o = _new(SessionResumeCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionResumeCapabilities = frozenset(["_meta"])
 
 
 def _encode_SessionResumeCapabilities(o: SessionResumeCapabilities) -> dict[str, _Any]:
@@ -6492,9 +6938,14 @@ def _decode_SessionCloseCapabilities(d: _Any, strict: bool) -> SessionCloseCapab
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionCloseCapabilities)
     o = _new(SessionCloseCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionCloseCapabilities = frozenset(["_meta"])
 
 
 def _encode_SessionCloseCapabilities(o: SessionCloseCapabilities) -> dict[str, _Any]:
@@ -6535,10 +6986,15 @@ def _decode_AgentAuthCapabilities(d: _Any, strict: bool) -> AgentAuthCapabilitie
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AgentAuthCapabilities)
     o = _new(AgentAuthCapabilities)
     o.logout = f_logout
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentAuthCapabilities = frozenset(["logout", "_meta"])
 
 
 def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, _Any]:
@@ -6569,9 +7025,14 @@ def _decode_LogoutCapabilities(d: _Any, strict: bool) -> LogoutCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_LogoutCapabilities)
     o = _new(LogoutCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_LogoutCapabilities = frozenset(["_meta"])
 
 
 def _encode_LogoutCapabilities(o: LogoutCapabilities) -> dict[str, _Any]:
@@ -6670,6 +7131,8 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_TerminalAuthMethod)
     o = _new(TerminalAuthMethod)
     o.id = f_id
     o.name = f_name
@@ -6678,6 +7141,11 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
     o.env = f_env
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalAuthMethod = frozenset(
+    ["type", "id", "name", "description", "args", "env", "_meta"]
+)
 
 
 def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, _Any]:
@@ -6819,6 +7287,8 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AuthMethodTerminal)
     o = _new(AuthMethodTerminal)
     o.id = f_id
     o.name = f_name
@@ -6827,6 +7297,11 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
     o.env = f_env
     o.meta = f_meta
     return o
+
+
+_KNOWN_AuthMethodTerminal = frozenset(
+    ["id", "name", "description", "args", "env", "_meta"]
+)
 
 
 def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, _Any]:
@@ -6901,12 +7376,17 @@ def _decode_AuthMethodAgent(d: _Any, strict: bool) -> AuthMethodAgent:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AuthMethodAgent)
     o = _new(AuthMethodAgent)
     o.id = f_id
     o.name = f_name
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_AuthMethodAgent = frozenset(["id", "name", "description", "_meta"])
 
 
 def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, _Any]:
@@ -6973,12 +7453,17 @@ def _decode_Implementation(d: _Any, strict: bool) -> Implementation:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_Implementation)
     o = _new(Implementation)
     o.name = f_name
     o.title = f_title
     o.version = f_version
     o.meta = f_meta
     return o
+
+
+_KNOWN_Implementation = frozenset(["name", "title", "version", "_meta"])
 
 
 def _encode_Implementation(o: Implementation) -> dict[str, _Any]:
@@ -7012,9 +7497,14 @@ def _decode_AuthenticateResponse(d: _Any, strict: bool) -> AuthenticateResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AuthenticateResponse)
     o = _new(AuthenticateResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_AuthenticateResponse = frozenset(["_meta"])
 
 
 def _encode_AuthenticateResponse(o: AuthenticateResponse) -> dict[str, _Any]:
@@ -7042,9 +7532,14 @@ def _decode_LogoutResponse(d: _Any, strict: bool) -> LogoutResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_LogoutResponse)
     o = _new(LogoutResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_LogoutResponse = frozenset(["_meta"])
 
 
 def _encode_LogoutResponse(o: LogoutResponse) -> dict[str, _Any]:
@@ -7118,12 +7613,17 @@ def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_NewSessionResponse)
     o = _new(NewSessionResponse)
     o.session_id = f_session_id
     o.modes = f_modes
     o.config_options = f_config_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_NewSessionResponse = frozenset(["sessionId", "modes", "configOptions", "_meta"])
 
 
 def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, _Any]:
@@ -7186,11 +7686,16 @@ def _decode_SessionModeState(d: _Any, strict: bool) -> SessionModeState:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionModeState)
     o = _new(SessionModeState)
     o.current_mode_id = f_current_mode_id
     o.available_modes = f_available_modes
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionModeState = frozenset(["currentModeId", "availableModes", "_meta"])
 
 
 def _encode_SessionModeState(o: SessionModeState) -> dict[str, _Any]:
@@ -7260,12 +7765,17 @@ def _decode_SessionMode(d: _Any, strict: bool) -> SessionMode:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionMode)
     o = _new(SessionMode)
     o.id = f_id
     o.name = f_name
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionMode = frozenset(["id", "name", "description", "_meta"])
 
 
 def _encode_SessionMode(o: SessionMode) -> dict[str, _Any]:
@@ -7387,6 +7897,8 @@ def _read_SelectSessionConfigOption(
         except _ValidationError as error:
             raise error.at("options")
 
+    if strict:
+        _check_unknown(d, _KNOWN_SelectSessionConfigOption)
     o = _new(SelectSessionConfigOption)
     o.id = f_id
     o.name = f_name
@@ -7396,6 +7908,20 @@ def _read_SelectSessionConfigOption(
     o.current_value = f_current_value
     o.options = f_options
     return o
+
+
+_KNOWN_SelectSessionConfigOption = frozenset(
+    [
+        "type",
+        "id",
+        "name",
+        "description",
+        "category",
+        "_meta",
+        "currentValue",
+        "options",
+    ]
+)
 
 
 def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str, _Any]:
@@ -7521,6 +8047,8 @@ def _read_BooleanSessionConfigOption(
         except _ValidationError as error:
             raise error.at("currentValue")
 
+    if strict:
+        _check_unknown(d, _KNOWN_BooleanSessionConfigOption)
     o = _new(BooleanSessionConfigOption)
     o.id = f_id
     o.name = f_name
@@ -7529,6 +8057,11 @@ def _read_BooleanSessionConfigOption(
     o.meta = f_meta
     o.current_value = f_current_value
     return o
+
+
+_KNOWN_BooleanSessionConfigOption = frozenset(
+    ["type", "id", "name", "description", "category", "_meta", "currentValue"]
+)
 
 
 def _encode_BooleanSessionConfigOption(
@@ -7694,12 +8227,17 @@ def _decode_SessionConfigSelectOption(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionConfigSelectOption)
     o = _new(SessionConfigSelectOption)
     o.value = f_value
     o.name = f_name
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionConfigSelectOption = frozenset(["value", "name", "description", "_meta"])
 
 
 def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, _Any]:
@@ -7768,12 +8306,17 @@ def _decode_SessionConfigSelectGroup(d: _Any, strict: bool) -> SessionConfigSele
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionConfigSelectGroup)
     o = _new(SessionConfigSelectGroup)
     o.group = f_group
     o.name = f_name
     o.options = f_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionConfigSelectGroup = frozenset(["group", "name", "options", "_meta"])
 
 
 def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, _Any]:
@@ -7816,10 +8359,15 @@ def _decode_SessionConfigSelect(d: _Any, strict: bool) -> SessionConfigSelect:
         except _ValidationError as error:
             raise error.at("options")
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionConfigSelect)
     o = _new(SessionConfigSelect)
     o.current_value = f_current_value
     o.options = f_options
     return o
+
+
+_KNOWN_SessionConfigSelect = frozenset(["currentValue", "options"])
 
 
 def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, _Any]:
@@ -7844,9 +8392,14 @@ def _decode_SessionConfigBoolean(d: _Any, strict: bool) -> SessionConfigBoolean:
         except _ValidationError as error:
             raise error.at("currentValue")
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionConfigBoolean)
     o = _new(SessionConfigBoolean)
     o.current_value = f_current_value
     return o
+
+
+_KNOWN_SessionConfigBoolean = frozenset(["currentValue"])
 
 
 def _encode_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, _Any]:
@@ -7909,11 +8462,16 @@ def _decode_LoadSessionResponse(d: _Any, strict: bool) -> LoadSessionResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_LoadSessionResponse)
     o = _new(LoadSessionResponse)
     o.modes = f_modes
     o.config_options = f_config_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_LoadSessionResponse = frozenset(["modes", "configOptions", "_meta"])
 
 
 def _encode_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, _Any]:
@@ -7979,11 +8537,16 @@ def _decode_ListSessionsResponse(d: _Any, strict: bool) -> ListSessionsResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ListSessionsResponse)
     o = _new(ListSessionsResponse)
     o.sessions = f_sessions
     o.next_cursor = f_next_cursor
     o.meta = f_meta
     return o
+
+
+_KNOWN_ListSessionsResponse = frozenset(["sessions", "nextCursor", "_meta"])
 
 
 def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, _Any]:
@@ -8079,6 +8642,8 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionInfo)
     o = _new(SessionInfo)
     o.session_id = f_session_id
     o.cwd = f_cwd
@@ -8087,6 +8652,11 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
     o.updated_at = f_updated_at
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionInfo = frozenset(
+    ["sessionId", "cwd", "additionalDirectories", "title", "updatedAt", "_meta"]
+)
 
 
 def _encode_SessionInfo(o: SessionInfo) -> dict[str, _Any]:
@@ -8126,9 +8696,14 @@ def _decode_DeleteSessionResponse(d: _Any, strict: bool) -> DeleteSessionRespons
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_DeleteSessionResponse)
     o = _new(DeleteSessionResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_DeleteSessionResponse = frozenset(["_meta"])
 
 
 def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, _Any]:
@@ -8192,11 +8767,16 @@ def _decode_ResumeSessionResponse(d: _Any, strict: bool) -> ResumeSessionRespons
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ResumeSessionResponse)
     o = _new(ResumeSessionResponse)
     o.modes = f_modes
     o.config_options = f_config_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_ResumeSessionResponse = frozenset(["modes", "configOptions", "_meta"])
 
 
 def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, _Any]:
@@ -8234,9 +8814,14 @@ def _decode_CloseSessionResponse(d: _Any, strict: bool) -> CloseSessionResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CloseSessionResponse)
     o = _new(CloseSessionResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_CloseSessionResponse = frozenset(["_meta"])
 
 
 def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, _Any]:
@@ -8264,9 +8849,14 @@ def _decode_SetSessionModeResponse(d: _Any, strict: bool) -> SetSessionModeRespo
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SetSessionModeResponse)
     o = _new(SetSessionModeResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SetSessionModeResponse = frozenset(["_meta"])
 
 
 def _encode_SetSessionModeResponse(o: SetSessionModeResponse) -> dict[str, _Any]:
@@ -8315,10 +8905,15 @@ def _decode_SetSessionConfigOptionResponse(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SetSessionConfigOptionResponse)
     o = _new(SetSessionConfigOptionResponse)
     o.config_options = f_config_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_SetSessionConfigOptionResponse = frozenset(["configOptions", "_meta"])
 
 
 def _encode_SetSessionConfigOptionResponse(
@@ -8364,10 +8959,15 @@ def _decode_PromptResponse(d: _Any, strict: bool) -> PromptResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_PromptResponse)
     o = _new(PromptResponse)
     o.stop_reason = f_stop_reason
     o.meta = f_meta
     return o
+
+
+_KNOWN_PromptResponse = frozenset(["stopReason", "_meta"])
 
 
 def _encode_PromptResponse(o: PromptResponse) -> dict[str, _Any]:
@@ -8448,11 +9048,16 @@ def _decode_Error(d: _Any, strict: bool) -> Error:
             _salvage(v)
             f_data = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_Error)
     o = _new(Error)
     o.code = f_code
     o.message = f_message
     o.data = f_data
     return o
+
+
+_KNOWN_Error = frozenset(["code", "message", "data"])
 
 
 def _encode_Error(o: Error) -> dict[str, _Any]:
@@ -8507,10 +9112,15 @@ def _decode_AgentNotification(d: _Any, strict: bool) -> AgentNotification:
         except _ValidationError as error:
             raise error.at("params")
 
+    if strict:
+        _check_unknown(d, _KNOWN_AgentNotification)
     o = _new(AgentNotification)
     o.method = f_method
     o.params = f_params
     return o
+
+
+_KNOWN_AgentNotification = frozenset(["method", "params"])
 
 
 def _encode_AgentNotification(o: AgentNotification) -> dict[str, _Any]:
@@ -8566,11 +9176,16 @@ def _decode_SessionNotification(d: _Any, strict: bool) -> SessionNotification:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionNotification)
     o = _new(SessionNotification)
     o.session_id = f_session_id
     o.update = f_update
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionNotification = frozenset(["sessionId", "update", "_meta"])
 
 
 def _encode_SessionNotification(o: SessionNotification) -> dict[str, _Any]:
@@ -8644,11 +9259,18 @@ def _read_UserMessageChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_UserMessageChunkSessionUpdate)
     o = _new(UserMessageChunkSessionUpdate)
     o.content = f_content
     o.message_id = f_message_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_UserMessageChunkSessionUpdate = frozenset(
+    ["sessionUpdate", "content", "messageId", "_meta"]
+)
 
 
 def _encode_UserMessageChunkSessionUpdate(
@@ -8727,11 +9349,18 @@ def _read_AgentMessageChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AgentMessageChunkSessionUpdate)
     o = _new(AgentMessageChunkSessionUpdate)
     o.content = f_content
     o.message_id = f_message_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentMessageChunkSessionUpdate = frozenset(
+    ["sessionUpdate", "content", "messageId", "_meta"]
+)
 
 
 def _encode_AgentMessageChunkSessionUpdate(
@@ -8810,11 +9439,18 @@ def _read_AgentThoughtChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AgentThoughtChunkSessionUpdate)
     o = _new(AgentThoughtChunkSessionUpdate)
     o.content = f_content
     o.message_id = f_message_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentThoughtChunkSessionUpdate = frozenset(
+    ["sessionUpdate", "content", "messageId", "_meta"]
+)
 
 
 def _encode_AgentThoughtChunkSessionUpdate(
@@ -8979,6 +9615,8 @@ def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSession
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ToolCallSessionUpdate)
     o = _new(ToolCallSessionUpdate)
     o.tool_call_id = f_tool_call_id
     o.title = f_title
@@ -8991,6 +9629,23 @@ def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSession
     o.raw_output = f_raw_output
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallSessionUpdate = frozenset(
+    [
+        "sessionUpdate",
+        "toolCallId",
+        "title",
+        "name",
+        "kind",
+        "status",
+        "content",
+        "locations",
+        "rawInput",
+        "rawOutput",
+        "_meta",
+    ]
+)
 
 
 def _encode_ToolCallSessionUpdate(o: ToolCallSessionUpdate) -> dict[str, _Any]:
@@ -9199,6 +9854,8 @@ def _read_ToolCallUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ToolCallUpdateSessionUpdate)
     o = _new(ToolCallUpdateSessionUpdate)
     o.tool_call_id = f_tool_call_id
     o.kind = f_kind
@@ -9211,6 +9868,23 @@ def _read_ToolCallUpdateSessionUpdate(
     o.raw_output = f_raw_output
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallUpdateSessionUpdate = frozenset(
+    [
+        "sessionUpdate",
+        "toolCallId",
+        "kind",
+        "status",
+        "title",
+        "name",
+        "content",
+        "locations",
+        "rawInput",
+        "rawOutput",
+        "_meta",
+    ]
+)
 
 
 def _encode_ToolCallUpdateSessionUpdate(
@@ -9304,10 +9978,15 @@ def _read_PlanSessionUpdate(d: _JsonObject, strict: bool) -> PlanSessionUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_PlanSessionUpdate)
     o = _new(PlanSessionUpdate)
     o.entries = f_entries
     o.meta = f_meta
     return o
+
+
+_KNOWN_PlanSessionUpdate = frozenset(["sessionUpdate", "entries", "_meta"])
 
 
 def _encode_PlanSessionUpdate(o: PlanSessionUpdate) -> dict[str, _Any]:
@@ -9365,10 +10044,17 @@ def _read_AvailableCommandsUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AvailableCommandsUpdateSessionUpdate)
     o = _new(AvailableCommandsUpdateSessionUpdate)
     o.available_commands = f_available_commands
     o.meta = f_meta
     return o
+
+
+_KNOWN_AvailableCommandsUpdateSessionUpdate = frozenset(
+    ["sessionUpdate", "availableCommands", "_meta"]
+)
 
 
 def _encode_AvailableCommandsUpdateSessionUpdate(
@@ -9425,10 +10111,17 @@ def _read_CurrentModeUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CurrentModeUpdateSessionUpdate)
     o = _new(CurrentModeUpdateSessionUpdate)
     o.current_mode_id = f_current_mode_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CurrentModeUpdateSessionUpdate = frozenset(
+    ["sessionUpdate", "currentModeId", "_meta"]
+)
 
 
 def _encode_CurrentModeUpdateSessionUpdate(
@@ -9492,10 +10185,17 @@ def _read_ConfigOptionUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ConfigOptionUpdateSessionUpdate)
     o = _new(ConfigOptionUpdateSessionUpdate)
     o.config_options = f_config_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_ConfigOptionUpdateSessionUpdate = frozenset(
+    ["sessionUpdate", "configOptions", "_meta"]
+)
 
 
 def _encode_ConfigOptionUpdateSessionUpdate(
@@ -9568,11 +10268,18 @@ def _read_SessionInfoUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionInfoUpdateSessionUpdate)
     o = _new(SessionInfoUpdateSessionUpdate)
     o.title = f_title
     o.updated_at = f_updated_at
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionInfoUpdateSessionUpdate = frozenset(
+    ["sessionUpdate", "title", "updatedAt", "_meta"]
+)
 
 
 def _encode_SessionInfoUpdateSessionUpdate(
@@ -9669,12 +10376,19 @@ def _read_UsageUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_UsageUpdateSessionUpdate)
     o = _new(UsageUpdateSessionUpdate)
     o.used = f_used
     o.size = f_size
     o.cost = f_cost
     o.meta = f_meta
     return o
+
+
+_KNOWN_UsageUpdateSessionUpdate = frozenset(
+    ["sessionUpdate", "used", "size", "cost", "_meta"]
+)
 
 
 def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, _Any]:
@@ -9758,12 +10472,19 @@ def _read_NoticeSessionUpdate(d: _JsonObject, strict: bool) -> NoticeSessionUpda
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_NoticeSessionUpdate)
     o = _new(NoticeSessionUpdate)
     o.severity = f_severity
     o.title = f_title
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_NoticeSessionUpdate = frozenset(
+    ["sessionUpdate", "severity", "title", "description", "_meta"]
+)
 
 
 def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, _Any]:
@@ -9868,6 +10589,8 @@ def _read_CompactionUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CompactionUpdateSessionUpdate)
     o = _new(CompactionUpdateSessionUpdate)
     o.compaction_id = f_compaction_id
     o.status = f_status
@@ -9875,6 +10598,11 @@ def _read_CompactionUpdateSessionUpdate(
     o.error = f_error
     o.meta = f_meta
     return o
+
+
+_KNOWN_CompactionUpdateSessionUpdate = frozenset(
+    ["sessionUpdate", "compactionId", "status", "summary", "error", "_meta"]
+)
 
 
 def _encode_CompactionUpdateSessionUpdate(
@@ -9956,11 +10684,18 @@ def _read_CompactionSummaryChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CompactionSummaryChunkSessionUpdate)
     o = _new(CompactionSummaryChunkSessionUpdate)
     o.compaction_id = f_compaction_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_CompactionSummaryChunkSessionUpdate = frozenset(
+    ["sessionUpdate", "compactionId", "content", "_meta"]
+)
 
 
 def _encode_CompactionSummaryChunkSessionUpdate(
@@ -10075,11 +10810,16 @@ def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ContentChunk)
     o = _new(ContentChunk)
     o.content = f_content
     o.message_id = f_message_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_ContentChunk = frozenset(["content", "messageId", "_meta"])
 
 
 def _encode_ContentChunk(o: ContentChunk) -> dict[str, _Any]:
@@ -10233,6 +10973,8 @@ def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ToolCall)
     o = _new(ToolCall)
     o.tool_call_id = f_tool_call_id
     o.title = f_title
@@ -10245,6 +10987,22 @@ def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
     o.raw_output = f_raw_output
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCall = frozenset(
+    [
+        "toolCallId",
+        "title",
+        "name",
+        "kind",
+        "status",
+        "content",
+        "locations",
+        "rawInput",
+        "rawOutput",
+        "_meta",
+    ]
+)
 
 
 def _encode_ToolCall(o: ToolCall) -> dict[str, _Any]:
@@ -10334,12 +11092,17 @@ def _decode_PlanEntry(d: _Any, strict: bool) -> PlanEntry:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_PlanEntry)
     o = _new(PlanEntry)
     o.content = f_content
     o.priority = f_priority
     o.status = f_status
     o.meta = f_meta
     return o
+
+
+_KNOWN_PlanEntry = frozenset(["content", "priority", "status", "_meta"])
 
 
 def _encode_PlanEntry(o: PlanEntry) -> dict[str, _Any]:
@@ -10422,10 +11185,15 @@ def _decode_Plan(d: _Any, strict: bool) -> Plan:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_Plan)
     o = _new(Plan)
     o.entries = f_entries
     o.meta = f_meta
     return o
+
+
+_KNOWN_Plan = frozenset(["entries", "_meta"])
 
 
 def _encode_Plan(o: Plan) -> dict[str, _Any]:
@@ -10488,12 +11256,17 @@ def _decode_AvailableCommand(d: _Any, strict: bool) -> AvailableCommand:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AvailableCommand)
     o = _new(AvailableCommand)
     o.name = f_name
     o.description = f_description
     o.input = f_input
     o.meta = f_meta
     return o
+
+
+_KNOWN_AvailableCommand = frozenset(["name", "description", "input", "_meta"])
 
 
 def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, _Any]:
@@ -10564,10 +11337,15 @@ def _decode_UnstructuredCommandInput(d: _Any, strict: bool) -> UnstructuredComma
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_UnstructuredCommandInput)
     o = _new(UnstructuredCommandInput)
     o.hint = f_hint
     o.meta = f_meta
     return o
+
+
+_KNOWN_UnstructuredCommandInput = frozenset(["hint", "_meta"])
 
 
 def _encode_UnstructuredCommandInput(o: UnstructuredCommandInput) -> dict[str, _Any]:
@@ -10612,10 +11390,15 @@ def _decode_AvailableCommandsUpdate(d: _Any, strict: bool) -> AvailableCommandsU
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AvailableCommandsUpdate)
     o = _new(AvailableCommandsUpdate)
     o.available_commands = f_available_commands
     o.meta = f_meta
     return o
+
+
+_KNOWN_AvailableCommandsUpdate = frozenset(["availableCommands", "_meta"])
 
 
 def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, _Any]:
@@ -10657,10 +11440,15 @@ def _decode_CurrentModeUpdate(d: _Any, strict: bool) -> CurrentModeUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CurrentModeUpdate)
     o = _new(CurrentModeUpdate)
     o.current_mode_id = f_current_mode_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CurrentModeUpdate = frozenset(["currentModeId", "_meta"])
 
 
 def _encode_CurrentModeUpdate(o: CurrentModeUpdate) -> dict[str, _Any]:
@@ -10709,10 +11497,15 @@ def _decode_ConfigOptionUpdate(d: _Any, strict: bool) -> ConfigOptionUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ConfigOptionUpdate)
     o = _new(ConfigOptionUpdate)
     o.config_options = f_config_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_ConfigOptionUpdate = frozenset(["configOptions", "_meta"])
 
 
 def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, _Any]:
@@ -10770,11 +11563,16 @@ def _decode_SessionInfoUpdate(d: _Any, strict: bool) -> SessionInfoUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionInfoUpdate)
     o = _new(SessionInfoUpdate)
     o.title = f_title
     o.updated_at = f_updated_at
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionInfoUpdate = frozenset(["title", "updatedAt", "_meta"])
 
 
 def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, _Any]:
@@ -10832,11 +11630,16 @@ def _decode_Cost(d: _Any, strict: bool) -> Cost:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_Cost)
     o = _new(Cost)
     o.amount = f_amount
     o.currency = f_currency
     o.meta = f_meta
     return o
+
+
+_KNOWN_Cost = frozenset(["amount", "currency", "_meta"])
 
 
 def _encode_Cost(o: Cost) -> dict[str, _Any]:
@@ -10916,12 +11719,17 @@ def _decode_UsageUpdate(d: _Any, strict: bool) -> UsageUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_UsageUpdate)
     o = _new(UsageUpdate)
     o.used = f_used
     o.size = f_size
     o.cost = f_cost
     o.meta = f_meta
     return o
+
+
+_KNOWN_UsageUpdate = frozenset(["used", "size", "cost", "_meta"])
 
 
 def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, _Any]:
@@ -11014,12 +11822,17 @@ def _decode_Notice(d: _Any, strict: bool) -> Notice:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_Notice)
     o = _new(Notice)
     o.severity = f_severity
     o.title = f_title
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_Notice = frozenset(["severity", "title", "description", "_meta"])
 
 
 def _encode_Notice(o: Notice) -> dict[str, _Any]:
@@ -11133,6 +11946,8 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CompactionUpdate)
     o = _new(CompactionUpdate)
     o.compaction_id = f_compaction_id
     o.status = f_status
@@ -11140,6 +11955,11 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
     o.error = f_error
     o.meta = f_meta
     return o
+
+
+_KNOWN_CompactionUpdate = frozenset(
+    ["compactionId", "status", "summary", "error", "_meta"]
+)
 
 
 def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, _Any]:
@@ -11206,11 +12026,16 @@ def _decode_CompactionSummaryChunk(d: _Any, strict: bool) -> CompactionSummaryCh
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CompactionSummaryChunk)
     o = _new(CompactionSummaryChunk)
     o.compaction_id = f_compaction_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_CompactionSummaryChunk = frozenset(["compactionId", "content", "_meta"])
 
 
 def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, _Any]:
@@ -11253,10 +12078,15 @@ def _decode_CompleteElicitationNotification(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CompleteElicitationNotification)
     o = _new(CompleteElicitationNotification)
     o.elicitation_id = f_elicitation_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CompleteElicitationNotification = frozenset(["elicitationId", "_meta"])
 
 
 def _encode_CompleteElicitationNotification(
@@ -11309,11 +12139,16 @@ def _decode_ClientRequest(d: _Any, strict: bool) -> ClientRequest:
         except _ValidationError as error:
             raise error.at("params")
 
+    if strict:
+        _check_unknown(d, _KNOWN_ClientRequest)
     o = _new(ClientRequest)
     o.id = f_id
     o.method = f_method
     o.params = f_params
     return o
+
+
+_KNOWN_ClientRequest = frozenset(["id", "method", "params"])
 
 
 def _encode_ClientRequest(o: ClientRequest) -> dict[str, _Any]:
@@ -11400,12 +12235,19 @@ def _decode_InitializeRequest(d: _Any, strict: bool) -> InitializeRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_InitializeRequest)
     o = _new(InitializeRequest)
     o.protocol_version = f_protocol_version
     o.client_capabilities = f_client_capabilities
     o.client_info = f_client_info
     o.meta = f_meta
     return o
+
+
+_KNOWN_InitializeRequest = frozenset(
+    ["protocolVersion", "clientCapabilities", "clientInfo", "_meta"]
+)
 
 
 def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, _Any]:
@@ -11520,6 +12362,8 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ClientCapabilities)
     o = _new(ClientCapabilities)
     o.fs = f_fs
     o.terminal = f_terminal
@@ -11528,6 +12372,11 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
     o.elicitation = f_elicitation
     o.meta = f_meta
     return o
+
+
+_KNOWN_ClientCapabilities = frozenset(
+    ["fs", "terminal", "session", "auth", "elicitation", "_meta"]
+)
 
 
 def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, _Any]:
@@ -11597,11 +12446,16 @@ def _decode_FileSystemCapabilities(d: _Any, strict: bool) -> FileSystemCapabilit
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_FileSystemCapabilities)
     o = _new(FileSystemCapabilities)
     o.read_text_file = f_read_text_file
     o.write_text_file = f_write_text_file
     o.meta = f_meta
     return o
+
+
+_KNOWN_FileSystemCapabilities = frozenset(["readTextFile", "writeTextFile", "_meta"])
 
 
 def _encode_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, _Any]:
@@ -11679,12 +12533,19 @@ def _decode_ClientSessionCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ClientSessionCapabilities)
     o = _new(ClientSessionCapabilities)
     o.compaction = f_compaction
     o.config_options = f_config_options
     o.notices = f_notices
     o.meta = f_meta
     return o
+
+
+_KNOWN_ClientSessionCapabilities = frozenset(
+    ["compaction", "configOptions", "notices", "_meta"]
+)
 
 
 def _encode_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str, _Any]:
@@ -11748,10 +12609,15 @@ def _decode_SessionConfigOptionsCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionConfigOptionsCapabilities)
     o = _new(SessionConfigOptionsCapabilities)
     o.boolean = f_boolean
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionConfigOptionsCapabilities = frozenset(["boolean", "_meta"])
 
 
 def _encode_SessionConfigOptionsCapabilities(
@@ -11790,9 +12656,14 @@ def _decode_BooleanConfigOptionCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_BooleanConfigOptionCapabilities)
     o = _new(BooleanConfigOptionCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_BooleanConfigOptionCapabilities = frozenset(["_meta"])
 
 
 def _encode_BooleanConfigOptionCapabilities(
@@ -11839,10 +12710,15 @@ def _decode_AuthCapabilities(d: _Any, strict: bool) -> AuthCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AuthCapabilities)
     o = _new(AuthCapabilities)
     o.terminal = f_terminal
     o.meta = f_meta
     return o
+
+
+_KNOWN_AuthCapabilities = frozenset(["terminal", "_meta"])
 
 
 def _encode_AuthCapabilities(o: AuthCapabilities) -> dict[str, _Any]:
@@ -11900,11 +12776,16 @@ def _decode_ElicitationCapabilities(d: _Any, strict: bool) -> ElicitationCapabil
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ElicitationCapabilities)
     o = _new(ElicitationCapabilities)
     o.form = f_form
     o.url = f_url
     o.meta = f_meta
     return o
+
+
+_KNOWN_ElicitationCapabilities = frozenset(["form", "url", "_meta"])
 
 
 def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, _Any]:
@@ -11942,9 +12823,14 @@ def _decode_ElicitationFormCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ElicitationFormCapabilities)
     o = _new(ElicitationFormCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_ElicitationFormCapabilities = frozenset(["_meta"])
 
 
 def _encode_ElicitationFormCapabilities(
@@ -11976,9 +12862,14 @@ def _decode_ElicitationUrlCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ElicitationUrlCapabilities)
     o = _new(ElicitationUrlCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_ElicitationUrlCapabilities = frozenset(["_meta"])
 
 
 def _encode_ElicitationUrlCapabilities(
@@ -12018,10 +12909,15 @@ def _decode_AuthenticateRequest(d: _Any, strict: bool) -> AuthenticateRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AuthenticateRequest)
     o = _new(AuthenticateRequest)
     o.method_id = f_method_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_AuthenticateRequest = frozenset(["methodId", "_meta"])
 
 
 def _encode_AuthenticateRequest(o: AuthenticateRequest) -> dict[str, _Any]:
@@ -12051,9 +12947,14 @@ def _decode_LogoutRequest(d: _Any, strict: bool) -> LogoutRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_LogoutRequest)
     o = _new(LogoutRequest)
     o.meta = f_meta
     return o
+
+
+_KNOWN_LogoutRequest = frozenset(["_meta"])
 
 
 def _encode_LogoutRequest(o: LogoutRequest) -> dict[str, _Any]:
@@ -12117,12 +13018,19 @@ def _decode_NewSessionRequest(d: _Any, strict: bool) -> NewSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_NewSessionRequest)
     o = _new(NewSessionRequest)
     o.cwd = f_cwd
     o.additional_directories = f_additional_directories
     o.mcp_servers = f_mcp_servers
     o.meta = f_meta
     return o
+
+
+_KNOWN_NewSessionRequest = frozenset(
+    ["cwd", "additionalDirectories", "mcpServers", "_meta"]
+)
 
 
 def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, _Any]:
@@ -12196,12 +13104,17 @@ def _read_HttpMcpServer(d: _JsonObject, strict: bool) -> HttpMcpServer:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_HttpMcpServer)
     o = _new(HttpMcpServer)
     o.name = f_name
     o.url = f_url
     o.headers = f_headers
     o.meta = f_meta
     return o
+
+
+_KNOWN_HttpMcpServer = frozenset(["type", "name", "url", "headers", "_meta"])
 
 
 def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, _Any]:
@@ -12274,12 +13187,17 @@ def _read_SseMcpServer(d: _JsonObject, strict: bool) -> SseMcpServer:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SseMcpServer)
     o = _new(SseMcpServer)
     o.name = f_name
     o.url = f_url
     o.headers = f_headers
     o.meta = f_meta
     return o
+
+
+_KNOWN_SseMcpServer = frozenset(["type", "name", "url", "headers", "_meta"])
 
 
 def _encode_SseMcpServer(o: SseMcpServer) -> dict[str, _Any]:
@@ -12367,11 +13285,16 @@ def _decode_HttpHeader(d: _Any, strict: bool) -> HttpHeader:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_HttpHeader)
     o = _new(HttpHeader)
     o.name = f_name
     o.value = f_value
     o.meta = f_meta
     return o
+
+
+_KNOWN_HttpHeader = frozenset(["name", "value", "_meta"])
 
 
 def _encode_HttpHeader(o: HttpHeader) -> dict[str, _Any]:
@@ -12434,12 +13357,17 @@ def _decode_McpServerHttp(d: _Any, strict: bool) -> McpServerHttp:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_McpServerHttp)
     o = _new(McpServerHttp)
     o.name = f_name
     o.url = f_url
     o.headers = f_headers
     o.meta = f_meta
     return o
+
+
+_KNOWN_McpServerHttp = frozenset(["name", "url", "headers", "_meta"])
 
 
 def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, _Any]:
@@ -12503,12 +13431,17 @@ def _decode_McpServerSse(d: _Any, strict: bool) -> McpServerSse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_McpServerSse)
     o = _new(McpServerSse)
     o.name = f_name
     o.url = f_url
     o.headers = f_headers
     o.meta = f_meta
     return o
+
+
+_KNOWN_McpServerSse = frozenset(["name", "url", "headers", "_meta"])
 
 
 def _encode_McpServerSse(o: McpServerSse) -> dict[str, _Any]:
@@ -12586,6 +13519,8 @@ def _decode_McpServerStdio(d: _Any, strict: bool) -> McpServerStdio:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_McpServerStdio)
     o = _new(McpServerStdio)
     o.name = f_name
     o.command = f_command
@@ -12593,6 +13528,9 @@ def _decode_McpServerStdio(d: _Any, strict: bool) -> McpServerStdio:
     o.env = f_env
     o.meta = f_meta
     return o
+
+
+_KNOWN_McpServerStdio = frozenset(["name", "command", "args", "env", "_meta"])
 
 
 def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, _Any]:
@@ -12671,6 +13609,8 @@ def _decode_LoadSessionRequest(d: _Any, strict: bool) -> LoadSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_LoadSessionRequest)
     o = _new(LoadSessionRequest)
     o.mcp_servers = f_mcp_servers
     o.cwd = f_cwd
@@ -12678,6 +13618,11 @@ def _decode_LoadSessionRequest(d: _Any, strict: bool) -> LoadSessionRequest:
     o.session_id = f_session_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_LoadSessionRequest = frozenset(
+    ["mcpServers", "cwd", "additionalDirectories", "sessionId", "_meta"]
+)
 
 
 def _encode_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, _Any]:
@@ -12732,11 +13677,16 @@ def _decode_ListSessionsRequest(d: _Any, strict: bool) -> ListSessionsRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ListSessionsRequest)
     o = _new(ListSessionsRequest)
     o.cwd = f_cwd
     o.cursor = f_cursor
     o.meta = f_meta
     return o
+
+
+_KNOWN_ListSessionsRequest = frozenset(["cwd", "cursor", "_meta"])
 
 
 def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, _Any]:
@@ -12780,10 +13730,15 @@ def _decode_DeleteSessionRequest(d: _Any, strict: bool) -> DeleteSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_DeleteSessionRequest)
     o = _new(DeleteSessionRequest)
     o.session_id = f_session_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_DeleteSessionRequest = frozenset(["sessionId", "_meta"])
 
 
 def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, _Any]:
@@ -12859,6 +13814,8 @@ def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ResumeSessionRequest)
     o = _new(ResumeSessionRequest)
     o.session_id = f_session_id
     o.cwd = f_cwd
@@ -12866,6 +13823,11 @@ def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
     o.mcp_servers = f_mcp_servers
     o.meta = f_meta
     return o
+
+
+_KNOWN_ResumeSessionRequest = frozenset(
+    ["sessionId", "cwd", "additionalDirectories", "mcpServers", "_meta"]
+)
 
 
 def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, _Any]:
@@ -12912,10 +13874,15 @@ def _decode_CloseSessionRequest(d: _Any, strict: bool) -> CloseSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CloseSessionRequest)
     o = _new(CloseSessionRequest)
     o.session_id = f_session_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CloseSessionRequest = frozenset(["sessionId", "_meta"])
 
 
 def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, _Any]:
@@ -12965,11 +13932,16 @@ def _decode_SetSessionModeRequest(d: _Any, strict: bool) -> SetSessionModeReques
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SetSessionModeRequest)
     o = _new(SetSessionModeRequest)
     o.session_id = f_session_id
     o.mode_id = f_mode_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_SetSessionModeRequest = frozenset(["sessionId", "modeId", "_meta"])
 
 
 def _encode_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, _Any]:
@@ -13042,12 +14014,19 @@ def _read_BooleanSetSessionConfigOptionRequest(
         except _ValidationError as error:
             raise error.at("value")
 
+    if strict:
+        _check_unknown(d, _KNOWN_BooleanSetSessionConfigOptionRequest)
     o = _new(BooleanSetSessionConfigOptionRequest)
     o.session_id = f_session_id
     o.config_id = f_config_id
     o.meta = f_meta
     o.value = f_value
     return o
+
+
+_KNOWN_BooleanSetSessionConfigOptionRequest = frozenset(
+    ["type", "sessionId", "configId", "_meta", "value"]
+)
 
 
 def _encode_BooleanSetSessionConfigOptionRequest(
@@ -13114,12 +14093,19 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
         except _ValidationError as error:
             raise error.at("value")
 
+    if strict:
+        _check_unknown(d, _KNOWN_ValueIdSetSessionConfigOptionRequest)
     o = _new(ValueIdSetSessionConfigOptionRequest)
     o.session_id = f_session_id
     o.config_id = f_config_id
     o.meta = f_meta
     o.value = f_value
     return o
+
+
+_KNOWN_ValueIdSetSessionConfigOptionRequest = frozenset(
+    ["type", "sessionId", "configId", "_meta", "value"]
+)
 
 
 def _encode_ValueIdSetSessionConfigOptionRequest(
@@ -13205,11 +14191,16 @@ def _decode_PromptRequest(d: _Any, strict: bool) -> PromptRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_PromptRequest)
     o = _new(PromptRequest)
     o.session_id = f_session_id
     o.prompt = f_prompt
     o.meta = f_meta
     return o
+
+
+_KNOWN_PromptRequest = frozenset(["sessionId", "prompt", "_meta"])
 
 
 def _encode_PromptRequest(o: PromptRequest) -> dict[str, _Any]:
@@ -13249,10 +14240,15 @@ def _decode_ResultClientResponse(d: _Any, strict: bool) -> ResultClientResponse:
         except _ValidationError as error:
             raise error.at("result")
 
+    if strict:
+        _check_unknown(d, _KNOWN_ResultClientResponse)
     o = _new(ResultClientResponse)
     o.id = f_id
     o.result = f_result
     return o
+
+
+_KNOWN_ResultClientResponse = frozenset(["id", "result"])
 
 
 def _encode_ResultClientResponse(o: ResultClientResponse) -> dict[str, _Any]:
@@ -13287,10 +14283,15 @@ def _decode_ErrorClientResponse(d: _Any, strict: bool) -> ErrorClientResponse:
         except _ValidationError as error:
             raise error.at("error")
 
+    if strict:
+        _check_unknown(d, _KNOWN_ErrorClientResponse)
     o = _new(ErrorClientResponse)
     o.id = f_id
     o.error = f_error
     return o
+
+
+_KNOWN_ErrorClientResponse = frozenset(["id", "error"])
 
 
 def _encode_ErrorClientResponse(o: ErrorClientResponse) -> dict[str, _Any]:
@@ -13343,9 +14344,14 @@ def _decode_WriteTextFileResponse(d: _Any, strict: bool) -> WriteTextFileRespons
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_WriteTextFileResponse)
     o = _new(WriteTextFileResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_WriteTextFileResponse = frozenset(["_meta"])
 
 
 def _encode_WriteTextFileResponse(o: WriteTextFileResponse) -> dict[str, _Any]:
@@ -13383,10 +14389,15 @@ def _decode_ReadTextFileResponse(d: _Any, strict: bool) -> ReadTextFileResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ReadTextFileResponse)
     o = _new(ReadTextFileResponse)
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_ReadTextFileResponse = frozenset(["content", "_meta"])
 
 
 def _encode_ReadTextFileResponse(o: ReadTextFileResponse) -> dict[str, _Any]:
@@ -13436,10 +14447,15 @@ def _decode_RequestPermissionResponse(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_RequestPermissionResponse)
     o = _new(RequestPermissionResponse)
     o.outcome = f_outcome
     o.meta = f_meta
     return o
+
+
+_KNOWN_RequestPermissionResponse = frozenset(["outcome", "_meta"])
 
 
 def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, _Any]:
@@ -13468,8 +14484,13 @@ def _read_CancelledRequestPermissionOutcome(
 ) -> CancelledRequestPermissionOutcome:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
+    if strict:
+        _check_unknown(d, _KNOWN_CancelledRequestPermissionOutcome)
     o = _new(CancelledRequestPermissionOutcome)
     return o
+
+
+_KNOWN_CancelledRequestPermissionOutcome = frozenset(["outcome"])
 
 
 def _encode_CancelledRequestPermissionOutcome(
@@ -13520,10 +14541,15 @@ def _read_SelectedRequestPermissionOutcome(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SelectedRequestPermissionOutcome)
     o = _new(SelectedRequestPermissionOutcome)
     o.option_id = f_option_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_SelectedRequestPermissionOutcome = frozenset(["outcome", "optionId", "_meta"])
 
 
 def _encode_SelectedRequestPermissionOutcome(
@@ -13599,10 +14625,15 @@ def _decode_SelectedPermissionOutcome(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SelectedPermissionOutcome)
     o = _new(SelectedPermissionOutcome)
     o.option_id = f_option_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_SelectedPermissionOutcome = frozenset(["optionId", "_meta"])
 
 
 def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str, _Any]:
@@ -13642,10 +14673,15 @@ def _decode_CreateTerminalResponse(d: _Any, strict: bool) -> CreateTerminalRespo
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CreateTerminalResponse)
     o = _new(CreateTerminalResponse)
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CreateTerminalResponse = frozenset(["terminalId", "_meta"])
 
 
 def _encode_CreateTerminalResponse(o: CreateTerminalResponse) -> dict[str, _Any]:
@@ -13708,12 +14744,19 @@ def _decode_TerminalOutputResponse(d: _Any, strict: bool) -> TerminalOutputRespo
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_TerminalOutputResponse)
     o = _new(TerminalOutputResponse)
     o.output = f_output
     o.truncated = f_truncated
     o.exit_status = f_exit_status
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalOutputResponse = frozenset(
+    ["output", "truncated", "exitStatus", "_meta"]
+)
 
 
 def _encode_TerminalOutputResponse(o: TerminalOutputResponse) -> dict[str, _Any]:
@@ -13787,11 +14830,16 @@ def _decode_TerminalExitStatus(d: _Any, strict: bool) -> TerminalExitStatus:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_TerminalExitStatus)
     o = _new(TerminalExitStatus)
     o.exit_code = f_exit_code
     o.signal = f_signal
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalExitStatus = frozenset(["exitCode", "signal", "_meta"])
 
 
 def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, _Any]:
@@ -13825,9 +14873,14 @@ def _decode_ReleaseTerminalResponse(d: _Any, strict: bool) -> ReleaseTerminalRes
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ReleaseTerminalResponse)
     o = _new(ReleaseTerminalResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_ReleaseTerminalResponse = frozenset(["_meta"])
 
 
 def _encode_ReleaseTerminalResponse(o: ReleaseTerminalResponse) -> dict[str, _Any]:
@@ -13895,11 +14948,16 @@ def _decode_WaitForTerminalExitResponse(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_WaitForTerminalExitResponse)
     o = _new(WaitForTerminalExitResponse)
     o.exit_code = f_exit_code
     o.signal = f_signal
     o.meta = f_meta
     return o
+
+
+_KNOWN_WaitForTerminalExitResponse = frozenset(["exitCode", "signal", "_meta"])
 
 
 def _encode_WaitForTerminalExitResponse(
@@ -13935,9 +14993,14 @@ def _decode_KillTerminalResponse(d: _Any, strict: bool) -> KillTerminalResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_KillTerminalResponse)
     o = _new(KillTerminalResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_KillTerminalResponse = frozenset(["_meta"])
 
 
 def _encode_KillTerminalResponse(o: KillTerminalResponse) -> dict[str, _Any]:
@@ -13991,10 +15054,15 @@ def _read_AcceptCreateElicitationResponse(
         except _ValidationError as error:
             raise error.at("content")
 
+    if strict:
+        _check_unknown(d, _KNOWN_AcceptCreateElicitationResponse)
     o = _new(AcceptCreateElicitationResponse)
     o.meta = f_meta
     o.content = f_content
     return o
+
+
+_KNOWN_AcceptCreateElicitationResponse = frozenset(["action", "_meta", "content"])
 
 
 def _encode_AcceptCreateElicitationResponse(
@@ -14043,9 +15111,14 @@ def _read_DeclineCreateElicitationResponse(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_DeclineCreateElicitationResponse)
     o = _new(DeclineCreateElicitationResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_DeclineCreateElicitationResponse = frozenset(["action", "_meta"])
 
 
 def _encode_DeclineCreateElicitationResponse(
@@ -14089,9 +15162,14 @@ def _read_CancelCreateElicitationResponse(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CancelCreateElicitationResponse)
     o = _new(CancelCreateElicitationResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelCreateElicitationResponse = frozenset(["action", "_meta"])
 
 
 def _encode_CancelCreateElicitationResponse(
@@ -14238,9 +15316,14 @@ def _decode_ElicitationAcceptAction(d: _Any, strict: bool) -> ElicitationAcceptA
         except _ValidationError as error:
             raise error.at("content")
 
+    if strict:
+        _check_unknown(d, _KNOWN_ElicitationAcceptAction)
     o = _new(ElicitationAcceptAction)
     o.content = f_content
     return o
+
+
+_KNOWN_ElicitationAcceptAction = frozenset(["content"])
 
 
 def _encode_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, _Any]:
@@ -14279,10 +15362,15 @@ def _decode_ClientNotification(d: _Any, strict: bool) -> ClientNotification:
         except _ValidationError as error:
             raise error.at("params")
 
+    if strict:
+        _check_unknown(d, _KNOWN_ClientNotification)
     o = _new(ClientNotification)
     o.method = f_method
     o.params = f_params
     return o
+
+
+_KNOWN_ClientNotification = frozenset(["method", "params"])
 
 
 def _encode_ClientNotification(o: ClientNotification) -> dict[str, _Any]:
@@ -14322,10 +15410,15 @@ def _decode_CancelNotification(d: _Any, strict: bool) -> CancelNotification:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CancelNotification)
     o = _new(CancelNotification)
     o.session_id = f_session_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelNotification = frozenset(["sessionId", "_meta"])
 
 
 def _encode_CancelNotification(o: CancelNotification) -> dict[str, _Any]:
@@ -14367,10 +15460,15 @@ def _decode_CancelRequestNotification(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CancelRequestNotification)
     o = _new(CancelRequestNotification)
     o.request_id = f_request_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelRequestNotification = frozenset(["requestId", "_meta"])
 
 
 def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, _Any]:

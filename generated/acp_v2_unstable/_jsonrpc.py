@@ -17,7 +17,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar, cast
 
-from ._runtime import UNSET, NotPlainJson, ValidationError, json_type
+from ._runtime import (
+    MISSING,
+    UNSET,
+    NotPlainJson,
+    ValidationError,
+    check_unknown,
+    json_type,
+    plain_json,
+)
 
 __all__ = [
     "CANCEL_REQUEST",
@@ -535,6 +543,8 @@ def _message_decoder(
             raise ValidationError(
                 f'expected "jsonrpc": "2.0", found {found}', ("jsonrpc",)
             )
+        if strict:
+            _check_others(message)
         method = message.get("method")
         if method is not None and not strict and "id" not in message:
             # The usual case first: a known notification, leniently (its
@@ -611,6 +621,22 @@ def _message_decoder(
         )
 
     return decode_message
+
+
+_ENVELOPE = frozenset(("jsonrpc", "id", "method", "params", "result", "error"))
+"""The members of a JSON-RPC message that :func:`_message_decoder` reads."""
+
+
+def _check_others(message: dict[str, Any]) -> None:
+    """Strict decoding of the members of a message other than those of
+    :data:`_ENVELOPE`: any JSON value, and only a JSON value (subclasses of
+    the JSON types, from a caller's ``OrderedDict``, read as plain JSON)."""
+    try:
+        check_unknown(message, _ENVELOPE)
+    except NotPlainJson:
+        others = {key: value for key, value in message.items() if key not in _ENVELOPE}
+        plain = plain_json(others)
+        check_unknown(others if plain is MISSING else plain, frozenset())
 
 
 def _by_name(decode: Callable[..., object], name: str) -> _Decoder:

@@ -33,6 +33,7 @@ from ._runtime import check_num as _check_num
 from ._runtime import check_str as _check_str
 from ._runtime import check_tag as _check_tag
 from ._runtime import check_json as _check_json
+from ._runtime import check_unknown as _check_unknown
 from ._runtime import check_variants as _check_variants
 from ._runtime import check_variants_skipping as _check_variants_skipping
 from ._runtime import exactly_one as _exactly_one
@@ -484,11 +485,16 @@ def _decode_AgentRequest(d: _Any, strict: bool) -> AgentRequest:
         except _ValidationError as error:
             raise error.at("params")
 
+    if strict:
+        _check_unknown(d, _KNOWN_AgentRequest)
     o = _new(AgentRequest)
     o.id = f_id
     o.method = f_method
     o.params = f_params
     return o
+
+
+_KNOWN_AgentRequest = frozenset(["id", "method", "params"])
 
 
 def _encode_AgentRequest(o: AgentRequest) -> dict[str, _Any]:
@@ -610,6 +616,8 @@ def _decode_RequestPermissionRequest(d: _Any, strict: bool) -> RequestPermission
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_RequestPermissionRequest)
     o = _new(RequestPermissionRequest)
     o.session_id = f_session_id
     o.title = f_title
@@ -618,6 +626,11 @@ def _decode_RequestPermissionRequest(d: _Any, strict: bool) -> RequestPermission
     o.options = f_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_RequestPermissionRequest = frozenset(
+    ["sessionId", "title", "description", "subject", "options", "_meta"]
+)
 
 
 def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, _Any]:
@@ -683,10 +696,15 @@ def _read_ToolCallRequestPermissionSubject(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ToolCallRequestPermissionSubject)
     o = _new(ToolCallRequestPermissionSubject)
     o.tool_call = f_tool_call
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallRequestPermissionSubject = frozenset(["type", "toolCall", "_meta"])
 
 
 def _encode_ToolCallRequestPermissionSubject(
@@ -781,6 +799,8 @@ def _read_CommandRequestPermissionSubject(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CommandRequestPermissionSubject)
     o = _new(CommandRequestPermissionSubject)
     o.command = f_command
     o.cwd = f_cwd
@@ -788,6 +808,11 @@ def _read_CommandRequestPermissionSubject(
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CommandRequestPermissionSubject = frozenset(
+    ["type", "command", "cwd", "toolCallId", "terminalId", "_meta"]
+)
 
 
 def _encode_CommandRequestPermissionSubject(
@@ -1057,6 +1082,8 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ToolCallUpdate)
     o = _new(ToolCallUpdate)
     o.tool_call_id = f_tool_call_id
     o.name = f_name
@@ -1070,6 +1097,23 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
     o.capabilities = f_capabilities
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallUpdate = frozenset(
+    [
+        "toolCallId",
+        "name",
+        "title",
+        "kind",
+        "status",
+        "content",
+        "locations",
+        "rawInput",
+        "rawOutput",
+        "capabilities",
+        "_meta",
+    ]
+)
 
 
 def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, _Any]:
@@ -1210,10 +1254,15 @@ def _read_ContentToolCallContent(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ContentToolCallContent)
     o = _new(ContentToolCallContent)
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_ContentToolCallContent = frozenset(["type", "content", "_meta"])
 
 
 def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, _Any]:
@@ -1277,11 +1326,16 @@ def _read_DiffToolCallContent(d: _JsonObject, strict: bool) -> DiffToolCallConte
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_DiffToolCallContent)
     o = _new(DiffToolCallContent)
     o.changes = f_changes
     o.patch = f_patch
     o.meta = f_meta
     return o
+
+
+_KNOWN_DiffToolCallContent = frozenset(["type", "changes", "patch", "_meta"])
 
 
 def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, _Any]:
@@ -1335,10 +1389,15 @@ def _read_TerminalToolCallContent(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_TerminalToolCallContent)
     o = _new(TerminalToolCallContent)
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalToolCallContent = frozenset(["type", "terminalId", "_meta"])
 
 
 def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, _Any]:
@@ -1466,11 +1525,16 @@ def _read_TextContentBlock(d: _JsonObject, strict: bool) -> TextContentBlock:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_TextContentBlock)
     o = _new(TextContentBlock)
     o.text = f_text
     o.annotations = f_annotations
     o.meta = f_meta
     return o
+
+
+_KNOWN_TextContentBlock = frozenset(["type", "text", "annotations", "_meta"])
 
 
 def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, _Any]:
@@ -1560,6 +1624,8 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ImageContentBlock)
     o = _new(ImageContentBlock)
     o.data = f_data
     o.mime_type = f_mime_type
@@ -1567,6 +1633,11 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
     o.annotations = f_annotations
     o.meta = f_meta
     return o
+
+
+_KNOWN_ImageContentBlock = frozenset(
+    ["type", "data", "mimeType", "uri", "annotations", "_meta"]
+)
 
 
 def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, _Any]:
@@ -1647,12 +1718,19 @@ def _read_AudioContentBlock(d: _JsonObject, strict: bool) -> AudioContentBlock:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AudioContentBlock)
     o = _new(AudioContentBlock)
     o.data = f_data
     o.mime_type = f_mime_type
     o.annotations = f_annotations
     o.meta = f_meta
     return o
+
+
+_KNOWN_AudioContentBlock = frozenset(
+    ["type", "data", "mimeType", "annotations", "_meta"]
+)
 
 
 def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, _Any]:
@@ -1815,6 +1893,8 @@ def _read_ResourceLinkContentBlock(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ResourceLinkContentBlock)
     o = _new(ResourceLinkContentBlock)
     o.name = f_name
     o.uri = f_uri
@@ -1826,6 +1906,22 @@ def _read_ResourceLinkContentBlock(
     o.annotations = f_annotations
     o.meta = f_meta
     return o
+
+
+_KNOWN_ResourceLinkContentBlock = frozenset(
+    [
+        "type",
+        "name",
+        "uri",
+        "title",
+        "description",
+        "icons",
+        "mimeType",
+        "size",
+        "annotations",
+        "_meta",
+    ]
+)
 
 
 def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, _Any]:
@@ -1908,11 +2004,16 @@ def _read_ResourceContentBlock(d: _JsonObject, strict: bool) -> ResourceContentB
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ResourceContentBlock)
     o = _new(ResourceContentBlock)
     o.resource = f_resource
     o.annotations = f_annotations
     o.meta = f_meta
     return o
+
+
+_KNOWN_ResourceContentBlock = frozenset(["type", "resource", "annotations", "_meta"])
 
 
 def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, _Any]:
@@ -2063,12 +2164,17 @@ def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_Annotations)
     o = _new(Annotations)
     o.audience = f_audience
     o.last_modified = f_last_modified
     o.priority = f_priority
     o.meta = f_meta
     return o
+
+
+_KNOWN_Annotations = frozenset(["audience", "lastModified", "priority", "_meta"])
 
 
 def _encode_Annotations(o: Annotations) -> dict[str, _Any]:
@@ -2148,11 +2254,16 @@ def _decode_TextContent(d: _Any, strict: bool) -> TextContent:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_TextContent)
     o = _new(TextContent)
     o.text = f_text
     o.annotations = f_annotations
     o.meta = f_meta
     return o
+
+
+_KNOWN_TextContent = frozenset(["text", "annotations", "_meta"])
 
 
 def _encode_TextContent(o: TextContent) -> dict[str, _Any]:
@@ -2237,6 +2348,8 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ImageContent)
     o = _new(ImageContent)
     o.data = f_data
     o.mime_type = f_mime_type
@@ -2244,6 +2357,9 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
     o.annotations = f_annotations
     o.meta = f_meta
     return o
+
+
+_KNOWN_ImageContent = frozenset(["data", "mimeType", "uri", "annotations", "_meta"])
 
 
 def _encode_ImageContent(o: ImageContent) -> dict[str, _Any]:
@@ -2315,12 +2431,17 @@ def _decode_AudioContent(d: _Any, strict: bool) -> AudioContent:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AudioContent)
     o = _new(AudioContent)
     o.data = f_data
     o.mime_type = f_mime_type
     o.annotations = f_annotations
     o.meta = f_meta
     return o
+
+
+_KNOWN_AudioContent = frozenset(["data", "mimeType", "annotations", "_meta"])
 
 
 def _encode_AudioContent(o: AudioContent) -> dict[str, _Any]:
@@ -2421,6 +2542,8 @@ def _decode_Icon(d: _Any, strict: bool) -> Icon:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_Icon)
     o = _new(Icon)
     o.src = f_src
     o.mime_type = f_mime_type
@@ -2428,6 +2551,9 @@ def _decode_Icon(d: _Any, strict: bool) -> Icon:
     o.theme = f_theme
     o.meta = f_meta
     return o
+
+
+_KNOWN_Icon = frozenset(["src", "mimeType", "sizes", "theme", "_meta"])
 
 
 def _encode_Icon(o: Icon) -> dict[str, _Any]:
@@ -2602,6 +2728,8 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ResourceLink)
     o = _new(ResourceLink)
     o.name = f_name
     o.uri = f_uri
@@ -2613,6 +2741,21 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
     o.annotations = f_annotations
     o.meta = f_meta
     return o
+
+
+_KNOWN_ResourceLink = frozenset(
+    [
+        "name",
+        "uri",
+        "title",
+        "description",
+        "icons",
+        "mimeType",
+        "size",
+        "annotations",
+        "_meta",
+    ]
+)
 
 
 def _encode_ResourceLink(o: ResourceLink) -> dict[str, _Any]:
@@ -2733,12 +2876,17 @@ def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_TextResourceContents)
     o = _new(TextResourceContents)
     o.text = f_text
     o.uri = f_uri
     o.mime_type = f_mime_type
     o.meta = f_meta
     return o
+
+
+_KNOWN_TextResourceContents = frozenset(["text", "uri", "mimeType", "_meta"])
 
 
 def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, _Any]:
@@ -2807,12 +2955,17 @@ def _decode_BlobResourceContents(d: _Any, strict: bool) -> BlobResourceContents:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_BlobResourceContents)
     o = _new(BlobResourceContents)
     o.blob = f_blob
     o.uri = f_uri
     o.mime_type = f_mime_type
     o.meta = f_meta
     return o
+
+
+_KNOWN_BlobResourceContents = frozenset(["blob", "uri", "mimeType", "_meta"])
 
 
 def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, _Any]:
@@ -2869,11 +3022,16 @@ def _decode_EmbeddedResource(d: _Any, strict: bool) -> EmbeddedResource:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_EmbeddedResource)
     o = _new(EmbeddedResource)
     o.resource = f_resource
     o.annotations = f_annotations
     o.meta = f_meta
     return o
+
+
+_KNOWN_EmbeddedResource = frozenset(["resource", "annotations", "_meta"])
 
 
 def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, _Any]:
@@ -2924,10 +3082,15 @@ def _decode_Content(d: _Any, strict: bool) -> Content:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_Content)
     o = _new(Content)
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_Content = frozenset(["content", "_meta"])
 
 
 def _encode_Content(o: Content) -> dict[str, _Any]:
@@ -3011,12 +3174,17 @@ def _read_AddDiffChange(d: _JsonObject, strict: bool) -> AddDiffChange:
         except _ValidationError as error:
             raise error.at("path")
 
+    if strict:
+        _check_unknown(d, _KNOWN_AddDiffChange)
     o = _new(AddDiffChange)
     o.file_type = f_file_type
     o.mime_type = f_mime_type
     o.meta = f_meta
     o.path = f_path
     return o
+
+
+_KNOWN_AddDiffChange = frozenset(["operation", "fileType", "mimeType", "_meta", "path"])
 
 
 def _encode_AddDiffChange(o: AddDiffChange) -> dict[str, _Any]:
@@ -3115,12 +3283,19 @@ def _read_DeleteDiffChange(d: _JsonObject, strict: bool) -> DeleteDiffChange:
         except _ValidationError as error:
             raise error.at("path")
 
+    if strict:
+        _check_unknown(d, _KNOWN_DeleteDiffChange)
     o = _new(DeleteDiffChange)
     o.file_type = f_file_type
     o.mime_type = f_mime_type
     o.meta = f_meta
     o.path = f_path
     return o
+
+
+_KNOWN_DeleteDiffChange = frozenset(
+    ["operation", "fileType", "mimeType", "_meta", "path"]
+)
 
 
 def _encode_DeleteDiffChange(o: DeleteDiffChange) -> dict[str, _Any]:
@@ -3219,12 +3394,19 @@ def _read_ModifyDiffChange(d: _JsonObject, strict: bool) -> ModifyDiffChange:
         except _ValidationError as error:
             raise error.at("path")
 
+    if strict:
+        _check_unknown(d, _KNOWN_ModifyDiffChange)
     o = _new(ModifyDiffChange)
     o.file_type = f_file_type
     o.mime_type = f_mime_type
     o.meta = f_meta
     o.path = f_path
     return o
+
+
+_KNOWN_ModifyDiffChange = frozenset(
+    ["operation", "fileType", "mimeType", "_meta", "path"]
+)
 
 
 def _encode_ModifyDiffChange(o: ModifyDiffChange) -> dict[str, _Any]:
@@ -3333,6 +3515,8 @@ def _read_MoveDiffChange(d: _JsonObject, strict: bool) -> MoveDiffChange:
         except _ValidationError as error:
             raise error.at("path")
 
+    if strict:
+        _check_unknown(d, _KNOWN_MoveDiffChange)
     o = _new(MoveDiffChange)
     o.file_type = f_file_type
     o.mime_type = f_mime_type
@@ -3340,6 +3524,11 @@ def _read_MoveDiffChange(d: _JsonObject, strict: bool) -> MoveDiffChange:
     o.old_path = f_old_path
     o.path = f_path
     return o
+
+
+_KNOWN_MoveDiffChange = frozenset(
+    ["operation", "fileType", "mimeType", "_meta", "oldPath", "path"]
+)
 
 
 def _encode_MoveDiffChange(o: MoveDiffChange) -> dict[str, _Any]:
@@ -3449,6 +3638,8 @@ def _read_CopyDiffChange(d: _JsonObject, strict: bool) -> CopyDiffChange:
         except _ValidationError as error:
             raise error.at("path")
 
+    if strict:
+        _check_unknown(d, _KNOWN_CopyDiffChange)
     o = _new(CopyDiffChange)
     o.file_type = f_file_type
     o.mime_type = f_mime_type
@@ -3456,6 +3647,11 @@ def _read_CopyDiffChange(d: _JsonObject, strict: bool) -> CopyDiffChange:
     o.old_path = f_old_path
     o.path = f_path
     return o
+
+
+_KNOWN_CopyDiffChange = frozenset(
+    ["operation", "fileType", "mimeType", "_meta", "oldPath", "path"]
+)
 
 
 def _encode_CopyDiffChange(o: CopyDiffChange) -> dict[str, _Any]:
@@ -3659,9 +3855,14 @@ def _decode_DiffPathChange(d: _Any, strict: bool) -> DiffPathChange:
         except _ValidationError as error:
             raise error.at("path")
 
+    if strict:
+        _check_unknown(d, _KNOWN_DiffPathChange)
     o = _new(DiffPathChange)
     o.path = f_path
     return o
+
+
+_KNOWN_DiffPathChange = frozenset(["path"])
 
 
 def _encode_DiffPathChange(o: DiffPathChange) -> dict[str, _Any]:
@@ -3695,10 +3896,15 @@ def _decode_DiffPathPairChange(d: _Any, strict: bool) -> DiffPathPairChange:
         except _ValidationError as error:
             raise error.at("path")
 
+    if strict:
+        _check_unknown(d, _KNOWN_DiffPathPairChange)
     o = _new(DiffPathPairChange)
     o.old_path = f_old_path
     o.path = f_path
     return o
+
+
+_KNOWN_DiffPathPairChange = frozenset(["oldPath", "path"])
 
 
 def _encode_DiffPathPairChange(o: DiffPathPairChange) -> dict[str, _Any]:
@@ -3750,11 +3956,16 @@ def _decode_DiffPatch(d: _Any, strict: bool) -> DiffPatch:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_DiffPatch)
     o = _new(DiffPatch)
     o.format = f_format
     o.text = f_text
     o.meta = f_meta
     return o
+
+
+_KNOWN_DiffPatch = frozenset(["format", "text", "_meta"])
 
 
 def _encode_DiffPatch(o: DiffPatch) -> dict[str, _Any]:
@@ -3828,11 +4039,16 @@ def _decode_Diff(d: _Any, strict: bool) -> Diff:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_Diff)
     o = _new(Diff)
     o.changes = f_changes
     o.patch = f_patch
     o.meta = f_meta
     return o
+
+
+_KNOWN_Diff = frozenset(["changes", "patch", "_meta"])
 
 
 def _encode_Diff(o: Diff) -> dict[str, _Any]:
@@ -3879,10 +4095,15 @@ def _decode_Terminal(d: _Any, strict: bool) -> Terminal:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_Terminal)
     o = _new(Terminal)
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_Terminal = frozenset(["terminalId", "_meta"])
 
 
 def _encode_Terminal(o: Terminal) -> dict[str, _Any]:
@@ -3947,11 +4168,16 @@ def _decode_ToolCallLocation(d: _Any, strict: bool) -> ToolCallLocation:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ToolCallLocation)
     o = _new(ToolCallLocation)
     o.path = f_path
     o.line = f_line
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallLocation = frozenset(["path", "line", "_meta"])
 
 
 def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, _Any]:
@@ -3999,10 +4225,15 @@ def _decode_ToolCallCapabilities(d: _Any, strict: bool) -> ToolCallCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ToolCallCapabilities)
     o = _new(ToolCallCapabilities)
     o.cancel = f_cancel
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallCapabilities = frozenset(["cancel", "_meta"])
 
 
 def _encode_ToolCallCapabilities(o: ToolCallCapabilities) -> dict[str, _Any]:
@@ -4037,9 +4268,14 @@ def _decode_ToolCallCancelCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ToolCallCancelCapabilities)
     o = _new(ToolCallCancelCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallCancelCapabilities = frozenset(["_meta"])
 
 
 def _encode_ToolCallCancelCapabilities(
@@ -4081,10 +4317,15 @@ def _decode_ToolCallPermissionSubject(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ToolCallPermissionSubject)
     o = _new(ToolCallPermissionSubject)
     o.tool_call = f_tool_call
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallPermissionSubject = frozenset(["toolCall", "_meta"])
 
 
 def _encode_ToolCallPermissionSubject(o: ToolCallPermissionSubject) -> dict[str, _Any]:
@@ -4164,6 +4405,8 @@ def _decode_CommandPermissionSubject(d: _Any, strict: bool) -> CommandPermission
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CommandPermissionSubject)
     o = _new(CommandPermissionSubject)
     o.command = f_command
     o.cwd = f_cwd
@@ -4171,6 +4414,11 @@ def _decode_CommandPermissionSubject(d: _Any, strict: bool) -> CommandPermission
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CommandPermissionSubject = frozenset(
+    ["command", "cwd", "toolCallId", "terminalId", "_meta"]
+)
 
 
 def _encode_CommandPermissionSubject(o: CommandPermissionSubject) -> dict[str, _Any]:
@@ -4241,12 +4489,17 @@ def _decode_PermissionOption(d: _Any, strict: bool) -> PermissionOption:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_PermissionOption)
     o = _new(PermissionOption)
     o.option_id = f_option_id
     o.name = f_name
     o.kind = f_kind
     o.meta = f_meta
     return o
+
+
+_KNOWN_PermissionOption = frozenset(["optionId", "name", "kind", "_meta"])
 
 
 def _encode_PermissionOption(o: PermissionOption) -> dict[str, _Any]:
@@ -4353,12 +4606,27 @@ def _read_FormCreateElicitationRequest(
         ),
     )
 
+    if strict:
+        _check_unknown(d, _KNOWN_FormCreateElicitationRequest)
     o = _new(FormCreateElicitationRequest)
     o.message = f_message
     o.meta = f_meta
     o.requested_schema = f_requested_schema
     o.scope = f_scope
     return o
+
+
+_KNOWN_FormCreateElicitationRequest = frozenset(
+    [
+        "mode",
+        "message",
+        "_meta",
+        "requestedSchema",
+        "sessionId",
+        "toolCallId",
+        "requestId",
+    ]
+)
 
 
 def _encode_FormCreateElicitationRequest(
@@ -4464,6 +4732,8 @@ def _read_UrlCreateElicitationRequest(
         ),
     )
 
+    if strict:
+        _check_unknown(d, _KNOWN_UrlCreateElicitationRequest)
     o = _new(UrlCreateElicitationRequest)
     o.message = f_message
     o.meta = f_meta
@@ -4471,6 +4741,20 @@ def _read_UrlCreateElicitationRequest(
     o.url = f_url
     o.scope = f_scope
     return o
+
+
+_KNOWN_UrlCreateElicitationRequest = frozenset(
+    [
+        "mode",
+        "message",
+        "_meta",
+        "elicitationId",
+        "url",
+        "sessionId",
+        "toolCallId",
+        "requestId",
+    ]
+)
 
 
 def _encode_UrlCreateElicitationRequest(
@@ -4651,10 +4935,15 @@ def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSession
             _salvage(v)
             f_tool_call_id = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ElicitationSessionScope)
     o = _new(ElicitationSessionScope)
     o.session_id = f_session_id
     o.tool_call_id = f_tool_call_id
     return o
+
+
+_KNOWN_ElicitationSessionScope = frozenset(["sessionId", "toolCallId"])
 
 
 def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, _Any]:
@@ -4681,9 +4970,14 @@ def _decode_ElicitationRequestScope(d: _Any, strict: bool) -> ElicitationRequest
         except _ValidationError as error:
             raise error.at("requestId")
 
+    if strict:
+        _check_unknown(d, _KNOWN_ElicitationRequestScope)
     o = _new(ElicitationRequestScope)
     o.request_id = f_request_id
     return o
+
+
+_KNOWN_ElicitationRequestScope = frozenset(["requestId"])
 
 
 def _encode_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, _Any]:
@@ -4778,6 +5072,8 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ElicitationSchema)
     o = _new(ElicitationSchema)
     o.type = f_type
     o.title = f_title
@@ -4786,6 +5082,11 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_ElicitationSchema = frozenset(
+    ["type", "title", "properties", "required", "description", "_meta"]
+)
 
 
 def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, _Any]:
@@ -5001,6 +5302,8 @@ def _read_StringElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_StringElicitationPropertySchema)
     o = _new(StringElicitationPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -5013,6 +5316,23 @@ def _read_StringElicitationPropertySchema(
     o.one_of = f_one_of
     o.meta = f_meta
     return o
+
+
+_KNOWN_StringElicitationPropertySchema = frozenset(
+    [
+        "type",
+        "title",
+        "description",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "default",
+        "enum",
+        "oneOf",
+        "_meta",
+    ]
+)
 
 
 def _encode_StringElicitationPropertySchema(
@@ -5174,6 +5494,8 @@ def _read_NumberElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_NumberElicitationPropertySchema)
     o = _new(NumberElicitationPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -5182,6 +5504,11 @@ def _read_NumberElicitationPropertySchema(
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_NumberElicitationPropertySchema = frozenset(
+    ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
+)
 
 
 def _encode_NumberElicitationPropertySchema(
@@ -5340,6 +5667,8 @@ def _read_IntegerElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_IntegerElicitationPropertySchema)
     o = _new(IntegerElicitationPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -5348,6 +5677,11 @@ def _read_IntegerElicitationPropertySchema(
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_IntegerElicitationPropertySchema = frozenset(
+    ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
+)
 
 
 def _encode_IntegerElicitationPropertySchema(
@@ -5449,12 +5783,19 @@ def _read_BooleanElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_BooleanElicitationPropertySchema)
     o = _new(BooleanElicitationPropertySchema)
     o.title = f_title
     o.description = f_description
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_BooleanElicitationPropertySchema = frozenset(
+    ["type", "title", "description", "default", "_meta"]
+)
 
 
 def _encode_BooleanElicitationPropertySchema(
@@ -5608,6 +5949,8 @@ def _read_ArrayElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ArrayElicitationPropertySchema)
     o = _new(ArrayElicitationPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -5617,6 +5960,20 @@ def _read_ArrayElicitationPropertySchema(
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_ArrayElicitationPropertySchema = frozenset(
+    [
+        "type",
+        "title",
+        "description",
+        "minItems",
+        "maxItems",
+        "items",
+        "default",
+        "_meta",
+    ]
+)
 
 
 def _encode_ArrayElicitationPropertySchema(
@@ -5793,12 +6150,17 @@ def _decode_EnumOption(d: _Any, strict: bool) -> EnumOption:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_EnumOption)
     o = _new(EnumOption)
     o.const = f_const
     o.title = f_title
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_EnumOption = frozenset(["const", "title", "description", "_meta"])
 
 
 def _encode_EnumOption(o: EnumOption) -> dict[str, _Any]:
@@ -5976,6 +6338,8 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_StringPropertySchema)
     o = _new(StringPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -5988,6 +6352,22 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
     o.one_of = f_one_of
     o.meta = f_meta
     return o
+
+
+_KNOWN_StringPropertySchema = frozenset(
+    [
+        "title",
+        "description",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "default",
+        "enum",
+        "oneOf",
+        "_meta",
+    ]
+)
 
 
 def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, _Any]:
@@ -6133,6 +6513,8 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_NumberPropertySchema)
     o = _new(NumberPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -6141,6 +6523,11 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_NumberPropertySchema = frozenset(
+    ["title", "description", "minimum", "maximum", "default", "_meta"]
+)
 
 
 def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, _Any]:
@@ -6283,6 +6670,8 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_IntegerPropertySchema)
     o = _new(IntegerPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -6291,6 +6680,11 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_IntegerPropertySchema = frozenset(
+    ["title", "description", "minimum", "maximum", "default", "_meta"]
+)
 
 
 def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, _Any]:
@@ -6376,12 +6770,17 @@ def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchem
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_BooleanPropertySchema)
     o = _new(BooleanPropertySchema)
     o.title = f_title
     o.description = f_description
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_BooleanPropertySchema = frozenset(["title", "description", "default", "_meta"])
 
 
 def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, _Any]:
@@ -6440,10 +6839,15 @@ def _read_MultiSelectItemsString(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_MultiSelectItemsString)
     o = _new(MultiSelectItemsString)
     o.enum = f_enum
     o.meta = f_meta
     return o
+
+
+_KNOWN_MultiSelectItemsString = frozenset(["type", "enum", "_meta"])
 
 
 def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, _Any]:
@@ -6556,10 +6960,15 @@ def _decode_StringMultiSelectItems(d: _Any, strict: bool) -> StringMultiSelectIt
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_StringMultiSelectItems)
     o = _new(StringMultiSelectItems)
     o.enum = f_enum
     o.meta = f_meta
     return o
+
+
+_KNOWN_StringMultiSelectItems = frozenset(["enum", "_meta"])
 
 
 def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, _Any]:
@@ -6599,10 +7008,15 @@ def _decode_TitledMultiSelectItems(d: _Any, strict: bool) -> TitledMultiSelectIt
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_TitledMultiSelectItems)
     o = _new(TitledMultiSelectItems)
     o.any_of = f_any_of
     o.meta = f_meta
     return o
+
+
+_KNOWN_TitledMultiSelectItems = frozenset(["anyOf", "_meta"])
 
 
 def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, _Any]:
@@ -6735,6 +7149,8 @@ def _decode_MultiSelectPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_MultiSelectPropertySchema)
     o = _new(MultiSelectPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -6744,6 +7160,11 @@ def _decode_MultiSelectPropertySchema(
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_MultiSelectPropertySchema = frozenset(
+    ["title", "description", "minItems", "maxItems", "items", "default", "_meta"]
+)
 
 
 def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, _Any]:
@@ -6806,10 +7227,17 @@ def _decode_ElicitationFormMode(d: _Any, strict: bool) -> ElicitationFormMode:
         ),
     )
 
+    if strict:
+        _check_unknown(d, _KNOWN_ElicitationFormMode)
     o = _new(ElicitationFormMode)
     o.requested_schema = f_requested_schema
     o.scope = f_scope
     return o
+
+
+_KNOWN_ElicitationFormMode = frozenset(
+    ["requestedSchema", "sessionId", "toolCallId", "requestId"]
+)
 
 
 def _encode_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, _Any]:
@@ -6877,11 +7305,18 @@ def _decode_ElicitationUrlMode(d: _Any, strict: bool) -> ElicitationUrlMode:
         ),
     )
 
+    if strict:
+        _check_unknown(d, _KNOWN_ElicitationUrlMode)
     o = _new(ElicitationUrlMode)
     o.elicitation_id = f_elicitation_id
     o.url = f_url
     o.scope = f_scope
     return o
+
+
+_KNOWN_ElicitationUrlMode = frozenset(
+    ["elicitationId", "url", "sessionId", "toolCallId", "requestId"]
+)
 
 
 def _encode_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, _Any]:
@@ -6958,6 +7393,8 @@ def _decode_MessageMcpRequest(d: _Any, strict: bool) -> MessageMcpRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_MessageMcpRequest)
     o = _new(MessageMcpRequest)
     o.server_id = f_server_id
     o.request_id = f_request_id
@@ -6965,6 +7402,11 @@ def _decode_MessageMcpRequest(d: _Any, strict: bool) -> MessageMcpRequest:
     o.params = f_params
     o.meta = f_meta
     return o
+
+
+_KNOWN_MessageMcpRequest = frozenset(
+    ["serverId", "requestId", "method", "params", "_meta"]
+)
 
 
 def _encode_MessageMcpRequest(o: MessageMcpRequest) -> dict[str, _Any]:
@@ -7020,10 +7462,15 @@ def _decode_ResultAgentResponse(d: _Any, strict: bool) -> ResultAgentResponse:
         except _ValidationError as error:
             raise error.at("result")
 
+    if strict:
+        _check_unknown(d, _KNOWN_ResultAgentResponse)
     o = _new(ResultAgentResponse)
     o.id = f_id
     o.result = f_result
     return o
+
+
+_KNOWN_ResultAgentResponse = frozenset(["id", "result"])
 
 
 def _encode_ResultAgentResponse(o: ResultAgentResponse) -> dict[str, _Any]:
@@ -7083,10 +7530,15 @@ def _decode_ErrorAgentResponse(d: _Any, strict: bool) -> ErrorAgentResponse:
         except _ValidationError as error:
             raise error.at("error")
 
+    if strict:
+        _check_unknown(d, _KNOWN_ErrorAgentResponse)
     o = _new(ErrorAgentResponse)
     o.id = f_id
     o.error = f_error
     return o
+
+
+_KNOWN_ErrorAgentResponse = frozenset(["id", "error"])
 
 
 def _encode_ErrorAgentResponse(o: ErrorAgentResponse) -> dict[str, _Any]:
@@ -7189,6 +7641,8 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_InitializeResponse)
     o = _new(InitializeResponse)
     o.protocol_version = f_protocol_version
     o.info = f_info
@@ -7196,6 +7650,11 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
     o.auth_methods = f_auth_methods
     o.meta = f_meta
     return o
+
+
+_KNOWN_InitializeResponse = frozenset(
+    ["protocolVersion", "info", "capabilities", "authMethods", "_meta"]
+)
 
 
 def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, _Any]:
@@ -7267,12 +7726,17 @@ def _decode_Implementation(d: _Any, strict: bool) -> Implementation:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_Implementation)
     o = _new(Implementation)
     o.name = f_name
     o.title = f_title
     o.version = f_version
     o.meta = f_meta
     return o
+
+
+_KNOWN_Implementation = frozenset(["name", "title", "version", "_meta"])
 
 
 def _encode_Implementation(o: Implementation) -> dict[str, _Any]:
@@ -7347,12 +7811,17 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AgentCapabilities)
     o = _new(AgentCapabilities)
     o.session = f_session
     o.auth = f_auth
     o.providers = f_providers
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentCapabilities = frozenset(["session", "auth", "providers", "_meta"])
 
 
 def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, _Any]:
@@ -7524,6 +7993,8 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionCapabilities)
     o = _new(SessionCapabilities)
     o.prompt = f_prompt
     o.mcp = f_mcp
@@ -7536,6 +8007,22 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
     o.title = f_title
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionCapabilities = frozenset(
+    [
+        "prompt",
+        "mcp",
+        "delete",
+        "additionalDirectories",
+        "systemPrompt",
+        "fork",
+        "archive",
+        "status",
+        "title",
+        "_meta",
+    ]
+)
 
 
 def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, _Any]:
@@ -7651,12 +8138,17 @@ def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_PromptCapabilities)
     o = _new(PromptCapabilities)
     o.image = f_image
     o.audio = f_audio
     o.embedded_context = f_embedded_context
     o.meta = f_meta
     return o
+
+
+_KNOWN_PromptCapabilities = frozenset(["image", "audio", "embeddedContext", "_meta"])
 
 
 def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, _Any]:
@@ -7701,9 +8193,14 @@ def _decode_PromptImageCapabilities(d: _Any, strict: bool) -> PromptImageCapabil
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_PromptImageCapabilities)
     o = _new(PromptImageCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_PromptImageCapabilities = frozenset(["_meta"])
 
 
 def _encode_PromptImageCapabilities(o: PromptImageCapabilities) -> dict[str, _Any]:
@@ -7731,9 +8228,14 @@ def _decode_PromptAudioCapabilities(d: _Any, strict: bool) -> PromptAudioCapabil
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_PromptAudioCapabilities)
     o = _new(PromptAudioCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_PromptAudioCapabilities = frozenset(["_meta"])
 
 
 def _encode_PromptAudioCapabilities(o: PromptAudioCapabilities) -> dict[str, _Any]:
@@ -7763,9 +8265,14 @@ def _decode_PromptEmbeddedContextCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_PromptEmbeddedContextCapabilities)
     o = _new(PromptEmbeddedContextCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_PromptEmbeddedContextCapabilities = frozenset(["_meta"])
 
 
 def _encode_PromptEmbeddedContextCapabilities(
@@ -7834,12 +8341,17 @@ def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_McpCapabilities)
     o = _new(McpCapabilities)
     o.stdio = f_stdio
     o.http = f_http
     o.acp = f_acp
     o.meta = f_meta
     return o
+
+
+_KNOWN_McpCapabilities = frozenset(["stdio", "http", "acp", "_meta"])
 
 
 def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, _Any]:
@@ -7876,9 +8388,14 @@ def _decode_McpStdioCapabilities(d: _Any, strict: bool) -> McpStdioCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_McpStdioCapabilities)
     o = _new(McpStdioCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_McpStdioCapabilities = frozenset(["_meta"])
 
 
 def _encode_McpStdioCapabilities(o: McpStdioCapabilities) -> dict[str, _Any]:
@@ -7906,9 +8423,14 @@ def _decode_McpHttpCapabilities(d: _Any, strict: bool) -> McpHttpCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_McpHttpCapabilities)
     o = _new(McpHttpCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_McpHttpCapabilities = frozenset(["_meta"])
 
 
 def _encode_McpHttpCapabilities(o: McpHttpCapabilities) -> dict[str, _Any]:
@@ -7936,9 +8458,14 @@ def _decode_McpAcpCapabilities(d: _Any, strict: bool) -> McpAcpCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_McpAcpCapabilities)
     o = _new(McpAcpCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_McpAcpCapabilities = frozenset(["_meta"])
 
 
 def _encode_McpAcpCapabilities(o: McpAcpCapabilities) -> dict[str, _Any]:
@@ -7968,9 +8495,14 @@ def _decode_SessionDeleteCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionDeleteCapabilities)
     o = _new(SessionDeleteCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionDeleteCapabilities = frozenset(["_meta"])
 
 
 def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, _Any]:
@@ -8000,9 +8532,14 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionAdditionalDirectoriesCapabilities)
     o = _new(SessionAdditionalDirectoriesCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionAdditionalDirectoriesCapabilities = frozenset(["_meta"])
 
 
 def _encode_SessionAdditionalDirectoriesCapabilities(
@@ -8051,10 +8588,15 @@ def _decode_SessionSystemPromptCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionSystemPromptCapabilities)
     o = _new(SessionSystemPromptCapabilities)
     o.mode = f_mode
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionSystemPromptCapabilities = frozenset(["mode", "_meta"])
 
 
 def _encode_SessionSystemPromptCapabilities(
@@ -8110,10 +8652,15 @@ def _decode_SessionSystemPromptModeCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionSystemPromptModeCapabilities)
     o = _new(SessionSystemPromptModeCapabilities)
     o.override = f_override
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionSystemPromptModeCapabilities = frozenset(["override", "_meta"])
 
 
 def _encode_SessionSystemPromptModeCapabilities(
@@ -8152,9 +8699,14 @@ def _decode_SessionSystemPromptOverrideCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionSystemPromptOverrideCapabilities)
     o = _new(SessionSystemPromptOverrideCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionSystemPromptOverrideCapabilities = frozenset(["_meta"])
 
 
 def _encode_SessionSystemPromptOverrideCapabilities(
@@ -8184,9 +8736,14 @@ def _decode_SessionForkCapabilities(d: _Any, strict: bool) -> SessionForkCapabil
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionForkCapabilities)
     o = _new(SessionForkCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionForkCapabilities = frozenset(["_meta"])
 
 
 def _encode_SessionForkCapabilities(o: SessionForkCapabilities) -> dict[str, _Any]:
@@ -8216,9 +8773,14 @@ def _decode_SessionArchiveCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionArchiveCapabilities)
     o = _new(SessionArchiveCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionArchiveCapabilities = frozenset(["_meta"])
 
 
 def _encode_SessionArchiveCapabilities(
@@ -8250,9 +8812,14 @@ def _decode_SessionStatusCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionStatusCapabilities)
     o = _new(SessionStatusCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionStatusCapabilities = frozenset(["_meta"])
 
 
 def _encode_SessionStatusCapabilities(o: SessionStatusCapabilities) -> dict[str, _Any]:
@@ -8280,9 +8847,14 @@ def _decode_SessionTitleCapabilities(d: _Any, strict: bool) -> SessionTitleCapab
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionTitleCapabilities)
     o = _new(SessionTitleCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionTitleCapabilities = frozenset(["_meta"])
 
 
 def _encode_SessionTitleCapabilities(o: SessionTitleCapabilities) -> dict[str, _Any]:
@@ -8323,10 +8895,15 @@ def _decode_AgentAuthCapabilities(d: _Any, strict: bool) -> AgentAuthCapabilitie
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AgentAuthCapabilities)
     o = _new(AgentAuthCapabilities)
     o.status = f_status
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentAuthCapabilities = frozenset(["status", "_meta"])
 
 
 def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, _Any]:
@@ -8359,9 +8936,14 @@ def _decode_AuthStatusCapabilities(d: _Any, strict: bool) -> AuthStatusCapabilit
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AuthStatusCapabilities)
     o = _new(AuthStatusCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_AuthStatusCapabilities = frozenset(["_meta"])
 
 
 def _encode_AuthStatusCapabilities(o: AuthStatusCapabilities) -> dict[str, _Any]:
@@ -8389,9 +8971,14 @@ def _decode_ProvidersCapabilities(d: _Any, strict: bool) -> ProvidersCapabilitie
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ProvidersCapabilities)
     o = _new(ProvidersCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_ProvidersCapabilities = frozenset(["_meta"])
 
 
 def _encode_ProvidersCapabilities(o: ProvidersCapabilities) -> dict[str, _Any]:
@@ -8488,6 +9075,8 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_TerminalAuthMethod)
     o = _new(TerminalAuthMethod)
     o.method_id = f_method_id
     o.name = f_name
@@ -8496,6 +9085,11 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
     o.env = f_env
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalAuthMethod = frozenset(
+    ["type", "methodId", "name", "description", "args", "env", "_meta"]
+)
 
 
 def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, _Any]:
@@ -8579,12 +9173,17 @@ def _read_AgentAuthMethod(d: _JsonObject, strict: bool) -> AgentAuthMethod:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AgentAuthMethod)
     o = _new(AgentAuthMethod)
     o.method_id = f_method_id
     o.name = f_name
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentAuthMethod = frozenset(["type", "methodId", "name", "description", "_meta"])
 
 
 def _encode_AgentAuthMethod(o: AgentAuthMethod) -> dict[str, _Any]:
@@ -8730,11 +9329,16 @@ def _decode_EnvVariable(d: _Any, strict: bool) -> EnvVariable:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_EnvVariable)
     o = _new(EnvVariable)
     o.name = f_name
     o.value = f_value
     o.meta = f_meta
     return o
+
+
+_KNOWN_EnvVariable = frozenset(["name", "value", "_meta"])
 
 
 def _encode_EnvVariable(o: EnvVariable) -> dict[str, _Any]:
@@ -8826,6 +9430,8 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AuthMethodTerminal)
     o = _new(AuthMethodTerminal)
     o.method_id = f_method_id
     o.name = f_name
@@ -8834,6 +9440,11 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
     o.env = f_env
     o.meta = f_meta
     return o
+
+
+_KNOWN_AuthMethodTerminal = frozenset(
+    ["methodId", "name", "description", "args", "env", "_meta"]
+)
 
 
 def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, _Any]:
@@ -8908,12 +9519,17 @@ def _decode_AuthMethodAgent(d: _Any, strict: bool) -> AuthMethodAgent:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AuthMethodAgent)
     o = _new(AuthMethodAgent)
     o.method_id = f_method_id
     o.name = f_name
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_AuthMethodAgent = frozenset(["methodId", "name", "description", "_meta"])
 
 
 def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, _Any]:
@@ -8947,9 +9563,14 @@ def _decode_LoginAuthResponse(d: _Any, strict: bool) -> LoginAuthResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_LoginAuthResponse)
     o = _new(LoginAuthResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_LoginAuthResponse = frozenset(["_meta"])
 
 
 def _encode_LoginAuthResponse(o: LoginAuthResponse) -> dict[str, _Any]:
@@ -8987,10 +9608,15 @@ def _decode_ListProvidersResponse(d: _Any, strict: bool) -> ListProvidersRespons
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ListProvidersResponse)
     o = _new(ListProvidersResponse)
     o.providers = f_providers
     o.meta = f_meta
     return o
+
+
+_KNOWN_ListProvidersResponse = frozenset(["providers", "_meta"])
 
 
 def _encode_ListProvidersResponse(o: ListProvidersResponse) -> dict[str, _Any]:
@@ -9063,6 +9689,8 @@ def _decode_ProviderInfo(d: _Any, strict: bool) -> ProviderInfo:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ProviderInfo)
     o = _new(ProviderInfo)
     o.provider_id = f_provider_id
     o.supported = f_supported
@@ -9070,6 +9698,11 @@ def _decode_ProviderInfo(d: _Any, strict: bool) -> ProviderInfo:
     o.current = f_current
     o.meta = f_meta
     return o
+
+
+_KNOWN_ProviderInfo = frozenset(
+    ["providerId", "supported", "required", "current", "_meta"]
+)
 
 
 def _encode_ProviderInfo(o: ProviderInfo) -> dict[str, _Any]:
@@ -9152,11 +9785,16 @@ def _decode_ProviderCurrentConfig(d: _Any, strict: bool) -> ProviderCurrentConfi
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ProviderCurrentConfig)
     o = _new(ProviderCurrentConfig)
     o.api_type = f_api_type
     o.base_url = f_base_url
     o.meta = f_meta
     return o
+
+
+_KNOWN_ProviderCurrentConfig = frozenset(["apiType", "baseUrl", "_meta"])
 
 
 def _encode_ProviderCurrentConfig(o: ProviderCurrentConfig) -> dict[str, _Any]:
@@ -9189,9 +9827,14 @@ def _decode_SetProviderResponse(d: _Any, strict: bool) -> SetProviderResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SetProviderResponse)
     o = _new(SetProviderResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SetProviderResponse = frozenset(["_meta"])
 
 
 def _encode_SetProviderResponse(o: SetProviderResponse) -> dict[str, _Any]:
@@ -9219,9 +9862,14 @@ def _decode_DisableProviderResponse(d: _Any, strict: bool) -> DisableProviderRes
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_DisableProviderResponse)
     o = _new(DisableProviderResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_DisableProviderResponse = frozenset(["_meta"])
 
 
 def _encode_DisableProviderResponse(o: DisableProviderResponse) -> dict[str, _Any]:
@@ -9249,9 +9897,14 @@ def _decode_LogoutAuthResponse(d: _Any, strict: bool) -> LogoutAuthResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_LogoutAuthResponse)
     o = _new(LogoutAuthResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_LogoutAuthResponse = frozenset(["_meta"])
 
 
 def _encode_LogoutAuthResponse(o: LogoutAuthResponse) -> dict[str, _Any]:
@@ -9306,11 +9959,16 @@ def _decode_AuthStatusResponse(d: _Any, strict: bool) -> AuthStatusResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AuthStatusResponse)
     o = _new(AuthStatusResponse)
     o.state = f_state
     o.accounts = f_accounts
     o.meta = f_meta
     return o
+
+
+_KNOWN_AuthStatusResponse = frozenset(["state", "accounts", "_meta"])
 
 
 def _encode_AuthStatusResponse(o: AuthStatusResponse) -> dict[str, _Any]:
@@ -9423,6 +10081,8 @@ def _decode_AuthAccount(d: _Any, strict: bool) -> AuthAccount:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AuthAccount)
     o = _new(AuthAccount)
     o.label = f_label
     o.active = f_active
@@ -9431,6 +10091,11 @@ def _decode_AuthAccount(d: _Any, strict: bool) -> AuthAccount:
     o.organization = f_organization
     o.meta = f_meta
     return o
+
+
+_KNOWN_AuthAccount = frozenset(
+    ["label", "active", "name", "email", "organization", "_meta"]
+)
 
 
 def _encode_AuthAccount(o: AuthAccount) -> dict[str, _Any]:
@@ -9516,12 +10181,19 @@ def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_NewSessionResponse)
     o = _new(NewSessionResponse)
     o.session_id = f_session_id
     o.config_options = f_config_options
     o.available_commands = f_available_commands
     o.meta = f_meta
     return o
+
+
+_KNOWN_NewSessionResponse = frozenset(
+    ["sessionId", "configOptions", "availableCommands", "_meta"]
+)
 
 
 def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, _Any]:
@@ -9647,6 +10319,8 @@ def _read_SelectSessionConfigOption(
         except _ValidationError as error:
             raise error.at("options")
 
+    if strict:
+        _check_unknown(d, _KNOWN_SelectSessionConfigOption)
     o = _new(SelectSessionConfigOption)
     o.config_id = f_config_id
     o.name = f_name
@@ -9656,6 +10330,20 @@ def _read_SelectSessionConfigOption(
     o.current_value = f_current_value
     o.options = f_options
     return o
+
+
+_KNOWN_SelectSessionConfigOption = frozenset(
+    [
+        "type",
+        "configId",
+        "name",
+        "description",
+        "category",
+        "_meta",
+        "currentValue",
+        "options",
+    ]
+)
 
 
 def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str, _Any]:
@@ -9781,6 +10469,8 @@ def _read_BooleanSessionConfigOption(
         except _ValidationError as error:
             raise error.at("currentValue")
 
+    if strict:
+        _check_unknown(d, _KNOWN_BooleanSessionConfigOption)
     o = _new(BooleanSessionConfigOption)
     o.config_id = f_config_id
     o.name = f_name
@@ -9789,6 +10479,11 @@ def _read_BooleanSessionConfigOption(
     o.meta = f_meta
     o.current_value = f_current_value
     return o
+
+
+_KNOWN_BooleanSessionConfigOption = frozenset(
+    ["type", "configId", "name", "description", "category", "_meta", "currentValue"]
+)
 
 
 def _encode_BooleanSessionConfigOption(
@@ -10087,12 +10782,17 @@ def _decode_SessionConfigSelectOption(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionConfigSelectOption)
     o = _new(SessionConfigSelectOption)
     o.value = f_value
     o.name = f_name
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionConfigSelectOption = frozenset(["value", "name", "description", "_meta"])
 
 
 def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, _Any]:
@@ -10161,12 +10861,17 @@ def _decode_SessionConfigSelectGroup(d: _Any, strict: bool) -> SessionConfigSele
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionConfigSelectGroup)
     o = _new(SessionConfigSelectGroup)
     o.group_id = f_group_id
     o.name = f_name
     o.options = f_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionConfigSelectGroup = frozenset(["groupId", "name", "options", "_meta"])
 
 
 def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, _Any]:
@@ -10209,10 +10914,15 @@ def _decode_SessionConfigSelect(d: _Any, strict: bool) -> SessionConfigSelect:
         except _ValidationError as error:
             raise error.at("options")
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionConfigSelect)
     o = _new(SessionConfigSelect)
     o.current_value = f_current_value
     o.options = f_options
     return o
+
+
+_KNOWN_SessionConfigSelect = frozenset(["currentValue", "options"])
 
 
 def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, _Any]:
@@ -10237,9 +10947,14 @@ def _decode_SessionConfigBoolean(d: _Any, strict: bool) -> SessionConfigBoolean:
         except _ValidationError as error:
             raise error.at("currentValue")
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionConfigBoolean)
     o = _new(SessionConfigBoolean)
     o.current_value = f_current_value
     return o
+
+
+_KNOWN_SessionConfigBoolean = frozenset(["currentValue"])
 
 
 def _encode_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, _Any]:
@@ -10321,12 +11036,19 @@ def _read_CommandAvailableCommand(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CommandAvailableCommand)
     o = _new(CommandAvailableCommand)
     o.name = f_name
     o.description = f_description
     o.input = f_input
     o.meta = f_meta
     return o
+
+
+_KNOWN_CommandAvailableCommand = frozenset(
+    ["type", "name", "description", "input", "_meta"]
+)
 
 
 def _encode_CommandAvailableCommand(o: CommandAvailableCommand) -> dict[str, _Any]:
@@ -10471,10 +11193,15 @@ def _read_TextAvailableCommandInput(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_TextAvailableCommandInput)
     o = _new(TextAvailableCommandInput)
     o.hint = f_hint
     o.meta = f_meta
     return o
+
+
+_KNOWN_TextAvailableCommandInput = frozenset(["type", "hint", "_meta"])
 
 
 def _encode_TextAvailableCommandInput(o: TextAvailableCommandInput) -> dict[str, _Any]:
@@ -10585,10 +11312,15 @@ def _decode_TextCommandInput(d: _Any, strict: bool) -> TextCommandInput:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_TextCommandInput)
     o = _new(TextCommandInput)
     o.hint = f_hint
     o.meta = f_meta
     return o
+
+
+_KNOWN_TextCommandInput = frozenset(["hint", "_meta"])
 
 
 def _encode_TextCommandInput(o: TextCommandInput) -> dict[str, _Any]:
@@ -10663,12 +11395,17 @@ def _decode_Command(d: _Any, strict: bool) -> Command:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_Command)
     o = _new(Command)
     o.name = f_name
     o.description = f_description
     o.input = f_input
     o.meta = f_meta
     return o
+
+
+_KNOWN_Command = frozenset(["name", "description", "input", "_meta"])
 
 
 def _encode_Command(o: Command) -> dict[str, _Any]:
@@ -10727,11 +11464,16 @@ def _decode_ListSessionsResponse(d: _Any, strict: bool) -> ListSessionsResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ListSessionsResponse)
     o = _new(ListSessionsResponse)
     o.sessions = f_sessions
     o.next_cursor = f_next_cursor
     o.meta = f_meta
     return o
+
+
+_KNOWN_ListSessionsResponse = frozenset(["sessions", "nextCursor", "_meta"])
 
 
 def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, _Any]:
@@ -10839,6 +11581,8 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionInfo)
     o = _new(SessionInfo)
     o.session_id = f_session_id
     o.cwd = f_cwd
@@ -10848,6 +11592,19 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
     o.archived = f_archived
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionInfo = frozenset(
+    [
+        "sessionId",
+        "cwd",
+        "additionalDirectories",
+        "title",
+        "updatedAt",
+        "archived",
+        "_meta",
+    ]
+)
 
 
 def _encode_SessionInfo(o: SessionInfo) -> dict[str, _Any]:
@@ -10894,9 +11651,14 @@ def _decode_DeleteSessionResponse(d: _Any, strict: bool) -> DeleteSessionRespons
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_DeleteSessionResponse)
     o = _new(DeleteSessionResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_DeleteSessionResponse = frozenset(["_meta"])
 
 
 def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, _Any]:
@@ -10968,12 +11730,19 @@ def _decode_ForkSessionResponse(d: _Any, strict: bool) -> ForkSessionResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ForkSessionResponse)
     o = _new(ForkSessionResponse)
     o.session_id = f_session_id
     o.config_options = f_config_options
     o.available_commands = f_available_commands
     o.meta = f_meta
     return o
+
+
+_KNOWN_ForkSessionResponse = frozenset(
+    ["sessionId", "configOptions", "availableCommands", "_meta"]
+)
 
 
 def _encode_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, _Any]:
@@ -11011,9 +11780,14 @@ def _decode_ArchiveSessionResponse(d: _Any, strict: bool) -> ArchiveSessionRespo
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ArchiveSessionResponse)
     o = _new(ArchiveSessionResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_ArchiveSessionResponse = frozenset(["_meta"])
 
 
 def _encode_ArchiveSessionResponse(o: ArchiveSessionResponse) -> dict[str, _Any]:
@@ -11041,9 +11815,14 @@ def _decode_UnarchiveSessionResponse(d: _Any, strict: bool) -> UnarchiveSessionR
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_UnarchiveSessionResponse)
     o = _new(UnarchiveSessionResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_UnarchiveSessionResponse = frozenset(["_meta"])
 
 
 def _encode_UnarchiveSessionResponse(o: UnarchiveSessionResponse) -> dict[str, _Any]:
@@ -11108,11 +11887,16 @@ def _decode_SessionStatusResponse(d: _Any, strict: bool) -> SessionStatusRespons
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionStatusResponse)
     o = _new(SessionStatusResponse)
     o.status = f_status
     o.state = f_state
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionStatusResponse = frozenset(["status", "state", "_meta"])
 
 
 def _encode_SessionStatusResponse(o: SessionStatusResponse) -> dict[str, _Any]:
@@ -11190,10 +11974,15 @@ def _read_StateUpdateRunning(d: _JsonObject, strict: bool) -> StateUpdateRunning
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_StateUpdateRunning)
     o = _new(StateUpdateRunning)
     o.background = f_background
     o.meta = f_meta
     return o
+
+
+_KNOWN_StateUpdateRunning = frozenset(["state", "background", "_meta"])
 
 
 def _encode_StateUpdateRunning(o: StateUpdateRunning) -> dict[str, _Any]:
@@ -11286,10 +12075,15 @@ def _read_StateUpdateRequiresAction(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_StateUpdateRequiresAction)
     o = _new(StateUpdateRequiresAction)
     o.background = f_background
     o.meta = f_meta
     return o
+
+
+_KNOWN_StateUpdateRequiresAction = frozenset(["state", "background", "_meta"])
 
 
 def _encode_StateUpdateRequiresAction(o: StateUpdateRequiresAction) -> dict[str, _Any]:
@@ -11353,10 +12147,15 @@ def _read_StateUpdateUnknown(d: _JsonObject, strict: bool) -> StateUpdateUnknown
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_StateUpdateUnknown)
     o = _new(StateUpdateUnknown)
     o.background = f_background
     o.meta = f_meta
     return o
+
+
+_KNOWN_StateUpdateUnknown = frozenset(["state", "background", "_meta"])
 
 
 def _encode_StateUpdateUnknown(o: StateUpdateUnknown) -> dict[str, _Any]:
@@ -11478,10 +12277,15 @@ def _read_TerminalBackgroundWork(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_TerminalBackgroundWork)
     o = _new(TerminalBackgroundWork)
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalBackgroundWork = frozenset(["type", "terminalId", "_meta"])
 
 
 def _encode_TerminalBackgroundWork(o: TerminalBackgroundWork) -> dict[str, _Any]:
@@ -11532,10 +12336,15 @@ def _read_ToolCallBackgroundWork(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ToolCallBackgroundWork)
     o = _new(ToolCallBackgroundWork)
     o.tool_call_id = f_tool_call_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallBackgroundWork = frozenset(["type", "toolCallId", "_meta"])
 
 
 def _encode_ToolCallBackgroundWork(o: ToolCallBackgroundWork) -> dict[str, _Any]:
@@ -11586,10 +12395,15 @@ def _read_SubagentBackgroundWork(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SubagentBackgroundWork)
     o = _new(SubagentBackgroundWork)
     o.session_id = f_session_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_SubagentBackgroundWork = frozenset(["type", "sessionId", "_meta"])
 
 
 def _encode_SubagentBackgroundWork(o: SubagentBackgroundWork) -> dict[str, _Any]:
@@ -11696,10 +12510,15 @@ def _decode_BackgroundTerminal(d: _Any, strict: bool) -> BackgroundTerminal:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_BackgroundTerminal)
     o = _new(BackgroundTerminal)
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_BackgroundTerminal = frozenset(["terminalId", "_meta"])
 
 
 def _encode_BackgroundTerminal(o: BackgroundTerminal) -> dict[str, _Any]:
@@ -11739,10 +12558,15 @@ def _decode_BackgroundToolCall(d: _Any, strict: bool) -> BackgroundToolCall:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_BackgroundToolCall)
     o = _new(BackgroundToolCall)
     o.tool_call_id = f_tool_call_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_BackgroundToolCall = frozenset(["toolCallId", "_meta"])
 
 
 def _encode_BackgroundToolCall(o: BackgroundToolCall) -> dict[str, _Any]:
@@ -11782,10 +12606,15 @@ def _decode_BackgroundSubagent(d: _Any, strict: bool) -> BackgroundSubagent:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_BackgroundSubagent)
     o = _new(BackgroundSubagent)
     o.session_id = f_session_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_BackgroundSubagent = frozenset(["sessionId", "_meta"])
 
 
 def _encode_BackgroundSubagent(o: BackgroundSubagent) -> dict[str, _Any]:
@@ -11834,10 +12663,15 @@ def _decode_RunningStateUpdate(d: _Any, strict: bool) -> RunningStateUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_RunningStateUpdate)
     o = _new(RunningStateUpdate)
     o.background = f_background
     o.meta = f_meta
     return o
+
+
+_KNOWN_RunningStateUpdate = frozenset(["background", "_meta"])
 
 
 def _encode_RunningStateUpdate(o: RunningStateUpdate) -> dict[str, _Any]:
@@ -11896,11 +12730,16 @@ def _decode_Error(d: _Any, strict: bool) -> Error:
             _salvage(v)
             f_data = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_Error)
     o = _new(Error)
     o.code = f_code
     o.message = f_message
     o.data = f_data
     return o
+
+
+_KNOWN_Error = frozenset(["code", "message", "data"])
 
 
 def _encode_Error(o: Error) -> dict[str, _Any]:
@@ -11985,11 +12824,18 @@ def _decode_UnsupportedProtocolVersionErrorData(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_UnsupportedProtocolVersionErrorData)
     o = _new(UnsupportedProtocolVersionErrorData)
     o.requested = f_requested
     o.supported = f_supported
     o.meta = f_meta
     return o
+
+
+_KNOWN_UnsupportedProtocolVersionErrorData = frozenset(
+    ["requested", "supported", "_meta"]
+)
 
 
 def _encode_UnsupportedProtocolVersionErrorData(
@@ -12032,10 +12878,15 @@ def _decode_SessionNotFoundErrorData(d: _Any, strict: bool) -> SessionNotFoundEr
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionNotFoundErrorData)
     o = _new(SessionNotFoundErrorData)
     o.session_id = f_session_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionNotFoundErrorData = frozenset(["sessionId", "_meta"])
 
 
 def _encode_SessionNotFoundErrorData(o: SessionNotFoundErrorData) -> dict[str, _Any]:
@@ -12065,9 +12916,14 @@ def _decode_ErrorStopReason(d: _Any, strict: bool) -> ErrorStopReason:
             _salvage(v)
             f_error = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ErrorStopReason)
     o = _new(ErrorStopReason)
     o.error = f_error
     return o
+
+
+_KNOWN_ErrorStopReason = frozenset(["error"])
 
 
 def _encode_ErrorStopReason(o: ErrorStopReason) -> dict[str, _Any]:
@@ -12224,6 +13080,8 @@ def _decode_Usage(d: _Any, strict: bool) -> Usage:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_Usage)
     o = _new(Usage)
     o.total_tokens = f_total_tokens
     o.input_tokens = f_input_tokens
@@ -12233,6 +13091,19 @@ def _decode_Usage(d: _Any, strict: bool) -> Usage:
     o.cached_write_tokens = f_cached_write_tokens
     o.meta = f_meta
     return o
+
+
+_KNOWN_Usage = frozenset(
+    [
+        "totalTokens",
+        "inputTokens",
+        "outputTokens",
+        "thoughtTokens",
+        "cachedReadTokens",
+        "cachedWriteTokens",
+        "_meta",
+    ]
+)
 
 
 def _encode_Usage(o: Usage) -> dict[str, _Any]:
@@ -12315,11 +13186,18 @@ def _read_EndTurnIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_EndTurnIdleStateUpdate)
     o = _new(EndTurnIdleStateUpdate)
     o.usage = f_usage
     o.background = f_background
     o.meta = f_meta
     return o
+
+
+_KNOWN_EndTurnIdleStateUpdate = frozenset(
+    ["stopReason", "usage", "background", "_meta"]
+)
 
 
 def _encode_EndTurnIdleStateUpdate(o: EndTurnIdleStateUpdate) -> dict[str, _Any]:
@@ -12401,11 +13279,18 @@ def _read_MaxTokensIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_MaxTokensIdleStateUpdate)
     o = _new(MaxTokensIdleStateUpdate)
     o.usage = f_usage
     o.background = f_background
     o.meta = f_meta
     return o
+
+
+_KNOWN_MaxTokensIdleStateUpdate = frozenset(
+    ["stopReason", "usage", "background", "_meta"]
+)
 
 
 def _encode_MaxTokensIdleStateUpdate(o: MaxTokensIdleStateUpdate) -> dict[str, _Any]:
@@ -12489,11 +13374,18 @@ def _read_MaxTurnRequestsIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_MaxTurnRequestsIdleStateUpdate)
     o = _new(MaxTurnRequestsIdleStateUpdate)
     o.usage = f_usage
     o.background = f_background
     o.meta = f_meta
     return o
+
+
+_KNOWN_MaxTurnRequestsIdleStateUpdate = frozenset(
+    ["stopReason", "usage", "background", "_meta"]
+)
 
 
 def _encode_MaxTurnRequestsIdleStateUpdate(
@@ -12577,11 +13469,18 @@ def _read_RefusalIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_RefusalIdleStateUpdate)
     o = _new(RefusalIdleStateUpdate)
     o.usage = f_usage
     o.background = f_background
     o.meta = f_meta
     return o
+
+
+_KNOWN_RefusalIdleStateUpdate = frozenset(
+    ["stopReason", "usage", "background", "_meta"]
+)
 
 
 def _encode_RefusalIdleStateUpdate(o: RefusalIdleStateUpdate) -> dict[str, _Any]:
@@ -12663,11 +13562,18 @@ def _read_CancelledIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CancelledIdleStateUpdate)
     o = _new(CancelledIdleStateUpdate)
     o.usage = f_usage
     o.background = f_background
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelledIdleStateUpdate = frozenset(
+    ["stopReason", "usage", "background", "_meta"]
+)
 
 
 def _encode_CancelledIdleStateUpdate(o: CancelledIdleStateUpdate) -> dict[str, _Any]:
@@ -12760,12 +13666,19 @@ def _read_ErrorIdleStateUpdate(d: _JsonObject, strict: bool) -> ErrorIdleStateUp
             _salvage(v)
             f_error = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ErrorIdleStateUpdate)
     o = _new(ErrorIdleStateUpdate)
     o.usage = f_usage
     o.background = f_background
     o.meta = f_meta
     o.error = f_error
     return o
+
+
+_KNOWN_ErrorIdleStateUpdate = frozenset(
+    ["stopReason", "usage", "background", "_meta", "error"]
+)
 
 
 def _encode_ErrorIdleStateUpdate(o: ErrorIdleStateUpdate) -> dict[str, _Any]:
@@ -12952,12 +13865,19 @@ def _decode_NoneIdleStateUpdate(d: _Any, strict: bool) -> NoneIdleStateUpdate:
             _salvage(v)
             f_stop_reason = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_NoneIdleStateUpdate)
     o = _new(NoneIdleStateUpdate)
     o.usage = f_usage
     o.background = f_background
     o.meta = f_meta
     o.stop_reason = f_stop_reason
     return o
+
+
+_KNOWN_NoneIdleStateUpdate = frozenset(
+    ["stopReason", "usage", "background", "_meta", "stopReason"]
+)
 
 
 def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, _Any]:
@@ -13057,10 +13977,15 @@ def _decode_RequiresActionStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_RequiresActionStateUpdate)
     o = _new(RequiresActionStateUpdate)
     o.background = f_background
     o.meta = f_meta
     return o
+
+
+_KNOWN_RequiresActionStateUpdate = frozenset(["background", "_meta"])
 
 
 def _encode_RequiresActionStateUpdate(o: RequiresActionStateUpdate) -> dict[str, _Any]:
@@ -13114,10 +14039,15 @@ def _decode_UnknownStateUpdate(d: _Any, strict: bool) -> UnknownStateUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_UnknownStateUpdate)
     o = _new(UnknownStateUpdate)
     o.background = f_background
     o.meta = f_meta
     return o
+
+
+_KNOWN_UnknownStateUpdate = frozenset(["background", "_meta"])
 
 
 def _encode_UnknownStateUpdate(o: UnknownStateUpdate) -> dict[str, _Any]:
@@ -13162,10 +14092,15 @@ def _decode_SetSessionTitleResponse(d: _Any, strict: bool) -> SetSessionTitleRes
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SetSessionTitleResponse)
     o = _new(SetSessionTitleResponse)
     o.title = f_title
     o.meta = f_meta
     return o
+
+
+_KNOWN_SetSessionTitleResponse = frozenset(["title", "_meta"])
 
 
 def _encode_SetSessionTitleResponse(o: SetSessionTitleResponse) -> dict[str, _Any]:
@@ -13229,11 +14164,18 @@ def _decode_ResumeSessionResponse(d: _Any, strict: bool) -> ResumeSessionRespons
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ResumeSessionResponse)
     o = _new(ResumeSessionResponse)
     o.config_options = f_config_options
     o.available_commands = f_available_commands
     o.meta = f_meta
     return o
+
+
+_KNOWN_ResumeSessionResponse = frozenset(
+    ["configOptions", "availableCommands", "_meta"]
+)
 
 
 def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, _Any]:
@@ -13269,9 +14211,14 @@ def _decode_CloseSessionResponse(d: _Any, strict: bool) -> CloseSessionResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CloseSessionResponse)
     o = _new(CloseSessionResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_CloseSessionResponse = frozenset(["_meta"])
 
 
 def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, _Any]:
@@ -13299,9 +14246,14 @@ def _decode_CancelToolCallResponse(d: _Any, strict: bool) -> CancelToolCallRespo
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CancelToolCallResponse)
     o = _new(CancelToolCallResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelToolCallResponse = frozenset(["_meta"])
 
 
 def _encode_CancelToolCallResponse(o: CancelToolCallResponse) -> dict[str, _Any]:
@@ -13329,9 +14281,14 @@ def _decode_CancelTerminalResponse(d: _Any, strict: bool) -> CancelTerminalRespo
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CancelTerminalResponse)
     o = _new(CancelTerminalResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelTerminalResponse = frozenset(["_meta"])
 
 
 def _encode_CancelTerminalResponse(o: CancelTerminalResponse) -> dict[str, _Any]:
@@ -13377,10 +14334,15 @@ def _decode_SetSessionConfigOptionResponse(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SetSessionConfigOptionResponse)
     o = _new(SetSessionConfigOptionResponse)
     o.config_options = f_config_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_SetSessionConfigOptionResponse = frozenset(["configOptions", "_meta"])
 
 
 def _encode_SetSessionConfigOptionResponse(
@@ -13422,10 +14384,15 @@ def _decode_PromptResponse(d: _Any, strict: bool) -> PromptResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_PromptResponse)
     o = _new(PromptResponse)
     o.message_id = f_message_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_PromptResponse = frozenset(["messageId", "_meta"])
 
 
 def _encode_PromptResponse(o: PromptResponse) -> dict[str, _Any]:
@@ -13472,10 +14439,15 @@ def _decode_AgentNotification(d: _Any, strict: bool) -> AgentNotification:
         except _ValidationError as error:
             raise error.at("params")
 
+    if strict:
+        _check_unknown(d, _KNOWN_AgentNotification)
     o = _new(AgentNotification)
     o.method = f_method
     o.params = f_params
     return o
+
+
+_KNOWN_AgentNotification = frozenset(["method", "params"])
 
 
 def _encode_AgentNotification(o: AgentNotification) -> dict[str, _Any]:
@@ -13533,11 +14505,16 @@ def _decode_UpdateSessionNotification(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_UpdateSessionNotification)
     o = _new(UpdateSessionNotification)
     o.session_id = f_session_id
     o.update = f_update
     o.meta = f_meta
     return o
+
+
+_KNOWN_UpdateSessionNotification = frozenset(["sessionId", "update", "_meta"])
 
 
 def _encode_UpdateSessionNotification(o: UpdateSessionNotification) -> dict[str, _Any]:
@@ -13606,11 +14583,18 @@ def _read_UserMessageChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_UserMessageChunkSessionUpdate)
     o = _new(UserMessageChunkSessionUpdate)
     o.message_id = f_message_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_UserMessageChunkSessionUpdate = frozenset(
+    ["sessionUpdate", "messageId", "content", "_meta"]
+)
 
 
 def _encode_UserMessageChunkSessionUpdate(
@@ -13683,11 +14667,18 @@ def _read_UserMessageSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_UserMessageSessionUpdate)
     o = _new(UserMessageSessionUpdate)
     o.message_id = f_message_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_UserMessageSessionUpdate = frozenset(
+    ["sessionUpdate", "messageId", "content", "_meta"]
+)
 
 
 def _encode_UserMessageSessionUpdate(o: UserMessageSessionUpdate) -> dict[str, _Any]:
@@ -13761,11 +14752,18 @@ def _read_AgentMessageChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AgentMessageChunkSessionUpdate)
     o = _new(AgentMessageChunkSessionUpdate)
     o.message_id = f_message_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentMessageChunkSessionUpdate = frozenset(
+    ["sessionUpdate", "messageId", "content", "_meta"]
+)
 
 
 def _encode_AgentMessageChunkSessionUpdate(
@@ -13840,11 +14838,18 @@ def _read_AgentMessageSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AgentMessageSessionUpdate)
     o = _new(AgentMessageSessionUpdate)
     o.message_id = f_message_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentMessageSessionUpdate = frozenset(
+    ["sessionUpdate", "messageId", "content", "_meta"]
+)
 
 
 def _encode_AgentMessageSessionUpdate(o: AgentMessageSessionUpdate) -> dict[str, _Any]:
@@ -13918,11 +14923,18 @@ def _read_AgentThoughtChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AgentThoughtChunkSessionUpdate)
     o = _new(AgentThoughtChunkSessionUpdate)
     o.message_id = f_message_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentThoughtChunkSessionUpdate = frozenset(
+    ["sessionUpdate", "messageId", "content", "_meta"]
+)
 
 
 def _encode_AgentThoughtChunkSessionUpdate(
@@ -13997,11 +15009,18 @@ def _read_AgentThoughtSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AgentThoughtSessionUpdate)
     o = _new(AgentThoughtSessionUpdate)
     o.message_id = f_message_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentThoughtSessionUpdate = frozenset(
+    ["sessionUpdate", "messageId", "content", "_meta"]
+)
 
 
 def _encode_AgentThoughtSessionUpdate(o: AgentThoughtSessionUpdate) -> dict[str, _Any]:
@@ -14102,11 +15121,18 @@ def _read_ToolCallContentChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ToolCallContentChunkSessionUpdate)
     o = _new(ToolCallContentChunkSessionUpdate)
     o.tool_call_id = f_tool_call_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallContentChunkSessionUpdate = frozenset(
+    ["sessionUpdate", "toolCallId", "content", "_meta"]
+)
 
 
 def _encode_ToolCallContentChunkSessionUpdate(
@@ -14311,6 +15337,8 @@ def _read_ToolCallUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ToolCallUpdateSessionUpdate)
     o = _new(ToolCallUpdateSessionUpdate)
     o.tool_call_id = f_tool_call_id
     o.name = f_name
@@ -14324,6 +15352,24 @@ def _read_ToolCallUpdateSessionUpdate(
     o.capabilities = f_capabilities
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallUpdateSessionUpdate = frozenset(
+    [
+        "sessionUpdate",
+        "toolCallId",
+        "name",
+        "title",
+        "kind",
+        "status",
+        "content",
+        "locations",
+        "rawInput",
+        "rawOutput",
+        "capabilities",
+        "_meta",
+    ]
+)
 
 
 def _encode_ToolCallUpdateSessionUpdate(
@@ -14505,6 +15551,8 @@ def _read_TerminalUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_TerminalUpdateSessionUpdate)
     o = _new(TerminalUpdateSessionUpdate)
     o.terminal_id = f_terminal_id
     o.command = f_command
@@ -14515,6 +15563,21 @@ def _read_TerminalUpdateSessionUpdate(
     o.capabilities = f_capabilities
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalUpdateSessionUpdate = frozenset(
+    [
+        "sessionUpdate",
+        "terminalId",
+        "command",
+        "cwd",
+        "output",
+        "exitStatus",
+        "size",
+        "capabilities",
+        "_meta",
+    ]
+)
 
 
 def _encode_TerminalUpdateSessionUpdate(
@@ -14603,11 +15666,18 @@ def _read_TerminalOutputChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_TerminalOutputChunkSessionUpdate)
     o = _new(TerminalOutputChunkSessionUpdate)
     o.terminal_id = f_terminal_id
     o.data = f_data
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalOutputChunkSessionUpdate = frozenset(
+    ["sessionUpdate", "terminalId", "data", "_meta"]
+)
 
 
 def _encode_TerminalOutputChunkSessionUpdate(
@@ -14667,10 +15737,15 @@ def _read_PlanUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_PlanUpdateSessionUpdate)
     o = _new(PlanUpdateSessionUpdate)
     o.plan = f_plan
     o.meta = f_meta
     return o
+
+
+_KNOWN_PlanUpdateSessionUpdate = frozenset(["sessionUpdate", "plan", "_meta"])
 
 
 def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, _Any]:
@@ -14721,10 +15796,15 @@ def _read_PlanRemovedSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_PlanRemovedSessionUpdate)
     o = _new(PlanRemovedSessionUpdate)
     o.plan_id = f_plan_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_PlanRemovedSessionUpdate = frozenset(["sessionUpdate", "planId", "_meta"])
 
 
 def _encode_PlanRemovedSessionUpdate(o: PlanRemovedSessionUpdate) -> dict[str, _Any]:
@@ -14779,10 +15859,17 @@ def _read_AvailableCommandsUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AvailableCommandsUpdateSessionUpdate)
     o = _new(AvailableCommandsUpdateSessionUpdate)
     o.available_commands = f_available_commands
     o.meta = f_meta
     return o
+
+
+_KNOWN_AvailableCommandsUpdateSessionUpdate = frozenset(
+    ["sessionUpdate", "availableCommands", "_meta"]
+)
 
 
 def _encode_AvailableCommandsUpdateSessionUpdate(
@@ -14845,10 +15932,17 @@ def _read_ConfigOptionUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ConfigOptionUpdateSessionUpdate)
     o = _new(ConfigOptionUpdateSessionUpdate)
     o.config_options = f_config_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_ConfigOptionUpdateSessionUpdate = frozenset(
+    ["sessionUpdate", "configOptions", "_meta"]
+)
 
 
 def _encode_ConfigOptionUpdateSessionUpdate(
@@ -14921,11 +16015,18 @@ def _read_SessionInfoUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionInfoUpdateSessionUpdate)
     o = _new(SessionInfoUpdateSessionUpdate)
     o.title = f_title
     o.updated_at = f_updated_at
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionInfoUpdateSessionUpdate = frozenset(
+    ["sessionUpdate", "title", "updatedAt", "_meta"]
+)
 
 
 def _encode_SessionInfoUpdateSessionUpdate(
@@ -15022,12 +16123,19 @@ def _read_UsageUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_UsageUpdateSessionUpdate)
     o = _new(UsageUpdateSessionUpdate)
     o.used = f_used
     o.size = f_size
     o.cost = f_cost
     o.meta = f_meta
     return o
+
+
+_KNOWN_UsageUpdateSessionUpdate = frozenset(
+    ["sessionUpdate", "used", "size", "cost", "_meta"]
+)
 
 
 def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, _Any]:
@@ -15111,12 +16219,19 @@ def _read_NoticeSessionUpdate(d: _JsonObject, strict: bool) -> NoticeSessionUpda
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_NoticeSessionUpdate)
     o = _new(NoticeSessionUpdate)
     o.severity = f_severity
     o.title = f_title
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_NoticeSessionUpdate = frozenset(
+    ["sessionUpdate", "severity", "title", "description", "_meta"]
+)
 
 
 def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, _Any]:
@@ -15221,6 +16336,8 @@ def _read_CompactionUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CompactionUpdateSessionUpdate)
     o = _new(CompactionUpdateSessionUpdate)
     o.compaction_id = f_compaction_id
     o.status = f_status
@@ -15228,6 +16345,11 @@ def _read_CompactionUpdateSessionUpdate(
     o.error = f_error
     o.meta = f_meta
     return o
+
+
+_KNOWN_CompactionUpdateSessionUpdate = frozenset(
+    ["sessionUpdate", "compactionId", "status", "summary", "error", "_meta"]
+)
 
 
 def _encode_CompactionUpdateSessionUpdate(
@@ -15309,11 +16431,18 @@ def _read_CompactionSummaryChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CompactionSummaryChunkSessionUpdate)
     o = _new(CompactionSummaryChunkSessionUpdate)
     o.compaction_id = f_compaction_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_CompactionSummaryChunkSessionUpdate = frozenset(
+    ["sessionUpdate", "compactionId", "content", "_meta"]
+)
 
 
 def _encode_CompactionSummaryChunkSessionUpdate(
@@ -15457,6 +16586,8 @@ def _read_SubagentUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SubagentUpdateSessionUpdate)
     o = _new(SubagentUpdateSessionUpdate)
     o.session_id = f_session_id
     o.title = f_title
@@ -15467,6 +16598,21 @@ def _read_SubagentUpdateSessionUpdate(
     o.additional_directories = f_additional_directories
     o.meta = f_meta
     return o
+
+
+_KNOWN_SubagentUpdateSessionUpdate = frozenset(
+    [
+        "sessionUpdate",
+        "sessionId",
+        "title",
+        "description",
+        "capabilities",
+        "state",
+        "cwd",
+        "additionalDirectories",
+        "_meta",
+    ]
+)
 
 
 def _encode_SubagentUpdateSessionUpdate(
@@ -15626,6 +16772,8 @@ def _read_SessionMessageSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionMessageSessionUpdate)
     o = _new(SessionMessageSessionUpdate)
     o.message_id = f_message_id
     o.sender_session_id = f_sender_session_id
@@ -15635,6 +16783,20 @@ def _read_SessionMessageSessionUpdate(
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionMessageSessionUpdate = frozenset(
+    [
+        "sessionUpdate",
+        "messageId",
+        "senderSessionId",
+        "recipientSessionId",
+        "senderMessageId",
+        "recipientMessageId",
+        "content",
+        "_meta",
+    ]
+)
 
 
 def _encode_SessionMessageSessionUpdate(
@@ -15730,11 +16892,18 @@ def _read_SessionMessageChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionMessageChunkSessionUpdate)
     o = _new(SessionMessageChunkSessionUpdate)
     o.message_id = f_message_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionMessageChunkSessionUpdate = frozenset(
+    ["sessionUpdate", "messageId", "content", "_meta"]
+)
 
 
 def _encode_SessionMessageChunkSessionUpdate(
@@ -15880,11 +17049,16 @@ def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ContentChunk)
     o = _new(ContentChunk)
     o.message_id = f_message_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_ContentChunk = frozenset(["messageId", "content", "_meta"])
 
 
 def _encode_ContentChunk(o: ContentChunk) -> dict[str, _Any]:
@@ -15944,11 +17118,16 @@ def _decode_UserMessage(d: _Any, strict: bool) -> UserMessage:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_UserMessage)
     o = _new(UserMessage)
     o.message_id = f_message_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_UserMessage = frozenset(["messageId", "content", "_meta"])
 
 
 def _encode_UserMessage(o: UserMessage) -> dict[str, _Any]:
@@ -16012,11 +17191,16 @@ def _decode_AgentMessage(d: _Any, strict: bool) -> AgentMessage:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AgentMessage)
     o = _new(AgentMessage)
     o.message_id = f_message_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentMessage = frozenset(["messageId", "content", "_meta"])
 
 
 def _encode_AgentMessage(o: AgentMessage) -> dict[str, _Any]:
@@ -16080,11 +17264,16 @@ def _decode_AgentThought(d: _Any, strict: bool) -> AgentThought:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AgentThought)
     o = _new(AgentThought)
     o.message_id = f_message_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentThought = frozenset(["messageId", "content", "_meta"])
 
 
 def _encode_AgentThought(o: AgentThought) -> dict[str, _Any]:
@@ -16145,11 +17334,16 @@ def _decode_ToolCallContentChunk(d: _Any, strict: bool) -> ToolCallContentChunk:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ToolCallContentChunk)
     o = _new(ToolCallContentChunk)
     o.tool_call_id = f_tool_call_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallContentChunk = frozenset(["toolCallId", "content", "_meta"])
 
 
 def _encode_ToolCallContentChunk(o: ToolCallContentChunk) -> dict[str, _Any]:
@@ -16190,10 +17384,15 @@ def _decode_TerminalOutput(d: _Any, strict: bool) -> TerminalOutput:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_TerminalOutput)
     o = _new(TerminalOutput)
     o.data = f_data
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalOutput = frozenset(["data", "_meta"])
 
 
 def _encode_TerminalOutput(o: TerminalOutput) -> dict[str, _Any]:
@@ -16262,11 +17461,16 @@ def _decode_TerminalExitStatus(d: _Any, strict: bool) -> TerminalExitStatus:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_TerminalExitStatus)
     o = _new(TerminalExitStatus)
     o.exit_code = f_exit_code
     o.signal = f_signal
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalExitStatus = frozenset(["exitCode", "signal", "_meta"])
 
 
 def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, _Any]:
@@ -16324,11 +17528,16 @@ def _decode_TerminalSize(d: _Any, strict: bool) -> TerminalSize:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_TerminalSize)
     o = _new(TerminalSize)
     o.cols = f_cols
     o.rows = f_rows
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalSize = frozenset(["cols", "rows", "_meta"])
 
 
 def _encode_TerminalSize(o: TerminalSize) -> dict[str, _Any]:
@@ -16374,10 +17583,15 @@ def _decode_TerminalCapabilities(d: _Any, strict: bool) -> TerminalCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_TerminalCapabilities)
     o = _new(TerminalCapabilities)
     o.cancel = f_cancel
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalCapabilities = frozenset(["cancel", "_meta"])
 
 
 def _encode_TerminalCapabilities(o: TerminalCapabilities) -> dict[str, _Any]:
@@ -16412,9 +17626,14 @@ def _decode_TerminalCancelCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_TerminalCancelCapabilities)
     o = _new(TerminalCancelCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalCancelCapabilities = frozenset(["_meta"])
 
 
 def _encode_TerminalCancelCapabilities(
@@ -16534,6 +17753,8 @@ def _decode_TerminalUpdate(d: _Any, strict: bool) -> TerminalUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_TerminalUpdate)
     o = _new(TerminalUpdate)
     o.terminal_id = f_terminal_id
     o.command = f_command
@@ -16544,6 +17765,20 @@ def _decode_TerminalUpdate(d: _Any, strict: bool) -> TerminalUpdate:
     o.capabilities = f_capabilities
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalUpdate = frozenset(
+    [
+        "terminalId",
+        "command",
+        "cwd",
+        "output",
+        "exitStatus",
+        "size",
+        "capabilities",
+        "_meta",
+    ]
+)
 
 
 def _encode_TerminalUpdate(o: TerminalUpdate) -> dict[str, _Any]:
@@ -16617,11 +17852,16 @@ def _decode_TerminalOutputChunk(d: _Any, strict: bool) -> TerminalOutputChunk:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_TerminalOutputChunk)
     o = _new(TerminalOutputChunk)
     o.terminal_id = f_terminal_id
     o.data = f_data
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalOutputChunk = frozenset(["terminalId", "data", "_meta"])
 
 
 def _encode_TerminalOutputChunk(o: TerminalOutputChunk) -> dict[str, _Any]:
@@ -16682,11 +17922,16 @@ def _read_ItemsPlanUpdateContent(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ItemsPlanUpdateContent)
     o = _new(ItemsPlanUpdateContent)
     o.plan_id = f_plan_id
     o.entries = f_entries
     o.meta = f_meta
     return o
+
+
+_KNOWN_ItemsPlanUpdateContent = frozenset(["type", "planId", "entries", "_meta"])
 
 
 def _encode_ItemsPlanUpdateContent(o: ItemsPlanUpdateContent) -> dict[str, _Any]:
@@ -16746,11 +17991,16 @@ def _read_FilePlanUpdateContent(d: _JsonObject, strict: bool) -> FilePlanUpdateC
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_FilePlanUpdateContent)
     o = _new(FilePlanUpdateContent)
     o.plan_id = f_plan_id
     o.uri = f_uri
     o.meta = f_meta
     return o
+
+
+_KNOWN_FilePlanUpdateContent = frozenset(["type", "planId", "uri", "_meta"])
 
 
 def _encode_FilePlanUpdateContent(o: FilePlanUpdateContent) -> dict[str, _Any]:
@@ -16814,11 +18064,16 @@ def _read_MarkdownPlanUpdateContent(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_MarkdownPlanUpdateContent)
     o = _new(MarkdownPlanUpdateContent)
     o.plan_id = f_plan_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_MarkdownPlanUpdateContent = frozenset(["type", "planId", "content", "_meta"])
 
 
 def _encode_MarkdownPlanUpdateContent(o: MarkdownPlanUpdateContent) -> dict[str, _Any]:
@@ -16972,12 +18227,17 @@ def _decode_PlanEntry(d: _Any, strict: bool) -> PlanEntry:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_PlanEntry)
     o = _new(PlanEntry)
     o.content = f_content
     o.priority = f_priority
     o.status = f_status
     o.meta = f_meta
     return o
+
+
+_KNOWN_PlanEntry = frozenset(["content", "priority", "status", "_meta"])
 
 
 def _encode_PlanEntry(o: PlanEntry) -> dict[str, _Any]:
@@ -17067,11 +18327,16 @@ def _decode_PlanItems(d: _Any, strict: bool) -> PlanItems:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_PlanItems)
     o = _new(PlanItems)
     o.plan_id = f_plan_id
     o.entries = f_entries
     o.meta = f_meta
     return o
+
+
+_KNOWN_PlanItems = frozenset(["planId", "entries", "_meta"])
 
 
 def _encode_PlanItems(o: PlanItems) -> dict[str, _Any]:
@@ -17122,11 +18387,16 @@ def _decode_PlanFile(d: _Any, strict: bool) -> PlanFile:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_PlanFile)
     o = _new(PlanFile)
     o.plan_id = f_plan_id
     o.uri = f_uri
     o.meta = f_meta
     return o
+
+
+_KNOWN_PlanFile = frozenset(["planId", "uri", "_meta"])
 
 
 def _encode_PlanFile(o: PlanFile) -> dict[str, _Any]:
@@ -17177,11 +18447,16 @@ def _decode_PlanMarkdown(d: _Any, strict: bool) -> PlanMarkdown:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_PlanMarkdown)
     o = _new(PlanMarkdown)
     o.plan_id = f_plan_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_PlanMarkdown = frozenset(["planId", "content", "_meta"])
 
 
 def _encode_PlanMarkdown(o: PlanMarkdown) -> dict[str, _Any]:
@@ -17228,10 +18503,15 @@ def _decode_PlanUpdate(d: _Any, strict: bool) -> PlanUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_PlanUpdate)
     o = _new(PlanUpdate)
     o.plan = f_plan
     o.meta = f_meta
     return o
+
+
+_KNOWN_PlanUpdate = frozenset(["plan", "_meta"])
 
 
 def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, _Any]:
@@ -17271,10 +18551,15 @@ def _decode_PlanRemoved(d: _Any, strict: bool) -> PlanRemoved:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_PlanRemoved)
     o = _new(PlanRemoved)
     o.plan_id = f_plan_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_PlanRemoved = frozenset(["planId", "_meta"])
 
 
 def _encode_PlanRemoved(o: PlanRemoved) -> dict[str, _Any]:
@@ -17316,10 +18601,15 @@ def _decode_AvailableCommandsUpdate(d: _Any, strict: bool) -> AvailableCommandsU
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AvailableCommandsUpdate)
     o = _new(AvailableCommandsUpdate)
     o.available_commands = f_available_commands
     o.meta = f_meta
     return o
+
+
+_KNOWN_AvailableCommandsUpdate = frozenset(["availableCommands", "_meta"])
 
 
 def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, _Any]:
@@ -17367,10 +18657,15 @@ def _decode_ConfigOptionUpdate(d: _Any, strict: bool) -> ConfigOptionUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ConfigOptionUpdate)
     o = _new(ConfigOptionUpdate)
     o.config_options = f_config_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_ConfigOptionUpdate = frozenset(["configOptions", "_meta"])
 
 
 def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, _Any]:
@@ -17428,11 +18723,16 @@ def _decode_SessionInfoUpdate(d: _Any, strict: bool) -> SessionInfoUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionInfoUpdate)
     o = _new(SessionInfoUpdate)
     o.title = f_title
     o.updated_at = f_updated_at
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionInfoUpdate = frozenset(["title", "updatedAt", "_meta"])
 
 
 def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, _Any]:
@@ -17490,11 +18790,16 @@ def _decode_Cost(d: _Any, strict: bool) -> Cost:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_Cost)
     o = _new(Cost)
     o.amount = f_amount
     o.currency = f_currency
     o.meta = f_meta
     return o
+
+
+_KNOWN_Cost = frozenset(["amount", "currency", "_meta"])
 
 
 def _encode_Cost(o: Cost) -> dict[str, _Any]:
@@ -17574,12 +18879,17 @@ def _decode_UsageUpdate(d: _Any, strict: bool) -> UsageUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_UsageUpdate)
     o = _new(UsageUpdate)
     o.used = f_used
     o.size = f_size
     o.cost = f_cost
     o.meta = f_meta
     return o
+
+
+_KNOWN_UsageUpdate = frozenset(["used", "size", "cost", "_meta"])
 
 
 def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, _Any]:
@@ -17672,12 +18982,17 @@ def _decode_Notice(d: _Any, strict: bool) -> Notice:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_Notice)
     o = _new(Notice)
     o.severity = f_severity
     o.title = f_title
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_Notice = frozenset(["severity", "title", "description", "_meta"])
 
 
 def _encode_Notice(o: Notice) -> dict[str, _Any]:
@@ -17791,6 +19106,8 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CompactionUpdate)
     o = _new(CompactionUpdate)
     o.compaction_id = f_compaction_id
     o.status = f_status
@@ -17798,6 +19115,11 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
     o.error = f_error
     o.meta = f_meta
     return o
+
+
+_KNOWN_CompactionUpdate = frozenset(
+    ["compactionId", "status", "summary", "error", "_meta"]
+)
 
 
 def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, _Any]:
@@ -17864,11 +19186,16 @@ def _decode_CompactionSummaryChunk(d: _Any, strict: bool) -> CompactionSummaryCh
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CompactionSummaryChunk)
     o = _new(CompactionSummaryChunk)
     o.compaction_id = f_compaction_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_CompactionSummaryChunk = frozenset(["compactionId", "content", "_meta"])
 
 
 def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, _Any]:
@@ -17916,10 +19243,15 @@ def _decode_SubagentSessionCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SubagentSessionCapabilities)
     o = _new(SubagentSessionCapabilities)
     o.cancel = f_cancel
     o.meta = f_meta
     return o
+
+
+_KNOWN_SubagentSessionCapabilities = frozenset(["cancel", "_meta"])
 
 
 def _encode_SubagentSessionCapabilities(
@@ -17956,9 +19288,14 @@ def _decode_SessionCancelCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionCancelCapabilities)
     o = _new(SessionCancelCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionCancelCapabilities = frozenset(["_meta"])
 
 
 def _encode_SessionCancelCapabilities(o: SessionCancelCapabilities) -> dict[str, _Any]:
@@ -18084,6 +19421,8 @@ def _decode_SubagentUpdate(d: _Any, strict: bool) -> SubagentUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SubagentUpdate)
     o = _new(SubagentUpdate)
     o.session_id = f_session_id
     o.title = f_title
@@ -18094,6 +19433,20 @@ def _decode_SubagentUpdate(d: _Any, strict: bool) -> SubagentUpdate:
     o.additional_directories = f_additional_directories
     o.meta = f_meta
     return o
+
+
+_KNOWN_SubagentUpdate = frozenset(
+    [
+        "sessionId",
+        "title",
+        "description",
+        "capabilities",
+        "state",
+        "cwd",
+        "additionalDirectories",
+        "_meta",
+    ]
+)
 
 
 def _encode_SubagentUpdate(o: SubagentUpdate) -> dict[str, _Any]:
@@ -18238,6 +19591,8 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionMessage)
     o = _new(SessionMessage)
     o.message_id = f_message_id
     o.sender_session_id = f_sender_session_id
@@ -18247,6 +19602,19 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionMessage = frozenset(
+    [
+        "messageId",
+        "senderSessionId",
+        "recipientSessionId",
+        "senderMessageId",
+        "recipientMessageId",
+        "content",
+        "_meta",
+    ]
+)
 
 
 def _encode_SessionMessage(o: SessionMessage) -> dict[str, _Any]:
@@ -18327,11 +19695,16 @@ def _decode_SessionMessageChunk(d: _Any, strict: bool) -> SessionMessageChunk:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionMessageChunk)
     o = _new(SessionMessageChunk)
     o.message_id = f_message_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionMessageChunk = frozenset(["messageId", "content", "_meta"])
 
 
 def _encode_SessionMessageChunk(o: SessionMessageChunk) -> dict[str, _Any]:
@@ -18374,10 +19747,15 @@ def _decode_CompleteElicitationNotification(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CompleteElicitationNotification)
     o = _new(CompleteElicitationNotification)
     o.elicitation_id = f_elicitation_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CompleteElicitationNotification = frozenset(["elicitationId", "_meta"])
 
 
 def _encode_CompleteElicitationNotification(
@@ -18438,11 +19816,16 @@ def _decode_AuthStatusUpdateNotification(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AuthStatusUpdateNotification)
     o = _new(AuthStatusUpdateNotification)
     o.state = f_state
     o.accounts = f_accounts
     o.meta = f_meta
     return o
+
+
+_KNOWN_AuthStatusUpdateNotification = frozenset(["state", "accounts", "_meta"])
 
 
 def _encode_AuthStatusUpdateNotification(
@@ -18498,11 +19881,16 @@ def _decode_ClientRequest(d: _Any, strict: bool) -> ClientRequest:
         except _ValidationError as error:
             raise error.at("params")
 
+    if strict:
+        _check_unknown(d, _KNOWN_ClientRequest)
     o = _new(ClientRequest)
     o.id = f_id
     o.method = f_method
     o.params = f_params
     return o
+
+
+_KNOWN_ClientRequest = frozenset(["id", "method", "params"])
 
 
 def _encode_ClientRequest(o: ClientRequest) -> dict[str, _Any]:
@@ -18568,12 +19956,19 @@ def _decode_InitializeRequest(d: _Any, strict: bool) -> InitializeRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_InitializeRequest)
     o = _new(InitializeRequest)
     o.protocol_version = f_protocol_version
     o.info = f_info
     o.capabilities = f_capabilities
     o.meta = f_meta
     return o
+
+
+_KNOWN_InitializeRequest = frozenset(
+    ["protocolVersion", "info", "capabilities", "_meta"]
+)
 
 
 def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, _Any]:
@@ -18633,11 +20028,16 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ClientCapabilities)
     o = _new(ClientCapabilities)
     o.auth = f_auth
     o.elicitation = f_elicitation
     o.meta = f_meta
     return o
+
+
+_KNOWN_ClientCapabilities = frozenset(["auth", "elicitation", "_meta"])
 
 
 def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, _Any]:
@@ -18690,10 +20090,15 @@ def _decode_ClientAuthCapabilities(d: _Any, strict: bool) -> ClientAuthCapabilit
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ClientAuthCapabilities)
     o = _new(ClientAuthCapabilities)
     o.terminal = f_terminal
     o.meta = f_meta
     return o
+
+
+_KNOWN_ClientAuthCapabilities = frozenset(["terminal", "_meta"])
 
 
 def _encode_ClientAuthCapabilities(o: ClientAuthCapabilities) -> dict[str, _Any]:
@@ -18726,9 +20131,14 @@ def _decode_TerminalAuthCapabilities(d: _Any, strict: bool) -> TerminalAuthCapab
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_TerminalAuthCapabilities)
     o = _new(TerminalAuthCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalAuthCapabilities = frozenset(["_meta"])
 
 
 def _encode_TerminalAuthCapabilities(o: TerminalAuthCapabilities) -> dict[str, _Any]:
@@ -18784,11 +20194,16 @@ def _decode_ElicitationCapabilities(d: _Any, strict: bool) -> ElicitationCapabil
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ElicitationCapabilities)
     o = _new(ElicitationCapabilities)
     o.form = f_form
     o.url = f_url
     o.meta = f_meta
     return o
+
+
+_KNOWN_ElicitationCapabilities = frozenset(["form", "url", "_meta"])
 
 
 def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, _Any]:
@@ -18826,9 +20241,14 @@ def _decode_ElicitationFormCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ElicitationFormCapabilities)
     o = _new(ElicitationFormCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_ElicitationFormCapabilities = frozenset(["_meta"])
 
 
 def _encode_ElicitationFormCapabilities(
@@ -18860,9 +20280,14 @@ def _decode_ElicitationUrlCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ElicitationUrlCapabilities)
     o = _new(ElicitationUrlCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_ElicitationUrlCapabilities = frozenset(["_meta"])
 
 
 def _encode_ElicitationUrlCapabilities(
@@ -18902,10 +20327,15 @@ def _decode_LoginAuthRequest(d: _Any, strict: bool) -> LoginAuthRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_LoginAuthRequest)
     o = _new(LoginAuthRequest)
     o.method_id = f_method_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_LoginAuthRequest = frozenset(["methodId", "_meta"])
 
 
 def _encode_LoginAuthRequest(o: LoginAuthRequest) -> dict[str, _Any]:
@@ -18935,9 +20365,14 @@ def _decode_ListProvidersRequest(d: _Any, strict: bool) -> ListProvidersRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ListProvidersRequest)
     o = _new(ListProvidersRequest)
     o.meta = f_meta
     return o
+
+
+_KNOWN_ListProvidersRequest = frozenset(["_meta"])
 
 
 def _encode_ListProvidersRequest(o: ListProvidersRequest) -> dict[str, _Any]:
@@ -19011,6 +20446,8 @@ def _decode_SetProviderRequest(d: _Any, strict: bool) -> SetProviderRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SetProviderRequest)
     o = _new(SetProviderRequest)
     o.provider_id = f_provider_id
     o.api_type = f_api_type
@@ -19018,6 +20455,11 @@ def _decode_SetProviderRequest(d: _Any, strict: bool) -> SetProviderRequest:
     o.headers = f_headers
     o.meta = f_meta
     return o
+
+
+_KNOWN_SetProviderRequest = frozenset(
+    ["providerId", "apiType", "baseUrl", "headers", "_meta"]
+)
 
 
 def _encode_SetProviderRequest(o: SetProviderRequest) -> dict[str, _Any]:
@@ -19064,10 +20506,15 @@ def _decode_DisableProviderRequest(d: _Any, strict: bool) -> DisableProviderRequ
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_DisableProviderRequest)
     o = _new(DisableProviderRequest)
     o.provider_id = f_provider_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_DisableProviderRequest = frozenset(["providerId", "_meta"])
 
 
 def _encode_DisableProviderRequest(o: DisableProviderRequest) -> dict[str, _Any]:
@@ -19097,9 +20544,14 @@ def _decode_LogoutAuthRequest(d: _Any, strict: bool) -> LogoutAuthRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_LogoutAuthRequest)
     o = _new(LogoutAuthRequest)
     o.meta = f_meta
     return o
+
+
+_KNOWN_LogoutAuthRequest = frozenset(["_meta"])
 
 
 def _encode_LogoutAuthRequest(o: LogoutAuthRequest) -> dict[str, _Any]:
@@ -19127,9 +20579,14 @@ def _decode_AuthStatusRequest(d: _Any, strict: bool) -> AuthStatusRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AuthStatusRequest)
     o = _new(AuthStatusRequest)
     o.meta = f_meta
     return o
+
+
+_KNOWN_AuthStatusRequest = frozenset(["_meta"])
 
 
 def _encode_AuthStatusRequest(o: AuthStatusRequest) -> dict[str, _Any]:
@@ -19203,6 +20660,8 @@ def _decode_NewSessionRequest(d: _Any, strict: bool) -> NewSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_NewSessionRequest)
     o = _new(NewSessionRequest)
     o.cwd = f_cwd
     o.additional_directories = f_additional_directories
@@ -19210,6 +20669,11 @@ def _decode_NewSessionRequest(d: _Any, strict: bool) -> NewSessionRequest:
     o.system_prompt = f_system_prompt
     o.meta = f_meta
     return o
+
+
+_KNOWN_NewSessionRequest = frozenset(
+    ["cwd", "additionalDirectories", "mcpServers", "systemPrompt", "_meta"]
+)
 
 
 def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, _Any]:
@@ -19290,12 +20754,17 @@ def _read_HttpMcpServer(d: _JsonObject, strict: bool) -> HttpMcpServer:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_HttpMcpServer)
     o = _new(HttpMcpServer)
     o.name = f_name
     o.url = f_url
     o.headers = f_headers
     o.meta = f_meta
     return o
+
+
+_KNOWN_HttpMcpServer = frozenset(["type", "name", "url", "headers", "_meta"])
 
 
 def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, _Any]:
@@ -19358,11 +20827,16 @@ def _read_AcpMcpServer(d: _JsonObject, strict: bool) -> AcpMcpServer:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_AcpMcpServer)
     o = _new(AcpMcpServer)
     o.name = f_name
     o.server_id = f_server_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_AcpMcpServer = frozenset(["type", "name", "serverId", "_meta"])
 
 
 def _encode_AcpMcpServer(o: AcpMcpServer) -> dict[str, _Any]:
@@ -19448,6 +20922,8 @@ def _read_StdioMcpServer(d: _JsonObject, strict: bool) -> StdioMcpServer:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_StdioMcpServer)
     o = _new(StdioMcpServer)
     o.name = f_name
     o.command = f_command
@@ -19455,6 +20931,9 @@ def _read_StdioMcpServer(d: _JsonObject, strict: bool) -> StdioMcpServer:
     o.env = f_env
     o.meta = f_meta
     return o
+
+
+_KNOWN_StdioMcpServer = frozenset(["type", "name", "command", "args", "env", "_meta"])
 
 
 def _encode_StdioMcpServer(o: StdioMcpServer) -> dict[str, _Any]:
@@ -19576,11 +21055,16 @@ def _decode_HttpHeader(d: _Any, strict: bool) -> HttpHeader:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_HttpHeader)
     o = _new(HttpHeader)
     o.name = f_name
     o.value = f_value
     o.meta = f_meta
     return o
+
+
+_KNOWN_HttpHeader = frozenset(["name", "value", "_meta"])
 
 
 def _encode_HttpHeader(o: HttpHeader) -> dict[str, _Any]:
@@ -19643,12 +21127,17 @@ def _decode_McpServerHttp(d: _Any, strict: bool) -> McpServerHttp:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_McpServerHttp)
     o = _new(McpServerHttp)
     o.name = f_name
     o.url = f_url
     o.headers = f_headers
     o.meta = f_meta
     return o
+
+
+_KNOWN_McpServerHttp = frozenset(["name", "url", "headers", "_meta"])
 
 
 def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, _Any]:
@@ -19702,11 +21191,16 @@ def _decode_McpServerAcp(d: _Any, strict: bool) -> McpServerAcp:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_McpServerAcp)
     o = _new(McpServerAcp)
     o.name = f_name
     o.server_id = f_server_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_McpServerAcp = frozenset(["name", "serverId", "_meta"])
 
 
 def _encode_McpServerAcp(o: McpServerAcp) -> dict[str, _Any]:
@@ -19783,6 +21277,8 @@ def _decode_McpServerStdio(d: _Any, strict: bool) -> McpServerStdio:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_McpServerStdio)
     o = _new(McpServerStdio)
     o.name = f_name
     o.command = f_command
@@ -19790,6 +21286,9 @@ def _decode_McpServerStdio(d: _Any, strict: bool) -> McpServerStdio:
     o.env = f_env
     o.meta = f_meta
     return o
+
+
+_KNOWN_McpServerStdio = frozenset(["name", "command", "args", "env", "_meta"])
 
 
 def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, _Any]:
@@ -19852,11 +21351,16 @@ def _decode_SystemPrompt(d: _Any, strict: bool) -> SystemPrompt:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SystemPrompt)
     o = _new(SystemPrompt)
     o.mode = f_mode
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_SystemPrompt = frozenset(["mode", "content", "_meta"])
 
 
 def _encode_SystemPrompt(o: SystemPrompt) -> dict[str, _Any]:
@@ -19943,12 +21447,17 @@ def _decode_ListSessionsRequest(d: _Any, strict: bool) -> ListSessionsRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ListSessionsRequest)
     o = _new(ListSessionsRequest)
     o.cwd = f_cwd
     o.cursor = f_cursor
     o.archived = f_archived
     o.meta = f_meta
     return o
+
+
+_KNOWN_ListSessionsRequest = frozenset(["cwd", "cursor", "archived", "_meta"])
 
 
 def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, _Any]:
@@ -20021,10 +21530,15 @@ def _decode_DeleteSessionRequest(d: _Any, strict: bool) -> DeleteSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_DeleteSessionRequest)
     o = _new(DeleteSessionRequest)
     o.session_id = f_session_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_DeleteSessionRequest = frozenset(["sessionId", "_meta"])
 
 
 def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, _Any]:
@@ -20110,6 +21624,8 @@ def _decode_ForkSessionRequest(d: _Any, strict: bool) -> ForkSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ForkSessionRequest)
     o = _new(ForkSessionRequest)
     o.session_id = f_session_id
     o.cwd = f_cwd
@@ -20118,6 +21634,11 @@ def _decode_ForkSessionRequest(d: _Any, strict: bool) -> ForkSessionRequest:
     o.system_prompt = f_system_prompt
     o.meta = f_meta
     return o
+
+
+_KNOWN_ForkSessionRequest = frozenset(
+    ["sessionId", "cwd", "additionalDirectories", "mcpServers", "systemPrompt", "_meta"]
+)
 
 
 def _encode_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, _Any]:
@@ -20169,10 +21690,15 @@ def _decode_ArchiveSessionRequest(d: _Any, strict: bool) -> ArchiveSessionReques
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ArchiveSessionRequest)
     o = _new(ArchiveSessionRequest)
     o.session_id = f_session_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_ArchiveSessionRequest = frozenset(["sessionId", "_meta"])
 
 
 def _encode_ArchiveSessionRequest(o: ArchiveSessionRequest) -> dict[str, _Any]:
@@ -20212,10 +21738,15 @@ def _decode_UnarchiveSessionRequest(d: _Any, strict: bool) -> UnarchiveSessionRe
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_UnarchiveSessionRequest)
     o = _new(UnarchiveSessionRequest)
     o.session_id = f_session_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_UnarchiveSessionRequest = frozenset(["sessionId", "_meta"])
 
 
 def _encode_UnarchiveSessionRequest(o: UnarchiveSessionRequest) -> dict[str, _Any]:
@@ -20255,10 +21786,15 @@ def _decode_SessionStatusRequest(d: _Any, strict: bool) -> SessionStatusRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SessionStatusRequest)
     o = _new(SessionStatusRequest)
     o.session_id = f_session_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionStatusRequest = frozenset(["sessionId", "_meta"])
 
 
 def _encode_SessionStatusRequest(o: SessionStatusRequest) -> dict[str, _Any]:
@@ -20308,11 +21844,16 @@ def _decode_SetSessionTitleRequest(d: _Any, strict: bool) -> SetSessionTitleRequ
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SetSessionTitleRequest)
     o = _new(SetSessionTitleRequest)
     o.session_id = f_session_id
     o.title = f_title
     o.meta = f_meta
     return o
+
+
+_KNOWN_SetSessionTitleRequest = frozenset(["sessionId", "title", "_meta"])
 
 
 def _encode_SetSessionTitleRequest(o: SetSessionTitleRequest) -> dict[str, _Any]:
@@ -20419,6 +21960,8 @@ def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ResumeSessionRequest)
     o = _new(ResumeSessionRequest)
     o.session_id = f_session_id
     o.cwd = f_cwd
@@ -20428,6 +21971,19 @@ def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
     o.system_prompt = f_system_prompt
     o.meta = f_meta
     return o
+
+
+_KNOWN_ResumeSessionRequest = frozenset(
+    [
+        "sessionId",
+        "cwd",
+        "additionalDirectories",
+        "mcpServers",
+        "replayFrom",
+        "systemPrompt",
+        "_meta",
+    ]
+)
 
 
 def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, _Any]:
@@ -20482,9 +22038,14 @@ def _read_StartReplayFrom(d: _JsonObject, strict: bool) -> StartReplayFrom:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_StartReplayFrom)
     o = _new(StartReplayFrom)
     o.meta = f_meta
     return o
+
+
+_KNOWN_StartReplayFrom = frozenset(["type", "_meta"])
 
 
 def _encode_StartReplayFrom(o: StartReplayFrom) -> dict[str, _Any]:
@@ -20576,9 +22137,14 @@ def _decode_ReplayFromStart(d: _Any, strict: bool) -> ReplayFromStart:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ReplayFromStart)
     o = _new(ReplayFromStart)
     o.meta = f_meta
     return o
+
+
+_KNOWN_ReplayFromStart = frozenset(["_meta"])
 
 
 def _encode_ReplayFromStart(o: ReplayFromStart) -> dict[str, _Any]:
@@ -20616,10 +22182,15 @@ def _decode_CloseSessionRequest(d: _Any, strict: bool) -> CloseSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CloseSessionRequest)
     o = _new(CloseSessionRequest)
     o.session_id = f_session_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CloseSessionRequest = frozenset(["sessionId", "_meta"])
 
 
 def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, _Any]:
@@ -20669,11 +22240,16 @@ def _decode_CancelToolCallRequest(d: _Any, strict: bool) -> CancelToolCallReques
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CancelToolCallRequest)
     o = _new(CancelToolCallRequest)
     o.session_id = f_session_id
     o.tool_call_id = f_tool_call_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelToolCallRequest = frozenset(["sessionId", "toolCallId", "_meta"])
 
 
 def _encode_CancelToolCallRequest(o: CancelToolCallRequest) -> dict[str, _Any]:
@@ -20724,11 +22300,16 @@ def _decode_CancelTerminalRequest(d: _Any, strict: bool) -> CancelTerminalReques
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CancelTerminalRequest)
     o = _new(CancelTerminalRequest)
     o.session_id = f_session_id
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelTerminalRequest = frozenset(["sessionId", "terminalId", "_meta"])
 
 
 def _encode_CancelTerminalRequest(o: CancelTerminalRequest) -> dict[str, _Any]:
@@ -20801,12 +22382,19 @@ def _read_IdSetSessionConfigOptionRequest(
         except _ValidationError as error:
             raise error.at("value")
 
+    if strict:
+        _check_unknown(d, _KNOWN_IdSetSessionConfigOptionRequest)
     o = _new(IdSetSessionConfigOptionRequest)
     o.session_id = f_session_id
     o.config_id = f_config_id
     o.meta = f_meta
     o.value = f_value
     return o
+
+
+_KNOWN_IdSetSessionConfigOptionRequest = frozenset(
+    ["type", "sessionId", "configId", "_meta", "value"]
+)
 
 
 def _encode_IdSetSessionConfigOptionRequest(
@@ -20883,12 +22471,19 @@ def _read_BooleanSetSessionConfigOptionRequest(
         except _ValidationError as error:
             raise error.at("value")
 
+    if strict:
+        _check_unknown(d, _KNOWN_BooleanSetSessionConfigOptionRequest)
     o = _new(BooleanSetSessionConfigOptionRequest)
     o.session_id = f_session_id
     o.config_id = f_config_id
     o.meta = f_meta
     o.value = f_value
     return o
+
+
+_KNOWN_BooleanSetSessionConfigOptionRequest = frozenset(
+    ["type", "sessionId", "configId", "_meta", "value"]
+)
 
 
 def _encode_BooleanSetSessionConfigOptionRequest(
@@ -21067,11 +22662,16 @@ def _decode_PromptRequest(d: _Any, strict: bool) -> PromptRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_PromptRequest)
     o = _new(PromptRequest)
     o.session_id = f_session_id
     o.prompt = f_prompt
     o.meta = f_meta
     return o
+
+
+_KNOWN_PromptRequest = frozenset(["sessionId", "prompt", "_meta"])
 
 
 def _encode_PromptRequest(o: PromptRequest) -> dict[str, _Any]:
@@ -21111,10 +22711,15 @@ def _decode_ResultClientResponse(d: _Any, strict: bool) -> ResultClientResponse:
         except _ValidationError as error:
             raise error.at("result")
 
+    if strict:
+        _check_unknown(d, _KNOWN_ResultClientResponse)
     o = _new(ResultClientResponse)
     o.id = f_id
     o.result = f_result
     return o
+
+
+_KNOWN_ResultClientResponse = frozenset(["id", "result"])
 
 
 def _encode_ResultClientResponse(o: ResultClientResponse) -> dict[str, _Any]:
@@ -21174,10 +22779,15 @@ def _decode_ErrorClientResponse(d: _Any, strict: bool) -> ErrorClientResponse:
         except _ValidationError as error:
             raise error.at("error")
 
+    if strict:
+        _check_unknown(d, _KNOWN_ErrorClientResponse)
     o = _new(ErrorClientResponse)
     o.id = f_id
     o.error = f_error
     return o
+
+
+_KNOWN_ErrorClientResponse = frozenset(["id", "error"])
 
 
 def _encode_ErrorClientResponse(o: ErrorClientResponse) -> dict[str, _Any]:
@@ -21250,10 +22860,15 @@ def _decode_RequestPermissionResponse(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_RequestPermissionResponse)
     o = _new(RequestPermissionResponse)
     o.outcome = f_outcome
     o.meta = f_meta
     return o
+
+
+_KNOWN_RequestPermissionResponse = frozenset(["outcome", "_meta"])
 
 
 def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, _Any]:
@@ -21295,9 +22910,14 @@ def _read_CancelledRequestPermissionOutcome(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CancelledRequestPermissionOutcome)
     o = _new(CancelledRequestPermissionOutcome)
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelledRequestPermissionOutcome = frozenset(["outcome", "_meta"])
 
 
 def _encode_CancelledRequestPermissionOutcome(
@@ -21351,10 +22971,15 @@ def _read_SelectedRequestPermissionOutcome(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SelectedRequestPermissionOutcome)
     o = _new(SelectedRequestPermissionOutcome)
     o.option_id = f_option_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_SelectedRequestPermissionOutcome = frozenset(["outcome", "optionId", "_meta"])
 
 
 def _encode_SelectedRequestPermissionOutcome(
@@ -21460,9 +23085,14 @@ def _decode_CancelledPermissionOutcome(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CancelledPermissionOutcome)
     o = _new(CancelledPermissionOutcome)
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelledPermissionOutcome = frozenset(["_meta"])
 
 
 def _encode_CancelledPermissionOutcome(
@@ -21504,10 +23134,15 @@ def _decode_SelectedPermissionOutcome(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_SelectedPermissionOutcome)
     o = _new(SelectedPermissionOutcome)
     o.option_id = f_option_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_SelectedPermissionOutcome = frozenset(["optionId", "_meta"])
 
 
 def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str, _Any]:
@@ -21563,10 +23198,15 @@ def _read_AcceptCreateElicitationResponse(
         except _ValidationError as error:
             raise error.at("content")
 
+    if strict:
+        _check_unknown(d, _KNOWN_AcceptCreateElicitationResponse)
     o = _new(AcceptCreateElicitationResponse)
     o.meta = f_meta
     o.content = f_content
     return o
+
+
+_KNOWN_AcceptCreateElicitationResponse = frozenset(["action", "_meta", "content"])
 
 
 def _encode_AcceptCreateElicitationResponse(
@@ -21615,9 +23255,14 @@ def _read_DeclineCreateElicitationResponse(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_DeclineCreateElicitationResponse)
     o = _new(DeclineCreateElicitationResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_DeclineCreateElicitationResponse = frozenset(["action", "_meta"])
 
 
 def _encode_DeclineCreateElicitationResponse(
@@ -21661,9 +23306,14 @@ def _read_CancelCreateElicitationResponse(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CancelCreateElicitationResponse)
     o = _new(CancelCreateElicitationResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelCreateElicitationResponse = frozenset(["action", "_meta"])
 
 
 def _encode_CancelCreateElicitationResponse(
@@ -21810,9 +23460,14 @@ def _decode_ElicitationAcceptAction(d: _Any, strict: bool) -> ElicitationAcceptA
         except _ValidationError as error:
             raise error.at("content")
 
+    if strict:
+        _check_unknown(d, _KNOWN_ElicitationAcceptAction)
     o = _new(ElicitationAcceptAction)
     o.content = f_content
     return o
+
+
+_KNOWN_ElicitationAcceptAction = frozenset(["content"])
 
 
 def _encode_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, _Any]:
@@ -21852,10 +23507,15 @@ def _decode_ResultMessageMcpResponse(d: _Any, strict: bool) -> ResultMessageMcpR
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ResultMessageMcpResponse)
     o = _new(ResultMessageMcpResponse)
     o.result = f_result
     o.meta = f_meta
     return o
+
+
+_KNOWN_ResultMessageMcpResponse = frozenset(["result", "_meta"])
 
 
 def _encode_ResultMessageMcpResponse(o: ResultMessageMcpResponse) -> dict[str, _Any]:
@@ -21895,10 +23555,15 @@ def _decode_ErrorMessageMcpResponse(d: _Any, strict: bool) -> ErrorMessageMcpRes
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ErrorMessageMcpResponse)
     o = _new(ErrorMessageMcpResponse)
     o.error = f_error
     o.meta = f_meta
     return o
+
+
+_KNOWN_ErrorMessageMcpResponse = frozenset(["error", "_meta"])
 
 
 def _encode_ErrorMessageMcpResponse(o: ErrorMessageMcpResponse) -> dict[str, _Any]:
@@ -21978,11 +23643,16 @@ def _decode_McpError(d: _Any, strict: bool) -> McpError:
         except _ValidationError as error:
             raise error.at("data")
 
+    if strict:
+        _check_unknown(d, _KNOWN_McpError)
     o = _new(McpError)
     o.code = f_code
     o.message = f_message
     o.data = f_data
     return o
+
+
+_KNOWN_McpError = frozenset(["code", "message", "data"])
 
 
 def _encode_McpError(o: McpError) -> dict[str, _Any]:
@@ -22022,10 +23692,15 @@ def _decode_ClientNotification(d: _Any, strict: bool) -> ClientNotification:
         except _ValidationError as error:
             raise error.at("params")
 
+    if strict:
+        _check_unknown(d, _KNOWN_ClientNotification)
     o = _new(ClientNotification)
     o.method = f_method
     o.params = f_params
     return o
+
+
+_KNOWN_ClientNotification = frozenset(["method", "params"])
 
 
 def _encode_ClientNotification(o: ClientNotification) -> dict[str, _Any]:
@@ -22067,10 +23742,15 @@ def _decode_CancelSessionNotification(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CancelSessionNotification)
     o = _new(CancelSessionNotification)
     o.session_id = f_session_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelSessionNotification = frozenset(["sessionId", "_meta"])
 
 
 def _encode_CancelSessionNotification(o: CancelSessionNotification) -> dict[str, _Any]:
@@ -22140,6 +23820,8 @@ def _decode_MessageMcpNotification(d: _Any, strict: bool) -> MessageMcpNotificat
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_MessageMcpNotification)
     o = _new(MessageMcpNotification)
     o.server_id = f_server_id
     o.request_id = f_request_id
@@ -22147,6 +23829,11 @@ def _decode_MessageMcpNotification(d: _Any, strict: bool) -> MessageMcpNotificat
     o.params = f_params
     o.meta = f_meta
     return o
+
+
+_KNOWN_MessageMcpNotification = frozenset(
+    ["serverId", "requestId", "method", "params", "_meta"]
+)
 
 
 def _encode_MessageMcpNotification(o: MessageMcpNotification) -> dict[str, _Any]:
@@ -22193,10 +23880,15 @@ def _decode_CancelRequestNotification(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_CancelRequestNotification)
     o = _new(CancelRequestNotification)
     o.request_id = f_request_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelRequestNotification = frozenset(["requestId", "_meta"])
 
 
 def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, _Any]:
@@ -22243,11 +23935,16 @@ def _decode_ProxyRequest(d: _Any, strict: bool) -> ProxyRequest:
         except _ValidationError as error:
             raise error.at("params")
 
+    if strict:
+        _check_unknown(d, _KNOWN_ProxyRequest)
     o = _new(ProxyRequest)
     o.id = f_id
     o.method = f_method
     o.params = f_params
     return o
+
+
+_KNOWN_ProxyRequest = frozenset(["id", "method", "params"])
 
 
 def _encode_ProxyRequest(o: ProxyRequest) -> dict[str, _Any]:
@@ -22302,11 +23999,16 @@ def _decode_ProxySuccessorRequest(d: _Any, strict: bool) -> ProxySuccessorReques
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ProxySuccessorRequest)
     o = _new(ProxySuccessorRequest)
     o.method = f_method
     o.params = f_params
     o.meta = f_meta
     return o
+
+
+_KNOWN_ProxySuccessorRequest = frozenset(["method", "params", "_meta"])
 
 
 def _encode_ProxySuccessorRequest(o: ProxySuccessorRequest) -> dict[str, _Any]:
@@ -22348,10 +24050,15 @@ def _decode_ResultProxyResponse(d: _Any, strict: bool) -> ResultProxyResponse:
         except _ValidationError as error:
             raise error.at("result")
 
+    if strict:
+        _check_unknown(d, _KNOWN_ResultProxyResponse)
     o = _new(ResultProxyResponse)
     o.id = f_id
     o.result = f_result
     return o
+
+
+_KNOWN_ResultProxyResponse = frozenset(["id", "result"])
 
 
 def _encode_ResultProxyResponse(o: ResultProxyResponse) -> dict[str, _Any]:
@@ -22411,10 +24118,15 @@ def _decode_ErrorProxyResponse(d: _Any, strict: bool) -> ErrorProxyResponse:
         except _ValidationError as error:
             raise error.at("error")
 
+    if strict:
+        _check_unknown(d, _KNOWN_ErrorProxyResponse)
     o = _new(ErrorProxyResponse)
     o.id = f_id
     o.error = f_error
     return o
+
+
+_KNOWN_ErrorProxyResponse = frozenset(["id", "error"])
 
 
 def _encode_ErrorProxyResponse(o: ErrorProxyResponse) -> dict[str, _Any]:
@@ -22484,10 +24196,15 @@ def _decode_ProxyNotification(d: _Any, strict: bool) -> ProxyNotification:
         except _ValidationError as error:
             raise error.at("params")
 
+    if strict:
+        _check_unknown(d, _KNOWN_ProxyNotification)
     o = _new(ProxyNotification)
     o.method = f_method
     o.params = f_params
     return o
+
+
+_KNOWN_ProxyNotification = frozenset(["method", "params"])
 
 
 def _encode_ProxyNotification(o: ProxyNotification) -> dict[str, _Any]:
@@ -22539,11 +24256,16 @@ def _decode_ProxySuccessorNotification(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict:
+        _check_unknown(d, _KNOWN_ProxySuccessorNotification)
     o = _new(ProxySuccessorNotification)
     o.method = f_method
     o.params = f_params
     o.meta = f_meta
     return o
+
+
+_KNOWN_ProxySuccessorNotification = frozenset(["method", "params", "_meta"])
 
 
 def _encode_ProxySuccessorNotification(
