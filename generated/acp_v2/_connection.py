@@ -1095,10 +1095,8 @@ class Connection(Generic[H]):
         those have no JSON text (an id with a lone surrogate goes back
         escaped, as the peer sent it: see :func:`dump_message`). Always a
         JSON-RPC error: a refusal is never left unsent."""
-        text = error.message
-        bare = RpcError(
-            error.code, printable(text) if isinstance(text, str) else "Internal error"
-        )
+        # str(): a handler's RequestError may carry any message.
+        bare = RpcError(error.code, printable(str(error.message)))
         for attempt in (
             ErrorResponse(id, error),
             ErrorResponse(id, RpcError(error.code, error.message)),
