@@ -335,7 +335,7 @@ def _decode_AgentRequest(d: _Any, strict: bool) -> AgentRequest:
         except _ValidationError as error:
             raise error.at("params")
 
-    if strict:
+    if strict and not _KNOWN_AgentRequest.issuperset(d):
         _check_unknown(d, _KNOWN_AgentRequest)
     o = _new(AgentRequest)
     o.id = f_id
@@ -430,7 +430,7 @@ def _decode_WriteTextFileRequest(d: _Any, strict: bool) -> WriteTextFileRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_WriteTextFileRequest.issuperset(d):
         _check_unknown(d, _KNOWN_WriteTextFileRequest)
     o = _new(WriteTextFileRequest)
     o.session_id = f_session_id
@@ -540,7 +540,7 @@ def _decode_ReadTextFileRequest(d: _Any, strict: bool) -> ReadTextFileRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ReadTextFileRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ReadTextFileRequest)
     o = _new(ReadTextFileRequest)
     o.session_id = f_session_id
@@ -618,7 +618,7 @@ def _decode_RequestPermissionRequest(d: _Any, strict: bool) -> RequestPermission
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_RequestPermissionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_RequestPermissionRequest)
     o = _new(RequestPermissionRequest)
     o.session_id = f_session_id
@@ -806,7 +806,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCallUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallUpdate)
     o = _new(ToolCallUpdate)
     o.tool_call_id = f_tool_call_id
@@ -974,7 +974,7 @@ def _read_ContentToolCallContent(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ContentToolCallContent.issuperset(d):
         _check_unknown(d, _KNOWN_ContentToolCallContent)
     o = _new(ContentToolCallContent)
     o.content = f_content
@@ -1054,7 +1054,7 @@ def _read_DiffToolCallContent(d: _JsonObject, strict: bool) -> DiffToolCallConte
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_DiffToolCallContent.issuperset(d):
         _check_unknown(d, _KNOWN_DiffToolCallContent)
     o = _new(DiffToolCallContent)
     o.path = f_path
@@ -1119,7 +1119,7 @@ def _read_TerminalToolCallContent(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalToolCallContent.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalToolCallContent)
     o = _new(TerminalToolCallContent)
     o.terminal_id = f_terminal_id
@@ -1223,7 +1223,7 @@ def _read_TextContentBlock(d: _JsonObject, strict: bool) -> TextContentBlock:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TextContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_TextContentBlock)
     o = _new(TextContentBlock)
     o.annotations = f_annotations
@@ -1322,7 +1322,7 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ImageContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_ImageContentBlock)
     o = _new(ImageContentBlock)
     o.annotations = f_annotations
@@ -1416,7 +1416,7 @@ def _read_AudioContentBlock(d: _JsonObject, strict: bool) -> AudioContentBlock:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AudioContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_AudioContentBlock)
     o = _new(AudioContentBlock)
     o.annotations = f_annotations
@@ -1577,7 +1577,7 @@ def _read_ResourceLinkContentBlock(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ResourceLinkContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_ResourceLinkContentBlock)
     o = _new(ResourceLinkContentBlock)
     o.annotations = f_annotations
@@ -1683,7 +1683,7 @@ def _read_ResourceContentBlock(d: _JsonObject, strict: bool) -> ResourceContentB
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ResourceContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_ResourceContentBlock)
     o = _new(ResourceContentBlock)
     o.annotations = f_annotations
@@ -1815,7 +1815,7 @@ def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Annotations.issuperset(d):
         _check_unknown(d, _KNOWN_Annotations)
     o = _new(Annotations)
     o.audience = f_audience
@@ -1905,7 +1905,7 @@ def _decode_TextContent(d: _Any, strict: bool) -> TextContent:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TextContent.issuperset(d):
         _check_unknown(d, _KNOWN_TextContent)
     o = _new(TextContent)
     o.annotations = f_annotations
@@ -1995,7 +1995,7 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ImageContent.issuperset(d):
         _check_unknown(d, _KNOWN_ImageContent)
     o = _new(ImageContent)
     o.annotations = f_annotations
@@ -2078,7 +2078,7 @@ def _decode_AudioContent(d: _Any, strict: bool) -> AudioContent:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AudioContent.issuperset(d):
         _check_unknown(d, _KNOWN_AudioContent)
     o = _new(AudioContent)
     o.annotations = f_annotations
@@ -2226,7 +2226,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ResourceLink.issuperset(d):
         _check_unknown(d, _KNOWN_ResourceLink)
     o = _new(ResourceLink)
     o.annotations = f_annotations
@@ -2360,7 +2360,7 @@ def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TextResourceContents.issuperset(d):
         _check_unknown(d, _KNOWN_TextResourceContents)
     o = _new(TextResourceContents)
     o.mime_type = f_mime_type
@@ -2439,7 +2439,7 @@ def _decode_BlobResourceContents(d: _Any, strict: bool) -> BlobResourceContents:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_BlobResourceContents.issuperset(d):
         _check_unknown(d, _KNOWN_BlobResourceContents)
     o = _new(BlobResourceContents)
     o.blob = f_blob
@@ -2506,7 +2506,7 @@ def _decode_EmbeddedResource(d: _Any, strict: bool) -> EmbeddedResource:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_EmbeddedResource.issuperset(d):
         _check_unknown(d, _KNOWN_EmbeddedResource)
     o = _new(EmbeddedResource)
     o.annotations = f_annotations
@@ -2566,7 +2566,7 @@ def _decode_Content(d: _Any, strict: bool) -> Content:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Content.issuperset(d):
         _check_unknown(d, _KNOWN_Content)
     o = _new(Content)
     o.content = f_content
@@ -2637,7 +2637,7 @@ def _decode_Diff(d: _Any, strict: bool) -> Diff:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Diff.issuperset(d):
         _check_unknown(d, _KNOWN_Diff)
     o = _new(Diff)
     o.path = f_path
@@ -2695,7 +2695,7 @@ def _decode_Terminal(d: _Any, strict: bool) -> Terminal:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Terminal.issuperset(d):
         _check_unknown(d, _KNOWN_Terminal)
     o = _new(Terminal)
     o.terminal_id = f_terminal_id
@@ -2768,7 +2768,7 @@ def _decode_ToolCallLocation(d: _Any, strict: bool) -> ToolCallLocation:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCallLocation.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallLocation)
     o = _new(ToolCallLocation)
     o.path = f_path
@@ -2844,7 +2844,7 @@ def _decode_PermissionOption(d: _Any, strict: bool) -> PermissionOption:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PermissionOption.issuperset(d):
         _check_unknown(d, _KNOWN_PermissionOption)
     o = _new(PermissionOption)
     o.option_id = f_option_id
@@ -2989,7 +2989,7 @@ def _decode_CreateTerminalRequest(d: _Any, strict: bool) -> CreateTerminalReques
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CreateTerminalRequest.issuperset(d):
         _check_unknown(d, _KNOWN_CreateTerminalRequest)
     o = _new(CreateTerminalRequest)
     o.session_id = f_session_id
@@ -3067,7 +3067,7 @@ def _decode_EnvVariable(d: _Any, strict: bool) -> EnvVariable:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_EnvVariable.issuperset(d):
         _check_unknown(d, _KNOWN_EnvVariable)
     o = _new(EnvVariable)
     o.name = f_name
@@ -3127,7 +3127,7 @@ def _decode_TerminalOutputRequest(d: _Any, strict: bool) -> TerminalOutputReques
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalOutputRequest.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalOutputRequest)
     o = _new(TerminalOutputRequest)
     o.session_id = f_session_id
@@ -3187,7 +3187,7 @@ def _decode_ReleaseTerminalRequest(d: _Any, strict: bool) -> ReleaseTerminalRequ
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ReleaseTerminalRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ReleaseTerminalRequest)
     o = _new(ReleaseTerminalRequest)
     o.session_id = f_session_id
@@ -3249,7 +3249,7 @@ def _decode_WaitForTerminalExitRequest(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_WaitForTerminalExitRequest.issuperset(d):
         _check_unknown(d, _KNOWN_WaitForTerminalExitRequest)
     o = _new(WaitForTerminalExitRequest)
     o.session_id = f_session_id
@@ -3311,7 +3311,7 @@ def _decode_KillTerminalRequest(d: _Any, strict: bool) -> KillTerminalRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_KillTerminalRequest.issuperset(d):
         _check_unknown(d, _KNOWN_KillTerminalRequest)
     o = _new(KillTerminalRequest)
     o.session_id = f_session_id
@@ -3399,7 +3399,7 @@ def _read_FormCreateElicitationRequest(
         _first_match(d, strict, candidates_scope),
     )
 
-    if strict:
+    if strict and not _KNOWN_FormCreateElicitationRequest.issuperset(d):
         _check_unknown(d, _KNOWN_FormCreateElicitationRequest)
     o = _new(FormCreateElicitationRequest)
     o.message = f_message
@@ -3520,7 +3520,7 @@ def _read_UrlCreateElicitationRequest(
         _first_match(d, strict, candidates_scope),
     )
 
-    if strict:
+    if strict and not _KNOWN_UrlCreateElicitationRequest.issuperset(d):
         _check_unknown(d, _KNOWN_UrlCreateElicitationRequest)
     o = _new(UrlCreateElicitationRequest)
     o.message = f_message
@@ -3718,7 +3718,7 @@ def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSession
             _salvage(v)
             f_tool_call_id = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ElicitationSessionScope.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationSessionScope)
     o = _new(ElicitationSessionScope)
     o.session_id = f_session_id
@@ -3753,7 +3753,7 @@ def _decode_ElicitationRequestScope(d: _Any, strict: bool) -> ElicitationRequest
         except _ValidationError as error:
             raise error.at("requestId")
 
-    if strict:
+    if strict and not _KNOWN_ElicitationRequestScope.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationRequestScope)
     o = _new(ElicitationRequestScope)
     o.request_id = f_request_id
@@ -3858,7 +3858,7 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ElicitationSchema.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationSchema)
     o = _new(ElicitationSchema)
     o.type = f_type
@@ -4083,7 +4083,7 @@ def _read_StringElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_StringElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_StringElicitationPropertySchema)
     o = _new(StringElicitationPropertySchema)
     o.title = f_title
@@ -4275,7 +4275,7 @@ def _read_NumberElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_NumberElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_NumberElicitationPropertySchema)
     o = _new(NumberElicitationPropertySchema)
     o.title = f_title
@@ -4448,7 +4448,7 @@ def _read_IntegerElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_IntegerElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_IntegerElicitationPropertySchema)
     o = _new(IntegerElicitationPropertySchema)
     o.title = f_title
@@ -4564,7 +4564,7 @@ def _read_BooleanElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_BooleanElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_BooleanElicitationPropertySchema)
     o = _new(BooleanElicitationPropertySchema)
     o.title = f_title
@@ -4730,7 +4730,7 @@ def _read_ArrayElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ArrayElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_ArrayElicitationPropertySchema)
     o = _new(ArrayElicitationPropertySchema)
     o.title = f_title
@@ -4931,7 +4931,7 @@ def _decode_EnumOption(d: _Any, strict: bool) -> EnumOption:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_EnumOption.issuperset(d):
         _check_unknown(d, _KNOWN_EnumOption)
     o = _new(EnumOption)
     o.const = f_const
@@ -5114,7 +5114,7 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_StringPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_StringPropertySchema)
     o = _new(StringPropertySchema)
     o.title = f_title
@@ -5289,7 +5289,7 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_NumberPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_NumberPropertySchema)
     o = _new(NumberPropertySchema)
     o.title = f_title
@@ -5446,7 +5446,7 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_IntegerPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_IntegerPropertySchema)
     o = _new(IntegerPropertySchema)
     o.title = f_title
@@ -5546,7 +5546,7 @@ def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchem
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_BooleanPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_BooleanPropertySchema)
     o = _new(BooleanPropertySchema)
     o.title = f_title
@@ -5615,7 +5615,7 @@ def _read_MultiSelectItemsString(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_MultiSelectItemsString.issuperset(d):
         _check_unknown(d, _KNOWN_MultiSelectItemsString)
     o = _new(MultiSelectItemsString)
     o.enum = f_enum
@@ -5736,7 +5736,7 @@ def _decode_StringMultiSelectItems(d: _Any, strict: bool) -> StringMultiSelectIt
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_StringMultiSelectItems.issuperset(d):
         _check_unknown(d, _KNOWN_StringMultiSelectItems)
     o = _new(StringMultiSelectItems)
     o.enum = f_enum
@@ -5784,7 +5784,7 @@ def _decode_TitledMultiSelectItems(d: _Any, strict: bool) -> TitledMultiSelectIt
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TitledMultiSelectItems.issuperset(d):
         _check_unknown(d, _KNOWN_TitledMultiSelectItems)
     o = _new(TitledMultiSelectItems)
     o.any_of = f_any_of
@@ -5925,7 +5925,7 @@ def _decode_MultiSelectPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_MultiSelectPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_MultiSelectPropertySchema)
     o = _new(MultiSelectPropertySchema)
     o.title = f_title
@@ -5998,7 +5998,7 @@ def _decode_ElicitationFormMode(d: _Any, strict: bool) -> ElicitationFormMode:
         _first_match(d, strict, candidates_scope),
     )
 
-    if strict:
+    if strict and not _KNOWN_ElicitationFormMode.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationFormMode)
     o = _new(ElicitationFormMode)
     o.requested_schema = f_requested_schema
@@ -6071,7 +6071,7 @@ def _decode_ElicitationUrlMode(d: _Any, strict: bool) -> ElicitationUrlMode:
         _first_match(d, strict, candidates_scope),
     )
 
-    if strict:
+    if strict and not _KNOWN_ElicitationUrlMode.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationUrlMode)
     o = _new(ElicitationUrlMode)
     o.elicitation_id = f_elicitation_id
@@ -6132,7 +6132,7 @@ def _decode_ResultAgentResponse(d: _Any, strict: bool) -> ResultAgentResponse:
         except _ValidationError as error:
             raise error.at("result")
 
-    if strict:
+    if strict and not _KNOWN_ResultAgentResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ResultAgentResponse)
     o = _new(ResultAgentResponse)
     o.id = f_id
@@ -6175,7 +6175,7 @@ def _decode_ErrorAgentResponse(d: _Any, strict: bool) -> ErrorAgentResponse:
         except _ValidationError as error:
             raise error.at("error")
 
-    if strict:
+    if strict and not _KNOWN_ErrorAgentResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ErrorAgentResponse)
     o = _new(ErrorAgentResponse)
     o.id = f_id
@@ -6313,7 +6313,7 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_InitializeResponse.issuperset(d):
         _check_unknown(d, _KNOWN_InitializeResponse)
     o = _new(InitializeResponse)
     o.protocol_version = f_protocol_version
@@ -6446,7 +6446,7 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AgentCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_AgentCapabilities)
     o = _new(AgentCapabilities)
     o.load_session = f_load_session
@@ -6540,7 +6540,7 @@ def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PromptCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_PromptCapabilities)
     o = _new(PromptCapabilities)
     o.image = f_image
@@ -6608,7 +6608,7 @@ def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_McpCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_McpCapabilities)
     o = _new(McpCapabilities)
     o.http = f_http
@@ -6721,7 +6721,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionCapabilities)
     o = _new(SessionCapabilities)
     o.list = f_list
@@ -6790,7 +6790,7 @@ def _decode_SessionListCapabilities(d: _Any, strict: bool) -> SessionListCapabil
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionListCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionListCapabilities)
     o = _new(SessionListCapabilities)
     o.meta = f_meta
@@ -6827,7 +6827,7 @@ def _decode_SessionDeleteCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionDeleteCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionDeleteCapabilities)
     o = _new(SessionDeleteCapabilities)
     o.meta = f_meta
@@ -6864,7 +6864,7 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionAdditionalDirectoriesCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionAdditionalDirectoriesCapabilities)
     o = _new(SessionAdditionalDirectoriesCapabilities)
     o.meta = f_meta
@@ -6903,7 +6903,7 @@ def _decode_SessionResumeCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionResumeCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionResumeCapabilities)
     o = _new(SessionResumeCapabilities)
     o.meta = f_meta
@@ -6938,7 +6938,7 @@ def _decode_SessionCloseCapabilities(d: _Any, strict: bool) -> SessionCloseCapab
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionCloseCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionCloseCapabilities)
     o = _new(SessionCloseCapabilities)
     o.meta = f_meta
@@ -6986,7 +6986,7 @@ def _decode_AgentAuthCapabilities(d: _Any, strict: bool) -> AgentAuthCapabilitie
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AgentAuthCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_AgentAuthCapabilities)
     o = _new(AgentAuthCapabilities)
     o.logout = f_logout
@@ -7025,7 +7025,7 @@ def _decode_LogoutCapabilities(d: _Any, strict: bool) -> LogoutCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_LogoutCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_LogoutCapabilities)
     o = _new(LogoutCapabilities)
     o.meta = f_meta
@@ -7131,7 +7131,7 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalAuthMethod.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalAuthMethod)
     o = _new(TerminalAuthMethod)
     o.id = f_id
@@ -7287,7 +7287,7 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AuthMethodTerminal.issuperset(d):
         _check_unknown(d, _KNOWN_AuthMethodTerminal)
     o = _new(AuthMethodTerminal)
     o.id = f_id
@@ -7376,7 +7376,7 @@ def _decode_AuthMethodAgent(d: _Any, strict: bool) -> AuthMethodAgent:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AuthMethodAgent.issuperset(d):
         _check_unknown(d, _KNOWN_AuthMethodAgent)
     o = _new(AuthMethodAgent)
     o.id = f_id
@@ -7453,7 +7453,7 @@ def _decode_Implementation(d: _Any, strict: bool) -> Implementation:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Implementation.issuperset(d):
         _check_unknown(d, _KNOWN_Implementation)
     o = _new(Implementation)
     o.name = f_name
@@ -7497,7 +7497,7 @@ def _decode_AuthenticateResponse(d: _Any, strict: bool) -> AuthenticateResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AuthenticateResponse.issuperset(d):
         _check_unknown(d, _KNOWN_AuthenticateResponse)
     o = _new(AuthenticateResponse)
     o.meta = f_meta
@@ -7532,7 +7532,7 @@ def _decode_LogoutResponse(d: _Any, strict: bool) -> LogoutResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_LogoutResponse.issuperset(d):
         _check_unknown(d, _KNOWN_LogoutResponse)
     o = _new(LogoutResponse)
     o.meta = f_meta
@@ -7613,7 +7613,7 @@ def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_NewSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_NewSessionResponse)
     o = _new(NewSessionResponse)
     o.session_id = f_session_id
@@ -7686,7 +7686,7 @@ def _decode_SessionModeState(d: _Any, strict: bool) -> SessionModeState:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionModeState.issuperset(d):
         _check_unknown(d, _KNOWN_SessionModeState)
     o = _new(SessionModeState)
     o.current_mode_id = f_current_mode_id
@@ -7765,7 +7765,7 @@ def _decode_SessionMode(d: _Any, strict: bool) -> SessionMode:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionMode.issuperset(d):
         _check_unknown(d, _KNOWN_SessionMode)
     o = _new(SessionMode)
     o.id = f_id
@@ -7897,7 +7897,7 @@ def _read_SelectSessionConfigOption(
         except _ValidationError as error:
             raise error.at("options")
 
-    if strict:
+    if strict and not _KNOWN_SelectSessionConfigOption.issuperset(d):
         _check_unknown(d, _KNOWN_SelectSessionConfigOption)
     o = _new(SelectSessionConfigOption)
     o.id = f_id
@@ -8047,7 +8047,7 @@ def _read_BooleanSessionConfigOption(
         except _ValidationError as error:
             raise error.at("currentValue")
 
-    if strict:
+    if strict and not _KNOWN_BooleanSessionConfigOption.issuperset(d):
         _check_unknown(d, _KNOWN_BooleanSessionConfigOption)
     o = _new(BooleanSessionConfigOption)
     o.id = f_id
@@ -8227,7 +8227,7 @@ def _decode_SessionConfigSelectOption(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionConfigSelectOption.issuperset(d):
         _check_unknown(d, _KNOWN_SessionConfigSelectOption)
     o = _new(SessionConfigSelectOption)
     o.value = f_value
@@ -8306,7 +8306,7 @@ def _decode_SessionConfigSelectGroup(d: _Any, strict: bool) -> SessionConfigSele
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionConfigSelectGroup.issuperset(d):
         _check_unknown(d, _KNOWN_SessionConfigSelectGroup)
     o = _new(SessionConfigSelectGroup)
     o.group = f_group
@@ -8359,7 +8359,7 @@ def _decode_SessionConfigSelect(d: _Any, strict: bool) -> SessionConfigSelect:
         except _ValidationError as error:
             raise error.at("options")
 
-    if strict:
+    if strict and not _KNOWN_SessionConfigSelect.issuperset(d):
         _check_unknown(d, _KNOWN_SessionConfigSelect)
     o = _new(SessionConfigSelect)
     o.current_value = f_current_value
@@ -8392,7 +8392,7 @@ def _decode_SessionConfigBoolean(d: _Any, strict: bool) -> SessionConfigBoolean:
         except _ValidationError as error:
             raise error.at("currentValue")
 
-    if strict:
+    if strict and not _KNOWN_SessionConfigBoolean.issuperset(d):
         _check_unknown(d, _KNOWN_SessionConfigBoolean)
     o = _new(SessionConfigBoolean)
     o.current_value = f_current_value
@@ -8462,7 +8462,7 @@ def _decode_LoadSessionResponse(d: _Any, strict: bool) -> LoadSessionResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_LoadSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_LoadSessionResponse)
     o = _new(LoadSessionResponse)
     o.modes = f_modes
@@ -8537,7 +8537,7 @@ def _decode_ListSessionsResponse(d: _Any, strict: bool) -> ListSessionsResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ListSessionsResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ListSessionsResponse)
     o = _new(ListSessionsResponse)
     o.sessions = f_sessions
@@ -8642,7 +8642,7 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionInfo.issuperset(d):
         _check_unknown(d, _KNOWN_SessionInfo)
     o = _new(SessionInfo)
     o.session_id = f_session_id
@@ -8696,7 +8696,7 @@ def _decode_DeleteSessionResponse(d: _Any, strict: bool) -> DeleteSessionRespons
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_DeleteSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_DeleteSessionResponse)
     o = _new(DeleteSessionResponse)
     o.meta = f_meta
@@ -8767,7 +8767,7 @@ def _decode_ResumeSessionResponse(d: _Any, strict: bool) -> ResumeSessionRespons
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ResumeSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ResumeSessionResponse)
     o = _new(ResumeSessionResponse)
     o.modes = f_modes
@@ -8814,7 +8814,7 @@ def _decode_CloseSessionResponse(d: _Any, strict: bool) -> CloseSessionResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CloseSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_CloseSessionResponse)
     o = _new(CloseSessionResponse)
     o.meta = f_meta
@@ -8849,7 +8849,7 @@ def _decode_SetSessionModeResponse(d: _Any, strict: bool) -> SetSessionModeRespo
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SetSessionModeResponse.issuperset(d):
         _check_unknown(d, _KNOWN_SetSessionModeResponse)
     o = _new(SetSessionModeResponse)
     o.meta = f_meta
@@ -8905,7 +8905,7 @@ def _decode_SetSessionConfigOptionResponse(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SetSessionConfigOptionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_SetSessionConfigOptionResponse)
     o = _new(SetSessionConfigOptionResponse)
     o.config_options = f_config_options
@@ -8959,7 +8959,7 @@ def _decode_PromptResponse(d: _Any, strict: bool) -> PromptResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PromptResponse.issuperset(d):
         _check_unknown(d, _KNOWN_PromptResponse)
     o = _new(PromptResponse)
     o.stop_reason = f_stop_reason
@@ -9048,7 +9048,7 @@ def _decode_Error(d: _Any, strict: bool) -> Error:
             _salvage(v)
             f_data = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Error.issuperset(d):
         _check_unknown(d, _KNOWN_Error)
     o = _new(Error)
     o.code = f_code
@@ -9112,7 +9112,7 @@ def _decode_AgentNotification(d: _Any, strict: bool) -> AgentNotification:
         except _ValidationError as error:
             raise error.at("params")
 
-    if strict:
+    if strict and not _KNOWN_AgentNotification.issuperset(d):
         _check_unknown(d, _KNOWN_AgentNotification)
     o = _new(AgentNotification)
     o.method = f_method
@@ -9176,7 +9176,7 @@ def _decode_SessionNotification(d: _Any, strict: bool) -> SessionNotification:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionNotification.issuperset(d):
         _check_unknown(d, _KNOWN_SessionNotification)
     o = _new(SessionNotification)
     o.session_id = f_session_id
@@ -9259,7 +9259,7 @@ def _read_UserMessageChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_UserMessageChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UserMessageChunkSessionUpdate)
     o = _new(UserMessageChunkSessionUpdate)
     o.content = f_content
@@ -9349,7 +9349,7 @@ def _read_AgentMessageChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AgentMessageChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AgentMessageChunkSessionUpdate)
     o = _new(AgentMessageChunkSessionUpdate)
     o.content = f_content
@@ -9439,7 +9439,7 @@ def _read_AgentThoughtChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AgentThoughtChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AgentThoughtChunkSessionUpdate)
     o = _new(AgentThoughtChunkSessionUpdate)
     o.content = f_content
@@ -9615,7 +9615,7 @@ def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSession
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCallSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallSessionUpdate)
     o = _new(ToolCallSessionUpdate)
     o.tool_call_id = f_tool_call_id
@@ -9854,7 +9854,7 @@ def _read_ToolCallUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCallUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallUpdateSessionUpdate)
     o = _new(ToolCallUpdateSessionUpdate)
     o.tool_call_id = f_tool_call_id
@@ -9978,7 +9978,7 @@ def _read_PlanSessionUpdate(d: _JsonObject, strict: bool) -> PlanSessionUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PlanSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_PlanSessionUpdate)
     o = _new(PlanSessionUpdate)
     o.entries = f_entries
@@ -10044,7 +10044,7 @@ def _read_AvailableCommandsUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AvailableCommandsUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AvailableCommandsUpdateSessionUpdate)
     o = _new(AvailableCommandsUpdateSessionUpdate)
     o.available_commands = f_available_commands
@@ -10111,7 +10111,7 @@ def _read_CurrentModeUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CurrentModeUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CurrentModeUpdateSessionUpdate)
     o = _new(CurrentModeUpdateSessionUpdate)
     o.current_mode_id = f_current_mode_id
@@ -10185,7 +10185,7 @@ def _read_ConfigOptionUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ConfigOptionUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ConfigOptionUpdateSessionUpdate)
     o = _new(ConfigOptionUpdateSessionUpdate)
     o.config_options = f_config_options
@@ -10268,7 +10268,7 @@ def _read_SessionInfoUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionInfoUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SessionInfoUpdateSessionUpdate)
     o = _new(SessionInfoUpdateSessionUpdate)
     o.title = f_title
@@ -10376,7 +10376,7 @@ def _read_UsageUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_UsageUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UsageUpdateSessionUpdate)
     o = _new(UsageUpdateSessionUpdate)
     o.used = f_used
@@ -10472,7 +10472,7 @@ def _read_NoticeSessionUpdate(d: _JsonObject, strict: bool) -> NoticeSessionUpda
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_NoticeSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_NoticeSessionUpdate)
     o = _new(NoticeSessionUpdate)
     o.severity = f_severity
@@ -10589,7 +10589,7 @@ def _read_CompactionUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CompactionUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionUpdateSessionUpdate)
     o = _new(CompactionUpdateSessionUpdate)
     o.compaction_id = f_compaction_id
@@ -10684,7 +10684,7 @@ def _read_CompactionSummaryChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CompactionSummaryChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionSummaryChunkSessionUpdate)
     o = _new(CompactionSummaryChunkSessionUpdate)
     o.compaction_id = f_compaction_id
@@ -10810,7 +10810,7 @@ def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ContentChunk.issuperset(d):
         _check_unknown(d, _KNOWN_ContentChunk)
     o = _new(ContentChunk)
     o.content = f_content
@@ -10973,7 +10973,7 @@ def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCall.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCall)
     o = _new(ToolCall)
     o.tool_call_id = f_tool_call_id
@@ -11092,7 +11092,7 @@ def _decode_PlanEntry(d: _Any, strict: bool) -> PlanEntry:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PlanEntry.issuperset(d):
         _check_unknown(d, _KNOWN_PlanEntry)
     o = _new(PlanEntry)
     o.content = f_content
@@ -11185,7 +11185,7 @@ def _decode_Plan(d: _Any, strict: bool) -> Plan:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Plan.issuperset(d):
         _check_unknown(d, _KNOWN_Plan)
     o = _new(Plan)
     o.entries = f_entries
@@ -11256,7 +11256,7 @@ def _decode_AvailableCommand(d: _Any, strict: bool) -> AvailableCommand:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AvailableCommand.issuperset(d):
         _check_unknown(d, _KNOWN_AvailableCommand)
     o = _new(AvailableCommand)
     o.name = f_name
@@ -11337,7 +11337,7 @@ def _decode_UnstructuredCommandInput(d: _Any, strict: bool) -> UnstructuredComma
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_UnstructuredCommandInput.issuperset(d):
         _check_unknown(d, _KNOWN_UnstructuredCommandInput)
     o = _new(UnstructuredCommandInput)
     o.hint = f_hint
@@ -11390,7 +11390,7 @@ def _decode_AvailableCommandsUpdate(d: _Any, strict: bool) -> AvailableCommandsU
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AvailableCommandsUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AvailableCommandsUpdate)
     o = _new(AvailableCommandsUpdate)
     o.available_commands = f_available_commands
@@ -11440,7 +11440,7 @@ def _decode_CurrentModeUpdate(d: _Any, strict: bool) -> CurrentModeUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CurrentModeUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CurrentModeUpdate)
     o = _new(CurrentModeUpdate)
     o.current_mode_id = f_current_mode_id
@@ -11497,7 +11497,7 @@ def _decode_ConfigOptionUpdate(d: _Any, strict: bool) -> ConfigOptionUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ConfigOptionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ConfigOptionUpdate)
     o = _new(ConfigOptionUpdate)
     o.config_options = f_config_options
@@ -11563,7 +11563,7 @@ def _decode_SessionInfoUpdate(d: _Any, strict: bool) -> SessionInfoUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionInfoUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SessionInfoUpdate)
     o = _new(SessionInfoUpdate)
     o.title = f_title
@@ -11630,7 +11630,7 @@ def _decode_Cost(d: _Any, strict: bool) -> Cost:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Cost.issuperset(d):
         _check_unknown(d, _KNOWN_Cost)
     o = _new(Cost)
     o.amount = f_amount
@@ -11719,7 +11719,7 @@ def _decode_UsageUpdate(d: _Any, strict: bool) -> UsageUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_UsageUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UsageUpdate)
     o = _new(UsageUpdate)
     o.used = f_used
@@ -11822,7 +11822,7 @@ def _decode_Notice(d: _Any, strict: bool) -> Notice:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Notice.issuperset(d):
         _check_unknown(d, _KNOWN_Notice)
     o = _new(Notice)
     o.severity = f_severity
@@ -11946,7 +11946,7 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CompactionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionUpdate)
     o = _new(CompactionUpdate)
     o.compaction_id = f_compaction_id
@@ -12026,7 +12026,7 @@ def _decode_CompactionSummaryChunk(d: _Any, strict: bool) -> CompactionSummaryCh
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CompactionSummaryChunk.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionSummaryChunk)
     o = _new(CompactionSummaryChunk)
     o.compaction_id = f_compaction_id
@@ -12078,7 +12078,7 @@ def _decode_CompleteElicitationNotification(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CompleteElicitationNotification.issuperset(d):
         _check_unknown(d, _KNOWN_CompleteElicitationNotification)
     o = _new(CompleteElicitationNotification)
     o.elicitation_id = f_elicitation_id
@@ -12139,7 +12139,7 @@ def _decode_ClientRequest(d: _Any, strict: bool) -> ClientRequest:
         except _ValidationError as error:
             raise error.at("params")
 
-    if strict:
+    if strict and not _KNOWN_ClientRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ClientRequest)
     o = _new(ClientRequest)
     o.id = f_id
@@ -12235,7 +12235,7 @@ def _decode_InitializeRequest(d: _Any, strict: bool) -> InitializeRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_InitializeRequest.issuperset(d):
         _check_unknown(d, _KNOWN_InitializeRequest)
     o = _new(InitializeRequest)
     o.protocol_version = f_protocol_version
@@ -12362,7 +12362,7 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ClientCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ClientCapabilities)
     o = _new(ClientCapabilities)
     o.fs = f_fs
@@ -12446,7 +12446,7 @@ def _decode_FileSystemCapabilities(d: _Any, strict: bool) -> FileSystemCapabilit
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_FileSystemCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_FileSystemCapabilities)
     o = _new(FileSystemCapabilities)
     o.read_text_file = f_read_text_file
@@ -12533,7 +12533,7 @@ def _decode_ClientSessionCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ClientSessionCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ClientSessionCapabilities)
     o = _new(ClientSessionCapabilities)
     o.compaction = f_compaction
@@ -12609,7 +12609,7 @@ def _decode_SessionConfigOptionsCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionConfigOptionsCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionConfigOptionsCapabilities)
     o = _new(SessionConfigOptionsCapabilities)
     o.boolean = f_boolean
@@ -12656,7 +12656,7 @@ def _decode_BooleanConfigOptionCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_BooleanConfigOptionCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_BooleanConfigOptionCapabilities)
     o = _new(BooleanConfigOptionCapabilities)
     o.meta = f_meta
@@ -12710,7 +12710,7 @@ def _decode_AuthCapabilities(d: _Any, strict: bool) -> AuthCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AuthCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_AuthCapabilities)
     o = _new(AuthCapabilities)
     o.terminal = f_terminal
@@ -12776,7 +12776,7 @@ def _decode_ElicitationCapabilities(d: _Any, strict: bool) -> ElicitationCapabil
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ElicitationCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationCapabilities)
     o = _new(ElicitationCapabilities)
     o.form = f_form
@@ -12823,7 +12823,7 @@ def _decode_ElicitationFormCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ElicitationFormCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationFormCapabilities)
     o = _new(ElicitationFormCapabilities)
     o.meta = f_meta
@@ -12862,7 +12862,7 @@ def _decode_ElicitationUrlCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ElicitationUrlCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationUrlCapabilities)
     o = _new(ElicitationUrlCapabilities)
     o.meta = f_meta
@@ -12909,7 +12909,7 @@ def _decode_AuthenticateRequest(d: _Any, strict: bool) -> AuthenticateRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AuthenticateRequest.issuperset(d):
         _check_unknown(d, _KNOWN_AuthenticateRequest)
     o = _new(AuthenticateRequest)
     o.method_id = f_method_id
@@ -12947,7 +12947,7 @@ def _decode_LogoutRequest(d: _Any, strict: bool) -> LogoutRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_LogoutRequest.issuperset(d):
         _check_unknown(d, _KNOWN_LogoutRequest)
     o = _new(LogoutRequest)
     o.meta = f_meta
@@ -13018,7 +13018,7 @@ def _decode_NewSessionRequest(d: _Any, strict: bool) -> NewSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_NewSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_NewSessionRequest)
     o = _new(NewSessionRequest)
     o.cwd = f_cwd
@@ -13104,7 +13104,7 @@ def _read_HttpMcpServer(d: _JsonObject, strict: bool) -> HttpMcpServer:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_HttpMcpServer.issuperset(d):
         _check_unknown(d, _KNOWN_HttpMcpServer)
     o = _new(HttpMcpServer)
     o.name = f_name
@@ -13187,7 +13187,7 @@ def _read_SseMcpServer(d: _JsonObject, strict: bool) -> SseMcpServer:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SseMcpServer.issuperset(d):
         _check_unknown(d, _KNOWN_SseMcpServer)
     o = _new(SseMcpServer)
     o.name = f_name
@@ -13285,7 +13285,7 @@ def _decode_HttpHeader(d: _Any, strict: bool) -> HttpHeader:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_HttpHeader.issuperset(d):
         _check_unknown(d, _KNOWN_HttpHeader)
     o = _new(HttpHeader)
     o.name = f_name
@@ -13357,7 +13357,7 @@ def _decode_McpServerHttp(d: _Any, strict: bool) -> McpServerHttp:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_McpServerHttp.issuperset(d):
         _check_unknown(d, _KNOWN_McpServerHttp)
     o = _new(McpServerHttp)
     o.name = f_name
@@ -13431,7 +13431,7 @@ def _decode_McpServerSse(d: _Any, strict: bool) -> McpServerSse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_McpServerSse.issuperset(d):
         _check_unknown(d, _KNOWN_McpServerSse)
     o = _new(McpServerSse)
     o.name = f_name
@@ -13519,7 +13519,7 @@ def _decode_McpServerStdio(d: _Any, strict: bool) -> McpServerStdio:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_McpServerStdio.issuperset(d):
         _check_unknown(d, _KNOWN_McpServerStdio)
     o = _new(McpServerStdio)
     o.name = f_name
@@ -13609,7 +13609,7 @@ def _decode_LoadSessionRequest(d: _Any, strict: bool) -> LoadSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_LoadSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_LoadSessionRequest)
     o = _new(LoadSessionRequest)
     o.mcp_servers = f_mcp_servers
@@ -13677,7 +13677,7 @@ def _decode_ListSessionsRequest(d: _Any, strict: bool) -> ListSessionsRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ListSessionsRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ListSessionsRequest)
     o = _new(ListSessionsRequest)
     o.cwd = f_cwd
@@ -13730,7 +13730,7 @@ def _decode_DeleteSessionRequest(d: _Any, strict: bool) -> DeleteSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_DeleteSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_DeleteSessionRequest)
     o = _new(DeleteSessionRequest)
     o.session_id = f_session_id
@@ -13814,7 +13814,7 @@ def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ResumeSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ResumeSessionRequest)
     o = _new(ResumeSessionRequest)
     o.session_id = f_session_id
@@ -13874,7 +13874,7 @@ def _decode_CloseSessionRequest(d: _Any, strict: bool) -> CloseSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CloseSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_CloseSessionRequest)
     o = _new(CloseSessionRequest)
     o.session_id = f_session_id
@@ -13932,7 +13932,7 @@ def _decode_SetSessionModeRequest(d: _Any, strict: bool) -> SetSessionModeReques
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SetSessionModeRequest.issuperset(d):
         _check_unknown(d, _KNOWN_SetSessionModeRequest)
     o = _new(SetSessionModeRequest)
     o.session_id = f_session_id
@@ -14014,7 +14014,7 @@ def _read_BooleanSetSessionConfigOptionRequest(
         except _ValidationError as error:
             raise error.at("value")
 
-    if strict:
+    if strict and not _KNOWN_BooleanSetSessionConfigOptionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_BooleanSetSessionConfigOptionRequest)
     o = _new(BooleanSetSessionConfigOptionRequest)
     o.session_id = f_session_id
@@ -14093,7 +14093,7 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
         except _ValidationError as error:
             raise error.at("value")
 
-    if strict:
+    if strict and not _KNOWN_ValueIdSetSessionConfigOptionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ValueIdSetSessionConfigOptionRequest)
     o = _new(ValueIdSetSessionConfigOptionRequest)
     o.session_id = f_session_id
@@ -14191,7 +14191,7 @@ def _decode_PromptRequest(d: _Any, strict: bool) -> PromptRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PromptRequest.issuperset(d):
         _check_unknown(d, _KNOWN_PromptRequest)
     o = _new(PromptRequest)
     o.session_id = f_session_id
@@ -14240,7 +14240,7 @@ def _decode_ResultClientResponse(d: _Any, strict: bool) -> ResultClientResponse:
         except _ValidationError as error:
             raise error.at("result")
 
-    if strict:
+    if strict and not _KNOWN_ResultClientResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ResultClientResponse)
     o = _new(ResultClientResponse)
     o.id = f_id
@@ -14283,7 +14283,7 @@ def _decode_ErrorClientResponse(d: _Any, strict: bool) -> ErrorClientResponse:
         except _ValidationError as error:
             raise error.at("error")
 
-    if strict:
+    if strict and not _KNOWN_ErrorClientResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ErrorClientResponse)
     o = _new(ErrorClientResponse)
     o.id = f_id
@@ -14344,7 +14344,7 @@ def _decode_WriteTextFileResponse(d: _Any, strict: bool) -> WriteTextFileRespons
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_WriteTextFileResponse.issuperset(d):
         _check_unknown(d, _KNOWN_WriteTextFileResponse)
     o = _new(WriteTextFileResponse)
     o.meta = f_meta
@@ -14389,7 +14389,7 @@ def _decode_ReadTextFileResponse(d: _Any, strict: bool) -> ReadTextFileResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ReadTextFileResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ReadTextFileResponse)
     o = _new(ReadTextFileResponse)
     o.content = f_content
@@ -14447,7 +14447,7 @@ def _decode_RequestPermissionResponse(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_RequestPermissionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_RequestPermissionResponse)
     o = _new(RequestPermissionResponse)
     o.outcome = f_outcome
@@ -14484,7 +14484,7 @@ def _read_CancelledRequestPermissionOutcome(
 ) -> CancelledRequestPermissionOutcome:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    if strict:
+    if strict and not _KNOWN_CancelledRequestPermissionOutcome.issuperset(d):
         _check_unknown(d, _KNOWN_CancelledRequestPermissionOutcome)
     o = _new(CancelledRequestPermissionOutcome)
     return o
@@ -14541,7 +14541,7 @@ def _read_SelectedRequestPermissionOutcome(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SelectedRequestPermissionOutcome.issuperset(d):
         _check_unknown(d, _KNOWN_SelectedRequestPermissionOutcome)
     o = _new(SelectedRequestPermissionOutcome)
     o.option_id = f_option_id
@@ -14625,7 +14625,7 @@ def _decode_SelectedPermissionOutcome(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SelectedPermissionOutcome.issuperset(d):
         _check_unknown(d, _KNOWN_SelectedPermissionOutcome)
     o = _new(SelectedPermissionOutcome)
     o.option_id = f_option_id
@@ -14673,7 +14673,7 @@ def _decode_CreateTerminalResponse(d: _Any, strict: bool) -> CreateTerminalRespo
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CreateTerminalResponse.issuperset(d):
         _check_unknown(d, _KNOWN_CreateTerminalResponse)
     o = _new(CreateTerminalResponse)
     o.terminal_id = f_terminal_id
@@ -14744,7 +14744,7 @@ def _decode_TerminalOutputResponse(d: _Any, strict: bool) -> TerminalOutputRespo
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalOutputResponse.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalOutputResponse)
     o = _new(TerminalOutputResponse)
     o.output = f_output
@@ -14830,7 +14830,7 @@ def _decode_TerminalExitStatus(d: _Any, strict: bool) -> TerminalExitStatus:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalExitStatus.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalExitStatus)
     o = _new(TerminalExitStatus)
     o.exit_code = f_exit_code
@@ -14873,7 +14873,7 @@ def _decode_ReleaseTerminalResponse(d: _Any, strict: bool) -> ReleaseTerminalRes
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ReleaseTerminalResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ReleaseTerminalResponse)
     o = _new(ReleaseTerminalResponse)
     o.meta = f_meta
@@ -14948,7 +14948,7 @@ def _decode_WaitForTerminalExitResponse(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_WaitForTerminalExitResponse.issuperset(d):
         _check_unknown(d, _KNOWN_WaitForTerminalExitResponse)
     o = _new(WaitForTerminalExitResponse)
     o.exit_code = f_exit_code
@@ -14993,7 +14993,7 @@ def _decode_KillTerminalResponse(d: _Any, strict: bool) -> KillTerminalResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_KillTerminalResponse.issuperset(d):
         _check_unknown(d, _KNOWN_KillTerminalResponse)
     o = _new(KillTerminalResponse)
     o.meta = f_meta
@@ -15054,7 +15054,7 @@ def _read_AcceptCreateElicitationResponse(
         except _ValidationError as error:
             raise error.at("content")
 
-    if strict:
+    if strict and not _KNOWN_AcceptCreateElicitationResponse.issuperset(d):
         _check_unknown(d, _KNOWN_AcceptCreateElicitationResponse)
     o = _new(AcceptCreateElicitationResponse)
     o.meta = f_meta
@@ -15111,7 +15111,7 @@ def _read_DeclineCreateElicitationResponse(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_DeclineCreateElicitationResponse.issuperset(d):
         _check_unknown(d, _KNOWN_DeclineCreateElicitationResponse)
     o = _new(DeclineCreateElicitationResponse)
     o.meta = f_meta
@@ -15162,7 +15162,7 @@ def _read_CancelCreateElicitationResponse(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CancelCreateElicitationResponse.issuperset(d):
         _check_unknown(d, _KNOWN_CancelCreateElicitationResponse)
     o = _new(CancelCreateElicitationResponse)
     o.meta = f_meta
@@ -15316,7 +15316,7 @@ def _decode_ElicitationAcceptAction(d: _Any, strict: bool) -> ElicitationAcceptA
         except _ValidationError as error:
             raise error.at("content")
 
-    if strict:
+    if strict and not _KNOWN_ElicitationAcceptAction.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationAcceptAction)
     o = _new(ElicitationAcceptAction)
     o.content = f_content
@@ -15362,7 +15362,7 @@ def _decode_ClientNotification(d: _Any, strict: bool) -> ClientNotification:
         except _ValidationError as error:
             raise error.at("params")
 
-    if strict:
+    if strict and not _KNOWN_ClientNotification.issuperset(d):
         _check_unknown(d, _KNOWN_ClientNotification)
     o = _new(ClientNotification)
     o.method = f_method
@@ -15410,7 +15410,7 @@ def _decode_CancelNotification(d: _Any, strict: bool) -> CancelNotification:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CancelNotification.issuperset(d):
         _check_unknown(d, _KNOWN_CancelNotification)
     o = _new(CancelNotification)
     o.session_id = f_session_id
@@ -15460,7 +15460,7 @@ def _decode_CancelRequestNotification(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CancelRequestNotification.issuperset(d):
         _check_unknown(d, _KNOWN_CancelRequestNotification)
     o = _new(CancelRequestNotification)
     o.request_id = f_request_id

@@ -437,7 +437,7 @@ def _decode_AgentRequest(d: _Any, strict: bool) -> AgentRequest:
         except _ValidationError as error:
             raise error.at("params")
 
-    if strict:
+    if strict and not _KNOWN_AgentRequest.issuperset(d):
         _check_unknown(d, _KNOWN_AgentRequest)
     o = _new(AgentRequest)
     o.id = f_id
@@ -532,7 +532,7 @@ def _decode_WriteTextFileRequest(d: _Any, strict: bool) -> WriteTextFileRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_WriteTextFileRequest.issuperset(d):
         _check_unknown(d, _KNOWN_WriteTextFileRequest)
     o = _new(WriteTextFileRequest)
     o.session_id = f_session_id
@@ -642,7 +642,7 @@ def _decode_ReadTextFileRequest(d: _Any, strict: bool) -> ReadTextFileRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ReadTextFileRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ReadTextFileRequest)
     o = _new(ReadTextFileRequest)
     o.session_id = f_session_id
@@ -720,7 +720,7 @@ def _decode_RequestPermissionRequest(d: _Any, strict: bool) -> RequestPermission
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_RequestPermissionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_RequestPermissionRequest)
     o = _new(RequestPermissionRequest)
     o.session_id = f_session_id
@@ -908,7 +908,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCallUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallUpdate)
     o = _new(ToolCallUpdate)
     o.tool_call_id = f_tool_call_id
@@ -1076,7 +1076,7 @@ def _read_ContentToolCallContent(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ContentToolCallContent.issuperset(d):
         _check_unknown(d, _KNOWN_ContentToolCallContent)
     o = _new(ContentToolCallContent)
     o.content = f_content
@@ -1156,7 +1156,7 @@ def _read_DiffToolCallContent(d: _JsonObject, strict: bool) -> DiffToolCallConte
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_DiffToolCallContent.issuperset(d):
         _check_unknown(d, _KNOWN_DiffToolCallContent)
     o = _new(DiffToolCallContent)
     o.path = f_path
@@ -1221,7 +1221,7 @@ def _read_TerminalToolCallContent(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalToolCallContent.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalToolCallContent)
     o = _new(TerminalToolCallContent)
     o.terminal_id = f_terminal_id
@@ -1325,7 +1325,7 @@ def _read_TextContentBlock(d: _JsonObject, strict: bool) -> TextContentBlock:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TextContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_TextContentBlock)
     o = _new(TextContentBlock)
     o.annotations = f_annotations
@@ -1424,7 +1424,7 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ImageContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_ImageContentBlock)
     o = _new(ImageContentBlock)
     o.annotations = f_annotations
@@ -1518,7 +1518,7 @@ def _read_AudioContentBlock(d: _JsonObject, strict: bool) -> AudioContentBlock:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AudioContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_AudioContentBlock)
     o = _new(AudioContentBlock)
     o.annotations = f_annotations
@@ -1679,7 +1679,7 @@ def _read_ResourceLinkContentBlock(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ResourceLinkContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_ResourceLinkContentBlock)
     o = _new(ResourceLinkContentBlock)
     o.annotations = f_annotations
@@ -1785,7 +1785,7 @@ def _read_ResourceContentBlock(d: _JsonObject, strict: bool) -> ResourceContentB
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ResourceContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_ResourceContentBlock)
     o = _new(ResourceContentBlock)
     o.annotations = f_annotations
@@ -1917,7 +1917,7 @@ def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Annotations.issuperset(d):
         _check_unknown(d, _KNOWN_Annotations)
     o = _new(Annotations)
     o.audience = f_audience
@@ -2007,7 +2007,7 @@ def _decode_TextContent(d: _Any, strict: bool) -> TextContent:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TextContent.issuperset(d):
         _check_unknown(d, _KNOWN_TextContent)
     o = _new(TextContent)
     o.annotations = f_annotations
@@ -2097,7 +2097,7 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ImageContent.issuperset(d):
         _check_unknown(d, _KNOWN_ImageContent)
     o = _new(ImageContent)
     o.annotations = f_annotations
@@ -2180,7 +2180,7 @@ def _decode_AudioContent(d: _Any, strict: bool) -> AudioContent:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AudioContent.issuperset(d):
         _check_unknown(d, _KNOWN_AudioContent)
     o = _new(AudioContent)
     o.annotations = f_annotations
@@ -2328,7 +2328,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ResourceLink.issuperset(d):
         _check_unknown(d, _KNOWN_ResourceLink)
     o = _new(ResourceLink)
     o.annotations = f_annotations
@@ -2462,7 +2462,7 @@ def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TextResourceContents.issuperset(d):
         _check_unknown(d, _KNOWN_TextResourceContents)
     o = _new(TextResourceContents)
     o.mime_type = f_mime_type
@@ -2541,7 +2541,7 @@ def _decode_BlobResourceContents(d: _Any, strict: bool) -> BlobResourceContents:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_BlobResourceContents.issuperset(d):
         _check_unknown(d, _KNOWN_BlobResourceContents)
     o = _new(BlobResourceContents)
     o.blob = f_blob
@@ -2608,7 +2608,7 @@ def _decode_EmbeddedResource(d: _Any, strict: bool) -> EmbeddedResource:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_EmbeddedResource.issuperset(d):
         _check_unknown(d, _KNOWN_EmbeddedResource)
     o = _new(EmbeddedResource)
     o.annotations = f_annotations
@@ -2668,7 +2668,7 @@ def _decode_Content(d: _Any, strict: bool) -> Content:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Content.issuperset(d):
         _check_unknown(d, _KNOWN_Content)
     o = _new(Content)
     o.content = f_content
@@ -2739,7 +2739,7 @@ def _decode_Diff(d: _Any, strict: bool) -> Diff:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Diff.issuperset(d):
         _check_unknown(d, _KNOWN_Diff)
     o = _new(Diff)
     o.path = f_path
@@ -2797,7 +2797,7 @@ def _decode_Terminal(d: _Any, strict: bool) -> Terminal:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Terminal.issuperset(d):
         _check_unknown(d, _KNOWN_Terminal)
     o = _new(Terminal)
     o.terminal_id = f_terminal_id
@@ -2870,7 +2870,7 @@ def _decode_ToolCallLocation(d: _Any, strict: bool) -> ToolCallLocation:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCallLocation.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallLocation)
     o = _new(ToolCallLocation)
     o.path = f_path
@@ -2946,7 +2946,7 @@ def _decode_PermissionOption(d: _Any, strict: bool) -> PermissionOption:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PermissionOption.issuperset(d):
         _check_unknown(d, _KNOWN_PermissionOption)
     o = _new(PermissionOption)
     o.option_id = f_option_id
@@ -3091,7 +3091,7 @@ def _decode_CreateTerminalRequest(d: _Any, strict: bool) -> CreateTerminalReques
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CreateTerminalRequest.issuperset(d):
         _check_unknown(d, _KNOWN_CreateTerminalRequest)
     o = _new(CreateTerminalRequest)
     o.session_id = f_session_id
@@ -3169,7 +3169,7 @@ def _decode_EnvVariable(d: _Any, strict: bool) -> EnvVariable:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_EnvVariable.issuperset(d):
         _check_unknown(d, _KNOWN_EnvVariable)
     o = _new(EnvVariable)
     o.name = f_name
@@ -3229,7 +3229,7 @@ def _decode_TerminalOutputRequest(d: _Any, strict: bool) -> TerminalOutputReques
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalOutputRequest.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalOutputRequest)
     o = _new(TerminalOutputRequest)
     o.session_id = f_session_id
@@ -3289,7 +3289,7 @@ def _decode_ReleaseTerminalRequest(d: _Any, strict: bool) -> ReleaseTerminalRequ
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ReleaseTerminalRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ReleaseTerminalRequest)
     o = _new(ReleaseTerminalRequest)
     o.session_id = f_session_id
@@ -3351,7 +3351,7 @@ def _decode_WaitForTerminalExitRequest(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_WaitForTerminalExitRequest.issuperset(d):
         _check_unknown(d, _KNOWN_WaitForTerminalExitRequest)
     o = _new(WaitForTerminalExitRequest)
     o.session_id = f_session_id
@@ -3413,7 +3413,7 @@ def _decode_KillTerminalRequest(d: _Any, strict: bool) -> KillTerminalRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_KillTerminalRequest.issuperset(d):
         _check_unknown(d, _KNOWN_KillTerminalRequest)
     o = _new(KillTerminalRequest)
     o.session_id = f_session_id
@@ -3501,7 +3501,7 @@ def _read_FormCreateElicitationRequest(
         _first_match(d, strict, candidates_scope),
     )
 
-    if strict:
+    if strict and not _KNOWN_FormCreateElicitationRequest.issuperset(d):
         _check_unknown(d, _KNOWN_FormCreateElicitationRequest)
     o = _new(FormCreateElicitationRequest)
     o.message = f_message
@@ -3622,7 +3622,7 @@ def _read_UrlCreateElicitationRequest(
         _first_match(d, strict, candidates_scope),
     )
 
-    if strict:
+    if strict and not _KNOWN_UrlCreateElicitationRequest.issuperset(d):
         _check_unknown(d, _KNOWN_UrlCreateElicitationRequest)
     o = _new(UrlCreateElicitationRequest)
     o.message = f_message
@@ -3820,7 +3820,7 @@ def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSession
             _salvage(v)
             f_tool_call_id = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ElicitationSessionScope.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationSessionScope)
     o = _new(ElicitationSessionScope)
     o.session_id = f_session_id
@@ -3855,7 +3855,7 @@ def _decode_ElicitationRequestScope(d: _Any, strict: bool) -> ElicitationRequest
         except _ValidationError as error:
             raise error.at("requestId")
 
-    if strict:
+    if strict and not _KNOWN_ElicitationRequestScope.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationRequestScope)
     o = _new(ElicitationRequestScope)
     o.request_id = f_request_id
@@ -3960,7 +3960,7 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ElicitationSchema.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationSchema)
     o = _new(ElicitationSchema)
     o.type = f_type
@@ -4185,7 +4185,7 @@ def _read_StringElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_StringElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_StringElicitationPropertySchema)
     o = _new(StringElicitationPropertySchema)
     o.title = f_title
@@ -4377,7 +4377,7 @@ def _read_NumberElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_NumberElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_NumberElicitationPropertySchema)
     o = _new(NumberElicitationPropertySchema)
     o.title = f_title
@@ -4550,7 +4550,7 @@ def _read_IntegerElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_IntegerElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_IntegerElicitationPropertySchema)
     o = _new(IntegerElicitationPropertySchema)
     o.title = f_title
@@ -4666,7 +4666,7 @@ def _read_BooleanElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_BooleanElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_BooleanElicitationPropertySchema)
     o = _new(BooleanElicitationPropertySchema)
     o.title = f_title
@@ -4832,7 +4832,7 @@ def _read_ArrayElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ArrayElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_ArrayElicitationPropertySchema)
     o = _new(ArrayElicitationPropertySchema)
     o.title = f_title
@@ -5033,7 +5033,7 @@ def _decode_EnumOption(d: _Any, strict: bool) -> EnumOption:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_EnumOption.issuperset(d):
         _check_unknown(d, _KNOWN_EnumOption)
     o = _new(EnumOption)
     o.const = f_const
@@ -5216,7 +5216,7 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_StringPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_StringPropertySchema)
     o = _new(StringPropertySchema)
     o.title = f_title
@@ -5391,7 +5391,7 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_NumberPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_NumberPropertySchema)
     o = _new(NumberPropertySchema)
     o.title = f_title
@@ -5548,7 +5548,7 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_IntegerPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_IntegerPropertySchema)
     o = _new(IntegerPropertySchema)
     o.title = f_title
@@ -5648,7 +5648,7 @@ def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchem
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_BooleanPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_BooleanPropertySchema)
     o = _new(BooleanPropertySchema)
     o.title = f_title
@@ -5717,7 +5717,7 @@ def _read_MultiSelectItemsString(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_MultiSelectItemsString.issuperset(d):
         _check_unknown(d, _KNOWN_MultiSelectItemsString)
     o = _new(MultiSelectItemsString)
     o.enum = f_enum
@@ -5838,7 +5838,7 @@ def _decode_StringMultiSelectItems(d: _Any, strict: bool) -> StringMultiSelectIt
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_StringMultiSelectItems.issuperset(d):
         _check_unknown(d, _KNOWN_StringMultiSelectItems)
     o = _new(StringMultiSelectItems)
     o.enum = f_enum
@@ -5886,7 +5886,7 @@ def _decode_TitledMultiSelectItems(d: _Any, strict: bool) -> TitledMultiSelectIt
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TitledMultiSelectItems.issuperset(d):
         _check_unknown(d, _KNOWN_TitledMultiSelectItems)
     o = _new(TitledMultiSelectItems)
     o.any_of = f_any_of
@@ -6027,7 +6027,7 @@ def _decode_MultiSelectPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_MultiSelectPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_MultiSelectPropertySchema)
     o = _new(MultiSelectPropertySchema)
     o.title = f_title
@@ -6100,7 +6100,7 @@ def _decode_ElicitationFormMode(d: _Any, strict: bool) -> ElicitationFormMode:
         _first_match(d, strict, candidates_scope),
     )
 
-    if strict:
+    if strict and not _KNOWN_ElicitationFormMode.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationFormMode)
     o = _new(ElicitationFormMode)
     o.requested_schema = f_requested_schema
@@ -6173,7 +6173,7 @@ def _decode_ElicitationUrlMode(d: _Any, strict: bool) -> ElicitationUrlMode:
         _first_match(d, strict, candidates_scope),
     )
 
-    if strict:
+    if strict and not _KNOWN_ElicitationUrlMode.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationUrlMode)
     o = _new(ElicitationUrlMode)
     o.elicitation_id = f_elicitation_id
@@ -6261,7 +6261,7 @@ def _decode_MessageMcpRequest(d: _Any, strict: bool) -> MessageMcpRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_MessageMcpRequest.issuperset(d):
         _check_unknown(d, _KNOWN_MessageMcpRequest)
     o = _new(MessageMcpRequest)
     o.server_id = f_server_id
@@ -6330,7 +6330,7 @@ def _decode_ResultAgentResponse(d: _Any, strict: bool) -> ResultAgentResponse:
         except _ValidationError as error:
             raise error.at("result")
 
-    if strict:
+    if strict and not _KNOWN_ResultAgentResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ResultAgentResponse)
     o = _new(ResultAgentResponse)
     o.id = f_id
@@ -6373,7 +6373,7 @@ def _decode_ErrorAgentResponse(d: _Any, strict: bool) -> ErrorAgentResponse:
         except _ValidationError as error:
             raise error.at("error")
 
-    if strict:
+    if strict and not _KNOWN_ErrorAgentResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ErrorAgentResponse)
     o = _new(ErrorAgentResponse)
     o.id = f_id
@@ -6513,7 +6513,7 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_InitializeResponse.issuperset(d):
         _check_unknown(d, _KNOWN_InitializeResponse)
     o = _new(InitializeResponse)
     o.protocol_version = f_protocol_version
@@ -6663,7 +6663,7 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AgentCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_AgentCapabilities)
     o = _new(AgentCapabilities)
     o.load_session = f_load_session
@@ -6764,7 +6764,7 @@ def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PromptCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_PromptCapabilities)
     o = _new(PromptCapabilities)
     o.image = f_image
@@ -6845,7 +6845,7 @@ def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_McpCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_McpCapabilities)
     o = _new(McpCapabilities)
     o.http = f_http
@@ -7033,7 +7033,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionCapabilities)
     o = _new(SessionCapabilities)
     o.list = f_list
@@ -7144,7 +7144,7 @@ def _decode_SessionListCapabilities(d: _Any, strict: bool) -> SessionListCapabil
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionListCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionListCapabilities)
     o = _new(SessionListCapabilities)
     o.meta = f_meta
@@ -7181,7 +7181,7 @@ def _decode_SessionDeleteCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionDeleteCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionDeleteCapabilities)
     o = _new(SessionDeleteCapabilities)
     o.meta = f_meta
@@ -7218,7 +7218,7 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionAdditionalDirectoriesCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionAdditionalDirectoriesCapabilities)
     o = _new(SessionAdditionalDirectoriesCapabilities)
     o.meta = f_meta
@@ -7274,7 +7274,7 @@ def _decode_SessionSystemPromptCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionSystemPromptCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionSystemPromptCapabilities)
     o = _new(SessionSystemPromptCapabilities)
     o.mode = f_mode
@@ -7338,7 +7338,7 @@ def _decode_SessionSystemPromptModeCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionSystemPromptModeCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionSystemPromptModeCapabilities)
     o = _new(SessionSystemPromptModeCapabilities)
     o.override = f_override
@@ -7385,7 +7385,7 @@ def _decode_SessionSystemPromptOverrideCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionSystemPromptOverrideCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionSystemPromptOverrideCapabilities)
     o = _new(SessionSystemPromptOverrideCapabilities)
     o.meta = f_meta
@@ -7422,7 +7422,7 @@ def _decode_SessionForkCapabilities(d: _Any, strict: bool) -> SessionForkCapabil
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionForkCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionForkCapabilities)
     o = _new(SessionForkCapabilities)
     o.meta = f_meta
@@ -7459,7 +7459,7 @@ def _decode_SessionArchiveCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionArchiveCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionArchiveCapabilities)
     o = _new(SessionArchiveCapabilities)
     o.meta = f_meta
@@ -7498,7 +7498,7 @@ def _decode_SessionStatusCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionStatusCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionStatusCapabilities)
     o = _new(SessionStatusCapabilities)
     o.meta = f_meta
@@ -7533,7 +7533,7 @@ def _decode_SessionTitleCapabilities(d: _Any, strict: bool) -> SessionTitleCapab
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionTitleCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionTitleCapabilities)
     o = _new(SessionTitleCapabilities)
     o.meta = f_meta
@@ -7570,7 +7570,7 @@ def _decode_SessionResumeCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionResumeCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionResumeCapabilities)
     o = _new(SessionResumeCapabilities)
     o.meta = f_meta
@@ -7605,7 +7605,7 @@ def _decode_SessionCloseCapabilities(d: _Any, strict: bool) -> SessionCloseCapab
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionCloseCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionCloseCapabilities)
     o = _new(SessionCloseCapabilities)
     o.meta = f_meta
@@ -7666,7 +7666,7 @@ def _decode_AgentAuthCapabilities(d: _Any, strict: bool) -> AgentAuthCapabilitie
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AgentAuthCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_AgentAuthCapabilities)
     o = _new(AgentAuthCapabilities)
     o.status = f_status
@@ -7711,7 +7711,7 @@ def _decode_AuthStatusCapabilities(d: _Any, strict: bool) -> AuthStatusCapabilit
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AuthStatusCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_AuthStatusCapabilities)
     o = _new(AuthStatusCapabilities)
     o.meta = f_meta
@@ -7746,7 +7746,7 @@ def _decode_LogoutCapabilities(d: _Any, strict: bool) -> LogoutCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_LogoutCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_LogoutCapabilities)
     o = _new(LogoutCapabilities)
     o.meta = f_meta
@@ -7781,7 +7781,7 @@ def _decode_ProvidersCapabilities(d: _Any, strict: bool) -> ProvidersCapabilitie
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ProvidersCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ProvidersCapabilities)
     o = _new(ProvidersCapabilities)
     o.meta = f_meta
@@ -7887,7 +7887,7 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalAuthMethod.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalAuthMethod)
     o = _new(TerminalAuthMethod)
     o.id = f_id
@@ -8043,7 +8043,7 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AuthMethodTerminal.issuperset(d):
         _check_unknown(d, _KNOWN_AuthMethodTerminal)
     o = _new(AuthMethodTerminal)
     o.id = f_id
@@ -8132,7 +8132,7 @@ def _decode_AuthMethodAgent(d: _Any, strict: bool) -> AuthMethodAgent:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AuthMethodAgent.issuperset(d):
         _check_unknown(d, _KNOWN_AuthMethodAgent)
     o = _new(AuthMethodAgent)
     o.id = f_id
@@ -8209,7 +8209,7 @@ def _decode_Implementation(d: _Any, strict: bool) -> Implementation:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Implementation.issuperset(d):
         _check_unknown(d, _KNOWN_Implementation)
     o = _new(Implementation)
     o.name = f_name
@@ -8253,7 +8253,7 @@ def _decode_AuthenticateResponse(d: _Any, strict: bool) -> AuthenticateResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AuthenticateResponse.issuperset(d):
         _check_unknown(d, _KNOWN_AuthenticateResponse)
     o = _new(AuthenticateResponse)
     o.meta = f_meta
@@ -8298,7 +8298,7 @@ def _decode_ListProvidersResponse(d: _Any, strict: bool) -> ListProvidersRespons
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ListProvidersResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ListProvidersResponse)
     o = _new(ListProvidersResponse)
     o.providers = f_providers
@@ -8379,7 +8379,7 @@ def _decode_ProviderInfo(d: _Any, strict: bool) -> ProviderInfo:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ProviderInfo.issuperset(d):
         _check_unknown(d, _KNOWN_ProviderInfo)
     o = _new(ProviderInfo)
     o.provider_id = f_provider_id
@@ -8475,7 +8475,7 @@ def _decode_ProviderCurrentConfig(d: _Any, strict: bool) -> ProviderCurrentConfi
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ProviderCurrentConfig.issuperset(d):
         _check_unknown(d, _KNOWN_ProviderCurrentConfig)
     o = _new(ProviderCurrentConfig)
     o.api_type = f_api_type
@@ -8517,7 +8517,7 @@ def _decode_SetProviderResponse(d: _Any, strict: bool) -> SetProviderResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SetProviderResponse.issuperset(d):
         _check_unknown(d, _KNOWN_SetProviderResponse)
     o = _new(SetProviderResponse)
     o.meta = f_meta
@@ -8552,7 +8552,7 @@ def _decode_DisableProviderResponse(d: _Any, strict: bool) -> DisableProviderRes
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_DisableProviderResponse.issuperset(d):
         _check_unknown(d, _KNOWN_DisableProviderResponse)
     o = _new(DisableProviderResponse)
     o.meta = f_meta
@@ -8587,7 +8587,7 @@ def _decode_LogoutResponse(d: _Any, strict: bool) -> LogoutResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_LogoutResponse.issuperset(d):
         _check_unknown(d, _KNOWN_LogoutResponse)
     o = _new(LogoutResponse)
     o.meta = f_meta
@@ -8649,7 +8649,7 @@ def _decode_AuthStatusResponse(d: _Any, strict: bool) -> AuthStatusResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AuthStatusResponse.issuperset(d):
         _check_unknown(d, _KNOWN_AuthStatusResponse)
     o = _new(AuthStatusResponse)
     o.state = f_state
@@ -8771,7 +8771,7 @@ def _decode_AuthAccount(d: _Any, strict: bool) -> AuthAccount:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AuthAccount.issuperset(d):
         _check_unknown(d, _KNOWN_AuthAccount)
     o = _new(AuthAccount)
     o.label = f_label
@@ -8873,7 +8873,7 @@ def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_NewSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_NewSessionResponse)
     o = _new(NewSessionResponse)
     o.session_id = f_session_id
@@ -8946,7 +8946,7 @@ def _decode_SessionModeState(d: _Any, strict: bool) -> SessionModeState:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionModeState.issuperset(d):
         _check_unknown(d, _KNOWN_SessionModeState)
     o = _new(SessionModeState)
     o.current_mode_id = f_current_mode_id
@@ -9025,7 +9025,7 @@ def _decode_SessionMode(d: _Any, strict: bool) -> SessionMode:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionMode.issuperset(d):
         _check_unknown(d, _KNOWN_SessionMode)
     o = _new(SessionMode)
     o.id = f_id
@@ -9157,7 +9157,7 @@ def _read_SelectSessionConfigOption(
         except _ValidationError as error:
             raise error.at("options")
 
-    if strict:
+    if strict and not _KNOWN_SelectSessionConfigOption.issuperset(d):
         _check_unknown(d, _KNOWN_SelectSessionConfigOption)
     o = _new(SelectSessionConfigOption)
     o.id = f_id
@@ -9307,7 +9307,7 @@ def _read_BooleanSessionConfigOption(
         except _ValidationError as error:
             raise error.at("currentValue")
 
-    if strict:
+    if strict and not _KNOWN_BooleanSessionConfigOption.issuperset(d):
         _check_unknown(d, _KNOWN_BooleanSessionConfigOption)
     o = _new(BooleanSessionConfigOption)
     o.id = f_id
@@ -9487,7 +9487,7 @@ def _decode_SessionConfigSelectOption(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionConfigSelectOption.issuperset(d):
         _check_unknown(d, _KNOWN_SessionConfigSelectOption)
     o = _new(SessionConfigSelectOption)
     o.value = f_value
@@ -9566,7 +9566,7 @@ def _decode_SessionConfigSelectGroup(d: _Any, strict: bool) -> SessionConfigSele
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionConfigSelectGroup.issuperset(d):
         _check_unknown(d, _KNOWN_SessionConfigSelectGroup)
     o = _new(SessionConfigSelectGroup)
     o.group = f_group
@@ -9619,7 +9619,7 @@ def _decode_SessionConfigSelect(d: _Any, strict: bool) -> SessionConfigSelect:
         except _ValidationError as error:
             raise error.at("options")
 
-    if strict:
+    if strict and not _KNOWN_SessionConfigSelect.issuperset(d):
         _check_unknown(d, _KNOWN_SessionConfigSelect)
     o = _new(SessionConfigSelect)
     o.current_value = f_current_value
@@ -9652,7 +9652,7 @@ def _decode_SessionConfigBoolean(d: _Any, strict: bool) -> SessionConfigBoolean:
         except _ValidationError as error:
             raise error.at("currentValue")
 
-    if strict:
+    if strict and not _KNOWN_SessionConfigBoolean.issuperset(d):
         _check_unknown(d, _KNOWN_SessionConfigBoolean)
     o = _new(SessionConfigBoolean)
     o.current_value = f_current_value
@@ -9722,7 +9722,7 @@ def _decode_LoadSessionResponse(d: _Any, strict: bool) -> LoadSessionResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_LoadSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_LoadSessionResponse)
     o = _new(LoadSessionResponse)
     o.modes = f_modes
@@ -9797,7 +9797,7 @@ def _decode_ListSessionsResponse(d: _Any, strict: bool) -> ListSessionsResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ListSessionsResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ListSessionsResponse)
     o = _new(ListSessionsResponse)
     o.sessions = f_sessions
@@ -9917,7 +9917,7 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionInfo.issuperset(d):
         _check_unknown(d, _KNOWN_SessionInfo)
     o = _new(SessionInfo)
     o.session_id = f_session_id
@@ -9983,7 +9983,7 @@ def _decode_DeleteSessionResponse(d: _Any, strict: bool) -> DeleteSessionRespons
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_DeleteSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_DeleteSessionResponse)
     o = _new(DeleteSessionResponse)
     o.meta = f_meta
@@ -10064,7 +10064,7 @@ def _decode_ForkSessionResponse(d: _Any, strict: bool) -> ForkSessionResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ForkSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ForkSessionResponse)
     o = _new(ForkSessionResponse)
     o.session_id = f_session_id
@@ -10114,7 +10114,7 @@ def _decode_ArchiveSessionResponse(d: _Any, strict: bool) -> ArchiveSessionRespo
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ArchiveSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ArchiveSessionResponse)
     o = _new(ArchiveSessionResponse)
     o.meta = f_meta
@@ -10149,7 +10149,7 @@ def _decode_UnarchiveSessionResponse(d: _Any, strict: bool) -> UnarchiveSessionR
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_UnarchiveSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_UnarchiveSessionResponse)
     o = _new(UnarchiveSessionResponse)
     o.meta = f_meta
@@ -10198,7 +10198,7 @@ def _decode_SessionStatusResponse(d: _Any, strict: bool) -> SessionStatusRespons
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionStatusResponse.issuperset(d):
         _check_unknown(d, _KNOWN_SessionStatusResponse)
     o = _new(SessionStatusResponse)
     o.status = f_status
@@ -10264,7 +10264,7 @@ def _decode_SetSessionTitleResponse(d: _Any, strict: bool) -> SetSessionTitleRes
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SetSessionTitleResponse.issuperset(d):
         _check_unknown(d, _KNOWN_SetSessionTitleResponse)
     o = _new(SetSessionTitleResponse)
     o.title = f_title
@@ -10338,7 +10338,7 @@ def _decode_ResumeSessionResponse(d: _Any, strict: bool) -> ResumeSessionRespons
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ResumeSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ResumeSessionResponse)
     o = _new(ResumeSessionResponse)
     o.modes = f_modes
@@ -10385,7 +10385,7 @@ def _decode_CloseSessionResponse(d: _Any, strict: bool) -> CloseSessionResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CloseSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_CloseSessionResponse)
     o = _new(CloseSessionResponse)
     o.meta = f_meta
@@ -10420,7 +10420,7 @@ def _decode_SetSessionModeResponse(d: _Any, strict: bool) -> SetSessionModeRespo
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SetSessionModeResponse.issuperset(d):
         _check_unknown(d, _KNOWN_SetSessionModeResponse)
     o = _new(SetSessionModeResponse)
     o.meta = f_meta
@@ -10476,7 +10476,7 @@ def _decode_SetSessionConfigOptionResponse(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SetSessionConfigOptionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_SetSessionConfigOptionResponse)
     o = _new(SetSessionConfigOptionResponse)
     o.config_options = f_config_options
@@ -10543,7 +10543,7 @@ def _decode_PromptResponse(d: _Any, strict: bool) -> PromptResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PromptResponse.issuperset(d):
         _check_unknown(d, _KNOWN_PromptResponse)
     o = _new(PromptResponse)
     o.stop_reason = f_stop_reason
@@ -10737,7 +10737,7 @@ def _decode_Usage(d: _Any, strict: bool) -> Usage:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Usage.issuperset(d):
         _check_unknown(d, _KNOWN_Usage)
     o = _new(Usage)
     o.total_tokens = f_total_tokens
@@ -10829,7 +10829,7 @@ def _decode_Error(d: _Any, strict: bool) -> Error:
             _salvage(v)
             f_data = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Error.issuperset(d):
         _check_unknown(d, _KNOWN_Error)
     o = _new(Error)
     o.code = f_code
@@ -10893,7 +10893,7 @@ def _decode_AgentNotification(d: _Any, strict: bool) -> AgentNotification:
         except _ValidationError as error:
             raise error.at("params")
 
-    if strict:
+    if strict and not _KNOWN_AgentNotification.issuperset(d):
         _check_unknown(d, _KNOWN_AgentNotification)
     o = _new(AgentNotification)
     o.method = f_method
@@ -10957,7 +10957,7 @@ def _decode_SessionNotification(d: _Any, strict: bool) -> SessionNotification:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionNotification.issuperset(d):
         _check_unknown(d, _KNOWN_SessionNotification)
     o = _new(SessionNotification)
     o.session_id = f_session_id
@@ -11040,7 +11040,7 @@ def _read_UserMessageChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_UserMessageChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UserMessageChunkSessionUpdate)
     o = _new(UserMessageChunkSessionUpdate)
     o.content = f_content
@@ -11130,7 +11130,7 @@ def _read_AgentMessageChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AgentMessageChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AgentMessageChunkSessionUpdate)
     o = _new(AgentMessageChunkSessionUpdate)
     o.content = f_content
@@ -11220,7 +11220,7 @@ def _read_AgentThoughtChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AgentThoughtChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AgentThoughtChunkSessionUpdate)
     o = _new(AgentThoughtChunkSessionUpdate)
     o.content = f_content
@@ -11396,7 +11396,7 @@ def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSession
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCallSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallSessionUpdate)
     o = _new(ToolCallSessionUpdate)
     o.tool_call_id = f_tool_call_id
@@ -11635,7 +11635,7 @@ def _read_ToolCallUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCallUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallUpdateSessionUpdate)
     o = _new(ToolCallUpdateSessionUpdate)
     o.tool_call_id = f_tool_call_id
@@ -11759,7 +11759,7 @@ def _read_PlanSessionUpdate(d: _JsonObject, strict: bool) -> PlanSessionUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PlanSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_PlanSessionUpdate)
     o = _new(PlanSessionUpdate)
     o.entries = f_entries
@@ -11824,7 +11824,7 @@ def _read_PlanUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PlanUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_PlanUpdateSessionUpdate)
     o = _new(PlanUpdateSessionUpdate)
     o.plan = f_plan
@@ -11883,7 +11883,7 @@ def _read_PlanRemovedSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PlanRemovedSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_PlanRemovedSessionUpdate)
     o = _new(PlanRemovedSessionUpdate)
     o.plan_id = f_plan_id
@@ -11949,7 +11949,7 @@ def _read_AvailableCommandsUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AvailableCommandsUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AvailableCommandsUpdateSessionUpdate)
     o = _new(AvailableCommandsUpdateSessionUpdate)
     o.available_commands = f_available_commands
@@ -12016,7 +12016,7 @@ def _read_CurrentModeUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CurrentModeUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CurrentModeUpdateSessionUpdate)
     o = _new(CurrentModeUpdateSessionUpdate)
     o.current_mode_id = f_current_mode_id
@@ -12090,7 +12090,7 @@ def _read_ConfigOptionUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ConfigOptionUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ConfigOptionUpdateSessionUpdate)
     o = _new(ConfigOptionUpdateSessionUpdate)
     o.config_options = f_config_options
@@ -12173,7 +12173,7 @@ def _read_SessionInfoUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionInfoUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SessionInfoUpdateSessionUpdate)
     o = _new(SessionInfoUpdateSessionUpdate)
     o.title = f_title
@@ -12281,7 +12281,7 @@ def _read_UsageUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_UsageUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UsageUpdateSessionUpdate)
     o = _new(UsageUpdateSessionUpdate)
     o.used = f_used
@@ -12377,7 +12377,7 @@ def _read_NoticeSessionUpdate(d: _JsonObject, strict: bool) -> NoticeSessionUpda
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_NoticeSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_NoticeSessionUpdate)
     o = _new(NoticeSessionUpdate)
     o.severity = f_severity
@@ -12494,7 +12494,7 @@ def _read_CompactionUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CompactionUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionUpdateSessionUpdate)
     o = _new(CompactionUpdateSessionUpdate)
     o.compaction_id = f_compaction_id
@@ -12589,7 +12589,7 @@ def _read_CompactionSummaryChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CompactionSummaryChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionSummaryChunkSessionUpdate)
     o = _new(CompactionSummaryChunkSessionUpdate)
     o.compaction_id = f_compaction_id
@@ -12748,7 +12748,7 @@ def _read_SubagentUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SubagentUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SubagentUpdateSessionUpdate)
     o = _new(SubagentUpdateSessionUpdate)
     o.session_id = f_session_id
@@ -12932,7 +12932,7 @@ def _read_SessionMessageSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionMessageSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SessionMessageSessionUpdate)
     o = _new(SessionMessageSessionUpdate)
     o.message_id = f_message_id
@@ -13052,7 +13052,7 @@ def _read_SessionMessageChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionMessageChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SessionMessageChunkSessionUpdate)
     o = _new(SessionMessageChunkSessionUpdate)
     o.message_id = f_message_id
@@ -13183,7 +13183,7 @@ def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ContentChunk.issuperset(d):
         _check_unknown(d, _KNOWN_ContentChunk)
     o = _new(ContentChunk)
     o.content = f_content
@@ -13346,7 +13346,7 @@ def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCall.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCall)
     o = _new(ToolCall)
     o.tool_call_id = f_tool_call_id
@@ -13465,7 +13465,7 @@ def _decode_PlanEntry(d: _Any, strict: bool) -> PlanEntry:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PlanEntry.issuperset(d):
         _check_unknown(d, _KNOWN_PlanEntry)
     o = _new(PlanEntry)
     o.content = f_content
@@ -13558,7 +13558,7 @@ def _decode_Plan(d: _Any, strict: bool) -> Plan:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Plan.issuperset(d):
         _check_unknown(d, _KNOWN_Plan)
     o = _new(Plan)
     o.entries = f_entries
@@ -13629,7 +13629,7 @@ def _read_ItemsPlanUpdateContent(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ItemsPlanUpdateContent.issuperset(d):
         _check_unknown(d, _KNOWN_ItemsPlanUpdateContent)
     o = _new(ItemsPlanUpdateContent)
     o.plan_id = f_plan_id
@@ -13698,7 +13698,7 @@ def _read_FilePlanUpdateContent(d: _JsonObject, strict: bool) -> FilePlanUpdateC
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_FilePlanUpdateContent.issuperset(d):
         _check_unknown(d, _KNOWN_FilePlanUpdateContent)
     o = _new(FilePlanUpdateContent)
     o.plan_id = f_plan_id
@@ -13771,7 +13771,7 @@ def _read_MarkdownPlanUpdateContent(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_MarkdownPlanUpdateContent.issuperset(d):
         _check_unknown(d, _KNOWN_MarkdownPlanUpdateContent)
     o = _new(MarkdownPlanUpdateContent)
     o.plan_id = f_plan_id
@@ -13871,7 +13871,7 @@ def _decode_PlanItems(d: _Any, strict: bool) -> PlanItems:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PlanItems.issuperset(d):
         _check_unknown(d, _KNOWN_PlanItems)
     o = _new(PlanItems)
     o.plan_id = f_plan_id
@@ -13931,7 +13931,7 @@ def _decode_PlanFile(d: _Any, strict: bool) -> PlanFile:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PlanFile.issuperset(d):
         _check_unknown(d, _KNOWN_PlanFile)
     o = _new(PlanFile)
     o.plan_id = f_plan_id
@@ -13991,7 +13991,7 @@ def _decode_PlanMarkdown(d: _Any, strict: bool) -> PlanMarkdown:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PlanMarkdown.issuperset(d):
         _check_unknown(d, _KNOWN_PlanMarkdown)
     o = _new(PlanMarkdown)
     o.plan_id = f_plan_id
@@ -14047,7 +14047,7 @@ def _decode_PlanUpdate(d: _Any, strict: bool) -> PlanUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PlanUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_PlanUpdate)
     o = _new(PlanUpdate)
     o.plan = f_plan
@@ -14095,7 +14095,7 @@ def _decode_PlanRemoved(d: _Any, strict: bool) -> PlanRemoved:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PlanRemoved.issuperset(d):
         _check_unknown(d, _KNOWN_PlanRemoved)
     o = _new(PlanRemoved)
     o.plan_id = f_plan_id
@@ -14166,7 +14166,7 @@ def _decode_AvailableCommand(d: _Any, strict: bool) -> AvailableCommand:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AvailableCommand.issuperset(d):
         _check_unknown(d, _KNOWN_AvailableCommand)
     o = _new(AvailableCommand)
     o.name = f_name
@@ -14247,7 +14247,7 @@ def _decode_UnstructuredCommandInput(d: _Any, strict: bool) -> UnstructuredComma
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_UnstructuredCommandInput.issuperset(d):
         _check_unknown(d, _KNOWN_UnstructuredCommandInput)
     o = _new(UnstructuredCommandInput)
     o.hint = f_hint
@@ -14300,7 +14300,7 @@ def _decode_AvailableCommandsUpdate(d: _Any, strict: bool) -> AvailableCommandsU
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AvailableCommandsUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AvailableCommandsUpdate)
     o = _new(AvailableCommandsUpdate)
     o.available_commands = f_available_commands
@@ -14350,7 +14350,7 @@ def _decode_CurrentModeUpdate(d: _Any, strict: bool) -> CurrentModeUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CurrentModeUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CurrentModeUpdate)
     o = _new(CurrentModeUpdate)
     o.current_mode_id = f_current_mode_id
@@ -14407,7 +14407,7 @@ def _decode_ConfigOptionUpdate(d: _Any, strict: bool) -> ConfigOptionUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ConfigOptionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ConfigOptionUpdate)
     o = _new(ConfigOptionUpdate)
     o.config_options = f_config_options
@@ -14473,7 +14473,7 @@ def _decode_SessionInfoUpdate(d: _Any, strict: bool) -> SessionInfoUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionInfoUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SessionInfoUpdate)
     o = _new(SessionInfoUpdate)
     o.title = f_title
@@ -14540,7 +14540,7 @@ def _decode_Cost(d: _Any, strict: bool) -> Cost:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Cost.issuperset(d):
         _check_unknown(d, _KNOWN_Cost)
     o = _new(Cost)
     o.amount = f_amount
@@ -14629,7 +14629,7 @@ def _decode_UsageUpdate(d: _Any, strict: bool) -> UsageUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_UsageUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UsageUpdate)
     o = _new(UsageUpdate)
     o.used = f_used
@@ -14732,7 +14732,7 @@ def _decode_Notice(d: _Any, strict: bool) -> Notice:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Notice.issuperset(d):
         _check_unknown(d, _KNOWN_Notice)
     o = _new(Notice)
     o.severity = f_severity
@@ -14856,7 +14856,7 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CompactionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionUpdate)
     o = _new(CompactionUpdate)
     o.compaction_id = f_compaction_id
@@ -14936,7 +14936,7 @@ def _decode_CompactionSummaryChunk(d: _Any, strict: bool) -> CompactionSummaryCh
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CompactionSummaryChunk.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionSummaryChunk)
     o = _new(CompactionSummaryChunk)
     o.compaction_id = f_compaction_id
@@ -14993,7 +14993,7 @@ def _decode_SubagentSessionCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SubagentSessionCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SubagentSessionCapabilities)
     o = _new(SubagentSessionCapabilities)
     o.cancel = f_cancel
@@ -15038,7 +15038,7 @@ def _decode_SessionCancelCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionCancelCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionCancelCapabilities)
     o = _new(SessionCancelCapabilities)
     o.meta = f_meta
@@ -15081,7 +15081,7 @@ def _read_StateUpdateRunning(d: _JsonObject, strict: bool) -> StateUpdateRunning
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_StateUpdateRunning.issuperset(d):
         _check_unknown(d, _KNOWN_StateUpdateRunning)
     o = _new(StateUpdateRunning)
     o.meta = f_meta
@@ -15155,7 +15155,7 @@ def _read_StateUpdateRequiresAction(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_StateUpdateRequiresAction.issuperset(d):
         _check_unknown(d, _KNOWN_StateUpdateRequiresAction)
     o = _new(StateUpdateRequiresAction)
     o.meta = f_meta
@@ -15200,7 +15200,7 @@ def _read_StateUpdateUnknown(d: _JsonObject, strict: bool) -> StateUpdateUnknown
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_StateUpdateUnknown.issuperset(d):
         _check_unknown(d, _KNOWN_StateUpdateUnknown)
     o = _new(StateUpdateUnknown)
     o.meta = f_meta
@@ -15302,7 +15302,7 @@ def _decode_RunningStateUpdate(d: _Any, strict: bool) -> RunningStateUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_RunningStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_RunningStateUpdate)
     o = _new(RunningStateUpdate)
     o.meta = f_meta
@@ -15337,7 +15337,7 @@ def _decode_ErrorStopReason(d: _Any, strict: bool) -> ErrorStopReason:
             _salvage(v)
             f_error = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ErrorStopReason.issuperset(d):
         _check_unknown(d, _KNOWN_ErrorStopReason)
     o = _new(ErrorStopReason)
     o.error = f_error
@@ -15395,7 +15395,7 @@ def _read_EndTurnIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_EndTurnIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_EndTurnIdleStateUpdate)
     o = _new(EndTurnIdleStateUpdate)
     o.usage = f_usage
@@ -15459,7 +15459,7 @@ def _read_MaxTokensIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_MaxTokensIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_MaxTokensIdleStateUpdate)
     o = _new(MaxTokensIdleStateUpdate)
     o.usage = f_usage
@@ -15525,7 +15525,7 @@ def _read_MaxTurnRequestsIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_MaxTurnRequestsIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_MaxTurnRequestsIdleStateUpdate)
     o = _new(MaxTurnRequestsIdleStateUpdate)
     o.usage = f_usage
@@ -15591,7 +15591,7 @@ def _read_RefusalIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_RefusalIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_RefusalIdleStateUpdate)
     o = _new(RefusalIdleStateUpdate)
     o.usage = f_usage
@@ -15655,7 +15655,7 @@ def _read_CancelledIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CancelledIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CancelledIdleStateUpdate)
     o = _new(CancelledIdleStateUpdate)
     o.usage = f_usage
@@ -15730,7 +15730,7 @@ def _read_ErrorIdleStateUpdate(d: _JsonObject, strict: bool) -> ErrorIdleStateUp
             _salvage(v)
             f_error = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ErrorIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ErrorIdleStateUpdate)
     o = _new(ErrorIdleStateUpdate)
     o.usage = f_usage
@@ -15869,7 +15869,7 @@ def _decode_NoneIdleStateUpdate(d: _Any, strict: bool) -> NoneIdleStateUpdate:
             _salvage(v)
             f_stop_reason = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_NoneIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_NoneIdleStateUpdate)
     o = _new(NoneIdleStateUpdate)
     o.usage = f_usage
@@ -15952,7 +15952,7 @@ def _decode_RequiresActionStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_RequiresActionStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_RequiresActionStateUpdate)
     o = _new(RequiresActionStateUpdate)
     o.meta = f_meta
@@ -15987,7 +15987,7 @@ def _decode_UnknownStateUpdate(d: _Any, strict: bool) -> UnknownStateUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_UnknownStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UnknownStateUpdate)
     o = _new(UnknownStateUpdate)
     o.meta = f_meta
@@ -16124,7 +16124,7 @@ def _decode_SubagentUpdate(d: _Any, strict: bool) -> SubagentUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SubagentUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SubagentUpdate)
     o = _new(SubagentUpdate)
     o.session_id = f_session_id
@@ -16292,7 +16292,7 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionMessage.issuperset(d):
         _check_unknown(d, _KNOWN_SessionMessage)
     o = _new(SessionMessage)
     o.message_id = f_message_id
@@ -16396,7 +16396,7 @@ def _decode_SessionMessageChunk(d: _Any, strict: bool) -> SessionMessageChunk:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionMessageChunk.issuperset(d):
         _check_unknown(d, _KNOWN_SessionMessageChunk)
     o = _new(SessionMessageChunk)
     o.message_id = f_message_id
@@ -16448,7 +16448,7 @@ def _decode_CompleteElicitationNotification(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CompleteElicitationNotification.issuperset(d):
         _check_unknown(d, _KNOWN_CompleteElicitationNotification)
     o = _new(CompleteElicitationNotification)
     o.elicitation_id = f_elicitation_id
@@ -16517,7 +16517,7 @@ def _decode_AuthStatusUpdateNotification(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AuthStatusUpdateNotification.issuperset(d):
         _check_unknown(d, _KNOWN_AuthStatusUpdateNotification)
     o = _new(AuthStatusUpdateNotification)
     o.state = f_state
@@ -16582,7 +16582,7 @@ def _decode_ClientRequest(d: _Any, strict: bool) -> ClientRequest:
         except _ValidationError as error:
             raise error.at("params")
 
-    if strict:
+    if strict and not _KNOWN_ClientRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ClientRequest)
     o = _new(ClientRequest)
     o.id = f_id
@@ -16678,7 +16678,7 @@ def _decode_InitializeRequest(d: _Any, strict: bool) -> InitializeRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_InitializeRequest.issuperset(d):
         _check_unknown(d, _KNOWN_InitializeRequest)
     o = _new(InitializeRequest)
     o.protocol_version = f_protocol_version
@@ -16831,7 +16831,7 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ClientCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ClientCapabilities)
     o = _new(ClientCapabilities)
     o.fs = f_fs
@@ -16925,7 +16925,7 @@ def _decode_FileSystemCapabilities(d: _Any, strict: bool) -> FileSystemCapabilit
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_FileSystemCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_FileSystemCapabilities)
     o = _new(FileSystemCapabilities)
     o.read_text_file = f_read_text_file
@@ -17012,7 +17012,7 @@ def _decode_ClientSessionCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ClientSessionCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ClientSessionCapabilities)
     o = _new(ClientSessionCapabilities)
     o.compaction = f_compaction
@@ -17088,7 +17088,7 @@ def _decode_SessionConfigOptionsCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionConfigOptionsCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionConfigOptionsCapabilities)
     o = _new(SessionConfigOptionsCapabilities)
     o.boolean = f_boolean
@@ -17135,7 +17135,7 @@ def _decode_BooleanConfigOptionCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_BooleanConfigOptionCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_BooleanConfigOptionCapabilities)
     o = _new(BooleanConfigOptionCapabilities)
     o.meta = f_meta
@@ -17176,7 +17176,7 @@ def _decode_SubagentCapabilities(d: _Any, strict: bool) -> SubagentCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SubagentCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SubagentCapabilities)
     o = _new(SubagentCapabilities)
     o.meta = f_meta
@@ -17211,7 +17211,7 @@ def _decode_PlanCapabilities(d: _Any, strict: bool) -> PlanCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PlanCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_PlanCapabilities)
     o = _new(PlanCapabilities)
     o.meta = f_meta
@@ -17259,7 +17259,7 @@ def _decode_AuthCapabilities(d: _Any, strict: bool) -> AuthCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AuthCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_AuthCapabilities)
     o = _new(AuthCapabilities)
     o.terminal = f_terminal
@@ -17325,7 +17325,7 @@ def _decode_ElicitationCapabilities(d: _Any, strict: bool) -> ElicitationCapabil
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ElicitationCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationCapabilities)
     o = _new(ElicitationCapabilities)
     o.form = f_form
@@ -17372,7 +17372,7 @@ def _decode_ElicitationFormCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ElicitationFormCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationFormCapabilities)
     o = _new(ElicitationFormCapabilities)
     o.meta = f_meta
@@ -17411,7 +17411,7 @@ def _decode_ElicitationUrlCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ElicitationUrlCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationUrlCapabilities)
     o = _new(ElicitationUrlCapabilities)
     o.meta = f_meta
@@ -17458,7 +17458,7 @@ def _decode_AuthenticateRequest(d: _Any, strict: bool) -> AuthenticateRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AuthenticateRequest.issuperset(d):
         _check_unknown(d, _KNOWN_AuthenticateRequest)
     o = _new(AuthenticateRequest)
     o.method_id = f_method_id
@@ -17496,7 +17496,7 @@ def _decode_ListProvidersRequest(d: _Any, strict: bool) -> ListProvidersRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ListProvidersRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ListProvidersRequest)
     o = _new(ListProvidersRequest)
     o.meta = f_meta
@@ -17577,7 +17577,7 @@ def _decode_SetProviderRequest(d: _Any, strict: bool) -> SetProviderRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SetProviderRequest.issuperset(d):
         _check_unknown(d, _KNOWN_SetProviderRequest)
     o = _new(SetProviderRequest)
     o.provider_id = f_provider_id
@@ -17637,7 +17637,7 @@ def _decode_DisableProviderRequest(d: _Any, strict: bool) -> DisableProviderRequ
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_DisableProviderRequest.issuperset(d):
         _check_unknown(d, _KNOWN_DisableProviderRequest)
     o = _new(DisableProviderRequest)
     o.provider_id = f_provider_id
@@ -17675,7 +17675,7 @@ def _decode_LogoutRequest(d: _Any, strict: bool) -> LogoutRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_LogoutRequest.issuperset(d):
         _check_unknown(d, _KNOWN_LogoutRequest)
     o = _new(LogoutRequest)
     o.meta = f_meta
@@ -17710,7 +17710,7 @@ def _decode_AuthStatusRequest(d: _Any, strict: bool) -> AuthStatusRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AuthStatusRequest.issuperset(d):
         _check_unknown(d, _KNOWN_AuthStatusRequest)
     o = _new(AuthStatusRequest)
     o.meta = f_meta
@@ -17791,7 +17791,7 @@ def _decode_NewSessionRequest(d: _Any, strict: bool) -> NewSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_NewSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_NewSessionRequest)
     o = _new(NewSessionRequest)
     o.cwd = f_cwd
@@ -17883,7 +17883,7 @@ def _read_HttpMcpServer(d: _JsonObject, strict: bool) -> HttpMcpServer:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_HttpMcpServer.issuperset(d):
         _check_unknown(d, _KNOWN_HttpMcpServer)
     o = _new(HttpMcpServer)
     o.name = f_name
@@ -17966,7 +17966,7 @@ def _read_SseMcpServer(d: _JsonObject, strict: bool) -> SseMcpServer:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SseMcpServer.issuperset(d):
         _check_unknown(d, _KNOWN_SseMcpServer)
     o = _new(SseMcpServer)
     o.name = f_name
@@ -18037,7 +18037,7 @@ def _read_AcpMcpServer(d: _JsonObject, strict: bool) -> AcpMcpServer:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AcpMcpServer.issuperset(d):
         _check_unknown(d, _KNOWN_AcpMcpServer)
     o = _new(AcpMcpServer)
     o.name = f_name
@@ -18134,7 +18134,7 @@ def _decode_HttpHeader(d: _Any, strict: bool) -> HttpHeader:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_HttpHeader.issuperset(d):
         _check_unknown(d, _KNOWN_HttpHeader)
     o = _new(HttpHeader)
     o.name = f_name
@@ -18206,7 +18206,7 @@ def _decode_McpServerHttp(d: _Any, strict: bool) -> McpServerHttp:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_McpServerHttp.issuperset(d):
         _check_unknown(d, _KNOWN_McpServerHttp)
     o = _new(McpServerHttp)
     o.name = f_name
@@ -18280,7 +18280,7 @@ def _decode_McpServerSse(d: _Any, strict: bool) -> McpServerSse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_McpServerSse.issuperset(d):
         _check_unknown(d, _KNOWN_McpServerSse)
     o = _new(McpServerSse)
     o.name = f_name
@@ -18342,7 +18342,7 @@ def _decode_McpServerAcp(d: _Any, strict: bool) -> McpServerAcp:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_McpServerAcp.issuperset(d):
         _check_unknown(d, _KNOWN_McpServerAcp)
     o = _new(McpServerAcp)
     o.name = f_name
@@ -18428,7 +18428,7 @@ def _decode_McpServerStdio(d: _Any, strict: bool) -> McpServerStdio:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_McpServerStdio.issuperset(d):
         _check_unknown(d, _KNOWN_McpServerStdio)
     o = _new(McpServerStdio)
     o.name = f_name
@@ -18498,7 +18498,7 @@ def _decode_SystemPrompt(d: _Any, strict: bool) -> SystemPrompt:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SystemPrompt.issuperset(d):
         _check_unknown(d, _KNOWN_SystemPrompt)
     o = _new(SystemPrompt)
     o.mode = f_mode
@@ -18612,7 +18612,7 @@ def _decode_LoadSessionRequest(d: _Any, strict: bool) -> LoadSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_LoadSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_LoadSessionRequest)
     o = _new(LoadSessionRequest)
     o.mcp_servers = f_mcp_servers
@@ -18704,7 +18704,7 @@ def _decode_ListSessionsRequest(d: _Any, strict: bool) -> ListSessionsRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ListSessionsRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ListSessionsRequest)
     o = _new(ListSessionsRequest)
     o.cwd = f_cwd
@@ -18787,7 +18787,7 @@ def _decode_DeleteSessionRequest(d: _Any, strict: bool) -> DeleteSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_DeleteSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_DeleteSessionRequest)
     o = _new(DeleteSessionRequest)
     o.session_id = f_session_id
@@ -18881,7 +18881,7 @@ def _decode_ForkSessionRequest(d: _Any, strict: bool) -> ForkSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ForkSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ForkSessionRequest)
     o = _new(ForkSessionRequest)
     o.session_id = f_session_id
@@ -18947,7 +18947,7 @@ def _decode_ArchiveSessionRequest(d: _Any, strict: bool) -> ArchiveSessionReques
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ArchiveSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ArchiveSessionRequest)
     o = _new(ArchiveSessionRequest)
     o.session_id = f_session_id
@@ -18995,7 +18995,7 @@ def _decode_UnarchiveSessionRequest(d: _Any, strict: bool) -> UnarchiveSessionRe
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_UnarchiveSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_UnarchiveSessionRequest)
     o = _new(UnarchiveSessionRequest)
     o.session_id = f_session_id
@@ -19043,7 +19043,7 @@ def _decode_SessionStatusRequest(d: _Any, strict: bool) -> SessionStatusRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionStatusRequest.issuperset(d):
         _check_unknown(d, _KNOWN_SessionStatusRequest)
     o = _new(SessionStatusRequest)
     o.session_id = f_session_id
@@ -19101,7 +19101,7 @@ def _decode_SetSessionTitleRequest(d: _Any, strict: bool) -> SetSessionTitleRequ
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SetSessionTitleRequest.issuperset(d):
         _check_unknown(d, _KNOWN_SetSessionTitleRequest)
     o = _new(SetSessionTitleRequest)
     o.session_id = f_session_id
@@ -19197,7 +19197,7 @@ def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ResumeSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ResumeSessionRequest)
     o = _new(ResumeSessionRequest)
     o.session_id = f_session_id
@@ -19263,7 +19263,7 @@ def _decode_CloseSessionRequest(d: _Any, strict: bool) -> CloseSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CloseSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_CloseSessionRequest)
     o = _new(CloseSessionRequest)
     o.session_id = f_session_id
@@ -19321,7 +19321,7 @@ def _decode_SetSessionModeRequest(d: _Any, strict: bool) -> SetSessionModeReques
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SetSessionModeRequest.issuperset(d):
         _check_unknown(d, _KNOWN_SetSessionModeRequest)
     o = _new(SetSessionModeRequest)
     o.session_id = f_session_id
@@ -19403,7 +19403,7 @@ def _read_BooleanSetSessionConfigOptionRequest(
         except _ValidationError as error:
             raise error.at("value")
 
-    if strict:
+    if strict and not _KNOWN_BooleanSetSessionConfigOptionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_BooleanSetSessionConfigOptionRequest)
     o = _new(BooleanSetSessionConfigOptionRequest)
     o.session_id = f_session_id
@@ -19482,7 +19482,7 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
         except _ValidationError as error:
             raise error.at("value")
 
-    if strict:
+    if strict and not _KNOWN_ValueIdSetSessionConfigOptionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ValueIdSetSessionConfigOptionRequest)
     o = _new(ValueIdSetSessionConfigOptionRequest)
     o.session_id = f_session_id
@@ -19580,7 +19580,7 @@ def _decode_PromptRequest(d: _Any, strict: bool) -> PromptRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PromptRequest.issuperset(d):
         _check_unknown(d, _KNOWN_PromptRequest)
     o = _new(PromptRequest)
     o.session_id = f_session_id
@@ -19629,7 +19629,7 @@ def _decode_ResultClientResponse(d: _Any, strict: bool) -> ResultClientResponse:
         except _ValidationError as error:
             raise error.at("result")
 
-    if strict:
+    if strict and not _KNOWN_ResultClientResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ResultClientResponse)
     o = _new(ResultClientResponse)
     o.id = f_id
@@ -19672,7 +19672,7 @@ def _decode_ErrorClientResponse(d: _Any, strict: bool) -> ErrorClientResponse:
         except _ValidationError as error:
             raise error.at("error")
 
-    if strict:
+    if strict and not _KNOWN_ErrorClientResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ErrorClientResponse)
     o = _new(ErrorClientResponse)
     o.id = f_id
@@ -19733,7 +19733,7 @@ def _decode_WriteTextFileResponse(d: _Any, strict: bool) -> WriteTextFileRespons
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_WriteTextFileResponse.issuperset(d):
         _check_unknown(d, _KNOWN_WriteTextFileResponse)
     o = _new(WriteTextFileResponse)
     o.meta = f_meta
@@ -19778,7 +19778,7 @@ def _decode_ReadTextFileResponse(d: _Any, strict: bool) -> ReadTextFileResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ReadTextFileResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ReadTextFileResponse)
     o = _new(ReadTextFileResponse)
     o.content = f_content
@@ -19836,7 +19836,7 @@ def _decode_RequestPermissionResponse(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_RequestPermissionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_RequestPermissionResponse)
     o = _new(RequestPermissionResponse)
     o.outcome = f_outcome
@@ -19873,7 +19873,7 @@ def _read_CancelledRequestPermissionOutcome(
 ) -> CancelledRequestPermissionOutcome:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
-    if strict:
+    if strict and not _KNOWN_CancelledRequestPermissionOutcome.issuperset(d):
         _check_unknown(d, _KNOWN_CancelledRequestPermissionOutcome)
     o = _new(CancelledRequestPermissionOutcome)
     return o
@@ -19930,7 +19930,7 @@ def _read_SelectedRequestPermissionOutcome(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SelectedRequestPermissionOutcome.issuperset(d):
         _check_unknown(d, _KNOWN_SelectedRequestPermissionOutcome)
     o = _new(SelectedRequestPermissionOutcome)
     o.option_id = f_option_id
@@ -20014,7 +20014,7 @@ def _decode_SelectedPermissionOutcome(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SelectedPermissionOutcome.issuperset(d):
         _check_unknown(d, _KNOWN_SelectedPermissionOutcome)
     o = _new(SelectedPermissionOutcome)
     o.option_id = f_option_id
@@ -20062,7 +20062,7 @@ def _decode_CreateTerminalResponse(d: _Any, strict: bool) -> CreateTerminalRespo
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CreateTerminalResponse.issuperset(d):
         _check_unknown(d, _KNOWN_CreateTerminalResponse)
     o = _new(CreateTerminalResponse)
     o.terminal_id = f_terminal_id
@@ -20133,7 +20133,7 @@ def _decode_TerminalOutputResponse(d: _Any, strict: bool) -> TerminalOutputRespo
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalOutputResponse.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalOutputResponse)
     o = _new(TerminalOutputResponse)
     o.output = f_output
@@ -20219,7 +20219,7 @@ def _decode_TerminalExitStatus(d: _Any, strict: bool) -> TerminalExitStatus:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalExitStatus.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalExitStatus)
     o = _new(TerminalExitStatus)
     o.exit_code = f_exit_code
@@ -20262,7 +20262,7 @@ def _decode_ReleaseTerminalResponse(d: _Any, strict: bool) -> ReleaseTerminalRes
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ReleaseTerminalResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ReleaseTerminalResponse)
     o = _new(ReleaseTerminalResponse)
     o.meta = f_meta
@@ -20337,7 +20337,7 @@ def _decode_WaitForTerminalExitResponse(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_WaitForTerminalExitResponse.issuperset(d):
         _check_unknown(d, _KNOWN_WaitForTerminalExitResponse)
     o = _new(WaitForTerminalExitResponse)
     o.exit_code = f_exit_code
@@ -20382,7 +20382,7 @@ def _decode_KillTerminalResponse(d: _Any, strict: bool) -> KillTerminalResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_KillTerminalResponse.issuperset(d):
         _check_unknown(d, _KNOWN_KillTerminalResponse)
     o = _new(KillTerminalResponse)
     o.meta = f_meta
@@ -20443,7 +20443,7 @@ def _read_AcceptCreateElicitationResponse(
         except _ValidationError as error:
             raise error.at("content")
 
-    if strict:
+    if strict and not _KNOWN_AcceptCreateElicitationResponse.issuperset(d):
         _check_unknown(d, _KNOWN_AcceptCreateElicitationResponse)
     o = _new(AcceptCreateElicitationResponse)
     o.meta = f_meta
@@ -20500,7 +20500,7 @@ def _read_DeclineCreateElicitationResponse(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_DeclineCreateElicitationResponse.issuperset(d):
         _check_unknown(d, _KNOWN_DeclineCreateElicitationResponse)
     o = _new(DeclineCreateElicitationResponse)
     o.meta = f_meta
@@ -20551,7 +20551,7 @@ def _read_CancelCreateElicitationResponse(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CancelCreateElicitationResponse.issuperset(d):
         _check_unknown(d, _KNOWN_CancelCreateElicitationResponse)
     o = _new(CancelCreateElicitationResponse)
     o.meta = f_meta
@@ -20705,7 +20705,7 @@ def _decode_ElicitationAcceptAction(d: _Any, strict: bool) -> ElicitationAcceptA
         except _ValidationError as error:
             raise error.at("content")
 
-    if strict:
+    if strict and not _KNOWN_ElicitationAcceptAction.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationAcceptAction)
     o = _new(ElicitationAcceptAction)
     o.content = f_content
@@ -20752,7 +20752,7 @@ def _decode_ResultMessageMcpResponse(d: _Any, strict: bool) -> ResultMessageMcpR
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ResultMessageMcpResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ResultMessageMcpResponse)
     o = _new(ResultMessageMcpResponse)
     o.result = f_result
@@ -20800,7 +20800,7 @@ def _decode_ErrorMessageMcpResponse(d: _Any, strict: bool) -> ErrorMessageMcpRes
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ErrorMessageMcpResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ErrorMessageMcpResponse)
     o = _new(ErrorMessageMcpResponse)
     o.error = f_error
@@ -20888,7 +20888,7 @@ def _decode_McpError(d: _Any, strict: bool) -> McpError:
         except _ValidationError as error:
             raise error.at("data")
 
-    if strict:
+    if strict and not _KNOWN_McpError.issuperset(d):
         _check_unknown(d, _KNOWN_McpError)
     o = _new(McpError)
     o.code = f_code
@@ -20937,7 +20937,7 @@ def _decode_ClientNotification(d: _Any, strict: bool) -> ClientNotification:
         except _ValidationError as error:
             raise error.at("params")
 
-    if strict:
+    if strict and not _KNOWN_ClientNotification.issuperset(d):
         _check_unknown(d, _KNOWN_ClientNotification)
     o = _new(ClientNotification)
     o.method = f_method
@@ -20985,7 +20985,7 @@ def _decode_CancelNotification(d: _Any, strict: bool) -> CancelNotification:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CancelNotification.issuperset(d):
         _check_unknown(d, _KNOWN_CancelNotification)
     o = _new(CancelNotification)
     o.session_id = f_session_id
@@ -21063,7 +21063,7 @@ def _decode_MessageMcpNotification(d: _Any, strict: bool) -> MessageMcpNotificat
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_MessageMcpNotification.issuperset(d):
         _check_unknown(d, _KNOWN_MessageMcpNotification)
     o = _new(MessageMcpNotification)
     o.server_id = f_server_id
@@ -21123,7 +21123,7 @@ def _decode_CancelRequestNotification(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CancelRequestNotification.issuperset(d):
         _check_unknown(d, _KNOWN_CancelRequestNotification)
     o = _new(CancelRequestNotification)
     o.request_id = f_request_id
@@ -21178,7 +21178,7 @@ def _decode_ProxyRequest(d: _Any, strict: bool) -> ProxyRequest:
         except _ValidationError as error:
             raise error.at("params")
 
-    if strict:
+    if strict and not _KNOWN_ProxyRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ProxyRequest)
     o = _new(ProxyRequest)
     o.id = f_id
@@ -21242,7 +21242,7 @@ def _decode_ProxySuccessorRequest(d: _Any, strict: bool) -> ProxySuccessorReques
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ProxySuccessorRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ProxySuccessorRequest)
     o = _new(ProxySuccessorRequest)
     o.method = f_method
@@ -21293,7 +21293,7 @@ def _decode_ResultProxyResponse(d: _Any, strict: bool) -> ResultProxyResponse:
         except _ValidationError as error:
             raise error.at("result")
 
-    if strict:
+    if strict and not _KNOWN_ResultProxyResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ResultProxyResponse)
     o = _new(ResultProxyResponse)
     o.id = f_id
@@ -21336,7 +21336,7 @@ def _decode_ErrorProxyResponse(d: _Any, strict: bool) -> ErrorProxyResponse:
         except _ValidationError as error:
             raise error.at("error")
 
-    if strict:
+    if strict and not _KNOWN_ErrorProxyResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ErrorProxyResponse)
     o = _new(ErrorProxyResponse)
     o.id = f_id
@@ -21414,7 +21414,7 @@ def _decode_ProxyNotification(d: _Any, strict: bool) -> ProxyNotification:
         except _ValidationError as error:
             raise error.at("params")
 
-    if strict:
+    if strict and not _KNOWN_ProxyNotification.issuperset(d):
         _check_unknown(d, _KNOWN_ProxyNotification)
     o = _new(ProxyNotification)
     o.method = f_method
@@ -21474,7 +21474,7 @@ def _decode_ProxySuccessorNotification(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ProxySuccessorNotification.issuperset(d):
         _check_unknown(d, _KNOWN_ProxySuccessorNotification)
     o = _new(ProxySuccessorNotification)
     o.method = f_method

@@ -405,7 +405,7 @@ def _decode_AgentRequest(d: _Any, strict: bool) -> AgentRequest:
         except _ValidationError as error:
             raise error.at("params")
 
-    if strict:
+    if strict and not _KNOWN_AgentRequest.issuperset(d):
         _check_unknown(d, _KNOWN_AgentRequest)
     o = _new(AgentRequest)
     o.id = f_id
@@ -536,7 +536,7 @@ def _decode_RequestPermissionRequest(d: _Any, strict: bool) -> RequestPermission
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_RequestPermissionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_RequestPermissionRequest)
     o = _new(RequestPermissionRequest)
     o.session_id = f_session_id
@@ -616,7 +616,7 @@ def _read_ToolCallRequestPermissionSubject(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCallRequestPermissionSubject.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallRequestPermissionSubject)
     o = _new(ToolCallRequestPermissionSubject)
     o.tool_call = f_tool_call
@@ -719,7 +719,7 @@ def _read_CommandRequestPermissionSubject(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CommandRequestPermissionSubject.issuperset(d):
         _check_unknown(d, _KNOWN_CommandRequestPermissionSubject)
     o = _new(CommandRequestPermissionSubject)
     o.command = f_command
@@ -1002,7 +1002,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCallUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallUpdate)
     o = _new(ToolCallUpdate)
     o.tool_call_id = f_tool_call_id
@@ -1174,7 +1174,7 @@ def _read_ContentToolCallContent(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ContentToolCallContent.issuperset(d):
         _check_unknown(d, _KNOWN_ContentToolCallContent)
     o = _new(ContentToolCallContent)
     o.content = f_content
@@ -1246,7 +1246,7 @@ def _read_DiffToolCallContent(d: _JsonObject, strict: bool) -> DiffToolCallConte
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_DiffToolCallContent.issuperset(d):
         _check_unknown(d, _KNOWN_DiffToolCallContent)
     o = _new(DiffToolCallContent)
     o.changes = f_changes
@@ -1309,7 +1309,7 @@ def _read_TerminalToolCallContent(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalToolCallContent.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalToolCallContent)
     o = _new(TerminalToolCallContent)
     o.terminal_id = f_terminal_id
@@ -1445,7 +1445,7 @@ def _read_TextContentBlock(d: _JsonObject, strict: bool) -> TextContentBlock:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TextContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_TextContentBlock)
     o = _new(TextContentBlock)
     o.text = f_text
@@ -1544,7 +1544,7 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ImageContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_ImageContentBlock)
     o = _new(ImageContentBlock)
     o.data = f_data
@@ -1638,7 +1638,7 @@ def _read_AudioContentBlock(d: _JsonObject, strict: bool) -> AudioContentBlock:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AudioContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_AudioContentBlock)
     o = _new(AudioContentBlock)
     o.data = f_data
@@ -1813,7 +1813,7 @@ def _read_ResourceLinkContentBlock(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ResourceLinkContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_ResourceLinkContentBlock)
     o = _new(ResourceLinkContentBlock)
     o.name = f_name
@@ -1924,7 +1924,7 @@ def _read_ResourceContentBlock(d: _JsonObject, strict: bool) -> ResourceContentB
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ResourceContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_ResourceContentBlock)
     o = _new(ResourceContentBlock)
     o.resource = f_resource
@@ -2084,7 +2084,7 @@ def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Annotations.issuperset(d):
         _check_unknown(d, _KNOWN_Annotations)
     o = _new(Annotations)
     o.audience = f_audience
@@ -2174,7 +2174,7 @@ def _decode_TextContent(d: _Any, strict: bool) -> TextContent:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TextContent.issuperset(d):
         _check_unknown(d, _KNOWN_TextContent)
     o = _new(TextContent)
     o.text = f_text
@@ -2268,7 +2268,7 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ImageContent.issuperset(d):
         _check_unknown(d, _KNOWN_ImageContent)
     o = _new(ImageContent)
     o.data = f_data
@@ -2351,7 +2351,7 @@ def _decode_AudioContent(d: _Any, strict: bool) -> AudioContent:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AudioContent.issuperset(d):
         _check_unknown(d, _KNOWN_AudioContent)
     o = _new(AudioContent)
     o.data = f_data
@@ -2462,7 +2462,7 @@ def _decode_Icon(d: _Any, strict: bool) -> Icon:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Icon.issuperset(d):
         _check_unknown(d, _KNOWN_Icon)
     o = _new(Icon)
     o.src = f_src
@@ -2648,7 +2648,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ResourceLink.issuperset(d):
         _check_unknown(d, _KNOWN_ResourceLink)
     o = _new(ResourceLink)
     o.name = f_name
@@ -2796,7 +2796,7 @@ def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TextResourceContents.issuperset(d):
         _check_unknown(d, _KNOWN_TextResourceContents)
     o = _new(TextResourceContents)
     o.text = f_text
@@ -2875,7 +2875,7 @@ def _decode_BlobResourceContents(d: _Any, strict: bool) -> BlobResourceContents:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_BlobResourceContents.issuperset(d):
         _check_unknown(d, _KNOWN_BlobResourceContents)
     o = _new(BlobResourceContents)
     o.blob = f_blob
@@ -2942,7 +2942,7 @@ def _decode_EmbeddedResource(d: _Any, strict: bool) -> EmbeddedResource:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_EmbeddedResource.issuperset(d):
         _check_unknown(d, _KNOWN_EmbeddedResource)
     o = _new(EmbeddedResource)
     o.resource = f_resource
@@ -3002,7 +3002,7 @@ def _decode_Content(d: _Any, strict: bool) -> Content:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Content.issuperset(d):
         _check_unknown(d, _KNOWN_Content)
     o = _new(Content)
     o.content = f_content
@@ -3094,7 +3094,7 @@ def _read_AddDiffChange(d: _JsonObject, strict: bool) -> AddDiffChange:
         except _ValidationError as error:
             raise error.at("path")
 
-    if strict:
+    if strict and not _KNOWN_AddDiffChange.issuperset(d):
         _check_unknown(d, _KNOWN_AddDiffChange)
     o = _new(AddDiffChange)
     o.file_type = f_file_type
@@ -3203,7 +3203,7 @@ def _read_DeleteDiffChange(d: _JsonObject, strict: bool) -> DeleteDiffChange:
         except _ValidationError as error:
             raise error.at("path")
 
-    if strict:
+    if strict and not _KNOWN_DeleteDiffChange.issuperset(d):
         _check_unknown(d, _KNOWN_DeleteDiffChange)
     o = _new(DeleteDiffChange)
     o.file_type = f_file_type
@@ -3314,7 +3314,7 @@ def _read_ModifyDiffChange(d: _JsonObject, strict: bool) -> ModifyDiffChange:
         except _ValidationError as error:
             raise error.at("path")
 
-    if strict:
+    if strict and not _KNOWN_ModifyDiffChange.issuperset(d):
         _check_unknown(d, _KNOWN_ModifyDiffChange)
     o = _new(ModifyDiffChange)
     o.file_type = f_file_type
@@ -3435,7 +3435,7 @@ def _read_MoveDiffChange(d: _JsonObject, strict: bool) -> MoveDiffChange:
         except _ValidationError as error:
             raise error.at("path")
 
-    if strict:
+    if strict and not _KNOWN_MoveDiffChange.issuperset(d):
         _check_unknown(d, _KNOWN_MoveDiffChange)
     o = _new(MoveDiffChange)
     o.file_type = f_file_type
@@ -3558,7 +3558,7 @@ def _read_CopyDiffChange(d: _JsonObject, strict: bool) -> CopyDiffChange:
         except _ValidationError as error:
             raise error.at("path")
 
-    if strict:
+    if strict and not _KNOWN_CopyDiffChange.issuperset(d):
         _check_unknown(d, _KNOWN_CopyDiffChange)
     o = _new(CopyDiffChange)
     o.file_type = f_file_type
@@ -3775,7 +3775,7 @@ def _decode_DiffPathChange(d: _Any, strict: bool) -> DiffPathChange:
         except _ValidationError as error:
             raise error.at("path")
 
-    if strict:
+    if strict and not _KNOWN_DiffPathChange.issuperset(d):
         _check_unknown(d, _KNOWN_DiffPathChange)
     o = _new(DiffPathChange)
     o.path = f_path
@@ -3816,7 +3816,7 @@ def _decode_DiffPathPairChange(d: _Any, strict: bool) -> DiffPathPairChange:
         except _ValidationError as error:
             raise error.at("path")
 
-    if strict:
+    if strict and not _KNOWN_DiffPathPairChange.issuperset(d):
         _check_unknown(d, _KNOWN_DiffPathPairChange)
     o = _new(DiffPathPairChange)
     o.old_path = f_old_path
@@ -3876,7 +3876,7 @@ def _decode_DiffPatch(d: _Any, strict: bool) -> DiffPatch:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_DiffPatch.issuperset(d):
         _check_unknown(d, _KNOWN_DiffPatch)
     o = _new(DiffPatch)
     o.format = f_format
@@ -3959,7 +3959,7 @@ def _decode_Diff(d: _Any, strict: bool) -> Diff:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Diff.issuperset(d):
         _check_unknown(d, _KNOWN_Diff)
     o = _new(Diff)
     o.changes = f_changes
@@ -4015,7 +4015,7 @@ def _decode_Terminal(d: _Any, strict: bool) -> Terminal:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Terminal.issuperset(d):
         _check_unknown(d, _KNOWN_Terminal)
     o = _new(Terminal)
     o.terminal_id = f_terminal_id
@@ -4088,7 +4088,7 @@ def _decode_ToolCallLocation(d: _Any, strict: bool) -> ToolCallLocation:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCallLocation.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallLocation)
     o = _new(ToolCallLocation)
     o.path = f_path
@@ -4145,7 +4145,7 @@ def _decode_ToolCallCapabilities(d: _Any, strict: bool) -> ToolCallCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCallCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallCapabilities)
     o = _new(ToolCallCapabilities)
     o.cancel = f_cancel
@@ -4188,7 +4188,7 @@ def _decode_ToolCallCancelCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCallCancelCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallCancelCapabilities)
     o = _new(ToolCallCancelCapabilities)
     o.meta = f_meta
@@ -4237,7 +4237,7 @@ def _decode_ToolCallPermissionSubject(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCallPermissionSubject.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallPermissionSubject)
     o = _new(ToolCallPermissionSubject)
     o.tool_call = f_tool_call
@@ -4325,7 +4325,7 @@ def _decode_CommandPermissionSubject(d: _Any, strict: bool) -> CommandPermission
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CommandPermissionSubject.issuperset(d):
         _check_unknown(d, _KNOWN_CommandPermissionSubject)
     o = _new(CommandPermissionSubject)
     o.command = f_command
@@ -4409,7 +4409,7 @@ def _decode_PermissionOption(d: _Any, strict: bool) -> PermissionOption:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PermissionOption.issuperset(d):
         _check_unknown(d, _KNOWN_PermissionOption)
     o = _new(PermissionOption)
     o.option_id = f_option_id
@@ -4526,7 +4526,7 @@ def _read_FormCreateElicitationRequest(
         ),
     )
 
-    if strict:
+    if strict and not _KNOWN_FormCreateElicitationRequest.issuperset(d):
         _check_unknown(d, _KNOWN_FormCreateElicitationRequest)
     o = _new(FormCreateElicitationRequest)
     o.message = f_message
@@ -4652,7 +4652,7 @@ def _read_UrlCreateElicitationRequest(
         ),
     )
 
-    if strict:
+    if strict and not _KNOWN_UrlCreateElicitationRequest.issuperset(d):
         _check_unknown(d, _KNOWN_UrlCreateElicitationRequest)
     o = _new(UrlCreateElicitationRequest)
     o.message = f_message
@@ -4855,7 +4855,7 @@ def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSession
             _salvage(v)
             f_tool_call_id = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ElicitationSessionScope.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationSessionScope)
     o = _new(ElicitationSessionScope)
     o.session_id = f_session_id
@@ -4890,7 +4890,7 @@ def _decode_ElicitationRequestScope(d: _Any, strict: bool) -> ElicitationRequest
         except _ValidationError as error:
             raise error.at("requestId")
 
-    if strict:
+    if strict and not _KNOWN_ElicitationRequestScope.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationRequestScope)
     o = _new(ElicitationRequestScope)
     o.request_id = f_request_id
@@ -4992,7 +4992,7 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ElicitationSchema.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationSchema)
     o = _new(ElicitationSchema)
     o.type = f_type
@@ -5222,7 +5222,7 @@ def _read_StringElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_StringElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_StringElicitationPropertySchema)
     o = _new(StringElicitationPropertySchema)
     o.title = f_title
@@ -5414,7 +5414,7 @@ def _read_NumberElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_NumberElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_NumberElicitationPropertySchema)
     o = _new(NumberElicitationPropertySchema)
     o.title = f_title
@@ -5587,7 +5587,7 @@ def _read_IntegerElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_IntegerElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_IntegerElicitationPropertySchema)
     o = _new(IntegerElicitationPropertySchema)
     o.title = f_title
@@ -5703,7 +5703,7 @@ def _read_BooleanElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_BooleanElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_BooleanElicitationPropertySchema)
     o = _new(BooleanElicitationPropertySchema)
     o.title = f_title
@@ -5869,7 +5869,7 @@ def _read_ArrayElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ArrayElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_ArrayElicitationPropertySchema)
     o = _new(ArrayElicitationPropertySchema)
     o.title = f_title
@@ -6070,7 +6070,7 @@ def _decode_EnumOption(d: _Any, strict: bool) -> EnumOption:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_EnumOption.issuperset(d):
         _check_unknown(d, _KNOWN_EnumOption)
     o = _new(EnumOption)
     o.const = f_const
@@ -6258,7 +6258,7 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_StringPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_StringPropertySchema)
     o = _new(StringPropertySchema)
     o.title = f_title
@@ -6433,7 +6433,7 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_NumberPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_NumberPropertySchema)
     o = _new(NumberPropertySchema)
     o.title = f_title
@@ -6590,7 +6590,7 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_IntegerPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_IntegerPropertySchema)
     o = _new(IntegerPropertySchema)
     o.title = f_title
@@ -6690,7 +6690,7 @@ def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchem
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_BooleanPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_BooleanPropertySchema)
     o = _new(BooleanPropertySchema)
     o.title = f_title
@@ -6759,7 +6759,7 @@ def _read_MultiSelectItemsString(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_MultiSelectItemsString.issuperset(d):
         _check_unknown(d, _KNOWN_MultiSelectItemsString)
     o = _new(MultiSelectItemsString)
     o.enum = f_enum
@@ -6880,7 +6880,7 @@ def _decode_StringMultiSelectItems(d: _Any, strict: bool) -> StringMultiSelectIt
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_StringMultiSelectItems.issuperset(d):
         _check_unknown(d, _KNOWN_StringMultiSelectItems)
     o = _new(StringMultiSelectItems)
     o.enum = f_enum
@@ -6928,7 +6928,7 @@ def _decode_TitledMultiSelectItems(d: _Any, strict: bool) -> TitledMultiSelectIt
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TitledMultiSelectItems.issuperset(d):
         _check_unknown(d, _KNOWN_TitledMultiSelectItems)
     o = _new(TitledMultiSelectItems)
     o.any_of = f_any_of
@@ -7069,7 +7069,7 @@ def _decode_MultiSelectPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_MultiSelectPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_MultiSelectPropertySchema)
     o = _new(MultiSelectPropertySchema)
     o.title = f_title
@@ -7147,7 +7147,7 @@ def _decode_ElicitationFormMode(d: _Any, strict: bool) -> ElicitationFormMode:
         ),
     )
 
-    if strict:
+    if strict and not _KNOWN_ElicitationFormMode.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationFormMode)
     o = _new(ElicitationFormMode)
     o.requested_schema = f_requested_schema
@@ -7225,7 +7225,7 @@ def _decode_ElicitationUrlMode(d: _Any, strict: bool) -> ElicitationUrlMode:
         ),
     )
 
-    if strict:
+    if strict and not _KNOWN_ElicitationUrlMode.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationUrlMode)
     o = _new(ElicitationUrlMode)
     o.elicitation_id = f_elicitation_id
@@ -7286,7 +7286,7 @@ def _decode_ResultAgentResponse(d: _Any, strict: bool) -> ResultAgentResponse:
         except _ValidationError as error:
             raise error.at("result")
 
-    if strict:
+    if strict and not _KNOWN_ResultAgentResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ResultAgentResponse)
     o = _new(ResultAgentResponse)
     o.id = f_id
@@ -7354,7 +7354,7 @@ def _decode_ErrorAgentResponse(d: _Any, strict: bool) -> ErrorAgentResponse:
         except _ValidationError as error:
             raise error.at("error")
 
-    if strict:
+    if strict and not _KNOWN_ErrorAgentResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ErrorAgentResponse)
     o = _new(ErrorAgentResponse)
     o.id = f_id
@@ -7465,7 +7465,7 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_InitializeResponse.issuperset(d):
         _check_unknown(d, _KNOWN_InitializeResponse)
     o = _new(InitializeResponse)
     o.protocol_version = f_protocol_version
@@ -7550,7 +7550,7 @@ def _decode_Implementation(d: _Any, strict: bool) -> Implementation:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Implementation.issuperset(d):
         _check_unknown(d, _KNOWN_Implementation)
     o = _new(Implementation)
     o.name = f_name
@@ -7620,7 +7620,7 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AgentCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_AgentCapabilities)
     o = _new(AgentCapabilities)
     o.session = f_session
@@ -7723,7 +7723,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionCapabilities)
     o = _new(SessionCapabilities)
     o.prompt = f_prompt
@@ -7827,7 +7827,7 @@ def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PromptCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_PromptCapabilities)
     o = _new(PromptCapabilities)
     o.image = f_image
@@ -7882,7 +7882,7 @@ def _decode_PromptImageCapabilities(d: _Any, strict: bool) -> PromptImageCapabil
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PromptImageCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_PromptImageCapabilities)
     o = _new(PromptImageCapabilities)
     o.meta = f_meta
@@ -7917,7 +7917,7 @@ def _decode_PromptAudioCapabilities(d: _Any, strict: bool) -> PromptAudioCapabil
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PromptAudioCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_PromptAudioCapabilities)
     o = _new(PromptAudioCapabilities)
     o.meta = f_meta
@@ -7954,7 +7954,7 @@ def _decode_PromptEmbeddedContextCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PromptEmbeddedContextCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_PromptEmbeddedContextCapabilities)
     o = _new(PromptEmbeddedContextCapabilities)
     o.meta = f_meta
@@ -8017,7 +8017,7 @@ def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_McpCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_McpCapabilities)
     o = _new(McpCapabilities)
     o.stdio = f_stdio
@@ -8060,7 +8060,7 @@ def _decode_McpStdioCapabilities(d: _Any, strict: bool) -> McpStdioCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_McpStdioCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_McpStdioCapabilities)
     o = _new(McpStdioCapabilities)
     o.meta = f_meta
@@ -8095,7 +8095,7 @@ def _decode_McpHttpCapabilities(d: _Any, strict: bool) -> McpHttpCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_McpHttpCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_McpHttpCapabilities)
     o = _new(McpHttpCapabilities)
     o.meta = f_meta
@@ -8132,7 +8132,7 @@ def _decode_SessionDeleteCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionDeleteCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionDeleteCapabilities)
     o = _new(SessionDeleteCapabilities)
     o.meta = f_meta
@@ -8169,7 +8169,7 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionAdditionalDirectoriesCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionAdditionalDirectoriesCapabilities)
     o = _new(SessionAdditionalDirectoriesCapabilities)
     o.meta = f_meta
@@ -8206,7 +8206,7 @@ def _decode_AgentAuthCapabilities(d: _Any, strict: bool) -> AgentAuthCapabilitie
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AgentAuthCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_AgentAuthCapabilities)
     o = _new(AgentAuthCapabilities)
     o.meta = f_meta
@@ -8310,7 +8310,7 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalAuthMethod.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalAuthMethod)
     o = _new(TerminalAuthMethod)
     o.method_id = f_method_id
@@ -8408,7 +8408,7 @@ def _read_AgentAuthMethod(d: _JsonObject, strict: bool) -> AgentAuthMethod:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AgentAuthMethod.issuperset(d):
         _check_unknown(d, _KNOWN_AgentAuthMethod)
     o = _new(AgentAuthMethod)
     o.method_id = f_method_id
@@ -8564,7 +8564,7 @@ def _decode_EnvVariable(d: _Any, strict: bool) -> EnvVariable:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_EnvVariable.issuperset(d):
         _check_unknown(d, _KNOWN_EnvVariable)
     o = _new(EnvVariable)
     o.name = f_name
@@ -8665,7 +8665,7 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AuthMethodTerminal.issuperset(d):
         _check_unknown(d, _KNOWN_AuthMethodTerminal)
     o = _new(AuthMethodTerminal)
     o.method_id = f_method_id
@@ -8754,7 +8754,7 @@ def _decode_AuthMethodAgent(d: _Any, strict: bool) -> AuthMethodAgent:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AuthMethodAgent.issuperset(d):
         _check_unknown(d, _KNOWN_AuthMethodAgent)
     o = _new(AuthMethodAgent)
     o.method_id = f_method_id
@@ -8798,7 +8798,7 @@ def _decode_LoginAuthResponse(d: _Any, strict: bool) -> LoginAuthResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_LoginAuthResponse.issuperset(d):
         _check_unknown(d, _KNOWN_LoginAuthResponse)
     o = _new(LoginAuthResponse)
     o.meta = f_meta
@@ -8833,7 +8833,7 @@ def _decode_LogoutAuthResponse(d: _Any, strict: bool) -> LogoutAuthResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_LogoutAuthResponse.issuperset(d):
         _check_unknown(d, _KNOWN_LogoutAuthResponse)
     o = _new(LogoutAuthResponse)
     o.meta = f_meta
@@ -8912,7 +8912,7 @@ def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_NewSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_NewSessionResponse)
     o = _new(NewSessionResponse)
     o.session_id = f_session_id
@@ -9050,7 +9050,7 @@ def _read_SelectSessionConfigOption(
         except _ValidationError as error:
             raise error.at("options")
 
-    if strict:
+    if strict and not _KNOWN_SelectSessionConfigOption.issuperset(d):
         _check_unknown(d, _KNOWN_SelectSessionConfigOption)
     o = _new(SelectSessionConfigOption)
     o.config_id = f_config_id
@@ -9200,7 +9200,7 @@ def _read_BooleanSessionConfigOption(
         except _ValidationError as error:
             raise error.at("currentValue")
 
-    if strict:
+    if strict and not _KNOWN_BooleanSessionConfigOption.issuperset(d):
         _check_unknown(d, _KNOWN_BooleanSessionConfigOption)
     o = _new(BooleanSessionConfigOption)
     o.config_id = f_config_id
@@ -9513,7 +9513,7 @@ def _decode_SessionConfigSelectOption(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionConfigSelectOption.issuperset(d):
         _check_unknown(d, _KNOWN_SessionConfigSelectOption)
     o = _new(SessionConfigSelectOption)
     o.value = f_value
@@ -9592,7 +9592,7 @@ def _decode_SessionConfigSelectGroup(d: _Any, strict: bool) -> SessionConfigSele
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionConfigSelectGroup.issuperset(d):
         _check_unknown(d, _KNOWN_SessionConfigSelectGroup)
     o = _new(SessionConfigSelectGroup)
     o.group_id = f_group_id
@@ -9645,7 +9645,7 @@ def _decode_SessionConfigSelect(d: _Any, strict: bool) -> SessionConfigSelect:
         except _ValidationError as error:
             raise error.at("options")
 
-    if strict:
+    if strict and not _KNOWN_SessionConfigSelect.issuperset(d):
         _check_unknown(d, _KNOWN_SessionConfigSelect)
     o = _new(SessionConfigSelect)
     o.current_value = f_current_value
@@ -9678,7 +9678,7 @@ def _decode_SessionConfigBoolean(d: _Any, strict: bool) -> SessionConfigBoolean:
         except _ValidationError as error:
             raise error.at("currentValue")
 
-    if strict:
+    if strict and not _KNOWN_SessionConfigBoolean.issuperset(d):
         _check_unknown(d, _KNOWN_SessionConfigBoolean)
     o = _new(SessionConfigBoolean)
     o.current_value = f_current_value
@@ -9767,7 +9767,7 @@ def _read_CommandAvailableCommand(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CommandAvailableCommand.issuperset(d):
         _check_unknown(d, _KNOWN_CommandAvailableCommand)
     o = _new(CommandAvailableCommand)
     o.name = f_name
@@ -9924,7 +9924,7 @@ def _read_TextAvailableCommandInput(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TextAvailableCommandInput.issuperset(d):
         _check_unknown(d, _KNOWN_TextAvailableCommandInput)
     o = _new(TextAvailableCommandInput)
     o.hint = f_hint
@@ -10043,7 +10043,7 @@ def _decode_TextCommandInput(d: _Any, strict: bool) -> TextCommandInput:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TextCommandInput.issuperset(d):
         _check_unknown(d, _KNOWN_TextCommandInput)
     o = _new(TextCommandInput)
     o.hint = f_hint
@@ -10126,7 +10126,7 @@ def _decode_Command(d: _Any, strict: bool) -> Command:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Command.issuperset(d):
         _check_unknown(d, _KNOWN_Command)
     o = _new(Command)
     o.name = f_name
@@ -10195,7 +10195,7 @@ def _decode_ListSessionsResponse(d: _Any, strict: bool) -> ListSessionsResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ListSessionsResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ListSessionsResponse)
     o = _new(ListSessionsResponse)
     o.sessions = f_sessions
@@ -10297,7 +10297,7 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionInfo.issuperset(d):
         _check_unknown(d, _KNOWN_SessionInfo)
     o = _new(SessionInfo)
     o.session_id = f_session_id
@@ -10355,7 +10355,7 @@ def _decode_DeleteSessionResponse(d: _Any, strict: bool) -> DeleteSessionRespons
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_DeleteSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_DeleteSessionResponse)
     o = _new(DeleteSessionResponse)
     o.meta = f_meta
@@ -10424,7 +10424,7 @@ def _decode_ResumeSessionResponse(d: _Any, strict: bool) -> ResumeSessionRespons
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ResumeSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ResumeSessionResponse)
     o = _new(ResumeSessionResponse)
     o.config_options = f_config_options
@@ -10471,7 +10471,7 @@ def _decode_CloseSessionResponse(d: _Any, strict: bool) -> CloseSessionResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CloseSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_CloseSessionResponse)
     o = _new(CloseSessionResponse)
     o.meta = f_meta
@@ -10506,7 +10506,7 @@ def _decode_CancelToolCallResponse(d: _Any, strict: bool) -> CancelToolCallRespo
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CancelToolCallResponse.issuperset(d):
         _check_unknown(d, _KNOWN_CancelToolCallResponse)
     o = _new(CancelToolCallResponse)
     o.meta = f_meta
@@ -10541,7 +10541,7 @@ def _decode_CancelTerminalResponse(d: _Any, strict: bool) -> CancelTerminalRespo
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CancelTerminalResponse.issuperset(d):
         _check_unknown(d, _KNOWN_CancelTerminalResponse)
     o = _new(CancelTerminalResponse)
     o.meta = f_meta
@@ -10594,7 +10594,7 @@ def _decode_SetSessionConfigOptionResponse(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SetSessionConfigOptionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_SetSessionConfigOptionResponse)
     o = _new(SetSessionConfigOptionResponse)
     o.config_options = f_config_options
@@ -10644,7 +10644,7 @@ def _decode_PromptResponse(d: _Any, strict: bool) -> PromptResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PromptResponse.issuperset(d):
         _check_unknown(d, _KNOWN_PromptResponse)
     o = _new(PromptResponse)
     o.message_id = f_message_id
@@ -10714,7 +10714,7 @@ def _decode_Error(d: _Any, strict: bool) -> Error:
             _salvage(v)
             f_data = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Error.issuperset(d):
         _check_unknown(d, _KNOWN_Error)
     o = _new(Error)
     o.code = f_code
@@ -10808,7 +10808,7 @@ def _decode_UnsupportedProtocolVersionErrorData(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_UnsupportedProtocolVersionErrorData.issuperset(d):
         _check_unknown(d, _KNOWN_UnsupportedProtocolVersionErrorData)
     o = _new(UnsupportedProtocolVersionErrorData)
     o.requested = f_requested
@@ -10862,7 +10862,7 @@ def _decode_SessionNotFoundErrorData(d: _Any, strict: bool) -> SessionNotFoundEr
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionNotFoundErrorData.issuperset(d):
         _check_unknown(d, _KNOWN_SessionNotFoundErrorData)
     o = _new(SessionNotFoundErrorData)
     o.session_id = f_session_id
@@ -10909,7 +10909,7 @@ def _decode_AgentNotification(d: _Any, strict: bool) -> AgentNotification:
         except _ValidationError as error:
             raise error.at("params")
 
-    if strict:
+    if strict and not _KNOWN_AgentNotification.issuperset(d):
         _check_unknown(d, _KNOWN_AgentNotification)
     o = _new(AgentNotification)
     o.method = f_method
@@ -10975,7 +10975,7 @@ def _decode_UpdateSessionNotification(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_UpdateSessionNotification.issuperset(d):
         _check_unknown(d, _KNOWN_UpdateSessionNotification)
     o = _new(UpdateSessionNotification)
     o.session_id = f_session_id
@@ -11053,7 +11053,7 @@ def _read_UserMessageChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_UserMessageChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UserMessageChunkSessionUpdate)
     o = _new(UserMessageChunkSessionUpdate)
     o.message_id = f_message_id
@@ -11137,7 +11137,7 @@ def _read_UserMessageSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_UserMessageSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UserMessageSessionUpdate)
     o = _new(UserMessageSessionUpdate)
     o.message_id = f_message_id
@@ -11222,7 +11222,7 @@ def _read_AgentMessageChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AgentMessageChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AgentMessageChunkSessionUpdate)
     o = _new(AgentMessageChunkSessionUpdate)
     o.message_id = f_message_id
@@ -11308,7 +11308,7 @@ def _read_AgentMessageSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AgentMessageSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AgentMessageSessionUpdate)
     o = _new(AgentMessageSessionUpdate)
     o.message_id = f_message_id
@@ -11393,7 +11393,7 @@ def _read_AgentThoughtChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AgentThoughtChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AgentThoughtChunkSessionUpdate)
     o = _new(AgentThoughtChunkSessionUpdate)
     o.message_id = f_message_id
@@ -11479,7 +11479,7 @@ def _read_AgentThoughtSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AgentThoughtSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AgentThoughtSessionUpdate)
     o = _new(AgentThoughtSessionUpdate)
     o.message_id = f_message_id
@@ -11591,7 +11591,7 @@ def _read_ToolCallContentChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCallContentChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallContentChunkSessionUpdate)
     o = _new(ToolCallContentChunkSessionUpdate)
     o.tool_call_id = f_tool_call_id
@@ -11807,7 +11807,7 @@ def _read_ToolCallUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCallUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallUpdateSessionUpdate)
     o = _new(ToolCallUpdateSessionUpdate)
     o.tool_call_id = f_tool_call_id
@@ -12021,7 +12021,7 @@ def _read_TerminalUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalUpdateSessionUpdate)
     o = _new(TerminalUpdateSessionUpdate)
     o.terminal_id = f_terminal_id
@@ -12136,7 +12136,7 @@ def _read_TerminalOutputChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalOutputChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalOutputChunkSessionUpdate)
     o = _new(TerminalOutputChunkSessionUpdate)
     o.terminal_id = f_terminal_id
@@ -12207,7 +12207,7 @@ def _read_PlanUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PlanUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_PlanUpdateSessionUpdate)
     o = _new(PlanUpdateSessionUpdate)
     o.plan = f_plan
@@ -12270,7 +12270,7 @@ def _read_AvailableCommandsUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AvailableCommandsUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AvailableCommandsUpdateSessionUpdate)
     o = _new(AvailableCommandsUpdateSessionUpdate)
     o.available_commands = f_available_commands
@@ -12343,7 +12343,7 @@ def _read_ConfigOptionUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ConfigOptionUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ConfigOptionUpdateSessionUpdate)
     o = _new(ConfigOptionUpdateSessionUpdate)
     o.config_options = f_config_options
@@ -12426,7 +12426,7 @@ def _read_SessionInfoUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionInfoUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SessionInfoUpdateSessionUpdate)
     o = _new(SessionInfoUpdateSessionUpdate)
     o.title = f_title
@@ -12534,7 +12534,7 @@ def _read_UsageUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_UsageUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UsageUpdateSessionUpdate)
     o = _new(UsageUpdateSessionUpdate)
     o.used = f_used
@@ -12630,7 +12630,7 @@ def _read_NoticeSessionUpdate(d: _JsonObject, strict: bool) -> NoticeSessionUpda
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_NoticeSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_NoticeSessionUpdate)
     o = _new(NoticeSessionUpdate)
     o.severity = f_severity
@@ -12747,7 +12747,7 @@ def _read_CompactionUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CompactionUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionUpdateSessionUpdate)
     o = _new(CompactionUpdateSessionUpdate)
     o.compaction_id = f_compaction_id
@@ -12842,7 +12842,7 @@ def _read_CompactionSummaryChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CompactionSummaryChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionSummaryChunkSessionUpdate)
     o = _new(CompactionSummaryChunkSessionUpdate)
     o.compaction_id = f_compaction_id
@@ -12995,7 +12995,7 @@ def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ContentChunk.issuperset(d):
         _check_unknown(d, _KNOWN_ContentChunk)
     o = _new(ContentChunk)
     o.message_id = f_message_id
@@ -13064,7 +13064,7 @@ def _decode_UserMessage(d: _Any, strict: bool) -> UserMessage:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_UserMessage.issuperset(d):
         _check_unknown(d, _KNOWN_UserMessage)
     o = _new(UserMessage)
     o.message_id = f_message_id
@@ -13137,7 +13137,7 @@ def _decode_AgentMessage(d: _Any, strict: bool) -> AgentMessage:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AgentMessage.issuperset(d):
         _check_unknown(d, _KNOWN_AgentMessage)
     o = _new(AgentMessage)
     o.message_id = f_message_id
@@ -13210,7 +13210,7 @@ def _decode_AgentThought(d: _Any, strict: bool) -> AgentThought:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AgentThought.issuperset(d):
         _check_unknown(d, _KNOWN_AgentThought)
     o = _new(AgentThought)
     o.message_id = f_message_id
@@ -13274,7 +13274,7 @@ def _read_TerminalBackgroundWork(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalBackgroundWork.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalBackgroundWork)
     o = _new(TerminalBackgroundWork)
     o.terminal_id = f_terminal_id
@@ -13333,7 +13333,7 @@ def _read_ToolCallBackgroundWork(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCallBackgroundWork.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallBackgroundWork)
     o = _new(ToolCallBackgroundWork)
     o.tool_call_id = f_tool_call_id
@@ -13447,7 +13447,7 @@ def _decode_BackgroundTerminal(d: _Any, strict: bool) -> BackgroundTerminal:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_BackgroundTerminal.issuperset(d):
         _check_unknown(d, _KNOWN_BackgroundTerminal)
     o = _new(BackgroundTerminal)
     o.terminal_id = f_terminal_id
@@ -13495,7 +13495,7 @@ def _decode_BackgroundToolCall(d: _Any, strict: bool) -> BackgroundToolCall:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_BackgroundToolCall.issuperset(d):
         _check_unknown(d, _KNOWN_BackgroundToolCall)
     o = _new(BackgroundToolCall)
     o.tool_call_id = f_tool_call_id
@@ -13552,7 +13552,7 @@ def _decode_RunningStateUpdate(d: _Any, strict: bool) -> RunningStateUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_RunningStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_RunningStateUpdate)
     o = _new(RunningStateUpdate)
     o.background = f_background
@@ -13595,7 +13595,7 @@ def _decode_ErrorStopReason(d: _Any, strict: bool) -> ErrorStopReason:
             _salvage(v)
             f_error = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ErrorStopReason.issuperset(d):
         _check_unknown(d, _KNOWN_ErrorStopReason)
     o = _new(ErrorStopReason)
     o.error = f_error
@@ -13659,7 +13659,7 @@ def _read_EndTurnIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_EndTurnIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_EndTurnIdleStateUpdate)
     o = _new(EndTurnIdleStateUpdate)
     o.background = f_background
@@ -13733,7 +13733,7 @@ def _read_MaxTokensIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_MaxTokensIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_MaxTokensIdleStateUpdate)
     o = _new(MaxTokensIdleStateUpdate)
     o.background = f_background
@@ -13809,7 +13809,7 @@ def _read_MaxTurnRequestsIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_MaxTurnRequestsIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_MaxTurnRequestsIdleStateUpdate)
     o = _new(MaxTurnRequestsIdleStateUpdate)
     o.background = f_background
@@ -13885,7 +13885,7 @@ def _read_RefusalIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_RefusalIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_RefusalIdleStateUpdate)
     o = _new(RefusalIdleStateUpdate)
     o.background = f_background
@@ -13959,7 +13959,7 @@ def _read_CancelledIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CancelledIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CancelledIdleStateUpdate)
     o = _new(CancelledIdleStateUpdate)
     o.background = f_background
@@ -14044,7 +14044,7 @@ def _read_ErrorIdleStateUpdate(d: _JsonObject, strict: bool) -> ErrorIdleStateUp
             _salvage(v)
             f_error = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ErrorIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ErrorIdleStateUpdate)
     o = _new(ErrorIdleStateUpdate)
     o.background = f_background
@@ -14205,7 +14205,7 @@ def _decode_NoneIdleStateUpdate(d: _Any, strict: bool) -> NoneIdleStateUpdate:
             _salvage(v)
             f_stop_reason = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_NoneIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_NoneIdleStateUpdate)
     o = _new(NoneIdleStateUpdate)
     o.background = f_background
@@ -14313,7 +14313,7 @@ def _decode_RequiresActionStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_RequiresActionStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_RequiresActionStateUpdate)
     o = _new(RequiresActionStateUpdate)
     o.background = f_background
@@ -14383,7 +14383,7 @@ def _read_StateUpdateRunning(d: _JsonObject, strict: bool) -> StateUpdateRunning
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_StateUpdateRunning.issuperset(d):
         _check_unknown(d, _KNOWN_StateUpdateRunning)
     o = _new(StateUpdateRunning)
     o.background = f_background
@@ -14484,7 +14484,7 @@ def _read_StateUpdateRequiresAction(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_StateUpdateRequiresAction.issuperset(d):
         _check_unknown(d, _KNOWN_StateUpdateRequiresAction)
     o = _new(StateUpdateRequiresAction)
     o.background = f_background
@@ -14619,7 +14619,7 @@ def _decode_ToolCallContentChunk(d: _Any, strict: bool) -> ToolCallContentChunk:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCallContentChunk.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallContentChunk)
     o = _new(ToolCallContentChunk)
     o.tool_call_id = f_tool_call_id
@@ -14669,7 +14669,7 @@ def _decode_TerminalOutput(d: _Any, strict: bool) -> TerminalOutput:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalOutput.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalOutput)
     o = _new(TerminalOutput)
     o.data = f_data
@@ -14746,7 +14746,7 @@ def _decode_TerminalExitStatus(d: _Any, strict: bool) -> TerminalExitStatus:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalExitStatus.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalExitStatus)
     o = _new(TerminalExitStatus)
     o.exit_code = f_exit_code
@@ -14813,7 +14813,7 @@ def _decode_TerminalSize(d: _Any, strict: bool) -> TerminalSize:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalSize.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalSize)
     o = _new(TerminalSize)
     o.cols = f_cols
@@ -14868,7 +14868,7 @@ def _decode_TerminalCapabilities(d: _Any, strict: bool) -> TerminalCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalCapabilities)
     o = _new(TerminalCapabilities)
     o.cancel = f_cancel
@@ -14911,7 +14911,7 @@ def _decode_TerminalCancelCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalCancelCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalCancelCapabilities)
     o = _new(TerminalCancelCapabilities)
     o.meta = f_meta
@@ -15038,7 +15038,7 @@ def _decode_TerminalUpdate(d: _Any, strict: bool) -> TerminalUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalUpdate)
     o = _new(TerminalUpdate)
     o.terminal_id = f_terminal_id
@@ -15137,7 +15137,7 @@ def _decode_TerminalOutputChunk(d: _Any, strict: bool) -> TerminalOutputChunk:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalOutputChunk.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalOutputChunk)
     o = _new(TerminalOutputChunk)
     o.terminal_id = f_terminal_id
@@ -15207,7 +15207,7 @@ def _read_ItemsPlanUpdateContent(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ItemsPlanUpdateContent.issuperset(d):
         _check_unknown(d, _KNOWN_ItemsPlanUpdateContent)
     o = _new(ItemsPlanUpdateContent)
     o.plan_id = f_plan_id
@@ -15368,7 +15368,7 @@ def _decode_PlanEntry(d: _Any, strict: bool) -> PlanEntry:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PlanEntry.issuperset(d):
         _check_unknown(d, _KNOWN_PlanEntry)
     o = _new(PlanEntry)
     o.content = f_content
@@ -15468,7 +15468,7 @@ def _decode_PlanItems(d: _Any, strict: bool) -> PlanItems:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PlanItems.issuperset(d):
         _check_unknown(d, _KNOWN_PlanItems)
     o = _new(PlanItems)
     o.plan_id = f_plan_id
@@ -15524,7 +15524,7 @@ def _decode_PlanUpdate(d: _Any, strict: bool) -> PlanUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PlanUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_PlanUpdate)
     o = _new(PlanUpdate)
     o.plan = f_plan
@@ -15574,7 +15574,7 @@ def _decode_AvailableCommandsUpdate(d: _Any, strict: bool) -> AvailableCommandsU
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AvailableCommandsUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AvailableCommandsUpdate)
     o = _new(AvailableCommandsUpdate)
     o.available_commands = f_available_commands
@@ -15630,7 +15630,7 @@ def _decode_ConfigOptionUpdate(d: _Any, strict: bool) -> ConfigOptionUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ConfigOptionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ConfigOptionUpdate)
     o = _new(ConfigOptionUpdate)
     o.config_options = f_config_options
@@ -15696,7 +15696,7 @@ def _decode_SessionInfoUpdate(d: _Any, strict: bool) -> SessionInfoUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionInfoUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SessionInfoUpdate)
     o = _new(SessionInfoUpdate)
     o.title = f_title
@@ -15763,7 +15763,7 @@ def _decode_Cost(d: _Any, strict: bool) -> Cost:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Cost.issuperset(d):
         _check_unknown(d, _KNOWN_Cost)
     o = _new(Cost)
     o.amount = f_amount
@@ -15852,7 +15852,7 @@ def _decode_UsageUpdate(d: _Any, strict: bool) -> UsageUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_UsageUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UsageUpdate)
     o = _new(UsageUpdate)
     o.used = f_used
@@ -15955,7 +15955,7 @@ def _decode_Notice(d: _Any, strict: bool) -> Notice:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Notice.issuperset(d):
         _check_unknown(d, _KNOWN_Notice)
     o = _new(Notice)
     o.severity = f_severity
@@ -16079,7 +16079,7 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CompactionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionUpdate)
     o = _new(CompactionUpdate)
     o.compaction_id = f_compaction_id
@@ -16159,7 +16159,7 @@ def _decode_CompactionSummaryChunk(d: _Any, strict: bool) -> CompactionSummaryCh
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CompactionSummaryChunk.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionSummaryChunk)
     o = _new(CompactionSummaryChunk)
     o.compaction_id = f_compaction_id
@@ -16211,7 +16211,7 @@ def _decode_CompleteElicitationNotification(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CompleteElicitationNotification.issuperset(d):
         _check_unknown(d, _KNOWN_CompleteElicitationNotification)
     o = _new(CompleteElicitationNotification)
     o.elicitation_id = f_elicitation_id
@@ -16272,7 +16272,7 @@ def _decode_ClientRequest(d: _Any, strict: bool) -> ClientRequest:
         except _ValidationError as error:
             raise error.at("params")
 
-    if strict:
+    if strict and not _KNOWN_ClientRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ClientRequest)
     o = _new(ClientRequest)
     o.id = f_id
@@ -16347,7 +16347,7 @@ def _decode_InitializeRequest(d: _Any, strict: bool) -> InitializeRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_InitializeRequest.issuperset(d):
         _check_unknown(d, _KNOWN_InitializeRequest)
     o = _new(InitializeRequest)
     o.protocol_version = f_protocol_version
@@ -16419,7 +16419,7 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ClientCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ClientCapabilities)
     o = _new(ClientCapabilities)
     o.auth = f_auth
@@ -16481,7 +16481,7 @@ def _decode_ClientAuthCapabilities(d: _Any, strict: bool) -> ClientAuthCapabilit
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ClientAuthCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ClientAuthCapabilities)
     o = _new(ClientAuthCapabilities)
     o.terminal = f_terminal
@@ -16522,7 +16522,7 @@ def _decode_TerminalAuthCapabilities(d: _Any, strict: bool) -> TerminalAuthCapab
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalAuthCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalAuthCapabilities)
     o = _new(TerminalAuthCapabilities)
     o.meta = f_meta
@@ -16585,7 +16585,7 @@ def _decode_ElicitationCapabilities(d: _Any, strict: bool) -> ElicitationCapabil
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ElicitationCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationCapabilities)
     o = _new(ElicitationCapabilities)
     o.form = f_form
@@ -16632,7 +16632,7 @@ def _decode_ElicitationFormCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ElicitationFormCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationFormCapabilities)
     o = _new(ElicitationFormCapabilities)
     o.meta = f_meta
@@ -16671,7 +16671,7 @@ def _decode_ElicitationUrlCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ElicitationUrlCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationUrlCapabilities)
     o = _new(ElicitationUrlCapabilities)
     o.meta = f_meta
@@ -16718,7 +16718,7 @@ def _decode_LoginAuthRequest(d: _Any, strict: bool) -> LoginAuthRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_LoginAuthRequest.issuperset(d):
         _check_unknown(d, _KNOWN_LoginAuthRequest)
     o = _new(LoginAuthRequest)
     o.method_id = f_method_id
@@ -16756,7 +16756,7 @@ def _decode_LogoutAuthRequest(d: _Any, strict: bool) -> LogoutAuthRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_LogoutAuthRequest.issuperset(d):
         _check_unknown(d, _KNOWN_LogoutAuthRequest)
     o = _new(LogoutAuthRequest)
     o.meta = f_meta
@@ -16827,7 +16827,7 @@ def _decode_NewSessionRequest(d: _Any, strict: bool) -> NewSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_NewSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_NewSessionRequest)
     o = _new(NewSessionRequest)
     o.cwd = f_cwd
@@ -16915,7 +16915,7 @@ def _read_HttpMcpServer(d: _JsonObject, strict: bool) -> HttpMcpServer:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_HttpMcpServer.issuperset(d):
         _check_unknown(d, _KNOWN_HttpMcpServer)
     o = _new(HttpMcpServer)
     o.name = f_name
@@ -17014,7 +17014,7 @@ def _read_StdioMcpServer(d: _JsonObject, strict: bool) -> StdioMcpServer:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_StdioMcpServer.issuperset(d):
         _check_unknown(d, _KNOWN_StdioMcpServer)
     o = _new(StdioMcpServer)
     o.name = f_name
@@ -17146,7 +17146,7 @@ def _decode_HttpHeader(d: _Any, strict: bool) -> HttpHeader:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_HttpHeader.issuperset(d):
         _check_unknown(d, _KNOWN_HttpHeader)
     o = _new(HttpHeader)
     o.name = f_name
@@ -17218,7 +17218,7 @@ def _decode_McpServerHttp(d: _Any, strict: bool) -> McpServerHttp:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_McpServerHttp.issuperset(d):
         _check_unknown(d, _KNOWN_McpServerHttp)
     o = _new(McpServerHttp)
     o.name = f_name
@@ -17308,7 +17308,7 @@ def _decode_McpServerStdio(d: _Any, strict: bool) -> McpServerStdio:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_McpServerStdio.issuperset(d):
         _check_unknown(d, _KNOWN_McpServerStdio)
     o = _new(McpServerStdio)
     o.name = f_name
@@ -17376,7 +17376,7 @@ def _decode_ListSessionsRequest(d: _Any, strict: bool) -> ListSessionsRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ListSessionsRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ListSessionsRequest)
     o = _new(ListSessionsRequest)
     o.cwd = f_cwd
@@ -17429,7 +17429,7 @@ def _decode_DeleteSessionRequest(d: _Any, strict: bool) -> DeleteSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_DeleteSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_DeleteSessionRequest)
     o = _new(DeleteSessionRequest)
     o.session_id = f_session_id
@@ -17533,7 +17533,7 @@ def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ResumeSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ResumeSessionRequest)
     o = _new(ResumeSessionRequest)
     o.session_id = f_session_id
@@ -17597,7 +17597,7 @@ def _read_StartReplayFrom(d: _JsonObject, strict: bool) -> StartReplayFrom:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_StartReplayFrom.issuperset(d):
         _check_unknown(d, _KNOWN_StartReplayFrom)
     o = _new(StartReplayFrom)
     o.meta = f_meta
@@ -17696,7 +17696,7 @@ def _decode_ReplayFromStart(d: _Any, strict: bool) -> ReplayFromStart:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ReplayFromStart.issuperset(d):
         _check_unknown(d, _KNOWN_ReplayFromStart)
     o = _new(ReplayFromStart)
     o.meta = f_meta
@@ -17741,7 +17741,7 @@ def _decode_CloseSessionRequest(d: _Any, strict: bool) -> CloseSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CloseSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_CloseSessionRequest)
     o = _new(CloseSessionRequest)
     o.session_id = f_session_id
@@ -17799,7 +17799,7 @@ def _decode_CancelToolCallRequest(d: _Any, strict: bool) -> CancelToolCallReques
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CancelToolCallRequest.issuperset(d):
         _check_unknown(d, _KNOWN_CancelToolCallRequest)
     o = _new(CancelToolCallRequest)
     o.session_id = f_session_id
@@ -17859,7 +17859,7 @@ def _decode_CancelTerminalRequest(d: _Any, strict: bool) -> CancelTerminalReques
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CancelTerminalRequest.issuperset(d):
         _check_unknown(d, _KNOWN_CancelTerminalRequest)
     o = _new(CancelTerminalRequest)
     o.session_id = f_session_id
@@ -17941,7 +17941,7 @@ def _read_IdSetSessionConfigOptionRequest(
         except _ValidationError as error:
             raise error.at("value")
 
-    if strict:
+    if strict and not _KNOWN_IdSetSessionConfigOptionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_IdSetSessionConfigOptionRequest)
     o = _new(IdSetSessionConfigOptionRequest)
     o.session_id = f_session_id
@@ -18030,7 +18030,7 @@ def _read_BooleanSetSessionConfigOptionRequest(
         except _ValidationError as error:
             raise error.at("value")
 
-    if strict:
+    if strict and not _KNOWN_BooleanSetSessionConfigOptionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_BooleanSetSessionConfigOptionRequest)
     o = _new(BooleanSetSessionConfigOptionRequest)
     o.session_id = f_session_id
@@ -18221,7 +18221,7 @@ def _decode_PromptRequest(d: _Any, strict: bool) -> PromptRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PromptRequest.issuperset(d):
         _check_unknown(d, _KNOWN_PromptRequest)
     o = _new(PromptRequest)
     o.session_id = f_session_id
@@ -18270,7 +18270,7 @@ def _decode_ResultClientResponse(d: _Any, strict: bool) -> ResultClientResponse:
         except _ValidationError as error:
             raise error.at("result")
 
-    if strict:
+    if strict and not _KNOWN_ResultClientResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ResultClientResponse)
     o = _new(ResultClientResponse)
     o.id = f_id
@@ -18338,7 +18338,7 @@ def _decode_ErrorClientResponse(d: _Any, strict: bool) -> ErrorClientResponse:
         except _ValidationError as error:
             raise error.at("error")
 
-    if strict:
+    if strict and not _KNOWN_ErrorClientResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ErrorClientResponse)
     o = _new(ErrorClientResponse)
     o.id = f_id
@@ -18419,7 +18419,7 @@ def _decode_RequestPermissionResponse(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_RequestPermissionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_RequestPermissionResponse)
     o = _new(RequestPermissionResponse)
     o.outcome = f_outcome
@@ -18469,7 +18469,7 @@ def _read_CancelledRequestPermissionOutcome(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CancelledRequestPermissionOutcome.issuperset(d):
         _check_unknown(d, _KNOWN_CancelledRequestPermissionOutcome)
     o = _new(CancelledRequestPermissionOutcome)
     o.meta = f_meta
@@ -18530,7 +18530,7 @@ def _read_SelectedRequestPermissionOutcome(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SelectedRequestPermissionOutcome.issuperset(d):
         _check_unknown(d, _KNOWN_SelectedRequestPermissionOutcome)
     o = _new(SelectedRequestPermissionOutcome)
     o.option_id = f_option_id
@@ -18644,7 +18644,7 @@ def _decode_CancelledPermissionOutcome(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CancelledPermissionOutcome.issuperset(d):
         _check_unknown(d, _KNOWN_CancelledPermissionOutcome)
     o = _new(CancelledPermissionOutcome)
     o.meta = f_meta
@@ -18693,7 +18693,7 @@ def _decode_SelectedPermissionOutcome(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SelectedPermissionOutcome.issuperset(d):
         _check_unknown(d, _KNOWN_SelectedPermissionOutcome)
     o = _new(SelectedPermissionOutcome)
     o.option_id = f_option_id
@@ -18757,7 +18757,7 @@ def _read_AcceptCreateElicitationResponse(
         except _ValidationError as error:
             raise error.at("content")
 
-    if strict:
+    if strict and not _KNOWN_AcceptCreateElicitationResponse.issuperset(d):
         _check_unknown(d, _KNOWN_AcceptCreateElicitationResponse)
     o = _new(AcceptCreateElicitationResponse)
     o.meta = f_meta
@@ -18814,7 +18814,7 @@ def _read_DeclineCreateElicitationResponse(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_DeclineCreateElicitationResponse.issuperset(d):
         _check_unknown(d, _KNOWN_DeclineCreateElicitationResponse)
     o = _new(DeclineCreateElicitationResponse)
     o.meta = f_meta
@@ -18865,7 +18865,7 @@ def _read_CancelCreateElicitationResponse(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CancelCreateElicitationResponse.issuperset(d):
         _check_unknown(d, _KNOWN_CancelCreateElicitationResponse)
     o = _new(CancelCreateElicitationResponse)
     o.meta = f_meta
@@ -19019,7 +19019,7 @@ def _decode_ElicitationAcceptAction(d: _Any, strict: bool) -> ElicitationAcceptA
         except _ValidationError as error:
             raise error.at("content")
 
-    if strict:
+    if strict and not _KNOWN_ElicitationAcceptAction.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationAcceptAction)
     o = _new(ElicitationAcceptAction)
     o.content = f_content
@@ -19065,7 +19065,7 @@ def _decode_ClientNotification(d: _Any, strict: bool) -> ClientNotification:
         except _ValidationError as error:
             raise error.at("params")
 
-    if strict:
+    if strict and not _KNOWN_ClientNotification.issuperset(d):
         _check_unknown(d, _KNOWN_ClientNotification)
     o = _new(ClientNotification)
     o.method = f_method
@@ -19115,7 +19115,7 @@ def _decode_CancelSessionNotification(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CancelSessionNotification.issuperset(d):
         _check_unknown(d, _KNOWN_CancelSessionNotification)
     o = _new(CancelSessionNotification)
     o.session_id = f_session_id
@@ -19165,7 +19165,7 @@ def _decode_CancelRequestNotification(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CancelRequestNotification.issuperset(d):
         _check_unknown(d, _KNOWN_CancelRequestNotification)
     o = _new(CancelRequestNotification)
     o.request_id = f_request_id

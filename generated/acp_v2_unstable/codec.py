@@ -485,7 +485,7 @@ def _decode_AgentRequest(d: _Any, strict: bool) -> AgentRequest:
         except _ValidationError as error:
             raise error.at("params")
 
-    if strict:
+    if strict and not _KNOWN_AgentRequest.issuperset(d):
         _check_unknown(d, _KNOWN_AgentRequest)
     o = _new(AgentRequest)
     o.id = f_id
@@ -616,7 +616,7 @@ def _decode_RequestPermissionRequest(d: _Any, strict: bool) -> RequestPermission
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_RequestPermissionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_RequestPermissionRequest)
     o = _new(RequestPermissionRequest)
     o.session_id = f_session_id
@@ -696,7 +696,7 @@ def _read_ToolCallRequestPermissionSubject(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCallRequestPermissionSubject.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallRequestPermissionSubject)
     o = _new(ToolCallRequestPermissionSubject)
     o.tool_call = f_tool_call
@@ -799,7 +799,7 @@ def _read_CommandRequestPermissionSubject(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CommandRequestPermissionSubject.issuperset(d):
         _check_unknown(d, _KNOWN_CommandRequestPermissionSubject)
     o = _new(CommandRequestPermissionSubject)
     o.command = f_command
@@ -1082,7 +1082,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCallUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallUpdate)
     o = _new(ToolCallUpdate)
     o.tool_call_id = f_tool_call_id
@@ -1254,7 +1254,7 @@ def _read_ContentToolCallContent(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ContentToolCallContent.issuperset(d):
         _check_unknown(d, _KNOWN_ContentToolCallContent)
     o = _new(ContentToolCallContent)
     o.content = f_content
@@ -1326,7 +1326,7 @@ def _read_DiffToolCallContent(d: _JsonObject, strict: bool) -> DiffToolCallConte
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_DiffToolCallContent.issuperset(d):
         _check_unknown(d, _KNOWN_DiffToolCallContent)
     o = _new(DiffToolCallContent)
     o.changes = f_changes
@@ -1389,7 +1389,7 @@ def _read_TerminalToolCallContent(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalToolCallContent.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalToolCallContent)
     o = _new(TerminalToolCallContent)
     o.terminal_id = f_terminal_id
@@ -1525,7 +1525,7 @@ def _read_TextContentBlock(d: _JsonObject, strict: bool) -> TextContentBlock:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TextContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_TextContentBlock)
     o = _new(TextContentBlock)
     o.text = f_text
@@ -1624,7 +1624,7 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ImageContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_ImageContentBlock)
     o = _new(ImageContentBlock)
     o.data = f_data
@@ -1718,7 +1718,7 @@ def _read_AudioContentBlock(d: _JsonObject, strict: bool) -> AudioContentBlock:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AudioContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_AudioContentBlock)
     o = _new(AudioContentBlock)
     o.data = f_data
@@ -1893,7 +1893,7 @@ def _read_ResourceLinkContentBlock(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ResourceLinkContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_ResourceLinkContentBlock)
     o = _new(ResourceLinkContentBlock)
     o.name = f_name
@@ -2004,7 +2004,7 @@ def _read_ResourceContentBlock(d: _JsonObject, strict: bool) -> ResourceContentB
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ResourceContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_ResourceContentBlock)
     o = _new(ResourceContentBlock)
     o.resource = f_resource
@@ -2164,7 +2164,7 @@ def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Annotations.issuperset(d):
         _check_unknown(d, _KNOWN_Annotations)
     o = _new(Annotations)
     o.audience = f_audience
@@ -2254,7 +2254,7 @@ def _decode_TextContent(d: _Any, strict: bool) -> TextContent:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TextContent.issuperset(d):
         _check_unknown(d, _KNOWN_TextContent)
     o = _new(TextContent)
     o.text = f_text
@@ -2348,7 +2348,7 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ImageContent.issuperset(d):
         _check_unknown(d, _KNOWN_ImageContent)
     o = _new(ImageContent)
     o.data = f_data
@@ -2431,7 +2431,7 @@ def _decode_AudioContent(d: _Any, strict: bool) -> AudioContent:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AudioContent.issuperset(d):
         _check_unknown(d, _KNOWN_AudioContent)
     o = _new(AudioContent)
     o.data = f_data
@@ -2542,7 +2542,7 @@ def _decode_Icon(d: _Any, strict: bool) -> Icon:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Icon.issuperset(d):
         _check_unknown(d, _KNOWN_Icon)
     o = _new(Icon)
     o.src = f_src
@@ -2728,7 +2728,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ResourceLink.issuperset(d):
         _check_unknown(d, _KNOWN_ResourceLink)
     o = _new(ResourceLink)
     o.name = f_name
@@ -2876,7 +2876,7 @@ def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TextResourceContents.issuperset(d):
         _check_unknown(d, _KNOWN_TextResourceContents)
     o = _new(TextResourceContents)
     o.text = f_text
@@ -2955,7 +2955,7 @@ def _decode_BlobResourceContents(d: _Any, strict: bool) -> BlobResourceContents:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_BlobResourceContents.issuperset(d):
         _check_unknown(d, _KNOWN_BlobResourceContents)
     o = _new(BlobResourceContents)
     o.blob = f_blob
@@ -3022,7 +3022,7 @@ def _decode_EmbeddedResource(d: _Any, strict: bool) -> EmbeddedResource:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_EmbeddedResource.issuperset(d):
         _check_unknown(d, _KNOWN_EmbeddedResource)
     o = _new(EmbeddedResource)
     o.resource = f_resource
@@ -3082,7 +3082,7 @@ def _decode_Content(d: _Any, strict: bool) -> Content:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Content.issuperset(d):
         _check_unknown(d, _KNOWN_Content)
     o = _new(Content)
     o.content = f_content
@@ -3174,7 +3174,7 @@ def _read_AddDiffChange(d: _JsonObject, strict: bool) -> AddDiffChange:
         except _ValidationError as error:
             raise error.at("path")
 
-    if strict:
+    if strict and not _KNOWN_AddDiffChange.issuperset(d):
         _check_unknown(d, _KNOWN_AddDiffChange)
     o = _new(AddDiffChange)
     o.file_type = f_file_type
@@ -3283,7 +3283,7 @@ def _read_DeleteDiffChange(d: _JsonObject, strict: bool) -> DeleteDiffChange:
         except _ValidationError as error:
             raise error.at("path")
 
-    if strict:
+    if strict and not _KNOWN_DeleteDiffChange.issuperset(d):
         _check_unknown(d, _KNOWN_DeleteDiffChange)
     o = _new(DeleteDiffChange)
     o.file_type = f_file_type
@@ -3394,7 +3394,7 @@ def _read_ModifyDiffChange(d: _JsonObject, strict: bool) -> ModifyDiffChange:
         except _ValidationError as error:
             raise error.at("path")
 
-    if strict:
+    if strict and not _KNOWN_ModifyDiffChange.issuperset(d):
         _check_unknown(d, _KNOWN_ModifyDiffChange)
     o = _new(ModifyDiffChange)
     o.file_type = f_file_type
@@ -3515,7 +3515,7 @@ def _read_MoveDiffChange(d: _JsonObject, strict: bool) -> MoveDiffChange:
         except _ValidationError as error:
             raise error.at("path")
 
-    if strict:
+    if strict and not _KNOWN_MoveDiffChange.issuperset(d):
         _check_unknown(d, _KNOWN_MoveDiffChange)
     o = _new(MoveDiffChange)
     o.file_type = f_file_type
@@ -3638,7 +3638,7 @@ def _read_CopyDiffChange(d: _JsonObject, strict: bool) -> CopyDiffChange:
         except _ValidationError as error:
             raise error.at("path")
 
-    if strict:
+    if strict and not _KNOWN_CopyDiffChange.issuperset(d):
         _check_unknown(d, _KNOWN_CopyDiffChange)
     o = _new(CopyDiffChange)
     o.file_type = f_file_type
@@ -3855,7 +3855,7 @@ def _decode_DiffPathChange(d: _Any, strict: bool) -> DiffPathChange:
         except _ValidationError as error:
             raise error.at("path")
 
-    if strict:
+    if strict and not _KNOWN_DiffPathChange.issuperset(d):
         _check_unknown(d, _KNOWN_DiffPathChange)
     o = _new(DiffPathChange)
     o.path = f_path
@@ -3896,7 +3896,7 @@ def _decode_DiffPathPairChange(d: _Any, strict: bool) -> DiffPathPairChange:
         except _ValidationError as error:
             raise error.at("path")
 
-    if strict:
+    if strict and not _KNOWN_DiffPathPairChange.issuperset(d):
         _check_unknown(d, _KNOWN_DiffPathPairChange)
     o = _new(DiffPathPairChange)
     o.old_path = f_old_path
@@ -3956,7 +3956,7 @@ def _decode_DiffPatch(d: _Any, strict: bool) -> DiffPatch:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_DiffPatch.issuperset(d):
         _check_unknown(d, _KNOWN_DiffPatch)
     o = _new(DiffPatch)
     o.format = f_format
@@ -4039,7 +4039,7 @@ def _decode_Diff(d: _Any, strict: bool) -> Diff:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Diff.issuperset(d):
         _check_unknown(d, _KNOWN_Diff)
     o = _new(Diff)
     o.changes = f_changes
@@ -4095,7 +4095,7 @@ def _decode_Terminal(d: _Any, strict: bool) -> Terminal:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Terminal.issuperset(d):
         _check_unknown(d, _KNOWN_Terminal)
     o = _new(Terminal)
     o.terminal_id = f_terminal_id
@@ -4168,7 +4168,7 @@ def _decode_ToolCallLocation(d: _Any, strict: bool) -> ToolCallLocation:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCallLocation.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallLocation)
     o = _new(ToolCallLocation)
     o.path = f_path
@@ -4225,7 +4225,7 @@ def _decode_ToolCallCapabilities(d: _Any, strict: bool) -> ToolCallCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCallCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallCapabilities)
     o = _new(ToolCallCapabilities)
     o.cancel = f_cancel
@@ -4268,7 +4268,7 @@ def _decode_ToolCallCancelCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCallCancelCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallCancelCapabilities)
     o = _new(ToolCallCancelCapabilities)
     o.meta = f_meta
@@ -4317,7 +4317,7 @@ def _decode_ToolCallPermissionSubject(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCallPermissionSubject.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallPermissionSubject)
     o = _new(ToolCallPermissionSubject)
     o.tool_call = f_tool_call
@@ -4405,7 +4405,7 @@ def _decode_CommandPermissionSubject(d: _Any, strict: bool) -> CommandPermission
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CommandPermissionSubject.issuperset(d):
         _check_unknown(d, _KNOWN_CommandPermissionSubject)
     o = _new(CommandPermissionSubject)
     o.command = f_command
@@ -4489,7 +4489,7 @@ def _decode_PermissionOption(d: _Any, strict: bool) -> PermissionOption:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PermissionOption.issuperset(d):
         _check_unknown(d, _KNOWN_PermissionOption)
     o = _new(PermissionOption)
     o.option_id = f_option_id
@@ -4606,7 +4606,7 @@ def _read_FormCreateElicitationRequest(
         ),
     )
 
-    if strict:
+    if strict and not _KNOWN_FormCreateElicitationRequest.issuperset(d):
         _check_unknown(d, _KNOWN_FormCreateElicitationRequest)
     o = _new(FormCreateElicitationRequest)
     o.message = f_message
@@ -4732,7 +4732,7 @@ def _read_UrlCreateElicitationRequest(
         ),
     )
 
-    if strict:
+    if strict and not _KNOWN_UrlCreateElicitationRequest.issuperset(d):
         _check_unknown(d, _KNOWN_UrlCreateElicitationRequest)
     o = _new(UrlCreateElicitationRequest)
     o.message = f_message
@@ -4935,7 +4935,7 @@ def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSession
             _salvage(v)
             f_tool_call_id = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ElicitationSessionScope.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationSessionScope)
     o = _new(ElicitationSessionScope)
     o.session_id = f_session_id
@@ -4970,7 +4970,7 @@ def _decode_ElicitationRequestScope(d: _Any, strict: bool) -> ElicitationRequest
         except _ValidationError as error:
             raise error.at("requestId")
 
-    if strict:
+    if strict and not _KNOWN_ElicitationRequestScope.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationRequestScope)
     o = _new(ElicitationRequestScope)
     o.request_id = f_request_id
@@ -5072,7 +5072,7 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ElicitationSchema.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationSchema)
     o = _new(ElicitationSchema)
     o.type = f_type
@@ -5302,7 +5302,7 @@ def _read_StringElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_StringElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_StringElicitationPropertySchema)
     o = _new(StringElicitationPropertySchema)
     o.title = f_title
@@ -5494,7 +5494,7 @@ def _read_NumberElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_NumberElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_NumberElicitationPropertySchema)
     o = _new(NumberElicitationPropertySchema)
     o.title = f_title
@@ -5667,7 +5667,7 @@ def _read_IntegerElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_IntegerElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_IntegerElicitationPropertySchema)
     o = _new(IntegerElicitationPropertySchema)
     o.title = f_title
@@ -5783,7 +5783,7 @@ def _read_BooleanElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_BooleanElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_BooleanElicitationPropertySchema)
     o = _new(BooleanElicitationPropertySchema)
     o.title = f_title
@@ -5949,7 +5949,7 @@ def _read_ArrayElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ArrayElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_ArrayElicitationPropertySchema)
     o = _new(ArrayElicitationPropertySchema)
     o.title = f_title
@@ -6150,7 +6150,7 @@ def _decode_EnumOption(d: _Any, strict: bool) -> EnumOption:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_EnumOption.issuperset(d):
         _check_unknown(d, _KNOWN_EnumOption)
     o = _new(EnumOption)
     o.const = f_const
@@ -6338,7 +6338,7 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_StringPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_StringPropertySchema)
     o = _new(StringPropertySchema)
     o.title = f_title
@@ -6513,7 +6513,7 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_NumberPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_NumberPropertySchema)
     o = _new(NumberPropertySchema)
     o.title = f_title
@@ -6670,7 +6670,7 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_IntegerPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_IntegerPropertySchema)
     o = _new(IntegerPropertySchema)
     o.title = f_title
@@ -6770,7 +6770,7 @@ def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchem
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_BooleanPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_BooleanPropertySchema)
     o = _new(BooleanPropertySchema)
     o.title = f_title
@@ -6839,7 +6839,7 @@ def _read_MultiSelectItemsString(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_MultiSelectItemsString.issuperset(d):
         _check_unknown(d, _KNOWN_MultiSelectItemsString)
     o = _new(MultiSelectItemsString)
     o.enum = f_enum
@@ -6960,7 +6960,7 @@ def _decode_StringMultiSelectItems(d: _Any, strict: bool) -> StringMultiSelectIt
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_StringMultiSelectItems.issuperset(d):
         _check_unknown(d, _KNOWN_StringMultiSelectItems)
     o = _new(StringMultiSelectItems)
     o.enum = f_enum
@@ -7008,7 +7008,7 @@ def _decode_TitledMultiSelectItems(d: _Any, strict: bool) -> TitledMultiSelectIt
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TitledMultiSelectItems.issuperset(d):
         _check_unknown(d, _KNOWN_TitledMultiSelectItems)
     o = _new(TitledMultiSelectItems)
     o.any_of = f_any_of
@@ -7149,7 +7149,7 @@ def _decode_MultiSelectPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_MultiSelectPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_MultiSelectPropertySchema)
     o = _new(MultiSelectPropertySchema)
     o.title = f_title
@@ -7227,7 +7227,7 @@ def _decode_ElicitationFormMode(d: _Any, strict: bool) -> ElicitationFormMode:
         ),
     )
 
-    if strict:
+    if strict and not _KNOWN_ElicitationFormMode.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationFormMode)
     o = _new(ElicitationFormMode)
     o.requested_schema = f_requested_schema
@@ -7305,7 +7305,7 @@ def _decode_ElicitationUrlMode(d: _Any, strict: bool) -> ElicitationUrlMode:
         ),
     )
 
-    if strict:
+    if strict and not _KNOWN_ElicitationUrlMode.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationUrlMode)
     o = _new(ElicitationUrlMode)
     o.elicitation_id = f_elicitation_id
@@ -7393,7 +7393,7 @@ def _decode_MessageMcpRequest(d: _Any, strict: bool) -> MessageMcpRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_MessageMcpRequest.issuperset(d):
         _check_unknown(d, _KNOWN_MessageMcpRequest)
     o = _new(MessageMcpRequest)
     o.server_id = f_server_id
@@ -7462,7 +7462,7 @@ def _decode_ResultAgentResponse(d: _Any, strict: bool) -> ResultAgentResponse:
         except _ValidationError as error:
             raise error.at("result")
 
-    if strict:
+    if strict and not _KNOWN_ResultAgentResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ResultAgentResponse)
     o = _new(ResultAgentResponse)
     o.id = f_id
@@ -7530,7 +7530,7 @@ def _decode_ErrorAgentResponse(d: _Any, strict: bool) -> ErrorAgentResponse:
         except _ValidationError as error:
             raise error.at("error")
 
-    if strict:
+    if strict and not _KNOWN_ErrorAgentResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ErrorAgentResponse)
     o = _new(ErrorAgentResponse)
     o.id = f_id
@@ -7641,7 +7641,7 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_InitializeResponse.issuperset(d):
         _check_unknown(d, _KNOWN_InitializeResponse)
     o = _new(InitializeResponse)
     o.protocol_version = f_protocol_version
@@ -7726,7 +7726,7 @@ def _decode_Implementation(d: _Any, strict: bool) -> Implementation:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Implementation.issuperset(d):
         _check_unknown(d, _KNOWN_Implementation)
     o = _new(Implementation)
     o.name = f_name
@@ -7811,7 +7811,7 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AgentCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_AgentCapabilities)
     o = _new(AgentCapabilities)
     o.session = f_session
@@ -7993,7 +7993,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionCapabilities)
     o = _new(SessionCapabilities)
     o.prompt = f_prompt
@@ -8138,7 +8138,7 @@ def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PromptCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_PromptCapabilities)
     o = _new(PromptCapabilities)
     o.image = f_image
@@ -8193,7 +8193,7 @@ def _decode_PromptImageCapabilities(d: _Any, strict: bool) -> PromptImageCapabil
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PromptImageCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_PromptImageCapabilities)
     o = _new(PromptImageCapabilities)
     o.meta = f_meta
@@ -8228,7 +8228,7 @@ def _decode_PromptAudioCapabilities(d: _Any, strict: bool) -> PromptAudioCapabil
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PromptAudioCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_PromptAudioCapabilities)
     o = _new(PromptAudioCapabilities)
     o.meta = f_meta
@@ -8265,7 +8265,7 @@ def _decode_PromptEmbeddedContextCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PromptEmbeddedContextCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_PromptEmbeddedContextCapabilities)
     o = _new(PromptEmbeddedContextCapabilities)
     o.meta = f_meta
@@ -8341,7 +8341,7 @@ def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_McpCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_McpCapabilities)
     o = _new(McpCapabilities)
     o.stdio = f_stdio
@@ -8388,7 +8388,7 @@ def _decode_McpStdioCapabilities(d: _Any, strict: bool) -> McpStdioCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_McpStdioCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_McpStdioCapabilities)
     o = _new(McpStdioCapabilities)
     o.meta = f_meta
@@ -8423,7 +8423,7 @@ def _decode_McpHttpCapabilities(d: _Any, strict: bool) -> McpHttpCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_McpHttpCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_McpHttpCapabilities)
     o = _new(McpHttpCapabilities)
     o.meta = f_meta
@@ -8458,7 +8458,7 @@ def _decode_McpAcpCapabilities(d: _Any, strict: bool) -> McpAcpCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_McpAcpCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_McpAcpCapabilities)
     o = _new(McpAcpCapabilities)
     o.meta = f_meta
@@ -8495,7 +8495,7 @@ def _decode_SessionDeleteCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionDeleteCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionDeleteCapabilities)
     o = _new(SessionDeleteCapabilities)
     o.meta = f_meta
@@ -8532,7 +8532,7 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionAdditionalDirectoriesCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionAdditionalDirectoriesCapabilities)
     o = _new(SessionAdditionalDirectoriesCapabilities)
     o.meta = f_meta
@@ -8588,7 +8588,7 @@ def _decode_SessionSystemPromptCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionSystemPromptCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionSystemPromptCapabilities)
     o = _new(SessionSystemPromptCapabilities)
     o.mode = f_mode
@@ -8652,7 +8652,7 @@ def _decode_SessionSystemPromptModeCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionSystemPromptModeCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionSystemPromptModeCapabilities)
     o = _new(SessionSystemPromptModeCapabilities)
     o.override = f_override
@@ -8699,7 +8699,7 @@ def _decode_SessionSystemPromptOverrideCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionSystemPromptOverrideCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionSystemPromptOverrideCapabilities)
     o = _new(SessionSystemPromptOverrideCapabilities)
     o.meta = f_meta
@@ -8736,7 +8736,7 @@ def _decode_SessionForkCapabilities(d: _Any, strict: bool) -> SessionForkCapabil
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionForkCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionForkCapabilities)
     o = _new(SessionForkCapabilities)
     o.meta = f_meta
@@ -8773,7 +8773,7 @@ def _decode_SessionArchiveCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionArchiveCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionArchiveCapabilities)
     o = _new(SessionArchiveCapabilities)
     o.meta = f_meta
@@ -8812,7 +8812,7 @@ def _decode_SessionStatusCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionStatusCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionStatusCapabilities)
     o = _new(SessionStatusCapabilities)
     o.meta = f_meta
@@ -8847,7 +8847,7 @@ def _decode_SessionTitleCapabilities(d: _Any, strict: bool) -> SessionTitleCapab
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionTitleCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionTitleCapabilities)
     o = _new(SessionTitleCapabilities)
     o.meta = f_meta
@@ -8895,7 +8895,7 @@ def _decode_AgentAuthCapabilities(d: _Any, strict: bool) -> AgentAuthCapabilitie
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AgentAuthCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_AgentAuthCapabilities)
     o = _new(AgentAuthCapabilities)
     o.status = f_status
@@ -8936,7 +8936,7 @@ def _decode_AuthStatusCapabilities(d: _Any, strict: bool) -> AuthStatusCapabilit
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AuthStatusCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_AuthStatusCapabilities)
     o = _new(AuthStatusCapabilities)
     o.meta = f_meta
@@ -8971,7 +8971,7 @@ def _decode_ProvidersCapabilities(d: _Any, strict: bool) -> ProvidersCapabilitie
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ProvidersCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ProvidersCapabilities)
     o = _new(ProvidersCapabilities)
     o.meta = f_meta
@@ -9075,7 +9075,7 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalAuthMethod.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalAuthMethod)
     o = _new(TerminalAuthMethod)
     o.method_id = f_method_id
@@ -9173,7 +9173,7 @@ def _read_AgentAuthMethod(d: _JsonObject, strict: bool) -> AgentAuthMethod:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AgentAuthMethod.issuperset(d):
         _check_unknown(d, _KNOWN_AgentAuthMethod)
     o = _new(AgentAuthMethod)
     o.method_id = f_method_id
@@ -9329,7 +9329,7 @@ def _decode_EnvVariable(d: _Any, strict: bool) -> EnvVariable:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_EnvVariable.issuperset(d):
         _check_unknown(d, _KNOWN_EnvVariable)
     o = _new(EnvVariable)
     o.name = f_name
@@ -9430,7 +9430,7 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AuthMethodTerminal.issuperset(d):
         _check_unknown(d, _KNOWN_AuthMethodTerminal)
     o = _new(AuthMethodTerminal)
     o.method_id = f_method_id
@@ -9519,7 +9519,7 @@ def _decode_AuthMethodAgent(d: _Any, strict: bool) -> AuthMethodAgent:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AuthMethodAgent.issuperset(d):
         _check_unknown(d, _KNOWN_AuthMethodAgent)
     o = _new(AuthMethodAgent)
     o.method_id = f_method_id
@@ -9563,7 +9563,7 @@ def _decode_LoginAuthResponse(d: _Any, strict: bool) -> LoginAuthResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_LoginAuthResponse.issuperset(d):
         _check_unknown(d, _KNOWN_LoginAuthResponse)
     o = _new(LoginAuthResponse)
     o.meta = f_meta
@@ -9608,7 +9608,7 @@ def _decode_ListProvidersResponse(d: _Any, strict: bool) -> ListProvidersRespons
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ListProvidersResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ListProvidersResponse)
     o = _new(ListProvidersResponse)
     o.providers = f_providers
@@ -9689,7 +9689,7 @@ def _decode_ProviderInfo(d: _Any, strict: bool) -> ProviderInfo:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ProviderInfo.issuperset(d):
         _check_unknown(d, _KNOWN_ProviderInfo)
     o = _new(ProviderInfo)
     o.provider_id = f_provider_id
@@ -9785,7 +9785,7 @@ def _decode_ProviderCurrentConfig(d: _Any, strict: bool) -> ProviderCurrentConfi
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ProviderCurrentConfig.issuperset(d):
         _check_unknown(d, _KNOWN_ProviderCurrentConfig)
     o = _new(ProviderCurrentConfig)
     o.api_type = f_api_type
@@ -9827,7 +9827,7 @@ def _decode_SetProviderResponse(d: _Any, strict: bool) -> SetProviderResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SetProviderResponse.issuperset(d):
         _check_unknown(d, _KNOWN_SetProviderResponse)
     o = _new(SetProviderResponse)
     o.meta = f_meta
@@ -9862,7 +9862,7 @@ def _decode_DisableProviderResponse(d: _Any, strict: bool) -> DisableProviderRes
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_DisableProviderResponse.issuperset(d):
         _check_unknown(d, _KNOWN_DisableProviderResponse)
     o = _new(DisableProviderResponse)
     o.meta = f_meta
@@ -9897,7 +9897,7 @@ def _decode_LogoutAuthResponse(d: _Any, strict: bool) -> LogoutAuthResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_LogoutAuthResponse.issuperset(d):
         _check_unknown(d, _KNOWN_LogoutAuthResponse)
     o = _new(LogoutAuthResponse)
     o.meta = f_meta
@@ -9959,7 +9959,7 @@ def _decode_AuthStatusResponse(d: _Any, strict: bool) -> AuthStatusResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AuthStatusResponse.issuperset(d):
         _check_unknown(d, _KNOWN_AuthStatusResponse)
     o = _new(AuthStatusResponse)
     o.state = f_state
@@ -10081,7 +10081,7 @@ def _decode_AuthAccount(d: _Any, strict: bool) -> AuthAccount:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AuthAccount.issuperset(d):
         _check_unknown(d, _KNOWN_AuthAccount)
     o = _new(AuthAccount)
     o.label = f_label
@@ -10181,7 +10181,7 @@ def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_NewSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_NewSessionResponse)
     o = _new(NewSessionResponse)
     o.session_id = f_session_id
@@ -10319,7 +10319,7 @@ def _read_SelectSessionConfigOption(
         except _ValidationError as error:
             raise error.at("options")
 
-    if strict:
+    if strict and not _KNOWN_SelectSessionConfigOption.issuperset(d):
         _check_unknown(d, _KNOWN_SelectSessionConfigOption)
     o = _new(SelectSessionConfigOption)
     o.config_id = f_config_id
@@ -10469,7 +10469,7 @@ def _read_BooleanSessionConfigOption(
         except _ValidationError as error:
             raise error.at("currentValue")
 
-    if strict:
+    if strict and not _KNOWN_BooleanSessionConfigOption.issuperset(d):
         _check_unknown(d, _KNOWN_BooleanSessionConfigOption)
     o = _new(BooleanSessionConfigOption)
     o.config_id = f_config_id
@@ -10782,7 +10782,7 @@ def _decode_SessionConfigSelectOption(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionConfigSelectOption.issuperset(d):
         _check_unknown(d, _KNOWN_SessionConfigSelectOption)
     o = _new(SessionConfigSelectOption)
     o.value = f_value
@@ -10861,7 +10861,7 @@ def _decode_SessionConfigSelectGroup(d: _Any, strict: bool) -> SessionConfigSele
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionConfigSelectGroup.issuperset(d):
         _check_unknown(d, _KNOWN_SessionConfigSelectGroup)
     o = _new(SessionConfigSelectGroup)
     o.group_id = f_group_id
@@ -10914,7 +10914,7 @@ def _decode_SessionConfigSelect(d: _Any, strict: bool) -> SessionConfigSelect:
         except _ValidationError as error:
             raise error.at("options")
 
-    if strict:
+    if strict and not _KNOWN_SessionConfigSelect.issuperset(d):
         _check_unknown(d, _KNOWN_SessionConfigSelect)
     o = _new(SessionConfigSelect)
     o.current_value = f_current_value
@@ -10947,7 +10947,7 @@ def _decode_SessionConfigBoolean(d: _Any, strict: bool) -> SessionConfigBoolean:
         except _ValidationError as error:
             raise error.at("currentValue")
 
-    if strict:
+    if strict and not _KNOWN_SessionConfigBoolean.issuperset(d):
         _check_unknown(d, _KNOWN_SessionConfigBoolean)
     o = _new(SessionConfigBoolean)
     o.current_value = f_current_value
@@ -11036,7 +11036,7 @@ def _read_CommandAvailableCommand(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CommandAvailableCommand.issuperset(d):
         _check_unknown(d, _KNOWN_CommandAvailableCommand)
     o = _new(CommandAvailableCommand)
     o.name = f_name
@@ -11193,7 +11193,7 @@ def _read_TextAvailableCommandInput(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TextAvailableCommandInput.issuperset(d):
         _check_unknown(d, _KNOWN_TextAvailableCommandInput)
     o = _new(TextAvailableCommandInput)
     o.hint = f_hint
@@ -11312,7 +11312,7 @@ def _decode_TextCommandInput(d: _Any, strict: bool) -> TextCommandInput:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TextCommandInput.issuperset(d):
         _check_unknown(d, _KNOWN_TextCommandInput)
     o = _new(TextCommandInput)
     o.hint = f_hint
@@ -11395,7 +11395,7 @@ def _decode_Command(d: _Any, strict: bool) -> Command:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Command.issuperset(d):
         _check_unknown(d, _KNOWN_Command)
     o = _new(Command)
     o.name = f_name
@@ -11464,7 +11464,7 @@ def _decode_ListSessionsResponse(d: _Any, strict: bool) -> ListSessionsResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ListSessionsResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ListSessionsResponse)
     o = _new(ListSessionsResponse)
     o.sessions = f_sessions
@@ -11581,7 +11581,7 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionInfo.issuperset(d):
         _check_unknown(d, _KNOWN_SessionInfo)
     o = _new(SessionInfo)
     o.session_id = f_session_id
@@ -11651,7 +11651,7 @@ def _decode_DeleteSessionResponse(d: _Any, strict: bool) -> DeleteSessionRespons
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_DeleteSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_DeleteSessionResponse)
     o = _new(DeleteSessionResponse)
     o.meta = f_meta
@@ -11730,7 +11730,7 @@ def _decode_ForkSessionResponse(d: _Any, strict: bool) -> ForkSessionResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ForkSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ForkSessionResponse)
     o = _new(ForkSessionResponse)
     o.session_id = f_session_id
@@ -11780,7 +11780,7 @@ def _decode_ArchiveSessionResponse(d: _Any, strict: bool) -> ArchiveSessionRespo
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ArchiveSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ArchiveSessionResponse)
     o = _new(ArchiveSessionResponse)
     o.meta = f_meta
@@ -11815,7 +11815,7 @@ def _decode_UnarchiveSessionResponse(d: _Any, strict: bool) -> UnarchiveSessionR
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_UnarchiveSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_UnarchiveSessionResponse)
     o = _new(UnarchiveSessionResponse)
     o.meta = f_meta
@@ -11887,7 +11887,7 @@ def _decode_SessionStatusResponse(d: _Any, strict: bool) -> SessionStatusRespons
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionStatusResponse.issuperset(d):
         _check_unknown(d, _KNOWN_SessionStatusResponse)
     o = _new(SessionStatusResponse)
     o.status = f_status
@@ -11974,7 +11974,7 @@ def _read_StateUpdateRunning(d: _JsonObject, strict: bool) -> StateUpdateRunning
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_StateUpdateRunning.issuperset(d):
         _check_unknown(d, _KNOWN_StateUpdateRunning)
     o = _new(StateUpdateRunning)
     o.background = f_background
@@ -12075,7 +12075,7 @@ def _read_StateUpdateRequiresAction(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_StateUpdateRequiresAction.issuperset(d):
         _check_unknown(d, _KNOWN_StateUpdateRequiresAction)
     o = _new(StateUpdateRequiresAction)
     o.background = f_background
@@ -12147,7 +12147,7 @@ def _read_StateUpdateUnknown(d: _JsonObject, strict: bool) -> StateUpdateUnknown
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_StateUpdateUnknown.issuperset(d):
         _check_unknown(d, _KNOWN_StateUpdateUnknown)
     o = _new(StateUpdateUnknown)
     o.background = f_background
@@ -12277,7 +12277,7 @@ def _read_TerminalBackgroundWork(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalBackgroundWork.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalBackgroundWork)
     o = _new(TerminalBackgroundWork)
     o.terminal_id = f_terminal_id
@@ -12336,7 +12336,7 @@ def _read_ToolCallBackgroundWork(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCallBackgroundWork.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallBackgroundWork)
     o = _new(ToolCallBackgroundWork)
     o.tool_call_id = f_tool_call_id
@@ -12395,7 +12395,7 @@ def _read_SubagentBackgroundWork(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SubagentBackgroundWork.issuperset(d):
         _check_unknown(d, _KNOWN_SubagentBackgroundWork)
     o = _new(SubagentBackgroundWork)
     o.session_id = f_session_id
@@ -12510,7 +12510,7 @@ def _decode_BackgroundTerminal(d: _Any, strict: bool) -> BackgroundTerminal:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_BackgroundTerminal.issuperset(d):
         _check_unknown(d, _KNOWN_BackgroundTerminal)
     o = _new(BackgroundTerminal)
     o.terminal_id = f_terminal_id
@@ -12558,7 +12558,7 @@ def _decode_BackgroundToolCall(d: _Any, strict: bool) -> BackgroundToolCall:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_BackgroundToolCall.issuperset(d):
         _check_unknown(d, _KNOWN_BackgroundToolCall)
     o = _new(BackgroundToolCall)
     o.tool_call_id = f_tool_call_id
@@ -12606,7 +12606,7 @@ def _decode_BackgroundSubagent(d: _Any, strict: bool) -> BackgroundSubagent:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_BackgroundSubagent.issuperset(d):
         _check_unknown(d, _KNOWN_BackgroundSubagent)
     o = _new(BackgroundSubagent)
     o.session_id = f_session_id
@@ -12663,7 +12663,7 @@ def _decode_RunningStateUpdate(d: _Any, strict: bool) -> RunningStateUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_RunningStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_RunningStateUpdate)
     o = _new(RunningStateUpdate)
     o.background = f_background
@@ -12730,7 +12730,7 @@ def _decode_Error(d: _Any, strict: bool) -> Error:
             _salvage(v)
             f_data = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Error.issuperset(d):
         _check_unknown(d, _KNOWN_Error)
     o = _new(Error)
     o.code = f_code
@@ -12824,7 +12824,7 @@ def _decode_UnsupportedProtocolVersionErrorData(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_UnsupportedProtocolVersionErrorData.issuperset(d):
         _check_unknown(d, _KNOWN_UnsupportedProtocolVersionErrorData)
     o = _new(UnsupportedProtocolVersionErrorData)
     o.requested = f_requested
@@ -12878,7 +12878,7 @@ def _decode_SessionNotFoundErrorData(d: _Any, strict: bool) -> SessionNotFoundEr
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionNotFoundErrorData.issuperset(d):
         _check_unknown(d, _KNOWN_SessionNotFoundErrorData)
     o = _new(SessionNotFoundErrorData)
     o.session_id = f_session_id
@@ -12916,7 +12916,7 @@ def _decode_ErrorStopReason(d: _Any, strict: bool) -> ErrorStopReason:
             _salvage(v)
             f_error = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ErrorStopReason.issuperset(d):
         _check_unknown(d, _KNOWN_ErrorStopReason)
     o = _new(ErrorStopReason)
     o.error = f_error
@@ -13080,7 +13080,7 @@ def _decode_Usage(d: _Any, strict: bool) -> Usage:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Usage.issuperset(d):
         _check_unknown(d, _KNOWN_Usage)
     o = _new(Usage)
     o.total_tokens = f_total_tokens
@@ -13186,7 +13186,7 @@ def _read_EndTurnIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_EndTurnIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_EndTurnIdleStateUpdate)
     o = _new(EndTurnIdleStateUpdate)
     o.usage = f_usage
@@ -13279,7 +13279,7 @@ def _read_MaxTokensIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_MaxTokensIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_MaxTokensIdleStateUpdate)
     o = _new(MaxTokensIdleStateUpdate)
     o.usage = f_usage
@@ -13374,7 +13374,7 @@ def _read_MaxTurnRequestsIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_MaxTurnRequestsIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_MaxTurnRequestsIdleStateUpdate)
     o = _new(MaxTurnRequestsIdleStateUpdate)
     o.usage = f_usage
@@ -13469,7 +13469,7 @@ def _read_RefusalIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_RefusalIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_RefusalIdleStateUpdate)
     o = _new(RefusalIdleStateUpdate)
     o.usage = f_usage
@@ -13562,7 +13562,7 @@ def _read_CancelledIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CancelledIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CancelledIdleStateUpdate)
     o = _new(CancelledIdleStateUpdate)
     o.usage = f_usage
@@ -13666,7 +13666,7 @@ def _read_ErrorIdleStateUpdate(d: _JsonObject, strict: bool) -> ErrorIdleStateUp
             _salvage(v)
             f_error = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ErrorIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ErrorIdleStateUpdate)
     o = _new(ErrorIdleStateUpdate)
     o.usage = f_usage
@@ -13865,7 +13865,7 @@ def _decode_NoneIdleStateUpdate(d: _Any, strict: bool) -> NoneIdleStateUpdate:
             _salvage(v)
             f_stop_reason = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_NoneIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_NoneIdleStateUpdate)
     o = _new(NoneIdleStateUpdate)
     o.usage = f_usage
@@ -13977,7 +13977,7 @@ def _decode_RequiresActionStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_RequiresActionStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_RequiresActionStateUpdate)
     o = _new(RequiresActionStateUpdate)
     o.background = f_background
@@ -14039,7 +14039,7 @@ def _decode_UnknownStateUpdate(d: _Any, strict: bool) -> UnknownStateUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_UnknownStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UnknownStateUpdate)
     o = _new(UnknownStateUpdate)
     o.background = f_background
@@ -14092,7 +14092,7 @@ def _decode_SetSessionTitleResponse(d: _Any, strict: bool) -> SetSessionTitleRes
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SetSessionTitleResponse.issuperset(d):
         _check_unknown(d, _KNOWN_SetSessionTitleResponse)
     o = _new(SetSessionTitleResponse)
     o.title = f_title
@@ -14164,7 +14164,7 @@ def _decode_ResumeSessionResponse(d: _Any, strict: bool) -> ResumeSessionRespons
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ResumeSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ResumeSessionResponse)
     o = _new(ResumeSessionResponse)
     o.config_options = f_config_options
@@ -14211,7 +14211,7 @@ def _decode_CloseSessionResponse(d: _Any, strict: bool) -> CloseSessionResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CloseSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_CloseSessionResponse)
     o = _new(CloseSessionResponse)
     o.meta = f_meta
@@ -14246,7 +14246,7 @@ def _decode_CancelToolCallResponse(d: _Any, strict: bool) -> CancelToolCallRespo
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CancelToolCallResponse.issuperset(d):
         _check_unknown(d, _KNOWN_CancelToolCallResponse)
     o = _new(CancelToolCallResponse)
     o.meta = f_meta
@@ -14281,7 +14281,7 @@ def _decode_CancelTerminalResponse(d: _Any, strict: bool) -> CancelTerminalRespo
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CancelTerminalResponse.issuperset(d):
         _check_unknown(d, _KNOWN_CancelTerminalResponse)
     o = _new(CancelTerminalResponse)
     o.meta = f_meta
@@ -14334,7 +14334,7 @@ def _decode_SetSessionConfigOptionResponse(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SetSessionConfigOptionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_SetSessionConfigOptionResponse)
     o = _new(SetSessionConfigOptionResponse)
     o.config_options = f_config_options
@@ -14384,7 +14384,7 @@ def _decode_PromptResponse(d: _Any, strict: bool) -> PromptResponse:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PromptResponse.issuperset(d):
         _check_unknown(d, _KNOWN_PromptResponse)
     o = _new(PromptResponse)
     o.message_id = f_message_id
@@ -14439,7 +14439,7 @@ def _decode_AgentNotification(d: _Any, strict: bool) -> AgentNotification:
         except _ValidationError as error:
             raise error.at("params")
 
-    if strict:
+    if strict and not _KNOWN_AgentNotification.issuperset(d):
         _check_unknown(d, _KNOWN_AgentNotification)
     o = _new(AgentNotification)
     o.method = f_method
@@ -14505,7 +14505,7 @@ def _decode_UpdateSessionNotification(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_UpdateSessionNotification.issuperset(d):
         _check_unknown(d, _KNOWN_UpdateSessionNotification)
     o = _new(UpdateSessionNotification)
     o.session_id = f_session_id
@@ -14583,7 +14583,7 @@ def _read_UserMessageChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_UserMessageChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UserMessageChunkSessionUpdate)
     o = _new(UserMessageChunkSessionUpdate)
     o.message_id = f_message_id
@@ -14667,7 +14667,7 @@ def _read_UserMessageSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_UserMessageSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UserMessageSessionUpdate)
     o = _new(UserMessageSessionUpdate)
     o.message_id = f_message_id
@@ -14752,7 +14752,7 @@ def _read_AgentMessageChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AgentMessageChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AgentMessageChunkSessionUpdate)
     o = _new(AgentMessageChunkSessionUpdate)
     o.message_id = f_message_id
@@ -14838,7 +14838,7 @@ def _read_AgentMessageSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AgentMessageSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AgentMessageSessionUpdate)
     o = _new(AgentMessageSessionUpdate)
     o.message_id = f_message_id
@@ -14923,7 +14923,7 @@ def _read_AgentThoughtChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AgentThoughtChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AgentThoughtChunkSessionUpdate)
     o = _new(AgentThoughtChunkSessionUpdate)
     o.message_id = f_message_id
@@ -15009,7 +15009,7 @@ def _read_AgentThoughtSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AgentThoughtSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AgentThoughtSessionUpdate)
     o = _new(AgentThoughtSessionUpdate)
     o.message_id = f_message_id
@@ -15121,7 +15121,7 @@ def _read_ToolCallContentChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCallContentChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallContentChunkSessionUpdate)
     o = _new(ToolCallContentChunkSessionUpdate)
     o.tool_call_id = f_tool_call_id
@@ -15337,7 +15337,7 @@ def _read_ToolCallUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCallUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallUpdateSessionUpdate)
     o = _new(ToolCallUpdateSessionUpdate)
     o.tool_call_id = f_tool_call_id
@@ -15551,7 +15551,7 @@ def _read_TerminalUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalUpdateSessionUpdate)
     o = _new(TerminalUpdateSessionUpdate)
     o.terminal_id = f_terminal_id
@@ -15666,7 +15666,7 @@ def _read_TerminalOutputChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalOutputChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalOutputChunkSessionUpdate)
     o = _new(TerminalOutputChunkSessionUpdate)
     o.terminal_id = f_terminal_id
@@ -15737,7 +15737,7 @@ def _read_PlanUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PlanUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_PlanUpdateSessionUpdate)
     o = _new(PlanUpdateSessionUpdate)
     o.plan = f_plan
@@ -15796,7 +15796,7 @@ def _read_PlanRemovedSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PlanRemovedSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_PlanRemovedSessionUpdate)
     o = _new(PlanRemovedSessionUpdate)
     o.plan_id = f_plan_id
@@ -15859,7 +15859,7 @@ def _read_AvailableCommandsUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AvailableCommandsUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AvailableCommandsUpdateSessionUpdate)
     o = _new(AvailableCommandsUpdateSessionUpdate)
     o.available_commands = f_available_commands
@@ -15932,7 +15932,7 @@ def _read_ConfigOptionUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ConfigOptionUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ConfigOptionUpdateSessionUpdate)
     o = _new(ConfigOptionUpdateSessionUpdate)
     o.config_options = f_config_options
@@ -16015,7 +16015,7 @@ def _read_SessionInfoUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionInfoUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SessionInfoUpdateSessionUpdate)
     o = _new(SessionInfoUpdateSessionUpdate)
     o.title = f_title
@@ -16123,7 +16123,7 @@ def _read_UsageUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_UsageUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UsageUpdateSessionUpdate)
     o = _new(UsageUpdateSessionUpdate)
     o.used = f_used
@@ -16219,7 +16219,7 @@ def _read_NoticeSessionUpdate(d: _JsonObject, strict: bool) -> NoticeSessionUpda
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_NoticeSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_NoticeSessionUpdate)
     o = _new(NoticeSessionUpdate)
     o.severity = f_severity
@@ -16336,7 +16336,7 @@ def _read_CompactionUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CompactionUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionUpdateSessionUpdate)
     o = _new(CompactionUpdateSessionUpdate)
     o.compaction_id = f_compaction_id
@@ -16431,7 +16431,7 @@ def _read_CompactionSummaryChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CompactionSummaryChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionSummaryChunkSessionUpdate)
     o = _new(CompactionSummaryChunkSessionUpdate)
     o.compaction_id = f_compaction_id
@@ -16586,7 +16586,7 @@ def _read_SubagentUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SubagentUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SubagentUpdateSessionUpdate)
     o = _new(SubagentUpdateSessionUpdate)
     o.session_id = f_session_id
@@ -16772,7 +16772,7 @@ def _read_SessionMessageSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionMessageSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SessionMessageSessionUpdate)
     o = _new(SessionMessageSessionUpdate)
     o.message_id = f_message_id
@@ -16892,7 +16892,7 @@ def _read_SessionMessageChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionMessageChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SessionMessageChunkSessionUpdate)
     o = _new(SessionMessageChunkSessionUpdate)
     o.message_id = f_message_id
@@ -17049,7 +17049,7 @@ def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ContentChunk.issuperset(d):
         _check_unknown(d, _KNOWN_ContentChunk)
     o = _new(ContentChunk)
     o.message_id = f_message_id
@@ -17118,7 +17118,7 @@ def _decode_UserMessage(d: _Any, strict: bool) -> UserMessage:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_UserMessage.issuperset(d):
         _check_unknown(d, _KNOWN_UserMessage)
     o = _new(UserMessage)
     o.message_id = f_message_id
@@ -17191,7 +17191,7 @@ def _decode_AgentMessage(d: _Any, strict: bool) -> AgentMessage:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AgentMessage.issuperset(d):
         _check_unknown(d, _KNOWN_AgentMessage)
     o = _new(AgentMessage)
     o.message_id = f_message_id
@@ -17264,7 +17264,7 @@ def _decode_AgentThought(d: _Any, strict: bool) -> AgentThought:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AgentThought.issuperset(d):
         _check_unknown(d, _KNOWN_AgentThought)
     o = _new(AgentThought)
     o.message_id = f_message_id
@@ -17334,7 +17334,7 @@ def _decode_ToolCallContentChunk(d: _Any, strict: bool) -> ToolCallContentChunk:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ToolCallContentChunk.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallContentChunk)
     o = _new(ToolCallContentChunk)
     o.tool_call_id = f_tool_call_id
@@ -17384,7 +17384,7 @@ def _decode_TerminalOutput(d: _Any, strict: bool) -> TerminalOutput:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalOutput.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalOutput)
     o = _new(TerminalOutput)
     o.data = f_data
@@ -17461,7 +17461,7 @@ def _decode_TerminalExitStatus(d: _Any, strict: bool) -> TerminalExitStatus:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalExitStatus.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalExitStatus)
     o = _new(TerminalExitStatus)
     o.exit_code = f_exit_code
@@ -17528,7 +17528,7 @@ def _decode_TerminalSize(d: _Any, strict: bool) -> TerminalSize:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalSize.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalSize)
     o = _new(TerminalSize)
     o.cols = f_cols
@@ -17583,7 +17583,7 @@ def _decode_TerminalCapabilities(d: _Any, strict: bool) -> TerminalCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalCapabilities)
     o = _new(TerminalCapabilities)
     o.cancel = f_cancel
@@ -17626,7 +17626,7 @@ def _decode_TerminalCancelCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalCancelCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalCancelCapabilities)
     o = _new(TerminalCancelCapabilities)
     o.meta = f_meta
@@ -17753,7 +17753,7 @@ def _decode_TerminalUpdate(d: _Any, strict: bool) -> TerminalUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalUpdate)
     o = _new(TerminalUpdate)
     o.terminal_id = f_terminal_id
@@ -17852,7 +17852,7 @@ def _decode_TerminalOutputChunk(d: _Any, strict: bool) -> TerminalOutputChunk:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalOutputChunk.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalOutputChunk)
     o = _new(TerminalOutputChunk)
     o.terminal_id = f_terminal_id
@@ -17922,7 +17922,7 @@ def _read_ItemsPlanUpdateContent(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ItemsPlanUpdateContent.issuperset(d):
         _check_unknown(d, _KNOWN_ItemsPlanUpdateContent)
     o = _new(ItemsPlanUpdateContent)
     o.plan_id = f_plan_id
@@ -17991,7 +17991,7 @@ def _read_FilePlanUpdateContent(d: _JsonObject, strict: bool) -> FilePlanUpdateC
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_FilePlanUpdateContent.issuperset(d):
         _check_unknown(d, _KNOWN_FilePlanUpdateContent)
     o = _new(FilePlanUpdateContent)
     o.plan_id = f_plan_id
@@ -18064,7 +18064,7 @@ def _read_MarkdownPlanUpdateContent(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_MarkdownPlanUpdateContent.issuperset(d):
         _check_unknown(d, _KNOWN_MarkdownPlanUpdateContent)
     o = _new(MarkdownPlanUpdateContent)
     o.plan_id = f_plan_id
@@ -18227,7 +18227,7 @@ def _decode_PlanEntry(d: _Any, strict: bool) -> PlanEntry:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PlanEntry.issuperset(d):
         _check_unknown(d, _KNOWN_PlanEntry)
     o = _new(PlanEntry)
     o.content = f_content
@@ -18327,7 +18327,7 @@ def _decode_PlanItems(d: _Any, strict: bool) -> PlanItems:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PlanItems.issuperset(d):
         _check_unknown(d, _KNOWN_PlanItems)
     o = _new(PlanItems)
     o.plan_id = f_plan_id
@@ -18387,7 +18387,7 @@ def _decode_PlanFile(d: _Any, strict: bool) -> PlanFile:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PlanFile.issuperset(d):
         _check_unknown(d, _KNOWN_PlanFile)
     o = _new(PlanFile)
     o.plan_id = f_plan_id
@@ -18447,7 +18447,7 @@ def _decode_PlanMarkdown(d: _Any, strict: bool) -> PlanMarkdown:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PlanMarkdown.issuperset(d):
         _check_unknown(d, _KNOWN_PlanMarkdown)
     o = _new(PlanMarkdown)
     o.plan_id = f_plan_id
@@ -18503,7 +18503,7 @@ def _decode_PlanUpdate(d: _Any, strict: bool) -> PlanUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PlanUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_PlanUpdate)
     o = _new(PlanUpdate)
     o.plan = f_plan
@@ -18551,7 +18551,7 @@ def _decode_PlanRemoved(d: _Any, strict: bool) -> PlanRemoved:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PlanRemoved.issuperset(d):
         _check_unknown(d, _KNOWN_PlanRemoved)
     o = _new(PlanRemoved)
     o.plan_id = f_plan_id
@@ -18601,7 +18601,7 @@ def _decode_AvailableCommandsUpdate(d: _Any, strict: bool) -> AvailableCommandsU
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AvailableCommandsUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AvailableCommandsUpdate)
     o = _new(AvailableCommandsUpdate)
     o.available_commands = f_available_commands
@@ -18657,7 +18657,7 @@ def _decode_ConfigOptionUpdate(d: _Any, strict: bool) -> ConfigOptionUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ConfigOptionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ConfigOptionUpdate)
     o = _new(ConfigOptionUpdate)
     o.config_options = f_config_options
@@ -18723,7 +18723,7 @@ def _decode_SessionInfoUpdate(d: _Any, strict: bool) -> SessionInfoUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionInfoUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SessionInfoUpdate)
     o = _new(SessionInfoUpdate)
     o.title = f_title
@@ -18790,7 +18790,7 @@ def _decode_Cost(d: _Any, strict: bool) -> Cost:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Cost.issuperset(d):
         _check_unknown(d, _KNOWN_Cost)
     o = _new(Cost)
     o.amount = f_amount
@@ -18879,7 +18879,7 @@ def _decode_UsageUpdate(d: _Any, strict: bool) -> UsageUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_UsageUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UsageUpdate)
     o = _new(UsageUpdate)
     o.used = f_used
@@ -18982,7 +18982,7 @@ def _decode_Notice(d: _Any, strict: bool) -> Notice:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_Notice.issuperset(d):
         _check_unknown(d, _KNOWN_Notice)
     o = _new(Notice)
     o.severity = f_severity
@@ -19106,7 +19106,7 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CompactionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionUpdate)
     o = _new(CompactionUpdate)
     o.compaction_id = f_compaction_id
@@ -19186,7 +19186,7 @@ def _decode_CompactionSummaryChunk(d: _Any, strict: bool) -> CompactionSummaryCh
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CompactionSummaryChunk.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionSummaryChunk)
     o = _new(CompactionSummaryChunk)
     o.compaction_id = f_compaction_id
@@ -19243,7 +19243,7 @@ def _decode_SubagentSessionCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SubagentSessionCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SubagentSessionCapabilities)
     o = _new(SubagentSessionCapabilities)
     o.cancel = f_cancel
@@ -19288,7 +19288,7 @@ def _decode_SessionCancelCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionCancelCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionCancelCapabilities)
     o = _new(SessionCancelCapabilities)
     o.meta = f_meta
@@ -19421,7 +19421,7 @@ def _decode_SubagentUpdate(d: _Any, strict: bool) -> SubagentUpdate:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SubagentUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SubagentUpdate)
     o = _new(SubagentUpdate)
     o.session_id = f_session_id
@@ -19591,7 +19591,7 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionMessage.issuperset(d):
         _check_unknown(d, _KNOWN_SessionMessage)
     o = _new(SessionMessage)
     o.message_id = f_message_id
@@ -19695,7 +19695,7 @@ def _decode_SessionMessageChunk(d: _Any, strict: bool) -> SessionMessageChunk:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionMessageChunk.issuperset(d):
         _check_unknown(d, _KNOWN_SessionMessageChunk)
     o = _new(SessionMessageChunk)
     o.message_id = f_message_id
@@ -19747,7 +19747,7 @@ def _decode_CompleteElicitationNotification(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CompleteElicitationNotification.issuperset(d):
         _check_unknown(d, _KNOWN_CompleteElicitationNotification)
     o = _new(CompleteElicitationNotification)
     o.elicitation_id = f_elicitation_id
@@ -19816,7 +19816,7 @@ def _decode_AuthStatusUpdateNotification(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AuthStatusUpdateNotification.issuperset(d):
         _check_unknown(d, _KNOWN_AuthStatusUpdateNotification)
     o = _new(AuthStatusUpdateNotification)
     o.state = f_state
@@ -19881,7 +19881,7 @@ def _decode_ClientRequest(d: _Any, strict: bool) -> ClientRequest:
         except _ValidationError as error:
             raise error.at("params")
 
-    if strict:
+    if strict and not _KNOWN_ClientRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ClientRequest)
     o = _new(ClientRequest)
     o.id = f_id
@@ -19956,7 +19956,7 @@ def _decode_InitializeRequest(d: _Any, strict: bool) -> InitializeRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_InitializeRequest.issuperset(d):
         _check_unknown(d, _KNOWN_InitializeRequest)
     o = _new(InitializeRequest)
     o.protocol_version = f_protocol_version
@@ -20028,7 +20028,7 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ClientCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ClientCapabilities)
     o = _new(ClientCapabilities)
     o.auth = f_auth
@@ -20090,7 +20090,7 @@ def _decode_ClientAuthCapabilities(d: _Any, strict: bool) -> ClientAuthCapabilit
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ClientAuthCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ClientAuthCapabilities)
     o = _new(ClientAuthCapabilities)
     o.terminal = f_terminal
@@ -20131,7 +20131,7 @@ def _decode_TerminalAuthCapabilities(d: _Any, strict: bool) -> TerminalAuthCapab
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_TerminalAuthCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalAuthCapabilities)
     o = _new(TerminalAuthCapabilities)
     o.meta = f_meta
@@ -20194,7 +20194,7 @@ def _decode_ElicitationCapabilities(d: _Any, strict: bool) -> ElicitationCapabil
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ElicitationCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationCapabilities)
     o = _new(ElicitationCapabilities)
     o.form = f_form
@@ -20241,7 +20241,7 @@ def _decode_ElicitationFormCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ElicitationFormCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationFormCapabilities)
     o = _new(ElicitationFormCapabilities)
     o.meta = f_meta
@@ -20280,7 +20280,7 @@ def _decode_ElicitationUrlCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ElicitationUrlCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationUrlCapabilities)
     o = _new(ElicitationUrlCapabilities)
     o.meta = f_meta
@@ -20327,7 +20327,7 @@ def _decode_LoginAuthRequest(d: _Any, strict: bool) -> LoginAuthRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_LoginAuthRequest.issuperset(d):
         _check_unknown(d, _KNOWN_LoginAuthRequest)
     o = _new(LoginAuthRequest)
     o.method_id = f_method_id
@@ -20365,7 +20365,7 @@ def _decode_ListProvidersRequest(d: _Any, strict: bool) -> ListProvidersRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ListProvidersRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ListProvidersRequest)
     o = _new(ListProvidersRequest)
     o.meta = f_meta
@@ -20446,7 +20446,7 @@ def _decode_SetProviderRequest(d: _Any, strict: bool) -> SetProviderRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SetProviderRequest.issuperset(d):
         _check_unknown(d, _KNOWN_SetProviderRequest)
     o = _new(SetProviderRequest)
     o.provider_id = f_provider_id
@@ -20506,7 +20506,7 @@ def _decode_DisableProviderRequest(d: _Any, strict: bool) -> DisableProviderRequ
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_DisableProviderRequest.issuperset(d):
         _check_unknown(d, _KNOWN_DisableProviderRequest)
     o = _new(DisableProviderRequest)
     o.provider_id = f_provider_id
@@ -20544,7 +20544,7 @@ def _decode_LogoutAuthRequest(d: _Any, strict: bool) -> LogoutAuthRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_LogoutAuthRequest.issuperset(d):
         _check_unknown(d, _KNOWN_LogoutAuthRequest)
     o = _new(LogoutAuthRequest)
     o.meta = f_meta
@@ -20579,7 +20579,7 @@ def _decode_AuthStatusRequest(d: _Any, strict: bool) -> AuthStatusRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AuthStatusRequest.issuperset(d):
         _check_unknown(d, _KNOWN_AuthStatusRequest)
     o = _new(AuthStatusRequest)
     o.meta = f_meta
@@ -20660,7 +20660,7 @@ def _decode_NewSessionRequest(d: _Any, strict: bool) -> NewSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_NewSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_NewSessionRequest)
     o = _new(NewSessionRequest)
     o.cwd = f_cwd
@@ -20754,7 +20754,7 @@ def _read_HttpMcpServer(d: _JsonObject, strict: bool) -> HttpMcpServer:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_HttpMcpServer.issuperset(d):
         _check_unknown(d, _KNOWN_HttpMcpServer)
     o = _new(HttpMcpServer)
     o.name = f_name
@@ -20827,7 +20827,7 @@ def _read_AcpMcpServer(d: _JsonObject, strict: bool) -> AcpMcpServer:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_AcpMcpServer.issuperset(d):
         _check_unknown(d, _KNOWN_AcpMcpServer)
     o = _new(AcpMcpServer)
     o.name = f_name
@@ -20922,7 +20922,7 @@ def _read_StdioMcpServer(d: _JsonObject, strict: bool) -> StdioMcpServer:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_StdioMcpServer.issuperset(d):
         _check_unknown(d, _KNOWN_StdioMcpServer)
     o = _new(StdioMcpServer)
     o.name = f_name
@@ -21055,7 +21055,7 @@ def _decode_HttpHeader(d: _Any, strict: bool) -> HttpHeader:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_HttpHeader.issuperset(d):
         _check_unknown(d, _KNOWN_HttpHeader)
     o = _new(HttpHeader)
     o.name = f_name
@@ -21127,7 +21127,7 @@ def _decode_McpServerHttp(d: _Any, strict: bool) -> McpServerHttp:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_McpServerHttp.issuperset(d):
         _check_unknown(d, _KNOWN_McpServerHttp)
     o = _new(McpServerHttp)
     o.name = f_name
@@ -21191,7 +21191,7 @@ def _decode_McpServerAcp(d: _Any, strict: bool) -> McpServerAcp:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_McpServerAcp.issuperset(d):
         _check_unknown(d, _KNOWN_McpServerAcp)
     o = _new(McpServerAcp)
     o.name = f_name
@@ -21277,7 +21277,7 @@ def _decode_McpServerStdio(d: _Any, strict: bool) -> McpServerStdio:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_McpServerStdio.issuperset(d):
         _check_unknown(d, _KNOWN_McpServerStdio)
     o = _new(McpServerStdio)
     o.name = f_name
@@ -21351,7 +21351,7 @@ def _decode_SystemPrompt(d: _Any, strict: bool) -> SystemPrompt:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SystemPrompt.issuperset(d):
         _check_unknown(d, _KNOWN_SystemPrompt)
     o = _new(SystemPrompt)
     o.mode = f_mode
@@ -21447,7 +21447,7 @@ def _decode_ListSessionsRequest(d: _Any, strict: bool) -> ListSessionsRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ListSessionsRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ListSessionsRequest)
     o = _new(ListSessionsRequest)
     o.cwd = f_cwd
@@ -21530,7 +21530,7 @@ def _decode_DeleteSessionRequest(d: _Any, strict: bool) -> DeleteSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_DeleteSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_DeleteSessionRequest)
     o = _new(DeleteSessionRequest)
     o.session_id = f_session_id
@@ -21624,7 +21624,7 @@ def _decode_ForkSessionRequest(d: _Any, strict: bool) -> ForkSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ForkSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ForkSessionRequest)
     o = _new(ForkSessionRequest)
     o.session_id = f_session_id
@@ -21690,7 +21690,7 @@ def _decode_ArchiveSessionRequest(d: _Any, strict: bool) -> ArchiveSessionReques
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ArchiveSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ArchiveSessionRequest)
     o = _new(ArchiveSessionRequest)
     o.session_id = f_session_id
@@ -21738,7 +21738,7 @@ def _decode_UnarchiveSessionRequest(d: _Any, strict: bool) -> UnarchiveSessionRe
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_UnarchiveSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_UnarchiveSessionRequest)
     o = _new(UnarchiveSessionRequest)
     o.session_id = f_session_id
@@ -21786,7 +21786,7 @@ def _decode_SessionStatusRequest(d: _Any, strict: bool) -> SessionStatusRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SessionStatusRequest.issuperset(d):
         _check_unknown(d, _KNOWN_SessionStatusRequest)
     o = _new(SessionStatusRequest)
     o.session_id = f_session_id
@@ -21844,7 +21844,7 @@ def _decode_SetSessionTitleRequest(d: _Any, strict: bool) -> SetSessionTitleRequ
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SetSessionTitleRequest.issuperset(d):
         _check_unknown(d, _KNOWN_SetSessionTitleRequest)
     o = _new(SetSessionTitleRequest)
     o.session_id = f_session_id
@@ -21960,7 +21960,7 @@ def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ResumeSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ResumeSessionRequest)
     o = _new(ResumeSessionRequest)
     o.session_id = f_session_id
@@ -22038,7 +22038,7 @@ def _read_StartReplayFrom(d: _JsonObject, strict: bool) -> StartReplayFrom:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_StartReplayFrom.issuperset(d):
         _check_unknown(d, _KNOWN_StartReplayFrom)
     o = _new(StartReplayFrom)
     o.meta = f_meta
@@ -22137,7 +22137,7 @@ def _decode_ReplayFromStart(d: _Any, strict: bool) -> ReplayFromStart:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ReplayFromStart.issuperset(d):
         _check_unknown(d, _KNOWN_ReplayFromStart)
     o = _new(ReplayFromStart)
     o.meta = f_meta
@@ -22182,7 +22182,7 @@ def _decode_CloseSessionRequest(d: _Any, strict: bool) -> CloseSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CloseSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_CloseSessionRequest)
     o = _new(CloseSessionRequest)
     o.session_id = f_session_id
@@ -22240,7 +22240,7 @@ def _decode_CancelToolCallRequest(d: _Any, strict: bool) -> CancelToolCallReques
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CancelToolCallRequest.issuperset(d):
         _check_unknown(d, _KNOWN_CancelToolCallRequest)
     o = _new(CancelToolCallRequest)
     o.session_id = f_session_id
@@ -22300,7 +22300,7 @@ def _decode_CancelTerminalRequest(d: _Any, strict: bool) -> CancelTerminalReques
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CancelTerminalRequest.issuperset(d):
         _check_unknown(d, _KNOWN_CancelTerminalRequest)
     o = _new(CancelTerminalRequest)
     o.session_id = f_session_id
@@ -22382,7 +22382,7 @@ def _read_IdSetSessionConfigOptionRequest(
         except _ValidationError as error:
             raise error.at("value")
 
-    if strict:
+    if strict and not _KNOWN_IdSetSessionConfigOptionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_IdSetSessionConfigOptionRequest)
     o = _new(IdSetSessionConfigOptionRequest)
     o.session_id = f_session_id
@@ -22471,7 +22471,7 @@ def _read_BooleanSetSessionConfigOptionRequest(
         except _ValidationError as error:
             raise error.at("value")
 
-    if strict:
+    if strict and not _KNOWN_BooleanSetSessionConfigOptionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_BooleanSetSessionConfigOptionRequest)
     o = _new(BooleanSetSessionConfigOptionRequest)
     o.session_id = f_session_id
@@ -22662,7 +22662,7 @@ def _decode_PromptRequest(d: _Any, strict: bool) -> PromptRequest:
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_PromptRequest.issuperset(d):
         _check_unknown(d, _KNOWN_PromptRequest)
     o = _new(PromptRequest)
     o.session_id = f_session_id
@@ -22711,7 +22711,7 @@ def _decode_ResultClientResponse(d: _Any, strict: bool) -> ResultClientResponse:
         except _ValidationError as error:
             raise error.at("result")
 
-    if strict:
+    if strict and not _KNOWN_ResultClientResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ResultClientResponse)
     o = _new(ResultClientResponse)
     o.id = f_id
@@ -22779,7 +22779,7 @@ def _decode_ErrorClientResponse(d: _Any, strict: bool) -> ErrorClientResponse:
         except _ValidationError as error:
             raise error.at("error")
 
-    if strict:
+    if strict and not _KNOWN_ErrorClientResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ErrorClientResponse)
     o = _new(ErrorClientResponse)
     o.id = f_id
@@ -22860,7 +22860,7 @@ def _decode_RequestPermissionResponse(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_RequestPermissionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_RequestPermissionResponse)
     o = _new(RequestPermissionResponse)
     o.outcome = f_outcome
@@ -22910,7 +22910,7 @@ def _read_CancelledRequestPermissionOutcome(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CancelledRequestPermissionOutcome.issuperset(d):
         _check_unknown(d, _KNOWN_CancelledRequestPermissionOutcome)
     o = _new(CancelledRequestPermissionOutcome)
     o.meta = f_meta
@@ -22971,7 +22971,7 @@ def _read_SelectedRequestPermissionOutcome(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SelectedRequestPermissionOutcome.issuperset(d):
         _check_unknown(d, _KNOWN_SelectedRequestPermissionOutcome)
     o = _new(SelectedRequestPermissionOutcome)
     o.option_id = f_option_id
@@ -23085,7 +23085,7 @@ def _decode_CancelledPermissionOutcome(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CancelledPermissionOutcome.issuperset(d):
         _check_unknown(d, _KNOWN_CancelledPermissionOutcome)
     o = _new(CancelledPermissionOutcome)
     o.meta = f_meta
@@ -23134,7 +23134,7 @@ def _decode_SelectedPermissionOutcome(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_SelectedPermissionOutcome.issuperset(d):
         _check_unknown(d, _KNOWN_SelectedPermissionOutcome)
     o = _new(SelectedPermissionOutcome)
     o.option_id = f_option_id
@@ -23198,7 +23198,7 @@ def _read_AcceptCreateElicitationResponse(
         except _ValidationError as error:
             raise error.at("content")
 
-    if strict:
+    if strict and not _KNOWN_AcceptCreateElicitationResponse.issuperset(d):
         _check_unknown(d, _KNOWN_AcceptCreateElicitationResponse)
     o = _new(AcceptCreateElicitationResponse)
     o.meta = f_meta
@@ -23255,7 +23255,7 @@ def _read_DeclineCreateElicitationResponse(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_DeclineCreateElicitationResponse.issuperset(d):
         _check_unknown(d, _KNOWN_DeclineCreateElicitationResponse)
     o = _new(DeclineCreateElicitationResponse)
     o.meta = f_meta
@@ -23306,7 +23306,7 @@ def _read_CancelCreateElicitationResponse(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CancelCreateElicitationResponse.issuperset(d):
         _check_unknown(d, _KNOWN_CancelCreateElicitationResponse)
     o = _new(CancelCreateElicitationResponse)
     o.meta = f_meta
@@ -23460,7 +23460,7 @@ def _decode_ElicitationAcceptAction(d: _Any, strict: bool) -> ElicitationAcceptA
         except _ValidationError as error:
             raise error.at("content")
 
-    if strict:
+    if strict and not _KNOWN_ElicitationAcceptAction.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationAcceptAction)
     o = _new(ElicitationAcceptAction)
     o.content = f_content
@@ -23507,7 +23507,7 @@ def _decode_ResultMessageMcpResponse(d: _Any, strict: bool) -> ResultMessageMcpR
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ResultMessageMcpResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ResultMessageMcpResponse)
     o = _new(ResultMessageMcpResponse)
     o.result = f_result
@@ -23555,7 +23555,7 @@ def _decode_ErrorMessageMcpResponse(d: _Any, strict: bool) -> ErrorMessageMcpRes
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ErrorMessageMcpResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ErrorMessageMcpResponse)
     o = _new(ErrorMessageMcpResponse)
     o.error = f_error
@@ -23643,7 +23643,7 @@ def _decode_McpError(d: _Any, strict: bool) -> McpError:
         except _ValidationError as error:
             raise error.at("data")
 
-    if strict:
+    if strict and not _KNOWN_McpError.issuperset(d):
         _check_unknown(d, _KNOWN_McpError)
     o = _new(McpError)
     o.code = f_code
@@ -23692,7 +23692,7 @@ def _decode_ClientNotification(d: _Any, strict: bool) -> ClientNotification:
         except _ValidationError as error:
             raise error.at("params")
 
-    if strict:
+    if strict and not _KNOWN_ClientNotification.issuperset(d):
         _check_unknown(d, _KNOWN_ClientNotification)
     o = _new(ClientNotification)
     o.method = f_method
@@ -23742,7 +23742,7 @@ def _decode_CancelSessionNotification(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CancelSessionNotification.issuperset(d):
         _check_unknown(d, _KNOWN_CancelSessionNotification)
     o = _new(CancelSessionNotification)
     o.session_id = f_session_id
@@ -23820,7 +23820,7 @@ def _decode_MessageMcpNotification(d: _Any, strict: bool) -> MessageMcpNotificat
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_MessageMcpNotification.issuperset(d):
         _check_unknown(d, _KNOWN_MessageMcpNotification)
     o = _new(MessageMcpNotification)
     o.server_id = f_server_id
@@ -23880,7 +23880,7 @@ def _decode_CancelRequestNotification(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_CancelRequestNotification.issuperset(d):
         _check_unknown(d, _KNOWN_CancelRequestNotification)
     o = _new(CancelRequestNotification)
     o.request_id = f_request_id
@@ -23935,7 +23935,7 @@ def _decode_ProxyRequest(d: _Any, strict: bool) -> ProxyRequest:
         except _ValidationError as error:
             raise error.at("params")
 
-    if strict:
+    if strict and not _KNOWN_ProxyRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ProxyRequest)
     o = _new(ProxyRequest)
     o.id = f_id
@@ -23999,7 +23999,7 @@ def _decode_ProxySuccessorRequest(d: _Any, strict: bool) -> ProxySuccessorReques
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ProxySuccessorRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ProxySuccessorRequest)
     o = _new(ProxySuccessorRequest)
     o.method = f_method
@@ -24050,7 +24050,7 @@ def _decode_ResultProxyResponse(d: _Any, strict: bool) -> ResultProxyResponse:
         except _ValidationError as error:
             raise error.at("result")
 
-    if strict:
+    if strict and not _KNOWN_ResultProxyResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ResultProxyResponse)
     o = _new(ResultProxyResponse)
     o.id = f_id
@@ -24118,7 +24118,7 @@ def _decode_ErrorProxyResponse(d: _Any, strict: bool) -> ErrorProxyResponse:
         except _ValidationError as error:
             raise error.at("error")
 
-    if strict:
+    if strict and not _KNOWN_ErrorProxyResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ErrorProxyResponse)
     o = _new(ErrorProxyResponse)
     o.id = f_id
@@ -24196,7 +24196,7 @@ def _decode_ProxyNotification(d: _Any, strict: bool) -> ProxyNotification:
         except _ValidationError as error:
             raise error.at("params")
 
-    if strict:
+    if strict and not _KNOWN_ProxyNotification.issuperset(d):
         _check_unknown(d, _KNOWN_ProxyNotification)
     o = _new(ProxyNotification)
     o.method = f_method
@@ -24256,7 +24256,7 @@ def _decode_ProxySuccessorNotification(
             _salvage(v)
             f_meta = _UNSET
 
-    if strict:
+    if strict and not _KNOWN_ProxySuccessorNotification.issuperset(d):
         _check_unknown(d, _KNOWN_ProxySuccessorNotification)
     o = _new(ProxySuccessorNotification)
     o.method = f_method
