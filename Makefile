@@ -120,14 +120,20 @@ test: test-tools browser $(STAMP) $(TS_STAMP) $(OTHER_STAMPS)
 # Then hostile peers (garbage, deep nesting, huge lines, floods, half-closed
 # pipes) against the example agents and client for FUZZ_SECONDS (a failure
 # prints its seed: python tests/fuzz_peers.py SECONDS SEED replays the run),
-# and the memory a flooding or non-reading peer makes an agent hold, and
-# what a hostile server makes the network transports hold.
+# hostile network peers against a served agent for FUZZ_SECONDS too (an
+# authenticated initialize answered after every round, the server's size
+# bounded; tests/fuzz_network.py SECONDS SEED replays),
+# and the memory a flooding or non-reading peer makes an agent hold (over
+# stdio, and a WebSocket ping flood against a served agent), and what a
+# hostile server makes the network transports hold.
 FUZZ_SECONDS ?= 120
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -m hypothesis
 	$(BIN)/python tests/fuzz_peers.py $(FUZZ_SECONDS)
+	$(BIN)/python tests/fuzz_network.py $(FUZZ_SECONDS)
 	$(BIN)/python tests/bench_hostile_memory.py
 	$(BIN)/python tests/bench_client_memory.py
+	$(BIN)/python tests/bench_ping_flood.py
 
 fixtures: $(STAMP)
 	$(BIN)/acpgen conformance-fixtures

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from acp_v1.codec import MISSING, UNSET, ValidationError
+from acp_v1._runtime import MISSING, UNSET, ValidationError
 from acp_v1.models import (
     ContentToolCallContent,
     ResourceLinkContentBlock,

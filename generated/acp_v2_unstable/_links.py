@@ -81,9 +81,12 @@ class Link:
         limits: Limits,
         websocket: AsgiSend | None,
         closed: Callable[[Link], object],
+        peer: str = "",
     ) -> None:
         self.limits = limits
         self.on_close = closed
+        self.peer = peer
+        """Who opened it (the app counts connections per peer)."""
         self.id = secrets.token_hex(16)
         here, there = memory_pair(16, limits.max_buffered)
         self.here: MemoryTransport = here
@@ -96,6 +99,11 @@ class Link:
         """The client's requests: the stream their answer goes on."""
         self.agent_requests: dict[Key, str | None] = {}
         """The agent's requests: the session they are about."""
+        self.closing: dict[Key, str] = {}
+        """The client's ``session/close`` requests: the session each ends."""
+        self.attaching: dict[Key, str] = {}
+        """The client's ``session/load``/``session/resume`` requests that took
+        a session slot: a refusal gives it back."""
         self.waiters: dict[Key, asyncio.Future[bytes]] = {}
         self.buffered = 0
         self.room = asyncio.Event()
@@ -135,6 +143,7 @@ class Link:
                 self.sending_since = loop.time()
                 await self._route(data)
                 self.sending_since = None
+                self.last_active = loop.time()
         except (ConnectionError, OSError):
             pass
         finally:
@@ -153,6 +162,7 @@ class Link:
             message = {}
         wire: dict[str, Any] = message  # pyright: ignore[reportUnknownVariableType]
         key = message_key(wire.get("id"))
+        finished: str | None = None
         if "method" not in wire and key is not None:
             waiter = self.waiters.pop(key, None)
             if waiter is not None:
@@ -163,6 +173,12 @@ class Link:
             created = session_of(wire, "result")
             if created is not None:
                 self.sessions.add(created)
+            ended = self.closing.pop(key, None)
+            refused = self.attaching.pop(key, None)
+            if ended is not None and "result" in wire:
+                finished = ended
+            elif refused is not None and "error" in wire:
+                finished = refused
         else:
             target = session_of(wire, "params")
             if target is not None:
@@ -178,6 +194,8 @@ class Link:
         stream.items.append(data)
         stream.ready.set()
         self.buffered += held(data)
+        if finished is not None:
+            self.forget(finished)
 
     def take(self, stream: Stream) -> bytes | None:
         if not stream.items:
@@ -189,23 +207,51 @@ class Link:
             self.room.set()
         return data
 
-    async def _reap(self) -> None:
-        """Close the connection once its peer has not read what waits for it,
-        or (HTTP) no stream has been open, for ``idle_timeout`` seconds."""
-        loop = asyncio.get_running_loop()
+    def forget(self, session: str) -> None:
+        """The session ended (``session/close`` answered, or its
+        ``session/load`` refused): its slot is free, and its stream ends
+        once its reader has taken what waits in it."""
+        self.sessions.discard(session)
+        stream = self.streams.get(session)
+        if stream is not None:
+            stream.ended = True
+            stream.ready.set()
+            if not stream.attached and not stream.items:
+                del self.streams[session]
+
+    def idle_for(self, now: float) -> float | None:
+        """For how many seconds the connection has been idle at ``now``:
+        nothing in flight (see ``Connection.busy``) and no message either
+        way; ``None`` while it is busy."""
+        if self.connection.busy or self.sending_since is not None:
+            return None
+        return now - self.last_active
+
+    def expired(self, now: float) -> str | None:
+        """Why the connection should close at ``now`` (``None``: it should
+        not): its peer has not read what waits for it for ``idle_timeout``
+        seconds, or (HTTP) no stream has been open for that long."""
         timeout = self.limits.idle_timeout
+        since = self.sending_since
+        if since is not None and now - since > timeout:
+            return "its peer does not read"
+        if self.websocket is not None:
+            return None
+        if any(stream.attached for stream in self.streams.values()):
+            self.last_active = now
+        elif now - self.last_active > timeout:
+            return f"no stream open for over {timeout:g} s"
+        return None
+
+    async def _reap(self) -> None:
+        """Close the connection once :meth:`expired` says so, looking four
+        times per ``idle_timeout``."""
+        loop = asyncio.get_running_loop()
         while not self.closed:
-            await asyncio.sleep(timeout / 4)
-            since = self.sending_since
-            if since is not None and loop.time() - since > timeout:
-                log.warning("closing connection %s: its peer does not read", self.id)
-                await self.close()
-            elif self.websocket is not None:
-                pass
-            elif any(stream.attached for stream in self.streams.values()):
-                self.last_active = loop.time()
-            elif loop.time() - self.last_active > timeout:
-                log.info("closing idle connection %s", self.id)
+            await asyncio.sleep(self.limits.idle_timeout / 4)
+            reason = self.expired(loop.time())
+            if reason is not None:
+                log.info("closing connection %s: %s", self.id, reason)
                 await self.close()
 
     async def close(self) -> None:

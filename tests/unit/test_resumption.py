@@ -54,3 +54,28 @@ def test_a_resume_request_without_replay_from_replays_nothing():
         del defs["ResumeSessionRequest"]["properties"]["replayFrom"]
 
     assert resumption("acp_v2", no_cursor) == ir.Resumption(capabilities="capabilities", load=False, resume="session")
+
+
+def test_a_resume_or_load_request_without_what_the_keeper_sends_is_no_resumption():
+    """The SessionKeeper sends ``sessionId``, ``cwd`` and ``mcpServers`` (a
+    list of ``McpServer``): a schema whose request lacks them gets no keeper
+    (it was generated, and its connection module failed to import)."""
+
+    def no_servers(defs):
+        del defs["ResumeSessionRequest"]["properties"]["mcpServers"]
+
+    def no_server_type(defs):
+        defs["McpServerList"] = defs.pop("McpServer")
+        text = json.dumps(defs).replace('"#/$defs/McpServer"', '"#/$defs/McpServerList"')
+        defs.clear()
+        defs.update(json.loads(text))
+
+    def no_cwd_to_load(defs):
+        del defs["LoadSessionRequest"]["properties"]["cwd"]
+        defs["LoadSessionRequest"]["required"].remove("cwd")
+
+    assert resumption("acp_v2", no_servers) is None
+    assert resumption("acp_v2", no_server_type) is None
+    assert resumption("acp_v1", no_cwd_to_load) == ir.Resumption(
+        capabilities="agent_capabilities", load=False, resume="session_capabilities"
+    )

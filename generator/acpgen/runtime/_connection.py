@@ -448,6 +448,22 @@ class Connection(Generic[H]):
         (the requests' handlers get at most :attr:`grace` seconds)."""
         return self._ending or self._closed or self._closed_here
 
+    @property
+    def busy(self) -> bool:
+        """True while something is in flight: a request of the peer being
+        handled or waiting its turn, a request of ours waiting for the peer's
+        answer, a message read but not yet dispatched. A served connection
+        that is not busy and exchanges nothing is idle."""
+        return bool(
+            self._pending
+            or self._answering
+            or self._running
+            or self._waiting
+            or self._inbox
+            or self._dispatching
+            or self._awaiting_peer
+        )
+
     async def close(self) -> None:
         """Close the connection: waiting requests fail, handlers are
         cancelled. Returns promptly even when the peer does not read."""

@@ -54,6 +54,12 @@ def _field(definition: ObjectDef | None, wire_name: str) -> Field | None:
     return next((f for f in definition.fields if f.wire_name == wire_name), None)
 
 
+def _takes_session_args(params: ObjectDef | None, defs: dict[str, Definition]) -> bool:
+    """The request object has the ``sessionId``, ``cwd`` and ``mcpServers``
+    the generated SessionKeeper sends with it (an ``McpServer`` list)."""
+    return all(_field(params, key) is not None for key in ("sessionId", "cwd", "mcpServers")) and "McpServer" in defs
+
+
 def _refers_to(f: Field, name: str) -> bool:
     t = f.type
     if t.kind == "nullable":
@@ -134,10 +140,16 @@ class Package:
         agent = _object(defs, "AgentCapabilities")
         if holder is None or agent is None or "initialize" not in methods:
             return None
+        params = {c.method: _object(defs, c.params) for c in self.calls("agent")}
         flag = _field(agent, "loadSession")
-        load = "session/load" in methods and flag is not None and flag.type.kind == "bool"
+        load = (
+            "session/load" in methods
+            and flag is not None
+            and flag.type.kind == "bool"
+            and _takes_session_args(params["session/load"], defs)
+        )
         resume: Literal["", "session_capabilities", "session"] = ""
-        if "session/resume" in methods:
+        if "session/resume" in methods and _takes_session_args(params["session/resume"], defs):
             if _field(_object(defs, "SessionCapabilities"), "resume") and _field(agent, "sessionCapabilities"):
                 resume = "session_capabilities"
             elif _field(agent, "session"):
