@@ -344,7 +344,7 @@ def _decode_AgentRequest(d: _Any, strict: bool) -> AgentRequest:
     return o
 
 
-_KNOWN_AgentRequest = frozenset(["id", "method", "params"])
+_KNOWN_AgentRequest: frozenset[str] = frozenset(["id", "method", "params"])
 
 
 def _encode_AgentRequest(o: AgentRequest) -> dict[str, _Any]:
@@ -440,7 +440,9 @@ def _decode_WriteTextFileRequest(d: _Any, strict: bool) -> WriteTextFileRequest:
     return o
 
 
-_KNOWN_WriteTextFileRequest = frozenset(["sessionId", "path", "content", "_meta"])
+_KNOWN_WriteTextFileRequest: frozenset[str] = frozenset(
+    ["sessionId", "path", "content", "_meta"]
+)
 
 
 def _encode_WriteTextFileRequest(o: WriteTextFileRequest) -> dict[str, _Any]:
@@ -551,7 +553,9 @@ def _decode_ReadTextFileRequest(d: _Any, strict: bool) -> ReadTextFileRequest:
     return o
 
 
-_KNOWN_ReadTextFileRequest = frozenset(["sessionId", "path", "line", "limit", "_meta"])
+_KNOWN_ReadTextFileRequest: frozenset[str] = frozenset(
+    ["sessionId", "path", "line", "limit", "_meta"]
+)
 
 
 def _encode_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, _Any]:
@@ -628,7 +632,7 @@ def _decode_RequestPermissionRequest(d: _Any, strict: bool) -> RequestPermission
     return o
 
 
-_KNOWN_RequestPermissionRequest = frozenset(
+_KNOWN_RequestPermissionRequest: frozenset[str] = frozenset(
     ["sessionId", "toolCall", "options", "_meta"]
 )
 
@@ -822,7 +826,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
     return o
 
 
-_KNOWN_ToolCallUpdate = frozenset(
+_KNOWN_ToolCallUpdate: frozenset[str] = frozenset(
     [
         "toolCallId",
         "kind",
@@ -982,7 +986,7 @@ def _read_ContentToolCallContent(
     return o
 
 
-_KNOWN_ContentToolCallContent = frozenset(["type", "content", "_meta"])
+_KNOWN_ContentToolCallContent: frozenset[str] = frozenset(["type", "content", "_meta"])
 
 
 def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, _Any]:
@@ -1064,7 +1068,9 @@ def _read_DiffToolCallContent(d: _JsonObject, strict: bool) -> DiffToolCallConte
     return o
 
 
-_KNOWN_DiffToolCallContent = frozenset(["type", "path", "oldText", "newText", "_meta"])
+_KNOWN_DiffToolCallContent: frozenset[str] = frozenset(
+    ["type", "path", "oldText", "newText", "_meta"]
+)
 
 
 def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, _Any]:
@@ -1127,7 +1133,9 @@ def _read_TerminalToolCallContent(
     return o
 
 
-_KNOWN_TerminalToolCallContent = frozenset(["type", "terminalId", "_meta"])
+_KNOWN_TerminalToolCallContent: frozenset[str] = frozenset(
+    ["type", "terminalId", "_meta"]
+)
 
 
 def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, _Any]:
@@ -1232,7 +1240,9 @@ def _read_TextContentBlock(d: _JsonObject, strict: bool) -> TextContentBlock:
     return o
 
 
-_KNOWN_TextContentBlock = frozenset(["type", "annotations", "text", "_meta"])
+_KNOWN_TextContentBlock: frozenset[str] = frozenset(
+    ["type", "annotations", "text", "_meta"]
+)
 
 
 def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, _Any]:
@@ -1333,7 +1343,7 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
     return o
 
 
-_KNOWN_ImageContentBlock = frozenset(
+_KNOWN_ImageContentBlock: frozenset[str] = frozenset(
     ["type", "annotations", "data", "mimeType", "uri", "_meta"]
 )
 
@@ -1426,7 +1436,7 @@ def _read_AudioContentBlock(d: _JsonObject, strict: bool) -> AudioContentBlock:
     return o
 
 
-_KNOWN_AudioContentBlock = frozenset(
+_KNOWN_AudioContentBlock: frozenset[str] = frozenset(
     ["type", "annotations", "data", "mimeType", "_meta"]
 )
 
@@ -1591,7 +1601,7 @@ def _read_ResourceLinkContentBlock(
     return o
 
 
-_KNOWN_ResourceLinkContentBlock = frozenset(
+_KNOWN_ResourceLinkContentBlock: frozenset[str] = frozenset(
     [
         "type",
         "annotations",
@@ -1692,7 +1702,9 @@ def _read_ResourceContentBlock(d: _JsonObject, strict: bool) -> ResourceContentB
     return o
 
 
-_KNOWN_ResourceContentBlock = frozenset(["type", "annotations", "resource", "_meta"])
+_KNOWN_ResourceContentBlock: frozenset[str] = frozenset(
+    ["type", "annotations", "resource", "_meta"]
+)
 
 
 def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, _Any]:
@@ -1825,7 +1837,9 @@ def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
     return o
 
 
-_KNOWN_Annotations = frozenset(["audience", "lastModified", "priority", "_meta"])
+_KNOWN_Annotations: frozenset[str] = frozenset(
+    ["audience", "lastModified", "priority", "_meta"]
+)
 
 
 def _encode_Annotations(o: Annotations) -> dict[str, _Any]:
@@ -1914,7 +1928,7 @@ def _decode_TextContent(d: _Any, strict: bool) -> TextContent:
     return o
 
 
-_KNOWN_TextContent = frozenset(["annotations", "text", "_meta"])
+_KNOWN_TextContent: frozenset[str] = frozenset(["annotations", "text", "_meta"])
 
 
 def _encode_TextContent(o: TextContent) -> dict[str, _Any]:
@@ -2006,7 +2020,9 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
     return o
 
 
-_KNOWN_ImageContent = frozenset(["annotations", "data", "mimeType", "uri", "_meta"])
+_KNOWN_ImageContent: frozenset[str] = frozenset(
+    ["annotations", "data", "mimeType", "uri", "_meta"]
+)
 
 
 def _encode_ImageContent(o: ImageContent) -> dict[str, _Any]:
@@ -2088,7 +2104,9 @@ def _decode_AudioContent(d: _Any, strict: bool) -> AudioContent:
     return o
 
 
-_KNOWN_AudioContent = frozenset(["annotations", "data", "mimeType", "_meta"])
+_KNOWN_AudioContent: frozenset[str] = frozenset(
+    ["annotations", "data", "mimeType", "_meta"]
+)
 
 
 def _encode_AudioContent(o: AudioContent) -> dict[str, _Any]:
@@ -2240,7 +2258,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
     return o
 
 
-_KNOWN_ResourceLink = frozenset(
+_KNOWN_ResourceLink: frozenset[str] = frozenset(
     ["annotations", "description", "mimeType", "name", "size", "title", "uri", "_meta"]
 )
 
@@ -2370,7 +2388,9 @@ def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
     return o
 
 
-_KNOWN_TextResourceContents = frozenset(["mimeType", "text", "uri", "_meta"])
+_KNOWN_TextResourceContents: frozenset[str] = frozenset(
+    ["mimeType", "text", "uri", "_meta"]
+)
 
 
 def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, _Any]:
@@ -2449,7 +2469,9 @@ def _decode_BlobResourceContents(d: _Any, strict: bool) -> BlobResourceContents:
     return o
 
 
-_KNOWN_BlobResourceContents = frozenset(["blob", "mimeType", "uri", "_meta"])
+_KNOWN_BlobResourceContents: frozenset[str] = frozenset(
+    ["blob", "mimeType", "uri", "_meta"]
+)
 
 
 def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, _Any]:
@@ -2515,7 +2537,9 @@ def _decode_EmbeddedResource(d: _Any, strict: bool) -> EmbeddedResource:
     return o
 
 
-_KNOWN_EmbeddedResource = frozenset(["annotations", "resource", "_meta"])
+_KNOWN_EmbeddedResource: frozenset[str] = frozenset(
+    ["annotations", "resource", "_meta"]
+)
 
 
 def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, _Any]:
@@ -2574,7 +2598,7 @@ def _decode_Content(d: _Any, strict: bool) -> Content:
     return o
 
 
-_KNOWN_Content = frozenset(["content", "_meta"])
+_KNOWN_Content: frozenset[str] = frozenset(["content", "_meta"])
 
 
 def _encode_Content(o: Content) -> dict[str, _Any]:
@@ -2647,7 +2671,7 @@ def _decode_Diff(d: _Any, strict: bool) -> Diff:
     return o
 
 
-_KNOWN_Diff = frozenset(["path", "oldText", "newText", "_meta"])
+_KNOWN_Diff: frozenset[str] = frozenset(["path", "oldText", "newText", "_meta"])
 
 
 def _encode_Diff(o: Diff) -> dict[str, _Any]:
@@ -2703,7 +2727,7 @@ def _decode_Terminal(d: _Any, strict: bool) -> Terminal:
     return o
 
 
-_KNOWN_Terminal = frozenset(["terminalId", "_meta"])
+_KNOWN_Terminal: frozenset[str] = frozenset(["terminalId", "_meta"])
 
 
 def _encode_Terminal(o: Terminal) -> dict[str, _Any]:
@@ -2777,7 +2801,7 @@ def _decode_ToolCallLocation(d: _Any, strict: bool) -> ToolCallLocation:
     return o
 
 
-_KNOWN_ToolCallLocation = frozenset(["path", "line", "_meta"])
+_KNOWN_ToolCallLocation: frozenset[str] = frozenset(["path", "line", "_meta"])
 
 
 def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, _Any]:
@@ -2854,7 +2878,9 @@ def _decode_PermissionOption(d: _Any, strict: bool) -> PermissionOption:
     return o
 
 
-_KNOWN_PermissionOption = frozenset(["optionId", "name", "kind", "_meta"])
+_KNOWN_PermissionOption: frozenset[str] = frozenset(
+    ["optionId", "name", "kind", "_meta"]
+)
 
 
 def _encode_PermissionOption(o: PermissionOption) -> dict[str, _Any]:
@@ -3002,7 +3028,7 @@ def _decode_CreateTerminalRequest(d: _Any, strict: bool) -> CreateTerminalReques
     return o
 
 
-_KNOWN_CreateTerminalRequest = frozenset(
+_KNOWN_CreateTerminalRequest: frozenset[str] = frozenset(
     ["sessionId", "command", "args", "env", "cwd", "outputByteLimit", "_meta"]
 )
 
@@ -3076,7 +3102,7 @@ def _decode_EnvVariable(d: _Any, strict: bool) -> EnvVariable:
     return o
 
 
-_KNOWN_EnvVariable = frozenset(["name", "value", "_meta"])
+_KNOWN_EnvVariable: frozenset[str] = frozenset(["name", "value", "_meta"])
 
 
 def _encode_EnvVariable(o: EnvVariable) -> dict[str, _Any]:
@@ -3136,7 +3162,9 @@ def _decode_TerminalOutputRequest(d: _Any, strict: bool) -> TerminalOutputReques
     return o
 
 
-_KNOWN_TerminalOutputRequest = frozenset(["sessionId", "terminalId", "_meta"])
+_KNOWN_TerminalOutputRequest: frozenset[str] = frozenset(
+    ["sessionId", "terminalId", "_meta"]
+)
 
 
 def _encode_TerminalOutputRequest(o: TerminalOutputRequest) -> dict[str, _Any]:
@@ -3196,7 +3224,9 @@ def _decode_ReleaseTerminalRequest(d: _Any, strict: bool) -> ReleaseTerminalRequ
     return o
 
 
-_KNOWN_ReleaseTerminalRequest = frozenset(["sessionId", "terminalId", "_meta"])
+_KNOWN_ReleaseTerminalRequest: frozenset[str] = frozenset(
+    ["sessionId", "terminalId", "_meta"]
+)
 
 
 def _encode_ReleaseTerminalRequest(o: ReleaseTerminalRequest) -> dict[str, _Any]:
@@ -3258,7 +3288,9 @@ def _decode_WaitForTerminalExitRequest(
     return o
 
 
-_KNOWN_WaitForTerminalExitRequest = frozenset(["sessionId", "terminalId", "_meta"])
+_KNOWN_WaitForTerminalExitRequest: frozenset[str] = frozenset(
+    ["sessionId", "terminalId", "_meta"]
+)
 
 
 def _encode_WaitForTerminalExitRequest(
@@ -3320,7 +3352,9 @@ def _decode_KillTerminalRequest(d: _Any, strict: bool) -> KillTerminalRequest:
     return o
 
 
-_KNOWN_KillTerminalRequest = frozenset(["sessionId", "terminalId", "_meta"])
+_KNOWN_KillTerminalRequest: frozenset[str] = frozenset(
+    ["sessionId", "terminalId", "_meta"]
+)
 
 
 def _encode_KillTerminalRequest(o: KillTerminalRequest) -> dict[str, _Any]:
@@ -3409,7 +3443,7 @@ def _read_FormCreateElicitationRequest(
     return o
 
 
-_KNOWN_FormCreateElicitationRequest = frozenset(
+_KNOWN_FormCreateElicitationRequest: frozenset[str] = frozenset(
     [
         "mode",
         "message",
@@ -3531,7 +3565,7 @@ def _read_UrlCreateElicitationRequest(
     return o
 
 
-_KNOWN_UrlCreateElicitationRequest = frozenset(
+_KNOWN_UrlCreateElicitationRequest: frozenset[str] = frozenset(
     [
         "mode",
         "message",
@@ -3726,7 +3760,7 @@ def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSession
     return o
 
 
-_KNOWN_ElicitationSessionScope = frozenset(["sessionId", "toolCallId"])
+_KNOWN_ElicitationSessionScope: frozenset[str] = frozenset(["sessionId", "toolCallId"])
 
 
 def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, _Any]:
@@ -3760,7 +3794,7 @@ def _decode_ElicitationRequestScope(d: _Any, strict: bool) -> ElicitationRequest
     return o
 
 
-_KNOWN_ElicitationRequestScope = frozenset(["requestId"])
+_KNOWN_ElicitationRequestScope: frozenset[str] = frozenset(["requestId"])
 
 
 def _encode_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, _Any]:
@@ -3870,7 +3904,7 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
     return o
 
 
-_KNOWN_ElicitationSchema = frozenset(
+_KNOWN_ElicitationSchema: frozenset[str] = frozenset(
     ["type", "title", "properties", "required", "description", "_meta"]
 )
 
@@ -4099,7 +4133,7 @@ def _read_StringElicitationPropertySchema(
     return o
 
 
-_KNOWN_StringElicitationPropertySchema = frozenset(
+_KNOWN_StringElicitationPropertySchema: frozenset[str] = frozenset(
     [
         "type",
         "title",
@@ -4287,7 +4321,7 @@ def _read_NumberElicitationPropertySchema(
     return o
 
 
-_KNOWN_NumberElicitationPropertySchema = frozenset(
+_KNOWN_NumberElicitationPropertySchema: frozenset[str] = frozenset(
     ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
 )
 
@@ -4460,7 +4494,7 @@ def _read_IntegerElicitationPropertySchema(
     return o
 
 
-_KNOWN_IntegerElicitationPropertySchema = frozenset(
+_KNOWN_IntegerElicitationPropertySchema: frozenset[str] = frozenset(
     ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
 )
 
@@ -4574,7 +4608,7 @@ def _read_BooleanElicitationPropertySchema(
     return o
 
 
-_KNOWN_BooleanElicitationPropertySchema = frozenset(
+_KNOWN_BooleanElicitationPropertySchema: frozenset[str] = frozenset(
     ["type", "title", "description", "default", "_meta"]
 )
 
@@ -4743,7 +4777,7 @@ def _read_ArrayElicitationPropertySchema(
     return o
 
 
-_KNOWN_ArrayElicitationPropertySchema = frozenset(
+_KNOWN_ArrayElicitationPropertySchema: frozenset[str] = frozenset(
     [
         "type",
         "title",
@@ -4941,7 +4975,9 @@ def _decode_EnumOption(d: _Any, strict: bool) -> EnumOption:
     return o
 
 
-_KNOWN_EnumOption = frozenset(["const", "title", "description", "_meta"])
+_KNOWN_EnumOption: frozenset[str] = frozenset(
+    ["const", "title", "description", "_meta"]
+)
 
 
 def _encode_EnumOption(o: EnumOption) -> dict[str, _Any]:
@@ -5130,7 +5166,7 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
     return o
 
 
-_KNOWN_StringPropertySchema = frozenset(
+_KNOWN_StringPropertySchema: frozenset[str] = frozenset(
     [
         "title",
         "description",
@@ -5301,7 +5337,7 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
     return o
 
 
-_KNOWN_NumberPropertySchema = frozenset(
+_KNOWN_NumberPropertySchema: frozenset[str] = frozenset(
     ["title", "description", "minimum", "maximum", "default", "_meta"]
 )
 
@@ -5458,7 +5494,7 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
     return o
 
 
-_KNOWN_IntegerPropertySchema = frozenset(
+_KNOWN_IntegerPropertySchema: frozenset[str] = frozenset(
     ["title", "description", "minimum", "maximum", "default", "_meta"]
 )
 
@@ -5556,7 +5592,9 @@ def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchem
     return o
 
 
-_KNOWN_BooleanPropertySchema = frozenset(["title", "description", "default", "_meta"])
+_KNOWN_BooleanPropertySchema: frozenset[str] = frozenset(
+    ["title", "description", "default", "_meta"]
+)
 
 
 def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, _Any]:
@@ -5623,7 +5661,7 @@ def _read_MultiSelectItemsString(
     return o
 
 
-_KNOWN_MultiSelectItemsString = frozenset(["type", "enum", "_meta"])
+_KNOWN_MultiSelectItemsString: frozenset[str] = frozenset(["type", "enum", "_meta"])
 
 
 def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, _Any]:
@@ -5744,7 +5782,7 @@ def _decode_StringMultiSelectItems(d: _Any, strict: bool) -> StringMultiSelectIt
     return o
 
 
-_KNOWN_StringMultiSelectItems = frozenset(["enum", "_meta"])
+_KNOWN_StringMultiSelectItems: frozenset[str] = frozenset(["enum", "_meta"])
 
 
 def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, _Any]:
@@ -5792,7 +5830,7 @@ def _decode_TitledMultiSelectItems(d: _Any, strict: bool) -> TitledMultiSelectIt
     return o
 
 
-_KNOWN_TitledMultiSelectItems = frozenset(["anyOf", "_meta"])
+_KNOWN_TitledMultiSelectItems: frozenset[str] = frozenset(["anyOf", "_meta"])
 
 
 def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, _Any]:
@@ -5938,7 +5976,7 @@ def _decode_MultiSelectPropertySchema(
     return o
 
 
-_KNOWN_MultiSelectPropertySchema = frozenset(
+_KNOWN_MultiSelectPropertySchema: frozenset[str] = frozenset(
     ["title", "description", "minItems", "maxItems", "items", "default", "_meta"]
 )
 
@@ -6006,7 +6044,7 @@ def _decode_ElicitationFormMode(d: _Any, strict: bool) -> ElicitationFormMode:
     return o
 
 
-_KNOWN_ElicitationFormMode = frozenset(
+_KNOWN_ElicitationFormMode: frozenset[str] = frozenset(
     ["requestedSchema", "sessionId", "toolCallId", "requestId"]
 )
 
@@ -6080,7 +6118,7 @@ def _decode_ElicitationUrlMode(d: _Any, strict: bool) -> ElicitationUrlMode:
     return o
 
 
-_KNOWN_ElicitationUrlMode = frozenset(
+_KNOWN_ElicitationUrlMode: frozenset[str] = frozenset(
     ["elicitationId", "url", "sessionId", "toolCallId", "requestId"]
 )
 
@@ -6140,7 +6178,7 @@ def _decode_ResultAgentResponse(d: _Any, strict: bool) -> ResultAgentResponse:
     return o
 
 
-_KNOWN_ResultAgentResponse = frozenset(["id", "result"])
+_KNOWN_ResultAgentResponse: frozenset[str] = frozenset(["id", "result"])
 
 
 def _encode_ResultAgentResponse(o: ResultAgentResponse) -> dict[str, _Any]:
@@ -6183,7 +6221,7 @@ def _decode_ErrorAgentResponse(d: _Any, strict: bool) -> ErrorAgentResponse:
     return o
 
 
-_KNOWN_ErrorAgentResponse = frozenset(["id", "error"])
+_KNOWN_ErrorAgentResponse: frozenset[str] = frozenset(["id", "error"])
 
 
 def _encode_ErrorAgentResponse(o: ErrorAgentResponse) -> dict[str, _Any]:
@@ -6324,7 +6362,7 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
     return o
 
 
-_KNOWN_InitializeResponse = frozenset(
+_KNOWN_InitializeResponse: frozenset[str] = frozenset(
     ["protocolVersion", "agentCapabilities", "authMethods", "agentInfo", "_meta"]
 )
 
@@ -6458,7 +6496,7 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
     return o
 
 
-_KNOWN_AgentCapabilities = frozenset(
+_KNOWN_AgentCapabilities: frozenset[str] = frozenset(
     [
         "loadSession",
         "promptCapabilities",
@@ -6550,7 +6588,9 @@ def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
     return o
 
 
-_KNOWN_PromptCapabilities = frozenset(["image", "audio", "embeddedContext", "_meta"])
+_KNOWN_PromptCapabilities: frozenset[str] = frozenset(
+    ["image", "audio", "embeddedContext", "_meta"]
+)
 
 
 def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, _Any]:
@@ -6617,7 +6657,7 @@ def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
     return o
 
 
-_KNOWN_McpCapabilities = frozenset(["http", "sse", "_meta"])
+_KNOWN_McpCapabilities: frozenset[str] = frozenset(["http", "sse", "_meta"])
 
 
 def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, _Any]:
@@ -6733,7 +6773,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
     return o
 
 
-_KNOWN_SessionCapabilities = frozenset(
+_KNOWN_SessionCapabilities: frozenset[str] = frozenset(
     ["list", "delete", "additionalDirectories", "resume", "close", "_meta"]
 )
 
@@ -6797,7 +6837,7 @@ def _decode_SessionListCapabilities(d: _Any, strict: bool) -> SessionListCapabil
     return o
 
 
-_KNOWN_SessionListCapabilities = frozenset(["_meta"])
+_KNOWN_SessionListCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionListCapabilities(o: SessionListCapabilities) -> dict[str, _Any]:
@@ -6834,7 +6874,7 @@ def _decode_SessionDeleteCapabilities(
     return o
 
 
-_KNOWN_SessionDeleteCapabilities = frozenset(["_meta"])
+_KNOWN_SessionDeleteCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, _Any]:
@@ -6871,7 +6911,7 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
     return o
 
 
-_KNOWN_SessionAdditionalDirectoriesCapabilities = frozenset(["_meta"])
+_KNOWN_SessionAdditionalDirectoriesCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionAdditionalDirectoriesCapabilities(
@@ -6910,7 +6950,7 @@ def _decode_SessionResumeCapabilities(
     return o
 
 
-_KNOWN_SessionResumeCapabilities = frozenset(["_meta"])
+_KNOWN_SessionResumeCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionResumeCapabilities(o: SessionResumeCapabilities) -> dict[str, _Any]:
@@ -6945,7 +6985,7 @@ def _decode_SessionCloseCapabilities(d: _Any, strict: bool) -> SessionCloseCapab
     return o
 
 
-_KNOWN_SessionCloseCapabilities = frozenset(["_meta"])
+_KNOWN_SessionCloseCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionCloseCapabilities(o: SessionCloseCapabilities) -> dict[str, _Any]:
@@ -6994,7 +7034,7 @@ def _decode_AgentAuthCapabilities(d: _Any, strict: bool) -> AgentAuthCapabilitie
     return o
 
 
-_KNOWN_AgentAuthCapabilities = frozenset(["logout", "_meta"])
+_KNOWN_AgentAuthCapabilities: frozenset[str] = frozenset(["logout", "_meta"])
 
 
 def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, _Any]:
@@ -7032,7 +7072,7 @@ def _decode_LogoutCapabilities(d: _Any, strict: bool) -> LogoutCapabilities:
     return o
 
 
-_KNOWN_LogoutCapabilities = frozenset(["_meta"])
+_KNOWN_LogoutCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_LogoutCapabilities(o: LogoutCapabilities) -> dict[str, _Any]:
@@ -7143,7 +7183,7 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
     return o
 
 
-_KNOWN_TerminalAuthMethod = frozenset(
+_KNOWN_TerminalAuthMethod: frozenset[str] = frozenset(
     ["type", "id", "name", "description", "args", "env", "_meta"]
 )
 
@@ -7299,7 +7339,7 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
     return o
 
 
-_KNOWN_AuthMethodTerminal = frozenset(
+_KNOWN_AuthMethodTerminal: frozenset[str] = frozenset(
     ["id", "name", "description", "args", "env", "_meta"]
 )
 
@@ -7386,7 +7426,9 @@ def _decode_AuthMethodAgent(d: _Any, strict: bool) -> AuthMethodAgent:
     return o
 
 
-_KNOWN_AuthMethodAgent = frozenset(["id", "name", "description", "_meta"])
+_KNOWN_AuthMethodAgent: frozenset[str] = frozenset(
+    ["id", "name", "description", "_meta"]
+)
 
 
 def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, _Any]:
@@ -7463,7 +7505,7 @@ def _decode_Implementation(d: _Any, strict: bool) -> Implementation:
     return o
 
 
-_KNOWN_Implementation = frozenset(["name", "title", "version", "_meta"])
+_KNOWN_Implementation: frozenset[str] = frozenset(["name", "title", "version", "_meta"])
 
 
 def _encode_Implementation(o: Implementation) -> dict[str, _Any]:
@@ -7504,7 +7546,7 @@ def _decode_AuthenticateResponse(d: _Any, strict: bool) -> AuthenticateResponse:
     return o
 
 
-_KNOWN_AuthenticateResponse = frozenset(["_meta"])
+_KNOWN_AuthenticateResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_AuthenticateResponse(o: AuthenticateResponse) -> dict[str, _Any]:
@@ -7539,7 +7581,7 @@ def _decode_LogoutResponse(d: _Any, strict: bool) -> LogoutResponse:
     return o
 
 
-_KNOWN_LogoutResponse = frozenset(["_meta"])
+_KNOWN_LogoutResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_LogoutResponse(o: LogoutResponse) -> dict[str, _Any]:
@@ -7623,7 +7665,9 @@ def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
     return o
 
 
-_KNOWN_NewSessionResponse = frozenset(["sessionId", "modes", "configOptions", "_meta"])
+_KNOWN_NewSessionResponse: frozenset[str] = frozenset(
+    ["sessionId", "modes", "configOptions", "_meta"]
+)
 
 
 def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, _Any]:
@@ -7695,7 +7739,9 @@ def _decode_SessionModeState(d: _Any, strict: bool) -> SessionModeState:
     return o
 
 
-_KNOWN_SessionModeState = frozenset(["currentModeId", "availableModes", "_meta"])
+_KNOWN_SessionModeState: frozenset[str] = frozenset(
+    ["currentModeId", "availableModes", "_meta"]
+)
 
 
 def _encode_SessionModeState(o: SessionModeState) -> dict[str, _Any]:
@@ -7775,7 +7821,7 @@ def _decode_SessionMode(d: _Any, strict: bool) -> SessionMode:
     return o
 
 
-_KNOWN_SessionMode = frozenset(["id", "name", "description", "_meta"])
+_KNOWN_SessionMode: frozenset[str] = frozenset(["id", "name", "description", "_meta"])
 
 
 def _encode_SessionMode(o: SessionMode) -> dict[str, _Any]:
@@ -7910,7 +7956,7 @@ def _read_SelectSessionConfigOption(
     return o
 
 
-_KNOWN_SelectSessionConfigOption = frozenset(
+_KNOWN_SelectSessionConfigOption: frozenset[str] = frozenset(
     [
         "type",
         "id",
@@ -8059,7 +8105,7 @@ def _read_BooleanSessionConfigOption(
     return o
 
 
-_KNOWN_BooleanSessionConfigOption = frozenset(
+_KNOWN_BooleanSessionConfigOption: frozenset[str] = frozenset(
     ["type", "id", "name", "description", "category", "_meta", "currentValue"]
 )
 
@@ -8237,7 +8283,9 @@ def _decode_SessionConfigSelectOption(
     return o
 
 
-_KNOWN_SessionConfigSelectOption = frozenset(["value", "name", "description", "_meta"])
+_KNOWN_SessionConfigSelectOption: frozenset[str] = frozenset(
+    ["value", "name", "description", "_meta"]
+)
 
 
 def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, _Any]:
@@ -8316,7 +8364,9 @@ def _decode_SessionConfigSelectGroup(d: _Any, strict: bool) -> SessionConfigSele
     return o
 
 
-_KNOWN_SessionConfigSelectGroup = frozenset(["group", "name", "options", "_meta"])
+_KNOWN_SessionConfigSelectGroup: frozenset[str] = frozenset(
+    ["group", "name", "options", "_meta"]
+)
 
 
 def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, _Any]:
@@ -8367,7 +8417,7 @@ def _decode_SessionConfigSelect(d: _Any, strict: bool) -> SessionConfigSelect:
     return o
 
 
-_KNOWN_SessionConfigSelect = frozenset(["currentValue", "options"])
+_KNOWN_SessionConfigSelect: frozenset[str] = frozenset(["currentValue", "options"])
 
 
 def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, _Any]:
@@ -8399,7 +8449,7 @@ def _decode_SessionConfigBoolean(d: _Any, strict: bool) -> SessionConfigBoolean:
     return o
 
 
-_KNOWN_SessionConfigBoolean = frozenset(["currentValue"])
+_KNOWN_SessionConfigBoolean: frozenset[str] = frozenset(["currentValue"])
 
 
 def _encode_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, _Any]:
@@ -8471,7 +8521,9 @@ def _decode_LoadSessionResponse(d: _Any, strict: bool) -> LoadSessionResponse:
     return o
 
 
-_KNOWN_LoadSessionResponse = frozenset(["modes", "configOptions", "_meta"])
+_KNOWN_LoadSessionResponse: frozenset[str] = frozenset(
+    ["modes", "configOptions", "_meta"]
+)
 
 
 def _encode_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, _Any]:
@@ -8546,7 +8598,9 @@ def _decode_ListSessionsResponse(d: _Any, strict: bool) -> ListSessionsResponse:
     return o
 
 
-_KNOWN_ListSessionsResponse = frozenset(["sessions", "nextCursor", "_meta"])
+_KNOWN_ListSessionsResponse: frozenset[str] = frozenset(
+    ["sessions", "nextCursor", "_meta"]
+)
 
 
 def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, _Any]:
@@ -8654,7 +8708,7 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
     return o
 
 
-_KNOWN_SessionInfo = frozenset(
+_KNOWN_SessionInfo: frozenset[str] = frozenset(
     ["sessionId", "cwd", "additionalDirectories", "title", "updatedAt", "_meta"]
 )
 
@@ -8703,7 +8757,7 @@ def _decode_DeleteSessionResponse(d: _Any, strict: bool) -> DeleteSessionRespons
     return o
 
 
-_KNOWN_DeleteSessionResponse = frozenset(["_meta"])
+_KNOWN_DeleteSessionResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, _Any]:
@@ -8776,7 +8830,9 @@ def _decode_ResumeSessionResponse(d: _Any, strict: bool) -> ResumeSessionRespons
     return o
 
 
-_KNOWN_ResumeSessionResponse = frozenset(["modes", "configOptions", "_meta"])
+_KNOWN_ResumeSessionResponse: frozenset[str] = frozenset(
+    ["modes", "configOptions", "_meta"]
+)
 
 
 def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, _Any]:
@@ -8821,7 +8877,7 @@ def _decode_CloseSessionResponse(d: _Any, strict: bool) -> CloseSessionResponse:
     return o
 
 
-_KNOWN_CloseSessionResponse = frozenset(["_meta"])
+_KNOWN_CloseSessionResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, _Any]:
@@ -8856,7 +8912,7 @@ def _decode_SetSessionModeResponse(d: _Any, strict: bool) -> SetSessionModeRespo
     return o
 
 
-_KNOWN_SetSessionModeResponse = frozenset(["_meta"])
+_KNOWN_SetSessionModeResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SetSessionModeResponse(o: SetSessionModeResponse) -> dict[str, _Any]:
@@ -8913,7 +8969,9 @@ def _decode_SetSessionConfigOptionResponse(
     return o
 
 
-_KNOWN_SetSessionConfigOptionResponse = frozenset(["configOptions", "_meta"])
+_KNOWN_SetSessionConfigOptionResponse: frozenset[str] = frozenset(
+    ["configOptions", "_meta"]
+)
 
 
 def _encode_SetSessionConfigOptionResponse(
@@ -8967,7 +9025,7 @@ def _decode_PromptResponse(d: _Any, strict: bool) -> PromptResponse:
     return o
 
 
-_KNOWN_PromptResponse = frozenset(["stopReason", "_meta"])
+_KNOWN_PromptResponse: frozenset[str] = frozenset(["stopReason", "_meta"])
 
 
 def _encode_PromptResponse(o: PromptResponse) -> dict[str, _Any]:
@@ -9057,7 +9115,7 @@ def _decode_Error(d: _Any, strict: bool) -> Error:
     return o
 
 
-_KNOWN_Error = frozenset(["code", "message", "data"])
+_KNOWN_Error: frozenset[str] = frozenset(["code", "message", "data"])
 
 
 def _encode_Error(o: Error) -> dict[str, _Any]:
@@ -9120,7 +9178,7 @@ def _decode_AgentNotification(d: _Any, strict: bool) -> AgentNotification:
     return o
 
 
-_KNOWN_AgentNotification = frozenset(["method", "params"])
+_KNOWN_AgentNotification: frozenset[str] = frozenset(["method", "params"])
 
 
 def _encode_AgentNotification(o: AgentNotification) -> dict[str, _Any]:
@@ -9185,7 +9243,7 @@ def _decode_SessionNotification(d: _Any, strict: bool) -> SessionNotification:
     return o
 
 
-_KNOWN_SessionNotification = frozenset(["sessionId", "update", "_meta"])
+_KNOWN_SessionNotification: frozenset[str] = frozenset(["sessionId", "update", "_meta"])
 
 
 def _encode_SessionNotification(o: SessionNotification) -> dict[str, _Any]:
@@ -9268,7 +9326,7 @@ def _read_UserMessageChunkSessionUpdate(
     return o
 
 
-_KNOWN_UserMessageChunkSessionUpdate = frozenset(
+_KNOWN_UserMessageChunkSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "content", "messageId", "_meta"]
 )
 
@@ -9358,7 +9416,7 @@ def _read_AgentMessageChunkSessionUpdate(
     return o
 
 
-_KNOWN_AgentMessageChunkSessionUpdate = frozenset(
+_KNOWN_AgentMessageChunkSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "content", "messageId", "_meta"]
 )
 
@@ -9448,7 +9506,7 @@ def _read_AgentThoughtChunkSessionUpdate(
     return o
 
 
-_KNOWN_AgentThoughtChunkSessionUpdate = frozenset(
+_KNOWN_AgentThoughtChunkSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "content", "messageId", "_meta"]
 )
 
@@ -9631,7 +9689,7 @@ def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSession
     return o
 
 
-_KNOWN_ToolCallSessionUpdate = frozenset(
+_KNOWN_ToolCallSessionUpdate: frozenset[str] = frozenset(
     [
         "sessionUpdate",
         "toolCallId",
@@ -9870,7 +9928,7 @@ def _read_ToolCallUpdateSessionUpdate(
     return o
 
 
-_KNOWN_ToolCallUpdateSessionUpdate = frozenset(
+_KNOWN_ToolCallUpdateSessionUpdate: frozenset[str] = frozenset(
     [
         "sessionUpdate",
         "toolCallId",
@@ -9986,7 +10044,9 @@ def _read_PlanSessionUpdate(d: _JsonObject, strict: bool) -> PlanSessionUpdate:
     return o
 
 
-_KNOWN_PlanSessionUpdate = frozenset(["sessionUpdate", "entries", "_meta"])
+_KNOWN_PlanSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "entries", "_meta"]
+)
 
 
 def _encode_PlanSessionUpdate(o: PlanSessionUpdate) -> dict[str, _Any]:
@@ -10052,7 +10112,7 @@ def _read_AvailableCommandsUpdateSessionUpdate(
     return o
 
 
-_KNOWN_AvailableCommandsUpdateSessionUpdate = frozenset(
+_KNOWN_AvailableCommandsUpdateSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "availableCommands", "_meta"]
 )
 
@@ -10119,7 +10179,7 @@ def _read_CurrentModeUpdateSessionUpdate(
     return o
 
 
-_KNOWN_CurrentModeUpdateSessionUpdate = frozenset(
+_KNOWN_CurrentModeUpdateSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "currentModeId", "_meta"]
 )
 
@@ -10193,7 +10253,7 @@ def _read_ConfigOptionUpdateSessionUpdate(
     return o
 
 
-_KNOWN_ConfigOptionUpdateSessionUpdate = frozenset(
+_KNOWN_ConfigOptionUpdateSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "configOptions", "_meta"]
 )
 
@@ -10277,7 +10337,7 @@ def _read_SessionInfoUpdateSessionUpdate(
     return o
 
 
-_KNOWN_SessionInfoUpdateSessionUpdate = frozenset(
+_KNOWN_SessionInfoUpdateSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "title", "updatedAt", "_meta"]
 )
 
@@ -10386,7 +10446,7 @@ def _read_UsageUpdateSessionUpdate(
     return o
 
 
-_KNOWN_UsageUpdateSessionUpdate = frozenset(
+_KNOWN_UsageUpdateSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "used", "size", "cost", "_meta"]
 )
 
@@ -10482,7 +10542,7 @@ def _read_NoticeSessionUpdate(d: _JsonObject, strict: bool) -> NoticeSessionUpda
     return o
 
 
-_KNOWN_NoticeSessionUpdate = frozenset(
+_KNOWN_NoticeSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "severity", "title", "description", "_meta"]
 )
 
@@ -10600,7 +10660,7 @@ def _read_CompactionUpdateSessionUpdate(
     return o
 
 
-_KNOWN_CompactionUpdateSessionUpdate = frozenset(
+_KNOWN_CompactionUpdateSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "compactionId", "status", "summary", "error", "_meta"]
 )
 
@@ -10693,7 +10753,7 @@ def _read_CompactionSummaryChunkSessionUpdate(
     return o
 
 
-_KNOWN_CompactionSummaryChunkSessionUpdate = frozenset(
+_KNOWN_CompactionSummaryChunkSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "compactionId", "content", "_meta"]
 )
 
@@ -10819,7 +10879,7 @@ def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
     return o
 
 
-_KNOWN_ContentChunk = frozenset(["content", "messageId", "_meta"])
+_KNOWN_ContentChunk: frozenset[str] = frozenset(["content", "messageId", "_meta"])
 
 
 def _encode_ContentChunk(o: ContentChunk) -> dict[str, _Any]:
@@ -10989,7 +11049,7 @@ def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
     return o
 
 
-_KNOWN_ToolCall = frozenset(
+_KNOWN_ToolCall: frozenset[str] = frozenset(
     [
         "toolCallId",
         "title",
@@ -11102,7 +11162,7 @@ def _decode_PlanEntry(d: _Any, strict: bool) -> PlanEntry:
     return o
 
 
-_KNOWN_PlanEntry = frozenset(["content", "priority", "status", "_meta"])
+_KNOWN_PlanEntry: frozenset[str] = frozenset(["content", "priority", "status", "_meta"])
 
 
 def _encode_PlanEntry(o: PlanEntry) -> dict[str, _Any]:
@@ -11193,7 +11253,7 @@ def _decode_Plan(d: _Any, strict: bool) -> Plan:
     return o
 
 
-_KNOWN_Plan = frozenset(["entries", "_meta"])
+_KNOWN_Plan: frozenset[str] = frozenset(["entries", "_meta"])
 
 
 def _encode_Plan(o: Plan) -> dict[str, _Any]:
@@ -11266,7 +11326,9 @@ def _decode_AvailableCommand(d: _Any, strict: bool) -> AvailableCommand:
     return o
 
 
-_KNOWN_AvailableCommand = frozenset(["name", "description", "input", "_meta"])
+_KNOWN_AvailableCommand: frozenset[str] = frozenset(
+    ["name", "description", "input", "_meta"]
+)
 
 
 def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, _Any]:
@@ -11345,7 +11407,7 @@ def _decode_UnstructuredCommandInput(d: _Any, strict: bool) -> UnstructuredComma
     return o
 
 
-_KNOWN_UnstructuredCommandInput = frozenset(["hint", "_meta"])
+_KNOWN_UnstructuredCommandInput: frozenset[str] = frozenset(["hint", "_meta"])
 
 
 def _encode_UnstructuredCommandInput(o: UnstructuredCommandInput) -> dict[str, _Any]:
@@ -11398,7 +11460,9 @@ def _decode_AvailableCommandsUpdate(d: _Any, strict: bool) -> AvailableCommandsU
     return o
 
 
-_KNOWN_AvailableCommandsUpdate = frozenset(["availableCommands", "_meta"])
+_KNOWN_AvailableCommandsUpdate: frozenset[str] = frozenset(
+    ["availableCommands", "_meta"]
+)
 
 
 def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, _Any]:
@@ -11448,7 +11512,7 @@ def _decode_CurrentModeUpdate(d: _Any, strict: bool) -> CurrentModeUpdate:
     return o
 
 
-_KNOWN_CurrentModeUpdate = frozenset(["currentModeId", "_meta"])
+_KNOWN_CurrentModeUpdate: frozenset[str] = frozenset(["currentModeId", "_meta"])
 
 
 def _encode_CurrentModeUpdate(o: CurrentModeUpdate) -> dict[str, _Any]:
@@ -11505,7 +11569,7 @@ def _decode_ConfigOptionUpdate(d: _Any, strict: bool) -> ConfigOptionUpdate:
     return o
 
 
-_KNOWN_ConfigOptionUpdate = frozenset(["configOptions", "_meta"])
+_KNOWN_ConfigOptionUpdate: frozenset[str] = frozenset(["configOptions", "_meta"])
 
 
 def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, _Any]:
@@ -11572,7 +11636,7 @@ def _decode_SessionInfoUpdate(d: _Any, strict: bool) -> SessionInfoUpdate:
     return o
 
 
-_KNOWN_SessionInfoUpdate = frozenset(["title", "updatedAt", "_meta"])
+_KNOWN_SessionInfoUpdate: frozenset[str] = frozenset(["title", "updatedAt", "_meta"])
 
 
 def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, _Any]:
@@ -11639,7 +11703,7 @@ def _decode_Cost(d: _Any, strict: bool) -> Cost:
     return o
 
 
-_KNOWN_Cost = frozenset(["amount", "currency", "_meta"])
+_KNOWN_Cost: frozenset[str] = frozenset(["amount", "currency", "_meta"])
 
 
 def _encode_Cost(o: Cost) -> dict[str, _Any]:
@@ -11729,7 +11793,7 @@ def _decode_UsageUpdate(d: _Any, strict: bool) -> UsageUpdate:
     return o
 
 
-_KNOWN_UsageUpdate = frozenset(["used", "size", "cost", "_meta"])
+_KNOWN_UsageUpdate: frozenset[str] = frozenset(["used", "size", "cost", "_meta"])
 
 
 def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, _Any]:
@@ -11832,7 +11896,7 @@ def _decode_Notice(d: _Any, strict: bool) -> Notice:
     return o
 
 
-_KNOWN_Notice = frozenset(["severity", "title", "description", "_meta"])
+_KNOWN_Notice: frozenset[str] = frozenset(["severity", "title", "description", "_meta"])
 
 
 def _encode_Notice(o: Notice) -> dict[str, _Any]:
@@ -11957,7 +12021,7 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
     return o
 
 
-_KNOWN_CompactionUpdate = frozenset(
+_KNOWN_CompactionUpdate: frozenset[str] = frozenset(
     ["compactionId", "status", "summary", "error", "_meta"]
 )
 
@@ -12035,7 +12099,9 @@ def _decode_CompactionSummaryChunk(d: _Any, strict: bool) -> CompactionSummaryCh
     return o
 
 
-_KNOWN_CompactionSummaryChunk = frozenset(["compactionId", "content", "_meta"])
+_KNOWN_CompactionSummaryChunk: frozenset[str] = frozenset(
+    ["compactionId", "content", "_meta"]
+)
 
 
 def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, _Any]:
@@ -12086,7 +12152,9 @@ def _decode_CompleteElicitationNotification(
     return o
 
 
-_KNOWN_CompleteElicitationNotification = frozenset(["elicitationId", "_meta"])
+_KNOWN_CompleteElicitationNotification: frozenset[str] = frozenset(
+    ["elicitationId", "_meta"]
+)
 
 
 def _encode_CompleteElicitationNotification(
@@ -12148,7 +12216,7 @@ def _decode_ClientRequest(d: _Any, strict: bool) -> ClientRequest:
     return o
 
 
-_KNOWN_ClientRequest = frozenset(["id", "method", "params"])
+_KNOWN_ClientRequest: frozenset[str] = frozenset(["id", "method", "params"])
 
 
 def _encode_ClientRequest(o: ClientRequest) -> dict[str, _Any]:
@@ -12245,7 +12313,7 @@ def _decode_InitializeRequest(d: _Any, strict: bool) -> InitializeRequest:
     return o
 
 
-_KNOWN_InitializeRequest = frozenset(
+_KNOWN_InitializeRequest: frozenset[str] = frozenset(
     ["protocolVersion", "clientCapabilities", "clientInfo", "_meta"]
 )
 
@@ -12374,7 +12442,7 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
     return o
 
 
-_KNOWN_ClientCapabilities = frozenset(
+_KNOWN_ClientCapabilities: frozenset[str] = frozenset(
     ["fs", "terminal", "session", "auth", "elicitation", "_meta"]
 )
 
@@ -12455,7 +12523,9 @@ def _decode_FileSystemCapabilities(d: _Any, strict: bool) -> FileSystemCapabilit
     return o
 
 
-_KNOWN_FileSystemCapabilities = frozenset(["readTextFile", "writeTextFile", "_meta"])
+_KNOWN_FileSystemCapabilities: frozenset[str] = frozenset(
+    ["readTextFile", "writeTextFile", "_meta"]
+)
 
 
 def _encode_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, _Any]:
@@ -12543,7 +12613,7 @@ def _decode_ClientSessionCapabilities(
     return o
 
 
-_KNOWN_ClientSessionCapabilities = frozenset(
+_KNOWN_ClientSessionCapabilities: frozenset[str] = frozenset(
     ["compaction", "configOptions", "notices", "_meta"]
 )
 
@@ -12617,7 +12687,9 @@ def _decode_SessionConfigOptionsCapabilities(
     return o
 
 
-_KNOWN_SessionConfigOptionsCapabilities = frozenset(["boolean", "_meta"])
+_KNOWN_SessionConfigOptionsCapabilities: frozenset[str] = frozenset(
+    ["boolean", "_meta"]
+)
 
 
 def _encode_SessionConfigOptionsCapabilities(
@@ -12663,7 +12735,7 @@ def _decode_BooleanConfigOptionCapabilities(
     return o
 
 
-_KNOWN_BooleanConfigOptionCapabilities = frozenset(["_meta"])
+_KNOWN_BooleanConfigOptionCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_BooleanConfigOptionCapabilities(
@@ -12718,7 +12790,7 @@ def _decode_AuthCapabilities(d: _Any, strict: bool) -> AuthCapabilities:
     return o
 
 
-_KNOWN_AuthCapabilities = frozenset(["terminal", "_meta"])
+_KNOWN_AuthCapabilities: frozenset[str] = frozenset(["terminal", "_meta"])
 
 
 def _encode_AuthCapabilities(o: AuthCapabilities) -> dict[str, _Any]:
@@ -12785,7 +12857,7 @@ def _decode_ElicitationCapabilities(d: _Any, strict: bool) -> ElicitationCapabil
     return o
 
 
-_KNOWN_ElicitationCapabilities = frozenset(["form", "url", "_meta"])
+_KNOWN_ElicitationCapabilities: frozenset[str] = frozenset(["form", "url", "_meta"])
 
 
 def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, _Any]:
@@ -12830,7 +12902,7 @@ def _decode_ElicitationFormCapabilities(
     return o
 
 
-_KNOWN_ElicitationFormCapabilities = frozenset(["_meta"])
+_KNOWN_ElicitationFormCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ElicitationFormCapabilities(
@@ -12869,7 +12941,7 @@ def _decode_ElicitationUrlCapabilities(
     return o
 
 
-_KNOWN_ElicitationUrlCapabilities = frozenset(["_meta"])
+_KNOWN_ElicitationUrlCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ElicitationUrlCapabilities(
@@ -12917,7 +12989,7 @@ def _decode_AuthenticateRequest(d: _Any, strict: bool) -> AuthenticateRequest:
     return o
 
 
-_KNOWN_AuthenticateRequest = frozenset(["methodId", "_meta"])
+_KNOWN_AuthenticateRequest: frozenset[str] = frozenset(["methodId", "_meta"])
 
 
 def _encode_AuthenticateRequest(o: AuthenticateRequest) -> dict[str, _Any]:
@@ -12954,7 +13026,7 @@ def _decode_LogoutRequest(d: _Any, strict: bool) -> LogoutRequest:
     return o
 
 
-_KNOWN_LogoutRequest = frozenset(["_meta"])
+_KNOWN_LogoutRequest: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_LogoutRequest(o: LogoutRequest) -> dict[str, _Any]:
@@ -13028,7 +13100,7 @@ def _decode_NewSessionRequest(d: _Any, strict: bool) -> NewSessionRequest:
     return o
 
 
-_KNOWN_NewSessionRequest = frozenset(
+_KNOWN_NewSessionRequest: frozenset[str] = frozenset(
     ["cwd", "additionalDirectories", "mcpServers", "_meta"]
 )
 
@@ -13114,7 +13186,9 @@ def _read_HttpMcpServer(d: _JsonObject, strict: bool) -> HttpMcpServer:
     return o
 
 
-_KNOWN_HttpMcpServer = frozenset(["type", "name", "url", "headers", "_meta"])
+_KNOWN_HttpMcpServer: frozenset[str] = frozenset(
+    ["type", "name", "url", "headers", "_meta"]
+)
 
 
 def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, _Any]:
@@ -13197,7 +13271,9 @@ def _read_SseMcpServer(d: _JsonObject, strict: bool) -> SseMcpServer:
     return o
 
 
-_KNOWN_SseMcpServer = frozenset(["type", "name", "url", "headers", "_meta"])
+_KNOWN_SseMcpServer: frozenset[str] = frozenset(
+    ["type", "name", "url", "headers", "_meta"]
+)
 
 
 def _encode_SseMcpServer(o: SseMcpServer) -> dict[str, _Any]:
@@ -13294,7 +13370,7 @@ def _decode_HttpHeader(d: _Any, strict: bool) -> HttpHeader:
     return o
 
 
-_KNOWN_HttpHeader = frozenset(["name", "value", "_meta"])
+_KNOWN_HttpHeader: frozenset[str] = frozenset(["name", "value", "_meta"])
 
 
 def _encode_HttpHeader(o: HttpHeader) -> dict[str, _Any]:
@@ -13367,7 +13443,7 @@ def _decode_McpServerHttp(d: _Any, strict: bool) -> McpServerHttp:
     return o
 
 
-_KNOWN_McpServerHttp = frozenset(["name", "url", "headers", "_meta"])
+_KNOWN_McpServerHttp: frozenset[str] = frozenset(["name", "url", "headers", "_meta"])
 
 
 def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, _Any]:
@@ -13441,7 +13517,7 @@ def _decode_McpServerSse(d: _Any, strict: bool) -> McpServerSse:
     return o
 
 
-_KNOWN_McpServerSse = frozenset(["name", "url", "headers", "_meta"])
+_KNOWN_McpServerSse: frozenset[str] = frozenset(["name", "url", "headers", "_meta"])
 
 
 def _encode_McpServerSse(o: McpServerSse) -> dict[str, _Any]:
@@ -13530,7 +13606,9 @@ def _decode_McpServerStdio(d: _Any, strict: bool) -> McpServerStdio:
     return o
 
 
-_KNOWN_McpServerStdio = frozenset(["name", "command", "args", "env", "_meta"])
+_KNOWN_McpServerStdio: frozenset[str] = frozenset(
+    ["name", "command", "args", "env", "_meta"]
+)
 
 
 def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, _Any]:
@@ -13620,7 +13698,7 @@ def _decode_LoadSessionRequest(d: _Any, strict: bool) -> LoadSessionRequest:
     return o
 
 
-_KNOWN_LoadSessionRequest = frozenset(
+_KNOWN_LoadSessionRequest: frozenset[str] = frozenset(
     ["mcpServers", "cwd", "additionalDirectories", "sessionId", "_meta"]
 )
 
@@ -13686,7 +13764,7 @@ def _decode_ListSessionsRequest(d: _Any, strict: bool) -> ListSessionsRequest:
     return o
 
 
-_KNOWN_ListSessionsRequest = frozenset(["cwd", "cursor", "_meta"])
+_KNOWN_ListSessionsRequest: frozenset[str] = frozenset(["cwd", "cursor", "_meta"])
 
 
 def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, _Any]:
@@ -13738,7 +13816,7 @@ def _decode_DeleteSessionRequest(d: _Any, strict: bool) -> DeleteSessionRequest:
     return o
 
 
-_KNOWN_DeleteSessionRequest = frozenset(["sessionId", "_meta"])
+_KNOWN_DeleteSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, _Any]:
@@ -13825,7 +13903,7 @@ def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
     return o
 
 
-_KNOWN_ResumeSessionRequest = frozenset(
+_KNOWN_ResumeSessionRequest: frozenset[str] = frozenset(
     ["sessionId", "cwd", "additionalDirectories", "mcpServers", "_meta"]
 )
 
@@ -13882,7 +13960,7 @@ def _decode_CloseSessionRequest(d: _Any, strict: bool) -> CloseSessionRequest:
     return o
 
 
-_KNOWN_CloseSessionRequest = frozenset(["sessionId", "_meta"])
+_KNOWN_CloseSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, _Any]:
@@ -13941,7 +14019,9 @@ def _decode_SetSessionModeRequest(d: _Any, strict: bool) -> SetSessionModeReques
     return o
 
 
-_KNOWN_SetSessionModeRequest = frozenset(["sessionId", "modeId", "_meta"])
+_KNOWN_SetSessionModeRequest: frozenset[str] = frozenset(
+    ["sessionId", "modeId", "_meta"]
+)
 
 
 def _encode_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, _Any]:
@@ -14024,7 +14104,7 @@ def _read_BooleanSetSessionConfigOptionRequest(
     return o
 
 
-_KNOWN_BooleanSetSessionConfigOptionRequest = frozenset(
+_KNOWN_BooleanSetSessionConfigOptionRequest: frozenset[str] = frozenset(
     ["type", "sessionId", "configId", "_meta", "value"]
 )
 
@@ -14103,7 +14183,7 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
     return o
 
 
-_KNOWN_ValueIdSetSessionConfigOptionRequest = frozenset(
+_KNOWN_ValueIdSetSessionConfigOptionRequest: frozenset[str] = frozenset(
     ["type", "sessionId", "configId", "_meta", "value"]
 )
 
@@ -14200,7 +14280,7 @@ def _decode_PromptRequest(d: _Any, strict: bool) -> PromptRequest:
     return o
 
 
-_KNOWN_PromptRequest = frozenset(["sessionId", "prompt", "_meta"])
+_KNOWN_PromptRequest: frozenset[str] = frozenset(["sessionId", "prompt", "_meta"])
 
 
 def _encode_PromptRequest(o: PromptRequest) -> dict[str, _Any]:
@@ -14248,7 +14328,7 @@ def _decode_ResultClientResponse(d: _Any, strict: bool) -> ResultClientResponse:
     return o
 
 
-_KNOWN_ResultClientResponse = frozenset(["id", "result"])
+_KNOWN_ResultClientResponse: frozenset[str] = frozenset(["id", "result"])
 
 
 def _encode_ResultClientResponse(o: ResultClientResponse) -> dict[str, _Any]:
@@ -14291,7 +14371,7 @@ def _decode_ErrorClientResponse(d: _Any, strict: bool) -> ErrorClientResponse:
     return o
 
 
-_KNOWN_ErrorClientResponse = frozenset(["id", "error"])
+_KNOWN_ErrorClientResponse: frozenset[str] = frozenset(["id", "error"])
 
 
 def _encode_ErrorClientResponse(o: ErrorClientResponse) -> dict[str, _Any]:
@@ -14351,7 +14431,7 @@ def _decode_WriteTextFileResponse(d: _Any, strict: bool) -> WriteTextFileRespons
     return o
 
 
-_KNOWN_WriteTextFileResponse = frozenset(["_meta"])
+_KNOWN_WriteTextFileResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_WriteTextFileResponse(o: WriteTextFileResponse) -> dict[str, _Any]:
@@ -14397,7 +14477,7 @@ def _decode_ReadTextFileResponse(d: _Any, strict: bool) -> ReadTextFileResponse:
     return o
 
 
-_KNOWN_ReadTextFileResponse = frozenset(["content", "_meta"])
+_KNOWN_ReadTextFileResponse: frozenset[str] = frozenset(["content", "_meta"])
 
 
 def _encode_ReadTextFileResponse(o: ReadTextFileResponse) -> dict[str, _Any]:
@@ -14455,7 +14535,7 @@ def _decode_RequestPermissionResponse(
     return o
 
 
-_KNOWN_RequestPermissionResponse = frozenset(["outcome", "_meta"])
+_KNOWN_RequestPermissionResponse: frozenset[str] = frozenset(["outcome", "_meta"])
 
 
 def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, _Any]:
@@ -14490,7 +14570,7 @@ def _read_CancelledRequestPermissionOutcome(
     return o
 
 
-_KNOWN_CancelledRequestPermissionOutcome = frozenset(["outcome"])
+_KNOWN_CancelledRequestPermissionOutcome: frozenset[str] = frozenset(["outcome"])
 
 
 def _encode_CancelledRequestPermissionOutcome(
@@ -14549,7 +14629,9 @@ def _read_SelectedRequestPermissionOutcome(
     return o
 
 
-_KNOWN_SelectedRequestPermissionOutcome = frozenset(["outcome", "optionId", "_meta"])
+_KNOWN_SelectedRequestPermissionOutcome: frozenset[str] = frozenset(
+    ["outcome", "optionId", "_meta"]
+)
 
 
 def _encode_SelectedRequestPermissionOutcome(
@@ -14633,7 +14715,7 @@ def _decode_SelectedPermissionOutcome(
     return o
 
 
-_KNOWN_SelectedPermissionOutcome = frozenset(["optionId", "_meta"])
+_KNOWN_SelectedPermissionOutcome: frozenset[str] = frozenset(["optionId", "_meta"])
 
 
 def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str, _Any]:
@@ -14681,7 +14763,7 @@ def _decode_CreateTerminalResponse(d: _Any, strict: bool) -> CreateTerminalRespo
     return o
 
 
-_KNOWN_CreateTerminalResponse = frozenset(["terminalId", "_meta"])
+_KNOWN_CreateTerminalResponse: frozenset[str] = frozenset(["terminalId", "_meta"])
 
 
 def _encode_CreateTerminalResponse(o: CreateTerminalResponse) -> dict[str, _Any]:
@@ -14754,7 +14836,7 @@ def _decode_TerminalOutputResponse(d: _Any, strict: bool) -> TerminalOutputRespo
     return o
 
 
-_KNOWN_TerminalOutputResponse = frozenset(
+_KNOWN_TerminalOutputResponse: frozenset[str] = frozenset(
     ["output", "truncated", "exitStatus", "_meta"]
 )
 
@@ -14839,7 +14921,7 @@ def _decode_TerminalExitStatus(d: _Any, strict: bool) -> TerminalExitStatus:
     return o
 
 
-_KNOWN_TerminalExitStatus = frozenset(["exitCode", "signal", "_meta"])
+_KNOWN_TerminalExitStatus: frozenset[str] = frozenset(["exitCode", "signal", "_meta"])
 
 
 def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, _Any]:
@@ -14880,7 +14962,7 @@ def _decode_ReleaseTerminalResponse(d: _Any, strict: bool) -> ReleaseTerminalRes
     return o
 
 
-_KNOWN_ReleaseTerminalResponse = frozenset(["_meta"])
+_KNOWN_ReleaseTerminalResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ReleaseTerminalResponse(o: ReleaseTerminalResponse) -> dict[str, _Any]:
@@ -14957,7 +15039,9 @@ def _decode_WaitForTerminalExitResponse(
     return o
 
 
-_KNOWN_WaitForTerminalExitResponse = frozenset(["exitCode", "signal", "_meta"])
+_KNOWN_WaitForTerminalExitResponse: frozenset[str] = frozenset(
+    ["exitCode", "signal", "_meta"]
+)
 
 
 def _encode_WaitForTerminalExitResponse(
@@ -15000,7 +15084,7 @@ def _decode_KillTerminalResponse(d: _Any, strict: bool) -> KillTerminalResponse:
     return o
 
 
-_KNOWN_KillTerminalResponse = frozenset(["_meta"])
+_KNOWN_KillTerminalResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_KillTerminalResponse(o: KillTerminalResponse) -> dict[str, _Any]:
@@ -15062,7 +15146,9 @@ def _read_AcceptCreateElicitationResponse(
     return o
 
 
-_KNOWN_AcceptCreateElicitationResponse = frozenset(["action", "_meta", "content"])
+_KNOWN_AcceptCreateElicitationResponse: frozenset[str] = frozenset(
+    ["action", "_meta", "content"]
+)
 
 
 def _encode_AcceptCreateElicitationResponse(
@@ -15118,7 +15204,7 @@ def _read_DeclineCreateElicitationResponse(
     return o
 
 
-_KNOWN_DeclineCreateElicitationResponse = frozenset(["action", "_meta"])
+_KNOWN_DeclineCreateElicitationResponse: frozenset[str] = frozenset(["action", "_meta"])
 
 
 def _encode_DeclineCreateElicitationResponse(
@@ -15169,7 +15255,7 @@ def _read_CancelCreateElicitationResponse(
     return o
 
 
-_KNOWN_CancelCreateElicitationResponse = frozenset(["action", "_meta"])
+_KNOWN_CancelCreateElicitationResponse: frozenset[str] = frozenset(["action", "_meta"])
 
 
 def _encode_CancelCreateElicitationResponse(
@@ -15323,7 +15409,7 @@ def _decode_ElicitationAcceptAction(d: _Any, strict: bool) -> ElicitationAcceptA
     return o
 
 
-_KNOWN_ElicitationAcceptAction = frozenset(["content"])
+_KNOWN_ElicitationAcceptAction: frozenset[str] = frozenset(["content"])
 
 
 def _encode_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, _Any]:
@@ -15370,7 +15456,7 @@ def _decode_ClientNotification(d: _Any, strict: bool) -> ClientNotification:
     return o
 
 
-_KNOWN_ClientNotification = frozenset(["method", "params"])
+_KNOWN_ClientNotification: frozenset[str] = frozenset(["method", "params"])
 
 
 def _encode_ClientNotification(o: ClientNotification) -> dict[str, _Any]:
@@ -15418,7 +15504,7 @@ def _decode_CancelNotification(d: _Any, strict: bool) -> CancelNotification:
     return o
 
 
-_KNOWN_CancelNotification = frozenset(["sessionId", "_meta"])
+_KNOWN_CancelNotification: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_CancelNotification(o: CancelNotification) -> dict[str, _Any]:
@@ -15468,7 +15554,7 @@ def _decode_CancelRequestNotification(
     return o
 
 
-_KNOWN_CancelRequestNotification = frozenset(["requestId", "_meta"])
+_KNOWN_CancelRequestNotification: frozenset[str] = frozenset(["requestId", "_meta"])
 
 
 def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, _Any]:

@@ -446,7 +446,7 @@ def _decode_AgentRequest(d: _Any, strict: bool) -> AgentRequest:
     return o
 
 
-_KNOWN_AgentRequest = frozenset(["id", "method", "params"])
+_KNOWN_AgentRequest: frozenset[str] = frozenset(["id", "method", "params"])
 
 
 def _encode_AgentRequest(o: AgentRequest) -> dict[str, _Any]:
@@ -542,7 +542,9 @@ def _decode_WriteTextFileRequest(d: _Any, strict: bool) -> WriteTextFileRequest:
     return o
 
 
-_KNOWN_WriteTextFileRequest = frozenset(["sessionId", "path", "content", "_meta"])
+_KNOWN_WriteTextFileRequest: frozenset[str] = frozenset(
+    ["sessionId", "path", "content", "_meta"]
+)
 
 
 def _encode_WriteTextFileRequest(o: WriteTextFileRequest) -> dict[str, _Any]:
@@ -653,7 +655,9 @@ def _decode_ReadTextFileRequest(d: _Any, strict: bool) -> ReadTextFileRequest:
     return o
 
 
-_KNOWN_ReadTextFileRequest = frozenset(["sessionId", "path", "line", "limit", "_meta"])
+_KNOWN_ReadTextFileRequest: frozenset[str] = frozenset(
+    ["sessionId", "path", "line", "limit", "_meta"]
+)
 
 
 def _encode_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, _Any]:
@@ -730,7 +734,7 @@ def _decode_RequestPermissionRequest(d: _Any, strict: bool) -> RequestPermission
     return o
 
 
-_KNOWN_RequestPermissionRequest = frozenset(
+_KNOWN_RequestPermissionRequest: frozenset[str] = frozenset(
     ["sessionId", "toolCall", "options", "_meta"]
 )
 
@@ -924,7 +928,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
     return o
 
 
-_KNOWN_ToolCallUpdate = frozenset(
+_KNOWN_ToolCallUpdate: frozenset[str] = frozenset(
     [
         "toolCallId",
         "kind",
@@ -1084,7 +1088,7 @@ def _read_ContentToolCallContent(
     return o
 
 
-_KNOWN_ContentToolCallContent = frozenset(["type", "content", "_meta"])
+_KNOWN_ContentToolCallContent: frozenset[str] = frozenset(["type", "content", "_meta"])
 
 
 def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, _Any]:
@@ -1166,7 +1170,9 @@ def _read_DiffToolCallContent(d: _JsonObject, strict: bool) -> DiffToolCallConte
     return o
 
 
-_KNOWN_DiffToolCallContent = frozenset(["type", "path", "oldText", "newText", "_meta"])
+_KNOWN_DiffToolCallContent: frozenset[str] = frozenset(
+    ["type", "path", "oldText", "newText", "_meta"]
+)
 
 
 def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, _Any]:
@@ -1229,7 +1235,9 @@ def _read_TerminalToolCallContent(
     return o
 
 
-_KNOWN_TerminalToolCallContent = frozenset(["type", "terminalId", "_meta"])
+_KNOWN_TerminalToolCallContent: frozenset[str] = frozenset(
+    ["type", "terminalId", "_meta"]
+)
 
 
 def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, _Any]:
@@ -1334,7 +1342,9 @@ def _read_TextContentBlock(d: _JsonObject, strict: bool) -> TextContentBlock:
     return o
 
 
-_KNOWN_TextContentBlock = frozenset(["type", "annotations", "text", "_meta"])
+_KNOWN_TextContentBlock: frozenset[str] = frozenset(
+    ["type", "annotations", "text", "_meta"]
+)
 
 
 def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, _Any]:
@@ -1435,7 +1445,7 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
     return o
 
 
-_KNOWN_ImageContentBlock = frozenset(
+_KNOWN_ImageContentBlock: frozenset[str] = frozenset(
     ["type", "annotations", "data", "mimeType", "uri", "_meta"]
 )
 
@@ -1528,7 +1538,7 @@ def _read_AudioContentBlock(d: _JsonObject, strict: bool) -> AudioContentBlock:
     return o
 
 
-_KNOWN_AudioContentBlock = frozenset(
+_KNOWN_AudioContentBlock: frozenset[str] = frozenset(
     ["type", "annotations", "data", "mimeType", "_meta"]
 )
 
@@ -1693,7 +1703,7 @@ def _read_ResourceLinkContentBlock(
     return o
 
 
-_KNOWN_ResourceLinkContentBlock = frozenset(
+_KNOWN_ResourceLinkContentBlock: frozenset[str] = frozenset(
     [
         "type",
         "annotations",
@@ -1794,7 +1804,9 @@ def _read_ResourceContentBlock(d: _JsonObject, strict: bool) -> ResourceContentB
     return o
 
 
-_KNOWN_ResourceContentBlock = frozenset(["type", "annotations", "resource", "_meta"])
+_KNOWN_ResourceContentBlock: frozenset[str] = frozenset(
+    ["type", "annotations", "resource", "_meta"]
+)
 
 
 def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, _Any]:
@@ -1927,7 +1939,9 @@ def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
     return o
 
 
-_KNOWN_Annotations = frozenset(["audience", "lastModified", "priority", "_meta"])
+_KNOWN_Annotations: frozenset[str] = frozenset(
+    ["audience", "lastModified", "priority", "_meta"]
+)
 
 
 def _encode_Annotations(o: Annotations) -> dict[str, _Any]:
@@ -2016,7 +2030,7 @@ def _decode_TextContent(d: _Any, strict: bool) -> TextContent:
     return o
 
 
-_KNOWN_TextContent = frozenset(["annotations", "text", "_meta"])
+_KNOWN_TextContent: frozenset[str] = frozenset(["annotations", "text", "_meta"])
 
 
 def _encode_TextContent(o: TextContent) -> dict[str, _Any]:
@@ -2108,7 +2122,9 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
     return o
 
 
-_KNOWN_ImageContent = frozenset(["annotations", "data", "mimeType", "uri", "_meta"])
+_KNOWN_ImageContent: frozenset[str] = frozenset(
+    ["annotations", "data", "mimeType", "uri", "_meta"]
+)
 
 
 def _encode_ImageContent(o: ImageContent) -> dict[str, _Any]:
@@ -2190,7 +2206,9 @@ def _decode_AudioContent(d: _Any, strict: bool) -> AudioContent:
     return o
 
 
-_KNOWN_AudioContent = frozenset(["annotations", "data", "mimeType", "_meta"])
+_KNOWN_AudioContent: frozenset[str] = frozenset(
+    ["annotations", "data", "mimeType", "_meta"]
+)
 
 
 def _encode_AudioContent(o: AudioContent) -> dict[str, _Any]:
@@ -2342,7 +2360,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
     return o
 
 
-_KNOWN_ResourceLink = frozenset(
+_KNOWN_ResourceLink: frozenset[str] = frozenset(
     ["annotations", "description", "mimeType", "name", "size", "title", "uri", "_meta"]
 )
 
@@ -2472,7 +2490,9 @@ def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
     return o
 
 
-_KNOWN_TextResourceContents = frozenset(["mimeType", "text", "uri", "_meta"])
+_KNOWN_TextResourceContents: frozenset[str] = frozenset(
+    ["mimeType", "text", "uri", "_meta"]
+)
 
 
 def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, _Any]:
@@ -2551,7 +2571,9 @@ def _decode_BlobResourceContents(d: _Any, strict: bool) -> BlobResourceContents:
     return o
 
 
-_KNOWN_BlobResourceContents = frozenset(["blob", "mimeType", "uri", "_meta"])
+_KNOWN_BlobResourceContents: frozenset[str] = frozenset(
+    ["blob", "mimeType", "uri", "_meta"]
+)
 
 
 def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, _Any]:
@@ -2617,7 +2639,9 @@ def _decode_EmbeddedResource(d: _Any, strict: bool) -> EmbeddedResource:
     return o
 
 
-_KNOWN_EmbeddedResource = frozenset(["annotations", "resource", "_meta"])
+_KNOWN_EmbeddedResource: frozenset[str] = frozenset(
+    ["annotations", "resource", "_meta"]
+)
 
 
 def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, _Any]:
@@ -2676,7 +2700,7 @@ def _decode_Content(d: _Any, strict: bool) -> Content:
     return o
 
 
-_KNOWN_Content = frozenset(["content", "_meta"])
+_KNOWN_Content: frozenset[str] = frozenset(["content", "_meta"])
 
 
 def _encode_Content(o: Content) -> dict[str, _Any]:
@@ -2749,7 +2773,7 @@ def _decode_Diff(d: _Any, strict: bool) -> Diff:
     return o
 
 
-_KNOWN_Diff = frozenset(["path", "oldText", "newText", "_meta"])
+_KNOWN_Diff: frozenset[str] = frozenset(["path", "oldText", "newText", "_meta"])
 
 
 def _encode_Diff(o: Diff) -> dict[str, _Any]:
@@ -2805,7 +2829,7 @@ def _decode_Terminal(d: _Any, strict: bool) -> Terminal:
     return o
 
 
-_KNOWN_Terminal = frozenset(["terminalId", "_meta"])
+_KNOWN_Terminal: frozenset[str] = frozenset(["terminalId", "_meta"])
 
 
 def _encode_Terminal(o: Terminal) -> dict[str, _Any]:
@@ -2879,7 +2903,7 @@ def _decode_ToolCallLocation(d: _Any, strict: bool) -> ToolCallLocation:
     return o
 
 
-_KNOWN_ToolCallLocation = frozenset(["path", "line", "_meta"])
+_KNOWN_ToolCallLocation: frozenset[str] = frozenset(["path", "line", "_meta"])
 
 
 def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, _Any]:
@@ -2956,7 +2980,9 @@ def _decode_PermissionOption(d: _Any, strict: bool) -> PermissionOption:
     return o
 
 
-_KNOWN_PermissionOption = frozenset(["optionId", "name", "kind", "_meta"])
+_KNOWN_PermissionOption: frozenset[str] = frozenset(
+    ["optionId", "name", "kind", "_meta"]
+)
 
 
 def _encode_PermissionOption(o: PermissionOption) -> dict[str, _Any]:
@@ -3104,7 +3130,7 @@ def _decode_CreateTerminalRequest(d: _Any, strict: bool) -> CreateTerminalReques
     return o
 
 
-_KNOWN_CreateTerminalRequest = frozenset(
+_KNOWN_CreateTerminalRequest: frozenset[str] = frozenset(
     ["sessionId", "command", "args", "env", "cwd", "outputByteLimit", "_meta"]
 )
 
@@ -3178,7 +3204,7 @@ def _decode_EnvVariable(d: _Any, strict: bool) -> EnvVariable:
     return o
 
 
-_KNOWN_EnvVariable = frozenset(["name", "value", "_meta"])
+_KNOWN_EnvVariable: frozenset[str] = frozenset(["name", "value", "_meta"])
 
 
 def _encode_EnvVariable(o: EnvVariable) -> dict[str, _Any]:
@@ -3238,7 +3264,9 @@ def _decode_TerminalOutputRequest(d: _Any, strict: bool) -> TerminalOutputReques
     return o
 
 
-_KNOWN_TerminalOutputRequest = frozenset(["sessionId", "terminalId", "_meta"])
+_KNOWN_TerminalOutputRequest: frozenset[str] = frozenset(
+    ["sessionId", "terminalId", "_meta"]
+)
 
 
 def _encode_TerminalOutputRequest(o: TerminalOutputRequest) -> dict[str, _Any]:
@@ -3298,7 +3326,9 @@ def _decode_ReleaseTerminalRequest(d: _Any, strict: bool) -> ReleaseTerminalRequ
     return o
 
 
-_KNOWN_ReleaseTerminalRequest = frozenset(["sessionId", "terminalId", "_meta"])
+_KNOWN_ReleaseTerminalRequest: frozenset[str] = frozenset(
+    ["sessionId", "terminalId", "_meta"]
+)
 
 
 def _encode_ReleaseTerminalRequest(o: ReleaseTerminalRequest) -> dict[str, _Any]:
@@ -3360,7 +3390,9 @@ def _decode_WaitForTerminalExitRequest(
     return o
 
 
-_KNOWN_WaitForTerminalExitRequest = frozenset(["sessionId", "terminalId", "_meta"])
+_KNOWN_WaitForTerminalExitRequest: frozenset[str] = frozenset(
+    ["sessionId", "terminalId", "_meta"]
+)
 
 
 def _encode_WaitForTerminalExitRequest(
@@ -3422,7 +3454,9 @@ def _decode_KillTerminalRequest(d: _Any, strict: bool) -> KillTerminalRequest:
     return o
 
 
-_KNOWN_KillTerminalRequest = frozenset(["sessionId", "terminalId", "_meta"])
+_KNOWN_KillTerminalRequest: frozenset[str] = frozenset(
+    ["sessionId", "terminalId", "_meta"]
+)
 
 
 def _encode_KillTerminalRequest(o: KillTerminalRequest) -> dict[str, _Any]:
@@ -3511,7 +3545,7 @@ def _read_FormCreateElicitationRequest(
     return o
 
 
-_KNOWN_FormCreateElicitationRequest = frozenset(
+_KNOWN_FormCreateElicitationRequest: frozenset[str] = frozenset(
     [
         "mode",
         "message",
@@ -3633,7 +3667,7 @@ def _read_UrlCreateElicitationRequest(
     return o
 
 
-_KNOWN_UrlCreateElicitationRequest = frozenset(
+_KNOWN_UrlCreateElicitationRequest: frozenset[str] = frozenset(
     [
         "mode",
         "message",
@@ -3828,7 +3862,7 @@ def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSession
     return o
 
 
-_KNOWN_ElicitationSessionScope = frozenset(["sessionId", "toolCallId"])
+_KNOWN_ElicitationSessionScope: frozenset[str] = frozenset(["sessionId", "toolCallId"])
 
 
 def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, _Any]:
@@ -3862,7 +3896,7 @@ def _decode_ElicitationRequestScope(d: _Any, strict: bool) -> ElicitationRequest
     return o
 
 
-_KNOWN_ElicitationRequestScope = frozenset(["requestId"])
+_KNOWN_ElicitationRequestScope: frozenset[str] = frozenset(["requestId"])
 
 
 def _encode_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, _Any]:
@@ -3972,7 +4006,7 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
     return o
 
 
-_KNOWN_ElicitationSchema = frozenset(
+_KNOWN_ElicitationSchema: frozenset[str] = frozenset(
     ["type", "title", "properties", "required", "description", "_meta"]
 )
 
@@ -4201,7 +4235,7 @@ def _read_StringElicitationPropertySchema(
     return o
 
 
-_KNOWN_StringElicitationPropertySchema = frozenset(
+_KNOWN_StringElicitationPropertySchema: frozenset[str] = frozenset(
     [
         "type",
         "title",
@@ -4389,7 +4423,7 @@ def _read_NumberElicitationPropertySchema(
     return o
 
 
-_KNOWN_NumberElicitationPropertySchema = frozenset(
+_KNOWN_NumberElicitationPropertySchema: frozenset[str] = frozenset(
     ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
 )
 
@@ -4562,7 +4596,7 @@ def _read_IntegerElicitationPropertySchema(
     return o
 
 
-_KNOWN_IntegerElicitationPropertySchema = frozenset(
+_KNOWN_IntegerElicitationPropertySchema: frozenset[str] = frozenset(
     ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
 )
 
@@ -4676,7 +4710,7 @@ def _read_BooleanElicitationPropertySchema(
     return o
 
 
-_KNOWN_BooleanElicitationPropertySchema = frozenset(
+_KNOWN_BooleanElicitationPropertySchema: frozenset[str] = frozenset(
     ["type", "title", "description", "default", "_meta"]
 )
 
@@ -4845,7 +4879,7 @@ def _read_ArrayElicitationPropertySchema(
     return o
 
 
-_KNOWN_ArrayElicitationPropertySchema = frozenset(
+_KNOWN_ArrayElicitationPropertySchema: frozenset[str] = frozenset(
     [
         "type",
         "title",
@@ -5043,7 +5077,9 @@ def _decode_EnumOption(d: _Any, strict: bool) -> EnumOption:
     return o
 
 
-_KNOWN_EnumOption = frozenset(["const", "title", "description", "_meta"])
+_KNOWN_EnumOption: frozenset[str] = frozenset(
+    ["const", "title", "description", "_meta"]
+)
 
 
 def _encode_EnumOption(o: EnumOption) -> dict[str, _Any]:
@@ -5232,7 +5268,7 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
     return o
 
 
-_KNOWN_StringPropertySchema = frozenset(
+_KNOWN_StringPropertySchema: frozenset[str] = frozenset(
     [
         "title",
         "description",
@@ -5403,7 +5439,7 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
     return o
 
 
-_KNOWN_NumberPropertySchema = frozenset(
+_KNOWN_NumberPropertySchema: frozenset[str] = frozenset(
     ["title", "description", "minimum", "maximum", "default", "_meta"]
 )
 
@@ -5560,7 +5596,7 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
     return o
 
 
-_KNOWN_IntegerPropertySchema = frozenset(
+_KNOWN_IntegerPropertySchema: frozenset[str] = frozenset(
     ["title", "description", "minimum", "maximum", "default", "_meta"]
 )
 
@@ -5658,7 +5694,9 @@ def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchem
     return o
 
 
-_KNOWN_BooleanPropertySchema = frozenset(["title", "description", "default", "_meta"])
+_KNOWN_BooleanPropertySchema: frozenset[str] = frozenset(
+    ["title", "description", "default", "_meta"]
+)
 
 
 def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, _Any]:
@@ -5725,7 +5763,7 @@ def _read_MultiSelectItemsString(
     return o
 
 
-_KNOWN_MultiSelectItemsString = frozenset(["type", "enum", "_meta"])
+_KNOWN_MultiSelectItemsString: frozenset[str] = frozenset(["type", "enum", "_meta"])
 
 
 def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, _Any]:
@@ -5846,7 +5884,7 @@ def _decode_StringMultiSelectItems(d: _Any, strict: bool) -> StringMultiSelectIt
     return o
 
 
-_KNOWN_StringMultiSelectItems = frozenset(["enum", "_meta"])
+_KNOWN_StringMultiSelectItems: frozenset[str] = frozenset(["enum", "_meta"])
 
 
 def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, _Any]:
@@ -5894,7 +5932,7 @@ def _decode_TitledMultiSelectItems(d: _Any, strict: bool) -> TitledMultiSelectIt
     return o
 
 
-_KNOWN_TitledMultiSelectItems = frozenset(["anyOf", "_meta"])
+_KNOWN_TitledMultiSelectItems: frozenset[str] = frozenset(["anyOf", "_meta"])
 
 
 def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, _Any]:
@@ -6040,7 +6078,7 @@ def _decode_MultiSelectPropertySchema(
     return o
 
 
-_KNOWN_MultiSelectPropertySchema = frozenset(
+_KNOWN_MultiSelectPropertySchema: frozenset[str] = frozenset(
     ["title", "description", "minItems", "maxItems", "items", "default", "_meta"]
 )
 
@@ -6108,7 +6146,7 @@ def _decode_ElicitationFormMode(d: _Any, strict: bool) -> ElicitationFormMode:
     return o
 
 
-_KNOWN_ElicitationFormMode = frozenset(
+_KNOWN_ElicitationFormMode: frozenset[str] = frozenset(
     ["requestedSchema", "sessionId", "toolCallId", "requestId"]
 )
 
@@ -6182,7 +6220,7 @@ def _decode_ElicitationUrlMode(d: _Any, strict: bool) -> ElicitationUrlMode:
     return o
 
 
-_KNOWN_ElicitationUrlMode = frozenset(
+_KNOWN_ElicitationUrlMode: frozenset[str] = frozenset(
     ["elicitationId", "url", "sessionId", "toolCallId", "requestId"]
 )
 
@@ -6272,7 +6310,7 @@ def _decode_MessageMcpRequest(d: _Any, strict: bool) -> MessageMcpRequest:
     return o
 
 
-_KNOWN_MessageMcpRequest = frozenset(
+_KNOWN_MessageMcpRequest: frozenset[str] = frozenset(
     ["serverId", "requestId", "method", "params", "_meta"]
 )
 
@@ -6338,7 +6376,7 @@ def _decode_ResultAgentResponse(d: _Any, strict: bool) -> ResultAgentResponse:
     return o
 
 
-_KNOWN_ResultAgentResponse = frozenset(["id", "result"])
+_KNOWN_ResultAgentResponse: frozenset[str] = frozenset(["id", "result"])
 
 
 def _encode_ResultAgentResponse(o: ResultAgentResponse) -> dict[str, _Any]:
@@ -6381,7 +6419,7 @@ def _decode_ErrorAgentResponse(d: _Any, strict: bool) -> ErrorAgentResponse:
     return o
 
 
-_KNOWN_ErrorAgentResponse = frozenset(["id", "error"])
+_KNOWN_ErrorAgentResponse: frozenset[str] = frozenset(["id", "error"])
 
 
 def _encode_ErrorAgentResponse(o: ErrorAgentResponse) -> dict[str, _Any]:
@@ -6524,7 +6562,7 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
     return o
 
 
-_KNOWN_InitializeResponse = frozenset(
+_KNOWN_InitializeResponse: frozenset[str] = frozenset(
     ["protocolVersion", "agentCapabilities", "authMethods", "agentInfo", "_meta"]
 )
 
@@ -6676,7 +6714,7 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
     return o
 
 
-_KNOWN_AgentCapabilities = frozenset(
+_KNOWN_AgentCapabilities: frozenset[str] = frozenset(
     [
         "loadSession",
         "promptCapabilities",
@@ -6774,7 +6812,9 @@ def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
     return o
 
 
-_KNOWN_PromptCapabilities = frozenset(["image", "audio", "embeddedContext", "_meta"])
+_KNOWN_PromptCapabilities: frozenset[str] = frozenset(
+    ["image", "audio", "embeddedContext", "_meta"]
+)
 
 
 def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, _Any]:
@@ -6855,7 +6895,7 @@ def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
     return o
 
 
-_KNOWN_McpCapabilities = frozenset(["http", "sse", "acp", "_meta"])
+_KNOWN_McpCapabilities: frozenset[str] = frozenset(["http", "sse", "acp", "_meta"])
 
 
 def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, _Any]:
@@ -7050,7 +7090,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
     return o
 
 
-_KNOWN_SessionCapabilities = frozenset(
+_KNOWN_SessionCapabilities: frozenset[str] = frozenset(
     [
         "list",
         "delete",
@@ -7151,7 +7191,7 @@ def _decode_SessionListCapabilities(d: _Any, strict: bool) -> SessionListCapabil
     return o
 
 
-_KNOWN_SessionListCapabilities = frozenset(["_meta"])
+_KNOWN_SessionListCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionListCapabilities(o: SessionListCapabilities) -> dict[str, _Any]:
@@ -7188,7 +7228,7 @@ def _decode_SessionDeleteCapabilities(
     return o
 
 
-_KNOWN_SessionDeleteCapabilities = frozenset(["_meta"])
+_KNOWN_SessionDeleteCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, _Any]:
@@ -7225,7 +7265,7 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
     return o
 
 
-_KNOWN_SessionAdditionalDirectoriesCapabilities = frozenset(["_meta"])
+_KNOWN_SessionAdditionalDirectoriesCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionAdditionalDirectoriesCapabilities(
@@ -7282,7 +7322,7 @@ def _decode_SessionSystemPromptCapabilities(
     return o
 
 
-_KNOWN_SessionSystemPromptCapabilities = frozenset(["mode", "_meta"])
+_KNOWN_SessionSystemPromptCapabilities: frozenset[str] = frozenset(["mode", "_meta"])
 
 
 def _encode_SessionSystemPromptCapabilities(
@@ -7346,7 +7386,9 @@ def _decode_SessionSystemPromptModeCapabilities(
     return o
 
 
-_KNOWN_SessionSystemPromptModeCapabilities = frozenset(["override", "_meta"])
+_KNOWN_SessionSystemPromptModeCapabilities: frozenset[str] = frozenset(
+    ["override", "_meta"]
+)
 
 
 def _encode_SessionSystemPromptModeCapabilities(
@@ -7392,7 +7434,7 @@ def _decode_SessionSystemPromptOverrideCapabilities(
     return o
 
 
-_KNOWN_SessionSystemPromptOverrideCapabilities = frozenset(["_meta"])
+_KNOWN_SessionSystemPromptOverrideCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionSystemPromptOverrideCapabilities(
@@ -7429,7 +7471,7 @@ def _decode_SessionForkCapabilities(d: _Any, strict: bool) -> SessionForkCapabil
     return o
 
 
-_KNOWN_SessionForkCapabilities = frozenset(["_meta"])
+_KNOWN_SessionForkCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionForkCapabilities(o: SessionForkCapabilities) -> dict[str, _Any]:
@@ -7466,7 +7508,7 @@ def _decode_SessionArchiveCapabilities(
     return o
 
 
-_KNOWN_SessionArchiveCapabilities = frozenset(["_meta"])
+_KNOWN_SessionArchiveCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionArchiveCapabilities(
@@ -7505,7 +7547,7 @@ def _decode_SessionStatusCapabilities(
     return o
 
 
-_KNOWN_SessionStatusCapabilities = frozenset(["_meta"])
+_KNOWN_SessionStatusCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionStatusCapabilities(o: SessionStatusCapabilities) -> dict[str, _Any]:
@@ -7540,7 +7582,7 @@ def _decode_SessionTitleCapabilities(d: _Any, strict: bool) -> SessionTitleCapab
     return o
 
 
-_KNOWN_SessionTitleCapabilities = frozenset(["_meta"])
+_KNOWN_SessionTitleCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionTitleCapabilities(o: SessionTitleCapabilities) -> dict[str, _Any]:
@@ -7577,7 +7619,7 @@ def _decode_SessionResumeCapabilities(
     return o
 
 
-_KNOWN_SessionResumeCapabilities = frozenset(["_meta"])
+_KNOWN_SessionResumeCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionResumeCapabilities(o: SessionResumeCapabilities) -> dict[str, _Any]:
@@ -7612,7 +7654,7 @@ def _decode_SessionCloseCapabilities(d: _Any, strict: bool) -> SessionCloseCapab
     return o
 
 
-_KNOWN_SessionCloseCapabilities = frozenset(["_meta"])
+_KNOWN_SessionCloseCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionCloseCapabilities(o: SessionCloseCapabilities) -> dict[str, _Any]:
@@ -7675,7 +7717,7 @@ def _decode_AgentAuthCapabilities(d: _Any, strict: bool) -> AgentAuthCapabilitie
     return o
 
 
-_KNOWN_AgentAuthCapabilities = frozenset(["status", "logout", "_meta"])
+_KNOWN_AgentAuthCapabilities: frozenset[str] = frozenset(["status", "logout", "_meta"])
 
 
 def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, _Any]:
@@ -7718,7 +7760,7 @@ def _decode_AuthStatusCapabilities(d: _Any, strict: bool) -> AuthStatusCapabilit
     return o
 
 
-_KNOWN_AuthStatusCapabilities = frozenset(["_meta"])
+_KNOWN_AuthStatusCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_AuthStatusCapabilities(o: AuthStatusCapabilities) -> dict[str, _Any]:
@@ -7753,7 +7795,7 @@ def _decode_LogoutCapabilities(d: _Any, strict: bool) -> LogoutCapabilities:
     return o
 
 
-_KNOWN_LogoutCapabilities = frozenset(["_meta"])
+_KNOWN_LogoutCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_LogoutCapabilities(o: LogoutCapabilities) -> dict[str, _Any]:
@@ -7788,7 +7830,7 @@ def _decode_ProvidersCapabilities(d: _Any, strict: bool) -> ProvidersCapabilitie
     return o
 
 
-_KNOWN_ProvidersCapabilities = frozenset(["_meta"])
+_KNOWN_ProvidersCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ProvidersCapabilities(o: ProvidersCapabilities) -> dict[str, _Any]:
@@ -7899,7 +7941,7 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
     return o
 
 
-_KNOWN_TerminalAuthMethod = frozenset(
+_KNOWN_TerminalAuthMethod: frozenset[str] = frozenset(
     ["type", "id", "name", "description", "args", "env", "_meta"]
 )
 
@@ -8055,7 +8097,7 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
     return o
 
 
-_KNOWN_AuthMethodTerminal = frozenset(
+_KNOWN_AuthMethodTerminal: frozenset[str] = frozenset(
     ["id", "name", "description", "args", "env", "_meta"]
 )
 
@@ -8142,7 +8184,9 @@ def _decode_AuthMethodAgent(d: _Any, strict: bool) -> AuthMethodAgent:
     return o
 
 
-_KNOWN_AuthMethodAgent = frozenset(["id", "name", "description", "_meta"])
+_KNOWN_AuthMethodAgent: frozenset[str] = frozenset(
+    ["id", "name", "description", "_meta"]
+)
 
 
 def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, _Any]:
@@ -8219,7 +8263,7 @@ def _decode_Implementation(d: _Any, strict: bool) -> Implementation:
     return o
 
 
-_KNOWN_Implementation = frozenset(["name", "title", "version", "_meta"])
+_KNOWN_Implementation: frozenset[str] = frozenset(["name", "title", "version", "_meta"])
 
 
 def _encode_Implementation(o: Implementation) -> dict[str, _Any]:
@@ -8260,7 +8304,7 @@ def _decode_AuthenticateResponse(d: _Any, strict: bool) -> AuthenticateResponse:
     return o
 
 
-_KNOWN_AuthenticateResponse = frozenset(["_meta"])
+_KNOWN_AuthenticateResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_AuthenticateResponse(o: AuthenticateResponse) -> dict[str, _Any]:
@@ -8306,7 +8350,7 @@ def _decode_ListProvidersResponse(d: _Any, strict: bool) -> ListProvidersRespons
     return o
 
 
-_KNOWN_ListProvidersResponse = frozenset(["providers", "_meta"])
+_KNOWN_ListProvidersResponse: frozenset[str] = frozenset(["providers", "_meta"])
 
 
 def _encode_ListProvidersResponse(o: ListProvidersResponse) -> dict[str, _Any]:
@@ -8390,7 +8434,7 @@ def _decode_ProviderInfo(d: _Any, strict: bool) -> ProviderInfo:
     return o
 
 
-_KNOWN_ProviderInfo = frozenset(
+_KNOWN_ProviderInfo: frozenset[str] = frozenset(
     ["providerId", "supported", "required", "current", "_meta"]
 )
 
@@ -8484,7 +8528,9 @@ def _decode_ProviderCurrentConfig(d: _Any, strict: bool) -> ProviderCurrentConfi
     return o
 
 
-_KNOWN_ProviderCurrentConfig = frozenset(["apiType", "baseUrl", "_meta"])
+_KNOWN_ProviderCurrentConfig: frozenset[str] = frozenset(
+    ["apiType", "baseUrl", "_meta"]
+)
 
 
 def _encode_ProviderCurrentConfig(o: ProviderCurrentConfig) -> dict[str, _Any]:
@@ -8524,7 +8570,7 @@ def _decode_SetProviderResponse(d: _Any, strict: bool) -> SetProviderResponse:
     return o
 
 
-_KNOWN_SetProviderResponse = frozenset(["_meta"])
+_KNOWN_SetProviderResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SetProviderResponse(o: SetProviderResponse) -> dict[str, _Any]:
@@ -8559,7 +8605,7 @@ def _decode_DisableProviderResponse(d: _Any, strict: bool) -> DisableProviderRes
     return o
 
 
-_KNOWN_DisableProviderResponse = frozenset(["_meta"])
+_KNOWN_DisableProviderResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_DisableProviderResponse(o: DisableProviderResponse) -> dict[str, _Any]:
@@ -8594,7 +8640,7 @@ def _decode_LogoutResponse(d: _Any, strict: bool) -> LogoutResponse:
     return o
 
 
-_KNOWN_LogoutResponse = frozenset(["_meta"])
+_KNOWN_LogoutResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_LogoutResponse(o: LogoutResponse) -> dict[str, _Any]:
@@ -8658,7 +8704,7 @@ def _decode_AuthStatusResponse(d: _Any, strict: bool) -> AuthStatusResponse:
     return o
 
 
-_KNOWN_AuthStatusResponse = frozenset(["state", "accounts", "_meta"])
+_KNOWN_AuthStatusResponse: frozenset[str] = frozenset(["state", "accounts", "_meta"])
 
 
 def _encode_AuthStatusResponse(o: AuthStatusResponse) -> dict[str, _Any]:
@@ -8783,7 +8829,7 @@ def _decode_AuthAccount(d: _Any, strict: bool) -> AuthAccount:
     return o
 
 
-_KNOWN_AuthAccount = frozenset(
+_KNOWN_AuthAccount: frozenset[str] = frozenset(
     ["label", "active", "name", "email", "organization", "_meta"]
 )
 
@@ -8883,7 +8929,9 @@ def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
     return o
 
 
-_KNOWN_NewSessionResponse = frozenset(["sessionId", "modes", "configOptions", "_meta"])
+_KNOWN_NewSessionResponse: frozenset[str] = frozenset(
+    ["sessionId", "modes", "configOptions", "_meta"]
+)
 
 
 def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, _Any]:
@@ -8955,7 +9003,9 @@ def _decode_SessionModeState(d: _Any, strict: bool) -> SessionModeState:
     return o
 
 
-_KNOWN_SessionModeState = frozenset(["currentModeId", "availableModes", "_meta"])
+_KNOWN_SessionModeState: frozenset[str] = frozenset(
+    ["currentModeId", "availableModes", "_meta"]
+)
 
 
 def _encode_SessionModeState(o: SessionModeState) -> dict[str, _Any]:
@@ -9035,7 +9085,7 @@ def _decode_SessionMode(d: _Any, strict: bool) -> SessionMode:
     return o
 
 
-_KNOWN_SessionMode = frozenset(["id", "name", "description", "_meta"])
+_KNOWN_SessionMode: frozenset[str] = frozenset(["id", "name", "description", "_meta"])
 
 
 def _encode_SessionMode(o: SessionMode) -> dict[str, _Any]:
@@ -9170,7 +9220,7 @@ def _read_SelectSessionConfigOption(
     return o
 
 
-_KNOWN_SelectSessionConfigOption = frozenset(
+_KNOWN_SelectSessionConfigOption: frozenset[str] = frozenset(
     [
         "type",
         "id",
@@ -9319,7 +9369,7 @@ def _read_BooleanSessionConfigOption(
     return o
 
 
-_KNOWN_BooleanSessionConfigOption = frozenset(
+_KNOWN_BooleanSessionConfigOption: frozenset[str] = frozenset(
     ["type", "id", "name", "description", "category", "_meta", "currentValue"]
 )
 
@@ -9497,7 +9547,9 @@ def _decode_SessionConfigSelectOption(
     return o
 
 
-_KNOWN_SessionConfigSelectOption = frozenset(["value", "name", "description", "_meta"])
+_KNOWN_SessionConfigSelectOption: frozenset[str] = frozenset(
+    ["value", "name", "description", "_meta"]
+)
 
 
 def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, _Any]:
@@ -9576,7 +9628,9 @@ def _decode_SessionConfigSelectGroup(d: _Any, strict: bool) -> SessionConfigSele
     return o
 
 
-_KNOWN_SessionConfigSelectGroup = frozenset(["group", "name", "options", "_meta"])
+_KNOWN_SessionConfigSelectGroup: frozenset[str] = frozenset(
+    ["group", "name", "options", "_meta"]
+)
 
 
 def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, _Any]:
@@ -9627,7 +9681,7 @@ def _decode_SessionConfigSelect(d: _Any, strict: bool) -> SessionConfigSelect:
     return o
 
 
-_KNOWN_SessionConfigSelect = frozenset(["currentValue", "options"])
+_KNOWN_SessionConfigSelect: frozenset[str] = frozenset(["currentValue", "options"])
 
 
 def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, _Any]:
@@ -9659,7 +9713,7 @@ def _decode_SessionConfigBoolean(d: _Any, strict: bool) -> SessionConfigBoolean:
     return o
 
 
-_KNOWN_SessionConfigBoolean = frozenset(["currentValue"])
+_KNOWN_SessionConfigBoolean: frozenset[str] = frozenset(["currentValue"])
 
 
 def _encode_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, _Any]:
@@ -9731,7 +9785,9 @@ def _decode_LoadSessionResponse(d: _Any, strict: bool) -> LoadSessionResponse:
     return o
 
 
-_KNOWN_LoadSessionResponse = frozenset(["modes", "configOptions", "_meta"])
+_KNOWN_LoadSessionResponse: frozenset[str] = frozenset(
+    ["modes", "configOptions", "_meta"]
+)
 
 
 def _encode_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, _Any]:
@@ -9806,7 +9862,9 @@ def _decode_ListSessionsResponse(d: _Any, strict: bool) -> ListSessionsResponse:
     return o
 
 
-_KNOWN_ListSessionsResponse = frozenset(["sessions", "nextCursor", "_meta"])
+_KNOWN_ListSessionsResponse: frozenset[str] = frozenset(
+    ["sessions", "nextCursor", "_meta"]
+)
 
 
 def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, _Any]:
@@ -9930,7 +9988,7 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
     return o
 
 
-_KNOWN_SessionInfo = frozenset(
+_KNOWN_SessionInfo: frozenset[str] = frozenset(
     [
         "sessionId",
         "cwd",
@@ -9990,7 +10048,7 @@ def _decode_DeleteSessionResponse(d: _Any, strict: bool) -> DeleteSessionRespons
     return o
 
 
-_KNOWN_DeleteSessionResponse = frozenset(["_meta"])
+_KNOWN_DeleteSessionResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, _Any]:
@@ -10074,7 +10132,9 @@ def _decode_ForkSessionResponse(d: _Any, strict: bool) -> ForkSessionResponse:
     return o
 
 
-_KNOWN_ForkSessionResponse = frozenset(["sessionId", "modes", "configOptions", "_meta"])
+_KNOWN_ForkSessionResponse: frozenset[str] = frozenset(
+    ["sessionId", "modes", "configOptions", "_meta"]
+)
 
 
 def _encode_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, _Any]:
@@ -10121,7 +10181,7 @@ def _decode_ArchiveSessionResponse(d: _Any, strict: bool) -> ArchiveSessionRespo
     return o
 
 
-_KNOWN_ArchiveSessionResponse = frozenset(["_meta"])
+_KNOWN_ArchiveSessionResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ArchiveSessionResponse(o: ArchiveSessionResponse) -> dict[str, _Any]:
@@ -10156,7 +10216,7 @@ def _decode_UnarchiveSessionResponse(d: _Any, strict: bool) -> UnarchiveSessionR
     return o
 
 
-_KNOWN_UnarchiveSessionResponse = frozenset(["_meta"])
+_KNOWN_UnarchiveSessionResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_UnarchiveSessionResponse(o: UnarchiveSessionResponse) -> dict[str, _Any]:
@@ -10206,7 +10266,7 @@ def _decode_SessionStatusResponse(d: _Any, strict: bool) -> SessionStatusRespons
     return o
 
 
-_KNOWN_SessionStatusResponse = frozenset(["status", "_meta"])
+_KNOWN_SessionStatusResponse: frozenset[str] = frozenset(["status", "_meta"])
 
 
 def _encode_SessionStatusResponse(o: SessionStatusResponse) -> dict[str, _Any]:
@@ -10272,7 +10332,7 @@ def _decode_SetSessionTitleResponse(d: _Any, strict: bool) -> SetSessionTitleRes
     return o
 
 
-_KNOWN_SetSessionTitleResponse = frozenset(["title", "_meta"])
+_KNOWN_SetSessionTitleResponse: frozenset[str] = frozenset(["title", "_meta"])
 
 
 def _encode_SetSessionTitleResponse(o: SetSessionTitleResponse) -> dict[str, _Any]:
@@ -10347,7 +10407,9 @@ def _decode_ResumeSessionResponse(d: _Any, strict: bool) -> ResumeSessionRespons
     return o
 
 
-_KNOWN_ResumeSessionResponse = frozenset(["modes", "configOptions", "_meta"])
+_KNOWN_ResumeSessionResponse: frozenset[str] = frozenset(
+    ["modes", "configOptions", "_meta"]
+)
 
 
 def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, _Any]:
@@ -10392,7 +10454,7 @@ def _decode_CloseSessionResponse(d: _Any, strict: bool) -> CloseSessionResponse:
     return o
 
 
-_KNOWN_CloseSessionResponse = frozenset(["_meta"])
+_KNOWN_CloseSessionResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, _Any]:
@@ -10427,7 +10489,7 @@ def _decode_SetSessionModeResponse(d: _Any, strict: bool) -> SetSessionModeRespo
     return o
 
 
-_KNOWN_SetSessionModeResponse = frozenset(["_meta"])
+_KNOWN_SetSessionModeResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SetSessionModeResponse(o: SetSessionModeResponse) -> dict[str, _Any]:
@@ -10484,7 +10546,9 @@ def _decode_SetSessionConfigOptionResponse(
     return o
 
 
-_KNOWN_SetSessionConfigOptionResponse = frozenset(["configOptions", "_meta"])
+_KNOWN_SetSessionConfigOptionResponse: frozenset[str] = frozenset(
+    ["configOptions", "_meta"]
+)
 
 
 def _encode_SetSessionConfigOptionResponse(
@@ -10552,7 +10616,7 @@ def _decode_PromptResponse(d: _Any, strict: bool) -> PromptResponse:
     return o
 
 
-_KNOWN_PromptResponse = frozenset(["stopReason", "usage", "_meta"])
+_KNOWN_PromptResponse: frozenset[str] = frozenset(["stopReason", "usage", "_meta"])
 
 
 def _encode_PromptResponse(o: PromptResponse) -> dict[str, _Any]:
@@ -10750,7 +10814,7 @@ def _decode_Usage(d: _Any, strict: bool) -> Usage:
     return o
 
 
-_KNOWN_Usage = frozenset(
+_KNOWN_Usage: frozenset[str] = frozenset(
     [
         "totalTokens",
         "inputTokens",
@@ -10838,7 +10902,7 @@ def _decode_Error(d: _Any, strict: bool) -> Error:
     return o
 
 
-_KNOWN_Error = frozenset(["code", "message", "data"])
+_KNOWN_Error: frozenset[str] = frozenset(["code", "message", "data"])
 
 
 def _encode_Error(o: Error) -> dict[str, _Any]:
@@ -10901,7 +10965,7 @@ def _decode_AgentNotification(d: _Any, strict: bool) -> AgentNotification:
     return o
 
 
-_KNOWN_AgentNotification = frozenset(["method", "params"])
+_KNOWN_AgentNotification: frozenset[str] = frozenset(["method", "params"])
 
 
 def _encode_AgentNotification(o: AgentNotification) -> dict[str, _Any]:
@@ -10966,7 +11030,7 @@ def _decode_SessionNotification(d: _Any, strict: bool) -> SessionNotification:
     return o
 
 
-_KNOWN_SessionNotification = frozenset(["sessionId", "update", "_meta"])
+_KNOWN_SessionNotification: frozenset[str] = frozenset(["sessionId", "update", "_meta"])
 
 
 def _encode_SessionNotification(o: SessionNotification) -> dict[str, _Any]:
@@ -11049,7 +11113,7 @@ def _read_UserMessageChunkSessionUpdate(
     return o
 
 
-_KNOWN_UserMessageChunkSessionUpdate = frozenset(
+_KNOWN_UserMessageChunkSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "content", "messageId", "_meta"]
 )
 
@@ -11139,7 +11203,7 @@ def _read_AgentMessageChunkSessionUpdate(
     return o
 
 
-_KNOWN_AgentMessageChunkSessionUpdate = frozenset(
+_KNOWN_AgentMessageChunkSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "content", "messageId", "_meta"]
 )
 
@@ -11229,7 +11293,7 @@ def _read_AgentThoughtChunkSessionUpdate(
     return o
 
 
-_KNOWN_AgentThoughtChunkSessionUpdate = frozenset(
+_KNOWN_AgentThoughtChunkSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "content", "messageId", "_meta"]
 )
 
@@ -11412,7 +11476,7 @@ def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSession
     return o
 
 
-_KNOWN_ToolCallSessionUpdate = frozenset(
+_KNOWN_ToolCallSessionUpdate: frozenset[str] = frozenset(
     [
         "sessionUpdate",
         "toolCallId",
@@ -11651,7 +11715,7 @@ def _read_ToolCallUpdateSessionUpdate(
     return o
 
 
-_KNOWN_ToolCallUpdateSessionUpdate = frozenset(
+_KNOWN_ToolCallUpdateSessionUpdate: frozenset[str] = frozenset(
     [
         "sessionUpdate",
         "toolCallId",
@@ -11767,7 +11831,9 @@ def _read_PlanSessionUpdate(d: _JsonObject, strict: bool) -> PlanSessionUpdate:
     return o
 
 
-_KNOWN_PlanSessionUpdate = frozenset(["sessionUpdate", "entries", "_meta"])
+_KNOWN_PlanSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "entries", "_meta"]
+)
 
 
 def _encode_PlanSessionUpdate(o: PlanSessionUpdate) -> dict[str, _Any]:
@@ -11832,7 +11898,9 @@ def _read_PlanUpdateSessionUpdate(
     return o
 
 
-_KNOWN_PlanUpdateSessionUpdate = frozenset(["sessionUpdate", "plan", "_meta"])
+_KNOWN_PlanUpdateSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "plan", "_meta"]
+)
 
 
 def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, _Any]:
@@ -11891,7 +11959,9 @@ def _read_PlanRemovedSessionUpdate(
     return o
 
 
-_KNOWN_PlanRemovedSessionUpdate = frozenset(["sessionUpdate", "planId", "_meta"])
+_KNOWN_PlanRemovedSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "planId", "_meta"]
+)
 
 
 def _encode_PlanRemovedSessionUpdate(o: PlanRemovedSessionUpdate) -> dict[str, _Any]:
@@ -11957,7 +12027,7 @@ def _read_AvailableCommandsUpdateSessionUpdate(
     return o
 
 
-_KNOWN_AvailableCommandsUpdateSessionUpdate = frozenset(
+_KNOWN_AvailableCommandsUpdateSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "availableCommands", "_meta"]
 )
 
@@ -12024,7 +12094,7 @@ def _read_CurrentModeUpdateSessionUpdate(
     return o
 
 
-_KNOWN_CurrentModeUpdateSessionUpdate = frozenset(
+_KNOWN_CurrentModeUpdateSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "currentModeId", "_meta"]
 )
 
@@ -12098,7 +12168,7 @@ def _read_ConfigOptionUpdateSessionUpdate(
     return o
 
 
-_KNOWN_ConfigOptionUpdateSessionUpdate = frozenset(
+_KNOWN_ConfigOptionUpdateSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "configOptions", "_meta"]
 )
 
@@ -12182,7 +12252,7 @@ def _read_SessionInfoUpdateSessionUpdate(
     return o
 
 
-_KNOWN_SessionInfoUpdateSessionUpdate = frozenset(
+_KNOWN_SessionInfoUpdateSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "title", "updatedAt", "_meta"]
 )
 
@@ -12291,7 +12361,7 @@ def _read_UsageUpdateSessionUpdate(
     return o
 
 
-_KNOWN_UsageUpdateSessionUpdate = frozenset(
+_KNOWN_UsageUpdateSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "used", "size", "cost", "_meta"]
 )
 
@@ -12387,7 +12457,7 @@ def _read_NoticeSessionUpdate(d: _JsonObject, strict: bool) -> NoticeSessionUpda
     return o
 
 
-_KNOWN_NoticeSessionUpdate = frozenset(
+_KNOWN_NoticeSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "severity", "title", "description", "_meta"]
 )
 
@@ -12505,7 +12575,7 @@ def _read_CompactionUpdateSessionUpdate(
     return o
 
 
-_KNOWN_CompactionUpdateSessionUpdate = frozenset(
+_KNOWN_CompactionUpdateSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "compactionId", "status", "summary", "error", "_meta"]
 )
 
@@ -12598,7 +12668,7 @@ def _read_CompactionSummaryChunkSessionUpdate(
     return o
 
 
-_KNOWN_CompactionSummaryChunkSessionUpdate = frozenset(
+_KNOWN_CompactionSummaryChunkSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "compactionId", "content", "_meta"]
 )
 
@@ -12762,7 +12832,7 @@ def _read_SubagentUpdateSessionUpdate(
     return o
 
 
-_KNOWN_SubagentUpdateSessionUpdate = frozenset(
+_KNOWN_SubagentUpdateSessionUpdate: frozenset[str] = frozenset(
     [
         "sessionUpdate",
         "sessionId",
@@ -12945,7 +13015,7 @@ def _read_SessionMessageSessionUpdate(
     return o
 
 
-_KNOWN_SessionMessageSessionUpdate = frozenset(
+_KNOWN_SessionMessageSessionUpdate: frozenset[str] = frozenset(
     [
         "sessionUpdate",
         "messageId",
@@ -13061,7 +13131,7 @@ def _read_SessionMessageChunkSessionUpdate(
     return o
 
 
-_KNOWN_SessionMessageChunkSessionUpdate = frozenset(
+_KNOWN_SessionMessageChunkSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "messageId", "content", "_meta"]
 )
 
@@ -13192,7 +13262,7 @@ def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
     return o
 
 
-_KNOWN_ContentChunk = frozenset(["content", "messageId", "_meta"])
+_KNOWN_ContentChunk: frozenset[str] = frozenset(["content", "messageId", "_meta"])
 
 
 def _encode_ContentChunk(o: ContentChunk) -> dict[str, _Any]:
@@ -13362,7 +13432,7 @@ def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
     return o
 
 
-_KNOWN_ToolCall = frozenset(
+_KNOWN_ToolCall: frozenset[str] = frozenset(
     [
         "toolCallId",
         "title",
@@ -13475,7 +13545,7 @@ def _decode_PlanEntry(d: _Any, strict: bool) -> PlanEntry:
     return o
 
 
-_KNOWN_PlanEntry = frozenset(["content", "priority", "status", "_meta"])
+_KNOWN_PlanEntry: frozenset[str] = frozenset(["content", "priority", "status", "_meta"])
 
 
 def _encode_PlanEntry(o: PlanEntry) -> dict[str, _Any]:
@@ -13566,7 +13636,7 @@ def _decode_Plan(d: _Any, strict: bool) -> Plan:
     return o
 
 
-_KNOWN_Plan = frozenset(["entries", "_meta"])
+_KNOWN_Plan: frozenset[str] = frozenset(["entries", "_meta"])
 
 
 def _encode_Plan(o: Plan) -> dict[str, _Any]:
@@ -13638,7 +13708,9 @@ def _read_ItemsPlanUpdateContent(
     return o
 
 
-_KNOWN_ItemsPlanUpdateContent = frozenset(["type", "planId", "entries", "_meta"])
+_KNOWN_ItemsPlanUpdateContent: frozenset[str] = frozenset(
+    ["type", "planId", "entries", "_meta"]
+)
 
 
 def _encode_ItemsPlanUpdateContent(o: ItemsPlanUpdateContent) -> dict[str, _Any]:
@@ -13707,7 +13779,9 @@ def _read_FilePlanUpdateContent(d: _JsonObject, strict: bool) -> FilePlanUpdateC
     return o
 
 
-_KNOWN_FilePlanUpdateContent = frozenset(["type", "planId", "uri", "_meta"])
+_KNOWN_FilePlanUpdateContent: frozenset[str] = frozenset(
+    ["type", "planId", "uri", "_meta"]
+)
 
 
 def _encode_FilePlanUpdateContent(o: FilePlanUpdateContent) -> dict[str, _Any]:
@@ -13780,7 +13854,9 @@ def _read_MarkdownPlanUpdateContent(
     return o
 
 
-_KNOWN_MarkdownPlanUpdateContent = frozenset(["type", "planId", "content", "_meta"])
+_KNOWN_MarkdownPlanUpdateContent: frozenset[str] = frozenset(
+    ["type", "planId", "content", "_meta"]
+)
 
 
 def _encode_MarkdownPlanUpdateContent(o: MarkdownPlanUpdateContent) -> dict[str, _Any]:
@@ -13880,7 +13956,7 @@ def _decode_PlanItems(d: _Any, strict: bool) -> PlanItems:
     return o
 
 
-_KNOWN_PlanItems = frozenset(["planId", "entries", "_meta"])
+_KNOWN_PlanItems: frozenset[str] = frozenset(["planId", "entries", "_meta"])
 
 
 def _encode_PlanItems(o: PlanItems) -> dict[str, _Any]:
@@ -13940,7 +14016,7 @@ def _decode_PlanFile(d: _Any, strict: bool) -> PlanFile:
     return o
 
 
-_KNOWN_PlanFile = frozenset(["planId", "uri", "_meta"])
+_KNOWN_PlanFile: frozenset[str] = frozenset(["planId", "uri", "_meta"])
 
 
 def _encode_PlanFile(o: PlanFile) -> dict[str, _Any]:
@@ -14000,7 +14076,7 @@ def _decode_PlanMarkdown(d: _Any, strict: bool) -> PlanMarkdown:
     return o
 
 
-_KNOWN_PlanMarkdown = frozenset(["planId", "content", "_meta"])
+_KNOWN_PlanMarkdown: frozenset[str] = frozenset(["planId", "content", "_meta"])
 
 
 def _encode_PlanMarkdown(o: PlanMarkdown) -> dict[str, _Any]:
@@ -14055,7 +14131,7 @@ def _decode_PlanUpdate(d: _Any, strict: bool) -> PlanUpdate:
     return o
 
 
-_KNOWN_PlanUpdate = frozenset(["plan", "_meta"])
+_KNOWN_PlanUpdate: frozenset[str] = frozenset(["plan", "_meta"])
 
 
 def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, _Any]:
@@ -14103,7 +14179,7 @@ def _decode_PlanRemoved(d: _Any, strict: bool) -> PlanRemoved:
     return o
 
 
-_KNOWN_PlanRemoved = frozenset(["planId", "_meta"])
+_KNOWN_PlanRemoved: frozenset[str] = frozenset(["planId", "_meta"])
 
 
 def _encode_PlanRemoved(o: PlanRemoved) -> dict[str, _Any]:
@@ -14176,7 +14252,9 @@ def _decode_AvailableCommand(d: _Any, strict: bool) -> AvailableCommand:
     return o
 
 
-_KNOWN_AvailableCommand = frozenset(["name", "description", "input", "_meta"])
+_KNOWN_AvailableCommand: frozenset[str] = frozenset(
+    ["name", "description", "input", "_meta"]
+)
 
 
 def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, _Any]:
@@ -14255,7 +14333,7 @@ def _decode_UnstructuredCommandInput(d: _Any, strict: bool) -> UnstructuredComma
     return o
 
 
-_KNOWN_UnstructuredCommandInput = frozenset(["hint", "_meta"])
+_KNOWN_UnstructuredCommandInput: frozenset[str] = frozenset(["hint", "_meta"])
 
 
 def _encode_UnstructuredCommandInput(o: UnstructuredCommandInput) -> dict[str, _Any]:
@@ -14308,7 +14386,9 @@ def _decode_AvailableCommandsUpdate(d: _Any, strict: bool) -> AvailableCommandsU
     return o
 
 
-_KNOWN_AvailableCommandsUpdate = frozenset(["availableCommands", "_meta"])
+_KNOWN_AvailableCommandsUpdate: frozenset[str] = frozenset(
+    ["availableCommands", "_meta"]
+)
 
 
 def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, _Any]:
@@ -14358,7 +14438,7 @@ def _decode_CurrentModeUpdate(d: _Any, strict: bool) -> CurrentModeUpdate:
     return o
 
 
-_KNOWN_CurrentModeUpdate = frozenset(["currentModeId", "_meta"])
+_KNOWN_CurrentModeUpdate: frozenset[str] = frozenset(["currentModeId", "_meta"])
 
 
 def _encode_CurrentModeUpdate(o: CurrentModeUpdate) -> dict[str, _Any]:
@@ -14415,7 +14495,7 @@ def _decode_ConfigOptionUpdate(d: _Any, strict: bool) -> ConfigOptionUpdate:
     return o
 
 
-_KNOWN_ConfigOptionUpdate = frozenset(["configOptions", "_meta"])
+_KNOWN_ConfigOptionUpdate: frozenset[str] = frozenset(["configOptions", "_meta"])
 
 
 def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, _Any]:
@@ -14482,7 +14562,7 @@ def _decode_SessionInfoUpdate(d: _Any, strict: bool) -> SessionInfoUpdate:
     return o
 
 
-_KNOWN_SessionInfoUpdate = frozenset(["title", "updatedAt", "_meta"])
+_KNOWN_SessionInfoUpdate: frozenset[str] = frozenset(["title", "updatedAt", "_meta"])
 
 
 def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, _Any]:
@@ -14549,7 +14629,7 @@ def _decode_Cost(d: _Any, strict: bool) -> Cost:
     return o
 
 
-_KNOWN_Cost = frozenset(["amount", "currency", "_meta"])
+_KNOWN_Cost: frozenset[str] = frozenset(["amount", "currency", "_meta"])
 
 
 def _encode_Cost(o: Cost) -> dict[str, _Any]:
@@ -14639,7 +14719,7 @@ def _decode_UsageUpdate(d: _Any, strict: bool) -> UsageUpdate:
     return o
 
 
-_KNOWN_UsageUpdate = frozenset(["used", "size", "cost", "_meta"])
+_KNOWN_UsageUpdate: frozenset[str] = frozenset(["used", "size", "cost", "_meta"])
 
 
 def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, _Any]:
@@ -14742,7 +14822,7 @@ def _decode_Notice(d: _Any, strict: bool) -> Notice:
     return o
 
 
-_KNOWN_Notice = frozenset(["severity", "title", "description", "_meta"])
+_KNOWN_Notice: frozenset[str] = frozenset(["severity", "title", "description", "_meta"])
 
 
 def _encode_Notice(o: Notice) -> dict[str, _Any]:
@@ -14867,7 +14947,7 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
     return o
 
 
-_KNOWN_CompactionUpdate = frozenset(
+_KNOWN_CompactionUpdate: frozenset[str] = frozenset(
     ["compactionId", "status", "summary", "error", "_meta"]
 )
 
@@ -14945,7 +15025,9 @@ def _decode_CompactionSummaryChunk(d: _Any, strict: bool) -> CompactionSummaryCh
     return o
 
 
-_KNOWN_CompactionSummaryChunk = frozenset(["compactionId", "content", "_meta"])
+_KNOWN_CompactionSummaryChunk: frozenset[str] = frozenset(
+    ["compactionId", "content", "_meta"]
+)
 
 
 def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, _Any]:
@@ -15001,7 +15083,7 @@ def _decode_SubagentSessionCapabilities(
     return o
 
 
-_KNOWN_SubagentSessionCapabilities = frozenset(["cancel", "_meta"])
+_KNOWN_SubagentSessionCapabilities: frozenset[str] = frozenset(["cancel", "_meta"])
 
 
 def _encode_SubagentSessionCapabilities(
@@ -15045,7 +15127,7 @@ def _decode_SessionCancelCapabilities(
     return o
 
 
-_KNOWN_SessionCancelCapabilities = frozenset(["_meta"])
+_KNOWN_SessionCancelCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionCancelCapabilities(o: SessionCancelCapabilities) -> dict[str, _Any]:
@@ -15088,7 +15170,7 @@ def _read_StateUpdateRunning(d: _JsonObject, strict: bool) -> StateUpdateRunning
     return o
 
 
-_KNOWN_StateUpdateRunning = frozenset(["state", "_meta"])
+_KNOWN_StateUpdateRunning: frozenset[str] = frozenset(["state", "_meta"])
 
 
 def _encode_StateUpdateRunning(o: StateUpdateRunning) -> dict[str, _Any]:
@@ -15162,7 +15244,7 @@ def _read_StateUpdateRequiresAction(
     return o
 
 
-_KNOWN_StateUpdateRequiresAction = frozenset(["state", "_meta"])
+_KNOWN_StateUpdateRequiresAction: frozenset[str] = frozenset(["state", "_meta"])
 
 
 def _encode_StateUpdateRequiresAction(o: StateUpdateRequiresAction) -> dict[str, _Any]:
@@ -15207,7 +15289,7 @@ def _read_StateUpdateUnknown(d: _JsonObject, strict: bool) -> StateUpdateUnknown
     return o
 
 
-_KNOWN_StateUpdateUnknown = frozenset(["state", "_meta"])
+_KNOWN_StateUpdateUnknown: frozenset[str] = frozenset(["state", "_meta"])
 
 
 def _encode_StateUpdateUnknown(o: StateUpdateUnknown) -> dict[str, _Any]:
@@ -15309,7 +15391,7 @@ def _decode_RunningStateUpdate(d: _Any, strict: bool) -> RunningStateUpdate:
     return o
 
 
-_KNOWN_RunningStateUpdate = frozenset(["_meta"])
+_KNOWN_RunningStateUpdate: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_RunningStateUpdate(o: RunningStateUpdate) -> dict[str, _Any]:
@@ -15344,7 +15426,7 @@ def _decode_ErrorStopReason(d: _Any, strict: bool) -> ErrorStopReason:
     return o
 
 
-_KNOWN_ErrorStopReason = frozenset(["error"])
+_KNOWN_ErrorStopReason: frozenset[str] = frozenset(["error"])
 
 
 def _encode_ErrorStopReason(o: ErrorStopReason) -> dict[str, _Any]:
@@ -15403,7 +15485,9 @@ def _read_EndTurnIdleStateUpdate(
     return o
 
 
-_KNOWN_EndTurnIdleStateUpdate = frozenset(["stopReason", "usage", "_meta"])
+_KNOWN_EndTurnIdleStateUpdate: frozenset[str] = frozenset(
+    ["stopReason", "usage", "_meta"]
+)
 
 
 def _encode_EndTurnIdleStateUpdate(o: EndTurnIdleStateUpdate) -> dict[str, _Any]:
@@ -15467,7 +15551,9 @@ def _read_MaxTokensIdleStateUpdate(
     return o
 
 
-_KNOWN_MaxTokensIdleStateUpdate = frozenset(["stopReason", "usage", "_meta"])
+_KNOWN_MaxTokensIdleStateUpdate: frozenset[str] = frozenset(
+    ["stopReason", "usage", "_meta"]
+)
 
 
 def _encode_MaxTokensIdleStateUpdate(o: MaxTokensIdleStateUpdate) -> dict[str, _Any]:
@@ -15533,7 +15619,9 @@ def _read_MaxTurnRequestsIdleStateUpdate(
     return o
 
 
-_KNOWN_MaxTurnRequestsIdleStateUpdate = frozenset(["stopReason", "usage", "_meta"])
+_KNOWN_MaxTurnRequestsIdleStateUpdate: frozenset[str] = frozenset(
+    ["stopReason", "usage", "_meta"]
+)
 
 
 def _encode_MaxTurnRequestsIdleStateUpdate(
@@ -15599,7 +15687,9 @@ def _read_RefusalIdleStateUpdate(
     return o
 
 
-_KNOWN_RefusalIdleStateUpdate = frozenset(["stopReason", "usage", "_meta"])
+_KNOWN_RefusalIdleStateUpdate: frozenset[str] = frozenset(
+    ["stopReason", "usage", "_meta"]
+)
 
 
 def _encode_RefusalIdleStateUpdate(o: RefusalIdleStateUpdate) -> dict[str, _Any]:
@@ -15663,7 +15753,9 @@ def _read_CancelledIdleStateUpdate(
     return o
 
 
-_KNOWN_CancelledIdleStateUpdate = frozenset(["stopReason", "usage", "_meta"])
+_KNOWN_CancelledIdleStateUpdate: frozenset[str] = frozenset(
+    ["stopReason", "usage", "_meta"]
+)
 
 
 def _encode_CancelledIdleStateUpdate(o: CancelledIdleStateUpdate) -> dict[str, _Any]:
@@ -15739,7 +15831,9 @@ def _read_ErrorIdleStateUpdate(d: _JsonObject, strict: bool) -> ErrorIdleStateUp
     return o
 
 
-_KNOWN_ErrorIdleStateUpdate = frozenset(["stopReason", "usage", "_meta", "error"])
+_KNOWN_ErrorIdleStateUpdate: frozenset[str] = frozenset(
+    ["stopReason", "usage", "_meta", "error"]
+)
 
 
 def _encode_ErrorIdleStateUpdate(o: ErrorIdleStateUpdate) -> dict[str, _Any]:
@@ -15878,7 +15972,9 @@ def _decode_NoneIdleStateUpdate(d: _Any, strict: bool) -> NoneIdleStateUpdate:
     return o
 
 
-_KNOWN_NoneIdleStateUpdate = frozenset(["stopReason", "usage", "_meta", "stopReason"])
+_KNOWN_NoneIdleStateUpdate: frozenset[str] = frozenset(
+    ["stopReason", "usage", "_meta", "stopReason"]
+)
 
 
 def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, _Any]:
@@ -15959,7 +16055,7 @@ def _decode_RequiresActionStateUpdate(
     return o
 
 
-_KNOWN_RequiresActionStateUpdate = frozenset(["_meta"])
+_KNOWN_RequiresActionStateUpdate: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_RequiresActionStateUpdate(o: RequiresActionStateUpdate) -> dict[str, _Any]:
@@ -15994,7 +16090,7 @@ def _decode_UnknownStateUpdate(d: _Any, strict: bool) -> UnknownStateUpdate:
     return o
 
 
-_KNOWN_UnknownStateUpdate = frozenset(["_meta"])
+_KNOWN_UnknownStateUpdate: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_UnknownStateUpdate(o: UnknownStateUpdate) -> dict[str, _Any]:
@@ -16138,7 +16234,7 @@ def _decode_SubagentUpdate(d: _Any, strict: bool) -> SubagentUpdate:
     return o
 
 
-_KNOWN_SubagentUpdate = frozenset(
+_KNOWN_SubagentUpdate: frozenset[str] = frozenset(
     [
         "sessionId",
         "title",
@@ -16305,7 +16401,7 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
     return o
 
 
-_KNOWN_SessionMessage = frozenset(
+_KNOWN_SessionMessage: frozenset[str] = frozenset(
     [
         "messageId",
         "senderSessionId",
@@ -16405,7 +16501,9 @@ def _decode_SessionMessageChunk(d: _Any, strict: bool) -> SessionMessageChunk:
     return o
 
 
-_KNOWN_SessionMessageChunk = frozenset(["messageId", "content", "_meta"])
+_KNOWN_SessionMessageChunk: frozenset[str] = frozenset(
+    ["messageId", "content", "_meta"]
+)
 
 
 def _encode_SessionMessageChunk(o: SessionMessageChunk) -> dict[str, _Any]:
@@ -16456,7 +16554,9 @@ def _decode_CompleteElicitationNotification(
     return o
 
 
-_KNOWN_CompleteElicitationNotification = frozenset(["elicitationId", "_meta"])
+_KNOWN_CompleteElicitationNotification: frozenset[str] = frozenset(
+    ["elicitationId", "_meta"]
+)
 
 
 def _encode_CompleteElicitationNotification(
@@ -16526,7 +16626,9 @@ def _decode_AuthStatusUpdateNotification(
     return o
 
 
-_KNOWN_AuthStatusUpdateNotification = frozenset(["state", "accounts", "_meta"])
+_KNOWN_AuthStatusUpdateNotification: frozenset[str] = frozenset(
+    ["state", "accounts", "_meta"]
+)
 
 
 def _encode_AuthStatusUpdateNotification(
@@ -16591,7 +16693,7 @@ def _decode_ClientRequest(d: _Any, strict: bool) -> ClientRequest:
     return o
 
 
-_KNOWN_ClientRequest = frozenset(["id", "method", "params"])
+_KNOWN_ClientRequest: frozenset[str] = frozenset(["id", "method", "params"])
 
 
 def _encode_ClientRequest(o: ClientRequest) -> dict[str, _Any]:
@@ -16688,7 +16790,7 @@ def _decode_InitializeRequest(d: _Any, strict: bool) -> InitializeRequest:
     return o
 
 
-_KNOWN_InitializeRequest = frozenset(
+_KNOWN_InitializeRequest: frozenset[str] = frozenset(
     ["protocolVersion", "clientCapabilities", "clientInfo", "_meta"]
 )
 
@@ -16845,7 +16947,7 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
     return o
 
 
-_KNOWN_ClientCapabilities = frozenset(
+_KNOWN_ClientCapabilities: frozenset[str] = frozenset(
     ["fs", "terminal", "session", "subagents", "plan", "auth", "elicitation", "_meta"]
 )
 
@@ -16934,7 +17036,9 @@ def _decode_FileSystemCapabilities(d: _Any, strict: bool) -> FileSystemCapabilit
     return o
 
 
-_KNOWN_FileSystemCapabilities = frozenset(["readTextFile", "writeTextFile", "_meta"])
+_KNOWN_FileSystemCapabilities: frozenset[str] = frozenset(
+    ["readTextFile", "writeTextFile", "_meta"]
+)
 
 
 def _encode_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, _Any]:
@@ -17022,7 +17126,7 @@ def _decode_ClientSessionCapabilities(
     return o
 
 
-_KNOWN_ClientSessionCapabilities = frozenset(
+_KNOWN_ClientSessionCapabilities: frozenset[str] = frozenset(
     ["compaction", "configOptions", "notices", "_meta"]
 )
 
@@ -17096,7 +17200,9 @@ def _decode_SessionConfigOptionsCapabilities(
     return o
 
 
-_KNOWN_SessionConfigOptionsCapabilities = frozenset(["boolean", "_meta"])
+_KNOWN_SessionConfigOptionsCapabilities: frozenset[str] = frozenset(
+    ["boolean", "_meta"]
+)
 
 
 def _encode_SessionConfigOptionsCapabilities(
@@ -17142,7 +17248,7 @@ def _decode_BooleanConfigOptionCapabilities(
     return o
 
 
-_KNOWN_BooleanConfigOptionCapabilities = frozenset(["_meta"])
+_KNOWN_BooleanConfigOptionCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_BooleanConfigOptionCapabilities(
@@ -17183,7 +17289,7 @@ def _decode_SubagentCapabilities(d: _Any, strict: bool) -> SubagentCapabilities:
     return o
 
 
-_KNOWN_SubagentCapabilities = frozenset(["_meta"])
+_KNOWN_SubagentCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SubagentCapabilities(o: SubagentCapabilities) -> dict[str, _Any]:
@@ -17218,7 +17324,7 @@ def _decode_PlanCapabilities(d: _Any, strict: bool) -> PlanCapabilities:
     return o
 
 
-_KNOWN_PlanCapabilities = frozenset(["_meta"])
+_KNOWN_PlanCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_PlanCapabilities(o: PlanCapabilities) -> dict[str, _Any]:
@@ -17267,7 +17373,7 @@ def _decode_AuthCapabilities(d: _Any, strict: bool) -> AuthCapabilities:
     return o
 
 
-_KNOWN_AuthCapabilities = frozenset(["terminal", "_meta"])
+_KNOWN_AuthCapabilities: frozenset[str] = frozenset(["terminal", "_meta"])
 
 
 def _encode_AuthCapabilities(o: AuthCapabilities) -> dict[str, _Any]:
@@ -17334,7 +17440,7 @@ def _decode_ElicitationCapabilities(d: _Any, strict: bool) -> ElicitationCapabil
     return o
 
 
-_KNOWN_ElicitationCapabilities = frozenset(["form", "url", "_meta"])
+_KNOWN_ElicitationCapabilities: frozenset[str] = frozenset(["form", "url", "_meta"])
 
 
 def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, _Any]:
@@ -17379,7 +17485,7 @@ def _decode_ElicitationFormCapabilities(
     return o
 
 
-_KNOWN_ElicitationFormCapabilities = frozenset(["_meta"])
+_KNOWN_ElicitationFormCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ElicitationFormCapabilities(
@@ -17418,7 +17524,7 @@ def _decode_ElicitationUrlCapabilities(
     return o
 
 
-_KNOWN_ElicitationUrlCapabilities = frozenset(["_meta"])
+_KNOWN_ElicitationUrlCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ElicitationUrlCapabilities(
@@ -17466,7 +17572,7 @@ def _decode_AuthenticateRequest(d: _Any, strict: bool) -> AuthenticateRequest:
     return o
 
 
-_KNOWN_AuthenticateRequest = frozenset(["methodId", "_meta"])
+_KNOWN_AuthenticateRequest: frozenset[str] = frozenset(["methodId", "_meta"])
 
 
 def _encode_AuthenticateRequest(o: AuthenticateRequest) -> dict[str, _Any]:
@@ -17503,7 +17609,7 @@ def _decode_ListProvidersRequest(d: _Any, strict: bool) -> ListProvidersRequest:
     return o
 
 
-_KNOWN_ListProvidersRequest = frozenset(["_meta"])
+_KNOWN_ListProvidersRequest: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ListProvidersRequest(o: ListProvidersRequest) -> dict[str, _Any]:
@@ -17588,7 +17694,7 @@ def _decode_SetProviderRequest(d: _Any, strict: bool) -> SetProviderRequest:
     return o
 
 
-_KNOWN_SetProviderRequest = frozenset(
+_KNOWN_SetProviderRequest: frozenset[str] = frozenset(
     ["providerId", "apiType", "baseUrl", "headers", "_meta"]
 )
 
@@ -17645,7 +17751,7 @@ def _decode_DisableProviderRequest(d: _Any, strict: bool) -> DisableProviderRequ
     return o
 
 
-_KNOWN_DisableProviderRequest = frozenset(["providerId", "_meta"])
+_KNOWN_DisableProviderRequest: frozenset[str] = frozenset(["providerId", "_meta"])
 
 
 def _encode_DisableProviderRequest(o: DisableProviderRequest) -> dict[str, _Any]:
@@ -17682,7 +17788,7 @@ def _decode_LogoutRequest(d: _Any, strict: bool) -> LogoutRequest:
     return o
 
 
-_KNOWN_LogoutRequest = frozenset(["_meta"])
+_KNOWN_LogoutRequest: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_LogoutRequest(o: LogoutRequest) -> dict[str, _Any]:
@@ -17717,7 +17823,7 @@ def _decode_AuthStatusRequest(d: _Any, strict: bool) -> AuthStatusRequest:
     return o
 
 
-_KNOWN_AuthStatusRequest = frozenset(["_meta"])
+_KNOWN_AuthStatusRequest: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_AuthStatusRequest(o: AuthStatusRequest) -> dict[str, _Any]:
@@ -17802,7 +17908,7 @@ def _decode_NewSessionRequest(d: _Any, strict: bool) -> NewSessionRequest:
     return o
 
 
-_KNOWN_NewSessionRequest = frozenset(
+_KNOWN_NewSessionRequest: frozenset[str] = frozenset(
     ["cwd", "additionalDirectories", "mcpServers", "systemPrompt", "_meta"]
 )
 
@@ -17893,7 +17999,9 @@ def _read_HttpMcpServer(d: _JsonObject, strict: bool) -> HttpMcpServer:
     return o
 
 
-_KNOWN_HttpMcpServer = frozenset(["type", "name", "url", "headers", "_meta"])
+_KNOWN_HttpMcpServer: frozenset[str] = frozenset(
+    ["type", "name", "url", "headers", "_meta"]
+)
 
 
 def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, _Any]:
@@ -17976,7 +18084,9 @@ def _read_SseMcpServer(d: _JsonObject, strict: bool) -> SseMcpServer:
     return o
 
 
-_KNOWN_SseMcpServer = frozenset(["type", "name", "url", "headers", "_meta"])
+_KNOWN_SseMcpServer: frozenset[str] = frozenset(
+    ["type", "name", "url", "headers", "_meta"]
+)
 
 
 def _encode_SseMcpServer(o: SseMcpServer) -> dict[str, _Any]:
@@ -18046,7 +18156,7 @@ def _read_AcpMcpServer(d: _JsonObject, strict: bool) -> AcpMcpServer:
     return o
 
 
-_KNOWN_AcpMcpServer = frozenset(["type", "name", "serverId", "_meta"])
+_KNOWN_AcpMcpServer: frozenset[str] = frozenset(["type", "name", "serverId", "_meta"])
 
 
 def _encode_AcpMcpServer(o: AcpMcpServer) -> dict[str, _Any]:
@@ -18143,7 +18253,7 @@ def _decode_HttpHeader(d: _Any, strict: bool) -> HttpHeader:
     return o
 
 
-_KNOWN_HttpHeader = frozenset(["name", "value", "_meta"])
+_KNOWN_HttpHeader: frozenset[str] = frozenset(["name", "value", "_meta"])
 
 
 def _encode_HttpHeader(o: HttpHeader) -> dict[str, _Any]:
@@ -18216,7 +18326,7 @@ def _decode_McpServerHttp(d: _Any, strict: bool) -> McpServerHttp:
     return o
 
 
-_KNOWN_McpServerHttp = frozenset(["name", "url", "headers", "_meta"])
+_KNOWN_McpServerHttp: frozenset[str] = frozenset(["name", "url", "headers", "_meta"])
 
 
 def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, _Any]:
@@ -18290,7 +18400,7 @@ def _decode_McpServerSse(d: _Any, strict: bool) -> McpServerSse:
     return o
 
 
-_KNOWN_McpServerSse = frozenset(["name", "url", "headers", "_meta"])
+_KNOWN_McpServerSse: frozenset[str] = frozenset(["name", "url", "headers", "_meta"])
 
 
 def _encode_McpServerSse(o: McpServerSse) -> dict[str, _Any]:
@@ -18351,7 +18461,7 @@ def _decode_McpServerAcp(d: _Any, strict: bool) -> McpServerAcp:
     return o
 
 
-_KNOWN_McpServerAcp = frozenset(["name", "serverId", "_meta"])
+_KNOWN_McpServerAcp: frozenset[str] = frozenset(["name", "serverId", "_meta"])
 
 
 def _encode_McpServerAcp(o: McpServerAcp) -> dict[str, _Any]:
@@ -18439,7 +18549,9 @@ def _decode_McpServerStdio(d: _Any, strict: bool) -> McpServerStdio:
     return o
 
 
-_KNOWN_McpServerStdio = frozenset(["name", "command", "args", "env", "_meta"])
+_KNOWN_McpServerStdio: frozenset[str] = frozenset(
+    ["name", "command", "args", "env", "_meta"]
+)
 
 
 def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, _Any]:
@@ -18507,7 +18619,7 @@ def _decode_SystemPrompt(d: _Any, strict: bool) -> SystemPrompt:
     return o
 
 
-_KNOWN_SystemPrompt = frozenset(["mode", "content", "_meta"])
+_KNOWN_SystemPrompt: frozenset[str] = frozenset(["mode", "content", "_meta"])
 
 
 def _encode_SystemPrompt(o: SystemPrompt) -> dict[str, _Any]:
@@ -18624,7 +18736,7 @@ def _decode_LoadSessionRequest(d: _Any, strict: bool) -> LoadSessionRequest:
     return o
 
 
-_KNOWN_LoadSessionRequest = frozenset(
+_KNOWN_LoadSessionRequest: frozenset[str] = frozenset(
     ["mcpServers", "cwd", "additionalDirectories", "sessionId", "systemPrompt", "_meta"]
 )
 
@@ -18714,7 +18826,9 @@ def _decode_ListSessionsRequest(d: _Any, strict: bool) -> ListSessionsRequest:
     return o
 
 
-_KNOWN_ListSessionsRequest = frozenset(["cwd", "cursor", "archived", "_meta"])
+_KNOWN_ListSessionsRequest: frozenset[str] = frozenset(
+    ["cwd", "cursor", "archived", "_meta"]
+)
 
 
 def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, _Any]:
@@ -18795,7 +18909,7 @@ def _decode_DeleteSessionRequest(d: _Any, strict: bool) -> DeleteSessionRequest:
     return o
 
 
-_KNOWN_DeleteSessionRequest = frozenset(["sessionId", "_meta"])
+_KNOWN_DeleteSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, _Any]:
@@ -18893,7 +19007,7 @@ def _decode_ForkSessionRequest(d: _Any, strict: bool) -> ForkSessionRequest:
     return o
 
 
-_KNOWN_ForkSessionRequest = frozenset(
+_KNOWN_ForkSessionRequest: frozenset[str] = frozenset(
     ["sessionId", "cwd", "additionalDirectories", "mcpServers", "systemPrompt", "_meta"]
 )
 
@@ -18955,7 +19069,7 @@ def _decode_ArchiveSessionRequest(d: _Any, strict: bool) -> ArchiveSessionReques
     return o
 
 
-_KNOWN_ArchiveSessionRequest = frozenset(["sessionId", "_meta"])
+_KNOWN_ArchiveSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_ArchiveSessionRequest(o: ArchiveSessionRequest) -> dict[str, _Any]:
@@ -19003,7 +19117,7 @@ def _decode_UnarchiveSessionRequest(d: _Any, strict: bool) -> UnarchiveSessionRe
     return o
 
 
-_KNOWN_UnarchiveSessionRequest = frozenset(["sessionId", "_meta"])
+_KNOWN_UnarchiveSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_UnarchiveSessionRequest(o: UnarchiveSessionRequest) -> dict[str, _Any]:
@@ -19051,7 +19165,7 @@ def _decode_SessionStatusRequest(d: _Any, strict: bool) -> SessionStatusRequest:
     return o
 
 
-_KNOWN_SessionStatusRequest = frozenset(["sessionId", "_meta"])
+_KNOWN_SessionStatusRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_SessionStatusRequest(o: SessionStatusRequest) -> dict[str, _Any]:
@@ -19110,7 +19224,9 @@ def _decode_SetSessionTitleRequest(d: _Any, strict: bool) -> SetSessionTitleRequ
     return o
 
 
-_KNOWN_SetSessionTitleRequest = frozenset(["sessionId", "title", "_meta"])
+_KNOWN_SetSessionTitleRequest: frozenset[str] = frozenset(
+    ["sessionId", "title", "_meta"]
+)
 
 
 def _encode_SetSessionTitleRequest(o: SetSessionTitleRequest) -> dict[str, _Any]:
@@ -19209,7 +19325,7 @@ def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
     return o
 
 
-_KNOWN_ResumeSessionRequest = frozenset(
+_KNOWN_ResumeSessionRequest: frozenset[str] = frozenset(
     ["sessionId", "cwd", "additionalDirectories", "mcpServers", "systemPrompt", "_meta"]
 )
 
@@ -19271,7 +19387,7 @@ def _decode_CloseSessionRequest(d: _Any, strict: bool) -> CloseSessionRequest:
     return o
 
 
-_KNOWN_CloseSessionRequest = frozenset(["sessionId", "_meta"])
+_KNOWN_CloseSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, _Any]:
@@ -19330,7 +19446,9 @@ def _decode_SetSessionModeRequest(d: _Any, strict: bool) -> SetSessionModeReques
     return o
 
 
-_KNOWN_SetSessionModeRequest = frozenset(["sessionId", "modeId", "_meta"])
+_KNOWN_SetSessionModeRequest: frozenset[str] = frozenset(
+    ["sessionId", "modeId", "_meta"]
+)
 
 
 def _encode_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, _Any]:
@@ -19413,7 +19531,7 @@ def _read_BooleanSetSessionConfigOptionRequest(
     return o
 
 
-_KNOWN_BooleanSetSessionConfigOptionRequest = frozenset(
+_KNOWN_BooleanSetSessionConfigOptionRequest: frozenset[str] = frozenset(
     ["type", "sessionId", "configId", "_meta", "value"]
 )
 
@@ -19492,7 +19610,7 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
     return o
 
 
-_KNOWN_ValueIdSetSessionConfigOptionRequest = frozenset(
+_KNOWN_ValueIdSetSessionConfigOptionRequest: frozenset[str] = frozenset(
     ["type", "sessionId", "configId", "_meta", "value"]
 )
 
@@ -19589,7 +19707,7 @@ def _decode_PromptRequest(d: _Any, strict: bool) -> PromptRequest:
     return o
 
 
-_KNOWN_PromptRequest = frozenset(["sessionId", "prompt", "_meta"])
+_KNOWN_PromptRequest: frozenset[str] = frozenset(["sessionId", "prompt", "_meta"])
 
 
 def _encode_PromptRequest(o: PromptRequest) -> dict[str, _Any]:
@@ -19637,7 +19755,7 @@ def _decode_ResultClientResponse(d: _Any, strict: bool) -> ResultClientResponse:
     return o
 
 
-_KNOWN_ResultClientResponse = frozenset(["id", "result"])
+_KNOWN_ResultClientResponse: frozenset[str] = frozenset(["id", "result"])
 
 
 def _encode_ResultClientResponse(o: ResultClientResponse) -> dict[str, _Any]:
@@ -19680,7 +19798,7 @@ def _decode_ErrorClientResponse(d: _Any, strict: bool) -> ErrorClientResponse:
     return o
 
 
-_KNOWN_ErrorClientResponse = frozenset(["id", "error"])
+_KNOWN_ErrorClientResponse: frozenset[str] = frozenset(["id", "error"])
 
 
 def _encode_ErrorClientResponse(o: ErrorClientResponse) -> dict[str, _Any]:
@@ -19740,7 +19858,7 @@ def _decode_WriteTextFileResponse(d: _Any, strict: bool) -> WriteTextFileRespons
     return o
 
 
-_KNOWN_WriteTextFileResponse = frozenset(["_meta"])
+_KNOWN_WriteTextFileResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_WriteTextFileResponse(o: WriteTextFileResponse) -> dict[str, _Any]:
@@ -19786,7 +19904,7 @@ def _decode_ReadTextFileResponse(d: _Any, strict: bool) -> ReadTextFileResponse:
     return o
 
 
-_KNOWN_ReadTextFileResponse = frozenset(["content", "_meta"])
+_KNOWN_ReadTextFileResponse: frozenset[str] = frozenset(["content", "_meta"])
 
 
 def _encode_ReadTextFileResponse(o: ReadTextFileResponse) -> dict[str, _Any]:
@@ -19844,7 +19962,7 @@ def _decode_RequestPermissionResponse(
     return o
 
 
-_KNOWN_RequestPermissionResponse = frozenset(["outcome", "_meta"])
+_KNOWN_RequestPermissionResponse: frozenset[str] = frozenset(["outcome", "_meta"])
 
 
 def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, _Any]:
@@ -19879,7 +19997,7 @@ def _read_CancelledRequestPermissionOutcome(
     return o
 
 
-_KNOWN_CancelledRequestPermissionOutcome = frozenset(["outcome"])
+_KNOWN_CancelledRequestPermissionOutcome: frozenset[str] = frozenset(["outcome"])
 
 
 def _encode_CancelledRequestPermissionOutcome(
@@ -19938,7 +20056,9 @@ def _read_SelectedRequestPermissionOutcome(
     return o
 
 
-_KNOWN_SelectedRequestPermissionOutcome = frozenset(["outcome", "optionId", "_meta"])
+_KNOWN_SelectedRequestPermissionOutcome: frozenset[str] = frozenset(
+    ["outcome", "optionId", "_meta"]
+)
 
 
 def _encode_SelectedRequestPermissionOutcome(
@@ -20022,7 +20142,7 @@ def _decode_SelectedPermissionOutcome(
     return o
 
 
-_KNOWN_SelectedPermissionOutcome = frozenset(["optionId", "_meta"])
+_KNOWN_SelectedPermissionOutcome: frozenset[str] = frozenset(["optionId", "_meta"])
 
 
 def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str, _Any]:
@@ -20070,7 +20190,7 @@ def _decode_CreateTerminalResponse(d: _Any, strict: bool) -> CreateTerminalRespo
     return o
 
 
-_KNOWN_CreateTerminalResponse = frozenset(["terminalId", "_meta"])
+_KNOWN_CreateTerminalResponse: frozenset[str] = frozenset(["terminalId", "_meta"])
 
 
 def _encode_CreateTerminalResponse(o: CreateTerminalResponse) -> dict[str, _Any]:
@@ -20143,7 +20263,7 @@ def _decode_TerminalOutputResponse(d: _Any, strict: bool) -> TerminalOutputRespo
     return o
 
 
-_KNOWN_TerminalOutputResponse = frozenset(
+_KNOWN_TerminalOutputResponse: frozenset[str] = frozenset(
     ["output", "truncated", "exitStatus", "_meta"]
 )
 
@@ -20228,7 +20348,7 @@ def _decode_TerminalExitStatus(d: _Any, strict: bool) -> TerminalExitStatus:
     return o
 
 
-_KNOWN_TerminalExitStatus = frozenset(["exitCode", "signal", "_meta"])
+_KNOWN_TerminalExitStatus: frozenset[str] = frozenset(["exitCode", "signal", "_meta"])
 
 
 def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, _Any]:
@@ -20269,7 +20389,7 @@ def _decode_ReleaseTerminalResponse(d: _Any, strict: bool) -> ReleaseTerminalRes
     return o
 
 
-_KNOWN_ReleaseTerminalResponse = frozenset(["_meta"])
+_KNOWN_ReleaseTerminalResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ReleaseTerminalResponse(o: ReleaseTerminalResponse) -> dict[str, _Any]:
@@ -20346,7 +20466,9 @@ def _decode_WaitForTerminalExitResponse(
     return o
 
 
-_KNOWN_WaitForTerminalExitResponse = frozenset(["exitCode", "signal", "_meta"])
+_KNOWN_WaitForTerminalExitResponse: frozenset[str] = frozenset(
+    ["exitCode", "signal", "_meta"]
+)
 
 
 def _encode_WaitForTerminalExitResponse(
@@ -20389,7 +20511,7 @@ def _decode_KillTerminalResponse(d: _Any, strict: bool) -> KillTerminalResponse:
     return o
 
 
-_KNOWN_KillTerminalResponse = frozenset(["_meta"])
+_KNOWN_KillTerminalResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_KillTerminalResponse(o: KillTerminalResponse) -> dict[str, _Any]:
@@ -20451,7 +20573,9 @@ def _read_AcceptCreateElicitationResponse(
     return o
 
 
-_KNOWN_AcceptCreateElicitationResponse = frozenset(["action", "_meta", "content"])
+_KNOWN_AcceptCreateElicitationResponse: frozenset[str] = frozenset(
+    ["action", "_meta", "content"]
+)
 
 
 def _encode_AcceptCreateElicitationResponse(
@@ -20507,7 +20631,7 @@ def _read_DeclineCreateElicitationResponse(
     return o
 
 
-_KNOWN_DeclineCreateElicitationResponse = frozenset(["action", "_meta"])
+_KNOWN_DeclineCreateElicitationResponse: frozenset[str] = frozenset(["action", "_meta"])
 
 
 def _encode_DeclineCreateElicitationResponse(
@@ -20558,7 +20682,7 @@ def _read_CancelCreateElicitationResponse(
     return o
 
 
-_KNOWN_CancelCreateElicitationResponse = frozenset(["action", "_meta"])
+_KNOWN_CancelCreateElicitationResponse: frozenset[str] = frozenset(["action", "_meta"])
 
 
 def _encode_CancelCreateElicitationResponse(
@@ -20712,7 +20836,7 @@ def _decode_ElicitationAcceptAction(d: _Any, strict: bool) -> ElicitationAcceptA
     return o
 
 
-_KNOWN_ElicitationAcceptAction = frozenset(["content"])
+_KNOWN_ElicitationAcceptAction: frozenset[str] = frozenset(["content"])
 
 
 def _encode_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, _Any]:
@@ -20760,7 +20884,7 @@ def _decode_ResultMessageMcpResponse(d: _Any, strict: bool) -> ResultMessageMcpR
     return o
 
 
-_KNOWN_ResultMessageMcpResponse = frozenset(["result", "_meta"])
+_KNOWN_ResultMessageMcpResponse: frozenset[str] = frozenset(["result", "_meta"])
 
 
 def _encode_ResultMessageMcpResponse(o: ResultMessageMcpResponse) -> dict[str, _Any]:
@@ -20808,7 +20932,7 @@ def _decode_ErrorMessageMcpResponse(d: _Any, strict: bool) -> ErrorMessageMcpRes
     return o
 
 
-_KNOWN_ErrorMessageMcpResponse = frozenset(["error", "_meta"])
+_KNOWN_ErrorMessageMcpResponse: frozenset[str] = frozenset(["error", "_meta"])
 
 
 def _encode_ErrorMessageMcpResponse(o: ErrorMessageMcpResponse) -> dict[str, _Any]:
@@ -20897,7 +21021,7 @@ def _decode_McpError(d: _Any, strict: bool) -> McpError:
     return o
 
 
-_KNOWN_McpError = frozenset(["code", "message", "data"])
+_KNOWN_McpError: frozenset[str] = frozenset(["code", "message", "data"])
 
 
 def _encode_McpError(o: McpError) -> dict[str, _Any]:
@@ -20945,7 +21069,7 @@ def _decode_ClientNotification(d: _Any, strict: bool) -> ClientNotification:
     return o
 
 
-_KNOWN_ClientNotification = frozenset(["method", "params"])
+_KNOWN_ClientNotification: frozenset[str] = frozenset(["method", "params"])
 
 
 def _encode_ClientNotification(o: ClientNotification) -> dict[str, _Any]:
@@ -20993,7 +21117,7 @@ def _decode_CancelNotification(d: _Any, strict: bool) -> CancelNotification:
     return o
 
 
-_KNOWN_CancelNotification = frozenset(["sessionId", "_meta"])
+_KNOWN_CancelNotification: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_CancelNotification(o: CancelNotification) -> dict[str, _Any]:
@@ -21074,7 +21198,7 @@ def _decode_MessageMcpNotification(d: _Any, strict: bool) -> MessageMcpNotificat
     return o
 
 
-_KNOWN_MessageMcpNotification = frozenset(
+_KNOWN_MessageMcpNotification: frozenset[str] = frozenset(
     ["serverId", "requestId", "method", "params", "_meta"]
 )
 
@@ -21131,7 +21255,7 @@ def _decode_CancelRequestNotification(
     return o
 
 
-_KNOWN_CancelRequestNotification = frozenset(["requestId", "_meta"])
+_KNOWN_CancelRequestNotification: frozenset[str] = frozenset(["requestId", "_meta"])
 
 
 def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, _Any]:
@@ -21187,7 +21311,7 @@ def _decode_ProxyRequest(d: _Any, strict: bool) -> ProxyRequest:
     return o
 
 
-_KNOWN_ProxyRequest = frozenset(["id", "method", "params"])
+_KNOWN_ProxyRequest: frozenset[str] = frozenset(["id", "method", "params"])
 
 
 def _encode_ProxyRequest(o: ProxyRequest) -> dict[str, _Any]:
@@ -21251,7 +21375,7 @@ def _decode_ProxySuccessorRequest(d: _Any, strict: bool) -> ProxySuccessorReques
     return o
 
 
-_KNOWN_ProxySuccessorRequest = frozenset(["method", "params", "_meta"])
+_KNOWN_ProxySuccessorRequest: frozenset[str] = frozenset(["method", "params", "_meta"])
 
 
 def _encode_ProxySuccessorRequest(o: ProxySuccessorRequest) -> dict[str, _Any]:
@@ -21301,7 +21425,7 @@ def _decode_ResultProxyResponse(d: _Any, strict: bool) -> ResultProxyResponse:
     return o
 
 
-_KNOWN_ResultProxyResponse = frozenset(["id", "result"])
+_KNOWN_ResultProxyResponse: frozenset[str] = frozenset(["id", "result"])
 
 
 def _encode_ResultProxyResponse(o: ResultProxyResponse) -> dict[str, _Any]:
@@ -21344,7 +21468,7 @@ def _decode_ErrorProxyResponse(d: _Any, strict: bool) -> ErrorProxyResponse:
     return o
 
 
-_KNOWN_ErrorProxyResponse = frozenset(["id", "error"])
+_KNOWN_ErrorProxyResponse: frozenset[str] = frozenset(["id", "error"])
 
 
 def _encode_ErrorProxyResponse(o: ErrorProxyResponse) -> dict[str, _Any]:
@@ -21422,7 +21546,7 @@ def _decode_ProxyNotification(d: _Any, strict: bool) -> ProxyNotification:
     return o
 
 
-_KNOWN_ProxyNotification = frozenset(["method", "params"])
+_KNOWN_ProxyNotification: frozenset[str] = frozenset(["method", "params"])
 
 
 def _encode_ProxyNotification(o: ProxyNotification) -> dict[str, _Any]:
@@ -21483,7 +21607,9 @@ def _decode_ProxySuccessorNotification(
     return o
 
 
-_KNOWN_ProxySuccessorNotification = frozenset(["method", "params", "_meta"])
+_KNOWN_ProxySuccessorNotification: frozenset[str] = frozenset(
+    ["method", "params", "_meta"]
+)
 
 
 def _encode_ProxySuccessorNotification(

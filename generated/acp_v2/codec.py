@@ -414,7 +414,7 @@ def _decode_AgentRequest(d: _Any, strict: bool) -> AgentRequest:
     return o
 
 
-_KNOWN_AgentRequest = frozenset(["id", "method", "params"])
+_KNOWN_AgentRequest: frozenset[str] = frozenset(["id", "method", "params"])
 
 
 def _encode_AgentRequest(o: AgentRequest) -> dict[str, _Any]:
@@ -548,7 +548,7 @@ def _decode_RequestPermissionRequest(d: _Any, strict: bool) -> RequestPermission
     return o
 
 
-_KNOWN_RequestPermissionRequest = frozenset(
+_KNOWN_RequestPermissionRequest: frozenset[str] = frozenset(
     ["sessionId", "title", "description", "subject", "options", "_meta"]
 )
 
@@ -624,7 +624,9 @@ def _read_ToolCallRequestPermissionSubject(
     return o
 
 
-_KNOWN_ToolCallRequestPermissionSubject = frozenset(["type", "toolCall", "_meta"])
+_KNOWN_ToolCallRequestPermissionSubject: frozenset[str] = frozenset(
+    ["type", "toolCall", "_meta"]
+)
 
 
 def _encode_ToolCallRequestPermissionSubject(
@@ -730,7 +732,7 @@ def _read_CommandRequestPermissionSubject(
     return o
 
 
-_KNOWN_CommandRequestPermissionSubject = frozenset(
+_KNOWN_CommandRequestPermissionSubject: frozenset[str] = frozenset(
     ["type", "command", "cwd", "toolCallId", "terminalId", "_meta"]
 )
 
@@ -1019,7 +1021,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
     return o
 
 
-_KNOWN_ToolCallUpdate = frozenset(
+_KNOWN_ToolCallUpdate: frozenset[str] = frozenset(
     [
         "toolCallId",
         "name",
@@ -1182,7 +1184,7 @@ def _read_ContentToolCallContent(
     return o
 
 
-_KNOWN_ContentToolCallContent = frozenset(["type", "content", "_meta"])
+_KNOWN_ContentToolCallContent: frozenset[str] = frozenset(["type", "content", "_meta"])
 
 
 def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, _Any]:
@@ -1255,7 +1257,9 @@ def _read_DiffToolCallContent(d: _JsonObject, strict: bool) -> DiffToolCallConte
     return o
 
 
-_KNOWN_DiffToolCallContent = frozenset(["type", "changes", "patch", "_meta"])
+_KNOWN_DiffToolCallContent: frozenset[str] = frozenset(
+    ["type", "changes", "patch", "_meta"]
+)
 
 
 def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, _Any]:
@@ -1317,7 +1321,9 @@ def _read_TerminalToolCallContent(
     return o
 
 
-_KNOWN_TerminalToolCallContent = frozenset(["type", "terminalId", "_meta"])
+_KNOWN_TerminalToolCallContent: frozenset[str] = frozenset(
+    ["type", "terminalId", "_meta"]
+)
 
 
 def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, _Any]:
@@ -1454,7 +1460,9 @@ def _read_TextContentBlock(d: _JsonObject, strict: bool) -> TextContentBlock:
     return o
 
 
-_KNOWN_TextContentBlock = frozenset(["type", "text", "annotations", "_meta"])
+_KNOWN_TextContentBlock: frozenset[str] = frozenset(
+    ["type", "text", "annotations", "_meta"]
+)
 
 
 def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, _Any]:
@@ -1555,7 +1563,7 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
     return o
 
 
-_KNOWN_ImageContentBlock = frozenset(
+_KNOWN_ImageContentBlock: frozenset[str] = frozenset(
     ["type", "data", "mimeType", "uri", "annotations", "_meta"]
 )
 
@@ -1648,7 +1656,7 @@ def _read_AudioContentBlock(d: _JsonObject, strict: bool) -> AudioContentBlock:
     return o
 
 
-_KNOWN_AudioContentBlock = frozenset(
+_KNOWN_AudioContentBlock: frozenset[str] = frozenset(
     ["type", "data", "mimeType", "annotations", "_meta"]
 )
 
@@ -1828,7 +1836,7 @@ def _read_ResourceLinkContentBlock(
     return o
 
 
-_KNOWN_ResourceLinkContentBlock = frozenset(
+_KNOWN_ResourceLinkContentBlock: frozenset[str] = frozenset(
     [
         "type",
         "name",
@@ -1933,7 +1941,9 @@ def _read_ResourceContentBlock(d: _JsonObject, strict: bool) -> ResourceContentB
     return o
 
 
-_KNOWN_ResourceContentBlock = frozenset(["type", "resource", "annotations", "_meta"])
+_KNOWN_ResourceContentBlock: frozenset[str] = frozenset(
+    ["type", "resource", "annotations", "_meta"]
+)
 
 
 def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, _Any]:
@@ -2094,7 +2104,9 @@ def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
     return o
 
 
-_KNOWN_Annotations = frozenset(["audience", "lastModified", "priority", "_meta"])
+_KNOWN_Annotations: frozenset[str] = frozenset(
+    ["audience", "lastModified", "priority", "_meta"]
+)
 
 
 def _encode_Annotations(o: Annotations) -> dict[str, _Any]:
@@ -2183,7 +2195,7 @@ def _decode_TextContent(d: _Any, strict: bool) -> TextContent:
     return o
 
 
-_KNOWN_TextContent = frozenset(["text", "annotations", "_meta"])
+_KNOWN_TextContent: frozenset[str] = frozenset(["text", "annotations", "_meta"])
 
 
 def _encode_TextContent(o: TextContent) -> dict[str, _Any]:
@@ -2279,7 +2291,9 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
     return o
 
 
-_KNOWN_ImageContent = frozenset(["data", "mimeType", "uri", "annotations", "_meta"])
+_KNOWN_ImageContent: frozenset[str] = frozenset(
+    ["data", "mimeType", "uri", "annotations", "_meta"]
+)
 
 
 def _encode_ImageContent(o: ImageContent) -> dict[str, _Any]:
@@ -2361,7 +2375,9 @@ def _decode_AudioContent(d: _Any, strict: bool) -> AudioContent:
     return o
 
 
-_KNOWN_AudioContent = frozenset(["data", "mimeType", "annotations", "_meta"])
+_KNOWN_AudioContent: frozenset[str] = frozenset(
+    ["data", "mimeType", "annotations", "_meta"]
+)
 
 
 def _encode_AudioContent(o: AudioContent) -> dict[str, _Any]:
@@ -2473,7 +2489,7 @@ def _decode_Icon(d: _Any, strict: bool) -> Icon:
     return o
 
 
-_KNOWN_Icon = frozenset(["src", "mimeType", "sizes", "theme", "_meta"])
+_KNOWN_Icon: frozenset[str] = frozenset(["src", "mimeType", "sizes", "theme", "_meta"])
 
 
 def _encode_Icon(o: Icon) -> dict[str, _Any]:
@@ -2663,7 +2679,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
     return o
 
 
-_KNOWN_ResourceLink = frozenset(
+_KNOWN_ResourceLink: frozenset[str] = frozenset(
     [
         "name",
         "uri",
@@ -2806,7 +2822,9 @@ def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
     return o
 
 
-_KNOWN_TextResourceContents = frozenset(["text", "uri", "mimeType", "_meta"])
+_KNOWN_TextResourceContents: frozenset[str] = frozenset(
+    ["text", "uri", "mimeType", "_meta"]
+)
 
 
 def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, _Any]:
@@ -2885,7 +2903,9 @@ def _decode_BlobResourceContents(d: _Any, strict: bool) -> BlobResourceContents:
     return o
 
 
-_KNOWN_BlobResourceContents = frozenset(["blob", "uri", "mimeType", "_meta"])
+_KNOWN_BlobResourceContents: frozenset[str] = frozenset(
+    ["blob", "uri", "mimeType", "_meta"]
+)
 
 
 def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, _Any]:
@@ -2951,7 +2971,9 @@ def _decode_EmbeddedResource(d: _Any, strict: bool) -> EmbeddedResource:
     return o
 
 
-_KNOWN_EmbeddedResource = frozenset(["resource", "annotations", "_meta"])
+_KNOWN_EmbeddedResource: frozenset[str] = frozenset(
+    ["resource", "annotations", "_meta"]
+)
 
 
 def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, _Any]:
@@ -3010,7 +3032,7 @@ def _decode_Content(d: _Any, strict: bool) -> Content:
     return o
 
 
-_KNOWN_Content = frozenset(["content", "_meta"])
+_KNOWN_Content: frozenset[str] = frozenset(["content", "_meta"])
 
 
 def _encode_Content(o: Content) -> dict[str, _Any]:
@@ -3104,7 +3126,9 @@ def _read_AddDiffChange(d: _JsonObject, strict: bool) -> AddDiffChange:
     return o
 
 
-_KNOWN_AddDiffChange = frozenset(["operation", "fileType", "mimeType", "_meta", "path"])
+_KNOWN_AddDiffChange: frozenset[str] = frozenset(
+    ["operation", "fileType", "mimeType", "_meta", "path"]
+)
 
 
 def _encode_AddDiffChange(o: AddDiffChange) -> dict[str, _Any]:
@@ -3213,7 +3237,7 @@ def _read_DeleteDiffChange(d: _JsonObject, strict: bool) -> DeleteDiffChange:
     return o
 
 
-_KNOWN_DeleteDiffChange = frozenset(
+_KNOWN_DeleteDiffChange: frozenset[str] = frozenset(
     ["operation", "fileType", "mimeType", "_meta", "path"]
 )
 
@@ -3324,7 +3348,7 @@ def _read_ModifyDiffChange(d: _JsonObject, strict: bool) -> ModifyDiffChange:
     return o
 
 
-_KNOWN_ModifyDiffChange = frozenset(
+_KNOWN_ModifyDiffChange: frozenset[str] = frozenset(
     ["operation", "fileType", "mimeType", "_meta", "path"]
 )
 
@@ -3446,7 +3470,7 @@ def _read_MoveDiffChange(d: _JsonObject, strict: bool) -> MoveDiffChange:
     return o
 
 
-_KNOWN_MoveDiffChange = frozenset(
+_KNOWN_MoveDiffChange: frozenset[str] = frozenset(
     ["operation", "fileType", "mimeType", "_meta", "oldPath", "path"]
 )
 
@@ -3569,7 +3593,7 @@ def _read_CopyDiffChange(d: _JsonObject, strict: bool) -> CopyDiffChange:
     return o
 
 
-_KNOWN_CopyDiffChange = frozenset(
+_KNOWN_CopyDiffChange: frozenset[str] = frozenset(
     ["operation", "fileType", "mimeType", "_meta", "oldPath", "path"]
 )
 
@@ -3782,7 +3806,7 @@ def _decode_DiffPathChange(d: _Any, strict: bool) -> DiffPathChange:
     return o
 
 
-_KNOWN_DiffPathChange = frozenset(["path"])
+_KNOWN_DiffPathChange: frozenset[str] = frozenset(["path"])
 
 
 def _encode_DiffPathChange(o: DiffPathChange) -> dict[str, _Any]:
@@ -3824,7 +3848,7 @@ def _decode_DiffPathPairChange(d: _Any, strict: bool) -> DiffPathPairChange:
     return o
 
 
-_KNOWN_DiffPathPairChange = frozenset(["oldPath", "path"])
+_KNOWN_DiffPathPairChange: frozenset[str] = frozenset(["oldPath", "path"])
 
 
 def _encode_DiffPathPairChange(o: DiffPathPairChange) -> dict[str, _Any]:
@@ -3885,7 +3909,7 @@ def _decode_DiffPatch(d: _Any, strict: bool) -> DiffPatch:
     return o
 
 
-_KNOWN_DiffPatch = frozenset(["format", "text", "_meta"])
+_KNOWN_DiffPatch: frozenset[str] = frozenset(["format", "text", "_meta"])
 
 
 def _encode_DiffPatch(o: DiffPatch) -> dict[str, _Any]:
@@ -3968,7 +3992,7 @@ def _decode_Diff(d: _Any, strict: bool) -> Diff:
     return o
 
 
-_KNOWN_Diff = frozenset(["changes", "patch", "_meta"])
+_KNOWN_Diff: frozenset[str] = frozenset(["changes", "patch", "_meta"])
 
 
 def _encode_Diff(o: Diff) -> dict[str, _Any]:
@@ -4023,7 +4047,7 @@ def _decode_Terminal(d: _Any, strict: bool) -> Terminal:
     return o
 
 
-_KNOWN_Terminal = frozenset(["terminalId", "_meta"])
+_KNOWN_Terminal: frozenset[str] = frozenset(["terminalId", "_meta"])
 
 
 def _encode_Terminal(o: Terminal) -> dict[str, _Any]:
@@ -4097,7 +4121,7 @@ def _decode_ToolCallLocation(d: _Any, strict: bool) -> ToolCallLocation:
     return o
 
 
-_KNOWN_ToolCallLocation = frozenset(["path", "line", "_meta"])
+_KNOWN_ToolCallLocation: frozenset[str] = frozenset(["path", "line", "_meta"])
 
 
 def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, _Any]:
@@ -4153,7 +4177,7 @@ def _decode_ToolCallCapabilities(d: _Any, strict: bool) -> ToolCallCapabilities:
     return o
 
 
-_KNOWN_ToolCallCapabilities = frozenset(["cancel", "_meta"])
+_KNOWN_ToolCallCapabilities: frozenset[str] = frozenset(["cancel", "_meta"])
 
 
 def _encode_ToolCallCapabilities(o: ToolCallCapabilities) -> dict[str, _Any]:
@@ -4195,7 +4219,7 @@ def _decode_ToolCallCancelCapabilities(
     return o
 
 
-_KNOWN_ToolCallCancelCapabilities = frozenset(["_meta"])
+_KNOWN_ToolCallCancelCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ToolCallCancelCapabilities(
@@ -4245,7 +4269,7 @@ def _decode_ToolCallPermissionSubject(
     return o
 
 
-_KNOWN_ToolCallPermissionSubject = frozenset(["toolCall", "_meta"])
+_KNOWN_ToolCallPermissionSubject: frozenset[str] = frozenset(["toolCall", "_meta"])
 
 
 def _encode_ToolCallPermissionSubject(o: ToolCallPermissionSubject) -> dict[str, _Any]:
@@ -4336,7 +4360,7 @@ def _decode_CommandPermissionSubject(d: _Any, strict: bool) -> CommandPermission
     return o
 
 
-_KNOWN_CommandPermissionSubject = frozenset(
+_KNOWN_CommandPermissionSubject: frozenset[str] = frozenset(
     ["command", "cwd", "toolCallId", "terminalId", "_meta"]
 )
 
@@ -4419,7 +4443,9 @@ def _decode_PermissionOption(d: _Any, strict: bool) -> PermissionOption:
     return o
 
 
-_KNOWN_PermissionOption = frozenset(["optionId", "name", "kind", "_meta"])
+_KNOWN_PermissionOption: frozenset[str] = frozenset(
+    ["optionId", "name", "kind", "_meta"]
+)
 
 
 def _encode_PermissionOption(o: PermissionOption) -> dict[str, _Any]:
@@ -4536,7 +4562,7 @@ def _read_FormCreateElicitationRequest(
     return o
 
 
-_KNOWN_FormCreateElicitationRequest = frozenset(
+_KNOWN_FormCreateElicitationRequest: frozenset[str] = frozenset(
     [
         "mode",
         "message",
@@ -4663,7 +4689,7 @@ def _read_UrlCreateElicitationRequest(
     return o
 
 
-_KNOWN_UrlCreateElicitationRequest = frozenset(
+_KNOWN_UrlCreateElicitationRequest: frozenset[str] = frozenset(
     [
         "mode",
         "message",
@@ -4863,7 +4889,7 @@ def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSession
     return o
 
 
-_KNOWN_ElicitationSessionScope = frozenset(["sessionId", "toolCallId"])
+_KNOWN_ElicitationSessionScope: frozenset[str] = frozenset(["sessionId", "toolCallId"])
 
 
 def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, _Any]:
@@ -4897,7 +4923,7 @@ def _decode_ElicitationRequestScope(d: _Any, strict: bool) -> ElicitationRequest
     return o
 
 
-_KNOWN_ElicitationRequestScope = frozenset(["requestId"])
+_KNOWN_ElicitationRequestScope: frozenset[str] = frozenset(["requestId"])
 
 
 def _encode_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, _Any]:
@@ -5004,7 +5030,7 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
     return o
 
 
-_KNOWN_ElicitationSchema = frozenset(
+_KNOWN_ElicitationSchema: frozenset[str] = frozenset(
     ["type", "title", "properties", "required", "description", "_meta"]
 )
 
@@ -5238,7 +5264,7 @@ def _read_StringElicitationPropertySchema(
     return o
 
 
-_KNOWN_StringElicitationPropertySchema = frozenset(
+_KNOWN_StringElicitationPropertySchema: frozenset[str] = frozenset(
     [
         "type",
         "title",
@@ -5426,7 +5452,7 @@ def _read_NumberElicitationPropertySchema(
     return o
 
 
-_KNOWN_NumberElicitationPropertySchema = frozenset(
+_KNOWN_NumberElicitationPropertySchema: frozenset[str] = frozenset(
     ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
 )
 
@@ -5599,7 +5625,7 @@ def _read_IntegerElicitationPropertySchema(
     return o
 
 
-_KNOWN_IntegerElicitationPropertySchema = frozenset(
+_KNOWN_IntegerElicitationPropertySchema: frozenset[str] = frozenset(
     ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
 )
 
@@ -5713,7 +5739,7 @@ def _read_BooleanElicitationPropertySchema(
     return o
 
 
-_KNOWN_BooleanElicitationPropertySchema = frozenset(
+_KNOWN_BooleanElicitationPropertySchema: frozenset[str] = frozenset(
     ["type", "title", "description", "default", "_meta"]
 )
 
@@ -5882,7 +5908,7 @@ def _read_ArrayElicitationPropertySchema(
     return o
 
 
-_KNOWN_ArrayElicitationPropertySchema = frozenset(
+_KNOWN_ArrayElicitationPropertySchema: frozenset[str] = frozenset(
     [
         "type",
         "title",
@@ -6080,7 +6106,9 @@ def _decode_EnumOption(d: _Any, strict: bool) -> EnumOption:
     return o
 
 
-_KNOWN_EnumOption = frozenset(["const", "title", "description", "_meta"])
+_KNOWN_EnumOption: frozenset[str] = frozenset(
+    ["const", "title", "description", "_meta"]
+)
 
 
 def _encode_EnumOption(o: EnumOption) -> dict[str, _Any]:
@@ -6274,7 +6302,7 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
     return o
 
 
-_KNOWN_StringPropertySchema = frozenset(
+_KNOWN_StringPropertySchema: frozenset[str] = frozenset(
     [
         "title",
         "description",
@@ -6445,7 +6473,7 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
     return o
 
 
-_KNOWN_NumberPropertySchema = frozenset(
+_KNOWN_NumberPropertySchema: frozenset[str] = frozenset(
     ["title", "description", "minimum", "maximum", "default", "_meta"]
 )
 
@@ -6602,7 +6630,7 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
     return o
 
 
-_KNOWN_IntegerPropertySchema = frozenset(
+_KNOWN_IntegerPropertySchema: frozenset[str] = frozenset(
     ["title", "description", "minimum", "maximum", "default", "_meta"]
 )
 
@@ -6700,7 +6728,9 @@ def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchem
     return o
 
 
-_KNOWN_BooleanPropertySchema = frozenset(["title", "description", "default", "_meta"])
+_KNOWN_BooleanPropertySchema: frozenset[str] = frozenset(
+    ["title", "description", "default", "_meta"]
+)
 
 
 def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, _Any]:
@@ -6767,7 +6797,7 @@ def _read_MultiSelectItemsString(
     return o
 
 
-_KNOWN_MultiSelectItemsString = frozenset(["type", "enum", "_meta"])
+_KNOWN_MultiSelectItemsString: frozenset[str] = frozenset(["type", "enum", "_meta"])
 
 
 def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, _Any]:
@@ -6888,7 +6918,7 @@ def _decode_StringMultiSelectItems(d: _Any, strict: bool) -> StringMultiSelectIt
     return o
 
 
-_KNOWN_StringMultiSelectItems = frozenset(["enum", "_meta"])
+_KNOWN_StringMultiSelectItems: frozenset[str] = frozenset(["enum", "_meta"])
 
 
 def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, _Any]:
@@ -6936,7 +6966,7 @@ def _decode_TitledMultiSelectItems(d: _Any, strict: bool) -> TitledMultiSelectIt
     return o
 
 
-_KNOWN_TitledMultiSelectItems = frozenset(["anyOf", "_meta"])
+_KNOWN_TitledMultiSelectItems: frozenset[str] = frozenset(["anyOf", "_meta"])
 
 
 def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, _Any]:
@@ -7082,7 +7112,7 @@ def _decode_MultiSelectPropertySchema(
     return o
 
 
-_KNOWN_MultiSelectPropertySchema = frozenset(
+_KNOWN_MultiSelectPropertySchema: frozenset[str] = frozenset(
     ["title", "description", "minItems", "maxItems", "items", "default", "_meta"]
 )
 
@@ -7155,7 +7185,7 @@ def _decode_ElicitationFormMode(d: _Any, strict: bool) -> ElicitationFormMode:
     return o
 
 
-_KNOWN_ElicitationFormMode = frozenset(
+_KNOWN_ElicitationFormMode: frozenset[str] = frozenset(
     ["requestedSchema", "sessionId", "toolCallId", "requestId"]
 )
 
@@ -7234,7 +7264,7 @@ def _decode_ElicitationUrlMode(d: _Any, strict: bool) -> ElicitationUrlMode:
     return o
 
 
-_KNOWN_ElicitationUrlMode = frozenset(
+_KNOWN_ElicitationUrlMode: frozenset[str] = frozenset(
     ["elicitationId", "url", "sessionId", "toolCallId", "requestId"]
 )
 
@@ -7294,7 +7324,7 @@ def _decode_ResultAgentResponse(d: _Any, strict: bool) -> ResultAgentResponse:
     return o
 
 
-_KNOWN_ResultAgentResponse = frozenset(["id", "result"])
+_KNOWN_ResultAgentResponse: frozenset[str] = frozenset(["id", "result"])
 
 
 def _encode_ResultAgentResponse(o: ResultAgentResponse) -> dict[str, _Any]:
@@ -7362,7 +7392,7 @@ def _decode_ErrorAgentResponse(d: _Any, strict: bool) -> ErrorAgentResponse:
     return o
 
 
-_KNOWN_ErrorAgentResponse = frozenset(["id", "error"])
+_KNOWN_ErrorAgentResponse: frozenset[str] = frozenset(["id", "error"])
 
 
 def _encode_ErrorAgentResponse(o: ErrorAgentResponse) -> dict[str, _Any]:
@@ -7476,7 +7506,7 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
     return o
 
 
-_KNOWN_InitializeResponse = frozenset(
+_KNOWN_InitializeResponse: frozenset[str] = frozenset(
     ["protocolVersion", "info", "capabilities", "authMethods", "_meta"]
 )
 
@@ -7560,7 +7590,7 @@ def _decode_Implementation(d: _Any, strict: bool) -> Implementation:
     return o
 
 
-_KNOWN_Implementation = frozenset(["name", "title", "version", "_meta"])
+_KNOWN_Implementation: frozenset[str] = frozenset(["name", "title", "version", "_meta"])
 
 
 def _encode_Implementation(o: Implementation) -> dict[str, _Any]:
@@ -7629,7 +7659,7 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
     return o
 
 
-_KNOWN_AgentCapabilities = frozenset(["session", "auth", "_meta"])
+_KNOWN_AgentCapabilities: frozenset[str] = frozenset(["session", "auth", "_meta"])
 
 
 def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, _Any]:
@@ -7734,7 +7764,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
     return o
 
 
-_KNOWN_SessionCapabilities = frozenset(
+_KNOWN_SessionCapabilities: frozenset[str] = frozenset(
     ["prompt", "mcp", "delete", "additionalDirectories", "_meta"]
 )
 
@@ -7837,7 +7867,9 @@ def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
     return o
 
 
-_KNOWN_PromptCapabilities = frozenset(["image", "audio", "embeddedContext", "_meta"])
+_KNOWN_PromptCapabilities: frozenset[str] = frozenset(
+    ["image", "audio", "embeddedContext", "_meta"]
+)
 
 
 def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, _Any]:
@@ -7889,7 +7921,7 @@ def _decode_PromptImageCapabilities(d: _Any, strict: bool) -> PromptImageCapabil
     return o
 
 
-_KNOWN_PromptImageCapabilities = frozenset(["_meta"])
+_KNOWN_PromptImageCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_PromptImageCapabilities(o: PromptImageCapabilities) -> dict[str, _Any]:
@@ -7924,7 +7956,7 @@ def _decode_PromptAudioCapabilities(d: _Any, strict: bool) -> PromptAudioCapabil
     return o
 
 
-_KNOWN_PromptAudioCapabilities = frozenset(["_meta"])
+_KNOWN_PromptAudioCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_PromptAudioCapabilities(o: PromptAudioCapabilities) -> dict[str, _Any]:
@@ -7961,7 +7993,7 @@ def _decode_PromptEmbeddedContextCapabilities(
     return o
 
 
-_KNOWN_PromptEmbeddedContextCapabilities = frozenset(["_meta"])
+_KNOWN_PromptEmbeddedContextCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_PromptEmbeddedContextCapabilities(
@@ -8026,7 +8058,7 @@ def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
     return o
 
 
-_KNOWN_McpCapabilities = frozenset(["stdio", "http", "_meta"])
+_KNOWN_McpCapabilities: frozenset[str] = frozenset(["stdio", "http", "_meta"])
 
 
 def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, _Any]:
@@ -8067,7 +8099,7 @@ def _decode_McpStdioCapabilities(d: _Any, strict: bool) -> McpStdioCapabilities:
     return o
 
 
-_KNOWN_McpStdioCapabilities = frozenset(["_meta"])
+_KNOWN_McpStdioCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_McpStdioCapabilities(o: McpStdioCapabilities) -> dict[str, _Any]:
@@ -8102,7 +8134,7 @@ def _decode_McpHttpCapabilities(d: _Any, strict: bool) -> McpHttpCapabilities:
     return o
 
 
-_KNOWN_McpHttpCapabilities = frozenset(["_meta"])
+_KNOWN_McpHttpCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_McpHttpCapabilities(o: McpHttpCapabilities) -> dict[str, _Any]:
@@ -8139,7 +8171,7 @@ def _decode_SessionDeleteCapabilities(
     return o
 
 
-_KNOWN_SessionDeleteCapabilities = frozenset(["_meta"])
+_KNOWN_SessionDeleteCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, _Any]:
@@ -8176,7 +8208,7 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
     return o
 
 
-_KNOWN_SessionAdditionalDirectoriesCapabilities = frozenset(["_meta"])
+_KNOWN_SessionAdditionalDirectoriesCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionAdditionalDirectoriesCapabilities(
@@ -8213,7 +8245,7 @@ def _decode_AgentAuthCapabilities(d: _Any, strict: bool) -> AgentAuthCapabilitie
     return o
 
 
-_KNOWN_AgentAuthCapabilities = frozenset(["_meta"])
+_KNOWN_AgentAuthCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, _Any]:
@@ -8322,7 +8354,7 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
     return o
 
 
-_KNOWN_TerminalAuthMethod = frozenset(
+_KNOWN_TerminalAuthMethod: frozenset[str] = frozenset(
     ["type", "methodId", "name", "description", "args", "env", "_meta"]
 )
 
@@ -8418,7 +8450,9 @@ def _read_AgentAuthMethod(d: _JsonObject, strict: bool) -> AgentAuthMethod:
     return o
 
 
-_KNOWN_AgentAuthMethod = frozenset(["type", "methodId", "name", "description", "_meta"])
+_KNOWN_AgentAuthMethod: frozenset[str] = frozenset(
+    ["type", "methodId", "name", "description", "_meta"]
+)
 
 
 def _encode_AgentAuthMethod(o: AgentAuthMethod) -> dict[str, _Any]:
@@ -8573,7 +8607,7 @@ def _decode_EnvVariable(d: _Any, strict: bool) -> EnvVariable:
     return o
 
 
-_KNOWN_EnvVariable = frozenset(["name", "value", "_meta"])
+_KNOWN_EnvVariable: frozenset[str] = frozenset(["name", "value", "_meta"])
 
 
 def _encode_EnvVariable(o: EnvVariable) -> dict[str, _Any]:
@@ -8677,7 +8711,7 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
     return o
 
 
-_KNOWN_AuthMethodTerminal = frozenset(
+_KNOWN_AuthMethodTerminal: frozenset[str] = frozenset(
     ["methodId", "name", "description", "args", "env", "_meta"]
 )
 
@@ -8764,7 +8798,9 @@ def _decode_AuthMethodAgent(d: _Any, strict: bool) -> AuthMethodAgent:
     return o
 
 
-_KNOWN_AuthMethodAgent = frozenset(["methodId", "name", "description", "_meta"])
+_KNOWN_AuthMethodAgent: frozenset[str] = frozenset(
+    ["methodId", "name", "description", "_meta"]
+)
 
 
 def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, _Any]:
@@ -8805,7 +8841,7 @@ def _decode_LoginAuthResponse(d: _Any, strict: bool) -> LoginAuthResponse:
     return o
 
 
-_KNOWN_LoginAuthResponse = frozenset(["_meta"])
+_KNOWN_LoginAuthResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_LoginAuthResponse(o: LoginAuthResponse) -> dict[str, _Any]:
@@ -8840,7 +8876,7 @@ def _decode_LogoutAuthResponse(d: _Any, strict: bool) -> LogoutAuthResponse:
     return o
 
 
-_KNOWN_LogoutAuthResponse = frozenset(["_meta"])
+_KNOWN_LogoutAuthResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_LogoutAuthResponse(o: LogoutAuthResponse) -> dict[str, _Any]:
@@ -8922,7 +8958,7 @@ def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
     return o
 
 
-_KNOWN_NewSessionResponse = frozenset(
+_KNOWN_NewSessionResponse: frozenset[str] = frozenset(
     ["sessionId", "configOptions", "availableCommands", "_meta"]
 )
 
@@ -9063,7 +9099,7 @@ def _read_SelectSessionConfigOption(
     return o
 
 
-_KNOWN_SelectSessionConfigOption = frozenset(
+_KNOWN_SelectSessionConfigOption: frozenset[str] = frozenset(
     [
         "type",
         "configId",
@@ -9212,7 +9248,7 @@ def _read_BooleanSessionConfigOption(
     return o
 
 
-_KNOWN_BooleanSessionConfigOption = frozenset(
+_KNOWN_BooleanSessionConfigOption: frozenset[str] = frozenset(
     ["type", "configId", "name", "description", "category", "_meta", "currentValue"]
 )
 
@@ -9523,7 +9559,9 @@ def _decode_SessionConfigSelectOption(
     return o
 
 
-_KNOWN_SessionConfigSelectOption = frozenset(["value", "name", "description", "_meta"])
+_KNOWN_SessionConfigSelectOption: frozenset[str] = frozenset(
+    ["value", "name", "description", "_meta"]
+)
 
 
 def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, _Any]:
@@ -9602,7 +9640,9 @@ def _decode_SessionConfigSelectGroup(d: _Any, strict: bool) -> SessionConfigSele
     return o
 
 
-_KNOWN_SessionConfigSelectGroup = frozenset(["groupId", "name", "options", "_meta"])
+_KNOWN_SessionConfigSelectGroup: frozenset[str] = frozenset(
+    ["groupId", "name", "options", "_meta"]
+)
 
 
 def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, _Any]:
@@ -9653,7 +9693,7 @@ def _decode_SessionConfigSelect(d: _Any, strict: bool) -> SessionConfigSelect:
     return o
 
 
-_KNOWN_SessionConfigSelect = frozenset(["currentValue", "options"])
+_KNOWN_SessionConfigSelect: frozenset[str] = frozenset(["currentValue", "options"])
 
 
 def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, _Any]:
@@ -9685,7 +9725,7 @@ def _decode_SessionConfigBoolean(d: _Any, strict: bool) -> SessionConfigBoolean:
     return o
 
 
-_KNOWN_SessionConfigBoolean = frozenset(["currentValue"])
+_KNOWN_SessionConfigBoolean: frozenset[str] = frozenset(["currentValue"])
 
 
 def _encode_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, _Any]:
@@ -9777,7 +9817,7 @@ def _read_CommandAvailableCommand(
     return o
 
 
-_KNOWN_CommandAvailableCommand = frozenset(
+_KNOWN_CommandAvailableCommand: frozenset[str] = frozenset(
     ["type", "name", "description", "input", "_meta"]
 )
 
@@ -9932,7 +9972,7 @@ def _read_TextAvailableCommandInput(
     return o
 
 
-_KNOWN_TextAvailableCommandInput = frozenset(["type", "hint", "_meta"])
+_KNOWN_TextAvailableCommandInput: frozenset[str] = frozenset(["type", "hint", "_meta"])
 
 
 def _encode_TextAvailableCommandInput(o: TextAvailableCommandInput) -> dict[str, _Any]:
@@ -10051,7 +10091,7 @@ def _decode_TextCommandInput(d: _Any, strict: bool) -> TextCommandInput:
     return o
 
 
-_KNOWN_TextCommandInput = frozenset(["hint", "_meta"])
+_KNOWN_TextCommandInput: frozenset[str] = frozenset(["hint", "_meta"])
 
 
 def _encode_TextCommandInput(o: TextCommandInput) -> dict[str, _Any]:
@@ -10136,7 +10176,7 @@ def _decode_Command(d: _Any, strict: bool) -> Command:
     return o
 
 
-_KNOWN_Command = frozenset(["name", "description", "input", "_meta"])
+_KNOWN_Command: frozenset[str] = frozenset(["name", "description", "input", "_meta"])
 
 
 def _encode_Command(o: Command) -> dict[str, _Any]:
@@ -10204,7 +10244,9 @@ def _decode_ListSessionsResponse(d: _Any, strict: bool) -> ListSessionsResponse:
     return o
 
 
-_KNOWN_ListSessionsResponse = frozenset(["sessions", "nextCursor", "_meta"])
+_KNOWN_ListSessionsResponse: frozenset[str] = frozenset(
+    ["sessions", "nextCursor", "_meta"]
+)
 
 
 def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, _Any]:
@@ -10309,7 +10351,7 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
     return o
 
 
-_KNOWN_SessionInfo = frozenset(
+_KNOWN_SessionInfo: frozenset[str] = frozenset(
     ["sessionId", "cwd", "additionalDirectories", "title", "updatedAt", "_meta"]
 )
 
@@ -10362,7 +10404,7 @@ def _decode_DeleteSessionResponse(d: _Any, strict: bool) -> DeleteSessionRespons
     return o
 
 
-_KNOWN_DeleteSessionResponse = frozenset(["_meta"])
+_KNOWN_DeleteSessionResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, _Any]:
@@ -10433,7 +10475,7 @@ def _decode_ResumeSessionResponse(d: _Any, strict: bool) -> ResumeSessionRespons
     return o
 
 
-_KNOWN_ResumeSessionResponse = frozenset(
+_KNOWN_ResumeSessionResponse: frozenset[str] = frozenset(
     ["configOptions", "availableCommands", "_meta"]
 )
 
@@ -10478,7 +10520,7 @@ def _decode_CloseSessionResponse(d: _Any, strict: bool) -> CloseSessionResponse:
     return o
 
 
-_KNOWN_CloseSessionResponse = frozenset(["_meta"])
+_KNOWN_CloseSessionResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, _Any]:
@@ -10513,7 +10555,7 @@ def _decode_CancelToolCallResponse(d: _Any, strict: bool) -> CancelToolCallRespo
     return o
 
 
-_KNOWN_CancelToolCallResponse = frozenset(["_meta"])
+_KNOWN_CancelToolCallResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_CancelToolCallResponse(o: CancelToolCallResponse) -> dict[str, _Any]:
@@ -10548,7 +10590,7 @@ def _decode_CancelTerminalResponse(d: _Any, strict: bool) -> CancelTerminalRespo
     return o
 
 
-_KNOWN_CancelTerminalResponse = frozenset(["_meta"])
+_KNOWN_CancelTerminalResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_CancelTerminalResponse(o: CancelTerminalResponse) -> dict[str, _Any]:
@@ -10602,7 +10644,9 @@ def _decode_SetSessionConfigOptionResponse(
     return o
 
 
-_KNOWN_SetSessionConfigOptionResponse = frozenset(["configOptions", "_meta"])
+_KNOWN_SetSessionConfigOptionResponse: frozenset[str] = frozenset(
+    ["configOptions", "_meta"]
+)
 
 
 def _encode_SetSessionConfigOptionResponse(
@@ -10652,7 +10696,7 @@ def _decode_PromptResponse(d: _Any, strict: bool) -> PromptResponse:
     return o
 
 
-_KNOWN_PromptResponse = frozenset(["messageId", "_meta"])
+_KNOWN_PromptResponse: frozenset[str] = frozenset(["messageId", "_meta"])
 
 
 def _encode_PromptResponse(o: PromptResponse) -> dict[str, _Any]:
@@ -10723,7 +10767,7 @@ def _decode_Error(d: _Any, strict: bool) -> Error:
     return o
 
 
-_KNOWN_Error = frozenset(["code", "message", "data"])
+_KNOWN_Error: frozenset[str] = frozenset(["code", "message", "data"])
 
 
 def _encode_Error(o: Error) -> dict[str, _Any]:
@@ -10817,7 +10861,7 @@ def _decode_UnsupportedProtocolVersionErrorData(
     return o
 
 
-_KNOWN_UnsupportedProtocolVersionErrorData = frozenset(
+_KNOWN_UnsupportedProtocolVersionErrorData: frozenset[str] = frozenset(
     ["requested", "supported", "_meta"]
 )
 
@@ -10870,7 +10914,7 @@ def _decode_SessionNotFoundErrorData(d: _Any, strict: bool) -> SessionNotFoundEr
     return o
 
 
-_KNOWN_SessionNotFoundErrorData = frozenset(["sessionId", "_meta"])
+_KNOWN_SessionNotFoundErrorData: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_SessionNotFoundErrorData(o: SessionNotFoundErrorData) -> dict[str, _Any]:
@@ -10917,7 +10961,7 @@ def _decode_AgentNotification(d: _Any, strict: bool) -> AgentNotification:
     return o
 
 
-_KNOWN_AgentNotification = frozenset(["method", "params"])
+_KNOWN_AgentNotification: frozenset[str] = frozenset(["method", "params"])
 
 
 def _encode_AgentNotification(o: AgentNotification) -> dict[str, _Any]:
@@ -10984,7 +11028,9 @@ def _decode_UpdateSessionNotification(
     return o
 
 
-_KNOWN_UpdateSessionNotification = frozenset(["sessionId", "update", "_meta"])
+_KNOWN_UpdateSessionNotification: frozenset[str] = frozenset(
+    ["sessionId", "update", "_meta"]
+)
 
 
 def _encode_UpdateSessionNotification(o: UpdateSessionNotification) -> dict[str, _Any]:
@@ -11062,7 +11108,7 @@ def _read_UserMessageChunkSessionUpdate(
     return o
 
 
-_KNOWN_UserMessageChunkSessionUpdate = frozenset(
+_KNOWN_UserMessageChunkSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "messageId", "content", "_meta"]
 )
 
@@ -11146,7 +11192,7 @@ def _read_UserMessageSessionUpdate(
     return o
 
 
-_KNOWN_UserMessageSessionUpdate = frozenset(
+_KNOWN_UserMessageSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "messageId", "content", "_meta"]
 )
 
@@ -11231,7 +11277,7 @@ def _read_AgentMessageChunkSessionUpdate(
     return o
 
 
-_KNOWN_AgentMessageChunkSessionUpdate = frozenset(
+_KNOWN_AgentMessageChunkSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "messageId", "content", "_meta"]
 )
 
@@ -11317,7 +11363,7 @@ def _read_AgentMessageSessionUpdate(
     return o
 
 
-_KNOWN_AgentMessageSessionUpdate = frozenset(
+_KNOWN_AgentMessageSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "messageId", "content", "_meta"]
 )
 
@@ -11402,7 +11448,7 @@ def _read_AgentThoughtChunkSessionUpdate(
     return o
 
 
-_KNOWN_AgentThoughtChunkSessionUpdate = frozenset(
+_KNOWN_AgentThoughtChunkSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "messageId", "content", "_meta"]
 )
 
@@ -11488,7 +11534,7 @@ def _read_AgentThoughtSessionUpdate(
     return o
 
 
-_KNOWN_AgentThoughtSessionUpdate = frozenset(
+_KNOWN_AgentThoughtSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "messageId", "content", "_meta"]
 )
 
@@ -11600,7 +11646,7 @@ def _read_ToolCallContentChunkSessionUpdate(
     return o
 
 
-_KNOWN_ToolCallContentChunkSessionUpdate = frozenset(
+_KNOWN_ToolCallContentChunkSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "toolCallId", "content", "_meta"]
 )
 
@@ -11824,7 +11870,7 @@ def _read_ToolCallUpdateSessionUpdate(
     return o
 
 
-_KNOWN_ToolCallUpdateSessionUpdate = frozenset(
+_KNOWN_ToolCallUpdateSessionUpdate: frozenset[str] = frozenset(
     [
         "sessionUpdate",
         "toolCallId",
@@ -12035,7 +12081,7 @@ def _read_TerminalUpdateSessionUpdate(
     return o
 
 
-_KNOWN_TerminalUpdateSessionUpdate = frozenset(
+_KNOWN_TerminalUpdateSessionUpdate: frozenset[str] = frozenset(
     [
         "sessionUpdate",
         "terminalId",
@@ -12145,7 +12191,7 @@ def _read_TerminalOutputChunkSessionUpdate(
     return o
 
 
-_KNOWN_TerminalOutputChunkSessionUpdate = frozenset(
+_KNOWN_TerminalOutputChunkSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "terminalId", "data", "_meta"]
 )
 
@@ -12215,7 +12261,9 @@ def _read_PlanUpdateSessionUpdate(
     return o
 
 
-_KNOWN_PlanUpdateSessionUpdate = frozenset(["sessionUpdate", "plan", "_meta"])
+_KNOWN_PlanUpdateSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "plan", "_meta"]
+)
 
 
 def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, _Any]:
@@ -12278,7 +12326,7 @@ def _read_AvailableCommandsUpdateSessionUpdate(
     return o
 
 
-_KNOWN_AvailableCommandsUpdateSessionUpdate = frozenset(
+_KNOWN_AvailableCommandsUpdateSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "availableCommands", "_meta"]
 )
 
@@ -12351,7 +12399,7 @@ def _read_ConfigOptionUpdateSessionUpdate(
     return o
 
 
-_KNOWN_ConfigOptionUpdateSessionUpdate = frozenset(
+_KNOWN_ConfigOptionUpdateSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "configOptions", "_meta"]
 )
 
@@ -12435,7 +12483,7 @@ def _read_SessionInfoUpdateSessionUpdate(
     return o
 
 
-_KNOWN_SessionInfoUpdateSessionUpdate = frozenset(
+_KNOWN_SessionInfoUpdateSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "title", "updatedAt", "_meta"]
 )
 
@@ -12544,7 +12592,7 @@ def _read_UsageUpdateSessionUpdate(
     return o
 
 
-_KNOWN_UsageUpdateSessionUpdate = frozenset(
+_KNOWN_UsageUpdateSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "used", "size", "cost", "_meta"]
 )
 
@@ -12640,7 +12688,7 @@ def _read_NoticeSessionUpdate(d: _JsonObject, strict: bool) -> NoticeSessionUpda
     return o
 
 
-_KNOWN_NoticeSessionUpdate = frozenset(
+_KNOWN_NoticeSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "severity", "title", "description", "_meta"]
 )
 
@@ -12758,7 +12806,7 @@ def _read_CompactionUpdateSessionUpdate(
     return o
 
 
-_KNOWN_CompactionUpdateSessionUpdate = frozenset(
+_KNOWN_CompactionUpdateSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "compactionId", "status", "summary", "error", "_meta"]
 )
 
@@ -12851,7 +12899,7 @@ def _read_CompactionSummaryChunkSessionUpdate(
     return o
 
 
-_KNOWN_CompactionSummaryChunkSessionUpdate = frozenset(
+_KNOWN_CompactionSummaryChunkSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "compactionId", "content", "_meta"]
 )
 
@@ -13004,7 +13052,7 @@ def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
     return o
 
 
-_KNOWN_ContentChunk = frozenset(["messageId", "content", "_meta"])
+_KNOWN_ContentChunk: frozenset[str] = frozenset(["messageId", "content", "_meta"])
 
 
 def _encode_ContentChunk(o: ContentChunk) -> dict[str, _Any]:
@@ -13073,7 +13121,7 @@ def _decode_UserMessage(d: _Any, strict: bool) -> UserMessage:
     return o
 
 
-_KNOWN_UserMessage = frozenset(["messageId", "content", "_meta"])
+_KNOWN_UserMessage: frozenset[str] = frozenset(["messageId", "content", "_meta"])
 
 
 def _encode_UserMessage(o: UserMessage) -> dict[str, _Any]:
@@ -13146,7 +13194,7 @@ def _decode_AgentMessage(d: _Any, strict: bool) -> AgentMessage:
     return o
 
 
-_KNOWN_AgentMessage = frozenset(["messageId", "content", "_meta"])
+_KNOWN_AgentMessage: frozenset[str] = frozenset(["messageId", "content", "_meta"])
 
 
 def _encode_AgentMessage(o: AgentMessage) -> dict[str, _Any]:
@@ -13219,7 +13267,7 @@ def _decode_AgentThought(d: _Any, strict: bool) -> AgentThought:
     return o
 
 
-_KNOWN_AgentThought = frozenset(["messageId", "content", "_meta"])
+_KNOWN_AgentThought: frozenset[str] = frozenset(["messageId", "content", "_meta"])
 
 
 def _encode_AgentThought(o: AgentThought) -> dict[str, _Any]:
@@ -13282,7 +13330,9 @@ def _read_TerminalBackgroundWork(
     return o
 
 
-_KNOWN_TerminalBackgroundWork = frozenset(["type", "terminalId", "_meta"])
+_KNOWN_TerminalBackgroundWork: frozenset[str] = frozenset(
+    ["type", "terminalId", "_meta"]
+)
 
 
 def _encode_TerminalBackgroundWork(o: TerminalBackgroundWork) -> dict[str, _Any]:
@@ -13341,7 +13391,9 @@ def _read_ToolCallBackgroundWork(
     return o
 
 
-_KNOWN_ToolCallBackgroundWork = frozenset(["type", "toolCallId", "_meta"])
+_KNOWN_ToolCallBackgroundWork: frozenset[str] = frozenset(
+    ["type", "toolCallId", "_meta"]
+)
 
 
 def _encode_ToolCallBackgroundWork(o: ToolCallBackgroundWork) -> dict[str, _Any]:
@@ -13455,7 +13507,7 @@ def _decode_BackgroundTerminal(d: _Any, strict: bool) -> BackgroundTerminal:
     return o
 
 
-_KNOWN_BackgroundTerminal = frozenset(["terminalId", "_meta"])
+_KNOWN_BackgroundTerminal: frozenset[str] = frozenset(["terminalId", "_meta"])
 
 
 def _encode_BackgroundTerminal(o: BackgroundTerminal) -> dict[str, _Any]:
@@ -13503,7 +13555,7 @@ def _decode_BackgroundToolCall(d: _Any, strict: bool) -> BackgroundToolCall:
     return o
 
 
-_KNOWN_BackgroundToolCall = frozenset(["toolCallId", "_meta"])
+_KNOWN_BackgroundToolCall: frozenset[str] = frozenset(["toolCallId", "_meta"])
 
 
 def _encode_BackgroundToolCall(o: BackgroundToolCall) -> dict[str, _Any]:
@@ -13560,7 +13612,7 @@ def _decode_RunningStateUpdate(d: _Any, strict: bool) -> RunningStateUpdate:
     return o
 
 
-_KNOWN_RunningStateUpdate = frozenset(["background", "_meta"])
+_KNOWN_RunningStateUpdate: frozenset[str] = frozenset(["background", "_meta"])
 
 
 def _encode_RunningStateUpdate(o: RunningStateUpdate) -> dict[str, _Any]:
@@ -13602,7 +13654,7 @@ def _decode_ErrorStopReason(d: _Any, strict: bool) -> ErrorStopReason:
     return o
 
 
-_KNOWN_ErrorStopReason = frozenset(["error"])
+_KNOWN_ErrorStopReason: frozenset[str] = frozenset(["error"])
 
 
 def _encode_ErrorStopReason(o: ErrorStopReason) -> dict[str, _Any]:
@@ -13667,7 +13719,9 @@ def _read_EndTurnIdleStateUpdate(
     return o
 
 
-_KNOWN_EndTurnIdleStateUpdate = frozenset(["stopReason", "background", "_meta"])
+_KNOWN_EndTurnIdleStateUpdate: frozenset[str] = frozenset(
+    ["stopReason", "background", "_meta"]
+)
 
 
 def _encode_EndTurnIdleStateUpdate(o: EndTurnIdleStateUpdate) -> dict[str, _Any]:
@@ -13741,7 +13795,9 @@ def _read_MaxTokensIdleStateUpdate(
     return o
 
 
-_KNOWN_MaxTokensIdleStateUpdate = frozenset(["stopReason", "background", "_meta"])
+_KNOWN_MaxTokensIdleStateUpdate: frozenset[str] = frozenset(
+    ["stopReason", "background", "_meta"]
+)
 
 
 def _encode_MaxTokensIdleStateUpdate(o: MaxTokensIdleStateUpdate) -> dict[str, _Any]:
@@ -13817,7 +13873,9 @@ def _read_MaxTurnRequestsIdleStateUpdate(
     return o
 
 
-_KNOWN_MaxTurnRequestsIdleStateUpdate = frozenset(["stopReason", "background", "_meta"])
+_KNOWN_MaxTurnRequestsIdleStateUpdate: frozenset[str] = frozenset(
+    ["stopReason", "background", "_meta"]
+)
 
 
 def _encode_MaxTurnRequestsIdleStateUpdate(
@@ -13893,7 +13951,9 @@ def _read_RefusalIdleStateUpdate(
     return o
 
 
-_KNOWN_RefusalIdleStateUpdate = frozenset(["stopReason", "background", "_meta"])
+_KNOWN_RefusalIdleStateUpdate: frozenset[str] = frozenset(
+    ["stopReason", "background", "_meta"]
+)
 
 
 def _encode_RefusalIdleStateUpdate(o: RefusalIdleStateUpdate) -> dict[str, _Any]:
@@ -13967,7 +14027,9 @@ def _read_CancelledIdleStateUpdate(
     return o
 
 
-_KNOWN_CancelledIdleStateUpdate = frozenset(["stopReason", "background", "_meta"])
+_KNOWN_CancelledIdleStateUpdate: frozenset[str] = frozenset(
+    ["stopReason", "background", "_meta"]
+)
 
 
 def _encode_CancelledIdleStateUpdate(o: CancelledIdleStateUpdate) -> dict[str, _Any]:
@@ -14053,7 +14115,9 @@ def _read_ErrorIdleStateUpdate(d: _JsonObject, strict: bool) -> ErrorIdleStateUp
     return o
 
 
-_KNOWN_ErrorIdleStateUpdate = frozenset(["stopReason", "background", "_meta", "error"])
+_KNOWN_ErrorIdleStateUpdate: frozenset[str] = frozenset(
+    ["stopReason", "background", "_meta", "error"]
+)
 
 
 def _encode_ErrorIdleStateUpdate(o: ErrorIdleStateUpdate) -> dict[str, _Any]:
@@ -14214,7 +14278,7 @@ def _decode_NoneIdleStateUpdate(d: _Any, strict: bool) -> NoneIdleStateUpdate:
     return o
 
 
-_KNOWN_NoneIdleStateUpdate = frozenset(
+_KNOWN_NoneIdleStateUpdate: frozenset[str] = frozenset(
     ["stopReason", "background", "_meta", "stopReason"]
 )
 
@@ -14321,7 +14385,7 @@ def _decode_RequiresActionStateUpdate(
     return o
 
 
-_KNOWN_RequiresActionStateUpdate = frozenset(["background", "_meta"])
+_KNOWN_RequiresActionStateUpdate: frozenset[str] = frozenset(["background", "_meta"])
 
 
 def _encode_RequiresActionStateUpdate(o: RequiresActionStateUpdate) -> dict[str, _Any]:
@@ -14391,7 +14455,7 @@ def _read_StateUpdateRunning(d: _JsonObject, strict: bool) -> StateUpdateRunning
     return o
 
 
-_KNOWN_StateUpdateRunning = frozenset(["state", "background", "_meta"])
+_KNOWN_StateUpdateRunning: frozenset[str] = frozenset(["state", "background", "_meta"])
 
 
 def _encode_StateUpdateRunning(o: StateUpdateRunning) -> dict[str, _Any]:
@@ -14492,7 +14556,9 @@ def _read_StateUpdateRequiresAction(
     return o
 
 
-_KNOWN_StateUpdateRequiresAction = frozenset(["state", "background", "_meta"])
+_KNOWN_StateUpdateRequiresAction: frozenset[str] = frozenset(
+    ["state", "background", "_meta"]
+)
 
 
 def _encode_StateUpdateRequiresAction(o: StateUpdateRequiresAction) -> dict[str, _Any]:
@@ -14628,7 +14694,9 @@ def _decode_ToolCallContentChunk(d: _Any, strict: bool) -> ToolCallContentChunk:
     return o
 
 
-_KNOWN_ToolCallContentChunk = frozenset(["toolCallId", "content", "_meta"])
+_KNOWN_ToolCallContentChunk: frozenset[str] = frozenset(
+    ["toolCallId", "content", "_meta"]
+)
 
 
 def _encode_ToolCallContentChunk(o: ToolCallContentChunk) -> dict[str, _Any]:
@@ -14677,7 +14745,7 @@ def _decode_TerminalOutput(d: _Any, strict: bool) -> TerminalOutput:
     return o
 
 
-_KNOWN_TerminalOutput = frozenset(["data", "_meta"])
+_KNOWN_TerminalOutput: frozenset[str] = frozenset(["data", "_meta"])
 
 
 def _encode_TerminalOutput(o: TerminalOutput) -> dict[str, _Any]:
@@ -14755,7 +14823,7 @@ def _decode_TerminalExitStatus(d: _Any, strict: bool) -> TerminalExitStatus:
     return o
 
 
-_KNOWN_TerminalExitStatus = frozenset(["exitCode", "signal", "_meta"])
+_KNOWN_TerminalExitStatus: frozenset[str] = frozenset(["exitCode", "signal", "_meta"])
 
 
 def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, _Any]:
@@ -14822,7 +14890,7 @@ def _decode_TerminalSize(d: _Any, strict: bool) -> TerminalSize:
     return o
 
 
-_KNOWN_TerminalSize = frozenset(["cols", "rows", "_meta"])
+_KNOWN_TerminalSize: frozenset[str] = frozenset(["cols", "rows", "_meta"])
 
 
 def _encode_TerminalSize(o: TerminalSize) -> dict[str, _Any]:
@@ -14876,7 +14944,7 @@ def _decode_TerminalCapabilities(d: _Any, strict: bool) -> TerminalCapabilities:
     return o
 
 
-_KNOWN_TerminalCapabilities = frozenset(["cancel", "_meta"])
+_KNOWN_TerminalCapabilities: frozenset[str] = frozenset(["cancel", "_meta"])
 
 
 def _encode_TerminalCapabilities(o: TerminalCapabilities) -> dict[str, _Any]:
@@ -14918,7 +14986,7 @@ def _decode_TerminalCancelCapabilities(
     return o
 
 
-_KNOWN_TerminalCancelCapabilities = frozenset(["_meta"])
+_KNOWN_TerminalCancelCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_TerminalCancelCapabilities(
@@ -15052,7 +15120,7 @@ def _decode_TerminalUpdate(d: _Any, strict: bool) -> TerminalUpdate:
     return o
 
 
-_KNOWN_TerminalUpdate = frozenset(
+_KNOWN_TerminalUpdate: frozenset[str] = frozenset(
     [
         "terminalId",
         "command",
@@ -15146,7 +15214,7 @@ def _decode_TerminalOutputChunk(d: _Any, strict: bool) -> TerminalOutputChunk:
     return o
 
 
-_KNOWN_TerminalOutputChunk = frozenset(["terminalId", "data", "_meta"])
+_KNOWN_TerminalOutputChunk: frozenset[str] = frozenset(["terminalId", "data", "_meta"])
 
 
 def _encode_TerminalOutputChunk(o: TerminalOutputChunk) -> dict[str, _Any]:
@@ -15216,7 +15284,9 @@ def _read_ItemsPlanUpdateContent(
     return o
 
 
-_KNOWN_ItemsPlanUpdateContent = frozenset(["type", "planId", "entries", "_meta"])
+_KNOWN_ItemsPlanUpdateContent: frozenset[str] = frozenset(
+    ["type", "planId", "entries", "_meta"]
+)
 
 
 def _encode_ItemsPlanUpdateContent(o: ItemsPlanUpdateContent) -> dict[str, _Any]:
@@ -15378,7 +15448,7 @@ def _decode_PlanEntry(d: _Any, strict: bool) -> PlanEntry:
     return o
 
 
-_KNOWN_PlanEntry = frozenset(["content", "priority", "status", "_meta"])
+_KNOWN_PlanEntry: frozenset[str] = frozenset(["content", "priority", "status", "_meta"])
 
 
 def _encode_PlanEntry(o: PlanEntry) -> dict[str, _Any]:
@@ -15477,7 +15547,7 @@ def _decode_PlanItems(d: _Any, strict: bool) -> PlanItems:
     return o
 
 
-_KNOWN_PlanItems = frozenset(["planId", "entries", "_meta"])
+_KNOWN_PlanItems: frozenset[str] = frozenset(["planId", "entries", "_meta"])
 
 
 def _encode_PlanItems(o: PlanItems) -> dict[str, _Any]:
@@ -15532,7 +15602,7 @@ def _decode_PlanUpdate(d: _Any, strict: bool) -> PlanUpdate:
     return o
 
 
-_KNOWN_PlanUpdate = frozenset(["plan", "_meta"])
+_KNOWN_PlanUpdate: frozenset[str] = frozenset(["plan", "_meta"])
 
 
 def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, _Any]:
@@ -15582,7 +15652,9 @@ def _decode_AvailableCommandsUpdate(d: _Any, strict: bool) -> AvailableCommandsU
     return o
 
 
-_KNOWN_AvailableCommandsUpdate = frozenset(["availableCommands", "_meta"])
+_KNOWN_AvailableCommandsUpdate: frozenset[str] = frozenset(
+    ["availableCommands", "_meta"]
+)
 
 
 def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, _Any]:
@@ -15638,7 +15710,7 @@ def _decode_ConfigOptionUpdate(d: _Any, strict: bool) -> ConfigOptionUpdate:
     return o
 
 
-_KNOWN_ConfigOptionUpdate = frozenset(["configOptions", "_meta"])
+_KNOWN_ConfigOptionUpdate: frozenset[str] = frozenset(["configOptions", "_meta"])
 
 
 def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, _Any]:
@@ -15705,7 +15777,7 @@ def _decode_SessionInfoUpdate(d: _Any, strict: bool) -> SessionInfoUpdate:
     return o
 
 
-_KNOWN_SessionInfoUpdate = frozenset(["title", "updatedAt", "_meta"])
+_KNOWN_SessionInfoUpdate: frozenset[str] = frozenset(["title", "updatedAt", "_meta"])
 
 
 def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, _Any]:
@@ -15772,7 +15844,7 @@ def _decode_Cost(d: _Any, strict: bool) -> Cost:
     return o
 
 
-_KNOWN_Cost = frozenset(["amount", "currency", "_meta"])
+_KNOWN_Cost: frozenset[str] = frozenset(["amount", "currency", "_meta"])
 
 
 def _encode_Cost(o: Cost) -> dict[str, _Any]:
@@ -15862,7 +15934,7 @@ def _decode_UsageUpdate(d: _Any, strict: bool) -> UsageUpdate:
     return o
 
 
-_KNOWN_UsageUpdate = frozenset(["used", "size", "cost", "_meta"])
+_KNOWN_UsageUpdate: frozenset[str] = frozenset(["used", "size", "cost", "_meta"])
 
 
 def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, _Any]:
@@ -15965,7 +16037,7 @@ def _decode_Notice(d: _Any, strict: bool) -> Notice:
     return o
 
 
-_KNOWN_Notice = frozenset(["severity", "title", "description", "_meta"])
+_KNOWN_Notice: frozenset[str] = frozenset(["severity", "title", "description", "_meta"])
 
 
 def _encode_Notice(o: Notice) -> dict[str, _Any]:
@@ -16090,7 +16162,7 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
     return o
 
 
-_KNOWN_CompactionUpdate = frozenset(
+_KNOWN_CompactionUpdate: frozenset[str] = frozenset(
     ["compactionId", "status", "summary", "error", "_meta"]
 )
 
@@ -16168,7 +16240,9 @@ def _decode_CompactionSummaryChunk(d: _Any, strict: bool) -> CompactionSummaryCh
     return o
 
 
-_KNOWN_CompactionSummaryChunk = frozenset(["compactionId", "content", "_meta"])
+_KNOWN_CompactionSummaryChunk: frozenset[str] = frozenset(
+    ["compactionId", "content", "_meta"]
+)
 
 
 def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, _Any]:
@@ -16219,7 +16293,9 @@ def _decode_CompleteElicitationNotification(
     return o
 
 
-_KNOWN_CompleteElicitationNotification = frozenset(["elicitationId", "_meta"])
+_KNOWN_CompleteElicitationNotification: frozenset[str] = frozenset(
+    ["elicitationId", "_meta"]
+)
 
 
 def _encode_CompleteElicitationNotification(
@@ -16281,7 +16357,7 @@ def _decode_ClientRequest(d: _Any, strict: bool) -> ClientRequest:
     return o
 
 
-_KNOWN_ClientRequest = frozenset(["id", "method", "params"])
+_KNOWN_ClientRequest: frozenset[str] = frozenset(["id", "method", "params"])
 
 
 def _encode_ClientRequest(o: ClientRequest) -> dict[str, _Any]:
@@ -16357,7 +16433,7 @@ def _decode_InitializeRequest(d: _Any, strict: bool) -> InitializeRequest:
     return o
 
 
-_KNOWN_InitializeRequest = frozenset(
+_KNOWN_InitializeRequest: frozenset[str] = frozenset(
     ["protocolVersion", "info", "capabilities", "_meta"]
 )
 
@@ -16428,7 +16504,7 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
     return o
 
 
-_KNOWN_ClientCapabilities = frozenset(["auth", "elicitation", "_meta"])
+_KNOWN_ClientCapabilities: frozenset[str] = frozenset(["auth", "elicitation", "_meta"])
 
 
 def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, _Any]:
@@ -16489,7 +16565,7 @@ def _decode_ClientAuthCapabilities(d: _Any, strict: bool) -> ClientAuthCapabilit
     return o
 
 
-_KNOWN_ClientAuthCapabilities = frozenset(["terminal", "_meta"])
+_KNOWN_ClientAuthCapabilities: frozenset[str] = frozenset(["terminal", "_meta"])
 
 
 def _encode_ClientAuthCapabilities(o: ClientAuthCapabilities) -> dict[str, _Any]:
@@ -16529,7 +16605,7 @@ def _decode_TerminalAuthCapabilities(d: _Any, strict: bool) -> TerminalAuthCapab
     return o
 
 
-_KNOWN_TerminalAuthCapabilities = frozenset(["_meta"])
+_KNOWN_TerminalAuthCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_TerminalAuthCapabilities(o: TerminalAuthCapabilities) -> dict[str, _Any]:
@@ -16594,7 +16670,7 @@ def _decode_ElicitationCapabilities(d: _Any, strict: bool) -> ElicitationCapabil
     return o
 
 
-_KNOWN_ElicitationCapabilities = frozenset(["form", "url", "_meta"])
+_KNOWN_ElicitationCapabilities: frozenset[str] = frozenset(["form", "url", "_meta"])
 
 
 def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, _Any]:
@@ -16639,7 +16715,7 @@ def _decode_ElicitationFormCapabilities(
     return o
 
 
-_KNOWN_ElicitationFormCapabilities = frozenset(["_meta"])
+_KNOWN_ElicitationFormCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ElicitationFormCapabilities(
@@ -16678,7 +16754,7 @@ def _decode_ElicitationUrlCapabilities(
     return o
 
 
-_KNOWN_ElicitationUrlCapabilities = frozenset(["_meta"])
+_KNOWN_ElicitationUrlCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ElicitationUrlCapabilities(
@@ -16726,7 +16802,7 @@ def _decode_LoginAuthRequest(d: _Any, strict: bool) -> LoginAuthRequest:
     return o
 
 
-_KNOWN_LoginAuthRequest = frozenset(["methodId", "_meta"])
+_KNOWN_LoginAuthRequest: frozenset[str] = frozenset(["methodId", "_meta"])
 
 
 def _encode_LoginAuthRequest(o: LoginAuthRequest) -> dict[str, _Any]:
@@ -16763,7 +16839,7 @@ def _decode_LogoutAuthRequest(d: _Any, strict: bool) -> LogoutAuthRequest:
     return o
 
 
-_KNOWN_LogoutAuthRequest = frozenset(["_meta"])
+_KNOWN_LogoutAuthRequest: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_LogoutAuthRequest(o: LogoutAuthRequest) -> dict[str, _Any]:
@@ -16837,7 +16913,7 @@ def _decode_NewSessionRequest(d: _Any, strict: bool) -> NewSessionRequest:
     return o
 
 
-_KNOWN_NewSessionRequest = frozenset(
+_KNOWN_NewSessionRequest: frozenset[str] = frozenset(
     ["cwd", "additionalDirectories", "mcpServers", "_meta"]
 )
 
@@ -16925,7 +17001,9 @@ def _read_HttpMcpServer(d: _JsonObject, strict: bool) -> HttpMcpServer:
     return o
 
 
-_KNOWN_HttpMcpServer = frozenset(["type", "name", "url", "headers", "_meta"])
+_KNOWN_HttpMcpServer: frozenset[str] = frozenset(
+    ["type", "name", "url", "headers", "_meta"]
+)
 
 
 def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, _Any]:
@@ -17025,7 +17103,9 @@ def _read_StdioMcpServer(d: _JsonObject, strict: bool) -> StdioMcpServer:
     return o
 
 
-_KNOWN_StdioMcpServer = frozenset(["type", "name", "command", "args", "env", "_meta"])
+_KNOWN_StdioMcpServer: frozenset[str] = frozenset(
+    ["type", "name", "command", "args", "env", "_meta"]
+)
 
 
 def _encode_StdioMcpServer(o: StdioMcpServer) -> dict[str, _Any]:
@@ -17155,7 +17235,7 @@ def _decode_HttpHeader(d: _Any, strict: bool) -> HttpHeader:
     return o
 
 
-_KNOWN_HttpHeader = frozenset(["name", "value", "_meta"])
+_KNOWN_HttpHeader: frozenset[str] = frozenset(["name", "value", "_meta"])
 
 
 def _encode_HttpHeader(o: HttpHeader) -> dict[str, _Any]:
@@ -17228,7 +17308,7 @@ def _decode_McpServerHttp(d: _Any, strict: bool) -> McpServerHttp:
     return o
 
 
-_KNOWN_McpServerHttp = frozenset(["name", "url", "headers", "_meta"])
+_KNOWN_McpServerHttp: frozenset[str] = frozenset(["name", "url", "headers", "_meta"])
 
 
 def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, _Any]:
@@ -17319,7 +17399,9 @@ def _decode_McpServerStdio(d: _Any, strict: bool) -> McpServerStdio:
     return o
 
 
-_KNOWN_McpServerStdio = frozenset(["name", "command", "args", "env", "_meta"])
+_KNOWN_McpServerStdio: frozenset[str] = frozenset(
+    ["name", "command", "args", "env", "_meta"]
+)
 
 
 def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, _Any]:
@@ -17385,7 +17467,7 @@ def _decode_ListSessionsRequest(d: _Any, strict: bool) -> ListSessionsRequest:
     return o
 
 
-_KNOWN_ListSessionsRequest = frozenset(["cwd", "cursor", "_meta"])
+_KNOWN_ListSessionsRequest: frozenset[str] = frozenset(["cwd", "cursor", "_meta"])
 
 
 def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, _Any]:
@@ -17437,7 +17519,7 @@ def _decode_DeleteSessionRequest(d: _Any, strict: bool) -> DeleteSessionRequest:
     return o
 
 
-_KNOWN_DeleteSessionRequest = frozenset(["sessionId", "_meta"])
+_KNOWN_DeleteSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, _Any]:
@@ -17545,7 +17627,7 @@ def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
     return o
 
 
-_KNOWN_ResumeSessionRequest = frozenset(
+_KNOWN_ResumeSessionRequest: frozenset[str] = frozenset(
     ["sessionId", "cwd", "additionalDirectories", "mcpServers", "replayFrom", "_meta"]
 )
 
@@ -17604,7 +17686,7 @@ def _read_StartReplayFrom(d: _JsonObject, strict: bool) -> StartReplayFrom:
     return o
 
 
-_KNOWN_StartReplayFrom = frozenset(["type", "_meta"])
+_KNOWN_StartReplayFrom: frozenset[str] = frozenset(["type", "_meta"])
 
 
 def _encode_StartReplayFrom(o: StartReplayFrom) -> dict[str, _Any]:
@@ -17703,7 +17785,7 @@ def _decode_ReplayFromStart(d: _Any, strict: bool) -> ReplayFromStart:
     return o
 
 
-_KNOWN_ReplayFromStart = frozenset(["_meta"])
+_KNOWN_ReplayFromStart: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ReplayFromStart(o: ReplayFromStart) -> dict[str, _Any]:
@@ -17749,7 +17831,7 @@ def _decode_CloseSessionRequest(d: _Any, strict: bool) -> CloseSessionRequest:
     return o
 
 
-_KNOWN_CloseSessionRequest = frozenset(["sessionId", "_meta"])
+_KNOWN_CloseSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, _Any]:
@@ -17808,7 +17890,9 @@ def _decode_CancelToolCallRequest(d: _Any, strict: bool) -> CancelToolCallReques
     return o
 
 
-_KNOWN_CancelToolCallRequest = frozenset(["sessionId", "toolCallId", "_meta"])
+_KNOWN_CancelToolCallRequest: frozenset[str] = frozenset(
+    ["sessionId", "toolCallId", "_meta"]
+)
 
 
 def _encode_CancelToolCallRequest(o: CancelToolCallRequest) -> dict[str, _Any]:
@@ -17868,7 +17952,9 @@ def _decode_CancelTerminalRequest(d: _Any, strict: bool) -> CancelTerminalReques
     return o
 
 
-_KNOWN_CancelTerminalRequest = frozenset(["sessionId", "terminalId", "_meta"])
+_KNOWN_CancelTerminalRequest: frozenset[str] = frozenset(
+    ["sessionId", "terminalId", "_meta"]
+)
 
 
 def _encode_CancelTerminalRequest(o: CancelTerminalRequest) -> dict[str, _Any]:
@@ -17951,7 +18037,7 @@ def _read_IdSetSessionConfigOptionRequest(
     return o
 
 
-_KNOWN_IdSetSessionConfigOptionRequest = frozenset(
+_KNOWN_IdSetSessionConfigOptionRequest: frozenset[str] = frozenset(
     ["type", "sessionId", "configId", "_meta", "value"]
 )
 
@@ -18040,7 +18126,7 @@ def _read_BooleanSetSessionConfigOptionRequest(
     return o
 
 
-_KNOWN_BooleanSetSessionConfigOptionRequest = frozenset(
+_KNOWN_BooleanSetSessionConfigOptionRequest: frozenset[str] = frozenset(
     ["type", "sessionId", "configId", "_meta", "value"]
 )
 
@@ -18230,7 +18316,7 @@ def _decode_PromptRequest(d: _Any, strict: bool) -> PromptRequest:
     return o
 
 
-_KNOWN_PromptRequest = frozenset(["sessionId", "prompt", "_meta"])
+_KNOWN_PromptRequest: frozenset[str] = frozenset(["sessionId", "prompt", "_meta"])
 
 
 def _encode_PromptRequest(o: PromptRequest) -> dict[str, _Any]:
@@ -18278,7 +18364,7 @@ def _decode_ResultClientResponse(d: _Any, strict: bool) -> ResultClientResponse:
     return o
 
 
-_KNOWN_ResultClientResponse = frozenset(["id", "result"])
+_KNOWN_ResultClientResponse: frozenset[str] = frozenset(["id", "result"])
 
 
 def _encode_ResultClientResponse(o: ResultClientResponse) -> dict[str, _Any]:
@@ -18346,7 +18432,7 @@ def _decode_ErrorClientResponse(d: _Any, strict: bool) -> ErrorClientResponse:
     return o
 
 
-_KNOWN_ErrorClientResponse = frozenset(["id", "error"])
+_KNOWN_ErrorClientResponse: frozenset[str] = frozenset(["id", "error"])
 
 
 def _encode_ErrorClientResponse(o: ErrorClientResponse) -> dict[str, _Any]:
@@ -18427,7 +18513,7 @@ def _decode_RequestPermissionResponse(
     return o
 
 
-_KNOWN_RequestPermissionResponse = frozenset(["outcome", "_meta"])
+_KNOWN_RequestPermissionResponse: frozenset[str] = frozenset(["outcome", "_meta"])
 
 
 def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, _Any]:
@@ -18476,7 +18562,9 @@ def _read_CancelledRequestPermissionOutcome(
     return o
 
 
-_KNOWN_CancelledRequestPermissionOutcome = frozenset(["outcome", "_meta"])
+_KNOWN_CancelledRequestPermissionOutcome: frozenset[str] = frozenset(
+    ["outcome", "_meta"]
+)
 
 
 def _encode_CancelledRequestPermissionOutcome(
@@ -18538,7 +18626,9 @@ def _read_SelectedRequestPermissionOutcome(
     return o
 
 
-_KNOWN_SelectedRequestPermissionOutcome = frozenset(["outcome", "optionId", "_meta"])
+_KNOWN_SelectedRequestPermissionOutcome: frozenset[str] = frozenset(
+    ["outcome", "optionId", "_meta"]
+)
 
 
 def _encode_SelectedRequestPermissionOutcome(
@@ -18651,7 +18741,7 @@ def _decode_CancelledPermissionOutcome(
     return o
 
 
-_KNOWN_CancelledPermissionOutcome = frozenset(["_meta"])
+_KNOWN_CancelledPermissionOutcome: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_CancelledPermissionOutcome(
@@ -18701,7 +18791,7 @@ def _decode_SelectedPermissionOutcome(
     return o
 
 
-_KNOWN_SelectedPermissionOutcome = frozenset(["optionId", "_meta"])
+_KNOWN_SelectedPermissionOutcome: frozenset[str] = frozenset(["optionId", "_meta"])
 
 
 def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str, _Any]:
@@ -18765,7 +18855,9 @@ def _read_AcceptCreateElicitationResponse(
     return o
 
 
-_KNOWN_AcceptCreateElicitationResponse = frozenset(["action", "_meta", "content"])
+_KNOWN_AcceptCreateElicitationResponse: frozenset[str] = frozenset(
+    ["action", "_meta", "content"]
+)
 
 
 def _encode_AcceptCreateElicitationResponse(
@@ -18821,7 +18913,7 @@ def _read_DeclineCreateElicitationResponse(
     return o
 
 
-_KNOWN_DeclineCreateElicitationResponse = frozenset(["action", "_meta"])
+_KNOWN_DeclineCreateElicitationResponse: frozenset[str] = frozenset(["action", "_meta"])
 
 
 def _encode_DeclineCreateElicitationResponse(
@@ -18872,7 +18964,7 @@ def _read_CancelCreateElicitationResponse(
     return o
 
 
-_KNOWN_CancelCreateElicitationResponse = frozenset(["action", "_meta"])
+_KNOWN_CancelCreateElicitationResponse: frozenset[str] = frozenset(["action", "_meta"])
 
 
 def _encode_CancelCreateElicitationResponse(
@@ -19026,7 +19118,7 @@ def _decode_ElicitationAcceptAction(d: _Any, strict: bool) -> ElicitationAcceptA
     return o
 
 
-_KNOWN_ElicitationAcceptAction = frozenset(["content"])
+_KNOWN_ElicitationAcceptAction: frozenset[str] = frozenset(["content"])
 
 
 def _encode_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, _Any]:
@@ -19073,7 +19165,7 @@ def _decode_ClientNotification(d: _Any, strict: bool) -> ClientNotification:
     return o
 
 
-_KNOWN_ClientNotification = frozenset(["method", "params"])
+_KNOWN_ClientNotification: frozenset[str] = frozenset(["method", "params"])
 
 
 def _encode_ClientNotification(o: ClientNotification) -> dict[str, _Any]:
@@ -19123,7 +19215,7 @@ def _decode_CancelSessionNotification(
     return o
 
 
-_KNOWN_CancelSessionNotification = frozenset(["sessionId", "_meta"])
+_KNOWN_CancelSessionNotification: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_CancelSessionNotification(o: CancelSessionNotification) -> dict[str, _Any]:
@@ -19173,7 +19265,7 @@ def _decode_CancelRequestNotification(
     return o
 
 
-_KNOWN_CancelRequestNotification = frozenset(["requestId", "_meta"])
+_KNOWN_CancelRequestNotification: frozenset[str] = frozenset(["requestId", "_meta"])
 
 
 def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, _Any]:

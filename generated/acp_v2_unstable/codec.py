@@ -494,7 +494,7 @@ def _decode_AgentRequest(d: _Any, strict: bool) -> AgentRequest:
     return o
 
 
-_KNOWN_AgentRequest = frozenset(["id", "method", "params"])
+_KNOWN_AgentRequest: frozenset[str] = frozenset(["id", "method", "params"])
 
 
 def _encode_AgentRequest(o: AgentRequest) -> dict[str, _Any]:
@@ -628,7 +628,7 @@ def _decode_RequestPermissionRequest(d: _Any, strict: bool) -> RequestPermission
     return o
 
 
-_KNOWN_RequestPermissionRequest = frozenset(
+_KNOWN_RequestPermissionRequest: frozenset[str] = frozenset(
     ["sessionId", "title", "description", "subject", "options", "_meta"]
 )
 
@@ -704,7 +704,9 @@ def _read_ToolCallRequestPermissionSubject(
     return o
 
 
-_KNOWN_ToolCallRequestPermissionSubject = frozenset(["type", "toolCall", "_meta"])
+_KNOWN_ToolCallRequestPermissionSubject: frozenset[str] = frozenset(
+    ["type", "toolCall", "_meta"]
+)
 
 
 def _encode_ToolCallRequestPermissionSubject(
@@ -810,7 +812,7 @@ def _read_CommandRequestPermissionSubject(
     return o
 
 
-_KNOWN_CommandRequestPermissionSubject = frozenset(
+_KNOWN_CommandRequestPermissionSubject: frozenset[str] = frozenset(
     ["type", "command", "cwd", "toolCallId", "terminalId", "_meta"]
 )
 
@@ -1099,7 +1101,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
     return o
 
 
-_KNOWN_ToolCallUpdate = frozenset(
+_KNOWN_ToolCallUpdate: frozenset[str] = frozenset(
     [
         "toolCallId",
         "name",
@@ -1262,7 +1264,7 @@ def _read_ContentToolCallContent(
     return o
 
 
-_KNOWN_ContentToolCallContent = frozenset(["type", "content", "_meta"])
+_KNOWN_ContentToolCallContent: frozenset[str] = frozenset(["type", "content", "_meta"])
 
 
 def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, _Any]:
@@ -1335,7 +1337,9 @@ def _read_DiffToolCallContent(d: _JsonObject, strict: bool) -> DiffToolCallConte
     return o
 
 
-_KNOWN_DiffToolCallContent = frozenset(["type", "changes", "patch", "_meta"])
+_KNOWN_DiffToolCallContent: frozenset[str] = frozenset(
+    ["type", "changes", "patch", "_meta"]
+)
 
 
 def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, _Any]:
@@ -1397,7 +1401,9 @@ def _read_TerminalToolCallContent(
     return o
 
 
-_KNOWN_TerminalToolCallContent = frozenset(["type", "terminalId", "_meta"])
+_KNOWN_TerminalToolCallContent: frozenset[str] = frozenset(
+    ["type", "terminalId", "_meta"]
+)
 
 
 def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, _Any]:
@@ -1534,7 +1540,9 @@ def _read_TextContentBlock(d: _JsonObject, strict: bool) -> TextContentBlock:
     return o
 
 
-_KNOWN_TextContentBlock = frozenset(["type", "text", "annotations", "_meta"])
+_KNOWN_TextContentBlock: frozenset[str] = frozenset(
+    ["type", "text", "annotations", "_meta"]
+)
 
 
 def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, _Any]:
@@ -1635,7 +1643,7 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
     return o
 
 
-_KNOWN_ImageContentBlock = frozenset(
+_KNOWN_ImageContentBlock: frozenset[str] = frozenset(
     ["type", "data", "mimeType", "uri", "annotations", "_meta"]
 )
 
@@ -1728,7 +1736,7 @@ def _read_AudioContentBlock(d: _JsonObject, strict: bool) -> AudioContentBlock:
     return o
 
 
-_KNOWN_AudioContentBlock = frozenset(
+_KNOWN_AudioContentBlock: frozenset[str] = frozenset(
     ["type", "data", "mimeType", "annotations", "_meta"]
 )
 
@@ -1908,7 +1916,7 @@ def _read_ResourceLinkContentBlock(
     return o
 
 
-_KNOWN_ResourceLinkContentBlock = frozenset(
+_KNOWN_ResourceLinkContentBlock: frozenset[str] = frozenset(
     [
         "type",
         "name",
@@ -2013,7 +2021,9 @@ def _read_ResourceContentBlock(d: _JsonObject, strict: bool) -> ResourceContentB
     return o
 
 
-_KNOWN_ResourceContentBlock = frozenset(["type", "resource", "annotations", "_meta"])
+_KNOWN_ResourceContentBlock: frozenset[str] = frozenset(
+    ["type", "resource", "annotations", "_meta"]
+)
 
 
 def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, _Any]:
@@ -2174,7 +2184,9 @@ def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
     return o
 
 
-_KNOWN_Annotations = frozenset(["audience", "lastModified", "priority", "_meta"])
+_KNOWN_Annotations: frozenset[str] = frozenset(
+    ["audience", "lastModified", "priority", "_meta"]
+)
 
 
 def _encode_Annotations(o: Annotations) -> dict[str, _Any]:
@@ -2263,7 +2275,7 @@ def _decode_TextContent(d: _Any, strict: bool) -> TextContent:
     return o
 
 
-_KNOWN_TextContent = frozenset(["text", "annotations", "_meta"])
+_KNOWN_TextContent: frozenset[str] = frozenset(["text", "annotations", "_meta"])
 
 
 def _encode_TextContent(o: TextContent) -> dict[str, _Any]:
@@ -2359,7 +2371,9 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
     return o
 
 
-_KNOWN_ImageContent = frozenset(["data", "mimeType", "uri", "annotations", "_meta"])
+_KNOWN_ImageContent: frozenset[str] = frozenset(
+    ["data", "mimeType", "uri", "annotations", "_meta"]
+)
 
 
 def _encode_ImageContent(o: ImageContent) -> dict[str, _Any]:
@@ -2441,7 +2455,9 @@ def _decode_AudioContent(d: _Any, strict: bool) -> AudioContent:
     return o
 
 
-_KNOWN_AudioContent = frozenset(["data", "mimeType", "annotations", "_meta"])
+_KNOWN_AudioContent: frozenset[str] = frozenset(
+    ["data", "mimeType", "annotations", "_meta"]
+)
 
 
 def _encode_AudioContent(o: AudioContent) -> dict[str, _Any]:
@@ -2553,7 +2569,7 @@ def _decode_Icon(d: _Any, strict: bool) -> Icon:
     return o
 
 
-_KNOWN_Icon = frozenset(["src", "mimeType", "sizes", "theme", "_meta"])
+_KNOWN_Icon: frozenset[str] = frozenset(["src", "mimeType", "sizes", "theme", "_meta"])
 
 
 def _encode_Icon(o: Icon) -> dict[str, _Any]:
@@ -2743,7 +2759,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
     return o
 
 
-_KNOWN_ResourceLink = frozenset(
+_KNOWN_ResourceLink: frozenset[str] = frozenset(
     [
         "name",
         "uri",
@@ -2886,7 +2902,9 @@ def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
     return o
 
 
-_KNOWN_TextResourceContents = frozenset(["text", "uri", "mimeType", "_meta"])
+_KNOWN_TextResourceContents: frozenset[str] = frozenset(
+    ["text", "uri", "mimeType", "_meta"]
+)
 
 
 def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, _Any]:
@@ -2965,7 +2983,9 @@ def _decode_BlobResourceContents(d: _Any, strict: bool) -> BlobResourceContents:
     return o
 
 
-_KNOWN_BlobResourceContents = frozenset(["blob", "uri", "mimeType", "_meta"])
+_KNOWN_BlobResourceContents: frozenset[str] = frozenset(
+    ["blob", "uri", "mimeType", "_meta"]
+)
 
 
 def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, _Any]:
@@ -3031,7 +3051,9 @@ def _decode_EmbeddedResource(d: _Any, strict: bool) -> EmbeddedResource:
     return o
 
 
-_KNOWN_EmbeddedResource = frozenset(["resource", "annotations", "_meta"])
+_KNOWN_EmbeddedResource: frozenset[str] = frozenset(
+    ["resource", "annotations", "_meta"]
+)
 
 
 def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, _Any]:
@@ -3090,7 +3112,7 @@ def _decode_Content(d: _Any, strict: bool) -> Content:
     return o
 
 
-_KNOWN_Content = frozenset(["content", "_meta"])
+_KNOWN_Content: frozenset[str] = frozenset(["content", "_meta"])
 
 
 def _encode_Content(o: Content) -> dict[str, _Any]:
@@ -3184,7 +3206,9 @@ def _read_AddDiffChange(d: _JsonObject, strict: bool) -> AddDiffChange:
     return o
 
 
-_KNOWN_AddDiffChange = frozenset(["operation", "fileType", "mimeType", "_meta", "path"])
+_KNOWN_AddDiffChange: frozenset[str] = frozenset(
+    ["operation", "fileType", "mimeType", "_meta", "path"]
+)
 
 
 def _encode_AddDiffChange(o: AddDiffChange) -> dict[str, _Any]:
@@ -3293,7 +3317,7 @@ def _read_DeleteDiffChange(d: _JsonObject, strict: bool) -> DeleteDiffChange:
     return o
 
 
-_KNOWN_DeleteDiffChange = frozenset(
+_KNOWN_DeleteDiffChange: frozenset[str] = frozenset(
     ["operation", "fileType", "mimeType", "_meta", "path"]
 )
 
@@ -3404,7 +3428,7 @@ def _read_ModifyDiffChange(d: _JsonObject, strict: bool) -> ModifyDiffChange:
     return o
 
 
-_KNOWN_ModifyDiffChange = frozenset(
+_KNOWN_ModifyDiffChange: frozenset[str] = frozenset(
     ["operation", "fileType", "mimeType", "_meta", "path"]
 )
 
@@ -3526,7 +3550,7 @@ def _read_MoveDiffChange(d: _JsonObject, strict: bool) -> MoveDiffChange:
     return o
 
 
-_KNOWN_MoveDiffChange = frozenset(
+_KNOWN_MoveDiffChange: frozenset[str] = frozenset(
     ["operation", "fileType", "mimeType", "_meta", "oldPath", "path"]
 )
 
@@ -3649,7 +3673,7 @@ def _read_CopyDiffChange(d: _JsonObject, strict: bool) -> CopyDiffChange:
     return o
 
 
-_KNOWN_CopyDiffChange = frozenset(
+_KNOWN_CopyDiffChange: frozenset[str] = frozenset(
     ["operation", "fileType", "mimeType", "_meta", "oldPath", "path"]
 )
 
@@ -3862,7 +3886,7 @@ def _decode_DiffPathChange(d: _Any, strict: bool) -> DiffPathChange:
     return o
 
 
-_KNOWN_DiffPathChange = frozenset(["path"])
+_KNOWN_DiffPathChange: frozenset[str] = frozenset(["path"])
 
 
 def _encode_DiffPathChange(o: DiffPathChange) -> dict[str, _Any]:
@@ -3904,7 +3928,7 @@ def _decode_DiffPathPairChange(d: _Any, strict: bool) -> DiffPathPairChange:
     return o
 
 
-_KNOWN_DiffPathPairChange = frozenset(["oldPath", "path"])
+_KNOWN_DiffPathPairChange: frozenset[str] = frozenset(["oldPath", "path"])
 
 
 def _encode_DiffPathPairChange(o: DiffPathPairChange) -> dict[str, _Any]:
@@ -3965,7 +3989,7 @@ def _decode_DiffPatch(d: _Any, strict: bool) -> DiffPatch:
     return o
 
 
-_KNOWN_DiffPatch = frozenset(["format", "text", "_meta"])
+_KNOWN_DiffPatch: frozenset[str] = frozenset(["format", "text", "_meta"])
 
 
 def _encode_DiffPatch(o: DiffPatch) -> dict[str, _Any]:
@@ -4048,7 +4072,7 @@ def _decode_Diff(d: _Any, strict: bool) -> Diff:
     return o
 
 
-_KNOWN_Diff = frozenset(["changes", "patch", "_meta"])
+_KNOWN_Diff: frozenset[str] = frozenset(["changes", "patch", "_meta"])
 
 
 def _encode_Diff(o: Diff) -> dict[str, _Any]:
@@ -4103,7 +4127,7 @@ def _decode_Terminal(d: _Any, strict: bool) -> Terminal:
     return o
 
 
-_KNOWN_Terminal = frozenset(["terminalId", "_meta"])
+_KNOWN_Terminal: frozenset[str] = frozenset(["terminalId", "_meta"])
 
 
 def _encode_Terminal(o: Terminal) -> dict[str, _Any]:
@@ -4177,7 +4201,7 @@ def _decode_ToolCallLocation(d: _Any, strict: bool) -> ToolCallLocation:
     return o
 
 
-_KNOWN_ToolCallLocation = frozenset(["path", "line", "_meta"])
+_KNOWN_ToolCallLocation: frozenset[str] = frozenset(["path", "line", "_meta"])
 
 
 def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, _Any]:
@@ -4233,7 +4257,7 @@ def _decode_ToolCallCapabilities(d: _Any, strict: bool) -> ToolCallCapabilities:
     return o
 
 
-_KNOWN_ToolCallCapabilities = frozenset(["cancel", "_meta"])
+_KNOWN_ToolCallCapabilities: frozenset[str] = frozenset(["cancel", "_meta"])
 
 
 def _encode_ToolCallCapabilities(o: ToolCallCapabilities) -> dict[str, _Any]:
@@ -4275,7 +4299,7 @@ def _decode_ToolCallCancelCapabilities(
     return o
 
 
-_KNOWN_ToolCallCancelCapabilities = frozenset(["_meta"])
+_KNOWN_ToolCallCancelCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ToolCallCancelCapabilities(
@@ -4325,7 +4349,7 @@ def _decode_ToolCallPermissionSubject(
     return o
 
 
-_KNOWN_ToolCallPermissionSubject = frozenset(["toolCall", "_meta"])
+_KNOWN_ToolCallPermissionSubject: frozenset[str] = frozenset(["toolCall", "_meta"])
 
 
 def _encode_ToolCallPermissionSubject(o: ToolCallPermissionSubject) -> dict[str, _Any]:
@@ -4416,7 +4440,7 @@ def _decode_CommandPermissionSubject(d: _Any, strict: bool) -> CommandPermission
     return o
 
 
-_KNOWN_CommandPermissionSubject = frozenset(
+_KNOWN_CommandPermissionSubject: frozenset[str] = frozenset(
     ["command", "cwd", "toolCallId", "terminalId", "_meta"]
 )
 
@@ -4499,7 +4523,9 @@ def _decode_PermissionOption(d: _Any, strict: bool) -> PermissionOption:
     return o
 
 
-_KNOWN_PermissionOption = frozenset(["optionId", "name", "kind", "_meta"])
+_KNOWN_PermissionOption: frozenset[str] = frozenset(
+    ["optionId", "name", "kind", "_meta"]
+)
 
 
 def _encode_PermissionOption(o: PermissionOption) -> dict[str, _Any]:
@@ -4616,7 +4642,7 @@ def _read_FormCreateElicitationRequest(
     return o
 
 
-_KNOWN_FormCreateElicitationRequest = frozenset(
+_KNOWN_FormCreateElicitationRequest: frozenset[str] = frozenset(
     [
         "mode",
         "message",
@@ -4743,7 +4769,7 @@ def _read_UrlCreateElicitationRequest(
     return o
 
 
-_KNOWN_UrlCreateElicitationRequest = frozenset(
+_KNOWN_UrlCreateElicitationRequest: frozenset[str] = frozenset(
     [
         "mode",
         "message",
@@ -4943,7 +4969,7 @@ def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSession
     return o
 
 
-_KNOWN_ElicitationSessionScope = frozenset(["sessionId", "toolCallId"])
+_KNOWN_ElicitationSessionScope: frozenset[str] = frozenset(["sessionId", "toolCallId"])
 
 
 def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, _Any]:
@@ -4977,7 +5003,7 @@ def _decode_ElicitationRequestScope(d: _Any, strict: bool) -> ElicitationRequest
     return o
 
 
-_KNOWN_ElicitationRequestScope = frozenset(["requestId"])
+_KNOWN_ElicitationRequestScope: frozenset[str] = frozenset(["requestId"])
 
 
 def _encode_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, _Any]:
@@ -5084,7 +5110,7 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
     return o
 
 
-_KNOWN_ElicitationSchema = frozenset(
+_KNOWN_ElicitationSchema: frozenset[str] = frozenset(
     ["type", "title", "properties", "required", "description", "_meta"]
 )
 
@@ -5318,7 +5344,7 @@ def _read_StringElicitationPropertySchema(
     return o
 
 
-_KNOWN_StringElicitationPropertySchema = frozenset(
+_KNOWN_StringElicitationPropertySchema: frozenset[str] = frozenset(
     [
         "type",
         "title",
@@ -5506,7 +5532,7 @@ def _read_NumberElicitationPropertySchema(
     return o
 
 
-_KNOWN_NumberElicitationPropertySchema = frozenset(
+_KNOWN_NumberElicitationPropertySchema: frozenset[str] = frozenset(
     ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
 )
 
@@ -5679,7 +5705,7 @@ def _read_IntegerElicitationPropertySchema(
     return o
 
 
-_KNOWN_IntegerElicitationPropertySchema = frozenset(
+_KNOWN_IntegerElicitationPropertySchema: frozenset[str] = frozenset(
     ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
 )
 
@@ -5793,7 +5819,7 @@ def _read_BooleanElicitationPropertySchema(
     return o
 
 
-_KNOWN_BooleanElicitationPropertySchema = frozenset(
+_KNOWN_BooleanElicitationPropertySchema: frozenset[str] = frozenset(
     ["type", "title", "description", "default", "_meta"]
 )
 
@@ -5962,7 +5988,7 @@ def _read_ArrayElicitationPropertySchema(
     return o
 
 
-_KNOWN_ArrayElicitationPropertySchema = frozenset(
+_KNOWN_ArrayElicitationPropertySchema: frozenset[str] = frozenset(
     [
         "type",
         "title",
@@ -6160,7 +6186,9 @@ def _decode_EnumOption(d: _Any, strict: bool) -> EnumOption:
     return o
 
 
-_KNOWN_EnumOption = frozenset(["const", "title", "description", "_meta"])
+_KNOWN_EnumOption: frozenset[str] = frozenset(
+    ["const", "title", "description", "_meta"]
+)
 
 
 def _encode_EnumOption(o: EnumOption) -> dict[str, _Any]:
@@ -6354,7 +6382,7 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
     return o
 
 
-_KNOWN_StringPropertySchema = frozenset(
+_KNOWN_StringPropertySchema: frozenset[str] = frozenset(
     [
         "title",
         "description",
@@ -6525,7 +6553,7 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
     return o
 
 
-_KNOWN_NumberPropertySchema = frozenset(
+_KNOWN_NumberPropertySchema: frozenset[str] = frozenset(
     ["title", "description", "minimum", "maximum", "default", "_meta"]
 )
 
@@ -6682,7 +6710,7 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
     return o
 
 
-_KNOWN_IntegerPropertySchema = frozenset(
+_KNOWN_IntegerPropertySchema: frozenset[str] = frozenset(
     ["title", "description", "minimum", "maximum", "default", "_meta"]
 )
 
@@ -6780,7 +6808,9 @@ def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchem
     return o
 
 
-_KNOWN_BooleanPropertySchema = frozenset(["title", "description", "default", "_meta"])
+_KNOWN_BooleanPropertySchema: frozenset[str] = frozenset(
+    ["title", "description", "default", "_meta"]
+)
 
 
 def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, _Any]:
@@ -6847,7 +6877,7 @@ def _read_MultiSelectItemsString(
     return o
 
 
-_KNOWN_MultiSelectItemsString = frozenset(["type", "enum", "_meta"])
+_KNOWN_MultiSelectItemsString: frozenset[str] = frozenset(["type", "enum", "_meta"])
 
 
 def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, _Any]:
@@ -6968,7 +6998,7 @@ def _decode_StringMultiSelectItems(d: _Any, strict: bool) -> StringMultiSelectIt
     return o
 
 
-_KNOWN_StringMultiSelectItems = frozenset(["enum", "_meta"])
+_KNOWN_StringMultiSelectItems: frozenset[str] = frozenset(["enum", "_meta"])
 
 
 def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, _Any]:
@@ -7016,7 +7046,7 @@ def _decode_TitledMultiSelectItems(d: _Any, strict: bool) -> TitledMultiSelectIt
     return o
 
 
-_KNOWN_TitledMultiSelectItems = frozenset(["anyOf", "_meta"])
+_KNOWN_TitledMultiSelectItems: frozenset[str] = frozenset(["anyOf", "_meta"])
 
 
 def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, _Any]:
@@ -7162,7 +7192,7 @@ def _decode_MultiSelectPropertySchema(
     return o
 
 
-_KNOWN_MultiSelectPropertySchema = frozenset(
+_KNOWN_MultiSelectPropertySchema: frozenset[str] = frozenset(
     ["title", "description", "minItems", "maxItems", "items", "default", "_meta"]
 )
 
@@ -7235,7 +7265,7 @@ def _decode_ElicitationFormMode(d: _Any, strict: bool) -> ElicitationFormMode:
     return o
 
 
-_KNOWN_ElicitationFormMode = frozenset(
+_KNOWN_ElicitationFormMode: frozenset[str] = frozenset(
     ["requestedSchema", "sessionId", "toolCallId", "requestId"]
 )
 
@@ -7314,7 +7344,7 @@ def _decode_ElicitationUrlMode(d: _Any, strict: bool) -> ElicitationUrlMode:
     return o
 
 
-_KNOWN_ElicitationUrlMode = frozenset(
+_KNOWN_ElicitationUrlMode: frozenset[str] = frozenset(
     ["elicitationId", "url", "sessionId", "toolCallId", "requestId"]
 )
 
@@ -7404,7 +7434,7 @@ def _decode_MessageMcpRequest(d: _Any, strict: bool) -> MessageMcpRequest:
     return o
 
 
-_KNOWN_MessageMcpRequest = frozenset(
+_KNOWN_MessageMcpRequest: frozenset[str] = frozenset(
     ["serverId", "requestId", "method", "params", "_meta"]
 )
 
@@ -7470,7 +7500,7 @@ def _decode_ResultAgentResponse(d: _Any, strict: bool) -> ResultAgentResponse:
     return o
 
 
-_KNOWN_ResultAgentResponse = frozenset(["id", "result"])
+_KNOWN_ResultAgentResponse: frozenset[str] = frozenset(["id", "result"])
 
 
 def _encode_ResultAgentResponse(o: ResultAgentResponse) -> dict[str, _Any]:
@@ -7538,7 +7568,7 @@ def _decode_ErrorAgentResponse(d: _Any, strict: bool) -> ErrorAgentResponse:
     return o
 
 
-_KNOWN_ErrorAgentResponse = frozenset(["id", "error"])
+_KNOWN_ErrorAgentResponse: frozenset[str] = frozenset(["id", "error"])
 
 
 def _encode_ErrorAgentResponse(o: ErrorAgentResponse) -> dict[str, _Any]:
@@ -7652,7 +7682,7 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
     return o
 
 
-_KNOWN_InitializeResponse = frozenset(
+_KNOWN_InitializeResponse: frozenset[str] = frozenset(
     ["protocolVersion", "info", "capabilities", "authMethods", "_meta"]
 )
 
@@ -7736,7 +7766,7 @@ def _decode_Implementation(d: _Any, strict: bool) -> Implementation:
     return o
 
 
-_KNOWN_Implementation = frozenset(["name", "title", "version", "_meta"])
+_KNOWN_Implementation: frozenset[str] = frozenset(["name", "title", "version", "_meta"])
 
 
 def _encode_Implementation(o: Implementation) -> dict[str, _Any]:
@@ -7821,7 +7851,9 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
     return o
 
 
-_KNOWN_AgentCapabilities = frozenset(["session", "auth", "providers", "_meta"])
+_KNOWN_AgentCapabilities: frozenset[str] = frozenset(
+    ["session", "auth", "providers", "_meta"]
+)
 
 
 def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, _Any]:
@@ -8009,7 +8041,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
     return o
 
 
-_KNOWN_SessionCapabilities = frozenset(
+_KNOWN_SessionCapabilities: frozenset[str] = frozenset(
     [
         "prompt",
         "mcp",
@@ -8148,7 +8180,9 @@ def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
     return o
 
 
-_KNOWN_PromptCapabilities = frozenset(["image", "audio", "embeddedContext", "_meta"])
+_KNOWN_PromptCapabilities: frozenset[str] = frozenset(
+    ["image", "audio", "embeddedContext", "_meta"]
+)
 
 
 def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, _Any]:
@@ -8200,7 +8234,7 @@ def _decode_PromptImageCapabilities(d: _Any, strict: bool) -> PromptImageCapabil
     return o
 
 
-_KNOWN_PromptImageCapabilities = frozenset(["_meta"])
+_KNOWN_PromptImageCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_PromptImageCapabilities(o: PromptImageCapabilities) -> dict[str, _Any]:
@@ -8235,7 +8269,7 @@ def _decode_PromptAudioCapabilities(d: _Any, strict: bool) -> PromptAudioCapabil
     return o
 
 
-_KNOWN_PromptAudioCapabilities = frozenset(["_meta"])
+_KNOWN_PromptAudioCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_PromptAudioCapabilities(o: PromptAudioCapabilities) -> dict[str, _Any]:
@@ -8272,7 +8306,7 @@ def _decode_PromptEmbeddedContextCapabilities(
     return o
 
 
-_KNOWN_PromptEmbeddedContextCapabilities = frozenset(["_meta"])
+_KNOWN_PromptEmbeddedContextCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_PromptEmbeddedContextCapabilities(
@@ -8351,7 +8385,7 @@ def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
     return o
 
 
-_KNOWN_McpCapabilities = frozenset(["stdio", "http", "acp", "_meta"])
+_KNOWN_McpCapabilities: frozenset[str] = frozenset(["stdio", "http", "acp", "_meta"])
 
 
 def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, _Any]:
@@ -8395,7 +8429,7 @@ def _decode_McpStdioCapabilities(d: _Any, strict: bool) -> McpStdioCapabilities:
     return o
 
 
-_KNOWN_McpStdioCapabilities = frozenset(["_meta"])
+_KNOWN_McpStdioCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_McpStdioCapabilities(o: McpStdioCapabilities) -> dict[str, _Any]:
@@ -8430,7 +8464,7 @@ def _decode_McpHttpCapabilities(d: _Any, strict: bool) -> McpHttpCapabilities:
     return o
 
 
-_KNOWN_McpHttpCapabilities = frozenset(["_meta"])
+_KNOWN_McpHttpCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_McpHttpCapabilities(o: McpHttpCapabilities) -> dict[str, _Any]:
@@ -8465,7 +8499,7 @@ def _decode_McpAcpCapabilities(d: _Any, strict: bool) -> McpAcpCapabilities:
     return o
 
 
-_KNOWN_McpAcpCapabilities = frozenset(["_meta"])
+_KNOWN_McpAcpCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_McpAcpCapabilities(o: McpAcpCapabilities) -> dict[str, _Any]:
@@ -8502,7 +8536,7 @@ def _decode_SessionDeleteCapabilities(
     return o
 
 
-_KNOWN_SessionDeleteCapabilities = frozenset(["_meta"])
+_KNOWN_SessionDeleteCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, _Any]:
@@ -8539,7 +8573,7 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
     return o
 
 
-_KNOWN_SessionAdditionalDirectoriesCapabilities = frozenset(["_meta"])
+_KNOWN_SessionAdditionalDirectoriesCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionAdditionalDirectoriesCapabilities(
@@ -8596,7 +8630,7 @@ def _decode_SessionSystemPromptCapabilities(
     return o
 
 
-_KNOWN_SessionSystemPromptCapabilities = frozenset(["mode", "_meta"])
+_KNOWN_SessionSystemPromptCapabilities: frozenset[str] = frozenset(["mode", "_meta"])
 
 
 def _encode_SessionSystemPromptCapabilities(
@@ -8660,7 +8694,9 @@ def _decode_SessionSystemPromptModeCapabilities(
     return o
 
 
-_KNOWN_SessionSystemPromptModeCapabilities = frozenset(["override", "_meta"])
+_KNOWN_SessionSystemPromptModeCapabilities: frozenset[str] = frozenset(
+    ["override", "_meta"]
+)
 
 
 def _encode_SessionSystemPromptModeCapabilities(
@@ -8706,7 +8742,7 @@ def _decode_SessionSystemPromptOverrideCapabilities(
     return o
 
 
-_KNOWN_SessionSystemPromptOverrideCapabilities = frozenset(["_meta"])
+_KNOWN_SessionSystemPromptOverrideCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionSystemPromptOverrideCapabilities(
@@ -8743,7 +8779,7 @@ def _decode_SessionForkCapabilities(d: _Any, strict: bool) -> SessionForkCapabil
     return o
 
 
-_KNOWN_SessionForkCapabilities = frozenset(["_meta"])
+_KNOWN_SessionForkCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionForkCapabilities(o: SessionForkCapabilities) -> dict[str, _Any]:
@@ -8780,7 +8816,7 @@ def _decode_SessionArchiveCapabilities(
     return o
 
 
-_KNOWN_SessionArchiveCapabilities = frozenset(["_meta"])
+_KNOWN_SessionArchiveCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionArchiveCapabilities(
@@ -8819,7 +8855,7 @@ def _decode_SessionStatusCapabilities(
     return o
 
 
-_KNOWN_SessionStatusCapabilities = frozenset(["_meta"])
+_KNOWN_SessionStatusCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionStatusCapabilities(o: SessionStatusCapabilities) -> dict[str, _Any]:
@@ -8854,7 +8890,7 @@ def _decode_SessionTitleCapabilities(d: _Any, strict: bool) -> SessionTitleCapab
     return o
 
 
-_KNOWN_SessionTitleCapabilities = frozenset(["_meta"])
+_KNOWN_SessionTitleCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionTitleCapabilities(o: SessionTitleCapabilities) -> dict[str, _Any]:
@@ -8903,7 +8939,7 @@ def _decode_AgentAuthCapabilities(d: _Any, strict: bool) -> AgentAuthCapabilitie
     return o
 
 
-_KNOWN_AgentAuthCapabilities = frozenset(["status", "_meta"])
+_KNOWN_AgentAuthCapabilities: frozenset[str] = frozenset(["status", "_meta"])
 
 
 def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, _Any]:
@@ -8943,7 +8979,7 @@ def _decode_AuthStatusCapabilities(d: _Any, strict: bool) -> AuthStatusCapabilit
     return o
 
 
-_KNOWN_AuthStatusCapabilities = frozenset(["_meta"])
+_KNOWN_AuthStatusCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_AuthStatusCapabilities(o: AuthStatusCapabilities) -> dict[str, _Any]:
@@ -8978,7 +9014,7 @@ def _decode_ProvidersCapabilities(d: _Any, strict: bool) -> ProvidersCapabilitie
     return o
 
 
-_KNOWN_ProvidersCapabilities = frozenset(["_meta"])
+_KNOWN_ProvidersCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ProvidersCapabilities(o: ProvidersCapabilities) -> dict[str, _Any]:
@@ -9087,7 +9123,7 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
     return o
 
 
-_KNOWN_TerminalAuthMethod = frozenset(
+_KNOWN_TerminalAuthMethod: frozenset[str] = frozenset(
     ["type", "methodId", "name", "description", "args", "env", "_meta"]
 )
 
@@ -9183,7 +9219,9 @@ def _read_AgentAuthMethod(d: _JsonObject, strict: bool) -> AgentAuthMethod:
     return o
 
 
-_KNOWN_AgentAuthMethod = frozenset(["type", "methodId", "name", "description", "_meta"])
+_KNOWN_AgentAuthMethod: frozenset[str] = frozenset(
+    ["type", "methodId", "name", "description", "_meta"]
+)
 
 
 def _encode_AgentAuthMethod(o: AgentAuthMethod) -> dict[str, _Any]:
@@ -9338,7 +9376,7 @@ def _decode_EnvVariable(d: _Any, strict: bool) -> EnvVariable:
     return o
 
 
-_KNOWN_EnvVariable = frozenset(["name", "value", "_meta"])
+_KNOWN_EnvVariable: frozenset[str] = frozenset(["name", "value", "_meta"])
 
 
 def _encode_EnvVariable(o: EnvVariable) -> dict[str, _Any]:
@@ -9442,7 +9480,7 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
     return o
 
 
-_KNOWN_AuthMethodTerminal = frozenset(
+_KNOWN_AuthMethodTerminal: frozenset[str] = frozenset(
     ["methodId", "name", "description", "args", "env", "_meta"]
 )
 
@@ -9529,7 +9567,9 @@ def _decode_AuthMethodAgent(d: _Any, strict: bool) -> AuthMethodAgent:
     return o
 
 
-_KNOWN_AuthMethodAgent = frozenset(["methodId", "name", "description", "_meta"])
+_KNOWN_AuthMethodAgent: frozenset[str] = frozenset(
+    ["methodId", "name", "description", "_meta"]
+)
 
 
 def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, _Any]:
@@ -9570,7 +9610,7 @@ def _decode_LoginAuthResponse(d: _Any, strict: bool) -> LoginAuthResponse:
     return o
 
 
-_KNOWN_LoginAuthResponse = frozenset(["_meta"])
+_KNOWN_LoginAuthResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_LoginAuthResponse(o: LoginAuthResponse) -> dict[str, _Any]:
@@ -9616,7 +9656,7 @@ def _decode_ListProvidersResponse(d: _Any, strict: bool) -> ListProvidersRespons
     return o
 
 
-_KNOWN_ListProvidersResponse = frozenset(["providers", "_meta"])
+_KNOWN_ListProvidersResponse: frozenset[str] = frozenset(["providers", "_meta"])
 
 
 def _encode_ListProvidersResponse(o: ListProvidersResponse) -> dict[str, _Any]:
@@ -9700,7 +9740,7 @@ def _decode_ProviderInfo(d: _Any, strict: bool) -> ProviderInfo:
     return o
 
 
-_KNOWN_ProviderInfo = frozenset(
+_KNOWN_ProviderInfo: frozenset[str] = frozenset(
     ["providerId", "supported", "required", "current", "_meta"]
 )
 
@@ -9794,7 +9834,9 @@ def _decode_ProviderCurrentConfig(d: _Any, strict: bool) -> ProviderCurrentConfi
     return o
 
 
-_KNOWN_ProviderCurrentConfig = frozenset(["apiType", "baseUrl", "_meta"])
+_KNOWN_ProviderCurrentConfig: frozenset[str] = frozenset(
+    ["apiType", "baseUrl", "_meta"]
+)
 
 
 def _encode_ProviderCurrentConfig(o: ProviderCurrentConfig) -> dict[str, _Any]:
@@ -9834,7 +9876,7 @@ def _decode_SetProviderResponse(d: _Any, strict: bool) -> SetProviderResponse:
     return o
 
 
-_KNOWN_SetProviderResponse = frozenset(["_meta"])
+_KNOWN_SetProviderResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SetProviderResponse(o: SetProviderResponse) -> dict[str, _Any]:
@@ -9869,7 +9911,7 @@ def _decode_DisableProviderResponse(d: _Any, strict: bool) -> DisableProviderRes
     return o
 
 
-_KNOWN_DisableProviderResponse = frozenset(["_meta"])
+_KNOWN_DisableProviderResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_DisableProviderResponse(o: DisableProviderResponse) -> dict[str, _Any]:
@@ -9904,7 +9946,7 @@ def _decode_LogoutAuthResponse(d: _Any, strict: bool) -> LogoutAuthResponse:
     return o
 
 
-_KNOWN_LogoutAuthResponse = frozenset(["_meta"])
+_KNOWN_LogoutAuthResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_LogoutAuthResponse(o: LogoutAuthResponse) -> dict[str, _Any]:
@@ -9968,7 +10010,7 @@ def _decode_AuthStatusResponse(d: _Any, strict: bool) -> AuthStatusResponse:
     return o
 
 
-_KNOWN_AuthStatusResponse = frozenset(["state", "accounts", "_meta"])
+_KNOWN_AuthStatusResponse: frozenset[str] = frozenset(["state", "accounts", "_meta"])
 
 
 def _encode_AuthStatusResponse(o: AuthStatusResponse) -> dict[str, _Any]:
@@ -10093,7 +10135,7 @@ def _decode_AuthAccount(d: _Any, strict: bool) -> AuthAccount:
     return o
 
 
-_KNOWN_AuthAccount = frozenset(
+_KNOWN_AuthAccount: frozenset[str] = frozenset(
     ["label", "active", "name", "email", "organization", "_meta"]
 )
 
@@ -10191,7 +10233,7 @@ def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
     return o
 
 
-_KNOWN_NewSessionResponse = frozenset(
+_KNOWN_NewSessionResponse: frozenset[str] = frozenset(
     ["sessionId", "configOptions", "availableCommands", "_meta"]
 )
 
@@ -10332,7 +10374,7 @@ def _read_SelectSessionConfigOption(
     return o
 
 
-_KNOWN_SelectSessionConfigOption = frozenset(
+_KNOWN_SelectSessionConfigOption: frozenset[str] = frozenset(
     [
         "type",
         "configId",
@@ -10481,7 +10523,7 @@ def _read_BooleanSessionConfigOption(
     return o
 
 
-_KNOWN_BooleanSessionConfigOption = frozenset(
+_KNOWN_BooleanSessionConfigOption: frozenset[str] = frozenset(
     ["type", "configId", "name", "description", "category", "_meta", "currentValue"]
 )
 
@@ -10792,7 +10834,9 @@ def _decode_SessionConfigSelectOption(
     return o
 
 
-_KNOWN_SessionConfigSelectOption = frozenset(["value", "name", "description", "_meta"])
+_KNOWN_SessionConfigSelectOption: frozenset[str] = frozenset(
+    ["value", "name", "description", "_meta"]
+)
 
 
 def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, _Any]:
@@ -10871,7 +10915,9 @@ def _decode_SessionConfigSelectGroup(d: _Any, strict: bool) -> SessionConfigSele
     return o
 
 
-_KNOWN_SessionConfigSelectGroup = frozenset(["groupId", "name", "options", "_meta"])
+_KNOWN_SessionConfigSelectGroup: frozenset[str] = frozenset(
+    ["groupId", "name", "options", "_meta"]
+)
 
 
 def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, _Any]:
@@ -10922,7 +10968,7 @@ def _decode_SessionConfigSelect(d: _Any, strict: bool) -> SessionConfigSelect:
     return o
 
 
-_KNOWN_SessionConfigSelect = frozenset(["currentValue", "options"])
+_KNOWN_SessionConfigSelect: frozenset[str] = frozenset(["currentValue", "options"])
 
 
 def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, _Any]:
@@ -10954,7 +11000,7 @@ def _decode_SessionConfigBoolean(d: _Any, strict: bool) -> SessionConfigBoolean:
     return o
 
 
-_KNOWN_SessionConfigBoolean = frozenset(["currentValue"])
+_KNOWN_SessionConfigBoolean: frozenset[str] = frozenset(["currentValue"])
 
 
 def _encode_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, _Any]:
@@ -11046,7 +11092,7 @@ def _read_CommandAvailableCommand(
     return o
 
 
-_KNOWN_CommandAvailableCommand = frozenset(
+_KNOWN_CommandAvailableCommand: frozenset[str] = frozenset(
     ["type", "name", "description", "input", "_meta"]
 )
 
@@ -11201,7 +11247,7 @@ def _read_TextAvailableCommandInput(
     return o
 
 
-_KNOWN_TextAvailableCommandInput = frozenset(["type", "hint", "_meta"])
+_KNOWN_TextAvailableCommandInput: frozenset[str] = frozenset(["type", "hint", "_meta"])
 
 
 def _encode_TextAvailableCommandInput(o: TextAvailableCommandInput) -> dict[str, _Any]:
@@ -11320,7 +11366,7 @@ def _decode_TextCommandInput(d: _Any, strict: bool) -> TextCommandInput:
     return o
 
 
-_KNOWN_TextCommandInput = frozenset(["hint", "_meta"])
+_KNOWN_TextCommandInput: frozenset[str] = frozenset(["hint", "_meta"])
 
 
 def _encode_TextCommandInput(o: TextCommandInput) -> dict[str, _Any]:
@@ -11405,7 +11451,7 @@ def _decode_Command(d: _Any, strict: bool) -> Command:
     return o
 
 
-_KNOWN_Command = frozenset(["name", "description", "input", "_meta"])
+_KNOWN_Command: frozenset[str] = frozenset(["name", "description", "input", "_meta"])
 
 
 def _encode_Command(o: Command) -> dict[str, _Any]:
@@ -11473,7 +11519,9 @@ def _decode_ListSessionsResponse(d: _Any, strict: bool) -> ListSessionsResponse:
     return o
 
 
-_KNOWN_ListSessionsResponse = frozenset(["sessions", "nextCursor", "_meta"])
+_KNOWN_ListSessionsResponse: frozenset[str] = frozenset(
+    ["sessions", "nextCursor", "_meta"]
+)
 
 
 def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, _Any]:
@@ -11594,7 +11642,7 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
     return o
 
 
-_KNOWN_SessionInfo = frozenset(
+_KNOWN_SessionInfo: frozenset[str] = frozenset(
     [
         "sessionId",
         "cwd",
@@ -11658,7 +11706,7 @@ def _decode_DeleteSessionResponse(d: _Any, strict: bool) -> DeleteSessionRespons
     return o
 
 
-_KNOWN_DeleteSessionResponse = frozenset(["_meta"])
+_KNOWN_DeleteSessionResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, _Any]:
@@ -11740,7 +11788,7 @@ def _decode_ForkSessionResponse(d: _Any, strict: bool) -> ForkSessionResponse:
     return o
 
 
-_KNOWN_ForkSessionResponse = frozenset(
+_KNOWN_ForkSessionResponse: frozenset[str] = frozenset(
     ["sessionId", "configOptions", "availableCommands", "_meta"]
 )
 
@@ -11787,7 +11835,7 @@ def _decode_ArchiveSessionResponse(d: _Any, strict: bool) -> ArchiveSessionRespo
     return o
 
 
-_KNOWN_ArchiveSessionResponse = frozenset(["_meta"])
+_KNOWN_ArchiveSessionResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ArchiveSessionResponse(o: ArchiveSessionResponse) -> dict[str, _Any]:
@@ -11822,7 +11870,7 @@ def _decode_UnarchiveSessionResponse(d: _Any, strict: bool) -> UnarchiveSessionR
     return o
 
 
-_KNOWN_UnarchiveSessionResponse = frozenset(["_meta"])
+_KNOWN_UnarchiveSessionResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_UnarchiveSessionResponse(o: UnarchiveSessionResponse) -> dict[str, _Any]:
@@ -11896,7 +11944,7 @@ def _decode_SessionStatusResponse(d: _Any, strict: bool) -> SessionStatusRespons
     return o
 
 
-_KNOWN_SessionStatusResponse = frozenset(["status", "state", "_meta"])
+_KNOWN_SessionStatusResponse: frozenset[str] = frozenset(["status", "state", "_meta"])
 
 
 def _encode_SessionStatusResponse(o: SessionStatusResponse) -> dict[str, _Any]:
@@ -11982,7 +12030,7 @@ def _read_StateUpdateRunning(d: _JsonObject, strict: bool) -> StateUpdateRunning
     return o
 
 
-_KNOWN_StateUpdateRunning = frozenset(["state", "background", "_meta"])
+_KNOWN_StateUpdateRunning: frozenset[str] = frozenset(["state", "background", "_meta"])
 
 
 def _encode_StateUpdateRunning(o: StateUpdateRunning) -> dict[str, _Any]:
@@ -12083,7 +12131,9 @@ def _read_StateUpdateRequiresAction(
     return o
 
 
-_KNOWN_StateUpdateRequiresAction = frozenset(["state", "background", "_meta"])
+_KNOWN_StateUpdateRequiresAction: frozenset[str] = frozenset(
+    ["state", "background", "_meta"]
+)
 
 
 def _encode_StateUpdateRequiresAction(o: StateUpdateRequiresAction) -> dict[str, _Any]:
@@ -12155,7 +12205,7 @@ def _read_StateUpdateUnknown(d: _JsonObject, strict: bool) -> StateUpdateUnknown
     return o
 
 
-_KNOWN_StateUpdateUnknown = frozenset(["state", "background", "_meta"])
+_KNOWN_StateUpdateUnknown: frozenset[str] = frozenset(["state", "background", "_meta"])
 
 
 def _encode_StateUpdateUnknown(o: StateUpdateUnknown) -> dict[str, _Any]:
@@ -12285,7 +12335,9 @@ def _read_TerminalBackgroundWork(
     return o
 
 
-_KNOWN_TerminalBackgroundWork = frozenset(["type", "terminalId", "_meta"])
+_KNOWN_TerminalBackgroundWork: frozenset[str] = frozenset(
+    ["type", "terminalId", "_meta"]
+)
 
 
 def _encode_TerminalBackgroundWork(o: TerminalBackgroundWork) -> dict[str, _Any]:
@@ -12344,7 +12396,9 @@ def _read_ToolCallBackgroundWork(
     return o
 
 
-_KNOWN_ToolCallBackgroundWork = frozenset(["type", "toolCallId", "_meta"])
+_KNOWN_ToolCallBackgroundWork: frozenset[str] = frozenset(
+    ["type", "toolCallId", "_meta"]
+)
 
 
 def _encode_ToolCallBackgroundWork(o: ToolCallBackgroundWork) -> dict[str, _Any]:
@@ -12403,7 +12457,9 @@ def _read_SubagentBackgroundWork(
     return o
 
 
-_KNOWN_SubagentBackgroundWork = frozenset(["type", "sessionId", "_meta"])
+_KNOWN_SubagentBackgroundWork: frozenset[str] = frozenset(
+    ["type", "sessionId", "_meta"]
+)
 
 
 def _encode_SubagentBackgroundWork(o: SubagentBackgroundWork) -> dict[str, _Any]:
@@ -12518,7 +12574,7 @@ def _decode_BackgroundTerminal(d: _Any, strict: bool) -> BackgroundTerminal:
     return o
 
 
-_KNOWN_BackgroundTerminal = frozenset(["terminalId", "_meta"])
+_KNOWN_BackgroundTerminal: frozenset[str] = frozenset(["terminalId", "_meta"])
 
 
 def _encode_BackgroundTerminal(o: BackgroundTerminal) -> dict[str, _Any]:
@@ -12566,7 +12622,7 @@ def _decode_BackgroundToolCall(d: _Any, strict: bool) -> BackgroundToolCall:
     return o
 
 
-_KNOWN_BackgroundToolCall = frozenset(["toolCallId", "_meta"])
+_KNOWN_BackgroundToolCall: frozenset[str] = frozenset(["toolCallId", "_meta"])
 
 
 def _encode_BackgroundToolCall(o: BackgroundToolCall) -> dict[str, _Any]:
@@ -12614,7 +12670,7 @@ def _decode_BackgroundSubagent(d: _Any, strict: bool) -> BackgroundSubagent:
     return o
 
 
-_KNOWN_BackgroundSubagent = frozenset(["sessionId", "_meta"])
+_KNOWN_BackgroundSubagent: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_BackgroundSubagent(o: BackgroundSubagent) -> dict[str, _Any]:
@@ -12671,7 +12727,7 @@ def _decode_RunningStateUpdate(d: _Any, strict: bool) -> RunningStateUpdate:
     return o
 
 
-_KNOWN_RunningStateUpdate = frozenset(["background", "_meta"])
+_KNOWN_RunningStateUpdate: frozenset[str] = frozenset(["background", "_meta"])
 
 
 def _encode_RunningStateUpdate(o: RunningStateUpdate) -> dict[str, _Any]:
@@ -12739,7 +12795,7 @@ def _decode_Error(d: _Any, strict: bool) -> Error:
     return o
 
 
-_KNOWN_Error = frozenset(["code", "message", "data"])
+_KNOWN_Error: frozenset[str] = frozenset(["code", "message", "data"])
 
 
 def _encode_Error(o: Error) -> dict[str, _Any]:
@@ -12833,7 +12889,7 @@ def _decode_UnsupportedProtocolVersionErrorData(
     return o
 
 
-_KNOWN_UnsupportedProtocolVersionErrorData = frozenset(
+_KNOWN_UnsupportedProtocolVersionErrorData: frozenset[str] = frozenset(
     ["requested", "supported", "_meta"]
 )
 
@@ -12886,7 +12942,7 @@ def _decode_SessionNotFoundErrorData(d: _Any, strict: bool) -> SessionNotFoundEr
     return o
 
 
-_KNOWN_SessionNotFoundErrorData = frozenset(["sessionId", "_meta"])
+_KNOWN_SessionNotFoundErrorData: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_SessionNotFoundErrorData(o: SessionNotFoundErrorData) -> dict[str, _Any]:
@@ -12923,7 +12979,7 @@ def _decode_ErrorStopReason(d: _Any, strict: bool) -> ErrorStopReason:
     return o
 
 
-_KNOWN_ErrorStopReason = frozenset(["error"])
+_KNOWN_ErrorStopReason: frozenset[str] = frozenset(["error"])
 
 
 def _encode_ErrorStopReason(o: ErrorStopReason) -> dict[str, _Any]:
@@ -13093,7 +13149,7 @@ def _decode_Usage(d: _Any, strict: bool) -> Usage:
     return o
 
 
-_KNOWN_Usage = frozenset(
+_KNOWN_Usage: frozenset[str] = frozenset(
     [
         "totalTokens",
         "inputTokens",
@@ -13195,7 +13251,7 @@ def _read_EndTurnIdleStateUpdate(
     return o
 
 
-_KNOWN_EndTurnIdleStateUpdate = frozenset(
+_KNOWN_EndTurnIdleStateUpdate: frozenset[str] = frozenset(
     ["stopReason", "usage", "background", "_meta"]
 )
 
@@ -13288,7 +13344,7 @@ def _read_MaxTokensIdleStateUpdate(
     return o
 
 
-_KNOWN_MaxTokensIdleStateUpdate = frozenset(
+_KNOWN_MaxTokensIdleStateUpdate: frozenset[str] = frozenset(
     ["stopReason", "usage", "background", "_meta"]
 )
 
@@ -13383,7 +13439,7 @@ def _read_MaxTurnRequestsIdleStateUpdate(
     return o
 
 
-_KNOWN_MaxTurnRequestsIdleStateUpdate = frozenset(
+_KNOWN_MaxTurnRequestsIdleStateUpdate: frozenset[str] = frozenset(
     ["stopReason", "usage", "background", "_meta"]
 )
 
@@ -13478,7 +13534,7 @@ def _read_RefusalIdleStateUpdate(
     return o
 
 
-_KNOWN_RefusalIdleStateUpdate = frozenset(
+_KNOWN_RefusalIdleStateUpdate: frozenset[str] = frozenset(
     ["stopReason", "usage", "background", "_meta"]
 )
 
@@ -13571,7 +13627,7 @@ def _read_CancelledIdleStateUpdate(
     return o
 
 
-_KNOWN_CancelledIdleStateUpdate = frozenset(
+_KNOWN_CancelledIdleStateUpdate: frozenset[str] = frozenset(
     ["stopReason", "usage", "background", "_meta"]
 )
 
@@ -13676,7 +13732,7 @@ def _read_ErrorIdleStateUpdate(d: _JsonObject, strict: bool) -> ErrorIdleStateUp
     return o
 
 
-_KNOWN_ErrorIdleStateUpdate = frozenset(
+_KNOWN_ErrorIdleStateUpdate: frozenset[str] = frozenset(
     ["stopReason", "usage", "background", "_meta", "error"]
 )
 
@@ -13875,7 +13931,7 @@ def _decode_NoneIdleStateUpdate(d: _Any, strict: bool) -> NoneIdleStateUpdate:
     return o
 
 
-_KNOWN_NoneIdleStateUpdate = frozenset(
+_KNOWN_NoneIdleStateUpdate: frozenset[str] = frozenset(
     ["stopReason", "usage", "background", "_meta", "stopReason"]
 )
 
@@ -13985,7 +14041,7 @@ def _decode_RequiresActionStateUpdate(
     return o
 
 
-_KNOWN_RequiresActionStateUpdate = frozenset(["background", "_meta"])
+_KNOWN_RequiresActionStateUpdate: frozenset[str] = frozenset(["background", "_meta"])
 
 
 def _encode_RequiresActionStateUpdate(o: RequiresActionStateUpdate) -> dict[str, _Any]:
@@ -14047,7 +14103,7 @@ def _decode_UnknownStateUpdate(d: _Any, strict: bool) -> UnknownStateUpdate:
     return o
 
 
-_KNOWN_UnknownStateUpdate = frozenset(["background", "_meta"])
+_KNOWN_UnknownStateUpdate: frozenset[str] = frozenset(["background", "_meta"])
 
 
 def _encode_UnknownStateUpdate(o: UnknownStateUpdate) -> dict[str, _Any]:
@@ -14100,7 +14156,7 @@ def _decode_SetSessionTitleResponse(d: _Any, strict: bool) -> SetSessionTitleRes
     return o
 
 
-_KNOWN_SetSessionTitleResponse = frozenset(["title", "_meta"])
+_KNOWN_SetSessionTitleResponse: frozenset[str] = frozenset(["title", "_meta"])
 
 
 def _encode_SetSessionTitleResponse(o: SetSessionTitleResponse) -> dict[str, _Any]:
@@ -14173,7 +14229,7 @@ def _decode_ResumeSessionResponse(d: _Any, strict: bool) -> ResumeSessionRespons
     return o
 
 
-_KNOWN_ResumeSessionResponse = frozenset(
+_KNOWN_ResumeSessionResponse: frozenset[str] = frozenset(
     ["configOptions", "availableCommands", "_meta"]
 )
 
@@ -14218,7 +14274,7 @@ def _decode_CloseSessionResponse(d: _Any, strict: bool) -> CloseSessionResponse:
     return o
 
 
-_KNOWN_CloseSessionResponse = frozenset(["_meta"])
+_KNOWN_CloseSessionResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, _Any]:
@@ -14253,7 +14309,7 @@ def _decode_CancelToolCallResponse(d: _Any, strict: bool) -> CancelToolCallRespo
     return o
 
 
-_KNOWN_CancelToolCallResponse = frozenset(["_meta"])
+_KNOWN_CancelToolCallResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_CancelToolCallResponse(o: CancelToolCallResponse) -> dict[str, _Any]:
@@ -14288,7 +14344,7 @@ def _decode_CancelTerminalResponse(d: _Any, strict: bool) -> CancelTerminalRespo
     return o
 
 
-_KNOWN_CancelTerminalResponse = frozenset(["_meta"])
+_KNOWN_CancelTerminalResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_CancelTerminalResponse(o: CancelTerminalResponse) -> dict[str, _Any]:
@@ -14342,7 +14398,9 @@ def _decode_SetSessionConfigOptionResponse(
     return o
 
 
-_KNOWN_SetSessionConfigOptionResponse = frozenset(["configOptions", "_meta"])
+_KNOWN_SetSessionConfigOptionResponse: frozenset[str] = frozenset(
+    ["configOptions", "_meta"]
+)
 
 
 def _encode_SetSessionConfigOptionResponse(
@@ -14392,7 +14450,7 @@ def _decode_PromptResponse(d: _Any, strict: bool) -> PromptResponse:
     return o
 
 
-_KNOWN_PromptResponse = frozenset(["messageId", "_meta"])
+_KNOWN_PromptResponse: frozenset[str] = frozenset(["messageId", "_meta"])
 
 
 def _encode_PromptResponse(o: PromptResponse) -> dict[str, _Any]:
@@ -14447,7 +14505,7 @@ def _decode_AgentNotification(d: _Any, strict: bool) -> AgentNotification:
     return o
 
 
-_KNOWN_AgentNotification = frozenset(["method", "params"])
+_KNOWN_AgentNotification: frozenset[str] = frozenset(["method", "params"])
 
 
 def _encode_AgentNotification(o: AgentNotification) -> dict[str, _Any]:
@@ -14514,7 +14572,9 @@ def _decode_UpdateSessionNotification(
     return o
 
 
-_KNOWN_UpdateSessionNotification = frozenset(["sessionId", "update", "_meta"])
+_KNOWN_UpdateSessionNotification: frozenset[str] = frozenset(
+    ["sessionId", "update", "_meta"]
+)
 
 
 def _encode_UpdateSessionNotification(o: UpdateSessionNotification) -> dict[str, _Any]:
@@ -14592,7 +14652,7 @@ def _read_UserMessageChunkSessionUpdate(
     return o
 
 
-_KNOWN_UserMessageChunkSessionUpdate = frozenset(
+_KNOWN_UserMessageChunkSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "messageId", "content", "_meta"]
 )
 
@@ -14676,7 +14736,7 @@ def _read_UserMessageSessionUpdate(
     return o
 
 
-_KNOWN_UserMessageSessionUpdate = frozenset(
+_KNOWN_UserMessageSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "messageId", "content", "_meta"]
 )
 
@@ -14761,7 +14821,7 @@ def _read_AgentMessageChunkSessionUpdate(
     return o
 
 
-_KNOWN_AgentMessageChunkSessionUpdate = frozenset(
+_KNOWN_AgentMessageChunkSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "messageId", "content", "_meta"]
 )
 
@@ -14847,7 +14907,7 @@ def _read_AgentMessageSessionUpdate(
     return o
 
 
-_KNOWN_AgentMessageSessionUpdate = frozenset(
+_KNOWN_AgentMessageSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "messageId", "content", "_meta"]
 )
 
@@ -14932,7 +14992,7 @@ def _read_AgentThoughtChunkSessionUpdate(
     return o
 
 
-_KNOWN_AgentThoughtChunkSessionUpdate = frozenset(
+_KNOWN_AgentThoughtChunkSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "messageId", "content", "_meta"]
 )
 
@@ -15018,7 +15078,7 @@ def _read_AgentThoughtSessionUpdate(
     return o
 
 
-_KNOWN_AgentThoughtSessionUpdate = frozenset(
+_KNOWN_AgentThoughtSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "messageId", "content", "_meta"]
 )
 
@@ -15130,7 +15190,7 @@ def _read_ToolCallContentChunkSessionUpdate(
     return o
 
 
-_KNOWN_ToolCallContentChunkSessionUpdate = frozenset(
+_KNOWN_ToolCallContentChunkSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "toolCallId", "content", "_meta"]
 )
 
@@ -15354,7 +15414,7 @@ def _read_ToolCallUpdateSessionUpdate(
     return o
 
 
-_KNOWN_ToolCallUpdateSessionUpdate = frozenset(
+_KNOWN_ToolCallUpdateSessionUpdate: frozenset[str] = frozenset(
     [
         "sessionUpdate",
         "toolCallId",
@@ -15565,7 +15625,7 @@ def _read_TerminalUpdateSessionUpdate(
     return o
 
 
-_KNOWN_TerminalUpdateSessionUpdate = frozenset(
+_KNOWN_TerminalUpdateSessionUpdate: frozenset[str] = frozenset(
     [
         "sessionUpdate",
         "terminalId",
@@ -15675,7 +15735,7 @@ def _read_TerminalOutputChunkSessionUpdate(
     return o
 
 
-_KNOWN_TerminalOutputChunkSessionUpdate = frozenset(
+_KNOWN_TerminalOutputChunkSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "terminalId", "data", "_meta"]
 )
 
@@ -15745,7 +15805,9 @@ def _read_PlanUpdateSessionUpdate(
     return o
 
 
-_KNOWN_PlanUpdateSessionUpdate = frozenset(["sessionUpdate", "plan", "_meta"])
+_KNOWN_PlanUpdateSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "plan", "_meta"]
+)
 
 
 def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, _Any]:
@@ -15804,7 +15866,9 @@ def _read_PlanRemovedSessionUpdate(
     return o
 
 
-_KNOWN_PlanRemovedSessionUpdate = frozenset(["sessionUpdate", "planId", "_meta"])
+_KNOWN_PlanRemovedSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "planId", "_meta"]
+)
 
 
 def _encode_PlanRemovedSessionUpdate(o: PlanRemovedSessionUpdate) -> dict[str, _Any]:
@@ -15867,7 +15931,7 @@ def _read_AvailableCommandsUpdateSessionUpdate(
     return o
 
 
-_KNOWN_AvailableCommandsUpdateSessionUpdate = frozenset(
+_KNOWN_AvailableCommandsUpdateSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "availableCommands", "_meta"]
 )
 
@@ -15940,7 +16004,7 @@ def _read_ConfigOptionUpdateSessionUpdate(
     return o
 
 
-_KNOWN_ConfigOptionUpdateSessionUpdate = frozenset(
+_KNOWN_ConfigOptionUpdateSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "configOptions", "_meta"]
 )
 
@@ -16024,7 +16088,7 @@ def _read_SessionInfoUpdateSessionUpdate(
     return o
 
 
-_KNOWN_SessionInfoUpdateSessionUpdate = frozenset(
+_KNOWN_SessionInfoUpdateSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "title", "updatedAt", "_meta"]
 )
 
@@ -16133,7 +16197,7 @@ def _read_UsageUpdateSessionUpdate(
     return o
 
 
-_KNOWN_UsageUpdateSessionUpdate = frozenset(
+_KNOWN_UsageUpdateSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "used", "size", "cost", "_meta"]
 )
 
@@ -16229,7 +16293,7 @@ def _read_NoticeSessionUpdate(d: _JsonObject, strict: bool) -> NoticeSessionUpda
     return o
 
 
-_KNOWN_NoticeSessionUpdate = frozenset(
+_KNOWN_NoticeSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "severity", "title", "description", "_meta"]
 )
 
@@ -16347,7 +16411,7 @@ def _read_CompactionUpdateSessionUpdate(
     return o
 
 
-_KNOWN_CompactionUpdateSessionUpdate = frozenset(
+_KNOWN_CompactionUpdateSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "compactionId", "status", "summary", "error", "_meta"]
 )
 
@@ -16440,7 +16504,7 @@ def _read_CompactionSummaryChunkSessionUpdate(
     return o
 
 
-_KNOWN_CompactionSummaryChunkSessionUpdate = frozenset(
+_KNOWN_CompactionSummaryChunkSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "compactionId", "content", "_meta"]
 )
 
@@ -16600,7 +16664,7 @@ def _read_SubagentUpdateSessionUpdate(
     return o
 
 
-_KNOWN_SubagentUpdateSessionUpdate = frozenset(
+_KNOWN_SubagentUpdateSessionUpdate: frozenset[str] = frozenset(
     [
         "sessionUpdate",
         "sessionId",
@@ -16785,7 +16849,7 @@ def _read_SessionMessageSessionUpdate(
     return o
 
 
-_KNOWN_SessionMessageSessionUpdate = frozenset(
+_KNOWN_SessionMessageSessionUpdate: frozenset[str] = frozenset(
     [
         "sessionUpdate",
         "messageId",
@@ -16901,7 +16965,7 @@ def _read_SessionMessageChunkSessionUpdate(
     return o
 
 
-_KNOWN_SessionMessageChunkSessionUpdate = frozenset(
+_KNOWN_SessionMessageChunkSessionUpdate: frozenset[str] = frozenset(
     ["sessionUpdate", "messageId", "content", "_meta"]
 )
 
@@ -17058,7 +17122,7 @@ def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
     return o
 
 
-_KNOWN_ContentChunk = frozenset(["messageId", "content", "_meta"])
+_KNOWN_ContentChunk: frozenset[str] = frozenset(["messageId", "content", "_meta"])
 
 
 def _encode_ContentChunk(o: ContentChunk) -> dict[str, _Any]:
@@ -17127,7 +17191,7 @@ def _decode_UserMessage(d: _Any, strict: bool) -> UserMessage:
     return o
 
 
-_KNOWN_UserMessage = frozenset(["messageId", "content", "_meta"])
+_KNOWN_UserMessage: frozenset[str] = frozenset(["messageId", "content", "_meta"])
 
 
 def _encode_UserMessage(o: UserMessage) -> dict[str, _Any]:
@@ -17200,7 +17264,7 @@ def _decode_AgentMessage(d: _Any, strict: bool) -> AgentMessage:
     return o
 
 
-_KNOWN_AgentMessage = frozenset(["messageId", "content", "_meta"])
+_KNOWN_AgentMessage: frozenset[str] = frozenset(["messageId", "content", "_meta"])
 
 
 def _encode_AgentMessage(o: AgentMessage) -> dict[str, _Any]:
@@ -17273,7 +17337,7 @@ def _decode_AgentThought(d: _Any, strict: bool) -> AgentThought:
     return o
 
 
-_KNOWN_AgentThought = frozenset(["messageId", "content", "_meta"])
+_KNOWN_AgentThought: frozenset[str] = frozenset(["messageId", "content", "_meta"])
 
 
 def _encode_AgentThought(o: AgentThought) -> dict[str, _Any]:
@@ -17343,7 +17407,9 @@ def _decode_ToolCallContentChunk(d: _Any, strict: bool) -> ToolCallContentChunk:
     return o
 
 
-_KNOWN_ToolCallContentChunk = frozenset(["toolCallId", "content", "_meta"])
+_KNOWN_ToolCallContentChunk: frozenset[str] = frozenset(
+    ["toolCallId", "content", "_meta"]
+)
 
 
 def _encode_ToolCallContentChunk(o: ToolCallContentChunk) -> dict[str, _Any]:
@@ -17392,7 +17458,7 @@ def _decode_TerminalOutput(d: _Any, strict: bool) -> TerminalOutput:
     return o
 
 
-_KNOWN_TerminalOutput = frozenset(["data", "_meta"])
+_KNOWN_TerminalOutput: frozenset[str] = frozenset(["data", "_meta"])
 
 
 def _encode_TerminalOutput(o: TerminalOutput) -> dict[str, _Any]:
@@ -17470,7 +17536,7 @@ def _decode_TerminalExitStatus(d: _Any, strict: bool) -> TerminalExitStatus:
     return o
 
 
-_KNOWN_TerminalExitStatus = frozenset(["exitCode", "signal", "_meta"])
+_KNOWN_TerminalExitStatus: frozenset[str] = frozenset(["exitCode", "signal", "_meta"])
 
 
 def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, _Any]:
@@ -17537,7 +17603,7 @@ def _decode_TerminalSize(d: _Any, strict: bool) -> TerminalSize:
     return o
 
 
-_KNOWN_TerminalSize = frozenset(["cols", "rows", "_meta"])
+_KNOWN_TerminalSize: frozenset[str] = frozenset(["cols", "rows", "_meta"])
 
 
 def _encode_TerminalSize(o: TerminalSize) -> dict[str, _Any]:
@@ -17591,7 +17657,7 @@ def _decode_TerminalCapabilities(d: _Any, strict: bool) -> TerminalCapabilities:
     return o
 
 
-_KNOWN_TerminalCapabilities = frozenset(["cancel", "_meta"])
+_KNOWN_TerminalCapabilities: frozenset[str] = frozenset(["cancel", "_meta"])
 
 
 def _encode_TerminalCapabilities(o: TerminalCapabilities) -> dict[str, _Any]:
@@ -17633,7 +17699,7 @@ def _decode_TerminalCancelCapabilities(
     return o
 
 
-_KNOWN_TerminalCancelCapabilities = frozenset(["_meta"])
+_KNOWN_TerminalCancelCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_TerminalCancelCapabilities(
@@ -17767,7 +17833,7 @@ def _decode_TerminalUpdate(d: _Any, strict: bool) -> TerminalUpdate:
     return o
 
 
-_KNOWN_TerminalUpdate = frozenset(
+_KNOWN_TerminalUpdate: frozenset[str] = frozenset(
     [
         "terminalId",
         "command",
@@ -17861,7 +17927,7 @@ def _decode_TerminalOutputChunk(d: _Any, strict: bool) -> TerminalOutputChunk:
     return o
 
 
-_KNOWN_TerminalOutputChunk = frozenset(["terminalId", "data", "_meta"])
+_KNOWN_TerminalOutputChunk: frozenset[str] = frozenset(["terminalId", "data", "_meta"])
 
 
 def _encode_TerminalOutputChunk(o: TerminalOutputChunk) -> dict[str, _Any]:
@@ -17931,7 +17997,9 @@ def _read_ItemsPlanUpdateContent(
     return o
 
 
-_KNOWN_ItemsPlanUpdateContent = frozenset(["type", "planId", "entries", "_meta"])
+_KNOWN_ItemsPlanUpdateContent: frozenset[str] = frozenset(
+    ["type", "planId", "entries", "_meta"]
+)
 
 
 def _encode_ItemsPlanUpdateContent(o: ItemsPlanUpdateContent) -> dict[str, _Any]:
@@ -18000,7 +18068,9 @@ def _read_FilePlanUpdateContent(d: _JsonObject, strict: bool) -> FilePlanUpdateC
     return o
 
 
-_KNOWN_FilePlanUpdateContent = frozenset(["type", "planId", "uri", "_meta"])
+_KNOWN_FilePlanUpdateContent: frozenset[str] = frozenset(
+    ["type", "planId", "uri", "_meta"]
+)
 
 
 def _encode_FilePlanUpdateContent(o: FilePlanUpdateContent) -> dict[str, _Any]:
@@ -18073,7 +18143,9 @@ def _read_MarkdownPlanUpdateContent(
     return o
 
 
-_KNOWN_MarkdownPlanUpdateContent = frozenset(["type", "planId", "content", "_meta"])
+_KNOWN_MarkdownPlanUpdateContent: frozenset[str] = frozenset(
+    ["type", "planId", "content", "_meta"]
+)
 
 
 def _encode_MarkdownPlanUpdateContent(o: MarkdownPlanUpdateContent) -> dict[str, _Any]:
@@ -18237,7 +18309,7 @@ def _decode_PlanEntry(d: _Any, strict: bool) -> PlanEntry:
     return o
 
 
-_KNOWN_PlanEntry = frozenset(["content", "priority", "status", "_meta"])
+_KNOWN_PlanEntry: frozenset[str] = frozenset(["content", "priority", "status", "_meta"])
 
 
 def _encode_PlanEntry(o: PlanEntry) -> dict[str, _Any]:
@@ -18336,7 +18408,7 @@ def _decode_PlanItems(d: _Any, strict: bool) -> PlanItems:
     return o
 
 
-_KNOWN_PlanItems = frozenset(["planId", "entries", "_meta"])
+_KNOWN_PlanItems: frozenset[str] = frozenset(["planId", "entries", "_meta"])
 
 
 def _encode_PlanItems(o: PlanItems) -> dict[str, _Any]:
@@ -18396,7 +18468,7 @@ def _decode_PlanFile(d: _Any, strict: bool) -> PlanFile:
     return o
 
 
-_KNOWN_PlanFile = frozenset(["planId", "uri", "_meta"])
+_KNOWN_PlanFile: frozenset[str] = frozenset(["planId", "uri", "_meta"])
 
 
 def _encode_PlanFile(o: PlanFile) -> dict[str, _Any]:
@@ -18456,7 +18528,7 @@ def _decode_PlanMarkdown(d: _Any, strict: bool) -> PlanMarkdown:
     return o
 
 
-_KNOWN_PlanMarkdown = frozenset(["planId", "content", "_meta"])
+_KNOWN_PlanMarkdown: frozenset[str] = frozenset(["planId", "content", "_meta"])
 
 
 def _encode_PlanMarkdown(o: PlanMarkdown) -> dict[str, _Any]:
@@ -18511,7 +18583,7 @@ def _decode_PlanUpdate(d: _Any, strict: bool) -> PlanUpdate:
     return o
 
 
-_KNOWN_PlanUpdate = frozenset(["plan", "_meta"])
+_KNOWN_PlanUpdate: frozenset[str] = frozenset(["plan", "_meta"])
 
 
 def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, _Any]:
@@ -18559,7 +18631,7 @@ def _decode_PlanRemoved(d: _Any, strict: bool) -> PlanRemoved:
     return o
 
 
-_KNOWN_PlanRemoved = frozenset(["planId", "_meta"])
+_KNOWN_PlanRemoved: frozenset[str] = frozenset(["planId", "_meta"])
 
 
 def _encode_PlanRemoved(o: PlanRemoved) -> dict[str, _Any]:
@@ -18609,7 +18681,9 @@ def _decode_AvailableCommandsUpdate(d: _Any, strict: bool) -> AvailableCommandsU
     return o
 
 
-_KNOWN_AvailableCommandsUpdate = frozenset(["availableCommands", "_meta"])
+_KNOWN_AvailableCommandsUpdate: frozenset[str] = frozenset(
+    ["availableCommands", "_meta"]
+)
 
 
 def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, _Any]:
@@ -18665,7 +18739,7 @@ def _decode_ConfigOptionUpdate(d: _Any, strict: bool) -> ConfigOptionUpdate:
     return o
 
 
-_KNOWN_ConfigOptionUpdate = frozenset(["configOptions", "_meta"])
+_KNOWN_ConfigOptionUpdate: frozenset[str] = frozenset(["configOptions", "_meta"])
 
 
 def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, _Any]:
@@ -18732,7 +18806,7 @@ def _decode_SessionInfoUpdate(d: _Any, strict: bool) -> SessionInfoUpdate:
     return o
 
 
-_KNOWN_SessionInfoUpdate = frozenset(["title", "updatedAt", "_meta"])
+_KNOWN_SessionInfoUpdate: frozenset[str] = frozenset(["title", "updatedAt", "_meta"])
 
 
 def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, _Any]:
@@ -18799,7 +18873,7 @@ def _decode_Cost(d: _Any, strict: bool) -> Cost:
     return o
 
 
-_KNOWN_Cost = frozenset(["amount", "currency", "_meta"])
+_KNOWN_Cost: frozenset[str] = frozenset(["amount", "currency", "_meta"])
 
 
 def _encode_Cost(o: Cost) -> dict[str, _Any]:
@@ -18889,7 +18963,7 @@ def _decode_UsageUpdate(d: _Any, strict: bool) -> UsageUpdate:
     return o
 
 
-_KNOWN_UsageUpdate = frozenset(["used", "size", "cost", "_meta"])
+_KNOWN_UsageUpdate: frozenset[str] = frozenset(["used", "size", "cost", "_meta"])
 
 
 def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, _Any]:
@@ -18992,7 +19066,7 @@ def _decode_Notice(d: _Any, strict: bool) -> Notice:
     return o
 
 
-_KNOWN_Notice = frozenset(["severity", "title", "description", "_meta"])
+_KNOWN_Notice: frozenset[str] = frozenset(["severity", "title", "description", "_meta"])
 
 
 def _encode_Notice(o: Notice) -> dict[str, _Any]:
@@ -19117,7 +19191,7 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
     return o
 
 
-_KNOWN_CompactionUpdate = frozenset(
+_KNOWN_CompactionUpdate: frozenset[str] = frozenset(
     ["compactionId", "status", "summary", "error", "_meta"]
 )
 
@@ -19195,7 +19269,9 @@ def _decode_CompactionSummaryChunk(d: _Any, strict: bool) -> CompactionSummaryCh
     return o
 
 
-_KNOWN_CompactionSummaryChunk = frozenset(["compactionId", "content", "_meta"])
+_KNOWN_CompactionSummaryChunk: frozenset[str] = frozenset(
+    ["compactionId", "content", "_meta"]
+)
 
 
 def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, _Any]:
@@ -19251,7 +19327,7 @@ def _decode_SubagentSessionCapabilities(
     return o
 
 
-_KNOWN_SubagentSessionCapabilities = frozenset(["cancel", "_meta"])
+_KNOWN_SubagentSessionCapabilities: frozenset[str] = frozenset(["cancel", "_meta"])
 
 
 def _encode_SubagentSessionCapabilities(
@@ -19295,7 +19371,7 @@ def _decode_SessionCancelCapabilities(
     return o
 
 
-_KNOWN_SessionCancelCapabilities = frozenset(["_meta"])
+_KNOWN_SessionCancelCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionCancelCapabilities(o: SessionCancelCapabilities) -> dict[str, _Any]:
@@ -19435,7 +19511,7 @@ def _decode_SubagentUpdate(d: _Any, strict: bool) -> SubagentUpdate:
     return o
 
 
-_KNOWN_SubagentUpdate = frozenset(
+_KNOWN_SubagentUpdate: frozenset[str] = frozenset(
     [
         "sessionId",
         "title",
@@ -19604,7 +19680,7 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
     return o
 
 
-_KNOWN_SessionMessage = frozenset(
+_KNOWN_SessionMessage: frozenset[str] = frozenset(
     [
         "messageId",
         "senderSessionId",
@@ -19704,7 +19780,9 @@ def _decode_SessionMessageChunk(d: _Any, strict: bool) -> SessionMessageChunk:
     return o
 
 
-_KNOWN_SessionMessageChunk = frozenset(["messageId", "content", "_meta"])
+_KNOWN_SessionMessageChunk: frozenset[str] = frozenset(
+    ["messageId", "content", "_meta"]
+)
 
 
 def _encode_SessionMessageChunk(o: SessionMessageChunk) -> dict[str, _Any]:
@@ -19755,7 +19833,9 @@ def _decode_CompleteElicitationNotification(
     return o
 
 
-_KNOWN_CompleteElicitationNotification = frozenset(["elicitationId", "_meta"])
+_KNOWN_CompleteElicitationNotification: frozenset[str] = frozenset(
+    ["elicitationId", "_meta"]
+)
 
 
 def _encode_CompleteElicitationNotification(
@@ -19825,7 +19905,9 @@ def _decode_AuthStatusUpdateNotification(
     return o
 
 
-_KNOWN_AuthStatusUpdateNotification = frozenset(["state", "accounts", "_meta"])
+_KNOWN_AuthStatusUpdateNotification: frozenset[str] = frozenset(
+    ["state", "accounts", "_meta"]
+)
 
 
 def _encode_AuthStatusUpdateNotification(
@@ -19890,7 +19972,7 @@ def _decode_ClientRequest(d: _Any, strict: bool) -> ClientRequest:
     return o
 
 
-_KNOWN_ClientRequest = frozenset(["id", "method", "params"])
+_KNOWN_ClientRequest: frozenset[str] = frozenset(["id", "method", "params"])
 
 
 def _encode_ClientRequest(o: ClientRequest) -> dict[str, _Any]:
@@ -19966,7 +20048,7 @@ def _decode_InitializeRequest(d: _Any, strict: bool) -> InitializeRequest:
     return o
 
 
-_KNOWN_InitializeRequest = frozenset(
+_KNOWN_InitializeRequest: frozenset[str] = frozenset(
     ["protocolVersion", "info", "capabilities", "_meta"]
 )
 
@@ -20037,7 +20119,7 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
     return o
 
 
-_KNOWN_ClientCapabilities = frozenset(["auth", "elicitation", "_meta"])
+_KNOWN_ClientCapabilities: frozenset[str] = frozenset(["auth", "elicitation", "_meta"])
 
 
 def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, _Any]:
@@ -20098,7 +20180,7 @@ def _decode_ClientAuthCapabilities(d: _Any, strict: bool) -> ClientAuthCapabilit
     return o
 
 
-_KNOWN_ClientAuthCapabilities = frozenset(["terminal", "_meta"])
+_KNOWN_ClientAuthCapabilities: frozenset[str] = frozenset(["terminal", "_meta"])
 
 
 def _encode_ClientAuthCapabilities(o: ClientAuthCapabilities) -> dict[str, _Any]:
@@ -20138,7 +20220,7 @@ def _decode_TerminalAuthCapabilities(d: _Any, strict: bool) -> TerminalAuthCapab
     return o
 
 
-_KNOWN_TerminalAuthCapabilities = frozenset(["_meta"])
+_KNOWN_TerminalAuthCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_TerminalAuthCapabilities(o: TerminalAuthCapabilities) -> dict[str, _Any]:
@@ -20203,7 +20285,7 @@ def _decode_ElicitationCapabilities(d: _Any, strict: bool) -> ElicitationCapabil
     return o
 
 
-_KNOWN_ElicitationCapabilities = frozenset(["form", "url", "_meta"])
+_KNOWN_ElicitationCapabilities: frozenset[str] = frozenset(["form", "url", "_meta"])
 
 
 def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, _Any]:
@@ -20248,7 +20330,7 @@ def _decode_ElicitationFormCapabilities(
     return o
 
 
-_KNOWN_ElicitationFormCapabilities = frozenset(["_meta"])
+_KNOWN_ElicitationFormCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ElicitationFormCapabilities(
@@ -20287,7 +20369,7 @@ def _decode_ElicitationUrlCapabilities(
     return o
 
 
-_KNOWN_ElicitationUrlCapabilities = frozenset(["_meta"])
+_KNOWN_ElicitationUrlCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ElicitationUrlCapabilities(
@@ -20335,7 +20417,7 @@ def _decode_LoginAuthRequest(d: _Any, strict: bool) -> LoginAuthRequest:
     return o
 
 
-_KNOWN_LoginAuthRequest = frozenset(["methodId", "_meta"])
+_KNOWN_LoginAuthRequest: frozenset[str] = frozenset(["methodId", "_meta"])
 
 
 def _encode_LoginAuthRequest(o: LoginAuthRequest) -> dict[str, _Any]:
@@ -20372,7 +20454,7 @@ def _decode_ListProvidersRequest(d: _Any, strict: bool) -> ListProvidersRequest:
     return o
 
 
-_KNOWN_ListProvidersRequest = frozenset(["_meta"])
+_KNOWN_ListProvidersRequest: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ListProvidersRequest(o: ListProvidersRequest) -> dict[str, _Any]:
@@ -20457,7 +20539,7 @@ def _decode_SetProviderRequest(d: _Any, strict: bool) -> SetProviderRequest:
     return o
 
 
-_KNOWN_SetProviderRequest = frozenset(
+_KNOWN_SetProviderRequest: frozenset[str] = frozenset(
     ["providerId", "apiType", "baseUrl", "headers", "_meta"]
 )
 
@@ -20514,7 +20596,7 @@ def _decode_DisableProviderRequest(d: _Any, strict: bool) -> DisableProviderRequ
     return o
 
 
-_KNOWN_DisableProviderRequest = frozenset(["providerId", "_meta"])
+_KNOWN_DisableProviderRequest: frozenset[str] = frozenset(["providerId", "_meta"])
 
 
 def _encode_DisableProviderRequest(o: DisableProviderRequest) -> dict[str, _Any]:
@@ -20551,7 +20633,7 @@ def _decode_LogoutAuthRequest(d: _Any, strict: bool) -> LogoutAuthRequest:
     return o
 
 
-_KNOWN_LogoutAuthRequest = frozenset(["_meta"])
+_KNOWN_LogoutAuthRequest: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_LogoutAuthRequest(o: LogoutAuthRequest) -> dict[str, _Any]:
@@ -20586,7 +20668,7 @@ def _decode_AuthStatusRequest(d: _Any, strict: bool) -> AuthStatusRequest:
     return o
 
 
-_KNOWN_AuthStatusRequest = frozenset(["_meta"])
+_KNOWN_AuthStatusRequest: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_AuthStatusRequest(o: AuthStatusRequest) -> dict[str, _Any]:
@@ -20671,7 +20753,7 @@ def _decode_NewSessionRequest(d: _Any, strict: bool) -> NewSessionRequest:
     return o
 
 
-_KNOWN_NewSessionRequest = frozenset(
+_KNOWN_NewSessionRequest: frozenset[str] = frozenset(
     ["cwd", "additionalDirectories", "mcpServers", "systemPrompt", "_meta"]
 )
 
@@ -20764,7 +20846,9 @@ def _read_HttpMcpServer(d: _JsonObject, strict: bool) -> HttpMcpServer:
     return o
 
 
-_KNOWN_HttpMcpServer = frozenset(["type", "name", "url", "headers", "_meta"])
+_KNOWN_HttpMcpServer: frozenset[str] = frozenset(
+    ["type", "name", "url", "headers", "_meta"]
+)
 
 
 def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, _Any]:
@@ -20836,7 +20920,7 @@ def _read_AcpMcpServer(d: _JsonObject, strict: bool) -> AcpMcpServer:
     return o
 
 
-_KNOWN_AcpMcpServer = frozenset(["type", "name", "serverId", "_meta"])
+_KNOWN_AcpMcpServer: frozenset[str] = frozenset(["type", "name", "serverId", "_meta"])
 
 
 def _encode_AcpMcpServer(o: AcpMcpServer) -> dict[str, _Any]:
@@ -20933,7 +21017,9 @@ def _read_StdioMcpServer(d: _JsonObject, strict: bool) -> StdioMcpServer:
     return o
 
 
-_KNOWN_StdioMcpServer = frozenset(["type", "name", "command", "args", "env", "_meta"])
+_KNOWN_StdioMcpServer: frozenset[str] = frozenset(
+    ["type", "name", "command", "args", "env", "_meta"]
+)
 
 
 def _encode_StdioMcpServer(o: StdioMcpServer) -> dict[str, _Any]:
@@ -21064,7 +21150,7 @@ def _decode_HttpHeader(d: _Any, strict: bool) -> HttpHeader:
     return o
 
 
-_KNOWN_HttpHeader = frozenset(["name", "value", "_meta"])
+_KNOWN_HttpHeader: frozenset[str] = frozenset(["name", "value", "_meta"])
 
 
 def _encode_HttpHeader(o: HttpHeader) -> dict[str, _Any]:
@@ -21137,7 +21223,7 @@ def _decode_McpServerHttp(d: _Any, strict: bool) -> McpServerHttp:
     return o
 
 
-_KNOWN_McpServerHttp = frozenset(["name", "url", "headers", "_meta"])
+_KNOWN_McpServerHttp: frozenset[str] = frozenset(["name", "url", "headers", "_meta"])
 
 
 def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, _Any]:
@@ -21200,7 +21286,7 @@ def _decode_McpServerAcp(d: _Any, strict: bool) -> McpServerAcp:
     return o
 
 
-_KNOWN_McpServerAcp = frozenset(["name", "serverId", "_meta"])
+_KNOWN_McpServerAcp: frozenset[str] = frozenset(["name", "serverId", "_meta"])
 
 
 def _encode_McpServerAcp(o: McpServerAcp) -> dict[str, _Any]:
@@ -21288,7 +21374,9 @@ def _decode_McpServerStdio(d: _Any, strict: bool) -> McpServerStdio:
     return o
 
 
-_KNOWN_McpServerStdio = frozenset(["name", "command", "args", "env", "_meta"])
+_KNOWN_McpServerStdio: frozenset[str] = frozenset(
+    ["name", "command", "args", "env", "_meta"]
+)
 
 
 def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, _Any]:
@@ -21360,7 +21448,7 @@ def _decode_SystemPrompt(d: _Any, strict: bool) -> SystemPrompt:
     return o
 
 
-_KNOWN_SystemPrompt = frozenset(["mode", "content", "_meta"])
+_KNOWN_SystemPrompt: frozenset[str] = frozenset(["mode", "content", "_meta"])
 
 
 def _encode_SystemPrompt(o: SystemPrompt) -> dict[str, _Any]:
@@ -21457,7 +21545,9 @@ def _decode_ListSessionsRequest(d: _Any, strict: bool) -> ListSessionsRequest:
     return o
 
 
-_KNOWN_ListSessionsRequest = frozenset(["cwd", "cursor", "archived", "_meta"])
+_KNOWN_ListSessionsRequest: frozenset[str] = frozenset(
+    ["cwd", "cursor", "archived", "_meta"]
+)
 
 
 def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, _Any]:
@@ -21538,7 +21628,7 @@ def _decode_DeleteSessionRequest(d: _Any, strict: bool) -> DeleteSessionRequest:
     return o
 
 
-_KNOWN_DeleteSessionRequest = frozenset(["sessionId", "_meta"])
+_KNOWN_DeleteSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, _Any]:
@@ -21636,7 +21726,7 @@ def _decode_ForkSessionRequest(d: _Any, strict: bool) -> ForkSessionRequest:
     return o
 
 
-_KNOWN_ForkSessionRequest = frozenset(
+_KNOWN_ForkSessionRequest: frozenset[str] = frozenset(
     ["sessionId", "cwd", "additionalDirectories", "mcpServers", "systemPrompt", "_meta"]
 )
 
@@ -21698,7 +21788,7 @@ def _decode_ArchiveSessionRequest(d: _Any, strict: bool) -> ArchiveSessionReques
     return o
 
 
-_KNOWN_ArchiveSessionRequest = frozenset(["sessionId", "_meta"])
+_KNOWN_ArchiveSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_ArchiveSessionRequest(o: ArchiveSessionRequest) -> dict[str, _Any]:
@@ -21746,7 +21836,7 @@ def _decode_UnarchiveSessionRequest(d: _Any, strict: bool) -> UnarchiveSessionRe
     return o
 
 
-_KNOWN_UnarchiveSessionRequest = frozenset(["sessionId", "_meta"])
+_KNOWN_UnarchiveSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_UnarchiveSessionRequest(o: UnarchiveSessionRequest) -> dict[str, _Any]:
@@ -21794,7 +21884,7 @@ def _decode_SessionStatusRequest(d: _Any, strict: bool) -> SessionStatusRequest:
     return o
 
 
-_KNOWN_SessionStatusRequest = frozenset(["sessionId", "_meta"])
+_KNOWN_SessionStatusRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_SessionStatusRequest(o: SessionStatusRequest) -> dict[str, _Any]:
@@ -21853,7 +21943,9 @@ def _decode_SetSessionTitleRequest(d: _Any, strict: bool) -> SetSessionTitleRequ
     return o
 
 
-_KNOWN_SetSessionTitleRequest = frozenset(["sessionId", "title", "_meta"])
+_KNOWN_SetSessionTitleRequest: frozenset[str] = frozenset(
+    ["sessionId", "title", "_meta"]
+)
 
 
 def _encode_SetSessionTitleRequest(o: SetSessionTitleRequest) -> dict[str, _Any]:
@@ -21973,7 +22065,7 @@ def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
     return o
 
 
-_KNOWN_ResumeSessionRequest = frozenset(
+_KNOWN_ResumeSessionRequest: frozenset[str] = frozenset(
     [
         "sessionId",
         "cwd",
@@ -22045,7 +22137,7 @@ def _read_StartReplayFrom(d: _JsonObject, strict: bool) -> StartReplayFrom:
     return o
 
 
-_KNOWN_StartReplayFrom = frozenset(["type", "_meta"])
+_KNOWN_StartReplayFrom: frozenset[str] = frozenset(["type", "_meta"])
 
 
 def _encode_StartReplayFrom(o: StartReplayFrom) -> dict[str, _Any]:
@@ -22144,7 +22236,7 @@ def _decode_ReplayFromStart(d: _Any, strict: bool) -> ReplayFromStart:
     return o
 
 
-_KNOWN_ReplayFromStart = frozenset(["_meta"])
+_KNOWN_ReplayFromStart: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ReplayFromStart(o: ReplayFromStart) -> dict[str, _Any]:
@@ -22190,7 +22282,7 @@ def _decode_CloseSessionRequest(d: _Any, strict: bool) -> CloseSessionRequest:
     return o
 
 
-_KNOWN_CloseSessionRequest = frozenset(["sessionId", "_meta"])
+_KNOWN_CloseSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, _Any]:
@@ -22249,7 +22341,9 @@ def _decode_CancelToolCallRequest(d: _Any, strict: bool) -> CancelToolCallReques
     return o
 
 
-_KNOWN_CancelToolCallRequest = frozenset(["sessionId", "toolCallId", "_meta"])
+_KNOWN_CancelToolCallRequest: frozenset[str] = frozenset(
+    ["sessionId", "toolCallId", "_meta"]
+)
 
 
 def _encode_CancelToolCallRequest(o: CancelToolCallRequest) -> dict[str, _Any]:
@@ -22309,7 +22403,9 @@ def _decode_CancelTerminalRequest(d: _Any, strict: bool) -> CancelTerminalReques
     return o
 
 
-_KNOWN_CancelTerminalRequest = frozenset(["sessionId", "terminalId", "_meta"])
+_KNOWN_CancelTerminalRequest: frozenset[str] = frozenset(
+    ["sessionId", "terminalId", "_meta"]
+)
 
 
 def _encode_CancelTerminalRequest(o: CancelTerminalRequest) -> dict[str, _Any]:
@@ -22392,7 +22488,7 @@ def _read_IdSetSessionConfigOptionRequest(
     return o
 
 
-_KNOWN_IdSetSessionConfigOptionRequest = frozenset(
+_KNOWN_IdSetSessionConfigOptionRequest: frozenset[str] = frozenset(
     ["type", "sessionId", "configId", "_meta", "value"]
 )
 
@@ -22481,7 +22577,7 @@ def _read_BooleanSetSessionConfigOptionRequest(
     return o
 
 
-_KNOWN_BooleanSetSessionConfigOptionRequest = frozenset(
+_KNOWN_BooleanSetSessionConfigOptionRequest: frozenset[str] = frozenset(
     ["type", "sessionId", "configId", "_meta", "value"]
 )
 
@@ -22671,7 +22767,7 @@ def _decode_PromptRequest(d: _Any, strict: bool) -> PromptRequest:
     return o
 
 
-_KNOWN_PromptRequest = frozenset(["sessionId", "prompt", "_meta"])
+_KNOWN_PromptRequest: frozenset[str] = frozenset(["sessionId", "prompt", "_meta"])
 
 
 def _encode_PromptRequest(o: PromptRequest) -> dict[str, _Any]:
@@ -22719,7 +22815,7 @@ def _decode_ResultClientResponse(d: _Any, strict: bool) -> ResultClientResponse:
     return o
 
 
-_KNOWN_ResultClientResponse = frozenset(["id", "result"])
+_KNOWN_ResultClientResponse: frozenset[str] = frozenset(["id", "result"])
 
 
 def _encode_ResultClientResponse(o: ResultClientResponse) -> dict[str, _Any]:
@@ -22787,7 +22883,7 @@ def _decode_ErrorClientResponse(d: _Any, strict: bool) -> ErrorClientResponse:
     return o
 
 
-_KNOWN_ErrorClientResponse = frozenset(["id", "error"])
+_KNOWN_ErrorClientResponse: frozenset[str] = frozenset(["id", "error"])
 
 
 def _encode_ErrorClientResponse(o: ErrorClientResponse) -> dict[str, _Any]:
@@ -22868,7 +22964,7 @@ def _decode_RequestPermissionResponse(
     return o
 
 
-_KNOWN_RequestPermissionResponse = frozenset(["outcome", "_meta"])
+_KNOWN_RequestPermissionResponse: frozenset[str] = frozenset(["outcome", "_meta"])
 
 
 def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, _Any]:
@@ -22917,7 +23013,9 @@ def _read_CancelledRequestPermissionOutcome(
     return o
 
 
-_KNOWN_CancelledRequestPermissionOutcome = frozenset(["outcome", "_meta"])
+_KNOWN_CancelledRequestPermissionOutcome: frozenset[str] = frozenset(
+    ["outcome", "_meta"]
+)
 
 
 def _encode_CancelledRequestPermissionOutcome(
@@ -22979,7 +23077,9 @@ def _read_SelectedRequestPermissionOutcome(
     return o
 
 
-_KNOWN_SelectedRequestPermissionOutcome = frozenset(["outcome", "optionId", "_meta"])
+_KNOWN_SelectedRequestPermissionOutcome: frozenset[str] = frozenset(
+    ["outcome", "optionId", "_meta"]
+)
 
 
 def _encode_SelectedRequestPermissionOutcome(
@@ -23092,7 +23192,7 @@ def _decode_CancelledPermissionOutcome(
     return o
 
 
-_KNOWN_CancelledPermissionOutcome = frozenset(["_meta"])
+_KNOWN_CancelledPermissionOutcome: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_CancelledPermissionOutcome(
@@ -23142,7 +23242,7 @@ def _decode_SelectedPermissionOutcome(
     return o
 
 
-_KNOWN_SelectedPermissionOutcome = frozenset(["optionId", "_meta"])
+_KNOWN_SelectedPermissionOutcome: frozenset[str] = frozenset(["optionId", "_meta"])
 
 
 def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str, _Any]:
@@ -23206,7 +23306,9 @@ def _read_AcceptCreateElicitationResponse(
     return o
 
 
-_KNOWN_AcceptCreateElicitationResponse = frozenset(["action", "_meta", "content"])
+_KNOWN_AcceptCreateElicitationResponse: frozenset[str] = frozenset(
+    ["action", "_meta", "content"]
+)
 
 
 def _encode_AcceptCreateElicitationResponse(
@@ -23262,7 +23364,7 @@ def _read_DeclineCreateElicitationResponse(
     return o
 
 
-_KNOWN_DeclineCreateElicitationResponse = frozenset(["action", "_meta"])
+_KNOWN_DeclineCreateElicitationResponse: frozenset[str] = frozenset(["action", "_meta"])
 
 
 def _encode_DeclineCreateElicitationResponse(
@@ -23313,7 +23415,7 @@ def _read_CancelCreateElicitationResponse(
     return o
 
 
-_KNOWN_CancelCreateElicitationResponse = frozenset(["action", "_meta"])
+_KNOWN_CancelCreateElicitationResponse: frozenset[str] = frozenset(["action", "_meta"])
 
 
 def _encode_CancelCreateElicitationResponse(
@@ -23467,7 +23569,7 @@ def _decode_ElicitationAcceptAction(d: _Any, strict: bool) -> ElicitationAcceptA
     return o
 
 
-_KNOWN_ElicitationAcceptAction = frozenset(["content"])
+_KNOWN_ElicitationAcceptAction: frozenset[str] = frozenset(["content"])
 
 
 def _encode_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, _Any]:
@@ -23515,7 +23617,7 @@ def _decode_ResultMessageMcpResponse(d: _Any, strict: bool) -> ResultMessageMcpR
     return o
 
 
-_KNOWN_ResultMessageMcpResponse = frozenset(["result", "_meta"])
+_KNOWN_ResultMessageMcpResponse: frozenset[str] = frozenset(["result", "_meta"])
 
 
 def _encode_ResultMessageMcpResponse(o: ResultMessageMcpResponse) -> dict[str, _Any]:
@@ -23563,7 +23665,7 @@ def _decode_ErrorMessageMcpResponse(d: _Any, strict: bool) -> ErrorMessageMcpRes
     return o
 
 
-_KNOWN_ErrorMessageMcpResponse = frozenset(["error", "_meta"])
+_KNOWN_ErrorMessageMcpResponse: frozenset[str] = frozenset(["error", "_meta"])
 
 
 def _encode_ErrorMessageMcpResponse(o: ErrorMessageMcpResponse) -> dict[str, _Any]:
@@ -23652,7 +23754,7 @@ def _decode_McpError(d: _Any, strict: bool) -> McpError:
     return o
 
 
-_KNOWN_McpError = frozenset(["code", "message", "data"])
+_KNOWN_McpError: frozenset[str] = frozenset(["code", "message", "data"])
 
 
 def _encode_McpError(o: McpError) -> dict[str, _Any]:
@@ -23700,7 +23802,7 @@ def _decode_ClientNotification(d: _Any, strict: bool) -> ClientNotification:
     return o
 
 
-_KNOWN_ClientNotification = frozenset(["method", "params"])
+_KNOWN_ClientNotification: frozenset[str] = frozenset(["method", "params"])
 
 
 def _encode_ClientNotification(o: ClientNotification) -> dict[str, _Any]:
@@ -23750,7 +23852,7 @@ def _decode_CancelSessionNotification(
     return o
 
 
-_KNOWN_CancelSessionNotification = frozenset(["sessionId", "_meta"])
+_KNOWN_CancelSessionNotification: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_CancelSessionNotification(o: CancelSessionNotification) -> dict[str, _Any]:
@@ -23831,7 +23933,7 @@ def _decode_MessageMcpNotification(d: _Any, strict: bool) -> MessageMcpNotificat
     return o
 
 
-_KNOWN_MessageMcpNotification = frozenset(
+_KNOWN_MessageMcpNotification: frozenset[str] = frozenset(
     ["serverId", "requestId", "method", "params", "_meta"]
 )
 
@@ -23888,7 +23990,7 @@ def _decode_CancelRequestNotification(
     return o
 
 
-_KNOWN_CancelRequestNotification = frozenset(["requestId", "_meta"])
+_KNOWN_CancelRequestNotification: frozenset[str] = frozenset(["requestId", "_meta"])
 
 
 def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, _Any]:
@@ -23944,7 +24046,7 @@ def _decode_ProxyRequest(d: _Any, strict: bool) -> ProxyRequest:
     return o
 
 
-_KNOWN_ProxyRequest = frozenset(["id", "method", "params"])
+_KNOWN_ProxyRequest: frozenset[str] = frozenset(["id", "method", "params"])
 
 
 def _encode_ProxyRequest(o: ProxyRequest) -> dict[str, _Any]:
@@ -24008,7 +24110,7 @@ def _decode_ProxySuccessorRequest(d: _Any, strict: bool) -> ProxySuccessorReques
     return o
 
 
-_KNOWN_ProxySuccessorRequest = frozenset(["method", "params", "_meta"])
+_KNOWN_ProxySuccessorRequest: frozenset[str] = frozenset(["method", "params", "_meta"])
 
 
 def _encode_ProxySuccessorRequest(o: ProxySuccessorRequest) -> dict[str, _Any]:
@@ -24058,7 +24160,7 @@ def _decode_ResultProxyResponse(d: _Any, strict: bool) -> ResultProxyResponse:
     return o
 
 
-_KNOWN_ResultProxyResponse = frozenset(["id", "result"])
+_KNOWN_ResultProxyResponse: frozenset[str] = frozenset(["id", "result"])
 
 
 def _encode_ResultProxyResponse(o: ResultProxyResponse) -> dict[str, _Any]:
@@ -24126,7 +24228,7 @@ def _decode_ErrorProxyResponse(d: _Any, strict: bool) -> ErrorProxyResponse:
     return o
 
 
-_KNOWN_ErrorProxyResponse = frozenset(["id", "error"])
+_KNOWN_ErrorProxyResponse: frozenset[str] = frozenset(["id", "error"])
 
 
 def _encode_ErrorProxyResponse(o: ErrorProxyResponse) -> dict[str, _Any]:
@@ -24204,7 +24306,7 @@ def _decode_ProxyNotification(d: _Any, strict: bool) -> ProxyNotification:
     return o
 
 
-_KNOWN_ProxyNotification = frozenset(["method", "params"])
+_KNOWN_ProxyNotification: frozenset[str] = frozenset(["method", "params"])
 
 
 def _encode_ProxyNotification(o: ProxyNotification) -> dict[str, _Any]:
@@ -24265,7 +24367,9 @@ def _decode_ProxySuccessorNotification(
     return o
 
 
-_KNOWN_ProxySuccessorNotification = frozenset(["method", "params", "_meta"])
+_KNOWN_ProxySuccessorNotification: frozenset[str] = frozenset(
+    ["method", "params", "_meta"]
+)
 
 
 def _encode_ProxySuccessorNotification(
