@@ -34,7 +34,16 @@ Errors are one line naming the file and the JSON pointer, exit status 2, and
 nothing is written: each run stages its output and swaps it in whole. Usage
 errors (a bad option value, a missing argument) are one `acpgen: error:` line
 too. `--out` must be a directory or a new one in an existing directory:
-acpgen creates only its last level, as `mkdir` does.
+acpgen creates only its last level, as `mkdir` does. It, and `[tool.acpgen]
+out`, may not be under /proc, /sys or /dev, the root of a file system (or
+drive) or the home directory itself, and `out` may not be the project root
+itself (`--out .` in a project stays allowed: it is given for one run, and
+acpgen replaces only the packages it made there). A schema must be a regular
+file (not a FIFO or a device such as /dev/zero) of at most 64 MiB, read no
+further. A package name must be an identifier that is not a keyword, a
+standard-library module, a `__name__` Python keeps for itself (`__main__`,
+`__init__`) or `sitecustomize`/`usercustomize`; each refusal names the
+option or the `[tool.acpgen]` entry.
 
 The templates' compiled code is kept between runs in a directory only you
 can read or write (`$ACPGEN_CACHE_DIR`, else `$XDG_CACHE_HOME/acpgen/templates`,

@@ -56,6 +56,13 @@ notifications too) and the Rust SDK's ``ProtocolCompat`` does
 (``ensure_initialized``). A request behind an ``initialize`` still being
 handled waits for its answer. ``require_initialize=False`` turns that off.
 
+Every request is answered, with its own id: a result, or a JSON-RPC error
+when the handler failed, the request was refused or the reply has no JSON
+text. An id or method holding a lone surrogate (JSON text may escape one,
+``"\\ud800"``; UTF-8 has none) is no exception: the id goes back escaped
+as it came, the method is quoted escaped; only an id that cannot be read
+is answered with a null id.
+
 Memory is bounded: at most ``max_queued`` messages wait for dispatch, and
 at most ``max_buffered`` bytes of their text (reading pauses while the queue
 is full, except while a handler awaits an answer from the peer, since
@@ -103,6 +110,7 @@ from ._jsonrpc import (
     Side,
     dump_message,
     load_message,
+    printable,
 )
 from ._runtime import UNSET, ValidationError
 from ._transport import (
@@ -1098,17 +1106,27 @@ class Connection(Generic[H]):
         return self._dump(Response(request.id, result), True, method)
 
     def _dump_error(self, id: RequestId, error: RpcError) -> bytes:
-        """An error reply's text; without the error's data, and then without
-        the id, when those have no JSON text."""
+        """An error reply's text; without the error's data, then with its
+        message's lone surrogates escaped, and then without the id, when
+        those have no JSON text (an id with a lone surrogate goes back
+        escaped, as the peer sent it: see :func:`dump_message`). Always a
+        JSON-RPC error: a refusal is never left unsent."""
+        # str(): a handler's RequestError may carry any message.
+        bare = RpcError(error.code, printable(str(error.message)))
         for attempt in (
             ErrorResponse(id, error),
             ErrorResponse(id, RpcError(error.code, error.message)),
+            ErrorResponse(id, bare),
+            ErrorResponse(None, bare),
         ):
             try:
                 return self._dump(attempt)
             except (ValueError, TypeError):
                 continue
-        return self._dump(ErrorResponse(None, RpcError(error.code, error.message)))
+        # A code with no JSON text (a handler's RequestError(nan, ...)).
+        return self._dump(
+            ErrorResponse(None, RpcError(INTERNAL_ERROR, "Internal error"))
+        )
 
     async def _send_error(self, id: RequestId, error: RpcError) -> None:
         with contextlib.suppress(ConnectionError):

@@ -17,7 +17,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar, cast
 
-from ._runtime import UNSET, NotPlainJson, ValidationError, json_type
+from ._runtime import (
+    MISSING,
+    UNSET,
+    NotPlainJson,
+    ValidationError,
+    check_unknown,
+    json_type,
+    plain_json,
+)
 
 __all__ = [
     "CANCEL_REQUEST",
@@ -535,6 +543,8 @@ def _message_decoder(
             raise ValidationError(
                 f'expected "jsonrpc": "2.0", found {found}', ("jsonrpc",)
             )
+        if strict:
+            _check_others(message)
         method = message.get("method")
         if method is not None and not strict and "id" not in message:
             # The usual case first: a known notification, leniently (its
@@ -611,6 +621,22 @@ def _message_decoder(
         )
 
     return decode_message
+
+
+_ENVELOPE = frozenset(("jsonrpc", "id", "method", "params", "result", "error"))
+"""The members of a JSON-RPC message that :func:`_message_decoder` reads."""
+
+
+def _check_others(message: dict[str, Any]) -> None:
+    """Strict decoding of the members of a message other than those of
+    :data:`_ENVELOPE`: any JSON value, and only a JSON value (subclasses of
+    the JSON types, from a caller's ``OrderedDict``, read as plain JSON)."""
+    try:
+        check_unknown(message, _ENVELOPE)
+    except NotPlainJson:
+        others = {key: value for key, value in message.items() if key not in _ENVELOPE}
+        plain = plain_json(others)
+        check_unknown(others if plain is MISSING else plain, frozenset())
 
 
 def _by_name(decode: Callable[..., object], name: str) -> _Decoder:
@@ -727,7 +753,10 @@ def dump_message(wire: dict[str, Any]) -> bytes:
     """One message's JSON text as UTF-8 bytes, with no line break: only JSON
     a strict peer accepts goes out. Raises ``ValueError`` for what has no
     such text: NaN or an infinity, a lone surrogate, a reference cycle, a
-    value that is not JSON, nesting too deep to write."""
+    value that is not JSON, nesting too deep to write. The one exception is
+    a string ``id`` with a lone surrogate: that is the peer's own id (it
+    sent it escaped, ``"\\ud800"``) and goes back as it came, escaped, so
+    that the peer can match the answer to its request."""
     fast = _fast
     if fast is not None:
         try:
@@ -746,8 +775,37 @@ def dump_message(wire: dict[str, Any]) -> bytes:
             wire, ensure_ascii=False, allow_nan=False, separators=(",", ":")
         )
         return text.encode("utf-8")
-    except (TypeError, UnicodeEncodeError, RecursionError) as error:
+    except UnicodeEncodeError as error:
+        echoed = _with_escaped_id(wire)
+        if echoed is None:
+            raise ValueError(f"the message has no JSON text: {error}") from None
+        return echoed
+    except (TypeError, RecursionError) as error:
         raise ValueError(f"the message has no JSON text: {error}") from None
+
+
+def _with_escaped_id(wire: dict[str, Any]) -> bytes | None:
+    """The text of ``wire`` whose string ``id`` has no UTF-8 (a lone
+    surrogate), with that id escaped as JSON allows (``"\\ud800"``); None
+    when the id is not such a string. Raises ``ValueError`` when the rest
+    of the message has no JSON text."""
+    id = wire.get("id")
+    if type(id) is not str or printable(id) is id:
+        return None
+    rest = dump_message({key: value for key, value in wire.items() if key != "id"})
+    head = b'{"id":' + json.dumps(id).encode("ascii")
+    return head + (b"}" if rest == b"{}" else b"," + rest[1:])
+
+
+def printable(text: str) -> str:
+    """``text`` itself when it has a UTF-8 text (the usual case), else with
+    each lone surrogate written as its escape (``\\ud800``): a peer's
+    string (a method name) quoted in an error message that must go out."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def _finite(value: Any) -> bool:

@@ -33,6 +33,7 @@ from ._runtime import check_num as _check_num
 from ._runtime import check_str as _check_str
 from ._runtime import check_tag as _check_tag
 from ._runtime import check_json as _check_json
+from ._runtime import check_unknown as _check_unknown
 from ._runtime import check_variants as _check_variants
 from ._runtime import check_variants_skipping as _check_variants_skipping
 from ._runtime import first_match as _first_match
@@ -334,11 +335,16 @@ def _decode_AgentRequest(d: _Any, strict: bool) -> AgentRequest:
         except _ValidationError as error:
             raise error.at("params")
 
+    if strict and not _KNOWN_AgentRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_AgentRequest)
     o = _new(AgentRequest)
     o.id = f_id
     o.method = f_method
     o.params = f_params
     return o
+
+
+_KNOWN_AgentRequest: frozenset[str] = frozenset(["id", "method", "params"])
 
 
 def _encode_AgentRequest(o: AgentRequest) -> dict[str, _Any]:
@@ -424,12 +430,19 @@ def _decode_WriteTextFileRequest(d: _Any, strict: bool) -> WriteTextFileRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_WriteTextFileRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_WriteTextFileRequest)
     o = _new(WriteTextFileRequest)
     o.session_id = f_session_id
     o.path = f_path
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_WriteTextFileRequest: frozenset[str] = frozenset(
+    ["sessionId", "path", "content", "_meta"]
+)
 
 
 def _encode_WriteTextFileRequest(o: WriteTextFileRequest) -> dict[str, _Any]:
@@ -529,6 +542,8 @@ def _decode_ReadTextFileRequest(d: _Any, strict: bool) -> ReadTextFileRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ReadTextFileRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_ReadTextFileRequest)
     o = _new(ReadTextFileRequest)
     o.session_id = f_session_id
     o.path = f_path
@@ -536,6 +551,11 @@ def _decode_ReadTextFileRequest(d: _Any, strict: bool) -> ReadTextFileRequest:
     o.limit = f_limit
     o.meta = f_meta
     return o
+
+
+_KNOWN_ReadTextFileRequest: frozenset[str] = frozenset(
+    ["sessionId", "path", "line", "limit", "_meta"]
+)
 
 
 def _encode_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, _Any]:
@@ -602,12 +622,19 @@ def _decode_RequestPermissionRequest(d: _Any, strict: bool) -> RequestPermission
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_RequestPermissionRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_RequestPermissionRequest)
     o = _new(RequestPermissionRequest)
     o.session_id = f_session_id
     o.tool_call = f_tool_call
     o.options = f_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_RequestPermissionRequest: frozenset[str] = frozenset(
+    ["sessionId", "toolCall", "options", "_meta"]
+)
 
 
 def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, _Any]:
@@ -783,6 +810,8 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ToolCallUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_ToolCallUpdate)
     o = _new(ToolCallUpdate)
     o.tool_call_id = f_tool_call_id
     o.kind = f_kind
@@ -795,6 +824,22 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
     o.raw_output = f_raw_output
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallUpdate: frozenset[str] = frozenset(
+    [
+        "toolCallId",
+        "kind",
+        "status",
+        "title",
+        "name",
+        "content",
+        "locations",
+        "rawInput",
+        "rawOutput",
+        "_meta",
+    ]
+)
 
 
 def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, _Any]:
@@ -933,10 +978,15 @@ def _read_ContentToolCallContent(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ContentToolCallContent.issuperset(d):
+        _check_unknown(d, _KNOWN_ContentToolCallContent)
     o = _new(ContentToolCallContent)
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_ContentToolCallContent: frozenset[str] = frozenset(["type", "content", "_meta"])
 
 
 def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, _Any]:
@@ -1008,12 +1058,19 @@ def _read_DiffToolCallContent(d: _JsonObject, strict: bool) -> DiffToolCallConte
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_DiffToolCallContent.issuperset(d):
+        _check_unknown(d, _KNOWN_DiffToolCallContent)
     o = _new(DiffToolCallContent)
     o.path = f_path
     o.old_text = f_old_text
     o.new_text = f_new_text
     o.meta = f_meta
     return o
+
+
+_KNOWN_DiffToolCallContent: frozenset[str] = frozenset(
+    ["type", "path", "oldText", "newText", "_meta"]
+)
 
 
 def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, _Any]:
@@ -1068,10 +1125,17 @@ def _read_TerminalToolCallContent(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TerminalToolCallContent.issuperset(d):
+        _check_unknown(d, _KNOWN_TerminalToolCallContent)
     o = _new(TerminalToolCallContent)
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalToolCallContent: frozenset[str] = frozenset(
+    ["type", "terminalId", "_meta"]
+)
 
 
 def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, _Any]:
@@ -1167,11 +1231,18 @@ def _read_TextContentBlock(d: _JsonObject, strict: bool) -> TextContentBlock:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TextContentBlock.issuperset(d):
+        _check_unknown(d, _KNOWN_TextContentBlock)
     o = _new(TextContentBlock)
     o.annotations = f_annotations
     o.text = f_text
     o.meta = f_meta
     return o
+
+
+_KNOWN_TextContentBlock: frozenset[str] = frozenset(
+    ["type", "annotations", "text", "_meta"]
+)
 
 
 def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, _Any]:
@@ -1261,6 +1332,8 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ImageContentBlock.issuperset(d):
+        _check_unknown(d, _KNOWN_ImageContentBlock)
     o = _new(ImageContentBlock)
     o.annotations = f_annotations
     o.data = f_data
@@ -1268,6 +1341,11 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
     o.uri = f_uri
     o.meta = f_meta
     return o
+
+
+_KNOWN_ImageContentBlock: frozenset[str] = frozenset(
+    ["type", "annotations", "data", "mimeType", "uri", "_meta"]
+)
 
 
 def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, _Any]:
@@ -1348,12 +1426,19 @@ def _read_AudioContentBlock(d: _JsonObject, strict: bool) -> AudioContentBlock:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AudioContentBlock.issuperset(d):
+        _check_unknown(d, _KNOWN_AudioContentBlock)
     o = _new(AudioContentBlock)
     o.annotations = f_annotations
     o.data = f_data
     o.mime_type = f_mime_type
     o.meta = f_meta
     return o
+
+
+_KNOWN_AudioContentBlock: frozenset[str] = frozenset(
+    ["type", "annotations", "data", "mimeType", "_meta"]
+)
 
 
 def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, _Any]:
@@ -1502,6 +1587,8 @@ def _read_ResourceLinkContentBlock(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ResourceLinkContentBlock.issuperset(d):
+        _check_unknown(d, _KNOWN_ResourceLinkContentBlock)
     o = _new(ResourceLinkContentBlock)
     o.annotations = f_annotations
     o.description = f_description
@@ -1512,6 +1599,21 @@ def _read_ResourceLinkContentBlock(
     o.uri = f_uri
     o.meta = f_meta
     return o
+
+
+_KNOWN_ResourceLinkContentBlock: frozenset[str] = frozenset(
+    [
+        "type",
+        "annotations",
+        "description",
+        "mimeType",
+        "name",
+        "size",
+        "title",
+        "uri",
+        "_meta",
+    ]
+)
 
 
 def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, _Any]:
@@ -1591,11 +1693,18 @@ def _read_ResourceContentBlock(d: _JsonObject, strict: bool) -> ResourceContentB
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ResourceContentBlock.issuperset(d):
+        _check_unknown(d, _KNOWN_ResourceContentBlock)
     o = _new(ResourceContentBlock)
     o.annotations = f_annotations
     o.resource = f_resource
     o.meta = f_meta
     return o
+
+
+_KNOWN_ResourceContentBlock: frozenset[str] = frozenset(
+    ["type", "annotations", "resource", "_meta"]
+)
 
 
 def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, _Any]:
@@ -1718,12 +1827,19 @@ def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_Annotations.issuperset(d):
+        _check_unknown(d, _KNOWN_Annotations)
     o = _new(Annotations)
     o.audience = f_audience
     o.last_modified = f_last_modified
     o.priority = f_priority
     o.meta = f_meta
     return o
+
+
+_KNOWN_Annotations: frozenset[str] = frozenset(
+    ["audience", "lastModified", "priority", "_meta"]
+)
 
 
 def _encode_Annotations(o: Annotations) -> dict[str, _Any]:
@@ -1803,11 +1919,16 @@ def _decode_TextContent(d: _Any, strict: bool) -> TextContent:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TextContent.issuperset(d):
+        _check_unknown(d, _KNOWN_TextContent)
     o = _new(TextContent)
     o.annotations = f_annotations
     o.text = f_text
     o.meta = f_meta
     return o
+
+
+_KNOWN_TextContent: frozenset[str] = frozenset(["annotations", "text", "_meta"])
 
 
 def _encode_TextContent(o: TextContent) -> dict[str, _Any]:
@@ -1888,6 +2009,8 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ImageContent.issuperset(d):
+        _check_unknown(d, _KNOWN_ImageContent)
     o = _new(ImageContent)
     o.annotations = f_annotations
     o.data = f_data
@@ -1895,6 +2018,11 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
     o.uri = f_uri
     o.meta = f_meta
     return o
+
+
+_KNOWN_ImageContent: frozenset[str] = frozenset(
+    ["annotations", "data", "mimeType", "uri", "_meta"]
+)
 
 
 def _encode_ImageContent(o: ImageContent) -> dict[str, _Any]:
@@ -1966,12 +2094,19 @@ def _decode_AudioContent(d: _Any, strict: bool) -> AudioContent:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AudioContent.issuperset(d):
+        _check_unknown(d, _KNOWN_AudioContent)
     o = _new(AudioContent)
     o.annotations = f_annotations
     o.data = f_data
     o.mime_type = f_mime_type
     o.meta = f_meta
     return o
+
+
+_KNOWN_AudioContent: frozenset[str] = frozenset(
+    ["annotations", "data", "mimeType", "_meta"]
+)
 
 
 def _encode_AudioContent(o: AudioContent) -> dict[str, _Any]:
@@ -2109,6 +2244,8 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ResourceLink.issuperset(d):
+        _check_unknown(d, _KNOWN_ResourceLink)
     o = _new(ResourceLink)
     o.annotations = f_annotations
     o.description = f_description
@@ -2119,6 +2256,11 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
     o.uri = f_uri
     o.meta = f_meta
     return o
+
+
+_KNOWN_ResourceLink: frozenset[str] = frozenset(
+    ["annotations", "description", "mimeType", "name", "size", "title", "uri", "_meta"]
+)
 
 
 def _encode_ResourceLink(o: ResourceLink) -> dict[str, _Any]:
@@ -2236,12 +2378,19 @@ def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TextResourceContents.issuperset(d):
+        _check_unknown(d, _KNOWN_TextResourceContents)
     o = _new(TextResourceContents)
     o.mime_type = f_mime_type
     o.text = f_text
     o.uri = f_uri
     o.meta = f_meta
     return o
+
+
+_KNOWN_TextResourceContents: frozenset[str] = frozenset(
+    ["mimeType", "text", "uri", "_meta"]
+)
 
 
 def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, _Any]:
@@ -2310,12 +2459,19 @@ def _decode_BlobResourceContents(d: _Any, strict: bool) -> BlobResourceContents:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_BlobResourceContents.issuperset(d):
+        _check_unknown(d, _KNOWN_BlobResourceContents)
     o = _new(BlobResourceContents)
     o.blob = f_blob
     o.mime_type = f_mime_type
     o.uri = f_uri
     o.meta = f_meta
     return o
+
+
+_KNOWN_BlobResourceContents: frozenset[str] = frozenset(
+    ["blob", "mimeType", "uri", "_meta"]
+)
 
 
 def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, _Any]:
@@ -2372,11 +2528,18 @@ def _decode_EmbeddedResource(d: _Any, strict: bool) -> EmbeddedResource:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_EmbeddedResource.issuperset(d):
+        _check_unknown(d, _KNOWN_EmbeddedResource)
     o = _new(EmbeddedResource)
     o.annotations = f_annotations
     o.resource = f_resource
     o.meta = f_meta
     return o
+
+
+_KNOWN_EmbeddedResource: frozenset[str] = frozenset(
+    ["annotations", "resource", "_meta"]
+)
 
 
 def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, _Any]:
@@ -2427,10 +2590,15 @@ def _decode_Content(d: _Any, strict: bool) -> Content:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_Content.issuperset(d):
+        _check_unknown(d, _KNOWN_Content)
     o = _new(Content)
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_Content: frozenset[str] = frozenset(["content", "_meta"])
 
 
 def _encode_Content(o: Content) -> dict[str, _Any]:
@@ -2493,12 +2661,17 @@ def _decode_Diff(d: _Any, strict: bool) -> Diff:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_Diff.issuperset(d):
+        _check_unknown(d, _KNOWN_Diff)
     o = _new(Diff)
     o.path = f_path
     o.old_text = f_old_text
     o.new_text = f_new_text
     o.meta = f_meta
     return o
+
+
+_KNOWN_Diff: frozenset[str] = frozenset(["path", "oldText", "newText", "_meta"])
 
 
 def _encode_Diff(o: Diff) -> dict[str, _Any]:
@@ -2546,10 +2719,15 @@ def _decode_Terminal(d: _Any, strict: bool) -> Terminal:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_Terminal.issuperset(d):
+        _check_unknown(d, _KNOWN_Terminal)
     o = _new(Terminal)
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_Terminal: frozenset[str] = frozenset(["terminalId", "_meta"])
 
 
 def _encode_Terminal(o: Terminal) -> dict[str, _Any]:
@@ -2614,11 +2792,16 @@ def _decode_ToolCallLocation(d: _Any, strict: bool) -> ToolCallLocation:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ToolCallLocation.issuperset(d):
+        _check_unknown(d, _KNOWN_ToolCallLocation)
     o = _new(ToolCallLocation)
     o.path = f_path
     o.line = f_line
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallLocation: frozenset[str] = frozenset(["path", "line", "_meta"])
 
 
 def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, _Any]:
@@ -2685,12 +2868,19 @@ def _decode_PermissionOption(d: _Any, strict: bool) -> PermissionOption:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PermissionOption.issuperset(d):
+        _check_unknown(d, _KNOWN_PermissionOption)
     o = _new(PermissionOption)
     o.option_id = f_option_id
     o.name = f_name
     o.kind = f_kind
     o.meta = f_meta
     return o
+
+
+_KNOWN_PermissionOption: frozenset[str] = frozenset(
+    ["optionId", "name", "kind", "_meta"]
+)
 
 
 def _encode_PermissionOption(o: PermissionOption) -> dict[str, _Any]:
@@ -2825,6 +3015,8 @@ def _decode_CreateTerminalRequest(d: _Any, strict: bool) -> CreateTerminalReques
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CreateTerminalRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_CreateTerminalRequest)
     o = _new(CreateTerminalRequest)
     o.session_id = f_session_id
     o.command = f_command
@@ -2834,6 +3026,11 @@ def _decode_CreateTerminalRequest(d: _Any, strict: bool) -> CreateTerminalReques
     o.output_byte_limit = f_output_byte_limit
     o.meta = f_meta
     return o
+
+
+_KNOWN_CreateTerminalRequest: frozenset[str] = frozenset(
+    ["sessionId", "command", "args", "env", "cwd", "outputByteLimit", "_meta"]
+)
 
 
 def _encode_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, _Any]:
@@ -2896,11 +3093,16 @@ def _decode_EnvVariable(d: _Any, strict: bool) -> EnvVariable:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_EnvVariable.issuperset(d):
+        _check_unknown(d, _KNOWN_EnvVariable)
     o = _new(EnvVariable)
     o.name = f_name
     o.value = f_value
     o.meta = f_meta
     return o
+
+
+_KNOWN_EnvVariable: frozenset[str] = frozenset(["name", "value", "_meta"])
 
 
 def _encode_EnvVariable(o: EnvVariable) -> dict[str, _Any]:
@@ -2951,11 +3153,18 @@ def _decode_TerminalOutputRequest(d: _Any, strict: bool) -> TerminalOutputReques
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TerminalOutputRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_TerminalOutputRequest)
     o = _new(TerminalOutputRequest)
     o.session_id = f_session_id
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalOutputRequest: frozenset[str] = frozenset(
+    ["sessionId", "terminalId", "_meta"]
+)
 
 
 def _encode_TerminalOutputRequest(o: TerminalOutputRequest) -> dict[str, _Any]:
@@ -3006,11 +3215,18 @@ def _decode_ReleaseTerminalRequest(d: _Any, strict: bool) -> ReleaseTerminalRequ
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ReleaseTerminalRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_ReleaseTerminalRequest)
     o = _new(ReleaseTerminalRequest)
     o.session_id = f_session_id
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_ReleaseTerminalRequest: frozenset[str] = frozenset(
+    ["sessionId", "terminalId", "_meta"]
+)
 
 
 def _encode_ReleaseTerminalRequest(o: ReleaseTerminalRequest) -> dict[str, _Any]:
@@ -3063,11 +3279,18 @@ def _decode_WaitForTerminalExitRequest(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_WaitForTerminalExitRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_WaitForTerminalExitRequest)
     o = _new(WaitForTerminalExitRequest)
     o.session_id = f_session_id
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_WaitForTerminalExitRequest: frozenset[str] = frozenset(
+    ["sessionId", "terminalId", "_meta"]
+)
 
 
 def _encode_WaitForTerminalExitRequest(
@@ -3120,11 +3343,18 @@ def _decode_KillTerminalRequest(d: _Any, strict: bool) -> KillTerminalRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_KillTerminalRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_KillTerminalRequest)
     o = _new(KillTerminalRequest)
     o.session_id = f_session_id
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_KillTerminalRequest: frozenset[str] = frozenset(
+    ["sessionId", "terminalId", "_meta"]
+)
 
 
 def _encode_KillTerminalRequest(o: KillTerminalRequest) -> dict[str, _Any]:
@@ -3203,12 +3433,27 @@ def _read_FormCreateElicitationRequest(
         _first_match(d, strict, candidates_scope),
     )
 
+    if strict and not _KNOWN_FormCreateElicitationRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_FormCreateElicitationRequest)
     o = _new(FormCreateElicitationRequest)
     o.message = f_message
     o.meta = f_meta
     o.requested_schema = f_requested_schema
     o.scope = f_scope
     return o
+
+
+_KNOWN_FormCreateElicitationRequest: frozenset[str] = frozenset(
+    [
+        "mode",
+        "message",
+        "_meta",
+        "requestedSchema",
+        "sessionId",
+        "toolCallId",
+        "requestId",
+    ]
+)
 
 
 def _encode_FormCreateElicitationRequest(
@@ -3309,6 +3554,8 @@ def _read_UrlCreateElicitationRequest(
         _first_match(d, strict, candidates_scope),
     )
 
+    if strict and not _KNOWN_UrlCreateElicitationRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_UrlCreateElicitationRequest)
     o = _new(UrlCreateElicitationRequest)
     o.message = f_message
     o.meta = f_meta
@@ -3316,6 +3563,20 @@ def _read_UrlCreateElicitationRequest(
     o.url = f_url
     o.scope = f_scope
     return o
+
+
+_KNOWN_UrlCreateElicitationRequest: frozenset[str] = frozenset(
+    [
+        "mode",
+        "message",
+        "_meta",
+        "elicitationId",
+        "url",
+        "sessionId",
+        "toolCallId",
+        "requestId",
+    ]
+)
 
 
 def _encode_UrlCreateElicitationRequest(
@@ -3491,10 +3752,15 @@ def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSession
             _salvage(v)
             f_tool_call_id = _UNSET
 
+    if strict and not _KNOWN_ElicitationSessionScope.issuperset(d):
+        _check_unknown(d, _KNOWN_ElicitationSessionScope)
     o = _new(ElicitationSessionScope)
     o.session_id = f_session_id
     o.tool_call_id = f_tool_call_id
     return o
+
+
+_KNOWN_ElicitationSessionScope: frozenset[str] = frozenset(["sessionId", "toolCallId"])
 
 
 def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, _Any]:
@@ -3521,9 +3787,14 @@ def _decode_ElicitationRequestScope(d: _Any, strict: bool) -> ElicitationRequest
         except _ValidationError as error:
             raise error.at("requestId")
 
+    if strict and not _KNOWN_ElicitationRequestScope.issuperset(d):
+        _check_unknown(d, _KNOWN_ElicitationRequestScope)
     o = _new(ElicitationRequestScope)
     o.request_id = f_request_id
     return o
+
+
+_KNOWN_ElicitationRequestScope: frozenset[str] = frozenset(["requestId"])
 
 
 def _encode_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, _Any]:
@@ -3621,6 +3892,8 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ElicitationSchema.issuperset(d):
+        _check_unknown(d, _KNOWN_ElicitationSchema)
     o = _new(ElicitationSchema)
     o.type = f_type
     o.title = f_title
@@ -3629,6 +3902,11 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_ElicitationSchema: frozenset[str] = frozenset(
+    ["type", "title", "properties", "required", "description", "_meta"]
+)
 
 
 def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, _Any]:
@@ -3839,6 +4117,8 @@ def _read_StringElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_StringElicitationPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_StringElicitationPropertySchema)
     o = _new(StringElicitationPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -3851,6 +4131,23 @@ def _read_StringElicitationPropertySchema(
     o.one_of = f_one_of
     o.meta = f_meta
     return o
+
+
+_KNOWN_StringElicitationPropertySchema: frozenset[str] = frozenset(
+    [
+        "type",
+        "title",
+        "description",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "default",
+        "enum",
+        "oneOf",
+        "_meta",
+    ]
+)
 
 
 def _encode_StringElicitationPropertySchema(
@@ -4012,6 +4309,8 @@ def _read_NumberElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_NumberElicitationPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_NumberElicitationPropertySchema)
     o = _new(NumberElicitationPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -4020,6 +4319,11 @@ def _read_NumberElicitationPropertySchema(
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_NumberElicitationPropertySchema: frozenset[str] = frozenset(
+    ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
+)
 
 
 def _encode_NumberElicitationPropertySchema(
@@ -4178,6 +4482,8 @@ def _read_IntegerElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_IntegerElicitationPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_IntegerElicitationPropertySchema)
     o = _new(IntegerElicitationPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -4186,6 +4492,11 @@ def _read_IntegerElicitationPropertySchema(
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_IntegerElicitationPropertySchema: frozenset[str] = frozenset(
+    ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
+)
 
 
 def _encode_IntegerElicitationPropertySchema(
@@ -4287,12 +4598,19 @@ def _read_BooleanElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_BooleanElicitationPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_BooleanElicitationPropertySchema)
     o = _new(BooleanElicitationPropertySchema)
     o.title = f_title
     o.description = f_description
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_BooleanElicitationPropertySchema: frozenset[str] = frozenset(
+    ["type", "title", "description", "default", "_meta"]
+)
 
 
 def _encode_BooleanElicitationPropertySchema(
@@ -4446,6 +4764,8 @@ def _read_ArrayElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ArrayElicitationPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_ArrayElicitationPropertySchema)
     o = _new(ArrayElicitationPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -4455,6 +4775,20 @@ def _read_ArrayElicitationPropertySchema(
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_ArrayElicitationPropertySchema: frozenset[str] = frozenset(
+    [
+        "type",
+        "title",
+        "description",
+        "minItems",
+        "maxItems",
+        "items",
+        "default",
+        "_meta",
+    ]
+)
 
 
 def _encode_ArrayElicitationPropertySchema(
@@ -4631,12 +4965,19 @@ def _decode_EnumOption(d: _Any, strict: bool) -> EnumOption:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_EnumOption.issuperset(d):
+        _check_unknown(d, _KNOWN_EnumOption)
     o = _new(EnumOption)
     o.const = f_const
     o.title = f_title
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_EnumOption: frozenset[str] = frozenset(
+    ["const", "title", "description", "_meta"]
+)
 
 
 def _encode_EnumOption(o: EnumOption) -> dict[str, _Any]:
@@ -4809,6 +5150,8 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_StringPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_StringPropertySchema)
     o = _new(StringPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -4821,6 +5164,22 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
     o.one_of = f_one_of
     o.meta = f_meta
     return o
+
+
+_KNOWN_StringPropertySchema: frozenset[str] = frozenset(
+    [
+        "title",
+        "description",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "default",
+        "enum",
+        "oneOf",
+        "_meta",
+    ]
+)
 
 
 def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, _Any]:
@@ -4966,6 +5325,8 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_NumberPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_NumberPropertySchema)
     o = _new(NumberPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -4974,6 +5335,11 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_NumberPropertySchema: frozenset[str] = frozenset(
+    ["title", "description", "minimum", "maximum", "default", "_meta"]
+)
 
 
 def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, _Any]:
@@ -5116,6 +5482,8 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_IntegerPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_IntegerPropertySchema)
     o = _new(IntegerPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -5124,6 +5492,11 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_IntegerPropertySchema: frozenset[str] = frozenset(
+    ["title", "description", "minimum", "maximum", "default", "_meta"]
+)
 
 
 def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, _Any]:
@@ -5209,12 +5582,19 @@ def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchem
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_BooleanPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_BooleanPropertySchema)
     o = _new(BooleanPropertySchema)
     o.title = f_title
     o.description = f_description
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_BooleanPropertySchema: frozenset[str] = frozenset(
+    ["title", "description", "default", "_meta"]
+)
 
 
 def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, _Any]:
@@ -5273,10 +5653,15 @@ def _read_MultiSelectItemsString(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_MultiSelectItemsString.issuperset(d):
+        _check_unknown(d, _KNOWN_MultiSelectItemsString)
     o = _new(MultiSelectItemsString)
     o.enum = f_enum
     o.meta = f_meta
     return o
+
+
+_KNOWN_MultiSelectItemsString: frozenset[str] = frozenset(["type", "enum", "_meta"])
 
 
 def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, _Any]:
@@ -5389,10 +5774,15 @@ def _decode_StringMultiSelectItems(d: _Any, strict: bool) -> StringMultiSelectIt
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_StringMultiSelectItems.issuperset(d):
+        _check_unknown(d, _KNOWN_StringMultiSelectItems)
     o = _new(StringMultiSelectItems)
     o.enum = f_enum
     o.meta = f_meta
     return o
+
+
+_KNOWN_StringMultiSelectItems: frozenset[str] = frozenset(["enum", "_meta"])
 
 
 def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, _Any]:
@@ -5432,10 +5822,15 @@ def _decode_TitledMultiSelectItems(d: _Any, strict: bool) -> TitledMultiSelectIt
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TitledMultiSelectItems.issuperset(d):
+        _check_unknown(d, _KNOWN_TitledMultiSelectItems)
     o = _new(TitledMultiSelectItems)
     o.any_of = f_any_of
     o.meta = f_meta
     return o
+
+
+_KNOWN_TitledMultiSelectItems: frozenset[str] = frozenset(["anyOf", "_meta"])
 
 
 def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, _Any]:
@@ -5568,6 +5963,8 @@ def _decode_MultiSelectPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_MultiSelectPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_MultiSelectPropertySchema)
     o = _new(MultiSelectPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -5577,6 +5974,11 @@ def _decode_MultiSelectPropertySchema(
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_MultiSelectPropertySchema: frozenset[str] = frozenset(
+    ["title", "description", "minItems", "maxItems", "items", "default", "_meta"]
+)
 
 
 def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, _Any]:
@@ -5634,10 +6036,17 @@ def _decode_ElicitationFormMode(d: _Any, strict: bool) -> ElicitationFormMode:
         _first_match(d, strict, candidates_scope),
     )
 
+    if strict and not _KNOWN_ElicitationFormMode.issuperset(d):
+        _check_unknown(d, _KNOWN_ElicitationFormMode)
     o = _new(ElicitationFormMode)
     o.requested_schema = f_requested_schema
     o.scope = f_scope
     return o
+
+
+_KNOWN_ElicitationFormMode: frozenset[str] = frozenset(
+    ["requestedSchema", "sessionId", "toolCallId", "requestId"]
+)
 
 
 def _encode_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, _Any]:
@@ -5700,11 +6109,18 @@ def _decode_ElicitationUrlMode(d: _Any, strict: bool) -> ElicitationUrlMode:
         _first_match(d, strict, candidates_scope),
     )
 
+    if strict and not _KNOWN_ElicitationUrlMode.issuperset(d):
+        _check_unknown(d, _KNOWN_ElicitationUrlMode)
     o = _new(ElicitationUrlMode)
     o.elicitation_id = f_elicitation_id
     o.url = f_url
     o.scope = f_scope
     return o
+
+
+_KNOWN_ElicitationUrlMode: frozenset[str] = frozenset(
+    ["elicitationId", "url", "sessionId", "toolCallId", "requestId"]
+)
 
 
 def _encode_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, _Any]:
@@ -5754,10 +6170,15 @@ def _decode_ResultAgentResponse(d: _Any, strict: bool) -> ResultAgentResponse:
         except _ValidationError as error:
             raise error.at("result")
 
+    if strict and not _KNOWN_ResultAgentResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_ResultAgentResponse)
     o = _new(ResultAgentResponse)
     o.id = f_id
     o.result = f_result
     return o
+
+
+_KNOWN_ResultAgentResponse: frozenset[str] = frozenset(["id", "result"])
 
 
 def _encode_ResultAgentResponse(o: ResultAgentResponse) -> dict[str, _Any]:
@@ -5792,10 +6213,15 @@ def _decode_ErrorAgentResponse(d: _Any, strict: bool) -> ErrorAgentResponse:
         except _ValidationError as error:
             raise error.at("error")
 
+    if strict and not _KNOWN_ErrorAgentResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_ErrorAgentResponse)
     o = _new(ErrorAgentResponse)
     o.id = f_id
     o.error = f_error
     return o
+
+
+_KNOWN_ErrorAgentResponse: frozenset[str] = frozenset(["id", "error"])
 
 
 def _encode_ErrorAgentResponse(o: ErrorAgentResponse) -> dict[str, _Any]:
@@ -5925,6 +6351,8 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_InitializeResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_InitializeResponse)
     o = _new(InitializeResponse)
     o.protocol_version = f_protocol_version
     o.agent_capabilities = f_agent_capabilities
@@ -5932,6 +6360,11 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
     o.agent_info = f_agent_info
     o.meta = f_meta
     return o
+
+
+_KNOWN_InitializeResponse: frozenset[str] = frozenset(
+    ["protocolVersion", "agentCapabilities", "authMethods", "agentInfo", "_meta"]
+)
 
 
 def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, _Any]:
@@ -6051,6 +6484,8 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AgentCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_AgentCapabilities)
     o = _new(AgentCapabilities)
     o.load_session = f_load_session
     o.prompt_capabilities = f_prompt_capabilities
@@ -6059,6 +6494,18 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
     o.auth = f_auth
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentCapabilities: frozenset[str] = frozenset(
+    [
+        "loadSession",
+        "promptCapabilities",
+        "mcpCapabilities",
+        "sessionCapabilities",
+        "auth",
+        "_meta",
+    ]
+)
 
 
 def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, _Any]:
@@ -6131,12 +6578,19 @@ def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PromptCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_PromptCapabilities)
     o = _new(PromptCapabilities)
     o.image = f_image
     o.audio = f_audio
     o.embedded_context = f_embedded_context
     o.meta = f_meta
     return o
+
+
+_KNOWN_PromptCapabilities: frozenset[str] = frozenset(
+    ["image", "audio", "embeddedContext", "_meta"]
+)
 
 
 def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, _Any]:
@@ -6194,11 +6648,16 @@ def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_McpCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_McpCapabilities)
     o = _new(McpCapabilities)
     o.http = f_http
     o.sse = f_sse
     o.meta = f_meta
     return o
+
+
+_KNOWN_McpCapabilities: frozenset[str] = frozenset(["http", "sse", "_meta"])
 
 
 def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, _Any]:
@@ -6302,6 +6761,8 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionCapabilities)
     o = _new(SessionCapabilities)
     o.list = f_list
     o.delete = f_delete
@@ -6310,6 +6771,11 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
     o.close = f_close
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionCapabilities: frozenset[str] = frozenset(
+    ["list", "delete", "additionalDirectories", "resume", "close", "_meta"]
+)
 
 
 def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, _Any]:
@@ -6364,9 +6830,14 @@ def _decode_SessionListCapabilities(d: _Any, strict: bool) -> SessionListCapabil
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionListCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionListCapabilities)
     o = _new(SessionListCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionListCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionListCapabilities(o: SessionListCapabilities) -> dict[str, _Any]:
@@ -6396,9 +6867,14 @@ def _decode_SessionDeleteCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionDeleteCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionDeleteCapabilities)
     o = _new(SessionDeleteCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionDeleteCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, _Any]:
@@ -6428,9 +6904,14 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionAdditionalDirectoriesCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionAdditionalDirectoriesCapabilities)
     o = _new(SessionAdditionalDirectoriesCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionAdditionalDirectoriesCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionAdditionalDirectoriesCapabilities(
@@ -6462,9 +6943,14 @@ def _decode_SessionResumeCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionResumeCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionResumeCapabilities)
     o = _new(SessionResumeCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionResumeCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionResumeCapabilities(o: SessionResumeCapabilities) -> dict[str, _Any]:
@@ -6492,9 +6978,14 @@ def _decode_SessionCloseCapabilities(d: _Any, strict: bool) -> SessionCloseCapab
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionCloseCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionCloseCapabilities)
     o = _new(SessionCloseCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionCloseCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionCloseCapabilities(o: SessionCloseCapabilities) -> dict[str, _Any]:
@@ -6535,10 +7026,15 @@ def _decode_AgentAuthCapabilities(d: _Any, strict: bool) -> AgentAuthCapabilitie
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AgentAuthCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_AgentAuthCapabilities)
     o = _new(AgentAuthCapabilities)
     o.logout = f_logout
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentAuthCapabilities: frozenset[str] = frozenset(["logout", "_meta"])
 
 
 def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, _Any]:
@@ -6569,9 +7065,14 @@ def _decode_LogoutCapabilities(d: _Any, strict: bool) -> LogoutCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_LogoutCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_LogoutCapabilities)
     o = _new(LogoutCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_LogoutCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_LogoutCapabilities(o: LogoutCapabilities) -> dict[str, _Any]:
@@ -6670,6 +7171,8 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TerminalAuthMethod.issuperset(d):
+        _check_unknown(d, _KNOWN_TerminalAuthMethod)
     o = _new(TerminalAuthMethod)
     o.id = f_id
     o.name = f_name
@@ -6678,6 +7181,11 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
     o.env = f_env
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalAuthMethod: frozenset[str] = frozenset(
+    ["type", "id", "name", "description", "args", "env", "_meta"]
+)
 
 
 def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, _Any]:
@@ -6819,6 +7327,8 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AuthMethodTerminal.issuperset(d):
+        _check_unknown(d, _KNOWN_AuthMethodTerminal)
     o = _new(AuthMethodTerminal)
     o.id = f_id
     o.name = f_name
@@ -6827,6 +7337,11 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
     o.env = f_env
     o.meta = f_meta
     return o
+
+
+_KNOWN_AuthMethodTerminal: frozenset[str] = frozenset(
+    ["id", "name", "description", "args", "env", "_meta"]
+)
 
 
 def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, _Any]:
@@ -6901,12 +7416,19 @@ def _decode_AuthMethodAgent(d: _Any, strict: bool) -> AuthMethodAgent:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AuthMethodAgent.issuperset(d):
+        _check_unknown(d, _KNOWN_AuthMethodAgent)
     o = _new(AuthMethodAgent)
     o.id = f_id
     o.name = f_name
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_AuthMethodAgent: frozenset[str] = frozenset(
+    ["id", "name", "description", "_meta"]
+)
 
 
 def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, _Any]:
@@ -6973,12 +7495,17 @@ def _decode_Implementation(d: _Any, strict: bool) -> Implementation:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_Implementation.issuperset(d):
+        _check_unknown(d, _KNOWN_Implementation)
     o = _new(Implementation)
     o.name = f_name
     o.title = f_title
     o.version = f_version
     o.meta = f_meta
     return o
+
+
+_KNOWN_Implementation: frozenset[str] = frozenset(["name", "title", "version", "_meta"])
 
 
 def _encode_Implementation(o: Implementation) -> dict[str, _Any]:
@@ -7012,9 +7539,14 @@ def _decode_AuthenticateResponse(d: _Any, strict: bool) -> AuthenticateResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AuthenticateResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_AuthenticateResponse)
     o = _new(AuthenticateResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_AuthenticateResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_AuthenticateResponse(o: AuthenticateResponse) -> dict[str, _Any]:
@@ -7042,9 +7574,14 @@ def _decode_LogoutResponse(d: _Any, strict: bool) -> LogoutResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_LogoutResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_LogoutResponse)
     o = _new(LogoutResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_LogoutResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_LogoutResponse(o: LogoutResponse) -> dict[str, _Any]:
@@ -7118,12 +7655,19 @@ def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_NewSessionResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_NewSessionResponse)
     o = _new(NewSessionResponse)
     o.session_id = f_session_id
     o.modes = f_modes
     o.config_options = f_config_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_NewSessionResponse: frozenset[str] = frozenset(
+    ["sessionId", "modes", "configOptions", "_meta"]
+)
 
 
 def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, _Any]:
@@ -7186,11 +7730,18 @@ def _decode_SessionModeState(d: _Any, strict: bool) -> SessionModeState:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionModeState.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionModeState)
     o = _new(SessionModeState)
     o.current_mode_id = f_current_mode_id
     o.available_modes = f_available_modes
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionModeState: frozenset[str] = frozenset(
+    ["currentModeId", "availableModes", "_meta"]
+)
 
 
 def _encode_SessionModeState(o: SessionModeState) -> dict[str, _Any]:
@@ -7260,12 +7811,17 @@ def _decode_SessionMode(d: _Any, strict: bool) -> SessionMode:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionMode.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionMode)
     o = _new(SessionMode)
     o.id = f_id
     o.name = f_name
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionMode: frozenset[str] = frozenset(["id", "name", "description", "_meta"])
 
 
 def _encode_SessionMode(o: SessionMode) -> dict[str, _Any]:
@@ -7387,6 +7943,8 @@ def _read_SelectSessionConfigOption(
         except _ValidationError as error:
             raise error.at("options")
 
+    if strict and not _KNOWN_SelectSessionConfigOption.issuperset(d):
+        _check_unknown(d, _KNOWN_SelectSessionConfigOption)
     o = _new(SelectSessionConfigOption)
     o.id = f_id
     o.name = f_name
@@ -7396,6 +7954,20 @@ def _read_SelectSessionConfigOption(
     o.current_value = f_current_value
     o.options = f_options
     return o
+
+
+_KNOWN_SelectSessionConfigOption: frozenset[str] = frozenset(
+    [
+        "type",
+        "id",
+        "name",
+        "description",
+        "category",
+        "_meta",
+        "currentValue",
+        "options",
+    ]
+)
 
 
 def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str, _Any]:
@@ -7521,6 +8093,8 @@ def _read_BooleanSessionConfigOption(
         except _ValidationError as error:
             raise error.at("currentValue")
 
+    if strict and not _KNOWN_BooleanSessionConfigOption.issuperset(d):
+        _check_unknown(d, _KNOWN_BooleanSessionConfigOption)
     o = _new(BooleanSessionConfigOption)
     o.id = f_id
     o.name = f_name
@@ -7529,6 +8103,11 @@ def _read_BooleanSessionConfigOption(
     o.meta = f_meta
     o.current_value = f_current_value
     return o
+
+
+_KNOWN_BooleanSessionConfigOption: frozenset[str] = frozenset(
+    ["type", "id", "name", "description", "category", "_meta", "currentValue"]
+)
 
 
 def _encode_BooleanSessionConfigOption(
@@ -7694,12 +8273,19 @@ def _decode_SessionConfigSelectOption(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionConfigSelectOption.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionConfigSelectOption)
     o = _new(SessionConfigSelectOption)
     o.value = f_value
     o.name = f_name
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionConfigSelectOption: frozenset[str] = frozenset(
+    ["value", "name", "description", "_meta"]
+)
 
 
 def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, _Any]:
@@ -7768,12 +8354,19 @@ def _decode_SessionConfigSelectGroup(d: _Any, strict: bool) -> SessionConfigSele
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionConfigSelectGroup.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionConfigSelectGroup)
     o = _new(SessionConfigSelectGroup)
     o.group = f_group
     o.name = f_name
     o.options = f_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionConfigSelectGroup: frozenset[str] = frozenset(
+    ["group", "name", "options", "_meta"]
+)
 
 
 def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, _Any]:
@@ -7816,10 +8409,15 @@ def _decode_SessionConfigSelect(d: _Any, strict: bool) -> SessionConfigSelect:
         except _ValidationError as error:
             raise error.at("options")
 
+    if strict and not _KNOWN_SessionConfigSelect.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionConfigSelect)
     o = _new(SessionConfigSelect)
     o.current_value = f_current_value
     o.options = f_options
     return o
+
+
+_KNOWN_SessionConfigSelect: frozenset[str] = frozenset(["currentValue", "options"])
 
 
 def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, _Any]:
@@ -7844,9 +8442,14 @@ def _decode_SessionConfigBoolean(d: _Any, strict: bool) -> SessionConfigBoolean:
         except _ValidationError as error:
             raise error.at("currentValue")
 
+    if strict and not _KNOWN_SessionConfigBoolean.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionConfigBoolean)
     o = _new(SessionConfigBoolean)
     o.current_value = f_current_value
     return o
+
+
+_KNOWN_SessionConfigBoolean: frozenset[str] = frozenset(["currentValue"])
 
 
 def _encode_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, _Any]:
@@ -7909,11 +8512,18 @@ def _decode_LoadSessionResponse(d: _Any, strict: bool) -> LoadSessionResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_LoadSessionResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_LoadSessionResponse)
     o = _new(LoadSessionResponse)
     o.modes = f_modes
     o.config_options = f_config_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_LoadSessionResponse: frozenset[str] = frozenset(
+    ["modes", "configOptions", "_meta"]
+)
 
 
 def _encode_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, _Any]:
@@ -7979,11 +8589,18 @@ def _decode_ListSessionsResponse(d: _Any, strict: bool) -> ListSessionsResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ListSessionsResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_ListSessionsResponse)
     o = _new(ListSessionsResponse)
     o.sessions = f_sessions
     o.next_cursor = f_next_cursor
     o.meta = f_meta
     return o
+
+
+_KNOWN_ListSessionsResponse: frozenset[str] = frozenset(
+    ["sessions", "nextCursor", "_meta"]
+)
 
 
 def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, _Any]:
@@ -8079,6 +8696,8 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionInfo.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionInfo)
     o = _new(SessionInfo)
     o.session_id = f_session_id
     o.cwd = f_cwd
@@ -8087,6 +8706,11 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
     o.updated_at = f_updated_at
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionInfo: frozenset[str] = frozenset(
+    ["sessionId", "cwd", "additionalDirectories", "title", "updatedAt", "_meta"]
+)
 
 
 def _encode_SessionInfo(o: SessionInfo) -> dict[str, _Any]:
@@ -8126,9 +8750,14 @@ def _decode_DeleteSessionResponse(d: _Any, strict: bool) -> DeleteSessionRespons
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_DeleteSessionResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_DeleteSessionResponse)
     o = _new(DeleteSessionResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_DeleteSessionResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, _Any]:
@@ -8192,11 +8821,18 @@ def _decode_ResumeSessionResponse(d: _Any, strict: bool) -> ResumeSessionRespons
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ResumeSessionResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_ResumeSessionResponse)
     o = _new(ResumeSessionResponse)
     o.modes = f_modes
     o.config_options = f_config_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_ResumeSessionResponse: frozenset[str] = frozenset(
+    ["modes", "configOptions", "_meta"]
+)
 
 
 def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, _Any]:
@@ -8234,9 +8870,14 @@ def _decode_CloseSessionResponse(d: _Any, strict: bool) -> CloseSessionResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CloseSessionResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_CloseSessionResponse)
     o = _new(CloseSessionResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_CloseSessionResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, _Any]:
@@ -8264,9 +8905,14 @@ def _decode_SetSessionModeResponse(d: _Any, strict: bool) -> SetSessionModeRespo
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SetSessionModeResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_SetSessionModeResponse)
     o = _new(SetSessionModeResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SetSessionModeResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SetSessionModeResponse(o: SetSessionModeResponse) -> dict[str, _Any]:
@@ -8315,10 +8961,17 @@ def _decode_SetSessionConfigOptionResponse(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SetSessionConfigOptionResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_SetSessionConfigOptionResponse)
     o = _new(SetSessionConfigOptionResponse)
     o.config_options = f_config_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_SetSessionConfigOptionResponse: frozenset[str] = frozenset(
+    ["configOptions", "_meta"]
+)
 
 
 def _encode_SetSessionConfigOptionResponse(
@@ -8364,10 +9017,15 @@ def _decode_PromptResponse(d: _Any, strict: bool) -> PromptResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PromptResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_PromptResponse)
     o = _new(PromptResponse)
     o.stop_reason = f_stop_reason
     o.meta = f_meta
     return o
+
+
+_KNOWN_PromptResponse: frozenset[str] = frozenset(["stopReason", "_meta"])
 
 
 def _encode_PromptResponse(o: PromptResponse) -> dict[str, _Any]:
@@ -8448,11 +9106,16 @@ def _decode_Error(d: _Any, strict: bool) -> Error:
             _salvage(v)
             f_data = _UNSET
 
+    if strict and not _KNOWN_Error.issuperset(d):
+        _check_unknown(d, _KNOWN_Error)
     o = _new(Error)
     o.code = f_code
     o.message = f_message
     o.data = f_data
     return o
+
+
+_KNOWN_Error: frozenset[str] = frozenset(["code", "message", "data"])
 
 
 def _encode_Error(o: Error) -> dict[str, _Any]:
@@ -8507,10 +9170,15 @@ def _decode_AgentNotification(d: _Any, strict: bool) -> AgentNotification:
         except _ValidationError as error:
             raise error.at("params")
 
+    if strict and not _KNOWN_AgentNotification.issuperset(d):
+        _check_unknown(d, _KNOWN_AgentNotification)
     o = _new(AgentNotification)
     o.method = f_method
     o.params = f_params
     return o
+
+
+_KNOWN_AgentNotification: frozenset[str] = frozenset(["method", "params"])
 
 
 def _encode_AgentNotification(o: AgentNotification) -> dict[str, _Any]:
@@ -8566,11 +9234,16 @@ def _decode_SessionNotification(d: _Any, strict: bool) -> SessionNotification:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionNotification.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionNotification)
     o = _new(SessionNotification)
     o.session_id = f_session_id
     o.update = f_update
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionNotification: frozenset[str] = frozenset(["sessionId", "update", "_meta"])
 
 
 def _encode_SessionNotification(o: SessionNotification) -> dict[str, _Any]:
@@ -8644,11 +9317,18 @@ def _read_UserMessageChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_UserMessageChunkSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_UserMessageChunkSessionUpdate)
     o = _new(UserMessageChunkSessionUpdate)
     o.content = f_content
     o.message_id = f_message_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_UserMessageChunkSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "content", "messageId", "_meta"]
+)
 
 
 def _encode_UserMessageChunkSessionUpdate(
@@ -8727,11 +9407,18 @@ def _read_AgentMessageChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AgentMessageChunkSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_AgentMessageChunkSessionUpdate)
     o = _new(AgentMessageChunkSessionUpdate)
     o.content = f_content
     o.message_id = f_message_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentMessageChunkSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "content", "messageId", "_meta"]
+)
 
 
 def _encode_AgentMessageChunkSessionUpdate(
@@ -8810,11 +9497,18 @@ def _read_AgentThoughtChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AgentThoughtChunkSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_AgentThoughtChunkSessionUpdate)
     o = _new(AgentThoughtChunkSessionUpdate)
     o.content = f_content
     o.message_id = f_message_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentThoughtChunkSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "content", "messageId", "_meta"]
+)
 
 
 def _encode_AgentThoughtChunkSessionUpdate(
@@ -8979,6 +9673,8 @@ def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSession
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ToolCallSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_ToolCallSessionUpdate)
     o = _new(ToolCallSessionUpdate)
     o.tool_call_id = f_tool_call_id
     o.title = f_title
@@ -8991,6 +9687,23 @@ def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSession
     o.raw_output = f_raw_output
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallSessionUpdate: frozenset[str] = frozenset(
+    [
+        "sessionUpdate",
+        "toolCallId",
+        "title",
+        "name",
+        "kind",
+        "status",
+        "content",
+        "locations",
+        "rawInput",
+        "rawOutput",
+        "_meta",
+    ]
+)
 
 
 def _encode_ToolCallSessionUpdate(o: ToolCallSessionUpdate) -> dict[str, _Any]:
@@ -9199,6 +9912,8 @@ def _read_ToolCallUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ToolCallUpdateSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_ToolCallUpdateSessionUpdate)
     o = _new(ToolCallUpdateSessionUpdate)
     o.tool_call_id = f_tool_call_id
     o.kind = f_kind
@@ -9211,6 +9926,23 @@ def _read_ToolCallUpdateSessionUpdate(
     o.raw_output = f_raw_output
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallUpdateSessionUpdate: frozenset[str] = frozenset(
+    [
+        "sessionUpdate",
+        "toolCallId",
+        "kind",
+        "status",
+        "title",
+        "name",
+        "content",
+        "locations",
+        "rawInput",
+        "rawOutput",
+        "_meta",
+    ]
+)
 
 
 def _encode_ToolCallUpdateSessionUpdate(
@@ -9304,10 +10036,17 @@ def _read_PlanSessionUpdate(d: _JsonObject, strict: bool) -> PlanSessionUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PlanSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_PlanSessionUpdate)
     o = _new(PlanSessionUpdate)
     o.entries = f_entries
     o.meta = f_meta
     return o
+
+
+_KNOWN_PlanSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "entries", "_meta"]
+)
 
 
 def _encode_PlanSessionUpdate(o: PlanSessionUpdate) -> dict[str, _Any]:
@@ -9365,10 +10104,17 @@ def _read_AvailableCommandsUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AvailableCommandsUpdateSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_AvailableCommandsUpdateSessionUpdate)
     o = _new(AvailableCommandsUpdateSessionUpdate)
     o.available_commands = f_available_commands
     o.meta = f_meta
     return o
+
+
+_KNOWN_AvailableCommandsUpdateSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "availableCommands", "_meta"]
+)
 
 
 def _encode_AvailableCommandsUpdateSessionUpdate(
@@ -9425,10 +10171,17 @@ def _read_CurrentModeUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CurrentModeUpdateSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_CurrentModeUpdateSessionUpdate)
     o = _new(CurrentModeUpdateSessionUpdate)
     o.current_mode_id = f_current_mode_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CurrentModeUpdateSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "currentModeId", "_meta"]
+)
 
 
 def _encode_CurrentModeUpdateSessionUpdate(
@@ -9492,10 +10245,17 @@ def _read_ConfigOptionUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ConfigOptionUpdateSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_ConfigOptionUpdateSessionUpdate)
     o = _new(ConfigOptionUpdateSessionUpdate)
     o.config_options = f_config_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_ConfigOptionUpdateSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "configOptions", "_meta"]
+)
 
 
 def _encode_ConfigOptionUpdateSessionUpdate(
@@ -9568,11 +10328,18 @@ def _read_SessionInfoUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionInfoUpdateSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionInfoUpdateSessionUpdate)
     o = _new(SessionInfoUpdateSessionUpdate)
     o.title = f_title
     o.updated_at = f_updated_at
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionInfoUpdateSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "title", "updatedAt", "_meta"]
+)
 
 
 def _encode_SessionInfoUpdateSessionUpdate(
@@ -9669,12 +10436,19 @@ def _read_UsageUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_UsageUpdateSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_UsageUpdateSessionUpdate)
     o = _new(UsageUpdateSessionUpdate)
     o.used = f_used
     o.size = f_size
     o.cost = f_cost
     o.meta = f_meta
     return o
+
+
+_KNOWN_UsageUpdateSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "used", "size", "cost", "_meta"]
+)
 
 
 def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, _Any]:
@@ -9758,12 +10532,19 @@ def _read_NoticeSessionUpdate(d: _JsonObject, strict: bool) -> NoticeSessionUpda
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_NoticeSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_NoticeSessionUpdate)
     o = _new(NoticeSessionUpdate)
     o.severity = f_severity
     o.title = f_title
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_NoticeSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "severity", "title", "description", "_meta"]
+)
 
 
 def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, _Any]:
@@ -9868,6 +10649,8 @@ def _read_CompactionUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CompactionUpdateSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_CompactionUpdateSessionUpdate)
     o = _new(CompactionUpdateSessionUpdate)
     o.compaction_id = f_compaction_id
     o.status = f_status
@@ -9875,6 +10658,11 @@ def _read_CompactionUpdateSessionUpdate(
     o.error = f_error
     o.meta = f_meta
     return o
+
+
+_KNOWN_CompactionUpdateSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "compactionId", "status", "summary", "error", "_meta"]
+)
 
 
 def _encode_CompactionUpdateSessionUpdate(
@@ -9956,11 +10744,18 @@ def _read_CompactionSummaryChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CompactionSummaryChunkSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_CompactionSummaryChunkSessionUpdate)
     o = _new(CompactionSummaryChunkSessionUpdate)
     o.compaction_id = f_compaction_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_CompactionSummaryChunkSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "compactionId", "content", "_meta"]
+)
 
 
 def _encode_CompactionSummaryChunkSessionUpdate(
@@ -10075,11 +10870,16 @@ def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ContentChunk.issuperset(d):
+        _check_unknown(d, _KNOWN_ContentChunk)
     o = _new(ContentChunk)
     o.content = f_content
     o.message_id = f_message_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_ContentChunk: frozenset[str] = frozenset(["content", "messageId", "_meta"])
 
 
 def _encode_ContentChunk(o: ContentChunk) -> dict[str, _Any]:
@@ -10233,6 +11033,8 @@ def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ToolCall.issuperset(d):
+        _check_unknown(d, _KNOWN_ToolCall)
     o = _new(ToolCall)
     o.tool_call_id = f_tool_call_id
     o.title = f_title
@@ -10245,6 +11047,22 @@ def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
     o.raw_output = f_raw_output
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCall: frozenset[str] = frozenset(
+    [
+        "toolCallId",
+        "title",
+        "name",
+        "kind",
+        "status",
+        "content",
+        "locations",
+        "rawInput",
+        "rawOutput",
+        "_meta",
+    ]
+)
 
 
 def _encode_ToolCall(o: ToolCall) -> dict[str, _Any]:
@@ -10334,12 +11152,17 @@ def _decode_PlanEntry(d: _Any, strict: bool) -> PlanEntry:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PlanEntry.issuperset(d):
+        _check_unknown(d, _KNOWN_PlanEntry)
     o = _new(PlanEntry)
     o.content = f_content
     o.priority = f_priority
     o.status = f_status
     o.meta = f_meta
     return o
+
+
+_KNOWN_PlanEntry: frozenset[str] = frozenset(["content", "priority", "status", "_meta"])
 
 
 def _encode_PlanEntry(o: PlanEntry) -> dict[str, _Any]:
@@ -10422,10 +11245,15 @@ def _decode_Plan(d: _Any, strict: bool) -> Plan:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_Plan.issuperset(d):
+        _check_unknown(d, _KNOWN_Plan)
     o = _new(Plan)
     o.entries = f_entries
     o.meta = f_meta
     return o
+
+
+_KNOWN_Plan: frozenset[str] = frozenset(["entries", "_meta"])
 
 
 def _encode_Plan(o: Plan) -> dict[str, _Any]:
@@ -10488,12 +11316,19 @@ def _decode_AvailableCommand(d: _Any, strict: bool) -> AvailableCommand:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AvailableCommand.issuperset(d):
+        _check_unknown(d, _KNOWN_AvailableCommand)
     o = _new(AvailableCommand)
     o.name = f_name
     o.description = f_description
     o.input = f_input
     o.meta = f_meta
     return o
+
+
+_KNOWN_AvailableCommand: frozenset[str] = frozenset(
+    ["name", "description", "input", "_meta"]
+)
 
 
 def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, _Any]:
@@ -10564,10 +11399,15 @@ def _decode_UnstructuredCommandInput(d: _Any, strict: bool) -> UnstructuredComma
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_UnstructuredCommandInput.issuperset(d):
+        _check_unknown(d, _KNOWN_UnstructuredCommandInput)
     o = _new(UnstructuredCommandInput)
     o.hint = f_hint
     o.meta = f_meta
     return o
+
+
+_KNOWN_UnstructuredCommandInput: frozenset[str] = frozenset(["hint", "_meta"])
 
 
 def _encode_UnstructuredCommandInput(o: UnstructuredCommandInput) -> dict[str, _Any]:
@@ -10612,10 +11452,17 @@ def _decode_AvailableCommandsUpdate(d: _Any, strict: bool) -> AvailableCommandsU
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AvailableCommandsUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_AvailableCommandsUpdate)
     o = _new(AvailableCommandsUpdate)
     o.available_commands = f_available_commands
     o.meta = f_meta
     return o
+
+
+_KNOWN_AvailableCommandsUpdate: frozenset[str] = frozenset(
+    ["availableCommands", "_meta"]
+)
 
 
 def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, _Any]:
@@ -10657,10 +11504,15 @@ def _decode_CurrentModeUpdate(d: _Any, strict: bool) -> CurrentModeUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CurrentModeUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_CurrentModeUpdate)
     o = _new(CurrentModeUpdate)
     o.current_mode_id = f_current_mode_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CurrentModeUpdate: frozenset[str] = frozenset(["currentModeId", "_meta"])
 
 
 def _encode_CurrentModeUpdate(o: CurrentModeUpdate) -> dict[str, _Any]:
@@ -10709,10 +11561,15 @@ def _decode_ConfigOptionUpdate(d: _Any, strict: bool) -> ConfigOptionUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ConfigOptionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_ConfigOptionUpdate)
     o = _new(ConfigOptionUpdate)
     o.config_options = f_config_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_ConfigOptionUpdate: frozenset[str] = frozenset(["configOptions", "_meta"])
 
 
 def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, _Any]:
@@ -10770,11 +11627,16 @@ def _decode_SessionInfoUpdate(d: _Any, strict: bool) -> SessionInfoUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionInfoUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionInfoUpdate)
     o = _new(SessionInfoUpdate)
     o.title = f_title
     o.updated_at = f_updated_at
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionInfoUpdate: frozenset[str] = frozenset(["title", "updatedAt", "_meta"])
 
 
 def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, _Any]:
@@ -10832,11 +11694,16 @@ def _decode_Cost(d: _Any, strict: bool) -> Cost:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_Cost.issuperset(d):
+        _check_unknown(d, _KNOWN_Cost)
     o = _new(Cost)
     o.amount = f_amount
     o.currency = f_currency
     o.meta = f_meta
     return o
+
+
+_KNOWN_Cost: frozenset[str] = frozenset(["amount", "currency", "_meta"])
 
 
 def _encode_Cost(o: Cost) -> dict[str, _Any]:
@@ -10916,12 +11783,17 @@ def _decode_UsageUpdate(d: _Any, strict: bool) -> UsageUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_UsageUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_UsageUpdate)
     o = _new(UsageUpdate)
     o.used = f_used
     o.size = f_size
     o.cost = f_cost
     o.meta = f_meta
     return o
+
+
+_KNOWN_UsageUpdate: frozenset[str] = frozenset(["used", "size", "cost", "_meta"])
 
 
 def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, _Any]:
@@ -11014,12 +11886,17 @@ def _decode_Notice(d: _Any, strict: bool) -> Notice:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_Notice.issuperset(d):
+        _check_unknown(d, _KNOWN_Notice)
     o = _new(Notice)
     o.severity = f_severity
     o.title = f_title
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_Notice: frozenset[str] = frozenset(["severity", "title", "description", "_meta"])
 
 
 def _encode_Notice(o: Notice) -> dict[str, _Any]:
@@ -11133,6 +12010,8 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CompactionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_CompactionUpdate)
     o = _new(CompactionUpdate)
     o.compaction_id = f_compaction_id
     o.status = f_status
@@ -11140,6 +12019,11 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
     o.error = f_error
     o.meta = f_meta
     return o
+
+
+_KNOWN_CompactionUpdate: frozenset[str] = frozenset(
+    ["compactionId", "status", "summary", "error", "_meta"]
+)
 
 
 def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, _Any]:
@@ -11206,11 +12090,18 @@ def _decode_CompactionSummaryChunk(d: _Any, strict: bool) -> CompactionSummaryCh
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CompactionSummaryChunk.issuperset(d):
+        _check_unknown(d, _KNOWN_CompactionSummaryChunk)
     o = _new(CompactionSummaryChunk)
     o.compaction_id = f_compaction_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_CompactionSummaryChunk: frozenset[str] = frozenset(
+    ["compactionId", "content", "_meta"]
+)
 
 
 def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, _Any]:
@@ -11253,10 +12144,17 @@ def _decode_CompleteElicitationNotification(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CompleteElicitationNotification.issuperset(d):
+        _check_unknown(d, _KNOWN_CompleteElicitationNotification)
     o = _new(CompleteElicitationNotification)
     o.elicitation_id = f_elicitation_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CompleteElicitationNotification: frozenset[str] = frozenset(
+    ["elicitationId", "_meta"]
+)
 
 
 def _encode_CompleteElicitationNotification(
@@ -11309,11 +12207,16 @@ def _decode_ClientRequest(d: _Any, strict: bool) -> ClientRequest:
         except _ValidationError as error:
             raise error.at("params")
 
+    if strict and not _KNOWN_ClientRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_ClientRequest)
     o = _new(ClientRequest)
     o.id = f_id
     o.method = f_method
     o.params = f_params
     return o
+
+
+_KNOWN_ClientRequest: frozenset[str] = frozenset(["id", "method", "params"])
 
 
 def _encode_ClientRequest(o: ClientRequest) -> dict[str, _Any]:
@@ -11400,12 +12303,19 @@ def _decode_InitializeRequest(d: _Any, strict: bool) -> InitializeRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_InitializeRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_InitializeRequest)
     o = _new(InitializeRequest)
     o.protocol_version = f_protocol_version
     o.client_capabilities = f_client_capabilities
     o.client_info = f_client_info
     o.meta = f_meta
     return o
+
+
+_KNOWN_InitializeRequest: frozenset[str] = frozenset(
+    ["protocolVersion", "clientCapabilities", "clientInfo", "_meta"]
+)
 
 
 def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, _Any]:
@@ -11520,6 +12430,8 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ClientCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_ClientCapabilities)
     o = _new(ClientCapabilities)
     o.fs = f_fs
     o.terminal = f_terminal
@@ -11528,6 +12440,11 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
     o.elicitation = f_elicitation
     o.meta = f_meta
     return o
+
+
+_KNOWN_ClientCapabilities: frozenset[str] = frozenset(
+    ["fs", "terminal", "session", "auth", "elicitation", "_meta"]
+)
 
 
 def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, _Any]:
@@ -11597,11 +12514,18 @@ def _decode_FileSystemCapabilities(d: _Any, strict: bool) -> FileSystemCapabilit
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_FileSystemCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_FileSystemCapabilities)
     o = _new(FileSystemCapabilities)
     o.read_text_file = f_read_text_file
     o.write_text_file = f_write_text_file
     o.meta = f_meta
     return o
+
+
+_KNOWN_FileSystemCapabilities: frozenset[str] = frozenset(
+    ["readTextFile", "writeTextFile", "_meta"]
+)
 
 
 def _encode_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, _Any]:
@@ -11679,12 +12603,19 @@ def _decode_ClientSessionCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ClientSessionCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_ClientSessionCapabilities)
     o = _new(ClientSessionCapabilities)
     o.compaction = f_compaction
     o.config_options = f_config_options
     o.notices = f_notices
     o.meta = f_meta
     return o
+
+
+_KNOWN_ClientSessionCapabilities: frozenset[str] = frozenset(
+    ["compaction", "configOptions", "notices", "_meta"]
+)
 
 
 def _encode_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str, _Any]:
@@ -11748,10 +12679,17 @@ def _decode_SessionConfigOptionsCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionConfigOptionsCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionConfigOptionsCapabilities)
     o = _new(SessionConfigOptionsCapabilities)
     o.boolean = f_boolean
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionConfigOptionsCapabilities: frozenset[str] = frozenset(
+    ["boolean", "_meta"]
+)
 
 
 def _encode_SessionConfigOptionsCapabilities(
@@ -11790,9 +12728,14 @@ def _decode_BooleanConfigOptionCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_BooleanConfigOptionCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_BooleanConfigOptionCapabilities)
     o = _new(BooleanConfigOptionCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_BooleanConfigOptionCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_BooleanConfigOptionCapabilities(
@@ -11839,10 +12782,15 @@ def _decode_AuthCapabilities(d: _Any, strict: bool) -> AuthCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AuthCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_AuthCapabilities)
     o = _new(AuthCapabilities)
     o.terminal = f_terminal
     o.meta = f_meta
     return o
+
+
+_KNOWN_AuthCapabilities: frozenset[str] = frozenset(["terminal", "_meta"])
 
 
 def _encode_AuthCapabilities(o: AuthCapabilities) -> dict[str, _Any]:
@@ -11900,11 +12848,16 @@ def _decode_ElicitationCapabilities(d: _Any, strict: bool) -> ElicitationCapabil
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ElicitationCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_ElicitationCapabilities)
     o = _new(ElicitationCapabilities)
     o.form = f_form
     o.url = f_url
     o.meta = f_meta
     return o
+
+
+_KNOWN_ElicitationCapabilities: frozenset[str] = frozenset(["form", "url", "_meta"])
 
 
 def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, _Any]:
@@ -11942,9 +12895,14 @@ def _decode_ElicitationFormCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ElicitationFormCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_ElicitationFormCapabilities)
     o = _new(ElicitationFormCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_ElicitationFormCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ElicitationFormCapabilities(
@@ -11976,9 +12934,14 @@ def _decode_ElicitationUrlCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ElicitationUrlCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_ElicitationUrlCapabilities)
     o = _new(ElicitationUrlCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_ElicitationUrlCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ElicitationUrlCapabilities(
@@ -12018,10 +12981,15 @@ def _decode_AuthenticateRequest(d: _Any, strict: bool) -> AuthenticateRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AuthenticateRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_AuthenticateRequest)
     o = _new(AuthenticateRequest)
     o.method_id = f_method_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_AuthenticateRequest: frozenset[str] = frozenset(["methodId", "_meta"])
 
 
 def _encode_AuthenticateRequest(o: AuthenticateRequest) -> dict[str, _Any]:
@@ -12051,9 +13019,14 @@ def _decode_LogoutRequest(d: _Any, strict: bool) -> LogoutRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_LogoutRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_LogoutRequest)
     o = _new(LogoutRequest)
     o.meta = f_meta
     return o
+
+
+_KNOWN_LogoutRequest: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_LogoutRequest(o: LogoutRequest) -> dict[str, _Any]:
@@ -12117,12 +13090,19 @@ def _decode_NewSessionRequest(d: _Any, strict: bool) -> NewSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_NewSessionRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_NewSessionRequest)
     o = _new(NewSessionRequest)
     o.cwd = f_cwd
     o.additional_directories = f_additional_directories
     o.mcp_servers = f_mcp_servers
     o.meta = f_meta
     return o
+
+
+_KNOWN_NewSessionRequest: frozenset[str] = frozenset(
+    ["cwd", "additionalDirectories", "mcpServers", "_meta"]
+)
 
 
 def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, _Any]:
@@ -12196,12 +13176,19 @@ def _read_HttpMcpServer(d: _JsonObject, strict: bool) -> HttpMcpServer:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_HttpMcpServer.issuperset(d):
+        _check_unknown(d, _KNOWN_HttpMcpServer)
     o = _new(HttpMcpServer)
     o.name = f_name
     o.url = f_url
     o.headers = f_headers
     o.meta = f_meta
     return o
+
+
+_KNOWN_HttpMcpServer: frozenset[str] = frozenset(
+    ["type", "name", "url", "headers", "_meta"]
+)
 
 
 def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, _Any]:
@@ -12274,12 +13261,19 @@ def _read_SseMcpServer(d: _JsonObject, strict: bool) -> SseMcpServer:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SseMcpServer.issuperset(d):
+        _check_unknown(d, _KNOWN_SseMcpServer)
     o = _new(SseMcpServer)
     o.name = f_name
     o.url = f_url
     o.headers = f_headers
     o.meta = f_meta
     return o
+
+
+_KNOWN_SseMcpServer: frozenset[str] = frozenset(
+    ["type", "name", "url", "headers", "_meta"]
+)
 
 
 def _encode_SseMcpServer(o: SseMcpServer) -> dict[str, _Any]:
@@ -12367,11 +13361,16 @@ def _decode_HttpHeader(d: _Any, strict: bool) -> HttpHeader:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_HttpHeader.issuperset(d):
+        _check_unknown(d, _KNOWN_HttpHeader)
     o = _new(HttpHeader)
     o.name = f_name
     o.value = f_value
     o.meta = f_meta
     return o
+
+
+_KNOWN_HttpHeader: frozenset[str] = frozenset(["name", "value", "_meta"])
 
 
 def _encode_HttpHeader(o: HttpHeader) -> dict[str, _Any]:
@@ -12434,12 +13433,17 @@ def _decode_McpServerHttp(d: _Any, strict: bool) -> McpServerHttp:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_McpServerHttp.issuperset(d):
+        _check_unknown(d, _KNOWN_McpServerHttp)
     o = _new(McpServerHttp)
     o.name = f_name
     o.url = f_url
     o.headers = f_headers
     o.meta = f_meta
     return o
+
+
+_KNOWN_McpServerHttp: frozenset[str] = frozenset(["name", "url", "headers", "_meta"])
 
 
 def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, _Any]:
@@ -12503,12 +13507,17 @@ def _decode_McpServerSse(d: _Any, strict: bool) -> McpServerSse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_McpServerSse.issuperset(d):
+        _check_unknown(d, _KNOWN_McpServerSse)
     o = _new(McpServerSse)
     o.name = f_name
     o.url = f_url
     o.headers = f_headers
     o.meta = f_meta
     return o
+
+
+_KNOWN_McpServerSse: frozenset[str] = frozenset(["name", "url", "headers", "_meta"])
 
 
 def _encode_McpServerSse(o: McpServerSse) -> dict[str, _Any]:
@@ -12586,6 +13595,8 @@ def _decode_McpServerStdio(d: _Any, strict: bool) -> McpServerStdio:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_McpServerStdio.issuperset(d):
+        _check_unknown(d, _KNOWN_McpServerStdio)
     o = _new(McpServerStdio)
     o.name = f_name
     o.command = f_command
@@ -12593,6 +13604,11 @@ def _decode_McpServerStdio(d: _Any, strict: bool) -> McpServerStdio:
     o.env = f_env
     o.meta = f_meta
     return o
+
+
+_KNOWN_McpServerStdio: frozenset[str] = frozenset(
+    ["name", "command", "args", "env", "_meta"]
+)
 
 
 def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, _Any]:
@@ -12671,6 +13687,8 @@ def _decode_LoadSessionRequest(d: _Any, strict: bool) -> LoadSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_LoadSessionRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_LoadSessionRequest)
     o = _new(LoadSessionRequest)
     o.mcp_servers = f_mcp_servers
     o.cwd = f_cwd
@@ -12678,6 +13696,11 @@ def _decode_LoadSessionRequest(d: _Any, strict: bool) -> LoadSessionRequest:
     o.session_id = f_session_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_LoadSessionRequest: frozenset[str] = frozenset(
+    ["mcpServers", "cwd", "additionalDirectories", "sessionId", "_meta"]
+)
 
 
 def _encode_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, _Any]:
@@ -12732,11 +13755,16 @@ def _decode_ListSessionsRequest(d: _Any, strict: bool) -> ListSessionsRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ListSessionsRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_ListSessionsRequest)
     o = _new(ListSessionsRequest)
     o.cwd = f_cwd
     o.cursor = f_cursor
     o.meta = f_meta
     return o
+
+
+_KNOWN_ListSessionsRequest: frozenset[str] = frozenset(["cwd", "cursor", "_meta"])
 
 
 def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, _Any]:
@@ -12780,10 +13808,15 @@ def _decode_DeleteSessionRequest(d: _Any, strict: bool) -> DeleteSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_DeleteSessionRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_DeleteSessionRequest)
     o = _new(DeleteSessionRequest)
     o.session_id = f_session_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_DeleteSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, _Any]:
@@ -12859,6 +13892,8 @@ def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ResumeSessionRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_ResumeSessionRequest)
     o = _new(ResumeSessionRequest)
     o.session_id = f_session_id
     o.cwd = f_cwd
@@ -12866,6 +13901,11 @@ def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
     o.mcp_servers = f_mcp_servers
     o.meta = f_meta
     return o
+
+
+_KNOWN_ResumeSessionRequest: frozenset[str] = frozenset(
+    ["sessionId", "cwd", "additionalDirectories", "mcpServers", "_meta"]
+)
 
 
 def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, _Any]:
@@ -12912,10 +13952,15 @@ def _decode_CloseSessionRequest(d: _Any, strict: bool) -> CloseSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CloseSessionRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_CloseSessionRequest)
     o = _new(CloseSessionRequest)
     o.session_id = f_session_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CloseSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, _Any]:
@@ -12965,11 +14010,18 @@ def _decode_SetSessionModeRequest(d: _Any, strict: bool) -> SetSessionModeReques
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SetSessionModeRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_SetSessionModeRequest)
     o = _new(SetSessionModeRequest)
     o.session_id = f_session_id
     o.mode_id = f_mode_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_SetSessionModeRequest: frozenset[str] = frozenset(
+    ["sessionId", "modeId", "_meta"]
+)
 
 
 def _encode_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, _Any]:
@@ -13042,12 +14094,19 @@ def _read_BooleanSetSessionConfigOptionRequest(
         except _ValidationError as error:
             raise error.at("value")
 
+    if strict and not _KNOWN_BooleanSetSessionConfigOptionRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_BooleanSetSessionConfigOptionRequest)
     o = _new(BooleanSetSessionConfigOptionRequest)
     o.session_id = f_session_id
     o.config_id = f_config_id
     o.meta = f_meta
     o.value = f_value
     return o
+
+
+_KNOWN_BooleanSetSessionConfigOptionRequest: frozenset[str] = frozenset(
+    ["type", "sessionId", "configId", "_meta", "value"]
+)
 
 
 def _encode_BooleanSetSessionConfigOptionRequest(
@@ -13114,12 +14173,19 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
         except _ValidationError as error:
             raise error.at("value")
 
+    if strict and not _KNOWN_ValueIdSetSessionConfigOptionRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_ValueIdSetSessionConfigOptionRequest)
     o = _new(ValueIdSetSessionConfigOptionRequest)
     o.session_id = f_session_id
     o.config_id = f_config_id
     o.meta = f_meta
     o.value = f_value
     return o
+
+
+_KNOWN_ValueIdSetSessionConfigOptionRequest: frozenset[str] = frozenset(
+    ["type", "sessionId", "configId", "_meta", "value"]
+)
 
 
 def _encode_ValueIdSetSessionConfigOptionRequest(
@@ -13205,11 +14271,16 @@ def _decode_PromptRequest(d: _Any, strict: bool) -> PromptRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PromptRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_PromptRequest)
     o = _new(PromptRequest)
     o.session_id = f_session_id
     o.prompt = f_prompt
     o.meta = f_meta
     return o
+
+
+_KNOWN_PromptRequest: frozenset[str] = frozenset(["sessionId", "prompt", "_meta"])
 
 
 def _encode_PromptRequest(o: PromptRequest) -> dict[str, _Any]:
@@ -13249,10 +14320,15 @@ def _decode_ResultClientResponse(d: _Any, strict: bool) -> ResultClientResponse:
         except _ValidationError as error:
             raise error.at("result")
 
+    if strict and not _KNOWN_ResultClientResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_ResultClientResponse)
     o = _new(ResultClientResponse)
     o.id = f_id
     o.result = f_result
     return o
+
+
+_KNOWN_ResultClientResponse: frozenset[str] = frozenset(["id", "result"])
 
 
 def _encode_ResultClientResponse(o: ResultClientResponse) -> dict[str, _Any]:
@@ -13287,10 +14363,15 @@ def _decode_ErrorClientResponse(d: _Any, strict: bool) -> ErrorClientResponse:
         except _ValidationError as error:
             raise error.at("error")
 
+    if strict and not _KNOWN_ErrorClientResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_ErrorClientResponse)
     o = _new(ErrorClientResponse)
     o.id = f_id
     o.error = f_error
     return o
+
+
+_KNOWN_ErrorClientResponse: frozenset[str] = frozenset(["id", "error"])
 
 
 def _encode_ErrorClientResponse(o: ErrorClientResponse) -> dict[str, _Any]:
@@ -13343,9 +14424,14 @@ def _decode_WriteTextFileResponse(d: _Any, strict: bool) -> WriteTextFileRespons
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_WriteTextFileResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_WriteTextFileResponse)
     o = _new(WriteTextFileResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_WriteTextFileResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_WriteTextFileResponse(o: WriteTextFileResponse) -> dict[str, _Any]:
@@ -13383,10 +14469,15 @@ def _decode_ReadTextFileResponse(d: _Any, strict: bool) -> ReadTextFileResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ReadTextFileResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_ReadTextFileResponse)
     o = _new(ReadTextFileResponse)
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_ReadTextFileResponse: frozenset[str] = frozenset(["content", "_meta"])
 
 
 def _encode_ReadTextFileResponse(o: ReadTextFileResponse) -> dict[str, _Any]:
@@ -13436,10 +14527,15 @@ def _decode_RequestPermissionResponse(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_RequestPermissionResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_RequestPermissionResponse)
     o = _new(RequestPermissionResponse)
     o.outcome = f_outcome
     o.meta = f_meta
     return o
+
+
+_KNOWN_RequestPermissionResponse: frozenset[str] = frozenset(["outcome", "_meta"])
 
 
 def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, _Any]:
@@ -13468,8 +14564,13 @@ def _read_CancelledRequestPermissionOutcome(
 ) -> CancelledRequestPermissionOutcome:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
+    if strict and not _KNOWN_CancelledRequestPermissionOutcome.issuperset(d):
+        _check_unknown(d, _KNOWN_CancelledRequestPermissionOutcome)
     o = _new(CancelledRequestPermissionOutcome)
     return o
+
+
+_KNOWN_CancelledRequestPermissionOutcome: frozenset[str] = frozenset(["outcome"])
 
 
 def _encode_CancelledRequestPermissionOutcome(
@@ -13520,10 +14621,17 @@ def _read_SelectedRequestPermissionOutcome(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SelectedRequestPermissionOutcome.issuperset(d):
+        _check_unknown(d, _KNOWN_SelectedRequestPermissionOutcome)
     o = _new(SelectedRequestPermissionOutcome)
     o.option_id = f_option_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_SelectedRequestPermissionOutcome: frozenset[str] = frozenset(
+    ["outcome", "optionId", "_meta"]
+)
 
 
 def _encode_SelectedRequestPermissionOutcome(
@@ -13599,10 +14707,15 @@ def _decode_SelectedPermissionOutcome(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SelectedPermissionOutcome.issuperset(d):
+        _check_unknown(d, _KNOWN_SelectedPermissionOutcome)
     o = _new(SelectedPermissionOutcome)
     o.option_id = f_option_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_SelectedPermissionOutcome: frozenset[str] = frozenset(["optionId", "_meta"])
 
 
 def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str, _Any]:
@@ -13642,10 +14755,15 @@ def _decode_CreateTerminalResponse(d: _Any, strict: bool) -> CreateTerminalRespo
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CreateTerminalResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_CreateTerminalResponse)
     o = _new(CreateTerminalResponse)
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CreateTerminalResponse: frozenset[str] = frozenset(["terminalId", "_meta"])
 
 
 def _encode_CreateTerminalResponse(o: CreateTerminalResponse) -> dict[str, _Any]:
@@ -13708,12 +14826,19 @@ def _decode_TerminalOutputResponse(d: _Any, strict: bool) -> TerminalOutputRespo
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TerminalOutputResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_TerminalOutputResponse)
     o = _new(TerminalOutputResponse)
     o.output = f_output
     o.truncated = f_truncated
     o.exit_status = f_exit_status
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalOutputResponse: frozenset[str] = frozenset(
+    ["output", "truncated", "exitStatus", "_meta"]
+)
 
 
 def _encode_TerminalOutputResponse(o: TerminalOutputResponse) -> dict[str, _Any]:
@@ -13787,11 +14912,16 @@ def _decode_TerminalExitStatus(d: _Any, strict: bool) -> TerminalExitStatus:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TerminalExitStatus.issuperset(d):
+        _check_unknown(d, _KNOWN_TerminalExitStatus)
     o = _new(TerminalExitStatus)
     o.exit_code = f_exit_code
     o.signal = f_signal
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalExitStatus: frozenset[str] = frozenset(["exitCode", "signal", "_meta"])
 
 
 def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, _Any]:
@@ -13825,9 +14955,14 @@ def _decode_ReleaseTerminalResponse(d: _Any, strict: bool) -> ReleaseTerminalRes
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ReleaseTerminalResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_ReleaseTerminalResponse)
     o = _new(ReleaseTerminalResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_ReleaseTerminalResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ReleaseTerminalResponse(o: ReleaseTerminalResponse) -> dict[str, _Any]:
@@ -13895,11 +15030,18 @@ def _decode_WaitForTerminalExitResponse(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_WaitForTerminalExitResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_WaitForTerminalExitResponse)
     o = _new(WaitForTerminalExitResponse)
     o.exit_code = f_exit_code
     o.signal = f_signal
     o.meta = f_meta
     return o
+
+
+_KNOWN_WaitForTerminalExitResponse: frozenset[str] = frozenset(
+    ["exitCode", "signal", "_meta"]
+)
 
 
 def _encode_WaitForTerminalExitResponse(
@@ -13935,9 +15077,14 @@ def _decode_KillTerminalResponse(d: _Any, strict: bool) -> KillTerminalResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_KillTerminalResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_KillTerminalResponse)
     o = _new(KillTerminalResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_KillTerminalResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_KillTerminalResponse(o: KillTerminalResponse) -> dict[str, _Any]:
@@ -13991,10 +15138,17 @@ def _read_AcceptCreateElicitationResponse(
         except _ValidationError as error:
             raise error.at("content")
 
+    if strict and not _KNOWN_AcceptCreateElicitationResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_AcceptCreateElicitationResponse)
     o = _new(AcceptCreateElicitationResponse)
     o.meta = f_meta
     o.content = f_content
     return o
+
+
+_KNOWN_AcceptCreateElicitationResponse: frozenset[str] = frozenset(
+    ["action", "_meta", "content"]
+)
 
 
 def _encode_AcceptCreateElicitationResponse(
@@ -14043,9 +15197,14 @@ def _read_DeclineCreateElicitationResponse(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_DeclineCreateElicitationResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_DeclineCreateElicitationResponse)
     o = _new(DeclineCreateElicitationResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_DeclineCreateElicitationResponse: frozenset[str] = frozenset(["action", "_meta"])
 
 
 def _encode_DeclineCreateElicitationResponse(
@@ -14089,9 +15248,14 @@ def _read_CancelCreateElicitationResponse(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CancelCreateElicitationResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_CancelCreateElicitationResponse)
     o = _new(CancelCreateElicitationResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelCreateElicitationResponse: frozenset[str] = frozenset(["action", "_meta"])
 
 
 def _encode_CancelCreateElicitationResponse(
@@ -14238,9 +15402,14 @@ def _decode_ElicitationAcceptAction(d: _Any, strict: bool) -> ElicitationAcceptA
         except _ValidationError as error:
             raise error.at("content")
 
+    if strict and not _KNOWN_ElicitationAcceptAction.issuperset(d):
+        _check_unknown(d, _KNOWN_ElicitationAcceptAction)
     o = _new(ElicitationAcceptAction)
     o.content = f_content
     return o
+
+
+_KNOWN_ElicitationAcceptAction: frozenset[str] = frozenset(["content"])
 
 
 def _encode_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, _Any]:
@@ -14279,10 +15448,15 @@ def _decode_ClientNotification(d: _Any, strict: bool) -> ClientNotification:
         except _ValidationError as error:
             raise error.at("params")
 
+    if strict and not _KNOWN_ClientNotification.issuperset(d):
+        _check_unknown(d, _KNOWN_ClientNotification)
     o = _new(ClientNotification)
     o.method = f_method
     o.params = f_params
     return o
+
+
+_KNOWN_ClientNotification: frozenset[str] = frozenset(["method", "params"])
 
 
 def _encode_ClientNotification(o: ClientNotification) -> dict[str, _Any]:
@@ -14322,10 +15496,15 @@ def _decode_CancelNotification(d: _Any, strict: bool) -> CancelNotification:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CancelNotification.issuperset(d):
+        _check_unknown(d, _KNOWN_CancelNotification)
     o = _new(CancelNotification)
     o.session_id = f_session_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelNotification: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_CancelNotification(o: CancelNotification) -> dict[str, _Any]:
@@ -14367,10 +15546,15 @@ def _decode_CancelRequestNotification(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CancelRequestNotification.issuperset(d):
+        _check_unknown(d, _KNOWN_CancelRequestNotification)
     o = _new(CancelRequestNotification)
     o.request_id = f_request_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelRequestNotification: frozenset[str] = frozenset(["requestId", "_meta"])
 
 
 def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, _Any]:

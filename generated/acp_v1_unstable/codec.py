@@ -33,6 +33,7 @@ from ._runtime import check_num as _check_num
 from ._runtime import check_str as _check_str
 from ._runtime import check_tag as _check_tag
 from ._runtime import check_json as _check_json
+from ._runtime import check_unknown as _check_unknown
 from ._runtime import check_variants as _check_variants
 from ._runtime import check_variants_skipping as _check_variants_skipping
 from ._runtime import first_match as _first_match
@@ -436,11 +437,16 @@ def _decode_AgentRequest(d: _Any, strict: bool) -> AgentRequest:
         except _ValidationError as error:
             raise error.at("params")
 
+    if strict and not _KNOWN_AgentRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_AgentRequest)
     o = _new(AgentRequest)
     o.id = f_id
     o.method = f_method
     o.params = f_params
     return o
+
+
+_KNOWN_AgentRequest: frozenset[str] = frozenset(["id", "method", "params"])
 
 
 def _encode_AgentRequest(o: AgentRequest) -> dict[str, _Any]:
@@ -526,12 +532,19 @@ def _decode_WriteTextFileRequest(d: _Any, strict: bool) -> WriteTextFileRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_WriteTextFileRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_WriteTextFileRequest)
     o = _new(WriteTextFileRequest)
     o.session_id = f_session_id
     o.path = f_path
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_WriteTextFileRequest: frozenset[str] = frozenset(
+    ["sessionId", "path", "content", "_meta"]
+)
 
 
 def _encode_WriteTextFileRequest(o: WriteTextFileRequest) -> dict[str, _Any]:
@@ -631,6 +644,8 @@ def _decode_ReadTextFileRequest(d: _Any, strict: bool) -> ReadTextFileRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ReadTextFileRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_ReadTextFileRequest)
     o = _new(ReadTextFileRequest)
     o.session_id = f_session_id
     o.path = f_path
@@ -638,6 +653,11 @@ def _decode_ReadTextFileRequest(d: _Any, strict: bool) -> ReadTextFileRequest:
     o.limit = f_limit
     o.meta = f_meta
     return o
+
+
+_KNOWN_ReadTextFileRequest: frozenset[str] = frozenset(
+    ["sessionId", "path", "line", "limit", "_meta"]
+)
 
 
 def _encode_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, _Any]:
@@ -704,12 +724,19 @@ def _decode_RequestPermissionRequest(d: _Any, strict: bool) -> RequestPermission
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_RequestPermissionRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_RequestPermissionRequest)
     o = _new(RequestPermissionRequest)
     o.session_id = f_session_id
     o.tool_call = f_tool_call
     o.options = f_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_RequestPermissionRequest: frozenset[str] = frozenset(
+    ["sessionId", "toolCall", "options", "_meta"]
+)
 
 
 def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, _Any]:
@@ -885,6 +912,8 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ToolCallUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_ToolCallUpdate)
     o = _new(ToolCallUpdate)
     o.tool_call_id = f_tool_call_id
     o.kind = f_kind
@@ -897,6 +926,22 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
     o.raw_output = f_raw_output
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallUpdate: frozenset[str] = frozenset(
+    [
+        "toolCallId",
+        "kind",
+        "status",
+        "title",
+        "name",
+        "content",
+        "locations",
+        "rawInput",
+        "rawOutput",
+        "_meta",
+    ]
+)
 
 
 def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, _Any]:
@@ -1035,10 +1080,15 @@ def _read_ContentToolCallContent(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ContentToolCallContent.issuperset(d):
+        _check_unknown(d, _KNOWN_ContentToolCallContent)
     o = _new(ContentToolCallContent)
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_ContentToolCallContent: frozenset[str] = frozenset(["type", "content", "_meta"])
 
 
 def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, _Any]:
@@ -1110,12 +1160,19 @@ def _read_DiffToolCallContent(d: _JsonObject, strict: bool) -> DiffToolCallConte
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_DiffToolCallContent.issuperset(d):
+        _check_unknown(d, _KNOWN_DiffToolCallContent)
     o = _new(DiffToolCallContent)
     o.path = f_path
     o.old_text = f_old_text
     o.new_text = f_new_text
     o.meta = f_meta
     return o
+
+
+_KNOWN_DiffToolCallContent: frozenset[str] = frozenset(
+    ["type", "path", "oldText", "newText", "_meta"]
+)
 
 
 def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, _Any]:
@@ -1170,10 +1227,17 @@ def _read_TerminalToolCallContent(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TerminalToolCallContent.issuperset(d):
+        _check_unknown(d, _KNOWN_TerminalToolCallContent)
     o = _new(TerminalToolCallContent)
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalToolCallContent: frozenset[str] = frozenset(
+    ["type", "terminalId", "_meta"]
+)
 
 
 def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, _Any]:
@@ -1269,11 +1333,18 @@ def _read_TextContentBlock(d: _JsonObject, strict: bool) -> TextContentBlock:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TextContentBlock.issuperset(d):
+        _check_unknown(d, _KNOWN_TextContentBlock)
     o = _new(TextContentBlock)
     o.annotations = f_annotations
     o.text = f_text
     o.meta = f_meta
     return o
+
+
+_KNOWN_TextContentBlock: frozenset[str] = frozenset(
+    ["type", "annotations", "text", "_meta"]
+)
 
 
 def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, _Any]:
@@ -1363,6 +1434,8 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ImageContentBlock.issuperset(d):
+        _check_unknown(d, _KNOWN_ImageContentBlock)
     o = _new(ImageContentBlock)
     o.annotations = f_annotations
     o.data = f_data
@@ -1370,6 +1443,11 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
     o.uri = f_uri
     o.meta = f_meta
     return o
+
+
+_KNOWN_ImageContentBlock: frozenset[str] = frozenset(
+    ["type", "annotations", "data", "mimeType", "uri", "_meta"]
+)
 
 
 def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, _Any]:
@@ -1450,12 +1528,19 @@ def _read_AudioContentBlock(d: _JsonObject, strict: bool) -> AudioContentBlock:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AudioContentBlock.issuperset(d):
+        _check_unknown(d, _KNOWN_AudioContentBlock)
     o = _new(AudioContentBlock)
     o.annotations = f_annotations
     o.data = f_data
     o.mime_type = f_mime_type
     o.meta = f_meta
     return o
+
+
+_KNOWN_AudioContentBlock: frozenset[str] = frozenset(
+    ["type", "annotations", "data", "mimeType", "_meta"]
+)
 
 
 def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, _Any]:
@@ -1604,6 +1689,8 @@ def _read_ResourceLinkContentBlock(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ResourceLinkContentBlock.issuperset(d):
+        _check_unknown(d, _KNOWN_ResourceLinkContentBlock)
     o = _new(ResourceLinkContentBlock)
     o.annotations = f_annotations
     o.description = f_description
@@ -1614,6 +1701,21 @@ def _read_ResourceLinkContentBlock(
     o.uri = f_uri
     o.meta = f_meta
     return o
+
+
+_KNOWN_ResourceLinkContentBlock: frozenset[str] = frozenset(
+    [
+        "type",
+        "annotations",
+        "description",
+        "mimeType",
+        "name",
+        "size",
+        "title",
+        "uri",
+        "_meta",
+    ]
+)
 
 
 def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, _Any]:
@@ -1693,11 +1795,18 @@ def _read_ResourceContentBlock(d: _JsonObject, strict: bool) -> ResourceContentB
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ResourceContentBlock.issuperset(d):
+        _check_unknown(d, _KNOWN_ResourceContentBlock)
     o = _new(ResourceContentBlock)
     o.annotations = f_annotations
     o.resource = f_resource
     o.meta = f_meta
     return o
+
+
+_KNOWN_ResourceContentBlock: frozenset[str] = frozenset(
+    ["type", "annotations", "resource", "_meta"]
+)
 
 
 def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, _Any]:
@@ -1820,12 +1929,19 @@ def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_Annotations.issuperset(d):
+        _check_unknown(d, _KNOWN_Annotations)
     o = _new(Annotations)
     o.audience = f_audience
     o.last_modified = f_last_modified
     o.priority = f_priority
     o.meta = f_meta
     return o
+
+
+_KNOWN_Annotations: frozenset[str] = frozenset(
+    ["audience", "lastModified", "priority", "_meta"]
+)
 
 
 def _encode_Annotations(o: Annotations) -> dict[str, _Any]:
@@ -1905,11 +2021,16 @@ def _decode_TextContent(d: _Any, strict: bool) -> TextContent:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TextContent.issuperset(d):
+        _check_unknown(d, _KNOWN_TextContent)
     o = _new(TextContent)
     o.annotations = f_annotations
     o.text = f_text
     o.meta = f_meta
     return o
+
+
+_KNOWN_TextContent: frozenset[str] = frozenset(["annotations", "text", "_meta"])
 
 
 def _encode_TextContent(o: TextContent) -> dict[str, _Any]:
@@ -1990,6 +2111,8 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ImageContent.issuperset(d):
+        _check_unknown(d, _KNOWN_ImageContent)
     o = _new(ImageContent)
     o.annotations = f_annotations
     o.data = f_data
@@ -1997,6 +2120,11 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
     o.uri = f_uri
     o.meta = f_meta
     return o
+
+
+_KNOWN_ImageContent: frozenset[str] = frozenset(
+    ["annotations", "data", "mimeType", "uri", "_meta"]
+)
 
 
 def _encode_ImageContent(o: ImageContent) -> dict[str, _Any]:
@@ -2068,12 +2196,19 @@ def _decode_AudioContent(d: _Any, strict: bool) -> AudioContent:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AudioContent.issuperset(d):
+        _check_unknown(d, _KNOWN_AudioContent)
     o = _new(AudioContent)
     o.annotations = f_annotations
     o.data = f_data
     o.mime_type = f_mime_type
     o.meta = f_meta
     return o
+
+
+_KNOWN_AudioContent: frozenset[str] = frozenset(
+    ["annotations", "data", "mimeType", "_meta"]
+)
 
 
 def _encode_AudioContent(o: AudioContent) -> dict[str, _Any]:
@@ -2211,6 +2346,8 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ResourceLink.issuperset(d):
+        _check_unknown(d, _KNOWN_ResourceLink)
     o = _new(ResourceLink)
     o.annotations = f_annotations
     o.description = f_description
@@ -2221,6 +2358,11 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
     o.uri = f_uri
     o.meta = f_meta
     return o
+
+
+_KNOWN_ResourceLink: frozenset[str] = frozenset(
+    ["annotations", "description", "mimeType", "name", "size", "title", "uri", "_meta"]
+)
 
 
 def _encode_ResourceLink(o: ResourceLink) -> dict[str, _Any]:
@@ -2338,12 +2480,19 @@ def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TextResourceContents.issuperset(d):
+        _check_unknown(d, _KNOWN_TextResourceContents)
     o = _new(TextResourceContents)
     o.mime_type = f_mime_type
     o.text = f_text
     o.uri = f_uri
     o.meta = f_meta
     return o
+
+
+_KNOWN_TextResourceContents: frozenset[str] = frozenset(
+    ["mimeType", "text", "uri", "_meta"]
+)
 
 
 def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, _Any]:
@@ -2412,12 +2561,19 @@ def _decode_BlobResourceContents(d: _Any, strict: bool) -> BlobResourceContents:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_BlobResourceContents.issuperset(d):
+        _check_unknown(d, _KNOWN_BlobResourceContents)
     o = _new(BlobResourceContents)
     o.blob = f_blob
     o.mime_type = f_mime_type
     o.uri = f_uri
     o.meta = f_meta
     return o
+
+
+_KNOWN_BlobResourceContents: frozenset[str] = frozenset(
+    ["blob", "mimeType", "uri", "_meta"]
+)
 
 
 def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, _Any]:
@@ -2474,11 +2630,18 @@ def _decode_EmbeddedResource(d: _Any, strict: bool) -> EmbeddedResource:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_EmbeddedResource.issuperset(d):
+        _check_unknown(d, _KNOWN_EmbeddedResource)
     o = _new(EmbeddedResource)
     o.annotations = f_annotations
     o.resource = f_resource
     o.meta = f_meta
     return o
+
+
+_KNOWN_EmbeddedResource: frozenset[str] = frozenset(
+    ["annotations", "resource", "_meta"]
+)
 
 
 def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, _Any]:
@@ -2529,10 +2692,15 @@ def _decode_Content(d: _Any, strict: bool) -> Content:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_Content.issuperset(d):
+        _check_unknown(d, _KNOWN_Content)
     o = _new(Content)
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_Content: frozenset[str] = frozenset(["content", "_meta"])
 
 
 def _encode_Content(o: Content) -> dict[str, _Any]:
@@ -2595,12 +2763,17 @@ def _decode_Diff(d: _Any, strict: bool) -> Diff:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_Diff.issuperset(d):
+        _check_unknown(d, _KNOWN_Diff)
     o = _new(Diff)
     o.path = f_path
     o.old_text = f_old_text
     o.new_text = f_new_text
     o.meta = f_meta
     return o
+
+
+_KNOWN_Diff: frozenset[str] = frozenset(["path", "oldText", "newText", "_meta"])
 
 
 def _encode_Diff(o: Diff) -> dict[str, _Any]:
@@ -2648,10 +2821,15 @@ def _decode_Terminal(d: _Any, strict: bool) -> Terminal:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_Terminal.issuperset(d):
+        _check_unknown(d, _KNOWN_Terminal)
     o = _new(Terminal)
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_Terminal: frozenset[str] = frozenset(["terminalId", "_meta"])
 
 
 def _encode_Terminal(o: Terminal) -> dict[str, _Any]:
@@ -2716,11 +2894,16 @@ def _decode_ToolCallLocation(d: _Any, strict: bool) -> ToolCallLocation:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ToolCallLocation.issuperset(d):
+        _check_unknown(d, _KNOWN_ToolCallLocation)
     o = _new(ToolCallLocation)
     o.path = f_path
     o.line = f_line
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallLocation: frozenset[str] = frozenset(["path", "line", "_meta"])
 
 
 def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, _Any]:
@@ -2787,12 +2970,19 @@ def _decode_PermissionOption(d: _Any, strict: bool) -> PermissionOption:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PermissionOption.issuperset(d):
+        _check_unknown(d, _KNOWN_PermissionOption)
     o = _new(PermissionOption)
     o.option_id = f_option_id
     o.name = f_name
     o.kind = f_kind
     o.meta = f_meta
     return o
+
+
+_KNOWN_PermissionOption: frozenset[str] = frozenset(
+    ["optionId", "name", "kind", "_meta"]
+)
 
 
 def _encode_PermissionOption(o: PermissionOption) -> dict[str, _Any]:
@@ -2927,6 +3117,8 @@ def _decode_CreateTerminalRequest(d: _Any, strict: bool) -> CreateTerminalReques
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CreateTerminalRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_CreateTerminalRequest)
     o = _new(CreateTerminalRequest)
     o.session_id = f_session_id
     o.command = f_command
@@ -2936,6 +3128,11 @@ def _decode_CreateTerminalRequest(d: _Any, strict: bool) -> CreateTerminalReques
     o.output_byte_limit = f_output_byte_limit
     o.meta = f_meta
     return o
+
+
+_KNOWN_CreateTerminalRequest: frozenset[str] = frozenset(
+    ["sessionId", "command", "args", "env", "cwd", "outputByteLimit", "_meta"]
+)
 
 
 def _encode_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, _Any]:
@@ -2998,11 +3195,16 @@ def _decode_EnvVariable(d: _Any, strict: bool) -> EnvVariable:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_EnvVariable.issuperset(d):
+        _check_unknown(d, _KNOWN_EnvVariable)
     o = _new(EnvVariable)
     o.name = f_name
     o.value = f_value
     o.meta = f_meta
     return o
+
+
+_KNOWN_EnvVariable: frozenset[str] = frozenset(["name", "value", "_meta"])
 
 
 def _encode_EnvVariable(o: EnvVariable) -> dict[str, _Any]:
@@ -3053,11 +3255,18 @@ def _decode_TerminalOutputRequest(d: _Any, strict: bool) -> TerminalOutputReques
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TerminalOutputRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_TerminalOutputRequest)
     o = _new(TerminalOutputRequest)
     o.session_id = f_session_id
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalOutputRequest: frozenset[str] = frozenset(
+    ["sessionId", "terminalId", "_meta"]
+)
 
 
 def _encode_TerminalOutputRequest(o: TerminalOutputRequest) -> dict[str, _Any]:
@@ -3108,11 +3317,18 @@ def _decode_ReleaseTerminalRequest(d: _Any, strict: bool) -> ReleaseTerminalRequ
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ReleaseTerminalRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_ReleaseTerminalRequest)
     o = _new(ReleaseTerminalRequest)
     o.session_id = f_session_id
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_ReleaseTerminalRequest: frozenset[str] = frozenset(
+    ["sessionId", "terminalId", "_meta"]
+)
 
 
 def _encode_ReleaseTerminalRequest(o: ReleaseTerminalRequest) -> dict[str, _Any]:
@@ -3165,11 +3381,18 @@ def _decode_WaitForTerminalExitRequest(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_WaitForTerminalExitRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_WaitForTerminalExitRequest)
     o = _new(WaitForTerminalExitRequest)
     o.session_id = f_session_id
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_WaitForTerminalExitRequest: frozenset[str] = frozenset(
+    ["sessionId", "terminalId", "_meta"]
+)
 
 
 def _encode_WaitForTerminalExitRequest(
@@ -3222,11 +3445,18 @@ def _decode_KillTerminalRequest(d: _Any, strict: bool) -> KillTerminalRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_KillTerminalRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_KillTerminalRequest)
     o = _new(KillTerminalRequest)
     o.session_id = f_session_id
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_KillTerminalRequest: frozenset[str] = frozenset(
+    ["sessionId", "terminalId", "_meta"]
+)
 
 
 def _encode_KillTerminalRequest(o: KillTerminalRequest) -> dict[str, _Any]:
@@ -3305,12 +3535,27 @@ def _read_FormCreateElicitationRequest(
         _first_match(d, strict, candidates_scope),
     )
 
+    if strict and not _KNOWN_FormCreateElicitationRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_FormCreateElicitationRequest)
     o = _new(FormCreateElicitationRequest)
     o.message = f_message
     o.meta = f_meta
     o.requested_schema = f_requested_schema
     o.scope = f_scope
     return o
+
+
+_KNOWN_FormCreateElicitationRequest: frozenset[str] = frozenset(
+    [
+        "mode",
+        "message",
+        "_meta",
+        "requestedSchema",
+        "sessionId",
+        "toolCallId",
+        "requestId",
+    ]
+)
 
 
 def _encode_FormCreateElicitationRequest(
@@ -3411,6 +3656,8 @@ def _read_UrlCreateElicitationRequest(
         _first_match(d, strict, candidates_scope),
     )
 
+    if strict and not _KNOWN_UrlCreateElicitationRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_UrlCreateElicitationRequest)
     o = _new(UrlCreateElicitationRequest)
     o.message = f_message
     o.meta = f_meta
@@ -3418,6 +3665,20 @@ def _read_UrlCreateElicitationRequest(
     o.url = f_url
     o.scope = f_scope
     return o
+
+
+_KNOWN_UrlCreateElicitationRequest: frozenset[str] = frozenset(
+    [
+        "mode",
+        "message",
+        "_meta",
+        "elicitationId",
+        "url",
+        "sessionId",
+        "toolCallId",
+        "requestId",
+    ]
+)
 
 
 def _encode_UrlCreateElicitationRequest(
@@ -3593,10 +3854,15 @@ def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSession
             _salvage(v)
             f_tool_call_id = _UNSET
 
+    if strict and not _KNOWN_ElicitationSessionScope.issuperset(d):
+        _check_unknown(d, _KNOWN_ElicitationSessionScope)
     o = _new(ElicitationSessionScope)
     o.session_id = f_session_id
     o.tool_call_id = f_tool_call_id
     return o
+
+
+_KNOWN_ElicitationSessionScope: frozenset[str] = frozenset(["sessionId", "toolCallId"])
 
 
 def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, _Any]:
@@ -3623,9 +3889,14 @@ def _decode_ElicitationRequestScope(d: _Any, strict: bool) -> ElicitationRequest
         except _ValidationError as error:
             raise error.at("requestId")
 
+    if strict and not _KNOWN_ElicitationRequestScope.issuperset(d):
+        _check_unknown(d, _KNOWN_ElicitationRequestScope)
     o = _new(ElicitationRequestScope)
     o.request_id = f_request_id
     return o
+
+
+_KNOWN_ElicitationRequestScope: frozenset[str] = frozenset(["requestId"])
 
 
 def _encode_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, _Any]:
@@ -3723,6 +3994,8 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ElicitationSchema.issuperset(d):
+        _check_unknown(d, _KNOWN_ElicitationSchema)
     o = _new(ElicitationSchema)
     o.type = f_type
     o.title = f_title
@@ -3731,6 +4004,11 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_ElicitationSchema: frozenset[str] = frozenset(
+    ["type", "title", "properties", "required", "description", "_meta"]
+)
 
 
 def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, _Any]:
@@ -3941,6 +4219,8 @@ def _read_StringElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_StringElicitationPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_StringElicitationPropertySchema)
     o = _new(StringElicitationPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -3953,6 +4233,23 @@ def _read_StringElicitationPropertySchema(
     o.one_of = f_one_of
     o.meta = f_meta
     return o
+
+
+_KNOWN_StringElicitationPropertySchema: frozenset[str] = frozenset(
+    [
+        "type",
+        "title",
+        "description",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "default",
+        "enum",
+        "oneOf",
+        "_meta",
+    ]
+)
 
 
 def _encode_StringElicitationPropertySchema(
@@ -4114,6 +4411,8 @@ def _read_NumberElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_NumberElicitationPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_NumberElicitationPropertySchema)
     o = _new(NumberElicitationPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -4122,6 +4421,11 @@ def _read_NumberElicitationPropertySchema(
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_NumberElicitationPropertySchema: frozenset[str] = frozenset(
+    ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
+)
 
 
 def _encode_NumberElicitationPropertySchema(
@@ -4280,6 +4584,8 @@ def _read_IntegerElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_IntegerElicitationPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_IntegerElicitationPropertySchema)
     o = _new(IntegerElicitationPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -4288,6 +4594,11 @@ def _read_IntegerElicitationPropertySchema(
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_IntegerElicitationPropertySchema: frozenset[str] = frozenset(
+    ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
+)
 
 
 def _encode_IntegerElicitationPropertySchema(
@@ -4389,12 +4700,19 @@ def _read_BooleanElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_BooleanElicitationPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_BooleanElicitationPropertySchema)
     o = _new(BooleanElicitationPropertySchema)
     o.title = f_title
     o.description = f_description
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_BooleanElicitationPropertySchema: frozenset[str] = frozenset(
+    ["type", "title", "description", "default", "_meta"]
+)
 
 
 def _encode_BooleanElicitationPropertySchema(
@@ -4548,6 +4866,8 @@ def _read_ArrayElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ArrayElicitationPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_ArrayElicitationPropertySchema)
     o = _new(ArrayElicitationPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -4557,6 +4877,20 @@ def _read_ArrayElicitationPropertySchema(
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_ArrayElicitationPropertySchema: frozenset[str] = frozenset(
+    [
+        "type",
+        "title",
+        "description",
+        "minItems",
+        "maxItems",
+        "items",
+        "default",
+        "_meta",
+    ]
+)
 
 
 def _encode_ArrayElicitationPropertySchema(
@@ -4733,12 +5067,19 @@ def _decode_EnumOption(d: _Any, strict: bool) -> EnumOption:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_EnumOption.issuperset(d):
+        _check_unknown(d, _KNOWN_EnumOption)
     o = _new(EnumOption)
     o.const = f_const
     o.title = f_title
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_EnumOption: frozenset[str] = frozenset(
+    ["const", "title", "description", "_meta"]
+)
 
 
 def _encode_EnumOption(o: EnumOption) -> dict[str, _Any]:
@@ -4911,6 +5252,8 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_StringPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_StringPropertySchema)
     o = _new(StringPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -4923,6 +5266,22 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
     o.one_of = f_one_of
     o.meta = f_meta
     return o
+
+
+_KNOWN_StringPropertySchema: frozenset[str] = frozenset(
+    [
+        "title",
+        "description",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "default",
+        "enum",
+        "oneOf",
+        "_meta",
+    ]
+)
 
 
 def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, _Any]:
@@ -5068,6 +5427,8 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_NumberPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_NumberPropertySchema)
     o = _new(NumberPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -5076,6 +5437,11 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_NumberPropertySchema: frozenset[str] = frozenset(
+    ["title", "description", "minimum", "maximum", "default", "_meta"]
+)
 
 
 def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, _Any]:
@@ -5218,6 +5584,8 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_IntegerPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_IntegerPropertySchema)
     o = _new(IntegerPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -5226,6 +5594,11 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_IntegerPropertySchema: frozenset[str] = frozenset(
+    ["title", "description", "minimum", "maximum", "default", "_meta"]
+)
 
 
 def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, _Any]:
@@ -5311,12 +5684,19 @@ def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchem
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_BooleanPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_BooleanPropertySchema)
     o = _new(BooleanPropertySchema)
     o.title = f_title
     o.description = f_description
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_BooleanPropertySchema: frozenset[str] = frozenset(
+    ["title", "description", "default", "_meta"]
+)
 
 
 def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, _Any]:
@@ -5375,10 +5755,15 @@ def _read_MultiSelectItemsString(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_MultiSelectItemsString.issuperset(d):
+        _check_unknown(d, _KNOWN_MultiSelectItemsString)
     o = _new(MultiSelectItemsString)
     o.enum = f_enum
     o.meta = f_meta
     return o
+
+
+_KNOWN_MultiSelectItemsString: frozenset[str] = frozenset(["type", "enum", "_meta"])
 
 
 def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, _Any]:
@@ -5491,10 +5876,15 @@ def _decode_StringMultiSelectItems(d: _Any, strict: bool) -> StringMultiSelectIt
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_StringMultiSelectItems.issuperset(d):
+        _check_unknown(d, _KNOWN_StringMultiSelectItems)
     o = _new(StringMultiSelectItems)
     o.enum = f_enum
     o.meta = f_meta
     return o
+
+
+_KNOWN_StringMultiSelectItems: frozenset[str] = frozenset(["enum", "_meta"])
 
 
 def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, _Any]:
@@ -5534,10 +5924,15 @@ def _decode_TitledMultiSelectItems(d: _Any, strict: bool) -> TitledMultiSelectIt
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TitledMultiSelectItems.issuperset(d):
+        _check_unknown(d, _KNOWN_TitledMultiSelectItems)
     o = _new(TitledMultiSelectItems)
     o.any_of = f_any_of
     o.meta = f_meta
     return o
+
+
+_KNOWN_TitledMultiSelectItems: frozenset[str] = frozenset(["anyOf", "_meta"])
 
 
 def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, _Any]:
@@ -5670,6 +6065,8 @@ def _decode_MultiSelectPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_MultiSelectPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_MultiSelectPropertySchema)
     o = _new(MultiSelectPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -5679,6 +6076,11 @@ def _decode_MultiSelectPropertySchema(
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_MultiSelectPropertySchema: frozenset[str] = frozenset(
+    ["title", "description", "minItems", "maxItems", "items", "default", "_meta"]
+)
 
 
 def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, _Any]:
@@ -5736,10 +6138,17 @@ def _decode_ElicitationFormMode(d: _Any, strict: bool) -> ElicitationFormMode:
         _first_match(d, strict, candidates_scope),
     )
 
+    if strict and not _KNOWN_ElicitationFormMode.issuperset(d):
+        _check_unknown(d, _KNOWN_ElicitationFormMode)
     o = _new(ElicitationFormMode)
     o.requested_schema = f_requested_schema
     o.scope = f_scope
     return o
+
+
+_KNOWN_ElicitationFormMode: frozenset[str] = frozenset(
+    ["requestedSchema", "sessionId", "toolCallId", "requestId"]
+)
 
 
 def _encode_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, _Any]:
@@ -5802,11 +6211,18 @@ def _decode_ElicitationUrlMode(d: _Any, strict: bool) -> ElicitationUrlMode:
         _first_match(d, strict, candidates_scope),
     )
 
+    if strict and not _KNOWN_ElicitationUrlMode.issuperset(d):
+        _check_unknown(d, _KNOWN_ElicitationUrlMode)
     o = _new(ElicitationUrlMode)
     o.elicitation_id = f_elicitation_id
     o.url = f_url
     o.scope = f_scope
     return o
+
+
+_KNOWN_ElicitationUrlMode: frozenset[str] = frozenset(
+    ["elicitationId", "url", "sessionId", "toolCallId", "requestId"]
+)
 
 
 def _encode_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, _Any]:
@@ -5883,6 +6299,8 @@ def _decode_MessageMcpRequest(d: _Any, strict: bool) -> MessageMcpRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_MessageMcpRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_MessageMcpRequest)
     o = _new(MessageMcpRequest)
     o.server_id = f_server_id
     o.request_id = f_request_id
@@ -5890,6 +6308,11 @@ def _decode_MessageMcpRequest(d: _Any, strict: bool) -> MessageMcpRequest:
     o.params = f_params
     o.meta = f_meta
     return o
+
+
+_KNOWN_MessageMcpRequest: frozenset[str] = frozenset(
+    ["serverId", "requestId", "method", "params", "_meta"]
+)
 
 
 def _encode_MessageMcpRequest(o: MessageMcpRequest) -> dict[str, _Any]:
@@ -5945,10 +6368,15 @@ def _decode_ResultAgentResponse(d: _Any, strict: bool) -> ResultAgentResponse:
         except _ValidationError as error:
             raise error.at("result")
 
+    if strict and not _KNOWN_ResultAgentResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_ResultAgentResponse)
     o = _new(ResultAgentResponse)
     o.id = f_id
     o.result = f_result
     return o
+
+
+_KNOWN_ResultAgentResponse: frozenset[str] = frozenset(["id", "result"])
 
 
 def _encode_ResultAgentResponse(o: ResultAgentResponse) -> dict[str, _Any]:
@@ -5983,10 +6411,15 @@ def _decode_ErrorAgentResponse(d: _Any, strict: bool) -> ErrorAgentResponse:
         except _ValidationError as error:
             raise error.at("error")
 
+    if strict and not _KNOWN_ErrorAgentResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_ErrorAgentResponse)
     o = _new(ErrorAgentResponse)
     o.id = f_id
     o.error = f_error
     return o
+
+
+_KNOWN_ErrorAgentResponse: frozenset[str] = frozenset(["id", "error"])
 
 
 def _encode_ErrorAgentResponse(o: ErrorAgentResponse) -> dict[str, _Any]:
@@ -6118,6 +6551,8 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_InitializeResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_InitializeResponse)
     o = _new(InitializeResponse)
     o.protocol_version = f_protocol_version
     o.agent_capabilities = f_agent_capabilities
@@ -6125,6 +6560,11 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
     o.agent_info = f_agent_info
     o.meta = f_meta
     return o
+
+
+_KNOWN_InitializeResponse: frozenset[str] = frozenset(
+    ["protocolVersion", "agentCapabilities", "authMethods", "agentInfo", "_meta"]
+)
 
 
 def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, _Any]:
@@ -6261,6 +6701,8 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AgentCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_AgentCapabilities)
     o = _new(AgentCapabilities)
     o.load_session = f_load_session
     o.prompt_capabilities = f_prompt_capabilities
@@ -6270,6 +6712,19 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
     o.providers = f_providers
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentCapabilities: frozenset[str] = frozenset(
+    [
+        "loadSession",
+        "promptCapabilities",
+        "mcpCapabilities",
+        "sessionCapabilities",
+        "auth",
+        "providers",
+        "_meta",
+    ]
+)
 
 
 def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, _Any]:
@@ -6347,12 +6802,19 @@ def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PromptCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_PromptCapabilities)
     o = _new(PromptCapabilities)
     o.image = f_image
     o.audio = f_audio
     o.embedded_context = f_embedded_context
     o.meta = f_meta
     return o
+
+
+_KNOWN_PromptCapabilities: frozenset[str] = frozenset(
+    ["image", "audio", "embeddedContext", "_meta"]
+)
 
 
 def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, _Any]:
@@ -6423,12 +6885,17 @@ def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_McpCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_McpCapabilities)
     o = _new(McpCapabilities)
     o.http = f_http
     o.sse = f_sse
     o.acp = f_acp
     o.meta = f_meta
     return o
+
+
+_KNOWN_McpCapabilities: frozenset[str] = frozenset(["http", "sse", "acp", "_meta"])
 
 
 def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, _Any]:
@@ -6606,6 +7073,8 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionCapabilities)
     o = _new(SessionCapabilities)
     o.list = f_list
     o.delete = f_delete
@@ -6619,6 +7088,23 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
     o.close = f_close
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionCapabilities: frozenset[str] = frozenset(
+    [
+        "list",
+        "delete",
+        "additionalDirectories",
+        "systemPrompt",
+        "fork",
+        "archive",
+        "status",
+        "title",
+        "resume",
+        "close",
+        "_meta",
+    ]
+)
 
 
 def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, _Any]:
@@ -6698,9 +7184,14 @@ def _decode_SessionListCapabilities(d: _Any, strict: bool) -> SessionListCapabil
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionListCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionListCapabilities)
     o = _new(SessionListCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionListCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionListCapabilities(o: SessionListCapabilities) -> dict[str, _Any]:
@@ -6730,9 +7221,14 @@ def _decode_SessionDeleteCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionDeleteCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionDeleteCapabilities)
     o = _new(SessionDeleteCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionDeleteCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, _Any]:
@@ -6762,9 +7258,14 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionAdditionalDirectoriesCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionAdditionalDirectoriesCapabilities)
     o = _new(SessionAdditionalDirectoriesCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionAdditionalDirectoriesCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionAdditionalDirectoriesCapabilities(
@@ -6813,10 +7314,15 @@ def _decode_SessionSystemPromptCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionSystemPromptCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionSystemPromptCapabilities)
     o = _new(SessionSystemPromptCapabilities)
     o.mode = f_mode
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionSystemPromptCapabilities: frozenset[str] = frozenset(["mode", "_meta"])
 
 
 def _encode_SessionSystemPromptCapabilities(
@@ -6872,10 +7378,17 @@ def _decode_SessionSystemPromptModeCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionSystemPromptModeCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionSystemPromptModeCapabilities)
     o = _new(SessionSystemPromptModeCapabilities)
     o.override = f_override
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionSystemPromptModeCapabilities: frozenset[str] = frozenset(
+    ["override", "_meta"]
+)
 
 
 def _encode_SessionSystemPromptModeCapabilities(
@@ -6914,9 +7427,14 @@ def _decode_SessionSystemPromptOverrideCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionSystemPromptOverrideCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionSystemPromptOverrideCapabilities)
     o = _new(SessionSystemPromptOverrideCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionSystemPromptOverrideCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionSystemPromptOverrideCapabilities(
@@ -6946,9 +7464,14 @@ def _decode_SessionForkCapabilities(d: _Any, strict: bool) -> SessionForkCapabil
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionForkCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionForkCapabilities)
     o = _new(SessionForkCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionForkCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionForkCapabilities(o: SessionForkCapabilities) -> dict[str, _Any]:
@@ -6978,9 +7501,14 @@ def _decode_SessionArchiveCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionArchiveCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionArchiveCapabilities)
     o = _new(SessionArchiveCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionArchiveCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionArchiveCapabilities(
@@ -7012,9 +7540,14 @@ def _decode_SessionStatusCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionStatusCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionStatusCapabilities)
     o = _new(SessionStatusCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionStatusCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionStatusCapabilities(o: SessionStatusCapabilities) -> dict[str, _Any]:
@@ -7042,9 +7575,14 @@ def _decode_SessionTitleCapabilities(d: _Any, strict: bool) -> SessionTitleCapab
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionTitleCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionTitleCapabilities)
     o = _new(SessionTitleCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionTitleCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionTitleCapabilities(o: SessionTitleCapabilities) -> dict[str, _Any]:
@@ -7074,9 +7612,14 @@ def _decode_SessionResumeCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionResumeCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionResumeCapabilities)
     o = _new(SessionResumeCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionResumeCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionResumeCapabilities(o: SessionResumeCapabilities) -> dict[str, _Any]:
@@ -7104,9 +7647,14 @@ def _decode_SessionCloseCapabilities(d: _Any, strict: bool) -> SessionCloseCapab
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionCloseCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionCloseCapabilities)
     o = _new(SessionCloseCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionCloseCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionCloseCapabilities(o: SessionCloseCapabilities) -> dict[str, _Any]:
@@ -7160,11 +7708,16 @@ def _decode_AgentAuthCapabilities(d: _Any, strict: bool) -> AgentAuthCapabilitie
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AgentAuthCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_AgentAuthCapabilities)
     o = _new(AgentAuthCapabilities)
     o.status = f_status
     o.logout = f_logout
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentAuthCapabilities: frozenset[str] = frozenset(["status", "logout", "_meta"])
 
 
 def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, _Any]:
@@ -7200,9 +7753,14 @@ def _decode_AuthStatusCapabilities(d: _Any, strict: bool) -> AuthStatusCapabilit
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AuthStatusCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_AuthStatusCapabilities)
     o = _new(AuthStatusCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_AuthStatusCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_AuthStatusCapabilities(o: AuthStatusCapabilities) -> dict[str, _Any]:
@@ -7230,9 +7788,14 @@ def _decode_LogoutCapabilities(d: _Any, strict: bool) -> LogoutCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_LogoutCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_LogoutCapabilities)
     o = _new(LogoutCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_LogoutCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_LogoutCapabilities(o: LogoutCapabilities) -> dict[str, _Any]:
@@ -7260,9 +7823,14 @@ def _decode_ProvidersCapabilities(d: _Any, strict: bool) -> ProvidersCapabilitie
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ProvidersCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_ProvidersCapabilities)
     o = _new(ProvidersCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_ProvidersCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ProvidersCapabilities(o: ProvidersCapabilities) -> dict[str, _Any]:
@@ -7361,6 +7929,8 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TerminalAuthMethod.issuperset(d):
+        _check_unknown(d, _KNOWN_TerminalAuthMethod)
     o = _new(TerminalAuthMethod)
     o.id = f_id
     o.name = f_name
@@ -7369,6 +7939,11 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
     o.env = f_env
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalAuthMethod: frozenset[str] = frozenset(
+    ["type", "id", "name", "description", "args", "env", "_meta"]
+)
 
 
 def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, _Any]:
@@ -7510,6 +8085,8 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AuthMethodTerminal.issuperset(d):
+        _check_unknown(d, _KNOWN_AuthMethodTerminal)
     o = _new(AuthMethodTerminal)
     o.id = f_id
     o.name = f_name
@@ -7518,6 +8095,11 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
     o.env = f_env
     o.meta = f_meta
     return o
+
+
+_KNOWN_AuthMethodTerminal: frozenset[str] = frozenset(
+    ["id", "name", "description", "args", "env", "_meta"]
+)
 
 
 def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, _Any]:
@@ -7592,12 +8174,19 @@ def _decode_AuthMethodAgent(d: _Any, strict: bool) -> AuthMethodAgent:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AuthMethodAgent.issuperset(d):
+        _check_unknown(d, _KNOWN_AuthMethodAgent)
     o = _new(AuthMethodAgent)
     o.id = f_id
     o.name = f_name
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_AuthMethodAgent: frozenset[str] = frozenset(
+    ["id", "name", "description", "_meta"]
+)
 
 
 def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, _Any]:
@@ -7664,12 +8253,17 @@ def _decode_Implementation(d: _Any, strict: bool) -> Implementation:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_Implementation.issuperset(d):
+        _check_unknown(d, _KNOWN_Implementation)
     o = _new(Implementation)
     o.name = f_name
     o.title = f_title
     o.version = f_version
     o.meta = f_meta
     return o
+
+
+_KNOWN_Implementation: frozenset[str] = frozenset(["name", "title", "version", "_meta"])
 
 
 def _encode_Implementation(o: Implementation) -> dict[str, _Any]:
@@ -7703,9 +8297,14 @@ def _decode_AuthenticateResponse(d: _Any, strict: bool) -> AuthenticateResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AuthenticateResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_AuthenticateResponse)
     o = _new(AuthenticateResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_AuthenticateResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_AuthenticateResponse(o: AuthenticateResponse) -> dict[str, _Any]:
@@ -7743,10 +8342,15 @@ def _decode_ListProvidersResponse(d: _Any, strict: bool) -> ListProvidersRespons
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ListProvidersResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_ListProvidersResponse)
     o = _new(ListProvidersResponse)
     o.providers = f_providers
     o.meta = f_meta
     return o
+
+
+_KNOWN_ListProvidersResponse: frozenset[str] = frozenset(["providers", "_meta"])
 
 
 def _encode_ListProvidersResponse(o: ListProvidersResponse) -> dict[str, _Any]:
@@ -7819,6 +8423,8 @@ def _decode_ProviderInfo(d: _Any, strict: bool) -> ProviderInfo:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ProviderInfo.issuperset(d):
+        _check_unknown(d, _KNOWN_ProviderInfo)
     o = _new(ProviderInfo)
     o.provider_id = f_provider_id
     o.supported = f_supported
@@ -7826,6 +8432,11 @@ def _decode_ProviderInfo(d: _Any, strict: bool) -> ProviderInfo:
     o.current = f_current
     o.meta = f_meta
     return o
+
+
+_KNOWN_ProviderInfo: frozenset[str] = frozenset(
+    ["providerId", "supported", "required", "current", "_meta"]
+)
 
 
 def _encode_ProviderInfo(o: ProviderInfo) -> dict[str, _Any]:
@@ -7908,11 +8519,18 @@ def _decode_ProviderCurrentConfig(d: _Any, strict: bool) -> ProviderCurrentConfi
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ProviderCurrentConfig.issuperset(d):
+        _check_unknown(d, _KNOWN_ProviderCurrentConfig)
     o = _new(ProviderCurrentConfig)
     o.api_type = f_api_type
     o.base_url = f_base_url
     o.meta = f_meta
     return o
+
+
+_KNOWN_ProviderCurrentConfig: frozenset[str] = frozenset(
+    ["apiType", "baseUrl", "_meta"]
+)
 
 
 def _encode_ProviderCurrentConfig(o: ProviderCurrentConfig) -> dict[str, _Any]:
@@ -7945,9 +8563,14 @@ def _decode_SetProviderResponse(d: _Any, strict: bool) -> SetProviderResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SetProviderResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_SetProviderResponse)
     o = _new(SetProviderResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SetProviderResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SetProviderResponse(o: SetProviderResponse) -> dict[str, _Any]:
@@ -7975,9 +8598,14 @@ def _decode_DisableProviderResponse(d: _Any, strict: bool) -> DisableProviderRes
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_DisableProviderResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_DisableProviderResponse)
     o = _new(DisableProviderResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_DisableProviderResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_DisableProviderResponse(o: DisableProviderResponse) -> dict[str, _Any]:
@@ -8005,9 +8633,14 @@ def _decode_LogoutResponse(d: _Any, strict: bool) -> LogoutResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_LogoutResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_LogoutResponse)
     o = _new(LogoutResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_LogoutResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_LogoutResponse(o: LogoutResponse) -> dict[str, _Any]:
@@ -8062,11 +8695,16 @@ def _decode_AuthStatusResponse(d: _Any, strict: bool) -> AuthStatusResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AuthStatusResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_AuthStatusResponse)
     o = _new(AuthStatusResponse)
     o.state = f_state
     o.accounts = f_accounts
     o.meta = f_meta
     return o
+
+
+_KNOWN_AuthStatusResponse: frozenset[str] = frozenset(["state", "accounts", "_meta"])
 
 
 def _encode_AuthStatusResponse(o: AuthStatusResponse) -> dict[str, _Any]:
@@ -8179,6 +8817,8 @@ def _decode_AuthAccount(d: _Any, strict: bool) -> AuthAccount:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AuthAccount.issuperset(d):
+        _check_unknown(d, _KNOWN_AuthAccount)
     o = _new(AuthAccount)
     o.label = f_label
     o.active = f_active
@@ -8187,6 +8827,11 @@ def _decode_AuthAccount(d: _Any, strict: bool) -> AuthAccount:
     o.organization = f_organization
     o.meta = f_meta
     return o
+
+
+_KNOWN_AuthAccount: frozenset[str] = frozenset(
+    ["label", "active", "name", "email", "organization", "_meta"]
+)
 
 
 def _encode_AuthAccount(o: AuthAccount) -> dict[str, _Any]:
@@ -8274,12 +8919,19 @@ def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_NewSessionResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_NewSessionResponse)
     o = _new(NewSessionResponse)
     o.session_id = f_session_id
     o.modes = f_modes
     o.config_options = f_config_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_NewSessionResponse: frozenset[str] = frozenset(
+    ["sessionId", "modes", "configOptions", "_meta"]
+)
 
 
 def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, _Any]:
@@ -8342,11 +8994,18 @@ def _decode_SessionModeState(d: _Any, strict: bool) -> SessionModeState:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionModeState.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionModeState)
     o = _new(SessionModeState)
     o.current_mode_id = f_current_mode_id
     o.available_modes = f_available_modes
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionModeState: frozenset[str] = frozenset(
+    ["currentModeId", "availableModes", "_meta"]
+)
 
 
 def _encode_SessionModeState(o: SessionModeState) -> dict[str, _Any]:
@@ -8416,12 +9075,17 @@ def _decode_SessionMode(d: _Any, strict: bool) -> SessionMode:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionMode.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionMode)
     o = _new(SessionMode)
     o.id = f_id
     o.name = f_name
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionMode: frozenset[str] = frozenset(["id", "name", "description", "_meta"])
 
 
 def _encode_SessionMode(o: SessionMode) -> dict[str, _Any]:
@@ -8543,6 +9207,8 @@ def _read_SelectSessionConfigOption(
         except _ValidationError as error:
             raise error.at("options")
 
+    if strict and not _KNOWN_SelectSessionConfigOption.issuperset(d):
+        _check_unknown(d, _KNOWN_SelectSessionConfigOption)
     o = _new(SelectSessionConfigOption)
     o.id = f_id
     o.name = f_name
@@ -8552,6 +9218,20 @@ def _read_SelectSessionConfigOption(
     o.current_value = f_current_value
     o.options = f_options
     return o
+
+
+_KNOWN_SelectSessionConfigOption: frozenset[str] = frozenset(
+    [
+        "type",
+        "id",
+        "name",
+        "description",
+        "category",
+        "_meta",
+        "currentValue",
+        "options",
+    ]
+)
 
 
 def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str, _Any]:
@@ -8677,6 +9357,8 @@ def _read_BooleanSessionConfigOption(
         except _ValidationError as error:
             raise error.at("currentValue")
 
+    if strict and not _KNOWN_BooleanSessionConfigOption.issuperset(d):
+        _check_unknown(d, _KNOWN_BooleanSessionConfigOption)
     o = _new(BooleanSessionConfigOption)
     o.id = f_id
     o.name = f_name
@@ -8685,6 +9367,11 @@ def _read_BooleanSessionConfigOption(
     o.meta = f_meta
     o.current_value = f_current_value
     return o
+
+
+_KNOWN_BooleanSessionConfigOption: frozenset[str] = frozenset(
+    ["type", "id", "name", "description", "category", "_meta", "currentValue"]
+)
 
 
 def _encode_BooleanSessionConfigOption(
@@ -8850,12 +9537,19 @@ def _decode_SessionConfigSelectOption(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionConfigSelectOption.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionConfigSelectOption)
     o = _new(SessionConfigSelectOption)
     o.value = f_value
     o.name = f_name
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionConfigSelectOption: frozenset[str] = frozenset(
+    ["value", "name", "description", "_meta"]
+)
 
 
 def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, _Any]:
@@ -8924,12 +9618,19 @@ def _decode_SessionConfigSelectGroup(d: _Any, strict: bool) -> SessionConfigSele
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionConfigSelectGroup.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionConfigSelectGroup)
     o = _new(SessionConfigSelectGroup)
     o.group = f_group
     o.name = f_name
     o.options = f_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionConfigSelectGroup: frozenset[str] = frozenset(
+    ["group", "name", "options", "_meta"]
+)
 
 
 def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, _Any]:
@@ -8972,10 +9673,15 @@ def _decode_SessionConfigSelect(d: _Any, strict: bool) -> SessionConfigSelect:
         except _ValidationError as error:
             raise error.at("options")
 
+    if strict and not _KNOWN_SessionConfigSelect.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionConfigSelect)
     o = _new(SessionConfigSelect)
     o.current_value = f_current_value
     o.options = f_options
     return o
+
+
+_KNOWN_SessionConfigSelect: frozenset[str] = frozenset(["currentValue", "options"])
 
 
 def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, _Any]:
@@ -9000,9 +9706,14 @@ def _decode_SessionConfigBoolean(d: _Any, strict: bool) -> SessionConfigBoolean:
         except _ValidationError as error:
             raise error.at("currentValue")
 
+    if strict and not _KNOWN_SessionConfigBoolean.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionConfigBoolean)
     o = _new(SessionConfigBoolean)
     o.current_value = f_current_value
     return o
+
+
+_KNOWN_SessionConfigBoolean: frozenset[str] = frozenset(["currentValue"])
 
 
 def _encode_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, _Any]:
@@ -9065,11 +9776,18 @@ def _decode_LoadSessionResponse(d: _Any, strict: bool) -> LoadSessionResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_LoadSessionResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_LoadSessionResponse)
     o = _new(LoadSessionResponse)
     o.modes = f_modes
     o.config_options = f_config_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_LoadSessionResponse: frozenset[str] = frozenset(
+    ["modes", "configOptions", "_meta"]
+)
 
 
 def _encode_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, _Any]:
@@ -9135,11 +9853,18 @@ def _decode_ListSessionsResponse(d: _Any, strict: bool) -> ListSessionsResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ListSessionsResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_ListSessionsResponse)
     o = _new(ListSessionsResponse)
     o.sessions = f_sessions
     o.next_cursor = f_next_cursor
     o.meta = f_meta
     return o
+
+
+_KNOWN_ListSessionsResponse: frozenset[str] = frozenset(
+    ["sessions", "nextCursor", "_meta"]
+)
 
 
 def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, _Any]:
@@ -9250,6 +9975,8 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionInfo.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionInfo)
     o = _new(SessionInfo)
     o.session_id = f_session_id
     o.cwd = f_cwd
@@ -9259,6 +9986,19 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
     o.archived = f_archived
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionInfo: frozenset[str] = frozenset(
+    [
+        "sessionId",
+        "cwd",
+        "additionalDirectories",
+        "title",
+        "updatedAt",
+        "archived",
+        "_meta",
+    ]
+)
 
 
 def _encode_SessionInfo(o: SessionInfo) -> dict[str, _Any]:
@@ -9301,9 +10041,14 @@ def _decode_DeleteSessionResponse(d: _Any, strict: bool) -> DeleteSessionRespons
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_DeleteSessionResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_DeleteSessionResponse)
     o = _new(DeleteSessionResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_DeleteSessionResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, _Any]:
@@ -9377,12 +10122,19 @@ def _decode_ForkSessionResponse(d: _Any, strict: bool) -> ForkSessionResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ForkSessionResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_ForkSessionResponse)
     o = _new(ForkSessionResponse)
     o.session_id = f_session_id
     o.modes = f_modes
     o.config_options = f_config_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_ForkSessionResponse: frozenset[str] = frozenset(
+    ["sessionId", "modes", "configOptions", "_meta"]
+)
 
 
 def _encode_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, _Any]:
@@ -9422,9 +10174,14 @@ def _decode_ArchiveSessionResponse(d: _Any, strict: bool) -> ArchiveSessionRespo
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ArchiveSessionResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_ArchiveSessionResponse)
     o = _new(ArchiveSessionResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_ArchiveSessionResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ArchiveSessionResponse(o: ArchiveSessionResponse) -> dict[str, _Any]:
@@ -9452,9 +10209,14 @@ def _decode_UnarchiveSessionResponse(d: _Any, strict: bool) -> UnarchiveSessionR
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_UnarchiveSessionResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_UnarchiveSessionResponse)
     o = _new(UnarchiveSessionResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_UnarchiveSessionResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_UnarchiveSessionResponse(o: UnarchiveSessionResponse) -> dict[str, _Any]:
@@ -9496,10 +10258,15 @@ def _decode_SessionStatusResponse(d: _Any, strict: bool) -> SessionStatusRespons
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionStatusResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionStatusResponse)
     o = _new(SessionStatusResponse)
     o.status = f_status
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionStatusResponse: frozenset[str] = frozenset(["status", "_meta"])
 
 
 def _encode_SessionStatusResponse(o: SessionStatusResponse) -> dict[str, _Any]:
@@ -9557,10 +10324,15 @@ def _decode_SetSessionTitleResponse(d: _Any, strict: bool) -> SetSessionTitleRes
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SetSessionTitleResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_SetSessionTitleResponse)
     o = _new(SetSessionTitleResponse)
     o.title = f_title
     o.meta = f_meta
     return o
+
+
+_KNOWN_SetSessionTitleResponse: frozenset[str] = frozenset(["title", "_meta"])
 
 
 def _encode_SetSessionTitleResponse(o: SetSessionTitleResponse) -> dict[str, _Any]:
@@ -9626,11 +10398,18 @@ def _decode_ResumeSessionResponse(d: _Any, strict: bool) -> ResumeSessionRespons
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ResumeSessionResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_ResumeSessionResponse)
     o = _new(ResumeSessionResponse)
     o.modes = f_modes
     o.config_options = f_config_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_ResumeSessionResponse: frozenset[str] = frozenset(
+    ["modes", "configOptions", "_meta"]
+)
 
 
 def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, _Any]:
@@ -9668,9 +10447,14 @@ def _decode_CloseSessionResponse(d: _Any, strict: bool) -> CloseSessionResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CloseSessionResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_CloseSessionResponse)
     o = _new(CloseSessionResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_CloseSessionResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, _Any]:
@@ -9698,9 +10482,14 @@ def _decode_SetSessionModeResponse(d: _Any, strict: bool) -> SetSessionModeRespo
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SetSessionModeResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_SetSessionModeResponse)
     o = _new(SetSessionModeResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SetSessionModeResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SetSessionModeResponse(o: SetSessionModeResponse) -> dict[str, _Any]:
@@ -9749,10 +10538,17 @@ def _decode_SetSessionConfigOptionResponse(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SetSessionConfigOptionResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_SetSessionConfigOptionResponse)
     o = _new(SetSessionConfigOptionResponse)
     o.config_options = f_config_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_SetSessionConfigOptionResponse: frozenset[str] = frozenset(
+    ["configOptions", "_meta"]
+)
 
 
 def _encode_SetSessionConfigOptionResponse(
@@ -9811,11 +10607,16 @@ def _decode_PromptResponse(d: _Any, strict: bool) -> PromptResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PromptResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_PromptResponse)
     o = _new(PromptResponse)
     o.stop_reason = f_stop_reason
     o.usage = f_usage
     o.meta = f_meta
     return o
+
+
+_KNOWN_PromptResponse: frozenset[str] = frozenset(["stopReason", "usage", "_meta"])
 
 
 def _encode_PromptResponse(o: PromptResponse) -> dict[str, _Any]:
@@ -10000,6 +10801,8 @@ def _decode_Usage(d: _Any, strict: bool) -> Usage:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_Usage.issuperset(d):
+        _check_unknown(d, _KNOWN_Usage)
     o = _new(Usage)
     o.total_tokens = f_total_tokens
     o.input_tokens = f_input_tokens
@@ -10009,6 +10812,19 @@ def _decode_Usage(d: _Any, strict: bool) -> Usage:
     o.cached_write_tokens = f_cached_write_tokens
     o.meta = f_meta
     return o
+
+
+_KNOWN_Usage: frozenset[str] = frozenset(
+    [
+        "totalTokens",
+        "inputTokens",
+        "outputTokens",
+        "thoughtTokens",
+        "cachedReadTokens",
+        "cachedWriteTokens",
+        "_meta",
+    ]
+)
 
 
 def _encode_Usage(o: Usage) -> dict[str, _Any]:
@@ -10077,11 +10893,16 @@ def _decode_Error(d: _Any, strict: bool) -> Error:
             _salvage(v)
             f_data = _UNSET
 
+    if strict and not _KNOWN_Error.issuperset(d):
+        _check_unknown(d, _KNOWN_Error)
     o = _new(Error)
     o.code = f_code
     o.message = f_message
     o.data = f_data
     return o
+
+
+_KNOWN_Error: frozenset[str] = frozenset(["code", "message", "data"])
 
 
 def _encode_Error(o: Error) -> dict[str, _Any]:
@@ -10136,10 +10957,15 @@ def _decode_AgentNotification(d: _Any, strict: bool) -> AgentNotification:
         except _ValidationError as error:
             raise error.at("params")
 
+    if strict and not _KNOWN_AgentNotification.issuperset(d):
+        _check_unknown(d, _KNOWN_AgentNotification)
     o = _new(AgentNotification)
     o.method = f_method
     o.params = f_params
     return o
+
+
+_KNOWN_AgentNotification: frozenset[str] = frozenset(["method", "params"])
 
 
 def _encode_AgentNotification(o: AgentNotification) -> dict[str, _Any]:
@@ -10195,11 +11021,16 @@ def _decode_SessionNotification(d: _Any, strict: bool) -> SessionNotification:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionNotification.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionNotification)
     o = _new(SessionNotification)
     o.session_id = f_session_id
     o.update = f_update
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionNotification: frozenset[str] = frozenset(["sessionId", "update", "_meta"])
 
 
 def _encode_SessionNotification(o: SessionNotification) -> dict[str, _Any]:
@@ -10273,11 +11104,18 @@ def _read_UserMessageChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_UserMessageChunkSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_UserMessageChunkSessionUpdate)
     o = _new(UserMessageChunkSessionUpdate)
     o.content = f_content
     o.message_id = f_message_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_UserMessageChunkSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "content", "messageId", "_meta"]
+)
 
 
 def _encode_UserMessageChunkSessionUpdate(
@@ -10356,11 +11194,18 @@ def _read_AgentMessageChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AgentMessageChunkSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_AgentMessageChunkSessionUpdate)
     o = _new(AgentMessageChunkSessionUpdate)
     o.content = f_content
     o.message_id = f_message_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentMessageChunkSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "content", "messageId", "_meta"]
+)
 
 
 def _encode_AgentMessageChunkSessionUpdate(
@@ -10439,11 +11284,18 @@ def _read_AgentThoughtChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AgentThoughtChunkSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_AgentThoughtChunkSessionUpdate)
     o = _new(AgentThoughtChunkSessionUpdate)
     o.content = f_content
     o.message_id = f_message_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentThoughtChunkSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "content", "messageId", "_meta"]
+)
 
 
 def _encode_AgentThoughtChunkSessionUpdate(
@@ -10608,6 +11460,8 @@ def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSession
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ToolCallSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_ToolCallSessionUpdate)
     o = _new(ToolCallSessionUpdate)
     o.tool_call_id = f_tool_call_id
     o.title = f_title
@@ -10620,6 +11474,23 @@ def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSession
     o.raw_output = f_raw_output
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallSessionUpdate: frozenset[str] = frozenset(
+    [
+        "sessionUpdate",
+        "toolCallId",
+        "title",
+        "name",
+        "kind",
+        "status",
+        "content",
+        "locations",
+        "rawInput",
+        "rawOutput",
+        "_meta",
+    ]
+)
 
 
 def _encode_ToolCallSessionUpdate(o: ToolCallSessionUpdate) -> dict[str, _Any]:
@@ -10828,6 +11699,8 @@ def _read_ToolCallUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ToolCallUpdateSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_ToolCallUpdateSessionUpdate)
     o = _new(ToolCallUpdateSessionUpdate)
     o.tool_call_id = f_tool_call_id
     o.kind = f_kind
@@ -10840,6 +11713,23 @@ def _read_ToolCallUpdateSessionUpdate(
     o.raw_output = f_raw_output
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallUpdateSessionUpdate: frozenset[str] = frozenset(
+    [
+        "sessionUpdate",
+        "toolCallId",
+        "kind",
+        "status",
+        "title",
+        "name",
+        "content",
+        "locations",
+        "rawInput",
+        "rawOutput",
+        "_meta",
+    ]
+)
 
 
 def _encode_ToolCallUpdateSessionUpdate(
@@ -10933,10 +11823,17 @@ def _read_PlanSessionUpdate(d: _JsonObject, strict: bool) -> PlanSessionUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PlanSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_PlanSessionUpdate)
     o = _new(PlanSessionUpdate)
     o.entries = f_entries
     o.meta = f_meta
     return o
+
+
+_KNOWN_PlanSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "entries", "_meta"]
+)
 
 
 def _encode_PlanSessionUpdate(o: PlanSessionUpdate) -> dict[str, _Any]:
@@ -10993,10 +11890,17 @@ def _read_PlanUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PlanUpdateSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_PlanUpdateSessionUpdate)
     o = _new(PlanUpdateSessionUpdate)
     o.plan = f_plan
     o.meta = f_meta
     return o
+
+
+_KNOWN_PlanUpdateSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "plan", "_meta"]
+)
 
 
 def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, _Any]:
@@ -11047,10 +11951,17 @@ def _read_PlanRemovedSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PlanRemovedSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_PlanRemovedSessionUpdate)
     o = _new(PlanRemovedSessionUpdate)
     o.plan_id = f_plan_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_PlanRemovedSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "planId", "_meta"]
+)
 
 
 def _encode_PlanRemovedSessionUpdate(o: PlanRemovedSessionUpdate) -> dict[str, _Any]:
@@ -11108,10 +12019,17 @@ def _read_AvailableCommandsUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AvailableCommandsUpdateSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_AvailableCommandsUpdateSessionUpdate)
     o = _new(AvailableCommandsUpdateSessionUpdate)
     o.available_commands = f_available_commands
     o.meta = f_meta
     return o
+
+
+_KNOWN_AvailableCommandsUpdateSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "availableCommands", "_meta"]
+)
 
 
 def _encode_AvailableCommandsUpdateSessionUpdate(
@@ -11168,10 +12086,17 @@ def _read_CurrentModeUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CurrentModeUpdateSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_CurrentModeUpdateSessionUpdate)
     o = _new(CurrentModeUpdateSessionUpdate)
     o.current_mode_id = f_current_mode_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CurrentModeUpdateSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "currentModeId", "_meta"]
+)
 
 
 def _encode_CurrentModeUpdateSessionUpdate(
@@ -11235,10 +12160,17 @@ def _read_ConfigOptionUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ConfigOptionUpdateSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_ConfigOptionUpdateSessionUpdate)
     o = _new(ConfigOptionUpdateSessionUpdate)
     o.config_options = f_config_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_ConfigOptionUpdateSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "configOptions", "_meta"]
+)
 
 
 def _encode_ConfigOptionUpdateSessionUpdate(
@@ -11311,11 +12243,18 @@ def _read_SessionInfoUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionInfoUpdateSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionInfoUpdateSessionUpdate)
     o = _new(SessionInfoUpdateSessionUpdate)
     o.title = f_title
     o.updated_at = f_updated_at
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionInfoUpdateSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "title", "updatedAt", "_meta"]
+)
 
 
 def _encode_SessionInfoUpdateSessionUpdate(
@@ -11412,12 +12351,19 @@ def _read_UsageUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_UsageUpdateSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_UsageUpdateSessionUpdate)
     o = _new(UsageUpdateSessionUpdate)
     o.used = f_used
     o.size = f_size
     o.cost = f_cost
     o.meta = f_meta
     return o
+
+
+_KNOWN_UsageUpdateSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "used", "size", "cost", "_meta"]
+)
 
 
 def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, _Any]:
@@ -11501,12 +12447,19 @@ def _read_NoticeSessionUpdate(d: _JsonObject, strict: bool) -> NoticeSessionUpda
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_NoticeSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_NoticeSessionUpdate)
     o = _new(NoticeSessionUpdate)
     o.severity = f_severity
     o.title = f_title
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_NoticeSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "severity", "title", "description", "_meta"]
+)
 
 
 def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, _Any]:
@@ -11611,6 +12564,8 @@ def _read_CompactionUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CompactionUpdateSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_CompactionUpdateSessionUpdate)
     o = _new(CompactionUpdateSessionUpdate)
     o.compaction_id = f_compaction_id
     o.status = f_status
@@ -11618,6 +12573,11 @@ def _read_CompactionUpdateSessionUpdate(
     o.error = f_error
     o.meta = f_meta
     return o
+
+
+_KNOWN_CompactionUpdateSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "compactionId", "status", "summary", "error", "_meta"]
+)
 
 
 def _encode_CompactionUpdateSessionUpdate(
@@ -11699,11 +12659,18 @@ def _read_CompactionSummaryChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CompactionSummaryChunkSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_CompactionSummaryChunkSessionUpdate)
     o = _new(CompactionSummaryChunkSessionUpdate)
     o.compaction_id = f_compaction_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_CompactionSummaryChunkSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "compactionId", "content", "_meta"]
+)
 
 
 def _encode_CompactionSummaryChunkSessionUpdate(
@@ -11851,6 +12818,8 @@ def _read_SubagentUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SubagentUpdateSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_SubagentUpdateSessionUpdate)
     o = _new(SubagentUpdateSessionUpdate)
     o.session_id = f_session_id
     o.title = f_title
@@ -11861,6 +12830,21 @@ def _read_SubagentUpdateSessionUpdate(
     o.additional_directories = f_additional_directories
     o.meta = f_meta
     return o
+
+
+_KNOWN_SubagentUpdateSessionUpdate: frozenset[str] = frozenset(
+    [
+        "sessionUpdate",
+        "sessionId",
+        "title",
+        "description",
+        "capabilities",
+        "state",
+        "cwd",
+        "additionalDirectories",
+        "_meta",
+    ]
+)
 
 
 def _encode_SubagentUpdateSessionUpdate(
@@ -12018,6 +13002,8 @@ def _read_SessionMessageSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionMessageSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionMessageSessionUpdate)
     o = _new(SessionMessageSessionUpdate)
     o.message_id = f_message_id
     o.sender_session_id = f_sender_session_id
@@ -12027,6 +13013,20 @@ def _read_SessionMessageSessionUpdate(
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionMessageSessionUpdate: frozenset[str] = frozenset(
+    [
+        "sessionUpdate",
+        "messageId",
+        "senderSessionId",
+        "recipientSessionId",
+        "senderMessageId",
+        "recipientMessageId",
+        "content",
+        "_meta",
+    ]
+)
 
 
 def _encode_SessionMessageSessionUpdate(
@@ -12122,11 +13122,18 @@ def _read_SessionMessageChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionMessageChunkSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionMessageChunkSessionUpdate)
     o = _new(SessionMessageChunkSessionUpdate)
     o.message_id = f_message_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionMessageChunkSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "messageId", "content", "_meta"]
+)
 
 
 def _encode_SessionMessageChunkSessionUpdate(
@@ -12246,11 +13253,16 @@ def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ContentChunk.issuperset(d):
+        _check_unknown(d, _KNOWN_ContentChunk)
     o = _new(ContentChunk)
     o.content = f_content
     o.message_id = f_message_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_ContentChunk: frozenset[str] = frozenset(["content", "messageId", "_meta"])
 
 
 def _encode_ContentChunk(o: ContentChunk) -> dict[str, _Any]:
@@ -12404,6 +13416,8 @@ def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ToolCall.issuperset(d):
+        _check_unknown(d, _KNOWN_ToolCall)
     o = _new(ToolCall)
     o.tool_call_id = f_tool_call_id
     o.title = f_title
@@ -12416,6 +13430,22 @@ def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
     o.raw_output = f_raw_output
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCall: frozenset[str] = frozenset(
+    [
+        "toolCallId",
+        "title",
+        "name",
+        "kind",
+        "status",
+        "content",
+        "locations",
+        "rawInput",
+        "rawOutput",
+        "_meta",
+    ]
+)
 
 
 def _encode_ToolCall(o: ToolCall) -> dict[str, _Any]:
@@ -12505,12 +13535,17 @@ def _decode_PlanEntry(d: _Any, strict: bool) -> PlanEntry:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PlanEntry.issuperset(d):
+        _check_unknown(d, _KNOWN_PlanEntry)
     o = _new(PlanEntry)
     o.content = f_content
     o.priority = f_priority
     o.status = f_status
     o.meta = f_meta
     return o
+
+
+_KNOWN_PlanEntry: frozenset[str] = frozenset(["content", "priority", "status", "_meta"])
 
 
 def _encode_PlanEntry(o: PlanEntry) -> dict[str, _Any]:
@@ -12593,10 +13628,15 @@ def _decode_Plan(d: _Any, strict: bool) -> Plan:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_Plan.issuperset(d):
+        _check_unknown(d, _KNOWN_Plan)
     o = _new(Plan)
     o.entries = f_entries
     o.meta = f_meta
     return o
+
+
+_KNOWN_Plan: frozenset[str] = frozenset(["entries", "_meta"])
 
 
 def _encode_Plan(o: Plan) -> dict[str, _Any]:
@@ -12659,11 +13699,18 @@ def _read_ItemsPlanUpdateContent(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ItemsPlanUpdateContent.issuperset(d):
+        _check_unknown(d, _KNOWN_ItemsPlanUpdateContent)
     o = _new(ItemsPlanUpdateContent)
     o.plan_id = f_plan_id
     o.entries = f_entries
     o.meta = f_meta
     return o
+
+
+_KNOWN_ItemsPlanUpdateContent: frozenset[str] = frozenset(
+    ["type", "planId", "entries", "_meta"]
+)
 
 
 def _encode_ItemsPlanUpdateContent(o: ItemsPlanUpdateContent) -> dict[str, _Any]:
@@ -12723,11 +13770,18 @@ def _read_FilePlanUpdateContent(d: _JsonObject, strict: bool) -> FilePlanUpdateC
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_FilePlanUpdateContent.issuperset(d):
+        _check_unknown(d, _KNOWN_FilePlanUpdateContent)
     o = _new(FilePlanUpdateContent)
     o.plan_id = f_plan_id
     o.uri = f_uri
     o.meta = f_meta
     return o
+
+
+_KNOWN_FilePlanUpdateContent: frozenset[str] = frozenset(
+    ["type", "planId", "uri", "_meta"]
+)
 
 
 def _encode_FilePlanUpdateContent(o: FilePlanUpdateContent) -> dict[str, _Any]:
@@ -12791,11 +13845,18 @@ def _read_MarkdownPlanUpdateContent(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_MarkdownPlanUpdateContent.issuperset(d):
+        _check_unknown(d, _KNOWN_MarkdownPlanUpdateContent)
     o = _new(MarkdownPlanUpdateContent)
     o.plan_id = f_plan_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_MarkdownPlanUpdateContent: frozenset[str] = frozenset(
+    ["type", "planId", "content", "_meta"]
+)
 
 
 def _encode_MarkdownPlanUpdateContent(o: MarkdownPlanUpdateContent) -> dict[str, _Any]:
@@ -12886,11 +13947,16 @@ def _decode_PlanItems(d: _Any, strict: bool) -> PlanItems:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PlanItems.issuperset(d):
+        _check_unknown(d, _KNOWN_PlanItems)
     o = _new(PlanItems)
     o.plan_id = f_plan_id
     o.entries = f_entries
     o.meta = f_meta
     return o
+
+
+_KNOWN_PlanItems: frozenset[str] = frozenset(["planId", "entries", "_meta"])
 
 
 def _encode_PlanItems(o: PlanItems) -> dict[str, _Any]:
@@ -12941,11 +14007,16 @@ def _decode_PlanFile(d: _Any, strict: bool) -> PlanFile:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PlanFile.issuperset(d):
+        _check_unknown(d, _KNOWN_PlanFile)
     o = _new(PlanFile)
     o.plan_id = f_plan_id
     o.uri = f_uri
     o.meta = f_meta
     return o
+
+
+_KNOWN_PlanFile: frozenset[str] = frozenset(["planId", "uri", "_meta"])
 
 
 def _encode_PlanFile(o: PlanFile) -> dict[str, _Any]:
@@ -12996,11 +14067,16 @@ def _decode_PlanMarkdown(d: _Any, strict: bool) -> PlanMarkdown:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PlanMarkdown.issuperset(d):
+        _check_unknown(d, _KNOWN_PlanMarkdown)
     o = _new(PlanMarkdown)
     o.plan_id = f_plan_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_PlanMarkdown: frozenset[str] = frozenset(["planId", "content", "_meta"])
 
 
 def _encode_PlanMarkdown(o: PlanMarkdown) -> dict[str, _Any]:
@@ -13047,10 +14123,15 @@ def _decode_PlanUpdate(d: _Any, strict: bool) -> PlanUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PlanUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_PlanUpdate)
     o = _new(PlanUpdate)
     o.plan = f_plan
     o.meta = f_meta
     return o
+
+
+_KNOWN_PlanUpdate: frozenset[str] = frozenset(["plan", "_meta"])
 
 
 def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, _Any]:
@@ -13090,10 +14171,15 @@ def _decode_PlanRemoved(d: _Any, strict: bool) -> PlanRemoved:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PlanRemoved.issuperset(d):
+        _check_unknown(d, _KNOWN_PlanRemoved)
     o = _new(PlanRemoved)
     o.plan_id = f_plan_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_PlanRemoved: frozenset[str] = frozenset(["planId", "_meta"])
 
 
 def _encode_PlanRemoved(o: PlanRemoved) -> dict[str, _Any]:
@@ -13156,12 +14242,19 @@ def _decode_AvailableCommand(d: _Any, strict: bool) -> AvailableCommand:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AvailableCommand.issuperset(d):
+        _check_unknown(d, _KNOWN_AvailableCommand)
     o = _new(AvailableCommand)
     o.name = f_name
     o.description = f_description
     o.input = f_input
     o.meta = f_meta
     return o
+
+
+_KNOWN_AvailableCommand: frozenset[str] = frozenset(
+    ["name", "description", "input", "_meta"]
+)
 
 
 def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, _Any]:
@@ -13232,10 +14325,15 @@ def _decode_UnstructuredCommandInput(d: _Any, strict: bool) -> UnstructuredComma
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_UnstructuredCommandInput.issuperset(d):
+        _check_unknown(d, _KNOWN_UnstructuredCommandInput)
     o = _new(UnstructuredCommandInput)
     o.hint = f_hint
     o.meta = f_meta
     return o
+
+
+_KNOWN_UnstructuredCommandInput: frozenset[str] = frozenset(["hint", "_meta"])
 
 
 def _encode_UnstructuredCommandInput(o: UnstructuredCommandInput) -> dict[str, _Any]:
@@ -13280,10 +14378,17 @@ def _decode_AvailableCommandsUpdate(d: _Any, strict: bool) -> AvailableCommandsU
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AvailableCommandsUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_AvailableCommandsUpdate)
     o = _new(AvailableCommandsUpdate)
     o.available_commands = f_available_commands
     o.meta = f_meta
     return o
+
+
+_KNOWN_AvailableCommandsUpdate: frozenset[str] = frozenset(
+    ["availableCommands", "_meta"]
+)
 
 
 def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, _Any]:
@@ -13325,10 +14430,15 @@ def _decode_CurrentModeUpdate(d: _Any, strict: bool) -> CurrentModeUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CurrentModeUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_CurrentModeUpdate)
     o = _new(CurrentModeUpdate)
     o.current_mode_id = f_current_mode_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CurrentModeUpdate: frozenset[str] = frozenset(["currentModeId", "_meta"])
 
 
 def _encode_CurrentModeUpdate(o: CurrentModeUpdate) -> dict[str, _Any]:
@@ -13377,10 +14487,15 @@ def _decode_ConfigOptionUpdate(d: _Any, strict: bool) -> ConfigOptionUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ConfigOptionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_ConfigOptionUpdate)
     o = _new(ConfigOptionUpdate)
     o.config_options = f_config_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_ConfigOptionUpdate: frozenset[str] = frozenset(["configOptions", "_meta"])
 
 
 def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, _Any]:
@@ -13438,11 +14553,16 @@ def _decode_SessionInfoUpdate(d: _Any, strict: bool) -> SessionInfoUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionInfoUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionInfoUpdate)
     o = _new(SessionInfoUpdate)
     o.title = f_title
     o.updated_at = f_updated_at
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionInfoUpdate: frozenset[str] = frozenset(["title", "updatedAt", "_meta"])
 
 
 def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, _Any]:
@@ -13500,11 +14620,16 @@ def _decode_Cost(d: _Any, strict: bool) -> Cost:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_Cost.issuperset(d):
+        _check_unknown(d, _KNOWN_Cost)
     o = _new(Cost)
     o.amount = f_amount
     o.currency = f_currency
     o.meta = f_meta
     return o
+
+
+_KNOWN_Cost: frozenset[str] = frozenset(["amount", "currency", "_meta"])
 
 
 def _encode_Cost(o: Cost) -> dict[str, _Any]:
@@ -13584,12 +14709,17 @@ def _decode_UsageUpdate(d: _Any, strict: bool) -> UsageUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_UsageUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_UsageUpdate)
     o = _new(UsageUpdate)
     o.used = f_used
     o.size = f_size
     o.cost = f_cost
     o.meta = f_meta
     return o
+
+
+_KNOWN_UsageUpdate: frozenset[str] = frozenset(["used", "size", "cost", "_meta"])
 
 
 def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, _Any]:
@@ -13682,12 +14812,17 @@ def _decode_Notice(d: _Any, strict: bool) -> Notice:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_Notice.issuperset(d):
+        _check_unknown(d, _KNOWN_Notice)
     o = _new(Notice)
     o.severity = f_severity
     o.title = f_title
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_Notice: frozenset[str] = frozenset(["severity", "title", "description", "_meta"])
 
 
 def _encode_Notice(o: Notice) -> dict[str, _Any]:
@@ -13801,6 +14936,8 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CompactionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_CompactionUpdate)
     o = _new(CompactionUpdate)
     o.compaction_id = f_compaction_id
     o.status = f_status
@@ -13808,6 +14945,11 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
     o.error = f_error
     o.meta = f_meta
     return o
+
+
+_KNOWN_CompactionUpdate: frozenset[str] = frozenset(
+    ["compactionId", "status", "summary", "error", "_meta"]
+)
 
 
 def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, _Any]:
@@ -13874,11 +15016,18 @@ def _decode_CompactionSummaryChunk(d: _Any, strict: bool) -> CompactionSummaryCh
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CompactionSummaryChunk.issuperset(d):
+        _check_unknown(d, _KNOWN_CompactionSummaryChunk)
     o = _new(CompactionSummaryChunk)
     o.compaction_id = f_compaction_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_CompactionSummaryChunk: frozenset[str] = frozenset(
+    ["compactionId", "content", "_meta"]
+)
 
 
 def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, _Any]:
@@ -13926,10 +15075,15 @@ def _decode_SubagentSessionCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SubagentSessionCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_SubagentSessionCapabilities)
     o = _new(SubagentSessionCapabilities)
     o.cancel = f_cancel
     o.meta = f_meta
     return o
+
+
+_KNOWN_SubagentSessionCapabilities: frozenset[str] = frozenset(["cancel", "_meta"])
 
 
 def _encode_SubagentSessionCapabilities(
@@ -13966,9 +15120,14 @@ def _decode_SessionCancelCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionCancelCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionCancelCapabilities)
     o = _new(SessionCancelCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionCancelCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionCancelCapabilities(o: SessionCancelCapabilities) -> dict[str, _Any]:
@@ -14004,9 +15163,14 @@ def _read_StateUpdateRunning(d: _JsonObject, strict: bool) -> StateUpdateRunning
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_StateUpdateRunning.issuperset(d):
+        _check_unknown(d, _KNOWN_StateUpdateRunning)
     o = _new(StateUpdateRunning)
     o.meta = f_meta
     return o
+
+
+_KNOWN_StateUpdateRunning: frozenset[str] = frozenset(["state", "_meta"])
 
 
 def _encode_StateUpdateRunning(o: StateUpdateRunning) -> dict[str, _Any]:
@@ -14073,9 +15237,14 @@ def _read_StateUpdateRequiresAction(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_StateUpdateRequiresAction.issuperset(d):
+        _check_unknown(d, _KNOWN_StateUpdateRequiresAction)
     o = _new(StateUpdateRequiresAction)
     o.meta = f_meta
     return o
+
+
+_KNOWN_StateUpdateRequiresAction: frozenset[str] = frozenset(["state", "_meta"])
 
 
 def _encode_StateUpdateRequiresAction(o: StateUpdateRequiresAction) -> dict[str, _Any]:
@@ -14113,9 +15282,14 @@ def _read_StateUpdateUnknown(d: _JsonObject, strict: bool) -> StateUpdateUnknown
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_StateUpdateUnknown.issuperset(d):
+        _check_unknown(d, _KNOWN_StateUpdateUnknown)
     o = _new(StateUpdateUnknown)
     o.meta = f_meta
     return o
+
+
+_KNOWN_StateUpdateUnknown: frozenset[str] = frozenset(["state", "_meta"])
 
 
 def _encode_StateUpdateUnknown(o: StateUpdateUnknown) -> dict[str, _Any]:
@@ -14210,9 +15384,14 @@ def _decode_RunningStateUpdate(d: _Any, strict: bool) -> RunningStateUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_RunningStateUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_RunningStateUpdate)
     o = _new(RunningStateUpdate)
     o.meta = f_meta
     return o
+
+
+_KNOWN_RunningStateUpdate: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_RunningStateUpdate(o: RunningStateUpdate) -> dict[str, _Any]:
@@ -14240,9 +15419,14 @@ def _decode_ErrorStopReason(d: _Any, strict: bool) -> ErrorStopReason:
             _salvage(v)
             f_error = _UNSET
 
+    if strict and not _KNOWN_ErrorStopReason.issuperset(d):
+        _check_unknown(d, _KNOWN_ErrorStopReason)
     o = _new(ErrorStopReason)
     o.error = f_error
     return o
+
+
+_KNOWN_ErrorStopReason: frozenset[str] = frozenset(["error"])
 
 
 def _encode_ErrorStopReason(o: ErrorStopReason) -> dict[str, _Any]:
@@ -14293,10 +15477,17 @@ def _read_EndTurnIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_EndTurnIdleStateUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_EndTurnIdleStateUpdate)
     o = _new(EndTurnIdleStateUpdate)
     o.usage = f_usage
     o.meta = f_meta
     return o
+
+
+_KNOWN_EndTurnIdleStateUpdate: frozenset[str] = frozenset(
+    ["stopReason", "usage", "_meta"]
+)
 
 
 def _encode_EndTurnIdleStateUpdate(o: EndTurnIdleStateUpdate) -> dict[str, _Any]:
@@ -14352,10 +15543,17 @@ def _read_MaxTokensIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_MaxTokensIdleStateUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_MaxTokensIdleStateUpdate)
     o = _new(MaxTokensIdleStateUpdate)
     o.usage = f_usage
     o.meta = f_meta
     return o
+
+
+_KNOWN_MaxTokensIdleStateUpdate: frozenset[str] = frozenset(
+    ["stopReason", "usage", "_meta"]
+)
 
 
 def _encode_MaxTokensIdleStateUpdate(o: MaxTokensIdleStateUpdate) -> dict[str, _Any]:
@@ -14413,10 +15611,17 @@ def _read_MaxTurnRequestsIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_MaxTurnRequestsIdleStateUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_MaxTurnRequestsIdleStateUpdate)
     o = _new(MaxTurnRequestsIdleStateUpdate)
     o.usage = f_usage
     o.meta = f_meta
     return o
+
+
+_KNOWN_MaxTurnRequestsIdleStateUpdate: frozenset[str] = frozenset(
+    ["stopReason", "usage", "_meta"]
+)
 
 
 def _encode_MaxTurnRequestsIdleStateUpdate(
@@ -14474,10 +15679,17 @@ def _read_RefusalIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_RefusalIdleStateUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_RefusalIdleStateUpdate)
     o = _new(RefusalIdleStateUpdate)
     o.usage = f_usage
     o.meta = f_meta
     return o
+
+
+_KNOWN_RefusalIdleStateUpdate: frozenset[str] = frozenset(
+    ["stopReason", "usage", "_meta"]
+)
 
 
 def _encode_RefusalIdleStateUpdate(o: RefusalIdleStateUpdate) -> dict[str, _Any]:
@@ -14533,10 +15745,17 @@ def _read_CancelledIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CancelledIdleStateUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_CancelledIdleStateUpdate)
     o = _new(CancelledIdleStateUpdate)
     o.usage = f_usage
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelledIdleStateUpdate: frozenset[str] = frozenset(
+    ["stopReason", "usage", "_meta"]
+)
 
 
 def _encode_CancelledIdleStateUpdate(o: CancelledIdleStateUpdate) -> dict[str, _Any]:
@@ -14603,11 +15822,18 @@ def _read_ErrorIdleStateUpdate(d: _JsonObject, strict: bool) -> ErrorIdleStateUp
             _salvage(v)
             f_error = _UNSET
 
+    if strict and not _KNOWN_ErrorIdleStateUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_ErrorIdleStateUpdate)
     o = _new(ErrorIdleStateUpdate)
     o.usage = f_usage
     o.meta = f_meta
     o.error = f_error
     return o
+
+
+_KNOWN_ErrorIdleStateUpdate: frozenset[str] = frozenset(
+    ["stopReason", "usage", "_meta", "error"]
+)
 
 
 def _encode_ErrorIdleStateUpdate(o: ErrorIdleStateUpdate) -> dict[str, _Any]:
@@ -14737,11 +15963,18 @@ def _decode_NoneIdleStateUpdate(d: _Any, strict: bool) -> NoneIdleStateUpdate:
             _salvage(v)
             f_stop_reason = _UNSET
 
+    if strict and not _KNOWN_NoneIdleStateUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_NoneIdleStateUpdate)
     o = _new(NoneIdleStateUpdate)
     o.usage = f_usage
     o.meta = f_meta
     o.stop_reason = f_stop_reason
     return o
+
+
+_KNOWN_NoneIdleStateUpdate: frozenset[str] = frozenset(
+    ["stopReason", "usage", "_meta", "stopReason"]
+)
 
 
 def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, _Any]:
@@ -14815,9 +16048,14 @@ def _decode_RequiresActionStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_RequiresActionStateUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_RequiresActionStateUpdate)
     o = _new(RequiresActionStateUpdate)
     o.meta = f_meta
     return o
+
+
+_KNOWN_RequiresActionStateUpdate: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_RequiresActionStateUpdate(o: RequiresActionStateUpdate) -> dict[str, _Any]:
@@ -14845,9 +16083,14 @@ def _decode_UnknownStateUpdate(d: _Any, strict: bool) -> UnknownStateUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_UnknownStateUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_UnknownStateUpdate)
     o = _new(UnknownStateUpdate)
     o.meta = f_meta
     return o
+
+
+_KNOWN_UnknownStateUpdate: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_UnknownStateUpdate(o: UnknownStateUpdate) -> dict[str, _Any]:
@@ -14977,6 +16220,8 @@ def _decode_SubagentUpdate(d: _Any, strict: bool) -> SubagentUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SubagentUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_SubagentUpdate)
     o = _new(SubagentUpdate)
     o.session_id = f_session_id
     o.title = f_title
@@ -14987,6 +16232,20 @@ def _decode_SubagentUpdate(d: _Any, strict: bool) -> SubagentUpdate:
     o.additional_directories = f_additional_directories
     o.meta = f_meta
     return o
+
+
+_KNOWN_SubagentUpdate: frozenset[str] = frozenset(
+    [
+        "sessionId",
+        "title",
+        "description",
+        "capabilities",
+        "state",
+        "cwd",
+        "additionalDirectories",
+        "_meta",
+    ]
+)
 
 
 def _encode_SubagentUpdate(o: SubagentUpdate) -> dict[str, _Any]:
@@ -15129,6 +16388,8 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionMessage.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionMessage)
     o = _new(SessionMessage)
     o.message_id = f_message_id
     o.sender_session_id = f_sender_session_id
@@ -15138,6 +16399,19 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionMessage: frozenset[str] = frozenset(
+    [
+        "messageId",
+        "senderSessionId",
+        "recipientSessionId",
+        "senderMessageId",
+        "recipientMessageId",
+        "content",
+        "_meta",
+    ]
+)
 
 
 def _encode_SessionMessage(o: SessionMessage) -> dict[str, _Any]:
@@ -15218,11 +16492,18 @@ def _decode_SessionMessageChunk(d: _Any, strict: bool) -> SessionMessageChunk:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionMessageChunk.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionMessageChunk)
     o = _new(SessionMessageChunk)
     o.message_id = f_message_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionMessageChunk: frozenset[str] = frozenset(
+    ["messageId", "content", "_meta"]
+)
 
 
 def _encode_SessionMessageChunk(o: SessionMessageChunk) -> dict[str, _Any]:
@@ -15265,10 +16546,17 @@ def _decode_CompleteElicitationNotification(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CompleteElicitationNotification.issuperset(d):
+        _check_unknown(d, _KNOWN_CompleteElicitationNotification)
     o = _new(CompleteElicitationNotification)
     o.elicitation_id = f_elicitation_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CompleteElicitationNotification: frozenset[str] = frozenset(
+    ["elicitationId", "_meta"]
+)
 
 
 def _encode_CompleteElicitationNotification(
@@ -15329,11 +16617,18 @@ def _decode_AuthStatusUpdateNotification(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AuthStatusUpdateNotification.issuperset(d):
+        _check_unknown(d, _KNOWN_AuthStatusUpdateNotification)
     o = _new(AuthStatusUpdateNotification)
     o.state = f_state
     o.accounts = f_accounts
     o.meta = f_meta
     return o
+
+
+_KNOWN_AuthStatusUpdateNotification: frozenset[str] = frozenset(
+    ["state", "accounts", "_meta"]
+)
 
 
 def _encode_AuthStatusUpdateNotification(
@@ -15389,11 +16684,16 @@ def _decode_ClientRequest(d: _Any, strict: bool) -> ClientRequest:
         except _ValidationError as error:
             raise error.at("params")
 
+    if strict and not _KNOWN_ClientRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_ClientRequest)
     o = _new(ClientRequest)
     o.id = f_id
     o.method = f_method
     o.params = f_params
     return o
+
+
+_KNOWN_ClientRequest: frozenset[str] = frozenset(["id", "method", "params"])
 
 
 def _encode_ClientRequest(o: ClientRequest) -> dict[str, _Any]:
@@ -15480,12 +16780,19 @@ def _decode_InitializeRequest(d: _Any, strict: bool) -> InitializeRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_InitializeRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_InitializeRequest)
     o = _new(InitializeRequest)
     o.protocol_version = f_protocol_version
     o.client_capabilities = f_client_capabilities
     o.client_info = f_client_info
     o.meta = f_meta
     return o
+
+
+_KNOWN_InitializeRequest: frozenset[str] = frozenset(
+    ["protocolVersion", "clientCapabilities", "clientInfo", "_meta"]
+)
 
 
 def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, _Any]:
@@ -15626,6 +16933,8 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ClientCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_ClientCapabilities)
     o = _new(ClientCapabilities)
     o.fs = f_fs
     o.terminal = f_terminal
@@ -15636,6 +16945,11 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
     o.elicitation = f_elicitation
     o.meta = f_meta
     return o
+
+
+_KNOWN_ClientCapabilities: frozenset[str] = frozenset(
+    ["fs", "terminal", "session", "subagents", "plan", "auth", "elicitation", "_meta"]
+)
 
 
 def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, _Any]:
@@ -15713,11 +17027,18 @@ def _decode_FileSystemCapabilities(d: _Any, strict: bool) -> FileSystemCapabilit
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_FileSystemCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_FileSystemCapabilities)
     o = _new(FileSystemCapabilities)
     o.read_text_file = f_read_text_file
     o.write_text_file = f_write_text_file
     o.meta = f_meta
     return o
+
+
+_KNOWN_FileSystemCapabilities: frozenset[str] = frozenset(
+    ["readTextFile", "writeTextFile", "_meta"]
+)
 
 
 def _encode_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, _Any]:
@@ -15795,12 +17116,19 @@ def _decode_ClientSessionCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ClientSessionCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_ClientSessionCapabilities)
     o = _new(ClientSessionCapabilities)
     o.compaction = f_compaction
     o.config_options = f_config_options
     o.notices = f_notices
     o.meta = f_meta
     return o
+
+
+_KNOWN_ClientSessionCapabilities: frozenset[str] = frozenset(
+    ["compaction", "configOptions", "notices", "_meta"]
+)
 
 
 def _encode_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str, _Any]:
@@ -15864,10 +17192,17 @@ def _decode_SessionConfigOptionsCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionConfigOptionsCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionConfigOptionsCapabilities)
     o = _new(SessionConfigOptionsCapabilities)
     o.boolean = f_boolean
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionConfigOptionsCapabilities: frozenset[str] = frozenset(
+    ["boolean", "_meta"]
+)
 
 
 def _encode_SessionConfigOptionsCapabilities(
@@ -15906,9 +17241,14 @@ def _decode_BooleanConfigOptionCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_BooleanConfigOptionCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_BooleanConfigOptionCapabilities)
     o = _new(BooleanConfigOptionCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_BooleanConfigOptionCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_BooleanConfigOptionCapabilities(
@@ -15942,9 +17282,14 @@ def _decode_SubagentCapabilities(d: _Any, strict: bool) -> SubagentCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SubagentCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_SubagentCapabilities)
     o = _new(SubagentCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SubagentCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SubagentCapabilities(o: SubagentCapabilities) -> dict[str, _Any]:
@@ -15972,9 +17317,14 @@ def _decode_PlanCapabilities(d: _Any, strict: bool) -> PlanCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PlanCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_PlanCapabilities)
     o = _new(PlanCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_PlanCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_PlanCapabilities(o: PlanCapabilities) -> dict[str, _Any]:
@@ -16015,10 +17365,15 @@ def _decode_AuthCapabilities(d: _Any, strict: bool) -> AuthCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AuthCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_AuthCapabilities)
     o = _new(AuthCapabilities)
     o.terminal = f_terminal
     o.meta = f_meta
     return o
+
+
+_KNOWN_AuthCapabilities: frozenset[str] = frozenset(["terminal", "_meta"])
 
 
 def _encode_AuthCapabilities(o: AuthCapabilities) -> dict[str, _Any]:
@@ -16076,11 +17431,16 @@ def _decode_ElicitationCapabilities(d: _Any, strict: bool) -> ElicitationCapabil
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ElicitationCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_ElicitationCapabilities)
     o = _new(ElicitationCapabilities)
     o.form = f_form
     o.url = f_url
     o.meta = f_meta
     return o
+
+
+_KNOWN_ElicitationCapabilities: frozenset[str] = frozenset(["form", "url", "_meta"])
 
 
 def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, _Any]:
@@ -16118,9 +17478,14 @@ def _decode_ElicitationFormCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ElicitationFormCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_ElicitationFormCapabilities)
     o = _new(ElicitationFormCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_ElicitationFormCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ElicitationFormCapabilities(
@@ -16152,9 +17517,14 @@ def _decode_ElicitationUrlCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ElicitationUrlCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_ElicitationUrlCapabilities)
     o = _new(ElicitationUrlCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_ElicitationUrlCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ElicitationUrlCapabilities(
@@ -16194,10 +17564,15 @@ def _decode_AuthenticateRequest(d: _Any, strict: bool) -> AuthenticateRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AuthenticateRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_AuthenticateRequest)
     o = _new(AuthenticateRequest)
     o.method_id = f_method_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_AuthenticateRequest: frozenset[str] = frozenset(["methodId", "_meta"])
 
 
 def _encode_AuthenticateRequest(o: AuthenticateRequest) -> dict[str, _Any]:
@@ -16227,9 +17602,14 @@ def _decode_ListProvidersRequest(d: _Any, strict: bool) -> ListProvidersRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ListProvidersRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_ListProvidersRequest)
     o = _new(ListProvidersRequest)
     o.meta = f_meta
     return o
+
+
+_KNOWN_ListProvidersRequest: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ListProvidersRequest(o: ListProvidersRequest) -> dict[str, _Any]:
@@ -16303,6 +17683,8 @@ def _decode_SetProviderRequest(d: _Any, strict: bool) -> SetProviderRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SetProviderRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_SetProviderRequest)
     o = _new(SetProviderRequest)
     o.provider_id = f_provider_id
     o.api_type = f_api_type
@@ -16310,6 +17692,11 @@ def _decode_SetProviderRequest(d: _Any, strict: bool) -> SetProviderRequest:
     o.headers = f_headers
     o.meta = f_meta
     return o
+
+
+_KNOWN_SetProviderRequest: frozenset[str] = frozenset(
+    ["providerId", "apiType", "baseUrl", "headers", "_meta"]
+)
 
 
 def _encode_SetProviderRequest(o: SetProviderRequest) -> dict[str, _Any]:
@@ -16356,10 +17743,15 @@ def _decode_DisableProviderRequest(d: _Any, strict: bool) -> DisableProviderRequ
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_DisableProviderRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_DisableProviderRequest)
     o = _new(DisableProviderRequest)
     o.provider_id = f_provider_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_DisableProviderRequest: frozenset[str] = frozenset(["providerId", "_meta"])
 
 
 def _encode_DisableProviderRequest(o: DisableProviderRequest) -> dict[str, _Any]:
@@ -16389,9 +17781,14 @@ def _decode_LogoutRequest(d: _Any, strict: bool) -> LogoutRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_LogoutRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_LogoutRequest)
     o = _new(LogoutRequest)
     o.meta = f_meta
     return o
+
+
+_KNOWN_LogoutRequest: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_LogoutRequest(o: LogoutRequest) -> dict[str, _Any]:
@@ -16419,9 +17816,14 @@ def _decode_AuthStatusRequest(d: _Any, strict: bool) -> AuthStatusRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AuthStatusRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_AuthStatusRequest)
     o = _new(AuthStatusRequest)
     o.meta = f_meta
     return o
+
+
+_KNOWN_AuthStatusRequest: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_AuthStatusRequest(o: AuthStatusRequest) -> dict[str, _Any]:
@@ -16495,6 +17897,8 @@ def _decode_NewSessionRequest(d: _Any, strict: bool) -> NewSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_NewSessionRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_NewSessionRequest)
     o = _new(NewSessionRequest)
     o.cwd = f_cwd
     o.additional_directories = f_additional_directories
@@ -16502,6 +17906,11 @@ def _decode_NewSessionRequest(d: _Any, strict: bool) -> NewSessionRequest:
     o.system_prompt = f_system_prompt
     o.meta = f_meta
     return o
+
+
+_KNOWN_NewSessionRequest: frozenset[str] = frozenset(
+    ["cwd", "additionalDirectories", "mcpServers", "systemPrompt", "_meta"]
+)
 
 
 def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, _Any]:
@@ -16580,12 +17989,19 @@ def _read_HttpMcpServer(d: _JsonObject, strict: bool) -> HttpMcpServer:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_HttpMcpServer.issuperset(d):
+        _check_unknown(d, _KNOWN_HttpMcpServer)
     o = _new(HttpMcpServer)
     o.name = f_name
     o.url = f_url
     o.headers = f_headers
     o.meta = f_meta
     return o
+
+
+_KNOWN_HttpMcpServer: frozenset[str] = frozenset(
+    ["type", "name", "url", "headers", "_meta"]
+)
 
 
 def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, _Any]:
@@ -16658,12 +18074,19 @@ def _read_SseMcpServer(d: _JsonObject, strict: bool) -> SseMcpServer:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SseMcpServer.issuperset(d):
+        _check_unknown(d, _KNOWN_SseMcpServer)
     o = _new(SseMcpServer)
     o.name = f_name
     o.url = f_url
     o.headers = f_headers
     o.meta = f_meta
     return o
+
+
+_KNOWN_SseMcpServer: frozenset[str] = frozenset(
+    ["type", "name", "url", "headers", "_meta"]
+)
 
 
 def _encode_SseMcpServer(o: SseMcpServer) -> dict[str, _Any]:
@@ -16724,11 +18147,16 @@ def _read_AcpMcpServer(d: _JsonObject, strict: bool) -> AcpMcpServer:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AcpMcpServer.issuperset(d):
+        _check_unknown(d, _KNOWN_AcpMcpServer)
     o = _new(AcpMcpServer)
     o.name = f_name
     o.server_id = f_server_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_AcpMcpServer: frozenset[str] = frozenset(["type", "name", "serverId", "_meta"])
 
 
 def _encode_AcpMcpServer(o: AcpMcpServer) -> dict[str, _Any]:
@@ -16816,11 +18244,16 @@ def _decode_HttpHeader(d: _Any, strict: bool) -> HttpHeader:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_HttpHeader.issuperset(d):
+        _check_unknown(d, _KNOWN_HttpHeader)
     o = _new(HttpHeader)
     o.name = f_name
     o.value = f_value
     o.meta = f_meta
     return o
+
+
+_KNOWN_HttpHeader: frozenset[str] = frozenset(["name", "value", "_meta"])
 
 
 def _encode_HttpHeader(o: HttpHeader) -> dict[str, _Any]:
@@ -16883,12 +18316,17 @@ def _decode_McpServerHttp(d: _Any, strict: bool) -> McpServerHttp:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_McpServerHttp.issuperset(d):
+        _check_unknown(d, _KNOWN_McpServerHttp)
     o = _new(McpServerHttp)
     o.name = f_name
     o.url = f_url
     o.headers = f_headers
     o.meta = f_meta
     return o
+
+
+_KNOWN_McpServerHttp: frozenset[str] = frozenset(["name", "url", "headers", "_meta"])
 
 
 def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, _Any]:
@@ -16952,12 +18390,17 @@ def _decode_McpServerSse(d: _Any, strict: bool) -> McpServerSse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_McpServerSse.issuperset(d):
+        _check_unknown(d, _KNOWN_McpServerSse)
     o = _new(McpServerSse)
     o.name = f_name
     o.url = f_url
     o.headers = f_headers
     o.meta = f_meta
     return o
+
+
+_KNOWN_McpServerSse: frozenset[str] = frozenset(["name", "url", "headers", "_meta"])
 
 
 def _encode_McpServerSse(o: McpServerSse) -> dict[str, _Any]:
@@ -17009,11 +18452,16 @@ def _decode_McpServerAcp(d: _Any, strict: bool) -> McpServerAcp:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_McpServerAcp.issuperset(d):
+        _check_unknown(d, _KNOWN_McpServerAcp)
     o = _new(McpServerAcp)
     o.name = f_name
     o.server_id = f_server_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_McpServerAcp: frozenset[str] = frozenset(["name", "serverId", "_meta"])
 
 
 def _encode_McpServerAcp(o: McpServerAcp) -> dict[str, _Any]:
@@ -17090,6 +18538,8 @@ def _decode_McpServerStdio(d: _Any, strict: bool) -> McpServerStdio:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_McpServerStdio.issuperset(d):
+        _check_unknown(d, _KNOWN_McpServerStdio)
     o = _new(McpServerStdio)
     o.name = f_name
     o.command = f_command
@@ -17097,6 +18547,11 @@ def _decode_McpServerStdio(d: _Any, strict: bool) -> McpServerStdio:
     o.env = f_env
     o.meta = f_meta
     return o
+
+
+_KNOWN_McpServerStdio: frozenset[str] = frozenset(
+    ["name", "command", "args", "env", "_meta"]
+)
 
 
 def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, _Any]:
@@ -17155,11 +18610,16 @@ def _decode_SystemPrompt(d: _Any, strict: bool) -> SystemPrompt:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SystemPrompt.issuperset(d):
+        _check_unknown(d, _KNOWN_SystemPrompt)
     o = _new(SystemPrompt)
     o.mode = f_mode
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_SystemPrompt: frozenset[str] = frozenset(["mode", "content", "_meta"])
 
 
 def _encode_SystemPrompt(o: SystemPrompt) -> dict[str, _Any]:
@@ -17264,6 +18724,8 @@ def _decode_LoadSessionRequest(d: _Any, strict: bool) -> LoadSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_LoadSessionRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_LoadSessionRequest)
     o = _new(LoadSessionRequest)
     o.mcp_servers = f_mcp_servers
     o.cwd = f_cwd
@@ -17272,6 +18734,11 @@ def _decode_LoadSessionRequest(d: _Any, strict: bool) -> LoadSessionRequest:
     o.system_prompt = f_system_prompt
     o.meta = f_meta
     return o
+
+
+_KNOWN_LoadSessionRequest: frozenset[str] = frozenset(
+    ["mcpServers", "cwd", "additionalDirectories", "sessionId", "systemPrompt", "_meta"]
+)
 
 
 def _encode_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, _Any]:
@@ -17349,12 +18816,19 @@ def _decode_ListSessionsRequest(d: _Any, strict: bool) -> ListSessionsRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ListSessionsRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_ListSessionsRequest)
     o = _new(ListSessionsRequest)
     o.cwd = f_cwd
     o.cursor = f_cursor
     o.archived = f_archived
     o.meta = f_meta
     return o
+
+
+_KNOWN_ListSessionsRequest: frozenset[str] = frozenset(
+    ["cwd", "cursor", "archived", "_meta"]
+)
 
 
 def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, _Any]:
@@ -17427,10 +18901,15 @@ def _decode_DeleteSessionRequest(d: _Any, strict: bool) -> DeleteSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_DeleteSessionRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_DeleteSessionRequest)
     o = _new(DeleteSessionRequest)
     o.session_id = f_session_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_DeleteSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, _Any]:
@@ -17516,6 +18995,8 @@ def _decode_ForkSessionRequest(d: _Any, strict: bool) -> ForkSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ForkSessionRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_ForkSessionRequest)
     o = _new(ForkSessionRequest)
     o.session_id = f_session_id
     o.cwd = f_cwd
@@ -17524,6 +19005,11 @@ def _decode_ForkSessionRequest(d: _Any, strict: bool) -> ForkSessionRequest:
     o.system_prompt = f_system_prompt
     o.meta = f_meta
     return o
+
+
+_KNOWN_ForkSessionRequest: frozenset[str] = frozenset(
+    ["sessionId", "cwd", "additionalDirectories", "mcpServers", "systemPrompt", "_meta"]
+)
 
 
 def _encode_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, _Any]:
@@ -17575,10 +19061,15 @@ def _decode_ArchiveSessionRequest(d: _Any, strict: bool) -> ArchiveSessionReques
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ArchiveSessionRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_ArchiveSessionRequest)
     o = _new(ArchiveSessionRequest)
     o.session_id = f_session_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_ArchiveSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_ArchiveSessionRequest(o: ArchiveSessionRequest) -> dict[str, _Any]:
@@ -17618,10 +19109,15 @@ def _decode_UnarchiveSessionRequest(d: _Any, strict: bool) -> UnarchiveSessionRe
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_UnarchiveSessionRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_UnarchiveSessionRequest)
     o = _new(UnarchiveSessionRequest)
     o.session_id = f_session_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_UnarchiveSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_UnarchiveSessionRequest(o: UnarchiveSessionRequest) -> dict[str, _Any]:
@@ -17661,10 +19157,15 @@ def _decode_SessionStatusRequest(d: _Any, strict: bool) -> SessionStatusRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionStatusRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionStatusRequest)
     o = _new(SessionStatusRequest)
     o.session_id = f_session_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionStatusRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_SessionStatusRequest(o: SessionStatusRequest) -> dict[str, _Any]:
@@ -17714,11 +19215,18 @@ def _decode_SetSessionTitleRequest(d: _Any, strict: bool) -> SetSessionTitleRequ
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SetSessionTitleRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_SetSessionTitleRequest)
     o = _new(SetSessionTitleRequest)
     o.session_id = f_session_id
     o.title = f_title
     o.meta = f_meta
     return o
+
+
+_KNOWN_SetSessionTitleRequest: frozenset[str] = frozenset(
+    ["sessionId", "title", "_meta"]
+)
 
 
 def _encode_SetSessionTitleRequest(o: SetSessionTitleRequest) -> dict[str, _Any]:
@@ -17805,6 +19313,8 @@ def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ResumeSessionRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_ResumeSessionRequest)
     o = _new(ResumeSessionRequest)
     o.session_id = f_session_id
     o.cwd = f_cwd
@@ -17813,6 +19323,11 @@ def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
     o.system_prompt = f_system_prompt
     o.meta = f_meta
     return o
+
+
+_KNOWN_ResumeSessionRequest: frozenset[str] = frozenset(
+    ["sessionId", "cwd", "additionalDirectories", "mcpServers", "systemPrompt", "_meta"]
+)
 
 
 def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, _Any]:
@@ -17864,10 +19379,15 @@ def _decode_CloseSessionRequest(d: _Any, strict: bool) -> CloseSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CloseSessionRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_CloseSessionRequest)
     o = _new(CloseSessionRequest)
     o.session_id = f_session_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CloseSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, _Any]:
@@ -17917,11 +19437,18 @@ def _decode_SetSessionModeRequest(d: _Any, strict: bool) -> SetSessionModeReques
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SetSessionModeRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_SetSessionModeRequest)
     o = _new(SetSessionModeRequest)
     o.session_id = f_session_id
     o.mode_id = f_mode_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_SetSessionModeRequest: frozenset[str] = frozenset(
+    ["sessionId", "modeId", "_meta"]
+)
 
 
 def _encode_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, _Any]:
@@ -17994,12 +19521,19 @@ def _read_BooleanSetSessionConfigOptionRequest(
         except _ValidationError as error:
             raise error.at("value")
 
+    if strict and not _KNOWN_BooleanSetSessionConfigOptionRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_BooleanSetSessionConfigOptionRequest)
     o = _new(BooleanSetSessionConfigOptionRequest)
     o.session_id = f_session_id
     o.config_id = f_config_id
     o.meta = f_meta
     o.value = f_value
     return o
+
+
+_KNOWN_BooleanSetSessionConfigOptionRequest: frozenset[str] = frozenset(
+    ["type", "sessionId", "configId", "_meta", "value"]
+)
 
 
 def _encode_BooleanSetSessionConfigOptionRequest(
@@ -18066,12 +19600,19 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
         except _ValidationError as error:
             raise error.at("value")
 
+    if strict and not _KNOWN_ValueIdSetSessionConfigOptionRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_ValueIdSetSessionConfigOptionRequest)
     o = _new(ValueIdSetSessionConfigOptionRequest)
     o.session_id = f_session_id
     o.config_id = f_config_id
     o.meta = f_meta
     o.value = f_value
     return o
+
+
+_KNOWN_ValueIdSetSessionConfigOptionRequest: frozenset[str] = frozenset(
+    ["type", "sessionId", "configId", "_meta", "value"]
+)
 
 
 def _encode_ValueIdSetSessionConfigOptionRequest(
@@ -18157,11 +19698,16 @@ def _decode_PromptRequest(d: _Any, strict: bool) -> PromptRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PromptRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_PromptRequest)
     o = _new(PromptRequest)
     o.session_id = f_session_id
     o.prompt = f_prompt
     o.meta = f_meta
     return o
+
+
+_KNOWN_PromptRequest: frozenset[str] = frozenset(["sessionId", "prompt", "_meta"])
 
 
 def _encode_PromptRequest(o: PromptRequest) -> dict[str, _Any]:
@@ -18201,10 +19747,15 @@ def _decode_ResultClientResponse(d: _Any, strict: bool) -> ResultClientResponse:
         except _ValidationError as error:
             raise error.at("result")
 
+    if strict and not _KNOWN_ResultClientResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_ResultClientResponse)
     o = _new(ResultClientResponse)
     o.id = f_id
     o.result = f_result
     return o
+
+
+_KNOWN_ResultClientResponse: frozenset[str] = frozenset(["id", "result"])
 
 
 def _encode_ResultClientResponse(o: ResultClientResponse) -> dict[str, _Any]:
@@ -18239,10 +19790,15 @@ def _decode_ErrorClientResponse(d: _Any, strict: bool) -> ErrorClientResponse:
         except _ValidationError as error:
             raise error.at("error")
 
+    if strict and not _KNOWN_ErrorClientResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_ErrorClientResponse)
     o = _new(ErrorClientResponse)
     o.id = f_id
     o.error = f_error
     return o
+
+
+_KNOWN_ErrorClientResponse: frozenset[str] = frozenset(["id", "error"])
 
 
 def _encode_ErrorClientResponse(o: ErrorClientResponse) -> dict[str, _Any]:
@@ -18295,9 +19851,14 @@ def _decode_WriteTextFileResponse(d: _Any, strict: bool) -> WriteTextFileRespons
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_WriteTextFileResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_WriteTextFileResponse)
     o = _new(WriteTextFileResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_WriteTextFileResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_WriteTextFileResponse(o: WriteTextFileResponse) -> dict[str, _Any]:
@@ -18335,10 +19896,15 @@ def _decode_ReadTextFileResponse(d: _Any, strict: bool) -> ReadTextFileResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ReadTextFileResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_ReadTextFileResponse)
     o = _new(ReadTextFileResponse)
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_ReadTextFileResponse: frozenset[str] = frozenset(["content", "_meta"])
 
 
 def _encode_ReadTextFileResponse(o: ReadTextFileResponse) -> dict[str, _Any]:
@@ -18388,10 +19954,15 @@ def _decode_RequestPermissionResponse(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_RequestPermissionResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_RequestPermissionResponse)
     o = _new(RequestPermissionResponse)
     o.outcome = f_outcome
     o.meta = f_meta
     return o
+
+
+_KNOWN_RequestPermissionResponse: frozenset[str] = frozenset(["outcome", "_meta"])
 
 
 def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, _Any]:
@@ -18420,8 +19991,13 @@ def _read_CancelledRequestPermissionOutcome(
 ) -> CancelledRequestPermissionOutcome:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
+    if strict and not _KNOWN_CancelledRequestPermissionOutcome.issuperset(d):
+        _check_unknown(d, _KNOWN_CancelledRequestPermissionOutcome)
     o = _new(CancelledRequestPermissionOutcome)
     return o
+
+
+_KNOWN_CancelledRequestPermissionOutcome: frozenset[str] = frozenset(["outcome"])
 
 
 def _encode_CancelledRequestPermissionOutcome(
@@ -18472,10 +20048,17 @@ def _read_SelectedRequestPermissionOutcome(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SelectedRequestPermissionOutcome.issuperset(d):
+        _check_unknown(d, _KNOWN_SelectedRequestPermissionOutcome)
     o = _new(SelectedRequestPermissionOutcome)
     o.option_id = f_option_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_SelectedRequestPermissionOutcome: frozenset[str] = frozenset(
+    ["outcome", "optionId", "_meta"]
+)
 
 
 def _encode_SelectedRequestPermissionOutcome(
@@ -18551,10 +20134,15 @@ def _decode_SelectedPermissionOutcome(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SelectedPermissionOutcome.issuperset(d):
+        _check_unknown(d, _KNOWN_SelectedPermissionOutcome)
     o = _new(SelectedPermissionOutcome)
     o.option_id = f_option_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_SelectedPermissionOutcome: frozenset[str] = frozenset(["optionId", "_meta"])
 
 
 def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str, _Any]:
@@ -18594,10 +20182,15 @@ def _decode_CreateTerminalResponse(d: _Any, strict: bool) -> CreateTerminalRespo
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CreateTerminalResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_CreateTerminalResponse)
     o = _new(CreateTerminalResponse)
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CreateTerminalResponse: frozenset[str] = frozenset(["terminalId", "_meta"])
 
 
 def _encode_CreateTerminalResponse(o: CreateTerminalResponse) -> dict[str, _Any]:
@@ -18660,12 +20253,19 @@ def _decode_TerminalOutputResponse(d: _Any, strict: bool) -> TerminalOutputRespo
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TerminalOutputResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_TerminalOutputResponse)
     o = _new(TerminalOutputResponse)
     o.output = f_output
     o.truncated = f_truncated
     o.exit_status = f_exit_status
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalOutputResponse: frozenset[str] = frozenset(
+    ["output", "truncated", "exitStatus", "_meta"]
+)
 
 
 def _encode_TerminalOutputResponse(o: TerminalOutputResponse) -> dict[str, _Any]:
@@ -18739,11 +20339,16 @@ def _decode_TerminalExitStatus(d: _Any, strict: bool) -> TerminalExitStatus:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TerminalExitStatus.issuperset(d):
+        _check_unknown(d, _KNOWN_TerminalExitStatus)
     o = _new(TerminalExitStatus)
     o.exit_code = f_exit_code
     o.signal = f_signal
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalExitStatus: frozenset[str] = frozenset(["exitCode", "signal", "_meta"])
 
 
 def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, _Any]:
@@ -18777,9 +20382,14 @@ def _decode_ReleaseTerminalResponse(d: _Any, strict: bool) -> ReleaseTerminalRes
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ReleaseTerminalResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_ReleaseTerminalResponse)
     o = _new(ReleaseTerminalResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_ReleaseTerminalResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ReleaseTerminalResponse(o: ReleaseTerminalResponse) -> dict[str, _Any]:
@@ -18847,11 +20457,18 @@ def _decode_WaitForTerminalExitResponse(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_WaitForTerminalExitResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_WaitForTerminalExitResponse)
     o = _new(WaitForTerminalExitResponse)
     o.exit_code = f_exit_code
     o.signal = f_signal
     o.meta = f_meta
     return o
+
+
+_KNOWN_WaitForTerminalExitResponse: frozenset[str] = frozenset(
+    ["exitCode", "signal", "_meta"]
+)
 
 
 def _encode_WaitForTerminalExitResponse(
@@ -18887,9 +20504,14 @@ def _decode_KillTerminalResponse(d: _Any, strict: bool) -> KillTerminalResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_KillTerminalResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_KillTerminalResponse)
     o = _new(KillTerminalResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_KillTerminalResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_KillTerminalResponse(o: KillTerminalResponse) -> dict[str, _Any]:
@@ -18943,10 +20565,17 @@ def _read_AcceptCreateElicitationResponse(
         except _ValidationError as error:
             raise error.at("content")
 
+    if strict and not _KNOWN_AcceptCreateElicitationResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_AcceptCreateElicitationResponse)
     o = _new(AcceptCreateElicitationResponse)
     o.meta = f_meta
     o.content = f_content
     return o
+
+
+_KNOWN_AcceptCreateElicitationResponse: frozenset[str] = frozenset(
+    ["action", "_meta", "content"]
+)
 
 
 def _encode_AcceptCreateElicitationResponse(
@@ -18995,9 +20624,14 @@ def _read_DeclineCreateElicitationResponse(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_DeclineCreateElicitationResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_DeclineCreateElicitationResponse)
     o = _new(DeclineCreateElicitationResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_DeclineCreateElicitationResponse: frozenset[str] = frozenset(["action", "_meta"])
 
 
 def _encode_DeclineCreateElicitationResponse(
@@ -19041,9 +20675,14 @@ def _read_CancelCreateElicitationResponse(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CancelCreateElicitationResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_CancelCreateElicitationResponse)
     o = _new(CancelCreateElicitationResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelCreateElicitationResponse: frozenset[str] = frozenset(["action", "_meta"])
 
 
 def _encode_CancelCreateElicitationResponse(
@@ -19190,9 +20829,14 @@ def _decode_ElicitationAcceptAction(d: _Any, strict: bool) -> ElicitationAcceptA
         except _ValidationError as error:
             raise error.at("content")
 
+    if strict and not _KNOWN_ElicitationAcceptAction.issuperset(d):
+        _check_unknown(d, _KNOWN_ElicitationAcceptAction)
     o = _new(ElicitationAcceptAction)
     o.content = f_content
     return o
+
+
+_KNOWN_ElicitationAcceptAction: frozenset[str] = frozenset(["content"])
 
 
 def _encode_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, _Any]:
@@ -19232,10 +20876,15 @@ def _decode_ResultMessageMcpResponse(d: _Any, strict: bool) -> ResultMessageMcpR
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ResultMessageMcpResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_ResultMessageMcpResponse)
     o = _new(ResultMessageMcpResponse)
     o.result = f_result
     o.meta = f_meta
     return o
+
+
+_KNOWN_ResultMessageMcpResponse: frozenset[str] = frozenset(["result", "_meta"])
 
 
 def _encode_ResultMessageMcpResponse(o: ResultMessageMcpResponse) -> dict[str, _Any]:
@@ -19275,10 +20924,15 @@ def _decode_ErrorMessageMcpResponse(d: _Any, strict: bool) -> ErrorMessageMcpRes
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ErrorMessageMcpResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_ErrorMessageMcpResponse)
     o = _new(ErrorMessageMcpResponse)
     o.error = f_error
     o.meta = f_meta
     return o
+
+
+_KNOWN_ErrorMessageMcpResponse: frozenset[str] = frozenset(["error", "_meta"])
 
 
 def _encode_ErrorMessageMcpResponse(o: ErrorMessageMcpResponse) -> dict[str, _Any]:
@@ -19358,11 +21012,16 @@ def _decode_McpError(d: _Any, strict: bool) -> McpError:
         except _ValidationError as error:
             raise error.at("data")
 
+    if strict and not _KNOWN_McpError.issuperset(d):
+        _check_unknown(d, _KNOWN_McpError)
     o = _new(McpError)
     o.code = f_code
     o.message = f_message
     o.data = f_data
     return o
+
+
+_KNOWN_McpError: frozenset[str] = frozenset(["code", "message", "data"])
 
 
 def _encode_McpError(o: McpError) -> dict[str, _Any]:
@@ -19402,10 +21061,15 @@ def _decode_ClientNotification(d: _Any, strict: bool) -> ClientNotification:
         except _ValidationError as error:
             raise error.at("params")
 
+    if strict and not _KNOWN_ClientNotification.issuperset(d):
+        _check_unknown(d, _KNOWN_ClientNotification)
     o = _new(ClientNotification)
     o.method = f_method
     o.params = f_params
     return o
+
+
+_KNOWN_ClientNotification: frozenset[str] = frozenset(["method", "params"])
 
 
 def _encode_ClientNotification(o: ClientNotification) -> dict[str, _Any]:
@@ -19445,10 +21109,15 @@ def _decode_CancelNotification(d: _Any, strict: bool) -> CancelNotification:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CancelNotification.issuperset(d):
+        _check_unknown(d, _KNOWN_CancelNotification)
     o = _new(CancelNotification)
     o.session_id = f_session_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelNotification: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_CancelNotification(o: CancelNotification) -> dict[str, _Any]:
@@ -19518,6 +21187,8 @@ def _decode_MessageMcpNotification(d: _Any, strict: bool) -> MessageMcpNotificat
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_MessageMcpNotification.issuperset(d):
+        _check_unknown(d, _KNOWN_MessageMcpNotification)
     o = _new(MessageMcpNotification)
     o.server_id = f_server_id
     o.request_id = f_request_id
@@ -19525,6 +21196,11 @@ def _decode_MessageMcpNotification(d: _Any, strict: bool) -> MessageMcpNotificat
     o.params = f_params
     o.meta = f_meta
     return o
+
+
+_KNOWN_MessageMcpNotification: frozenset[str] = frozenset(
+    ["serverId", "requestId", "method", "params", "_meta"]
+)
 
 
 def _encode_MessageMcpNotification(o: MessageMcpNotification) -> dict[str, _Any]:
@@ -19571,10 +21247,15 @@ def _decode_CancelRequestNotification(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CancelRequestNotification.issuperset(d):
+        _check_unknown(d, _KNOWN_CancelRequestNotification)
     o = _new(CancelRequestNotification)
     o.request_id = f_request_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelRequestNotification: frozenset[str] = frozenset(["requestId", "_meta"])
 
 
 def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, _Any]:
@@ -19621,11 +21302,16 @@ def _decode_ProxyRequest(d: _Any, strict: bool) -> ProxyRequest:
         except _ValidationError as error:
             raise error.at("params")
 
+    if strict and not _KNOWN_ProxyRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_ProxyRequest)
     o = _new(ProxyRequest)
     o.id = f_id
     o.method = f_method
     o.params = f_params
     return o
+
+
+_KNOWN_ProxyRequest: frozenset[str] = frozenset(["id", "method", "params"])
 
 
 def _encode_ProxyRequest(o: ProxyRequest) -> dict[str, _Any]:
@@ -19680,11 +21366,16 @@ def _decode_ProxySuccessorRequest(d: _Any, strict: bool) -> ProxySuccessorReques
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ProxySuccessorRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_ProxySuccessorRequest)
     o = _new(ProxySuccessorRequest)
     o.method = f_method
     o.params = f_params
     o.meta = f_meta
     return o
+
+
+_KNOWN_ProxySuccessorRequest: frozenset[str] = frozenset(["method", "params", "_meta"])
 
 
 def _encode_ProxySuccessorRequest(o: ProxySuccessorRequest) -> dict[str, _Any]:
@@ -19726,10 +21417,15 @@ def _decode_ResultProxyResponse(d: _Any, strict: bool) -> ResultProxyResponse:
         except _ValidationError as error:
             raise error.at("result")
 
+    if strict and not _KNOWN_ResultProxyResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_ResultProxyResponse)
     o = _new(ResultProxyResponse)
     o.id = f_id
     o.result = f_result
     return o
+
+
+_KNOWN_ResultProxyResponse: frozenset[str] = frozenset(["id", "result"])
 
 
 def _encode_ResultProxyResponse(o: ResultProxyResponse) -> dict[str, _Any]:
@@ -19764,10 +21460,15 @@ def _decode_ErrorProxyResponse(d: _Any, strict: bool) -> ErrorProxyResponse:
         except _ValidationError as error:
             raise error.at("error")
 
+    if strict and not _KNOWN_ErrorProxyResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_ErrorProxyResponse)
     o = _new(ErrorProxyResponse)
     o.id = f_id
     o.error = f_error
     return o
+
+
+_KNOWN_ErrorProxyResponse: frozenset[str] = frozenset(["id", "error"])
 
 
 def _encode_ErrorProxyResponse(o: ErrorProxyResponse) -> dict[str, _Any]:
@@ -19837,10 +21538,15 @@ def _decode_ProxyNotification(d: _Any, strict: bool) -> ProxyNotification:
         except _ValidationError as error:
             raise error.at("params")
 
+    if strict and not _KNOWN_ProxyNotification.issuperset(d):
+        _check_unknown(d, _KNOWN_ProxyNotification)
     o = _new(ProxyNotification)
     o.method = f_method
     o.params = f_params
     return o
+
+
+_KNOWN_ProxyNotification: frozenset[str] = frozenset(["method", "params"])
 
 
 def _encode_ProxyNotification(o: ProxyNotification) -> dict[str, _Any]:
@@ -19892,11 +21598,18 @@ def _decode_ProxySuccessorNotification(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ProxySuccessorNotification.issuperset(d):
+        _check_unknown(d, _KNOWN_ProxySuccessorNotification)
     o = _new(ProxySuccessorNotification)
     o.method = f_method
     o.params = f_params
     o.meta = f_meta
     return o
+
+
+_KNOWN_ProxySuccessorNotification: frozenset[str] = frozenset(
+    ["method", "params", "_meta"]
+)
 
 
 def _encode_ProxySuccessorNotification(

@@ -33,6 +33,7 @@ from ._runtime import check_num as _check_num
 from ._runtime import check_str as _check_str
 from ._runtime import check_tag as _check_tag
 from ._runtime import check_json as _check_json
+from ._runtime import check_unknown as _check_unknown
 from ._runtime import check_variants as _check_variants
 from ._runtime import check_variants_skipping as _check_variants_skipping
 from ._runtime import exactly_one as _exactly_one
@@ -404,11 +405,16 @@ def _decode_AgentRequest(d: _Any, strict: bool) -> AgentRequest:
         except _ValidationError as error:
             raise error.at("params")
 
+    if strict and not _KNOWN_AgentRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_AgentRequest)
     o = _new(AgentRequest)
     o.id = f_id
     o.method = f_method
     o.params = f_params
     return o
+
+
+_KNOWN_AgentRequest: frozenset[str] = frozenset(["id", "method", "params"])
 
 
 def _encode_AgentRequest(o: AgentRequest) -> dict[str, _Any]:
@@ -530,6 +536,8 @@ def _decode_RequestPermissionRequest(d: _Any, strict: bool) -> RequestPermission
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_RequestPermissionRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_RequestPermissionRequest)
     o = _new(RequestPermissionRequest)
     o.session_id = f_session_id
     o.title = f_title
@@ -538,6 +546,11 @@ def _decode_RequestPermissionRequest(d: _Any, strict: bool) -> RequestPermission
     o.options = f_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_RequestPermissionRequest: frozenset[str] = frozenset(
+    ["sessionId", "title", "description", "subject", "options", "_meta"]
+)
 
 
 def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, _Any]:
@@ -603,10 +616,17 @@ def _read_ToolCallRequestPermissionSubject(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ToolCallRequestPermissionSubject.issuperset(d):
+        _check_unknown(d, _KNOWN_ToolCallRequestPermissionSubject)
     o = _new(ToolCallRequestPermissionSubject)
     o.tool_call = f_tool_call
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallRequestPermissionSubject: frozenset[str] = frozenset(
+    ["type", "toolCall", "_meta"]
+)
 
 
 def _encode_ToolCallRequestPermissionSubject(
@@ -701,6 +721,8 @@ def _read_CommandRequestPermissionSubject(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CommandRequestPermissionSubject.issuperset(d):
+        _check_unknown(d, _KNOWN_CommandRequestPermissionSubject)
     o = _new(CommandRequestPermissionSubject)
     o.command = f_command
     o.cwd = f_cwd
@@ -708,6 +730,11 @@ def _read_CommandRequestPermissionSubject(
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CommandRequestPermissionSubject: frozenset[str] = frozenset(
+    ["type", "command", "cwd", "toolCallId", "terminalId", "_meta"]
+)
 
 
 def _encode_CommandRequestPermissionSubject(
@@ -977,6 +1004,8 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ToolCallUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_ToolCallUpdate)
     o = _new(ToolCallUpdate)
     o.tool_call_id = f_tool_call_id
     o.name = f_name
@@ -990,6 +1019,23 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
     o.capabilities = f_capabilities
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallUpdate: frozenset[str] = frozenset(
+    [
+        "toolCallId",
+        "name",
+        "title",
+        "kind",
+        "status",
+        "content",
+        "locations",
+        "rawInput",
+        "rawOutput",
+        "capabilities",
+        "_meta",
+    ]
+)
 
 
 def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, _Any]:
@@ -1130,10 +1176,15 @@ def _read_ContentToolCallContent(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ContentToolCallContent.issuperset(d):
+        _check_unknown(d, _KNOWN_ContentToolCallContent)
     o = _new(ContentToolCallContent)
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_ContentToolCallContent: frozenset[str] = frozenset(["type", "content", "_meta"])
 
 
 def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, _Any]:
@@ -1197,11 +1248,18 @@ def _read_DiffToolCallContent(d: _JsonObject, strict: bool) -> DiffToolCallConte
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_DiffToolCallContent.issuperset(d):
+        _check_unknown(d, _KNOWN_DiffToolCallContent)
     o = _new(DiffToolCallContent)
     o.changes = f_changes
     o.patch = f_patch
     o.meta = f_meta
     return o
+
+
+_KNOWN_DiffToolCallContent: frozenset[str] = frozenset(
+    ["type", "changes", "patch", "_meta"]
+)
 
 
 def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, _Any]:
@@ -1255,10 +1313,17 @@ def _read_TerminalToolCallContent(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TerminalToolCallContent.issuperset(d):
+        _check_unknown(d, _KNOWN_TerminalToolCallContent)
     o = _new(TerminalToolCallContent)
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalToolCallContent: frozenset[str] = frozenset(
+    ["type", "terminalId", "_meta"]
+)
 
 
 def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, _Any]:
@@ -1386,11 +1451,18 @@ def _read_TextContentBlock(d: _JsonObject, strict: bool) -> TextContentBlock:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TextContentBlock.issuperset(d):
+        _check_unknown(d, _KNOWN_TextContentBlock)
     o = _new(TextContentBlock)
     o.text = f_text
     o.annotations = f_annotations
     o.meta = f_meta
     return o
+
+
+_KNOWN_TextContentBlock: frozenset[str] = frozenset(
+    ["type", "text", "annotations", "_meta"]
+)
 
 
 def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, _Any]:
@@ -1480,6 +1552,8 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ImageContentBlock.issuperset(d):
+        _check_unknown(d, _KNOWN_ImageContentBlock)
     o = _new(ImageContentBlock)
     o.data = f_data
     o.mime_type = f_mime_type
@@ -1487,6 +1561,11 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
     o.annotations = f_annotations
     o.meta = f_meta
     return o
+
+
+_KNOWN_ImageContentBlock: frozenset[str] = frozenset(
+    ["type", "data", "mimeType", "uri", "annotations", "_meta"]
+)
 
 
 def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, _Any]:
@@ -1567,12 +1646,19 @@ def _read_AudioContentBlock(d: _JsonObject, strict: bool) -> AudioContentBlock:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AudioContentBlock.issuperset(d):
+        _check_unknown(d, _KNOWN_AudioContentBlock)
     o = _new(AudioContentBlock)
     o.data = f_data
     o.mime_type = f_mime_type
     o.annotations = f_annotations
     o.meta = f_meta
     return o
+
+
+_KNOWN_AudioContentBlock: frozenset[str] = frozenset(
+    ["type", "data", "mimeType", "annotations", "_meta"]
+)
 
 
 def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, _Any]:
@@ -1735,6 +1821,8 @@ def _read_ResourceLinkContentBlock(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ResourceLinkContentBlock.issuperset(d):
+        _check_unknown(d, _KNOWN_ResourceLinkContentBlock)
     o = _new(ResourceLinkContentBlock)
     o.name = f_name
     o.uri = f_uri
@@ -1746,6 +1834,22 @@ def _read_ResourceLinkContentBlock(
     o.annotations = f_annotations
     o.meta = f_meta
     return o
+
+
+_KNOWN_ResourceLinkContentBlock: frozenset[str] = frozenset(
+    [
+        "type",
+        "name",
+        "uri",
+        "title",
+        "description",
+        "icons",
+        "mimeType",
+        "size",
+        "annotations",
+        "_meta",
+    ]
+)
 
 
 def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, _Any]:
@@ -1828,11 +1932,18 @@ def _read_ResourceContentBlock(d: _JsonObject, strict: bool) -> ResourceContentB
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ResourceContentBlock.issuperset(d):
+        _check_unknown(d, _KNOWN_ResourceContentBlock)
     o = _new(ResourceContentBlock)
     o.resource = f_resource
     o.annotations = f_annotations
     o.meta = f_meta
     return o
+
+
+_KNOWN_ResourceContentBlock: frozenset[str] = frozenset(
+    ["type", "resource", "annotations", "_meta"]
+)
 
 
 def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, _Any]:
@@ -1983,12 +2094,19 @@ def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_Annotations.issuperset(d):
+        _check_unknown(d, _KNOWN_Annotations)
     o = _new(Annotations)
     o.audience = f_audience
     o.last_modified = f_last_modified
     o.priority = f_priority
     o.meta = f_meta
     return o
+
+
+_KNOWN_Annotations: frozenset[str] = frozenset(
+    ["audience", "lastModified", "priority", "_meta"]
+)
 
 
 def _encode_Annotations(o: Annotations) -> dict[str, _Any]:
@@ -2068,11 +2186,16 @@ def _decode_TextContent(d: _Any, strict: bool) -> TextContent:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TextContent.issuperset(d):
+        _check_unknown(d, _KNOWN_TextContent)
     o = _new(TextContent)
     o.text = f_text
     o.annotations = f_annotations
     o.meta = f_meta
     return o
+
+
+_KNOWN_TextContent: frozenset[str] = frozenset(["text", "annotations", "_meta"])
 
 
 def _encode_TextContent(o: TextContent) -> dict[str, _Any]:
@@ -2157,6 +2280,8 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ImageContent.issuperset(d):
+        _check_unknown(d, _KNOWN_ImageContent)
     o = _new(ImageContent)
     o.data = f_data
     o.mime_type = f_mime_type
@@ -2164,6 +2289,11 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
     o.annotations = f_annotations
     o.meta = f_meta
     return o
+
+
+_KNOWN_ImageContent: frozenset[str] = frozenset(
+    ["data", "mimeType", "uri", "annotations", "_meta"]
+)
 
 
 def _encode_ImageContent(o: ImageContent) -> dict[str, _Any]:
@@ -2235,12 +2365,19 @@ def _decode_AudioContent(d: _Any, strict: bool) -> AudioContent:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AudioContent.issuperset(d):
+        _check_unknown(d, _KNOWN_AudioContent)
     o = _new(AudioContent)
     o.data = f_data
     o.mime_type = f_mime_type
     o.annotations = f_annotations
     o.meta = f_meta
     return o
+
+
+_KNOWN_AudioContent: frozenset[str] = frozenset(
+    ["data", "mimeType", "annotations", "_meta"]
+)
 
 
 def _encode_AudioContent(o: AudioContent) -> dict[str, _Any]:
@@ -2341,6 +2478,8 @@ def _decode_Icon(d: _Any, strict: bool) -> Icon:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_Icon.issuperset(d):
+        _check_unknown(d, _KNOWN_Icon)
     o = _new(Icon)
     o.src = f_src
     o.mime_type = f_mime_type
@@ -2348,6 +2487,9 @@ def _decode_Icon(d: _Any, strict: bool) -> Icon:
     o.theme = f_theme
     o.meta = f_meta
     return o
+
+
+_KNOWN_Icon: frozenset[str] = frozenset(["src", "mimeType", "sizes", "theme", "_meta"])
 
 
 def _encode_Icon(o: Icon) -> dict[str, _Any]:
@@ -2522,6 +2664,8 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ResourceLink.issuperset(d):
+        _check_unknown(d, _KNOWN_ResourceLink)
     o = _new(ResourceLink)
     o.name = f_name
     o.uri = f_uri
@@ -2533,6 +2677,21 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
     o.annotations = f_annotations
     o.meta = f_meta
     return o
+
+
+_KNOWN_ResourceLink: frozenset[str] = frozenset(
+    [
+        "name",
+        "uri",
+        "title",
+        "description",
+        "icons",
+        "mimeType",
+        "size",
+        "annotations",
+        "_meta",
+    ]
+)
 
 
 def _encode_ResourceLink(o: ResourceLink) -> dict[str, _Any]:
@@ -2653,12 +2812,19 @@ def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TextResourceContents.issuperset(d):
+        _check_unknown(d, _KNOWN_TextResourceContents)
     o = _new(TextResourceContents)
     o.text = f_text
     o.uri = f_uri
     o.mime_type = f_mime_type
     o.meta = f_meta
     return o
+
+
+_KNOWN_TextResourceContents: frozenset[str] = frozenset(
+    ["text", "uri", "mimeType", "_meta"]
+)
 
 
 def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, _Any]:
@@ -2727,12 +2893,19 @@ def _decode_BlobResourceContents(d: _Any, strict: bool) -> BlobResourceContents:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_BlobResourceContents.issuperset(d):
+        _check_unknown(d, _KNOWN_BlobResourceContents)
     o = _new(BlobResourceContents)
     o.blob = f_blob
     o.uri = f_uri
     o.mime_type = f_mime_type
     o.meta = f_meta
     return o
+
+
+_KNOWN_BlobResourceContents: frozenset[str] = frozenset(
+    ["blob", "uri", "mimeType", "_meta"]
+)
 
 
 def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, _Any]:
@@ -2789,11 +2962,18 @@ def _decode_EmbeddedResource(d: _Any, strict: bool) -> EmbeddedResource:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_EmbeddedResource.issuperset(d):
+        _check_unknown(d, _KNOWN_EmbeddedResource)
     o = _new(EmbeddedResource)
     o.resource = f_resource
     o.annotations = f_annotations
     o.meta = f_meta
     return o
+
+
+_KNOWN_EmbeddedResource: frozenset[str] = frozenset(
+    ["resource", "annotations", "_meta"]
+)
 
 
 def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, _Any]:
@@ -2844,10 +3024,15 @@ def _decode_Content(d: _Any, strict: bool) -> Content:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_Content.issuperset(d):
+        _check_unknown(d, _KNOWN_Content)
     o = _new(Content)
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_Content: frozenset[str] = frozenset(["content", "_meta"])
 
 
 def _encode_Content(o: Content) -> dict[str, _Any]:
@@ -2931,12 +3116,19 @@ def _read_AddDiffChange(d: _JsonObject, strict: bool) -> AddDiffChange:
         except _ValidationError as error:
             raise error.at("path")
 
+    if strict and not _KNOWN_AddDiffChange.issuperset(d):
+        _check_unknown(d, _KNOWN_AddDiffChange)
     o = _new(AddDiffChange)
     o.file_type = f_file_type
     o.mime_type = f_mime_type
     o.meta = f_meta
     o.path = f_path
     return o
+
+
+_KNOWN_AddDiffChange: frozenset[str] = frozenset(
+    ["operation", "fileType", "mimeType", "_meta", "path"]
+)
 
 
 def _encode_AddDiffChange(o: AddDiffChange) -> dict[str, _Any]:
@@ -3035,12 +3227,19 @@ def _read_DeleteDiffChange(d: _JsonObject, strict: bool) -> DeleteDiffChange:
         except _ValidationError as error:
             raise error.at("path")
 
+    if strict and not _KNOWN_DeleteDiffChange.issuperset(d):
+        _check_unknown(d, _KNOWN_DeleteDiffChange)
     o = _new(DeleteDiffChange)
     o.file_type = f_file_type
     o.mime_type = f_mime_type
     o.meta = f_meta
     o.path = f_path
     return o
+
+
+_KNOWN_DeleteDiffChange: frozenset[str] = frozenset(
+    ["operation", "fileType", "mimeType", "_meta", "path"]
+)
 
 
 def _encode_DeleteDiffChange(o: DeleteDiffChange) -> dict[str, _Any]:
@@ -3139,12 +3338,19 @@ def _read_ModifyDiffChange(d: _JsonObject, strict: bool) -> ModifyDiffChange:
         except _ValidationError as error:
             raise error.at("path")
 
+    if strict and not _KNOWN_ModifyDiffChange.issuperset(d):
+        _check_unknown(d, _KNOWN_ModifyDiffChange)
     o = _new(ModifyDiffChange)
     o.file_type = f_file_type
     o.mime_type = f_mime_type
     o.meta = f_meta
     o.path = f_path
     return o
+
+
+_KNOWN_ModifyDiffChange: frozenset[str] = frozenset(
+    ["operation", "fileType", "mimeType", "_meta", "path"]
+)
 
 
 def _encode_ModifyDiffChange(o: ModifyDiffChange) -> dict[str, _Any]:
@@ -3253,6 +3459,8 @@ def _read_MoveDiffChange(d: _JsonObject, strict: bool) -> MoveDiffChange:
         except _ValidationError as error:
             raise error.at("path")
 
+    if strict and not _KNOWN_MoveDiffChange.issuperset(d):
+        _check_unknown(d, _KNOWN_MoveDiffChange)
     o = _new(MoveDiffChange)
     o.file_type = f_file_type
     o.mime_type = f_mime_type
@@ -3260,6 +3468,11 @@ def _read_MoveDiffChange(d: _JsonObject, strict: bool) -> MoveDiffChange:
     o.old_path = f_old_path
     o.path = f_path
     return o
+
+
+_KNOWN_MoveDiffChange: frozenset[str] = frozenset(
+    ["operation", "fileType", "mimeType", "_meta", "oldPath", "path"]
+)
 
 
 def _encode_MoveDiffChange(o: MoveDiffChange) -> dict[str, _Any]:
@@ -3369,6 +3582,8 @@ def _read_CopyDiffChange(d: _JsonObject, strict: bool) -> CopyDiffChange:
         except _ValidationError as error:
             raise error.at("path")
 
+    if strict and not _KNOWN_CopyDiffChange.issuperset(d):
+        _check_unknown(d, _KNOWN_CopyDiffChange)
     o = _new(CopyDiffChange)
     o.file_type = f_file_type
     o.mime_type = f_mime_type
@@ -3376,6 +3591,11 @@ def _read_CopyDiffChange(d: _JsonObject, strict: bool) -> CopyDiffChange:
     o.old_path = f_old_path
     o.path = f_path
     return o
+
+
+_KNOWN_CopyDiffChange: frozenset[str] = frozenset(
+    ["operation", "fileType", "mimeType", "_meta", "oldPath", "path"]
+)
 
 
 def _encode_CopyDiffChange(o: CopyDiffChange) -> dict[str, _Any]:
@@ -3579,9 +3799,14 @@ def _decode_DiffPathChange(d: _Any, strict: bool) -> DiffPathChange:
         except _ValidationError as error:
             raise error.at("path")
 
+    if strict and not _KNOWN_DiffPathChange.issuperset(d):
+        _check_unknown(d, _KNOWN_DiffPathChange)
     o = _new(DiffPathChange)
     o.path = f_path
     return o
+
+
+_KNOWN_DiffPathChange: frozenset[str] = frozenset(["path"])
 
 
 def _encode_DiffPathChange(o: DiffPathChange) -> dict[str, _Any]:
@@ -3615,10 +3840,15 @@ def _decode_DiffPathPairChange(d: _Any, strict: bool) -> DiffPathPairChange:
         except _ValidationError as error:
             raise error.at("path")
 
+    if strict and not _KNOWN_DiffPathPairChange.issuperset(d):
+        _check_unknown(d, _KNOWN_DiffPathPairChange)
     o = _new(DiffPathPairChange)
     o.old_path = f_old_path
     o.path = f_path
     return o
+
+
+_KNOWN_DiffPathPairChange: frozenset[str] = frozenset(["oldPath", "path"])
 
 
 def _encode_DiffPathPairChange(o: DiffPathPairChange) -> dict[str, _Any]:
@@ -3670,11 +3900,16 @@ def _decode_DiffPatch(d: _Any, strict: bool) -> DiffPatch:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_DiffPatch.issuperset(d):
+        _check_unknown(d, _KNOWN_DiffPatch)
     o = _new(DiffPatch)
     o.format = f_format
     o.text = f_text
     o.meta = f_meta
     return o
+
+
+_KNOWN_DiffPatch: frozenset[str] = frozenset(["format", "text", "_meta"])
 
 
 def _encode_DiffPatch(o: DiffPatch) -> dict[str, _Any]:
@@ -3748,11 +3983,16 @@ def _decode_Diff(d: _Any, strict: bool) -> Diff:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_Diff.issuperset(d):
+        _check_unknown(d, _KNOWN_Diff)
     o = _new(Diff)
     o.changes = f_changes
     o.patch = f_patch
     o.meta = f_meta
     return o
+
+
+_KNOWN_Diff: frozenset[str] = frozenset(["changes", "patch", "_meta"])
 
 
 def _encode_Diff(o: Diff) -> dict[str, _Any]:
@@ -3799,10 +4039,15 @@ def _decode_Terminal(d: _Any, strict: bool) -> Terminal:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_Terminal.issuperset(d):
+        _check_unknown(d, _KNOWN_Terminal)
     o = _new(Terminal)
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_Terminal: frozenset[str] = frozenset(["terminalId", "_meta"])
 
 
 def _encode_Terminal(o: Terminal) -> dict[str, _Any]:
@@ -3867,11 +4112,16 @@ def _decode_ToolCallLocation(d: _Any, strict: bool) -> ToolCallLocation:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ToolCallLocation.issuperset(d):
+        _check_unknown(d, _KNOWN_ToolCallLocation)
     o = _new(ToolCallLocation)
     o.path = f_path
     o.line = f_line
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallLocation: frozenset[str] = frozenset(["path", "line", "_meta"])
 
 
 def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, _Any]:
@@ -3919,10 +4169,15 @@ def _decode_ToolCallCapabilities(d: _Any, strict: bool) -> ToolCallCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ToolCallCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_ToolCallCapabilities)
     o = _new(ToolCallCapabilities)
     o.cancel = f_cancel
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallCapabilities: frozenset[str] = frozenset(["cancel", "_meta"])
 
 
 def _encode_ToolCallCapabilities(o: ToolCallCapabilities) -> dict[str, _Any]:
@@ -3957,9 +4212,14 @@ def _decode_ToolCallCancelCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ToolCallCancelCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_ToolCallCancelCapabilities)
     o = _new(ToolCallCancelCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallCancelCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ToolCallCancelCapabilities(
@@ -4001,10 +4261,15 @@ def _decode_ToolCallPermissionSubject(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ToolCallPermissionSubject.issuperset(d):
+        _check_unknown(d, _KNOWN_ToolCallPermissionSubject)
     o = _new(ToolCallPermissionSubject)
     o.tool_call = f_tool_call
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallPermissionSubject: frozenset[str] = frozenset(["toolCall", "_meta"])
 
 
 def _encode_ToolCallPermissionSubject(o: ToolCallPermissionSubject) -> dict[str, _Any]:
@@ -4084,6 +4349,8 @@ def _decode_CommandPermissionSubject(d: _Any, strict: bool) -> CommandPermission
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CommandPermissionSubject.issuperset(d):
+        _check_unknown(d, _KNOWN_CommandPermissionSubject)
     o = _new(CommandPermissionSubject)
     o.command = f_command
     o.cwd = f_cwd
@@ -4091,6 +4358,11 @@ def _decode_CommandPermissionSubject(d: _Any, strict: bool) -> CommandPermission
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CommandPermissionSubject: frozenset[str] = frozenset(
+    ["command", "cwd", "toolCallId", "terminalId", "_meta"]
+)
 
 
 def _encode_CommandPermissionSubject(o: CommandPermissionSubject) -> dict[str, _Any]:
@@ -4161,12 +4433,19 @@ def _decode_PermissionOption(d: _Any, strict: bool) -> PermissionOption:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PermissionOption.issuperset(d):
+        _check_unknown(d, _KNOWN_PermissionOption)
     o = _new(PermissionOption)
     o.option_id = f_option_id
     o.name = f_name
     o.kind = f_kind
     o.meta = f_meta
     return o
+
+
+_KNOWN_PermissionOption: frozenset[str] = frozenset(
+    ["optionId", "name", "kind", "_meta"]
+)
 
 
 def _encode_PermissionOption(o: PermissionOption) -> dict[str, _Any]:
@@ -4273,12 +4552,27 @@ def _read_FormCreateElicitationRequest(
         ),
     )
 
+    if strict and not _KNOWN_FormCreateElicitationRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_FormCreateElicitationRequest)
     o = _new(FormCreateElicitationRequest)
     o.message = f_message
     o.meta = f_meta
     o.requested_schema = f_requested_schema
     o.scope = f_scope
     return o
+
+
+_KNOWN_FormCreateElicitationRequest: frozenset[str] = frozenset(
+    [
+        "mode",
+        "message",
+        "_meta",
+        "requestedSchema",
+        "sessionId",
+        "toolCallId",
+        "requestId",
+    ]
+)
 
 
 def _encode_FormCreateElicitationRequest(
@@ -4384,6 +4678,8 @@ def _read_UrlCreateElicitationRequest(
         ),
     )
 
+    if strict and not _KNOWN_UrlCreateElicitationRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_UrlCreateElicitationRequest)
     o = _new(UrlCreateElicitationRequest)
     o.message = f_message
     o.meta = f_meta
@@ -4391,6 +4687,20 @@ def _read_UrlCreateElicitationRequest(
     o.url = f_url
     o.scope = f_scope
     return o
+
+
+_KNOWN_UrlCreateElicitationRequest: frozenset[str] = frozenset(
+    [
+        "mode",
+        "message",
+        "_meta",
+        "elicitationId",
+        "url",
+        "sessionId",
+        "toolCallId",
+        "requestId",
+    ]
+)
 
 
 def _encode_UrlCreateElicitationRequest(
@@ -4571,10 +4881,15 @@ def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSession
             _salvage(v)
             f_tool_call_id = _UNSET
 
+    if strict and not _KNOWN_ElicitationSessionScope.issuperset(d):
+        _check_unknown(d, _KNOWN_ElicitationSessionScope)
     o = _new(ElicitationSessionScope)
     o.session_id = f_session_id
     o.tool_call_id = f_tool_call_id
     return o
+
+
+_KNOWN_ElicitationSessionScope: frozenset[str] = frozenset(["sessionId", "toolCallId"])
 
 
 def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, _Any]:
@@ -4601,9 +4916,14 @@ def _decode_ElicitationRequestScope(d: _Any, strict: bool) -> ElicitationRequest
         except _ValidationError as error:
             raise error.at("requestId")
 
+    if strict and not _KNOWN_ElicitationRequestScope.issuperset(d):
+        _check_unknown(d, _KNOWN_ElicitationRequestScope)
     o = _new(ElicitationRequestScope)
     o.request_id = f_request_id
     return o
+
+
+_KNOWN_ElicitationRequestScope: frozenset[str] = frozenset(["requestId"])
 
 
 def _encode_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, _Any]:
@@ -4698,6 +5018,8 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ElicitationSchema.issuperset(d):
+        _check_unknown(d, _KNOWN_ElicitationSchema)
     o = _new(ElicitationSchema)
     o.type = f_type
     o.title = f_title
@@ -4706,6 +5028,11 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_ElicitationSchema: frozenset[str] = frozenset(
+    ["type", "title", "properties", "required", "description", "_meta"]
+)
 
 
 def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, _Any]:
@@ -4921,6 +5248,8 @@ def _read_StringElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_StringElicitationPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_StringElicitationPropertySchema)
     o = _new(StringElicitationPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -4933,6 +5262,23 @@ def _read_StringElicitationPropertySchema(
     o.one_of = f_one_of
     o.meta = f_meta
     return o
+
+
+_KNOWN_StringElicitationPropertySchema: frozenset[str] = frozenset(
+    [
+        "type",
+        "title",
+        "description",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "default",
+        "enum",
+        "oneOf",
+        "_meta",
+    ]
+)
 
 
 def _encode_StringElicitationPropertySchema(
@@ -5094,6 +5440,8 @@ def _read_NumberElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_NumberElicitationPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_NumberElicitationPropertySchema)
     o = _new(NumberElicitationPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -5102,6 +5450,11 @@ def _read_NumberElicitationPropertySchema(
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_NumberElicitationPropertySchema: frozenset[str] = frozenset(
+    ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
+)
 
 
 def _encode_NumberElicitationPropertySchema(
@@ -5260,6 +5613,8 @@ def _read_IntegerElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_IntegerElicitationPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_IntegerElicitationPropertySchema)
     o = _new(IntegerElicitationPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -5268,6 +5623,11 @@ def _read_IntegerElicitationPropertySchema(
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_IntegerElicitationPropertySchema: frozenset[str] = frozenset(
+    ["type", "title", "description", "minimum", "maximum", "default", "_meta"]
+)
 
 
 def _encode_IntegerElicitationPropertySchema(
@@ -5369,12 +5729,19 @@ def _read_BooleanElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_BooleanElicitationPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_BooleanElicitationPropertySchema)
     o = _new(BooleanElicitationPropertySchema)
     o.title = f_title
     o.description = f_description
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_BooleanElicitationPropertySchema: frozenset[str] = frozenset(
+    ["type", "title", "description", "default", "_meta"]
+)
 
 
 def _encode_BooleanElicitationPropertySchema(
@@ -5528,6 +5895,8 @@ def _read_ArrayElicitationPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ArrayElicitationPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_ArrayElicitationPropertySchema)
     o = _new(ArrayElicitationPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -5537,6 +5906,20 @@ def _read_ArrayElicitationPropertySchema(
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_ArrayElicitationPropertySchema: frozenset[str] = frozenset(
+    [
+        "type",
+        "title",
+        "description",
+        "minItems",
+        "maxItems",
+        "items",
+        "default",
+        "_meta",
+    ]
+)
 
 
 def _encode_ArrayElicitationPropertySchema(
@@ -5713,12 +6096,19 @@ def _decode_EnumOption(d: _Any, strict: bool) -> EnumOption:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_EnumOption.issuperset(d):
+        _check_unknown(d, _KNOWN_EnumOption)
     o = _new(EnumOption)
     o.const = f_const
     o.title = f_title
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_EnumOption: frozenset[str] = frozenset(
+    ["const", "title", "description", "_meta"]
+)
 
 
 def _encode_EnumOption(o: EnumOption) -> dict[str, _Any]:
@@ -5896,6 +6286,8 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_StringPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_StringPropertySchema)
     o = _new(StringPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -5908,6 +6300,22 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
     o.one_of = f_one_of
     o.meta = f_meta
     return o
+
+
+_KNOWN_StringPropertySchema: frozenset[str] = frozenset(
+    [
+        "title",
+        "description",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "default",
+        "enum",
+        "oneOf",
+        "_meta",
+    ]
+)
 
 
 def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, _Any]:
@@ -6053,6 +6461,8 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_NumberPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_NumberPropertySchema)
     o = _new(NumberPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -6061,6 +6471,11 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_NumberPropertySchema: frozenset[str] = frozenset(
+    ["title", "description", "minimum", "maximum", "default", "_meta"]
+)
 
 
 def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, _Any]:
@@ -6203,6 +6618,8 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_IntegerPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_IntegerPropertySchema)
     o = _new(IntegerPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -6211,6 +6628,11 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_IntegerPropertySchema: frozenset[str] = frozenset(
+    ["title", "description", "minimum", "maximum", "default", "_meta"]
+)
 
 
 def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, _Any]:
@@ -6296,12 +6718,19 @@ def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchem
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_BooleanPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_BooleanPropertySchema)
     o = _new(BooleanPropertySchema)
     o.title = f_title
     o.description = f_description
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_BooleanPropertySchema: frozenset[str] = frozenset(
+    ["title", "description", "default", "_meta"]
+)
 
 
 def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, _Any]:
@@ -6360,10 +6789,15 @@ def _read_MultiSelectItemsString(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_MultiSelectItemsString.issuperset(d):
+        _check_unknown(d, _KNOWN_MultiSelectItemsString)
     o = _new(MultiSelectItemsString)
     o.enum = f_enum
     o.meta = f_meta
     return o
+
+
+_KNOWN_MultiSelectItemsString: frozenset[str] = frozenset(["type", "enum", "_meta"])
 
 
 def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, _Any]:
@@ -6476,10 +6910,15 @@ def _decode_StringMultiSelectItems(d: _Any, strict: bool) -> StringMultiSelectIt
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_StringMultiSelectItems.issuperset(d):
+        _check_unknown(d, _KNOWN_StringMultiSelectItems)
     o = _new(StringMultiSelectItems)
     o.enum = f_enum
     o.meta = f_meta
     return o
+
+
+_KNOWN_StringMultiSelectItems: frozenset[str] = frozenset(["enum", "_meta"])
 
 
 def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, _Any]:
@@ -6519,10 +6958,15 @@ def _decode_TitledMultiSelectItems(d: _Any, strict: bool) -> TitledMultiSelectIt
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TitledMultiSelectItems.issuperset(d):
+        _check_unknown(d, _KNOWN_TitledMultiSelectItems)
     o = _new(TitledMultiSelectItems)
     o.any_of = f_any_of
     o.meta = f_meta
     return o
+
+
+_KNOWN_TitledMultiSelectItems: frozenset[str] = frozenset(["anyOf", "_meta"])
 
 
 def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, _Any]:
@@ -6655,6 +7099,8 @@ def _decode_MultiSelectPropertySchema(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_MultiSelectPropertySchema.issuperset(d):
+        _check_unknown(d, _KNOWN_MultiSelectPropertySchema)
     o = _new(MultiSelectPropertySchema)
     o.title = f_title
     o.description = f_description
@@ -6664,6 +7110,11 @@ def _decode_MultiSelectPropertySchema(
     o.default = f_default
     o.meta = f_meta
     return o
+
+
+_KNOWN_MultiSelectPropertySchema: frozenset[str] = frozenset(
+    ["title", "description", "minItems", "maxItems", "items", "default", "_meta"]
+)
 
 
 def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, _Any]:
@@ -6726,10 +7177,17 @@ def _decode_ElicitationFormMode(d: _Any, strict: bool) -> ElicitationFormMode:
         ),
     )
 
+    if strict and not _KNOWN_ElicitationFormMode.issuperset(d):
+        _check_unknown(d, _KNOWN_ElicitationFormMode)
     o = _new(ElicitationFormMode)
     o.requested_schema = f_requested_schema
     o.scope = f_scope
     return o
+
+
+_KNOWN_ElicitationFormMode: frozenset[str] = frozenset(
+    ["requestedSchema", "sessionId", "toolCallId", "requestId"]
+)
 
 
 def _encode_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, _Any]:
@@ -6797,11 +7255,18 @@ def _decode_ElicitationUrlMode(d: _Any, strict: bool) -> ElicitationUrlMode:
         ),
     )
 
+    if strict and not _KNOWN_ElicitationUrlMode.issuperset(d):
+        _check_unknown(d, _KNOWN_ElicitationUrlMode)
     o = _new(ElicitationUrlMode)
     o.elicitation_id = f_elicitation_id
     o.url = f_url
     o.scope = f_scope
     return o
+
+
+_KNOWN_ElicitationUrlMode: frozenset[str] = frozenset(
+    ["elicitationId", "url", "sessionId", "toolCallId", "requestId"]
+)
 
 
 def _encode_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, _Any]:
@@ -6851,10 +7316,15 @@ def _decode_ResultAgentResponse(d: _Any, strict: bool) -> ResultAgentResponse:
         except _ValidationError as error:
             raise error.at("result")
 
+    if strict and not _KNOWN_ResultAgentResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_ResultAgentResponse)
     o = _new(ResultAgentResponse)
     o.id = f_id
     o.result = f_result
     return o
+
+
+_KNOWN_ResultAgentResponse: frozenset[str] = frozenset(["id", "result"])
 
 
 def _encode_ResultAgentResponse(o: ResultAgentResponse) -> dict[str, _Any]:
@@ -6914,10 +7384,15 @@ def _decode_ErrorAgentResponse(d: _Any, strict: bool) -> ErrorAgentResponse:
         except _ValidationError as error:
             raise error.at("error")
 
+    if strict and not _KNOWN_ErrorAgentResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_ErrorAgentResponse)
     o = _new(ErrorAgentResponse)
     o.id = f_id
     o.error = f_error
     return o
+
+
+_KNOWN_ErrorAgentResponse: frozenset[str] = frozenset(["id", "error"])
 
 
 def _encode_ErrorAgentResponse(o: ErrorAgentResponse) -> dict[str, _Any]:
@@ -7020,6 +7495,8 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_InitializeResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_InitializeResponse)
     o = _new(InitializeResponse)
     o.protocol_version = f_protocol_version
     o.info = f_info
@@ -7027,6 +7504,11 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
     o.auth_methods = f_auth_methods
     o.meta = f_meta
     return o
+
+
+_KNOWN_InitializeResponse: frozenset[str] = frozenset(
+    ["protocolVersion", "info", "capabilities", "authMethods", "_meta"]
+)
 
 
 def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, _Any]:
@@ -7098,12 +7580,17 @@ def _decode_Implementation(d: _Any, strict: bool) -> Implementation:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_Implementation.issuperset(d):
+        _check_unknown(d, _KNOWN_Implementation)
     o = _new(Implementation)
     o.name = f_name
     o.title = f_title
     o.version = f_version
     o.meta = f_meta
     return o
+
+
+_KNOWN_Implementation: frozenset[str] = frozenset(["name", "title", "version", "_meta"])
 
 
 def _encode_Implementation(o: Implementation) -> dict[str, _Any]:
@@ -7163,11 +7650,16 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AgentCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_AgentCapabilities)
     o = _new(AgentCapabilities)
     o.session = f_session
     o.auth = f_auth
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentCapabilities: frozenset[str] = frozenset(["session", "auth", "_meta"])
 
 
 def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, _Any]:
@@ -7261,6 +7753,8 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionCapabilities)
     o = _new(SessionCapabilities)
     o.prompt = f_prompt
     o.mcp = f_mcp
@@ -7268,6 +7762,11 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
     o.additional_directories = f_additional_directories
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionCapabilities: frozenset[str] = frozenset(
+    ["prompt", "mcp", "delete", "additionalDirectories", "_meta"]
+)
 
 
 def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, _Any]:
@@ -7358,12 +7857,19 @@ def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PromptCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_PromptCapabilities)
     o = _new(PromptCapabilities)
     o.image = f_image
     o.audio = f_audio
     o.embedded_context = f_embedded_context
     o.meta = f_meta
     return o
+
+
+_KNOWN_PromptCapabilities: frozenset[str] = frozenset(
+    ["image", "audio", "embeddedContext", "_meta"]
+)
 
 
 def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, _Any]:
@@ -7408,9 +7914,14 @@ def _decode_PromptImageCapabilities(d: _Any, strict: bool) -> PromptImageCapabil
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PromptImageCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_PromptImageCapabilities)
     o = _new(PromptImageCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_PromptImageCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_PromptImageCapabilities(o: PromptImageCapabilities) -> dict[str, _Any]:
@@ -7438,9 +7949,14 @@ def _decode_PromptAudioCapabilities(d: _Any, strict: bool) -> PromptAudioCapabil
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PromptAudioCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_PromptAudioCapabilities)
     o = _new(PromptAudioCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_PromptAudioCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_PromptAudioCapabilities(o: PromptAudioCapabilities) -> dict[str, _Any]:
@@ -7470,9 +7986,14 @@ def _decode_PromptEmbeddedContextCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PromptEmbeddedContextCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_PromptEmbeddedContextCapabilities)
     o = _new(PromptEmbeddedContextCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_PromptEmbeddedContextCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_PromptEmbeddedContextCapabilities(
@@ -7528,11 +8049,16 @@ def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_McpCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_McpCapabilities)
     o = _new(McpCapabilities)
     o.stdio = f_stdio
     o.http = f_http
     o.meta = f_meta
     return o
+
+
+_KNOWN_McpCapabilities: frozenset[str] = frozenset(["stdio", "http", "_meta"])
 
 
 def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, _Any]:
@@ -7566,9 +8092,14 @@ def _decode_McpStdioCapabilities(d: _Any, strict: bool) -> McpStdioCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_McpStdioCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_McpStdioCapabilities)
     o = _new(McpStdioCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_McpStdioCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_McpStdioCapabilities(o: McpStdioCapabilities) -> dict[str, _Any]:
@@ -7596,9 +8127,14 @@ def _decode_McpHttpCapabilities(d: _Any, strict: bool) -> McpHttpCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_McpHttpCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_McpHttpCapabilities)
     o = _new(McpHttpCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_McpHttpCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_McpHttpCapabilities(o: McpHttpCapabilities) -> dict[str, _Any]:
@@ -7628,9 +8164,14 @@ def _decode_SessionDeleteCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionDeleteCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionDeleteCapabilities)
     o = _new(SessionDeleteCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionDeleteCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str, _Any]:
@@ -7660,9 +8201,14 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionAdditionalDirectoriesCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionAdditionalDirectoriesCapabilities)
     o = _new(SessionAdditionalDirectoriesCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionAdditionalDirectoriesCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_SessionAdditionalDirectoriesCapabilities(
@@ -7692,9 +8238,14 @@ def _decode_AgentAuthCapabilities(d: _Any, strict: bool) -> AgentAuthCapabilitie
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AgentAuthCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_AgentAuthCapabilities)
     o = _new(AgentAuthCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentAuthCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, _Any]:
@@ -7791,6 +8342,8 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TerminalAuthMethod.issuperset(d):
+        _check_unknown(d, _KNOWN_TerminalAuthMethod)
     o = _new(TerminalAuthMethod)
     o.method_id = f_method_id
     o.name = f_name
@@ -7799,6 +8352,11 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
     o.env = f_env
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalAuthMethod: frozenset[str] = frozenset(
+    ["type", "methodId", "name", "description", "args", "env", "_meta"]
+)
 
 
 def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, _Any]:
@@ -7882,12 +8440,19 @@ def _read_AgentAuthMethod(d: _JsonObject, strict: bool) -> AgentAuthMethod:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AgentAuthMethod.issuperset(d):
+        _check_unknown(d, _KNOWN_AgentAuthMethod)
     o = _new(AgentAuthMethod)
     o.method_id = f_method_id
     o.name = f_name
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentAuthMethod: frozenset[str] = frozenset(
+    ["type", "methodId", "name", "description", "_meta"]
+)
 
 
 def _encode_AgentAuthMethod(o: AgentAuthMethod) -> dict[str, _Any]:
@@ -8033,11 +8598,16 @@ def _decode_EnvVariable(d: _Any, strict: bool) -> EnvVariable:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_EnvVariable.issuperset(d):
+        _check_unknown(d, _KNOWN_EnvVariable)
     o = _new(EnvVariable)
     o.name = f_name
     o.value = f_value
     o.meta = f_meta
     return o
+
+
+_KNOWN_EnvVariable: frozenset[str] = frozenset(["name", "value", "_meta"])
 
 
 def _encode_EnvVariable(o: EnvVariable) -> dict[str, _Any]:
@@ -8129,6 +8699,8 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AuthMethodTerminal.issuperset(d):
+        _check_unknown(d, _KNOWN_AuthMethodTerminal)
     o = _new(AuthMethodTerminal)
     o.method_id = f_method_id
     o.name = f_name
@@ -8137,6 +8709,11 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
     o.env = f_env
     o.meta = f_meta
     return o
+
+
+_KNOWN_AuthMethodTerminal: frozenset[str] = frozenset(
+    ["methodId", "name", "description", "args", "env", "_meta"]
+)
 
 
 def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, _Any]:
@@ -8211,12 +8788,19 @@ def _decode_AuthMethodAgent(d: _Any, strict: bool) -> AuthMethodAgent:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AuthMethodAgent.issuperset(d):
+        _check_unknown(d, _KNOWN_AuthMethodAgent)
     o = _new(AuthMethodAgent)
     o.method_id = f_method_id
     o.name = f_name
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_AuthMethodAgent: frozenset[str] = frozenset(
+    ["methodId", "name", "description", "_meta"]
+)
 
 
 def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, _Any]:
@@ -8250,9 +8834,14 @@ def _decode_LoginAuthResponse(d: _Any, strict: bool) -> LoginAuthResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_LoginAuthResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_LoginAuthResponse)
     o = _new(LoginAuthResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_LoginAuthResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_LoginAuthResponse(o: LoginAuthResponse) -> dict[str, _Any]:
@@ -8280,9 +8869,14 @@ def _decode_LogoutAuthResponse(d: _Any, strict: bool) -> LogoutAuthResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_LogoutAuthResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_LogoutAuthResponse)
     o = _new(LogoutAuthResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_LogoutAuthResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_LogoutAuthResponse(o: LogoutAuthResponse) -> dict[str, _Any]:
@@ -8354,12 +8948,19 @@ def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_NewSessionResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_NewSessionResponse)
     o = _new(NewSessionResponse)
     o.session_id = f_session_id
     o.config_options = f_config_options
     o.available_commands = f_available_commands
     o.meta = f_meta
     return o
+
+
+_KNOWN_NewSessionResponse: frozenset[str] = frozenset(
+    ["sessionId", "configOptions", "availableCommands", "_meta"]
+)
 
 
 def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, _Any]:
@@ -8485,6 +9086,8 @@ def _read_SelectSessionConfigOption(
         except _ValidationError as error:
             raise error.at("options")
 
+    if strict and not _KNOWN_SelectSessionConfigOption.issuperset(d):
+        _check_unknown(d, _KNOWN_SelectSessionConfigOption)
     o = _new(SelectSessionConfigOption)
     o.config_id = f_config_id
     o.name = f_name
@@ -8494,6 +9097,20 @@ def _read_SelectSessionConfigOption(
     o.current_value = f_current_value
     o.options = f_options
     return o
+
+
+_KNOWN_SelectSessionConfigOption: frozenset[str] = frozenset(
+    [
+        "type",
+        "configId",
+        "name",
+        "description",
+        "category",
+        "_meta",
+        "currentValue",
+        "options",
+    ]
+)
 
 
 def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str, _Any]:
@@ -8619,6 +9236,8 @@ def _read_BooleanSessionConfigOption(
         except _ValidationError as error:
             raise error.at("currentValue")
 
+    if strict and not _KNOWN_BooleanSessionConfigOption.issuperset(d):
+        _check_unknown(d, _KNOWN_BooleanSessionConfigOption)
     o = _new(BooleanSessionConfigOption)
     o.config_id = f_config_id
     o.name = f_name
@@ -8627,6 +9246,11 @@ def _read_BooleanSessionConfigOption(
     o.meta = f_meta
     o.current_value = f_current_value
     return o
+
+
+_KNOWN_BooleanSessionConfigOption: frozenset[str] = frozenset(
+    ["type", "configId", "name", "description", "category", "_meta", "currentValue"]
+)
 
 
 def _encode_BooleanSessionConfigOption(
@@ -8925,12 +9549,19 @@ def _decode_SessionConfigSelectOption(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionConfigSelectOption.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionConfigSelectOption)
     o = _new(SessionConfigSelectOption)
     o.value = f_value
     o.name = f_name
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionConfigSelectOption: frozenset[str] = frozenset(
+    ["value", "name", "description", "_meta"]
+)
 
 
 def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str, _Any]:
@@ -8999,12 +9630,19 @@ def _decode_SessionConfigSelectGroup(d: _Any, strict: bool) -> SessionConfigSele
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionConfigSelectGroup.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionConfigSelectGroup)
     o = _new(SessionConfigSelectGroup)
     o.group_id = f_group_id
     o.name = f_name
     o.options = f_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionConfigSelectGroup: frozenset[str] = frozenset(
+    ["groupId", "name", "options", "_meta"]
+)
 
 
 def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, _Any]:
@@ -9047,10 +9685,15 @@ def _decode_SessionConfigSelect(d: _Any, strict: bool) -> SessionConfigSelect:
         except _ValidationError as error:
             raise error.at("options")
 
+    if strict and not _KNOWN_SessionConfigSelect.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionConfigSelect)
     o = _new(SessionConfigSelect)
     o.current_value = f_current_value
     o.options = f_options
     return o
+
+
+_KNOWN_SessionConfigSelect: frozenset[str] = frozenset(["currentValue", "options"])
 
 
 def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, _Any]:
@@ -9075,9 +9718,14 @@ def _decode_SessionConfigBoolean(d: _Any, strict: bool) -> SessionConfigBoolean:
         except _ValidationError as error:
             raise error.at("currentValue")
 
+    if strict and not _KNOWN_SessionConfigBoolean.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionConfigBoolean)
     o = _new(SessionConfigBoolean)
     o.current_value = f_current_value
     return o
+
+
+_KNOWN_SessionConfigBoolean: frozenset[str] = frozenset(["currentValue"])
 
 
 def _encode_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, _Any]:
@@ -9159,12 +9807,19 @@ def _read_CommandAvailableCommand(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CommandAvailableCommand.issuperset(d):
+        _check_unknown(d, _KNOWN_CommandAvailableCommand)
     o = _new(CommandAvailableCommand)
     o.name = f_name
     o.description = f_description
     o.input = f_input
     o.meta = f_meta
     return o
+
+
+_KNOWN_CommandAvailableCommand: frozenset[str] = frozenset(
+    ["type", "name", "description", "input", "_meta"]
+)
 
 
 def _encode_CommandAvailableCommand(o: CommandAvailableCommand) -> dict[str, _Any]:
@@ -9309,10 +9964,15 @@ def _read_TextAvailableCommandInput(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TextAvailableCommandInput.issuperset(d):
+        _check_unknown(d, _KNOWN_TextAvailableCommandInput)
     o = _new(TextAvailableCommandInput)
     o.hint = f_hint
     o.meta = f_meta
     return o
+
+
+_KNOWN_TextAvailableCommandInput: frozenset[str] = frozenset(["type", "hint", "_meta"])
 
 
 def _encode_TextAvailableCommandInput(o: TextAvailableCommandInput) -> dict[str, _Any]:
@@ -9423,10 +10083,15 @@ def _decode_TextCommandInput(d: _Any, strict: bool) -> TextCommandInput:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TextCommandInput.issuperset(d):
+        _check_unknown(d, _KNOWN_TextCommandInput)
     o = _new(TextCommandInput)
     o.hint = f_hint
     o.meta = f_meta
     return o
+
+
+_KNOWN_TextCommandInput: frozenset[str] = frozenset(["hint", "_meta"])
 
 
 def _encode_TextCommandInput(o: TextCommandInput) -> dict[str, _Any]:
@@ -9501,12 +10166,17 @@ def _decode_Command(d: _Any, strict: bool) -> Command:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_Command.issuperset(d):
+        _check_unknown(d, _KNOWN_Command)
     o = _new(Command)
     o.name = f_name
     o.description = f_description
     o.input = f_input
     o.meta = f_meta
     return o
+
+
+_KNOWN_Command: frozenset[str] = frozenset(["name", "description", "input", "_meta"])
 
 
 def _encode_Command(o: Command) -> dict[str, _Any]:
@@ -9565,11 +10235,18 @@ def _decode_ListSessionsResponse(d: _Any, strict: bool) -> ListSessionsResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ListSessionsResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_ListSessionsResponse)
     o = _new(ListSessionsResponse)
     o.sessions = f_sessions
     o.next_cursor = f_next_cursor
     o.meta = f_meta
     return o
+
+
+_KNOWN_ListSessionsResponse: frozenset[str] = frozenset(
+    ["sessions", "nextCursor", "_meta"]
+)
 
 
 def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, _Any]:
@@ -9662,6 +10339,8 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionInfo.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionInfo)
     o = _new(SessionInfo)
     o.session_id = f_session_id
     o.cwd = f_cwd
@@ -9670,6 +10349,11 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
     o.updated_at = f_updated_at
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionInfo: frozenset[str] = frozenset(
+    ["sessionId", "cwd", "additionalDirectories", "title", "updatedAt", "_meta"]
+)
 
 
 def _encode_SessionInfo(o: SessionInfo) -> dict[str, _Any]:
@@ -9713,9 +10397,14 @@ def _decode_DeleteSessionResponse(d: _Any, strict: bool) -> DeleteSessionRespons
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_DeleteSessionResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_DeleteSessionResponse)
     o = _new(DeleteSessionResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_DeleteSessionResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, _Any]:
@@ -9777,11 +10466,18 @@ def _decode_ResumeSessionResponse(d: _Any, strict: bool) -> ResumeSessionRespons
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ResumeSessionResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_ResumeSessionResponse)
     o = _new(ResumeSessionResponse)
     o.config_options = f_config_options
     o.available_commands = f_available_commands
     o.meta = f_meta
     return o
+
+
+_KNOWN_ResumeSessionResponse: frozenset[str] = frozenset(
+    ["configOptions", "availableCommands", "_meta"]
+)
 
 
 def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, _Any]:
@@ -9817,9 +10513,14 @@ def _decode_CloseSessionResponse(d: _Any, strict: bool) -> CloseSessionResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CloseSessionResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_CloseSessionResponse)
     o = _new(CloseSessionResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_CloseSessionResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, _Any]:
@@ -9847,9 +10548,14 @@ def _decode_CancelToolCallResponse(d: _Any, strict: bool) -> CancelToolCallRespo
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CancelToolCallResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_CancelToolCallResponse)
     o = _new(CancelToolCallResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelToolCallResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_CancelToolCallResponse(o: CancelToolCallResponse) -> dict[str, _Any]:
@@ -9877,9 +10583,14 @@ def _decode_CancelTerminalResponse(d: _Any, strict: bool) -> CancelTerminalRespo
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CancelTerminalResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_CancelTerminalResponse)
     o = _new(CancelTerminalResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelTerminalResponse: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_CancelTerminalResponse(o: CancelTerminalResponse) -> dict[str, _Any]:
@@ -9925,10 +10636,17 @@ def _decode_SetSessionConfigOptionResponse(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SetSessionConfigOptionResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_SetSessionConfigOptionResponse)
     o = _new(SetSessionConfigOptionResponse)
     o.config_options = f_config_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_SetSessionConfigOptionResponse: frozenset[str] = frozenset(
+    ["configOptions", "_meta"]
+)
 
 
 def _encode_SetSessionConfigOptionResponse(
@@ -9970,10 +10688,15 @@ def _decode_PromptResponse(d: _Any, strict: bool) -> PromptResponse:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PromptResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_PromptResponse)
     o = _new(PromptResponse)
     o.message_id = f_message_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_PromptResponse: frozenset[str] = frozenset(["messageId", "_meta"])
 
 
 def _encode_PromptResponse(o: PromptResponse) -> dict[str, _Any]:
@@ -10035,11 +10758,16 @@ def _decode_Error(d: _Any, strict: bool) -> Error:
             _salvage(v)
             f_data = _UNSET
 
+    if strict and not _KNOWN_Error.issuperset(d):
+        _check_unknown(d, _KNOWN_Error)
     o = _new(Error)
     o.code = f_code
     o.message = f_message
     o.data = f_data
     return o
+
+
+_KNOWN_Error: frozenset[str] = frozenset(["code", "message", "data"])
 
 
 def _encode_Error(o: Error) -> dict[str, _Any]:
@@ -10124,11 +10852,18 @@ def _decode_UnsupportedProtocolVersionErrorData(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_UnsupportedProtocolVersionErrorData.issuperset(d):
+        _check_unknown(d, _KNOWN_UnsupportedProtocolVersionErrorData)
     o = _new(UnsupportedProtocolVersionErrorData)
     o.requested = f_requested
     o.supported = f_supported
     o.meta = f_meta
     return o
+
+
+_KNOWN_UnsupportedProtocolVersionErrorData: frozenset[str] = frozenset(
+    ["requested", "supported", "_meta"]
+)
 
 
 def _encode_UnsupportedProtocolVersionErrorData(
@@ -10171,10 +10906,15 @@ def _decode_SessionNotFoundErrorData(d: _Any, strict: bool) -> SessionNotFoundEr
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionNotFoundErrorData.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionNotFoundErrorData)
     o = _new(SessionNotFoundErrorData)
     o.session_id = f_session_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionNotFoundErrorData: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_SessionNotFoundErrorData(o: SessionNotFoundErrorData) -> dict[str, _Any]:
@@ -10213,10 +10953,15 @@ def _decode_AgentNotification(d: _Any, strict: bool) -> AgentNotification:
         except _ValidationError as error:
             raise error.at("params")
 
+    if strict and not _KNOWN_AgentNotification.issuperset(d):
+        _check_unknown(d, _KNOWN_AgentNotification)
     o = _new(AgentNotification)
     o.method = f_method
     o.params = f_params
     return o
+
+
+_KNOWN_AgentNotification: frozenset[str] = frozenset(["method", "params"])
 
 
 def _encode_AgentNotification(o: AgentNotification) -> dict[str, _Any]:
@@ -10274,11 +11019,18 @@ def _decode_UpdateSessionNotification(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_UpdateSessionNotification.issuperset(d):
+        _check_unknown(d, _KNOWN_UpdateSessionNotification)
     o = _new(UpdateSessionNotification)
     o.session_id = f_session_id
     o.update = f_update
     o.meta = f_meta
     return o
+
+
+_KNOWN_UpdateSessionNotification: frozenset[str] = frozenset(
+    ["sessionId", "update", "_meta"]
+)
 
 
 def _encode_UpdateSessionNotification(o: UpdateSessionNotification) -> dict[str, _Any]:
@@ -10347,11 +11099,18 @@ def _read_UserMessageChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_UserMessageChunkSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_UserMessageChunkSessionUpdate)
     o = _new(UserMessageChunkSessionUpdate)
     o.message_id = f_message_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_UserMessageChunkSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "messageId", "content", "_meta"]
+)
 
 
 def _encode_UserMessageChunkSessionUpdate(
@@ -10424,11 +11183,18 @@ def _read_UserMessageSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_UserMessageSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_UserMessageSessionUpdate)
     o = _new(UserMessageSessionUpdate)
     o.message_id = f_message_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_UserMessageSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "messageId", "content", "_meta"]
+)
 
 
 def _encode_UserMessageSessionUpdate(o: UserMessageSessionUpdate) -> dict[str, _Any]:
@@ -10502,11 +11268,18 @@ def _read_AgentMessageChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AgentMessageChunkSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_AgentMessageChunkSessionUpdate)
     o = _new(AgentMessageChunkSessionUpdate)
     o.message_id = f_message_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentMessageChunkSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "messageId", "content", "_meta"]
+)
 
 
 def _encode_AgentMessageChunkSessionUpdate(
@@ -10581,11 +11354,18 @@ def _read_AgentMessageSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AgentMessageSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_AgentMessageSessionUpdate)
     o = _new(AgentMessageSessionUpdate)
     o.message_id = f_message_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentMessageSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "messageId", "content", "_meta"]
+)
 
 
 def _encode_AgentMessageSessionUpdate(o: AgentMessageSessionUpdate) -> dict[str, _Any]:
@@ -10659,11 +11439,18 @@ def _read_AgentThoughtChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AgentThoughtChunkSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_AgentThoughtChunkSessionUpdate)
     o = _new(AgentThoughtChunkSessionUpdate)
     o.message_id = f_message_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentThoughtChunkSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "messageId", "content", "_meta"]
+)
 
 
 def _encode_AgentThoughtChunkSessionUpdate(
@@ -10738,11 +11525,18 @@ def _read_AgentThoughtSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AgentThoughtSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_AgentThoughtSessionUpdate)
     o = _new(AgentThoughtSessionUpdate)
     o.message_id = f_message_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentThoughtSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "messageId", "content", "_meta"]
+)
 
 
 def _encode_AgentThoughtSessionUpdate(o: AgentThoughtSessionUpdate) -> dict[str, _Any]:
@@ -10843,11 +11637,18 @@ def _read_ToolCallContentChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ToolCallContentChunkSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_ToolCallContentChunkSessionUpdate)
     o = _new(ToolCallContentChunkSessionUpdate)
     o.tool_call_id = f_tool_call_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallContentChunkSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "toolCallId", "content", "_meta"]
+)
 
 
 def _encode_ToolCallContentChunkSessionUpdate(
@@ -11052,6 +11853,8 @@ def _read_ToolCallUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ToolCallUpdateSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_ToolCallUpdateSessionUpdate)
     o = _new(ToolCallUpdateSessionUpdate)
     o.tool_call_id = f_tool_call_id
     o.name = f_name
@@ -11065,6 +11868,24 @@ def _read_ToolCallUpdateSessionUpdate(
     o.capabilities = f_capabilities
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallUpdateSessionUpdate: frozenset[str] = frozenset(
+    [
+        "sessionUpdate",
+        "toolCallId",
+        "name",
+        "title",
+        "kind",
+        "status",
+        "content",
+        "locations",
+        "rawInput",
+        "rawOutput",
+        "capabilities",
+        "_meta",
+    ]
+)
 
 
 def _encode_ToolCallUpdateSessionUpdate(
@@ -11246,6 +12067,8 @@ def _read_TerminalUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TerminalUpdateSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_TerminalUpdateSessionUpdate)
     o = _new(TerminalUpdateSessionUpdate)
     o.terminal_id = f_terminal_id
     o.command = f_command
@@ -11256,6 +12079,21 @@ def _read_TerminalUpdateSessionUpdate(
     o.capabilities = f_capabilities
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalUpdateSessionUpdate: frozenset[str] = frozenset(
+    [
+        "sessionUpdate",
+        "terminalId",
+        "command",
+        "cwd",
+        "output",
+        "exitStatus",
+        "size",
+        "capabilities",
+        "_meta",
+    ]
+)
 
 
 def _encode_TerminalUpdateSessionUpdate(
@@ -11344,11 +12182,18 @@ def _read_TerminalOutputChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TerminalOutputChunkSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_TerminalOutputChunkSessionUpdate)
     o = _new(TerminalOutputChunkSessionUpdate)
     o.terminal_id = f_terminal_id
     o.data = f_data
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalOutputChunkSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "terminalId", "data", "_meta"]
+)
 
 
 def _encode_TerminalOutputChunkSessionUpdate(
@@ -11408,10 +12253,17 @@ def _read_PlanUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PlanUpdateSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_PlanUpdateSessionUpdate)
     o = _new(PlanUpdateSessionUpdate)
     o.plan = f_plan
     o.meta = f_meta
     return o
+
+
+_KNOWN_PlanUpdateSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "plan", "_meta"]
+)
 
 
 def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, _Any]:
@@ -11466,10 +12318,17 @@ def _read_AvailableCommandsUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AvailableCommandsUpdateSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_AvailableCommandsUpdateSessionUpdate)
     o = _new(AvailableCommandsUpdateSessionUpdate)
     o.available_commands = f_available_commands
     o.meta = f_meta
     return o
+
+
+_KNOWN_AvailableCommandsUpdateSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "availableCommands", "_meta"]
+)
 
 
 def _encode_AvailableCommandsUpdateSessionUpdate(
@@ -11532,10 +12391,17 @@ def _read_ConfigOptionUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ConfigOptionUpdateSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_ConfigOptionUpdateSessionUpdate)
     o = _new(ConfigOptionUpdateSessionUpdate)
     o.config_options = f_config_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_ConfigOptionUpdateSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "configOptions", "_meta"]
+)
 
 
 def _encode_ConfigOptionUpdateSessionUpdate(
@@ -11608,11 +12474,18 @@ def _read_SessionInfoUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionInfoUpdateSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionInfoUpdateSessionUpdate)
     o = _new(SessionInfoUpdateSessionUpdate)
     o.title = f_title
     o.updated_at = f_updated_at
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionInfoUpdateSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "title", "updatedAt", "_meta"]
+)
 
 
 def _encode_SessionInfoUpdateSessionUpdate(
@@ -11709,12 +12582,19 @@ def _read_UsageUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_UsageUpdateSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_UsageUpdateSessionUpdate)
     o = _new(UsageUpdateSessionUpdate)
     o.used = f_used
     o.size = f_size
     o.cost = f_cost
     o.meta = f_meta
     return o
+
+
+_KNOWN_UsageUpdateSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "used", "size", "cost", "_meta"]
+)
 
 
 def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, _Any]:
@@ -11798,12 +12678,19 @@ def _read_NoticeSessionUpdate(d: _JsonObject, strict: bool) -> NoticeSessionUpda
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_NoticeSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_NoticeSessionUpdate)
     o = _new(NoticeSessionUpdate)
     o.severity = f_severity
     o.title = f_title
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_NoticeSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "severity", "title", "description", "_meta"]
+)
 
 
 def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, _Any]:
@@ -11908,6 +12795,8 @@ def _read_CompactionUpdateSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CompactionUpdateSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_CompactionUpdateSessionUpdate)
     o = _new(CompactionUpdateSessionUpdate)
     o.compaction_id = f_compaction_id
     o.status = f_status
@@ -11915,6 +12804,11 @@ def _read_CompactionUpdateSessionUpdate(
     o.error = f_error
     o.meta = f_meta
     return o
+
+
+_KNOWN_CompactionUpdateSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "compactionId", "status", "summary", "error", "_meta"]
+)
 
 
 def _encode_CompactionUpdateSessionUpdate(
@@ -11996,11 +12890,18 @@ def _read_CompactionSummaryChunkSessionUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CompactionSummaryChunkSessionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_CompactionSummaryChunkSessionUpdate)
     o = _new(CompactionSummaryChunkSessionUpdate)
     o.compaction_id = f_compaction_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_CompactionSummaryChunkSessionUpdate: frozenset[str] = frozenset(
+    ["sessionUpdate", "compactionId", "content", "_meta"]
+)
 
 
 def _encode_CompactionSummaryChunkSessionUpdate(
@@ -12142,11 +13043,16 @@ def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ContentChunk.issuperset(d):
+        _check_unknown(d, _KNOWN_ContentChunk)
     o = _new(ContentChunk)
     o.message_id = f_message_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_ContentChunk: frozenset[str] = frozenset(["messageId", "content", "_meta"])
 
 
 def _encode_ContentChunk(o: ContentChunk) -> dict[str, _Any]:
@@ -12206,11 +13112,16 @@ def _decode_UserMessage(d: _Any, strict: bool) -> UserMessage:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_UserMessage.issuperset(d):
+        _check_unknown(d, _KNOWN_UserMessage)
     o = _new(UserMessage)
     o.message_id = f_message_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_UserMessage: frozenset[str] = frozenset(["messageId", "content", "_meta"])
 
 
 def _encode_UserMessage(o: UserMessage) -> dict[str, _Any]:
@@ -12274,11 +13185,16 @@ def _decode_AgentMessage(d: _Any, strict: bool) -> AgentMessage:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AgentMessage.issuperset(d):
+        _check_unknown(d, _KNOWN_AgentMessage)
     o = _new(AgentMessage)
     o.message_id = f_message_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentMessage: frozenset[str] = frozenset(["messageId", "content", "_meta"])
 
 
 def _encode_AgentMessage(o: AgentMessage) -> dict[str, _Any]:
@@ -12342,11 +13258,16 @@ def _decode_AgentThought(d: _Any, strict: bool) -> AgentThought:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AgentThought.issuperset(d):
+        _check_unknown(d, _KNOWN_AgentThought)
     o = _new(AgentThought)
     o.message_id = f_message_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_AgentThought: frozenset[str] = frozenset(["messageId", "content", "_meta"])
 
 
 def _encode_AgentThought(o: AgentThought) -> dict[str, _Any]:
@@ -12401,10 +13322,17 @@ def _read_TerminalBackgroundWork(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TerminalBackgroundWork.issuperset(d):
+        _check_unknown(d, _KNOWN_TerminalBackgroundWork)
     o = _new(TerminalBackgroundWork)
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalBackgroundWork: frozenset[str] = frozenset(
+    ["type", "terminalId", "_meta"]
+)
 
 
 def _encode_TerminalBackgroundWork(o: TerminalBackgroundWork) -> dict[str, _Any]:
@@ -12455,10 +13383,17 @@ def _read_ToolCallBackgroundWork(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ToolCallBackgroundWork.issuperset(d):
+        _check_unknown(d, _KNOWN_ToolCallBackgroundWork)
     o = _new(ToolCallBackgroundWork)
     o.tool_call_id = f_tool_call_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallBackgroundWork: frozenset[str] = frozenset(
+    ["type", "toolCallId", "_meta"]
+)
 
 
 def _encode_ToolCallBackgroundWork(o: ToolCallBackgroundWork) -> dict[str, _Any]:
@@ -12564,10 +13499,15 @@ def _decode_BackgroundTerminal(d: _Any, strict: bool) -> BackgroundTerminal:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_BackgroundTerminal.issuperset(d):
+        _check_unknown(d, _KNOWN_BackgroundTerminal)
     o = _new(BackgroundTerminal)
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_BackgroundTerminal: frozenset[str] = frozenset(["terminalId", "_meta"])
 
 
 def _encode_BackgroundTerminal(o: BackgroundTerminal) -> dict[str, _Any]:
@@ -12607,10 +13547,15 @@ def _decode_BackgroundToolCall(d: _Any, strict: bool) -> BackgroundToolCall:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_BackgroundToolCall.issuperset(d):
+        _check_unknown(d, _KNOWN_BackgroundToolCall)
     o = _new(BackgroundToolCall)
     o.tool_call_id = f_tool_call_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_BackgroundToolCall: frozenset[str] = frozenset(["toolCallId", "_meta"])
 
 
 def _encode_BackgroundToolCall(o: BackgroundToolCall) -> dict[str, _Any]:
@@ -12659,10 +13604,15 @@ def _decode_RunningStateUpdate(d: _Any, strict: bool) -> RunningStateUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_RunningStateUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_RunningStateUpdate)
     o = _new(RunningStateUpdate)
     o.background = f_background
     o.meta = f_meta
     return o
+
+
+_KNOWN_RunningStateUpdate: frozenset[str] = frozenset(["background", "_meta"])
 
 
 def _encode_RunningStateUpdate(o: RunningStateUpdate) -> dict[str, _Any]:
@@ -12697,9 +13647,14 @@ def _decode_ErrorStopReason(d: _Any, strict: bool) -> ErrorStopReason:
             _salvage(v)
             f_error = _UNSET
 
+    if strict and not _KNOWN_ErrorStopReason.issuperset(d):
+        _check_unknown(d, _KNOWN_ErrorStopReason)
     o = _new(ErrorStopReason)
     o.error = f_error
     return o
+
+
+_KNOWN_ErrorStopReason: frozenset[str] = frozenset(["error"])
 
 
 def _encode_ErrorStopReason(o: ErrorStopReason) -> dict[str, _Any]:
@@ -12756,10 +13711,17 @@ def _read_EndTurnIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_EndTurnIdleStateUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_EndTurnIdleStateUpdate)
     o = _new(EndTurnIdleStateUpdate)
     o.background = f_background
     o.meta = f_meta
     return o
+
+
+_KNOWN_EndTurnIdleStateUpdate: frozenset[str] = frozenset(
+    ["stopReason", "background", "_meta"]
+)
 
 
 def _encode_EndTurnIdleStateUpdate(o: EndTurnIdleStateUpdate) -> dict[str, _Any]:
@@ -12825,10 +13787,17 @@ def _read_MaxTokensIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_MaxTokensIdleStateUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_MaxTokensIdleStateUpdate)
     o = _new(MaxTokensIdleStateUpdate)
     o.background = f_background
     o.meta = f_meta
     return o
+
+
+_KNOWN_MaxTokensIdleStateUpdate: frozenset[str] = frozenset(
+    ["stopReason", "background", "_meta"]
+)
 
 
 def _encode_MaxTokensIdleStateUpdate(o: MaxTokensIdleStateUpdate) -> dict[str, _Any]:
@@ -12896,10 +13865,17 @@ def _read_MaxTurnRequestsIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_MaxTurnRequestsIdleStateUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_MaxTurnRequestsIdleStateUpdate)
     o = _new(MaxTurnRequestsIdleStateUpdate)
     o.background = f_background
     o.meta = f_meta
     return o
+
+
+_KNOWN_MaxTurnRequestsIdleStateUpdate: frozenset[str] = frozenset(
+    ["stopReason", "background", "_meta"]
+)
 
 
 def _encode_MaxTurnRequestsIdleStateUpdate(
@@ -12967,10 +13943,17 @@ def _read_RefusalIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_RefusalIdleStateUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_RefusalIdleStateUpdate)
     o = _new(RefusalIdleStateUpdate)
     o.background = f_background
     o.meta = f_meta
     return o
+
+
+_KNOWN_RefusalIdleStateUpdate: frozenset[str] = frozenset(
+    ["stopReason", "background", "_meta"]
+)
 
 
 def _encode_RefusalIdleStateUpdate(o: RefusalIdleStateUpdate) -> dict[str, _Any]:
@@ -13036,10 +14019,17 @@ def _read_CancelledIdleStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CancelledIdleStateUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_CancelledIdleStateUpdate)
     o = _new(CancelledIdleStateUpdate)
     o.background = f_background
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelledIdleStateUpdate: frozenset[str] = frozenset(
+    ["stopReason", "background", "_meta"]
+)
 
 
 def _encode_CancelledIdleStateUpdate(o: CancelledIdleStateUpdate) -> dict[str, _Any]:
@@ -13116,11 +14106,18 @@ def _read_ErrorIdleStateUpdate(d: _JsonObject, strict: bool) -> ErrorIdleStateUp
             _salvage(v)
             f_error = _UNSET
 
+    if strict and not _KNOWN_ErrorIdleStateUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_ErrorIdleStateUpdate)
     o = _new(ErrorIdleStateUpdate)
     o.background = f_background
     o.meta = f_meta
     o.error = f_error
     return o
+
+
+_KNOWN_ErrorIdleStateUpdate: frozenset[str] = frozenset(
+    ["stopReason", "background", "_meta", "error"]
+)
 
 
 def _encode_ErrorIdleStateUpdate(o: ErrorIdleStateUpdate) -> dict[str, _Any]:
@@ -13272,11 +14269,18 @@ def _decode_NoneIdleStateUpdate(d: _Any, strict: bool) -> NoneIdleStateUpdate:
             _salvage(v)
             f_stop_reason = _UNSET
 
+    if strict and not _KNOWN_NoneIdleStateUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_NoneIdleStateUpdate)
     o = _new(NoneIdleStateUpdate)
     o.background = f_background
     o.meta = f_meta
     o.stop_reason = f_stop_reason
     return o
+
+
+_KNOWN_NoneIdleStateUpdate: frozenset[str] = frozenset(
+    ["stopReason", "background", "_meta", "stopReason"]
+)
 
 
 def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, _Any]:
@@ -13373,10 +14377,15 @@ def _decode_RequiresActionStateUpdate(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_RequiresActionStateUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_RequiresActionStateUpdate)
     o = _new(RequiresActionStateUpdate)
     o.background = f_background
     o.meta = f_meta
     return o
+
+
+_KNOWN_RequiresActionStateUpdate: frozenset[str] = frozenset(["background", "_meta"])
 
 
 def _encode_RequiresActionStateUpdate(o: RequiresActionStateUpdate) -> dict[str, _Any]:
@@ -13438,10 +14447,15 @@ def _read_StateUpdateRunning(d: _JsonObject, strict: bool) -> StateUpdateRunning
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_StateUpdateRunning.issuperset(d):
+        _check_unknown(d, _KNOWN_StateUpdateRunning)
     o = _new(StateUpdateRunning)
     o.background = f_background
     o.meta = f_meta
     return o
+
+
+_KNOWN_StateUpdateRunning: frozenset[str] = frozenset(["state", "background", "_meta"])
 
 
 def _encode_StateUpdateRunning(o: StateUpdateRunning) -> dict[str, _Any]:
@@ -13534,10 +14548,17 @@ def _read_StateUpdateRequiresAction(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_StateUpdateRequiresAction.issuperset(d):
+        _check_unknown(d, _KNOWN_StateUpdateRequiresAction)
     o = _new(StateUpdateRequiresAction)
     o.background = f_background
     o.meta = f_meta
     return o
+
+
+_KNOWN_StateUpdateRequiresAction: frozenset[str] = frozenset(
+    ["state", "background", "_meta"]
+)
 
 
 def _encode_StateUpdateRequiresAction(o: StateUpdateRequiresAction) -> dict[str, _Any]:
@@ -13664,11 +14685,18 @@ def _decode_ToolCallContentChunk(d: _Any, strict: bool) -> ToolCallContentChunk:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ToolCallContentChunk.issuperset(d):
+        _check_unknown(d, _KNOWN_ToolCallContentChunk)
     o = _new(ToolCallContentChunk)
     o.tool_call_id = f_tool_call_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_ToolCallContentChunk: frozenset[str] = frozenset(
+    ["toolCallId", "content", "_meta"]
+)
 
 
 def _encode_ToolCallContentChunk(o: ToolCallContentChunk) -> dict[str, _Any]:
@@ -13709,10 +14737,15 @@ def _decode_TerminalOutput(d: _Any, strict: bool) -> TerminalOutput:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TerminalOutput.issuperset(d):
+        _check_unknown(d, _KNOWN_TerminalOutput)
     o = _new(TerminalOutput)
     o.data = f_data
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalOutput: frozenset[str] = frozenset(["data", "_meta"])
 
 
 def _encode_TerminalOutput(o: TerminalOutput) -> dict[str, _Any]:
@@ -13781,11 +14814,16 @@ def _decode_TerminalExitStatus(d: _Any, strict: bool) -> TerminalExitStatus:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TerminalExitStatus.issuperset(d):
+        _check_unknown(d, _KNOWN_TerminalExitStatus)
     o = _new(TerminalExitStatus)
     o.exit_code = f_exit_code
     o.signal = f_signal
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalExitStatus: frozenset[str] = frozenset(["exitCode", "signal", "_meta"])
 
 
 def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, _Any]:
@@ -13843,11 +14881,16 @@ def _decode_TerminalSize(d: _Any, strict: bool) -> TerminalSize:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TerminalSize.issuperset(d):
+        _check_unknown(d, _KNOWN_TerminalSize)
     o = _new(TerminalSize)
     o.cols = f_cols
     o.rows = f_rows
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalSize: frozenset[str] = frozenset(["cols", "rows", "_meta"])
 
 
 def _encode_TerminalSize(o: TerminalSize) -> dict[str, _Any]:
@@ -13893,10 +14936,15 @@ def _decode_TerminalCapabilities(d: _Any, strict: bool) -> TerminalCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TerminalCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_TerminalCapabilities)
     o = _new(TerminalCapabilities)
     o.cancel = f_cancel
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalCapabilities: frozenset[str] = frozenset(["cancel", "_meta"])
 
 
 def _encode_TerminalCapabilities(o: TerminalCapabilities) -> dict[str, _Any]:
@@ -13931,9 +14979,14 @@ def _decode_TerminalCancelCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TerminalCancelCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_TerminalCancelCapabilities)
     o = _new(TerminalCancelCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalCancelCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_TerminalCancelCapabilities(
@@ -14053,6 +15106,8 @@ def _decode_TerminalUpdate(d: _Any, strict: bool) -> TerminalUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TerminalUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_TerminalUpdate)
     o = _new(TerminalUpdate)
     o.terminal_id = f_terminal_id
     o.command = f_command
@@ -14063,6 +15118,20 @@ def _decode_TerminalUpdate(d: _Any, strict: bool) -> TerminalUpdate:
     o.capabilities = f_capabilities
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalUpdate: frozenset[str] = frozenset(
+    [
+        "terminalId",
+        "command",
+        "cwd",
+        "output",
+        "exitStatus",
+        "size",
+        "capabilities",
+        "_meta",
+    ]
+)
 
 
 def _encode_TerminalUpdate(o: TerminalUpdate) -> dict[str, _Any]:
@@ -14136,11 +15205,16 @@ def _decode_TerminalOutputChunk(d: _Any, strict: bool) -> TerminalOutputChunk:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TerminalOutputChunk.issuperset(d):
+        _check_unknown(d, _KNOWN_TerminalOutputChunk)
     o = _new(TerminalOutputChunk)
     o.terminal_id = f_terminal_id
     o.data = f_data
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalOutputChunk: frozenset[str] = frozenset(["terminalId", "data", "_meta"])
 
 
 def _encode_TerminalOutputChunk(o: TerminalOutputChunk) -> dict[str, _Any]:
@@ -14201,11 +15275,18 @@ def _read_ItemsPlanUpdateContent(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ItemsPlanUpdateContent.issuperset(d):
+        _check_unknown(d, _KNOWN_ItemsPlanUpdateContent)
     o = _new(ItemsPlanUpdateContent)
     o.plan_id = f_plan_id
     o.entries = f_entries
     o.meta = f_meta
     return o
+
+
+_KNOWN_ItemsPlanUpdateContent: frozenset[str] = frozenset(
+    ["type", "planId", "entries", "_meta"]
+)
 
 
 def _encode_ItemsPlanUpdateContent(o: ItemsPlanUpdateContent) -> dict[str, _Any]:
@@ -14357,12 +15438,17 @@ def _decode_PlanEntry(d: _Any, strict: bool) -> PlanEntry:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PlanEntry.issuperset(d):
+        _check_unknown(d, _KNOWN_PlanEntry)
     o = _new(PlanEntry)
     o.content = f_content
     o.priority = f_priority
     o.status = f_status
     o.meta = f_meta
     return o
+
+
+_KNOWN_PlanEntry: frozenset[str] = frozenset(["content", "priority", "status", "_meta"])
 
 
 def _encode_PlanEntry(o: PlanEntry) -> dict[str, _Any]:
@@ -14452,11 +15538,16 @@ def _decode_PlanItems(d: _Any, strict: bool) -> PlanItems:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PlanItems.issuperset(d):
+        _check_unknown(d, _KNOWN_PlanItems)
     o = _new(PlanItems)
     o.plan_id = f_plan_id
     o.entries = f_entries
     o.meta = f_meta
     return o
+
+
+_KNOWN_PlanItems: frozenset[str] = frozenset(["planId", "entries", "_meta"])
 
 
 def _encode_PlanItems(o: PlanItems) -> dict[str, _Any]:
@@ -14503,10 +15594,15 @@ def _decode_PlanUpdate(d: _Any, strict: bool) -> PlanUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PlanUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_PlanUpdate)
     o = _new(PlanUpdate)
     o.plan = f_plan
     o.meta = f_meta
     return o
+
+
+_KNOWN_PlanUpdate: frozenset[str] = frozenset(["plan", "_meta"])
 
 
 def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, _Any]:
@@ -14548,10 +15644,17 @@ def _decode_AvailableCommandsUpdate(d: _Any, strict: bool) -> AvailableCommandsU
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_AvailableCommandsUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_AvailableCommandsUpdate)
     o = _new(AvailableCommandsUpdate)
     o.available_commands = f_available_commands
     o.meta = f_meta
     return o
+
+
+_KNOWN_AvailableCommandsUpdate: frozenset[str] = frozenset(
+    ["availableCommands", "_meta"]
+)
 
 
 def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, _Any]:
@@ -14599,10 +15702,15 @@ def _decode_ConfigOptionUpdate(d: _Any, strict: bool) -> ConfigOptionUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ConfigOptionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_ConfigOptionUpdate)
     o = _new(ConfigOptionUpdate)
     o.config_options = f_config_options
     o.meta = f_meta
     return o
+
+
+_KNOWN_ConfigOptionUpdate: frozenset[str] = frozenset(["configOptions", "_meta"])
 
 
 def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, _Any]:
@@ -14660,11 +15768,16 @@ def _decode_SessionInfoUpdate(d: _Any, strict: bool) -> SessionInfoUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SessionInfoUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_SessionInfoUpdate)
     o = _new(SessionInfoUpdate)
     o.title = f_title
     o.updated_at = f_updated_at
     o.meta = f_meta
     return o
+
+
+_KNOWN_SessionInfoUpdate: frozenset[str] = frozenset(["title", "updatedAt", "_meta"])
 
 
 def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, _Any]:
@@ -14722,11 +15835,16 @@ def _decode_Cost(d: _Any, strict: bool) -> Cost:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_Cost.issuperset(d):
+        _check_unknown(d, _KNOWN_Cost)
     o = _new(Cost)
     o.amount = f_amount
     o.currency = f_currency
     o.meta = f_meta
     return o
+
+
+_KNOWN_Cost: frozenset[str] = frozenset(["amount", "currency", "_meta"])
 
 
 def _encode_Cost(o: Cost) -> dict[str, _Any]:
@@ -14806,12 +15924,17 @@ def _decode_UsageUpdate(d: _Any, strict: bool) -> UsageUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_UsageUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_UsageUpdate)
     o = _new(UsageUpdate)
     o.used = f_used
     o.size = f_size
     o.cost = f_cost
     o.meta = f_meta
     return o
+
+
+_KNOWN_UsageUpdate: frozenset[str] = frozenset(["used", "size", "cost", "_meta"])
 
 
 def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, _Any]:
@@ -14904,12 +16027,17 @@ def _decode_Notice(d: _Any, strict: bool) -> Notice:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_Notice.issuperset(d):
+        _check_unknown(d, _KNOWN_Notice)
     o = _new(Notice)
     o.severity = f_severity
     o.title = f_title
     o.description = f_description
     o.meta = f_meta
     return o
+
+
+_KNOWN_Notice: frozenset[str] = frozenset(["severity", "title", "description", "_meta"])
 
 
 def _encode_Notice(o: Notice) -> dict[str, _Any]:
@@ -15023,6 +16151,8 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CompactionUpdate.issuperset(d):
+        _check_unknown(d, _KNOWN_CompactionUpdate)
     o = _new(CompactionUpdate)
     o.compaction_id = f_compaction_id
     o.status = f_status
@@ -15030,6 +16160,11 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
     o.error = f_error
     o.meta = f_meta
     return o
+
+
+_KNOWN_CompactionUpdate: frozenset[str] = frozenset(
+    ["compactionId", "status", "summary", "error", "_meta"]
+)
 
 
 def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, _Any]:
@@ -15096,11 +16231,18 @@ def _decode_CompactionSummaryChunk(d: _Any, strict: bool) -> CompactionSummaryCh
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CompactionSummaryChunk.issuperset(d):
+        _check_unknown(d, _KNOWN_CompactionSummaryChunk)
     o = _new(CompactionSummaryChunk)
     o.compaction_id = f_compaction_id
     o.content = f_content
     o.meta = f_meta
     return o
+
+
+_KNOWN_CompactionSummaryChunk: frozenset[str] = frozenset(
+    ["compactionId", "content", "_meta"]
+)
 
 
 def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, _Any]:
@@ -15143,10 +16285,17 @@ def _decode_CompleteElicitationNotification(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CompleteElicitationNotification.issuperset(d):
+        _check_unknown(d, _KNOWN_CompleteElicitationNotification)
     o = _new(CompleteElicitationNotification)
     o.elicitation_id = f_elicitation_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CompleteElicitationNotification: frozenset[str] = frozenset(
+    ["elicitationId", "_meta"]
+)
 
 
 def _encode_CompleteElicitationNotification(
@@ -15199,11 +16348,16 @@ def _decode_ClientRequest(d: _Any, strict: bool) -> ClientRequest:
         except _ValidationError as error:
             raise error.at("params")
 
+    if strict and not _KNOWN_ClientRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_ClientRequest)
     o = _new(ClientRequest)
     o.id = f_id
     o.method = f_method
     o.params = f_params
     return o
+
+
+_KNOWN_ClientRequest: frozenset[str] = frozenset(["id", "method", "params"])
 
 
 def _encode_ClientRequest(o: ClientRequest) -> dict[str, _Any]:
@@ -15269,12 +16423,19 @@ def _decode_InitializeRequest(d: _Any, strict: bool) -> InitializeRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_InitializeRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_InitializeRequest)
     o = _new(InitializeRequest)
     o.protocol_version = f_protocol_version
     o.info = f_info
     o.capabilities = f_capabilities
     o.meta = f_meta
     return o
+
+
+_KNOWN_InitializeRequest: frozenset[str] = frozenset(
+    ["protocolVersion", "info", "capabilities", "_meta"]
+)
 
 
 def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, _Any]:
@@ -15334,11 +16495,16 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ClientCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_ClientCapabilities)
     o = _new(ClientCapabilities)
     o.auth = f_auth
     o.elicitation = f_elicitation
     o.meta = f_meta
     return o
+
+
+_KNOWN_ClientCapabilities: frozenset[str] = frozenset(["auth", "elicitation", "_meta"])
 
 
 def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, _Any]:
@@ -15391,10 +16557,15 @@ def _decode_ClientAuthCapabilities(d: _Any, strict: bool) -> ClientAuthCapabilit
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ClientAuthCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_ClientAuthCapabilities)
     o = _new(ClientAuthCapabilities)
     o.terminal = f_terminal
     o.meta = f_meta
     return o
+
+
+_KNOWN_ClientAuthCapabilities: frozenset[str] = frozenset(["terminal", "_meta"])
 
 
 def _encode_ClientAuthCapabilities(o: ClientAuthCapabilities) -> dict[str, _Any]:
@@ -15427,9 +16598,14 @@ def _decode_TerminalAuthCapabilities(d: _Any, strict: bool) -> TerminalAuthCapab
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_TerminalAuthCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_TerminalAuthCapabilities)
     o = _new(TerminalAuthCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_TerminalAuthCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_TerminalAuthCapabilities(o: TerminalAuthCapabilities) -> dict[str, _Any]:
@@ -15485,11 +16661,16 @@ def _decode_ElicitationCapabilities(d: _Any, strict: bool) -> ElicitationCapabil
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ElicitationCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_ElicitationCapabilities)
     o = _new(ElicitationCapabilities)
     o.form = f_form
     o.url = f_url
     o.meta = f_meta
     return o
+
+
+_KNOWN_ElicitationCapabilities: frozenset[str] = frozenset(["form", "url", "_meta"])
 
 
 def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, _Any]:
@@ -15527,9 +16708,14 @@ def _decode_ElicitationFormCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ElicitationFormCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_ElicitationFormCapabilities)
     o = _new(ElicitationFormCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_ElicitationFormCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ElicitationFormCapabilities(
@@ -15561,9 +16747,14 @@ def _decode_ElicitationUrlCapabilities(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ElicitationUrlCapabilities.issuperset(d):
+        _check_unknown(d, _KNOWN_ElicitationUrlCapabilities)
     o = _new(ElicitationUrlCapabilities)
     o.meta = f_meta
     return o
+
+
+_KNOWN_ElicitationUrlCapabilities: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ElicitationUrlCapabilities(
@@ -15603,10 +16794,15 @@ def _decode_LoginAuthRequest(d: _Any, strict: bool) -> LoginAuthRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_LoginAuthRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_LoginAuthRequest)
     o = _new(LoginAuthRequest)
     o.method_id = f_method_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_LoginAuthRequest: frozenset[str] = frozenset(["methodId", "_meta"])
 
 
 def _encode_LoginAuthRequest(o: LoginAuthRequest) -> dict[str, _Any]:
@@ -15636,9 +16832,14 @@ def _decode_LogoutAuthRequest(d: _Any, strict: bool) -> LogoutAuthRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_LogoutAuthRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_LogoutAuthRequest)
     o = _new(LogoutAuthRequest)
     o.meta = f_meta
     return o
+
+
+_KNOWN_LogoutAuthRequest: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_LogoutAuthRequest(o: LogoutAuthRequest) -> dict[str, _Any]:
@@ -15702,12 +16903,19 @@ def _decode_NewSessionRequest(d: _Any, strict: bool) -> NewSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_NewSessionRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_NewSessionRequest)
     o = _new(NewSessionRequest)
     o.cwd = f_cwd
     o.additional_directories = f_additional_directories
     o.mcp_servers = f_mcp_servers
     o.meta = f_meta
     return o
+
+
+_KNOWN_NewSessionRequest: frozenset[str] = frozenset(
+    ["cwd", "additionalDirectories", "mcpServers", "_meta"]
+)
 
 
 def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, _Any]:
@@ -15783,12 +16991,19 @@ def _read_HttpMcpServer(d: _JsonObject, strict: bool) -> HttpMcpServer:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_HttpMcpServer.issuperset(d):
+        _check_unknown(d, _KNOWN_HttpMcpServer)
     o = _new(HttpMcpServer)
     o.name = f_name
     o.url = f_url
     o.headers = f_headers
     o.meta = f_meta
     return o
+
+
+_KNOWN_HttpMcpServer: frozenset[str] = frozenset(
+    ["type", "name", "url", "headers", "_meta"]
+)
 
 
 def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, _Any]:
@@ -15877,6 +17092,8 @@ def _read_StdioMcpServer(d: _JsonObject, strict: bool) -> StdioMcpServer:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_StdioMcpServer.issuperset(d):
+        _check_unknown(d, _KNOWN_StdioMcpServer)
     o = _new(StdioMcpServer)
     o.name = f_name
     o.command = f_command
@@ -15884,6 +17101,11 @@ def _read_StdioMcpServer(d: _JsonObject, strict: bool) -> StdioMcpServer:
     o.env = f_env
     o.meta = f_meta
     return o
+
+
+_KNOWN_StdioMcpServer: frozenset[str] = frozenset(
+    ["type", "name", "command", "args", "env", "_meta"]
+)
 
 
 def _encode_StdioMcpServer(o: StdioMcpServer) -> dict[str, _Any]:
@@ -16004,11 +17226,16 @@ def _decode_HttpHeader(d: _Any, strict: bool) -> HttpHeader:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_HttpHeader.issuperset(d):
+        _check_unknown(d, _KNOWN_HttpHeader)
     o = _new(HttpHeader)
     o.name = f_name
     o.value = f_value
     o.meta = f_meta
     return o
+
+
+_KNOWN_HttpHeader: frozenset[str] = frozenset(["name", "value", "_meta"])
 
 
 def _encode_HttpHeader(o: HttpHeader) -> dict[str, _Any]:
@@ -16071,12 +17298,17 @@ def _decode_McpServerHttp(d: _Any, strict: bool) -> McpServerHttp:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_McpServerHttp.issuperset(d):
+        _check_unknown(d, _KNOWN_McpServerHttp)
     o = _new(McpServerHttp)
     o.name = f_name
     o.url = f_url
     o.headers = f_headers
     o.meta = f_meta
     return o
+
+
+_KNOWN_McpServerHttp: frozenset[str] = frozenset(["name", "url", "headers", "_meta"])
 
 
 def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, _Any]:
@@ -16156,6 +17388,8 @@ def _decode_McpServerStdio(d: _Any, strict: bool) -> McpServerStdio:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_McpServerStdio.issuperset(d):
+        _check_unknown(d, _KNOWN_McpServerStdio)
     o = _new(McpServerStdio)
     o.name = f_name
     o.command = f_command
@@ -16163,6 +17397,11 @@ def _decode_McpServerStdio(d: _Any, strict: bool) -> McpServerStdio:
     o.env = f_env
     o.meta = f_meta
     return o
+
+
+_KNOWN_McpServerStdio: frozenset[str] = frozenset(
+    ["name", "command", "args", "env", "_meta"]
+)
 
 
 def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, _Any]:
@@ -16219,11 +17458,16 @@ def _decode_ListSessionsRequest(d: _Any, strict: bool) -> ListSessionsRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ListSessionsRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_ListSessionsRequest)
     o = _new(ListSessionsRequest)
     o.cwd = f_cwd
     o.cursor = f_cursor
     o.meta = f_meta
     return o
+
+
+_KNOWN_ListSessionsRequest: frozenset[str] = frozenset(["cwd", "cursor", "_meta"])
 
 
 def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, _Any]:
@@ -16267,10 +17511,15 @@ def _decode_DeleteSessionRequest(d: _Any, strict: bool) -> DeleteSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_DeleteSessionRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_DeleteSessionRequest)
     o = _new(DeleteSessionRequest)
     o.session_id = f_session_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_DeleteSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, _Any]:
@@ -16366,6 +17615,8 @@ def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ResumeSessionRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_ResumeSessionRequest)
     o = _new(ResumeSessionRequest)
     o.session_id = f_session_id
     o.cwd = f_cwd
@@ -16374,6 +17625,11 @@ def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
     o.replay_from = f_replay_from
     o.meta = f_meta
     return o
+
+
+_KNOWN_ResumeSessionRequest: frozenset[str] = frozenset(
+    ["sessionId", "cwd", "additionalDirectories", "mcpServers", "replayFrom", "_meta"]
+)
 
 
 def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, _Any]:
@@ -16423,9 +17679,14 @@ def _read_StartReplayFrom(d: _JsonObject, strict: bool) -> StartReplayFrom:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_StartReplayFrom.issuperset(d):
+        _check_unknown(d, _KNOWN_StartReplayFrom)
     o = _new(StartReplayFrom)
     o.meta = f_meta
     return o
+
+
+_KNOWN_StartReplayFrom: frozenset[str] = frozenset(["type", "_meta"])
 
 
 def _encode_StartReplayFrom(o: StartReplayFrom) -> dict[str, _Any]:
@@ -16517,9 +17778,14 @@ def _decode_ReplayFromStart(d: _Any, strict: bool) -> ReplayFromStart:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_ReplayFromStart.issuperset(d):
+        _check_unknown(d, _KNOWN_ReplayFromStart)
     o = _new(ReplayFromStart)
     o.meta = f_meta
     return o
+
+
+_KNOWN_ReplayFromStart: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_ReplayFromStart(o: ReplayFromStart) -> dict[str, _Any]:
@@ -16557,10 +17823,15 @@ def _decode_CloseSessionRequest(d: _Any, strict: bool) -> CloseSessionRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CloseSessionRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_CloseSessionRequest)
     o = _new(CloseSessionRequest)
     o.session_id = f_session_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CloseSessionRequest: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, _Any]:
@@ -16610,11 +17881,18 @@ def _decode_CancelToolCallRequest(d: _Any, strict: bool) -> CancelToolCallReques
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CancelToolCallRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_CancelToolCallRequest)
     o = _new(CancelToolCallRequest)
     o.session_id = f_session_id
     o.tool_call_id = f_tool_call_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelToolCallRequest: frozenset[str] = frozenset(
+    ["sessionId", "toolCallId", "_meta"]
+)
 
 
 def _encode_CancelToolCallRequest(o: CancelToolCallRequest) -> dict[str, _Any]:
@@ -16665,11 +17943,18 @@ def _decode_CancelTerminalRequest(d: _Any, strict: bool) -> CancelTerminalReques
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CancelTerminalRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_CancelTerminalRequest)
     o = _new(CancelTerminalRequest)
     o.session_id = f_session_id
     o.terminal_id = f_terminal_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelTerminalRequest: frozenset[str] = frozenset(
+    ["sessionId", "terminalId", "_meta"]
+)
 
 
 def _encode_CancelTerminalRequest(o: CancelTerminalRequest) -> dict[str, _Any]:
@@ -16742,12 +18027,19 @@ def _read_IdSetSessionConfigOptionRequest(
         except _ValidationError as error:
             raise error.at("value")
 
+    if strict and not _KNOWN_IdSetSessionConfigOptionRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_IdSetSessionConfigOptionRequest)
     o = _new(IdSetSessionConfigOptionRequest)
     o.session_id = f_session_id
     o.config_id = f_config_id
     o.meta = f_meta
     o.value = f_value
     return o
+
+
+_KNOWN_IdSetSessionConfigOptionRequest: frozenset[str] = frozenset(
+    ["type", "sessionId", "configId", "_meta", "value"]
+)
 
 
 def _encode_IdSetSessionConfigOptionRequest(
@@ -16824,12 +18116,19 @@ def _read_BooleanSetSessionConfigOptionRequest(
         except _ValidationError as error:
             raise error.at("value")
 
+    if strict and not _KNOWN_BooleanSetSessionConfigOptionRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_BooleanSetSessionConfigOptionRequest)
     o = _new(BooleanSetSessionConfigOptionRequest)
     o.session_id = f_session_id
     o.config_id = f_config_id
     o.meta = f_meta
     o.value = f_value
     return o
+
+
+_KNOWN_BooleanSetSessionConfigOptionRequest: frozenset[str] = frozenset(
+    ["type", "sessionId", "configId", "_meta", "value"]
+)
 
 
 def _encode_BooleanSetSessionConfigOptionRequest(
@@ -17008,11 +18307,16 @@ def _decode_PromptRequest(d: _Any, strict: bool) -> PromptRequest:
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_PromptRequest.issuperset(d):
+        _check_unknown(d, _KNOWN_PromptRequest)
     o = _new(PromptRequest)
     o.session_id = f_session_id
     o.prompt = f_prompt
     o.meta = f_meta
     return o
+
+
+_KNOWN_PromptRequest: frozenset[str] = frozenset(["sessionId", "prompt", "_meta"])
 
 
 def _encode_PromptRequest(o: PromptRequest) -> dict[str, _Any]:
@@ -17052,10 +18356,15 @@ def _decode_ResultClientResponse(d: _Any, strict: bool) -> ResultClientResponse:
         except _ValidationError as error:
             raise error.at("result")
 
+    if strict and not _KNOWN_ResultClientResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_ResultClientResponse)
     o = _new(ResultClientResponse)
     o.id = f_id
     o.result = f_result
     return o
+
+
+_KNOWN_ResultClientResponse: frozenset[str] = frozenset(["id", "result"])
 
 
 def _encode_ResultClientResponse(o: ResultClientResponse) -> dict[str, _Any]:
@@ -17115,10 +18424,15 @@ def _decode_ErrorClientResponse(d: _Any, strict: bool) -> ErrorClientResponse:
         except _ValidationError as error:
             raise error.at("error")
 
+    if strict and not _KNOWN_ErrorClientResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_ErrorClientResponse)
     o = _new(ErrorClientResponse)
     o.id = f_id
     o.error = f_error
     return o
+
+
+_KNOWN_ErrorClientResponse: frozenset[str] = frozenset(["id", "error"])
 
 
 def _encode_ErrorClientResponse(o: ErrorClientResponse) -> dict[str, _Any]:
@@ -17191,10 +18505,15 @@ def _decode_RequestPermissionResponse(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_RequestPermissionResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_RequestPermissionResponse)
     o = _new(RequestPermissionResponse)
     o.outcome = f_outcome
     o.meta = f_meta
     return o
+
+
+_KNOWN_RequestPermissionResponse: frozenset[str] = frozenset(["outcome", "_meta"])
 
 
 def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, _Any]:
@@ -17236,9 +18555,16 @@ def _read_CancelledRequestPermissionOutcome(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CancelledRequestPermissionOutcome.issuperset(d):
+        _check_unknown(d, _KNOWN_CancelledRequestPermissionOutcome)
     o = _new(CancelledRequestPermissionOutcome)
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelledRequestPermissionOutcome: frozenset[str] = frozenset(
+    ["outcome", "_meta"]
+)
 
 
 def _encode_CancelledRequestPermissionOutcome(
@@ -17292,10 +18618,17 @@ def _read_SelectedRequestPermissionOutcome(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SelectedRequestPermissionOutcome.issuperset(d):
+        _check_unknown(d, _KNOWN_SelectedRequestPermissionOutcome)
     o = _new(SelectedRequestPermissionOutcome)
     o.option_id = f_option_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_SelectedRequestPermissionOutcome: frozenset[str] = frozenset(
+    ["outcome", "optionId", "_meta"]
+)
 
 
 def _encode_SelectedRequestPermissionOutcome(
@@ -17401,9 +18734,14 @@ def _decode_CancelledPermissionOutcome(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CancelledPermissionOutcome.issuperset(d):
+        _check_unknown(d, _KNOWN_CancelledPermissionOutcome)
     o = _new(CancelledPermissionOutcome)
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelledPermissionOutcome: frozenset[str] = frozenset(["_meta"])
 
 
 def _encode_CancelledPermissionOutcome(
@@ -17445,10 +18783,15 @@ def _decode_SelectedPermissionOutcome(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_SelectedPermissionOutcome.issuperset(d):
+        _check_unknown(d, _KNOWN_SelectedPermissionOutcome)
     o = _new(SelectedPermissionOutcome)
     o.option_id = f_option_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_SelectedPermissionOutcome: frozenset[str] = frozenset(["optionId", "_meta"])
 
 
 def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str, _Any]:
@@ -17504,10 +18847,17 @@ def _read_AcceptCreateElicitationResponse(
         except _ValidationError as error:
             raise error.at("content")
 
+    if strict and not _KNOWN_AcceptCreateElicitationResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_AcceptCreateElicitationResponse)
     o = _new(AcceptCreateElicitationResponse)
     o.meta = f_meta
     o.content = f_content
     return o
+
+
+_KNOWN_AcceptCreateElicitationResponse: frozenset[str] = frozenset(
+    ["action", "_meta", "content"]
+)
 
 
 def _encode_AcceptCreateElicitationResponse(
@@ -17556,9 +18906,14 @@ def _read_DeclineCreateElicitationResponse(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_DeclineCreateElicitationResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_DeclineCreateElicitationResponse)
     o = _new(DeclineCreateElicitationResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_DeclineCreateElicitationResponse: frozenset[str] = frozenset(["action", "_meta"])
 
 
 def _encode_DeclineCreateElicitationResponse(
@@ -17602,9 +18957,14 @@ def _read_CancelCreateElicitationResponse(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CancelCreateElicitationResponse.issuperset(d):
+        _check_unknown(d, _KNOWN_CancelCreateElicitationResponse)
     o = _new(CancelCreateElicitationResponse)
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelCreateElicitationResponse: frozenset[str] = frozenset(["action", "_meta"])
 
 
 def _encode_CancelCreateElicitationResponse(
@@ -17751,9 +19111,14 @@ def _decode_ElicitationAcceptAction(d: _Any, strict: bool) -> ElicitationAcceptA
         except _ValidationError as error:
             raise error.at("content")
 
+    if strict and not _KNOWN_ElicitationAcceptAction.issuperset(d):
+        _check_unknown(d, _KNOWN_ElicitationAcceptAction)
     o = _new(ElicitationAcceptAction)
     o.content = f_content
     return o
+
+
+_KNOWN_ElicitationAcceptAction: frozenset[str] = frozenset(["content"])
 
 
 def _encode_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, _Any]:
@@ -17792,10 +19157,15 @@ def _decode_ClientNotification(d: _Any, strict: bool) -> ClientNotification:
         except _ValidationError as error:
             raise error.at("params")
 
+    if strict and not _KNOWN_ClientNotification.issuperset(d):
+        _check_unknown(d, _KNOWN_ClientNotification)
     o = _new(ClientNotification)
     o.method = f_method
     o.params = f_params
     return o
+
+
+_KNOWN_ClientNotification: frozenset[str] = frozenset(["method", "params"])
 
 
 def _encode_ClientNotification(o: ClientNotification) -> dict[str, _Any]:
@@ -17837,10 +19207,15 @@ def _decode_CancelSessionNotification(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CancelSessionNotification.issuperset(d):
+        _check_unknown(d, _KNOWN_CancelSessionNotification)
     o = _new(CancelSessionNotification)
     o.session_id = f_session_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelSessionNotification: frozenset[str] = frozenset(["sessionId", "_meta"])
 
 
 def _encode_CancelSessionNotification(o: CancelSessionNotification) -> dict[str, _Any]:
@@ -17882,10 +19257,15 @@ def _decode_CancelRequestNotification(
             _salvage(v)
             f_meta = _UNSET
 
+    if strict and not _KNOWN_CancelRequestNotification.issuperset(d):
+        _check_unknown(d, _KNOWN_CancelRequestNotification)
     o = _new(CancelRequestNotification)
     o.request_id = f_request_id
     o.meta = f_meta
     return o
+
+
+_KNOWN_CancelRequestNotification: frozenset[str] = frozenset(["requestId", "_meta"])
 
 
 def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str, _Any]:

@@ -621,6 +621,19 @@ def check_json(value: Any) -> None:
     _check_values(value, True)
 
 
+def check_unknown(value: JsonObject, known: frozenset[str]) -> None:
+    """Strict decoding of the members of an object that its class has no
+    field for (the schema lets them through: no ``additionalProperties``):
+    JSON Schema accepts any JSON value there, and only a JSON value, so each
+    is checked as :func:`check_json` does (NaN or an infinity, a key that is
+    not a string, a reference cycle, an object that is not a JSON value is a
+    :class:`ValidationError` with its path). ``known`` holds the keys the
+    class reads. An object with no other members costs one set test."""
+    if known.issuperset(value):
+        return
+    check_json({key: member for key, member in value.items() if key not in known})
+
+
 def _check_values(value: Any, decoding: bool) -> None:
     # Each stack entry is (value, its path node); a path node is (parent
     # node, key) or None at the root, so a child's path costs one tuple and

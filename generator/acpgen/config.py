@@ -4,6 +4,7 @@ arguments."""
 
 from __future__ import annotations
 
+import keyword
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,30 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from .errors import AcpgenError
+
+SITE_HOOKS = frozenset({"sitecustomize", "usercustomize"})
+"""Modules Python's ``site`` imports at every start, wherever on the path."""
+
+
+def package_name_problem(name: str) -> str | None:
+    """What is wrong with ``name`` as a generated package's import name, or
+    None: it must be an ASCII identifier, not a keyword, not a module of the
+    standard library (``sys.stdlib_module_names``, built-in ones included),
+    not a name Python gives a meaning of its own (``__main__``, ``__init__``,
+    ``__pycache__``: any ``__name__``) and not a module ``site`` runs at every
+    start (``sitecustomize``, ``usercustomize``)."""
+    if not (name.isascii() and name.isidentifier()) or keyword.iskeyword(name):
+        return "is not a usable Python identifier"
+    if name in sys.stdlib_module_names or name in sys.builtin_module_names:
+        return "is a standard-library module: importing it would shadow or be shadowed by it"
+    if len(name) > 4 and name.startswith("__") and name.endswith("__"):
+        return (
+            "has the form __name__, which Python keeps for names of its own (__main__ is the script "
+            "being run, __init__ a package's module, __pycache__ its bytecode)"
+        )
+    if name in SITE_HOOKS:
+        return "is a module Python's site imports at every start: it would run in every interpreter on that path"
+    return None
 
 
 @dataclass(frozen=True)
@@ -115,6 +140,12 @@ def load_config(pyproject: Path | None = None) -> Config:
         rules = entry.get("rules")
         if rules is not None and not isinstance(rules, str):
             raise AcpgenError(f"[[tool.acpgen.packages]] entry {index + 1}: 'rules' must be a string", file=name)
+        problem = package_name_problem(entry["package"])
+        if problem is not None:
+            raise AcpgenError(
+                f"[[tool.acpgen.packages]] entry {index + 1}: the package name {entry['package']!r} {problem}",
+                file=name,
+            )
         targets.append(Target(schema=entry["schema"], package=entry["package"], rules=rules))
     if not targets:
         raise AcpgenError("[tool.acpgen] lists no packages", file=name)

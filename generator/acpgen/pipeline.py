@@ -41,8 +41,6 @@ validate``), ``conformance/`` (the conformance suite).
 
 from __future__ import annotations
 
-import keyword
-import sys
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -60,7 +58,7 @@ from .compile.methods import find_methods
 from .compile.naming import name_package
 from .compile.session import apply_session_rules
 from .compile.upserts import apply_rules
-from .config import Target
+from .config import Target, package_name_problem
 from .emit.fmt import format_files
 from .emit.render import render_package
 from .emit.text import fallback_report
@@ -94,15 +92,14 @@ def build_ir(
     return analyse(replace(package, rule_set=rules))
 
 
-def check_package_name(name: str) -> None:
-    """A generated package's name must be an ASCII identifier that is not a
-    keyword and does not shadow a standard-library module."""
-    if not (name.isascii() and name.isidentifier()) or keyword.iskeyword(name):
-        raise AcpgenError(f"the package name {name!r} is not a usable Python identifier")
-    if name in sys.stdlib_module_names or name in sys.builtin_module_names:
-        raise AcpgenError(
-            f"the package name {name!r} is a standard-library module: importing it would shadow or be shadowed by it"
-        )
+def check_package_name(name: str, option: str | None = None) -> None:
+    """Refuse a generated package's name that is not a usable one (see
+    :func:`~acpgen.config.package_name_problem`); ``option`` names where it
+    came from (``--package``)."""
+    problem = package_name_problem(name)
+    if problem is not None:
+        where = f" ({option})" if option else ""
+        raise AcpgenError(f"the package name {name!r}{where} {problem}")
 
 
 def build_package(

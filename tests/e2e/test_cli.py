@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from acpgen.cli import main
 from click.testing import CliRunner
 
 from ..conftest import schema_with
+from ..patience import HANG
 
 SMALL = schema_with(
     {
@@ -407,3 +409,176 @@ def test_help_and_version():
 def test_the_installed_console_script_runs():
     out = subprocess.run([str(Path(sys.executable).parent / "acpgen"), "--version"], capture_output=True, text=True)
     assert out.returncode == 0 and "acpgen" in out.stdout
+
+
+def _acpgen(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The installed console script, in a process of its own: a run that
+    hangs fails the test (after HANG) instead of stalling the suite."""
+    command = [str(Path(sys.executable).parent / "acpgen"), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=HANG, cwd=cwd)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_fifo_as_the_schema_is_refused_at_once_naming_it(tmp_path):
+    fifo = tmp_path / "schema.json"
+    os.mkfifo(fifo)
+    # Nobody writes to it: reading it would wait forever.
+    out = _acpgen("generate", "--schema", str(fifo), "--package", "small", "--out", str(tmp_path / "out"))
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip() == (
+        f"acpgen: error: {fifo}: is a FIFO (named pipe), not a regular file: a schema is read from a file"
+    )
+    # The [tool.acpgen] schema and acpgen diff read it the same way.
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        f'[tool.acpgen]\nout = "gen"\n\n[[tool.acpgen.packages]]\nschema = "{fifo.as_posix()}"\npackage = "small"\n'
+    )
+    out = _acpgen("generate", cwd=project)
+    assert out.returncode == 2 and "is a FIFO (named pipe), not a regular file" in out.stderr, out.stderr
+    out = _acpgen("diff", str(fifo), str(fifo))
+    assert out.returncode == 2 and f"{fifo}: is a FIFO (named pipe)" in out.stderr, out.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/null"), reason="a POSIX device")
+def test_a_device_as_the_schema_is_refused_naming_it(tmp_path):
+    # /dev/null stands for /dev/zero, which a reader that read it whole
+    # would never finish: the same kind of file, refused before any read.
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        '[tool.acpgen]\nout = "gen"\n\n[[tool.acpgen.packages]]\nschema = "/dev/null"\npackage = "small"\n'
+    )
+    line = _one_error_line(_run("generate", cwd=project))
+    assert line == "acpgen: error: /dev/null: is a character device, not a regular file: a schema is read from a file"
+
+
+def test_a_schema_over_the_cap_is_refused_before_it_is_read(tmp_path, small, monkeypatch):
+    from acpgen.compile import load
+
+    big = tmp_path / "big.json"
+    # A sparse file one byte over 64 MiB: nothing of it is read.
+    with big.open("wb") as file:
+        file.truncate(load.MAX_SCHEMA_BYTES + 1)
+    line = _one_error_line(_run("generate", "--schema", str(big), "--package", "small", "--out", str(tmp_path / "o")))
+    assert line == f"acpgen: error: {big}: is larger than 64 MiB, the most acpgen reads of a schema file"
+    monkeypatch.setattr(load, "MAX_SCHEMA_BYTES", small.stat().st_size)
+    assert _run("generate", "--schema", str(small), "--package", "small", "--out", str(tmp_path / "o")).exit_code == 0
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="a Linux /proc")
+def test_a_file_that_says_it_is_empty_is_read_to_its_end_or_the_cap(monkeypatch):
+    from acpgen.compile import load
+    from acpgen.errors import AcpgenError
+
+    status = Path("/proc/self/status")
+    assert status.stat().st_size == 0  # and yet it holds lines
+    assert load.read_schema_bytes(status).startswith(b"Name:")
+    # Its size says nothing of what it holds: the cap cuts it as it is read.
+    monkeypatch.setattr(load, "MAX_SCHEMA_BYTES", 10)
+    with pytest.raises(AcpgenError, match="is larger than 0 MiB") as raised:
+        load.read_schema_bytes(status)
+    assert raised.value.file == str(status)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="a Linux /proc")
+@pytest.mark.parametrize("out", ["/proc/self", "/proc/self/new"])
+def test_out_under_proc_is_refused_naming_the_option(tmp_path, small, out):
+    # In a process of its own: a run that wrote into /proc/self spun for ever.
+    result = _acpgen("generate", "--schema", str(small), "--package", "small", "--out", out)
+    assert result.returncode == 2 and result.stdout == "", result
+    assert result.stderr.startswith(f"acpgen: error: {out}: --out is under /proc, where the system keeps"), (
+        result.stderr
+    )
+
+
+def test_out_that_is_the_home_directory_itself_is_refused(tmp_path, small):
+    home = tmp_path / "home"
+    home.mkdir()
+    # HOME points at a directory of the test's own: a run that took it
+    # would write there, not in the real home directory.
+    env = {**os.environ, "HOME": str(home), "USERPROFILE": str(home)}
+    command = [str(Path(sys.executable).parent / "acpgen"), "generate", "--schema", str(small), "--package", "small"]
+    link = tmp_path / "link"
+    link.symlink_to(home)
+    for out in (str(home), f"{home}/.", str(link)):
+        result = subprocess.run([*command, "--out", out], capture_output=True, text=True, timeout=HANG, env=env)
+        assert result.returncode == 2, result
+        assert "--out is the home directory itself" in result.stderr, result.stderr
+    assert list(home.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "out, what",
+    [
+        ("/", "is the root of a file system"),
+        ("/sys/kernel", "is under /sys"),
+        ("/dev/shm", "is under /dev"),
+        ("/dev", "is under /dev"),
+    ],
+)
+def test_out_that_is_a_root_or_a_system_directory_is_refused(out, what):
+    # Called directly, never through generate: a regression must not write
+    # into / or /dev.
+    from acpgen.cli.common import check_out_dir
+    from acpgen.errors import AcpgenError
+
+    with pytest.raises(AcpgenError) as raised:
+        check_out_dir(Path(out), "--out")
+    assert str(raised.value).startswith(f"{out}: --out {what}")
+
+
+def test_out_through_a_link_to_proc_is_refused(tmp_path, small):
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("a Linux /proc")
+    link = tmp_path / "link"
+    link.symlink_to("/proc/self")
+    result = _acpgen("generate", "--schema", str(small), "--package", "small", "--out", str(link))
+    assert result.returncode == 2, result
+    assert result.stderr.startswith(f"acpgen: error: {link}: --out is under /proc"), result.stderr
+
+
+@pytest.mark.parametrize("out", [".", "", "./", "../project"])
+def test_configured_out_that_is_the_project_root_itself_is_refused_naming_the_entry(tmp_path, small, out):
+    project = _project(tmp_path, small)
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('out = "gen"', f"out = {out!r}"))
+    line = _one_error_line(_run("generate", cwd=project))
+    assert line.startswith(
+        f"acpgen: error: {os.path.normpath(project / out)}: [tool.acpgen] out = {out!r} is the project root itself"
+    ), line
+    assert sorted(p.name for p in project.iterdir()) == ["pyproject.toml", "schema"]
+    # The same check as for --out: the root, /proc ... are refused from here too.
+    from acpgen.cli.common import check_out_dir
+    from acpgen.errors import AcpgenError
+
+    with pytest.raises(AcpgenError, match=r"\[tool.acpgen\] out = '/' is the root of a file system"):
+        check_out_dir(Path("/"), "[tool.acpgen] out = '/'", project)
+
+
+@pytest.mark.parametrize(
+    "name, problem",
+    [
+        ("sitecustomize", "is a module Python's site imports at every start"),
+        ("usercustomize", "is a module Python's site imports at every start"),
+        ("__main__", "has the form __name__"),
+        ("__init__", "has the form __name__"),
+        ("__pycache__", "has the form __name__"),
+        ("os", "is a standard-library module"),
+        ("antigravity", "is a standard-library module"),
+    ],
+)
+def test_package_names_python_treats_specially_are_refused_naming_the_option_or_entry(tmp_path, small, name, problem):
+    line = _one_error_line(_run("generate", "--schema", str(small), "--package", name, "--out", str(tmp_path / "out")))
+    assert line.startswith(f"acpgen: error: the package name {name!r} (--package) {problem}"), line
+    assert not (tmp_path / "out").exists()
+    project = _project(tmp_path, small)
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('package = "small"', f'package = "{name}"'))
+    for command in ("generate", "check"):
+        line = _one_error_line(_run(command, cwd=project))
+        assert line.startswith(
+            f"acpgen: error: {pyproject}: [[tool.acpgen.packages]] entry 1: the package name {name!r} {problem}"
+        ), line
+    assert not (project / "gen").exists()

@@ -24,6 +24,21 @@ DEFS = {
         "type": "object",
         "properties": {"_meta": {"type": ["object", "null"], "additionalProperties": True}, "x": {}},
     },
+    "Shape": {
+        "oneOf": [
+            {
+                "type": "object",
+                "properties": {"kind": {"const": "circle", "type": "string"}, "r": {"type": "number"}},
+                "required": ["kind"],
+            },
+            {
+                "type": "object",
+                "properties": {"kind": {"const": "square", "type": "string"}},
+                "required": ["kind"],
+            },
+        ],
+        "discriminator": {"propertyName": "kind"},
+    },
     "Selfish": {
         "type": "object",
         "properties": {"self": {"type": "string"}, "cls": {"type": "string"}, "strict": {"type": "boolean"}},
@@ -107,6 +122,48 @@ def test_strict_decode_refuses_what_json_cannot_hold_in_json_fields(package):
     assert package.encode(accepted, validate=True) == {"_meta": {"a": [1.5, None]}, "x": {"k": "v"}}
     # Lenient decoding keeps such values, as the reference keeps any JSON.
     assert math.isnan(package.decode("Meta", {"x": math.nan}).x)
+
+
+def _not_json() -> list[tuple[str, object, str]]:
+    """Values that are no JSON value, each with the path below the member
+    holding it where strict decoding must refuse it."""
+    cycle: dict[str, object] = {}
+    cycle["again"] = [cycle]
+    return [
+        ("nan", math.nan, ""),
+        ("-inf", -math.inf, ""),
+        ("nested-inf", {"a": [1, math.inf]}, ".a[1]"),
+        ("int-key", {1: "x"}, ""),
+        ("none-key", {"a": {None: 1}}, ".a"),
+        ("cycle", cycle, ".again[0]"),
+        ("object", object(), ""),
+    ]
+
+
+@pytest.mark.parametrize("name, base", [("Selfish", {"self": "me"}), ("Shape", {"kind": "circle", "r": 1})])
+def test_strict_decode_refuses_what_json_cannot_hold_in_undeclared_members(package, name, base):
+    # The schema lets undeclared members through (no additionalProperties):
+    # JSON Schema takes any JSON value there, and only JSON values.
+    for what, value, below in _not_json():
+        with pytest.raises(package.ValidationError) as info:
+            package.decode(name, {**base, "other": value}, strict=True)
+        assert info.value.path == "$.other" + below, what
+        # Lenient decoding drops undeclared members, as the reference does.
+        package.decode(name, {**base, "other": value})
+    for key in (2, None, ("a",)):
+        with pytest.raises(package.ValidationError, match="a string key"):
+            package.decode(name, {**base, key: 1}, strict=True)
+    # A JSON value there is accepted, and each agrees with jsonschema.
+    valid = {**base, "other": {"a": [1.5, None, "x"]}}
+    assert Draft202012Validator({"$defs": DEFS, "$ref": f"#/$defs/{name}"}).is_valid(valid)
+    assert package.encode(package.decode(name, valid, strict=True), validate=True) == base
+
+
+def test_strict_decode_refuses_an_object_that_holds_itself_as_an_undeclared_member(package):
+    value: dict[str, object] = {"self": "me"}
+    value["again"] = value
+    with pytest.raises(package.ValidationError, match="reference cycle"):
+        package.decode("Selfish", value, strict=True)
 
 
 def test_plain_encode_raises_on_a_cycle_in_a_json_field(package):

@@ -280,14 +280,63 @@ def test_an_id_or_method_with_a_lone_surrogate_is_still_answered(field):
         message[field] = "\ud800"
         await send(writer, json.dumps(message).encode() + b"\n")  # \ud800 escaped: valid JSON text
         reply = await read_reply(reader)
-        assert "error" in reply
         if field == "method":
             assert reply["id"] == 3 and reply["error"]["code"] == rpc.METHOD_NOT_FOUND
         else:
-            assert reply["id"] is None and reply["error"]["code"] == rpc.INTERNAL_ERROR
+            # The peer's own id, escaped as it came: the answer is the
+            # echo's result, matched to the request that asked for it.
+            assert reply == {"jsonrpc": "2.0", "id": "\ud800", "result": 1}
         await send(writer, echo(4, 2))
         assert (await read_reply(reader))["result"] == 2
         await conn.close()
+
+    run(main())
+
+
+INIT_CODEC = rpc.MessageCodec(
+    {**METHODS, "initialize": _request("agent", "initialize")},
+    _decode,
+    _encode,
+    null_request_id=False,
+)
+
+
+class InitAgentEnd(connection.Connection[Any]):
+    side = "agent"
+    codec = INIT_CODEC
+    interface = AgentInterface
+
+
+@pytest.mark.parametrize(
+    ("id", "method", "error_id"),
+    [
+        (1, "\ud800", 1),
+        ("\ud800", "echo", "\ud800"),
+        ("\udc00", "\ud800", "\udc00"),
+        ("\ud800", "\ud800x", "\ud800"),
+    ],
+    ids=["method", "id", "both", "method-and-id"],
+)
+def test_a_lone_surrogate_before_initialize_is_answered_with_the_requests_own_id(id, method, error_id):
+    async def main():
+        left, right = socket.socketpair()
+        reader, writer = await asyncio.open_connection(sock=left)
+        conn = InitAgentEnd(Echo, transport.StreamTransport(reader, writer))
+        conn.start()
+        peer_reader, peer_writer = await asyncio.open_connection(sock=right)
+        # json.dumps writes the surrogates escaped: valid JSON text.
+        line = json.dumps({"jsonrpc": "2.0", "id": id, "method": method}).encode()
+        assert b"\\ud" in line or b"\\udc" in line
+        await send(peer_writer, line + b"\n")
+        reply = await read_reply(peer_reader)
+        assert reply["id"] == error_id and reply["error"]["code"] == rpc.INVALID_REQUEST, reply
+        assert "must be initialized" in reply["error"]["message"]
+        # The connection goes on.
+        await send(peer_writer, {"jsonrpc": "2.0", "id": 2, "method": "echo"})
+        reply = await read_reply(peer_reader)
+        assert reply["id"] == 2 and reply["error"]["code"] == rpc.INVALID_REQUEST, reply
+        await conn.close()
+        peer_writer.close()
 
     run(main())
 

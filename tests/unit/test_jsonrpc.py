@@ -3,6 +3,7 @@ envelopes a hostile peer sends, and replies that have no JSON text."""
 
 from __future__ import annotations
 
+import collections
 import json
 import math
 
@@ -275,3 +276,32 @@ def test_ids_beyond_the_plain_types_go_through_the_full_check():
     for bad in (True, 1.5, None):
         with pytest.raises(ValidationError):
             CODEC.decode_message({"jsonrpc": "2.0", "id": bad, "result": {}})
+
+
+def test_strict_decoding_refuses_other_envelope_members_that_are_not_json():
+    cycle: list[object] = []
+    cycle.append(cycle)
+    request = {"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {}}
+    for extra, path in [
+        ({"x": math.nan}, "$.x"),
+        ({"x": [1, -math.inf]}, "$.x[1]"),
+        ({"x": {2: 1}}, "$.x"),
+        ({3: "x"}, "$"),
+        ({"x": cycle}, "$.x[0]"),
+    ]:
+        for message in (request, {"jsonrpc": "2.0", "id": 1, "result": {}}):
+            with pytest.raises(ValidationError) as raised:
+                CODEC.decode_message({**message, **extra}, strict=True)
+            assert raised.value.path == path
+            CODEC.decode_message({**message, **extra})  # lenient: ignored
+    decoded = CODEC.decode_message({**request, "x": {"a": [1.5, None]}}, strict=True)
+    assert decoded == rpc.Request(1, "echo", {})
+
+
+def test_strict_decoding_reads_subclasses_of_json_types_in_other_members_as_json():
+    request = {"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {}}
+    ordered = collections.OrderedDict([("a", [1, None])])
+    assert CODEC.decode_message({**request, "x": ordered}, strict=True) == rpc.Request(1, "echo", {})
+    with pytest.raises(ValidationError) as raised:
+        CODEC.decode_message({**request, "x": collections.OrderedDict([("a", math.nan)])}, strict=True)
+    assert raised.value.path == "$.x.a"

@@ -4,6 +4,7 @@ ordinary module it is in the generator."""
 from __future__ import annotations
 
 import copy
+import math
 import pickle
 
 import pytest
@@ -129,3 +130,23 @@ def test_json_equal_tells_booleans_from_numbers():
     assert rt.json_equal(1, 1.0) and not rt.json_equal(True, 1)
     assert rt.json_equal({"a": [1, {"b": None}]}, {"a": [1.0, {"b": None}]})
     assert not rt.json_equal([1], {"0": 1}) and not rt.json_equal({"a": 1}, [1])
+
+
+def test_check_unknown_checks_only_the_members_a_class_does_not_read():
+    known = frozenset({"a", "b"})
+    # The known members are the fields' business: not walked here.
+    rt.check_unknown({"a": math.nan, "b": object()}, known)
+    rt.check_unknown({"a": 1, "c": {"d": [1.5, None, "x", True]}}, known)
+    cycle: list[object] = []
+    cycle.append(cycle)
+    for value, path, message in [
+        ({"c": math.nan}, "$.c", "finite number"),
+        ({"a": 1, "c": [-math.inf]}, "$.c[0]", "finite number"),
+        ({"c": {1: 2}}, "$.c", "string key"),
+        ({5: "x"}, "$", "string key"),
+        ({"c": cycle}, "$.c[0]", "reference cycle"),
+        ({"c": {1, 2}}, "$.c", "not a JSON value"),
+    ]:
+        with pytest.raises(rt.ValidationError, match=message) as info:
+            rt.check_unknown(value, known)  # type: ignore[arg-type]
+        assert info.value.path == path

@@ -237,3 +237,35 @@ def test_serve_versions_refuses_what_comes_before_initialize_and_replays_it():
     # A string version reads as 0 and goes to the oldest (V1End, whose
     # handler saw the message replayed to it).
     assert answered == {"jsonrpc": "2.0", "id": 3, "result": {"protocolVersion": 1}}
+
+
+def test_serve_versions_refuses_a_lone_surrogate_method_or_id_and_goes_on():
+    async def main() -> list[Any]:
+        agent_end, peer = transport.memory_pair()
+        agents = {2: (AgentEnd, Agent)}
+        serving = asyncio.ensure_future(versions.serve_versions(agents, agent_end))
+        init = {"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {"protocolVersion": 2, "info": {}}}
+        answers = []
+        for message in (
+            {**WORK, "method": "\ud800"},
+            {**WORK, "id": "\udc00"},
+            {**WORK, "id": "\udc00", "method": "\ud800"},
+            init,
+        ):
+            # json.dumps writes each surrogate escaped: valid JSON text.
+            await peer.send(json.dumps(message).encode())
+            data = await peer.receive()
+            assert data is not None
+            answers.append(json.loads(data.decode("utf-8", errors="strict")))
+        await peer.close()
+        await asyncio.wait_for(serving, TIMEOUT)
+        return answers
+
+    *refused, answered = _run(main())
+    assert [(answer["id"], answer["error"]["code"]) for answer in refused] == [
+        (2, -32600),
+        ("\udc00", -32600),
+        ("\udc00", -32600),
+    ]
+    assert "before '\\ud800'" in refused[0]["error"]["data"]
+    assert answered["id"] == 3 and "result" in answered

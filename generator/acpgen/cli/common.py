@@ -45,13 +45,29 @@ def overwrite_options(command: F) -> F:
     return command
 
 
-def check_out_dir(out_dir: Path, option: str) -> None:
+SYSTEM_DIRECTORIES = ("/proc", "/sys", "/dev")
+"""Where the system keeps what is not files of a project (processes, the
+kernel's settings, devices): no output directory is under them."""
+
+
+def check_out_dir(out_dir: Path, option: str, project_root: Path | None = None) -> None:
     """Refuse an output directory that cannot be one: a file, or one under
     a file; or one whose parent is missing (acpgen creates at most the last
     level, as ``mkdir`` does, so a typo does not become a tree of
-    directories). ``option`` names where the path came from
-    (``--out``, ``[tool.acpgen] out``)."""
+    directories); and one that must not be: a directory under /proc, /sys
+    or /dev, the root of a file system (or drive), the home directory
+    itself, or ``project_root`` itself (the directory of the
+    ``pyproject.toml`` whose ``[tool.acpgen] out`` it is). Symbolic links
+    are followed. ``option`` names where the path came from (``--out``,
+    ``[tool.acpgen] out``)."""
     shown = os.path.normpath(out_dir)
+    place = _forbidden_place(out_dir, project_root)
+    if place is not None:
+        raise AcpgenError(
+            f"{option} is {place}: give a directory of its own, which acpgen fills with the packages "
+            "(and, while it writes, their lock and journal)",
+            file=shown,
+        )
     if out_dir.is_dir():
         return
     if os.path.lexists(out_dir):
@@ -73,6 +89,27 @@ def check_out_dir(out_dir: Path, option: str) -> None:
             "level of the output directory (as mkdir does): create the rest first, or check the path",
             file=shown,
         )
+
+
+def _forbidden_place(out_dir: Path, project_root: Path | None) -> str | None:
+    """What ``out_dir`` is, when it is a place no output directory may be
+    (see :func:`check_out_dir`); else None."""
+    real = Path(os.path.realpath(out_dir))
+    if real.parent == real:
+        return "the root of a file system"
+    for system in SYSTEM_DIRECTORIES:
+        base = Path(system)
+        if real == base or base in real.parents:
+            return f"under {system}, where the system keeps what is not files of a project"
+    try:
+        home = Path(os.path.realpath(Path.home()))
+    except (RuntimeError, KeyError):  # no home directory to be found
+        home = None
+    if real == home:
+        return "the home directory itself"
+    if project_root is not None and real == Path(os.path.realpath(project_root)):
+        return "the project root itself (the directory of its pyproject.toml)"
+    return None
 
 
 def check_package_target(out_dir: Path, package: str, overwrite_foreign: bool) -> None:

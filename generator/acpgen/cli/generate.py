@@ -28,14 +28,19 @@ from .common import warn as _warn
     "--schema",
     "schema",
     type=click.Path(dir_okay=False),
-    help="The schema file to generate from (default: every package in [tool.acpgen]).",
+    help="The schema file to generate from (default: every package in [tool.acpgen]): a regular file of at most 64 MiB.",
 )
-@click.option("--package", "package", help="The import name of the generated package (with --schema).")
+@click.option(
+    "--package",
+    "package",
+    help="The import name of the generated package (with --schema): an identifier that is not a keyword, a "
+    "standard-library module, a __name__ of Python's own (__main__) or sitecustomize/usercustomize.",
+)
 @click.option(
     "--out",
     "out",
     type=click.Path(),
-    help="The directory the package directory is written into (with --schema); acpgen creates only its last level, as mkdir does.",
+    help="The directory the package directory is written into (with --schema); acpgen creates only its last level, as mkdir does. Not under /proc, /sys or /dev, nor a file system's root or the home directory itself.",
 )
 @click.option(
     "--templates",
@@ -97,7 +102,7 @@ def generate(
         if schema is not None:
             if not package or not out:
                 raise AcpgenError("--schema needs --package and --out")
-            check_package_name(package)
+            check_package_name(package, "--package")
             names: list[str] = [package]
         else:
             if package or out or rules:
@@ -105,7 +110,10 @@ def generate(
             cfg = load_config(Path(config) if config else None)
             out_dir = cfg.out_dir
             names = [target.package for target in cfg.targets]
-        check_out_dir(out_dir, "--out" if schema is not None else f"[tool.acpgen] out = {cfg.out!r}")
+        if schema is not None:
+            check_out_dir(out_dir, "--out")
+        else:
+            check_out_dir(out_dir, f"[tool.acpgen] out = {cfg.out!r}", cfg.root)
         for name in names:
             check_package_target(out_dir, name, overwrite_foreign)
         # Build under the lock, once an interrupted run is recovered: the

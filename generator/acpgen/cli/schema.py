@@ -195,7 +195,7 @@ def update_command(
         if (source is None) == (npm_version is None):
             raise AcpgenError("name the release with exactly one of --from PATH and --npm VERSION")
         cfg = load_config(Path(config) if config else None)
-        check_out_dir(cfg.out_dir, f"[tool.acpgen] out = {cfg.out!r}")
+        check_out_dir(cfg.out_dir, f"[tool.acpgen] out = {cfg.out!r}", cfg.root)
         with scratch("acpgen-npm-pack-") as npm_scratch:  # removed however the run ends
             if npm_version is not None:
                 if as_name:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import os
+import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,16 +88,68 @@ def canonical_ref(name: str) -> str:
     return "#" + pointer(("$defs", name))
 
 
-def load_schema(path: str | Path) -> Schema:
-    """Read and check one schema file."""
-    name = str(path)
+MAX_SCHEMA_BYTES = 64 * 1024 * 1024
+"""The most acpgen reads of a schema file: 64 MiB (the ACP schemas are under
+half a MiB); a longer file is refused, naming it, before it is read whole."""
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def read_schema_bytes(path: str | Path, name: str | None = None) -> bytes:
+    """The bytes of a schema file, which must be a regular file of at most
+    :data:`MAX_SCHEMA_BYTES`: a FIFO, a device (``/dev/zero``), a directory
+    or a longer file is an :class:`AcpgenError` naming the file (``name``,
+    else ``path``), raised without waiting for a writer or reading on. A
+    regular file that says it is empty (as those of ``/proc`` do) is read
+    up to the cap."""
+    name = str(path) if name is None else name
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
-        raw = Path(path).read_bytes()
+        # Non-blocking: opening a FIFO for reading waits for a writer.
+        fd = os.open(path, flags)
     except FileNotFoundError:
         raise AcpgenError("no such file", file=name) from None
     except OSError as exc:
         raise AcpgenError(f"cannot read: {exc.strerror}", file=name) from None
-    return parse_schema(raw, name)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = next((what for test, what in _KINDS if test(info.st_mode)), "not a file")
+            raise AcpgenError(f"is {kind}, not a regular file: a schema is read from a file", file=name)
+        if info.st_size > MAX_SCHEMA_BYTES:
+            raise _too_large(name)
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            chunk = os.read(fd, min(1 << 20, MAX_SCHEMA_BYTES + 1 - size))
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_SCHEMA_BYTES:
+                raise _too_large(name)
+    except OSError as exc:
+        raise AcpgenError(f"cannot read: {exc.strerror}", file=name) from None
+    finally:
+        os.close(fd)
+
+
+def _too_large(name: str) -> AcpgenError:
+    return AcpgenError(
+        f"is larger than {MAX_SCHEMA_BYTES >> 20} MiB, the most acpgen reads of a schema file", file=name
+    )
+
+
+def load_schema(path: str | Path) -> Schema:
+    """Read and check one schema file (see :func:`read_schema_bytes`)."""
+    name = str(path)
+    return parse_schema(read_schema_bytes(path, name), name)
 
 
 def parse_schema(raw: bytes, name: str) -> Schema:

@@ -9,7 +9,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from ..compile.load import Schema, load_schema, parse_schema
+from ..compile.load import Schema, parse_schema, read_schema_bytes
 from ..errors import AcpgenError
 from ..jsontypes import Json
 from ..pipeline import schema_version
@@ -31,10 +31,7 @@ def load_cached(path: str | Path, raw: bytes | None = None, name: str | None = N
     few results by content: the metaschema check is the slow part of a diff,
     and a bump diffs the same files more than once."""
     if raw is None:
-        try:
-            raw = Path(path).read_bytes()
-        except OSError:
-            return load_schema(path)  # the same error as the generator's
+        raw = read_schema_bytes(path)  # the same errors as the generator's
     name = str(path) if name is None else name
     key = hashlib.sha256(raw).hexdigest()
     schema = _LOADED.get(key)

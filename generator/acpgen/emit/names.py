@@ -85,6 +85,7 @@ CODEC_HELPERS = tuple(
         "check_str",
         "check_tag",
         "check_json",
+        "check_unknown",
         "check_variants",
         "check_variants_skipping",
         "exactly_one",

@@ -43,6 +43,7 @@ from ._jsonrpc import (
     RpcError,
     dump_message,
     load_message,
+    printable,
 )
 from ._runtime import UNSET, ValidationError
 from ._transport import (
@@ -480,7 +481,9 @@ def not_initialized(method: str, version: int | None = 1) -> RpcError:
     TypeScript SDK words it, for v1 in the message
     (``agentInitializationGate``, ``dist/v1/acp.js``), for v2 in the data
     (``initializationUnavailable``, ``dist/v2/acp.js``); the Rust SDK's
-    ``ProtocolCompat::ensure_initialized`` answers the same code."""
+    ``ProtocolCompat::ensure_initialized`` answers the same code. A lone
+    surrogate in ``method`` is quoted escaped (the refusal must go out)."""
+    method = printable(method)
     if version is None or version <= 1:
         return RpcError(
             INVALID_REQUEST,

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from ..compile.load import read_schema_bytes
 from ..errors import AcpgenError
 
 PACKAGE_NAME = "@agentclientprotocol/sdk"
@@ -221,10 +222,7 @@ def read_single(path: Path, as_name: str | None, known: Sequence[str]) -> Releas
     if not name.endswith(".json"):
         raise AcpgenError(f"--as {name!r} is not a .json schema file name")
     _check_name(name, str(path))
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise AcpgenError(f"cannot read: {exc.strerror}", file=str(path)) from None
+    data = read_schema_bytes(path)
     return Release(origin=str(path), schemas={name: data}, single=True)
 
 
