@@ -521,14 +521,7 @@ async def additional_directories(ctx: Context) -> None:
     with tempfile.TemporaryDirectory(prefix="acpgen-probe-") as extra:  # an empty directory, removed after
         params = {"cwd": ctx.cwd, "additionalDirectories": [extra], "mcpServers": []}
         reply = await peer.request("session/new", params)
-    if reply.code == -32000:
-        raise ctx.auth_required("session/new", reply)
-    if reply.error is not None:
-        raise Failed(f"session/new with an additional directory was refused: {reply.error}")
-    session_id = reply.result.get("sessionId") if isinstance(reply.result, dict) else None
-    if not isinstance(session_id, str):
-        raise Failed(f"session/new with an additional directory answered no sessionId: {reply.result!r}")
-    peer.sessions.add(session_id)
+    ctx.opened_session(peer, reply, " with an additional directory")
 
 
 def _mcp(kind: str) -> Callable[[Context], Awaitable[None]]:

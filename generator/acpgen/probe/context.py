@@ -265,13 +265,20 @@ class Context:
             reply = await peer.request("session/new", {"cwd": self.cwd, "mcpServers": []})
         finally:
             peer.current = check
+        return self.opened_session(peer, reply)
+
+    def opened_session(self, peer: Peer, reply: Reply, how: str = "") -> str:
+        """The id of the session ``reply`` (to a ``session/new`` sent ``how``,
+        e.g. " with an additional directory") opened, kept as ``peer``'s; an
+        auth_required answer is :class:`AuthRequired`, any other error or no
+        ``sessionId`` :class:`Failed`."""
         if reply.code == -32000:
             raise self.auth_required("session/new", reply)
         if reply.error is not None:
-            raise Failed(f"session/new was refused: {reply.error}")
+            raise Failed(f"session/new{how} was refused: {reply.error}")
         session_id = reply.result.get("sessionId") if isinstance(reply.result, dict) else None
         if not isinstance(session_id, str):
-            raise Failed(f"the session/new result has no sessionId: {reply.result!r}")
+            raise Failed(f"session/new{how} answered no sessionId: {reply.result!r}")
         peer.sessions.add(session_id)
         return session_id
 
