@@ -180,9 +180,7 @@ def websocket_junk(rng: random.Random, port: int) -> list[socket.socket]:
 
 def ping_burst(rng: random.Random, port: int) -> list[socket.socket]:
     sock = connect(port)
-    sock.setblocking(False)
     try:
-        sock.setblocking(True)
         sock.sendall(upgrade(port, token=True))
         sock.settimeout(0.0)
         ping = ws_frame(rng, 9, b"p" * 125)
