@@ -21,6 +21,7 @@ from .. import __version__
 from ..compile import ir
 from ..errors import AcpgenError
 from ..runtime import SOURCES
+from ..views import VIEWS, ViewInputs
 from . import text
 from .names import CODEC_HELPERS, IMPORTS_MARKER, ModuleNames, exports, package_imports, reexports, schema_names
 from .template_cache import bytecode_cache
@@ -132,21 +133,22 @@ def render_package(package: ir.Package, templates: str | Path | None = None) -> 
         )
         try:
             template = env.get_template(template_name)
-            rendered = template.render(
-                context,
-                ref=module_names.ref,
-                aref=module_names.annotation_ref,
-                enter_class=module_names.enter_class,
-                refs=lambda names, ref=module_names.ref: [ref(n) for n in names],
-                builtin=module_names.builtin,
-                annotation=text.Annotations(defs, module_names.annotation_ref, module_names.builtin, _private),
-                # A type alias's value is evaluated at import (after the
-                # classes it names): the schema's names as they are.
-                alias_value=text.Annotations(defs, module_names.ref, module_names.builtin, _private),
-                def_annotation=functools.partial(
-                    text.definition_annotation, ref=module_names.annotation_ref, builtin=module_names.builtin
-                ),
-            )
+            builder = VIEWS.get(stem)
+            if builder is not None:
+                # A module with a view is rendered from its view alone.
+                rendered = template.render(
+                    view=builder(
+                        ViewInputs(
+                            package=package,
+                            defs=defs,
+                            names=module_names,
+                            exports=names,
+                            generator_version=__version__,
+                        )
+                    )
+                )
+            else:
+                rendered = _render_legacy(template, context, module_names, defs)
         except jinja2.TemplateError as exc:
             where = getattr(exc, "filename", None) or template_name
             line = getattr(exc, "lineno", None)
@@ -162,3 +164,25 @@ def render_package(package: ir.Package, templates: str | Path | None = None) -> 
         out[module] = header.render(context) + path.read_text(encoding="utf-8")
     out["py.typed"] = ""
     return out
+
+
+def _render_legacy(
+    template: jinja2.Template, context: dict[str, object], module_names: ModuleNames, defs: dict[str, ir.Definition]
+) -> str:
+    """A module not yet given a view: the whole package context and the
+    naming helpers as callables."""
+    return template.render(
+        context,
+        ref=module_names.ref,
+        aref=module_names.annotation_ref,
+        enter_class=module_names.enter_class,
+        refs=lambda names, ref=module_names.ref: [ref(n) for n in names],
+        builtin=module_names.builtin,
+        annotation=text.Annotations(defs, module_names.annotation_ref, module_names.builtin, _private),
+        # A type alias's value is evaluated at import (after the
+        # classes it names): the schema's names as they are.
+        alias_value=text.Annotations(defs, module_names.ref, module_names.builtin, _private),
+        def_annotation=functools.partial(
+            text.definition_annotation, ref=module_names.annotation_ref, builtin=module_names.builtin
+        ),
+    )
