@@ -1,6 +1,6 @@
-"""How each schema lets a client take a session up again (``Package.resumption``,
-which the generated SessionKeeper follows), read from the vendored schemas and
-from copies of them with parts taken out."""
+"""How each schema lets a client take a session up again (the ``resumption``
+pass's ``Package.resumption``, which the generated SessionKeeper follows), read
+from the vendored schemas and from copies of them with parts taken out."""
 
 from __future__ import annotations
 
