@@ -40,3 +40,7 @@ ViewBuilder = Callable[[ViewInputs], object]
 
 VIEWS: dict[str, ViewBuilder] = {}
 """Generated module stem -> the builder of its view."""
+
+from . import protocol as _protocol  # noqa: E402
+
+VIEWS["protocol"] = _protocol.build
