@@ -44,3 +44,7 @@ VIEWS: dict[str, ViewBuilder] = {}
 from . import protocol as _protocol  # noqa: E402
 
 VIEWS["protocol"] = _protocol.build
+
+from . import connection as _connection  # noqa: E402
+
+VIEWS["connection"] = _connection.build

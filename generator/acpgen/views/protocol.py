@@ -184,4 +184,3 @@ def build(inputs: ViewInputs) -> ProtocolView:
             for name, side, who in SIDES
         ),
     )
-
