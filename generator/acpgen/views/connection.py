@@ -87,6 +87,8 @@ class Keeper:
     ways: tuple[Way, ...]
     unsupported: str
     """The end of the error when the agent offers no way, as literals."""
+    uses_unset: bool
+    """Its code names ``UNSET`` (the module imports it)."""
 
 
 @dataclass(frozen=True)
@@ -200,7 +202,6 @@ def build(inputs: ViewInputs) -> ConnectionView:
     """The view of ``connection.py``."""
     package = inputs.package
     keeper = _keeper(inputs)
-    r = package.resumption
     return ConnectionView(
         header=header(inputs),
         reexports=tuple(reexports(package)["connection"]),
@@ -209,7 +210,7 @@ def build(inputs: ViewInputs) -> ConnectionView:
         protocol_version="_PROTOCOL_VERSION" if package.session is not None else "None",
         sides=(_side(inputs, "agent"), _side(inputs, "client")),
         keeper=keeper,
-        uses_unset=r is not None and (bool(r.replay_class) or r.resume == "session"),
+        uses_unset=keeper is not None and keeper.uses_unset,
         docs=DOCS,
     )
 
@@ -218,7 +219,7 @@ def _side(inputs: ViewInputs, handles: ir.Side) -> Side:
     package = inputs.package
     calls: ir.Side = "client" if handles == "agent" else "agent"
     interface = "Agent" if handles == "agent" else "Client"
-    folds = handles == "client" and package.session is not None
+    folds = package.session if handles == "client" else None
     type_var = "_A" if handles == "agent" else "_C"
     return Side(
         class_name="AgentSideConnection" if handles == "agent" else "ClientSideConnection",
@@ -227,7 +228,7 @@ def _side(inputs: ViewInputs, handles: ir.Side) -> Side:
         side=text.py_literal(handles),
         interface="_" + interface,
         doc=_side_doc(handles, interface, calls),
-        sessions_doc=SESSIONS_DOC[bool(package.session.prompt_field)] if folds and package.session else "",
+        sessions_doc=SESSIONS_DOC[bool(folds.prompt_field)] if folds is not None else "",
         sends=tuple(handler(inputs, c, text.send_doc(c)) for c in package.calls(calls)),
     )
 
@@ -243,6 +244,7 @@ def _keeper(inputs: ViewInputs) -> Keeper | None:
     defs = inputs.defs
     flags: list[Flag] = []
     ways: list[Way] = []
+    uses_unset = False
     if load is not None:
         flag = _attribute(defs, rules.AGENT_CAPABILITIES, rules.LOAD_FLAG)
         flags.append(Flag("load", f"capabilities.{flag} is True"))
@@ -264,8 +266,10 @@ def _keeper(inputs: ViewInputs) -> Keeper | None:
             flags.append(Flag("resume", f"isinstance(capabilities.{holder}.{place}, {advertised})"))
         else:
             session = _attribute(defs, rules.AGENT_CAPABILITIES, rules.SESSION_FIELD)
+            uses_unset = True
             flags.append(Flag("resume", f"capabilities.{session} is not None and capabilities.{session} is not _UNSET"))
         replay_from = _attribute(defs, resume.params, rules.REPLAY_FIELD) if r.replay_class else ""
+        uses_unset = uses_unset or bool(r.replay_class)
         ways.append(
             Way(
                 condition="resume",
@@ -294,6 +298,7 @@ def _keeper(inputs: ViewInputs) -> Keeper | None:
         flags=tuple(flags),
         ways=tuple(ways),
         unsupported=_unsupported(r),
+        uses_unset=uses_unset,
     )
 
 
