@@ -18,7 +18,7 @@ strings them together. Data flows one way, one folder per stage:
    ``gates`` (the capability each gated method needs, from the capability
    descriptions and ``rules/capabilities.toml``), ``upserts`` and ``session`` (the rules of ``rules/*.toml``, chosen by
    ``ruleselect``), ``resumption`` (how the SessionKeeper takes a session
-   up again), then ``analysis`` (alias order, referenced definitions).
+   up again, from ``rules/resumption.toml``), then ``analysis`` (alias order, referenced definitions).
 4. **render** (``emit/render.py``, ``emit/text.py``, ``templates/``): Jinja2,
    one template per generated module, printing only what varies with the
    schema, with the text helpers composing source text and prose; the fixed

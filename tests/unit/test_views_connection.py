@@ -66,11 +66,9 @@ def test_resumption_is_a_field_set_by_its_pass_once():
     assert "resumption" in {f.name for f in dataclasses.fields(ir.Package)}
     assert not isinstance(getattr(ir.Package, "resumption", None), property)
     v1 = package("acp_v1").resumption
-    assert v1 == ir.Resumption(capabilities="agent_capabilities", load=True, resume="session_capabilities")
+    assert v1 is not None and (v1.load, v1.resume, v1.replay_class) == (True, "session_capabilities", "")
     v2 = package("acp_v2").resumption
-    assert v2 == ir.Resumption(
-        capabilities="capabilities", load=False, resume="session", replay_class="StartReplayFrom"
-    )
+    assert v2 is not None and (v2.load, v2.resume, v2.replay_class) == (False, "session", "StartReplayFrom")
 
 
 def test_the_kitchen_sink_folds_sessions_but_cannot_resume_them():

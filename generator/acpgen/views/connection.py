@@ -9,11 +9,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..compile import ir
-from ..compile import resumption as rules
 from ..emit import text
 from ..emit.names import reexports
 from . import ViewInputs
 from .protocol import Handler, handler, header, literals
+
+INITIALIZE = "initialize"
 
 
 @dataclass(frozen=True)
@@ -239,15 +240,13 @@ def _keeper(inputs: ViewInputs) -> Keeper | None:
     if r is None or s is None:
         return None
     agent_calls = {c.method: c for c in package.calls("agent")}
-    load = agent_calls[rules.LOAD] if r.load else None
-    resume = agent_calls[rules.RESUME] if r.resume else None
-    defs = inputs.defs
+    load = agent_calls[r.load_method] if r.load else None
+    resume = agent_calls[r.resume_method] if r.resume else None
     flags: list[Flag] = []
     ways: list[Way] = []
     uses_unset = False
     if load is not None:
-        flag = _attribute(defs, rules.AGENT_CAPABILITIES, rules.LOAD_FLAG)
-        flags.append(Flag("load", f"capabilities.{flag} is True"))
+        flags.append(Flag("load", f"capabilities.{r.load_flag} is True"))
         ways.append(
             Way(
                 condition="load and (self.replay or not resume)" if resume is not None else "load",
@@ -259,17 +258,16 @@ def _keeper(inputs: ViewInputs) -> Keeper | None:
             )
         )
     if resume is not None:
+        place = "capabilities." + ".".join(r.resume_place)
         if r.resume == "session_capabilities":
-            holder = _attribute(defs, rules.AGENT_CAPABILITIES, rules.SESSION_CAPABILITIES_FIELD)
-            place = _attribute(defs, rules.SESSION_CAPABILITIES, rules.RESUME_CAPABILITY)
-            advertised = ref(_type_of(defs, rules.SESSION_CAPABILITIES, rules.RESUME_CAPABILITY))
-            flags.append(Flag("resume", f"isinstance(capabilities.{holder}.{place}, {advertised})"))
+            flags.append(Flag("resume", f"isinstance({place}, {ref(r.resume_class)})"))
         else:
-            session = _attribute(defs, rules.AGENT_CAPABILITIES, rules.SESSION_FIELD)
+            flags.append(Flag("resume", f"{place} is not None and {place} is not _UNSET"))
             uses_unset = True
-            flags.append(Flag("resume", f"capabilities.{session} is not None and capabilities.{session} is not _UNSET"))
-        replay_from = _attribute(defs, resume.params, rules.REPLAY_FIELD) if r.replay_class else ""
-        uses_unset = uses_unset or bool(r.replay_class)
+        extra = ""
+        if r.replay_class:
+            extra = f", {r.replay_field}={ref(r.replay_class)}() if self.replay else _UNSET"
+            uses_unset = True
         ways.append(
             Way(
                 condition="resume",
@@ -277,10 +275,10 @@ def _keeper(inputs: ViewInputs) -> Keeper | None:
                 replay="self.replay" if r.replay_class else "False",
                 handler=resume.handler,
                 params=ref(resume.params_class),
-                extra=f", {replay_from}={ref(r.replay_class)}() if self.replay else _UNSET" if r.replay_class else "",
+                extra=extra,
             )
         )
-    initialize = agent_calls[rules.INITIALIZE]
+    initialize = agent_calls[INITIALIZE]
     answers = [c.result_class for c in (load, resume) if c is not None]
     return Keeper(
         doc=_keeper_doc(r),
@@ -292,7 +290,7 @@ def _keeper(inputs: ViewInputs) -> Keeper | None:
         keyed_by_id=text.py_literal(not s.message_class),
         initialize=ref(initialize.params_class),
         initialized=ref(initialize.result_class),
-        mcp_server=ref(rules.MCP_SERVER),
+        mcp_server=ref(r.mcp_server),
         response=" | ".join(ref(a) for a in answers),
         capabilities=r.capabilities,
         flags=tuple(flags),
@@ -300,26 +298,6 @@ def _keeper(inputs: ViewInputs) -> Keeper | None:
         unsupported=_unsupported(r),
         uses_unset=uses_unset,
     )
-
-
-def _field(defs: Mapping[str, ir.Definition], definition: str, wire_name: str) -> ir.Field:
-    found = defs[definition]
-    assert isinstance(found, ir.ObjectDef)
-    return next(f for f in found.fields if f.wire_name == wire_name)
-
-
-def _attribute(defs: Mapping[str, ir.Definition], definition: str, wire_name: str) -> str:
-    """The Python attribute of ``definition``'s field ``wire_name``."""
-    return _field(defs, definition, wire_name).name
-
-
-def _type_of(defs: Mapping[str, ir.Definition], definition: str, wire_name: str) -> str:
-    """The definition the field ``wire_name`` of ``definition`` holds."""
-    t = _field(defs, definition, wire_name).type
-    if isinstance(t, ir.NullableT):
-        t = t.inner
-    assert isinstance(t, ir.RefT)
-    return t.name
 
 
 def _keeper_doc(r: ir.Resumption) -> str:

@@ -27,10 +27,11 @@ class Fallback:
 @dataclass(frozen=True)
 class Resumption:
     """How a client takes a session up again on a new connection, as the
-    schema offers it (the generated ``SessionKeeper``)."""
+    schema offers it (the generated ``SessionKeeper``; the places are read
+    with ``rules/resumption.toml``)."""
 
     capabilities: str
-    """The ``InitializeResponse`` attribute holding the agent's capabilities."""
+    """The ``initialize`` result's attribute holding the agent's capabilities."""
     load: bool
     """``session/load`` (the agent replays the whole conversation), advertised
     by the ``loadSession`` flag."""
@@ -41,6 +42,21 @@ class Resumption:
     replay_class: str = ""
     """The ``replayFrom`` variant asking ``session/resume`` to replay from the
     start (``""``: session/resume replays nothing)."""
+    load_method: str = ""
+    """The method that loads a session (``""``: none to use)."""
+    load_flag: str = ""
+    """The capabilities' attribute that advertises it."""
+    resume_method: str = ""
+    """The method that resumes a session (``""``: none to use)."""
+    resume_place: tuple[str, ...] = ()
+    """The attributes, from the capabilities, of the object that advertises
+    ``session/resume``."""
+    resume_class: str = ""
+    """That object's class."""
+    replay_field: str = ""
+    """The ``session/resume`` params' attribute asking for a replay."""
+    mcp_server: str = ""
+    """The class of the MCP servers the keeper sends."""
 
 
 @dataclass(frozen=True)
