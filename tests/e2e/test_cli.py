@@ -73,6 +73,7 @@ def test_generate_one_schema_writes_an_importable_package(tmp_path, small):
         "_runtime.py",
         "_schema.py",
         "_session.py",
+        "_sides.py",
         "_transport.py",
         "_validator.py",
         "_versions.py",

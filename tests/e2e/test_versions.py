@@ -16,6 +16,7 @@ from ..patience import HANG
 
 v1 = load_generated("acp_v1")
 v2 = load_generated("acp_v2")
+memory_pair = load_generated("acp_v1._transport").memory_pair
 TIMEOUT = HANG
 
 
@@ -74,7 +75,7 @@ AGENTS = {1: (v1.AgentSideConnection, AgentV1), 2: (v2.AgentSideConnection, Agen
 
 
 def pair(agent_class, make_agent, client_class, make_client):
-    agent_end, client_end = v1.connection._memory_pair()
+    agent_end, client_end = memory_pair()
     agent = agent_class(make_agent, agent_end)
     client = client_class(make_client, client_end)
     agent.start()
@@ -84,7 +85,7 @@ def pair(agent_class, make_agent, client_class, make_client):
 
 async def raw(agent_class, make_agent, *messages):
     """The agent's answers to ``messages`` sent as they are."""
-    agent_end, peer = v1.connection._memory_pair()
+    agent_end, peer = memory_pair()
     agent = agent_class(make_agent, agent_end)
     agent.start()
     answers = []
@@ -160,7 +161,7 @@ def test_a_string_version_reads_as_0_and_the_v1_agent_answers_with_its_own(versi
 
 def test_a_string_version_is_refused_in_strict_mode():
     async def main():
-        agent_end, peer = v1.connection._memory_pair()
+        agent_end, peer = memory_pair()
         agent = v1.AgentSideConnection(AgentV1, agent_end, strict=True)
         agent.start()
         message = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "1"}}
@@ -220,7 +221,7 @@ def test_a_request_right_behind_initialize_waits_for_its_answer():
             return await super().initialize(params)
 
     async def main():
-        agent_end, peer = v1.connection._memory_pair()
+        agent_end, peer = memory_pair()
         agent = v1.AgentSideConnection(Slow, agent_end)
         agent.start()
         for message in (
@@ -257,7 +258,7 @@ def test_a_failed_initialize_leaves_the_connection_uninitialized():
 
 def test_require_initialize_false_serves_requests_before_initialize():
     async def main():
-        agent_end, peer = v1.connection._memory_pair()
+        agent_end, peer = memory_pair()
         agent = v1.AgentSideConnection(AgentV1, agent_end, require_initialize=False)
         agent.start()
         message = {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/", "mcpServers": []}}
@@ -275,7 +276,7 @@ def test_require_initialize_false_serves_requests_before_initialize():
 )
 def test_serve_versions_picks_the_package_by_the_requested_version(requested, version):
     async def main():
-        agent_end, client_end = v1.connection._memory_pair()
+        agent_end, client_end = memory_pair()
         serving = asyncio.ensure_future(v2.serve_versions(AGENTS, agent_end))
         message = {
             "jsonrpc": "2.0",
@@ -294,7 +295,7 @@ def test_serve_versions_picks_the_package_by_the_requested_version(requested, ve
 
 def test_connect_versions_offers_v2_and_goes_on_in_the_package_the_agent_chose():
     async def session(agents):
-        agent_end, client_end = v1.connection._memory_pair()
+        agent_end, client_end = memory_pair()
         serving = asyncio.ensure_future(v2.serve_versions(agents, agent_end))
         conn, answer = await v2.connect_versions(CLIENTS, client_end)
         package = v2 if isinstance(conn, v2.ClientSideConnection) else v1
@@ -322,7 +323,7 @@ def test_connect_versions_retries_with_a_version_a_minus_32022_lists():
             return await super().initialize(params)
 
     async def main():
-        agent_end, client_end = v1.connection._memory_pair()
+        agent_end, client_end = memory_pair()
         agent = v1.AgentSideConnection(OnlyOld, agent_end)
         agent.start()
         conn, answer = await v2.connect_versions(CLIENTS, client_end)
@@ -337,7 +338,7 @@ def test_connect_versions_retries_with_a_version_a_minus_32022_lists():
 
 def test_connect_versions_raises_version_mismatch_for_a_version_it_lacks():
     async def main():
-        agent_end, client_end = v1.connection._memory_pair()
+        agent_end, client_end = memory_pair()
         agent = v1.AgentSideConnection(AgentV1, agent_end)
         agent.start()
         try:

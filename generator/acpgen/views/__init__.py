@@ -40,3 +40,11 @@ ViewBuilder = Callable[[ViewInputs], object]
 
 VIEWS: dict[str, ViewBuilder] = {}
 """Generated module stem -> the builder of its view."""
+
+from . import protocol as _protocol  # noqa: E402
+
+VIEWS["protocol"] = _protocol.build
+
+from . import connection as _connection  # noqa: E402
+
+VIEWS["connection"] = _connection.build
