@@ -54,6 +54,7 @@ __all__ = [
     "dump_message",
     "json_backend",
     "load_message",
+    "session_of",
     "use_json_backend",
 ]
 
@@ -256,6 +257,17 @@ class ParamsError(ValidationError):
     @property
     def path(self) -> str:
         return "$.params" + self.error.path[1:]
+
+
+def session_of(message: Mapping[str, Any], field: str) -> str | None:
+    """The ``sessionId`` of a message's ``params`` or ``result`` (``field``),
+    as JSON: what the network transports route a message by."""
+    holder: object = message.get(field)
+    if isinstance(holder, dict):
+        value = cast("dict[str, object]", holder).get("sessionId")
+        if isinstance(value, str):
+            return value
+    return None
 
 
 def _preview(value: Any, limit: int = 200) -> str:
