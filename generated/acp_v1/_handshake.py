@@ -33,19 +33,17 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, ClassVar, Protocol, cast
 
 from ._jsonrpc import (
     INVALID_REQUEST,
+    MessageCodec,
     Request,
     RequestError,
     RpcError,
     printable,
 )
 from ._runtime import UNSET, ValidationError
-
-if TYPE_CHECKING:
-    from ._connection import Connection
 
 __all__ = [
     "INITIALIZE",
@@ -225,6 +223,23 @@ async def answer_older(
 
 # ---------------------------------------------------------------- client side
 
+
+class Initializing(Protocol):
+    """What the client's side of the handshake uses of its connection (a
+    ``_connection.Connection``, which imports this module)."""
+
+    codec: ClassVar[MessageCodec]
+
+    @property
+    def strict(self) -> bool: ...
+
+    async def request(self, method: str, params: Any = None) -> Any: ...
+
+    def mark_initialized(
+        self, next_id: int | None = None, result: Any = None
+    ) -> None: ...
+
+
 PACKAGE = __name__.rpartition(".")[0]
 """The import name of the package this module is in, as it was imported: a
 vendored or renamed copy names itself (``vendor.old_acp``), whatever the
@@ -280,7 +295,7 @@ def decode_with_sibling(name: str | None, result: Any) -> tuple[Any, str | None]
 
 
 def initialize_result(
-    connection: Connection[Any],
+    connection: Initializing,
     requested: Any,
     result: Any,
     siblings: Mapping[int, str] | None = None,
@@ -305,7 +320,9 @@ def initialize_result(
 
 
 async def initialize(
-    connection: Connection[Any], params: Any, siblings: Mapping[int, str] | None = None
+    connection: Initializing,
+    params: Any,
+    siblings: Mapping[int, str] | None = None,
 ) -> Any:
     """Send ``initialize``; the typed answer, or the typed refusal."""
     try:
