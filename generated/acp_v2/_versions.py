@@ -123,6 +123,7 @@ async def serve_versions(
     the oldest; above all: the newest, whose agent answers with its own),
     and that package's connection serves from that message on, with
     ``options`` passed to it. Returns when the client closes."""
+    requested: int | None = None
     while True:
         try:
             first: bytes | MessageTooLarge | None = await transport.receive()
@@ -134,20 +135,18 @@ async def serve_versions(
         if not isinstance(first, bytes):
             break
         try:
-            message = fields_of(load_message(first))
-        except (ValueError, RecursionError):
+            data = load_message(first)
+        except ValueError:
             break
+        message = fields_of(data)
         method, id = message.get("method"), message.get("id")
         if method == INITIALIZE or not isinstance(method, str):
+            requested = requested_version(data)
             break
         # Before initialize: a request is refused, a notification dropped,
         # as the connection would (the version is not chosen yet).
         if isinstance(id, (int, str)) and not isinstance(id, bool):
             await transport.send(_refusal(id, method, max(agents)))
-    requested: int | None = None
-    if isinstance(first, bytes):
-        with contextlib.suppress(ValueError, RecursionError):
-            requested = requested_version(load_message(first))
     connect, make_agent = agents[choose_version(agents, requested)]
     await connect(make_agent, _Replay(transport, first), **options).run()
 
@@ -197,8 +196,9 @@ async def connect_versions(
         if chosen is None or chosen not in clients:
             raise VersionMismatch(version, chosen, answer.result)
         connect, make_client, _ = clients[chosen]
-        siblings = {v: package_of(entry[0]) for v, entry in clients.items()}
-        options.setdefault("siblings", siblings)
+        siblings = options.setdefault(
+            "siblings", {v: package_of(entry[0]) for v, entry in clients.items()}
+        )
         connection = connect(make_client, transport, **options)
         result = initialize_result(connection, version, answer.result, siblings)
         connection.mark_initialized(next_id, answer.result)
