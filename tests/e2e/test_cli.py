@@ -65,6 +65,7 @@ def test_generate_one_schema_writes_an_importable_package(tmp_path, small):
         "_codec.py",
         "_connection.py",
         "_folding.py",
+        "_handshake.py",
         "_jsonrpc.py",
         "_links.py",
         "_models.py",

@@ -423,7 +423,7 @@ def test_a_renamed_package_and_acp_v2_are_served_from_one_endpoint(legacy):
     }
 
     async def session(offered):
-        agent_end, client_end = v1.connection._memory_pair()
+        agent_end, client_end = memory_pair()
         serving = asyncio.ensure_future(legacy.serve_versions(agents, agent_end))
         conn, answer = await legacy.connect_versions(offered, client_end)
         if isinstance(conn, legacy.ClientSideConnection):
@@ -450,7 +450,7 @@ def test_a_renamed_package_finds_its_sibling_only_when_told(legacy):
             return v2.InitializeResponse(protocol_version=2, info=v2.Implementation(name="agent-v2", version="1"))
 
     async def mismatch(**options):
-        agent_end, client_end = v1.connection._memory_pair()
+        agent_end, client_end = memory_pair()
         agent = v2.AgentSideConnection(AnswersWithV2, agent_end)
         client = legacy.ClientSideConnection(LegacyClient, client_end, **options)
         agent.start()
