@@ -46,20 +46,20 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
-from .compile import ruleselect
-from .compile.analysis import analyse
-from .compile.capabilities import find_capabilities
-from .compile.defaults import resolve_defaults
-from .compile.facts import schema_version as schema_version  # re-exported: acpgen.diff reads it here
-from .compile.gates import find_gates
 from .compile.ir import Package
 from .compile.load import Schema, load_schema
 from .compile.lower import lower
-from .compile.methods import find_methods
-from .compile.naming import name_package
-from .compile.resumption import find_resumption
-from .compile.session import apply_session_rules
-from .compile.upserts import apply_rules
+from .compile.lower.facts import schema_version as schema_version  # re-exported: acpgen.diff reads it here
+from .compile.passes import ruleselect
+from .compile.passes.analysis import analyse
+from .compile.passes.capabilities import find_capabilities
+from .compile.passes.defaults import resolve_defaults
+from .compile.passes.gates import find_gates
+from .compile.passes.methods import find_methods
+from .compile.passes.naming import name_package
+from .compile.passes.resumption import find_resumption
+from .compile.passes.session import apply_session_rules
+from .compile.passes.upserts import apply_rules
 from .config import Target, package_name_problem
 from .emit.fmt import format_files
 from .emit.render import render_package
@@ -78,7 +78,7 @@ def build_ir(
 ) -> Package:
     """The named IR of a loaded schema. ``rules`` names the patch rule set
     (checked against the schema), ``"none"`` for none; without it the set is
-    told from the schema (:mod:`acpgen.compile.ruleselect`). ``methods=False`` leaves
+    told from the schema (:mod:`acpgen.compile.passes.ruleselect`). ``methods=False`` leaves
     out the JSON-RPC method table (and its checks). Only lowering reads the
     schema: the later passes read the facts it carries in the IR."""
     check_package_name(package_name)

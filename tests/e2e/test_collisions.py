@@ -17,8 +17,8 @@ import keyword
 import sys
 
 import pytest
-from acpgen.compile.attributes import runtime_attributes
-from acpgen.compile.naming import pascal
+from acpgen.compile.passes.attributes import runtime_attributes
+from acpgen.compile.passes.naming import pascal
 from acpgen.emit import names as fixed
 from acpgen.runtime import SOURCES
 

@@ -11,7 +11,7 @@ import functools
 import json
 
 import pytest
-from acpgen.compile.upserts import load_rules, rule_set
+from acpgen.compile.passes.upserts import load_rules, rule_set
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator

@@ -91,16 +91,16 @@ def test_every_session_update_kind_is_folded_into_its_field(package, data):
 
 
 def test_a_schema_kind_without_a_rule_generates_no_fold_and_says_why(tmp_path):
-    from acpgen.compile.session import apply_session_rules
+    from acpgen.compile.passes.session import apply_session_rules
 
     rules = tmp_path / "session.toml"
-    text = Path(__import__("acpgen.compile.session", fromlist=["x"]).builtin_session_rules()).read_text()
+    text = Path(__import__("acpgen.compile.passes.session", fromlist=["x"]).builtin_session_rules()).read_text()
     rules.write_text(text.replace('tag = "notice"', 'tag = "not_a_kind"', 1))
     from acpgen.compile.load import load_schema
     from acpgen.pipeline import build_ir
 
     package = build_ir(load_schema(SCHEMAS["acp_v1"]), "acp_v1", "none")
-    from acpgen.compile.upserts import apply_rules
+    from acpgen.compile.passes.upserts import apply_rules
 
     package = apply_rules(package, "v1")
     result = apply_session_rules(package, "v1", rules)

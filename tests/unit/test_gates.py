@@ -8,8 +8,8 @@ from __future__ import annotations
 import functools
 
 import pytest
-from acpgen.compile import gates as gates_pass
 from acpgen.compile.load import load_schema
+from acpgen.compile.passes import gates as gates_pass
 from acpgen.errors import AcpgenError
 from acpgen.pipeline import build_ir
 

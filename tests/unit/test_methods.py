@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from acpgen.compile.facts import envelope_kinds
 from acpgen.compile.load import load_schema, parse_schema
-from acpgen.compile.methods import handler_name, handler_overrides
+from acpgen.compile.lower.facts import envelope_kinds
+from acpgen.compile.passes.methods import handler_name, handler_overrides
 from acpgen.errors import AcpgenError
 from acpgen.pipeline import build_ir
 
@@ -155,10 +155,10 @@ def test_a_type_used_as_two_kinds_by_the_envelopes_is_an_error():
 
 
 def test_the_passes_after_lowering_read_the_facts_it_carries():
-    from acpgen.compile import ruleselect
     from acpgen.compile.lower import lower
-    from acpgen.compile.methods import find_methods
-    from acpgen.compile.naming import name_package
+    from acpgen.compile.passes import ruleselect
+    from acpgen.compile.passes.methods import find_methods
+    from acpgen.compile.passes.naming import name_package
 
     from ..conftest import ROOT
 

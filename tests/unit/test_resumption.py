@@ -9,8 +9,8 @@ import json
 
 import pytest
 from acpgen.compile import ir
-from acpgen.compile import resumption as pass_
 from acpgen.compile.load import parse_schema
+from acpgen.compile.passes import resumption as pass_
 from acpgen.errors import AcpgenError
 from acpgen.pipeline import build_ir
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from acpgen.compile import ruleselect
 from acpgen.compile.load import load_schema, parse_schema
-from acpgen.compile.upserts import apply_rules
+from acpgen.compile.passes import ruleselect
+from acpgen.compile.passes.upserts import apply_rules
 from acpgen.errors import AcpgenError
 from acpgen.pipeline import build_ir
 

@@ -11,7 +11,7 @@ A generated module binds three kinds of module-level names:
 - everything else under a private name: the templates import what they use
   from ``typing`` and the runtime modules as ``_Any``, ``_UNSET``,
   ``_check_str``... and name their helpers ``_decode_X`` and such, while no
-  schema name starts with an underscore (:func:`acpgen.compile.naming.class_name`).
+  schema name starts with an underscore (:func:`acpgen.compile.passes.naming.class_name`).
 
 So a schema name can meet only a module's own public names and the builtins
 the module's code uses. A module other than ``models.py`` refers to a schema

@@ -1,7 +1,7 @@
 """Stage 4, render: print the IR through the Jinja2 templates.
 
 One template per generated module; the templates only print what the IR
-says (analysed before, by :mod:`acpgen.compile.analysis`), with the text
+says (analysed before, by :mod:`acpgen.compile.passes.analysis`), with the text
 helpers of :mod:`.text` as filters to turn IR facts into Python source text
 and prose (a literal, an annotation, a docstring, an error message). ``--templates DIR`` puts a
 directory in front of the built-in templates, so a user can replace any of

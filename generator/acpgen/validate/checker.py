@@ -402,7 +402,7 @@ class _Plan:
     way checks them, as it checks every message the validator refuses."""
 
     def __init__(self, package: ModuleType) -> None:
-        from ..compile.naming import field_name
+        from ..compile.passes.naming import field_name
 
         self._field_name = field_name
         # By module name: a schema type may take the package's ``codec``

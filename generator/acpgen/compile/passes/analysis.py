@@ -18,8 +18,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import Literal
 
-from ..errors import AcpgenError
-from . import ir
+from ...errors import AcpgenError
+from .. import ir
 
 
 def analyse(package: ir.Package) -> ir.Package:

@@ -1,5 +1,5 @@
 """Lowering of subschemas to type expressions (:data:`~acpgen.compile.ir.TypeExpr`),
-and the reading helpers the definition lowering (:mod:`.lower`) shares.
+and the reading helpers the definition lowering (:mod:`.definitions`) shares.
 
 A subschema whose keywords go beyond what a type expression states becomes
 :class:`~acpgen.compile.ir.RawT`: the codec keeps it as JSON and validates it
@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import AcpgenError, pointer
-from ..jsontypes import Json, JsonArray, JsonObject, JsonPath
-from . import ir
-from .load import Schema, ref_target
+from ...errors import AcpgenError, pointer
+from ...jsontypes import Json, JsonArray, JsonObject, JsonPath
+from .. import ir
+from ..load import Schema, ref_target
 
 # Keywords that never change what a value may be.
 ANNOTATIONS = frozenset(

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from . import ir
+from .. import ir
 
 _OMITTED_AND_NULL = re.compile(r"Omitted and `null` are equivalent and mean")
 _PRESENCE = re.compile(r"Supplying `\{\}`|An object \(including `\{\}`\) means|advertise", re.IGNORECASE)

@@ -27,9 +27,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from ..errors import AcpgenError
-from ..jsontypes import TomlTable, one_of
-from . import ir
+from ...errors import AcpgenError
+from ...jsontypes import TomlTable, one_of
+from .. import ir
 from .defaults import ValueBuilder
 from .naming import snake
 

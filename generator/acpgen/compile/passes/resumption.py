@@ -33,8 +33,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from ..errors import AcpgenError
-from . import ir
+from ...errors import AcpgenError
+from .. import ir
 
 INITIALIZE = "initialize"
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..errors import AcpgenError, pointer
-from ..jsontypes import JsonPath
+from ...errors import AcpgenError, pointer
+from ...jsontypes import JsonPath
+from ..load import canonical_ref, ref_target
 from . import patterns
-from .load import canonical_ref, ref_target
-from .lowertypes import ANNOTATIONS
+from .types import ANNOTATIONS
 
 # What the strict-mode validator of the generated packages implements.
 VALIDATION_KEYWORDS = frozenset(

@@ -21,9 +21,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from ..errors import AcpgenError
-from ..jsontypes import TomlTable, one_of
-from . import ir
+from ...errors import AcpgenError
+from ...jsontypes import TomlTable, one_of
+from .. import ir
 from .naming import snake
 from .upserts import extends_chain
 

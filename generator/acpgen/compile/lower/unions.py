@@ -1,18 +1,18 @@
 """Lowering of unions of objects: told apart by a constant tag property
 (with a catch-all, an untagged member or one whose tag is null), or, with no
 tag, by their required keys (:class:`UnionLowering`, a stage of
-:mod:`.lower`). Each recogniser declines with a reason
-(:class:`~.lowertypes.Declined`)."""
+:mod:`.definitions`). Each recogniser declines with a reason
+(:class:`~.types.Declined`)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from ..errors import pointer
-from ..jsontypes import Json, JsonArray, JsonObject, JsonPath
-from . import ir
-from .lowertypes import Declined, is_null, keys_of, listed, ref_name, text
+from ...errors import pointer
+from ...jsontypes import Json, JsonArray, JsonObject, JsonPath
+from .. import ir
 from .objects import ObjectLowering, required_declared
+from .types import Declined, is_null, keys_of, listed, ref_name, text
 
 
 class UnionLowering(ObjectLowering):

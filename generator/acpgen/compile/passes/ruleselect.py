@@ -16,10 +16,10 @@ patch rules (``apply`` then says so when called).
 
 from __future__ import annotations
 
-from ..errors import AcpgenError
-from . import ir
-from .facts import schema_facts
-from .load import Schema
+from ...errors import AcpgenError
+from .. import ir
+from ..load import Schema
+from ..lower.facts import schema_facts
 from .upserts import load_rules
 
 NO_RULES = "none"

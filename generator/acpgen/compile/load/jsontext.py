@@ -16,7 +16,7 @@ import math
 import re
 from collections.abc import Callable
 
-from ..errors import AcpgenError, pointer
+from ...errors import AcpgenError, pointer
 
 MAX_DEPTH = 100
 """The deepest nesting of arrays and objects accepted (the ACP schemas

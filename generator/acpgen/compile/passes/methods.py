@@ -29,9 +29,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from ..errors import AcpgenError, pointer
-from ..jsontypes import JsonPath
-from . import ir
+from ...errors import AcpgenError, pointer
+from ...jsontypes import JsonPath
+from .. import ir
 from .attributes import INTERFACE_METHODS, runtime_attributes
 from .naming import snake
 

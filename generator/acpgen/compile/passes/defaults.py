@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..errors import AcpgenError, pointer
-from ..jsontypes import Json, JsonPath
-from . import ir
+from ...errors import AcpgenError, pointer
+from ...jsontypes import Json, JsonPath
+from .. import ir
 
 
 def resolve_defaults(package: ir.Package) -> ir.Package:

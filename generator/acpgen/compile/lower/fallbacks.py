@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from . import ir
-from .analysis import definition_types, walk
+from .. import ir
+from ..passes.analysis import definition_types, walk
 
 
 def collect_fallbacks(definitions: Iterable[ir.Definition]) -> tuple[ir.Fallback, ...]:

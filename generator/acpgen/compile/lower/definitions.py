@@ -11,10 +11,10 @@ models are recognised here, and only here:
   a :class:`~acpgen.compile.ir.UnionDef`; the object's own properties, when the union
   sits inside an object, are shared by every variant;
 * anything else is an :class:`~acpgen.compile.ir.AliasDef` of a type expression
-  (:mod:`.lowertypes`).
+  (:mod:`.types`).
 
 Each recogniser answers None for a schema that is not of its kind, and
-:class:`~.lowertypes.Declined` with a reason for one of its kind that it does
+:class:`~.types.Declined` with a reason for one of its kind that it does
 not model. A definition that falls back to an alias that way, and every
 :class:`~acpgen.compile.ir.RawT` (kept as JSON), is listed with its pointer
 and reason in :attr:`~acpgen.compile.ir.Package.fallbacks`.
@@ -25,12 +25,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..jsontypes import Json, JsonObject, one_of
-from . import ir
+from ...jsontypes import Json, JsonObject, one_of
+from .. import ir
+from ..load import Schema
 from .facts import SIDES, schema_facts
 from .fallbacks import collect_fallbacks
-from .load import Schema
-from .lowertypes import (
+from .types import (
     ANNOTATIONS,
     INTEGER_FORMATS,
     Declined,

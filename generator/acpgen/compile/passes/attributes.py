@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import functools
 
-from ..runtime import SOURCES
+from ...runtime import SOURCES
 
 __all__ = ["CONNECTION_BASE", "INTERFACE_METHODS", "model_attributes", "runtime_attributes"]
 

@@ -12,10 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import pointer
-from ..jsontypes import one_of
-from . import ir
-from .load import Schema, iter_objects, ref_target
+from ...errors import pointer
+from ...jsontypes import one_of
+from .. import ir
+from ..load import Schema, iter_objects, ref_target
 
 SIDES: tuple[ir.Side, ...] = ("agent", "client", "protocol", "proxy")
 UNSTABLE_MARK = "**UNSTABLE**"

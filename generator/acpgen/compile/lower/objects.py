@@ -1,7 +1,7 @@
 """Lowering of objects: the fields of a class (or of a union variant), the
 flattened union of scopes some objects hold, and whether the typed decoder
 can check an object in full (:class:`ObjectLowering`, a stage of
-:mod:`.lower`)."""
+:mod:`.definitions`)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import re
 from collections.abc import Mapping
 from typing import Any, TypeGuard
 
-from ..jsontypes import JsonObject, JsonPath
-from . import ir
-from .lowertypes import Declined, TypeLowering, keys_of, listed, ref_name, text
+from ...jsontypes import JsonObject, JsonPath
+from .. import ir
+from .types import Declined, TypeLowering, keys_of, listed, ref_name, text
 
 
 class ObjectLowering(TypeLowering):

@@ -23,8 +23,8 @@ from urllib.parse import unquote
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from ..errors import AcpgenError, pointer
-from ..jsontypes import JsonPath
+from ...errors import AcpgenError, pointer
+from ...jsontypes import JsonPath
 from . import jsontext
 
 if TYPE_CHECKING:

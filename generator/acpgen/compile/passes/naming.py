@@ -15,7 +15,7 @@ instead (:mod:`acpgen.emit.names`): their own imports and helpers are
 underscore-first, and they reach a builtin or a fixed name a schema name
 hides another way. Only the attributes of a class are reserved here: a field
 may not take one its runtime base class has (``to_wire`` ...,
-:mod:`acpgen.compile.attributes`).
+:mod:`acpgen.compile.passes.attributes`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import re
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
-from . import ir
+from .. import ir
 from .attributes import model_attributes
 
 # Attribute names a generated class has from its runtime base class.
