@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from ..vocabulary import common_tag
 from . import messages
 from .coverage import is_null_option, union_options
 from .model import DEFS, INTEGER_FORMATS, Model, Reject, format_path, json_kind
@@ -196,7 +197,7 @@ class Instances:
                 options, mode, forced if forced is not None else choose if chosen_groups == 0 else None
             )
             chosen_groups += 1
-            tag = _tag_of(options)
+            tag = common_tag(options)
             if tag is not None:
                 known = tuple(
                     o["properties"][tag]["const"]
@@ -354,17 +355,6 @@ def _intersect(a: set[str], b: set[str]) -> set[str]:
     if ("number" in a and "integer" in b) or ("integer" in a and "number" in b):
         out.add("integer")
     return out
-
-
-def _tag_of(options: JsonArray) -> str | None:
-    tags = set()
-    for option in options:
-        if not isinstance(option, dict):
-            continue
-        for key, prop in (option.get("properties") or {}).items():
-            if isinstance(prop, dict) and isinstance(prop.get("const"), str) and key in option.get("required", ()):
-                tags.add(key)
-    return tags.pop() if len(tags) == 1 else None
 
 
 # ------------------------------------------------------------------ mutations

@@ -28,11 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 from jsonschema import Draft202012Validator
 
+from ..vocabulary import ANNOTATIONS, INTEGER_FORMATS
 from .reading import ShapeReader
 from .shapes import (
-    ANNOTATIONS,
     DEFS,
-    INTEGER_FORMATS,
     LENIENT_KEYWORDS,
     MISSING,
     Field,
@@ -47,7 +46,7 @@ from .shapes import (
 
 __all__ = [
     # The model and, for the fixture generator and the coverage report, the
-    # vocabulary it speaks (defined in .shapes).
+    # vocabulary it speaks (defined in .shapes and acpgen.vocabulary).
     "ANNOTATIONS",
     "DEFS",
     "INTEGER_FORMATS",

@@ -9,15 +9,14 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 from jsonschema import Draft202012Validator
 
+from ..vocabulary import common_tag, format_range
 from .shapes import (
     MISSING,
     Field,
     KeyedMember,
     Shape,
     Variant,
-    common_tag,
     envelope_defs,
-    format_range,
     is_null_schema,
     keys,
     merge_fields,

@@ -1,5 +1,6 @@
 """The conformance model's vocabulary: reading helpers over plain schema
-JSON (no part of the generator), the error a rejected value raises, and the
+JSON (no stage of the generator: the keyword facts both read a schema by are
+:mod:`acpgen.vocabulary`'s), the error a rejected value raises, and the
 shapes (:class:`Shape`, :class:`Field`, :class:`Variant`) the model reads a
 definition into (see :mod:`.model`)."""
 
@@ -11,61 +12,19 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..vocabulary import ANNOTATIONS
+
 if TYPE_CHECKING:
-    from ..jsontypes import Json, JsonArray, JsonObject, JsonPath
+    from ..jsontypes import Json, JsonObject, JsonPath
 
 
 DEFS = "#/$defs/"
-
-ANNOTATIONS = frozenset(
-    {
-        "description",
-        "title",
-        "format",
-        "contentEncoding",
-        "contentMediaType",
-        "examples",
-        "$comment",
-        "default",
-        "deprecated",
-        "readOnly",
-        "writeOnly",
-        "discriminator",
-        "x-docs-ignore",
-        "x-side",
-        "x-method",
-        "x-deserialize-default-on-error",
-        "x-deserialize-default-on-null",
-        "x-deserialize-skip-invalid-items",
-    }
-)
 
 LENIENT_KEYWORDS = (
     "x-deserialize-default-on-error",
     "x-deserialize-default-on-null",
     "x-deserialize-skip-invalid-items",
 )
-
-# Rust integer types: the range lenient decoding enforces for a ``format``.
-INTEGER_FORMATS = {
-    "int8": (-(2**7), 2**7 - 1),
-    "int16": (-(2**15), 2**15 - 1),
-    "int32": (-(2**31), 2**31 - 1),
-    "int64": (-(2**63), 2**63 - 1),
-    "uint8": (0, 2**8 - 1),
-    "uint16": (0, 2**16 - 1),
-    "uint32": (0, 2**32 - 1),
-    "uint64": (0, 2**64 - 1),
-    "uint": (0, 2**64 - 1),
-}
-
-
-def format_range(format_name: Any) -> tuple[int | None, int | None]:
-    """The range of an integer ``format``; (None, None) when it has none."""
-    if isinstance(format_name, str) and format_name in INTEGER_FORMATS:
-        return INTEGER_FORMATS[format_name]
-    return None, None
-
 
 MISSING: Any = object()
 
@@ -245,21 +204,6 @@ def tightest(a: int | None, b: int | None, pick: Callable[[int, int], int]) -> i
 def merge_fields(first: list[Field], second: list[Field]) -> list[Field]:
     names = {f.wire for f in first}
     return list(first) + [f for f in second if f.wire not in names]
-
-
-def common_tag(options: JsonArray) -> str | None:
-    """The property every constant-tagged option of a union is told apart by."""
-    tags = set()
-    for option in options:
-        if not isinstance(option, dict):
-            return None
-        properties = option.get("properties")
-        if not isinstance(properties, dict):
-            continue
-        for key, prop in properties.items():
-            if isinstance(prop, dict) and isinstance(prop.get("const"), str) and key in option.get("required", ()):
-                tags.add(key)
-    return tags.pop() if len(tags) == 1 else None
 
 
 def envelope_defs(document: JsonObject) -> set[str]:

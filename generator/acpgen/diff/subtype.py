@@ -19,6 +19,7 @@ from dataclasses import replace
 from ..compile import ir
 from ..compile.lower import strip_annotations
 from ..jsontypes import Json
+from ..vocabulary import ANNOTATIONS
 from .facts import _Side
 from .shapes import Shape, _SeenKey
 
@@ -80,12 +81,6 @@ _JSON_TYPES = {
 }
 """JSON Schema ``type`` names as the Python types that hold them."""
 
-_ANNOTATIONS = frozenset(
-    {"description", "title", "$comment", "examples", "default", "type", "deprecated", "readOnly", "writeOnly", "format"}
-)
-"""Keywords of a raw subschema that do not restrict its values (``format``
-is an annotation in acpgen)."""
-
 
 def python_type(t: ir.TypeExpr, side: _Side) -> str:
     """A type expression as the Python type the package generated from
@@ -138,7 +133,7 @@ def _raw_text(node: Json, *, python: bool) -> str:
     base = " | ".join((_JSON_TYPES.get(k, anything) if python else k) for k in names if isinstance(k, str)) or anything
     restrictions = []
     for key, value in node.items():
-        if key in _ANNOTATIONS:
+        if key in ANNOTATIONS or key == "type":  # the type is the text before
             continue
         if key in ("anyOf", "oneOf", "allOf") and isinstance(value, list):
             restrictions.append(f"{key} of {len(value)} subschemas")

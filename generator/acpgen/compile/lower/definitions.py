@@ -26,15 +26,13 @@ import json
 from typing import Any
 
 from ...jsontypes import Json, JsonObject, one_of
+from ...vocabulary import format_range
 from .. import ir
 from ..load import Schema
 from .facts import SIDES, schema_facts
 from .fallbacks import collect_fallbacks
 from .types import (
-    ANNOTATIONS,
-    INTEGER_FORMATS,
     Declined,
-    format_range,
     keys_of,
     listed,
     text,
@@ -42,7 +40,7 @@ from .types import (
 from .unions import UnionLowering
 from .validation import strip_annotations
 
-__all__ = ["ANNOTATIONS", "INTEGER_FORMATS", "format_range", "lower", "strip_annotations"]
+__all__ = ["lower"]
 
 ENUM_TYPES: dict[Json, ir.ValueKind] = {"string": "str", "integer": "int"}
 

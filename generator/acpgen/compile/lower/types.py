@@ -15,46 +15,9 @@ from typing import Any
 
 from ...errors import AcpgenError, pointer
 from ...jsontypes import Json, JsonArray, JsonObject, JsonPath
+from ...vocabulary import ANNOTATIONS, format_range
 from .. import ir
 from ..load import Schema, ref_target
-
-# Keywords that never change what a value may be.
-ANNOTATIONS = frozenset(
-    {
-        "description",
-        "title",
-        "format",
-        "contentEncoding",
-        "contentMediaType",
-        "examples",
-        "$comment",
-        "default",
-        "deprecated",
-        "readOnly",
-        "writeOnly",
-        "discriminator",
-        "x-docs-ignore",
-        "x-side",
-        "x-method",
-        "x-deserialize-default-on-error",
-        "x-deserialize-default-on-null",
-        "x-deserialize-skip-invalid-items",
-    }
-)
-
-# The value range of each integer ``format``: Rust integer types in the
-# reference implementation.
-INTEGER_FORMATS = {
-    "int8": (-(2**7), 2**7 - 1),
-    "int16": (-(2**15), 2**15 - 1),
-    "int32": (-(2**31), 2**31 - 1),
-    "int64": (-(2**63), 2**63 - 1),
-    "uint8": (0, 2**8 - 1),
-    "uint16": (0, 2**16 - 1),
-    "uint32": (0, 2**32 - 1),
-    "uint64": (0, 2**64 - 1),
-    "uint": (0, 2**64 - 1),
-}
 
 # The keywords each scalar type expression states (``type`` included).
 STRING_KEYWORDS = frozenset({"type", "minLength", "pattern"})
@@ -68,13 +31,6 @@ class Declined:
     model: why, in a few words (an error as a value)."""
 
     reason: str
-
-
-def format_range(format_name: Any) -> tuple[int | None, int | None]:
-    """The range of an integer ``format``; (None, None) when it has none."""
-    if isinstance(format_name, str) and format_name in INTEGER_FORMATS:
-        return INTEGER_FORMATS[format_name]
-    return None, None
 
 
 def keys_of(node: JsonObject) -> set[str]:

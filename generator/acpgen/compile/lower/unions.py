@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from ...errors import pointer
 from ...jsontypes import Json, JsonArray, JsonObject, JsonPath
+from ...vocabulary import common_tag
 from .. import ir
 from .objects import ObjectLowering, required_declared
 from .types import Declined, is_null, keys_of, listed, ref_name, text
@@ -37,7 +38,7 @@ class UnionLowering(ObjectLowering):
         options = node[combinator]
         if not isinstance(options, list) or not any(self._object_like(o) for o in options):
             return None
-        tag = _common_tag(options)
+        tag = common_tag(options)
         if tag is None:
             if base_keys:
                 return Declined("no one constant property tells the members apart")
@@ -302,18 +303,3 @@ def _negated_tags(node: Json, tag: str) -> set[str] | None:
             return None
         out.add(prop["const"])
     return out
-
-
-def _common_tag(options: JsonArray) -> str | None:
-    """The property every constant-tagged option is told apart by."""
-    tags = set()
-    for option in options:
-        if not isinstance(option, dict):
-            return None
-        properties = option.get("properties")
-        if not isinstance(properties, dict):
-            continue
-        for key, prop in properties.items():
-            if isinstance(prop, dict) and isinstance(prop.get("const"), str) and key in option.get("required", ()):
-                tags.add(key)
-    return tags.pop() if len(tags) == 1 else None

@@ -10,9 +10,9 @@ from typing import Any
 
 from ...errors import AcpgenError, pointer
 from ...jsontypes import JsonPath
+from ...vocabulary import ANNOTATIONS
 from ..load import canonical_ref, ref_target
 from . import patterns
-from .types import ANNOTATIONS
 
 # What the strict-mode validator of the generated packages implements.
 VALIDATION_KEYWORDS = frozenset(
