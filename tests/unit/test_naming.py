@@ -6,7 +6,8 @@ import keyword
 from dataclasses import replace
 
 from acpgen.compile import ir
-from acpgen.compile.passes.naming import class_name, field_name, member_name, name_package, pascal, snake, unique
+from acpgen.compile.passes.identifiers import pascal, snake
+from acpgen.compile.passes.naming import class_name, field_name, member_name, name_package, unique
 
 
 def test_wire_names_become_snake_case():

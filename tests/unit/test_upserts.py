@@ -6,6 +6,7 @@ import json
 
 import pytest
 from acpgen.compile.load import load_schema, parse_schema
+from acpgen.compile.lower.facts import schema_facts
 from acpgen.compile.passes import ruleselect
 from acpgen.compile.passes.upserts import apply_rules
 from acpgen.errors import AcpgenError
@@ -124,7 +125,7 @@ def test_generating_an_older_schema_warns_and_still_generates(make_package):
 def test_the_rule_set_is_told_from_the_schema(path, expected):
     schema = load_schema(ROOT / path)
     # The vendored files' titles and $ids are all the same: the content tells.
-    assert ruleselect.detect(schema) == expected
+    assert ruleselect.detect(schema_facts(schema)) == expected
     assert build_ir(schema, "p").upserts == build_ir(schema, "p", expected).upserts
 
 
@@ -138,7 +139,7 @@ def test_a_rule_set_that_contradicts_the_schema_is_refused():
 
 def test_a_schema_that_does_not_tell_gets_rules_only_when_named():
     schema = _schema({"U": UPDATE})
-    assert ruleselect.detect(schema) is None
+    assert ruleselect.detect(schema_facts(schema)) is None
     assert build_ir(schema, "p").upserts == ()
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .. import ir
-from ..passes.analysis import definition_types, walk
+from ..ir.walk import definition_types, walk
 
 
 def collect_fallbacks(definitions: Iterable[ir.Definition]) -> tuple[ir.Fallback, ...]:

@@ -20,6 +20,7 @@ from typing import Literal
 
 from ...errors import AcpgenError
 from .. import ir
+from ..ir.walk import type_exprs, walk
 
 
 def analyse(package: ir.Package) -> ir.Package:
@@ -31,46 +32,6 @@ def analyse(package: ir.Package) -> ir.Package:
         referenced=referenced(package, exprs),
         uses_const=any(t.kind == "const" for t in exprs),
     )
-
-
-def children(t: ir.TypeExpr) -> tuple[ir.TypeExpr, ...]:
-    """The type expressions ``t`` is made of, one level down."""
-    if isinstance(t, ir.NullableT):
-        return (t.inner,)
-    if isinstance(t, ir.ListT):
-        return (t.items,)
-    if isinstance(t, ir.MapT):
-        return (t.values,)
-    if isinstance(t, (ir.ScalarUnionT, ir.FirstMatchT)):
-        return t.members
-    return ()
-
-
-def walk(roots: Iterable[ir.TypeExpr]) -> Iterator[ir.TypeExpr]:
-    """Every type expression of ``roots``, nested ones included, depth first."""
-    for root in roots:
-        yield root
-        yield from walk(children(root))
-
-
-def definition_types(definition: ir.Definition) -> tuple[ir.TypeExpr, ...]:
-    """The outermost type expressions of a definition: its fields' types (a
-    union's: every variant's), or an alias's target."""
-    if isinstance(definition, ir.ObjectDef):
-        return tuple(f.type for f in definition.fields)
-    if isinstance(definition, ir.UnionDef):
-        return tuple(f.type for v in definition.variants for f in v.fields)
-    if isinstance(definition, ir.AliasDef):
-        return (definition.target,)
-    return ()
-
-
-def type_exprs(package: ir.Package) -> Iterator[ir.TypeExpr]:
-    """Every type expression of the package's definitions and patch states,
-    nested ones included."""
-    roots = [t for d in package.definitions for t in definition_types(d)]
-    roots += [f.type for u in package.upserts for f in u.fields]
-    return walk(roots)
 
 
 def alias_order(package: ir.Package) -> tuple[str, ...]:

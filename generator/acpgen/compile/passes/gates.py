@@ -16,20 +16,14 @@ The result is :attr:`ir.Package.gates`, in method order.
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
-from importlib import resources
 from pathlib import Path
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 from ...errors import AcpgenError
 from .. import ir
+from .rules import CAPABILITIES, builtin_file, read_rules
 
 INITIALIZE = "initialize"
 
@@ -51,16 +45,13 @@ class GateRule:
 
 
 def builtin_gates_file() -> Path:
-    return Path(str(resources.files("acpgen.rules").joinpath("capabilities.toml")))
+    return builtin_file(CAPABILITIES)
 
 
 def gate_rules(path: Path | None = None) -> tuple[GateRule, ...]:
     """The entries of the rules file."""
     path = path or builtin_gates_file()
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise AcpgenError(f"cannot read the capability rules: {exc}", file=str(path)) from None
+    data = read_rules(path)
     out: list[GateRule] = []
     for entry in data.get("gate", []):
         capability = entry.get("capability") if isinstance(entry, dict) else None

@@ -19,21 +19,15 @@ messages handled under one name on one side.
 from __future__ import annotations
 
 import keyword
-import sys
 from dataclasses import replace
-from importlib import resources
 from pathlib import Path
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 from ...errors import AcpgenError, pointer
 from ...jsontypes import JsonPath
 from .. import ir
 from .attributes import INTERFACE_METHODS, runtime_attributes
-from .naming import snake
+from .identifiers import snake
+from .rules import METHODS, builtin_file, read_rules
 
 CALL_KINDS: tuple[ir.CallKind, ...] = ("request", "notification")
 KINDS = ("request", "response", "notification")
@@ -41,16 +35,13 @@ SUFFIX_KINDS: dict[str, ir.MessageKind] = {"Request": "request", "Response": "re
 
 
 def builtin_methods_file() -> Path:
-    return Path(str(resources.files("acpgen.rules").joinpath("methods.toml")))
+    return builtin_file(METHODS)
 
 
 def handler_overrides(path: Path | None = None) -> dict[str, str]:
     """``{params type: handler name}`` from the rules file."""
     path = path or builtin_methods_file()
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise AcpgenError(f"cannot read the method rules: {exc}", file=str(path)) from None
+    data = read_rules(path)
     table = data.get("handlers", {})
     if not isinstance(table, dict) or not all(
         isinstance(k, str) and isinstance(v, str) and _usable(v) for k, v in table.items()

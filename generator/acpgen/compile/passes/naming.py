@@ -21,12 +21,12 @@ may not take one its runtime base class has (``to_wire`` ...,
 from __future__ import annotations
 
 import keyword
-import re
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
 from .. import ir
 from .attributes import model_attributes
+from .identifiers import pascal, snake, upper_snake
 
 # Attribute names a generated class has from its runtime base class.
 RESERVED_ATTRIBUTES = model_attributes()
@@ -45,33 +45,6 @@ WRAPPED_VALUE = "value"
 
 UNION_ATTRIBUTES = RESERVED_ATTRIBUTES | {CATCH_ALL_EXTRA, WRAPPED_VALUE}
 """What a union variant class has besides its fields."""
-
-_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z0-9])|[A-Z]?[a-z0-9]+|[A-Z]+|[0-9]+")
-
-
-def words(text: str) -> list[str]:
-    """The ASCII words of a name: ``toolCallId`` -> ``tool Call Id``."""
-    ascii_text = re.sub(r"[^A-Za-z0-9]+", " ", text)
-    return [w for chunk in ascii_text.split() for w in _WORD.findall(chunk)]
-
-
-def pascal(text: str) -> str:
-    name = "".join(w[:1].upper() + w[1:] for w in words(text))
-    return name or "Unnamed"
-
-
-def snake(text: str) -> str:
-    """``toolCallId`` -> ``tool_call_id``; a name with no ASCII word at all
-    becomes ``f_`` and the hex code points of its characters."""
-    name = "_".join(w.lower() for w in words(text))
-    if name:
-        return name
-    codes = "_".join(f"{ord(c):x}" for c in text)[:40]
-    return "f_" + codes if codes else "unnamed"
-
-
-def upper_snake(text: str) -> str:
-    return "_".join(w.upper() for w in words(text)) or "VALUE"
 
 
 def _not_digit_first(name: str, prefix: str) -> str:

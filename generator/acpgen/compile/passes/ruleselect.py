@@ -18,19 +18,16 @@ from __future__ import annotations
 
 from ...errors import AcpgenError
 from .. import ir
-from ..load import Schema
-from ..lower.facts import schema_facts
-from .upserts import load_rules
+from .rules import PATCH, builtin_file, read_rules
 
 NO_RULES = "none"
 V1_METHODS = frozenset({"authenticate", "session/load", "session/set_mode", "fs/read_text_file", "fs/write_text_file"})
 V2_METHODS = frozenset({"auth/login", "auth/logout"})
 
 
-def detect(source: Schema | ir.SchemaFacts) -> str | None:
+def detect(facts: ir.SchemaFacts) -> str | None:
     """The rule set the schema's content calls for, or None when it does not
     tell (no ACP methods, or methods of both versions)."""
-    facts = schema_facts(source) if isinstance(source, Schema) else source
     v1, v2 = bool(facts.methods_named & V1_METHODS), bool(facts.methods_named & V2_METHODS)
     if v1 == v2:
         return None
@@ -45,7 +42,7 @@ def choose(package: ir.Package, requested: str | None) -> str | None:
     detected = detect(package.facts)
     if requested is None:
         return detected
-    if requested not in load_rules():
+    if requested not in read_rules(builtin_file(PATCH)):
         return requested  # apply_rules names the sets there are
     if detected is not None and requested != detected:
         raise AcpgenError(

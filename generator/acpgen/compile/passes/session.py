@@ -10,22 +10,15 @@ variant changes and how. The template only prints it.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
-from importlib import resources
 from pathlib import Path
 from typing import Any
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 from ...errors import AcpgenError
 from ...jsontypes import TomlTable, one_of
 from .. import ir
-from .naming import snake
-from .upserts import extends_chain
+from .identifiers import snake
+from .rules import SESSION, builtin_file, extends_chain, read_rules
 
 ACTIONS: tuple[ir.Action, ...] = ("upsert", "chunk", "message-chunk", "set", "keyed-set", "remove", "append")
 SOURCES: tuple[ir.SessionSource, ...] = ("result", "params")
@@ -47,7 +40,7 @@ SESSION_NAMES = (
 
 
 def builtin_session_rules() -> Path:
-    return Path(str(resources.files("acpgen.rules").joinpath("session.toml")))
+    return builtin_file(SESSION)
 
 
 def _rule_set(rules: TomlTable, name: str, where: str) -> TomlTable:
@@ -82,10 +75,7 @@ def apply_session_rules(package: ir.Package, set_name: str, rules_path: Path | N
     without a session fold."""
     path = rules_path or builtin_session_rules()
     where = str(path)
-    try:
-        rules = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise AcpgenError(f"invalid TOML: {exc}", file=where) from None
+    rules = read_rules(path)
     if set_name not in rules:
         return package
     try:

@@ -15,23 +15,17 @@ reads it and turns it into :class:`~acpgen.compile.ir.Upsert` and
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Collection
 from dataclasses import replace
-from importlib import resources
 from pathlib import Path
 from typing import Literal
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 from ...errors import AcpgenError
 from ...jsontypes import TomlTable, one_of
 from .. import ir
-from .defaults import ValueBuilder
-from .naming import snake
+from .identifiers import snake
+from .rules import PATCH, builtin_file, extends_chain, read_rules
+from .values import ValueBuilder
 
 RULES: tuple[ir.Rule | Literal["ignore"], ...] = (
     "key", "replace", "null-clears", "null-resets", "collection", "meta-patch", "ignore"
@@ -41,35 +35,12 @@ GENERAL_RULE = "null-clears"
 
 
 def builtin_rules_file() -> Path:
-    return Path(str(resources.files("acpgen.rules").joinpath("patch.toml")))
+    return builtin_file(PATCH)
 
 
 def load_rules(path: Path | None = None) -> TomlTable:
-    path = path or builtin_rules_file()
-    try:
-        rules: TomlTable = tomllib.loads(path.read_text(encoding="utf-8"))
-        return rules
-    except FileNotFoundError:
-        raise AcpgenError("no such file", file=str(path)) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise AcpgenError(f"invalid TOML: {exc}", file=str(path)) from None
-
-
-def extends_chain(rules: TomlTable, name: str, where: str, label: str = "rule set") -> list[TomlTable]:
-    """The tables of set ``name`` and of the sets it ``extends``, in that
-    order (``label`` names them in errors)."""
-    chain: list[TomlTable] = []
-    seen: list[str] = []
-    while name:
-        if name in seen:
-            raise AcpgenError(f"{label} {name!r} extends itself", file=where)
-        seen.append(name)
-        table = rules.get(name)
-        if not isinstance(table, dict):
-            raise AcpgenError(f"no {label} named {name!r} (have: {', '.join(sorted(rules))})", file=where)
-        chain.append(table)
-        name = table.get("extends", "")
-    return chain
+    """The patch rules file's table (the built-in one without ``path``)."""
+    return read_rules(path or builtin_rules_file())
 
 
 def rule_set(rules: TomlTable, name: str, where: str) -> dict[str, list[TomlTable]]:

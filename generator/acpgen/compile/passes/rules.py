@@ -1,0 +1,67 @@
+"""The rules files (``rules/*.toml``), read one way for every pass that has
+rules: the patch rules (:mod:`.upserts`, and the set names :mod:`.ruleselect`
+checks), the session fold (:mod:`.session`), the method handlers
+(:mod:`.methods`) and the capability gates (:mod:`.gates`).
+
+A file that is missing, unreadable or not TOML is an error naming it; what a
+file must contain is its pass's to check. A rule set may ``extends`` another
+of its file (:func:`extends_chain`).
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib import resources
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from ...errors import AcpgenError
+from ...jsontypes import TomlTable
+
+__all__ = ["CAPABILITIES", "METHODS", "PATCH", "SESSION", "builtin_file", "extends_chain", "read_rules"]
+
+PATCH = "patch.toml"
+SESSION = "session.toml"
+METHODS = "methods.toml"
+CAPABILITIES = "capabilities.toml"
+
+
+def builtin_file(name: str) -> Path:
+    """The rules file ``name`` (:data:`PATCH` ...) that ships with acpgen."""
+    return Path(str(resources.files("acpgen.rules").joinpath(name)))
+
+
+def read_rules(path: Path) -> TomlTable:
+    """The table of the rules file at ``path``."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise AcpgenError("no such file", file=str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AcpgenError(f"cannot read the rules: {exc}", file=str(path)) from None
+    try:
+        table: TomlTable = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise AcpgenError(f"invalid TOML: {exc}", file=str(path)) from None
+    return table
+
+
+def extends_chain(rules: TomlTable, name: str, where: str, label: str = "rule set") -> list[TomlTable]:
+    """The tables of set ``name`` and of the sets it ``extends``, in that
+    order (``label`` names them in errors)."""
+    chain: list[TomlTable] = []
+    seen: list[str] = []
+    while name:
+        if name in seen:
+            raise AcpgenError(f"{label} {name!r} extends itself", file=where)
+        seen.append(name)
+        table = rules.get(name)
+        if not isinstance(table, dict):
+            raise AcpgenError(f"no {label} named {name!r} (have: {', '.join(sorted(rules))})", file=where)
+        chain.append(table)
+        name = table.get("extends", "")
+    return chain

@@ -1,0 +1,63 @@
+"""The rules files (rules/*.toml) are read one way by every pass that has
+rules: a missing file, an unreadable one and one that is not TOML are each
+an error naming the file, whichever pass reads it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from acpgen.compile.load import parse_schema
+from acpgen.compile.passes import gates, methods, rules, session, upserts
+from acpgen.errors import AcpgenError
+from acpgen.pipeline import build_ir
+
+
+def _package():
+    return build_ir(parse_schema(json.dumps({"$defs": {"A": {"type": "string"}}}).encode(), "t.json"), "p")
+
+
+READERS = {
+    "patch": upserts.load_rules,
+    "methods": methods.handler_overrides,
+    "capabilities": gates.gate_rules,
+    "session": lambda path: session.apply_session_rules(_package(), "v1", path),
+}
+
+
+@pytest.mark.parametrize("reader", READERS.values(), ids=READERS.keys())
+def test_a_missing_rules_file_is_an_error_naming_it(tmp_path: Path, reader) -> None:
+    missing = tmp_path / "gone.toml"
+    with pytest.raises(AcpgenError) as info:
+        reader(missing)
+    assert str(info.value) == f"{missing}: no such file"
+
+
+@pytest.mark.parametrize("reader", READERS.values(), ids=READERS.keys())
+def test_a_rules_file_that_is_not_toml_is_an_error_naming_it(tmp_path: Path, reader) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[unclosed\n", encoding="utf-8")
+    with pytest.raises(AcpgenError, match=r"invalid TOML") as info:
+        reader(bad)
+    assert str(info.value).startswith(f"{bad}: ")
+
+
+def test_a_rules_file_that_is_not_text_is_an_error_naming_it(tmp_path: Path) -> None:
+    binary = tmp_path / "binary.toml"
+    binary.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(AcpgenError, match=r"cannot read the rules") as info:
+        rules.read_rules(binary)
+    assert str(info.value).startswith(f"{binary}: ")
+
+
+def test_a_rule_set_that_extends_itself_is_refused() -> None:
+    table = {"a": {"extends": "b"}, "b": {"extends": "a"}}
+    with pytest.raises(AcpgenError, match="rule set 'a' extends itself"):
+        rules.extends_chain(table, "a", "r.toml")
+    assert rules.extends_chain({"a": {"extends": "b"}, "b": {}}, "a", "r.toml") == [{"extends": "b"}, {}]
+
+
+def test_every_builtin_rules_file_reads() -> None:
+    for name in (rules.PATCH, rules.SESSION, rules.METHODS, rules.CAPABILITIES):
+        assert rules.read_rules(rules.builtin_file(name))
