@@ -50,16 +50,7 @@ from .compile.ir import Package
 from .compile.load import Schema, load_schema
 from .compile.lower import lower
 from .compile.lower.facts import schema_version as schema_version  # re-exported: acpgen.diff reads it here
-from .compile.passes import ruleselect
-from .compile.passes.analysis import analyse
-from .compile.passes.capabilities import find_capabilities
-from .compile.passes.defaults import resolve_defaults
-from .compile.passes.gates import find_gates
-from .compile.passes.methods import find_methods
-from .compile.passes.naming import name_package
-from .compile.passes.resumption import find_resumption
-from .compile.passes.session import apply_session_rules
-from .compile.passes.upserts import apply_rules
+from .compile.passes import Options, run_passes
 from .config import Target, package_name_problem
 from .emit.fmt import format_files
 from .emit.render import render_package
@@ -82,17 +73,7 @@ def build_ir(
     out the JSON-RPC method table (and its checks). Only lowering reads the
     schema: the later passes read the facts it carries in the IR."""
     check_package_name(package_name)
-    package = name_package(lower(schema), package_name)
-    package = resolve_defaults(package)
-    package = find_capabilities(package)
-    if methods:
-        package = find_gates(find_methods(package))
-    rules = ruleselect.choose(package, rules)
-    if rules:
-        package = apply_rules(package, rules)
-        package = apply_session_rules(package, rules)
-    package = find_resumption(package)
-    return analyse(replace(package, rule_set=rules))
+    return run_passes(lower(schema), Options(package_name, rules, methods))
 
 
 def check_package_name(name: str, option: str | None = None) -> None:

@@ -21,6 +21,7 @@ from typing import Literal
 from ...errors import AcpgenError
 from .. import ir
 from ..ir.walk import type_exprs, walk
+from .options import Options
 
 
 def analyse(package: ir.Package) -> ir.Package:
@@ -32,6 +33,11 @@ def analyse(package: ir.Package) -> ir.Package:
         referenced=referenced(package, exprs),
         uses_const=any(t.kind == "const" for t in exprs),
     )
+
+
+def run(package: ir.Package, options: Options) -> ir.Package:
+    """The pass: :func:`analyse`."""
+    return analyse(package)
 
 
 def alias_order(package: ir.Package) -> tuple[str, ...]:

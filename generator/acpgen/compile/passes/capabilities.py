@@ -19,6 +19,7 @@ import re
 from dataclasses import replace
 
 from .. import ir
+from .options import Options
 
 _OMITTED_AND_NULL = re.compile(r"Omitted and `null` are equivalent and mean")
 _PRESENCE = re.compile(r"Supplying `\{\}`|An object \(including `\{\}`\) means|advertise", re.IGNORECASE)
@@ -37,6 +38,11 @@ def find_capabilities(package: ir.Package) -> ir.Package:
                     ir.Capability(class_name=definition.class_name, field=f.name, wire_name=f.wire_name, kind=kind)
                 )
     return replace(package, capabilities=tuple(found))
+
+
+def run(package: ir.Package, options: Options) -> ir.Package:
+    """The pass: :func:`find_capabilities`."""
+    return find_capabilities(package)
 
 
 def _kind(f: ir.Field, defs: dict[str, ir.Definition]) -> ir.CapabilityKind | None:

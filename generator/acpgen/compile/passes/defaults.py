@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import ir
+from .options import Options
 from .values import ValueBuilder
 
 
@@ -26,3 +27,8 @@ def resolve_defaults(package: ir.Package) -> ir.Package:
             definition = replace(definition, variants=variants)
         definitions.append(definition)
     return replace(package, definitions=tuple(definitions))
+
+
+def run(package: ir.Package, options: Options) -> ir.Package:
+    """The pass: :func:`resolve_defaults`."""
+    return resolve_defaults(package)

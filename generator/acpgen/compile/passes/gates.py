@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ...errors import AcpgenError
 from .. import ir
+from .options import Options
 from .rules import CAPABILITIES, builtin_file, read_rules
 
 INITIALIZE = "initialize"
@@ -124,6 +125,12 @@ def find_gates(package: ir.Package, rules: tuple[GateRule, ...] | None = None) -
     order = [m.name for m in package.methods]
     gates = tuple(sorted(found.values(), key=lambda g: order.index(g.method)))
     return replace(package, gates=gates)
+
+
+def run(package: ir.Package, options: Options) -> ir.Package:
+    """The pass: the gates of the method table (:func:`find_gates`), unless
+    the options leave the table out."""
+    return find_gates(package) if options.methods else package
 
 
 def _fields(root: str, defs: dict[str, ir.Definition]) -> Iterator[tuple[str, ir.Field, tuple[str, ...]]]:

@@ -27,6 +27,7 @@ from ...jsontypes import JsonPath
 from .. import ir
 from .attributes import INTERFACE_METHODS, runtime_attributes
 from .identifiers import snake
+from .options import Options
 from .rules import METHODS, builtin_file, read_rules
 
 CALL_KINDS: tuple[ir.CallKind, ...] = ("request", "notification")
@@ -148,6 +149,12 @@ def find_methods(package: ir.Package, overrides: dict[str, str] | None = None) -
             )
         methods.append(ir.RpcMethod(name=method, request=calls.get("request"), notification=calls.get("notification")))
     return replace(package, methods=tuple(methods), null_request_id=facts.null_request_id)
+
+
+def run(package: ir.Package, options: Options) -> ir.Package:
+    """The pass: the method table (:func:`find_methods`), unless the options
+    leave it out."""
+    return find_methods(package) if options.methods else package
 
 
 def _kind(name: str, kinds: dict[str, set[ir.MessageKind]], package: ir.Package) -> ir.MessageKind:

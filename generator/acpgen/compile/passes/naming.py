@@ -27,6 +27,7 @@ from dataclasses import replace
 from .. import ir
 from .attributes import model_attributes
 from .identifiers import pascal, snake, upper_snake
+from .options import Options
 
 # Attribute names a generated class has from its runtime base class.
 RESERVED_ATTRIBUTES = model_attributes()
@@ -111,6 +112,11 @@ def name_package(package: ir.Package, package_name: str) -> ir.Package:
         else:
             named.append(replace(definition, class_name=cls))
     return replace(package, name=package_name, definitions=tuple(named))
+
+
+def run(package: ir.Package, options: Options) -> ir.Package:
+    """The pass: every name of the package (:func:`name_package`)."""
+    return name_package(package, options.package_name)
 
 
 def _name_fields(fields: tuple[ir.Field, ...], extra_reserved: AbstractSet[str] = frozenset()) -> tuple[ir.Field, ...]:

@@ -35,6 +35,7 @@ else:  # pragma: no cover
 
 from ...errors import AcpgenError
 from .. import ir
+from .options import Options
 
 INITIALIZE = "initialize"
 
@@ -118,6 +119,11 @@ def find_resumption(package: ir.Package, rules: ResumptionRules | None = None) -
     """The package with :attr:`~ir.Package.resumption` set (None without a
     session fold, ``initialize`` or a method to resume with)."""
     return replace(package, resumption=resumption(package, rules or resumption_rules()))
+
+
+def run(package: ir.Package, options: Options) -> ir.Package:
+    """The pass: :func:`find_resumption`."""
+    return find_resumption(package)
 
 
 def resumption(package: ir.Package, rules: ResumptionRules) -> ir.Resumption | None:

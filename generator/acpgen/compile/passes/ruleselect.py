@@ -16,8 +16,11 @@ patch rules (``apply`` then says so when called).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ...errors import AcpgenError
 from .. import ir
+from .options import Options
 from .rules import PATCH, builtin_file, read_rules
 
 NO_RULES = "none"
@@ -52,3 +55,9 @@ def choose(package: ir.Package, requested: str | None) -> str | None:
             file=package.schema_path,
         )
     return requested
+
+
+def run(package: ir.Package, options: Options) -> ir.Package:
+    """The pass: the rule set the later passes apply, as
+    :attr:`~acpgen.compile.ir.Package.rule_set` (:func:`choose`)."""
+    return replace(package, rule_set=choose(package, options.rules))

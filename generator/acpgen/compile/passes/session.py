@@ -18,6 +18,7 @@ from ...errors import AcpgenError
 from ...jsontypes import TomlTable, one_of
 from .. import ir
 from .identifiers import snake
+from .options import Options
 from .rules import SESSION, builtin_file, extends_chain, read_rules
 
 ACTIONS: tuple[ir.Action, ...] = ("upsert", "chunk", "message-chunk", "set", "keyed-set", "remove", "append")
@@ -84,6 +85,12 @@ def apply_session_rules(package: ir.Package, set_name: str, rules_path: Path | N
         # An older or newer schema than the rules: generate without the fold.
         return replace(package, session=None, warnings=(*package.warnings, f"no Session fold: {exc.message}"))
     return replace(package, session=session)
+
+
+def run(package: ir.Package, options: Options) -> ir.Package:
+    """The pass: the session fold of the package's rule set
+    (:func:`apply_session_rules`), none without one."""
+    return apply_session_rules(package, package.rule_set) if package.rule_set else package
 
 
 class SchemaMismatch(AcpgenError):

@@ -24,6 +24,7 @@ from ...errors import AcpgenError
 from ...jsontypes import TomlTable, one_of
 from .. import ir
 from .identifiers import snake
+from .options import Options
 from .rules import PATCH, builtin_file, extends_chain, read_rules
 from .values import ValueBuilder
 
@@ -76,6 +77,12 @@ def apply_rules(package: ir.Package, set_name: str, rules_path: Path | None = No
         chunks=tuple(chunks),
         warnings=package.warnings + tuple(builder.warnings),
     )
+
+
+def run(package: ir.Package, options: Options) -> ir.Package:
+    """The pass: the upserts and chunks of the package's rule set
+    (:func:`apply_rules`), none without one."""
+    return apply_rules(package, package.rule_set) if package.rule_set else package
 
 
 def _check_names(package: ir.Package, upserts: list[ir.Upsert], chunks: list[ir.Chunk], where: str) -> None:
