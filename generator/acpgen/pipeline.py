@@ -1,24 +1,32 @@
 """The pipeline: the one description of acpgen's stages, and the code that
 strings them together. Data flows one way, one folder per stage:
 
-1. **load** (``compile/load.py``, ``compile/jsontext.py``): read the schema,
-   refuse what is not JSON, check it against the 2020-12 metaschema, resolve
-   every ``$ref``.
-2. **lower** (``compile/lower.py`` with ``lowertypes``, ``objects`` and
-   ``unions``; the IR in ``compile/ir/``): the schema as the typed IR, small
-   immutable dataclasses that say what to generate and nothing of how it is
-   printed. The facts later passes need of the document (``compile/facts.py``)
-   are read here, once; every fallback to ``Any`` or an alias is recorded
-   with its reason (``compile/fallbacks.py``, ``generate --explain``).
-3. **IR passes** (``compile/``): ``naming`` (Python identifiers: a
-   ``$defs`` name that is a usable identifier is kept exactly; only keywords
-   and the attributes of the runtime's base classes, ``compile/attributes.py``,
-   are reserved),
+1. **load** (``compile/load/``: ``schema.py``, ``jsontext.py``): read the
+   schema, refuse what is not JSON, check it against the 2020-12 metaschema,
+   resolve every ``$ref``.
+2. **lower** (``compile/lower/``: ``definitions.py`` with ``types``,
+   ``objects`` and ``unions``; the IR in ``compile/ir/``): the schema as the
+   typed IR, small immutable dataclasses that say what to generate and
+   nothing of how it is printed. The facts later passes need of the document
+   (``lower/facts.py``) are read here, once; every fallback to ``Any`` or an
+   alias is recorded with its reason (``lower/fallbacks.py``, ``generate
+   --explain``). What JSON Schema keywords mean (annotations, integer
+   formats, a union's tag) is ``vocabulary.py``, shared with ``conformance/``
+   and ``diff/``.
+3. **IR passes** (``compile/passes/``), in the one order of
+   ``passes.PASSES``: ``naming`` (Python identifiers: a ``$defs`` name that
+   is a usable identifier is kept exactly; only keywords and the attributes
+   of the runtime's base classes, ``passes/attributes.py``, are reserved),
    ``defaults``, ``capabilities``, ``methods`` (the JSON-RPC method table),
    ``gates`` (the capability each gated method needs, from the capability
-   descriptions and ``rules/capabilities.toml``), ``upserts`` and ``session`` (the rules of ``rules/*.toml``, chosen by
-   ``ruleselect``), ``resumption`` (how the SessionKeeper takes a session
-   up again, from ``rules/resumption.toml``), then ``analysis`` (alias order, referenced definitions).
+   descriptions and ``rules/capabilities.toml``), ``ruleselect`` (the patch
+   rule set), ``upserts`` and ``session`` (the rules of ``rules/*.toml``,
+   read by ``passes/rules.py``), ``resumption`` (how the SessionKeeper takes
+   a session up again, from ``rules/resumption.toml``), then ``analysis``
+   (alias order, referenced definitions). A pass reads the IR and shares
+   only helpers with the others (``identifiers``, ``values``, ``rules``,
+   ``attributes``), never another pass's code; no stage imports a later one
+   (``tests/unit/test_import_graph.py``).
 4. **render** (``emit/render.py``, ``emit/text.py``, ``templates/``): Jinja2,
    one template per generated module, printing only what varies with the
    schema, with the text helpers composing source text and prose; the fixed
