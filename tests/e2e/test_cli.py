@@ -457,7 +457,7 @@ def test_a_device_as_the_schema_is_refused_naming_it(tmp_path):
 
 
 def test_a_schema_over_the_cap_is_refused_before_it_is_read(tmp_path, small, monkeypatch):
-    from acpgen.compile import load
+    from acpgen.compile.load import schema as load
 
     big = tmp_path / "big.json"
     # A sparse file one byte over 64 MiB: nothing of it is read.
@@ -471,7 +471,7 @@ def test_a_schema_over_the_cap_is_refused_before_it_is_read(tmp_path, small, mon
 
 @pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="a Linux /proc")
 def test_a_file_that_says_it_is_empty_is_read_to_its_end_or_the_cap(monkeypatch):
-    from acpgen.compile import load
+    from acpgen.compile.load import schema as load
     from acpgen.errors import AcpgenError
 
     status = Path("/proc/self/status")

@@ -7,8 +7,6 @@ reads; this package's names below are what the other stages and tools use.
 from __future__ import annotations
 
 from .schema import (
-    DEFS_PREFIX,
-    MAX_SCHEMA_BYTES,
     Schema,
     canonical_ref,
     iter_objects,
@@ -20,8 +18,6 @@ from .schema import (
 )
 
 __all__ = [
-    "DEFS_PREFIX",
-    "MAX_SCHEMA_BYTES",
     "Schema",
     "canonical_ref",
     "iter_objects",
