@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from acpgen.compile.load import parse_schema
-from acpgen.compile.passes import gates, methods, rules, session, upserts
+from acpgen.compile.passes import gates, methods, resumption, rules, session, upserts
 from acpgen.errors import AcpgenError
 from acpgen.pipeline import build_ir
 
@@ -22,6 +22,7 @@ READERS = {
     "patch": upserts.load_rules,
     "methods": methods.handler_overrides,
     "capabilities": gates.gate_rules,
+    "resumption": resumption.resumption_rules,
     "session": lambda path: session.apply_session_rules(_package(), "v1", path),
 }
 
@@ -59,5 +60,5 @@ def test_a_rule_set_that_extends_itself_is_refused() -> None:
 
 
 def test_every_builtin_rules_file_reads() -> None:
-    for name in (rules.PATCH, rules.SESSION, rules.METHODS, rules.CAPABILITIES):
+    for name in (rules.PATCH, rules.SESSION, rules.METHODS, rules.CAPABILITIES, rules.RESUMPTION):
         assert rules.read_rules(rules.builtin_file(name))

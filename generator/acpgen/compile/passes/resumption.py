@@ -22,20 +22,14 @@ used. The result is :attr:`ir.Package.resumption`.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, replace
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 from ...errors import AcpgenError
 from .. import ir
 from .options import Options
+from .rules import RESUMPTION, builtin_file, read_rules
 
 INITIALIZE = "initialize"
 
@@ -66,16 +60,13 @@ class ResumptionRules:
 
 
 def builtin_rules_file() -> Path:
-    return Path(str(resources.files("acpgen.rules").joinpath("resumption.toml")))
+    return builtin_file(RESUMPTION)
 
 
 def resumption_rules(path: Path | None = None) -> ResumptionRules:
     """The rules file, read."""
     path = path or builtin_rules_file()
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise AcpgenError(f"cannot read the resumption rules: {exc}", file=str(path)) from None
+    data = read_rules(path)
 
     def text(table: dict[str, Any], key: str) -> str:
         value = table.get(key)
