@@ -40,3 +40,7 @@ ViewBuilder = Callable[[ViewInputs], object]
 
 VIEWS: dict[str, ViewBuilder] = {}
 """Generated module stem -> the builder of its view."""
+
+from .session import session_view  # noqa: E402  (needs ViewInputs above)
+
+VIEWS["session"] = session_view
