@@ -425,14 +425,19 @@ class SessionBase:
         **kwargs: Any,
     ) -> None:
         super().__init_subclass__(**kwargs)
+        made: dict[str, Callable[[Any, Any], Any]] = {}
         if folds is not None:
             apply = cls._folder(folds.get, "notification")
-            cls.apply_session_update = staticmethod(apply)
-            cls.fold_session_update = staticmethod(_fold_update(apply))
+            made["apply_session_update"] = apply
+            made["fold_session_update"] = _folding_updates(apply)
         if prompt is not None:
             fold = prompt
-            folder = cls._folder(lambda _: fold, "request")
-            cls.apply_prompt = staticmethod(_fold_prompt(folder))
+            made["apply_prompt"] = _folding_prompts(
+                cls._folder(lambda _: fold, "request")
+            )
+        for name, function in made.items():
+            # The subclass declares them, typed by its schema.
+            setattr(cls, name, staticmethod(function))
 
     def _start(
         self,
@@ -469,13 +474,15 @@ class SessionBase:
             for another session."""
             if session is not None and session._undo is None:
                 # The newest Session of its store (the usual case): the fold
-                # changes the store in place, and the Session it returns is
-                # the store's newest; this one keeps what to undo.
+                # changes the store in place and returns the store's new
+                # newest Session; this one keeps what to undo.
                 store = session._store
                 if notification.session_id == store.session_id:
                     update = notification.update
-                    kind = _type_of(update)
-                    if kind is store.tail_class and (
+                    new = _new(new_session)
+                    new._store = store
+                    new._undo = None
+                    if _type_of(update) is store.tail_class and (
                         (message_id := update.message_id) is UNSET
                         or message_id is None
                         or message_id == store.tail_id
@@ -484,21 +491,17 @@ class SessionBase:
                         # first case), without a call: the older Session
                         # keeps what to cut, without a record.
                         items = store.tail_items
+                        session._undo = new
                         session._run = store.tail_run
                         session._cut = len(items)
                         items.append(update.content)
-                        undo = None
-                    else:
-                        fold = fold_of(kind)
-                        if fold is None:
-                            raise TypeError(
-                                f"{kind.__name__} is not a SessionUpdate of this schema"
-                            )
-                        undo = fold(store, update)
-                    new = _new(new_session)
-                    new._store = store
-                    new._undo = None
-                    session._undo = new if undo is None else (*undo, new)
+                        return new
+                    fold = fold_of(_type_of(update))
+                    if fold is None:
+                        raise TypeError(
+                            f"{_type_of(update).__name__} is not a SessionUpdate of this schema"
+                        )
+                    session._undo = (*fold(store, update), new)
                     return new
             if session is None:
                 return apply(new_session(notification.session_id), notification)
@@ -614,7 +617,10 @@ class SessionBase:
         return copy
 
 
-def _fold_update(apply: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+def _folding_updates(apply: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """``fold_session_update`` by the fold routine ``apply`` (an update for
+    the session it is folded into)."""
+
     def fold_session_update(session: Any, update: object) -> Any:
         """Fold one decoded SessionUpdate into ``session``; returns a new Session."""
         return apply(session, _Carrier(session.session_id, update))
@@ -622,7 +628,10 @@ def _fold_update(apply: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     return fold_session_update
 
 
-def _fold_prompt(apply: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+def _folding_prompts(apply: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """``apply_prompt`` by the fold routine ``apply`` of the prompt fold (a
+    request names its session as a notification does)."""
+
     def apply_prompt(session: Any, request: Any) -> Any:
         """Fold the client's own session/prompt request into ``session`` (None:
         a session not seen before): the prompt becomes a new message of the
