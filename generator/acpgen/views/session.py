@@ -350,6 +350,9 @@ def session_view(inputs: ViewInputs) -> SessionView:
 
 
 class _Builder:
+    """Builds the view of one package's session rules, naming the schema's
+    names as ``session.py`` does (recording what it imports)."""
+
     def __init__(self, inputs: ViewInputs, s: ir.SessionRules) -> None:
         self.inputs = inputs
         self.s = s
@@ -361,6 +364,7 @@ class _Builder:
         self.in_place = frozenset(a.field.name for a in s.actions if a.chunk_attr)
 
     def message(self) -> str:
+        """The chunked message class (v1), or ``""``."""
         return self.s.message_class
 
     def value_annotation(self, f: ir.SessionField) -> str:
