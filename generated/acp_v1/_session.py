@@ -2,9 +2,10 @@
 # (sha256 0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a). Do not edit: regenerate with `acpgen generate`.
 """The fixed machinery of the session fold that ``session.py`` builds on: the
 copy-on-write store (``SessionStore``), the undo records, the base of
-``Session`` (``SessionBase``: reading a field, rebuilding what an older
-Session saw, folding into the newest one or into a copy), the base of the
-history entries and the ``UpdateRule`` record. ``session.py`` prints what
+``Session`` (``SessionBase``: filling a store, reading a field, rebuilding
+what an older Session saw, and the one routine that folds an update into a
+Session), the folds' common steps, the base of the history entries, the
+``UpdateRule`` record and the JSON snapshot. ``session.py`` prints what
 varies with the schema: the store's fields and tables, the fold of each
 update kind, the typed classes.
 
@@ -15,9 +16,11 @@ rebuild what it saw when it is read again."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar, Literal, Protocol, TypeVar, cast
+
+from ._runtime import UNSET, ValidationError
 
 __all__ = [
     "ABSENT",
@@ -30,18 +33,30 @@ __all__ = [
     "Link",
     "SessionBase",
     "SessionStore",
+    "SnapshotField",
     "Undo",
     "UpdateRuleBase",
+    "append",
     "copy_container",
+    "cut",
     "enter",
     "extend_message",
+    "fold_message_chunk",
     "own",
+    "put",
+    "session_from_json",
+    "session_to_json",
     "share",
     "start_message",
+    "without",
 ]
 
 _S = TypeVar("_S", bound="SessionBase")
+_T = TypeVar("_T", bound="SessionStore")
+_V = TypeVar("_V")
 _new = object.__new__
+_type_of: Callable[[object], type[Any]] = type
+"""``type``, typed for an argument of type ``Any``."""
 
 ABSENT: Any = object()
 """An undo's old value for a key that was not there."""
@@ -146,7 +161,13 @@ class SessionStore:
     """The list each in-place extended entry keeps its chunks in, by field."""
     TAIL_CLASSES: ClassVar[Mapping[str, type]] = {}
     """The update class whose chunks extend a message of the field, by
-    message field (``tail_class``)."""
+    message field (``tail_class``): the fold extends the store's tail
+    message with such a chunk without calling the field's fold. The class
+    has the ``message_id`` and ``content`` of a message chunk."""
+    MAPS: ClassVar[frozenset[str]] = frozenset()
+    """The fields held as a dict (a new store copies the one it is given)."""
+    LISTS: ClassVar[frozenset[str]] = frozenset()
+    """The fields held as a list (a new store copies the items it is given)."""
 
     session_id: str
     history: list[Any]
@@ -164,6 +185,34 @@ class SessionStore:
     tail_run: tuple[str, str]
     """... and its field and key together (what an older Session keeps of
     a chunk that extended it)."""
+
+    @classmethod
+    def fill(
+        cls: type[_T],
+        session_id: str,
+        history: Iterable[Any],
+        values: Sequence[Any],
+    ) -> _T:
+        """A store of a Session in this state: ``values`` are those of
+        :attr:`FIELDS`, in order (copied: they stay the caller's; None for a
+        dict field is an empty one); nothing is shared or owned yet."""
+        store = cls()
+        store.session_id = session_id
+        store.history = list(history)
+        store.tail_field = ""
+        store.tail_class = None
+        maps, lists = cls.MAPS, cls.LISTS
+        for name, value in zip(cls.FIELDS, values, strict=True):
+            if name in maps:
+                value = {} if value is None else dict(value)
+            elif name in lists:
+                value = list(value)
+            setattr(store, name, value)
+        for name in cls.SHARED:
+            setattr(store, name + "_shared", False)
+        for name in cls.OWNED:
+            setattr(store, name + "_owned", set())
+        return store
 
 
 def share(store: SessionStore, name: str) -> Any:
@@ -253,20 +302,109 @@ def _set_tail(store: SessionStore, field: str, key: str, message: _Message) -> N
     store.tail_items = message.content
 
 
-def _fold_of(folds: Mapping[type, Fold], update: object) -> Fold:
-    try:
-        return folds[type(update)]
-    except KeyError:
-        raise TypeError(
-            f"{type(update).__name__} is not a SessionUpdate of this schema"
-        ) from None
+def put(
+    store: SessionStore,
+    field: str,
+    key: str,
+    old: Any,
+    new: Any,
+    entry_class: type[HistoryEntryBase] | None,
+    owned: bool,
+) -> Undo:
+    """Put ``new`` at ``key`` of the dict ``field`` (where ``old`` was, or
+    ``ABSENT``): the store owns it when ``owned`` (the field's chunks may
+    extend it in place); a new key of a field with a history (its
+    ``entry_class``) takes a place in the history."""
+    states: dict[str, Any] = own(store, field)
+    states[key] = new
+    if owned:
+        getattr(store, field + "_owned").add(key)
+    if old is ABSENT and entry_class is not None:
+        return (PUT, field, key, old, enter(store, entry_class, key))
+    return (PUT, field, key, old, -1)
+
+
+def cut(items: list[Any], item: object, field: str, key: str) -> Undo:
+    """Append ``item`` in place to ``items``, the list of the entry ``key``
+    of ``field`` that the store owns."""
+    size = len(items)
+    items.append(item)
+    return (CUT, field, key, size, -1)
+
+
+def append(store: SessionStore, field: str, item: object) -> Undo:
+    """Append ``item`` to the list ``field``."""
+    items: list[Any] = own(store, field)
+    size = len(items)
+    items.append(item)
+    return (POP, field, None, size, -1)
+
+
+def without(values: Mapping[str, _V], key: object) -> dict[str, _V]:
+    """A copy of ``values`` without ``key`` (there or not)."""
+    out = dict(values)
+    out.pop(key, None)  # type: ignore[call-overload]
+    return out
+
+
+def fold_message_chunk(
+    store: SessionStore,
+    field: str,
+    entry_class: type[HistoryEntryBase],
+    message_class: type[Any],
+    message_id: object,
+    content: object,
+) -> Undo:
+    """Fold a chunk of a message of ``field`` (its id ``message_id``: a
+    string, None or ``UNSET``) with ``content``: it extends the message of the
+    last history entry when that is one of ``field``'s (``entry_class``) and
+    the ids do not differ, else it starts a message (of ``message_class``)."""
+    if store.tail_field == field and (
+        message_id is UNSET or message_id is None or message_id == store.tail_id
+    ):
+        # The message of the last entry, which the store owns: extend it in place.
+        return cut(store.tail_items, content, field, store.tail_key)
+    wire_id = message_id if isinstance(message_id, str) else None
+    history = store.history
+    if history:
+        last = history[-1]
+        if type(last) is entry_class:
+            key = last.key
+            current: _Message = getattr(store, field)[key]
+            known = current.message_id
+            if wire_id is None or known is None or known == wire_id:
+                message = message_class(
+                    message_id=known if wire_id is None else wire_id,
+                    content=[*current.content, content],
+                )
+                return extend_message(store, field, key, current, message)
+    # message_class(message_id=wire_id, content=[content]) without its
+    # __init__: a message starts several times a turn.
+    started: Any = _new(message_class)
+    started.message_id = wire_id
+    started.content = [content]
+    return start_message(store, field, entry_class, started)
+
+
+class _Carrier:
+    """An update and the session it is for, as a notification holds them."""
+
+    __slots__ = ("session_id", "update")
+
+    def __init__(self, session_id: str, update: object) -> None:
+        self.session_id = session_id
+        self.update = update
 
 
 class SessionBase:
     """The fields of a Session are read through its store: the newest Session
     of a line of folds hands out the store's values, an older one rebuilds
-    them from the store and the undo records since. The subclass defines the
-    fields and ``_copy``."""
+    them from the store and the undo records since.
+
+    The subclass (``Session``) declares the fields, its store class, and is
+    given its folds as class arguments: ``folds`` (update class -> fold) makes
+    its ``apply_session_update`` and ``fold_session_update``, and ``prompt``
+    (the fold of the client's session/prompt request) its ``apply_prompt``."""
 
     __slots__ = ("_cache", "_cut", "_run", "_store", "_undo")
     _store: SessionStore
@@ -281,6 +419,105 @@ class SessionBase:
     """... and how many chunks it had before (set with such an ``_undo``)."""
     _cache: dict[str, Any]
     """The fields read (set on the first read)."""
+
+    def __init_subclass__(
+        cls,
+        folds: Mapping[type, Fold] | None = None,
+        prompt: Fold | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init_subclass__(**kwargs)
+        made: dict[str, Callable[[Any, Any], Any]] = {}
+        if folds is not None:
+            apply = cls._folder(folds.get, "notification")
+            made["apply_session_update"] = apply
+            made["fold_session_update"] = _folding_updates(apply)
+        if prompt is not None:
+            fold = prompt
+            made["apply_prompt"] = _folding_prompts(
+                cls._folder(lambda _: fold, "request")
+            )
+        for name, function in made.items():
+            # The subclass declares them, typed by its schema.
+            setattr(cls, name, staticmethod(function))
+
+    def _start(
+        self,
+        store_class: type[SessionStore],
+        session_id: str,
+        history: Iterable[Any],
+        values: Sequence[Any],
+    ) -> None:
+        """Make this the newest Session of a new store (``store_class.fill``)."""
+        self._store = store_class.fill(session_id, history, values)
+        self._undo = None
+
+    @classmethod
+    def _folder(
+        cls, fold_of: Callable[[type], Fold | None], subject: str
+    ) -> Callable[[Any, Any], Any]:
+        """The fold of ``cls``'s Sessions, ``fold_of`` giving the fold of an
+        update's class (None: not an update it folds): a function of a
+        Session (None: a session not seen before) and of a ``subject`` (a
+        notification, a request) with the ``session_id`` it is for and the
+        ``update`` to fold.
+
+        The one routine that folds an update into a Session: the newest
+        Session of a store folds into it in place (a chunk of the store's
+        tail message without calling the fold) and returns the store's new
+        newest Session, linking itself to it; a new session starts from an
+        empty Session and an older one from a copy of what it saw."""
+        new_session: Any = cls
+
+        def apply(session: Any, notification: Any) -> Any:
+            """Fold a session/update notification into ``session`` (None: a
+            session not seen before); returns a new Session and changes
+            neither argument. Raises ``ValueError`` when the notification is
+            for another session."""
+            if session is not None and session._undo is None:
+                # The newest Session of its store (the usual case): the fold
+                # changes the store in place and returns the store's new
+                # newest Session; this one keeps what to undo.
+                store = session._store
+                if notification.session_id == store.session_id:
+                    update = notification.update
+                    new = _new(new_session)
+                    new._store = store
+                    new._undo = None
+                    if _type_of(update) is store.tail_class and (
+                        (message_id := update.message_id) is UNSET
+                        or message_id is None
+                        or message_id == store.tail_id
+                    ):
+                        # A chunk of the message the store owns (its fold's
+                        # first case), without a call: the older Session
+                        # keeps what to cut, without a record.
+                        items = store.tail_items
+                        session._undo = new
+                        session._run = store.tail_run
+                        session._cut = len(items)
+                        items.append(update.content)
+                        return new
+                    fold = fold_of(_type_of(update))
+                    if fold is None:
+                        raise TypeError(
+                            f"{_type_of(update).__name__} is not a SessionUpdate of this schema"
+                        )
+                    session._undo = (*fold(store, update), new)
+                    return new
+            if session is None:
+                return apply(new_session(notification.session_id), notification)
+            if notification.session_id != session.session_id:
+                raise ValueError(
+                    f"the {subject} is for session {notification.session_id!r}, "
+                    f"not {session.session_id!r}"
+                )
+            # An older Session: the fold goes into a copy of what it saw.
+            return apply(session._copy(), notification)
+
+        if subject != "notification":
+            apply.__doc__ = None
+        return apply
 
     def _links(self) -> list[Link]:
         """The undo records from this Session to the newest of its line,
@@ -359,64 +596,160 @@ class SessionBase:
         changed (none for the newest): read from the undo records."""
         return frozenset(link[1] for link in self._links())
 
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionBase):
+            return NotImplemented
+        if self._store.session_id != other._store.session_id:
+            return False
+        return all(
+            self._read(name) == other._read(name)
+            for name in ("history", *self._store.FIELDS)
+        )
+
     def _copy(self: _S) -> _S:
         """A Session with a store of its own in the state this one saw."""
-        raise NotImplementedError
-
-    @staticmethod
-    def _apply_update(
-        new_session: Callable[[str], _S],
-        folds: Mapping[type, Fold],
-        session: _S | None,
-        notification: Any,
-    ) -> _S:
-        """Fold the session/update ``notification`` into ``session`` (None: a
-        new one, made by ``new_session`` from the session id) with the fold of
-        its update's class in ``folds``."""
-        if session is None:
-            session = new_session(notification.session_id)
-        store = session._store
-        if notification.session_id != store.session_id:
-            raise ValueError(
-                f"the notification is for session {notification.session_id!r}, "
-                f"not {store.session_id!r}"
-            )
-        update = notification.update
-        try:
-            fold = folds[type(update)]
-        except KeyError:
-            raise TypeError(
-                f"{type(update).__name__} is not a SessionUpdate of this schema"
-            ) from None
-        if session._undo is not None:
-            return session._apply(fold, update)
-        # SessionBase._apply, inlined for the newest Session (the usual case).
-        undo = fold(store, update)
-        new = _new(type(session))
-        new._store = store
-        new._undo = None
-        session._undo = (*undo, new)
-        return new
-
-    def _fold(
-        self: _S,
-        folds: Mapping[type, Fold],
-        update: object,
-    ) -> _S:
-        """The Session with ``update`` folded in by the fold of its class in
-        ``folds``."""
-        return self._apply(_fold_of(folds, update), update)
-
-    def _apply(self: _S, fold: Fold, update: object) -> _S:
-        """The Session with ``update`` folded in by ``fold``: in place into the
-        store when this is its newest Session, else into a copy."""
         store = self._store
-        if self._undo is not None:
-            store = self._copy()._store
-        undo = fold(store, update)
-        new = _new(type(self))
-        new._store = store
-        new._undo = None
-        if store is self._store:
-            self._undo = (*undo, new)
-        return new
+        copy = _new(type(self))
+        copy._start(
+            type(store),
+            store.session_id,
+            self._read("history"),
+            [self._read(name) for name in store.FIELDS],
+        )
+        return copy
+
+
+def _folding_updates(apply: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """``fold_session_update`` by the fold routine ``apply`` (an update for
+    the session it is folded into)."""
+
+    def fold_session_update(session: Any, update: object) -> Any:
+        """Fold one decoded SessionUpdate into ``session``; returns a new Session."""
+        return apply(session, _Carrier(session.session_id, update))
+
+    return fold_session_update
+
+
+def _folding_prompts(apply: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """``apply_prompt`` by the fold routine ``apply`` of the prompt fold (a
+    request names its session as a notification does)."""
+
+    def apply_prompt(session: Any, request: Any) -> Any:
+        """Fold the client's own session/prompt request into ``session`` (None:
+        a session not seen before): the prompt becomes a new message of the
+        user, whatever the last history entry is. The agent's answer then
+        starts a message of its own instead of extending the last one of the
+        turn before, as in the reference client (Zed adds the prompt to its
+        thread when it sends it). Call it when the request is sent, before the
+        updates of its turn arrive; returns a new Session and changes neither
+        argument. Raises ``ValueError`` when the request is for another
+        session."""
+        return apply(session, _Carrier(request.session_id, request))
+
+    return apply_prompt
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotField:
+    """How a Session field is written in its JSON snapshot and read back."""
+
+    name: str
+    """The Session attribute."""
+    wire_name: str
+    """Its key in the snapshot."""
+    form: Literal["map", "messages", "optional", "list"]
+    """A dict of values by key, a dict of messages by key, one value or
+    None, or a list of values."""
+    decode_as: str
+    """The ``$defs`` name a value (a list item, a message's content block)
+    decodes as ..."""
+    restore: Callable[[None, Any], Any] | None = None
+    """... and the patch function that makes a new state of the decoded
+    value, if the field holds states ..."""
+    message_class: Callable[..., Any] | None = None
+    """... or the message class, if it holds messages."""
+    entry_class: type[HistoryEntryBase] | None = None
+    """The class of the field's history entries, if it has a history."""
+
+
+def session_to_json(
+    session: Any, fields: Sequence[SnapshotField], encode: Callable[[Any], Any]
+) -> dict[str, Any]:
+    """The JSON snapshot of ``session``: every value in its wire form
+    (``encode``), history entries by the snapshot's key of their field."""
+    wire_names = {f.name: f.wire_name for f in fields}
+    out: dict[str, Any] = {
+        "sessionId": session.session_id,
+        "history": [
+            {"field": wire_names[e.field], "key": e.key} for e in session.history
+        ],
+    }
+    for f in fields:
+        value = getattr(session, f.name)
+        if f.form == "map":
+            out[f.wire_name] = {key: encode(item) for key, item in value.items()}
+        elif f.form == "messages":
+            out[f.wire_name] = {
+                key: {
+                    "messageId": item.message_id,
+                    "content": [encode(block) for block in item.content],
+                }
+                for key, item in value.items()
+            }
+        elif f.form == "optional":
+            out[f.wire_name] = None if value is None else encode(value)
+        else:
+            out[f.wire_name] = [encode(item) for item in value]
+    return out
+
+
+def session_from_json(
+    session_class: Callable[..., _S],
+    fields: Sequence[SnapshotField],
+    decode: Callable[[str, Any], Any],
+    data: Any,
+) -> _S:
+    """The Session (of ``session_class``) a :func:`session_to_json` snapshot
+    holds. Raises ``ValidationError`` when ``data`` is not one."""
+    names = {f.wire_name: f.name for f in fields}
+    entry_classes = {f.name: f.entry_class for f in fields if f.entry_class is not None}
+    try:
+        session_id = str(data["sessionId"])
+        history = [
+            entry_classes[names[e["field"]]](key=str(e["key"])) for e in data["history"]
+        ]
+        values: dict[str, Any] = {}
+        for f in fields:
+            value = data[f.wire_name]
+            if f.form == "messages":
+                message_class = cast("Callable[..., Any]", f.message_class)
+                values[f.name] = {
+                    str(key): message_class(
+                        message_id=item["messageId"],
+                        content=[
+                            decode(f.decode_as, block) for block in item["content"]
+                        ],
+                    )
+                    for key, item in value.items()
+                }
+            elif f.form == "map":
+                values[f.name] = {
+                    str(key): _restored(f, decode, item) for key, item in value.items()
+                }
+            elif f.form == "optional":
+                values[f.name] = None if value is None else _restored(f, decode, value)
+            else:
+                values[f.name] = [decode(f.decode_as, item) for item in value]
+        return session_class(session_id=session_id, history=history, **values)
+    except ValidationError:
+        raise
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        # ValueError: str() of an integer over 4,300 digits, say.
+        raise ValidationError(
+            f"not a session snapshot: {type(exc).__name__} {exc}"
+        ) from None
+
+
+def _restored(f: SnapshotField, decode: Callable[[str, Any], Any], value: Any) -> Any:
+    decoded = decode(f.decode_as, value)
+    return decoded if f.restore is None else f.restore(None, decoded)

@@ -12,28 +12,28 @@ from __future__ import annotations
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any as _Any
+from typing import Callable as _Callable
 from typing import ClassVar as _ClassVar
 from typing import Iterable as _Iterable
 from typing import Mapping as _Mapping
 from typing import Union as _Union
 from typing import cast as _cast
 
-from ._runtime import UNSET as _UNSET
-from ._runtime import ValidationError as _ValidationError
 from ._session import ABSENT as _MISSING
-from ._session import CUT as _CUT
-from ._session import POP as _POP
-from ._session import PUT as _PUT
 from ._session import SET as _SET
 from ._session import Fold as _Fold
 from ._session import HistoryEntryBase as _HistoryEntryBase
 from ._session import SessionBase as _SessionBase
 from ._session import SessionStore as _SessionStore
+from ._session import SnapshotField as _SnapshotField
 from ._session import Undo as _Undo
 from ._session import UpdateRuleBase as _UpdateRuleBase
-from ._session import enter as _enter
-from ._session import extend_message as _extend_message
-from ._session import own as _own
+from ._session import append as _append
+from ._session import cut as _cut
+from ._session import fold_message_chunk as _fold_message_chunk
+from ._session import put as _put
+from ._session import session_from_json as _session_from_json
+from ._session import session_to_json as _session_to_json
 from ._session import start_message as _start_message
 from .codec import decode as _decode
 from .codec import encode as _encode
@@ -91,8 +91,6 @@ __all__ = [
     "session_from_json",
     "session_to_json",
 ]
-
-_new = object.__new__
 
 PROTOCOL_VERSION = 1
 """The ``protocolVersion`` an agent speaking this schema answers ``initialize`` with."""
@@ -179,14 +177,6 @@ HistoryItem = _Union[
 """Any entry of ``Session.history``: narrow it with ``isinstance`` (or
 ``match``) to get its entity typed with ``entry.value(session)``."""
 
-_ENTRY_CLASSES: dict[str, type[HistoryItem]] = {
-    "user_messages": UserMessageEntry,
-    "agent_messages": AgentMessageEntry,
-    "agent_thoughts": AgentThoughtEntry,
-    "tool_calls": ToolCallEntry,
-    "compactions": CompactionEntry,
-}
-
 
 @_dataclass(slots=True)
 class ChunkedMessage:
@@ -260,6 +250,23 @@ class _Store(_SessionStore):
             "compactions",
         }
     )
+    MAPS = frozenset(
+        {
+            "user_messages",
+            "agent_messages",
+            "agent_thoughts",
+            "tool_calls",
+            "compactions",
+        }
+    )
+    LISTS = frozenset(
+        {
+            "plan",
+            "available_commands",
+            "config_options",
+            "notices",
+        }
+    )
     CUT_ATTRS = {
         "user_messages": "content",
         "agent_messages": "content",
@@ -296,254 +303,6 @@ class _Store(_SessionStore):
     compactions_owned: set[str]
 
 
-class Session(_SessionBase):
-    """The state of one session, folded from its session/update notifications.
-
-    ``history`` lists messages, tool calls and the other entities an editor
-    renders, in the order they first appeared; each entry is of the class of
-    its field (``HistoryItem``), and ``entry.value(session)`` is its entity.
-
-    A Session never changes: ``apply_session_update`` returns a new one.
-    Reading a field of the newest Session of a line of folds costs nothing;
-    the fold copies a field that was read the next time it changes it (once).
-    An older Session rebuilds a field the first time it is read, from the
-    newest state and the changes since (a cost in their number). Treat what a
-    Session returns as read-only: the containers are the Session's own."""
-
-    __slots__ = ()
-
-    def __init__(
-        self,
-        session_id: str,
-        history: _Iterable[HistoryItem] = (),
-        user_messages: _Mapping[str, ChunkedMessage] | None = None,
-        agent_messages: _Mapping[str, ChunkedMessage] | None = None,
-        agent_thoughts: _Mapping[str, ChunkedMessage] | None = None,
-        tool_calls: _Mapping[str, ToolCallState] | None = None,
-        plan: _Iterable[PlanEntry] = (),
-        available_commands: _Iterable[AvailableCommand] = (),
-        current_mode_id: SessionModeId | None = None,
-        config_options: _Iterable[SessionConfigOption] = (),
-        info: SessionInfoState | None = None,
-        usage: UsageState | None = None,
-        notices: _Iterable[SessionUpdate] = (),
-        compactions: _Mapping[str, CompactionState] | None = None,
-    ) -> None:
-        """A session in the given state (copied: the arguments stay the
-        caller's); every field starts empty."""
-        store = _Store()
-        store.session_id = session_id
-        store.history = list(history)
-        store.history_shared = False
-        store.tail_field = ""
-        store.tail_class = None
-        store.user_messages = {} if user_messages is None else dict(user_messages)
-        store.user_messages_shared = False
-        store.user_messages_owned = set()
-        store.agent_messages = {} if agent_messages is None else dict(agent_messages)
-        store.agent_messages_shared = False
-        store.agent_messages_owned = set()
-        store.agent_thoughts = {} if agent_thoughts is None else dict(agent_thoughts)
-        store.agent_thoughts_shared = False
-        store.agent_thoughts_owned = set()
-        store.tool_calls = {} if tool_calls is None else dict(tool_calls)
-        store.tool_calls_shared = False
-        store.tool_calls_owned = set()
-        store.plan = list(plan)
-        store.available_commands = list(available_commands)
-        store.current_mode_id = current_mode_id
-        store.config_options = list(config_options)
-        store.info = info
-        store.usage = usage
-        store.notices = list(notices)
-        store.notices_shared = False
-        store.compactions = {} if compactions is None else dict(compactions)
-        store.compactions_shared = False
-        store.compactions_owned = set()
-        self._store = store
-        self._undo = None
-
-    @property
-    def history(self) -> list[HistoryItem]:
-        """The messages, tool calls ... in the order they first appeared."""
-        return _cast("list[HistoryItem]", self._read("history"))
-
-    @property
-    def user_messages(self) -> dict[str, ChunkedMessage]:
-        """The messages by key (``#N``, N their place in ``history``)."""
-        return _cast("dict[str, ChunkedMessage]", self._read("user_messages"))
-
-    @property
-    def agent_messages(self) -> dict[str, ChunkedMessage]:
-        """The messages by key (``#N``, N their place in ``history``)."""
-        return _cast("dict[str, ChunkedMessage]", self._read("agent_messages"))
-
-    @property
-    def agent_thoughts(self) -> dict[str, ChunkedMessage]:
-        """The messages by key (``#N``, N their place in ``history``)."""
-        return _cast("dict[str, ChunkedMessage]", self._read("agent_thoughts"))
-
-    @property
-    def tool_calls(self) -> dict[str, ToolCallState]:
-        """The ToolCallState of each key."""
-        return _cast("dict[str, ToolCallState]", self._read("tool_calls"))
-
-    @property
-    def plan(self) -> list[PlanEntry]:
-        """The latest value."""
-        return _cast("list[PlanEntry]", self._read("plan"))
-
-    @property
-    def available_commands(self) -> list[AvailableCommand]:
-        """The latest value."""
-        return _cast("list[AvailableCommand]", self._read("available_commands"))
-
-    @property
-    def current_mode_id(self) -> SessionModeId | None:
-        """The latest value; None until the first update."""
-        return _cast("SessionModeId | None", self._read("current_mode_id"))
-
-    @property
-    def config_options(self) -> list[SessionConfigOption]:
-        """The latest value."""
-        return _cast("list[SessionConfigOption]", self._read("config_options"))
-
-    @property
-    def info(self) -> SessionInfoState | None:
-        """The SessionInfoState; None until the first update."""
-        return _cast("SessionInfoState | None", self._read("info"))
-
-    @property
-    def usage(self) -> UsageState | None:
-        """The UsageState; None until the first update."""
-        return _cast("UsageState | None", self._read("usage"))
-
-    @property
-    def notices(self) -> list[SessionUpdate]:
-        """The updates, in arrival order."""
-        return _cast("list[SessionUpdate]", self._read("notices"))
-
-    @property
-    def compactions(self) -> dict[str, CompactionState]:
-        """The CompactionState of each key."""
-        return _cast("dict[str, CompactionState]", self._read("compactions"))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Session):
-            return NotImplemented
-        return (
-            self.session_id == other.session_id
-            and self.history == other.history
-            and self.user_messages == other.user_messages
-            and self.agent_messages == other.agent_messages
-            and self.agent_thoughts == other.agent_thoughts
-            and self.tool_calls == other.tool_calls
-            and self.plan == other.plan
-            and self.available_commands == other.available_commands
-            and self.current_mode_id == other.current_mode_id
-            and self.config_options == other.config_options
-            and self.info == other.info
-            and self.usage == other.usage
-            and self.notices == other.notices
-            and self.compactions == other.compactions
-        )
-
-    def _copy(self) -> Session:
-        """A Session with a store of its own in the state this one saw."""
-        return Session(
-            self.session_id,
-            history=self.history,
-            user_messages=self.user_messages,
-            agent_messages=self.agent_messages,
-            agent_thoughts=self.agent_thoughts,
-            tool_calls=self.tool_calls,
-            plan=self.plan,
-            available_commands=self.available_commands,
-            current_mode_id=self.current_mode_id,
-            config_options=self.config_options,
-            info=self.info,
-            usage=self.usage,
-            notices=self.notices,
-            compactions=self.compactions,
-        )
-
-    @staticmethod
-    def fold_session_update(session: Session, update: SessionUpdate) -> Session:
-        """Fold one decoded SessionUpdate into ``session``; returns a new Session."""
-        return session._fold(_FOLDS, update)
-
-    @staticmethod
-    def apply_session_update(
-        session: Session | None, notification: SessionNotification
-    ) -> Session:
-        """Fold a session/update notification into ``session`` (None: a session
-        not seen before); returns a new Session and changes neither argument.
-        Raises ``ValueError`` when the notification is for another session."""
-        if session is not None and session._undo is None:
-            # The newest Session of its store (the usual case), inlined.
-            store = session._store
-            update = notification.update
-            if (
-                type(update) is store.tail_class
-                and notification.session_id == store.session_id
-            ):
-                # A chunk of the message the store owns (its fold's first case).
-                # Typed without a call to cast (a call costs on every chunk).
-                chunk: (
-                    UserMessageChunkSessionUpdate
-                    | AgentMessageChunkSessionUpdate
-                    | AgentThoughtChunkSessionUpdate
-                ) = update  # type: ignore[assignment]
-                message_id = chunk.message_id
-                if (
-                    message_id is _UNSET
-                    or message_id is None
-                    or message_id == store.tail_id
-                ):
-                    items = store.tail_items
-                    new = _new(Session)
-                    new._store = store
-                    new._undo = None
-                    # The older Session keeps what to cut, without a record.
-                    session._undo = new
-                    session._run = store.tail_run
-                    session._cut = len(items)
-                    items.append(chunk.content)
-                    return new
-            fold = _FOLDS.get(type(update))
-            if fold is not None and notification.session_id == store.session_id:
-                undo = fold(store, update)
-                new = _new(Session)
-                new._store = store
-                new._undo = None
-                session._undo = (*undo, new)
-                return new
-        return _SessionBase._apply_update(Session, _FOLDS, session, notification)
-
-    @staticmethod
-    def apply_prompt(session: Session | None, request: PromptRequest) -> Session:
-        """Fold the client's own session/prompt request into ``session`` (None:
-        a session not seen before): the prompt becomes a new message in
-        ``user_messages``, whatever the last history entry is. The agent's answer
-        then starts a message of its own instead of extending the last one of the
-        turn before, as in the reference client (Zed adds the prompt to its thread
-        when it sends it). Call it when the request is sent, before the updates
-        of its turn arrive; returns a new Session and changes neither argument.
-        Raises ``ValueError`` when the request is for another session."""
-        if session is None:
-            session = Session(session_id=request.session_id)
-        elif request.session_id != session.session_id:
-            raise ValueError(
-                f"the request is for session {request.session_id!r}, not {session.session_id!r}"
-            )
-        return session._apply(_fold_prompt, request)
-
-
-@_dataclass(slots=True, frozen=True)
-class UpdateRule(_UpdateRuleBase):
-    """What one session/update kind does (see ``UPDATE_RULES``)."""
-
-
 def _fold_user_message_chunk(
     store: _Store, update: UserMessageChunkSessionUpdate
 ) -> _Undo:
@@ -551,36 +310,14 @@ def _fold_user_message_chunk(
 
     v1 has no user message upsert: consecutive chunks form a message, as the reference client does.
     """
-    message_id = update.message_id
-    if store.tail_field == "user_messages" and (
-        message_id is _UNSET or message_id is None or message_id == store.tail_id
-    ):
-        # The message of the last entry, which the store owns: extend it in place.
-        items = store.tail_items
-        size = len(items)
-        items.append(update.content)
-        return (_CUT, "user_messages", store.tail_key, size, -1)
-    content = update.content
-    wire_id = message_id if isinstance(message_id, str) else None
-    history = store.history
-    if history:
-        last = history[-1]
-        if type(last) is UserMessageEntry:
-            key = last.key
-            current = store.user_messages[key]
-            known = current.message_id
-            if wire_id is None or known is None or known == wire_id:
-                message = ChunkedMessage(
-                    message_id=known if wire_id is None else wire_id,
-                    content=[*current.content, content],
-                )
-                return _extend_message(store, "user_messages", key, current, message)
-    # ChunkedMessage(message_id=wire_id, content=[content]) without its
-    # __init__: a message starts several times a turn.
-    message = _new(ChunkedMessage)
-    message.message_id = wire_id
-    message.content = [content]
-    return _start_message(store, "user_messages", UserMessageEntry, message)
+    return _fold_message_chunk(
+        store,
+        "user_messages",
+        UserMessageEntry,
+        ChunkedMessage,
+        update.message_id,
+        update.content,
+    )
 
 
 def _fold_agent_message_chunk(
@@ -590,36 +327,14 @@ def _fold_agent_message_chunk(
 
     v1 has no agent message upsert: consecutive chunks form a message, as the reference client does.
     """
-    message_id = update.message_id
-    if store.tail_field == "agent_messages" and (
-        message_id is _UNSET or message_id is None or message_id == store.tail_id
-    ):
-        # The message of the last entry, which the store owns: extend it in place.
-        items = store.tail_items
-        size = len(items)
-        items.append(update.content)
-        return (_CUT, "agent_messages", store.tail_key, size, -1)
-    content = update.content
-    wire_id = message_id if isinstance(message_id, str) else None
-    history = store.history
-    if history:
-        last = history[-1]
-        if type(last) is AgentMessageEntry:
-            key = last.key
-            current = store.agent_messages[key]
-            known = current.message_id
-            if wire_id is None or known is None or known == wire_id:
-                message = ChunkedMessage(
-                    message_id=known if wire_id is None else wire_id,
-                    content=[*current.content, content],
-                )
-                return _extend_message(store, "agent_messages", key, current, message)
-    # ChunkedMessage(message_id=wire_id, content=[content]) without its
-    # __init__: a message starts several times a turn.
-    message = _new(ChunkedMessage)
-    message.message_id = wire_id
-    message.content = [content]
-    return _start_message(store, "agent_messages", AgentMessageEntry, message)
+    return _fold_message_chunk(
+        store,
+        "agent_messages",
+        AgentMessageEntry,
+        ChunkedMessage,
+        update.message_id,
+        update.content,
+    )
 
 
 def _fold_agent_thought_chunk(
@@ -629,36 +344,14 @@ def _fold_agent_thought_chunk(
 
     v1 has no thought upsert: consecutive chunks form a thought, as the reference client does.
     """
-    message_id = update.message_id
-    if store.tail_field == "agent_thoughts" and (
-        message_id is _UNSET or message_id is None or message_id == store.tail_id
-    ):
-        # The message of the last entry, which the store owns: extend it in place.
-        items = store.tail_items
-        size = len(items)
-        items.append(update.content)
-        return (_CUT, "agent_thoughts", store.tail_key, size, -1)
-    content = update.content
-    wire_id = message_id if isinstance(message_id, str) else None
-    history = store.history
-    if history:
-        last = history[-1]
-        if type(last) is AgentThoughtEntry:
-            key = last.key
-            current = store.agent_thoughts[key]
-            known = current.message_id
-            if wire_id is None or known is None or known == wire_id:
-                message = ChunkedMessage(
-                    message_id=known if wire_id is None else wire_id,
-                    content=[*current.content, content],
-                )
-                return _extend_message(store, "agent_thoughts", key, current, message)
-    # ChunkedMessage(message_id=wire_id, content=[content]) without its
-    # __init__: a message starts several times a turn.
-    message = _new(ChunkedMessage)
-    message.message_id = wire_id
-    message.content = [content]
-    return _start_message(store, "agent_thoughts", AgentThoughtEntry, message)
+    return _fold_message_chunk(
+        store,
+        "agent_thoughts",
+        AgentThoughtEntry,
+        ChunkedMessage,
+        update.message_id,
+        update.content,
+    )
 
 
 def _fold_tool_call(store: _Store, update: ToolCallSessionUpdate) -> _Undo:
@@ -669,11 +362,7 @@ def _fold_tool_call(store: _Store, update: ToolCallSessionUpdate) -> _Undo:
     key = update.tool_call_id
     old = store.tool_calls.get(key, _MISSING)
     new = _apply_tool_call_update(None, update)
-    states: dict[str, ToolCallState] = _own(store, "tool_calls")
-    states[key] = new
-    if old is _MISSING:
-        return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry, key))
-    return (_PUT, "tool_calls", key, old, -1)
+    return _put(store, "tool_calls", key, old, new, ToolCallEntry, False)
 
 
 def _fold_tool_call_update(store: _Store, update: ToolCallUpdateSessionUpdate) -> _Undo:
@@ -684,11 +373,7 @@ def _fold_tool_call_update(store: _Store, update: ToolCallUpdateSessionUpdate) -
     key = update.tool_call_id
     old = store.tool_calls.get(key, _MISSING)
     new = _apply_tool_call_update(None if old is _MISSING else old, update)
-    states: dict[str, ToolCallState] = _own(store, "tool_calls")
-    states[key] = new
-    if old is _MISSING:
-        return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry, key))
-    return (_PUT, "tool_calls", key, old, -1)
+    return _put(store, "tool_calls", key, old, new, ToolCallEntry, False)
 
 
 def _fold_plan(store: _Store, update: PlanSessionUpdate) -> _Undo:
@@ -755,10 +440,7 @@ def _fold_notice(store: _Store, update: NoticeSessionUpdate) -> _Undo:
 
     Notices are live events, not history: they are kept apart from `history`, in arrival order, for a client to show or drop.
     """
-    items: list[SessionUpdate] = _own(store, "notices")
-    size = len(items)
-    items.append(update)
-    return (_POP, "notices", None, size, -1)
+    return _append(store, "notices", update)
 
 
 def _fold_compaction_update(
@@ -768,12 +450,7 @@ def _fold_compaction_update(
     key = update.compaction_id
     old = store.compactions.get(key, _MISSING)
     new = _apply_compaction_update(None if old is _MISSING else old, update)
-    states: dict[str, CompactionState] = _own(store, "compactions")
-    states[key] = new
-    store.compactions_owned.add(key)
-    if old is _MISSING:
-        return (_PUT, "compactions", key, old, _enter(store, CompactionEntry, key))
-    return (_PUT, "compactions", key, old, -1)
+    return _put(store, "compactions", key, old, new, CompactionEntry, True)
 
 
 def _fold_compaction_summary_chunk(
@@ -783,18 +460,17 @@ def _fold_compaction_summary_chunk(
     key = update.compaction_id
     state = store.compactions.get(key)
     if state is not None and key in store.compactions_owned:
-        items = state.summary
-        size = len(items)
-        items.append(update.content)
-        return (_CUT, "compactions", key, size, -1)
+        return _cut(state.summary, update.content, "compactions", key)
     new = _apply_compaction_summary_chunk(state, update)
-    states: dict[str, CompactionState] = _own(store, "compactions")
-    states[key] = new
-    store.compactions_owned.add(key)
-    old = _MISSING if state is None else state
-    if old is _MISSING:
-        return (_PUT, "compactions", key, old, _enter(store, CompactionEntry, key))
-    return (_PUT, "compactions", key, old, -1)
+    return _put(
+        store,
+        "compactions",
+        key,
+        _MISSING if state is None else state,
+        new,
+        CompactionEntry,
+        True,
+    )
 
 
 def _fold_prompt(store: _Store, request: PromptRequest) -> _Undo:
@@ -818,6 +494,138 @@ _FOLDS: dict[type, _Fold] = {
     CompactionUpdateSessionUpdate: _fold_compaction_update,
     CompactionSummaryChunkSessionUpdate: _fold_compaction_summary_chunk,
 }
+
+
+class Session(_SessionBase, folds=_FOLDS, prompt=_fold_prompt):
+    """The state of one session, folded from its session/update notifications.
+
+    ``history`` lists messages, tool calls and the other entities an editor
+    renders, in the order they first appeared; each entry is of the class of
+    its field (``HistoryItem``), and ``entry.value(session)`` is its entity.
+
+    A Session never changes: ``apply_session_update`` returns a new one.
+    Reading a field of the newest Session of a line of folds costs nothing;
+    the fold copies a field that was read the next time it changes it (once).
+    An older Session rebuilds a field the first time it is read, from the
+    newest state and the changes since (a cost in their number). Treat what a
+    Session returns as read-only: the containers are the Session's own."""
+
+    __slots__ = ()
+    fold_session_update: _ClassVar[_Callable[[Session, SessionUpdate], Session]]
+    apply_session_update: _ClassVar[
+        _Callable[[Session | None, SessionNotification], Session]
+    ]
+    apply_prompt: _ClassVar[_Callable[[Session | None, PromptRequest], Session]]
+
+    def __init__(
+        self,
+        session_id: str,
+        history: _Iterable[HistoryItem] = (),
+        user_messages: _Mapping[str, ChunkedMessage] | None = None,
+        agent_messages: _Mapping[str, ChunkedMessage] | None = None,
+        agent_thoughts: _Mapping[str, ChunkedMessage] | None = None,
+        tool_calls: _Mapping[str, ToolCallState] | None = None,
+        plan: _Iterable[PlanEntry] = (),
+        available_commands: _Iterable[AvailableCommand] = (),
+        current_mode_id: SessionModeId | None = None,
+        config_options: _Iterable[SessionConfigOption] = (),
+        info: SessionInfoState | None = None,
+        usage: UsageState | None = None,
+        notices: _Iterable[SessionUpdate] = (),
+        compactions: _Mapping[str, CompactionState] | None = None,
+    ) -> None:
+        """A session in the given state (copied: the arguments stay the
+        caller's); every field starts empty."""
+        self._start(
+            _Store,
+            session_id,
+            history,
+            (
+                user_messages,
+                agent_messages,
+                agent_thoughts,
+                tool_calls,
+                plan,
+                available_commands,
+                current_mode_id,
+                config_options,
+                info,
+                usage,
+                notices,
+                compactions,
+            ),
+        )
+
+    @property
+    def history(self) -> list[HistoryItem]:
+        """The messages, tool calls ... in the order they first appeared."""
+        return _cast("list[HistoryItem]", self._read("history"))
+
+    @property
+    def user_messages(self) -> dict[str, ChunkedMessage]:
+        """The messages by key (``#N``, N their place in ``history``)."""
+        return _cast("dict[str, ChunkedMessage]", self._read("user_messages"))
+
+    @property
+    def agent_messages(self) -> dict[str, ChunkedMessage]:
+        """The messages by key (``#N``, N their place in ``history``)."""
+        return _cast("dict[str, ChunkedMessage]", self._read("agent_messages"))
+
+    @property
+    def agent_thoughts(self) -> dict[str, ChunkedMessage]:
+        """The messages by key (``#N``, N their place in ``history``)."""
+        return _cast("dict[str, ChunkedMessage]", self._read("agent_thoughts"))
+
+    @property
+    def tool_calls(self) -> dict[str, ToolCallState]:
+        """The ToolCallState of each key."""
+        return _cast("dict[str, ToolCallState]", self._read("tool_calls"))
+
+    @property
+    def plan(self) -> list[PlanEntry]:
+        """The latest value."""
+        return _cast("list[PlanEntry]", self._read("plan"))
+
+    @property
+    def available_commands(self) -> list[AvailableCommand]:
+        """The latest value."""
+        return _cast("list[AvailableCommand]", self._read("available_commands"))
+
+    @property
+    def current_mode_id(self) -> SessionModeId | None:
+        """The latest value; None until the first update."""
+        return _cast("SessionModeId | None", self._read("current_mode_id"))
+
+    @property
+    def config_options(self) -> list[SessionConfigOption]:
+        """The latest value."""
+        return _cast("list[SessionConfigOption]", self._read("config_options"))
+
+    @property
+    def info(self) -> SessionInfoState | None:
+        """The SessionInfoState; None until the first update."""
+        return _cast("SessionInfoState | None", self._read("info"))
+
+    @property
+    def usage(self) -> UsageState | None:
+        """The UsageState; None until the first update."""
+        return _cast("UsageState | None", self._read("usage"))
+
+    @property
+    def notices(self) -> list[SessionUpdate]:
+        """The updates, in arrival order."""
+        return _cast("list[SessionUpdate]", self._read("notices"))
+
+    @property
+    def compactions(self) -> dict[str, CompactionState]:
+        """The CompactionState of each key."""
+        return _cast("dict[str, CompactionState]", self._read("compactions"))
+
+
+@_dataclass(slots=True, frozen=True)
+class UpdateRule(_UpdateRuleBase):
+    """What one session/update kind does (see ``UPDATE_RULES``)."""
+
 
 UPDATE_RULES: dict[type, UpdateRule] = {
     UserMessageChunkSessionUpdate: UpdateRule(
@@ -921,154 +729,78 @@ UPDATE_RULES: dict[type, UpdateRule] = {
 }
 """What each SessionUpdate variant class does to a Session."""
 
-
 fold_session_update = Session.fold_session_update
 apply_session_update = Session.apply_session_update
 apply_prompt = Session.apply_prompt
 
-_WIRE_NAMES = {
-    "user_messages": "userMessages",
-    "agent_messages": "agentMessages",
-    "agent_thoughts": "agentThoughts",
-    "tool_calls": "toolCalls",
-    "plan": "plan",
-    "available_commands": "availableCommands",
-    "current_mode_id": "currentModeId",
-    "config_options": "configOptions",
-    "info": "info",
-    "usage": "usage",
-    "notices": "notices",
-    "compactions": "compactions",
-}
-_FIELD_NAMES = {wire: name for name, wire in _WIRE_NAMES.items()}
+_SNAPSHOT = (
+    _SnapshotField(
+        "user_messages",
+        "userMessages",
+        "messages",
+        "ContentBlock",
+        message_class=ChunkedMessage,
+        entry_class=UserMessageEntry,
+    ),
+    _SnapshotField(
+        "agent_messages",
+        "agentMessages",
+        "messages",
+        "ContentBlock",
+        message_class=ChunkedMessage,
+        entry_class=AgentMessageEntry,
+    ),
+    _SnapshotField(
+        "agent_thoughts",
+        "agentThoughts",
+        "messages",
+        "ContentBlock",
+        message_class=ChunkedMessage,
+        entry_class=AgentThoughtEntry,
+    ),
+    _SnapshotField(
+        "tool_calls",
+        "toolCalls",
+        "map",
+        "ToolCallUpdate",
+        restore=_apply_tool_call_update,
+        entry_class=ToolCallEntry,
+    ),
+    _SnapshotField("plan", "plan", "list", "PlanEntry"),
+    _SnapshotField(
+        "available_commands", "availableCommands", "list", "AvailableCommand"
+    ),
+    _SnapshotField("current_mode_id", "currentModeId", "optional", "SessionModeId"),
+    _SnapshotField("config_options", "configOptions", "list", "SessionConfigOption"),
+    _SnapshotField(
+        "info",
+        "info",
+        "optional",
+        "SessionInfoUpdate",
+        restore=_apply_session_info_update,
+    ),
+    _SnapshotField(
+        "usage", "usage", "optional", "UsageUpdate", restore=_apply_usage_update
+    ),
+    _SnapshotField("notices", "notices", "list", "SessionUpdate"),
+    _SnapshotField(
+        "compactions",
+        "compactions",
+        "map",
+        "CompactionUpdate",
+        restore=_apply_compaction_update,
+        entry_class=CompactionEntry,
+    ),
+)
 
 
 def session_to_json(session: Session) -> dict[str, _Any]:
     """The JSON snapshot of ``session`` (``json.dumps`` takes it as it is):
     every state in its full wire form, history entries by the snapshot's key."""
-    return {
-        "sessionId": session.session_id,
-        "history": [
-            {"field": _WIRE_NAMES[e.field], "key": e.key} for e in session.history
-        ],
-        "userMessages": {
-            key: {
-                "messageId": value.message_id,
-                "content": [_encode(block) for block in value.content],
-            }
-            for key, value in session.user_messages.items()
-        },
-        "agentMessages": {
-            key: {
-                "messageId": value.message_id,
-                "content": [_encode(block) for block in value.content],
-            }
-            for key, value in session.agent_messages.items()
-        },
-        "agentThoughts": {
-            key: {
-                "messageId": value.message_id,
-                "content": [_encode(block) for block in value.content],
-            }
-            for key, value in session.agent_thoughts.items()
-        },
-        "toolCalls": {key: _encode(value) for key, value in session.tool_calls.items()},
-        "plan": [_encode(item) for item in session.plan],
-        "availableCommands": [_encode(item) for item in session.available_commands],
-        "currentModeId": (
-            None
-            if session.current_mode_id is None
-            else _encode(session.current_mode_id)
-        ),
-        "configOptions": [_encode(item) for item in session.config_options],
-        "info": (None if session.info is None else _encode(session.info)),
-        "usage": (None if session.usage is None else _encode(session.usage)),
-        "notices": [_encode(item) for item in session.notices],
-        "compactions": {
-            key: _encode(value) for key, value in session.compactions.items()
-        },
-    }
+    return _session_to_json(session, _SNAPSHOT, _encode)
 
 
 def session_from_json(data: _Any) -> Session:
     """The Session a ``session_to_json`` snapshot holds. Raises
     ``ValidationError`` (with the path) when ``data`` is not one."""
-    try:
-        return Session(
-            session_id=str(data["sessionId"]),
-            history=[
-                _ENTRY_CLASSES[_FIELD_NAMES[e["field"]]](key=str(e["key"]))
-                for e in data["history"]
-            ],
-            user_messages={
-                str(key): ChunkedMessage(
-                    message_id=value["messageId"],
-                    content=[
-                        _decode("ContentBlock", block) for block in value["content"]
-                    ],
-                )
-                for key, value in data["userMessages"].items()
-            },
-            agent_messages={
-                str(key): ChunkedMessage(
-                    message_id=value["messageId"],
-                    content=[
-                        _decode("ContentBlock", block) for block in value["content"]
-                    ],
-                )
-                for key, value in data["agentMessages"].items()
-            },
-            agent_thoughts={
-                str(key): ChunkedMessage(
-                    message_id=value["messageId"],
-                    content=[
-                        _decode("ContentBlock", block) for block in value["content"]
-                    ],
-                )
-                for key, value in data["agentThoughts"].items()
-            },
-            tool_calls={
-                str(key): _apply_tool_call_update(
-                    None, _decode("ToolCallUpdate", value)
-                )
-                for key, value in data["toolCalls"].items()
-            },
-            plan=[_decode("PlanEntry", item) for item in data["plan"]],
-            available_commands=[
-                _decode("AvailableCommand", item) for item in data["availableCommands"]
-            ],
-            current_mode_id=(
-                None
-                if data["currentModeId"] is None
-                else _decode("SessionModeId", data["currentModeId"])
-            ),
-            config_options=[
-                _decode("SessionConfigOption", item) for item in data["configOptions"]
-            ],
-            info=(
-                None
-                if data["info"] is None
-                else _apply_session_info_update(
-                    None, _decode("SessionInfoUpdate", data["info"])
-                )
-            ),
-            usage=(
-                None
-                if data["usage"] is None
-                else _apply_usage_update(None, _decode("UsageUpdate", data["usage"]))
-            ),
-            notices=[_decode("SessionUpdate", item) for item in data["notices"]],
-            compactions={
-                str(key): _apply_compaction_update(
-                    None, _decode("CompactionUpdate", value)
-                )
-                for key, value in data["compactions"].items()
-            },
-        )
-    except _ValidationError:
-        raise
-    except (KeyError, TypeError, AttributeError, ValueError) as exc:
-        # ValueError: str() of an integer over 4,300 digits, say.
-        raise _ValidationError(
-            f"not a session snapshot: {type(exc).__name__} {exc}"
-        ) from None
+    return _session_from_json(Session, _SNAPSHOT, _decode, data)

@@ -12,29 +12,30 @@ from __future__ import annotations
 from dataclasses import dataclass as _dataclass
 from dataclasses import field as _field
 from typing import Any as _Any
+from typing import Callable as _Callable
 from typing import ClassVar as _ClassVar
 from typing import Iterable as _Iterable
 from typing import Mapping as _Mapping
 from typing import Union as _Union
 from typing import cast as _cast
 
-from ._runtime import UNSET as _UNSET
-from ._runtime import ValidationError as _ValidationError
 from ._session import ABSENT as _MISSING
-from ._session import CUT as _CUT
-from ._session import POP as _POP
-from ._session import PUT as _PUT
 from ._session import SET as _SET
 from ._session import Fold as _Fold
 from ._session import HistoryEntryBase as _HistoryEntryBase
 from ._session import SessionBase as _SessionBase
 from ._session import SessionStore as _SessionStore
+from ._session import SnapshotField as _SnapshotField
 from ._session import Undo as _Undo
 from ._session import UpdateRuleBase as _UpdateRuleBase
-from ._session import enter as _enter
-from ._session import extend_message as _extend_message
-from ._session import own as _own
+from ._session import append as _append
+from ._session import cut as _cut
+from ._session import fold_message_chunk as _fold_message_chunk
+from ._session import put as _put
+from ._session import session_from_json as _session_from_json
+from ._session import session_to_json as _session_to_json
 from ._session import start_message as _start_message
+from ._session import without as _without
 from .codec import decode as _decode
 from .codec import encode as _encode
 from .models import (
@@ -103,8 +104,6 @@ __all__ = [
     "session_from_json",
     "session_to_json",
 ]
-
-_new = object.__new__
 
 PROTOCOL_VERSION = 1
 """The ``protocolVersion`` an agent speaking this schema answers ``initialize`` with."""
@@ -204,15 +203,6 @@ HistoryItem = _Union[
 """Any entry of ``Session.history``: narrow it with ``isinstance`` (or
 ``match``) to get its entity typed with ``entry.value(session)``."""
 
-_ENTRY_CLASSES: dict[str, type[HistoryItem]] = {
-    "user_messages": UserMessageEntry,
-    "agent_messages": AgentMessageEntry,
-    "agent_thoughts": AgentThoughtEntry,
-    "tool_calls": ToolCallEntry,
-    "compactions": CompactionEntry,
-    "session_messages": SessionMessageEntry,
-}
-
 
 @_dataclass(slots=True)
 class ChunkedMessage:
@@ -300,6 +290,26 @@ class _Store(_SessionStore):
             "session_messages",
         }
     )
+    MAPS = frozenset(
+        {
+            "user_messages",
+            "agent_messages",
+            "agent_thoughts",
+            "tool_calls",
+            "plans",
+            "compactions",
+            "subagents",
+            "session_messages",
+        }
+    )
+    LISTS = frozenset(
+        {
+            "plan",
+            "available_commands",
+            "config_options",
+            "notices",
+        }
+    )
     CUT_ATTRS = {
         "user_messages": "content",
         "agent_messages": "content",
@@ -344,7 +354,258 @@ class _Store(_SessionStore):
     session_messages_owned: set[str]
 
 
-class Session(_SessionBase):
+def _fold_user_message_chunk(
+    store: _Store, update: UserMessageChunkSessionUpdate
+) -> _Undo:
+    """user_message_chunk: message-chunk user_messages.
+
+    v1 has no user message upsert: consecutive chunks form a message, as the reference client does.
+    """
+    return _fold_message_chunk(
+        store,
+        "user_messages",
+        UserMessageEntry,
+        ChunkedMessage,
+        update.message_id,
+        update.content,
+    )
+
+
+def _fold_agent_message_chunk(
+    store: _Store, update: AgentMessageChunkSessionUpdate
+) -> _Undo:
+    """agent_message_chunk: message-chunk agent_messages.
+
+    v1 has no agent message upsert: consecutive chunks form a message, as the reference client does.
+    """
+    return _fold_message_chunk(
+        store,
+        "agent_messages",
+        AgentMessageEntry,
+        ChunkedMessage,
+        update.message_id,
+        update.content,
+    )
+
+
+def _fold_agent_thought_chunk(
+    store: _Store, update: AgentThoughtChunkSessionUpdate
+) -> _Undo:
+    """agent_thought_chunk: message-chunk agent_thoughts.
+
+    v1 has no thought upsert: consecutive chunks form a thought, as the reference client does.
+    """
+    return _fold_message_chunk(
+        store,
+        "agent_thoughts",
+        AgentThoughtEntry,
+        ChunkedMessage,
+        update.message_id,
+        update.content,
+    )
+
+
+def _fold_tool_call(store: _Store, update: ToolCallSessionUpdate) -> _Undo:
+    """tool_call: upsert tool_calls.
+
+    A tool_call is the full snapshot of a new call: it replaces the stored state (patch rules: creates).
+    """
+    key = update.tool_call_id
+    old = store.tool_calls.get(key, _MISSING)
+    new = _apply_tool_call_update(None, update)
+    return _put(store, "tool_calls", key, old, new, ToolCallEntry, False)
+
+
+def _fold_tool_call_update(store: _Store, update: ToolCallUpdateSessionUpdate) -> _Undo:
+    """tool_call_update: upsert tool_calls.
+
+    v1 reports a tool call with tool_call first; an update for an ID never started is folded from the defaults, and `acpgen validate` reports it.
+    """
+    key = update.tool_call_id
+    old = store.tool_calls.get(key, _MISSING)
+    new = _apply_tool_call_update(None if old is _MISSING else old, update)
+    return _put(store, "tool_calls", key, old, new, ToolCallEntry, False)
+
+
+def _fold_plan(store: _Store, update: PlanSessionUpdate) -> _Undo:
+    """plan: set plan.
+
+    The agent must send a complete list of all entries; the client replaces the entire plan with each update.
+    """
+    old = store.plan
+    store.plan = list(update.entries)
+    return (_SET, "plan", None, old, -1)
+
+
+def _fold_plan_update(store: _Store, update: PlanUpdateSessionUpdate) -> _Undo:
+    """plan_update: keyed-set plans.
+
+    A content update for a plan identified by ID: the client replaces that plan with each update.
+    """
+    old = store.plans
+    store.plans = {**old, update.plan.plan_id: update.plan}
+    return (_SET, "plans", None, old, -1)
+
+
+def _fold_plan_removed(store: _Store, update: PlanRemovedSessionUpdate) -> _Undo:
+    """plan_removed: remove plans."""
+    old = store.plans
+    store.plans = _without(old, update.plan_id)
+    return (_SET, "plans", None, old, -1)
+
+
+def _fold_available_commands_update(
+    store: _Store, update: AvailableCommandsUpdateSessionUpdate
+) -> _Undo:
+    """available_commands_update: set available_commands.
+
+    Each update is the whole list of commands.
+    """
+    old = store.available_commands
+    store.available_commands = list(update.available_commands)
+    return (_SET, "available_commands", None, old, -1)
+
+
+def _fold_current_mode_update(
+    store: _Store, update: CurrentModeUpdateSessionUpdate
+) -> _Undo:
+    """current_mode_update: set current_mode_id."""
+    old = store.current_mode_id
+    store.current_mode_id = update.current_mode_id
+    return (_SET, "current_mode_id", None, old, -1)
+
+
+def _fold_config_option_update(
+    store: _Store, update: ConfigOptionUpdateSessionUpdate
+) -> _Undo:
+    """config_option_update: set config_options.
+
+    The full set of configuration options and their current values.
+    """
+    old = store.config_options
+    store.config_options = list(update.config_options)
+    return (_SET, "config_options", None, old, -1)
+
+
+def _fold_session_info_update(
+    store: _Store, update: SessionInfoUpdateSessionUpdate
+) -> _Undo:
+    """session_info_update: upsert info."""
+    old = store.info
+    store.info = _apply_session_info_update(old, update)
+    return (_SET, "info", None, old, -1)
+
+
+def _fold_usage_update(store: _Store, update: UsageUpdateSessionUpdate) -> _Undo:
+    """usage_update: upsert usage."""
+    old = store.usage
+    store.usage = _apply_usage_update(old, update)
+    return (_SET, "usage", None, old, -1)
+
+
+def _fold_notice(store: _Store, update: NoticeSessionUpdate) -> _Undo:
+    """notice: append notices.
+
+    Notices are live events, not history: they are kept apart from `history`, in arrival order, for a client to show or drop.
+    """
+    return _append(store, "notices", update)
+
+
+def _fold_compaction_update(
+    store: _Store, update: CompactionUpdateSessionUpdate
+) -> _Undo:
+    """compaction_update: upsert compactions."""
+    key = update.compaction_id
+    old = store.compactions.get(key, _MISSING)
+    new = _apply_compaction_update(None if old is _MISSING else old, update)
+    return _put(store, "compactions", key, old, new, CompactionEntry, True)
+
+
+def _fold_compaction_summary_chunk(
+    store: _Store, update: CompactionSummaryChunkSessionUpdate
+) -> _Undo:
+    """compaction_summary_chunk: chunk compactions."""
+    key = update.compaction_id
+    state = store.compactions.get(key)
+    if state is not None and key in store.compactions_owned:
+        return _cut(state.summary, update.content, "compactions", key)
+    new = _apply_compaction_summary_chunk(state, update)
+    return _put(
+        store,
+        "compactions",
+        key,
+        _MISSING if state is None else state,
+        new,
+        CompactionEntry,
+        True,
+    )
+
+
+def _fold_subagent_update(store: _Store, update: SubagentUpdateSessionUpdate) -> _Undo:
+    """subagent_update: upsert subagents."""
+    key = update.session_id
+    old = store.subagents.get(key, _MISSING)
+    new = _apply_subagent_update(None if old is _MISSING else old, update)
+    return _put(store, "subagents", key, old, new, None, False)
+
+
+def _fold_session_message(store: _Store, update: SessionMessageSessionUpdate) -> _Undo:
+    """session_message: upsert session_messages."""
+    key = update.message_id
+    old = store.session_messages.get(key, _MISSING)
+    new = _apply_session_message(None if old is _MISSING else old, update)
+    return _put(store, "session_messages", key, old, new, SessionMessageEntry, True)
+
+
+def _fold_session_message_chunk(
+    store: _Store, update: SessionMessageChunkSessionUpdate
+) -> _Undo:
+    """session_message_chunk: chunk session_messages."""
+    key = update.message_id
+    state = store.session_messages.get(key)
+    if state is not None and key in store.session_messages_owned:
+        return _cut(state.content, update.content, "session_messages", key)
+    new = _apply_session_message_chunk(state, update)
+    return _put(
+        store,
+        "session_messages",
+        key,
+        _MISSING if state is None else state,
+        new,
+        SessionMessageEntry,
+        True,
+    )
+
+
+def _fold_prompt(store: _Store, request: PromptRequest) -> _Undo:
+    message = ChunkedMessage(message_id=None, content=list(request.prompt))
+    return _start_message(store, "user_messages", UserMessageEntry, message)
+
+
+_FOLDS: dict[type, _Fold] = {
+    UserMessageChunkSessionUpdate: _fold_user_message_chunk,
+    AgentMessageChunkSessionUpdate: _fold_agent_message_chunk,
+    AgentThoughtChunkSessionUpdate: _fold_agent_thought_chunk,
+    ToolCallSessionUpdate: _fold_tool_call,
+    ToolCallUpdateSessionUpdate: _fold_tool_call_update,
+    PlanSessionUpdate: _fold_plan,
+    PlanUpdateSessionUpdate: _fold_plan_update,
+    PlanRemovedSessionUpdate: _fold_plan_removed,
+    AvailableCommandsUpdateSessionUpdate: _fold_available_commands_update,
+    CurrentModeUpdateSessionUpdate: _fold_current_mode_update,
+    ConfigOptionUpdateSessionUpdate: _fold_config_option_update,
+    SessionInfoUpdateSessionUpdate: _fold_session_info_update,
+    UsageUpdateSessionUpdate: _fold_usage_update,
+    NoticeSessionUpdate: _fold_notice,
+    CompactionUpdateSessionUpdate: _fold_compaction_update,
+    CompactionSummaryChunkSessionUpdate: _fold_compaction_summary_chunk,
+    SubagentUpdateSessionUpdate: _fold_subagent_update,
+    SessionMessageSessionUpdate: _fold_session_message,
+    SessionMessageChunkSessionUpdate: _fold_session_message_chunk,
+}
+
+
+class Session(_SessionBase, folds=_FOLDS, prompt=_fold_prompt):
     """The state of one session, folded from its session/update notifications.
 
     ``history`` lists messages, tool calls and the other entities an editor
@@ -359,6 +620,11 @@ class Session(_SessionBase):
     Session returns as read-only: the containers are the Session's own."""
 
     __slots__ = ()
+    fold_session_update: _ClassVar[_Callable[[Session, SessionUpdate], Session]]
+    apply_session_update: _ClassVar[
+        _Callable[[Session | None, SessionNotification], Session]
+    ]
+    apply_prompt: _ClassVar[_Callable[[Session | None, PromptRequest], Session]]
 
     def __init__(
         self,
@@ -382,46 +648,28 @@ class Session(_SessionBase):
     ) -> None:
         """A session in the given state (copied: the arguments stay the
         caller's); every field starts empty."""
-        store = _Store()
-        store.session_id = session_id
-        store.history = list(history)
-        store.history_shared = False
-        store.tail_field = ""
-        store.tail_class = None
-        store.user_messages = {} if user_messages is None else dict(user_messages)
-        store.user_messages_shared = False
-        store.user_messages_owned = set()
-        store.agent_messages = {} if agent_messages is None else dict(agent_messages)
-        store.agent_messages_shared = False
-        store.agent_messages_owned = set()
-        store.agent_thoughts = {} if agent_thoughts is None else dict(agent_thoughts)
-        store.agent_thoughts_shared = False
-        store.agent_thoughts_owned = set()
-        store.tool_calls = {} if tool_calls is None else dict(tool_calls)
-        store.tool_calls_shared = False
-        store.tool_calls_owned = set()
-        store.plan = list(plan)
-        store.plans = {} if plans is None else dict(plans)
-        store.available_commands = list(available_commands)
-        store.current_mode_id = current_mode_id
-        store.config_options = list(config_options)
-        store.info = info
-        store.usage = usage
-        store.notices = list(notices)
-        store.notices_shared = False
-        store.compactions = {} if compactions is None else dict(compactions)
-        store.compactions_shared = False
-        store.compactions_owned = set()
-        store.subagents = {} if subagents is None else dict(subagents)
-        store.subagents_shared = False
-        store.subagents_owned = set()
-        store.session_messages = (
-            {} if session_messages is None else dict(session_messages)
+        self._start(
+            _Store,
+            session_id,
+            history,
+            (
+                user_messages,
+                agent_messages,
+                agent_thoughts,
+                tool_calls,
+                plan,
+                plans,
+                available_commands,
+                current_mode_id,
+                config_options,
+                info,
+                usage,
+                notices,
+                compactions,
+                subagents,
+                session_messages,
+            ),
         )
-        store.session_messages_shared = False
-        store.session_messages_owned = set()
-        self._store = store
-        self._undo = None
 
     @property
     def history(self) -> list[HistoryItem]:
@@ -503,482 +751,11 @@ class Session(_SessionBase):
         """The SessionMessageState of each key."""
         return _cast("dict[str, SessionMessageState]", self._read("session_messages"))
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Session):
-            return NotImplemented
-        return (
-            self.session_id == other.session_id
-            and self.history == other.history
-            and self.user_messages == other.user_messages
-            and self.agent_messages == other.agent_messages
-            and self.agent_thoughts == other.agent_thoughts
-            and self.tool_calls == other.tool_calls
-            and self.plan == other.plan
-            and self.plans == other.plans
-            and self.available_commands == other.available_commands
-            and self.current_mode_id == other.current_mode_id
-            and self.config_options == other.config_options
-            and self.info == other.info
-            and self.usage == other.usage
-            and self.notices == other.notices
-            and self.compactions == other.compactions
-            and self.subagents == other.subagents
-            and self.session_messages == other.session_messages
-        )
-
-    def _copy(self) -> Session:
-        """A Session with a store of its own in the state this one saw."""
-        return Session(
-            self.session_id,
-            history=self.history,
-            user_messages=self.user_messages,
-            agent_messages=self.agent_messages,
-            agent_thoughts=self.agent_thoughts,
-            tool_calls=self.tool_calls,
-            plan=self.plan,
-            plans=self.plans,
-            available_commands=self.available_commands,
-            current_mode_id=self.current_mode_id,
-            config_options=self.config_options,
-            info=self.info,
-            usage=self.usage,
-            notices=self.notices,
-            compactions=self.compactions,
-            subagents=self.subagents,
-            session_messages=self.session_messages,
-        )
-
-    @staticmethod
-    def fold_session_update(session: Session, update: SessionUpdate) -> Session:
-        """Fold one decoded SessionUpdate into ``session``; returns a new Session."""
-        return session._fold(_FOLDS, update)
-
-    @staticmethod
-    def apply_session_update(
-        session: Session | None, notification: SessionNotification
-    ) -> Session:
-        """Fold a session/update notification into ``session`` (None: a session
-        not seen before); returns a new Session and changes neither argument.
-        Raises ``ValueError`` when the notification is for another session."""
-        if session is not None and session._undo is None:
-            # The newest Session of its store (the usual case), inlined.
-            store = session._store
-            update = notification.update
-            if (
-                type(update) is store.tail_class
-                and notification.session_id == store.session_id
-            ):
-                # A chunk of the message the store owns (its fold's first case).
-                # Typed without a call to cast (a call costs on every chunk).
-                chunk: (
-                    UserMessageChunkSessionUpdate
-                    | AgentMessageChunkSessionUpdate
-                    | AgentThoughtChunkSessionUpdate
-                ) = update  # type: ignore[assignment]
-                message_id = chunk.message_id
-                if (
-                    message_id is _UNSET
-                    or message_id is None
-                    or message_id == store.tail_id
-                ):
-                    items = store.tail_items
-                    new = _new(Session)
-                    new._store = store
-                    new._undo = None
-                    # The older Session keeps what to cut, without a record.
-                    session._undo = new
-                    session._run = store.tail_run
-                    session._cut = len(items)
-                    items.append(chunk.content)
-                    return new
-            fold = _FOLDS.get(type(update))
-            if fold is not None and notification.session_id == store.session_id:
-                undo = fold(store, update)
-                new = _new(Session)
-                new._store = store
-                new._undo = None
-                session._undo = (*undo, new)
-                return new
-        return _SessionBase._apply_update(Session, _FOLDS, session, notification)
-
-    @staticmethod
-    def apply_prompt(session: Session | None, request: PromptRequest) -> Session:
-        """Fold the client's own session/prompt request into ``session`` (None:
-        a session not seen before): the prompt becomes a new message in
-        ``user_messages``, whatever the last history entry is. The agent's answer
-        then starts a message of its own instead of extending the last one of the
-        turn before, as in the reference client (Zed adds the prompt to its thread
-        when it sends it). Call it when the request is sent, before the updates
-        of its turn arrive; returns a new Session and changes neither argument.
-        Raises ``ValueError`` when the request is for another session."""
-        if session is None:
-            session = Session(session_id=request.session_id)
-        elif request.session_id != session.session_id:
-            raise ValueError(
-                f"the request is for session {request.session_id!r}, not {session.session_id!r}"
-            )
-        return session._apply(_fold_prompt, request)
-
 
 @_dataclass(slots=True, frozen=True)
 class UpdateRule(_UpdateRuleBase):
     """What one session/update kind does (see ``UPDATE_RULES``)."""
 
-
-def _fold_user_message_chunk(
-    store: _Store, update: UserMessageChunkSessionUpdate
-) -> _Undo:
-    """user_message_chunk: message-chunk user_messages.
-
-    v1 has no user message upsert: consecutive chunks form a message, as the reference client does.
-    """
-    message_id = update.message_id
-    if store.tail_field == "user_messages" and (
-        message_id is _UNSET or message_id is None or message_id == store.tail_id
-    ):
-        # The message of the last entry, which the store owns: extend it in place.
-        items = store.tail_items
-        size = len(items)
-        items.append(update.content)
-        return (_CUT, "user_messages", store.tail_key, size, -1)
-    content = update.content
-    wire_id = message_id if isinstance(message_id, str) else None
-    history = store.history
-    if history:
-        last = history[-1]
-        if type(last) is UserMessageEntry:
-            key = last.key
-            current = store.user_messages[key]
-            known = current.message_id
-            if wire_id is None or known is None or known == wire_id:
-                message = ChunkedMessage(
-                    message_id=known if wire_id is None else wire_id,
-                    content=[*current.content, content],
-                )
-                return _extend_message(store, "user_messages", key, current, message)
-    # ChunkedMessage(message_id=wire_id, content=[content]) without its
-    # __init__: a message starts several times a turn.
-    message = _new(ChunkedMessage)
-    message.message_id = wire_id
-    message.content = [content]
-    return _start_message(store, "user_messages", UserMessageEntry, message)
-
-
-def _fold_agent_message_chunk(
-    store: _Store, update: AgentMessageChunkSessionUpdate
-) -> _Undo:
-    """agent_message_chunk: message-chunk agent_messages.
-
-    v1 has no agent message upsert: consecutive chunks form a message, as the reference client does.
-    """
-    message_id = update.message_id
-    if store.tail_field == "agent_messages" and (
-        message_id is _UNSET or message_id is None or message_id == store.tail_id
-    ):
-        # The message of the last entry, which the store owns: extend it in place.
-        items = store.tail_items
-        size = len(items)
-        items.append(update.content)
-        return (_CUT, "agent_messages", store.tail_key, size, -1)
-    content = update.content
-    wire_id = message_id if isinstance(message_id, str) else None
-    history = store.history
-    if history:
-        last = history[-1]
-        if type(last) is AgentMessageEntry:
-            key = last.key
-            current = store.agent_messages[key]
-            known = current.message_id
-            if wire_id is None or known is None or known == wire_id:
-                message = ChunkedMessage(
-                    message_id=known if wire_id is None else wire_id,
-                    content=[*current.content, content],
-                )
-                return _extend_message(store, "agent_messages", key, current, message)
-    # ChunkedMessage(message_id=wire_id, content=[content]) without its
-    # __init__: a message starts several times a turn.
-    message = _new(ChunkedMessage)
-    message.message_id = wire_id
-    message.content = [content]
-    return _start_message(store, "agent_messages", AgentMessageEntry, message)
-
-
-def _fold_agent_thought_chunk(
-    store: _Store, update: AgentThoughtChunkSessionUpdate
-) -> _Undo:
-    """agent_thought_chunk: message-chunk agent_thoughts.
-
-    v1 has no thought upsert: consecutive chunks form a thought, as the reference client does.
-    """
-    message_id = update.message_id
-    if store.tail_field == "agent_thoughts" and (
-        message_id is _UNSET or message_id is None or message_id == store.tail_id
-    ):
-        # The message of the last entry, which the store owns: extend it in place.
-        items = store.tail_items
-        size = len(items)
-        items.append(update.content)
-        return (_CUT, "agent_thoughts", store.tail_key, size, -1)
-    content = update.content
-    wire_id = message_id if isinstance(message_id, str) else None
-    history = store.history
-    if history:
-        last = history[-1]
-        if type(last) is AgentThoughtEntry:
-            key = last.key
-            current = store.agent_thoughts[key]
-            known = current.message_id
-            if wire_id is None or known is None or known == wire_id:
-                message = ChunkedMessage(
-                    message_id=known if wire_id is None else wire_id,
-                    content=[*current.content, content],
-                )
-                return _extend_message(store, "agent_thoughts", key, current, message)
-    # ChunkedMessage(message_id=wire_id, content=[content]) without its
-    # __init__: a message starts several times a turn.
-    message = _new(ChunkedMessage)
-    message.message_id = wire_id
-    message.content = [content]
-    return _start_message(store, "agent_thoughts", AgentThoughtEntry, message)
-
-
-def _fold_tool_call(store: _Store, update: ToolCallSessionUpdate) -> _Undo:
-    """tool_call: upsert tool_calls.
-
-    A tool_call is the full snapshot of a new call: it replaces the stored state (patch rules: creates).
-    """
-    key = update.tool_call_id
-    old = store.tool_calls.get(key, _MISSING)
-    new = _apply_tool_call_update(None, update)
-    states: dict[str, ToolCallState] = _own(store, "tool_calls")
-    states[key] = new
-    if old is _MISSING:
-        return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry, key))
-    return (_PUT, "tool_calls", key, old, -1)
-
-
-def _fold_tool_call_update(store: _Store, update: ToolCallUpdateSessionUpdate) -> _Undo:
-    """tool_call_update: upsert tool_calls.
-
-    v1 reports a tool call with tool_call first; an update for an ID never started is folded from the defaults, and `acpgen validate` reports it.
-    """
-    key = update.tool_call_id
-    old = store.tool_calls.get(key, _MISSING)
-    new = _apply_tool_call_update(None if old is _MISSING else old, update)
-    states: dict[str, ToolCallState] = _own(store, "tool_calls")
-    states[key] = new
-    if old is _MISSING:
-        return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry, key))
-    return (_PUT, "tool_calls", key, old, -1)
-
-
-def _fold_plan(store: _Store, update: PlanSessionUpdate) -> _Undo:
-    """plan: set plan.
-
-    The agent must send a complete list of all entries; the client replaces the entire plan with each update.
-    """
-    old = store.plan
-    store.plan = list(update.entries)
-    return (_SET, "plan", None, old, -1)
-
-
-def _fold_plan_update(store: _Store, update: PlanUpdateSessionUpdate) -> _Undo:
-    """plan_update: keyed-set plans.
-
-    A content update for a plan identified by ID: the client replaces that plan with each update.
-    """
-    old = store.plans
-    store.plans = {**old, update.plan.plan_id: update.plan}
-    return (_SET, "plans", None, old, -1)
-
-
-def _fold_plan_removed(store: _Store, update: PlanRemovedSessionUpdate) -> _Undo:
-    """plan_removed: remove plans."""
-    old = store.plans
-    values = dict(old)
-    values.pop(update.plan_id, None)
-    store.plans = values
-    return (_SET, "plans", None, old, -1)
-
-
-def _fold_available_commands_update(
-    store: _Store, update: AvailableCommandsUpdateSessionUpdate
-) -> _Undo:
-    """available_commands_update: set available_commands.
-
-    Each update is the whole list of commands.
-    """
-    old = store.available_commands
-    store.available_commands = list(update.available_commands)
-    return (_SET, "available_commands", None, old, -1)
-
-
-def _fold_current_mode_update(
-    store: _Store, update: CurrentModeUpdateSessionUpdate
-) -> _Undo:
-    """current_mode_update: set current_mode_id."""
-    old = store.current_mode_id
-    store.current_mode_id = update.current_mode_id
-    return (_SET, "current_mode_id", None, old, -1)
-
-
-def _fold_config_option_update(
-    store: _Store, update: ConfigOptionUpdateSessionUpdate
-) -> _Undo:
-    """config_option_update: set config_options.
-
-    The full set of configuration options and their current values.
-    """
-    old = store.config_options
-    store.config_options = list(update.config_options)
-    return (_SET, "config_options", None, old, -1)
-
-
-def _fold_session_info_update(
-    store: _Store, update: SessionInfoUpdateSessionUpdate
-) -> _Undo:
-    """session_info_update: upsert info."""
-    old = store.info
-    store.info = _apply_session_info_update(old, update)
-    return (_SET, "info", None, old, -1)
-
-
-def _fold_usage_update(store: _Store, update: UsageUpdateSessionUpdate) -> _Undo:
-    """usage_update: upsert usage."""
-    old = store.usage
-    store.usage = _apply_usage_update(old, update)
-    return (_SET, "usage", None, old, -1)
-
-
-def _fold_notice(store: _Store, update: NoticeSessionUpdate) -> _Undo:
-    """notice: append notices.
-
-    Notices are live events, not history: they are kept apart from `history`, in arrival order, for a client to show or drop.
-    """
-    items: list[SessionUpdate] = _own(store, "notices")
-    size = len(items)
-    items.append(update)
-    return (_POP, "notices", None, size, -1)
-
-
-def _fold_compaction_update(
-    store: _Store, update: CompactionUpdateSessionUpdate
-) -> _Undo:
-    """compaction_update: upsert compactions."""
-    key = update.compaction_id
-    old = store.compactions.get(key, _MISSING)
-    new = _apply_compaction_update(None if old is _MISSING else old, update)
-    states: dict[str, CompactionState] = _own(store, "compactions")
-    states[key] = new
-    store.compactions_owned.add(key)
-    if old is _MISSING:
-        return (_PUT, "compactions", key, old, _enter(store, CompactionEntry, key))
-    return (_PUT, "compactions", key, old, -1)
-
-
-def _fold_compaction_summary_chunk(
-    store: _Store, update: CompactionSummaryChunkSessionUpdate
-) -> _Undo:
-    """compaction_summary_chunk: chunk compactions."""
-    key = update.compaction_id
-    state = store.compactions.get(key)
-    if state is not None and key in store.compactions_owned:
-        items = state.summary
-        size = len(items)
-        items.append(update.content)
-        return (_CUT, "compactions", key, size, -1)
-    new = _apply_compaction_summary_chunk(state, update)
-    states: dict[str, CompactionState] = _own(store, "compactions")
-    states[key] = new
-    store.compactions_owned.add(key)
-    old = _MISSING if state is None else state
-    if old is _MISSING:
-        return (_PUT, "compactions", key, old, _enter(store, CompactionEntry, key))
-    return (_PUT, "compactions", key, old, -1)
-
-
-def _fold_subagent_update(store: _Store, update: SubagentUpdateSessionUpdate) -> _Undo:
-    """subagent_update: upsert subagents."""
-    key = update.session_id
-    old = store.subagents.get(key, _MISSING)
-    new = _apply_subagent_update(None if old is _MISSING else old, update)
-    states: dict[str, SubagentState] = _own(store, "subagents")
-    states[key] = new
-    return (_PUT, "subagents", key, old, -1)
-
-
-def _fold_session_message(store: _Store, update: SessionMessageSessionUpdate) -> _Undo:
-    """session_message: upsert session_messages."""
-    key = update.message_id
-    old = store.session_messages.get(key, _MISSING)
-    new = _apply_session_message(None if old is _MISSING else old, update)
-    states: dict[str, SessionMessageState] = _own(store, "session_messages")
-    states[key] = new
-    store.session_messages_owned.add(key)
-    if old is _MISSING:
-        return (
-            _PUT,
-            "session_messages",
-            key,
-            old,
-            _enter(store, SessionMessageEntry, key),
-        )
-    return (_PUT, "session_messages", key, old, -1)
-
-
-def _fold_session_message_chunk(
-    store: _Store, update: SessionMessageChunkSessionUpdate
-) -> _Undo:
-    """session_message_chunk: chunk session_messages."""
-    key = update.message_id
-    state = store.session_messages.get(key)
-    if state is not None and key in store.session_messages_owned:
-        items = state.content
-        size = len(items)
-        items.append(update.content)
-        return (_CUT, "session_messages", key, size, -1)
-    new = _apply_session_message_chunk(state, update)
-    states: dict[str, SessionMessageState] = _own(store, "session_messages")
-    states[key] = new
-    store.session_messages_owned.add(key)
-    old = _MISSING if state is None else state
-    if old is _MISSING:
-        return (
-            _PUT,
-            "session_messages",
-            key,
-            old,
-            _enter(store, SessionMessageEntry, key),
-        )
-    return (_PUT, "session_messages", key, old, -1)
-
-
-def _fold_prompt(store: _Store, request: PromptRequest) -> _Undo:
-    message = ChunkedMessage(message_id=None, content=list(request.prompt))
-    return _start_message(store, "user_messages", UserMessageEntry, message)
-
-
-_FOLDS: dict[type, _Fold] = {
-    UserMessageChunkSessionUpdate: _fold_user_message_chunk,
-    AgentMessageChunkSessionUpdate: _fold_agent_message_chunk,
-    AgentThoughtChunkSessionUpdate: _fold_agent_thought_chunk,
-    ToolCallSessionUpdate: _fold_tool_call,
-    ToolCallUpdateSessionUpdate: _fold_tool_call_update,
-    PlanSessionUpdate: _fold_plan,
-    PlanUpdateSessionUpdate: _fold_plan_update,
-    PlanRemovedSessionUpdate: _fold_plan_removed,
-    AvailableCommandsUpdateSessionUpdate: _fold_available_commands_update,
-    CurrentModeUpdateSessionUpdate: _fold_current_mode_update,
-    ConfigOptionUpdateSessionUpdate: _fold_config_option_update,
-    SessionInfoUpdateSessionUpdate: _fold_session_info_update,
-    UsageUpdateSessionUpdate: _fold_usage_update,
-    NoticeSessionUpdate: _fold_notice,
-    CompactionUpdateSessionUpdate: _fold_compaction_update,
-    CompactionSummaryChunkSessionUpdate: _fold_compaction_summary_chunk,
-    SubagentUpdateSessionUpdate: _fold_subagent_update,
-    SessionMessageSessionUpdate: _fold_session_message,
-    SessionMessageChunkSessionUpdate: _fold_session_message_chunk,
-}
 
 UPDATE_RULES: dict[type, UpdateRule] = {
     UserMessageChunkSessionUpdate: UpdateRule(
@@ -1117,174 +894,94 @@ UPDATE_RULES: dict[type, UpdateRule] = {
 }
 """What each SessionUpdate variant class does to a Session."""
 
-
 fold_session_update = Session.fold_session_update
 apply_session_update = Session.apply_session_update
 apply_prompt = Session.apply_prompt
 
-_WIRE_NAMES = {
-    "user_messages": "userMessages",
-    "agent_messages": "agentMessages",
-    "agent_thoughts": "agentThoughts",
-    "tool_calls": "toolCalls",
-    "plan": "plan",
-    "plans": "plans",
-    "available_commands": "availableCommands",
-    "current_mode_id": "currentModeId",
-    "config_options": "configOptions",
-    "info": "info",
-    "usage": "usage",
-    "notices": "notices",
-    "compactions": "compactions",
-    "subagents": "subagents",
-    "session_messages": "sessionMessages",
-}
-_FIELD_NAMES = {wire: name for name, wire in _WIRE_NAMES.items()}
+_SNAPSHOT = (
+    _SnapshotField(
+        "user_messages",
+        "userMessages",
+        "messages",
+        "ContentBlock",
+        message_class=ChunkedMessage,
+        entry_class=UserMessageEntry,
+    ),
+    _SnapshotField(
+        "agent_messages",
+        "agentMessages",
+        "messages",
+        "ContentBlock",
+        message_class=ChunkedMessage,
+        entry_class=AgentMessageEntry,
+    ),
+    _SnapshotField(
+        "agent_thoughts",
+        "agentThoughts",
+        "messages",
+        "ContentBlock",
+        message_class=ChunkedMessage,
+        entry_class=AgentThoughtEntry,
+    ),
+    _SnapshotField(
+        "tool_calls",
+        "toolCalls",
+        "map",
+        "ToolCallUpdate",
+        restore=_apply_tool_call_update,
+        entry_class=ToolCallEntry,
+    ),
+    _SnapshotField("plan", "plan", "list", "PlanEntry"),
+    _SnapshotField("plans", "plans", "map", "PlanUpdateContent"),
+    _SnapshotField(
+        "available_commands", "availableCommands", "list", "AvailableCommand"
+    ),
+    _SnapshotField("current_mode_id", "currentModeId", "optional", "SessionModeId"),
+    _SnapshotField("config_options", "configOptions", "list", "SessionConfigOption"),
+    _SnapshotField(
+        "info",
+        "info",
+        "optional",
+        "SessionInfoUpdate",
+        restore=_apply_session_info_update,
+    ),
+    _SnapshotField(
+        "usage", "usage", "optional", "UsageUpdate", restore=_apply_usage_update
+    ),
+    _SnapshotField("notices", "notices", "list", "SessionUpdate"),
+    _SnapshotField(
+        "compactions",
+        "compactions",
+        "map",
+        "CompactionUpdate",
+        restore=_apply_compaction_update,
+        entry_class=CompactionEntry,
+    ),
+    _SnapshotField(
+        "subagents",
+        "subagents",
+        "map",
+        "SubagentUpdate",
+        restore=_apply_subagent_update,
+    ),
+    _SnapshotField(
+        "session_messages",
+        "sessionMessages",
+        "map",
+        "SessionMessage",
+        restore=_apply_session_message,
+        entry_class=SessionMessageEntry,
+    ),
+)
 
 
 def session_to_json(session: Session) -> dict[str, _Any]:
     """The JSON snapshot of ``session`` (``json.dumps`` takes it as it is):
     every state in its full wire form, history entries by the snapshot's key."""
-    return {
-        "sessionId": session.session_id,
-        "history": [
-            {"field": _WIRE_NAMES[e.field], "key": e.key} for e in session.history
-        ],
-        "userMessages": {
-            key: {
-                "messageId": value.message_id,
-                "content": [_encode(block) for block in value.content],
-            }
-            for key, value in session.user_messages.items()
-        },
-        "agentMessages": {
-            key: {
-                "messageId": value.message_id,
-                "content": [_encode(block) for block in value.content],
-            }
-            for key, value in session.agent_messages.items()
-        },
-        "agentThoughts": {
-            key: {
-                "messageId": value.message_id,
-                "content": [_encode(block) for block in value.content],
-            }
-            for key, value in session.agent_thoughts.items()
-        },
-        "toolCalls": {key: _encode(value) for key, value in session.tool_calls.items()},
-        "plan": [_encode(item) for item in session.plan],
-        "plans": {key: _encode(value) for key, value in session.plans.items()},
-        "availableCommands": [_encode(item) for item in session.available_commands],
-        "currentModeId": (
-            None
-            if session.current_mode_id is None
-            else _encode(session.current_mode_id)
-        ),
-        "configOptions": [_encode(item) for item in session.config_options],
-        "info": (None if session.info is None else _encode(session.info)),
-        "usage": (None if session.usage is None else _encode(session.usage)),
-        "notices": [_encode(item) for item in session.notices],
-        "compactions": {
-            key: _encode(value) for key, value in session.compactions.items()
-        },
-        "subagents": {key: _encode(value) for key, value in session.subagents.items()},
-        "sessionMessages": {
-            key: _encode(value) for key, value in session.session_messages.items()
-        },
-    }
+    return _session_to_json(session, _SNAPSHOT, _encode)
 
 
 def session_from_json(data: _Any) -> Session:
     """The Session a ``session_to_json`` snapshot holds. Raises
     ``ValidationError`` (with the path) when ``data`` is not one."""
-    try:
-        return Session(
-            session_id=str(data["sessionId"]),
-            history=[
-                _ENTRY_CLASSES[_FIELD_NAMES[e["field"]]](key=str(e["key"]))
-                for e in data["history"]
-            ],
-            user_messages={
-                str(key): ChunkedMessage(
-                    message_id=value["messageId"],
-                    content=[
-                        _decode("ContentBlock", block) for block in value["content"]
-                    ],
-                )
-                for key, value in data["userMessages"].items()
-            },
-            agent_messages={
-                str(key): ChunkedMessage(
-                    message_id=value["messageId"],
-                    content=[
-                        _decode("ContentBlock", block) for block in value["content"]
-                    ],
-                )
-                for key, value in data["agentMessages"].items()
-            },
-            agent_thoughts={
-                str(key): ChunkedMessage(
-                    message_id=value["messageId"],
-                    content=[
-                        _decode("ContentBlock", block) for block in value["content"]
-                    ],
-                )
-                for key, value in data["agentThoughts"].items()
-            },
-            tool_calls={
-                str(key): _apply_tool_call_update(
-                    None, _decode("ToolCallUpdate", value)
-                )
-                for key, value in data["toolCalls"].items()
-            },
-            plan=[_decode("PlanEntry", item) for item in data["plan"]],
-            plans={
-                str(key): _decode("PlanUpdateContent", value)
-                for key, value in data["plans"].items()
-            },
-            available_commands=[
-                _decode("AvailableCommand", item) for item in data["availableCommands"]
-            ],
-            current_mode_id=(
-                None
-                if data["currentModeId"] is None
-                else _decode("SessionModeId", data["currentModeId"])
-            ),
-            config_options=[
-                _decode("SessionConfigOption", item) for item in data["configOptions"]
-            ],
-            info=(
-                None
-                if data["info"] is None
-                else _apply_session_info_update(
-                    None, _decode("SessionInfoUpdate", data["info"])
-                )
-            ),
-            usage=(
-                None
-                if data["usage"] is None
-                else _apply_usage_update(None, _decode("UsageUpdate", data["usage"]))
-            ),
-            notices=[_decode("SessionUpdate", item) for item in data["notices"]],
-            compactions={
-                str(key): _apply_compaction_update(
-                    None, _decode("CompactionUpdate", value)
-                )
-                for key, value in data["compactions"].items()
-            },
-            subagents={
-                str(key): _apply_subagent_update(None, _decode("SubagentUpdate", value))
-                for key, value in data["subagents"].items()
-            },
-            session_messages={
-                str(key): _apply_session_message(None, _decode("SessionMessage", value))
-                for key, value in data["sessionMessages"].items()
-            },
-        )
-    except _ValidationError:
-        raise
-    except (KeyError, TypeError, AttributeError, ValueError) as exc:
-        # ValueError: str() of an integer over 4,300 digits, say.
-        raise _ValidationError(
-            f"not a session snapshot: {type(exc).__name__} {exc}"
-        ) from None
+    return _session_from_json(Session, _SNAPSHOT, _decode, data)

@@ -11,26 +11,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass as _dataclass
 from typing import Any as _Any
+from typing import Callable as _Callable
 from typing import ClassVar as _ClassVar
 from typing import Iterable as _Iterable
 from typing import Mapping as _Mapping
 from typing import Union as _Union
 from typing import cast as _cast
 
-from ._runtime import ValidationError as _ValidationError
 from ._session import ABSENT as _MISSING
-from ._session import CUT as _CUT
-from ._session import POP as _POP
-from ._session import PUT as _PUT
 from ._session import SET as _SET
 from ._session import Fold as _Fold
 from ._session import HistoryEntryBase as _HistoryEntryBase
 from ._session import SessionBase as _SessionBase
 from ._session import SessionStore as _SessionStore
+from ._session import SnapshotField as _SnapshotField
 from ._session import Undo as _Undo
 from ._session import UpdateRuleBase as _UpdateRuleBase
-from ._session import enter as _enter
-from ._session import own as _own
+from ._session import append as _append
+from ._session import cut as _cut
+from ._session import put as _put
+from ._session import session_from_json as _session_from_json
+from ._session import session_to_json as _session_to_json
+from ._session import without as _without
 from .codec import decode as _decode
 from .codec import encode as _encode
 from .models import (
@@ -112,8 +114,6 @@ __all__ = [
     "session_from_json",
     "session_to_json",
 ]
-
-_new = object.__new__
 
 PROTOCOL_VERSION = 2
 """The ``protocolVersion`` an agent speaking this schema answers ``initialize`` with."""
@@ -212,15 +212,6 @@ HistoryItem = _Union[
 """Any entry of ``Session.history``: narrow it with ``isinstance`` (or
 ``match``) to get its entity typed with ``entry.value(session)``."""
 
-_ENTRY_CLASSES: dict[str, type[HistoryItem]] = {
-    "user_messages": UserMessageEntry,
-    "agent_messages": AgentMessageEntry,
-    "agent_thoughts": AgentThoughtEntry,
-    "tool_calls": ToolCallEntry,
-    "compactions": CompactionEntry,
-    "session_messages": SessionMessageEntry,
-}
-
 
 class _Store(_SessionStore):
     """The state of the newest Session of a line of folds (``SessionStore``):
@@ -307,6 +298,27 @@ class _Store(_SessionStore):
             "session_messages",
         }
     )
+    MAPS = frozenset(
+        {
+            "user_messages",
+            "agent_messages",
+            "agent_thoughts",
+            "tool_calls",
+            "terminals",
+            "plans",
+            "compactions",
+            "subagents",
+            "session_messages",
+        }
+    )
+    LISTS = frozenset(
+        {
+            "available_commands",
+            "config_options",
+            "notices",
+            "unrecognized",
+        }
+    )
     CUT_ATTRS = {
         "user_messages": "content",
         "agent_messages": "content",
@@ -315,6 +327,7 @@ class _Store(_SessionStore):
         "compactions": "summary",
         "session_messages": "content",
     }
+    TAIL_CLASSES = {}
     user_messages: dict[str, UserMessageState]
     user_messages_shared: bool
     user_messages_owned: set[str]
@@ -351,7 +364,308 @@ class _Store(_SessionStore):
     unrecognized_shared: bool
 
 
-class Session(_SessionBase):
+def _fold_user_message_chunk(
+    store: _Store, update: UserMessageChunkSessionUpdate
+) -> _Undo:
+    """user_message_chunk: chunk user_messages."""
+    key = update.message_id
+    state = store.user_messages.get(key)
+    if state is not None and key in store.user_messages_owned:
+        return _cut(state.content, update.content, "user_messages", key)
+    new = _apply_user_message_chunk(state, update)
+    return _put(
+        store,
+        "user_messages",
+        key,
+        _MISSING if state is None else state,
+        new,
+        UserMessageEntry,
+        True,
+    )
+
+
+def _fold_user_message(store: _Store, update: UserMessageSessionUpdate) -> _Undo:
+    """user_message: upsert user_messages."""
+    key = update.message_id
+    old = store.user_messages.get(key, _MISSING)
+    new = _apply_user_message(None if old is _MISSING else old, update)
+    return _put(store, "user_messages", key, old, new, UserMessageEntry, True)
+
+
+def _fold_agent_message_chunk(
+    store: _Store, update: AgentMessageChunkSessionUpdate
+) -> _Undo:
+    """agent_message_chunk: chunk agent_messages."""
+    key = update.message_id
+    state = store.agent_messages.get(key)
+    if state is not None and key in store.agent_messages_owned:
+        return _cut(state.content, update.content, "agent_messages", key)
+    new = _apply_agent_message_chunk(state, update)
+    return _put(
+        store,
+        "agent_messages",
+        key,
+        _MISSING if state is None else state,
+        new,
+        AgentMessageEntry,
+        True,
+    )
+
+
+def _fold_agent_message(store: _Store, update: AgentMessageSessionUpdate) -> _Undo:
+    """agent_message: upsert agent_messages."""
+    key = update.message_id
+    old = store.agent_messages.get(key, _MISSING)
+    new = _apply_agent_message(None if old is _MISSING else old, update)
+    return _put(store, "agent_messages", key, old, new, AgentMessageEntry, True)
+
+
+def _fold_agent_thought_chunk(
+    store: _Store, update: AgentThoughtChunkSessionUpdate
+) -> _Undo:
+    """agent_thought_chunk: chunk agent_thoughts."""
+    key = update.message_id
+    state = store.agent_thoughts.get(key)
+    if state is not None and key in store.agent_thoughts_owned:
+        return _cut(state.content, update.content, "agent_thoughts", key)
+    new = _apply_agent_thought_chunk(state, update)
+    return _put(
+        store,
+        "agent_thoughts",
+        key,
+        _MISSING if state is None else state,
+        new,
+        AgentThoughtEntry,
+        True,
+    )
+
+
+def _fold_agent_thought(store: _Store, update: AgentThoughtSessionUpdate) -> _Undo:
+    """agent_thought: upsert agent_thoughts."""
+    key = update.message_id
+    old = store.agent_thoughts.get(key, _MISSING)
+    new = _apply_agent_thought(None if old is _MISSING else old, update)
+    return _put(store, "agent_thoughts", key, old, new, AgentThoughtEntry, True)
+
+
+def _fold_state_update(store: _Store, update: StateUpdateSessionUpdate) -> _Undo:
+    """state_update: set state.
+
+    Each state update is a whole snapshot of the foreground activity; null means no report yet (a new session is idle).
+    """
+    old = store.state
+    store.state = update.value
+    return (_SET, "state", None, old, -1)
+
+
+def _fold_tool_call_content_chunk(
+    store: _Store, update: ToolCallContentChunkSessionUpdate
+) -> _Undo:
+    """tool_call_content_chunk: chunk tool_calls."""
+    key = update.tool_call_id
+    state = store.tool_calls.get(key)
+    if state is not None and key in store.tool_calls_owned:
+        return _cut(state.content, update.content, "tool_calls", key)
+    new = _apply_tool_call_content_chunk(state, update)
+    return _put(
+        store,
+        "tool_calls",
+        key,
+        _MISSING if state is None else state,
+        new,
+        ToolCallEntry,
+        True,
+    )
+
+
+def _fold_tool_call_update(store: _Store, update: ToolCallUpdateSessionUpdate) -> _Undo:
+    """tool_call_update: upsert tool_calls."""
+    key = update.tool_call_id
+    old = store.tool_calls.get(key, _MISSING)
+    new = _apply_tool_call_update(None if old is _MISSING else old, update)
+    return _put(store, "tool_calls", key, old, new, ToolCallEntry, True)
+
+
+def _fold_terminal_update(store: _Store, update: TerminalUpdateSessionUpdate) -> _Undo:
+    """terminal_update: upsert terminals."""
+    key = update.terminal_id
+    old = store.terminals.get(key, _MISSING)
+    new = _apply_terminal_update(None if old is _MISSING else old, update)
+    return _put(store, "terminals", key, old, new, None, False)
+
+
+def _fold_terminal_output_chunk(
+    store: _Store, update: TerminalOutputChunkSessionUpdate
+) -> _Undo:
+    """terminal_output_chunk: chunk terminals."""
+    key = update.terminal_id
+    old = store.terminals.get(key, _MISSING)
+    new = _apply_terminal_output_chunk(None if old is _MISSING else old, update)
+    return _put(store, "terminals", key, old, new, None, False)
+
+
+def _fold_plan_update(store: _Store, update: PlanUpdateSessionUpdate) -> _Undo:
+    """plan_update: keyed-set plans.
+
+    A content update for a plan identified by ID: the client replaces that plan with each update.
+    """
+    old = store.plans
+    store.plans = {**old, update.plan.plan_id: update.plan}
+    return (_SET, "plans", None, old, -1)
+
+
+def _fold_plan_removed(store: _Store, update: PlanRemovedSessionUpdate) -> _Undo:
+    """plan_removed: remove plans."""
+    old = store.plans
+    store.plans = _without(old, update.plan_id)
+    return (_SET, "plans", None, old, -1)
+
+
+def _fold_available_commands_update(
+    store: _Store, update: AvailableCommandsUpdateSessionUpdate
+) -> _Undo:
+    """available_commands_update: set available_commands."""
+    old = store.available_commands
+    store.available_commands = list(update.available_commands)
+    return (_SET, "available_commands", None, old, -1)
+
+
+def _fold_config_option_update(
+    store: _Store, update: ConfigOptionUpdateSessionUpdate
+) -> _Undo:
+    """config_option_update: set config_options."""
+    old = store.config_options
+    store.config_options = list(update.config_options)
+    return (_SET, "config_options", None, old, -1)
+
+
+def _fold_session_info_update(
+    store: _Store, update: SessionInfoUpdateSessionUpdate
+) -> _Undo:
+    """session_info_update: upsert info."""
+    old = store.info
+    store.info = _apply_session_info_update(old, update)
+    return (_SET, "info", None, old, -1)
+
+
+def _fold_usage_update(store: _Store, update: UsageUpdateSessionUpdate) -> _Undo:
+    """usage_update: upsert usage."""
+    old = store.usage
+    store.usage = _apply_usage_update(old, update)
+    return (_SET, "usage", None, old, -1)
+
+
+def _fold_notice(store: _Store, update: NoticeSessionUpdate) -> _Undo:
+    """notice: append notices.
+
+    Notices are live events, not history: they are kept apart from `history`, in arrival order, for a client to show or drop.
+    """
+    return _append(store, "notices", update)
+
+
+def _fold_compaction_update(
+    store: _Store, update: CompactionUpdateSessionUpdate
+) -> _Undo:
+    """compaction_update: upsert compactions."""
+    key = update.compaction_id
+    old = store.compactions.get(key, _MISSING)
+    new = _apply_compaction_update(None if old is _MISSING else old, update)
+    return _put(store, "compactions", key, old, new, CompactionEntry, True)
+
+
+def _fold_compaction_summary_chunk(
+    store: _Store, update: CompactionSummaryChunkSessionUpdate
+) -> _Undo:
+    """compaction_summary_chunk: chunk compactions."""
+    key = update.compaction_id
+    state = store.compactions.get(key)
+    if state is not None and key in store.compactions_owned:
+        return _cut(state.summary, update.content, "compactions", key)
+    new = _apply_compaction_summary_chunk(state, update)
+    return _put(
+        store,
+        "compactions",
+        key,
+        _MISSING if state is None else state,
+        new,
+        CompactionEntry,
+        True,
+    )
+
+
+def _fold_subagent_update(store: _Store, update: SubagentUpdateSessionUpdate) -> _Undo:
+    """subagent_update: upsert subagents."""
+    key = update.session_id
+    old = store.subagents.get(key, _MISSING)
+    new = _apply_subagent_update(None if old is _MISSING else old, update)
+    return _put(store, "subagents", key, old, new, None, False)
+
+
+def _fold_session_message(store: _Store, update: SessionMessageSessionUpdate) -> _Undo:
+    """session_message: upsert session_messages."""
+    key = update.message_id
+    old = store.session_messages.get(key, _MISSING)
+    new = _apply_session_message(None if old is _MISSING else old, update)
+    return _put(store, "session_messages", key, old, new, SessionMessageEntry, True)
+
+
+def _fold_session_message_chunk(
+    store: _Store, update: SessionMessageChunkSessionUpdate
+) -> _Undo:
+    """session_message_chunk: chunk session_messages."""
+    key = update.message_id
+    state = store.session_messages.get(key)
+    if state is not None and key in store.session_messages_owned:
+        return _cut(state.content, update.content, "session_messages", key)
+    new = _apply_session_message_chunk(state, update)
+    return _put(
+        store,
+        "session_messages",
+        key,
+        _MISSING if state is None else state,
+        new,
+        SessionMessageEntry,
+        True,
+    )
+
+
+def _fold_unrecognized(store: _Store, update: OtherSessionUpdate) -> _Undo:
+    """Any other kind: append unrecognized.
+
+    Receivers that do not understand an update type should preserve the raw payload when storing or replaying session history.
+    """
+    return _append(store, "unrecognized", update)
+
+
+_FOLDS: dict[type, _Fold] = {
+    UserMessageChunkSessionUpdate: _fold_user_message_chunk,
+    UserMessageSessionUpdate: _fold_user_message,
+    AgentMessageChunkSessionUpdate: _fold_agent_message_chunk,
+    AgentMessageSessionUpdate: _fold_agent_message,
+    AgentThoughtChunkSessionUpdate: _fold_agent_thought_chunk,
+    AgentThoughtSessionUpdate: _fold_agent_thought,
+    StateUpdateSessionUpdate: _fold_state_update,
+    ToolCallContentChunkSessionUpdate: _fold_tool_call_content_chunk,
+    ToolCallUpdateSessionUpdate: _fold_tool_call_update,
+    TerminalUpdateSessionUpdate: _fold_terminal_update,
+    TerminalOutputChunkSessionUpdate: _fold_terminal_output_chunk,
+    PlanUpdateSessionUpdate: _fold_plan_update,
+    PlanRemovedSessionUpdate: _fold_plan_removed,
+    AvailableCommandsUpdateSessionUpdate: _fold_available_commands_update,
+    ConfigOptionUpdateSessionUpdate: _fold_config_option_update,
+    SessionInfoUpdateSessionUpdate: _fold_session_info_update,
+    UsageUpdateSessionUpdate: _fold_usage_update,
+    NoticeSessionUpdate: _fold_notice,
+    CompactionUpdateSessionUpdate: _fold_compaction_update,
+    CompactionSummaryChunkSessionUpdate: _fold_compaction_summary_chunk,
+    SubagentUpdateSessionUpdate: _fold_subagent_update,
+    SessionMessageSessionUpdate: _fold_session_message,
+    SessionMessageChunkSessionUpdate: _fold_session_message_chunk,
+    OtherSessionUpdate: _fold_unrecognized,
+}
+
+
+class Session(_SessionBase, folds=_FOLDS):
     """The state of one session, folded from its session/update notifications.
 
     ``history`` lists messages, tool calls and the other entities an editor
@@ -366,6 +680,10 @@ class Session(_SessionBase):
     Session returns as read-only: the containers are the Session's own."""
 
     __slots__ = ()
+    fold_session_update: _ClassVar[_Callable[[Session, SessionUpdate], Session]]
+    apply_session_update: _ClassVar[
+        _Callable[[Session | None, UpdateSessionNotification], Session]
+    ]
 
     def __init__(
         self,
@@ -390,50 +708,29 @@ class Session(_SessionBase):
     ) -> None:
         """A session in the given state (copied: the arguments stay the
         caller's); every field starts empty."""
-        store = _Store()
-        store.session_id = session_id
-        store.history = list(history)
-        store.history_shared = False
-        store.tail_field = ""
-        store.tail_class = None
-        store.user_messages = {} if user_messages is None else dict(user_messages)
-        store.user_messages_shared = False
-        store.user_messages_owned = set()
-        store.agent_messages = {} if agent_messages is None else dict(agent_messages)
-        store.agent_messages_shared = False
-        store.agent_messages_owned = set()
-        store.agent_thoughts = {} if agent_thoughts is None else dict(agent_thoughts)
-        store.agent_thoughts_shared = False
-        store.agent_thoughts_owned = set()
-        store.state = state
-        store.tool_calls = {} if tool_calls is None else dict(tool_calls)
-        store.tool_calls_shared = False
-        store.tool_calls_owned = set()
-        store.terminals = {} if terminals is None else dict(terminals)
-        store.terminals_shared = False
-        store.terminals_owned = set()
-        store.plans = {} if plans is None else dict(plans)
-        store.available_commands = list(available_commands)
-        store.config_options = list(config_options)
-        store.info = info
-        store.usage = usage
-        store.notices = list(notices)
-        store.notices_shared = False
-        store.compactions = {} if compactions is None else dict(compactions)
-        store.compactions_shared = False
-        store.compactions_owned = set()
-        store.subagents = {} if subagents is None else dict(subagents)
-        store.subagents_shared = False
-        store.subagents_owned = set()
-        store.session_messages = (
-            {} if session_messages is None else dict(session_messages)
+        self._start(
+            _Store,
+            session_id,
+            history,
+            (
+                user_messages,
+                agent_messages,
+                agent_thoughts,
+                state,
+                tool_calls,
+                terminals,
+                plans,
+                available_commands,
+                config_options,
+                info,
+                usage,
+                notices,
+                compactions,
+                subagents,
+                session_messages,
+                unrecognized,
+            ),
         )
-        store.session_messages_shared = False
-        store.session_messages_owned = set()
-        store.unrecognized = list(unrecognized)
-        store.unrecognized_shared = False
-        self._store = store
-        self._undo = None
 
     @property
     def history(self) -> list[HistoryItem]:
@@ -520,446 +817,11 @@ class Session(_SessionBase):
         """The updates, in arrival order."""
         return _cast("list[SessionUpdate]", self._read("unrecognized"))
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Session):
-            return NotImplemented
-        return (
-            self.session_id == other.session_id
-            and self.history == other.history
-            and self.user_messages == other.user_messages
-            and self.agent_messages == other.agent_messages
-            and self.agent_thoughts == other.agent_thoughts
-            and self.state == other.state
-            and self.tool_calls == other.tool_calls
-            and self.terminals == other.terminals
-            and self.plans == other.plans
-            and self.available_commands == other.available_commands
-            and self.config_options == other.config_options
-            and self.info == other.info
-            and self.usage == other.usage
-            and self.notices == other.notices
-            and self.compactions == other.compactions
-            and self.subagents == other.subagents
-            and self.session_messages == other.session_messages
-            and self.unrecognized == other.unrecognized
-        )
-
-    def _copy(self) -> Session:
-        """A Session with a store of its own in the state this one saw."""
-        return Session(
-            self.session_id,
-            history=self.history,
-            user_messages=self.user_messages,
-            agent_messages=self.agent_messages,
-            agent_thoughts=self.agent_thoughts,
-            state=self.state,
-            tool_calls=self.tool_calls,
-            terminals=self.terminals,
-            plans=self.plans,
-            available_commands=self.available_commands,
-            config_options=self.config_options,
-            info=self.info,
-            usage=self.usage,
-            notices=self.notices,
-            compactions=self.compactions,
-            subagents=self.subagents,
-            session_messages=self.session_messages,
-            unrecognized=self.unrecognized,
-        )
-
-    @staticmethod
-    def fold_session_update(session: Session, update: SessionUpdate) -> Session:
-        """Fold one decoded SessionUpdate into ``session``; returns a new Session."""
-        return session._fold(_FOLDS, update)
-
-    @staticmethod
-    def apply_session_update(
-        session: Session | None, notification: UpdateSessionNotification
-    ) -> Session:
-        """Fold a session/update notification into ``session`` (None: a session
-        not seen before); returns a new Session and changes neither argument.
-        Raises ``ValueError`` when the notification is for another session."""
-        if session is not None and session._undo is None:
-            # The newest Session of its store (the usual case), inlined.
-            store = session._store
-            update = notification.update
-            fold = _FOLDS.get(type(update))
-            if fold is not None and notification.session_id == store.session_id:
-                undo = fold(store, update)
-                new = _new(Session)
-                new._store = store
-                new._undo = None
-                session._undo = (*undo, new)
-                return new
-        return _SessionBase._apply_update(Session, _FOLDS, session, notification)
-
 
 @_dataclass(slots=True, frozen=True)
 class UpdateRule(_UpdateRuleBase):
     """What one session/update kind does (see ``UPDATE_RULES``)."""
 
-
-def _fold_user_message_chunk(
-    store: _Store, update: UserMessageChunkSessionUpdate
-) -> _Undo:
-    """user_message_chunk: chunk user_messages."""
-    key = update.message_id
-    state = store.user_messages.get(key)
-    if state is not None and key in store.user_messages_owned:
-        items = state.content
-        size = len(items)
-        items.append(update.content)
-        return (_CUT, "user_messages", key, size, -1)
-    new = _apply_user_message_chunk(state, update)
-    states: dict[str, UserMessageState] = _own(store, "user_messages")
-    states[key] = new
-    store.user_messages_owned.add(key)
-    old = _MISSING if state is None else state
-    if old is _MISSING:
-        return (_PUT, "user_messages", key, old, _enter(store, UserMessageEntry, key))
-    return (_PUT, "user_messages", key, old, -1)
-
-
-def _fold_user_message(store: _Store, update: UserMessageSessionUpdate) -> _Undo:
-    """user_message: upsert user_messages."""
-    key = update.message_id
-    old = store.user_messages.get(key, _MISSING)
-    new = _apply_user_message(None if old is _MISSING else old, update)
-    states: dict[str, UserMessageState] = _own(store, "user_messages")
-    states[key] = new
-    store.user_messages_owned.add(key)
-    if old is _MISSING:
-        return (_PUT, "user_messages", key, old, _enter(store, UserMessageEntry, key))
-    return (_PUT, "user_messages", key, old, -1)
-
-
-def _fold_agent_message_chunk(
-    store: _Store, update: AgentMessageChunkSessionUpdate
-) -> _Undo:
-    """agent_message_chunk: chunk agent_messages."""
-    key = update.message_id
-    state = store.agent_messages.get(key)
-    if state is not None and key in store.agent_messages_owned:
-        items = state.content
-        size = len(items)
-        items.append(update.content)
-        return (_CUT, "agent_messages", key, size, -1)
-    new = _apply_agent_message_chunk(state, update)
-    states: dict[str, AgentMessageState] = _own(store, "agent_messages")
-    states[key] = new
-    store.agent_messages_owned.add(key)
-    old = _MISSING if state is None else state
-    if old is _MISSING:
-        return (_PUT, "agent_messages", key, old, _enter(store, AgentMessageEntry, key))
-    return (_PUT, "agent_messages", key, old, -1)
-
-
-def _fold_agent_message(store: _Store, update: AgentMessageSessionUpdate) -> _Undo:
-    """agent_message: upsert agent_messages."""
-    key = update.message_id
-    old = store.agent_messages.get(key, _MISSING)
-    new = _apply_agent_message(None if old is _MISSING else old, update)
-    states: dict[str, AgentMessageState] = _own(store, "agent_messages")
-    states[key] = new
-    store.agent_messages_owned.add(key)
-    if old is _MISSING:
-        return (_PUT, "agent_messages", key, old, _enter(store, AgentMessageEntry, key))
-    return (_PUT, "agent_messages", key, old, -1)
-
-
-def _fold_agent_thought_chunk(
-    store: _Store, update: AgentThoughtChunkSessionUpdate
-) -> _Undo:
-    """agent_thought_chunk: chunk agent_thoughts."""
-    key = update.message_id
-    state = store.agent_thoughts.get(key)
-    if state is not None and key in store.agent_thoughts_owned:
-        items = state.content
-        size = len(items)
-        items.append(update.content)
-        return (_CUT, "agent_thoughts", key, size, -1)
-    new = _apply_agent_thought_chunk(state, update)
-    states: dict[str, AgentThoughtState] = _own(store, "agent_thoughts")
-    states[key] = new
-    store.agent_thoughts_owned.add(key)
-    old = _MISSING if state is None else state
-    if old is _MISSING:
-        return (_PUT, "agent_thoughts", key, old, _enter(store, AgentThoughtEntry, key))
-    return (_PUT, "agent_thoughts", key, old, -1)
-
-
-def _fold_agent_thought(store: _Store, update: AgentThoughtSessionUpdate) -> _Undo:
-    """agent_thought: upsert agent_thoughts."""
-    key = update.message_id
-    old = store.agent_thoughts.get(key, _MISSING)
-    new = _apply_agent_thought(None if old is _MISSING else old, update)
-    states: dict[str, AgentThoughtState] = _own(store, "agent_thoughts")
-    states[key] = new
-    store.agent_thoughts_owned.add(key)
-    if old is _MISSING:
-        return (_PUT, "agent_thoughts", key, old, _enter(store, AgentThoughtEntry, key))
-    return (_PUT, "agent_thoughts", key, old, -1)
-
-
-def _fold_state_update(store: _Store, update: StateUpdateSessionUpdate) -> _Undo:
-    """state_update: set state.
-
-    Each state update is a whole snapshot of the foreground activity; null means no report yet (a new session is idle).
-    """
-    old = store.state
-    store.state = update.value
-    return (_SET, "state", None, old, -1)
-
-
-def _fold_tool_call_content_chunk(
-    store: _Store, update: ToolCallContentChunkSessionUpdate
-) -> _Undo:
-    """tool_call_content_chunk: chunk tool_calls."""
-    key = update.tool_call_id
-    state = store.tool_calls.get(key)
-    if state is not None and key in store.tool_calls_owned:
-        items = state.content
-        size = len(items)
-        items.append(update.content)
-        return (_CUT, "tool_calls", key, size, -1)
-    new = _apply_tool_call_content_chunk(state, update)
-    states: dict[str, ToolCallState] = _own(store, "tool_calls")
-    states[key] = new
-    store.tool_calls_owned.add(key)
-    old = _MISSING if state is None else state
-    if old is _MISSING:
-        return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry, key))
-    return (_PUT, "tool_calls", key, old, -1)
-
-
-def _fold_tool_call_update(store: _Store, update: ToolCallUpdateSessionUpdate) -> _Undo:
-    """tool_call_update: upsert tool_calls."""
-    key = update.tool_call_id
-    old = store.tool_calls.get(key, _MISSING)
-    new = _apply_tool_call_update(None if old is _MISSING else old, update)
-    states: dict[str, ToolCallState] = _own(store, "tool_calls")
-    states[key] = new
-    store.tool_calls_owned.add(key)
-    if old is _MISSING:
-        return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry, key))
-    return (_PUT, "tool_calls", key, old, -1)
-
-
-def _fold_terminal_update(store: _Store, update: TerminalUpdateSessionUpdate) -> _Undo:
-    """terminal_update: upsert terminals."""
-    key = update.terminal_id
-    old = store.terminals.get(key, _MISSING)
-    new = _apply_terminal_update(None if old is _MISSING else old, update)
-    states: dict[str, TerminalState] = _own(store, "terminals")
-    states[key] = new
-    return (_PUT, "terminals", key, old, -1)
-
-
-def _fold_terminal_output_chunk(
-    store: _Store, update: TerminalOutputChunkSessionUpdate
-) -> _Undo:
-    """terminal_output_chunk: chunk terminals."""
-    key = update.terminal_id
-    old = store.terminals.get(key, _MISSING)
-    new = _apply_terminal_output_chunk(None if old is _MISSING else old, update)
-    states: dict[str, TerminalState] = _own(store, "terminals")
-    states[key] = new
-    return (_PUT, "terminals", key, old, -1)
-
-
-def _fold_plan_update(store: _Store, update: PlanUpdateSessionUpdate) -> _Undo:
-    """plan_update: keyed-set plans.
-
-    A content update for a plan identified by ID: the client replaces that plan with each update.
-    """
-    old = store.plans
-    store.plans = {**old, update.plan.plan_id: update.plan}
-    return (_SET, "plans", None, old, -1)
-
-
-def _fold_plan_removed(store: _Store, update: PlanRemovedSessionUpdate) -> _Undo:
-    """plan_removed: remove plans."""
-    old = store.plans
-    values = dict(old)
-    values.pop(update.plan_id, None)
-    store.plans = values
-    return (_SET, "plans", None, old, -1)
-
-
-def _fold_available_commands_update(
-    store: _Store, update: AvailableCommandsUpdateSessionUpdate
-) -> _Undo:
-    """available_commands_update: set available_commands."""
-    old = store.available_commands
-    store.available_commands = list(update.available_commands)
-    return (_SET, "available_commands", None, old, -1)
-
-
-def _fold_config_option_update(
-    store: _Store, update: ConfigOptionUpdateSessionUpdate
-) -> _Undo:
-    """config_option_update: set config_options."""
-    old = store.config_options
-    store.config_options = list(update.config_options)
-    return (_SET, "config_options", None, old, -1)
-
-
-def _fold_session_info_update(
-    store: _Store, update: SessionInfoUpdateSessionUpdate
-) -> _Undo:
-    """session_info_update: upsert info."""
-    old = store.info
-    store.info = _apply_session_info_update(old, update)
-    return (_SET, "info", None, old, -1)
-
-
-def _fold_usage_update(store: _Store, update: UsageUpdateSessionUpdate) -> _Undo:
-    """usage_update: upsert usage."""
-    old = store.usage
-    store.usage = _apply_usage_update(old, update)
-    return (_SET, "usage", None, old, -1)
-
-
-def _fold_notice(store: _Store, update: NoticeSessionUpdate) -> _Undo:
-    """notice: append notices.
-
-    Notices are live events, not history: they are kept apart from `history`, in arrival order, for a client to show or drop.
-    """
-    items: list[SessionUpdate] = _own(store, "notices")
-    size = len(items)
-    items.append(update)
-    return (_POP, "notices", None, size, -1)
-
-
-def _fold_compaction_update(
-    store: _Store, update: CompactionUpdateSessionUpdate
-) -> _Undo:
-    """compaction_update: upsert compactions."""
-    key = update.compaction_id
-    old = store.compactions.get(key, _MISSING)
-    new = _apply_compaction_update(None if old is _MISSING else old, update)
-    states: dict[str, CompactionState] = _own(store, "compactions")
-    states[key] = new
-    store.compactions_owned.add(key)
-    if old is _MISSING:
-        return (_PUT, "compactions", key, old, _enter(store, CompactionEntry, key))
-    return (_PUT, "compactions", key, old, -1)
-
-
-def _fold_compaction_summary_chunk(
-    store: _Store, update: CompactionSummaryChunkSessionUpdate
-) -> _Undo:
-    """compaction_summary_chunk: chunk compactions."""
-    key = update.compaction_id
-    state = store.compactions.get(key)
-    if state is not None and key in store.compactions_owned:
-        items = state.summary
-        size = len(items)
-        items.append(update.content)
-        return (_CUT, "compactions", key, size, -1)
-    new = _apply_compaction_summary_chunk(state, update)
-    states: dict[str, CompactionState] = _own(store, "compactions")
-    states[key] = new
-    store.compactions_owned.add(key)
-    old = _MISSING if state is None else state
-    if old is _MISSING:
-        return (_PUT, "compactions", key, old, _enter(store, CompactionEntry, key))
-    return (_PUT, "compactions", key, old, -1)
-
-
-def _fold_subagent_update(store: _Store, update: SubagentUpdateSessionUpdate) -> _Undo:
-    """subagent_update: upsert subagents."""
-    key = update.session_id
-    old = store.subagents.get(key, _MISSING)
-    new = _apply_subagent_update(None if old is _MISSING else old, update)
-    states: dict[str, SubagentState] = _own(store, "subagents")
-    states[key] = new
-    return (_PUT, "subagents", key, old, -1)
-
-
-def _fold_session_message(store: _Store, update: SessionMessageSessionUpdate) -> _Undo:
-    """session_message: upsert session_messages."""
-    key = update.message_id
-    old = store.session_messages.get(key, _MISSING)
-    new = _apply_session_message(None if old is _MISSING else old, update)
-    states: dict[str, SessionMessageState] = _own(store, "session_messages")
-    states[key] = new
-    store.session_messages_owned.add(key)
-    if old is _MISSING:
-        return (
-            _PUT,
-            "session_messages",
-            key,
-            old,
-            _enter(store, SessionMessageEntry, key),
-        )
-    return (_PUT, "session_messages", key, old, -1)
-
-
-def _fold_session_message_chunk(
-    store: _Store, update: SessionMessageChunkSessionUpdate
-) -> _Undo:
-    """session_message_chunk: chunk session_messages."""
-    key = update.message_id
-    state = store.session_messages.get(key)
-    if state is not None and key in store.session_messages_owned:
-        items = state.content
-        size = len(items)
-        items.append(update.content)
-        return (_CUT, "session_messages", key, size, -1)
-    new = _apply_session_message_chunk(state, update)
-    states: dict[str, SessionMessageState] = _own(store, "session_messages")
-    states[key] = new
-    store.session_messages_owned.add(key)
-    old = _MISSING if state is None else state
-    if old is _MISSING:
-        return (
-            _PUT,
-            "session_messages",
-            key,
-            old,
-            _enter(store, SessionMessageEntry, key),
-        )
-    return (_PUT, "session_messages", key, old, -1)
-
-
-def _fold_unrecognized(store: _Store, update: OtherSessionUpdate) -> _Undo:
-    """Any other kind: append unrecognized.
-
-    Receivers that do not understand an update type should preserve the raw payload when storing or replaying session history.
-    """
-    items: list[SessionUpdate] = _own(store, "unrecognized")
-    size = len(items)
-    items.append(update)
-    return (_POP, "unrecognized", None, size, -1)
-
-
-_FOLDS: dict[type, _Fold] = {
-    UserMessageChunkSessionUpdate: _fold_user_message_chunk,
-    UserMessageSessionUpdate: _fold_user_message,
-    AgentMessageChunkSessionUpdate: _fold_agent_message_chunk,
-    AgentMessageSessionUpdate: _fold_agent_message,
-    AgentThoughtChunkSessionUpdate: _fold_agent_thought_chunk,
-    AgentThoughtSessionUpdate: _fold_agent_thought,
-    StateUpdateSessionUpdate: _fold_state_update,
-    ToolCallContentChunkSessionUpdate: _fold_tool_call_content_chunk,
-    ToolCallUpdateSessionUpdate: _fold_tool_call_update,
-    TerminalUpdateSessionUpdate: _fold_terminal_update,
-    TerminalOutputChunkSessionUpdate: _fold_terminal_output_chunk,
-    PlanUpdateSessionUpdate: _fold_plan_update,
-    PlanRemovedSessionUpdate: _fold_plan_removed,
-    AvailableCommandsUpdateSessionUpdate: _fold_available_commands_update,
-    ConfigOptionUpdateSessionUpdate: _fold_config_option_update,
-    SessionInfoUpdateSessionUpdate: _fold_session_info_update,
-    UsageUpdateSessionUpdate: _fold_usage_update,
-    NoticeSessionUpdate: _fold_notice,
-    CompactionUpdateSessionUpdate: _fold_compaction_update,
-    CompactionSummaryChunkSessionUpdate: _fold_compaction_summary_chunk,
-    SubagentUpdateSessionUpdate: _fold_subagent_update,
-    SessionMessageSessionUpdate: _fold_session_message,
-    SessionMessageChunkSessionUpdate: _fold_session_message_chunk,
-    OtherSessionUpdate: _fold_unrecognized,
-}
 
 UPDATE_RULES: dict[type, UpdateRule] = {
     UserMessageChunkSessionUpdate: UpdateRule(
@@ -1133,148 +995,100 @@ UPDATE_RULES: dict[type, UpdateRule] = {
 }
 """What each SessionUpdate variant class does to a Session."""
 
-
 fold_session_update = Session.fold_session_update
 apply_session_update = Session.apply_session_update
 
-_WIRE_NAMES = {
-    "user_messages": "userMessages",
-    "agent_messages": "agentMessages",
-    "agent_thoughts": "agentThoughts",
-    "state": "state",
-    "tool_calls": "toolCalls",
-    "terminals": "terminals",
-    "plans": "plans",
-    "available_commands": "availableCommands",
-    "config_options": "configOptions",
-    "info": "info",
-    "usage": "usage",
-    "notices": "notices",
-    "compactions": "compactions",
-    "subagents": "subagents",
-    "session_messages": "sessionMessages",
-    "unrecognized": "unrecognized",
-}
-_FIELD_NAMES = {wire: name for name, wire in _WIRE_NAMES.items()}
+_SNAPSHOT = (
+    _SnapshotField(
+        "user_messages",
+        "userMessages",
+        "map",
+        "UserMessage",
+        restore=_apply_user_message,
+        entry_class=UserMessageEntry,
+    ),
+    _SnapshotField(
+        "agent_messages",
+        "agentMessages",
+        "map",
+        "AgentMessage",
+        restore=_apply_agent_message,
+        entry_class=AgentMessageEntry,
+    ),
+    _SnapshotField(
+        "agent_thoughts",
+        "agentThoughts",
+        "map",
+        "AgentThought",
+        restore=_apply_agent_thought,
+        entry_class=AgentThoughtEntry,
+    ),
+    _SnapshotField("state", "state", "optional", "StateUpdate"),
+    _SnapshotField(
+        "tool_calls",
+        "toolCalls",
+        "map",
+        "ToolCallUpdate",
+        restore=_apply_tool_call_update,
+        entry_class=ToolCallEntry,
+    ),
+    _SnapshotField(
+        "terminals",
+        "terminals",
+        "map",
+        "TerminalUpdate",
+        restore=_apply_terminal_update,
+    ),
+    _SnapshotField("plans", "plans", "map", "PlanUpdateContent"),
+    _SnapshotField(
+        "available_commands", "availableCommands", "list", "AvailableCommand"
+    ),
+    _SnapshotField("config_options", "configOptions", "list", "SessionConfigOption"),
+    _SnapshotField(
+        "info",
+        "info",
+        "optional",
+        "SessionInfoUpdate",
+        restore=_apply_session_info_update,
+    ),
+    _SnapshotField(
+        "usage", "usage", "optional", "UsageUpdate", restore=_apply_usage_update
+    ),
+    _SnapshotField("notices", "notices", "list", "SessionUpdate"),
+    _SnapshotField(
+        "compactions",
+        "compactions",
+        "map",
+        "CompactionUpdate",
+        restore=_apply_compaction_update,
+        entry_class=CompactionEntry,
+    ),
+    _SnapshotField(
+        "subagents",
+        "subagents",
+        "map",
+        "SubagentUpdate",
+        restore=_apply_subagent_update,
+    ),
+    _SnapshotField(
+        "session_messages",
+        "sessionMessages",
+        "map",
+        "SessionMessage",
+        restore=_apply_session_message,
+        entry_class=SessionMessageEntry,
+    ),
+    _SnapshotField("unrecognized", "unrecognized", "list", "SessionUpdate"),
+)
 
 
 def session_to_json(session: Session) -> dict[str, _Any]:
     """The JSON snapshot of ``session`` (``json.dumps`` takes it as it is):
     every state in its full wire form, history entries by the snapshot's key."""
-    return {
-        "sessionId": session.session_id,
-        "history": [
-            {"field": _WIRE_NAMES[e.field], "key": e.key} for e in session.history
-        ],
-        "userMessages": {
-            key: _encode(value) for key, value in session.user_messages.items()
-        },
-        "agentMessages": {
-            key: _encode(value) for key, value in session.agent_messages.items()
-        },
-        "agentThoughts": {
-            key: _encode(value) for key, value in session.agent_thoughts.items()
-        },
-        "state": (None if session.state is None else _encode(session.state)),
-        "toolCalls": {key: _encode(value) for key, value in session.tool_calls.items()},
-        "terminals": {key: _encode(value) for key, value in session.terminals.items()},
-        "plans": {key: _encode(value) for key, value in session.plans.items()},
-        "availableCommands": [_encode(item) for item in session.available_commands],
-        "configOptions": [_encode(item) for item in session.config_options],
-        "info": (None if session.info is None else _encode(session.info)),
-        "usage": (None if session.usage is None else _encode(session.usage)),
-        "notices": [_encode(item) for item in session.notices],
-        "compactions": {
-            key: _encode(value) for key, value in session.compactions.items()
-        },
-        "subagents": {key: _encode(value) for key, value in session.subagents.items()},
-        "sessionMessages": {
-            key: _encode(value) for key, value in session.session_messages.items()
-        },
-        "unrecognized": [_encode(item) for item in session.unrecognized],
-    }
+    return _session_to_json(session, _SNAPSHOT, _encode)
 
 
 def session_from_json(data: _Any) -> Session:
     """The Session a ``session_to_json`` snapshot holds. Raises
     ``ValidationError`` (with the path) when ``data`` is not one."""
-    try:
-        return Session(
-            session_id=str(data["sessionId"]),
-            history=[
-                _ENTRY_CLASSES[_FIELD_NAMES[e["field"]]](key=str(e["key"]))
-                for e in data["history"]
-            ],
-            user_messages={
-                str(key): _apply_user_message(None, _decode("UserMessage", value))
-                for key, value in data["userMessages"].items()
-            },
-            agent_messages={
-                str(key): _apply_agent_message(None, _decode("AgentMessage", value))
-                for key, value in data["agentMessages"].items()
-            },
-            agent_thoughts={
-                str(key): _apply_agent_thought(None, _decode("AgentThought", value))
-                for key, value in data["agentThoughts"].items()
-            },
-            state=(
-                None if data["state"] is None else _decode("StateUpdate", data["state"])
-            ),
-            tool_calls={
-                str(key): _apply_tool_call_update(
-                    None, _decode("ToolCallUpdate", value)
-                )
-                for key, value in data["toolCalls"].items()
-            },
-            terminals={
-                str(key): _apply_terminal_update(None, _decode("TerminalUpdate", value))
-                for key, value in data["terminals"].items()
-            },
-            plans={
-                str(key): _decode("PlanUpdateContent", value)
-                for key, value in data["plans"].items()
-            },
-            available_commands=[
-                _decode("AvailableCommand", item) for item in data["availableCommands"]
-            ],
-            config_options=[
-                _decode("SessionConfigOption", item) for item in data["configOptions"]
-            ],
-            info=(
-                None
-                if data["info"] is None
-                else _apply_session_info_update(
-                    None, _decode("SessionInfoUpdate", data["info"])
-                )
-            ),
-            usage=(
-                None
-                if data["usage"] is None
-                else _apply_usage_update(None, _decode("UsageUpdate", data["usage"]))
-            ),
-            notices=[_decode("SessionUpdate", item) for item in data["notices"]],
-            compactions={
-                str(key): _apply_compaction_update(
-                    None, _decode("CompactionUpdate", value)
-                )
-                for key, value in data["compactions"].items()
-            },
-            subagents={
-                str(key): _apply_subagent_update(None, _decode("SubagentUpdate", value))
-                for key, value in data["subagents"].items()
-            },
-            session_messages={
-                str(key): _apply_session_message(None, _decode("SessionMessage", value))
-                for key, value in data["sessionMessages"].items()
-            },
-            unrecognized=[
-                _decode("SessionUpdate", item) for item in data["unrecognized"]
-            ],
-        )
-    except _ValidationError:
-        raise
-    except (KeyError, TypeError, AttributeError, ValueError) as exc:
-        # ValueError: str() of an integer over 4,300 digits, say.
-        raise _ValidationError(
-            f"not a session snapshot: {type(exc).__name__} {exc}"
-        ) from None
+    return _session_from_json(Session, _SNAPSHOT, _decode, data)

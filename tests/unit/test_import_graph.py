@@ -44,13 +44,7 @@ ALLOWED_BACKWARD = {
 """Imports of a later stage that are allowed, as (importing stage, imported
 module)."""
 
-KNOWN_CYCLES = [
-    # The views package registers its view builders (views/__init__.py
-    # imports .protocol and .connection at its end), which import ViewInputs
-    # from the package. To be separated (ViewInputs in a module of its own);
-    # this list is then empty.
-    ["acpgen.views", "acpgen.views.connection", "acpgen.views.protocol"],
-]
+KNOWN_CYCLES: list[list[str]] = []
 """The import cycles there are: no other may appear."""
 
 

@@ -14,37 +14,14 @@ module in it is rendered with ``{"view": ...}`` as its only context.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from . import connection, protocol, session
+from .inputs import ViewBuilder, ViewInputs
 
-from ..compile import ir
-from ..emit.names import ModuleNames
+__all__ = ["VIEWS", "ViewBuilder", "ViewInputs"]
 
-
-@dataclass(frozen=True)
-class ViewInputs:
-    """What a view is built from: the package's IR and how the module being
-    built names things (recording, as it is asked, what it must import)."""
-
-    package: ir.Package
-    defs: Mapping[str, ir.Definition]
-    """The package's definitions by schema name."""
-    names: ModuleNames
-    """How this module refers to schema names and builtins."""
-    exports: Mapping[str, tuple[str, ...]]
-    """Every module's public names (:func:`acpgen.emit.names.exports`)."""
-    generator_version: str
-
-
-ViewBuilder = Callable[[ViewInputs], object]
-
-VIEWS: dict[str, ViewBuilder] = {}
+VIEWS: dict[str, ViewBuilder] = {
+    "session": session.session_view,
+    "protocol": protocol.build,
+    "connection": connection.build,
+}
 """Generated module stem -> the builder of its view."""
-
-from . import protocol as _protocol  # noqa: E402
-
-VIEWS["protocol"] = _protocol.build
-
-from . import connection as _connection  # noqa: E402
-
-VIEWS["connection"] = _connection.build

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ..compile import ir
 from ..emit import text
 from ..emit.names import reexports
-from . import ViewInputs
+from .inputs import ViewInputs
 from .protocol import Handler, handler, header, literals
 
 INITIALIZE = "initialize"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from ..compile import ir
 from ..emit import text
 from ..emit.names import reexports
-from . import ViewInputs
+from .inputs import ViewInputs
 
 
 @dataclass(frozen=True)
