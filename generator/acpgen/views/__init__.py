@@ -40,3 +40,14 @@ ViewBuilder = Callable[[ViewInputs], object]
 
 VIEWS: dict[str, ViewBuilder] = {}
 """Generated module stem -> the builder of its view."""
+
+
+def _register() -> None:
+    """The views of the modules with one (imported here, after
+    :class:`ViewInputs`, which they import)."""
+    from .models import build_models_view
+
+    VIEWS["models"] = build_models_view
+
+
+_register()
