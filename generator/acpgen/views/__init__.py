@@ -46,8 +46,11 @@ def _register() -> None:
     """The views of the modules with one (imported here, after
     :class:`ViewInputs`, which they import)."""
     from .models import build_models_view
+    from .package import build_package_view, build_schema_view
 
     VIEWS["models"] = build_models_view
+    VIEWS["__init__"] = build_package_view
+    VIEWS["_schema"] = build_schema_view
 
 
 _register()
