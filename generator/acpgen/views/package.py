@@ -18,15 +18,15 @@ class BuiltinNames:
     """How the package's ``__init__.py`` names the builtins it calls (a
     schema name of the same spelling shadows one there)."""
 
-    getattr: str
+    getattr_: str
     attribute_error: str
-    list: str
-    str: str
-    sorted: str
-    globals: str
-    frozenset: str
-    dict: str
-    object: str
+    list_: str
+    str_: str
+    sorted_: str
+    globals_: str
+    frozenset_: str
+    dict_: str
+    object_: str
 
 
 @dataclass(frozen=True)
@@ -80,15 +80,15 @@ def build_package_view(inputs: ViewInputs) -> PackageView:
         connection_imports=imports["connection"],
         lazy_names=tuple(literal(n) for n in inputs.exports["connection"] if n not in schema),
         builtins=BuiltinNames(
-            getattr=b("getattr"),
+            getattr_=b("getattr"),
             attribute_error=b("AttributeError"),
-            list=b("list"),
-            str=b("str"),
-            sorted=b("sorted"),
-            globals=b("globals"),
-            frozenset=b("frozenset"),
-            dict=b("dict"),
-            object=b("object"),
+            list_=b("list"),
+            str_=b("str"),
+            sorted_=b("sorted"),
+            globals_=b("globals"),
+            frozenset_=b("frozenset"),
+            dict_=b("dict"),
+            object_=b("object"),
         ),
         meta=MetadataView(
             generator_version=meta["GENERATOR_VERSION"],
