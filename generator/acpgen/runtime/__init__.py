@@ -24,6 +24,7 @@ SOURCES = {
         "_folding.py",
         "_versions.py",
         "_resume.py",
+        "_patch.py",
     )
 }
 """Generated file name -> the source copied into the package."""

@@ -47,10 +47,12 @@ def _register() -> None:
     :class:`ViewInputs`, which they import)."""
     from .models import build_models_view
     from .package import build_package_view, build_schema_view
+    from .patch import build_patch_view
 
     VIEWS["models"] = build_models_view
     VIEWS["__init__"] = build_package_view
     VIEWS["_schema"] = build_schema_view
+    VIEWS["patch"] = build_patch_view
 
 
 _register()
