@@ -45,6 +45,7 @@ VIEWS: dict[str, ViewBuilder] = {}
 def _register() -> None:
     """The views of the modules with one (imported here, after
     :class:`ViewInputs`, which they import)."""
+    from .codec import build_codec_view
     from .models import build_models_view
     from .package import build_package_view, build_schema_view
     from .patch import build_patch_view
@@ -53,6 +54,7 @@ def _register() -> None:
     VIEWS["__init__"] = build_package_view
     VIEWS["_schema"] = build_schema_view
     VIEWS["patch"] = build_patch_view
+    VIEWS["codec"] = build_codec_view
 
 
 _register()
