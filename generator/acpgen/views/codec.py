@@ -298,13 +298,17 @@ class OptionalEntry:
 
 @dataclass(frozen=True)
 class FieldsEncoder:
-    """The statements building the wire dict ``d`` of object ``o``."""
+    """The statements building and returning the wire dict ``d`` of object ``o``."""
 
     entries: tuple[Entry, ...]
     """The tag, the required fields and those with a default (never UNSET)."""
-    keyed: tuple[KeyedEncoder, ...]
-    optional: tuple[OptionalEntry, ...]
+    keyed: tuple[KeyedEncoder, ...] = ()
+    optional: tuple[OptionalEntry, ...] = ()
     """The optional fields, set only when they are not UNSET."""
+    extra: bool = False
+    """A catch-all variant: its ``extra`` members are added."""
+    wraps: str = ""
+    """The class name of a wrapped payload's definition, whose members are added."""
 
 
 @dataclass(frozen=True)
@@ -314,6 +318,7 @@ class ObjectCodec:
     undeclared: tuple[str, ...]
     """Required keys without a property, as literals."""
     closed: bool
+    """Strict mode refuses undeclared keys (else checks that their values are JSON)."""
     declared: str
     """The declared keys as a list literal."""
     fields: tuple[FieldDecoder, ...]
@@ -328,17 +333,9 @@ class EnumCodec:
     ref: str
     annotation: str
     value_kind: str
-    strings: bool
-    """String values (else integers, read into ``n``)."""
-    bounded: bool
-    """An open integer enum whose other values lenient mode bounds."""
-    low: str
-    high: str
-    value: str
-    """The variable holding the value, ``v`` or ``n``."""
-    open: bool
-    expected: str
-    """The error for another value of a closed enum, as a literal."""
+    decoder: str
+    """The runtime's decoder of the enum, for what the codec does not find
+    among its members in place (built over ``_MEMBERS_<class>``)."""
 
 
 @dataclass(frozen=True)
@@ -361,8 +358,12 @@ class VariantCodec:
     union: str
     """The union's class name."""
     tag_name: str
+    reader_note: str
+    """For a tagged or catch-all variant, which has a reader of an object
+    whose tag was looked up: the comment saying by whom (else empty)."""
     fields: tuple[FieldDecoder, ...]
     names: tuple[str, ...]
+    """The attributes the decoder sets from its ``f_<name>`` locals."""
     wraps: str
     """The class name of the wrapped payload's definition, or empty."""
     extra_known: str
@@ -377,21 +378,20 @@ class TaggedDispatch:
     tag: str
     readers: tuple[Entry, ...]
     """Tag value literal -> ``_read_<Variant>``."""
-    lenient_tag: bool
-    fallback: str
-    """The fallback variant's class name, or empty."""
-    catch_all: str
-    null_tag: str
-    unknown: str
-    """The error for an unknown tag, as a literal."""
+    options: str
+    """The keyword arguments of ``tagged_union`` after the table, each
+    preceded by ``, ``: the error for an unknown tag, the tag's leniency,
+    the fallback, catch-all and null-tag variants."""
 
 
 @dataclass(frozen=True)
 class UntaggedDispatch:
-    exclusive: bool
-    candidates: tuple[Candidate, ...]
+    variants: tuple[Entry, ...]
+    """(the required keys as a tuple literal, the variant's decoder)."""
     no_match: str
     ambiguous: str
+    """For a ``oneOf``: ``, `` and the error for an object several variants
+    decode (else empty)."""
 
 
 @dataclass(frozen=True)
@@ -404,8 +404,6 @@ class UnionCodec:
     variants: tuple[VariantCodec, ...]
     tagged: TaggedDispatch | None
     untagged: UntaggedDispatch | None
-    encodes: bool
-    """Another type names the union: it has an encoder of its own."""
 
 
 @dataclass(frozen=True)
@@ -422,7 +420,17 @@ class DefinitionCodec:
 class StateEncoder:
     state_class: str
     ref: str
-    entries: tuple[Entry, ...]
+    encoder: FieldsEncoder
+
+
+@dataclass(frozen=True)
+class UnionEncoder:
+    """The encoder of a union another type names: its variant's."""
+
+    class_name: str
+    ref: str
+    name: str
+    """The union's ``$defs`` name as a literal."""
 
 
 @dataclass(frozen=True)
@@ -436,6 +444,7 @@ class TableEntry:
 @dataclass(frozen=True)
 class Overload:
     name: str
+    """The annotation of ``decode``'s ``name``: a literal type, or ``str``."""
     annotation: str
 
 
@@ -445,13 +454,29 @@ class CodecView:
     exports: str
     """``__all__`` as a list literal."""
     definitions: tuple[DefinitionCodec, ...]
+    unions: tuple[UnionCodec, ...]
+    """The unions, whose decoders the module builds after every definition's
+    functions: they are built with the decoders of their variants, some of
+    which (a variant that is another definition's class) come later."""
     states: tuple[StateEncoder, ...]
+    union_encoders: tuple[UnionEncoder, ...]
     decoders: tuple[TableEntry, ...]
     class_decoders: tuple[TableEntry, ...]
     class_encoders: tuple[TableEntry, ...]
     enum_pointers: tuple[TableEntry, ...]
     enum_encoders: tuple[TableEntry, ...]
     overloads: tuple[Overload, ...]
+    """``decode``'s signatures: one per definition, then any name."""
+
+
+TAGGED_READER = (
+    "# `d` is an object whose tag selects this variant: every caller (the\n"
+    "    # union's decoder, or a field or list of the union) looked it up."
+)
+CATCH_ALL_READER = (
+    "# `d` is an object whose tag is a string no other variant has: the\n"
+    "    # union's decoder, its only caller, checked it."
+)
 
 
 class _Builder:
@@ -496,7 +521,9 @@ class _Builder:
             ambiguous=literal(text.ambiguous_message(t)),
         )
 
-    def encoder(self, fields: tuple[ir.Field, ...], first: tuple[Entry, ...] = ()) -> FieldsEncoder:
+    def encoder(
+        self, fields: tuple[ir.Field, ...], first: tuple[Entry, ...] = (), extra: bool = False, wraps: str = ""
+    ) -> FieldsEncoder:
         entries = list(first)
         entries.extend(
             Entry(literal(f.wire_name), self.x.encode(f.type, "o." + f.name))
@@ -521,7 +548,7 @@ class _Builder:
             for f in fields
             if not f.required and f.default_value is None
         )
-        return FieldsEncoder(tuple(entries), tuple(keyed), optional)
+        return FieldsEncoder(tuple(entries), tuple(keyed), optional, extra, wraps)
 
     def object(self, d: ir.ObjectDef) -> ObjectCodec:
         return ObjectCodec(
@@ -536,19 +563,22 @@ class _Builder:
         )
 
     def enum(self, d: ir.EnumDef) -> EnumCodec:
-        strings = d.value_kind == "str"
+        members = f"_MEMBERS_{d.class_name}"
+        if not d.open:
+            strings = d.value_kind == "str"
+            decoder = f"_closed_enum({members}, {strings}, {literal(text.expected_message(d))})"
+        elif d.value_kind == "str":
+            decoder = f"_open_str_enum({members})"
+        elif d.open_min is None and d.open_max is None:
+            decoder = f"_open_int_enum({members})"
+        else:
+            decoder = f"_open_int_enum({members}, {literal(d.open_min)}, {literal(d.open_max)})"
         return EnumCodec(
             class_name=d.class_name,
             ref=self.ref(d.class_name),
             annotation=text.definition_annotation(d, self.names.annotation_ref, self.names.builtin),
             value_kind=d.value_kind,
-            strings=strings,
-            bounded=not strings and d.open and (d.open_min is not None or d.open_max is not None),
-            low=literal(d.open_min),
-            high=literal(d.open_max),
-            value="v" if strings else "n",
-            open=d.open,
-            expected="" if d.open else literal(text.expected_message(d)),
+            decoder=decoder,
         )
 
     def variant(self, d: ir.UnionDef, v: ir.Variant) -> VariantCodec:
@@ -560,6 +590,12 @@ class _Builder:
             first = (Entry(tag, "o." + d.tag_name),)
         wraps = self.x.class_name(v.wraps) if v.wraps else ""
         has_known = not v.wraps and v.role != ir.CATCH_ALL
+        names = tuple(f.name for f in v.fields)
+        if wraps:
+            names = ("value",)
+        elif v.role == ir.CATCH_ALL:
+            names = (d.tag_name, *names, "extra")
+        note = {ir.TAGGED: TAGGED_READER, ir.CATCH_ALL: CATCH_ALL_READER}.get(v.role, "")
         return VariantCodec(
             class_name=v.class_name,
             ref=self.ref(v.class_name),
@@ -569,12 +605,13 @@ class _Builder:
             value=literal(v.tag),
             union=d.class_name,
             tag_name=d.tag_name,
+            reader_note=note,
             fields=tuple(self.field(f) for f in v.fields),
-            names=tuple(f.name for f in v.fields),
+            names=names,
             wraps=wraps,
             extra_known=literal(list(d.catch_all_known_keys)),
             known=literal(([d.tag] if d.tag else []) + list(v.declared_keys)) if has_known else "",
-            encoder=self.encoder(v.fields, first),
+            encoder=self.encoder(v.fields, first, v.role == ir.CATCH_ALL, wraps),
         )
 
     def union(self, d: ir.UnionDef) -> UnionCodec:
@@ -583,22 +620,16 @@ class _Builder:
         tagged: TaggedDispatch | None = None
         untagged: UntaggedDispatch | None = None
         if d.tag is not None:
-            fallback, catch_all, null_tag = d.fallback, d.catch_all, d.null_tag_variant
             tagged = TaggedDispatch(
                 tag=literal(d.tag),
                 readers=tuple(Entry(literal(v.tag), f"_read_{v.class_name}") for v in d.tagged),
-                lenient_tag=d.tag_lenient,
-                fallback="" if fallback is None else fallback.class_name,
-                catch_all="" if catch_all is None else catch_all.class_name,
-                null_tag="" if null_tag is None else null_tag.class_name,
-                unknown=literal(text.unknown_tag_message(d)) if catch_all is None and fallback is None else "",
+                options=_tagged_options(d),
             )
         else:
             untagged = UntaggedDispatch(
-                exclusive=d.exclusive,
-                candidates=tuple(Candidate(_has_keys(v.required_keys), f"_decode_{v.class_name}") for v in d.variants),
+                variants=tuple(Entry(_tuple_literal(v.required_keys), f"_decode_{v.class_name}") for v in d.variants),
                 no_match=literal(text.no_match_message(d)),
-                ambiguous=literal(text.ambiguous_message(d)) if d.exclusive else "",
+                ambiguous=f", {literal(text.ambiguous_message(d))}" if d.exclusive else "",
             )
         return UnionCodec(
             class_name=d.class_name,
@@ -608,7 +639,6 @@ class _Builder:
             variants=variants,
             tagged=tagged,
             untagged=untagged,
-            encodes=d.name in self.inputs.package.referenced,
         )
 
     def definition(self, d: ir.Definition) -> DefinitionCodec:
@@ -622,11 +652,34 @@ class _Builder:
 
     def state(self, u: ir.Upsert) -> StateEncoder:
         entries = tuple(Entry(literal(f.wire_name), self.x.encode(f.type, "o." + f.name)) for f in u.fields)
-        return StateEncoder(u.state_class, self.ref(u.state_class), entries)
+        return StateEncoder(u.state_class, self.ref(u.state_class), FieldsEncoder(entries))
 
 
 def _has_keys(keys: tuple[str, ...]) -> str:
     return " and ".join(f"{literal(key)} in d" for key in keys) or "True"
+
+
+def _tuple_literal(items: tuple[str, ...]) -> str:
+    """A tuple of strings as a literal."""
+    if len(items) == 1:
+        return f"({literal(items[0])},)"
+    return "(" + ", ".join(literal(item) for item in items) + ")"
+
+
+def _tagged_options(d: ir.UnionDef) -> str:
+    """The keyword arguments of the runtime's ``tagged_union`` for ``d``."""
+    options: list[str] = []
+    if d.catch_all is None and d.fallback is None:
+        options.append(f"unknown={literal(text.unknown_tag_message(d))}")
+    if d.tag_lenient:
+        options.append("lenient_tag=True")
+    if d.fallback is not None:
+        options.append(f"fallback=_decode_{d.fallback.class_name}")
+    if d.catch_all is not None:
+        options.append(f"catch_all=_read_{d.catch_all.class_name}")
+    if d.null_tag_variant is not None:
+        options.append(f"null_tag=_decode_{d.null_tag_variant.class_name}")
+    return "".join(", " + option for option in options)
 
 
 def build_codec_view(inputs: ViewInputs) -> CodecView:
@@ -635,6 +688,11 @@ def build_codec_view(inputs: ViewInputs) -> CodecView:
     ref = inputs.names.ref
     definitions = tuple(b.definition(d) for d in package.definitions)
     states = tuple(b.state(u) for u in package.upserts)
+    union_encoders = tuple(
+        UnionEncoder(d.class_name, ref(d.class_name), literal(d.name))
+        for d in package.definitions
+        if isinstance(d, ir.UnionDef) and d.name in package.referenced
+    )
     variants = [
         (v, d) for d in package.definitions if isinstance(d, ir.UnionDef) for v in d.variants if not v.reuses_ref
     ]
@@ -653,7 +711,9 @@ def build_codec_view(inputs: ViewInputs) -> CodecView:
         header=header(package, inputs.generator_version, SUMMARY),
         exports=literal(list(inputs.exports["codec"])),
         definitions=definitions,
+        unions=tuple(d.union for d in definitions if d.union is not None),
         states=states,
+        union_encoders=union_encoders,
         decoders=tuple(
             TableEntry(literal(d.name), f"_decode_{d.class_name}", pointer(d.pointer)) for d in package.definitions
         ),
@@ -664,8 +724,14 @@ def build_codec_view(inputs: ViewInputs) -> CodecView:
         class_encoders=tuple(class_encoders),
         enum_pointers=tuple(TableEntry(ref(d.class_name), "", pointer(d.pointer)) for d in enums),
         enum_encoders=tuple(TableEntry(ref(d.class_name), f"_encode_{d.class_name}", "") for d in enums),
-        overloads=tuple(
-            Overload(literal(d.name), text.definition_annotation(d, inputs.names.annotation_ref, inputs.names.builtin))
-            for d in package.definitions
+        overloads=(
+            *(
+                Overload(
+                    f"_Literal[{literal(d.name)}]",
+                    text.definition_annotation(d, inputs.names.annotation_ref, inputs.names.builtin),
+                )
+                for d in package.definitions
+            ),
+            Overload("str", "object"),
         ),
     )
