@@ -54,6 +54,7 @@ __all__ = [
     "dump_message",
     "json_backend",
     "load_message",
+    "session_of",
     "use_json_backend",
 ]
 
@@ -256,6 +257,17 @@ class ParamsError(ValidationError):
     @property
     def path(self) -> str:
         return "$.params" + self.error.path[1:]
+
+
+def session_of(message: Mapping[str, Any], field: str) -> str | None:
+    """The ``sessionId`` of a message's ``params`` or ``result`` (``field``),
+    as JSON: what the network transports route a message by."""
+    holder: object = message.get(field)
+    if isinstance(holder, dict):
+        value = cast("dict[str, object]", holder).get("sessionId")
+        if isinstance(value, str):
+            return value
+    return None
 
 
 def _preview(value: Any, limit: int = 200) -> str:
@@ -546,24 +558,6 @@ def _message_decoder(
         if strict:
             _check_others(message)
         method = message.get("method")
-        if method is not None and not strict and "id" not in message:
-            # The usual case first: a known notification, leniently (its
-            # name a key of the table, so a string).
-            try:
-                bound = notifications.get(method)
-            except TypeError:  # not hashable: not a name
-                bound = None
-            if bound is not None:
-                params = message.get("params")
-                try:
-                    decoded = bound[0](params, False)
-                except (ValidationError, NotPlainJson, RecursionError):
-                    decoded = redecode(bound[1], params, False, False, None, method)
-                # _notification(method, decoded), inlined.
-                note: Notification[Any] = _new(Notification)
-                _set_note_method(note, method)
-                _set_note_params(note, decoded)
-                return note
         if method is not None or "method" in message:
             if type(method) is not str:
                 raise ValidationError(
@@ -575,28 +569,33 @@ def _message_decoder(
                     "a request or notification has neither result nor error"
                 )
             params = message.get("params")
-            if "id" in message:
-                id = message["id"]
-                if type(id) is not int and type(id) is not str:
-                    id = request_id(id)
-                bound = requests.get(method)
+            if "id" not in message:
+                # A notification: the most frequent message (session/update).
+                bound = notifications.get(method)
                 if bound is None:
-                    return _request(id, method, params)
-                if params is None:
-                    params = {}
+                    return _notification(method, params)
                 try:
                     decoded = bound[0](params, strict)
                 except (ValidationError, NotPlainJson, RecursionError):
-                    decoded = redecode(bound[1], params, strict, True, id, method)
-                return _request(id, method, decoded)
-            bound = notifications.get(method)
+                    decoded = redecode(bound[1], params, strict, False, None, method)
+                # _notification(method, decoded), inlined.
+                note: Notification[Any] = _new(Notification)
+                _set_note_method(note, method)
+                _set_note_params(note, decoded)
+                return note
+            id = message["id"]
+            if type(id) is not int and type(id) is not str:
+                id = request_id(id)
+            bound = requests.get(method)
             if bound is None:
-                return _notification(method, params)
+                return _request(id, method, params)
+            if params is None:
+                params = {}
             try:
                 decoded = bound[0](params, strict)
             except (ValidationError, NotPlainJson, RecursionError):
-                decoded = redecode(bound[1], params, strict, False, None, method)
-            return _notification(method, decoded)
+                decoded = redecode(bound[1], params, strict, True, id, method)
+            return _request(id, method, decoded)
         if "result" in message:
             if "error" in message:
                 raise ValidationError("a response has both result and error")

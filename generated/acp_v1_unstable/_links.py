@@ -9,17 +9,17 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import json
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from ._connection import Connection
+from ._jsonrpc import load_message, session_of
 from ._transport import MemoryTransport, Transport, held, memory_pair
 
-__all__ = ["Key", "Limits", "Link", "Stream", "message_key", "session_of"]
+__all__ = ["Key", "Limits", "Link", "Stream", "message_key"]
 
 log = logging.getLogger(__name__.rpartition(".")[0] + ".asgi")
 
@@ -47,16 +47,6 @@ def message_key(id: object) -> Key | None:
         return ("n", id)
     if isinstance(id, str):
         return ("s", id)
-    return None
-
-
-def session_of(message: Mapping[str, Any], field: str) -> str | None:
-    """The ``sessionId`` of a message's ``params`` or ``result``."""
-    holder: object = message.get(field)
-    if isinstance(holder, dict):
-        value = cast("dict[str, object]", holder).get("sessionId")
-        if isinstance(value, str):
-            return value
     return None
 
 
@@ -155,7 +145,7 @@ class Link:
                 await self.websocket({"type": "websocket.send", "text": data.decode()})
             return
         try:
-            message = json.loads(data)
+            message = load_message(data)
         except ValueError:  # pragma: no cover - the connection writes JSON
             message = None
         if not isinstance(message, dict):  # pragma: no cover

@@ -23,13 +23,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
-import json
 import logging
 import urllib.parse
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from ._connection import Connection
+from ._jsonrpc import dump_message, load_message, session_of
 from ._transport import (
     DEFAULT_MAX_BUFFERED,
     DEFAULT_MAX_MESSAGE,
@@ -396,15 +396,6 @@ class _SseDecoder:
         self.data, self.size = [], 0
 
 
-def _session_of(message: Mapping[str, Any], field: str) -> str | None:
-    holder: object = message.get(field)
-    if isinstance(holder, dict):
-        value = cast("dict[str, object]", holder).get("sessionId")
-        if isinstance(value, str):
-            return value
-    return None
-
-
 class HttpTransport:
     """ACP's Streamable HTTP, client side: each message is a ``POST``
     (``initialize`` answered in its ``200`` body, the rest ``202``); what the
@@ -462,7 +453,8 @@ class HttpTransport:
     async def send(self, data: bytes) -> None:
         if self._closing:
             raise ConnectionError("the connection is closed")
-        message: dict[str, Any] = json.loads(data)
+        # The connection's own text: a JSON object.
+        message: dict[str, Any] = load_message(data)
         headers = {"Content-Type": "application/json"}
         session: str | None = None
         if self.connection_id is None:
@@ -471,7 +463,7 @@ class HttpTransport:
         else:
             headers[CONNECTION_ID_HEADER] = self.connection_id
             if "method" in message:
-                session = _session_of(message, "params")
+                session = session_of(message, "params")
             else:
                 session = self._about.pop(_id_key(message.get("id")), None)
             if session is not None:
@@ -555,7 +547,7 @@ class HttpTransport:
             "data": {"status": problem.status, "body": problem.body[:1000]},
         }
         wire = {"jsonrpc": "2.0", "id": message["id"], "error": error}
-        await self._inbox.put(json.dumps(wire).encode())
+        await self._inbox.put(dump_message(wire))
 
     async def _open_stream(self, session: str | None) -> TransportRefused | None:
         opened = self._opened.get(session)
@@ -608,8 +600,8 @@ class HttpTransport:
         """Note the agent's requests (their answers go to the same session's
         stream) and open the stream of a session an answer names."""
         try:
-            message = json.loads(data)
-        except ValueError:
+            message = load_message(data)  # as the connection reads it
+        except ValueError:  # the connection answers it (-32700)
             return
         if not isinstance(message, dict):
             return
@@ -618,7 +610,7 @@ class HttpTransport:
             if "id" in wire:
                 self._about[_id_key(wire["id"])] = session
             return
-        created = _session_of(wire, "result")
+        created = session_of(wire, "result")
         if created is not None and created not in self._opened:
             self._opened[created] = opened = _future()
             self._streams[created] = asyncio.get_running_loop().create_task(

@@ -48,7 +48,6 @@ import hmac
 import importlib
 import inspect
 import ipaddress
-import json
 import logging
 from collections.abc import Awaitable, Callable, Collection, Mapping, MutableMapping
 from dataclasses import dataclass
@@ -56,8 +55,8 @@ from typing import Any, TypedDict, cast
 from urllib.parse import urlsplit
 
 from ._connection import Connection
-from ._jsonrpc import PARSE_ERROR, RpcError, dump_message
-from ._links import Key, Limits, Link, Stream, message_key, session_of
+from ._jsonrpc import PARSE_ERROR, RpcError, dump_message, load_message, session_of
+from ._links import Key, Limits, Link, Stream, message_key
 from ._transport import Transport, head_hint
 
 __all__ = [
@@ -562,8 +561,8 @@ class AcpAsgiApp:
             raise _Refusal(415, "Content-Type must be application/json")
         data = await self._read_body(headers, receive)
         try:
-            message = json.loads(data)
-        except (ValueError, RecursionError):
+            message = load_message(data)  # as the connection reads it
+        except ValueError:
             raise _Refusal(400, "the body is not JSON") from None
         if isinstance(message, list):
             raise _Refusal(501, "JSON-RPC batches are not supported")

@@ -64,8 +64,8 @@ class SessionKeeperBase(Generic[_C, _S]):
     replay where the agent offers that (cheaper, but what was sent meanwhile
     is lost).
 
-    The generated subclass sets the class attributes, ``_folds`` and
-    ``_resume``."""
+    The generated subclass sets the class attributes, ``_folds``,
+    ``_resume`` and ``_build``."""
 
     FIELDS: ClassVar[tuple[str, ...]] = ()
     """The Session's fields, ``history`` first."""
@@ -100,6 +100,12 @@ class SessionKeeperBase(Generic[_C, _S]):
     def session_id(self) -> str:
         """The id of the session kept."""
         return self._session.session_id
+
+    @property
+    def session(self) -> _S:
+        """The session folded so far: the current connection's fold (during
+        a replay: as it was before the connection dropped)."""
+        return self._session if self._replay is not None else self._current()
 
     @property
     def replaying(self) -> bool:

@@ -21,6 +21,9 @@ from ._connection import Connection as Connection
 from ._connection import ConnectionOptions as ConnectionOptions
 from ._connection import HandlerError as HandlerError
 from ._resume import ResumeUnsupported as ResumeUnsupported
+from ._sides import bearer_token as bearer_token
+from ._sides import serve_versions as serve_versions
+from ._sides import spawn_agent_versions as spawn_agent_versions
 from ._transport import MessageTooLarge as MessageTooLarge
 from ._transport import StreamTransport as StreamTransport
 from ._transport import Transport as Transport
@@ -32,14 +35,15 @@ from ._versions import VersionMismatch as VersionMismatch
 from ._versions import connect_versions as connect_versions
 from ._connection import open_stdio as _open_stdio
 from ._connection import spawn_connection as _spawn_connection
-from ._transport import DEFAULT_CLOSE_GRACE as _DEFAULT_CLOSE_GRACE
 from ._resume import SessionKeeperBase as _SessionKeeperBase
 from ._runtime import UNSET as _UNSET
-from ._transport import DEFAULT_MAX_BUFFERED as _DEFAULT_MAX_BUFFERED
+from ._sides import asgi_app as _asgi_app
+from ._sides import connect_http as _connect_http
+from ._sides import connect_websocket as _connect_websocket
+from ._sides import in_memory as _in_memory
+from ._sides import serve as _serve
+from ._transport import DEFAULT_CLOSE_GRACE as _DEFAULT_CLOSE_GRACE
 from ._transport import DEFAULT_MAX_MESSAGE as _DEFAULT_MAX_MESSAGE
-from ._transport import memory_pair as _memory_pair
-from ._versions import serve_versions as _serve_versions
-from ._versions import spawn_versions as _spawn_versions
 from .models import (
     ArchiveSessionRequest,
     ArchiveSessionResponse,
@@ -109,7 +113,6 @@ if _typing.TYPE_CHECKING:
     from typing_extensions import Unpack as _Unpack
 
     from ._asgi import AcpAsgiApp as _AcpAsgiApp
-    from ._asgi import RequestHead as _RequestHead
     from ._asgi import ServeOptions as _ServeOptions
 
 __all__ = [
@@ -407,49 +410,9 @@ def connect_in_memory(
     """An agent and a client joined in this process (for tests): both are
     started, with the same ``options``; close both when done. Call it with
     an event loop running."""
-    agent_end, client_end = _memory_pair()
-    agent = AgentSideConnection(make_agent, agent_end, **options)
-    client = ClientSideConnection(make_client, client_end, **options)
-    agent.start()
-    client.start()
-    return agent, client
-
-
-async def serve_versions(
-    agents: _Mapping[int, AgentEntry],
-    transport: Transport | None = None,
-    **options: _Unpack[ConnectionOptions],
-) -> None:
-    """Serve one client with the package of the version its ``initialize``
-    asks for: ``agents`` maps a protocol version to that package's
-    ``(AgentSideConnection, make_agent)``, e.g. ``{1: (acp_v1.AgentSideConnection,
-    V1Agent), 2: (acp_v2.AgentSideConnection, V2Agent)}``. The newest version at
-    or below the requested one serves (the oldest for a string or older version,
-    whose agent answers with its own). Serves stdin/stdout unless given a
-    ``transport``; ``options`` go to the connection."""
-    await _serve_versions(
-        agents, transport if transport is not None else await _open_stdio(), **options
-    )
-
-
-def spawn_agent_versions(
-    clients: _Mapping[int, ClientEntry],
-    program: str,
-    *args: str,
-    env: dict[str, str] | None = None,
-    cwd: str | None = None,
-    close_grace: float = _DEFAULT_CLOSE_GRACE,
-    **options: _Unpack[ConnectionOptions],
-) -> _AbstractAsyncContextManager[tuple[_Any, _Any]]:
-    """Start ``program`` as an agent subprocess, initialize offering the newest
-    version of ``clients`` (a protocol version -> that package's
-    ``(ClientSideConnection, make_client, InitializeRequest)``) and yield the
-    connection of the package of the version the agent chose, with its typed
-    answer to ``initialize``; ``options`` are the connection's. Leaving the
-    block ends the agent as :func:`spawn_agent` says (``close_grace``). See
-    :func:`connect_versions` for any transport."""
-    return _spawn_versions(
-        clients, program, args, env=env, cwd=cwd, close_grace=close_grace, **options
+    return _in_memory(
+        lambda t: AgentSideConnection(make_agent, t, **options),
+        lambda t: ClientSideConnection(make_client, t, **options),
     )
 
 
@@ -468,22 +431,12 @@ def asgi_agent_app(
     for a slow peer are bounded (the options of ``_asgi.ServeOptions``).
     ``connection`` holds the options of each connection
     (``{"validate_outgoing": True}`` ...)."""
-    from ._asgi import AcpAsgiApp as _App
-
-    extra: ConnectionOptions = connection or {}
-    return _App(
-        lambda t, limit: AgentSideConnection(make_agent, t, max_message=limit, **extra),
+    return _asgi_app(
+        lambda t, limit: AgentSideConnection(
+            make_agent, t, max_message=limit, **(connection or {})
+        ),
         **options,
     )
-
-
-def bearer_token(token: str) -> _Callable[[_RequestHead], bool]:
-    """An ``authenticate`` hook for :func:`asgi_agent_app` and
-    :func:`serve_agent`: a request must carry ``Authorization: Bearer <token>``
-    (compared in constant time)."""
-    from ._asgi import bearer_token as _bearer_token
-
-    return _bearer_token(token)
 
 
 async def serve_agent(
@@ -499,8 +452,6 @@ async def serve_agent(
     ``host`` (loopback unless told otherwise) and ``port`` until cancelled;
     ``ready(port)`` is called once it listens (``port=0``: any free port);
     ``connection`` and ``options`` as for :func:`asgi_agent_app`."""
-    from ._asgi import serve as _serve
-
     await _serve(
         asgi_agent_app(make_agent, connection=connection, **options),
         host=host,
@@ -528,22 +479,16 @@ def connect_agent_ws(
     every header) unless ``cross_host_redirects``. ``options`` are the
     connection's (``validate_outgoing=True`` ...); its ``max_buffered``
     also bounds the bytes the transport holds for it."""
-    from ._remote import connected as _connected
-    from ._remote import open_websocket as _open_websocket
-
-    opening = _open_websocket(
+    return _connect_websocket(
+        lambda t: ClientSideConnection(
+            make_client, t, max_message=max_message, **options
+        ),
         url,
         headers=headers,
         cookies=cookies,
         max_message=max_message,
-        max_buffered=options.get("max_buffered", _DEFAULT_MAX_BUFFERED),
         cross_host_redirects=cross_host_redirects,
-    )
-    return _connected(
-        lambda t: ClientSideConnection(
-            make_client, t, max_message=max_message, **options
-        ),
-        opening,
+        options=options,
     )
 
 
@@ -564,22 +509,16 @@ def connect_agent_http(
     the HTTP status; no redirect is followed; an answer over ``max_message``
     bytes is refused without being read whole; ``headers``, ``cookies`` and
     ``options`` as for :func:`connect_agent_ws`."""
-    from ._remote import connected as _connected
-    from ._remote import open_http as _open_http
-
-    opening = _open_http(
+    return _connect_http(
+        lambda t: ClientSideConnection(
+            make_client, t, max_message=max_message, **options
+        ),
         url,
         headers=headers,
         cookies=cookies,
         max_message=max_message,
-        max_buffered=options.get("max_buffered", _DEFAULT_MAX_BUFFERED),
         http2=http2,
-    )
-    return _connected(
-        lambda t: ClientSideConnection(
-            make_client, t, max_message=max_message, **options
-        ),
-        opening,
+        options=options,
     )
 
 
@@ -662,12 +601,6 @@ class SessionKeeper(_SessionKeeperBase[ClientSideConnection[_C], _Session]):
         """The agent's answer to ``initialize`` on the current connection."""
         self.response: ResumeSessionResponse | None = None
         """The agent's answer to the request that resumed the session."""
-
-    @property
-    def session(self) -> _Session:
-        """The session folded so far: the current connection's fold (during
-        a replay: as it was before the connection dropped)."""
-        return self._session if self._replay is not None else self._current()
 
     def _folds(self, connection: ClientSideConnection[_C]) -> dict[str, _Session]:
         return connection.sessions

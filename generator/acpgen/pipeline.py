@@ -17,7 +17,8 @@ strings them together. Data flows one way, one folder per stage:
    ``defaults``, ``capabilities``, ``methods`` (the JSON-RPC method table),
    ``gates`` (the capability each gated method needs, from the capability
    descriptions and ``rules/capabilities.toml``), ``upserts`` and ``session`` (the rules of ``rules/*.toml``, chosen by
-   ``ruleselect``), then ``analysis`` (alias order, referenced definitions).
+   ``ruleselect``), ``resumption`` (how the SessionKeeper takes a session
+   up again, from ``rules/resumption.toml``), then ``analysis`` (alias order, referenced definitions).
 4. **render** (``emit/render.py``, ``emit/text.py``, ``templates/``): Jinja2,
    one template per generated module, printing only what varies with the
    schema, with the text helpers composing source text and prose; the fixed
@@ -56,6 +57,7 @@ from .compile.load import Schema, load_schema
 from .compile.lower import lower
 from .compile.methods import find_methods
 from .compile.naming import name_package
+from .compile.resumption import find_resumption
 from .compile.session import apply_session_rules
 from .compile.upserts import apply_rules
 from .config import Target, package_name_problem
@@ -89,6 +91,7 @@ def build_ir(
     if rules:
         package = apply_rules(package, rules)
         package = apply_session_rules(package, rules)
+    package = find_resumption(package)
     return analyse(replace(package, rule_set=rules))
 
 

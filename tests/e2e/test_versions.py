@@ -6,8 +6,12 @@ agent, a string version, an unsupported version, requests before
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import logging
+import shutil
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +20,7 @@ from ..patience import HANG
 
 v1 = load_generated("acp_v1")
 v2 = load_generated("acp_v2")
+memory_pair = load_generated("acp_v1._transport").memory_pair
 TIMEOUT = HANG
 
 
@@ -74,7 +79,7 @@ AGENTS = {1: (v1.AgentSideConnection, AgentV1), 2: (v2.AgentSideConnection, Agen
 
 
 def pair(agent_class, make_agent, client_class, make_client):
-    agent_end, client_end = v1.connection._memory_pair()
+    agent_end, client_end = memory_pair()
     agent = agent_class(make_agent, agent_end)
     client = client_class(make_client, client_end)
     agent.start()
@@ -84,7 +89,7 @@ def pair(agent_class, make_agent, client_class, make_client):
 
 async def raw(agent_class, make_agent, *messages):
     """The agent's answers to ``messages`` sent as they are."""
-    agent_end, peer = v1.connection._memory_pair()
+    agent_end, peer = memory_pair()
     agent = agent_class(make_agent, agent_end)
     agent.start()
     answers = []
@@ -160,7 +165,7 @@ def test_a_string_version_reads_as_0_and_the_v1_agent_answers_with_its_own(versi
 
 def test_a_string_version_is_refused_in_strict_mode():
     async def main():
-        agent_end, peer = v1.connection._memory_pair()
+        agent_end, peer = memory_pair()
         agent = v1.AgentSideConnection(AgentV1, agent_end, strict=True)
         agent.start()
         message = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "1"}}
@@ -220,7 +225,7 @@ def test_a_request_right_behind_initialize_waits_for_its_answer():
             return await super().initialize(params)
 
     async def main():
-        agent_end, peer = v1.connection._memory_pair()
+        agent_end, peer = memory_pair()
         agent = v1.AgentSideConnection(Slow, agent_end)
         agent.start()
         for message in (
@@ -257,7 +262,7 @@ def test_a_failed_initialize_leaves_the_connection_uninitialized():
 
 def test_require_initialize_false_serves_requests_before_initialize():
     async def main():
-        agent_end, peer = v1.connection._memory_pair()
+        agent_end, peer = memory_pair()
         agent = v1.AgentSideConnection(AgentV1, agent_end, require_initialize=False)
         agent.start()
         message = {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/", "mcpServers": []}}
@@ -275,7 +280,7 @@ def test_require_initialize_false_serves_requests_before_initialize():
 )
 def test_serve_versions_picks_the_package_by_the_requested_version(requested, version):
     async def main():
-        agent_end, client_end = v1.connection._memory_pair()
+        agent_end, client_end = memory_pair()
         serving = asyncio.ensure_future(v2.serve_versions(AGENTS, agent_end))
         message = {
             "jsonrpc": "2.0",
@@ -294,7 +299,7 @@ def test_serve_versions_picks_the_package_by_the_requested_version(requested, ve
 
 def test_connect_versions_offers_v2_and_goes_on_in_the_package_the_agent_chose():
     async def session(agents):
-        agent_end, client_end = v1.connection._memory_pair()
+        agent_end, client_end = memory_pair()
         serving = asyncio.ensure_future(v2.serve_versions(agents, agent_end))
         conn, answer = await v2.connect_versions(CLIENTS, client_end)
         package = v2 if isinstance(conn, v2.ClientSideConnection) else v1
@@ -322,7 +327,7 @@ def test_connect_versions_retries_with_a_version_a_minus_32022_lists():
             return await super().initialize(params)
 
     async def main():
-        agent_end, client_end = v1.connection._memory_pair()
+        agent_end, client_end = memory_pair()
         agent = v1.AgentSideConnection(OnlyOld, agent_end)
         agent.start()
         conn, answer = await v2.connect_versions(CLIENTS, client_end)
@@ -337,7 +342,7 @@ def test_connect_versions_retries_with_a_version_a_minus_32022_lists():
 
 def test_connect_versions_raises_version_mismatch_for_a_version_it_lacks():
     async def main():
-        agent_end, client_end = v1.connection._memory_pair()
+        agent_end, client_end = memory_pair()
         agent = v1.AgentSideConnection(AgentV1, agent_end)
         agent.start()
         try:
@@ -369,3 +374,120 @@ def test_the_codec_refuses_a_string_version_as_the_reference_does(name):
             p.decode("InitializeRequest", params, strict=strict)
     params["protocolVersion"] = 0
     assert p.decode("InitializeRequest", params).protocol_version == 0
+
+
+# ------------------------------------------------------------ a renamed copy
+
+
+@pytest.fixture(scope="module")
+def legacy(tmp_path_factory):
+    """``acp_v1`` vendored under another name (``legacy_acp``: no version in
+    it), imported as that package."""
+    root = tmp_path_factory.mktemp("vendored")
+    shutil.copytree(Path(v1.__file__).parent, root / "legacy_acp", ignore=shutil.ignore_patterns("__pycache__"))
+    sys.path.insert(0, str(root))
+    try:
+        package = importlib.import_module("legacy_acp")
+    finally:
+        sys.path.remove(str(root))
+    assert package.AgentSideConnection is not v1.AgentSideConnection
+    return package
+
+
+def legacy_peers(legacy):
+    class LegacyAgent(legacy.Agent):
+        def __init__(self, conn) -> None:
+            self.conn = conn
+
+        async def initialize(self, params):
+            info = legacy.Implementation(name="legacy-agent", version="1")
+            return legacy.InitializeResponse(protocol_version=1, agent_info=info)
+
+        async def new_session(self, params):
+            return legacy.NewSessionResponse(session_id="s-legacy")
+
+    class LegacyClient(legacy.Client):
+        def __init__(self, conn) -> None:
+            self.conn = conn
+
+    init = legacy.InitializeRequest(protocol_version=1, client_info=legacy.Implementation(name="c", version="1"))
+    return LegacyAgent, LegacyClient, init
+
+
+def test_a_renamed_package_and_acp_v2_are_served_from_one_endpoint(legacy):
+    LegacyAgent, LegacyClient, legacy_init = legacy_peers(legacy)
+    agents = {1: (legacy.AgentSideConnection, LegacyAgent), 2: (v2.AgentSideConnection, AgentV2)}
+    clients = {
+        2: (v2.ClientSideConnection, ClientV2, INIT_V2),
+        1: (legacy.ClientSideConnection, LegacyClient, legacy_init),
+    }
+
+    async def session(offered):
+        agent_end, client_end = memory_pair()
+        serving = asyncio.ensure_future(legacy.serve_versions(agents, agent_end))
+        conn, answer = await legacy.connect_versions(offered, client_end)
+        if isinstance(conn, legacy.ClientSideConnection):
+            created = await conn.new_session(legacy.NewSessionRequest(cwd="/", mcp_servers=[]))
+        else:
+            created = await conn.new_session(v2.NewSessionRequest(cwd="/"))
+        await conn.close()
+        await asyncio.wait_for(serving, TIMEOUT)
+        return type(conn), type(answer), created.session_id
+
+    assert run(session(clients)) == (v2.ClientSideConnection, v2.InitializeResponse, "s-v2")
+    assert run(session({1: clients[1]})) == (
+        legacy.ClientSideConnection,
+        legacy.InitializeResponse,
+        "s-legacy",
+    )
+
+
+def test_a_renamed_package_finds_its_sibling_only_when_told(legacy):
+    _, LegacyClient, legacy_init = legacy_peers(legacy)
+
+    class AnswersWithV2(AgentV2):
+        async def unsupported_version(self, requested, params):
+            return v2.InitializeResponse(protocol_version=2, info=v2.Implementation(name="agent-v2", version="1"))
+
+    async def mismatch(**options):
+        agent_end, client_end = memory_pair()
+        agent = v2.AgentSideConnection(AnswersWithV2, agent_end)
+        client = legacy.ClientSideConnection(LegacyClient, client_end, **options)
+        agent.start()
+        client.start()
+        try:
+            with pytest.raises(legacy.VersionMismatch) as caught:
+                await client.initialize(legacy_init)
+        finally:
+            await client.close()
+            await agent.close()
+        return caught.value
+
+    # Its name shows no version: no package is guessed for version 2.
+    guessed = run(mismatch())
+    assert (guessed.chosen, guessed.package, guessed.answer) == (2, None, None)
+    told = run(mismatch(siblings={2: "acp_v2"}))
+    assert told.package == "acp_v2" and isinstance(told.answer, v2.InitializeResponse)
+
+
+def test_a_client_subclass_defined_elsewhere_still_finds_its_packages_sibling():
+    """The sibling is named after the package the connection runs in, not
+    after the module a subclass of its connection class is defined in."""
+
+    class Mine(v2.ClientSideConnection):
+        pass
+
+    Mine.__module__ = "app_v7.client"
+
+    async def main():
+        agent, client = pair(v1.AgentSideConnection, AgentV1, Mine, ClientV2)
+        try:
+            with pytest.raises(v2.VersionMismatch) as caught:
+                await client.initialize(INIT_V2)
+        finally:
+            await client.close()
+            await agent.close()
+        return caught.value
+
+    mismatch = run(main())
+    assert mismatch.package == "acp_v1" and isinstance(mismatch.answer, v1.InitializeResponse)

@@ -1272,3 +1272,194 @@ def test_the_agent_s_stderr_still_reaches_this_process_s_and_the_error_quotes_on
     assert "exited with status 2" in message
     quoted = message.split("the end of its stderr:\n", 1)[1].splitlines()
     assert [line.strip() for line in quoted] == [f"agent: line {i}" for i in range(1996, 2000)] + ["agent: last words"]
+
+
+# ------------------------------------------------------------ the lifecycle
+
+State = connection.ConnectionState
+
+
+class Scripted:
+    """A transport fed by the test: ``feed`` a message, ``end`` the peer's
+    side; ``send`` fails once ``broken`` is set."""
+
+    def __init__(self) -> None:
+        self.incoming: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.sent: list[dict[str, Any]] = []
+        self.broken = False
+        self.closed = False
+
+    def feed(self, message: dict[str, Any]) -> None:
+        self.incoming.put_nowait(json.dumps(message).encode())
+
+    def end(self) -> None:
+        self.incoming.put_nowait(None)
+
+    async def receive(self) -> bytes | None:
+        return await self.incoming.get()
+
+    async def send(self, data: bytes) -> None:
+        if self.broken:
+            raise ConnectionError("the peer is gone")
+        self.sent.append(json.loads(data))
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+class Recorded(AgentEnd):
+    """An agent end that records each state it enters."""
+
+    def __init__(self, *args: Any, **options: Any) -> None:
+        self.path: list[connection.ConnectionState] = []
+        super().__init__(*args, **options)
+
+    def _enter(self, state: connection.ConnectionState) -> None:
+        super()._enter(state)
+        self.path.append(state)
+
+
+async def _until(condition: Any) -> None:
+    while not condition():
+        await asyncio.sleep(0)
+
+
+NOTE = {"jsonrpc": "2.0", "method": "note", "params": {"n": 1}}
+
+
+def test_the_transition_table_names_every_state_and_closed_is_the_end():
+    assert set(connection.TRANSITIONS) == set(State)
+    assert connection.TRANSITIONS[State.CLOSED] == frozenset()
+    # Every state but CLOSED can close; nothing goes back to OPEN.
+    for state, targets in connection.TRANSITIONS.items():
+        assert State.OPEN not in targets
+        assert (State.CLOSED in targets) == (state is not State.CLOSED)
+
+
+@pytest.mark.parametrize(
+    ("source", "target"),
+    [
+        (source, target)
+        for source in connection.ConnectionState
+        for target in connection.ConnectionState
+        if target not in connection.TRANSITIONS[source]
+    ],
+)
+def test_an_illegal_transition_raises_and_leaves_the_state_as_it_was(source, target):
+    async def main() -> None:
+        conn = AgentEnd(Echo, Scripted())
+        conn._state = source
+        with pytest.raises(RuntimeError, match=f"from {source.value} to {target.value}"):
+            conn._enter(target)
+        assert conn.state is source
+
+    run(main())
+
+
+def test_a_new_connection_is_open_and_close_closes_it():
+    async def main() -> list[Any]:
+        wire = Scripted()
+        conn = Recorded(Echo, wire)
+        assert conn.state is State.OPEN and not conn.ended
+        conn.start()
+        await conn.close()
+        assert wire.closed and conn.ended
+        await conn.close()  # closing again changes nothing
+        with pytest.raises(ConnectionError):
+            await conn.request("ask", {})
+        with pytest.raises(ConnectionError):
+            await conn.notify("tell", {})
+        return conn.path
+
+    assert run(main()) == [State.CLOSED]
+
+
+def test_the_peer_closing_drains_what_was_read_then_closes():
+    async def main() -> tuple[list[Any], list[Any]]:
+        wire = Scripted()
+        conn = Recorded(Echo, wire)
+        conn.handler.note_gate = asyncio.Event()
+        wire.feed(NOTE)
+        wire.end()
+        serving = asyncio.ensure_future(conn.run())
+        await _until(lambda: conn.state is State.DRAINING)
+        # Draining: nothing more is read, no request can be sent, the
+        # queued note still waits for its handler.
+        assert conn.ended and conn.handler.calls == []
+        with pytest.raises(ConnectionError):
+            await conn.request("ask", {})
+        conn.handler.note_gate.set()
+        await serving
+        return conn.path, conn.handler.calls
+
+    assert run(main()) == ([State.DRAINING, State.CLOSED], [("note", {"n": 1})])
+
+
+def test_close_while_draining_closes_and_drops_what_was_queued():
+    async def main() -> tuple[list[Any], list[Any]]:
+        wire = Scripted()
+        conn = Recorded(Echo, wire)
+        conn.handler.note_gate = asyncio.Event()
+        wire.feed(NOTE)
+        wire.end()
+        serving = asyncio.ensure_future(conn.run())
+        await _until(lambda: conn.state is State.DRAINING)
+        await conn.close()
+        await serving  # run returns: close() is no failure of serving
+        return conn.path, conn.handler.calls
+
+    assert run(main()) == ([State.DRAINING, State.CLOSED], [])
+
+
+def test_a_failed_write_breaks_an_open_connection_then_closes_it(caplog):
+    async def main() -> list[Any]:
+        wire = Scripted()
+        conn = Recorded(Echo, wire)
+        wire.broken = True
+        wire.feed(echo(1, "x"))
+        await conn.run()  # returns: the read loop is stopped, not the caller
+        assert conn.state is State.CLOSED and wire.closed
+        return conn.path
+
+    with caplog.at_level(logging.WARNING):
+        assert run(main()) == [State.BROKEN, State.CLOSED]
+    assert "the connection broke while writing: stopping" in caplog.messages
+
+
+def test_a_failed_write_while_draining_leaves_it_draining():
+    async def main() -> list[Any]:
+        wire = Scripted()
+        conn = Recorded(Echo, wire)
+        conn.handler.note_gate = asyncio.Event()
+        wire.feed(NOTE)
+        wire.end()
+        serving = asyncio.ensure_future(conn.run())
+        await _until(lambda: conn.state is State.DRAINING)
+        wire.broken = True
+        with pytest.raises(ConnectionError):
+            await conn.notify("tell", {})
+        assert conn.state is State.DRAINING
+        conn.handler.note_gate.set()
+        await serving
+        return conn.path
+
+    assert run(main()) == [State.DRAINING, State.CLOSED]
+
+
+def test_cancelling_run_closes_the_connection_and_propagates():
+    async def main() -> list[Any]:
+        wire = Scripted()
+        conn = Recorded(Echo, wire)
+        serving = asyncio.ensure_future(conn.run())
+        await _until(lambda: conn._loop_task is not None)
+        await asyncio.sleep(0)
+        serving.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await serving
+        assert wire.closed  # shut down before run() raised
+        return conn.path
+
+    assert run(main()) == [State.CLOSED]

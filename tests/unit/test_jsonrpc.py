@@ -238,6 +238,33 @@ def test_params_a_bound_decoder_refuses_for_good_are_a_params_error_in_both_mode
         assert raised.value.request and raised.value.id == 3
 
 
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"jsonrpc": "2.0", "method": "note", "params": {"a": 1}},
+        {"jsonrpc": "2.0", "method": "note"},
+        {"jsonrpc": "2.0", "method": "_unknown", "params": [1]},
+        {"jsonrpc": "2.0", "method": "note", "params": [1]},
+        {"jsonrpc": "2.0", "method": "echo", "params": {"b": 2}},
+        {"jsonrpc": "2.0", "method": ["note"]},
+        {"jsonrpc": "2.0", "method": 5, "params": {}},
+    ],
+)
+def test_a_notification_decodes_the_same_leniently_and_strictly(message):
+    """One path reads notifications in both modes: the same value, or the
+    same error at the same place (strict only adds the checks of the
+    envelope's other members, which these messages do not have)."""
+    codec, _ = _bound_codec()
+
+    def outcome(strict: bool) -> object:
+        try:
+            return codec.decode_message(dict(message), strict=strict)
+        except ValidationError as error:
+            return (type(error), error.message, error.path)
+
+    assert outcome(False) == outcome(True)
+
+
 def test_params_too_deep_for_a_bound_decoder_are_a_params_error():
     from acpgen.runtime._codec import decoding
 

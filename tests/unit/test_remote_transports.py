@@ -659,3 +659,57 @@ def test_what_a_websocket_brings_waits_in_bounded_bytes() -> None:
             await conn.close()
 
     run(go())
+
+
+ANSWER = b'{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}'
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Nested past what json's recursion reaches: load_message says so
+        # (ValueError, never RecursionError) and the connection answers -32700.
+        b"[" * 100_000 + b"]" * 100_000,
+        b'{"jsonrpc":"2.0","method":"x","params":{"a":NaN}}',
+        b'{"jsonrpc":"2.0","id":"\\ud800","method":"x","params":{}}',
+        b'{"jsonrpc":"2.0","id":1' + b"0" * 5000 + b',"method":"x"}',
+    ],
+)
+def test_an_http_stream_hands_on_what_the_connection_reads_and_goes_on(text: bytes) -> None:
+    # Over stdio any line reaches the connection, which decides; the SSE
+    # stream reads an event as the connection does (_jsonrpc's load_message)
+    # and hands it on whatever it holds, then the events after it.
+    after = b'{"jsonrpc":"2.0","method":"after","params":{}}'
+
+    async def handle(server: RawServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            head = await server.read_head(reader)
+            if head[":request"].startswith("GET"):
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                )
+                for event in (text, after):
+                    chunk = b"data: " + event + b"\n\n"
+                    writer.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                await writer.drain()
+                await reader.read()
+                return
+            body = ANSWER if head[":request"].startswith("POST") else b""
+            writer.write(
+                b"HTTP/1.1 200 OK\r\nAcp-Connection-Id: c1\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+            )
+            await writer.drain()
+
+    async def go() -> list[bytes | None]:
+        async with RawServer(handle) as server:
+            http = await remote.open_http(f"http://127.0.0.1:{server.port}/acp")
+            try:
+                await http.send(b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}')
+                return [await asyncio.wait_for(http.receive(), HANG) for _ in range(3)]
+            finally:
+                await http.close()
+
+    got = run(go())
+    # (the answer to initialize may come before, between or after the events)
+    assert got.count(ANSWER) == 1
+    assert [message for message in got if message != ANSWER] == [text, after]

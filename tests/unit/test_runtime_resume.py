@@ -118,6 +118,19 @@ def test_the_new_connection_folds_from_a_fresh_session_for_a_replay_else_from_th
     assert other.kept["s"] is made._session and not made.replaying and not made.replayed
 
 
+def test_the_session_is_the_connections_fold_except_during_a_replay():
+    made = keeper()
+    first = made.session
+    assert first.session_id == "s"  # no connection: the fold it was given
+    link = Link()
+    made.connection = link
+    link.kept["s"] = newer = Fake("s", mode="newer")
+    assert made.session is newer  # the current connection's fold
+    made._begin(link, "session/load", True, lambda session_id: Fake(session_id, mode="replayed"))
+    assert made.replaying and link.kept["s"].mode == "replayed"
+    assert made.session is first  # during the replay: as it was before
+
+
 def test_a_connection_that_folds_no_sessions_is_refused():
     made = keeper()
     try:

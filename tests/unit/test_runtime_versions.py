@@ -1,6 +1,7 @@
-"""The versions runtime (``_versions``) on its own: reading a version,
-choosing a package, naming the sibling package, the typed errors, and a
-connection with a tiny method table that has ``initialize``."""
+"""The handshake and versions runtime (``_handshake``, ``_versions``) on
+their own: reading a version, choosing a package, naming the sibling
+package, the typed errors, and a connection with a tiny method table that
+has ``initialize``."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 import pytest
 from acpgen.runtime import _connection as connection
+from acpgen.runtime import _handshake as handshake
 from acpgen.runtime import _jsonrpc as rpc
 from acpgen.runtime import _transport as transport
 from acpgen.runtime import _versions as versions
@@ -25,7 +27,7 @@ TIMEOUT = HANG
     [(1, 1), (0, 0), (65535, 65535), ("1", 0), ("0.1.0", 0), (-1, None), (65536, None), (True, None), (None, None)],
 )
 def test_a_version_reads_as_the_rust_crate_read_it(value, version):
-    assert versions.read_protocol_version(value) == version
+    assert handshake.read_protocol_version(value) == version
 
 
 @pytest.mark.parametrize(("requested", "chosen"), [(1, 1), (2, 2), (3, 2), (0, 1), (None, 2)])
@@ -39,47 +41,68 @@ def test_no_version_to_choose_from_is_an_error():
 
 
 @pytest.mark.parametrize(
-    ("module", "version", "sibling"),
+    ("package", "own", "version", "sibling"),
     [
-        ("acp_v2._versions", 1, "acp_v1"),
-        ("acp_v2_unstable._versions", 1, "acp_v1_unstable"),
-        ("vendor.acp_v1._versions", 2, "vendor.acp_v2"),
-        ("mypkg._versions", 1, None),
+        ("acp_v2", 2, 1, "acp_v1"),
+        ("acp_v2_unstable", 2, 1, "acp_v1_unstable"),
+        ("vendor.acp_v1", 1, 2, "vendor.acp_v2"),
+        ("v1", 1, 2, "v2"),
+        # Renamed: its own version is not in its name, or not once.
+        ("mypkg", 1, 2, None),
+        ("old_acp", 1, 2, None),
+        ("acp_v12", 1, 2, None),
+        ("lv1", 1, 2, None),
+        ("acp_v1_v1", 1, 2, None),
+        # A name with another version in it names nothing (``acp_v3`` is no
+        # package of version 1, whatever its name says).
+        ("acp_v3", 1, 2, None),
+        ("acp_v2", None, 1, None),
     ],
 )
-def test_the_sibling_package_is_named_after_this_one(module, version, sibling):
-    assert versions.sibling_package(module, version) == sibling
+def test_the_sibling_package_is_named_after_this_packages_own_name_and_version(package, own, version, sibling):
+    assert handshake.sibling_package(version, own, package=package) == sibling
+
+
+def test_given_siblings_come_first():
+    given = {1: "vendor.legacy"}
+    assert handshake.sibling_package(1, 2, given, package="acp_v2") == "vendor.legacy"
+    assert handshake.sibling_package(3, 2, given, package="acp_v2") == "acp_v3"
+
+
+def test_the_own_name_is_the_package_the_handshake_module_is_in():
+    assert handshake.PACKAGE == "acpgen.runtime"
 
 
 def test_a_missing_sibling_decodes_nothing():
-    assert versions.decode_with_sibling("no_such_v2._versions", 1, {"protocolVersion": 1}) == (None, None)
+    assert handshake.decode_with_sibling("no_such_v2", {"protocolVersion": 1}) == (None, None)
+    assert handshake.decode_with_sibling(None, {"protocolVersion": 1}) == (None, None)
 
 
 def test_only_a_string_version_of_an_initialize_is_replaced():
     message = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "1", "x": 1}}
-    assert versions.lenient_initialize(message)["params"] == {"protocolVersion": 0, "x": 1}
+    assert handshake.lenient_initialize(message)["params"] == {"protocolVersion": 0, "x": 1}
     assert message["params"]["protocolVersion"] == "1"  # a copy
     other = {"jsonrpc": "2.0", "id": 1, "method": "other", "params": {"protocolVersion": "1"}}
-    assert versions.lenient_initialize(other) is other
-    assert versions.requested_version(message, strict=True) is None
-    assert versions.requested_version(message) == 0
+    assert handshake.lenient_initialize(other) is other
+    assert handshake.requested_version(message, strict=True) is None
+    assert handshake.requested_version(message) == 0
 
 
 def test_a_minus_32022_becomes_unsupported_protocol_version_and_nothing_else_does():
-    error = versions.UnsupportedProtocolVersion.from_error(
+    error = handshake.UnsupportedProtocolVersion.from_error(
         rpc.RequestError(-32022, "Unsupported protocol version", {"requested": 1, "supported": [2, "x", 3]})
     )
-    assert isinstance(error, versions.UnsupportedProtocolVersion)
+    assert isinstance(error, handshake.UnsupportedProtocolVersion)
     assert (error.requested, error.supported) == (1, [2, 0, 3])
     assert str(error) == "Unsupported protocol version (-32022): asked for version 1, the agent supports 2, 0, 3"
     other = rpc.RequestError(-32602, "Invalid params")
-    assert versions.UnsupportedProtocolVersion.from_error(other) is other
-    bare = versions.UnsupportedProtocolVersion.from_error(rpc.RequestError(-32022, "no"))
-    assert isinstance(bare, versions.UnsupportedProtocolVersion) and bare.supported == []
+    assert handshake.UnsupportedProtocolVersion.from_error(other) is other
+    bare = handshake.UnsupportedProtocolVersion.from_error(rpc.RequestError(-32022, "no"))
+    assert isinstance(bare, handshake.UnsupportedProtocolVersion) and bare.supported == []
 
 
 def test_a_version_mismatch_says_what_was_chosen():
-    mismatch = versions.VersionMismatch(2, 1, {"protocolVersion": 1})
+    mismatch = handshake.VersionMismatch(2, 1, {"protocolVersion": 1})
     assert str(mismatch) == "the agent chose protocol version 1, not 2"
     assert mismatch.answer is None and mismatch.package is None
 

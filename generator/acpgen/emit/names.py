@@ -168,6 +168,9 @@ CONNECTION_FROM_RUNTIME = (
     ("_connection", "HandlerError"),
     ("_transport", "MessageTooLarge"),
     ("_resume", "ResumeUnsupported"),
+    ("_sides", "bearer_token"),
+    ("_sides", "serve_versions"),
+    ("_sides", "spawn_agent_versions"),
     ("_transport", "StreamTransport"),
     ("_transport", "Transport"),
     ("_versions", "UnsupportedProtocolVersion"),
@@ -181,15 +184,12 @@ CONNECTION_DEFINED = (
     "ClientSideConnection",
     "SessionKeeper",
     "asgi_agent_app",
-    "bearer_token",
     "connect_agent_http",
     "connect_agent_ws",
     "connect_in_memory",
     "run_agent_stdio",
     "serve_agent",
-    "serve_versions",
     "spawn_agent",
-    "spawn_agent_versions",
 )
 """What ``connection.py`` defines itself."""
 

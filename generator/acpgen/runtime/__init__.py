@@ -22,8 +22,10 @@ SOURCES = {
         "_remote.py",
         "_capabilities.py",
         "_folding.py",
+        "_handshake.py",
         "_versions.py",
         "_resume.py",
+        "_sides.py",
         "_patch.py",
     )
 }

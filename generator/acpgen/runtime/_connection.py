@@ -44,7 +44,7 @@ end advertising a capability without the handler behind it raises
 ``check_capabilities=False`` turns both off. A client connection folds the
 sessions it opens (``fold_sessions``, see ``_folding``).
 
-Before ``initialize`` (see :mod:`._versions` for the versions): requests
+Before ``initialize`` (see :mod:`._handshake` for the versions): requests
 other than ``initialize`` are answered ``-32600`` and notifications other
 than ``$/cancel_request`` dropped on an agent's end until an ``initialize``
 has been answered with a result, as the TypeScript SDK's agents refuse
@@ -79,16 +79,34 @@ import collections
 import contextlib
 import contextvars
 import difflib
+import enum
 import functools
 import inspect
 import logging
 import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypedDict, TypeVar, cast
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    ClassVar,
+    Final,
+    Generic,
+    TypedDict,
+    TypeVar,
+    cast,
+)
 
-from . import _versions
 from ._capabilities import Capabilities
 from ._folding import PROMPT, UPDATE, SessionFolds
+from ._handshake import (
+    INITIALIZE,
+    OlderInitialize,
+    answer_older,
+    initialize,
+    lenient_initialize,
+    not_initialized,
+    older_initialize,
+)
 from ._jsonrpc import (
     CANCEL_REQUEST,
     INTERNAL_ERROR,
@@ -126,8 +144,10 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 __all__ = [
+    "TRANSITIONS",
     "Connection",
     "ConnectionOptions",
+    "ConnectionState",
     "HandlerError",
     "open_stdio",
     "spawn_connection",
@@ -152,14 +172,53 @@ _Item = tuple[
 """A message waiting for dispatch: its handler, method, arguments and, for a
 request, the request (whose handler runs in its own task)."""
 
-INITIALIZE = "initialize"
-
 _JSON_TYPES = frozenset({dict, list, str, int, float, bool, type(None)})
 """The types of params and results given as JSON (never validated)."""
 
 _EXTENSION_HANDLERS = frozenset(
     {"ext_method", "ext_notification", "unsupported_version"}
 )
+
+
+class ConnectionState(enum.Enum):
+    """Where a :class:`Connection` is in its life (:attr:`Connection.state`);
+    :data:`TRANSITIONS` says where each state may go.
+
+    * ``OPEN``: reading what the peer sends and dispatching it (before and
+      after ``initialize``: that is the handshake's, not the life's).
+    * ``DRAINING``: the peer closed its side, or reading it failed: nothing
+      more is read and the requests waiting for the peer's answers have
+      failed; what was read is still handled (the queued messages all, in
+      order; the requests' handlers for at most :attr:`Connection.grace`
+      seconds), and replies still go out.
+    * ``BROKEN``: a write failed while open: the peer takes nothing any
+      more, so reading stops (the read loop is cancelled) and the
+      connection closes as that loop ends.
+    * ``CLOSED``: the end: the queue dropped, the handlers cancelled, the
+      transport closed (or being closed). Nothing is sent or handled.
+    """
+
+    OPEN = "open"
+    DRAINING = "draining"
+    BROKEN = "broken"
+    CLOSED = "closed"
+
+
+_OPEN: Final = ConnectionState.OPEN
+_DRAINING: Final = ConnectionState.DRAINING
+_BROKEN: Final = ConnectionState.BROKEN
+_CLOSED: Final = ConnectionState.CLOSED
+
+TRANSITIONS: Final[Mapping[ConnectionState, frozenset[ConnectionState]]] = {
+    _OPEN: frozenset({_DRAINING, _BROKEN, _CLOSED}),
+    _DRAINING: frozenset({_CLOSED}),
+    _BROKEN: frozenset({_CLOSED}),
+    _CLOSED: frozenset(),
+}
+"""The states each state may go to: the peer closing its side drains an
+open connection; a failed write breaks it; :meth:`Connection.close`, or the
+end of draining or of the read loop, closes it, from any state but closed.
+A write failing while draining changes nothing (the draining goes on)."""
 
 
 class ConnectionOptions(TypedDict, total=False):
@@ -176,6 +235,7 @@ class ConnectionOptions(TypedDict, total=False):
     check_capabilities: bool
     fold_sessions: bool
     require_initialize: bool
+    siblings: Mapping[int, str]
 
 
 class HandlerError(TypeError):
@@ -247,6 +307,7 @@ class Connection(Generic[H]):
         check_capabilities: bool = True,
         fold_sessions: bool = True,
         require_initialize: bool = True,
+        siblings: Mapping[int, str] | None = None,
     ) -> None:
         if isinstance(reader, asyncio.StreamReader):
             if writer is None:
@@ -261,10 +322,19 @@ class Connection(Generic[H]):
         )
         """The transport's ``send_nowait`` (see :class:`SendsAtOnce`), if any."""
         self._strict = strict
+        self._siblings = siblings
+        """Protocol version -> import name of the package of that version,
+        for the answer of an agent that chose another (see
+        :func:`._handshake.sibling_package`)."""
+        self._state = _OPEN
+        """The connection's life: see :class:`ConnectionState`. Everything
+        else here is bookkeeping (what is queued, running, pending), or the
+        handshake's: ``_initialized``, whether an agent's end serves more
+        than ``initialize`` (it is open and may close either way)."""
         self._initialized = (
             not require_initialize
             or self.side != "agent"
-            or _versions.INITIALIZE not in self.codec.methods
+            or INITIALIZE not in self.codec.methods
         )
         self._initializing: asyncio.Task[Any] | None = None
         """The handler of the ``initialize`` in progress, if any."""
@@ -291,14 +361,13 @@ class Connection(Generic[H]):
         self._worker: asyncio.Task[None] | None = None
         self._dispatching = False
         """True while the dispatcher works through the queue (a handler of
-        it may be running): what arrives meanwhile waits its turn."""
+        it may be running): what arrives meanwhile waits its turn (the
+        dispatcher's, not the connection's life)."""
         self._queued = 0
         """How many messages have been queued for dispatch."""
         self._handled = 0
         """How many of those have been dispatched (in order)."""
         self._barriers: list[tuple[int, asyncio.Future[None]]] = []
-        self._handling = True
-        """False once the queued messages are dropped: no handler runs after."""
         self._awaiting_peer = 0
         """Notification handlers waiting for an answer from the peer."""
         self._answering: dict[RequestId, list[asyncio.Task[None]]] = {}
@@ -310,12 +379,6 @@ class Connection(Generic[H]):
         """Seconds the request handlers still running when the peer closes
         its side get to finish and answer before they are cancelled (the
         queued notifications are handled whatever it is)."""
-        self._closed = False
-        self._ending = False
-        """True once nothing more is read: no answer can come any more."""
-        self._closed_here = False
-        self._broken = False
-        """True once a write failed: the peer takes nothing any more."""
         cls = type(self)
         self._capabilities = (
             Capabilities(getattr(cls, "requires", {}), self.codec.methods, self.side)
@@ -433,20 +496,41 @@ class Connection(Generic[H]):
         """Serve until the peer closes the connection or :meth:`close` is
         called; cancelling ``run`` stops serving."""
         self.start()
-        assert self._loop_task is not None
+        loop_task = self._loop_task
+        assert loop_task is not None
         try:
-            await self._loop_task
+            # Not awaited itself: the read loop cancelled by close() or by
+            # a failed write ends the serving, not the caller.
+            await asyncio.wait((loop_task,))
         except asyncio.CancelledError:
-            if not (self._closed_here or self._broken):
-                raise
+            loop_task.cancel()
+            await asyncio.wait((loop_task,))  # shut down before it raises
+            raise
+        if not loop_task.cancelled():
+            loop_task.result()
+
+    @property
+    def state(self) -> ConnectionState:
+        """Where the connection is in its life (see :class:`ConnectionState`)."""
+        return self._state
+
+    def _enter(self, state: ConnectionState) -> None:
+        """Go to ``state``; ``RuntimeError`` for a transition
+        :data:`TRANSITIONS` does not allow (a bug here, never the peer's)."""
+        if state not in TRANSITIONS[self._state]:
+            raise RuntimeError(
+                f"a connection cannot go from {self._state.value} to {state.value}"
+            )
+        self._state = state
 
     @property
     def ended(self) -> bool:
         """True once nothing more is read from the peer: it closed the
-        connection, a write failed, or :meth:`close` was called. What was
-        already read may still be handled: :meth:`run` returns when it was
-        (the requests' handlers get at most :attr:`grace` seconds)."""
-        return self._ending or self._closed or self._closed_here
+        connection, a write failed, or :meth:`close` was called (the state
+        is no longer ``OPEN``). What was already read may still be handled:
+        :meth:`run` returns when it was (the requests' handlers get at most
+        :attr:`grace` seconds)."""
+        return self._state is not _OPEN
 
     @property
     def busy(self) -> bool:
@@ -467,20 +551,21 @@ class Connection(Generic[H]):
     async def close(self) -> None:
         """Close the connection: waiting requests fail, handlers are
         cancelled. Returns promptly even when the peer does not read."""
-        self._closed_here = True
         if (
             self._loop_task is not None
             and self._loop_task is not asyncio.current_task()
         ):
             self._loop_task.cancel()
-        self._drop_queued("the connection was closed")
-        await self._shut_down(ConnectionError("the connection was closed"))
+        await self._shut_down(
+            ConnectionError("the connection was closed"),
+            why="the connection was closed",
+        )
 
     async def _read_loop(self) -> None:
         ended = False
         reason = ConnectionError("the peer closed the connection")
         try:
-            while not self._closed:
+            while self._state is not _CLOSED:
                 try:
                     data = await self.transport.receive()
                 except MessageTooLarge as error:
@@ -527,18 +612,25 @@ class Connection(Generic[H]):
             RpcError(PARSE_ERROR, "Parse error", "message too large"),
         )
 
-    async def _shut_down(self, reason: ConnectionError, drain: bool = False) -> None:
+    async def _shut_down(
+        self,
+        reason: ConnectionError,
+        drain: bool = False,
+        why: str = "the peer closed the connection",
+    ) -> None:
         """Fail what waits for the peer's answers, then close. With ``drain``
         (the peer closed its side, as a client piping requests in does), the
         queued messages are all handled first, in order (so the updates read
         before an answer are handled before it is returned), and the
         requests already read are still answered for at most :attr:`grace`
-        seconds; otherwise (or when :meth:`close` comes meanwhile) the
-        handlers are cancelled and the queue dropped."""
-        if self._closed:
+        seconds (``DRAINING``); otherwise (or when :meth:`close` comes
+        meanwhile) the handlers are cancelled and the queue dropped (``why``
+        says why, in the log). The connection ends ``CLOSED``."""
+        if self._state is _CLOSED:
             return
-        gentle = drain and not self._ending
-        self._ending = True
+        gentle = drain and self._state is _OPEN
+        if gentle:
+            self._enter(_DRAINING)
         self._wake_worker.set()  # an idle dispatcher ends: nothing more is queued
         for _, future in self._pending.values():
             if not future.done():
@@ -568,15 +660,22 @@ class Connection(Generic[H]):
                         break
                     await asyncio.wait(running, timeout=left if left > 0 else None)
         finally:
-            self._closed = True
-            self._drop_queued("the peer closed the connection")
-            for tasks in list(self._answering.values()):
-                for task in tasks:
-                    task.cancel()
-            for task in list(self._background):
+            # self.state, not self._state: it changes while this waits.
+            if self.state is not _CLOSED:  # else close() came meanwhile
+                await self._close_now(why)
+
+    async def _close_now(self, why: str) -> None:
+        """Enter ``CLOSED``: drop the queue, cancel the handlers and the
+        background writes, close the transport."""
+        self._enter(_CLOSED)
+        self._drop_queued(why)
+        for tasks in list(self._answering.values()):
+            for task in tasks:
                 task.cancel()
-            with contextlib.suppress(Exception):
-                await self.transport.close()
+        for task in list(self._background):
+            task.cancel()
+        with contextlib.suppress(Exception):
+            await self.transport.close()
 
     # ------------------------------------------------------------ receiving
 
@@ -588,20 +687,18 @@ class Connection(Generic[H]):
             await self._send_error(None, RpcError(PARSE_ERROR, "Parse error"))
             return
         if not self._strict and self.side == "agent":
-            data = _versions.lenient_initialize(data)
+            data = lenient_initialize(data)
         try:
             message = self.codec.decode_message(data, strict=self._strict)
         except ParamsError as error:
             older = (
-                _versions.older_initialize(
+                older_initialize(
                     data,
                     error.id,
                     getattr(self, "protocol_version", None),
                     self._strict,
                 )
-                if error.request
-                and error.method == _versions.INITIALIZE
-                and self.side == "agent"
+                if error.request and error.method == INITIALIZE and self.side == "agent"
                 else None
             )
             if older is not None:
@@ -654,7 +751,7 @@ class Connection(Generic[H]):
         """Back-pressure: stop reading while the queue is full, unless a
         notification handler waits for an answer only further reading can
         bring."""
-        while self._full() and self._handling and not self._awaiting_peer:
+        while self._full() and self._state is not _CLOSED and not self._awaiting_peer:
             self._space.clear()
             await self._space.wait()
 
@@ -727,7 +824,7 @@ class Connection(Generic[H]):
         arguments: tuple[Any, ...],
         request: Request[Any] | None,
     ) -> None:
-        if not self._handling:
+        if self._state is _CLOSED:
             return
         if request is not None and not self._dispatching and not self._inbox:
             # Nothing is queued before it nor being dispatched: dispatch it
@@ -768,7 +865,7 @@ class Connection(Generic[H]):
                         elif handler is not None:
                             await handler(*arguments)
                     except asyncio.CancelledError:
-                        if self._closed or not self._handling:
+                        if self._state is _CLOSED:
                             raise
                         log.warning("the %s notification handler was cancelled", method)
                     except Exception:
@@ -778,7 +875,7 @@ class Connection(Generic[H]):
                         if self._barriers:
                             self._release_barriers()
                 self._dispatching = False
-                if not self._handling or self._ending:
+                if self._state is not _OPEN:
                     return  # nothing more comes once nothing more is read
                 self._wake_worker.clear()
                 await self._wake_worker.wait()
@@ -837,7 +934,6 @@ class Connection(Generic[H]):
         """Drop the queued messages (saying how many), stop the handler
         running (unless the caller is that handler) and let the responses
         waiting for them go."""
-        self._handling = False
         if self._backlog():
             log.warning(
                 "%s: dropped %d queued message(s) unhandled", why, self._backlog()
@@ -918,7 +1014,7 @@ class Connection(Generic[H]):
             # The slot is held until the reply is written, so replies a
             # peer does not read hold back new handlers, and then reading.
             self._running -= 1
-            if self._waiting and self._handling:
+            if self._waiting and self._state is not _CLOSED:
                 # Not eagerly: this runs as an answer ends, and an eager
                 # answer that ends at once would start the next one here.
                 self._start_answer(self._waiting.popleft(), eager=False)
@@ -933,11 +1029,11 @@ class Connection(Generic[H]):
             result = await self._handle(message)
             if message.method == INITIALIZE and self._capabilities is not None:
                 params = message.params
-                if isinstance(params, _versions.OlderInitialize):
+                if isinstance(params, OlderInitialize):
                     params = params.params  # as JSON
                 self._answering_initialize(params, result)
         except asyncio.CancelledError:
-            if self._closed:
+            if self._state is _CLOSED:
                 raise
             error = RpcError(REQUEST_CANCELLED, "Request cancelled")
         except RequestError as failure:
@@ -956,7 +1052,7 @@ class Connection(Generic[H]):
                     if self._validate_outgoing
                     else self._dump(Response(message.id, result))
                 )
-                if message.method == _versions.INITIALIZE:
+                if message.method == INITIALIZE:
                     # Before the answer goes out: the client's next request
                     # must find the connection initialized.
                     self._initialized = True
@@ -977,8 +1073,8 @@ class Connection(Generic[H]):
     async def _handle(self, message: Request[Any]) -> Any:
         if not self._initialized:
             await self._until_initialized(message)
-        if isinstance(message.params, _versions.OlderInitialize):
-            return await _versions.answer_older(
+        if isinstance(message.params, OlderInitialize):
+            return await answer_older(
                 self.handler, message.params, getattr(self, "protocol_version", None)
             )
         call = self._call_of(message.method, "request")
@@ -996,14 +1092,14 @@ class Connection(Generic[H]):
         """Before ``initialize`` has been answered: ``initialize`` goes on; a
         request that came after an ``initialize`` still in progress waits
         for its answer; otherwise (or when that failed) it is refused."""
-        if message.method == _versions.INITIALIZE:
+        if message.method == INITIALIZE:
             self._initializing = asyncio.current_task()
             return
         initializing = self._initializing
         if initializing is not None and not initializing.done():
             await asyncio.wait([initializing])
         if not self._initialized:
-            error = _versions.not_initialized(
+            error = not_initialized(
                 message.method, getattr(self, "protocol_version", None)
             )
             raise RequestError(error.code, error.message, error.data)
@@ -1013,7 +1109,7 @@ class Connection(Generic[H]):
     async def request(self, method: str, params: Any = None) -> Any:
         """Send a request and wait for its result, as JSON. Raises
         :class:`RequestError` if the peer answers with an error."""
-        if self._closed or self._ending:
+        if self._state is not _OPEN:
             raise ConnectionError("the connection is closed")
         if self._capabilities is not None:
             self._capabilities.check(method)
@@ -1035,7 +1131,7 @@ class Connection(Generic[H]):
             await self._write(data)
             queued, answer = await future
         except asyncio.CancelledError:
-            if id in self._pending and not self._closed:
+            if id in self._pending and self.state is not _CLOSED:
                 # Never awaited here: the write could wait for a peer that
                 # does not read, and cancelling must end now.
                 self._send_soon_message(Notification(CANCEL_REQUEST, {"requestId": id}))
@@ -1044,7 +1140,7 @@ class Connection(Generic[H]):
             self._pending.pop(id, None)
             if in_handler:
                 self._awaiting_peer -= 1
-        if queued > self._handled and self._handling and not in_handler:
+        if queued > self._handled and self.state is not _CLOSED and not in_handler:
             await self._after_notifications(queued)
         if isinstance(answer, ErrorResponse):
             raise RequestError(
@@ -1058,7 +1154,7 @@ class Connection(Generic[H]):
 
     async def notify(self, method: str, params: Any = None) -> None:
         """Send a notification."""
-        if self._closed:
+        if self._state is _CLOSED:
             raise ConnectionError("the connection is closed")
         if self._capabilities is not None:
             self._capabilities.check(method)
@@ -1067,8 +1163,8 @@ class Connection(Generic[H]):
         )
 
     async def _call(self, method: str, params: Any) -> Any:
-        if method == _versions.INITIALIZE and self.side == "client":
-            return await _versions.initialize(self, params)
+        if method == INITIALIZE and self.side == "client":
+            return await initialize(self, params, self._siblings)
         return self.codec.decode_result(
             method, await self.request(method, params), strict=self._strict
         )
@@ -1099,7 +1195,7 @@ class Connection(Generic[H]):
         """The text of the reply to ``request`` with ``validate``: the
         result checked as the result of the request's method (an answer
         to an older version's ``initialize`` as its own class)."""
-        older = isinstance(request.params, _versions.OlderInitialize)
+        older = isinstance(request.params, OlderInitialize)
         method = None if older else request.method
         return self._dump(Response(request.id, result), True, method)
 
@@ -1163,7 +1259,11 @@ class Connection(Generic[H]):
         transport takes it without waiting (a stream whose peer keeps up):
         no lock to take, nothing to await. Raises ``ConnectionError`` (and
         stops serving) when the connection broke."""
-        if self._send_nowait is None or self._write_lock.locked() or self._closed:
+        if (
+            self._send_nowait is None
+            or self._write_lock.locked()
+            or self._state is _CLOSED
+        ):
             return False
         try:
             return self._send_nowait(data)
@@ -1175,7 +1275,7 @@ class Connection(Generic[H]):
         if self._write_now(data):
             return
         async with self._write_lock:
-            if self._closed:
+            if self._state is _CLOSED:
                 raise ConnectionError("the connection is closed")
             try:
                 if self.transport.is_closing():
@@ -1189,12 +1289,11 @@ class Connection(Generic[H]):
 
     def _write_broke(self) -> None:
         """A write failed: nobody reads what this end writes, so stop serving."""
-        if not self._broken:
-            self._broken = True
-            if not self._ending:
-                log.warning("the connection broke while writing: stopping")
-                if self._loop_task is not None:
-                    self._loop_task.cancel()
+        if self._state is _OPEN:  # draining, it goes on: nothing to stop
+            self._enter(_BROKEN)
+            log.warning("the connection broke while writing: stopping")
+            if self._loop_task is not None:
+                self._loop_task.cancel()
 
 
 # ---------------------------------------------------------------- processes

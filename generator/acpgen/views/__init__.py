@@ -41,20 +41,21 @@ ViewBuilder = Callable[[ViewInputs], object]
 VIEWS: dict[str, ViewBuilder] = {}
 """Generated module stem -> the builder of its view."""
 
+from . import protocol as _protocol  # noqa: E402
 
-def _register() -> None:
-    """The views of the modules with one (imported here, after
-    :class:`ViewInputs`, which they import)."""
-    from .codec import build_codec_view
-    from .models import build_models_view
-    from .package import build_package_view, build_schema_view
-    from .patch import build_patch_view
+VIEWS["protocol"] = _protocol.build
 
-    VIEWS["models"] = build_models_view
-    VIEWS["__init__"] = build_package_view
-    VIEWS["_schema"] = build_schema_view
-    VIEWS["patch"] = build_patch_view
-    VIEWS["codec"] = build_codec_view
+from . import connection as _connection  # noqa: E402
 
+VIEWS["connection"] = _connection.build
 
-_register()
+from . import codec as _codec  # noqa: E402
+from . import models as _models  # noqa: E402
+from . import package as _package  # noqa: E402
+from . import patch as _patch  # noqa: E402
+
+VIEWS["models"] = _models.build_models_view
+VIEWS["__init__"] = _package.build_package_view
+VIEWS["_schema"] = _package.build_schema_view
+VIEWS["patch"] = _patch.build_patch_view
+VIEWS["codec"] = _codec.build_codec_view

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .defs import Definition, Field, ObjectDef, UnionDef
+from .defs import Definition
 from .methods import Call, Gate, RpcMethod, SchemaFacts, Side
 from .patch import Capability, Chunk, Upsert
 from .session import SessionRules
@@ -27,10 +27,11 @@ class Fallback:
 @dataclass(frozen=True)
 class Resumption:
     """How a client takes a session up again on a new connection, as the
-    schema offers it (the generated ``SessionKeeper``)."""
+    schema offers it (the generated ``SessionKeeper``; the places are read
+    with ``rules/resumption.toml``)."""
 
     capabilities: str
-    """The ``InitializeResponse`` attribute holding the agent's capabilities."""
+    """The ``initialize`` result's attribute holding the agent's capabilities."""
     load: bool
     """``session/load`` (the agent replays the whole conversation), advertised
     by the ``loadSession`` flag."""
@@ -41,30 +42,21 @@ class Resumption:
     replay_class: str = ""
     """The ``replayFrom`` variant asking ``session/resume`` to replay from the
     start (``""``: session/resume replays nothing)."""
-
-
-def _object(defs: dict[str, Definition], name: str) -> ObjectDef | None:
-    found = defs.get(name)
-    return found if isinstance(found, ObjectDef) else None
-
-
-def _field(definition: ObjectDef | None, wire_name: str) -> Field | None:
-    if definition is None:
-        return None
-    return next((f for f in definition.fields if f.wire_name == wire_name), None)
-
-
-def _takes_session_args(params: ObjectDef | None, defs: dict[str, Definition]) -> bool:
-    """The request object has the ``sessionId``, ``cwd`` and ``mcpServers``
-    the generated SessionKeeper sends with it (an ``McpServer`` list)."""
-    return all(_field(params, key) is not None for key in ("sessionId", "cwd", "mcpServers")) and "McpServer" in defs
-
-
-def _refers_to(f: Field, name: str) -> bool:
-    t = f.type
-    if t.kind == "nullable":
-        t = t.inner
-    return t.kind == "ref" and t.name == name
+    load_method: str = ""
+    """The method that loads a session (``""``: none to use)."""
+    load_flag: str = ""
+    """The capabilities' attribute that advertises it."""
+    resume_method: str = ""
+    """The method that resumes a session (``""``: none to use)."""
+    resume_place: tuple[str, ...] = ()
+    """The attributes, from the capabilities, of the object that advertises
+    ``session/resume``."""
+    resume_class: str = ""
+    """That object's class."""
+    replay_field: str = ""
+    """The ``session/resume`` params' attribute asking for a replay."""
+    mcp_server: str = ""
+    """The class of the MCP servers the keeper sends."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +102,10 @@ class Package:
     """The definitions another type names (set by ``analysis``)."""
     uses_const: bool = False
     """Some type is a constant (set by ``analysis``)."""
+    resumption: Resumption | None = None
+    """How a client resumes a session on a new connection; None without a
+    session fold, ``initialize`` or a method to resume with (set by
+    ``resumption``)."""
 
     @property
     def capability_classes(self) -> tuple[str, ...]:
@@ -126,42 +122,6 @@ class Package:
         """Some chunk appends base64 data (the patch module decodes and
         re-encodes it)."""
         return any(c.append == "base64" for c in self.chunks)
-
-    @property
-    def resumption(self) -> Resumption | None:
-        """How a client resumes a session on a new connection; None without a
-        session fold, ``initialize`` or a method to resume with."""
-        if self.session is None:
-            return None
-        defs = {d.name: d for d in self.definitions}
-        methods = {c.method for c in self.calls("agent")}
-        init = _object(defs, "InitializeResponse")
-        holder = next((f for f in init.fields if _refers_to(f, "AgentCapabilities")), None) if init else None
-        agent = _object(defs, "AgentCapabilities")
-        if holder is None or agent is None or "initialize" not in methods:
-            return None
-        params = {c.method: _object(defs, c.params) for c in self.calls("agent")}
-        flag = _field(agent, "loadSession")
-        load = (
-            "session/load" in methods
-            and flag is not None
-            and flag.type.kind == "bool"
-            and _takes_session_args(params["session/load"], defs)
-        )
-        resume: Literal["", "session_capabilities", "session"] = ""
-        if "session/resume" in methods and _takes_session_args(params["session/resume"], defs):
-            if _field(_object(defs, "SessionCapabilities"), "resume") and _field(agent, "sessionCapabilities"):
-                resume = "session_capabilities"
-            elif _field(agent, "session"):
-                resume = "session"
-        if not load and not resume:
-            return None
-        replay_class = ""
-        cursor = defs.get("ReplayFrom")
-        if resume and _field(_object(defs, "ResumeSessionRequest"), "replayFrom") and isinstance(cursor, UnionDef):
-            start = next((v for v in cursor.variants if v.tag == "start"), None)
-            replay_class = start.class_name if start is not None else ""
-        return Resumption(capabilities=holder.name, load=load, resume=resume, replay_class=replay_class)
 
     def calls(self, side: Side) -> tuple[Call, ...]:
         """Every request and notification handled by ``side``, in method order."""
