@@ -16,8 +16,19 @@ from . import _models
 from ._codec import class_decoding as _class_decoding
 from ._codec import decoding as _decoding
 from ._codec import encoding as _encoding
+from ._codec import new as _new
 from ._codec import raw_checking as _raw_checking
 from ._schema import SCHEMA_JSON as _SCHEMA_JSON
+from ._codec import add_extra as _add_extra
+from ._codec import check_other_tag as _check_other_tag
+from ._codec import closed_enum as _closed_enum
+from ._codec import extra_members as _extra_members
+from ._codec import open_int_enum as _open_int_enum
+from ._codec import open_str_enum as _open_str_enum
+from ._codec import recovered as _recovered
+from ._codec import tagged_union as _tagged_union
+from ._codec import untagged_union as _untagged_union
+from ._codec import variant_encoding as _variant_encoding
 from ._runtime import FLOAT_MAX as _FLOAT_MAX
 from ._runtime import MISSING as _MISSING
 from ._runtime import UNSET as _UNSET
@@ -32,19 +43,15 @@ from ._runtime import check_map as _check_map
 from ._runtime import check_num as _check_num
 from ._runtime import check_str as _check_str
 from ._runtime import check_tag as _check_tag
-from ._runtime import check_json as _check_json
 from ._runtime import check_unknown as _check_unknown
 from ._runtime import check_variants as _check_variants
 from ._runtime import check_variants_skipping as _check_variants_skipping
 from ._runtime import first_match as _first_match
-from ._runtime import furthest as _furthest
 from ._runtime import json_object as _json_object
 from ._runtime import missing as _missing
 from ._runtime import not_null as _not_null
-from ._runtime import salvage as _salvage
 from ._runtime import scalar_union as _scalar_union
 from ._runtime import type_error as _type_error
-from ._runtime import unexpected as _unexpected
 from ._runtime import wire_json as _wire_json
 from ._runtime import wire_map as _wire_map
 from .models import (
@@ -294,12 +301,7 @@ if _typing.TYPE_CHECKING:
 
 __all__ = ["decode", "decode_class", "encode"]
 
-_new = object.__new__
-"""Decoders build objects without calling ``__init__``: they have already
-computed every field, defaults included."""
-
 _check_raw = _raw_checking(_SCHEMA_JSON)
-"""A value the typed codec keeps as JSON, checked against its subschema."""
 
 
 def _decode_AgentRequest(d: _Any, strict: bool) -> AgentRequest:
@@ -355,7 +357,6 @@ def _encode_AgentRequest(o: AgentRequest) -> dict[str, _Any]:
     v_params = o.params
     if v_params is not _UNSET:
         d["params"] = _wire_json(v_params)
-
     return d
 
 
@@ -425,10 +426,7 @@ def _decode_WriteTextFileRequest(d: _Any, strict: bool) -> WriteTextFileRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_WriteTextFileRequest.issuperset(d):
         _check_unknown(d, _KNOWN_WriteTextFileRequest)
@@ -454,7 +452,6 @@ def _encode_WriteTextFileRequest(o: WriteTextFileRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -537,10 +534,7 @@ def _decode_ReadTextFileRequest(d: _Any, strict: bool) -> ReadTextFileRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ReadTextFileRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ReadTextFileRequest)
@@ -572,7 +566,6 @@ def _encode_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -617,10 +610,7 @@ def _decode_RequestPermissionRequest(d: _Any, strict: bool) -> RequestPermission
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_RequestPermissionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_RequestPermissionRequest)
@@ -646,7 +636,6 @@ def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -679,10 +668,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("kind")
-            _salvage(v)
-            f_kind = _UNSET
+            f_kind = _recovered(error, v, strict, "kind", _UNSET)
 
     f_status: ToolCallStatus | None | _Unset
     v = d.get("status", _MISSING)
@@ -700,10 +686,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("status")
-            _salvage(v)
-            f_status = _UNSET
+            f_status = _recovered(error, v, strict, "status", _UNSET)
 
     f_title: str | None | _Unset
     v = d.get("title", _MISSING)
@@ -713,10 +696,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_name: str | None | _Unset
     v = d.get("name", _MISSING)
@@ -726,10 +706,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
         try:
             f_name = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("name")
-            _salvage(v)
-            f_name = _UNSET
+            f_name = _recovered(error, v, strict, "name", _UNSET)
 
     f_content: list[ToolCallContent] | None | _Unset
     v = d.get("content", _MISSING)
@@ -749,10 +726,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("content")
-            _salvage(v)
-            f_content = _UNSET
+            f_content = _recovered(error, v, strict, "content", _UNSET)
 
     f_locations: list[ToolCallLocation] | None | _Unset
     v = d.get("locations", _MISSING)
@@ -766,10 +740,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
                 else _check_list_skipping(v, _decode_ToolCallLocation, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("locations")
-            _salvage(v)
-            f_locations = _UNSET
+            f_locations = _recovered(error, v, strict, "locations", _UNSET)
 
     f_raw_input: _Any | _Unset
     v = d.get("rawInput", _MISSING)
@@ -779,10 +750,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
         try:
             f_raw_input = _any_value(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("rawInput")
-            _salvage(v)
-            f_raw_input = _UNSET
+            f_raw_input = _recovered(error, v, strict, "rawInput", _UNSET)
 
     f_raw_output: _Any | _Unset
     v = d.get("rawOutput", _MISSING)
@@ -792,10 +760,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
         try:
             f_raw_output = _any_value(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("rawOutput")
-            _salvage(v)
-            f_raw_output = _UNSET
+            f_raw_output = _recovered(error, v, strict, "rawOutput", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -805,10 +770,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCallUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallUpdate)
@@ -889,7 +851,6 @@ def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -897,38 +858,25 @@ def _decode_ToolCallId(v: _Any, strict: bool) -> ToolCallId:
     return v if type(v) is str else _check_str(v)
 
 
-def _decode_ToolKind(v: _Any, strict: bool) -> ToolKind:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_ToolKind.get(v)
-    if member is not None:
-        return member
-    raise _unexpected(
-        'expected one of "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"',
-        v,
-    )
-
-
 _MEMBERS_ToolKind = _cast("dict[str, ToolKind]", ToolKind._value2member_map_)
+_decode_ToolKind: _Decoder[ToolKind] = _closed_enum(
+    _MEMBERS_ToolKind,
+    True,
+    'expected one of "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"',
+)
 
 
 def _encode_ToolKind(v: ToolKind) -> str:
     return v._value_ if type(v) is ToolKind else v
 
 
-def _decode_ToolCallStatus(v: _Any, strict: bool) -> ToolCallStatus:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_ToolCallStatus.get(v)
-    if member is not None:
-        return member
-    raise _unexpected(
-        'expected one of "pending", "in_progress", "completed", "failed"', v
-    )
-
-
 _MEMBERS_ToolCallStatus = _cast(
     "dict[str, ToolCallStatus]", ToolCallStatus._value2member_map_
+)
+_decode_ToolCallStatus: _Decoder[ToolCallStatus] = _closed_enum(
+    _MEMBERS_ToolCallStatus,
+    True,
+    'expected one of "pending", "in_progress", "completed", "failed"',
 )
 
 
@@ -973,10 +921,7 @@ def _read_ContentToolCallContent(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ContentToolCallContent.issuperset(d):
         _check_unknown(d, _KNOWN_ContentToolCallContent)
@@ -997,7 +942,6 @@ def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -1030,10 +974,7 @@ def _read_DiffToolCallContent(d: _JsonObject, strict: bool) -> DiffToolCallConte
         try:
             f_old_text = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("oldText")
-            _salvage(v)
-            f_old_text = _UNSET
+            f_old_text = _recovered(error, v, strict, "oldText", _UNSET)
 
     f_new_text: str
     v = d.get("newText", _MISSING)
@@ -1053,10 +994,7 @@ def _read_DiffToolCallContent(d: _JsonObject, strict: bool) -> DiffToolCallConte
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_DiffToolCallContent.issuperset(d):
         _check_unknown(d, _KNOWN_DiffToolCallContent)
@@ -1085,7 +1023,6 @@ def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -1120,10 +1057,7 @@ def _read_TerminalToolCallContent(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalToolCallContent.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalToolCallContent)
@@ -1146,42 +1080,14 @@ def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_ToolCallContent: dict[str, _Decoder[ToolCallContent]] = {
     "content": _read_ContentToolCallContent,
     "diff": _read_DiffToolCallContent,
     "terminal": _read_TerminalToolCallContent,
 }
-
-
-def _decode_ToolCallContent(d: _Any, strict: bool) -> ToolCallContent:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_ToolCallContent.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        raise _unexpected('expected one of "content", "diff", "terminal"', tag).at(
-            "type"
-        )
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_ToolCallContent(o: ToolCallContent) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of ToolCallContent"
-        ) from None
-    return encoder(o)
 
 
 def _decode_TextContentBlock(d: _Any, strict: bool) -> TextContentBlock:
@@ -1203,10 +1109,7 @@ def _read_TextContentBlock(d: _JsonObject, strict: bool) -> TextContentBlock:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_text: str
     v = d.get("text", _MISSING)
@@ -1226,10 +1129,7 @@ def _read_TextContentBlock(d: _JsonObject, strict: bool) -> TextContentBlock:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TextContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_TextContentBlock)
@@ -1258,7 +1158,6 @@ def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -1281,10 +1180,7 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_data: str
     v = d.get("data", _MISSING)
@@ -1314,10 +1210,7 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
         try:
             f_uri = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("uri")
-            _salvage(v)
-            f_uri = _UNSET
+            f_uri = _recovered(error, v, strict, "uri", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -1327,10 +1220,7 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ImageContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_ImageContentBlock)
@@ -1365,7 +1255,6 @@ def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -1388,10 +1277,7 @@ def _read_AudioContentBlock(d: _JsonObject, strict: bool) -> AudioContentBlock:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_data: str
     v = d.get("data", _MISSING)
@@ -1421,10 +1307,7 @@ def _read_AudioContentBlock(d: _JsonObject, strict: bool) -> AudioContentBlock:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AudioContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_AudioContentBlock)
@@ -1455,7 +1338,6 @@ def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -1480,10 +1362,7 @@ def _read_ResourceLinkContentBlock(
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -1495,10 +1374,7 @@ def _read_ResourceLinkContentBlock(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_mime_type: str | None | _Unset
     v = d.get("mimeType", _MISSING)
@@ -1510,10 +1386,7 @@ def _read_ResourceLinkContentBlock(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_name: str
     v = d.get("name", _MISSING)
@@ -1546,10 +1419,7 @@ def _read_ResourceLinkContentBlock(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("size")
-            _salvage(v)
-            f_size = _UNSET
+            f_size = _recovered(error, v, strict, "size", _UNSET)
 
     f_title: str | None | _Unset
     v = d.get("title", _MISSING)
@@ -1559,10 +1429,7 @@ def _read_ResourceLinkContentBlock(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_uri: str
     v = d.get("uri", _MISSING)
@@ -1582,10 +1449,7 @@ def _read_ResourceLinkContentBlock(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ResourceLinkContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_ResourceLinkContentBlock)
@@ -1642,7 +1506,6 @@ def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -1665,10 +1528,7 @@ def _read_ResourceContentBlock(d: _JsonObject, strict: bool) -> ResourceContentB
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_resource: EmbeddedResourceResource
     v = d.get("resource", _MISSING)
@@ -1688,10 +1548,7 @@ def _read_ResourceContentBlock(d: _JsonObject, strict: bool) -> ResourceContentB
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ResourceContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_ResourceContentBlock)
@@ -1720,11 +1577,9 @@ def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_ContentBlock: dict[str, _Decoder[ContentBlock]] = {
     "text": _read_TextContentBlock,
     "image": _read_ImageContentBlock,
@@ -1732,32 +1587,6 @@ _VARIANTS_ContentBlock: dict[str, _Decoder[ContentBlock]] = {
     "resource_link": _read_ResourceLinkContentBlock,
     "resource": _read_ResourceContentBlock,
 }
-
-
-def _decode_ContentBlock(d: _Any, strict: bool) -> ContentBlock:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_ContentBlock.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        raise _unexpected(
-            'expected one of "text", "image", "audio", "resource_link", "resource"', tag
-        ).at("type")
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_ContentBlock(o: ContentBlock) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of ContentBlock"
-        ) from None
-    return encoder(o)
 
 
 def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
@@ -1773,10 +1602,7 @@ def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
                 None if v is None else _check_list_skipping(v, _decode_Role, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("audience")
-            _salvage(v)
-            f_audience = _UNSET
+            f_audience = _recovered(error, v, strict, "audience", _UNSET)
 
     f_last_modified: str | None | _Unset
     v = d.get("lastModified", _MISSING)
@@ -1788,10 +1614,7 @@ def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("lastModified")
-            _salvage(v)
-            f_last_modified = _UNSET
+            f_last_modified = _recovered(error, v, strict, "lastModified", _UNSET)
 
     f_priority: float | None | _Unset
     v = d.get("priority", _MISSING)
@@ -1809,10 +1632,7 @@ def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("priority")
-            _salvage(v)
-            f_priority = _UNSET
+            f_priority = _recovered(error, v, strict, "priority", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -1822,10 +1642,7 @@ def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Annotations.issuperset(d):
         _check_unknown(d, _KNOWN_Annotations)
@@ -1860,20 +1677,13 @@ def _encode_Annotations(o: Annotations) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
-def _decode_Role(v: _Any, strict: bool) -> Role:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_Role.get(v)
-    if member is not None:
-        return member
-    raise _unexpected('expected one of "assistant", "user"', v)
-
-
 _MEMBERS_Role = _cast("dict[str, Role]", Role._value2member_map_)
+_decode_Role: _Decoder[Role] = _closed_enum(
+    _MEMBERS_Role, True, 'expected one of "assistant", "user"'
+)
 
 
 def _encode_Role(v: Role) -> str:
@@ -1891,10 +1701,7 @@ def _decode_TextContent(d: _Any, strict: bool) -> TextContent:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_text: str
     v = d.get("text", _MISSING)
@@ -1914,10 +1721,7 @@ def _decode_TextContent(d: _Any, strict: bool) -> TextContent:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TextContent.issuperset(d):
         _check_unknown(d, _KNOWN_TextContent)
@@ -1943,7 +1747,6 @@ def _encode_TextContent(o: TextContent) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -1958,10 +1761,7 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_data: str
     v = d.get("data", _MISSING)
@@ -1991,10 +1791,7 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
         try:
             f_uri = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("uri")
-            _salvage(v)
-            f_uri = _UNSET
+            f_uri = _recovered(error, v, strict, "uri", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -2004,10 +1801,7 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ImageContent.issuperset(d):
         _check_unknown(d, _KNOWN_ImageContent)
@@ -2041,7 +1835,6 @@ def _encode_ImageContent(o: ImageContent) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -2056,10 +1849,7 @@ def _decode_AudioContent(d: _Any, strict: bool) -> AudioContent:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_data: str
     v = d.get("data", _MISSING)
@@ -2089,10 +1879,7 @@ def _decode_AudioContent(d: _Any, strict: bool) -> AudioContent:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AudioContent.issuperset(d):
         _check_unknown(d, _KNOWN_AudioContent)
@@ -2122,7 +1909,6 @@ def _encode_AudioContent(o: AudioContent) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -2137,10 +1923,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -2152,10 +1935,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_mime_type: str | None | _Unset
     v = d.get("mimeType", _MISSING)
@@ -2167,10 +1947,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_name: str
     v = d.get("name", _MISSING)
@@ -2203,10 +1980,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("size")
-            _salvage(v)
-            f_size = _UNSET
+            f_size = _recovered(error, v, strict, "size", _UNSET)
 
     f_title: str | None | _Unset
     v = d.get("title", _MISSING)
@@ -2216,10 +1990,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_uri: str
     v = d.get("uri", _MISSING)
@@ -2239,10 +2010,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ResourceLink.issuperset(d):
         _check_unknown(d, _KNOWN_ResourceLink)
@@ -2288,43 +2056,7 @@ def _encode_ResourceLink(o: ResourceLink) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
-
-
-def _decode_EmbeddedResourceResource(d: _Any, strict: bool) -> EmbeddedResourceResource:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    # The first variant whose required keys are all there and that decodes,
-    # as serde's untagged enums choose.
-    errors: list[_ValidationError] = []
-    if "text" in d and "uri" in d:
-        try:
-            return _decode_TextResourceContents(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if "blob" in d and "uri" in d:
-        try:
-            return _decode_BlobResourceContents(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if errors:
-        raise _furthest(errors)
-    raise _ValidationError(
-        "expected an object with the members of TextResourceContents or BlobResourceContents (text, uri; blob, uri)"
-    )
-
-
-def _encode_EmbeddedResourceResource(o: EmbeddedResourceResource) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of EmbeddedResourceResource"
-        ) from None
-    return encoder(o)
 
 
 def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
@@ -2340,10 +2072,7 @@ def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_text: str
     v = d.get("text", _MISSING)
@@ -2373,10 +2102,7 @@ def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TextResourceContents.issuperset(d):
         _check_unknown(d, _KNOWN_TextResourceContents)
@@ -2404,7 +2130,6 @@ def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -2431,10 +2156,7 @@ def _decode_BlobResourceContents(d: _Any, strict: bool) -> BlobResourceContents:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_uri: str
     v = d.get("uri", _MISSING)
@@ -2454,10 +2176,7 @@ def _decode_BlobResourceContents(d: _Any, strict: bool) -> BlobResourceContents:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_BlobResourceContents.issuperset(d):
         _check_unknown(d, _KNOWN_BlobResourceContents)
@@ -2485,7 +2204,6 @@ def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -2500,10 +2218,7 @@ def _decode_EmbeddedResource(d: _Any, strict: bool) -> EmbeddedResource:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_resource: EmbeddedResourceResource
     v = d.get("resource", _MISSING)
@@ -2523,10 +2238,7 @@ def _decode_EmbeddedResource(d: _Any, strict: bool) -> EmbeddedResource:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_EmbeddedResource.issuperset(d):
         _check_unknown(d, _KNOWN_EmbeddedResource)
@@ -2554,7 +2266,6 @@ def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -2585,10 +2296,7 @@ def _decode_Content(d: _Any, strict: bool) -> Content:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Content.issuperset(d):
         _check_unknown(d, _KNOWN_Content)
@@ -2608,7 +2316,6 @@ def _encode_Content(o: Content) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -2633,10 +2340,7 @@ def _decode_Diff(d: _Any, strict: bool) -> Diff:
         try:
             f_old_text = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("oldText")
-            _salvage(v)
-            f_old_text = _UNSET
+            f_old_text = _recovered(error, v, strict, "oldText", _UNSET)
 
     f_new_text: str
     v = d.get("newText", _MISSING)
@@ -2656,10 +2360,7 @@ def _decode_Diff(d: _Any, strict: bool) -> Diff:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Diff.issuperset(d):
         _check_unknown(d, _KNOWN_Diff)
@@ -2685,7 +2386,6 @@ def _encode_Diff(o: Diff) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -2714,10 +2414,7 @@ def _decode_Terminal(d: _Any, strict: bool) -> Terminal:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Terminal.issuperset(d):
         _check_unknown(d, _KNOWN_Terminal)
@@ -2737,7 +2434,6 @@ def _encode_Terminal(o: Terminal) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -2774,10 +2470,7 @@ def _decode_ToolCallLocation(d: _Any, strict: bool) -> ToolCallLocation:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("line")
-            _salvage(v)
-            f_line = _UNSET
+            f_line = _recovered(error, v, strict, "line", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -2787,10 +2480,7 @@ def _decode_ToolCallLocation(d: _Any, strict: bool) -> ToolCallLocation:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCallLocation.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallLocation)
@@ -2814,7 +2504,6 @@ def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -2863,10 +2552,7 @@ def _decode_PermissionOption(d: _Any, strict: bool) -> PermissionOption:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PermissionOption.issuperset(d):
         _check_unknown(d, _KNOWN_PermissionOption)
@@ -2892,7 +2578,6 @@ def _encode_PermissionOption(o: PermissionOption) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -2900,20 +2585,13 @@ def _decode_PermissionOptionId(v: _Any, strict: bool) -> PermissionOptionId:
     return v if type(v) is str else _check_str(v)
 
 
-def _decode_PermissionOptionKind(v: _Any, strict: bool) -> PermissionOptionKind:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_PermissionOptionKind.get(v)
-    if member is not None:
-        return member
-    raise _unexpected(
-        'expected one of "allow_once", "allow_always", "reject_once", "reject_always"',
-        v,
-    )
-
-
 _MEMBERS_PermissionOptionKind = _cast(
     "dict[str, PermissionOptionKind]", PermissionOptionKind._value2member_map_
+)
+_decode_PermissionOptionKind: _Decoder[PermissionOptionKind] = _closed_enum(
+    _MEMBERS_PermissionOptionKind,
+    True,
+    'expected one of "allow_once", "allow_always", "reject_once", "reject_always"',
 )
 
 
@@ -3010,10 +2688,7 @@ def _decode_CreateTerminalRequest(d: _Any, strict: bool) -> CreateTerminalReques
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CreateTerminalRequest.issuperset(d):
         _check_unknown(d, _KNOWN_CreateTerminalRequest)
@@ -3053,7 +2728,6 @@ def _encode_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3088,10 +2762,7 @@ def _decode_EnvVariable(d: _Any, strict: bool) -> EnvVariable:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_EnvVariable.issuperset(d):
         _check_unknown(d, _KNOWN_EnvVariable)
@@ -3113,7 +2784,6 @@ def _encode_EnvVariable(o: EnvVariable) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3148,10 +2818,7 @@ def _decode_TerminalOutputRequest(d: _Any, strict: bool) -> TerminalOutputReques
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalOutputRequest.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalOutputRequest)
@@ -3175,7 +2842,6 @@ def _encode_TerminalOutputRequest(o: TerminalOutputRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3210,10 +2876,7 @@ def _decode_ReleaseTerminalRequest(d: _Any, strict: bool) -> ReleaseTerminalRequ
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ReleaseTerminalRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ReleaseTerminalRequest)
@@ -3237,7 +2900,6 @@ def _encode_ReleaseTerminalRequest(o: ReleaseTerminalRequest) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3274,10 +2936,7 @@ def _decode_WaitForTerminalExitRequest(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_WaitForTerminalExitRequest.issuperset(d):
         _check_unknown(d, _KNOWN_WaitForTerminalExitRequest)
@@ -3303,7 +2962,6 @@ def _encode_WaitForTerminalExitRequest(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3338,10 +2996,7 @@ def _decode_KillTerminalRequest(d: _Any, strict: bool) -> KillTerminalRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_KillTerminalRequest.issuperset(d):
         _check_unknown(d, _KNOWN_KillTerminalRequest)
@@ -3365,7 +3020,6 @@ def _encode_KillTerminalRequest(o: KillTerminalRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3402,10 +3056,7 @@ def _read_FormCreateElicitationRequest(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_requested_schema: ElicitationSchema
     v = d.get("requestedSchema", _MISSING)
@@ -3476,7 +3127,6 @@ def _encode_FormCreateElicitationRequest(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3513,10 +3163,7 @@ def _read_UrlCreateElicitationRequest(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_elicitation_id: ElicitationId
     v = d.get("elicitationId", _MISSING)
@@ -3600,7 +3247,6 @@ def _encode_UrlCreateElicitationRequest(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3609,13 +3255,7 @@ def _decode_OtherCreateElicitationRequest(
 ) -> OtherCreateElicitationRequest:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("mode")) is not str:
-        raise _check_tag(d, "mode", None)
-    if strict and d["mode"] in _VARIANTS_CreateElicitationRequest:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["mode"]).at(
-            "mode"
-        )
+    _check_other_tag(d, "mode", _VARIANTS_CreateElicitationRequest, strict)
     return _read_OtherCreateElicitationRequest(d, strict)
 
 
@@ -3642,10 +3282,7 @@ def _read_OtherCreateElicitationRequest(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     candidates_scope: list[
         _Decoder[ElicitationSessionScope | ElicitationRequestScope]
@@ -3663,18 +3300,16 @@ def _read_OtherCreateElicitationRequest(
         _first_match(d, strict, candidates_scope),
     )
 
+    f_mode = d["mode"]
+    f_extra = _extra_members(
+        d, ["mode", "message", "_meta", "sessionId", "toolCallId", "requestId"], strict
+    )
     o = _new(OtherCreateElicitationRequest)
-    o.mode = d["mode"]
+    o.mode = f_mode
     o.message = f_message
     o.meta = f_meta
     o.scope = f_scope
-    o.extra = {
-        k: x
-        for k, x in d.items()
-        if k not in ["mode", "message", "_meta", "sessionId", "toolCallId", "requestId"]
-    }
-    if strict:
-        _check_json(o.extra)
+    o.extra = f_extra
     return o
 
 
@@ -3697,31 +3332,14 @@ def _encode_OtherCreateElicitationRequest(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_CreateElicitationRequest: dict[str, _Decoder[CreateElicitationRequest]] = {
     "form": _read_FormCreateElicitationRequest,
     "url": _read_UrlCreateElicitationRequest,
 }
-
-
-def _decode_CreateElicitationRequest(d: _Any, strict: bool) -> CreateElicitationRequest:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("mode", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_CreateElicitationRequest.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherCreateElicitationRequest(d, strict)
-    if tag is _MISSING:
-        raise _missing("mode")
-    raise _type_error("a string", tag).at("mode")
 
 
 def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSessionScope:
@@ -3747,10 +3365,7 @@ def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSession
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("toolCallId")
-            _salvage(v)
-            f_tool_call_id = _UNSET
+            f_tool_call_id = _recovered(error, v, strict, "toolCallId", _UNSET)
 
     if strict and not _KNOWN_ElicitationSessionScope.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationSessionScope)
@@ -3770,7 +3385,6 @@ def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, _An
     v_tool_call_id = o.tool_call_id
     if v_tool_call_id is not _UNSET:
         d["toolCallId"] = None if v_tool_call_id is None else v_tool_call_id
-
     return d
 
 
@@ -3801,7 +3415,6 @@ def _encode_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, _An
     d: dict[str, _Any] = {
         "requestId": encode(o.request_id),
     }
-
     return d
 
 
@@ -3820,10 +3433,7 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
                 else _decode_ElicitationSchemaType(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("type")
-            _salvage(v)
-            f_type = ElicitationSchemaType.OBJECT
+            f_type = _recovered(error, v, strict, "type", ElicitationSchemaType.OBJECT)
 
     f_title: str | None | _Unset
     v = d.get("title", _MISSING)
@@ -3833,10 +3443,7 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_properties: dict[str, ElicitationPropertySchema]
     v = d.get("properties", _MISSING)
@@ -3874,10 +3481,7 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -3887,10 +3491,7 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ElicitationSchema.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationSchema)
@@ -3928,21 +3529,14 @@ def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
-
-
-def _decode_ElicitationSchemaType(v: _Any, strict: bool) -> ElicitationSchemaType:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_ElicitationSchemaType.get(v)
-    if member is not None:
-        return member
-    raise _unexpected('expected one of "object"', v)
 
 
 _MEMBERS_ElicitationSchemaType = _cast(
     "dict[str, ElicitationSchemaType]", ElicitationSchemaType._value2member_map_
+)
+_decode_ElicitationSchemaType: _Decoder[ElicitationSchemaType] = _closed_enum(
+    _MEMBERS_ElicitationSchemaType, True, 'expected one of "object"'
 )
 
 
@@ -3973,10 +3567,7 @@ def _read_StringElicitationPropertySchema(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -3988,10 +3579,7 @@ def _read_StringElicitationPropertySchema(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_min_length: int | None | _Unset
     v = d.get("minLength", _MISSING)
@@ -4073,10 +3661,7 @@ def _read_StringElicitationPropertySchema(
         try:
             f_default = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_enum: list[str] | None | _Unset
     v = d.get("enum", _MISSING)
@@ -4112,10 +3697,7 @@ def _read_StringElicitationPropertySchema(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_StringElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_StringElicitationPropertySchema)
@@ -4192,7 +3774,6 @@ def _encode_StringElicitationPropertySchema(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4219,10 +3800,7 @@ def _read_NumberElicitationPropertySchema(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -4234,10 +3812,7 @@ def _read_NumberElicitationPropertySchema(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_minimum: float | None | _Unset
     v = d.get("minimum", _MISSING)
@@ -4291,10 +3866,7 @@ def _read_NumberElicitationPropertySchema(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -4304,10 +3876,7 @@ def _read_NumberElicitationPropertySchema(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_NumberElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_NumberElicitationPropertySchema)
@@ -4350,7 +3919,6 @@ def _encode_NumberElicitationPropertySchema(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4377,10 +3945,7 @@ def _read_IntegerElicitationPropertySchema(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -4392,10 +3957,7 @@ def _read_IntegerElicitationPropertySchema(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_minimum: int | None | _Unset
     v = d.get("minimum", _MISSING)
@@ -4464,10 +4026,7 @@ def _read_IntegerElicitationPropertySchema(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -4477,10 +4036,7 @@ def _read_IntegerElicitationPropertySchema(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_IntegerElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_IntegerElicitationPropertySchema)
@@ -4523,7 +4079,6 @@ def _encode_IntegerElicitationPropertySchema(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4550,10 +4105,7 @@ def _read_BooleanElicitationPropertySchema(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -4565,10 +4117,7 @@ def _read_BooleanElicitationPropertySchema(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_default: bool | None | _Unset
     v = d.get("default", _MISSING)
@@ -4580,10 +4129,7 @@ def _read_BooleanElicitationPropertySchema(
                 None if v is None else (v if type(v) is bool else _check_bool(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -4593,10 +4139,7 @@ def _read_BooleanElicitationPropertySchema(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_BooleanElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_BooleanElicitationPropertySchema)
@@ -4631,7 +4174,6 @@ def _encode_BooleanElicitationPropertySchema(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4658,10 +4200,7 @@ def _read_ArrayElicitationPropertySchema(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -4673,10 +4212,7 @@ def _read_ArrayElicitationPropertySchema(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_min_items: int | None | _Unset
     v = d.get("minItems", _MISSING)
@@ -4746,10 +4282,7 @@ def _read_ArrayElicitationPropertySchema(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -4759,10 +4292,7 @@ def _read_ArrayElicitationPropertySchema(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ArrayElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_ArrayElicitationPropertySchema)
@@ -4816,7 +4346,6 @@ def _encode_ArrayElicitationPropertySchema(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4825,13 +4354,7 @@ def _decode_OtherElicitationPropertySchema(
 ) -> OtherElicitationPropertySchema:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_ElicitationPropertySchema:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_ElicitationPropertySchema, strict)
     return _read_OtherElicitationPropertySchema(d, strict)
 
 
@@ -4840,11 +4363,11 @@ def _read_OtherElicitationPropertySchema(
 ) -> OtherElicitationPropertySchema:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
+    f_type = d["type"]
+    f_extra = _extra_members(d, ["type"], strict)
     o = _new(OtherElicitationPropertySchema)
-    o.type = d["type"]
-    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
-    if strict:
-        _check_json(o.extra)
+    o.type = f_type
+    o.extra = f_extra
     return o
 
 
@@ -4854,13 +4377,10 @@ def _encode_OtherElicitationPropertySchema(
     d: dict[str, _Any] = {
         "type": o.type,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_ElicitationPropertySchema: dict[str, _Decoder[ElicitationPropertySchema]] = {
     "string": _read_StringElicitationPropertySchema,
     "number": _read_NumberElicitationPropertySchema,
@@ -4870,43 +4390,11 @@ _VARIANTS_ElicitationPropertySchema: dict[str, _Decoder[ElicitationPropertySchem
 }
 
 
-def _decode_ElicitationPropertySchema(
-    d: _Any, strict: bool
-) -> ElicitationPropertySchema:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_ElicitationPropertySchema.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherElicitationPropertySchema(d, strict)
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_ElicitationPropertySchema(o: ElicitationPropertySchema) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of ElicitationPropertySchema"
-        ) from None
-    return encoder(o)
-
-
-def _decode_StringFormat(v: _Any, strict: bool) -> StringFormat:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_StringFormat.get(v)
-    if member is not None:
-        return member
-    raise _unexpected('expected one of "email", "uri", "date", "date-time"', v)
-
-
 _MEMBERS_StringFormat = _cast(
     "dict[str, StringFormat]", StringFormat._value2member_map_
+)
+_decode_StringFormat: _Decoder[StringFormat] = _closed_enum(
+    _MEMBERS_StringFormat, True, 'expected one of "email", "uri", "date", "date-time"'
 )
 
 
@@ -4947,10 +4435,7 @@ def _decode_EnumOption(d: _Any, strict: bool) -> EnumOption:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -4960,10 +4445,7 @@ def _decode_EnumOption(d: _Any, strict: bool) -> EnumOption:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_EnumOption.issuperset(d):
         _check_unknown(d, _KNOWN_EnumOption)
@@ -4991,7 +4473,6 @@ def _encode_EnumOption(o: EnumOption) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -5006,10 +4487,7 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -5021,10 +4499,7 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_min_length: int | None | _Unset
     v = d.get("minLength", _MISSING)
@@ -5106,10 +4581,7 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
         try:
             f_default = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_enum: list[str] | None | _Unset
     v = d.get("enum", _MISSING)
@@ -5145,10 +4617,7 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_StringPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_StringPropertySchema)
@@ -5220,7 +4689,6 @@ def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -5235,10 +4703,7 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -5250,10 +4715,7 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_minimum: float | None | _Unset
     v = d.get("minimum", _MISSING)
@@ -5307,10 +4769,7 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -5320,10 +4779,7 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_NumberPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_NumberPropertySchema)
@@ -5362,7 +4818,6 @@ def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -5377,10 +4832,7 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -5392,10 +4844,7 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_minimum: int | None | _Unset
     v = d.get("minimum", _MISSING)
@@ -5464,10 +4913,7 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -5477,10 +4923,7 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_IntegerPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_IntegerPropertySchema)
@@ -5519,7 +4962,6 @@ def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -5534,10 +4976,7 @@ def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchem
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -5549,10 +4988,7 @@ def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchem
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_default: bool | None | _Unset
     v = d.get("default", _MISSING)
@@ -5564,10 +5000,7 @@ def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchem
                 None if v is None else (v if type(v) is bool else _check_bool(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -5577,10 +5010,7 @@ def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchem
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_BooleanPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_BooleanPropertySchema)
@@ -5611,7 +5041,6 @@ def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -5648,10 +5077,7 @@ def _read_MultiSelectItemsString(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_MultiSelectItemsString.issuperset(d):
         _check_unknown(d, _KNOWN_MultiSelectItemsString)
@@ -5672,31 +5098,24 @@ def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
 def _decode_OtherMultiSelectItems(d: _Any, strict: bool) -> OtherMultiSelectItems:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_MultiSelectItems:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_MultiSelectItems, strict)
     return _read_OtherMultiSelectItems(d, strict)
 
 
 def _read_OtherMultiSelectItems(d: _JsonObject, strict: bool) -> OtherMultiSelectItems:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
+    f_type = d["type"]
+    f_extra = _extra_members(d, ["type"], strict)
     o = _new(OtherMultiSelectItems)
-    o.type = d["type"]
-    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
-    if strict:
-        _check_json(o.extra)
+    o.type = f_type
+    o.extra = f_extra
     return o
 
 
@@ -5704,46 +5123,13 @@ def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": o.type,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_MultiSelectItems: dict[str, _Decoder[MultiSelectItems]] = {
     "string": _read_MultiSelectItemsString,
 }
-
-
-def _decode_MultiSelectItems(d: _Any, strict: bool) -> MultiSelectItems:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_MultiSelectItems.get(tag)
-        if decoder is not None:
-            try:
-                return decoder(d, strict)
-            except _ValidationError as error:
-                # The untagged variant takes what the tagged one refuses.
-                _salvage(d)
-                try:
-                    return _decode_TitledMultiSelectItems(d, strict)
-                except _ValidationError:
-                    raise error from None
-        return _read_OtherMultiSelectItems(d, strict)
-    return _decode_TitledMultiSelectItems(d, strict)
-
-
-def _encode_MultiSelectItems(o: MultiSelectItems) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of MultiSelectItems"
-        ) from None
-    return encoder(o)
 
 
 def _decode_StringMultiSelectItems(d: _Any, strict: bool) -> StringMultiSelectItems:
@@ -5769,10 +5155,7 @@ def _decode_StringMultiSelectItems(d: _Any, strict: bool) -> StringMultiSelectIt
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_StringMultiSelectItems.issuperset(d):
         _check_unknown(d, _KNOWN_StringMultiSelectItems)
@@ -5792,7 +5175,6 @@ def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -5817,10 +5199,7 @@ def _decode_TitledMultiSelectItems(d: _Any, strict: bool) -> TitledMultiSelectIt
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TitledMultiSelectItems.issuperset(d):
         _check_unknown(d, _KNOWN_TitledMultiSelectItems)
@@ -5840,7 +5219,6 @@ def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -5857,10 +5235,7 @@ def _decode_MultiSelectPropertySchema(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -5872,10 +5247,7 @@ def _decode_MultiSelectPropertySchema(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_min_items: int | None | _Unset
     v = d.get("minItems", _MISSING)
@@ -5945,10 +5317,7 @@ def _decode_MultiSelectPropertySchema(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -5958,10 +5327,7 @@ def _decode_MultiSelectPropertySchema(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_MultiSelectPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_MultiSelectPropertySchema)
@@ -6003,7 +5369,6 @@ def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -6062,7 +5427,6 @@ def _encode_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, _Any]:
         raise TypeError(
             f"scope: {type(v_scope).__name__} is not ElicitationSessionScope or ElicitationRequestScope"
         )
-
     return d
 
 
@@ -6137,7 +5501,6 @@ def _encode_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, _Any]:
         raise TypeError(
             f"scope: {type(v_scope).__name__} is not ElicitationSessionScope or ElicitationRequestScope"
         )
-
     return d
 
 
@@ -6186,7 +5549,6 @@ def _encode_ResultAgentResponse(o: ResultAgentResponse) -> dict[str, _Any]:
         "id": encode(o.id),
         "result": _wire_json(o.result),
     }
-
     return d
 
 
@@ -6229,33 +5591,7 @@ def _encode_ErrorAgentResponse(o: ErrorAgentResponse) -> dict[str, _Any]:
         "id": encode(o.id),
         "error": _encode_Error(o.error),
     }
-
     return d
-
-
-def _decode_AgentResponse(d: _Any, strict: bool) -> AgentResponse:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    # The first variant whose required keys are all there and that decodes,
-    # as serde's untagged enums choose.
-    errors: list[_ValidationError] = []
-    if "id" in d and "result" in d:
-        try:
-            return _decode_ResultAgentResponse(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if "id" in d and "error" in d:
-        try:
-            return _decode_ErrorAgentResponse(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if errors:
-        raise _furthest(errors)
-    raise _ValidationError(
-        "expected an object with the members of Result or Error (id, result; id, error)"
-    )
 
 
 def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
@@ -6294,22 +5630,25 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
         try:
             f_agent_capabilities = _decode_AgentCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("agentCapabilities")
-            _salvage(v)
-            f_agent_capabilities = AgentCapabilities(
-                load_session=False,
-                prompt_capabilities=PromptCapabilities(
-                    image=False,
-                    audio=False,
-                    embedded_context=False,
+            f_agent_capabilities = _recovered(
+                error,
+                v,
+                strict,
+                "agentCapabilities",
+                AgentCapabilities(
+                    load_session=False,
+                    prompt_capabilities=PromptCapabilities(
+                        image=False,
+                        audio=False,
+                        embedded_context=False,
+                    ),
+                    mcp_capabilities=McpCapabilities(
+                        http=False,
+                        sse=False,
+                    ),
+                    session_capabilities=SessionCapabilities(),
+                    auth=AgentAuthCapabilities(),
                 ),
-                mcp_capabilities=McpCapabilities(
-                    http=False,
-                    sse=False,
-                ),
-                session_capabilities=SessionCapabilities(),
-                auth=AgentAuthCapabilities(),
             )
 
     f_auth_methods: list[AuthMethod]
@@ -6320,10 +5659,7 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
         try:
             f_auth_methods = _check_list_skipping(v, _decode_AuthMethod, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("authMethods")
-            _salvage(v)
-            f_auth_methods = []
+            f_auth_methods = _recovered(error, v, strict, "authMethods", [])
 
     f_agent_info: Implementation | None | _Unset
     v = d.get("agentInfo", _MISSING)
@@ -6333,10 +5669,7 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
         try:
             f_agent_info = None if v is None else _decode_Implementation(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("agentInfo")
-            _salvage(v)
-            f_agent_info = _UNSET
+            f_agent_info = _recovered(error, v, strict, "agentInfo", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -6346,10 +5679,7 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_InitializeResponse.issuperset(d):
         _check_unknown(d, _KNOWN_InitializeResponse)
@@ -6381,7 +5711,6 @@ def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -6400,10 +5729,7 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
         try:
             f_load_session = v if type(v) is bool else _check_bool(v)
         except _ValidationError as error:
-            if strict:
-                raise error.at("loadSession")
-            _salvage(v)
-            f_load_session = False
+            f_load_session = _recovered(error, v, strict, "loadSession", False)
 
     f_prompt_capabilities: PromptCapabilities
     v = d.get("promptCapabilities", _MISSING)
@@ -6417,13 +5743,16 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
         try:
             f_prompt_capabilities = _decode_PromptCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("promptCapabilities")
-            _salvage(v)
-            f_prompt_capabilities = PromptCapabilities(
-                image=False,
-                audio=False,
-                embedded_context=False,
+            f_prompt_capabilities = _recovered(
+                error,
+                v,
+                strict,
+                "promptCapabilities",
+                PromptCapabilities(
+                    image=False,
+                    audio=False,
+                    embedded_context=False,
+                ),
             )
 
     f_mcp_capabilities: McpCapabilities
@@ -6437,12 +5766,15 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
         try:
             f_mcp_capabilities = _decode_McpCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("mcpCapabilities")
-            _salvage(v)
-            f_mcp_capabilities = McpCapabilities(
-                http=False,
-                sse=False,
+            f_mcp_capabilities = _recovered(
+                error,
+                v,
+                strict,
+                "mcpCapabilities",
+                McpCapabilities(
+                    http=False,
+                    sse=False,
+                ),
             )
 
     f_session_capabilities: SessionCapabilities
@@ -6453,10 +5785,9 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
         try:
             f_session_capabilities = _decode_SessionCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("sessionCapabilities")
-            _salvage(v)
-            f_session_capabilities = SessionCapabilities()
+            f_session_capabilities = _recovered(
+                error, v, strict, "sessionCapabilities", SessionCapabilities()
+            )
 
     f_auth: AgentAuthCapabilities
     v = d.get("auth", _MISSING)
@@ -6466,10 +5797,7 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
         try:
             f_auth = _decode_AgentAuthCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("auth")
-            _salvage(v)
-            f_auth = AgentAuthCapabilities()
+            f_auth = _recovered(error, v, strict, "auth", AgentAuthCapabilities())
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -6479,10 +5807,7 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AgentCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_AgentCapabilities)
@@ -6519,7 +5844,6 @@ def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -6534,10 +5858,7 @@ def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
         try:
             f_image = v if type(v) is bool else _check_bool(v)
         except _ValidationError as error:
-            if strict:
-                raise error.at("image")
-            _salvage(v)
-            f_image = False
+            f_image = _recovered(error, v, strict, "image", False)
 
     f_audio: bool
     v = d.get("audio", _MISSING)
@@ -6547,10 +5868,7 @@ def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
         try:
             f_audio = v if type(v) is bool else _check_bool(v)
         except _ValidationError as error:
-            if strict:
-                raise error.at("audio")
-            _salvage(v)
-            f_audio = False
+            f_audio = _recovered(error, v, strict, "audio", False)
 
     f_embedded_context: bool
     v = d.get("embeddedContext", _MISSING)
@@ -6560,10 +5878,7 @@ def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
         try:
             f_embedded_context = v if type(v) is bool else _check_bool(v)
         except _ValidationError as error:
-            if strict:
-                raise error.at("embeddedContext")
-            _salvage(v)
-            f_embedded_context = False
+            f_embedded_context = _recovered(error, v, strict, "embeddedContext", False)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -6573,10 +5888,7 @@ def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PromptCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_PromptCapabilities)
@@ -6602,7 +5914,6 @@ def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -6617,10 +5928,7 @@ def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
         try:
             f_http = v if type(v) is bool else _check_bool(v)
         except _ValidationError as error:
-            if strict:
-                raise error.at("http")
-            _salvage(v)
-            f_http = False
+            f_http = _recovered(error, v, strict, "http", False)
 
     f_sse: bool
     v = d.get("sse", _MISSING)
@@ -6630,10 +5938,7 @@ def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
         try:
             f_sse = v if type(v) is bool else _check_bool(v)
         except _ValidationError as error:
-            if strict:
-                raise error.at("sse")
-            _salvage(v)
-            f_sse = False
+            f_sse = _recovered(error, v, strict, "sse", False)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -6643,10 +5948,7 @@ def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_McpCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_McpCapabilities)
@@ -6668,7 +5970,6 @@ def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -6683,10 +5984,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
         try:
             f_list = None if v is None else _decode_SessionListCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("list")
-            _salvage(v)
-            f_list = _UNSET
+            f_list = _recovered(error, v, strict, "list", _UNSET)
 
     f_delete: SessionDeleteCapabilities | None | _Unset
     v = d.get("delete", _MISSING)
@@ -6698,10 +5996,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
                 None if v is None else _decode_SessionDeleteCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("delete")
-            _salvage(v)
-            f_delete = _UNSET
+            f_delete = _recovered(error, v, strict, "delete", _UNSET)
 
     f_additional_directories: SessionAdditionalDirectoriesCapabilities | None | _Unset
     v = d.get("additionalDirectories", _MISSING)
@@ -6715,10 +6010,9 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
                 else _decode_SessionAdditionalDirectoriesCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("additionalDirectories")
-            _salvage(v)
-            f_additional_directories = _UNSET
+            f_additional_directories = _recovered(
+                error, v, strict, "additionalDirectories", _UNSET
+            )
 
     f_resume: SessionResumeCapabilities | None | _Unset
     v = d.get("resume", _MISSING)
@@ -6730,10 +6024,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
                 None if v is None else _decode_SessionResumeCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("resume")
-            _salvage(v)
-            f_resume = _UNSET
+            f_resume = _recovered(error, v, strict, "resume", _UNSET)
 
     f_close: SessionCloseCapabilities | None | _Unset
     v = d.get("close", _MISSING)
@@ -6743,10 +6034,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
         try:
             f_close = None if v is None else _decode_SessionCloseCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("close")
-            _salvage(v)
-            f_close = _UNSET
+            f_close = _recovered(error, v, strict, "close", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -6756,10 +6044,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionCapabilities)
@@ -6810,7 +6095,6 @@ def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -6825,10 +6109,7 @@ def _decode_SessionListCapabilities(d: _Any, strict: bool) -> SessionListCapabil
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionListCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionListCapabilities)
@@ -6845,7 +6126,6 @@ def _encode_SessionListCapabilities(o: SessionListCapabilities) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -6862,10 +6142,7 @@ def _decode_SessionDeleteCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionDeleteCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionDeleteCapabilities)
@@ -6882,7 +6159,6 @@ def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -6899,10 +6175,7 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionAdditionalDirectoriesCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionAdditionalDirectoriesCapabilities)
@@ -6921,7 +6194,6 @@ def _encode_SessionAdditionalDirectoriesCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -6938,10 +6210,7 @@ def _decode_SessionResumeCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionResumeCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionResumeCapabilities)
@@ -6958,7 +6227,6 @@ def _encode_SessionResumeCapabilities(o: SessionResumeCapabilities) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -6973,10 +6241,7 @@ def _decode_SessionCloseCapabilities(d: _Any, strict: bool) -> SessionCloseCapab
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionCloseCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionCloseCapabilities)
@@ -6993,7 +6258,6 @@ def _encode_SessionCloseCapabilities(o: SessionCloseCapabilities) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7008,10 +6272,7 @@ def _decode_AgentAuthCapabilities(d: _Any, strict: bool) -> AgentAuthCapabilitie
         try:
             f_logout = None if v is None else _decode_LogoutCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("logout")
-            _salvage(v)
-            f_logout = _UNSET
+            f_logout = _recovered(error, v, strict, "logout", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -7021,10 +6282,7 @@ def _decode_AgentAuthCapabilities(d: _Any, strict: bool) -> AgentAuthCapabilitie
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AgentAuthCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_AgentAuthCapabilities)
@@ -7045,7 +6303,6 @@ def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7060,10 +6317,7 @@ def _decode_LogoutCapabilities(d: _Any, strict: bool) -> LogoutCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_LogoutCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_LogoutCapabilities)
@@ -7080,7 +6334,6 @@ def _encode_LogoutCapabilities(o: LogoutCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7125,10 +6378,7 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_args: list[str] | _Unset
     v = d.get("args", _MISSING)
@@ -7166,10 +6416,7 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalAuthMethod.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalAuthMethod)
@@ -7206,42 +6453,12 @@ def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_AuthMethod: dict[str, _Decoder[AuthMethod]] = {
     "terminal": _read_TerminalAuthMethod,
 }
-
-
-def _decode_AuthMethod(d: _Any, strict: bool) -> AuthMethod:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_AuthMethod.get(tag)
-        if decoder is not None:
-            try:
-                return decoder(d, strict)
-            except _ValidationError as error:
-                # The untagged variant takes what the tagged one refuses.
-                _salvage(d)
-                try:
-                    return _decode_AuthMethodAgent(d, strict)
-                except _ValidationError:
-                    raise error from None
-        return _decode_AuthMethodAgent(d, strict)
-    return _decode_AuthMethodAgent(d, strict)
-
-
-def _encode_AuthMethod(o: AuthMethod) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(f"{type(o).__name__} is not a variant of AuthMethod") from None
-    return encoder(o)
 
 
 def _decode_AuthMethodId(v: _Any, strict: bool) -> AuthMethodId:
@@ -7281,10 +6498,7 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_args: list[str] | _Unset
     v = d.get("args", _MISSING)
@@ -7322,10 +6536,7 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AuthMethodTerminal.issuperset(d):
         _check_unknown(d, _KNOWN_AuthMethodTerminal)
@@ -7361,7 +6572,6 @@ def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7398,10 +6608,7 @@ def _decode_AuthMethodAgent(d: _Any, strict: bool) -> AuthMethodAgent:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -7411,10 +6618,7 @@ def _decode_AuthMethodAgent(d: _Any, strict: bool) -> AuthMethodAgent:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AuthMethodAgent.issuperset(d):
         _check_unknown(d, _KNOWN_AuthMethodAgent)
@@ -7442,7 +6646,6 @@ def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7467,10 +6670,7 @@ def _decode_Implementation(d: _Any, strict: bool) -> Implementation:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_version: str
     v = d.get("version", _MISSING)
@@ -7490,10 +6690,7 @@ def _decode_Implementation(d: _Any, strict: bool) -> Implementation:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Implementation.issuperset(d):
         _check_unknown(d, _KNOWN_Implementation)
@@ -7519,7 +6716,6 @@ def _encode_Implementation(o: Implementation) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7534,10 +6730,7 @@ def _decode_AuthenticateResponse(d: _Any, strict: bool) -> AuthenticateResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AuthenticateResponse.issuperset(d):
         _check_unknown(d, _KNOWN_AuthenticateResponse)
@@ -7554,7 +6747,6 @@ def _encode_AuthenticateResponse(o: AuthenticateResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7569,10 +6761,7 @@ def _decode_LogoutResponse(d: _Any, strict: bool) -> LogoutResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_LogoutResponse.issuperset(d):
         _check_unknown(d, _KNOWN_LogoutResponse)
@@ -7589,7 +6778,6 @@ def _encode_LogoutResponse(o: LogoutResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7614,10 +6802,7 @@ def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
         try:
             f_modes = None if v is None else _decode_SessionModeState(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("modes")
-            _salvage(v)
-            f_modes = _UNSET
+            f_modes = _recovered(error, v, strict, "modes", _UNSET)
 
     f_config_options: list[SessionConfigOption] | None | _Unset
     v = d.get("configOptions", _MISSING)
@@ -7637,10 +6822,7 @@ def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("configOptions")
-            _salvage(v)
-            f_config_options = _UNSET
+            f_config_options = _recovered(error, v, strict, "configOptions", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -7650,10 +6832,7 @@ def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_NewSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_NewSessionResponse)
@@ -7687,7 +6866,6 @@ def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7712,10 +6890,7 @@ def _decode_SessionModeState(d: _Any, strict: bool) -> SessionModeState:
         try:
             f_available_modes = _check_list_skipping(v, _decode_SessionMode, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("availableModes")
-            _salvage(v)
-            f_available_modes = []
+            f_available_modes = _recovered(error, v, strict, "availableModes", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -7725,10 +6900,7 @@ def _decode_SessionModeState(d: _Any, strict: bool) -> SessionModeState:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionModeState.issuperset(d):
         _check_unknown(d, _KNOWN_SessionModeState)
@@ -7752,7 +6924,6 @@ def _encode_SessionModeState(o: SessionModeState) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7793,10 +6964,7 @@ def _decode_SessionMode(d: _Any, strict: bool) -> SessionMode:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -7806,10 +6974,7 @@ def _decode_SessionMode(d: _Any, strict: bool) -> SessionMode:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionMode.issuperset(d):
         _check_unknown(d, _KNOWN_SessionMode)
@@ -7835,7 +7000,6 @@ def _encode_SessionMode(o: SessionMode) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7884,10 +7048,7 @@ def _read_SelectSessionConfigOption(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_category: SessionConfigOptionCategory | str | None | _Unset
     v = d.get("category", _MISSING)
@@ -7905,10 +7066,7 @@ def _read_SelectSessionConfigOption(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("category")
-            _salvage(v)
-            f_category = _UNSET
+            f_category = _recovered(error, v, strict, "category", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -7918,10 +7076,7 @@ def _read_SelectSessionConfigOption(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_current_value: SessionConfigValueId
     v = d.get("currentValue", _MISSING)
@@ -7995,7 +7150,6 @@ def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8044,10 +7198,7 @@ def _read_BooleanSessionConfigOption(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_category: SessionConfigOptionCategory | str | None | _Unset
     v = d.get("category", _MISSING)
@@ -8065,10 +7216,7 @@ def _read_BooleanSessionConfigOption(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("category")
-            _salvage(v)
-            f_category = _UNSET
+            f_category = _recovered(error, v, strict, "category", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -8078,10 +7226,7 @@ def _read_BooleanSessionConfigOption(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_current_value: bool
     v = d.get("currentValue", _MISSING)
@@ -8136,59 +7281,25 @@ def _encode_BooleanSessionConfigOption(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_SessionConfigOption: dict[str, _Decoder[SessionConfigOption]] = {
     "select": _read_SelectSessionConfigOption,
     "boolean": _read_BooleanSessionConfigOption,
 }
 
 
-def _decode_SessionConfigOption(d: _Any, strict: bool) -> SessionConfigOption:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_SessionConfigOption.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        raise _unexpected('expected one of "select", "boolean"', tag).at("type")
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_SessionConfigOption(o: SessionConfigOption) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of SessionConfigOption"
-        ) from None
-    return encoder(o)
-
-
 def _decode_SessionConfigId(v: _Any, strict: bool) -> SessionConfigId:
     return v if type(v) is str else _check_str(v)
-
-
-def _decode_SessionConfigOptionCategory(
-    v: _Any, strict: bool
-) -> SessionConfigOptionCategory | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_SessionConfigOptionCategory.get(v)
-    if member is not None:
-        return member
-    return v
 
 
 _MEMBERS_SessionConfigOptionCategory = _cast(
     "dict[str, SessionConfigOptionCategory]",
     SessionConfigOptionCategory._value2member_map_,
+)
+_decode_SessionConfigOptionCategory: _Decoder[SessionConfigOptionCategory | str] = (
+    _open_str_enum(_MEMBERS_SessionConfigOptionCategory)
 )
 
 
@@ -8255,10 +7366,7 @@ def _decode_SessionConfigSelectOption(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -8268,10 +7376,7 @@ def _decode_SessionConfigSelectOption(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionConfigSelectOption.issuperset(d):
         _check_unknown(d, _KNOWN_SessionConfigSelectOption)
@@ -8299,7 +7404,6 @@ def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8336,10 +7440,7 @@ def _decode_SessionConfigSelectGroup(d: _Any, strict: bool) -> SessionConfigSele
                 v, _decode_SessionConfigSelectOption, strict
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("options")
-            _salvage(v)
-            f_options = []
+            f_options = _recovered(error, v, strict, "options", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -8349,10 +7450,7 @@ def _decode_SessionConfigSelectGroup(d: _Any, strict: bool) -> SessionConfigSele
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionConfigSelectGroup.issuperset(d):
         _check_unknown(d, _KNOWN_SessionConfigSelectGroup)
@@ -8378,7 +7476,6 @@ def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8425,7 +7522,6 @@ def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, _Any]:
         "currentValue": o.current_value,
         "options": encode(o.options),
     }
-
     return d
 
 
@@ -8456,7 +7552,6 @@ def _encode_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "currentValue": o.current_value,
     }
-
     return d
 
 
@@ -8471,10 +7566,7 @@ def _decode_LoadSessionResponse(d: _Any, strict: bool) -> LoadSessionResponse:
         try:
             f_modes = None if v is None else _decode_SessionModeState(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("modes")
-            _salvage(v)
-            f_modes = _UNSET
+            f_modes = _recovered(error, v, strict, "modes", _UNSET)
 
     f_config_options: list[SessionConfigOption] | None | _Unset
     v = d.get("configOptions", _MISSING)
@@ -8494,10 +7586,7 @@ def _decode_LoadSessionResponse(d: _Any, strict: bool) -> LoadSessionResponse:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("configOptions")
-            _salvage(v)
-            f_config_options = _UNSET
+            f_config_options = _recovered(error, v, strict, "configOptions", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -8507,10 +7596,7 @@ def _decode_LoadSessionResponse(d: _Any, strict: bool) -> LoadSessionResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_LoadSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_LoadSessionResponse)
@@ -8541,7 +7627,6 @@ def _encode_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8556,10 +7641,7 @@ def _decode_ListSessionsResponse(d: _Any, strict: bool) -> ListSessionsResponse:
         try:
             f_sessions = _check_list_skipping(v, _decode_SessionInfo, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("sessions")
-            _salvage(v)
-            f_sessions = []
+            f_sessions = _recovered(error, v, strict, "sessions", [])
 
     f_next_cursor: str | None | _Unset
     v = d.get("nextCursor", _MISSING)
@@ -8571,10 +7653,7 @@ def _decode_ListSessionsResponse(d: _Any, strict: bool) -> ListSessionsResponse:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("nextCursor")
-            _salvage(v)
-            f_next_cursor = _UNSET
+            f_next_cursor = _recovered(error, v, strict, "nextCursor", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -8584,10 +7663,7 @@ def _decode_ListSessionsResponse(d: _Any, strict: bool) -> ListSessionsResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ListSessionsResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ListSessionsResponse)
@@ -8613,7 +7689,6 @@ def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8650,10 +7725,9 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
                 v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("additionalDirectories")
-            _salvage(v)
-            f_additional_directories = []
+            f_additional_directories = _recovered(
+                error, v, strict, "additionalDirectories", []
+            )
 
     f_title: str | None | _Unset
     v = d.get("title", _MISSING)
@@ -8663,10 +7737,7 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_updated_at: str | None | _Unset
     v = d.get("updatedAt", _MISSING)
@@ -8678,10 +7749,7 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("updatedAt")
-            _salvage(v)
-            f_updated_at = _UNSET
+            f_updated_at = _recovered(error, v, strict, "updatedAt", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -8691,10 +7759,7 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionInfo.issuperset(d):
         _check_unknown(d, _KNOWN_SessionInfo)
@@ -8730,7 +7795,6 @@ def _encode_SessionInfo(o: SessionInfo) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8745,10 +7809,7 @@ def _decode_DeleteSessionResponse(d: _Any, strict: bool) -> DeleteSessionRespons
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_DeleteSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_DeleteSessionResponse)
@@ -8765,7 +7826,6 @@ def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8780,10 +7840,7 @@ def _decode_ResumeSessionResponse(d: _Any, strict: bool) -> ResumeSessionRespons
         try:
             f_modes = None if v is None else _decode_SessionModeState(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("modes")
-            _salvage(v)
-            f_modes = _UNSET
+            f_modes = _recovered(error, v, strict, "modes", _UNSET)
 
     f_config_options: list[SessionConfigOption] | None | _Unset
     v = d.get("configOptions", _MISSING)
@@ -8803,10 +7860,7 @@ def _decode_ResumeSessionResponse(d: _Any, strict: bool) -> ResumeSessionRespons
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("configOptions")
-            _salvage(v)
-            f_config_options = _UNSET
+            f_config_options = _recovered(error, v, strict, "configOptions", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -8816,10 +7870,7 @@ def _decode_ResumeSessionResponse(d: _Any, strict: bool) -> ResumeSessionRespons
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ResumeSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ResumeSessionResponse)
@@ -8850,7 +7901,6 @@ def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8865,10 +7915,7 @@ def _decode_CloseSessionResponse(d: _Any, strict: bool) -> CloseSessionResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CloseSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_CloseSessionResponse)
@@ -8885,7 +7932,6 @@ def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8900,10 +7946,7 @@ def _decode_SetSessionModeResponse(d: _Any, strict: bool) -> SetSessionModeRespo
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SetSessionModeResponse.issuperset(d):
         _check_unknown(d, _KNOWN_SetSessionModeResponse)
@@ -8920,7 +7963,6 @@ def _encode_SetSessionModeResponse(o: SetSessionModeResponse) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8943,10 +7985,7 @@ def _decode_SetSessionConfigOptionResponse(
                 strict,
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("configOptions")
-            _salvage(v)
-            f_config_options = []
+            f_config_options = _recovered(error, v, strict, "configOptions", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -8956,10 +7995,7 @@ def _decode_SetSessionConfigOptionResponse(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SetSessionConfigOptionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_SetSessionConfigOptionResponse)
@@ -8983,7 +8019,6 @@ def _encode_SetSessionConfigOptionResponse(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9012,10 +8047,7 @@ def _decode_PromptResponse(d: _Any, strict: bool) -> PromptResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PromptResponse.issuperset(d):
         _check_unknown(d, _KNOWN_PromptResponse)
@@ -9039,23 +8071,15 @@ def _encode_PromptResponse(o: PromptResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
-def _decode_StopReason(v: _Any, strict: bool) -> StopReason:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_StopReason.get(v)
-    if member is not None:
-        return member
-    raise _unexpected(
-        'expected one of "end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"',
-        v,
-    )
-
-
 _MEMBERS_StopReason = _cast("dict[str, StopReason]", StopReason._value2member_map_)
+_decode_StopReason: _Decoder[StopReason] = _closed_enum(
+    _MEMBERS_StopReason,
+    True,
+    'expected one of "end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"',
+)
 
 
 def _encode_StopReason(v: StopReason) -> str:
@@ -9101,10 +8125,7 @@ def _decode_Error(d: _Any, strict: bool) -> Error:
         try:
             f_data = _any_value(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("data")
-            _salvage(v)
-            f_data = _UNSET
+            f_data = _recovered(error, v, strict, "data", _UNSET)
 
     if strict and not _KNOWN_Error.issuperset(d):
         _check_unknown(d, _KNOWN_Error)
@@ -9126,19 +8147,13 @@ def _encode_Error(o: Error) -> dict[str, _Any]:
     v_data = o.data
     if v_data is not _UNSET:
         d["data"] = _wire_json(v_data)
-
     return d
 
 
-def _decode_ErrorCode(v: _Any, strict: bool) -> ErrorCode | int:
-    n = _check_int(v) if strict else _check_int(v, -2147483648, 2147483647)
-    member = _MEMBERS_ErrorCode.get(n)
-    if member is not None:
-        return member
-    return n
-
-
 _MEMBERS_ErrorCode = _cast("dict[int, ErrorCode]", ErrorCode._value2member_map_)
+_decode_ErrorCode: _Decoder[ErrorCode | int] = _open_int_enum(
+    _MEMBERS_ErrorCode, -2147483648, 2147483647
+)
 
 
 def _encode_ErrorCode(v: ErrorCode | int) -> int:
@@ -9188,7 +8203,6 @@ def _encode_AgentNotification(o: AgentNotification) -> dict[str, _Any]:
     v_params = o.params
     if v_params is not _UNSET:
         d["params"] = _wire_json(v_params)
-
     return d
 
 
@@ -9229,10 +8243,7 @@ def _decode_SessionNotification(d: _Any, strict: bool) -> SessionNotification:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionNotification.issuperset(d):
         _check_unknown(d, _KNOWN_SessionNotification)
@@ -9254,7 +8265,6 @@ def _encode_SessionNotification(o: SessionNotification) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9299,10 +8309,7 @@ def _read_UserMessageChunkSessionUpdate(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("messageId")
-            _salvage(v)
-            f_message_id = _UNSET
+            f_message_id = _recovered(error, v, strict, "messageId", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -9312,10 +8319,7 @@ def _read_UserMessageChunkSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_UserMessageChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UserMessageChunkSessionUpdate)
@@ -9344,7 +8348,6 @@ def _encode_UserMessageChunkSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9389,10 +8392,7 @@ def _read_AgentMessageChunkSessionUpdate(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("messageId")
-            _salvage(v)
-            f_message_id = _UNSET
+            f_message_id = _recovered(error, v, strict, "messageId", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -9402,10 +8402,7 @@ def _read_AgentMessageChunkSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AgentMessageChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AgentMessageChunkSessionUpdate)
@@ -9434,7 +8431,6 @@ def _encode_AgentMessageChunkSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9479,10 +8475,7 @@ def _read_AgentThoughtChunkSessionUpdate(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("messageId")
-            _salvage(v)
-            f_message_id = _UNSET
+            f_message_id = _recovered(error, v, strict, "messageId", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -9492,10 +8485,7 @@ def _read_AgentThoughtChunkSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AgentThoughtChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AgentThoughtChunkSessionUpdate)
@@ -9524,7 +8514,6 @@ def _encode_AgentThoughtChunkSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9567,10 +8556,7 @@ def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSession
         try:
             f_name = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("name")
-            _salvage(v)
-            f_name = _UNSET
+            f_name = _recovered(error, v, strict, "name", _UNSET)
 
     f_kind: ToolKind | _Unset
     v = d.get("kind", _MISSING)
@@ -9584,10 +8570,7 @@ def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSession
                 else _decode_ToolKind(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("kind")
-            _salvage(v)
-            f_kind = _UNSET
+            f_kind = _recovered(error, v, strict, "kind", _UNSET)
 
     f_status: ToolCallStatus | _Unset
     v = d.get("status", _MISSING)
@@ -9601,10 +8584,7 @@ def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSession
                 else _decode_ToolCallStatus(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("status")
-            _salvage(v)
-            f_status = _UNSET
+            f_status = _recovered(error, v, strict, "status", _UNSET)
 
     f_content: list[ToolCallContent] | _Unset
     v = d.get("content", _MISSING)
@@ -9616,10 +8596,7 @@ def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSession
                 v, "type", _VARIANTS_ToolCallContent, _decode_ToolCallContent, strict
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("content")
-            _salvage(v)
-            f_content = []
+            f_content = _recovered(error, v, strict, "content", [])
 
     f_locations: list[ToolCallLocation] | _Unset
     v = d.get("locations", _MISSING)
@@ -9629,10 +8606,7 @@ def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSession
         try:
             f_locations = _check_list_skipping(v, _decode_ToolCallLocation, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("locations")
-            _salvage(v)
-            f_locations = []
+            f_locations = _recovered(error, v, strict, "locations", [])
 
     f_raw_input: _Any | _Unset
     v = d.get("rawInput", _MISSING)
@@ -9642,10 +8616,7 @@ def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSession
         try:
             f_raw_input = _any_value(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("rawInput")
-            _salvage(v)
-            f_raw_input = _UNSET
+            f_raw_input = _recovered(error, v, strict, "rawInput", _UNSET)
 
     f_raw_output: _Any | _Unset
     v = d.get("rawOutput", _MISSING)
@@ -9655,10 +8626,7 @@ def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSession
         try:
             f_raw_output = _any_value(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("rawOutput")
-            _salvage(v)
-            f_raw_output = _UNSET
+            f_raw_output = _recovered(error, v, strict, "rawOutput", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -9668,10 +8636,7 @@ def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSession
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCallSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallSessionUpdate)
@@ -9736,7 +8701,6 @@ def _encode_ToolCallSessionUpdate(o: ToolCallSessionUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9781,10 +8745,7 @@ def _read_ToolCallUpdateSessionUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("kind")
-            _salvage(v)
-            f_kind = _UNSET
+            f_kind = _recovered(error, v, strict, "kind", _UNSET)
 
     f_status: ToolCallStatus | None | _Unset
     v = d.get("status", _MISSING)
@@ -9802,10 +8763,7 @@ def _read_ToolCallUpdateSessionUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("status")
-            _salvage(v)
-            f_status = _UNSET
+            f_status = _recovered(error, v, strict, "status", _UNSET)
 
     f_title: str | None | _Unset
     v = d.get("title", _MISSING)
@@ -9815,10 +8773,7 @@ def _read_ToolCallUpdateSessionUpdate(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_name: str | None | _Unset
     v = d.get("name", _MISSING)
@@ -9828,10 +8783,7 @@ def _read_ToolCallUpdateSessionUpdate(
         try:
             f_name = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("name")
-            _salvage(v)
-            f_name = _UNSET
+            f_name = _recovered(error, v, strict, "name", _UNSET)
 
     f_content: list[ToolCallContent] | None | _Unset
     v = d.get("content", _MISSING)
@@ -9851,10 +8803,7 @@ def _read_ToolCallUpdateSessionUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("content")
-            _salvage(v)
-            f_content = _UNSET
+            f_content = _recovered(error, v, strict, "content", _UNSET)
 
     f_locations: list[ToolCallLocation] | None | _Unset
     v = d.get("locations", _MISSING)
@@ -9868,10 +8817,7 @@ def _read_ToolCallUpdateSessionUpdate(
                 else _check_list_skipping(v, _decode_ToolCallLocation, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("locations")
-            _salvage(v)
-            f_locations = _UNSET
+            f_locations = _recovered(error, v, strict, "locations", _UNSET)
 
     f_raw_input: _Any | _Unset
     v = d.get("rawInput", _MISSING)
@@ -9881,10 +8827,7 @@ def _read_ToolCallUpdateSessionUpdate(
         try:
             f_raw_input = _any_value(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("rawInput")
-            _salvage(v)
-            f_raw_input = _UNSET
+            f_raw_input = _recovered(error, v, strict, "rawInput", _UNSET)
 
     f_raw_output: _Any | _Unset
     v = d.get("rawOutput", _MISSING)
@@ -9894,10 +8837,7 @@ def _read_ToolCallUpdateSessionUpdate(
         try:
             f_raw_output = _any_value(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("rawOutput")
-            _salvage(v)
-            f_raw_output = _UNSET
+            f_raw_output = _recovered(error, v, strict, "rawOutput", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -9907,10 +8847,7 @@ def _read_ToolCallUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCallUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallUpdateSessionUpdate)
@@ -9995,7 +8932,6 @@ def _encode_ToolCallUpdateSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10018,10 +8954,7 @@ def _read_PlanSessionUpdate(d: _JsonObject, strict: bool) -> PlanSessionUpdate:
         try:
             f_entries = _check_list_skipping(v, _decode_PlanEntry, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("entries")
-            _salvage(v)
-            f_entries = []
+            f_entries = _recovered(error, v, strict, "entries", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -10031,10 +8964,7 @@ def _read_PlanSessionUpdate(d: _JsonObject, strict: bool) -> PlanSessionUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PlanSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_PlanSessionUpdate)
@@ -10057,7 +8987,6 @@ def _encode_PlanSessionUpdate(o: PlanSessionUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10086,10 +9015,7 @@ def _read_AvailableCommandsUpdateSessionUpdate(
                 v, _decode_AvailableCommand, strict
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("availableCommands")
-            _salvage(v)
-            f_available_commands = []
+            f_available_commands = _recovered(error, v, strict, "availableCommands", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -10099,10 +9025,7 @@ def _read_AvailableCommandsUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AvailableCommandsUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AvailableCommandsUpdateSessionUpdate)
@@ -10129,7 +9052,6 @@ def _encode_AvailableCommandsUpdateSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10166,10 +9088,7 @@ def _read_CurrentModeUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CurrentModeUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CurrentModeUpdateSessionUpdate)
@@ -10194,7 +9113,6 @@ def _encode_CurrentModeUpdateSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10227,10 +9145,7 @@ def _read_ConfigOptionUpdateSessionUpdate(
                 strict,
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("configOptions")
-            _salvage(v)
-            f_config_options = []
+            f_config_options = _recovered(error, v, strict, "configOptions", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -10240,10 +9155,7 @@ def _read_ConfigOptionUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ConfigOptionUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ConfigOptionUpdateSessionUpdate)
@@ -10268,7 +9180,6 @@ def _encode_ConfigOptionUpdateSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10295,10 +9206,7 @@ def _read_SessionInfoUpdateSessionUpdate(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_updated_at: str | None | _Unset
     v = d.get("updatedAt", _MISSING)
@@ -10310,10 +9218,7 @@ def _read_SessionInfoUpdateSessionUpdate(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("updatedAt")
-            _salvage(v)
-            f_updated_at = _UNSET
+            f_updated_at = _recovered(error, v, strict, "updatedAt", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -10323,10 +9228,7 @@ def _read_SessionInfoUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionInfoUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SessionInfoUpdateSessionUpdate)
@@ -10357,7 +9259,6 @@ def _encode_SessionInfoUpdateSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10418,10 +9319,7 @@ def _read_UsageUpdateSessionUpdate(
         try:
             f_cost = None if v is None else _decode_Cost(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("cost")
-            _salvage(v)
-            f_cost = _UNSET
+            f_cost = _recovered(error, v, strict, "cost", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -10431,10 +9329,7 @@ def _read_UsageUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_UsageUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UsageUpdateSessionUpdate)
@@ -10463,7 +9358,6 @@ def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10514,10 +9408,7 @@ def _read_NoticeSessionUpdate(d: _JsonObject, strict: bool) -> NoticeSessionUpda
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -10527,10 +9418,7 @@ def _read_NoticeSessionUpdate(d: _JsonObject, strict: bool) -> NoticeSessionUpda
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_NoticeSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_NoticeSessionUpdate)
@@ -10561,7 +9449,6 @@ def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10618,10 +9505,7 @@ def _read_CompactionUpdateSessionUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("summary")
-            _salvage(v)
-            f_summary = _UNSET
+            f_summary = _recovered(error, v, strict, "summary", _UNSET)
 
     f_error: str | None | _Unset
     v = d.get("error", _MISSING)
@@ -10631,10 +9515,7 @@ def _read_CompactionUpdateSessionUpdate(
         try:
             f_error = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("error")
-            _salvage(v)
-            f_error = _UNSET
+            f_error = _recovered(error, v, strict, "error", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -10644,10 +9525,7 @@ def _read_CompactionUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CompactionUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionUpdateSessionUpdate)
@@ -10686,7 +9564,6 @@ def _encode_CompactionUpdateSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10739,10 +9616,7 @@ def _read_CompactionSummaryChunkSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CompactionSummaryChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionSummaryChunkSessionUpdate)
@@ -10769,11 +9643,9 @@ def _encode_CompactionSummaryChunkSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_SessionUpdate: dict[str, _Decoder[SessionUpdate]] = {
     "user_message_chunk": _read_UserMessageChunkSessionUpdate,
     "agent_message_chunk": _read_AgentMessageChunkSessionUpdate,
@@ -10790,33 +9662,6 @@ _VARIANTS_SessionUpdate: dict[str, _Decoder[SessionUpdate]] = {
     "compaction_update": _read_CompactionUpdateSessionUpdate,
     "compaction_summary_chunk": _read_CompactionSummaryChunkSessionUpdate,
 }
-
-
-def _decode_SessionUpdate(d: _Any, strict: bool) -> SessionUpdate:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("sessionUpdate", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_SessionUpdate.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        raise _unexpected(
-            'expected one of "user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan", "available_commands_update", "current_mode_update", "config_option_update", "session_info_update", "usage_update", "notice", "compaction_update", "compaction_summary_chunk"',
-            tag,
-        ).at("sessionUpdate")
-    if tag is _MISSING:
-        raise _missing("sessionUpdate")
-    raise _type_error("a string", tag).at("sessionUpdate")
-
-
-def _encode_SessionUpdate(o: SessionUpdate) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of SessionUpdate"
-        ) from None
-    return encoder(o)
 
 
 def _decode_MessageId(v: _Any, strict: bool) -> MessageId:
@@ -10852,10 +9697,7 @@ def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("messageId")
-            _salvage(v)
-            f_message_id = _UNSET
+            f_message_id = _recovered(error, v, strict, "messageId", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -10865,10 +9707,7 @@ def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ContentChunk.issuperset(d):
         _check_unknown(d, _KNOWN_ContentChunk)
@@ -10892,7 +9731,6 @@ def _encode_ContentChunk(o: ContentChunk) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10927,10 +9765,7 @@ def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
         try:
             f_name = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("name")
-            _salvage(v)
-            f_name = _UNSET
+            f_name = _recovered(error, v, strict, "name", _UNSET)
 
     f_kind: ToolKind | _Unset
     v = d.get("kind", _MISSING)
@@ -10944,10 +9779,7 @@ def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
                 else _decode_ToolKind(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("kind")
-            _salvage(v)
-            f_kind = _UNSET
+            f_kind = _recovered(error, v, strict, "kind", _UNSET)
 
     f_status: ToolCallStatus | _Unset
     v = d.get("status", _MISSING)
@@ -10961,10 +9793,7 @@ def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
                 else _decode_ToolCallStatus(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("status")
-            _salvage(v)
-            f_status = _UNSET
+            f_status = _recovered(error, v, strict, "status", _UNSET)
 
     f_content: list[ToolCallContent] | _Unset
     v = d.get("content", _MISSING)
@@ -10976,10 +9805,7 @@ def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
                 v, "type", _VARIANTS_ToolCallContent, _decode_ToolCallContent, strict
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("content")
-            _salvage(v)
-            f_content = []
+            f_content = _recovered(error, v, strict, "content", [])
 
     f_locations: list[ToolCallLocation] | _Unset
     v = d.get("locations", _MISSING)
@@ -10989,10 +9815,7 @@ def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
         try:
             f_locations = _check_list_skipping(v, _decode_ToolCallLocation, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("locations")
-            _salvage(v)
-            f_locations = []
+            f_locations = _recovered(error, v, strict, "locations", [])
 
     f_raw_input: _Any | _Unset
     v = d.get("rawInput", _MISSING)
@@ -11002,10 +9825,7 @@ def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
         try:
             f_raw_input = _any_value(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("rawInput")
-            _salvage(v)
-            f_raw_input = _UNSET
+            f_raw_input = _recovered(error, v, strict, "rawInput", _UNSET)
 
     f_raw_output: _Any | _Unset
     v = d.get("rawOutput", _MISSING)
@@ -11015,10 +9835,7 @@ def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
         try:
             f_raw_output = _any_value(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("rawOutput")
-            _salvage(v)
-            f_raw_output = _UNSET
+            f_raw_output = _recovered(error, v, strict, "rawOutput", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -11028,10 +9845,7 @@ def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCall.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCall)
@@ -11094,7 +9908,6 @@ def _encode_ToolCall(o: ToolCall) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11147,10 +9960,7 @@ def _decode_PlanEntry(d: _Any, strict: bool) -> PlanEntry:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PlanEntry.issuperset(d):
         _check_unknown(d, _KNOWN_PlanEntry)
@@ -11176,21 +9986,14 @@ def _encode_PlanEntry(o: PlanEntry) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
-
-
-def _decode_PlanEntryPriority(v: _Any, strict: bool) -> PlanEntryPriority:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_PlanEntryPriority.get(v)
-    if member is not None:
-        return member
-    raise _unexpected('expected one of "high", "medium", "low"', v)
 
 
 _MEMBERS_PlanEntryPriority = _cast(
     "dict[str, PlanEntryPriority]", PlanEntryPriority._value2member_map_
+)
+_decode_PlanEntryPriority: _Decoder[PlanEntryPriority] = _closed_enum(
+    _MEMBERS_PlanEntryPriority, True, 'expected one of "high", "medium", "low"'
 )
 
 
@@ -11198,17 +10001,13 @@ def _encode_PlanEntryPriority(v: PlanEntryPriority) -> str:
     return v._value_ if type(v) is PlanEntryPriority else v
 
 
-def _decode_PlanEntryStatus(v: _Any, strict: bool) -> PlanEntryStatus:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_PlanEntryStatus.get(v)
-    if member is not None:
-        return member
-    raise _unexpected('expected one of "pending", "in_progress", "completed"', v)
-
-
 _MEMBERS_PlanEntryStatus = _cast(
     "dict[str, PlanEntryStatus]", PlanEntryStatus._value2member_map_
+)
+_decode_PlanEntryStatus: _Decoder[PlanEntryStatus] = _closed_enum(
+    _MEMBERS_PlanEntryStatus,
+    True,
+    'expected one of "pending", "in_progress", "completed"',
 )
 
 
@@ -11227,10 +10026,7 @@ def _decode_Plan(d: _Any, strict: bool) -> Plan:
         try:
             f_entries = _check_list_skipping(v, _decode_PlanEntry, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("entries")
-            _salvage(v)
-            f_entries = []
+            f_entries = _recovered(error, v, strict, "entries", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -11240,10 +10036,7 @@ def _decode_Plan(d: _Any, strict: bool) -> Plan:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Plan.issuperset(d):
         _check_unknown(d, _KNOWN_Plan)
@@ -11263,7 +10056,6 @@ def _encode_Plan(o: Plan) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11298,10 +10090,7 @@ def _decode_AvailableCommand(d: _Any, strict: bool) -> AvailableCommand:
         try:
             f_input = None if v is None else _decode_AvailableCommandInput(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("input")
-            _salvage(v)
-            f_input = _UNSET
+            f_input = _recovered(error, v, strict, "input", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -11311,10 +10100,7 @@ def _decode_AvailableCommand(d: _Any, strict: bool) -> AvailableCommand:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AvailableCommand.issuperset(d):
         _check_unknown(d, _KNOWN_AvailableCommand)
@@ -11342,35 +10128,7 @@ def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
-
-
-def _decode_AvailableCommandInput(d: _Any, strict: bool) -> AvailableCommandInput:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    # The first variant whose required keys are all there and that decodes,
-    # as serde's untagged enums choose.
-    errors: list[_ValidationError] = []
-    if "hint" in d:
-        try:
-            return _decode_UnstructuredCommandInput(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if errors:
-        raise _furthest(errors)
-    raise _ValidationError("expected an object with the members of unstructured (hint)")
-
-
-def _encode_AvailableCommandInput(o: AvailableCommandInput) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of AvailableCommandInput"
-        ) from None
-    return encoder(o)
 
 
 def _decode_UnstructuredCommandInput(d: _Any, strict: bool) -> UnstructuredCommandInput:
@@ -11394,10 +10152,7 @@ def _decode_UnstructuredCommandInput(d: _Any, strict: bool) -> UnstructuredComma
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_UnstructuredCommandInput.issuperset(d):
         _check_unknown(d, _KNOWN_UnstructuredCommandInput)
@@ -11417,7 +10172,6 @@ def _encode_UnstructuredCommandInput(o: UnstructuredCommandInput) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11434,10 +10188,7 @@ def _decode_AvailableCommandsUpdate(d: _Any, strict: bool) -> AvailableCommandsU
                 v, _decode_AvailableCommand, strict
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("availableCommands")
-            _salvage(v)
-            f_available_commands = []
+            f_available_commands = _recovered(error, v, strict, "availableCommands", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -11447,10 +10198,7 @@ def _decode_AvailableCommandsUpdate(d: _Any, strict: bool) -> AvailableCommandsU
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AvailableCommandsUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AvailableCommandsUpdate)
@@ -11474,7 +10222,6 @@ def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11499,10 +10246,7 @@ def _decode_CurrentModeUpdate(d: _Any, strict: bool) -> CurrentModeUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CurrentModeUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CurrentModeUpdate)
@@ -11522,7 +10266,6 @@ def _encode_CurrentModeUpdate(o: CurrentModeUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11543,10 +10286,7 @@ def _decode_ConfigOptionUpdate(d: _Any, strict: bool) -> ConfigOptionUpdate:
                 strict,
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("configOptions")
-            _salvage(v)
-            f_config_options = []
+            f_config_options = _recovered(error, v, strict, "configOptions", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -11556,10 +10296,7 @@ def _decode_ConfigOptionUpdate(d: _Any, strict: bool) -> ConfigOptionUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ConfigOptionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ConfigOptionUpdate)
@@ -11579,7 +10316,6 @@ def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11594,10 +10330,7 @@ def _decode_SessionInfoUpdate(d: _Any, strict: bool) -> SessionInfoUpdate:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_updated_at: str | None | _Unset
     v = d.get("updatedAt", _MISSING)
@@ -11609,10 +10342,7 @@ def _decode_SessionInfoUpdate(d: _Any, strict: bool) -> SessionInfoUpdate:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("updatedAt")
-            _salvage(v)
-            f_updated_at = _UNSET
+            f_updated_at = _recovered(error, v, strict, "updatedAt", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -11622,10 +10352,7 @@ def _decode_SessionInfoUpdate(d: _Any, strict: bool) -> SessionInfoUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionInfoUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SessionInfoUpdate)
@@ -11650,7 +10377,6 @@ def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11689,10 +10415,7 @@ def _decode_Cost(d: _Any, strict: bool) -> Cost:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Cost.issuperset(d):
         _check_unknown(d, _KNOWN_Cost)
@@ -11714,7 +10437,6 @@ def _encode_Cost(o: Cost) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11765,10 +10487,7 @@ def _decode_UsageUpdate(d: _Any, strict: bool) -> UsageUpdate:
         try:
             f_cost = None if v is None else _decode_Cost(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("cost")
-            _salvage(v)
-            f_cost = _UNSET
+            f_cost = _recovered(error, v, strict, "cost", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -11778,10 +10497,7 @@ def _decode_UsageUpdate(d: _Any, strict: bool) -> UsageUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_UsageUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UsageUpdate)
@@ -11807,21 +10523,14 @@ def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
-
-
-def _decode_NoticeSeverity(v: _Any, strict: bool) -> NoticeSeverity | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_NoticeSeverity.get(v)
-    if member is not None:
-        return member
-    return v
 
 
 _MEMBERS_NoticeSeverity = _cast(
     "dict[str, NoticeSeverity]", NoticeSeverity._value2member_map_
+)
+_decode_NoticeSeverity: _Decoder[NoticeSeverity | str] = _open_str_enum(
+    _MEMBERS_NoticeSeverity
 )
 
 
@@ -11868,10 +10577,7 @@ def _decode_Notice(d: _Any, strict: bool) -> Notice:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -11881,10 +10587,7 @@ def _decode_Notice(d: _Any, strict: bool) -> Notice:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Notice.issuperset(d):
         _check_unknown(d, _KNOWN_Notice)
@@ -11912,7 +10615,6 @@ def _encode_Notice(o: Notice) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11920,17 +10622,11 @@ def _decode_CompactionId(v: _Any, strict: bool) -> CompactionId:
     return v if type(v) is str else _check_str(v)
 
 
-def _decode_CompactionStatus(v: _Any, strict: bool) -> CompactionStatus | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_CompactionStatus.get(v)
-    if member is not None:
-        return member
-    return v
-
-
 _MEMBERS_CompactionStatus = _cast(
     "dict[str, CompactionStatus]", CompactionStatus._value2member_map_
+)
+_decode_CompactionStatus: _Decoder[CompactionStatus | str] = _open_str_enum(
+    _MEMBERS_CompactionStatus
 )
 
 
@@ -11979,10 +10675,7 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("summary")
-            _salvage(v)
-            f_summary = _UNSET
+            f_summary = _recovered(error, v, strict, "summary", _UNSET)
 
     f_error: str | None | _Unset
     v = d.get("error", _MISSING)
@@ -11992,10 +10685,7 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
         try:
             f_error = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("error")
-            _salvage(v)
-            f_error = _UNSET
+            f_error = _recovered(error, v, strict, "error", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -12005,10 +10695,7 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CompactionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionUpdate)
@@ -12044,7 +10731,6 @@ def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12085,10 +10771,7 @@ def _decode_CompactionSummaryChunk(d: _Any, strict: bool) -> CompactionSummaryCh
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CompactionSummaryChunk.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionSummaryChunk)
@@ -12112,7 +10795,6 @@ def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12139,10 +10821,7 @@ def _decode_CompleteElicitationNotification(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CompleteElicitationNotification.issuperset(d):
         _check_unknown(d, _KNOWN_CompleteElicitationNotification)
@@ -12166,7 +10845,6 @@ def _encode_CompleteElicitationNotification(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12227,7 +10905,6 @@ def _encode_ClientRequest(o: ClientRequest) -> dict[str, _Any]:
     v_params = o.params
     if v_params is not _UNSET:
         d["params"] = _wire_json(v_params)
-
     return d
 
 
@@ -12263,17 +10940,20 @@ def _decode_InitializeRequest(d: _Any, strict: bool) -> InitializeRequest:
         try:
             f_client_capabilities = _decode_ClientCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("clientCapabilities")
-            _salvage(v)
-            f_client_capabilities = ClientCapabilities(
-                fs=FileSystemCapabilities(
-                    read_text_file=False,
-                    write_text_file=False,
-                ),
-                terminal=False,
-                auth=AuthCapabilities(
+            f_client_capabilities = _recovered(
+                error,
+                v,
+                strict,
+                "clientCapabilities",
+                ClientCapabilities(
+                    fs=FileSystemCapabilities(
+                        read_text_file=False,
+                        write_text_file=False,
+                    ),
                     terminal=False,
+                    auth=AuthCapabilities(
+                        terminal=False,
+                    ),
                 ),
             )
 
@@ -12285,10 +10965,7 @@ def _decode_InitializeRequest(d: _Any, strict: bool) -> InitializeRequest:
         try:
             f_client_info = None if v is None else _decode_Implementation(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("clientInfo")
-            _salvage(v)
-            f_client_info = _UNSET
+            f_client_info = _recovered(error, v, strict, "clientInfo", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -12298,10 +10975,7 @@ def _decode_InitializeRequest(d: _Any, strict: bool) -> InitializeRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_InitializeRequest.issuperset(d):
         _check_unknown(d, _KNOWN_InitializeRequest)
@@ -12331,7 +11005,6 @@ def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12349,12 +11022,15 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
         try:
             f_fs = _decode_FileSystemCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("fs")
-            _salvage(v)
-            f_fs = FileSystemCapabilities(
-                read_text_file=False,
-                write_text_file=False,
+            f_fs = _recovered(
+                error,
+                v,
+                strict,
+                "fs",
+                FileSystemCapabilities(
+                    read_text_file=False,
+                    write_text_file=False,
+                ),
             )
 
     f_terminal: bool
@@ -12365,10 +11041,7 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
         try:
             f_terminal = v if type(v) is bool else _check_bool(v)
         except _ValidationError as error:
-            if strict:
-                raise error.at("terminal")
-            _salvage(v)
-            f_terminal = False
+            f_terminal = _recovered(error, v, strict, "terminal", False)
 
     f_session: ClientSessionCapabilities | None | _Unset
     v = d.get("session", _MISSING)
@@ -12380,10 +11053,7 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
                 None if v is None else _decode_ClientSessionCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("session")
-            _salvage(v)
-            f_session = _UNSET
+            f_session = _recovered(error, v, strict, "session", _UNSET)
 
     f_auth: AuthCapabilities
     v = d.get("auth", _MISSING)
@@ -12395,11 +11065,14 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
         try:
             f_auth = _decode_AuthCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("auth")
-            _salvage(v)
-            f_auth = AuthCapabilities(
-                terminal=False,
+            f_auth = _recovered(
+                error,
+                v,
+                strict,
+                "auth",
+                AuthCapabilities(
+                    terminal=False,
+                ),
             )
 
     f_elicitation: ElicitationCapabilities | None | _Unset
@@ -12412,10 +11085,7 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
                 None if v is None else _decode_ElicitationCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("elicitation")
-            _salvage(v)
-            f_elicitation = _UNSET
+            f_elicitation = _recovered(error, v, strict, "elicitation", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -12425,10 +11095,7 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ClientCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ClientCapabilities)
@@ -12468,7 +11135,6 @@ def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12483,10 +11149,7 @@ def _decode_FileSystemCapabilities(d: _Any, strict: bool) -> FileSystemCapabilit
         try:
             f_read_text_file = v if type(v) is bool else _check_bool(v)
         except _ValidationError as error:
-            if strict:
-                raise error.at("readTextFile")
-            _salvage(v)
-            f_read_text_file = False
+            f_read_text_file = _recovered(error, v, strict, "readTextFile", False)
 
     f_write_text_file: bool
     v = d.get("writeTextFile", _MISSING)
@@ -12496,10 +11159,7 @@ def _decode_FileSystemCapabilities(d: _Any, strict: bool) -> FileSystemCapabilit
         try:
             f_write_text_file = v if type(v) is bool else _check_bool(v)
         except _ValidationError as error:
-            if strict:
-                raise error.at("writeTextFile")
-            _salvage(v)
-            f_write_text_file = False
+            f_write_text_file = _recovered(error, v, strict, "writeTextFile", False)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -12509,10 +11169,7 @@ def _decode_FileSystemCapabilities(d: _Any, strict: bool) -> FileSystemCapabilit
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_FileSystemCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_FileSystemCapabilities)
@@ -12536,7 +11193,6 @@ def _encode_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12555,10 +11211,7 @@ def _decode_ClientSessionCapabilities(
                 None if v is None else _decode_CompactionCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("compaction")
-            _salvage(v)
-            f_compaction = _UNSET
+            f_compaction = _recovered(error, v, strict, "compaction", _UNSET)
 
     f_config_options: SessionConfigOptionsCapabilities | None | _Unset
     v = d.get("configOptions", _MISSING)
@@ -12572,10 +11225,7 @@ def _decode_ClientSessionCapabilities(
                 else _decode_SessionConfigOptionsCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("configOptions")
-            _salvage(v)
-            f_config_options = _UNSET
+            f_config_options = _recovered(error, v, strict, "configOptions", _UNSET)
 
     f_notices: NoticeCapabilities | None | _Unset
     v = d.get("notices", _MISSING)
@@ -12585,10 +11235,7 @@ def _decode_ClientSessionCapabilities(
         try:
             f_notices = None if v is None else _decode_NoticeCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("notices")
-            _salvage(v)
-            f_notices = _UNSET
+            f_notices = _recovered(error, v, strict, "notices", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -12598,10 +11245,7 @@ def _decode_ClientSessionCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ClientSessionCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ClientSessionCapabilities)
@@ -12636,7 +11280,6 @@ def _encode_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12661,10 +11304,7 @@ def _decode_SessionConfigOptionsCapabilities(
                 else _decode_BooleanConfigOptionCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("boolean")
-            _salvage(v)
-            f_boolean = _UNSET
+            f_boolean = _recovered(error, v, strict, "boolean", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -12674,10 +11314,7 @@ def _decode_SessionConfigOptionsCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionConfigOptionsCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionConfigOptionsCapabilities)
@@ -12706,7 +11343,6 @@ def _encode_SessionConfigOptionsCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12723,10 +11359,7 @@ def _decode_BooleanConfigOptionCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_BooleanConfigOptionCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_BooleanConfigOptionCapabilities)
@@ -12745,7 +11378,6 @@ def _encode_BooleanConfigOptionCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12764,10 +11396,7 @@ def _decode_AuthCapabilities(d: _Any, strict: bool) -> AuthCapabilities:
         try:
             f_terminal = v if type(v) is bool else _check_bool(v)
         except _ValidationError as error:
-            if strict:
-                raise error.at("terminal")
-            _salvage(v)
-            f_terminal = False
+            f_terminal = _recovered(error, v, strict, "terminal", False)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -12777,10 +11406,7 @@ def _decode_AuthCapabilities(d: _Any, strict: bool) -> AuthCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AuthCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_AuthCapabilities)
@@ -12800,7 +11426,6 @@ def _encode_AuthCapabilities(o: AuthCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12817,10 +11442,7 @@ def _decode_ElicitationCapabilities(d: _Any, strict: bool) -> ElicitationCapabil
                 None if v is None else _decode_ElicitationFormCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("form")
-            _salvage(v)
-            f_form = _UNSET
+            f_form = _recovered(error, v, strict, "form", _UNSET)
 
     f_url: ElicitationUrlCapabilities | None | _Unset
     v = d.get("url", _MISSING)
@@ -12830,10 +11452,7 @@ def _decode_ElicitationCapabilities(d: _Any, strict: bool) -> ElicitationCapabil
         try:
             f_url = None if v is None else _decode_ElicitationUrlCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("url")
-            _salvage(v)
-            f_url = _UNSET
+            f_url = _recovered(error, v, strict, "url", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -12843,10 +11462,7 @@ def _decode_ElicitationCapabilities(d: _Any, strict: bool) -> ElicitationCapabil
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ElicitationCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationCapabilities)
@@ -12873,7 +11489,6 @@ def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12890,10 +11505,7 @@ def _decode_ElicitationFormCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ElicitationFormCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationFormCapabilities)
@@ -12912,7 +11524,6 @@ def _encode_ElicitationFormCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12929,10 +11540,7 @@ def _decode_ElicitationUrlCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ElicitationUrlCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationUrlCapabilities)
@@ -12951,7 +11559,6 @@ def _encode_ElicitationUrlCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12976,10 +11583,7 @@ def _decode_AuthenticateRequest(d: _Any, strict: bool) -> AuthenticateRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AuthenticateRequest.issuperset(d):
         _check_unknown(d, _KNOWN_AuthenticateRequest)
@@ -12999,7 +11603,6 @@ def _encode_AuthenticateRequest(o: AuthenticateRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13014,10 +11617,7 @@ def _decode_LogoutRequest(d: _Any, strict: bool) -> LogoutRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_LogoutRequest.issuperset(d):
         _check_unknown(d, _KNOWN_LogoutRequest)
@@ -13034,7 +11634,6 @@ def _encode_LogoutRequest(o: LogoutRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13085,10 +11684,7 @@ def _decode_NewSessionRequest(d: _Any, strict: bool) -> NewSessionRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_NewSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_NewSessionRequest)
@@ -13116,7 +11712,6 @@ def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13171,10 +11766,7 @@ def _read_HttpMcpServer(d: _JsonObject, strict: bool) -> HttpMcpServer:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_HttpMcpServer.issuperset(d):
         _check_unknown(d, _KNOWN_HttpMcpServer)
@@ -13201,7 +11793,6 @@ def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13256,10 +11847,7 @@ def _read_SseMcpServer(d: _JsonObject, strict: bool) -> SseMcpServer:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SseMcpServer.issuperset(d):
         _check_unknown(d, _KNOWN_SseMcpServer)
@@ -13286,43 +11874,13 @@ def _encode_SseMcpServer(o: SseMcpServer) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_McpServer: dict[str, _Decoder[McpServer]] = {
     "http": _read_HttpMcpServer,
     "sse": _read_SseMcpServer,
 }
-
-
-def _decode_McpServer(d: _Any, strict: bool) -> McpServer:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_McpServer.get(tag)
-        if decoder is not None:
-            try:
-                return decoder(d, strict)
-            except _ValidationError as error:
-                # The untagged variant takes what the tagged one refuses.
-                _salvage(d)
-                try:
-                    return _decode_McpServerStdio(d, strict)
-                except _ValidationError:
-                    raise error from None
-        return _decode_McpServerStdio(d, strict)
-    return _decode_McpServerStdio(d, strict)
-
-
-def _encode_McpServer(o: McpServer) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(f"{type(o).__name__} is not a variant of McpServer") from None
-    return encoder(o)
 
 
 def _decode_HttpHeader(d: _Any, strict: bool) -> HttpHeader:
@@ -13356,10 +11914,7 @@ def _decode_HttpHeader(d: _Any, strict: bool) -> HttpHeader:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_HttpHeader.issuperset(d):
         _check_unknown(d, _KNOWN_HttpHeader)
@@ -13381,7 +11936,6 @@ def _encode_HttpHeader(o: HttpHeader) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13428,10 +11982,7 @@ def _decode_McpServerHttp(d: _Any, strict: bool) -> McpServerHttp:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_McpServerHttp.issuperset(d):
         _check_unknown(d, _KNOWN_McpServerHttp)
@@ -13455,7 +12006,6 @@ def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13502,10 +12052,7 @@ def _decode_McpServerSse(d: _Any, strict: bool) -> McpServerSse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_McpServerSse.issuperset(d):
         _check_unknown(d, _KNOWN_McpServerSse)
@@ -13529,7 +12076,6 @@ def _encode_McpServerSse(o: McpServerSse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13590,10 +12136,7 @@ def _decode_McpServerStdio(d: _Any, strict: bool) -> McpServerStdio:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_McpServerStdio.issuperset(d):
         _check_unknown(d, _KNOWN_McpServerStdio)
@@ -13621,7 +12164,6 @@ def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13682,10 +12224,7 @@ def _decode_LoadSessionRequest(d: _Any, strict: bool) -> LoadSessionRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_LoadSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_LoadSessionRequest)
@@ -13715,7 +12254,6 @@ def _encode_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13750,10 +12288,7 @@ def _decode_ListSessionsRequest(d: _Any, strict: bool) -> ListSessionsRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ListSessionsRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ListSessionsRequest)
@@ -13778,7 +12313,6 @@ def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13803,10 +12337,7 @@ def _decode_DeleteSessionRequest(d: _Any, strict: bool) -> DeleteSessionRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_DeleteSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_DeleteSessionRequest)
@@ -13826,7 +12357,6 @@ def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13887,10 +12417,7 @@ def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ResumeSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ResumeSessionRequest)
@@ -13922,7 +12449,6 @@ def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13947,10 +12473,7 @@ def _decode_CloseSessionRequest(d: _Any, strict: bool) -> CloseSessionRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CloseSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_CloseSessionRequest)
@@ -13970,7 +12493,6 @@ def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14005,10 +12527,7 @@ def _decode_SetSessionModeRequest(d: _Any, strict: bool) -> SetSessionModeReques
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SetSessionModeRequest.issuperset(d):
         _check_unknown(d, _KNOWN_SetSessionModeRequest)
@@ -14032,7 +12551,6 @@ def _encode_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14079,10 +12597,7 @@ def _read_BooleanSetSessionConfigOptionRequest(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_value: bool
     v = d.get("value", _MISSING)
@@ -14121,7 +12636,6 @@ def _encode_BooleanSetSessionConfigOptionRequest(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14158,10 +12672,7 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_value: SessionConfigValueId
     v = d.get("value", _MISSING)
@@ -14199,38 +12710,14 @@ def _encode_ValueIdSetSessionConfigOptionRequest(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_SetSessionConfigOptionRequest: dict[
     str, _Decoder[SetSessionConfigOptionRequest]
 ] = {
     "boolean": _read_BooleanSetSessionConfigOptionRequest,
 }
-
-
-def _decode_SetSessionConfigOptionRequest(
-    d: _Any, strict: bool
-) -> SetSessionConfigOptionRequest:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_SetSessionConfigOptionRequest.get(tag)
-        if decoder is not None:
-            try:
-                return decoder(d, strict)
-            except _ValidationError as error:
-                # The untagged variant takes what the tagged one refuses.
-                _salvage(d)
-                try:
-                    return _decode_ValueIdSetSessionConfigOptionRequest(d, strict)
-                except _ValidationError:
-                    raise error from None
-        return _decode_ValueIdSetSessionConfigOptionRequest(d, strict)
-    return _decode_ValueIdSetSessionConfigOptionRequest(d, strict)
 
 
 def _decode_PromptRequest(d: _Any, strict: bool) -> PromptRequest:
@@ -14266,10 +12753,7 @@ def _decode_PromptRequest(d: _Any, strict: bool) -> PromptRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PromptRequest.issuperset(d):
         _check_unknown(d, _KNOWN_PromptRequest)
@@ -14291,7 +12775,6 @@ def _encode_PromptRequest(o: PromptRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14336,7 +12819,6 @@ def _encode_ResultClientResponse(o: ResultClientResponse) -> dict[str, _Any]:
         "id": encode(o.id),
         "result": _wire_json(o.result),
     }
-
     return d
 
 
@@ -14379,33 +12861,7 @@ def _encode_ErrorClientResponse(o: ErrorClientResponse) -> dict[str, _Any]:
         "id": encode(o.id),
         "error": _encode_Error(o.error),
     }
-
     return d
-
-
-def _decode_ClientResponse(d: _Any, strict: bool) -> ClientResponse:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    # The first variant whose required keys are all there and that decodes,
-    # as serde's untagged enums choose.
-    errors: list[_ValidationError] = []
-    if "id" in d and "result" in d:
-        try:
-            return _decode_ResultClientResponse(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if "id" in d and "error" in d:
-        try:
-            return _decode_ErrorClientResponse(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if errors:
-        raise _furthest(errors)
-    raise _ValidationError(
-        "expected an object with the members of Result or Error (id, result; id, error)"
-    )
 
 
 def _decode_WriteTextFileResponse(d: _Any, strict: bool) -> WriteTextFileResponse:
@@ -14419,10 +12875,7 @@ def _decode_WriteTextFileResponse(d: _Any, strict: bool) -> WriteTextFileRespons
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_WriteTextFileResponse.issuperset(d):
         _check_unknown(d, _KNOWN_WriteTextFileResponse)
@@ -14439,7 +12892,6 @@ def _encode_WriteTextFileResponse(o: WriteTextFileResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14464,10 +12916,7 @@ def _decode_ReadTextFileResponse(d: _Any, strict: bool) -> ReadTextFileResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ReadTextFileResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ReadTextFileResponse)
@@ -14487,7 +12936,6 @@ def _encode_ReadTextFileResponse(o: ReadTextFileResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14522,10 +12970,7 @@ def _decode_RequestPermissionResponse(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_RequestPermissionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_RequestPermissionResponse)
@@ -14545,7 +12990,6 @@ def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14579,7 +13023,6 @@ def _encode_CancelledRequestPermissionOutcome(
     d: dict[str, _Any] = {
         "outcome": "cancelled",
     }
-
     return d
 
 
@@ -14616,10 +13059,7 @@ def _read_SelectedRequestPermissionOutcome(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SelectedRequestPermissionOutcome.issuperset(d):
         _check_unknown(d, _KNOWN_SelectedRequestPermissionOutcome)
@@ -14644,39 +13084,13 @@ def _encode_SelectedRequestPermissionOutcome(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_RequestPermissionOutcome: dict[str, _Decoder[RequestPermissionOutcome]] = {
     "cancelled": _read_CancelledRequestPermissionOutcome,
     "selected": _read_SelectedRequestPermissionOutcome,
 }
-
-
-def _decode_RequestPermissionOutcome(d: _Any, strict: bool) -> RequestPermissionOutcome:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("outcome", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_RequestPermissionOutcome.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        raise _unexpected('expected one of "cancelled", "selected"', tag).at("outcome")
-    if tag is _MISSING:
-        raise _missing("outcome")
-    raise _type_error("a string", tag).at("outcome")
-
-
-def _encode_RequestPermissionOutcome(o: RequestPermissionOutcome) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of RequestPermissionOutcome"
-        ) from None
-    return encoder(o)
 
 
 def _decode_SelectedPermissionOutcome(
@@ -14702,10 +13116,7 @@ def _decode_SelectedPermissionOutcome(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SelectedPermissionOutcome.issuperset(d):
         _check_unknown(d, _KNOWN_SelectedPermissionOutcome)
@@ -14725,7 +13136,6 @@ def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14750,10 +13160,7 @@ def _decode_CreateTerminalResponse(d: _Any, strict: bool) -> CreateTerminalRespo
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CreateTerminalResponse.issuperset(d):
         _check_unknown(d, _KNOWN_CreateTerminalResponse)
@@ -14773,7 +13180,6 @@ def _encode_CreateTerminalResponse(o: CreateTerminalResponse) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14808,10 +13214,7 @@ def _decode_TerminalOutputResponse(d: _Any, strict: bool) -> TerminalOutputRespo
         try:
             f_exit_status = None if v is None else _decode_TerminalExitStatus(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("exitStatus")
-            _salvage(v)
-            f_exit_status = _UNSET
+            f_exit_status = _recovered(error, v, strict, "exitStatus", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -14821,10 +13224,7 @@ def _decode_TerminalOutputResponse(d: _Any, strict: bool) -> TerminalOutputRespo
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalOutputResponse.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalOutputResponse)
@@ -14854,7 +13254,6 @@ def _encode_TerminalOutputResponse(o: TerminalOutputResponse) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14881,10 +13280,7 @@ def _decode_TerminalExitStatus(d: _Any, strict: bool) -> TerminalExitStatus:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("exitCode")
-            _salvage(v)
-            f_exit_code = _UNSET
+            f_exit_code = _recovered(error, v, strict, "exitCode", _UNSET)
 
     f_signal: str | None | _Unset
     v = d.get("signal", _MISSING)
@@ -14894,10 +13290,7 @@ def _decode_TerminalExitStatus(d: _Any, strict: bool) -> TerminalExitStatus:
         try:
             f_signal = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("signal")
-            _salvage(v)
-            f_signal = _UNSET
+            f_signal = _recovered(error, v, strict, "signal", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -14907,10 +13300,7 @@ def _decode_TerminalExitStatus(d: _Any, strict: bool) -> TerminalExitStatus:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalExitStatus.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalExitStatus)
@@ -14935,7 +13325,6 @@ def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14950,10 +13339,7 @@ def _decode_ReleaseTerminalResponse(d: _Any, strict: bool) -> ReleaseTerminalRes
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ReleaseTerminalResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ReleaseTerminalResponse)
@@ -14970,7 +13356,6 @@ def _encode_ReleaseTerminalResponse(o: ReleaseTerminalResponse) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14999,10 +13384,7 @@ def _decode_WaitForTerminalExitResponse(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("exitCode")
-            _salvage(v)
-            f_exit_code = _UNSET
+            f_exit_code = _recovered(error, v, strict, "exitCode", _UNSET)
 
     f_signal: str | None | _Unset
     v = d.get("signal", _MISSING)
@@ -15012,10 +13394,7 @@ def _decode_WaitForTerminalExitResponse(
         try:
             f_signal = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("signal")
-            _salvage(v)
-            f_signal = _UNSET
+            f_signal = _recovered(error, v, strict, "signal", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -15025,10 +13404,7 @@ def _decode_WaitForTerminalExitResponse(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_WaitForTerminalExitResponse.issuperset(d):
         _check_unknown(d, _KNOWN_WaitForTerminalExitResponse)
@@ -15057,7 +13433,6 @@ def _encode_WaitForTerminalExitResponse(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15072,10 +13447,7 @@ def _decode_KillTerminalResponse(d: _Any, strict: bool) -> KillTerminalResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_KillTerminalResponse.issuperset(d):
         _check_unknown(d, _KNOWN_KillTerminalResponse)
@@ -15092,7 +13464,6 @@ def _encode_KillTerminalResponse(o: KillTerminalResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15119,10 +13490,7 @@ def _read_AcceptCreateElicitationResponse(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_content: dict[str, ElicitationContentValue] | None | _Unset
     v = d.get("content", _MISSING)
@@ -15165,7 +13533,6 @@ def _encode_AcceptCreateElicitationResponse(
         d["content"] = (
             None if v_content is None else {k: encode(x) for k, x in v_content.items()}
         )
-
     return d
 
 
@@ -15192,10 +13559,7 @@ def _read_DeclineCreateElicitationResponse(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_DeclineCreateElicitationResponse.issuperset(d):
         _check_unknown(d, _KNOWN_DeclineCreateElicitationResponse)
@@ -15216,7 +13580,6 @@ def _encode_DeclineCreateElicitationResponse(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15243,10 +13606,7 @@ def _read_CancelCreateElicitationResponse(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CancelCreateElicitationResponse.issuperset(d):
         _check_unknown(d, _KNOWN_CancelCreateElicitationResponse)
@@ -15267,7 +13627,6 @@ def _encode_CancelCreateElicitationResponse(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15276,13 +13635,7 @@ def _decode_OtherCreateElicitationResponse(
 ) -> OtherCreateElicitationResponse:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("action")) is not str:
-        raise _check_tag(d, "action", None)
-    if strict and d["action"] in _VARIANTS_CreateElicitationResponse:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["action"]).at(
-            "action"
-        )
+    _check_other_tag(d, "action", _VARIANTS_CreateElicitationResponse, strict)
     return _read_OtherCreateElicitationResponse(d, strict)
 
 
@@ -15299,17 +13652,14 @@ def _read_OtherCreateElicitationResponse(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
+    f_action = d["action"]
+    f_extra = _extra_members(d, ["action", "_meta"], strict)
     o = _new(OtherCreateElicitationResponse)
-    o.action = d["action"]
+    o.action = f_action
     o.meta = f_meta
-    o.extra = {k: x for k, x in d.items() if k not in ["action", "_meta"]}
-    if strict:
-        _check_json(o.extra)
+    o.extra = f_extra
     return o
 
 
@@ -15322,34 +13672,15 @@ def _encode_OtherCreateElicitationResponse(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_CreateElicitationResponse: dict[str, _Decoder[CreateElicitationResponse]] = {
     "accept": _read_AcceptCreateElicitationResponse,
     "decline": _read_DeclineCreateElicitationResponse,
     "cancel": _read_CancelCreateElicitationResponse,
 }
-
-
-def _decode_CreateElicitationResponse(
-    d: _Any, strict: bool
-) -> CreateElicitationResponse:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("action", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_CreateElicitationResponse.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherCreateElicitationResponse(d, strict)
-    if tag is _MISSING:
-        raise _missing("action")
-    raise _type_error("a string", tag).at("action")
 
 
 def _decode_ElicitationContentValue(v: _Any, strict: bool) -> ElicitationContentValue:
@@ -15419,7 +13750,6 @@ def _encode_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, _An
         d["content"] = (
             None if v_content is None else {k: encode(x) for k, x in v_content.items()}
         )
-
     return d
 
 
@@ -15466,7 +13796,6 @@ def _encode_ClientNotification(o: ClientNotification) -> dict[str, _Any]:
     v_params = o.params
     if v_params is not _UNSET:
         d["params"] = _wire_json(v_params)
-
     return d
 
 
@@ -15491,10 +13820,7 @@ def _decode_CancelNotification(d: _Any, strict: bool) -> CancelNotification:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CancelNotification.issuperset(d):
         _check_unknown(d, _KNOWN_CancelNotification)
@@ -15514,7 +13840,6 @@ def _encode_CancelNotification(o: CancelNotification) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15541,10 +13866,7 @@ def _decode_CancelRequestNotification(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CancelRequestNotification.issuperset(d):
         _check_unknown(d, _KNOWN_CancelRequestNotification)
@@ -15564,48 +13886,137 @@ def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
+_decode_ToolCallContent: _Decoder[ToolCallContent] = _tagged_union(
+    "type",
+    _VARIANTS_ToolCallContent,
+    unknown='expected one of "content", "diff", "terminal"',
+)
+_decode_ContentBlock: _Decoder[ContentBlock] = _tagged_union(
+    "type",
+    _VARIANTS_ContentBlock,
+    unknown='expected one of "text", "image", "audio", "resource_link", "resource"',
+)
+_decode_EmbeddedResourceResource: _Decoder[EmbeddedResourceResource] = _untagged_union(
+    (
+        (("text", "uri"), _decode_TextResourceContents),
+        (("blob", "uri"), _decode_BlobResourceContents),
+    ),
+    "expected an object with the members of TextResourceContents or BlobResourceContents (text, uri; blob, uri)",
+)
+_decode_CreateElicitationRequest: _Decoder[CreateElicitationRequest] = _tagged_union(
+    "mode",
+    _VARIANTS_CreateElicitationRequest,
+    catch_all=_read_OtherCreateElicitationRequest,
+)
+_decode_ElicitationPropertySchema: _Decoder[ElicitationPropertySchema] = _tagged_union(
+    "type",
+    _VARIANTS_ElicitationPropertySchema,
+    catch_all=_read_OtherElicitationPropertySchema,
+)
+_decode_MultiSelectItems: _Decoder[MultiSelectItems] = _tagged_union(
+    "type",
+    _VARIANTS_MultiSelectItems,
+    fallback=_decode_TitledMultiSelectItems,
+    catch_all=_read_OtherMultiSelectItems,
+)
+_decode_AgentResponse: _Decoder[AgentResponse] = _untagged_union(
+    (
+        (("id", "result"), _decode_ResultAgentResponse),
+        (("id", "error"), _decode_ErrorAgentResponse),
+    ),
+    "expected an object with the members of Result or Error (id, result; id, error)",
+)
+_decode_AuthMethod: _Decoder[AuthMethod] = _tagged_union(
+    "type", _VARIANTS_AuthMethod, fallback=_decode_AuthMethodAgent
+)
+_decode_SessionConfigOption: _Decoder[SessionConfigOption] = _tagged_union(
+    "type", _VARIANTS_SessionConfigOption, unknown='expected one of "select", "boolean"'
+)
+_decode_SessionUpdate: _Decoder[SessionUpdate] = _tagged_union(
+    "sessionUpdate",
+    _VARIANTS_SessionUpdate,
+    unknown='expected one of "user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan", "available_commands_update", "current_mode_update", "config_option_update", "session_info_update", "usage_update", "notice", "compaction_update", "compaction_summary_chunk"',
+)
+_decode_AvailableCommandInput: _Decoder[AvailableCommandInput] = _untagged_union(
+    ((("hint",), _decode_UnstructuredCommandInput),),
+    "expected an object with the members of unstructured (hint)",
+)
+_decode_McpServer: _Decoder[McpServer] = _tagged_union(
+    "type", _VARIANTS_McpServer, fallback=_decode_McpServerStdio
+)
+_decode_SetSessionConfigOptionRequest: _Decoder[SetSessionConfigOptionRequest] = (
+    _tagged_union(
+        "type",
+        _VARIANTS_SetSessionConfigOptionRequest,
+        fallback=_decode_ValueIdSetSessionConfigOptionRequest,
+    )
+)
+_decode_ClientResponse: _Decoder[ClientResponse] = _untagged_union(
+    (
+        (("id", "result"), _decode_ResultClientResponse),
+        (("id", "error"), _decode_ErrorClientResponse),
+    ),
+    "expected an object with the members of Result or Error (id, result; id, error)",
+)
+_decode_RequestPermissionOutcome: _Decoder[RequestPermissionOutcome] = _tagged_union(
+    "outcome",
+    _VARIANTS_RequestPermissionOutcome,
+    unknown='expected one of "cancelled", "selected"',
+)
+_decode_CreateElicitationResponse: _Decoder[CreateElicitationResponse] = _tagged_union(
+    "action",
+    _VARIANTS_CreateElicitationResponse,
+    catch_all=_read_OtherCreateElicitationResponse,
+)
+
+
 def _encode_ToolCallState(o: ToolCallState) -> dict[str, _Any]:
-    d: dict[str, _Any] = {}
-    d["toolCallId"] = o.tool_call_id
-    d["kind"] = o.kind._value_ if type(o.kind) is ToolKind else o.kind
-    d["status"] = o.status._value_ if type(o.status) is ToolCallStatus else o.status
-    d["title"] = o.title
-    d["name"] = o.name
-    d["content"] = [_encode_ToolCallContent(x) for x in o.content]
-    d["locations"] = [_encode_ToolCallLocation(x) for x in o.locations]
-    d["rawInput"] = _wire_json(o.raw_input)
-    d["rawOutput"] = _wire_json(o.raw_output)
-    d["_meta"] = _wire_map(o.meta)
+    d: dict[str, _Any] = {
+        "toolCallId": o.tool_call_id,
+        "kind": (o.kind._value_ if type(o.kind) is ToolKind else o.kind),
+        "status": (o.status._value_ if type(o.status) is ToolCallStatus else o.status),
+        "title": o.title,
+        "name": o.name,
+        "content": [_encode_ToolCallContent(x) for x in o.content],
+        "locations": [_encode_ToolCallLocation(x) for x in o.locations],
+        "rawInput": _wire_json(o.raw_input),
+        "rawOutput": _wire_json(o.raw_output),
+        "_meta": _wire_map(o.meta),
+    }
     return d
 
 
 def _encode_SessionInfoState(o: SessionInfoState) -> dict[str, _Any]:
-    d: dict[str, _Any] = {}
-    d["title"] = o.title
-    d["updatedAt"] = o.updated_at
-    d["_meta"] = _wire_map(o.meta)
+    d: dict[str, _Any] = {
+        "title": o.title,
+        "updatedAt": o.updated_at,
+        "_meta": _wire_map(o.meta),
+    }
     return d
 
 
 def _encode_UsageState(o: UsageState) -> dict[str, _Any]:
-    d: dict[str, _Any] = {}
-    d["used"] = o.used
-    d["size"] = o.size
-    d["cost"] = None if o.cost is None else _encode_Cost(o.cost)
+    d: dict[str, _Any] = {
+        "used": o.used,
+        "size": o.size,
+        "cost": (None if o.cost is None else _encode_Cost(o.cost)),
+    }
     return d
 
 
 def _encode_CompactionState(o: CompactionState) -> dict[str, _Any]:
-    d: dict[str, _Any] = {}
-    d["compactionId"] = o.compaction_id
-    d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
-    d["summary"] = [_encode_ContentBlock(x) for x in o.summary]
-    d["error"] = o.error
-    d["_meta"] = _wire_map(o.meta)
+    d: dict[str, _Any] = {
+        "compactionId": o.compaction_id,
+        "status": (
+            o.status._value_ if type(o.status) is CompactionStatus else o.status
+        ),
+        "summary": [_encode_ContentBlock(x) for x in o.summary],
+        "error": o.error,
+        "_meta": _wire_map(o.meta),
+    }
     return d
 
 
@@ -16671,6 +15082,39 @@ _CLASS_ENCODERS: dict[type[object], _Callable[[_Any], dict[str, _Any]]] = {
     UsageState: _encode_UsageState,
     CompactionState: _encode_CompactionState,
 }
+_encode_ToolCallContent: _Callable[[ToolCallContent], dict[str, _Any]] = (
+    _variant_encoding(_CLASS_ENCODERS, "ToolCallContent")
+)
+_encode_ContentBlock: _Callable[[ContentBlock], dict[str, _Any]] = _variant_encoding(
+    _CLASS_ENCODERS, "ContentBlock"
+)
+_encode_EmbeddedResourceResource: _Callable[
+    [EmbeddedResourceResource], dict[str, _Any]
+] = _variant_encoding(_CLASS_ENCODERS, "EmbeddedResourceResource")
+_encode_ElicitationPropertySchema: _Callable[
+    [ElicitationPropertySchema], dict[str, _Any]
+] = _variant_encoding(_CLASS_ENCODERS, "ElicitationPropertySchema")
+_encode_MultiSelectItems: _Callable[[MultiSelectItems], dict[str, _Any]] = (
+    _variant_encoding(_CLASS_ENCODERS, "MultiSelectItems")
+)
+_encode_AuthMethod: _Callable[[AuthMethod], dict[str, _Any]] = _variant_encoding(
+    _CLASS_ENCODERS, "AuthMethod"
+)
+_encode_SessionConfigOption: _Callable[[SessionConfigOption], dict[str, _Any]] = (
+    _variant_encoding(_CLASS_ENCODERS, "SessionConfigOption")
+)
+_encode_SessionUpdate: _Callable[[SessionUpdate], dict[str, _Any]] = _variant_encoding(
+    _CLASS_ENCODERS, "SessionUpdate"
+)
+_encode_AvailableCommandInput: _Callable[[AvailableCommandInput], dict[str, _Any]] = (
+    _variant_encoding(_CLASS_ENCODERS, "AvailableCommandInput")
+)
+_encode_McpServer: _Callable[[McpServer], dict[str, _Any]] = _variant_encoding(
+    _CLASS_ENCODERS, "McpServer"
+)
+_encode_RequestPermissionOutcome: _Callable[
+    [RequestPermissionOutcome], dict[str, _Any]
+] = _variant_encoding(_CLASS_ENCODERS, "RequestPermissionOutcome")
 
 _POINTERS: dict[type[object], str] = {
     **{cls: pointer for cls, (_, pointer) in _CLASS_DECODERS.items()},
@@ -16708,8 +15152,6 @@ _ENCODERS: dict[type[object], _Callable[[_Any], object]] = {
 }
 
 if _typing.TYPE_CHECKING:
-    # One signature per definition, so that ``decode("PromptResponse", data)``
-    # has the type PromptResponse.
 
     @_overload
     def decode(

@@ -11,6 +11,10 @@ import typing as _typing
 from typing import Any as _Any
 from typing import Callable as _Callable
 
+from ._patch import applying as _applying
+from ._patch import check_key as _check_key
+from ._patch import merge_meta as merge_meta
+from ._patch import supporting as _supporting
 from ._runtime import UNSET as _UNSET
 from .models import (
     AgentCapabilities,
@@ -38,10 +42,6 @@ from .models import (
     UsageUpdateSessionUpdate,
 )
 
-if _typing.TYPE_CHECKING:
-    from typing import overload as _overload
-
-
 __all__ = [
     "apply",
     "merge_meta",
@@ -56,30 +56,6 @@ __all__ = [
 
 _new = object.__new__
 """States are built without ``__init__``: every field is computed here."""
-
-
-def merge_meta(stored: dict[str, _Any], patch: dict[str, _Any]) -> dict[str, _Any]:
-    """Patch metadata by top-level key: keys the patch omits are unchanged, a
-    key set to ``None`` (JSON null) is removed, and any other value replaces
-    that key's value without merging nested objects. Returns a new dict."""
-    merged = dict(stored)
-    for key, value in patch.items():
-        if value is None:
-            merged.pop(key, None)
-        else:
-            merged[key] = value
-    return merged
-
-
-def _check_key(
-    state: object, update: object, pairs: tuple[tuple[str, str], ...]
-) -> None:
-    for state_field, update_field in pairs:
-        if getattr(state, state_field) != getattr(update, update_field):
-            raise ValueError(
-                f"{type(update).__name__}.{update_field} is {getattr(update, update_field)!r}, "
-                f"but the state is for {getattr(state, state_field)!r}"
-            )
 
 
 def apply_tool_call_update(
@@ -346,8 +322,42 @@ _APPLY: dict[type[object], _Callable[[_Any, _Any], object]] = {
     CompactionSummaryChunkSessionUpdate: apply_compaction_summary_chunk,
 }
 
+CAPABILITIES: dict[type[object], dict[str, tuple[str, str]]] = {
+    AgentCapabilities: {
+        "load_session": ("load_session", "flag"),
+        "loadSession": ("load_session", "flag"),
+    },
+    AuthCapabilities: {
+        "terminal": ("terminal", "flag"),
+    },
+    ClientCapabilities: {
+        "terminal": ("terminal", "flag"),
+    },
+    ElicitationCapabilities: {
+        "form": ("form", "presence"),
+    },
+    FileSystemCapabilities: {
+        "read_text_file": ("read_text_file", "flag"),
+        "readTextFile": ("read_text_file", "flag"),
+        "write_text_file": ("write_text_file", "flag"),
+        "writeTextFile": ("write_text_file", "flag"),
+    },
+    McpCapabilities: {
+        "http": ("http", "flag"),
+        "sse": ("sse", "flag"),
+    },
+    PromptCapabilities: {
+        "image": ("image", "flag"),
+        "audio": ("audio", "flag"),
+        "embedded_context": ("embedded_context", "flag"),
+        "embeddedContext": ("embedded_context", "flag"),
+    },
+}
+"""Capability fields by class: ``presence`` (an object, even ``{}``, means
+supported; omitted and null do not) or ``flag`` (a boolean)."""
 
 if _typing.TYPE_CHECKING:
+    from typing import overload as _overload
 
     @_overload
     def apply(state: ToolCallState | None, update: ToolCallUpdate) -> ToolCallState: ...
@@ -403,79 +413,28 @@ if _typing.TYPE_CHECKING:
         state: CompactionState | None, update: CompactionSummaryChunkSessionUpdate
     ) -> CompactionState: ...
 
+    def apply(state: _Any, update: object) -> object:
+        """Fold ``update`` (a decoded upsert, chunk or session-update variant)
+        into ``state``, or into a new state when ``state`` is None."""
 
-def apply(state: _Any, update: object) -> object:
-    """Fold ``update`` (a decoded upsert, chunk or session-update variant)
-    into ``state``, or into a new state when ``state`` is None."""
-    try:
-        function = _APPLY[type(update)]
-    except KeyError:
-        raise TypeError(
-            f"{type(update).__name__} is not an upsert of this schema"
-            " (a chunk type shared by several updates needs its tagged variant)"
-        ) from None
-    return function(state, update)
+    def supports(
+        capabilities: (
+            AgentCapabilities
+            | PromptCapabilities
+            | McpCapabilities
+            | ClientCapabilities
+            | FileSystemCapabilities
+            | AuthCapabilities
+            | ElicitationCapabilities
+        ),
+        name: str,
+    ) -> bool:
+        """Whether ``capabilities`` advertises ``name`` (a field's Python or wire
+        name): ``{}`` counts as supported, omitted and ``null`` do not. Never test
+        the truthiness of a capability object instead: ``{}`` decodes to one with
+        no members."""
+        ...
 
-
-CAPABILITIES: dict[type[object], dict[str, tuple[str, str]]] = {
-    AgentCapabilities: {
-        "load_session": ("load_session", "flag"),
-        "loadSession": ("load_session", "flag"),
-    },
-    AuthCapabilities: {
-        "terminal": ("terminal", "flag"),
-    },
-    ClientCapabilities: {
-        "terminal": ("terminal", "flag"),
-    },
-    ElicitationCapabilities: {
-        "form": ("form", "presence"),
-    },
-    FileSystemCapabilities: {
-        "read_text_file": ("read_text_file", "flag"),
-        "readTextFile": ("read_text_file", "flag"),
-        "write_text_file": ("write_text_file", "flag"),
-        "writeTextFile": ("write_text_file", "flag"),
-    },
-    McpCapabilities: {
-        "http": ("http", "flag"),
-        "sse": ("sse", "flag"),
-    },
-    PromptCapabilities: {
-        "image": ("image", "flag"),
-        "audio": ("audio", "flag"),
-        "embedded_context": ("embedded_context", "flag"),
-        "embeddedContext": ("embedded_context", "flag"),
-    },
-}
-"""Capability fields by class: ``presence`` (an object, even ``{}``, means
-supported; omitted and null do not) or ``flag`` (a boolean)."""
-
-
-def supports(
-    capabilities: (
-        AgentCapabilities
-        | PromptCapabilities
-        | McpCapabilities
-        | ClientCapabilities
-        | FileSystemCapabilities
-        | AuthCapabilities
-        | ElicitationCapabilities
-    ),
-    name: str,
-) -> bool:
-    """Whether ``capabilities`` advertises ``name`` (a field's Python or wire
-    name): ``{}`` counts as supported, omitted and ``null`` do not. Never test
-    the truthiness of a capability object instead: ``{}`` decodes to one with
-    no members."""
-    try:
-        attribute, kind = CAPABILITIES[type(capabilities)][name]
-    except KeyError:
-        known = sorted(CAPABILITIES.get(type(capabilities), {}))
-        raise KeyError(
-            f"{type(capabilities).__name__} has no capability {name!r} (known: {known})"
-        ) from None
-    value = getattr(capabilities, attribute)
-    if kind == "flag":
-        return value is True
-    return value is not None and value is not _UNSET
+else:
+    apply = _applying(_APPLY, True)
+    supports = _supporting(CAPABILITIES)

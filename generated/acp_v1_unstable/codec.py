@@ -16,8 +16,19 @@ from . import _models
 from ._codec import class_decoding as _class_decoding
 from ._codec import decoding as _decoding
 from ._codec import encoding as _encoding
+from ._codec import new as _new
 from ._codec import raw_checking as _raw_checking
 from ._schema import SCHEMA_JSON as _SCHEMA_JSON
+from ._codec import add_extra as _add_extra
+from ._codec import check_other_tag as _check_other_tag
+from ._codec import closed_enum as _closed_enum
+from ._codec import extra_members as _extra_members
+from ._codec import open_int_enum as _open_int_enum
+from ._codec import open_str_enum as _open_str_enum
+from ._codec import recovered as _recovered
+from ._codec import tagged_union as _tagged_union
+from ._codec import untagged_union as _untagged_union
+from ._codec import variant_encoding as _variant_encoding
 from ._runtime import FLOAT_MAX as _FLOAT_MAX
 from ._runtime import MISSING as _MISSING
 from ._runtime import UNSET as _UNSET
@@ -32,19 +43,15 @@ from ._runtime import check_map as _check_map
 from ._runtime import check_num as _check_num
 from ._runtime import check_str as _check_str
 from ._runtime import check_tag as _check_tag
-from ._runtime import check_json as _check_json
 from ._runtime import check_unknown as _check_unknown
 from ._runtime import check_variants as _check_variants
 from ._runtime import check_variants_skipping as _check_variants_skipping
 from ._runtime import first_match as _first_match
-from ._runtime import furthest as _furthest
 from ._runtime import json_object as _json_object
 from ._runtime import missing as _missing
 from ._runtime import not_null as _not_null
-from ._runtime import salvage as _salvage
 from ._runtime import scalar_union as _scalar_union
 from ._runtime import type_error as _type_error
-from ._runtime import unexpected as _unexpected
 from ._runtime import wire_json as _wire_json
 from ._runtime import wire_map as _wire_map
 from .models import (
@@ -396,12 +403,7 @@ if _typing.TYPE_CHECKING:
 
 __all__ = ["decode", "decode_class", "encode"]
 
-_new = object.__new__
-"""Decoders build objects without calling ``__init__``: they have already
-computed every field, defaults included."""
-
 _check_raw = _raw_checking(_SCHEMA_JSON)
-"""A value the typed codec keeps as JSON, checked against its subschema."""
 
 
 def _decode_AgentRequest(d: _Any, strict: bool) -> AgentRequest:
@@ -457,7 +459,6 @@ def _encode_AgentRequest(o: AgentRequest) -> dict[str, _Any]:
     v_params = o.params
     if v_params is not _UNSET:
         d["params"] = _wire_json(v_params)
-
     return d
 
 
@@ -527,10 +528,7 @@ def _decode_WriteTextFileRequest(d: _Any, strict: bool) -> WriteTextFileRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_WriteTextFileRequest.issuperset(d):
         _check_unknown(d, _KNOWN_WriteTextFileRequest)
@@ -556,7 +554,6 @@ def _encode_WriteTextFileRequest(o: WriteTextFileRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -639,10 +636,7 @@ def _decode_ReadTextFileRequest(d: _Any, strict: bool) -> ReadTextFileRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ReadTextFileRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ReadTextFileRequest)
@@ -674,7 +668,6 @@ def _encode_ReadTextFileRequest(o: ReadTextFileRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -719,10 +712,7 @@ def _decode_RequestPermissionRequest(d: _Any, strict: bool) -> RequestPermission
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_RequestPermissionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_RequestPermissionRequest)
@@ -748,7 +738,6 @@ def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -781,10 +770,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("kind")
-            _salvage(v)
-            f_kind = _UNSET
+            f_kind = _recovered(error, v, strict, "kind", _UNSET)
 
     f_status: ToolCallStatus | None | _Unset
     v = d.get("status", _MISSING)
@@ -802,10 +788,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("status")
-            _salvage(v)
-            f_status = _UNSET
+            f_status = _recovered(error, v, strict, "status", _UNSET)
 
     f_title: str | None | _Unset
     v = d.get("title", _MISSING)
@@ -815,10 +798,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_name: str | None | _Unset
     v = d.get("name", _MISSING)
@@ -828,10 +808,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
         try:
             f_name = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("name")
-            _salvage(v)
-            f_name = _UNSET
+            f_name = _recovered(error, v, strict, "name", _UNSET)
 
     f_content: list[ToolCallContent] | None | _Unset
     v = d.get("content", _MISSING)
@@ -851,10 +828,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("content")
-            _salvage(v)
-            f_content = _UNSET
+            f_content = _recovered(error, v, strict, "content", _UNSET)
 
     f_locations: list[ToolCallLocation] | None | _Unset
     v = d.get("locations", _MISSING)
@@ -868,10 +842,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
                 else _check_list_skipping(v, _decode_ToolCallLocation, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("locations")
-            _salvage(v)
-            f_locations = _UNSET
+            f_locations = _recovered(error, v, strict, "locations", _UNSET)
 
     f_raw_input: _Any | _Unset
     v = d.get("rawInput", _MISSING)
@@ -881,10 +852,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
         try:
             f_raw_input = _any_value(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("rawInput")
-            _salvage(v)
-            f_raw_input = _UNSET
+            f_raw_input = _recovered(error, v, strict, "rawInput", _UNSET)
 
     f_raw_output: _Any | _Unset
     v = d.get("rawOutput", _MISSING)
@@ -894,10 +862,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
         try:
             f_raw_output = _any_value(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("rawOutput")
-            _salvage(v)
-            f_raw_output = _UNSET
+            f_raw_output = _recovered(error, v, strict, "rawOutput", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -907,10 +872,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCallUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallUpdate)
@@ -991,7 +953,6 @@ def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -999,38 +960,25 @@ def _decode_ToolCallId(v: _Any, strict: bool) -> ToolCallId:
     return v if type(v) is str else _check_str(v)
 
 
-def _decode_ToolKind(v: _Any, strict: bool) -> ToolKind:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_ToolKind.get(v)
-    if member is not None:
-        return member
-    raise _unexpected(
-        'expected one of "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"',
-        v,
-    )
-
-
 _MEMBERS_ToolKind = _cast("dict[str, ToolKind]", ToolKind._value2member_map_)
+_decode_ToolKind: _Decoder[ToolKind] = _closed_enum(
+    _MEMBERS_ToolKind,
+    True,
+    'expected one of "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"',
+)
 
 
 def _encode_ToolKind(v: ToolKind) -> str:
     return v._value_ if type(v) is ToolKind else v
 
 
-def _decode_ToolCallStatus(v: _Any, strict: bool) -> ToolCallStatus:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_ToolCallStatus.get(v)
-    if member is not None:
-        return member
-    raise _unexpected(
-        'expected one of "pending", "in_progress", "completed", "failed"', v
-    )
-
-
 _MEMBERS_ToolCallStatus = _cast(
     "dict[str, ToolCallStatus]", ToolCallStatus._value2member_map_
+)
+_decode_ToolCallStatus: _Decoder[ToolCallStatus] = _closed_enum(
+    _MEMBERS_ToolCallStatus,
+    True,
+    'expected one of "pending", "in_progress", "completed", "failed"',
 )
 
 
@@ -1075,10 +1023,7 @@ def _read_ContentToolCallContent(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ContentToolCallContent.issuperset(d):
         _check_unknown(d, _KNOWN_ContentToolCallContent)
@@ -1099,7 +1044,6 @@ def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -1132,10 +1076,7 @@ def _read_DiffToolCallContent(d: _JsonObject, strict: bool) -> DiffToolCallConte
         try:
             f_old_text = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("oldText")
-            _salvage(v)
-            f_old_text = _UNSET
+            f_old_text = _recovered(error, v, strict, "oldText", _UNSET)
 
     f_new_text: str
     v = d.get("newText", _MISSING)
@@ -1155,10 +1096,7 @@ def _read_DiffToolCallContent(d: _JsonObject, strict: bool) -> DiffToolCallConte
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_DiffToolCallContent.issuperset(d):
         _check_unknown(d, _KNOWN_DiffToolCallContent)
@@ -1187,7 +1125,6 @@ def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -1222,10 +1159,7 @@ def _read_TerminalToolCallContent(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalToolCallContent.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalToolCallContent)
@@ -1248,42 +1182,14 @@ def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_ToolCallContent: dict[str, _Decoder[ToolCallContent]] = {
     "content": _read_ContentToolCallContent,
     "diff": _read_DiffToolCallContent,
     "terminal": _read_TerminalToolCallContent,
 }
-
-
-def _decode_ToolCallContent(d: _Any, strict: bool) -> ToolCallContent:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_ToolCallContent.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        raise _unexpected('expected one of "content", "diff", "terminal"', tag).at(
-            "type"
-        )
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_ToolCallContent(o: ToolCallContent) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of ToolCallContent"
-        ) from None
-    return encoder(o)
 
 
 def _decode_TextContentBlock(d: _Any, strict: bool) -> TextContentBlock:
@@ -1305,10 +1211,7 @@ def _read_TextContentBlock(d: _JsonObject, strict: bool) -> TextContentBlock:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_text: str
     v = d.get("text", _MISSING)
@@ -1328,10 +1231,7 @@ def _read_TextContentBlock(d: _JsonObject, strict: bool) -> TextContentBlock:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TextContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_TextContentBlock)
@@ -1360,7 +1260,6 @@ def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -1383,10 +1282,7 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_data: str
     v = d.get("data", _MISSING)
@@ -1416,10 +1312,7 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
         try:
             f_uri = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("uri")
-            _salvage(v)
-            f_uri = _UNSET
+            f_uri = _recovered(error, v, strict, "uri", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -1429,10 +1322,7 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ImageContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_ImageContentBlock)
@@ -1467,7 +1357,6 @@ def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -1490,10 +1379,7 @@ def _read_AudioContentBlock(d: _JsonObject, strict: bool) -> AudioContentBlock:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_data: str
     v = d.get("data", _MISSING)
@@ -1523,10 +1409,7 @@ def _read_AudioContentBlock(d: _JsonObject, strict: bool) -> AudioContentBlock:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AudioContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_AudioContentBlock)
@@ -1557,7 +1440,6 @@ def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -1582,10 +1464,7 @@ def _read_ResourceLinkContentBlock(
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -1597,10 +1476,7 @@ def _read_ResourceLinkContentBlock(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_mime_type: str | None | _Unset
     v = d.get("mimeType", _MISSING)
@@ -1612,10 +1488,7 @@ def _read_ResourceLinkContentBlock(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_name: str
     v = d.get("name", _MISSING)
@@ -1648,10 +1521,7 @@ def _read_ResourceLinkContentBlock(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("size")
-            _salvage(v)
-            f_size = _UNSET
+            f_size = _recovered(error, v, strict, "size", _UNSET)
 
     f_title: str | None | _Unset
     v = d.get("title", _MISSING)
@@ -1661,10 +1531,7 @@ def _read_ResourceLinkContentBlock(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_uri: str
     v = d.get("uri", _MISSING)
@@ -1684,10 +1551,7 @@ def _read_ResourceLinkContentBlock(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ResourceLinkContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_ResourceLinkContentBlock)
@@ -1744,7 +1608,6 @@ def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -1767,10 +1630,7 @@ def _read_ResourceContentBlock(d: _JsonObject, strict: bool) -> ResourceContentB
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_resource: EmbeddedResourceResource
     v = d.get("resource", _MISSING)
@@ -1790,10 +1650,7 @@ def _read_ResourceContentBlock(d: _JsonObject, strict: bool) -> ResourceContentB
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ResourceContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_ResourceContentBlock)
@@ -1822,11 +1679,9 @@ def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_ContentBlock: dict[str, _Decoder[ContentBlock]] = {
     "text": _read_TextContentBlock,
     "image": _read_ImageContentBlock,
@@ -1834,32 +1689,6 @@ _VARIANTS_ContentBlock: dict[str, _Decoder[ContentBlock]] = {
     "resource_link": _read_ResourceLinkContentBlock,
     "resource": _read_ResourceContentBlock,
 }
-
-
-def _decode_ContentBlock(d: _Any, strict: bool) -> ContentBlock:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_ContentBlock.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        raise _unexpected(
-            'expected one of "text", "image", "audio", "resource_link", "resource"', tag
-        ).at("type")
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_ContentBlock(o: ContentBlock) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of ContentBlock"
-        ) from None
-    return encoder(o)
 
 
 def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
@@ -1875,10 +1704,7 @@ def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
                 None if v is None else _check_list_skipping(v, _decode_Role, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("audience")
-            _salvage(v)
-            f_audience = _UNSET
+            f_audience = _recovered(error, v, strict, "audience", _UNSET)
 
     f_last_modified: str | None | _Unset
     v = d.get("lastModified", _MISSING)
@@ -1890,10 +1716,7 @@ def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("lastModified")
-            _salvage(v)
-            f_last_modified = _UNSET
+            f_last_modified = _recovered(error, v, strict, "lastModified", _UNSET)
 
     f_priority: float | None | _Unset
     v = d.get("priority", _MISSING)
@@ -1911,10 +1734,7 @@ def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("priority")
-            _salvage(v)
-            f_priority = _UNSET
+            f_priority = _recovered(error, v, strict, "priority", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -1924,10 +1744,7 @@ def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Annotations.issuperset(d):
         _check_unknown(d, _KNOWN_Annotations)
@@ -1962,20 +1779,13 @@ def _encode_Annotations(o: Annotations) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
-def _decode_Role(v: _Any, strict: bool) -> Role:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_Role.get(v)
-    if member is not None:
-        return member
-    raise _unexpected('expected one of "assistant", "user"', v)
-
-
 _MEMBERS_Role = _cast("dict[str, Role]", Role._value2member_map_)
+_decode_Role: _Decoder[Role] = _closed_enum(
+    _MEMBERS_Role, True, 'expected one of "assistant", "user"'
+)
 
 
 def _encode_Role(v: Role) -> str:
@@ -1993,10 +1803,7 @@ def _decode_TextContent(d: _Any, strict: bool) -> TextContent:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_text: str
     v = d.get("text", _MISSING)
@@ -2016,10 +1823,7 @@ def _decode_TextContent(d: _Any, strict: bool) -> TextContent:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TextContent.issuperset(d):
         _check_unknown(d, _KNOWN_TextContent)
@@ -2045,7 +1849,6 @@ def _encode_TextContent(o: TextContent) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -2060,10 +1863,7 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_data: str
     v = d.get("data", _MISSING)
@@ -2093,10 +1893,7 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
         try:
             f_uri = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("uri")
-            _salvage(v)
-            f_uri = _UNSET
+            f_uri = _recovered(error, v, strict, "uri", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -2106,10 +1903,7 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ImageContent.issuperset(d):
         _check_unknown(d, _KNOWN_ImageContent)
@@ -2143,7 +1937,6 @@ def _encode_ImageContent(o: ImageContent) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -2158,10 +1951,7 @@ def _decode_AudioContent(d: _Any, strict: bool) -> AudioContent:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_data: str
     v = d.get("data", _MISSING)
@@ -2191,10 +1981,7 @@ def _decode_AudioContent(d: _Any, strict: bool) -> AudioContent:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AudioContent.issuperset(d):
         _check_unknown(d, _KNOWN_AudioContent)
@@ -2224,7 +2011,6 @@ def _encode_AudioContent(o: AudioContent) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -2239,10 +2025,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -2254,10 +2037,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_mime_type: str | None | _Unset
     v = d.get("mimeType", _MISSING)
@@ -2269,10 +2049,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_name: str
     v = d.get("name", _MISSING)
@@ -2305,10 +2082,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("size")
-            _salvage(v)
-            f_size = _UNSET
+            f_size = _recovered(error, v, strict, "size", _UNSET)
 
     f_title: str | None | _Unset
     v = d.get("title", _MISSING)
@@ -2318,10 +2092,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_uri: str
     v = d.get("uri", _MISSING)
@@ -2341,10 +2112,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ResourceLink.issuperset(d):
         _check_unknown(d, _KNOWN_ResourceLink)
@@ -2390,43 +2158,7 @@ def _encode_ResourceLink(o: ResourceLink) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
-
-
-def _decode_EmbeddedResourceResource(d: _Any, strict: bool) -> EmbeddedResourceResource:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    # The first variant whose required keys are all there and that decodes,
-    # as serde's untagged enums choose.
-    errors: list[_ValidationError] = []
-    if "text" in d and "uri" in d:
-        try:
-            return _decode_TextResourceContents(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if "blob" in d and "uri" in d:
-        try:
-            return _decode_BlobResourceContents(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if errors:
-        raise _furthest(errors)
-    raise _ValidationError(
-        "expected an object with the members of TextResourceContents or BlobResourceContents (text, uri; blob, uri)"
-    )
-
-
-def _encode_EmbeddedResourceResource(o: EmbeddedResourceResource) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of EmbeddedResourceResource"
-        ) from None
-    return encoder(o)
 
 
 def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
@@ -2442,10 +2174,7 @@ def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_text: str
     v = d.get("text", _MISSING)
@@ -2475,10 +2204,7 @@ def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TextResourceContents.issuperset(d):
         _check_unknown(d, _KNOWN_TextResourceContents)
@@ -2506,7 +2232,6 @@ def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -2533,10 +2258,7 @@ def _decode_BlobResourceContents(d: _Any, strict: bool) -> BlobResourceContents:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_uri: str
     v = d.get("uri", _MISSING)
@@ -2556,10 +2278,7 @@ def _decode_BlobResourceContents(d: _Any, strict: bool) -> BlobResourceContents:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_BlobResourceContents.issuperset(d):
         _check_unknown(d, _KNOWN_BlobResourceContents)
@@ -2587,7 +2306,6 @@ def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -2602,10 +2320,7 @@ def _decode_EmbeddedResource(d: _Any, strict: bool) -> EmbeddedResource:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_resource: EmbeddedResourceResource
     v = d.get("resource", _MISSING)
@@ -2625,10 +2340,7 @@ def _decode_EmbeddedResource(d: _Any, strict: bool) -> EmbeddedResource:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_EmbeddedResource.issuperset(d):
         _check_unknown(d, _KNOWN_EmbeddedResource)
@@ -2656,7 +2368,6 @@ def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -2687,10 +2398,7 @@ def _decode_Content(d: _Any, strict: bool) -> Content:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Content.issuperset(d):
         _check_unknown(d, _KNOWN_Content)
@@ -2710,7 +2418,6 @@ def _encode_Content(o: Content) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -2735,10 +2442,7 @@ def _decode_Diff(d: _Any, strict: bool) -> Diff:
         try:
             f_old_text = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("oldText")
-            _salvage(v)
-            f_old_text = _UNSET
+            f_old_text = _recovered(error, v, strict, "oldText", _UNSET)
 
     f_new_text: str
     v = d.get("newText", _MISSING)
@@ -2758,10 +2462,7 @@ def _decode_Diff(d: _Any, strict: bool) -> Diff:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Diff.issuperset(d):
         _check_unknown(d, _KNOWN_Diff)
@@ -2787,7 +2488,6 @@ def _encode_Diff(o: Diff) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -2816,10 +2516,7 @@ def _decode_Terminal(d: _Any, strict: bool) -> Terminal:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Terminal.issuperset(d):
         _check_unknown(d, _KNOWN_Terminal)
@@ -2839,7 +2536,6 @@ def _encode_Terminal(o: Terminal) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -2876,10 +2572,7 @@ def _decode_ToolCallLocation(d: _Any, strict: bool) -> ToolCallLocation:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("line")
-            _salvage(v)
-            f_line = _UNSET
+            f_line = _recovered(error, v, strict, "line", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -2889,10 +2582,7 @@ def _decode_ToolCallLocation(d: _Any, strict: bool) -> ToolCallLocation:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCallLocation.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallLocation)
@@ -2916,7 +2606,6 @@ def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -2965,10 +2654,7 @@ def _decode_PermissionOption(d: _Any, strict: bool) -> PermissionOption:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PermissionOption.issuperset(d):
         _check_unknown(d, _KNOWN_PermissionOption)
@@ -2994,7 +2680,6 @@ def _encode_PermissionOption(o: PermissionOption) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3002,20 +2687,13 @@ def _decode_PermissionOptionId(v: _Any, strict: bool) -> PermissionOptionId:
     return v if type(v) is str else _check_str(v)
 
 
-def _decode_PermissionOptionKind(v: _Any, strict: bool) -> PermissionOptionKind:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_PermissionOptionKind.get(v)
-    if member is not None:
-        return member
-    raise _unexpected(
-        'expected one of "allow_once", "allow_always", "reject_once", "reject_always"',
-        v,
-    )
-
-
 _MEMBERS_PermissionOptionKind = _cast(
     "dict[str, PermissionOptionKind]", PermissionOptionKind._value2member_map_
+)
+_decode_PermissionOptionKind: _Decoder[PermissionOptionKind] = _closed_enum(
+    _MEMBERS_PermissionOptionKind,
+    True,
+    'expected one of "allow_once", "allow_always", "reject_once", "reject_always"',
 )
 
 
@@ -3112,10 +2790,7 @@ def _decode_CreateTerminalRequest(d: _Any, strict: bool) -> CreateTerminalReques
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CreateTerminalRequest.issuperset(d):
         _check_unknown(d, _KNOWN_CreateTerminalRequest)
@@ -3155,7 +2830,6 @@ def _encode_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3190,10 +2864,7 @@ def _decode_EnvVariable(d: _Any, strict: bool) -> EnvVariable:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_EnvVariable.issuperset(d):
         _check_unknown(d, _KNOWN_EnvVariable)
@@ -3215,7 +2886,6 @@ def _encode_EnvVariable(o: EnvVariable) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3250,10 +2920,7 @@ def _decode_TerminalOutputRequest(d: _Any, strict: bool) -> TerminalOutputReques
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalOutputRequest.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalOutputRequest)
@@ -3277,7 +2944,6 @@ def _encode_TerminalOutputRequest(o: TerminalOutputRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3312,10 +2978,7 @@ def _decode_ReleaseTerminalRequest(d: _Any, strict: bool) -> ReleaseTerminalRequ
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ReleaseTerminalRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ReleaseTerminalRequest)
@@ -3339,7 +3002,6 @@ def _encode_ReleaseTerminalRequest(o: ReleaseTerminalRequest) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3376,10 +3038,7 @@ def _decode_WaitForTerminalExitRequest(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_WaitForTerminalExitRequest.issuperset(d):
         _check_unknown(d, _KNOWN_WaitForTerminalExitRequest)
@@ -3405,7 +3064,6 @@ def _encode_WaitForTerminalExitRequest(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3440,10 +3098,7 @@ def _decode_KillTerminalRequest(d: _Any, strict: bool) -> KillTerminalRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_KillTerminalRequest.issuperset(d):
         _check_unknown(d, _KNOWN_KillTerminalRequest)
@@ -3467,7 +3122,6 @@ def _encode_KillTerminalRequest(o: KillTerminalRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3504,10 +3158,7 @@ def _read_FormCreateElicitationRequest(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_requested_schema: ElicitationSchema
     v = d.get("requestedSchema", _MISSING)
@@ -3578,7 +3229,6 @@ def _encode_FormCreateElicitationRequest(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3615,10 +3265,7 @@ def _read_UrlCreateElicitationRequest(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_elicitation_id: ElicitationId
     v = d.get("elicitationId", _MISSING)
@@ -3702,7 +3349,6 @@ def _encode_UrlCreateElicitationRequest(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3711,13 +3357,7 @@ def _decode_OtherCreateElicitationRequest(
 ) -> OtherCreateElicitationRequest:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("mode")) is not str:
-        raise _check_tag(d, "mode", None)
-    if strict and d["mode"] in _VARIANTS_CreateElicitationRequest:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["mode"]).at(
-            "mode"
-        )
+    _check_other_tag(d, "mode", _VARIANTS_CreateElicitationRequest, strict)
     return _read_OtherCreateElicitationRequest(d, strict)
 
 
@@ -3744,10 +3384,7 @@ def _read_OtherCreateElicitationRequest(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     candidates_scope: list[
         _Decoder[ElicitationSessionScope | ElicitationRequestScope]
@@ -3765,18 +3402,16 @@ def _read_OtherCreateElicitationRequest(
         _first_match(d, strict, candidates_scope),
     )
 
+    f_mode = d["mode"]
+    f_extra = _extra_members(
+        d, ["mode", "message", "_meta", "sessionId", "toolCallId", "requestId"], strict
+    )
     o = _new(OtherCreateElicitationRequest)
-    o.mode = d["mode"]
+    o.mode = f_mode
     o.message = f_message
     o.meta = f_meta
     o.scope = f_scope
-    o.extra = {
-        k: x
-        for k, x in d.items()
-        if k not in ["mode", "message", "_meta", "sessionId", "toolCallId", "requestId"]
-    }
-    if strict:
-        _check_json(o.extra)
+    o.extra = f_extra
     return o
 
 
@@ -3799,31 +3434,14 @@ def _encode_OtherCreateElicitationRequest(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_CreateElicitationRequest: dict[str, _Decoder[CreateElicitationRequest]] = {
     "form": _read_FormCreateElicitationRequest,
     "url": _read_UrlCreateElicitationRequest,
 }
-
-
-def _decode_CreateElicitationRequest(d: _Any, strict: bool) -> CreateElicitationRequest:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("mode", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_CreateElicitationRequest.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherCreateElicitationRequest(d, strict)
-    if tag is _MISSING:
-        raise _missing("mode")
-    raise _type_error("a string", tag).at("mode")
 
 
 def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSessionScope:
@@ -3849,10 +3467,7 @@ def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSession
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("toolCallId")
-            _salvage(v)
-            f_tool_call_id = _UNSET
+            f_tool_call_id = _recovered(error, v, strict, "toolCallId", _UNSET)
 
     if strict and not _KNOWN_ElicitationSessionScope.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationSessionScope)
@@ -3872,7 +3487,6 @@ def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, _An
     v_tool_call_id = o.tool_call_id
     if v_tool_call_id is not _UNSET:
         d["toolCallId"] = None if v_tool_call_id is None else v_tool_call_id
-
     return d
 
 
@@ -3903,7 +3517,6 @@ def _encode_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, _An
     d: dict[str, _Any] = {
         "requestId": encode(o.request_id),
     }
-
     return d
 
 
@@ -3922,10 +3535,7 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
                 else _decode_ElicitationSchemaType(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("type")
-            _salvage(v)
-            f_type = ElicitationSchemaType.OBJECT
+            f_type = _recovered(error, v, strict, "type", ElicitationSchemaType.OBJECT)
 
     f_title: str | None | _Unset
     v = d.get("title", _MISSING)
@@ -3935,10 +3545,7 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_properties: dict[str, ElicitationPropertySchema]
     v = d.get("properties", _MISSING)
@@ -3976,10 +3583,7 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -3989,10 +3593,7 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ElicitationSchema.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationSchema)
@@ -4030,21 +3631,14 @@ def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
-
-
-def _decode_ElicitationSchemaType(v: _Any, strict: bool) -> ElicitationSchemaType:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_ElicitationSchemaType.get(v)
-    if member is not None:
-        return member
-    raise _unexpected('expected one of "object"', v)
 
 
 _MEMBERS_ElicitationSchemaType = _cast(
     "dict[str, ElicitationSchemaType]", ElicitationSchemaType._value2member_map_
+)
+_decode_ElicitationSchemaType: _Decoder[ElicitationSchemaType] = _closed_enum(
+    _MEMBERS_ElicitationSchemaType, True, 'expected one of "object"'
 )
 
 
@@ -4075,10 +3669,7 @@ def _read_StringElicitationPropertySchema(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -4090,10 +3681,7 @@ def _read_StringElicitationPropertySchema(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_min_length: int | None | _Unset
     v = d.get("minLength", _MISSING)
@@ -4175,10 +3763,7 @@ def _read_StringElicitationPropertySchema(
         try:
             f_default = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_enum: list[str] | None | _Unset
     v = d.get("enum", _MISSING)
@@ -4214,10 +3799,7 @@ def _read_StringElicitationPropertySchema(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_StringElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_StringElicitationPropertySchema)
@@ -4294,7 +3876,6 @@ def _encode_StringElicitationPropertySchema(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4321,10 +3902,7 @@ def _read_NumberElicitationPropertySchema(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -4336,10 +3914,7 @@ def _read_NumberElicitationPropertySchema(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_minimum: float | None | _Unset
     v = d.get("minimum", _MISSING)
@@ -4393,10 +3968,7 @@ def _read_NumberElicitationPropertySchema(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -4406,10 +3978,7 @@ def _read_NumberElicitationPropertySchema(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_NumberElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_NumberElicitationPropertySchema)
@@ -4452,7 +4021,6 @@ def _encode_NumberElicitationPropertySchema(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4479,10 +4047,7 @@ def _read_IntegerElicitationPropertySchema(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -4494,10 +4059,7 @@ def _read_IntegerElicitationPropertySchema(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_minimum: int | None | _Unset
     v = d.get("minimum", _MISSING)
@@ -4566,10 +4128,7 @@ def _read_IntegerElicitationPropertySchema(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -4579,10 +4138,7 @@ def _read_IntegerElicitationPropertySchema(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_IntegerElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_IntegerElicitationPropertySchema)
@@ -4625,7 +4181,6 @@ def _encode_IntegerElicitationPropertySchema(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4652,10 +4207,7 @@ def _read_BooleanElicitationPropertySchema(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -4667,10 +4219,7 @@ def _read_BooleanElicitationPropertySchema(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_default: bool | None | _Unset
     v = d.get("default", _MISSING)
@@ -4682,10 +4231,7 @@ def _read_BooleanElicitationPropertySchema(
                 None if v is None else (v if type(v) is bool else _check_bool(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -4695,10 +4241,7 @@ def _read_BooleanElicitationPropertySchema(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_BooleanElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_BooleanElicitationPropertySchema)
@@ -4733,7 +4276,6 @@ def _encode_BooleanElicitationPropertySchema(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4760,10 +4302,7 @@ def _read_ArrayElicitationPropertySchema(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -4775,10 +4314,7 @@ def _read_ArrayElicitationPropertySchema(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_min_items: int | None | _Unset
     v = d.get("minItems", _MISSING)
@@ -4848,10 +4384,7 @@ def _read_ArrayElicitationPropertySchema(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -4861,10 +4394,7 @@ def _read_ArrayElicitationPropertySchema(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ArrayElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_ArrayElicitationPropertySchema)
@@ -4918,7 +4448,6 @@ def _encode_ArrayElicitationPropertySchema(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4927,13 +4456,7 @@ def _decode_OtherElicitationPropertySchema(
 ) -> OtherElicitationPropertySchema:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_ElicitationPropertySchema:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_ElicitationPropertySchema, strict)
     return _read_OtherElicitationPropertySchema(d, strict)
 
 
@@ -4942,11 +4465,11 @@ def _read_OtherElicitationPropertySchema(
 ) -> OtherElicitationPropertySchema:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
+    f_type = d["type"]
+    f_extra = _extra_members(d, ["type"], strict)
     o = _new(OtherElicitationPropertySchema)
-    o.type = d["type"]
-    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
-    if strict:
-        _check_json(o.extra)
+    o.type = f_type
+    o.extra = f_extra
     return o
 
 
@@ -4956,13 +4479,10 @@ def _encode_OtherElicitationPropertySchema(
     d: dict[str, _Any] = {
         "type": o.type,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_ElicitationPropertySchema: dict[str, _Decoder[ElicitationPropertySchema]] = {
     "string": _read_StringElicitationPropertySchema,
     "number": _read_NumberElicitationPropertySchema,
@@ -4972,43 +4492,11 @@ _VARIANTS_ElicitationPropertySchema: dict[str, _Decoder[ElicitationPropertySchem
 }
 
 
-def _decode_ElicitationPropertySchema(
-    d: _Any, strict: bool
-) -> ElicitationPropertySchema:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_ElicitationPropertySchema.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherElicitationPropertySchema(d, strict)
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_ElicitationPropertySchema(o: ElicitationPropertySchema) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of ElicitationPropertySchema"
-        ) from None
-    return encoder(o)
-
-
-def _decode_StringFormat(v: _Any, strict: bool) -> StringFormat:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_StringFormat.get(v)
-    if member is not None:
-        return member
-    raise _unexpected('expected one of "email", "uri", "date", "date-time"', v)
-
-
 _MEMBERS_StringFormat = _cast(
     "dict[str, StringFormat]", StringFormat._value2member_map_
+)
+_decode_StringFormat: _Decoder[StringFormat] = _closed_enum(
+    _MEMBERS_StringFormat, True, 'expected one of "email", "uri", "date", "date-time"'
 )
 
 
@@ -5049,10 +4537,7 @@ def _decode_EnumOption(d: _Any, strict: bool) -> EnumOption:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -5062,10 +4547,7 @@ def _decode_EnumOption(d: _Any, strict: bool) -> EnumOption:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_EnumOption.issuperset(d):
         _check_unknown(d, _KNOWN_EnumOption)
@@ -5093,7 +4575,6 @@ def _encode_EnumOption(o: EnumOption) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -5108,10 +4589,7 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -5123,10 +4601,7 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_min_length: int | None | _Unset
     v = d.get("minLength", _MISSING)
@@ -5208,10 +4683,7 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
         try:
             f_default = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_enum: list[str] | None | _Unset
     v = d.get("enum", _MISSING)
@@ -5247,10 +4719,7 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_StringPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_StringPropertySchema)
@@ -5322,7 +4791,6 @@ def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -5337,10 +4805,7 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -5352,10 +4817,7 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_minimum: float | None | _Unset
     v = d.get("minimum", _MISSING)
@@ -5409,10 +4871,7 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -5422,10 +4881,7 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_NumberPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_NumberPropertySchema)
@@ -5464,7 +4920,6 @@ def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -5479,10 +4934,7 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -5494,10 +4946,7 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_minimum: int | None | _Unset
     v = d.get("minimum", _MISSING)
@@ -5566,10 +5015,7 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -5579,10 +5025,7 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_IntegerPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_IntegerPropertySchema)
@@ -5621,7 +5064,6 @@ def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -5636,10 +5078,7 @@ def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchem
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -5651,10 +5090,7 @@ def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchem
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_default: bool | None | _Unset
     v = d.get("default", _MISSING)
@@ -5666,10 +5102,7 @@ def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchem
                 None if v is None else (v if type(v) is bool else _check_bool(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -5679,10 +5112,7 @@ def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchem
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_BooleanPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_BooleanPropertySchema)
@@ -5713,7 +5143,6 @@ def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -5750,10 +5179,7 @@ def _read_MultiSelectItemsString(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_MultiSelectItemsString.issuperset(d):
         _check_unknown(d, _KNOWN_MultiSelectItemsString)
@@ -5774,31 +5200,24 @@ def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
 def _decode_OtherMultiSelectItems(d: _Any, strict: bool) -> OtherMultiSelectItems:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_MultiSelectItems:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_MultiSelectItems, strict)
     return _read_OtherMultiSelectItems(d, strict)
 
 
 def _read_OtherMultiSelectItems(d: _JsonObject, strict: bool) -> OtherMultiSelectItems:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
+    f_type = d["type"]
+    f_extra = _extra_members(d, ["type"], strict)
     o = _new(OtherMultiSelectItems)
-    o.type = d["type"]
-    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
-    if strict:
-        _check_json(o.extra)
+    o.type = f_type
+    o.extra = f_extra
     return o
 
 
@@ -5806,46 +5225,13 @@ def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": o.type,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_MultiSelectItems: dict[str, _Decoder[MultiSelectItems]] = {
     "string": _read_MultiSelectItemsString,
 }
-
-
-def _decode_MultiSelectItems(d: _Any, strict: bool) -> MultiSelectItems:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_MultiSelectItems.get(tag)
-        if decoder is not None:
-            try:
-                return decoder(d, strict)
-            except _ValidationError as error:
-                # The untagged variant takes what the tagged one refuses.
-                _salvage(d)
-                try:
-                    return _decode_TitledMultiSelectItems(d, strict)
-                except _ValidationError:
-                    raise error from None
-        return _read_OtherMultiSelectItems(d, strict)
-    return _decode_TitledMultiSelectItems(d, strict)
-
-
-def _encode_MultiSelectItems(o: MultiSelectItems) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of MultiSelectItems"
-        ) from None
-    return encoder(o)
 
 
 def _decode_StringMultiSelectItems(d: _Any, strict: bool) -> StringMultiSelectItems:
@@ -5871,10 +5257,7 @@ def _decode_StringMultiSelectItems(d: _Any, strict: bool) -> StringMultiSelectIt
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_StringMultiSelectItems.issuperset(d):
         _check_unknown(d, _KNOWN_StringMultiSelectItems)
@@ -5894,7 +5277,6 @@ def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -5919,10 +5301,7 @@ def _decode_TitledMultiSelectItems(d: _Any, strict: bool) -> TitledMultiSelectIt
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TitledMultiSelectItems.issuperset(d):
         _check_unknown(d, _KNOWN_TitledMultiSelectItems)
@@ -5942,7 +5321,6 @@ def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -5959,10 +5337,7 @@ def _decode_MultiSelectPropertySchema(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -5974,10 +5349,7 @@ def _decode_MultiSelectPropertySchema(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_min_items: int | None | _Unset
     v = d.get("minItems", _MISSING)
@@ -6047,10 +5419,7 @@ def _decode_MultiSelectPropertySchema(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -6060,10 +5429,7 @@ def _decode_MultiSelectPropertySchema(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_MultiSelectPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_MultiSelectPropertySchema)
@@ -6105,7 +5471,6 @@ def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -6164,7 +5529,6 @@ def _encode_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, _Any]:
         raise TypeError(
             f"scope: {type(v_scope).__name__} is not ElicitationSessionScope or ElicitationRequestScope"
         )
-
     return d
 
 
@@ -6239,7 +5603,6 @@ def _encode_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, _Any]:
         raise TypeError(
             f"scope: {type(v_scope).__name__} is not ElicitationSessionScope or ElicitationRequestScope"
         )
-
     return d
 
 
@@ -6294,10 +5657,7 @@ def _decode_MessageMcpRequest(d: _Any, strict: bool) -> MessageMcpRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_MessageMcpRequest.issuperset(d):
         _check_unknown(d, _KNOWN_MessageMcpRequest)
@@ -6327,7 +5687,6 @@ def _encode_MessageMcpRequest(o: MessageMcpRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -6384,7 +5743,6 @@ def _encode_ResultAgentResponse(o: ResultAgentResponse) -> dict[str, _Any]:
         "id": encode(o.id),
         "result": _wire_json(o.result),
     }
-
     return d
 
 
@@ -6427,33 +5785,7 @@ def _encode_ErrorAgentResponse(o: ErrorAgentResponse) -> dict[str, _Any]:
         "id": encode(o.id),
         "error": _encode_Error(o.error),
     }
-
     return d
-
-
-def _decode_AgentResponse(d: _Any, strict: bool) -> AgentResponse:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    # The first variant whose required keys are all there and that decodes,
-    # as serde's untagged enums choose.
-    errors: list[_ValidationError] = []
-    if "id" in d and "result" in d:
-        try:
-            return _decode_ResultAgentResponse(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if "id" in d and "error" in d:
-        try:
-            return _decode_ErrorAgentResponse(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if errors:
-        raise _furthest(errors)
-    raise _ValidationError(
-        "expected an object with the members of Result or Error (id, result; id, error)"
-    )
 
 
 def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
@@ -6493,23 +5825,26 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
         try:
             f_agent_capabilities = _decode_AgentCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("agentCapabilities")
-            _salvage(v)
-            f_agent_capabilities = AgentCapabilities(
-                load_session=False,
-                prompt_capabilities=PromptCapabilities(
-                    image=False,
-                    audio=False,
-                    embedded_context=False,
+            f_agent_capabilities = _recovered(
+                error,
+                v,
+                strict,
+                "agentCapabilities",
+                AgentCapabilities(
+                    load_session=False,
+                    prompt_capabilities=PromptCapabilities(
+                        image=False,
+                        audio=False,
+                        embedded_context=False,
+                    ),
+                    mcp_capabilities=McpCapabilities(
+                        http=False,
+                        sse=False,
+                        acp=False,
+                    ),
+                    session_capabilities=SessionCapabilities(),
+                    auth=AgentAuthCapabilities(),
                 ),
-                mcp_capabilities=McpCapabilities(
-                    http=False,
-                    sse=False,
-                    acp=False,
-                ),
-                session_capabilities=SessionCapabilities(),
-                auth=AgentAuthCapabilities(),
             )
 
     f_auth_methods: list[AuthMethod]
@@ -6520,10 +5855,7 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
         try:
             f_auth_methods = _check_list_skipping(v, _decode_AuthMethod, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("authMethods")
-            _salvage(v)
-            f_auth_methods = []
+            f_auth_methods = _recovered(error, v, strict, "authMethods", [])
 
     f_agent_info: Implementation | None | _Unset
     v = d.get("agentInfo", _MISSING)
@@ -6533,10 +5865,7 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
         try:
             f_agent_info = None if v is None else _decode_Implementation(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("agentInfo")
-            _salvage(v)
-            f_agent_info = _UNSET
+            f_agent_info = _recovered(error, v, strict, "agentInfo", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -6546,10 +5875,7 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_InitializeResponse.issuperset(d):
         _check_unknown(d, _KNOWN_InitializeResponse)
@@ -6581,7 +5907,6 @@ def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -6600,10 +5925,7 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
         try:
             f_load_session = v if type(v) is bool else _check_bool(v)
         except _ValidationError as error:
-            if strict:
-                raise error.at("loadSession")
-            _salvage(v)
-            f_load_session = False
+            f_load_session = _recovered(error, v, strict, "loadSession", False)
 
     f_prompt_capabilities: PromptCapabilities
     v = d.get("promptCapabilities", _MISSING)
@@ -6617,13 +5939,16 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
         try:
             f_prompt_capabilities = _decode_PromptCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("promptCapabilities")
-            _salvage(v)
-            f_prompt_capabilities = PromptCapabilities(
-                image=False,
-                audio=False,
-                embedded_context=False,
+            f_prompt_capabilities = _recovered(
+                error,
+                v,
+                strict,
+                "promptCapabilities",
+                PromptCapabilities(
+                    image=False,
+                    audio=False,
+                    embedded_context=False,
+                ),
             )
 
     f_mcp_capabilities: McpCapabilities
@@ -6638,13 +5963,16 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
         try:
             f_mcp_capabilities = _decode_McpCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("mcpCapabilities")
-            _salvage(v)
-            f_mcp_capabilities = McpCapabilities(
-                http=False,
-                sse=False,
-                acp=False,
+            f_mcp_capabilities = _recovered(
+                error,
+                v,
+                strict,
+                "mcpCapabilities",
+                McpCapabilities(
+                    http=False,
+                    sse=False,
+                    acp=False,
+                ),
             )
 
     f_session_capabilities: SessionCapabilities
@@ -6655,10 +5983,9 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
         try:
             f_session_capabilities = _decode_SessionCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("sessionCapabilities")
-            _salvage(v)
-            f_session_capabilities = SessionCapabilities()
+            f_session_capabilities = _recovered(
+                error, v, strict, "sessionCapabilities", SessionCapabilities()
+            )
 
     f_auth: AgentAuthCapabilities
     v = d.get("auth", _MISSING)
@@ -6668,10 +5995,7 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
         try:
             f_auth = _decode_AgentAuthCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("auth")
-            _salvage(v)
-            f_auth = AgentAuthCapabilities()
+            f_auth = _recovered(error, v, strict, "auth", AgentAuthCapabilities())
 
     f_providers: ProvidersCapabilities | None | _Unset
     v = d.get("providers", _MISSING)
@@ -6683,10 +6007,7 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
                 None if v is None else _decode_ProvidersCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("providers")
-            _salvage(v)
-            f_providers = _UNSET
+            f_providers = _recovered(error, v, strict, "providers", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -6696,10 +6017,7 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AgentCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_AgentCapabilities)
@@ -6743,7 +6061,6 @@ def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -6758,10 +6075,7 @@ def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
         try:
             f_image = v if type(v) is bool else _check_bool(v)
         except _ValidationError as error:
-            if strict:
-                raise error.at("image")
-            _salvage(v)
-            f_image = False
+            f_image = _recovered(error, v, strict, "image", False)
 
     f_audio: bool
     v = d.get("audio", _MISSING)
@@ -6771,10 +6085,7 @@ def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
         try:
             f_audio = v if type(v) is bool else _check_bool(v)
         except _ValidationError as error:
-            if strict:
-                raise error.at("audio")
-            _salvage(v)
-            f_audio = False
+            f_audio = _recovered(error, v, strict, "audio", False)
 
     f_embedded_context: bool
     v = d.get("embeddedContext", _MISSING)
@@ -6784,10 +6095,7 @@ def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
         try:
             f_embedded_context = v if type(v) is bool else _check_bool(v)
         except _ValidationError as error:
-            if strict:
-                raise error.at("embeddedContext")
-            _salvage(v)
-            f_embedded_context = False
+            f_embedded_context = _recovered(error, v, strict, "embeddedContext", False)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -6797,10 +6105,7 @@ def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PromptCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_PromptCapabilities)
@@ -6826,7 +6131,6 @@ def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -6841,10 +6145,7 @@ def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
         try:
             f_http = v if type(v) is bool else _check_bool(v)
         except _ValidationError as error:
-            if strict:
-                raise error.at("http")
-            _salvage(v)
-            f_http = False
+            f_http = _recovered(error, v, strict, "http", False)
 
     f_sse: bool
     v = d.get("sse", _MISSING)
@@ -6854,10 +6155,7 @@ def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
         try:
             f_sse = v if type(v) is bool else _check_bool(v)
         except _ValidationError as error:
-            if strict:
-                raise error.at("sse")
-            _salvage(v)
-            f_sse = False
+            f_sse = _recovered(error, v, strict, "sse", False)
 
     f_acp: bool
     v = d.get("acp", _MISSING)
@@ -6867,10 +6165,7 @@ def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
         try:
             f_acp = v if type(v) is bool else _check_bool(v)
         except _ValidationError as error:
-            if strict:
-                raise error.at("acp")
-            _salvage(v)
-            f_acp = False
+            f_acp = _recovered(error, v, strict, "acp", False)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -6880,10 +6175,7 @@ def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_McpCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_McpCapabilities)
@@ -6907,7 +6199,6 @@ def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -6922,10 +6213,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
         try:
             f_list = None if v is None else _decode_SessionListCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("list")
-            _salvage(v)
-            f_list = _UNSET
+            f_list = _recovered(error, v, strict, "list", _UNSET)
 
     f_delete: SessionDeleteCapabilities | None | _Unset
     v = d.get("delete", _MISSING)
@@ -6937,10 +6225,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
                 None if v is None else _decode_SessionDeleteCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("delete")
-            _salvage(v)
-            f_delete = _UNSET
+            f_delete = _recovered(error, v, strict, "delete", _UNSET)
 
     f_additional_directories: SessionAdditionalDirectoriesCapabilities | None | _Unset
     v = d.get("additionalDirectories", _MISSING)
@@ -6954,10 +6239,9 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
                 else _decode_SessionAdditionalDirectoriesCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("additionalDirectories")
-            _salvage(v)
-            f_additional_directories = _UNSET
+            f_additional_directories = _recovered(
+                error, v, strict, "additionalDirectories", _UNSET
+            )
 
     f_system_prompt: SessionSystemPromptCapabilities | None | _Unset
     v = d.get("systemPrompt", _MISSING)
@@ -6971,10 +6255,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
                 else _decode_SessionSystemPromptCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("systemPrompt")
-            _salvage(v)
-            f_system_prompt = _UNSET
+            f_system_prompt = _recovered(error, v, strict, "systemPrompt", _UNSET)
 
     f_fork: SessionForkCapabilities | None | _Unset
     v = d.get("fork", _MISSING)
@@ -6984,10 +6265,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
         try:
             f_fork = None if v is None else _decode_SessionForkCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("fork")
-            _salvage(v)
-            f_fork = _UNSET
+            f_fork = _recovered(error, v, strict, "fork", _UNSET)
 
     f_archive: SessionArchiveCapabilities | None | _Unset
     v = d.get("archive", _MISSING)
@@ -6999,10 +6277,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
                 None if v is None else _decode_SessionArchiveCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("archive")
-            _salvage(v)
-            f_archive = _UNSET
+            f_archive = _recovered(error, v, strict, "archive", _UNSET)
 
     f_status: SessionStatusCapabilities | None | _Unset
     v = d.get("status", _MISSING)
@@ -7014,10 +6289,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
                 None if v is None else _decode_SessionStatusCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("status")
-            _salvage(v)
-            f_status = _UNSET
+            f_status = _recovered(error, v, strict, "status", _UNSET)
 
     f_title: SessionTitleCapabilities | None | _Unset
     v = d.get("title", _MISSING)
@@ -7027,10 +6299,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
         try:
             f_title = None if v is None else _decode_SessionTitleCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_resume: SessionResumeCapabilities | None | _Unset
     v = d.get("resume", _MISSING)
@@ -7042,10 +6311,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
                 None if v is None else _decode_SessionResumeCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("resume")
-            _salvage(v)
-            f_resume = _UNSET
+            f_resume = _recovered(error, v, strict, "resume", _UNSET)
 
     f_close: SessionCloseCapabilities | None | _Unset
     v = d.get("close", _MISSING)
@@ -7055,10 +6321,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
         try:
             f_close = None if v is None else _decode_SessionCloseCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("close")
-            _salvage(v)
-            f_close = _UNSET
+            f_close = _recovered(error, v, strict, "close", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -7068,10 +6331,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionCapabilities)
@@ -7164,7 +6424,6 @@ def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7179,10 +6438,7 @@ def _decode_SessionListCapabilities(d: _Any, strict: bool) -> SessionListCapabil
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionListCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionListCapabilities)
@@ -7199,7 +6455,6 @@ def _encode_SessionListCapabilities(o: SessionListCapabilities) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7216,10 +6471,7 @@ def _decode_SessionDeleteCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionDeleteCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionDeleteCapabilities)
@@ -7236,7 +6488,6 @@ def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7253,10 +6504,7 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionAdditionalDirectoriesCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionAdditionalDirectoriesCapabilities)
@@ -7275,7 +6523,6 @@ def _encode_SessionAdditionalDirectoriesCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7296,10 +6543,7 @@ def _decode_SessionSystemPromptCapabilities(
                 else _decode_SessionSystemPromptModeCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mode")
-            _salvage(v)
-            f_mode = _UNSET
+            f_mode = _recovered(error, v, strict, "mode", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -7309,10 +6553,7 @@ def _decode_SessionSystemPromptCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionSystemPromptCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionSystemPromptCapabilities)
@@ -7339,7 +6580,6 @@ def _encode_SessionSystemPromptCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7360,10 +6600,7 @@ def _decode_SessionSystemPromptModeCapabilities(
                 else _decode_SessionSystemPromptOverrideCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("override")
-            _salvage(v)
-            f_override = _UNSET
+            f_override = _recovered(error, v, strict, "override", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -7373,10 +6610,7 @@ def _decode_SessionSystemPromptModeCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionSystemPromptModeCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionSystemPromptModeCapabilities)
@@ -7405,7 +6639,6 @@ def _encode_SessionSystemPromptModeCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7422,10 +6655,7 @@ def _decode_SessionSystemPromptOverrideCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionSystemPromptOverrideCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionSystemPromptOverrideCapabilities)
@@ -7444,7 +6674,6 @@ def _encode_SessionSystemPromptOverrideCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7459,10 +6688,7 @@ def _decode_SessionForkCapabilities(d: _Any, strict: bool) -> SessionForkCapabil
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionForkCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionForkCapabilities)
@@ -7479,7 +6705,6 @@ def _encode_SessionForkCapabilities(o: SessionForkCapabilities) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7496,10 +6721,7 @@ def _decode_SessionArchiveCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionArchiveCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionArchiveCapabilities)
@@ -7518,7 +6740,6 @@ def _encode_SessionArchiveCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7535,10 +6756,7 @@ def _decode_SessionStatusCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionStatusCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionStatusCapabilities)
@@ -7555,7 +6773,6 @@ def _encode_SessionStatusCapabilities(o: SessionStatusCapabilities) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7570,10 +6787,7 @@ def _decode_SessionTitleCapabilities(d: _Any, strict: bool) -> SessionTitleCapab
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionTitleCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionTitleCapabilities)
@@ -7590,7 +6804,6 @@ def _encode_SessionTitleCapabilities(o: SessionTitleCapabilities) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7607,10 +6820,7 @@ def _decode_SessionResumeCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionResumeCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionResumeCapabilities)
@@ -7627,7 +6837,6 @@ def _encode_SessionResumeCapabilities(o: SessionResumeCapabilities) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7642,10 +6851,7 @@ def _decode_SessionCloseCapabilities(d: _Any, strict: bool) -> SessionCloseCapab
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionCloseCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionCloseCapabilities)
@@ -7662,7 +6868,6 @@ def _encode_SessionCloseCapabilities(o: SessionCloseCapabilities) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7677,10 +6882,7 @@ def _decode_AgentAuthCapabilities(d: _Any, strict: bool) -> AgentAuthCapabilitie
         try:
             f_status = None if v is None else _decode_AuthStatusCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("status")
-            _salvage(v)
-            f_status = _UNSET
+            f_status = _recovered(error, v, strict, "status", _UNSET)
 
     f_logout: LogoutCapabilities | None | _Unset
     v = d.get("logout", _MISSING)
@@ -7690,10 +6892,7 @@ def _decode_AgentAuthCapabilities(d: _Any, strict: bool) -> AgentAuthCapabilitie
         try:
             f_logout = None if v is None else _decode_LogoutCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("logout")
-            _salvage(v)
-            f_logout = _UNSET
+            f_logout = _recovered(error, v, strict, "logout", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -7703,10 +6902,7 @@ def _decode_AgentAuthCapabilities(d: _Any, strict: bool) -> AgentAuthCapabilitie
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AgentAuthCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_AgentAuthCapabilities)
@@ -7733,7 +6929,6 @@ def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7748,10 +6943,7 @@ def _decode_AuthStatusCapabilities(d: _Any, strict: bool) -> AuthStatusCapabilit
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AuthStatusCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_AuthStatusCapabilities)
@@ -7768,7 +6960,6 @@ def _encode_AuthStatusCapabilities(o: AuthStatusCapabilities) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7783,10 +6974,7 @@ def _decode_LogoutCapabilities(d: _Any, strict: bool) -> LogoutCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_LogoutCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_LogoutCapabilities)
@@ -7803,7 +6991,6 @@ def _encode_LogoutCapabilities(o: LogoutCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7818,10 +7005,7 @@ def _decode_ProvidersCapabilities(d: _Any, strict: bool) -> ProvidersCapabilitie
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ProvidersCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ProvidersCapabilities)
@@ -7838,7 +7022,6 @@ def _encode_ProvidersCapabilities(o: ProvidersCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7883,10 +7066,7 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_args: list[str] | _Unset
     v = d.get("args", _MISSING)
@@ -7924,10 +7104,7 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalAuthMethod.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalAuthMethod)
@@ -7964,42 +7141,12 @@ def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_AuthMethod: dict[str, _Decoder[AuthMethod]] = {
     "terminal": _read_TerminalAuthMethod,
 }
-
-
-def _decode_AuthMethod(d: _Any, strict: bool) -> AuthMethod:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_AuthMethod.get(tag)
-        if decoder is not None:
-            try:
-                return decoder(d, strict)
-            except _ValidationError as error:
-                # The untagged variant takes what the tagged one refuses.
-                _salvage(d)
-                try:
-                    return _decode_AuthMethodAgent(d, strict)
-                except _ValidationError:
-                    raise error from None
-        return _decode_AuthMethodAgent(d, strict)
-    return _decode_AuthMethodAgent(d, strict)
-
-
-def _encode_AuthMethod(o: AuthMethod) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(f"{type(o).__name__} is not a variant of AuthMethod") from None
-    return encoder(o)
 
 
 def _decode_AuthMethodId(v: _Any, strict: bool) -> AuthMethodId:
@@ -8039,10 +7186,7 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_args: list[str] | _Unset
     v = d.get("args", _MISSING)
@@ -8080,10 +7224,7 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AuthMethodTerminal.issuperset(d):
         _check_unknown(d, _KNOWN_AuthMethodTerminal)
@@ -8119,7 +7260,6 @@ def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8156,10 +7296,7 @@ def _decode_AuthMethodAgent(d: _Any, strict: bool) -> AuthMethodAgent:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -8169,10 +7306,7 @@ def _decode_AuthMethodAgent(d: _Any, strict: bool) -> AuthMethodAgent:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AuthMethodAgent.issuperset(d):
         _check_unknown(d, _KNOWN_AuthMethodAgent)
@@ -8200,7 +7334,6 @@ def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8225,10 +7358,7 @@ def _decode_Implementation(d: _Any, strict: bool) -> Implementation:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_version: str
     v = d.get("version", _MISSING)
@@ -8248,10 +7378,7 @@ def _decode_Implementation(d: _Any, strict: bool) -> Implementation:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Implementation.issuperset(d):
         _check_unknown(d, _KNOWN_Implementation)
@@ -8277,7 +7404,6 @@ def _encode_Implementation(o: Implementation) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8292,10 +7418,7 @@ def _decode_AuthenticateResponse(d: _Any, strict: bool) -> AuthenticateResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AuthenticateResponse.issuperset(d):
         _check_unknown(d, _KNOWN_AuthenticateResponse)
@@ -8312,7 +7435,6 @@ def _encode_AuthenticateResponse(o: AuthenticateResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8337,10 +7459,7 @@ def _decode_ListProvidersResponse(d: _Any, strict: bool) -> ListProvidersRespons
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ListProvidersResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ListProvidersResponse)
@@ -8360,7 +7479,6 @@ def _encode_ListProvidersResponse(o: ListProvidersResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8385,10 +7503,7 @@ def _decode_ProviderInfo(d: _Any, strict: bool) -> ProviderInfo:
         try:
             f_supported = _check_list_skipping(v, _decode_LlmProtocol, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("supported")
-            _salvage(v)
-            f_supported = []
+            f_supported = _recovered(error, v, strict, "supported", [])
 
     f_required: bool
     v = d.get("required", _MISSING)
@@ -8418,10 +7533,7 @@ def _decode_ProviderInfo(d: _Any, strict: bool) -> ProviderInfo:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ProviderInfo.issuperset(d):
         _check_unknown(d, _KNOWN_ProviderInfo)
@@ -8455,7 +7567,6 @@ def _encode_ProviderInfo(o: ProviderInfo) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8463,16 +7574,8 @@ def _decode_ProviderId(v: _Any, strict: bool) -> ProviderId:
     return v if type(v) is str else _check_str(v)
 
 
-def _decode_LlmProtocol(v: _Any, strict: bool) -> LlmProtocol | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_LlmProtocol.get(v)
-    if member is not None:
-        return member
-    return v
-
-
 _MEMBERS_LlmProtocol = _cast("dict[str, LlmProtocol]", LlmProtocol._value2member_map_)
+_decode_LlmProtocol: _Decoder[LlmProtocol | str] = _open_str_enum(_MEMBERS_LlmProtocol)
 
 
 def _encode_LlmProtocol(v: LlmProtocol | str) -> str:
@@ -8514,10 +7617,7 @@ def _decode_ProviderCurrentConfig(d: _Any, strict: bool) -> ProviderCurrentConfi
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ProviderCurrentConfig.issuperset(d):
         _check_unknown(d, _KNOWN_ProviderCurrentConfig)
@@ -8543,7 +7643,6 @@ def _encode_ProviderCurrentConfig(o: ProviderCurrentConfig) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8558,10 +7657,7 @@ def _decode_SetProviderResponse(d: _Any, strict: bool) -> SetProviderResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SetProviderResponse.issuperset(d):
         _check_unknown(d, _KNOWN_SetProviderResponse)
@@ -8578,7 +7674,6 @@ def _encode_SetProviderResponse(o: SetProviderResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8593,10 +7688,7 @@ def _decode_DisableProviderResponse(d: _Any, strict: bool) -> DisableProviderRes
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_DisableProviderResponse.issuperset(d):
         _check_unknown(d, _KNOWN_DisableProviderResponse)
@@ -8613,7 +7705,6 @@ def _encode_DisableProviderResponse(o: DisableProviderResponse) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8628,10 +7719,7 @@ def _decode_LogoutResponse(d: _Any, strict: bool) -> LogoutResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_LogoutResponse.issuperset(d):
         _check_unknown(d, _KNOWN_LogoutResponse)
@@ -8648,7 +7736,6 @@ def _encode_LogoutResponse(o: LogoutResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8677,10 +7764,7 @@ def _decode_AuthStatusResponse(d: _Any, strict: bool) -> AuthStatusResponse:
         try:
             f_accounts = _check_list_skipping(v, _decode_AuthAccount, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("accounts")
-            _salvage(v)
-            f_accounts = []
+            f_accounts = _recovered(error, v, strict, "accounts", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -8690,10 +7774,7 @@ def _decode_AuthStatusResponse(d: _Any, strict: bool) -> AuthStatusResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AuthStatusResponse.issuperset(d):
         _check_unknown(d, _KNOWN_AuthStatusResponse)
@@ -8717,20 +7798,11 @@ def _encode_AuthStatusResponse(o: AuthStatusResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
-def _decode_AuthState(v: _Any, strict: bool) -> AuthState | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_AuthState.get(v)
-    if member is not None:
-        return member
-    return v
-
-
 _MEMBERS_AuthState = _cast("dict[str, AuthState]", AuthState._value2member_map_)
+_decode_AuthState: _Decoder[AuthState | str] = _open_str_enum(_MEMBERS_AuthState)
 
 
 def _encode_AuthState(v: AuthState | str) -> str:
@@ -8758,10 +7830,7 @@ def _decode_AuthAccount(d: _Any, strict: bool) -> AuthAccount:
         try:
             f_active = None if v is None else (v if type(v) is bool else _check_bool(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("active")
-            _salvage(v)
-            f_active = _UNSET
+            f_active = _recovered(error, v, strict, "active", _UNSET)
 
     f_name: str | None | _Unset
     v = d.get("name", _MISSING)
@@ -8771,10 +7840,7 @@ def _decode_AuthAccount(d: _Any, strict: bool) -> AuthAccount:
         try:
             f_name = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("name")
-            _salvage(v)
-            f_name = _UNSET
+            f_name = _recovered(error, v, strict, "name", _UNSET)
 
     f_email: str | None | _Unset
     v = d.get("email", _MISSING)
@@ -8784,10 +7850,7 @@ def _decode_AuthAccount(d: _Any, strict: bool) -> AuthAccount:
         try:
             f_email = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("email")
-            _salvage(v)
-            f_email = _UNSET
+            f_email = _recovered(error, v, strict, "email", _UNSET)
 
     f_organization: str | None | _Unset
     v = d.get("organization", _MISSING)
@@ -8799,10 +7862,7 @@ def _decode_AuthAccount(d: _Any, strict: bool) -> AuthAccount:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("organization")
-            _salvage(v)
-            f_organization = _UNSET
+            f_organization = _recovered(error, v, strict, "organization", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -8812,10 +7872,7 @@ def _decode_AuthAccount(d: _Any, strict: bool) -> AuthAccount:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AuthAccount.issuperset(d):
         _check_unknown(d, _KNOWN_AuthAccount)
@@ -8853,7 +7910,6 @@ def _encode_AuthAccount(o: AuthAccount) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8878,10 +7934,7 @@ def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
         try:
             f_modes = None if v is None else _decode_SessionModeState(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("modes")
-            _salvage(v)
-            f_modes = _UNSET
+            f_modes = _recovered(error, v, strict, "modes", _UNSET)
 
     f_config_options: list[SessionConfigOption] | None | _Unset
     v = d.get("configOptions", _MISSING)
@@ -8901,10 +7954,7 @@ def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("configOptions")
-            _salvage(v)
-            f_config_options = _UNSET
+            f_config_options = _recovered(error, v, strict, "configOptions", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -8914,10 +7964,7 @@ def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_NewSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_NewSessionResponse)
@@ -8951,7 +7998,6 @@ def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8976,10 +8022,7 @@ def _decode_SessionModeState(d: _Any, strict: bool) -> SessionModeState:
         try:
             f_available_modes = _check_list_skipping(v, _decode_SessionMode, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("availableModes")
-            _salvage(v)
-            f_available_modes = []
+            f_available_modes = _recovered(error, v, strict, "availableModes", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -8989,10 +8032,7 @@ def _decode_SessionModeState(d: _Any, strict: bool) -> SessionModeState:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionModeState.issuperset(d):
         _check_unknown(d, _KNOWN_SessionModeState)
@@ -9016,7 +8056,6 @@ def _encode_SessionModeState(o: SessionModeState) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9057,10 +8096,7 @@ def _decode_SessionMode(d: _Any, strict: bool) -> SessionMode:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -9070,10 +8106,7 @@ def _decode_SessionMode(d: _Any, strict: bool) -> SessionMode:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionMode.issuperset(d):
         _check_unknown(d, _KNOWN_SessionMode)
@@ -9099,7 +8132,6 @@ def _encode_SessionMode(o: SessionMode) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9148,10 +8180,7 @@ def _read_SelectSessionConfigOption(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_category: SessionConfigOptionCategory | str | None | _Unset
     v = d.get("category", _MISSING)
@@ -9169,10 +8198,7 @@ def _read_SelectSessionConfigOption(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("category")
-            _salvage(v)
-            f_category = _UNSET
+            f_category = _recovered(error, v, strict, "category", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -9182,10 +8208,7 @@ def _read_SelectSessionConfigOption(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_current_value: SessionConfigValueId
     v = d.get("currentValue", _MISSING)
@@ -9259,7 +8282,6 @@ def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9308,10 +8330,7 @@ def _read_BooleanSessionConfigOption(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_category: SessionConfigOptionCategory | str | None | _Unset
     v = d.get("category", _MISSING)
@@ -9329,10 +8348,7 @@ def _read_BooleanSessionConfigOption(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("category")
-            _salvage(v)
-            f_category = _UNSET
+            f_category = _recovered(error, v, strict, "category", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -9342,10 +8358,7 @@ def _read_BooleanSessionConfigOption(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_current_value: bool
     v = d.get("currentValue", _MISSING)
@@ -9400,59 +8413,25 @@ def _encode_BooleanSessionConfigOption(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_SessionConfigOption: dict[str, _Decoder[SessionConfigOption]] = {
     "select": _read_SelectSessionConfigOption,
     "boolean": _read_BooleanSessionConfigOption,
 }
 
 
-def _decode_SessionConfigOption(d: _Any, strict: bool) -> SessionConfigOption:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_SessionConfigOption.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        raise _unexpected('expected one of "select", "boolean"', tag).at("type")
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_SessionConfigOption(o: SessionConfigOption) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of SessionConfigOption"
-        ) from None
-    return encoder(o)
-
-
 def _decode_SessionConfigId(v: _Any, strict: bool) -> SessionConfigId:
     return v if type(v) is str else _check_str(v)
-
-
-def _decode_SessionConfigOptionCategory(
-    v: _Any, strict: bool
-) -> SessionConfigOptionCategory | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_SessionConfigOptionCategory.get(v)
-    if member is not None:
-        return member
-    return v
 
 
 _MEMBERS_SessionConfigOptionCategory = _cast(
     "dict[str, SessionConfigOptionCategory]",
     SessionConfigOptionCategory._value2member_map_,
+)
+_decode_SessionConfigOptionCategory: _Decoder[SessionConfigOptionCategory | str] = (
+    _open_str_enum(_MEMBERS_SessionConfigOptionCategory)
 )
 
 
@@ -9519,10 +8498,7 @@ def _decode_SessionConfigSelectOption(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -9532,10 +8508,7 @@ def _decode_SessionConfigSelectOption(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionConfigSelectOption.issuperset(d):
         _check_unknown(d, _KNOWN_SessionConfigSelectOption)
@@ -9563,7 +8536,6 @@ def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9600,10 +8572,7 @@ def _decode_SessionConfigSelectGroup(d: _Any, strict: bool) -> SessionConfigSele
                 v, _decode_SessionConfigSelectOption, strict
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("options")
-            _salvage(v)
-            f_options = []
+            f_options = _recovered(error, v, strict, "options", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -9613,10 +8582,7 @@ def _decode_SessionConfigSelectGroup(d: _Any, strict: bool) -> SessionConfigSele
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionConfigSelectGroup.issuperset(d):
         _check_unknown(d, _KNOWN_SessionConfigSelectGroup)
@@ -9642,7 +8608,6 @@ def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9689,7 +8654,6 @@ def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, _Any]:
         "currentValue": o.current_value,
         "options": encode(o.options),
     }
-
     return d
 
 
@@ -9720,7 +8684,6 @@ def _encode_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "currentValue": o.current_value,
     }
-
     return d
 
 
@@ -9735,10 +8698,7 @@ def _decode_LoadSessionResponse(d: _Any, strict: bool) -> LoadSessionResponse:
         try:
             f_modes = None if v is None else _decode_SessionModeState(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("modes")
-            _salvage(v)
-            f_modes = _UNSET
+            f_modes = _recovered(error, v, strict, "modes", _UNSET)
 
     f_config_options: list[SessionConfigOption] | None | _Unset
     v = d.get("configOptions", _MISSING)
@@ -9758,10 +8718,7 @@ def _decode_LoadSessionResponse(d: _Any, strict: bool) -> LoadSessionResponse:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("configOptions")
-            _salvage(v)
-            f_config_options = _UNSET
+            f_config_options = _recovered(error, v, strict, "configOptions", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -9771,10 +8728,7 @@ def _decode_LoadSessionResponse(d: _Any, strict: bool) -> LoadSessionResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_LoadSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_LoadSessionResponse)
@@ -9805,7 +8759,6 @@ def _encode_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9820,10 +8773,7 @@ def _decode_ListSessionsResponse(d: _Any, strict: bool) -> ListSessionsResponse:
         try:
             f_sessions = _check_list_skipping(v, _decode_SessionInfo, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("sessions")
-            _salvage(v)
-            f_sessions = []
+            f_sessions = _recovered(error, v, strict, "sessions", [])
 
     f_next_cursor: str | None | _Unset
     v = d.get("nextCursor", _MISSING)
@@ -9835,10 +8785,7 @@ def _decode_ListSessionsResponse(d: _Any, strict: bool) -> ListSessionsResponse:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("nextCursor")
-            _salvage(v)
-            f_next_cursor = _UNSET
+            f_next_cursor = _recovered(error, v, strict, "nextCursor", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -9848,10 +8795,7 @@ def _decode_ListSessionsResponse(d: _Any, strict: bool) -> ListSessionsResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ListSessionsResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ListSessionsResponse)
@@ -9877,7 +8821,6 @@ def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9914,10 +8857,9 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
                 v, lambda x, strict: x if type(x) is str else _check_str(x), strict
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("additionalDirectories")
-            _salvage(v)
-            f_additional_directories = []
+            f_additional_directories = _recovered(
+                error, v, strict, "additionalDirectories", []
+            )
 
     f_title: str | None | _Unset
     v = d.get("title", _MISSING)
@@ -9927,10 +8869,7 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_updated_at: str | None | _Unset
     v = d.get("updatedAt", _MISSING)
@@ -9942,10 +8881,7 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("updatedAt")
-            _salvage(v)
-            f_updated_at = _UNSET
+            f_updated_at = _recovered(error, v, strict, "updatedAt", _UNSET)
 
     f_archived: bool | None | _Unset
     v = d.get("archived", _MISSING)
@@ -9957,10 +8893,7 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
                 None if v is None else (v if type(v) is bool else _check_bool(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("archived")
-            _salvage(v)
-            f_archived = _UNSET
+            f_archived = _recovered(error, v, strict, "archived", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -9970,10 +8903,7 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionInfo.issuperset(d):
         _check_unknown(d, _KNOWN_SessionInfo)
@@ -10021,7 +8951,6 @@ def _encode_SessionInfo(o: SessionInfo) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10036,10 +8965,7 @@ def _decode_DeleteSessionResponse(d: _Any, strict: bool) -> DeleteSessionRespons
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_DeleteSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_DeleteSessionResponse)
@@ -10056,7 +8982,6 @@ def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10081,10 +9006,7 @@ def _decode_ForkSessionResponse(d: _Any, strict: bool) -> ForkSessionResponse:
         try:
             f_modes = None if v is None else _decode_SessionModeState(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("modes")
-            _salvage(v)
-            f_modes = _UNSET
+            f_modes = _recovered(error, v, strict, "modes", _UNSET)
 
     f_config_options: list[SessionConfigOption] | None | _Unset
     v = d.get("configOptions", _MISSING)
@@ -10104,10 +9026,7 @@ def _decode_ForkSessionResponse(d: _Any, strict: bool) -> ForkSessionResponse:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("configOptions")
-            _salvage(v)
-            f_config_options = _UNSET
+            f_config_options = _recovered(error, v, strict, "configOptions", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -10117,10 +9036,7 @@ def _decode_ForkSessionResponse(d: _Any, strict: bool) -> ForkSessionResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ForkSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ForkSessionResponse)
@@ -10154,7 +9070,6 @@ def _encode_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10169,10 +9084,7 @@ def _decode_ArchiveSessionResponse(d: _Any, strict: bool) -> ArchiveSessionRespo
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ArchiveSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ArchiveSessionResponse)
@@ -10189,7 +9101,6 @@ def _encode_ArchiveSessionResponse(o: ArchiveSessionResponse) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10204,10 +9115,7 @@ def _decode_UnarchiveSessionResponse(d: _Any, strict: bool) -> UnarchiveSessionR
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_UnarchiveSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_UnarchiveSessionResponse)
@@ -10224,7 +9132,6 @@ def _encode_UnarchiveSessionResponse(o: UnarchiveSessionResponse) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10253,10 +9160,7 @@ def _decode_SessionStatusResponse(d: _Any, strict: bool) -> SessionStatusRespons
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionStatusResponse.issuperset(d):
         _check_unknown(d, _KNOWN_SessionStatusResponse)
@@ -10276,21 +9180,14 @@ def _encode_SessionStatusResponse(o: SessionStatusResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
-
-
-def _decode_SessionStatus(v: _Any, strict: bool) -> SessionStatus | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_SessionStatus.get(v)
-    if member is not None:
-        return member
-    return v
 
 
 _MEMBERS_SessionStatus = _cast(
     "dict[str, SessionStatus]", SessionStatus._value2member_map_
+)
+_decode_SessionStatus: _Decoder[SessionStatus | str] = _open_str_enum(
+    _MEMBERS_SessionStatus
 )
 
 
@@ -10319,10 +9216,7 @@ def _decode_SetSessionTitleResponse(d: _Any, strict: bool) -> SetSessionTitleRes
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SetSessionTitleResponse.issuperset(d):
         _check_unknown(d, _KNOWN_SetSessionTitleResponse)
@@ -10342,7 +9236,6 @@ def _encode_SetSessionTitleResponse(o: SetSessionTitleResponse) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10357,10 +9250,7 @@ def _decode_ResumeSessionResponse(d: _Any, strict: bool) -> ResumeSessionRespons
         try:
             f_modes = None if v is None else _decode_SessionModeState(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("modes")
-            _salvage(v)
-            f_modes = _UNSET
+            f_modes = _recovered(error, v, strict, "modes", _UNSET)
 
     f_config_options: list[SessionConfigOption] | None | _Unset
     v = d.get("configOptions", _MISSING)
@@ -10380,10 +9270,7 @@ def _decode_ResumeSessionResponse(d: _Any, strict: bool) -> ResumeSessionRespons
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("configOptions")
-            _salvage(v)
-            f_config_options = _UNSET
+            f_config_options = _recovered(error, v, strict, "configOptions", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -10393,10 +9280,7 @@ def _decode_ResumeSessionResponse(d: _Any, strict: bool) -> ResumeSessionRespons
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ResumeSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ResumeSessionResponse)
@@ -10427,7 +9311,6 @@ def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10442,10 +9325,7 @@ def _decode_CloseSessionResponse(d: _Any, strict: bool) -> CloseSessionResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CloseSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_CloseSessionResponse)
@@ -10462,7 +9342,6 @@ def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10477,10 +9356,7 @@ def _decode_SetSessionModeResponse(d: _Any, strict: bool) -> SetSessionModeRespo
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SetSessionModeResponse.issuperset(d):
         _check_unknown(d, _KNOWN_SetSessionModeResponse)
@@ -10497,7 +9373,6 @@ def _encode_SetSessionModeResponse(o: SetSessionModeResponse) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10520,10 +9395,7 @@ def _decode_SetSessionConfigOptionResponse(
                 strict,
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("configOptions")
-            _salvage(v)
-            f_config_options = []
+            f_config_options = _recovered(error, v, strict, "configOptions", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -10533,10 +9405,7 @@ def _decode_SetSessionConfigOptionResponse(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SetSessionConfigOptionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_SetSessionConfigOptionResponse)
@@ -10560,7 +9429,6 @@ def _encode_SetSessionConfigOptionResponse(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10589,10 +9457,7 @@ def _decode_PromptResponse(d: _Any, strict: bool) -> PromptResponse:
         try:
             f_usage = None if v is None else _decode_Usage(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("usage")
-            _salvage(v)
-            f_usage = _UNSET
+            f_usage = _recovered(error, v, strict, "usage", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -10602,10 +9467,7 @@ def _decode_PromptResponse(d: _Any, strict: bool) -> PromptResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PromptResponse.issuperset(d):
         _check_unknown(d, _KNOWN_PromptResponse)
@@ -10633,23 +9495,15 @@ def _encode_PromptResponse(o: PromptResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
-def _decode_StopReason(v: _Any, strict: bool) -> StopReason:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_StopReason.get(v)
-    if member is not None:
-        return member
-    raise _unexpected(
-        'expected one of "end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"',
-        v,
-    )
-
-
 _MEMBERS_StopReason = _cast("dict[str, StopReason]", StopReason._value2member_map_)
+_decode_StopReason: _Decoder[StopReason] = _closed_enum(
+    _MEMBERS_StopReason,
+    True,
+    'expected one of "end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"',
+)
 
 
 def _encode_StopReason(v: StopReason) -> str:
@@ -10733,10 +9587,7 @@ def _decode_Usage(d: _Any, strict: bool) -> Usage:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("thoughtTokens")
-            _salvage(v)
-            f_thought_tokens = _UNSET
+            f_thought_tokens = _recovered(error, v, strict, "thoughtTokens", _UNSET)
 
     f_cached_read_tokens: int | None | _Unset
     v = d.get("cachedReadTokens", _MISSING)
@@ -10758,10 +9609,9 @@ def _decode_Usage(d: _Any, strict: bool) -> Usage:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("cachedReadTokens")
-            _salvage(v)
-            f_cached_read_tokens = _UNSET
+            f_cached_read_tokens = _recovered(
+                error, v, strict, "cachedReadTokens", _UNSET
+            )
 
     f_cached_write_tokens: int | None | _Unset
     v = d.get("cachedWriteTokens", _MISSING)
@@ -10783,10 +9633,9 @@ def _decode_Usage(d: _Any, strict: bool) -> Usage:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("cachedWriteTokens")
-            _salvage(v)
-            f_cached_write_tokens = _UNSET
+            f_cached_write_tokens = _recovered(
+                error, v, strict, "cachedWriteTokens", _UNSET
+            )
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -10796,10 +9645,7 @@ def _decode_Usage(d: _Any, strict: bool) -> Usage:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Usage.issuperset(d):
         _check_unknown(d, _KNOWN_Usage)
@@ -10845,7 +9691,6 @@ def _encode_Usage(o: Usage) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10888,10 +9733,7 @@ def _decode_Error(d: _Any, strict: bool) -> Error:
         try:
             f_data = _any_value(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("data")
-            _salvage(v)
-            f_data = _UNSET
+            f_data = _recovered(error, v, strict, "data", _UNSET)
 
     if strict and not _KNOWN_Error.issuperset(d):
         _check_unknown(d, _KNOWN_Error)
@@ -10913,19 +9755,13 @@ def _encode_Error(o: Error) -> dict[str, _Any]:
     v_data = o.data
     if v_data is not _UNSET:
         d["data"] = _wire_json(v_data)
-
     return d
 
 
-def _decode_ErrorCode(v: _Any, strict: bool) -> ErrorCode | int:
-    n = _check_int(v) if strict else _check_int(v, -2147483648, 2147483647)
-    member = _MEMBERS_ErrorCode.get(n)
-    if member is not None:
-        return member
-    return n
-
-
 _MEMBERS_ErrorCode = _cast("dict[int, ErrorCode]", ErrorCode._value2member_map_)
+_decode_ErrorCode: _Decoder[ErrorCode | int] = _open_int_enum(
+    _MEMBERS_ErrorCode, -2147483648, 2147483647
+)
 
 
 def _encode_ErrorCode(v: ErrorCode | int) -> int:
@@ -10975,7 +9811,6 @@ def _encode_AgentNotification(o: AgentNotification) -> dict[str, _Any]:
     v_params = o.params
     if v_params is not _UNSET:
         d["params"] = _wire_json(v_params)
-
     return d
 
 
@@ -11016,10 +9851,7 @@ def _decode_SessionNotification(d: _Any, strict: bool) -> SessionNotification:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionNotification.issuperset(d):
         _check_unknown(d, _KNOWN_SessionNotification)
@@ -11041,7 +9873,6 @@ def _encode_SessionNotification(o: SessionNotification) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11086,10 +9917,7 @@ def _read_UserMessageChunkSessionUpdate(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("messageId")
-            _salvage(v)
-            f_message_id = _UNSET
+            f_message_id = _recovered(error, v, strict, "messageId", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -11099,10 +9927,7 @@ def _read_UserMessageChunkSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_UserMessageChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UserMessageChunkSessionUpdate)
@@ -11131,7 +9956,6 @@ def _encode_UserMessageChunkSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11176,10 +10000,7 @@ def _read_AgentMessageChunkSessionUpdate(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("messageId")
-            _salvage(v)
-            f_message_id = _UNSET
+            f_message_id = _recovered(error, v, strict, "messageId", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -11189,10 +10010,7 @@ def _read_AgentMessageChunkSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AgentMessageChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AgentMessageChunkSessionUpdate)
@@ -11221,7 +10039,6 @@ def _encode_AgentMessageChunkSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11266,10 +10083,7 @@ def _read_AgentThoughtChunkSessionUpdate(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("messageId")
-            _salvage(v)
-            f_message_id = _UNSET
+            f_message_id = _recovered(error, v, strict, "messageId", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -11279,10 +10093,7 @@ def _read_AgentThoughtChunkSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AgentThoughtChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AgentThoughtChunkSessionUpdate)
@@ -11311,7 +10122,6 @@ def _encode_AgentThoughtChunkSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11354,10 +10164,7 @@ def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSession
         try:
             f_name = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("name")
-            _salvage(v)
-            f_name = _UNSET
+            f_name = _recovered(error, v, strict, "name", _UNSET)
 
     f_kind: ToolKind | _Unset
     v = d.get("kind", _MISSING)
@@ -11371,10 +10178,7 @@ def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSession
                 else _decode_ToolKind(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("kind")
-            _salvage(v)
-            f_kind = _UNSET
+            f_kind = _recovered(error, v, strict, "kind", _UNSET)
 
     f_status: ToolCallStatus | _Unset
     v = d.get("status", _MISSING)
@@ -11388,10 +10192,7 @@ def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSession
                 else _decode_ToolCallStatus(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("status")
-            _salvage(v)
-            f_status = _UNSET
+            f_status = _recovered(error, v, strict, "status", _UNSET)
 
     f_content: list[ToolCallContent] | _Unset
     v = d.get("content", _MISSING)
@@ -11403,10 +10204,7 @@ def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSession
                 v, "type", _VARIANTS_ToolCallContent, _decode_ToolCallContent, strict
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("content")
-            _salvage(v)
-            f_content = []
+            f_content = _recovered(error, v, strict, "content", [])
 
     f_locations: list[ToolCallLocation] | _Unset
     v = d.get("locations", _MISSING)
@@ -11416,10 +10214,7 @@ def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSession
         try:
             f_locations = _check_list_skipping(v, _decode_ToolCallLocation, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("locations")
-            _salvage(v)
-            f_locations = []
+            f_locations = _recovered(error, v, strict, "locations", [])
 
     f_raw_input: _Any | _Unset
     v = d.get("rawInput", _MISSING)
@@ -11429,10 +10224,7 @@ def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSession
         try:
             f_raw_input = _any_value(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("rawInput")
-            _salvage(v)
-            f_raw_input = _UNSET
+            f_raw_input = _recovered(error, v, strict, "rawInput", _UNSET)
 
     f_raw_output: _Any | _Unset
     v = d.get("rawOutput", _MISSING)
@@ -11442,10 +10234,7 @@ def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSession
         try:
             f_raw_output = _any_value(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("rawOutput")
-            _salvage(v)
-            f_raw_output = _UNSET
+            f_raw_output = _recovered(error, v, strict, "rawOutput", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -11455,10 +10244,7 @@ def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSession
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCallSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallSessionUpdate)
@@ -11523,7 +10309,6 @@ def _encode_ToolCallSessionUpdate(o: ToolCallSessionUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11568,10 +10353,7 @@ def _read_ToolCallUpdateSessionUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("kind")
-            _salvage(v)
-            f_kind = _UNSET
+            f_kind = _recovered(error, v, strict, "kind", _UNSET)
 
     f_status: ToolCallStatus | None | _Unset
     v = d.get("status", _MISSING)
@@ -11589,10 +10371,7 @@ def _read_ToolCallUpdateSessionUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("status")
-            _salvage(v)
-            f_status = _UNSET
+            f_status = _recovered(error, v, strict, "status", _UNSET)
 
     f_title: str | None | _Unset
     v = d.get("title", _MISSING)
@@ -11602,10 +10381,7 @@ def _read_ToolCallUpdateSessionUpdate(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_name: str | None | _Unset
     v = d.get("name", _MISSING)
@@ -11615,10 +10391,7 @@ def _read_ToolCallUpdateSessionUpdate(
         try:
             f_name = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("name")
-            _salvage(v)
-            f_name = _UNSET
+            f_name = _recovered(error, v, strict, "name", _UNSET)
 
     f_content: list[ToolCallContent] | None | _Unset
     v = d.get("content", _MISSING)
@@ -11638,10 +10411,7 @@ def _read_ToolCallUpdateSessionUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("content")
-            _salvage(v)
-            f_content = _UNSET
+            f_content = _recovered(error, v, strict, "content", _UNSET)
 
     f_locations: list[ToolCallLocation] | None | _Unset
     v = d.get("locations", _MISSING)
@@ -11655,10 +10425,7 @@ def _read_ToolCallUpdateSessionUpdate(
                 else _check_list_skipping(v, _decode_ToolCallLocation, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("locations")
-            _salvage(v)
-            f_locations = _UNSET
+            f_locations = _recovered(error, v, strict, "locations", _UNSET)
 
     f_raw_input: _Any | _Unset
     v = d.get("rawInput", _MISSING)
@@ -11668,10 +10435,7 @@ def _read_ToolCallUpdateSessionUpdate(
         try:
             f_raw_input = _any_value(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("rawInput")
-            _salvage(v)
-            f_raw_input = _UNSET
+            f_raw_input = _recovered(error, v, strict, "rawInput", _UNSET)
 
     f_raw_output: _Any | _Unset
     v = d.get("rawOutput", _MISSING)
@@ -11681,10 +10445,7 @@ def _read_ToolCallUpdateSessionUpdate(
         try:
             f_raw_output = _any_value(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("rawOutput")
-            _salvage(v)
-            f_raw_output = _UNSET
+            f_raw_output = _recovered(error, v, strict, "rawOutput", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -11694,10 +10455,7 @@ def _read_ToolCallUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCallUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallUpdateSessionUpdate)
@@ -11782,7 +10540,6 @@ def _encode_ToolCallUpdateSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11805,10 +10562,7 @@ def _read_PlanSessionUpdate(d: _JsonObject, strict: bool) -> PlanSessionUpdate:
         try:
             f_entries = _check_list_skipping(v, _decode_PlanEntry, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("entries")
-            _salvage(v)
-            f_entries = []
+            f_entries = _recovered(error, v, strict, "entries", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -11818,10 +10572,7 @@ def _read_PlanSessionUpdate(d: _JsonObject, strict: bool) -> PlanSessionUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PlanSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_PlanSessionUpdate)
@@ -11844,7 +10595,6 @@ def _encode_PlanSessionUpdate(o: PlanSessionUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11885,10 +10635,7 @@ def _read_PlanUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PlanUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_PlanUpdateSessionUpdate)
@@ -11911,7 +10658,6 @@ def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11946,10 +10692,7 @@ def _read_PlanRemovedSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PlanRemovedSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_PlanRemovedSessionUpdate)
@@ -11972,7 +10715,6 @@ def _encode_PlanRemovedSessionUpdate(o: PlanRemovedSessionUpdate) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12001,10 +10743,7 @@ def _read_AvailableCommandsUpdateSessionUpdate(
                 v, _decode_AvailableCommand, strict
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("availableCommands")
-            _salvage(v)
-            f_available_commands = []
+            f_available_commands = _recovered(error, v, strict, "availableCommands", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -12014,10 +10753,7 @@ def _read_AvailableCommandsUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AvailableCommandsUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AvailableCommandsUpdateSessionUpdate)
@@ -12044,7 +10780,6 @@ def _encode_AvailableCommandsUpdateSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12081,10 +10816,7 @@ def _read_CurrentModeUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CurrentModeUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CurrentModeUpdateSessionUpdate)
@@ -12109,7 +10841,6 @@ def _encode_CurrentModeUpdateSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12142,10 +10873,7 @@ def _read_ConfigOptionUpdateSessionUpdate(
                 strict,
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("configOptions")
-            _salvage(v)
-            f_config_options = []
+            f_config_options = _recovered(error, v, strict, "configOptions", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -12155,10 +10883,7 @@ def _read_ConfigOptionUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ConfigOptionUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ConfigOptionUpdateSessionUpdate)
@@ -12183,7 +10908,6 @@ def _encode_ConfigOptionUpdateSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12210,10 +10934,7 @@ def _read_SessionInfoUpdateSessionUpdate(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_updated_at: str | None | _Unset
     v = d.get("updatedAt", _MISSING)
@@ -12225,10 +10946,7 @@ def _read_SessionInfoUpdateSessionUpdate(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("updatedAt")
-            _salvage(v)
-            f_updated_at = _UNSET
+            f_updated_at = _recovered(error, v, strict, "updatedAt", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -12238,10 +10956,7 @@ def _read_SessionInfoUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionInfoUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SessionInfoUpdateSessionUpdate)
@@ -12272,7 +10987,6 @@ def _encode_SessionInfoUpdateSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12333,10 +11047,7 @@ def _read_UsageUpdateSessionUpdate(
         try:
             f_cost = None if v is None else _decode_Cost(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("cost")
-            _salvage(v)
-            f_cost = _UNSET
+            f_cost = _recovered(error, v, strict, "cost", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -12346,10 +11057,7 @@ def _read_UsageUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_UsageUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UsageUpdateSessionUpdate)
@@ -12378,7 +11086,6 @@ def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12429,10 +11136,7 @@ def _read_NoticeSessionUpdate(d: _JsonObject, strict: bool) -> NoticeSessionUpda
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -12442,10 +11146,7 @@ def _read_NoticeSessionUpdate(d: _JsonObject, strict: bool) -> NoticeSessionUpda
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_NoticeSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_NoticeSessionUpdate)
@@ -12476,7 +11177,6 @@ def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12533,10 +11233,7 @@ def _read_CompactionUpdateSessionUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("summary")
-            _salvage(v)
-            f_summary = _UNSET
+            f_summary = _recovered(error, v, strict, "summary", _UNSET)
 
     f_error: str | None | _Unset
     v = d.get("error", _MISSING)
@@ -12546,10 +11243,7 @@ def _read_CompactionUpdateSessionUpdate(
         try:
             f_error = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("error")
-            _salvage(v)
-            f_error = _UNSET
+            f_error = _recovered(error, v, strict, "error", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -12559,10 +11253,7 @@ def _read_CompactionUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CompactionUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionUpdateSessionUpdate)
@@ -12601,7 +11292,6 @@ def _encode_CompactionUpdateSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12654,10 +11344,7 @@ def _read_CompactionSummaryChunkSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CompactionSummaryChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionSummaryChunkSessionUpdate)
@@ -12684,7 +11371,6 @@ def _encode_CompactionSummaryChunkSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12721,10 +11407,7 @@ def _read_SubagentUpdateSessionUpdate(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -12736,10 +11419,7 @@ def _read_SubagentUpdateSessionUpdate(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_capabilities: SubagentSessionCapabilities | None | _Unset
     v = d.get("capabilities", _MISSING)
@@ -12751,10 +11431,7 @@ def _read_SubagentUpdateSessionUpdate(
                 None if v is None else _decode_SubagentSessionCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("capabilities")
-            _salvage(v)
-            f_capabilities = _UNSET
+            f_capabilities = _recovered(error, v, strict, "capabilities", _UNSET)
 
     f_state: StateUpdate | None | _Unset
     v = d.get("state", _MISSING)
@@ -12774,10 +11451,7 @@ def _read_SubagentUpdateSessionUpdate(
                 )(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("state")
-            _salvage(v)
-            f_state = _UNSET
+            f_state = _recovered(error, v, strict, "state", _UNSET)
 
     f_cwd: str | None | _Unset
     v = d.get("cwd", _MISSING)
@@ -12813,10 +11487,7 @@ def _read_SubagentUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SubagentUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SubagentUpdateSessionUpdate)
@@ -12881,7 +11552,6 @@ def _encode_SubagentUpdateSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12920,10 +11590,9 @@ def _read_SessionMessageSessionUpdate(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("senderSessionId")
-            _salvage(v)
-            f_sender_session_id = _UNSET
+            f_sender_session_id = _recovered(
+                error, v, strict, "senderSessionId", _UNSET
+            )
 
     f_recipient_session_id: SessionId | None | _Unset
     v = d.get("recipientSessionId", _MISSING)
@@ -12935,10 +11604,9 @@ def _read_SessionMessageSessionUpdate(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("recipientSessionId")
-            _salvage(v)
-            f_recipient_session_id = _UNSET
+            f_recipient_session_id = _recovered(
+                error, v, strict, "recipientSessionId", _UNSET
+            )
 
     f_sender_message_id: MessageId | None | _Unset
     v = d.get("senderMessageId", _MISSING)
@@ -12950,10 +11618,9 @@ def _read_SessionMessageSessionUpdate(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("senderMessageId")
-            _salvage(v)
-            f_sender_message_id = _UNSET
+            f_sender_message_id = _recovered(
+                error, v, strict, "senderMessageId", _UNSET
+            )
 
     f_recipient_message_id: MessageId | None | _Unset
     v = d.get("recipientMessageId", _MISSING)
@@ -12965,10 +11632,9 @@ def _read_SessionMessageSessionUpdate(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("recipientMessageId")
-            _salvage(v)
-            f_recipient_message_id = _UNSET
+            f_recipient_message_id = _recovered(
+                error, v, strict, "recipientMessageId", _UNSET
+            )
 
     f_content: list[ContentBlock] | None | _Unset
     v = d.get("content", _MISSING)
@@ -12984,10 +11650,7 @@ def _read_SessionMessageSessionUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("content")
-            _salvage(v)
-            f_content = _UNSET
+            f_content = _recovered(error, v, strict, "content", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -12997,10 +11660,7 @@ def _read_SessionMessageSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionMessageSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SessionMessageSessionUpdate)
@@ -13064,7 +11724,6 @@ def _encode_SessionMessageSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13117,10 +11776,7 @@ def _read_SessionMessageChunkSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionMessageChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SessionMessageChunkSessionUpdate)
@@ -13147,11 +11803,9 @@ def _encode_SessionMessageChunkSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_SessionUpdate: dict[str, _Decoder[SessionUpdate]] = {
     "user_message_chunk": _read_UserMessageChunkSessionUpdate,
     "agent_message_chunk": _read_AgentMessageChunkSessionUpdate,
@@ -13173,33 +11827,6 @@ _VARIANTS_SessionUpdate: dict[str, _Decoder[SessionUpdate]] = {
     "session_message": _read_SessionMessageSessionUpdate,
     "session_message_chunk": _read_SessionMessageChunkSessionUpdate,
 }
-
-
-def _decode_SessionUpdate(d: _Any, strict: bool) -> SessionUpdate:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("sessionUpdate", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_SessionUpdate.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        raise _unexpected(
-            'expected one of "user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan", "plan_update", "plan_removed", "available_commands_update", "current_mode_update", "config_option_update", "session_info_update", "usage_update", "notice", "compaction_update", "compaction_summary_chunk", "subagent_update", "session_message", "session_message_chunk"',
-            tag,
-        ).at("sessionUpdate")
-    if tag is _MISSING:
-        raise _missing("sessionUpdate")
-    raise _type_error("a string", tag).at("sessionUpdate")
-
-
-def _encode_SessionUpdate(o: SessionUpdate) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of SessionUpdate"
-        ) from None
-    return encoder(o)
 
 
 def _decode_MessageId(v: _Any, strict: bool) -> MessageId:
@@ -13235,10 +11862,7 @@ def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("messageId")
-            _salvage(v)
-            f_message_id = _UNSET
+            f_message_id = _recovered(error, v, strict, "messageId", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -13248,10 +11872,7 @@ def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ContentChunk.issuperset(d):
         _check_unknown(d, _KNOWN_ContentChunk)
@@ -13275,7 +11896,6 @@ def _encode_ContentChunk(o: ContentChunk) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13310,10 +11930,7 @@ def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
         try:
             f_name = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("name")
-            _salvage(v)
-            f_name = _UNSET
+            f_name = _recovered(error, v, strict, "name", _UNSET)
 
     f_kind: ToolKind | _Unset
     v = d.get("kind", _MISSING)
@@ -13327,10 +11944,7 @@ def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
                 else _decode_ToolKind(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("kind")
-            _salvage(v)
-            f_kind = _UNSET
+            f_kind = _recovered(error, v, strict, "kind", _UNSET)
 
     f_status: ToolCallStatus | _Unset
     v = d.get("status", _MISSING)
@@ -13344,10 +11958,7 @@ def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
                 else _decode_ToolCallStatus(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("status")
-            _salvage(v)
-            f_status = _UNSET
+            f_status = _recovered(error, v, strict, "status", _UNSET)
 
     f_content: list[ToolCallContent] | _Unset
     v = d.get("content", _MISSING)
@@ -13359,10 +11970,7 @@ def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
                 v, "type", _VARIANTS_ToolCallContent, _decode_ToolCallContent, strict
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("content")
-            _salvage(v)
-            f_content = []
+            f_content = _recovered(error, v, strict, "content", [])
 
     f_locations: list[ToolCallLocation] | _Unset
     v = d.get("locations", _MISSING)
@@ -13372,10 +11980,7 @@ def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
         try:
             f_locations = _check_list_skipping(v, _decode_ToolCallLocation, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("locations")
-            _salvage(v)
-            f_locations = []
+            f_locations = _recovered(error, v, strict, "locations", [])
 
     f_raw_input: _Any | _Unset
     v = d.get("rawInput", _MISSING)
@@ -13385,10 +11990,7 @@ def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
         try:
             f_raw_input = _any_value(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("rawInput")
-            _salvage(v)
-            f_raw_input = _UNSET
+            f_raw_input = _recovered(error, v, strict, "rawInput", _UNSET)
 
     f_raw_output: _Any | _Unset
     v = d.get("rawOutput", _MISSING)
@@ -13398,10 +12000,7 @@ def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
         try:
             f_raw_output = _any_value(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("rawOutput")
-            _salvage(v)
-            f_raw_output = _UNSET
+            f_raw_output = _recovered(error, v, strict, "rawOutput", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -13411,10 +12010,7 @@ def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCall.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCall)
@@ -13477,7 +12073,6 @@ def _encode_ToolCall(o: ToolCall) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13530,10 +12125,7 @@ def _decode_PlanEntry(d: _Any, strict: bool) -> PlanEntry:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PlanEntry.issuperset(d):
         _check_unknown(d, _KNOWN_PlanEntry)
@@ -13559,21 +12151,14 @@ def _encode_PlanEntry(o: PlanEntry) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
-
-
-def _decode_PlanEntryPriority(v: _Any, strict: bool) -> PlanEntryPriority:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_PlanEntryPriority.get(v)
-    if member is not None:
-        return member
-    raise _unexpected('expected one of "high", "medium", "low"', v)
 
 
 _MEMBERS_PlanEntryPriority = _cast(
     "dict[str, PlanEntryPriority]", PlanEntryPriority._value2member_map_
+)
+_decode_PlanEntryPriority: _Decoder[PlanEntryPriority] = _closed_enum(
+    _MEMBERS_PlanEntryPriority, True, 'expected one of "high", "medium", "low"'
 )
 
 
@@ -13581,17 +12166,13 @@ def _encode_PlanEntryPriority(v: PlanEntryPriority) -> str:
     return v._value_ if type(v) is PlanEntryPriority else v
 
 
-def _decode_PlanEntryStatus(v: _Any, strict: bool) -> PlanEntryStatus:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_PlanEntryStatus.get(v)
-    if member is not None:
-        return member
-    raise _unexpected('expected one of "pending", "in_progress", "completed"', v)
-
-
 _MEMBERS_PlanEntryStatus = _cast(
     "dict[str, PlanEntryStatus]", PlanEntryStatus._value2member_map_
+)
+_decode_PlanEntryStatus: _Decoder[PlanEntryStatus] = _closed_enum(
+    _MEMBERS_PlanEntryStatus,
+    True,
+    'expected one of "pending", "in_progress", "completed"',
 )
 
 
@@ -13610,10 +12191,7 @@ def _decode_Plan(d: _Any, strict: bool) -> Plan:
         try:
             f_entries = _check_list_skipping(v, _decode_PlanEntry, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("entries")
-            _salvage(v)
-            f_entries = []
+            f_entries = _recovered(error, v, strict, "entries", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -13623,10 +12201,7 @@ def _decode_Plan(d: _Any, strict: bool) -> Plan:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Plan.issuperset(d):
         _check_unknown(d, _KNOWN_Plan)
@@ -13646,7 +12221,6 @@ def _encode_Plan(o: Plan) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13681,10 +12255,7 @@ def _read_ItemsPlanUpdateContent(
         try:
             f_entries = _check_list_skipping(v, _decode_PlanEntry, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("entries")
-            _salvage(v)
-            f_entries = []
+            f_entries = _recovered(error, v, strict, "entries", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -13694,10 +12265,7 @@ def _read_ItemsPlanUpdateContent(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ItemsPlanUpdateContent.issuperset(d):
         _check_unknown(d, _KNOWN_ItemsPlanUpdateContent)
@@ -13722,7 +12290,6 @@ def _encode_ItemsPlanUpdateContent(o: ItemsPlanUpdateContent) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13765,10 +12332,7 @@ def _read_FilePlanUpdateContent(d: _JsonObject, strict: bool) -> FilePlanUpdateC
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_FilePlanUpdateContent.issuperset(d):
         _check_unknown(d, _KNOWN_FilePlanUpdateContent)
@@ -13793,7 +12357,6 @@ def _encode_FilePlanUpdateContent(o: FilePlanUpdateContent) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13840,10 +12403,7 @@ def _read_MarkdownPlanUpdateContent(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_MarkdownPlanUpdateContent.issuperset(d):
         _check_unknown(d, _KNOWN_MarkdownPlanUpdateContent)
@@ -13868,40 +12428,14 @@ def _encode_MarkdownPlanUpdateContent(o: MarkdownPlanUpdateContent) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_PlanUpdateContent: dict[str, _Decoder[PlanUpdateContent]] = {
     "items": _read_ItemsPlanUpdateContent,
     "file": _read_FilePlanUpdateContent,
     "markdown": _read_MarkdownPlanUpdateContent,
 }
-
-
-def _decode_PlanUpdateContent(d: _Any, strict: bool) -> PlanUpdateContent:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_PlanUpdateContent.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        raise _unexpected('expected one of "items", "file", "markdown"', tag).at("type")
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_PlanUpdateContent(o: PlanUpdateContent) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of PlanUpdateContent"
-        ) from None
-    return encoder(o)
 
 
 def _decode_PlanId(v: _Any, strict: bool) -> PlanId:
@@ -13929,10 +12463,7 @@ def _decode_PlanItems(d: _Any, strict: bool) -> PlanItems:
         try:
             f_entries = _check_list_skipping(v, _decode_PlanEntry, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("entries")
-            _salvage(v)
-            f_entries = []
+            f_entries = _recovered(error, v, strict, "entries", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -13942,10 +12473,7 @@ def _decode_PlanItems(d: _Any, strict: bool) -> PlanItems:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PlanItems.issuperset(d):
         _check_unknown(d, _KNOWN_PlanItems)
@@ -13967,7 +12495,6 @@ def _encode_PlanItems(o: PlanItems) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14002,10 +12529,7 @@ def _decode_PlanFile(d: _Any, strict: bool) -> PlanFile:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PlanFile.issuperset(d):
         _check_unknown(d, _KNOWN_PlanFile)
@@ -14027,7 +12551,6 @@ def _encode_PlanFile(o: PlanFile) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14062,10 +12585,7 @@ def _decode_PlanMarkdown(d: _Any, strict: bool) -> PlanMarkdown:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PlanMarkdown.issuperset(d):
         _check_unknown(d, _KNOWN_PlanMarkdown)
@@ -14087,7 +12607,6 @@ def _encode_PlanMarkdown(o: PlanMarkdown) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14118,10 +12637,7 @@ def _decode_PlanUpdate(d: _Any, strict: bool) -> PlanUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PlanUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_PlanUpdate)
@@ -14141,7 +12657,6 @@ def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14166,10 +12681,7 @@ def _decode_PlanRemoved(d: _Any, strict: bool) -> PlanRemoved:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PlanRemoved.issuperset(d):
         _check_unknown(d, _KNOWN_PlanRemoved)
@@ -14189,7 +12701,6 @@ def _encode_PlanRemoved(o: PlanRemoved) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14224,10 +12735,7 @@ def _decode_AvailableCommand(d: _Any, strict: bool) -> AvailableCommand:
         try:
             f_input = None if v is None else _decode_AvailableCommandInput(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("input")
-            _salvage(v)
-            f_input = _UNSET
+            f_input = _recovered(error, v, strict, "input", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -14237,10 +12745,7 @@ def _decode_AvailableCommand(d: _Any, strict: bool) -> AvailableCommand:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AvailableCommand.issuperset(d):
         _check_unknown(d, _KNOWN_AvailableCommand)
@@ -14268,35 +12773,7 @@ def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
-
-
-def _decode_AvailableCommandInput(d: _Any, strict: bool) -> AvailableCommandInput:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    # The first variant whose required keys are all there and that decodes,
-    # as serde's untagged enums choose.
-    errors: list[_ValidationError] = []
-    if "hint" in d:
-        try:
-            return _decode_UnstructuredCommandInput(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if errors:
-        raise _furthest(errors)
-    raise _ValidationError("expected an object with the members of unstructured (hint)")
-
-
-def _encode_AvailableCommandInput(o: AvailableCommandInput) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of AvailableCommandInput"
-        ) from None
-    return encoder(o)
 
 
 def _decode_UnstructuredCommandInput(d: _Any, strict: bool) -> UnstructuredCommandInput:
@@ -14320,10 +12797,7 @@ def _decode_UnstructuredCommandInput(d: _Any, strict: bool) -> UnstructuredComma
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_UnstructuredCommandInput.issuperset(d):
         _check_unknown(d, _KNOWN_UnstructuredCommandInput)
@@ -14343,7 +12817,6 @@ def _encode_UnstructuredCommandInput(o: UnstructuredCommandInput) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14360,10 +12833,7 @@ def _decode_AvailableCommandsUpdate(d: _Any, strict: bool) -> AvailableCommandsU
                 v, _decode_AvailableCommand, strict
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("availableCommands")
-            _salvage(v)
-            f_available_commands = []
+            f_available_commands = _recovered(error, v, strict, "availableCommands", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -14373,10 +12843,7 @@ def _decode_AvailableCommandsUpdate(d: _Any, strict: bool) -> AvailableCommandsU
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AvailableCommandsUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AvailableCommandsUpdate)
@@ -14400,7 +12867,6 @@ def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14425,10 +12891,7 @@ def _decode_CurrentModeUpdate(d: _Any, strict: bool) -> CurrentModeUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CurrentModeUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CurrentModeUpdate)
@@ -14448,7 +12911,6 @@ def _encode_CurrentModeUpdate(o: CurrentModeUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14469,10 +12931,7 @@ def _decode_ConfigOptionUpdate(d: _Any, strict: bool) -> ConfigOptionUpdate:
                 strict,
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("configOptions")
-            _salvage(v)
-            f_config_options = []
+            f_config_options = _recovered(error, v, strict, "configOptions", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -14482,10 +12941,7 @@ def _decode_ConfigOptionUpdate(d: _Any, strict: bool) -> ConfigOptionUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ConfigOptionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ConfigOptionUpdate)
@@ -14505,7 +12961,6 @@ def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14520,10 +12975,7 @@ def _decode_SessionInfoUpdate(d: _Any, strict: bool) -> SessionInfoUpdate:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_updated_at: str | None | _Unset
     v = d.get("updatedAt", _MISSING)
@@ -14535,10 +12987,7 @@ def _decode_SessionInfoUpdate(d: _Any, strict: bool) -> SessionInfoUpdate:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("updatedAt")
-            _salvage(v)
-            f_updated_at = _UNSET
+            f_updated_at = _recovered(error, v, strict, "updatedAt", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -14548,10 +12997,7 @@ def _decode_SessionInfoUpdate(d: _Any, strict: bool) -> SessionInfoUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionInfoUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SessionInfoUpdate)
@@ -14576,7 +13022,6 @@ def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14615,10 +13060,7 @@ def _decode_Cost(d: _Any, strict: bool) -> Cost:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Cost.issuperset(d):
         _check_unknown(d, _KNOWN_Cost)
@@ -14640,7 +13082,6 @@ def _encode_Cost(o: Cost) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14691,10 +13132,7 @@ def _decode_UsageUpdate(d: _Any, strict: bool) -> UsageUpdate:
         try:
             f_cost = None if v is None else _decode_Cost(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("cost")
-            _salvage(v)
-            f_cost = _UNSET
+            f_cost = _recovered(error, v, strict, "cost", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -14704,10 +13142,7 @@ def _decode_UsageUpdate(d: _Any, strict: bool) -> UsageUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_UsageUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UsageUpdate)
@@ -14733,21 +13168,14 @@ def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
-
-
-def _decode_NoticeSeverity(v: _Any, strict: bool) -> NoticeSeverity | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_NoticeSeverity.get(v)
-    if member is not None:
-        return member
-    return v
 
 
 _MEMBERS_NoticeSeverity = _cast(
     "dict[str, NoticeSeverity]", NoticeSeverity._value2member_map_
+)
+_decode_NoticeSeverity: _Decoder[NoticeSeverity | str] = _open_str_enum(
+    _MEMBERS_NoticeSeverity
 )
 
 
@@ -14794,10 +13222,7 @@ def _decode_Notice(d: _Any, strict: bool) -> Notice:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -14807,10 +13232,7 @@ def _decode_Notice(d: _Any, strict: bool) -> Notice:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Notice.issuperset(d):
         _check_unknown(d, _KNOWN_Notice)
@@ -14838,7 +13260,6 @@ def _encode_Notice(o: Notice) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14846,17 +13267,11 @@ def _decode_CompactionId(v: _Any, strict: bool) -> CompactionId:
     return v if type(v) is str else _check_str(v)
 
 
-def _decode_CompactionStatus(v: _Any, strict: bool) -> CompactionStatus | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_CompactionStatus.get(v)
-    if member is not None:
-        return member
-    return v
-
-
 _MEMBERS_CompactionStatus = _cast(
     "dict[str, CompactionStatus]", CompactionStatus._value2member_map_
+)
+_decode_CompactionStatus: _Decoder[CompactionStatus | str] = _open_str_enum(
+    _MEMBERS_CompactionStatus
 )
 
 
@@ -14905,10 +13320,7 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("summary")
-            _salvage(v)
-            f_summary = _UNSET
+            f_summary = _recovered(error, v, strict, "summary", _UNSET)
 
     f_error: str | None | _Unset
     v = d.get("error", _MISSING)
@@ -14918,10 +13330,7 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
         try:
             f_error = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("error")
-            _salvage(v)
-            f_error = _UNSET
+            f_error = _recovered(error, v, strict, "error", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -14931,10 +13340,7 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CompactionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionUpdate)
@@ -14970,7 +13376,6 @@ def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15011,10 +13416,7 @@ def _decode_CompactionSummaryChunk(d: _Any, strict: bool) -> CompactionSummaryCh
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CompactionSummaryChunk.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionSummaryChunk)
@@ -15038,7 +13440,6 @@ def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15057,10 +13458,7 @@ def _decode_SubagentSessionCapabilities(
                 None if v is None else _decode_SessionCancelCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("cancel")
-            _salvage(v)
-            f_cancel = _UNSET
+            f_cancel = _recovered(error, v, strict, "cancel", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -15070,10 +13468,7 @@ def _decode_SubagentSessionCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SubagentSessionCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SubagentSessionCapabilities)
@@ -15098,7 +13493,6 @@ def _encode_SubagentSessionCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15115,10 +13509,7 @@ def _decode_SessionCancelCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionCancelCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionCancelCapabilities)
@@ -15135,7 +13526,6 @@ def _encode_SessionCancelCapabilities(o: SessionCancelCapabilities) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15158,10 +13548,7 @@ def _read_StateUpdateRunning(d: _JsonObject, strict: bool) -> StateUpdateRunning
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_StateUpdateRunning.issuperset(d):
         _check_unknown(d, _KNOWN_StateUpdateRunning)
@@ -15180,7 +13567,6 @@ def _encode_StateUpdateRunning(o: StateUpdateRunning) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15195,8 +13581,9 @@ def _decode_StateUpdateIdle(d: _Any, strict: bool) -> StateUpdateIdle:
 def _read_StateUpdateIdle(d: _JsonObject, strict: bool) -> StateUpdateIdle:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
+    f_value = _decode_IdleStateUpdate(d, strict)
     o = _new(StateUpdateIdle)
-    o.value = _decode_IdleStateUpdate(d, strict)
+    o.value = f_value
     return o
 
 
@@ -15204,7 +13591,6 @@ def _encode_StateUpdateIdle(o: StateUpdateIdle) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "state": "idle",
     }
-
     d.update(_encode_IdleStateUpdate(o.value))
     return d
 
@@ -15232,10 +13618,7 @@ def _read_StateUpdateRequiresAction(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_StateUpdateRequiresAction.issuperset(d):
         _check_unknown(d, _KNOWN_StateUpdateRequiresAction)
@@ -15254,7 +13637,6 @@ def _encode_StateUpdateRequiresAction(o: StateUpdateRequiresAction) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15277,10 +13659,7 @@ def _read_StateUpdateUnknown(d: _JsonObject, strict: bool) -> StateUpdateUnknown
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_StateUpdateUnknown.issuperset(d):
         _check_unknown(d, _KNOWN_StateUpdateUnknown)
@@ -15299,31 +13678,24 @@ def _encode_StateUpdateUnknown(o: StateUpdateUnknown) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
 def _decode_OtherStateUpdate(d: _Any, strict: bool) -> OtherStateUpdate:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("state")) is not str:
-        raise _check_tag(d, "state", None)
-    if strict and d["state"] in _VARIANTS_StateUpdate:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["state"]).at(
-            "state"
-        )
+    _check_other_tag(d, "state", _VARIANTS_StateUpdate, strict)
     return _read_OtherStateUpdate(d, strict)
 
 
 def _read_OtherStateUpdate(d: _JsonObject, strict: bool) -> OtherStateUpdate:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
+    f_state = d["state"]
+    f_extra = _extra_members(d, ["state"], strict)
     o = _new(OtherStateUpdate)
-    o.state = d["state"]
-    o.extra = {k: x for k, x in d.items() if k not in ["state"]}
-    if strict:
-        _check_json(o.extra)
+    o.state = f_state
+    o.extra = f_extra
     return o
 
 
@@ -15331,41 +13703,16 @@ def _encode_OtherStateUpdate(o: OtherStateUpdate) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "state": o.state,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_StateUpdate: dict[str, _Decoder[StateUpdate]] = {
     "running": _read_StateUpdateRunning,
     "idle": _read_StateUpdateIdle,
     "requires_action": _read_StateUpdateRequiresAction,
     "unknown": _read_StateUpdateUnknown,
 }
-
-
-def _decode_StateUpdate(d: _Any, strict: bool) -> StateUpdate:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("state", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_StateUpdate.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherStateUpdate(d, strict)
-    if tag is _MISSING:
-        raise _missing("state")
-    raise _type_error("a string", tag).at("state")
-
-
-def _encode_StateUpdate(o: StateUpdate) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(f"{type(o).__name__} is not a variant of StateUpdate") from None
-    return encoder(o)
 
 
 def _decode_RunningStateUpdate(d: _Any, strict: bool) -> RunningStateUpdate:
@@ -15379,10 +13726,7 @@ def _decode_RunningStateUpdate(d: _Any, strict: bool) -> RunningStateUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_RunningStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_RunningStateUpdate)
@@ -15399,7 +13743,6 @@ def _encode_RunningStateUpdate(o: RunningStateUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15414,10 +13757,7 @@ def _decode_ErrorStopReason(d: _Any, strict: bool) -> ErrorStopReason:
         try:
             f_error = None if v is None else _decode_Error(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("error")
-            _salvage(v)
-            f_error = _UNSET
+            f_error = _recovered(error, v, strict, "error", _UNSET)
 
     if strict and not _KNOWN_ErrorStopReason.issuperset(d):
         _check_unknown(d, _KNOWN_ErrorStopReason)
@@ -15434,7 +13774,6 @@ def _encode_ErrorStopReason(o: ErrorStopReason) -> dict[str, _Any]:
     v_error = o.error
     if v_error is not _UNSET:
         d["error"] = None if v_error is None else _encode_Error(v_error)
-
     return d
 
 
@@ -15459,10 +13798,7 @@ def _read_EndTurnIdleStateUpdate(
         try:
             f_usage = None if v is None else _decode_Usage(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("usage")
-            _salvage(v)
-            f_usage = _UNSET
+            f_usage = _recovered(error, v, strict, "usage", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -15472,10 +13808,7 @@ def _read_EndTurnIdleStateUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_EndTurnIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_EndTurnIdleStateUpdate)
@@ -15500,7 +13833,6 @@ def _encode_EndTurnIdleStateUpdate(o: EndTurnIdleStateUpdate) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15525,10 +13857,7 @@ def _read_MaxTokensIdleStateUpdate(
         try:
             f_usage = None if v is None else _decode_Usage(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("usage")
-            _salvage(v)
-            f_usage = _UNSET
+            f_usage = _recovered(error, v, strict, "usage", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -15538,10 +13867,7 @@ def _read_MaxTokensIdleStateUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_MaxTokensIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_MaxTokensIdleStateUpdate)
@@ -15566,7 +13892,6 @@ def _encode_MaxTokensIdleStateUpdate(o: MaxTokensIdleStateUpdate) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15593,10 +13918,7 @@ def _read_MaxTurnRequestsIdleStateUpdate(
         try:
             f_usage = None if v is None else _decode_Usage(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("usage")
-            _salvage(v)
-            f_usage = _UNSET
+            f_usage = _recovered(error, v, strict, "usage", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -15606,10 +13928,7 @@ def _read_MaxTurnRequestsIdleStateUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_MaxTurnRequestsIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_MaxTurnRequestsIdleStateUpdate)
@@ -15636,7 +13955,6 @@ def _encode_MaxTurnRequestsIdleStateUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15661,10 +13979,7 @@ def _read_RefusalIdleStateUpdate(
         try:
             f_usage = None if v is None else _decode_Usage(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("usage")
-            _salvage(v)
-            f_usage = _UNSET
+            f_usage = _recovered(error, v, strict, "usage", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -15674,10 +13989,7 @@ def _read_RefusalIdleStateUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_RefusalIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_RefusalIdleStateUpdate)
@@ -15702,7 +14014,6 @@ def _encode_RefusalIdleStateUpdate(o: RefusalIdleStateUpdate) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15727,10 +14038,7 @@ def _read_CancelledIdleStateUpdate(
         try:
             f_usage = None if v is None else _decode_Usage(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("usage")
-            _salvage(v)
-            f_usage = _UNSET
+            f_usage = _recovered(error, v, strict, "usage", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -15740,10 +14048,7 @@ def _read_CancelledIdleStateUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CancelledIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CancelledIdleStateUpdate)
@@ -15768,7 +14073,6 @@ def _encode_CancelledIdleStateUpdate(o: CancelledIdleStateUpdate) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15791,10 +14095,7 @@ def _read_ErrorIdleStateUpdate(d: _JsonObject, strict: bool) -> ErrorIdleStateUp
         try:
             f_usage = None if v is None else _decode_Usage(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("usage")
-            _salvage(v)
-            f_usage = _UNSET
+            f_usage = _recovered(error, v, strict, "usage", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -15804,10 +14105,7 @@ def _read_ErrorIdleStateUpdate(d: _JsonObject, strict: bool) -> ErrorIdleStateUp
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_error: Error | None | _Unset
     v = d.get("error", _MISSING)
@@ -15817,10 +14115,7 @@ def _read_ErrorIdleStateUpdate(d: _JsonObject, strict: bool) -> ErrorIdleStateUp
         try:
             f_error = None if v is None else _decode_Error(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("error")
-            _salvage(v)
-            f_error = _UNSET
+            f_error = _recovered(error, v, strict, "error", _UNSET)
 
     if strict and not _KNOWN_ErrorIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ErrorIdleStateUpdate)
@@ -15849,20 +14144,13 @@ def _encode_ErrorIdleStateUpdate(o: ErrorIdleStateUpdate) -> dict[str, _Any]:
     v_error = o.error
     if v_error is not _UNSET:
         d["error"] = None if v_error is None else _encode_Error(v_error)
-
     return d
 
 
 def _decode_OtherIdleStateUpdate(d: _Any, strict: bool) -> OtherIdleStateUpdate:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("stopReason")) is not str:
-        raise _check_tag(d, "stopReason", None)
-    if strict and d["stopReason"] in _VARIANTS_IdleStateUpdate:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected(
-            "expected a tag that no other variant has", d["stopReason"]
-        ).at("stopReason")
+    _check_other_tag(d, "stopReason", _VARIANTS_IdleStateUpdate, strict)
     return _read_OtherIdleStateUpdate(d, strict)
 
 
@@ -15877,10 +14165,7 @@ def _read_OtherIdleStateUpdate(d: _JsonObject, strict: bool) -> OtherIdleStateUp
         try:
             f_usage = None if v is None else _decode_Usage(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("usage")
-            _salvage(v)
-            f_usage = _UNSET
+            f_usage = _recovered(error, v, strict, "usage", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -15890,18 +14175,15 @@ def _read_OtherIdleStateUpdate(d: _JsonObject, strict: bool) -> OtherIdleStateUp
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
+    f_stop_reason = d["stopReason"]
+    f_extra = _extra_members(d, ["stopReason", "usage", "_meta"], strict)
     o = _new(OtherIdleStateUpdate)
-    o.stop_reason = d["stopReason"]
+    o.stop_reason = f_stop_reason
     o.usage = f_usage
     o.meta = f_meta
-    o.extra = {k: x for k, x in d.items() if k not in ["stopReason", "usage", "_meta"]}
-    if strict:
-        _check_json(o.extra)
+    o.extra = f_extra
     return o
 
 
@@ -15915,9 +14197,7 @@ def _encode_OtherIdleStateUpdate(o: OtherIdleStateUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
@@ -15932,10 +14212,7 @@ def _decode_NoneIdleStateUpdate(d: _Any, strict: bool) -> NoneIdleStateUpdate:
         try:
             f_usage = None if v is None else _decode_Usage(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("usage")
-            _salvage(v)
-            f_usage = _UNSET
+            f_usage = _recovered(error, v, strict, "usage", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -15945,10 +14222,7 @@ def _decode_NoneIdleStateUpdate(d: _Any, strict: bool) -> NoneIdleStateUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_stop_reason: None | _Unset
     v = d.get("stopReason", _MISSING)
@@ -15958,10 +14232,7 @@ def _decode_NoneIdleStateUpdate(d: _Any, strict: bool) -> NoneIdleStateUpdate:
         try:
             f_stop_reason = None if v is None else _not_null(v)
         except _ValidationError as error:
-            if strict:
-                raise error.at("stopReason")
-            _salvage(v)
-            f_stop_reason = _UNSET
+            f_stop_reason = _recovered(error, v, strict, "stopReason", _UNSET)
 
     if strict and not _KNOWN_NoneIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_NoneIdleStateUpdate)
@@ -15988,11 +14259,9 @@ def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, _Any]:
     v_stop_reason = o.stop_reason
     if v_stop_reason is not _UNSET:
         d["stopReason"] = v_stop_reason
-
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_IdleStateUpdate: dict[str, _Decoder[IdleStateUpdate]] = {
     "end_turn": _read_EndTurnIdleStateUpdate,
     "max_tokens": _read_MaxTokensIdleStateUpdate,
@@ -16001,33 +14270,6 @@ _VARIANTS_IdleStateUpdate: dict[str, _Decoder[IdleStateUpdate]] = {
     "cancelled": _read_CancelledIdleStateUpdate,
     "error": _read_ErrorIdleStateUpdate,
 }
-
-
-def _decode_IdleStateUpdate(d: _Any, strict: bool) -> IdleStateUpdate:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("stopReason", _MISSING)
-    if not strict and not (tag is _MISSING or tag is None or type(tag) is str):
-        _salvage(tag)
-        tag = _MISSING  # x-deserialize-default-on-error on the tag: dropped
-    if type(tag) is str:
-        decoder = _VARIANTS_IdleStateUpdate.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherIdleStateUpdate(d, strict)
-    if tag is _MISSING or tag is None:
-        return _decode_NoneIdleStateUpdate(d, strict)
-    raise _type_error("a string or null", tag).at("stopReason")
-
-
-def _encode_IdleStateUpdate(o: IdleStateUpdate) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of IdleStateUpdate"
-        ) from None
-    return encoder(o)
 
 
 def _decode_RequiresActionStateUpdate(
@@ -16043,10 +14285,7 @@ def _decode_RequiresActionStateUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_RequiresActionStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_RequiresActionStateUpdate)
@@ -16063,7 +14302,6 @@ def _encode_RequiresActionStateUpdate(o: RequiresActionStateUpdate) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16078,10 +14316,7 @@ def _decode_UnknownStateUpdate(d: _Any, strict: bool) -> UnknownStateUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_UnknownStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UnknownStateUpdate)
@@ -16098,7 +14333,6 @@ def _encode_UnknownStateUpdate(o: UnknownStateUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16123,10 +14357,7 @@ def _decode_SubagentUpdate(d: _Any, strict: bool) -> SubagentUpdate:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -16138,10 +14369,7 @@ def _decode_SubagentUpdate(d: _Any, strict: bool) -> SubagentUpdate:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_capabilities: SubagentSessionCapabilities | None | _Unset
     v = d.get("capabilities", _MISSING)
@@ -16153,10 +14381,7 @@ def _decode_SubagentUpdate(d: _Any, strict: bool) -> SubagentUpdate:
                 None if v is None else _decode_SubagentSessionCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("capabilities")
-            _salvage(v)
-            f_capabilities = _UNSET
+            f_capabilities = _recovered(error, v, strict, "capabilities", _UNSET)
 
     f_state: StateUpdate | None | _Unset
     v = d.get("state", _MISSING)
@@ -16176,10 +14401,7 @@ def _decode_SubagentUpdate(d: _Any, strict: bool) -> SubagentUpdate:
                 )(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("state")
-            _salvage(v)
-            f_state = _UNSET
+            f_state = _recovered(error, v, strict, "state", _UNSET)
 
     f_cwd: str | None | _Unset
     v = d.get("cwd", _MISSING)
@@ -16215,10 +14437,7 @@ def _decode_SubagentUpdate(d: _Any, strict: bool) -> SubagentUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SubagentUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SubagentUpdate)
@@ -16279,7 +14498,6 @@ def _encode_SubagentUpdate(o: SubagentUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16306,10 +14524,9 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("senderSessionId")
-            _salvage(v)
-            f_sender_session_id = _UNSET
+            f_sender_session_id = _recovered(
+                error, v, strict, "senderSessionId", _UNSET
+            )
 
     f_recipient_session_id: SessionId | None | _Unset
     v = d.get("recipientSessionId", _MISSING)
@@ -16321,10 +14538,9 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("recipientSessionId")
-            _salvage(v)
-            f_recipient_session_id = _UNSET
+            f_recipient_session_id = _recovered(
+                error, v, strict, "recipientSessionId", _UNSET
+            )
 
     f_sender_message_id: MessageId | None | _Unset
     v = d.get("senderMessageId", _MISSING)
@@ -16336,10 +14552,9 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("senderMessageId")
-            _salvage(v)
-            f_sender_message_id = _UNSET
+            f_sender_message_id = _recovered(
+                error, v, strict, "senderMessageId", _UNSET
+            )
 
     f_recipient_message_id: MessageId | None | _Unset
     v = d.get("recipientMessageId", _MISSING)
@@ -16351,10 +14566,9 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("recipientMessageId")
-            _salvage(v)
-            f_recipient_message_id = _UNSET
+            f_recipient_message_id = _recovered(
+                error, v, strict, "recipientMessageId", _UNSET
+            )
 
     f_content: list[ContentBlock] | None | _Unset
     v = d.get("content", _MISSING)
@@ -16370,10 +14584,7 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("content")
-            _salvage(v)
-            f_content = _UNSET
+            f_content = _recovered(error, v, strict, "content", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -16383,10 +14594,7 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionMessage.issuperset(d):
         _check_unknown(d, _KNOWN_SessionMessage)
@@ -16446,7 +14654,6 @@ def _encode_SessionMessage(o: SessionMessage) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16487,10 +14694,7 @@ def _decode_SessionMessageChunk(d: _Any, strict: bool) -> SessionMessageChunk:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionMessageChunk.issuperset(d):
         _check_unknown(d, _KNOWN_SessionMessageChunk)
@@ -16514,7 +14718,6 @@ def _encode_SessionMessageChunk(o: SessionMessageChunk) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16541,10 +14744,7 @@ def _decode_CompleteElicitationNotification(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CompleteElicitationNotification.issuperset(d):
         _check_unknown(d, _KNOWN_CompleteElicitationNotification)
@@ -16568,7 +14768,6 @@ def _encode_CompleteElicitationNotification(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16599,10 +14798,7 @@ def _decode_AuthStatusUpdateNotification(
         try:
             f_accounts = _check_list_skipping(v, _decode_AuthAccount, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("accounts")
-            _salvage(v)
-            f_accounts = []
+            f_accounts = _recovered(error, v, strict, "accounts", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -16612,10 +14808,7 @@ def _decode_AuthStatusUpdateNotification(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AuthStatusUpdateNotification.issuperset(d):
         _check_unknown(d, _KNOWN_AuthStatusUpdateNotification)
@@ -16643,7 +14836,6 @@ def _encode_AuthStatusUpdateNotification(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16704,7 +14896,6 @@ def _encode_ClientRequest(o: ClientRequest) -> dict[str, _Any]:
     v_params = o.params
     if v_params is not _UNSET:
         d["params"] = _wire_json(v_params)
-
     return d
 
 
@@ -16740,17 +14931,20 @@ def _decode_InitializeRequest(d: _Any, strict: bool) -> InitializeRequest:
         try:
             f_client_capabilities = _decode_ClientCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("clientCapabilities")
-            _salvage(v)
-            f_client_capabilities = ClientCapabilities(
-                fs=FileSystemCapabilities(
-                    read_text_file=False,
-                    write_text_file=False,
-                ),
-                terminal=False,
-                auth=AuthCapabilities(
+            f_client_capabilities = _recovered(
+                error,
+                v,
+                strict,
+                "clientCapabilities",
+                ClientCapabilities(
+                    fs=FileSystemCapabilities(
+                        read_text_file=False,
+                        write_text_file=False,
+                    ),
                     terminal=False,
+                    auth=AuthCapabilities(
+                        terminal=False,
+                    ),
                 ),
             )
 
@@ -16762,10 +14956,7 @@ def _decode_InitializeRequest(d: _Any, strict: bool) -> InitializeRequest:
         try:
             f_client_info = None if v is None else _decode_Implementation(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("clientInfo")
-            _salvage(v)
-            f_client_info = _UNSET
+            f_client_info = _recovered(error, v, strict, "clientInfo", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -16775,10 +14966,7 @@ def _decode_InitializeRequest(d: _Any, strict: bool) -> InitializeRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_InitializeRequest.issuperset(d):
         _check_unknown(d, _KNOWN_InitializeRequest)
@@ -16808,7 +14996,6 @@ def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16826,12 +15013,15 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
         try:
             f_fs = _decode_FileSystemCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("fs")
-            _salvage(v)
-            f_fs = FileSystemCapabilities(
-                read_text_file=False,
-                write_text_file=False,
+            f_fs = _recovered(
+                error,
+                v,
+                strict,
+                "fs",
+                FileSystemCapabilities(
+                    read_text_file=False,
+                    write_text_file=False,
+                ),
             )
 
     f_terminal: bool
@@ -16842,10 +15032,7 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
         try:
             f_terminal = v if type(v) is bool else _check_bool(v)
         except _ValidationError as error:
-            if strict:
-                raise error.at("terminal")
-            _salvage(v)
-            f_terminal = False
+            f_terminal = _recovered(error, v, strict, "terminal", False)
 
     f_session: ClientSessionCapabilities | None | _Unset
     v = d.get("session", _MISSING)
@@ -16857,10 +15044,7 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
                 None if v is None else _decode_ClientSessionCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("session")
-            _salvage(v)
-            f_session = _UNSET
+            f_session = _recovered(error, v, strict, "session", _UNSET)
 
     f_subagents: SubagentCapabilities | None | _Unset
     v = d.get("subagents", _MISSING)
@@ -16870,10 +15054,7 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
         try:
             f_subagents = None if v is None else _decode_SubagentCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("subagents")
-            _salvage(v)
-            f_subagents = _UNSET
+            f_subagents = _recovered(error, v, strict, "subagents", _UNSET)
 
     f_plan: PlanCapabilities | None | _Unset
     v = d.get("plan", _MISSING)
@@ -16883,10 +15064,7 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
         try:
             f_plan = None if v is None else _decode_PlanCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("plan")
-            _salvage(v)
-            f_plan = _UNSET
+            f_plan = _recovered(error, v, strict, "plan", _UNSET)
 
     f_auth: AuthCapabilities
     v = d.get("auth", _MISSING)
@@ -16898,11 +15076,14 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
         try:
             f_auth = _decode_AuthCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("auth")
-            _salvage(v)
-            f_auth = AuthCapabilities(
-                terminal=False,
+            f_auth = _recovered(
+                error,
+                v,
+                strict,
+                "auth",
+                AuthCapabilities(
+                    terminal=False,
+                ),
             )
 
     f_elicitation: ElicitationCapabilities | None | _Unset
@@ -16915,10 +15096,7 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
                 None if v is None else _decode_ElicitationCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("elicitation")
-            _salvage(v)
-            f_elicitation = _UNSET
+            f_elicitation = _recovered(error, v, strict, "elicitation", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -16928,10 +15106,7 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ClientCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ClientCapabilities)
@@ -16981,7 +15156,6 @@ def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16996,10 +15170,7 @@ def _decode_FileSystemCapabilities(d: _Any, strict: bool) -> FileSystemCapabilit
         try:
             f_read_text_file = v if type(v) is bool else _check_bool(v)
         except _ValidationError as error:
-            if strict:
-                raise error.at("readTextFile")
-            _salvage(v)
-            f_read_text_file = False
+            f_read_text_file = _recovered(error, v, strict, "readTextFile", False)
 
     f_write_text_file: bool
     v = d.get("writeTextFile", _MISSING)
@@ -17009,10 +15180,7 @@ def _decode_FileSystemCapabilities(d: _Any, strict: bool) -> FileSystemCapabilit
         try:
             f_write_text_file = v if type(v) is bool else _check_bool(v)
         except _ValidationError as error:
-            if strict:
-                raise error.at("writeTextFile")
-            _salvage(v)
-            f_write_text_file = False
+            f_write_text_file = _recovered(error, v, strict, "writeTextFile", False)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -17022,10 +15190,7 @@ def _decode_FileSystemCapabilities(d: _Any, strict: bool) -> FileSystemCapabilit
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_FileSystemCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_FileSystemCapabilities)
@@ -17049,7 +15214,6 @@ def _encode_FileSystemCapabilities(o: FileSystemCapabilities) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17068,10 +15232,7 @@ def _decode_ClientSessionCapabilities(
                 None if v is None else _decode_CompactionCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("compaction")
-            _salvage(v)
-            f_compaction = _UNSET
+            f_compaction = _recovered(error, v, strict, "compaction", _UNSET)
 
     f_config_options: SessionConfigOptionsCapabilities | None | _Unset
     v = d.get("configOptions", _MISSING)
@@ -17085,10 +15246,7 @@ def _decode_ClientSessionCapabilities(
                 else _decode_SessionConfigOptionsCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("configOptions")
-            _salvage(v)
-            f_config_options = _UNSET
+            f_config_options = _recovered(error, v, strict, "configOptions", _UNSET)
 
     f_notices: NoticeCapabilities | None | _Unset
     v = d.get("notices", _MISSING)
@@ -17098,10 +15256,7 @@ def _decode_ClientSessionCapabilities(
         try:
             f_notices = None if v is None else _decode_NoticeCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("notices")
-            _salvage(v)
-            f_notices = _UNSET
+            f_notices = _recovered(error, v, strict, "notices", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -17111,10 +15266,7 @@ def _decode_ClientSessionCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ClientSessionCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ClientSessionCapabilities)
@@ -17149,7 +15301,6 @@ def _encode_ClientSessionCapabilities(o: ClientSessionCapabilities) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17174,10 +15325,7 @@ def _decode_SessionConfigOptionsCapabilities(
                 else _decode_BooleanConfigOptionCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("boolean")
-            _salvage(v)
-            f_boolean = _UNSET
+            f_boolean = _recovered(error, v, strict, "boolean", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -17187,10 +15335,7 @@ def _decode_SessionConfigOptionsCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionConfigOptionsCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionConfigOptionsCapabilities)
@@ -17219,7 +15364,6 @@ def _encode_SessionConfigOptionsCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17236,10 +15380,7 @@ def _decode_BooleanConfigOptionCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_BooleanConfigOptionCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_BooleanConfigOptionCapabilities)
@@ -17258,7 +15399,6 @@ def _encode_BooleanConfigOptionCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17277,10 +15417,7 @@ def _decode_SubagentCapabilities(d: _Any, strict: bool) -> SubagentCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SubagentCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SubagentCapabilities)
@@ -17297,7 +15434,6 @@ def _encode_SubagentCapabilities(o: SubagentCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17312,10 +15448,7 @@ def _decode_PlanCapabilities(d: _Any, strict: bool) -> PlanCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PlanCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_PlanCapabilities)
@@ -17332,7 +15465,6 @@ def _encode_PlanCapabilities(o: PlanCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17347,10 +15479,7 @@ def _decode_AuthCapabilities(d: _Any, strict: bool) -> AuthCapabilities:
         try:
             f_terminal = v if type(v) is bool else _check_bool(v)
         except _ValidationError as error:
-            if strict:
-                raise error.at("terminal")
-            _salvage(v)
-            f_terminal = False
+            f_terminal = _recovered(error, v, strict, "terminal", False)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -17360,10 +15489,7 @@ def _decode_AuthCapabilities(d: _Any, strict: bool) -> AuthCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AuthCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_AuthCapabilities)
@@ -17383,7 +15509,6 @@ def _encode_AuthCapabilities(o: AuthCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17400,10 +15525,7 @@ def _decode_ElicitationCapabilities(d: _Any, strict: bool) -> ElicitationCapabil
                 None if v is None else _decode_ElicitationFormCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("form")
-            _salvage(v)
-            f_form = _UNSET
+            f_form = _recovered(error, v, strict, "form", _UNSET)
 
     f_url: ElicitationUrlCapabilities | None | _Unset
     v = d.get("url", _MISSING)
@@ -17413,10 +15535,7 @@ def _decode_ElicitationCapabilities(d: _Any, strict: bool) -> ElicitationCapabil
         try:
             f_url = None if v is None else _decode_ElicitationUrlCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("url")
-            _salvage(v)
-            f_url = _UNSET
+            f_url = _recovered(error, v, strict, "url", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -17426,10 +15545,7 @@ def _decode_ElicitationCapabilities(d: _Any, strict: bool) -> ElicitationCapabil
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ElicitationCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationCapabilities)
@@ -17456,7 +15572,6 @@ def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17473,10 +15588,7 @@ def _decode_ElicitationFormCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ElicitationFormCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationFormCapabilities)
@@ -17495,7 +15607,6 @@ def _encode_ElicitationFormCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17512,10 +15623,7 @@ def _decode_ElicitationUrlCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ElicitationUrlCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationUrlCapabilities)
@@ -17534,7 +15642,6 @@ def _encode_ElicitationUrlCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17559,10 +15666,7 @@ def _decode_AuthenticateRequest(d: _Any, strict: bool) -> AuthenticateRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AuthenticateRequest.issuperset(d):
         _check_unknown(d, _KNOWN_AuthenticateRequest)
@@ -17582,7 +15686,6 @@ def _encode_AuthenticateRequest(o: AuthenticateRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17597,10 +15700,7 @@ def _decode_ListProvidersRequest(d: _Any, strict: bool) -> ListProvidersRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ListProvidersRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ListProvidersRequest)
@@ -17617,7 +15717,6 @@ def _encode_ListProvidersRequest(o: ListProvidersRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17678,10 +15777,7 @@ def _decode_SetProviderRequest(d: _Any, strict: bool) -> SetProviderRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SetProviderRequest.issuperset(d):
         _check_unknown(d, _KNOWN_SetProviderRequest)
@@ -17713,7 +15809,6 @@ def _encode_SetProviderRequest(o: SetProviderRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17738,10 +15833,7 @@ def _decode_DisableProviderRequest(d: _Any, strict: bool) -> DisableProviderRequ
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_DisableProviderRequest.issuperset(d):
         _check_unknown(d, _KNOWN_DisableProviderRequest)
@@ -17761,7 +15853,6 @@ def _encode_DisableProviderRequest(o: DisableProviderRequest) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17776,10 +15867,7 @@ def _decode_LogoutRequest(d: _Any, strict: bool) -> LogoutRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_LogoutRequest.issuperset(d):
         _check_unknown(d, _KNOWN_LogoutRequest)
@@ -17796,7 +15884,6 @@ def _encode_LogoutRequest(o: LogoutRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17811,10 +15898,7 @@ def _decode_AuthStatusRequest(d: _Any, strict: bool) -> AuthStatusRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AuthStatusRequest.issuperset(d):
         _check_unknown(d, _KNOWN_AuthStatusRequest)
@@ -17831,7 +15915,6 @@ def _encode_AuthStatusRequest(o: AuthStatusRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17892,10 +15975,7 @@ def _decode_NewSessionRequest(d: _Any, strict: bool) -> NewSessionRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_NewSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_NewSessionRequest)
@@ -17929,7 +16009,6 @@ def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17984,10 +16063,7 @@ def _read_HttpMcpServer(d: _JsonObject, strict: bool) -> HttpMcpServer:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_HttpMcpServer.issuperset(d):
         _check_unknown(d, _KNOWN_HttpMcpServer)
@@ -18014,7 +16090,6 @@ def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18069,10 +16144,7 @@ def _read_SseMcpServer(d: _JsonObject, strict: bool) -> SseMcpServer:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SseMcpServer.issuperset(d):
         _check_unknown(d, _KNOWN_SseMcpServer)
@@ -18099,7 +16171,6 @@ def _encode_SseMcpServer(o: SseMcpServer) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18142,10 +16213,7 @@ def _read_AcpMcpServer(d: _JsonObject, strict: bool) -> AcpMcpServer:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AcpMcpServer.issuperset(d):
         _check_unknown(d, _KNOWN_AcpMcpServer)
@@ -18168,44 +16236,14 @@ def _encode_AcpMcpServer(o: AcpMcpServer) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_McpServer: dict[str, _Decoder[McpServer]] = {
     "http": _read_HttpMcpServer,
     "sse": _read_SseMcpServer,
     "acp": _read_AcpMcpServer,
 }
-
-
-def _decode_McpServer(d: _Any, strict: bool) -> McpServer:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_McpServer.get(tag)
-        if decoder is not None:
-            try:
-                return decoder(d, strict)
-            except _ValidationError as error:
-                # The untagged variant takes what the tagged one refuses.
-                _salvage(d)
-                try:
-                    return _decode_McpServerStdio(d, strict)
-                except _ValidationError:
-                    raise error from None
-        return _decode_McpServerStdio(d, strict)
-    return _decode_McpServerStdio(d, strict)
-
-
-def _encode_McpServer(o: McpServer) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(f"{type(o).__name__} is not a variant of McpServer") from None
-    return encoder(o)
 
 
 def _decode_HttpHeader(d: _Any, strict: bool) -> HttpHeader:
@@ -18239,10 +16277,7 @@ def _decode_HttpHeader(d: _Any, strict: bool) -> HttpHeader:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_HttpHeader.issuperset(d):
         _check_unknown(d, _KNOWN_HttpHeader)
@@ -18264,7 +16299,6 @@ def _encode_HttpHeader(o: HttpHeader) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18311,10 +16345,7 @@ def _decode_McpServerHttp(d: _Any, strict: bool) -> McpServerHttp:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_McpServerHttp.issuperset(d):
         _check_unknown(d, _KNOWN_McpServerHttp)
@@ -18338,7 +16369,6 @@ def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18385,10 +16415,7 @@ def _decode_McpServerSse(d: _Any, strict: bool) -> McpServerSse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_McpServerSse.issuperset(d):
         _check_unknown(d, _KNOWN_McpServerSse)
@@ -18412,7 +16439,6 @@ def _encode_McpServerSse(o: McpServerSse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18447,10 +16473,7 @@ def _decode_McpServerAcp(d: _Any, strict: bool) -> McpServerAcp:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_McpServerAcp.issuperset(d):
         _check_unknown(d, _KNOWN_McpServerAcp)
@@ -18472,7 +16495,6 @@ def _encode_McpServerAcp(o: McpServerAcp) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18533,10 +16555,7 @@ def _decode_McpServerStdio(d: _Any, strict: bool) -> McpServerStdio:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_McpServerStdio.issuperset(d):
         _check_unknown(d, _KNOWN_McpServerStdio)
@@ -18564,7 +16583,6 @@ def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18605,10 +16623,7 @@ def _decode_SystemPrompt(d: _Any, strict: bool) -> SystemPrompt:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SystemPrompt.issuperset(d):
         _check_unknown(d, _KNOWN_SystemPrompt)
@@ -18630,21 +16645,14 @@ def _encode_SystemPrompt(o: SystemPrompt) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
-
-
-def _decode_SystemPromptMode(v: _Any, strict: bool) -> SystemPromptMode | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_SystemPromptMode.get(v)
-    if member is not None:
-        return member
-    return v
 
 
 _MEMBERS_SystemPromptMode = _cast(
     "dict[str, SystemPromptMode]", SystemPromptMode._value2member_map_
+)
+_decode_SystemPromptMode: _Decoder[SystemPromptMode | str] = _open_str_enum(
+    _MEMBERS_SystemPromptMode
 )
 
 
@@ -18719,10 +16727,7 @@ def _decode_LoadSessionRequest(d: _Any, strict: bool) -> LoadSessionRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_LoadSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_LoadSessionRequest)
@@ -18758,7 +16763,6 @@ def _encode_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18811,10 +16815,7 @@ def _decode_ListSessionsRequest(d: _Any, strict: bool) -> ListSessionsRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ListSessionsRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ListSessionsRequest)
@@ -18853,21 +16854,14 @@ def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
-
-
-def _decode_SessionArchiveFilter(v: _Any, strict: bool) -> SessionArchiveFilter | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_SessionArchiveFilter.get(v)
-    if member is not None:
-        return member
-    return v
 
 
 _MEMBERS_SessionArchiveFilter = _cast(
     "dict[str, SessionArchiveFilter]", SessionArchiveFilter._value2member_map_
+)
+_decode_SessionArchiveFilter: _Decoder[SessionArchiveFilter | str] = _open_str_enum(
+    _MEMBERS_SessionArchiveFilter
 )
 
 
@@ -18896,10 +16890,7 @@ def _decode_DeleteSessionRequest(d: _Any, strict: bool) -> DeleteSessionRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_DeleteSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_DeleteSessionRequest)
@@ -18919,7 +16910,6 @@ def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18990,10 +16980,7 @@ def _decode_ForkSessionRequest(d: _Any, strict: bool) -> ForkSessionRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ForkSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ForkSessionRequest)
@@ -19031,7 +17018,6 @@ def _encode_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -19056,10 +17042,7 @@ def _decode_ArchiveSessionRequest(d: _Any, strict: bool) -> ArchiveSessionReques
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ArchiveSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ArchiveSessionRequest)
@@ -19079,7 +17062,6 @@ def _encode_ArchiveSessionRequest(o: ArchiveSessionRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -19104,10 +17086,7 @@ def _decode_UnarchiveSessionRequest(d: _Any, strict: bool) -> UnarchiveSessionRe
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_UnarchiveSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_UnarchiveSessionRequest)
@@ -19127,7 +17106,6 @@ def _encode_UnarchiveSessionRequest(o: UnarchiveSessionRequest) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -19152,10 +17130,7 @@ def _decode_SessionStatusRequest(d: _Any, strict: bool) -> SessionStatusRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionStatusRequest.issuperset(d):
         _check_unknown(d, _KNOWN_SessionStatusRequest)
@@ -19175,7 +17150,6 @@ def _encode_SessionStatusRequest(o: SessionStatusRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -19210,10 +17184,7 @@ def _decode_SetSessionTitleRequest(d: _Any, strict: bool) -> SetSessionTitleRequ
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SetSessionTitleRequest.issuperset(d):
         _check_unknown(d, _KNOWN_SetSessionTitleRequest)
@@ -19237,7 +17208,6 @@ def _encode_SetSessionTitleRequest(o: SetSessionTitleRequest) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -19308,10 +17278,7 @@ def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ResumeSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ResumeSessionRequest)
@@ -19349,7 +17316,6 @@ def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -19374,10 +17340,7 @@ def _decode_CloseSessionRequest(d: _Any, strict: bool) -> CloseSessionRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CloseSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_CloseSessionRequest)
@@ -19397,7 +17360,6 @@ def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -19432,10 +17394,7 @@ def _decode_SetSessionModeRequest(d: _Any, strict: bool) -> SetSessionModeReques
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SetSessionModeRequest.issuperset(d):
         _check_unknown(d, _KNOWN_SetSessionModeRequest)
@@ -19459,7 +17418,6 @@ def _encode_SetSessionModeRequest(o: SetSessionModeRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -19506,10 +17464,7 @@ def _read_BooleanSetSessionConfigOptionRequest(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_value: bool
     v = d.get("value", _MISSING)
@@ -19548,7 +17503,6 @@ def _encode_BooleanSetSessionConfigOptionRequest(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -19585,10 +17539,7 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_value: SessionConfigValueId
     v = d.get("value", _MISSING)
@@ -19626,38 +17577,14 @@ def _encode_ValueIdSetSessionConfigOptionRequest(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_SetSessionConfigOptionRequest: dict[
     str, _Decoder[SetSessionConfigOptionRequest]
 ] = {
     "boolean": _read_BooleanSetSessionConfigOptionRequest,
 }
-
-
-def _decode_SetSessionConfigOptionRequest(
-    d: _Any, strict: bool
-) -> SetSessionConfigOptionRequest:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_SetSessionConfigOptionRequest.get(tag)
-        if decoder is not None:
-            try:
-                return decoder(d, strict)
-            except _ValidationError as error:
-                # The untagged variant takes what the tagged one refuses.
-                _salvage(d)
-                try:
-                    return _decode_ValueIdSetSessionConfigOptionRequest(d, strict)
-                except _ValidationError:
-                    raise error from None
-        return _decode_ValueIdSetSessionConfigOptionRequest(d, strict)
-    return _decode_ValueIdSetSessionConfigOptionRequest(d, strict)
 
 
 def _decode_PromptRequest(d: _Any, strict: bool) -> PromptRequest:
@@ -19693,10 +17620,7 @@ def _decode_PromptRequest(d: _Any, strict: bool) -> PromptRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PromptRequest.issuperset(d):
         _check_unknown(d, _KNOWN_PromptRequest)
@@ -19718,7 +17642,6 @@ def _encode_PromptRequest(o: PromptRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -19763,7 +17686,6 @@ def _encode_ResultClientResponse(o: ResultClientResponse) -> dict[str, _Any]:
         "id": encode(o.id),
         "result": _wire_json(o.result),
     }
-
     return d
 
 
@@ -19806,33 +17728,7 @@ def _encode_ErrorClientResponse(o: ErrorClientResponse) -> dict[str, _Any]:
         "id": encode(o.id),
         "error": _encode_Error(o.error),
     }
-
     return d
-
-
-def _decode_ClientResponse(d: _Any, strict: bool) -> ClientResponse:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    # The first variant whose required keys are all there and that decodes,
-    # as serde's untagged enums choose.
-    errors: list[_ValidationError] = []
-    if "id" in d and "result" in d:
-        try:
-            return _decode_ResultClientResponse(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if "id" in d and "error" in d:
-        try:
-            return _decode_ErrorClientResponse(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if errors:
-        raise _furthest(errors)
-    raise _ValidationError(
-        "expected an object with the members of Result or Error (id, result; id, error)"
-    )
 
 
 def _decode_WriteTextFileResponse(d: _Any, strict: bool) -> WriteTextFileResponse:
@@ -19846,10 +17742,7 @@ def _decode_WriteTextFileResponse(d: _Any, strict: bool) -> WriteTextFileRespons
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_WriteTextFileResponse.issuperset(d):
         _check_unknown(d, _KNOWN_WriteTextFileResponse)
@@ -19866,7 +17759,6 @@ def _encode_WriteTextFileResponse(o: WriteTextFileResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -19891,10 +17783,7 @@ def _decode_ReadTextFileResponse(d: _Any, strict: bool) -> ReadTextFileResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ReadTextFileResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ReadTextFileResponse)
@@ -19914,7 +17803,6 @@ def _encode_ReadTextFileResponse(o: ReadTextFileResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -19949,10 +17837,7 @@ def _decode_RequestPermissionResponse(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_RequestPermissionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_RequestPermissionResponse)
@@ -19972,7 +17857,6 @@ def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -20006,7 +17890,6 @@ def _encode_CancelledRequestPermissionOutcome(
     d: dict[str, _Any] = {
         "outcome": "cancelled",
     }
-
     return d
 
 
@@ -20043,10 +17926,7 @@ def _read_SelectedRequestPermissionOutcome(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SelectedRequestPermissionOutcome.issuperset(d):
         _check_unknown(d, _KNOWN_SelectedRequestPermissionOutcome)
@@ -20071,39 +17951,13 @@ def _encode_SelectedRequestPermissionOutcome(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_RequestPermissionOutcome: dict[str, _Decoder[RequestPermissionOutcome]] = {
     "cancelled": _read_CancelledRequestPermissionOutcome,
     "selected": _read_SelectedRequestPermissionOutcome,
 }
-
-
-def _decode_RequestPermissionOutcome(d: _Any, strict: bool) -> RequestPermissionOutcome:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("outcome", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_RequestPermissionOutcome.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        raise _unexpected('expected one of "cancelled", "selected"', tag).at("outcome")
-    if tag is _MISSING:
-        raise _missing("outcome")
-    raise _type_error("a string", tag).at("outcome")
-
-
-def _encode_RequestPermissionOutcome(o: RequestPermissionOutcome) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of RequestPermissionOutcome"
-        ) from None
-    return encoder(o)
 
 
 def _decode_SelectedPermissionOutcome(
@@ -20129,10 +17983,7 @@ def _decode_SelectedPermissionOutcome(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SelectedPermissionOutcome.issuperset(d):
         _check_unknown(d, _KNOWN_SelectedPermissionOutcome)
@@ -20152,7 +18003,6 @@ def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -20177,10 +18027,7 @@ def _decode_CreateTerminalResponse(d: _Any, strict: bool) -> CreateTerminalRespo
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CreateTerminalResponse.issuperset(d):
         _check_unknown(d, _KNOWN_CreateTerminalResponse)
@@ -20200,7 +18047,6 @@ def _encode_CreateTerminalResponse(o: CreateTerminalResponse) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -20235,10 +18081,7 @@ def _decode_TerminalOutputResponse(d: _Any, strict: bool) -> TerminalOutputRespo
         try:
             f_exit_status = None if v is None else _decode_TerminalExitStatus(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("exitStatus")
-            _salvage(v)
-            f_exit_status = _UNSET
+            f_exit_status = _recovered(error, v, strict, "exitStatus", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -20248,10 +18091,7 @@ def _decode_TerminalOutputResponse(d: _Any, strict: bool) -> TerminalOutputRespo
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalOutputResponse.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalOutputResponse)
@@ -20281,7 +18121,6 @@ def _encode_TerminalOutputResponse(o: TerminalOutputResponse) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -20308,10 +18147,7 @@ def _decode_TerminalExitStatus(d: _Any, strict: bool) -> TerminalExitStatus:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("exitCode")
-            _salvage(v)
-            f_exit_code = _UNSET
+            f_exit_code = _recovered(error, v, strict, "exitCode", _UNSET)
 
     f_signal: str | None | _Unset
     v = d.get("signal", _MISSING)
@@ -20321,10 +18157,7 @@ def _decode_TerminalExitStatus(d: _Any, strict: bool) -> TerminalExitStatus:
         try:
             f_signal = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("signal")
-            _salvage(v)
-            f_signal = _UNSET
+            f_signal = _recovered(error, v, strict, "signal", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -20334,10 +18167,7 @@ def _decode_TerminalExitStatus(d: _Any, strict: bool) -> TerminalExitStatus:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalExitStatus.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalExitStatus)
@@ -20362,7 +18192,6 @@ def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -20377,10 +18206,7 @@ def _decode_ReleaseTerminalResponse(d: _Any, strict: bool) -> ReleaseTerminalRes
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ReleaseTerminalResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ReleaseTerminalResponse)
@@ -20397,7 +18223,6 @@ def _encode_ReleaseTerminalResponse(o: ReleaseTerminalResponse) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -20426,10 +18251,7 @@ def _decode_WaitForTerminalExitResponse(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("exitCode")
-            _salvage(v)
-            f_exit_code = _UNSET
+            f_exit_code = _recovered(error, v, strict, "exitCode", _UNSET)
 
     f_signal: str | None | _Unset
     v = d.get("signal", _MISSING)
@@ -20439,10 +18261,7 @@ def _decode_WaitForTerminalExitResponse(
         try:
             f_signal = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("signal")
-            _salvage(v)
-            f_signal = _UNSET
+            f_signal = _recovered(error, v, strict, "signal", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -20452,10 +18271,7 @@ def _decode_WaitForTerminalExitResponse(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_WaitForTerminalExitResponse.issuperset(d):
         _check_unknown(d, _KNOWN_WaitForTerminalExitResponse)
@@ -20484,7 +18300,6 @@ def _encode_WaitForTerminalExitResponse(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -20499,10 +18314,7 @@ def _decode_KillTerminalResponse(d: _Any, strict: bool) -> KillTerminalResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_KillTerminalResponse.issuperset(d):
         _check_unknown(d, _KNOWN_KillTerminalResponse)
@@ -20519,7 +18331,6 @@ def _encode_KillTerminalResponse(o: KillTerminalResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -20546,10 +18357,7 @@ def _read_AcceptCreateElicitationResponse(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_content: dict[str, ElicitationContentValue] | None | _Unset
     v = d.get("content", _MISSING)
@@ -20592,7 +18400,6 @@ def _encode_AcceptCreateElicitationResponse(
         d["content"] = (
             None if v_content is None else {k: encode(x) for k, x in v_content.items()}
         )
-
     return d
 
 
@@ -20619,10 +18426,7 @@ def _read_DeclineCreateElicitationResponse(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_DeclineCreateElicitationResponse.issuperset(d):
         _check_unknown(d, _KNOWN_DeclineCreateElicitationResponse)
@@ -20643,7 +18447,6 @@ def _encode_DeclineCreateElicitationResponse(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -20670,10 +18473,7 @@ def _read_CancelCreateElicitationResponse(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CancelCreateElicitationResponse.issuperset(d):
         _check_unknown(d, _KNOWN_CancelCreateElicitationResponse)
@@ -20694,7 +18494,6 @@ def _encode_CancelCreateElicitationResponse(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -20703,13 +18502,7 @@ def _decode_OtherCreateElicitationResponse(
 ) -> OtherCreateElicitationResponse:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("action")) is not str:
-        raise _check_tag(d, "action", None)
-    if strict and d["action"] in _VARIANTS_CreateElicitationResponse:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["action"]).at(
-            "action"
-        )
+    _check_other_tag(d, "action", _VARIANTS_CreateElicitationResponse, strict)
     return _read_OtherCreateElicitationResponse(d, strict)
 
 
@@ -20726,17 +18519,14 @@ def _read_OtherCreateElicitationResponse(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
+    f_action = d["action"]
+    f_extra = _extra_members(d, ["action", "_meta"], strict)
     o = _new(OtherCreateElicitationResponse)
-    o.action = d["action"]
+    o.action = f_action
     o.meta = f_meta
-    o.extra = {k: x for k, x in d.items() if k not in ["action", "_meta"]}
-    if strict:
-        _check_json(o.extra)
+    o.extra = f_extra
     return o
 
 
@@ -20749,34 +18539,15 @@ def _encode_OtherCreateElicitationResponse(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_CreateElicitationResponse: dict[str, _Decoder[CreateElicitationResponse]] = {
     "accept": _read_AcceptCreateElicitationResponse,
     "decline": _read_DeclineCreateElicitationResponse,
     "cancel": _read_CancelCreateElicitationResponse,
 }
-
-
-def _decode_CreateElicitationResponse(
-    d: _Any, strict: bool
-) -> CreateElicitationResponse:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("action", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_CreateElicitationResponse.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherCreateElicitationResponse(d, strict)
-    if tag is _MISSING:
-        raise _missing("action")
-    raise _type_error("a string", tag).at("action")
 
 
 def _decode_ElicitationContentValue(v: _Any, strict: bool) -> ElicitationContentValue:
@@ -20846,7 +18617,6 @@ def _encode_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, _An
         d["content"] = (
             None if v_content is None else {k: encode(x) for k, x in v_content.items()}
         )
-
     return d
 
 
@@ -20871,10 +18641,7 @@ def _decode_ResultMessageMcpResponse(d: _Any, strict: bool) -> ResultMessageMcpR
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ResultMessageMcpResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ResultMessageMcpResponse)
@@ -20894,7 +18661,6 @@ def _encode_ResultMessageMcpResponse(o: ResultMessageMcpResponse) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -20919,10 +18685,7 @@ def _decode_ErrorMessageMcpResponse(d: _Any, strict: bool) -> ErrorMessageMcpRes
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ErrorMessageMcpResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ErrorMessageMcpResponse)
@@ -20942,33 +18705,7 @@ def _encode_ErrorMessageMcpResponse(o: ErrorMessageMcpResponse) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
-
-
-def _decode_MessageMcpResponse(d: _Any, strict: bool) -> MessageMcpResponse:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    # The first variant whose required keys are all there and that decodes,
-    # as serde's untagged enums choose.
-    errors: list[_ValidationError] = []
-    if "result" in d:
-        try:
-            return _decode_ResultMessageMcpResponse(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if "error" in d:
-        try:
-            return _decode_ErrorMessageMcpResponse(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if errors:
-        raise _furthest(errors)
-    raise _ValidationError(
-        "expected an object with the members of Result or Error (result; error)"
-    )
 
 
 def _decode_McpError(d: _Any, strict: bool) -> McpError:
@@ -21032,7 +18769,6 @@ def _encode_McpError(o: McpError) -> dict[str, _Any]:
     v_data = o.data
     if v_data is not _UNSET:
         d["data"] = _wire_json(v_data)
-
     return d
 
 
@@ -21079,7 +18815,6 @@ def _encode_ClientNotification(o: ClientNotification) -> dict[str, _Any]:
     v_params = o.params
     if v_params is not _UNSET:
         d["params"] = _wire_json(v_params)
-
     return d
 
 
@@ -21104,10 +18839,7 @@ def _decode_CancelNotification(d: _Any, strict: bool) -> CancelNotification:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CancelNotification.issuperset(d):
         _check_unknown(d, _KNOWN_CancelNotification)
@@ -21127,7 +18859,6 @@ def _encode_CancelNotification(o: CancelNotification) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -21182,10 +18913,7 @@ def _decode_MessageMcpNotification(d: _Any, strict: bool) -> MessageMcpNotificat
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_MessageMcpNotification.issuperset(d):
         _check_unknown(d, _KNOWN_MessageMcpNotification)
@@ -21215,7 +18943,6 @@ def _encode_MessageMcpNotification(o: MessageMcpNotification) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -21242,10 +18969,7 @@ def _decode_CancelRequestNotification(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CancelRequestNotification.issuperset(d):
         _check_unknown(d, _KNOWN_CancelRequestNotification)
@@ -21265,7 +18989,6 @@ def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -21322,7 +19045,6 @@ def _encode_ProxyRequest(o: ProxyRequest) -> dict[str, _Any]:
     v_params = o.params
     if v_params is not _UNSET:
         d["params"] = _wire_json(v_params)
-
     return d
 
 
@@ -21361,10 +19083,7 @@ def _decode_ProxySuccessorRequest(d: _Any, strict: bool) -> ProxySuccessorReques
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ProxySuccessorRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ProxySuccessorRequest)
@@ -21388,7 +19107,6 @@ def _encode_ProxySuccessorRequest(o: ProxySuccessorRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -21433,7 +19151,6 @@ def _encode_ResultProxyResponse(o: ResultProxyResponse) -> dict[str, _Any]:
         "id": encode(o.id),
         "result": _wire_json(o.result),
     }
-
     return d
 
 
@@ -21476,33 +19193,7 @@ def _encode_ErrorProxyResponse(o: ErrorProxyResponse) -> dict[str, _Any]:
         "id": encode(o.id),
         "error": _encode_Error(o.error),
     }
-
     return d
-
-
-def _decode_ProxyResponse(d: _Any, strict: bool) -> ProxyResponse:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    # The first variant whose required keys are all there and that decodes,
-    # as serde's untagged enums choose.
-    errors: list[_ValidationError] = []
-    if "id" in d and "result" in d:
-        try:
-            return _decode_ResultProxyResponse(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if "id" in d and "error" in d:
-        try:
-            return _decode_ErrorProxyResponse(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if errors:
-        raise _furthest(errors)
-    raise _ValidationError(
-        "expected an object with the members of Result or Error (id, result; id, error)"
-    )
 
 
 def _decode_InitializeProxyResponse(v: _Any, strict: bool) -> InitializeProxyResponse:
@@ -21556,7 +19247,6 @@ def _encode_ProxyNotification(o: ProxyNotification) -> dict[str, _Any]:
     v_params = o.params
     if v_params is not _UNSET:
         d["params"] = _wire_json(v_params)
-
     return d
 
 
@@ -21593,10 +19283,7 @@ def _decode_ProxySuccessorNotification(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ProxySuccessorNotification.issuperset(d):
         _check_unknown(d, _KNOWN_ProxySuccessorNotification)
@@ -21624,83 +19311,207 @@ def _encode_ProxySuccessorNotification(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
+_decode_ToolCallContent: _Decoder[ToolCallContent] = _tagged_union(
+    "type",
+    _VARIANTS_ToolCallContent,
+    unknown='expected one of "content", "diff", "terminal"',
+)
+_decode_ContentBlock: _Decoder[ContentBlock] = _tagged_union(
+    "type",
+    _VARIANTS_ContentBlock,
+    unknown='expected one of "text", "image", "audio", "resource_link", "resource"',
+)
+_decode_EmbeddedResourceResource: _Decoder[EmbeddedResourceResource] = _untagged_union(
+    (
+        (("text", "uri"), _decode_TextResourceContents),
+        (("blob", "uri"), _decode_BlobResourceContents),
+    ),
+    "expected an object with the members of TextResourceContents or BlobResourceContents (text, uri; blob, uri)",
+)
+_decode_CreateElicitationRequest: _Decoder[CreateElicitationRequest] = _tagged_union(
+    "mode",
+    _VARIANTS_CreateElicitationRequest,
+    catch_all=_read_OtherCreateElicitationRequest,
+)
+_decode_ElicitationPropertySchema: _Decoder[ElicitationPropertySchema] = _tagged_union(
+    "type",
+    _VARIANTS_ElicitationPropertySchema,
+    catch_all=_read_OtherElicitationPropertySchema,
+)
+_decode_MultiSelectItems: _Decoder[MultiSelectItems] = _tagged_union(
+    "type",
+    _VARIANTS_MultiSelectItems,
+    fallback=_decode_TitledMultiSelectItems,
+    catch_all=_read_OtherMultiSelectItems,
+)
+_decode_AgentResponse: _Decoder[AgentResponse] = _untagged_union(
+    (
+        (("id", "result"), _decode_ResultAgentResponse),
+        (("id", "error"), _decode_ErrorAgentResponse),
+    ),
+    "expected an object with the members of Result or Error (id, result; id, error)",
+)
+_decode_AuthMethod: _Decoder[AuthMethod] = _tagged_union(
+    "type", _VARIANTS_AuthMethod, fallback=_decode_AuthMethodAgent
+)
+_decode_SessionConfigOption: _Decoder[SessionConfigOption] = _tagged_union(
+    "type", _VARIANTS_SessionConfigOption, unknown='expected one of "select", "boolean"'
+)
+_decode_SessionUpdate: _Decoder[SessionUpdate] = _tagged_union(
+    "sessionUpdate",
+    _VARIANTS_SessionUpdate,
+    unknown='expected one of "user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan", "plan_update", "plan_removed", "available_commands_update", "current_mode_update", "config_option_update", "session_info_update", "usage_update", "notice", "compaction_update", "compaction_summary_chunk", "subagent_update", "session_message", "session_message_chunk"',
+)
+_decode_PlanUpdateContent: _Decoder[PlanUpdateContent] = _tagged_union(
+    "type",
+    _VARIANTS_PlanUpdateContent,
+    unknown='expected one of "items", "file", "markdown"',
+)
+_decode_AvailableCommandInput: _Decoder[AvailableCommandInput] = _untagged_union(
+    ((("hint",), _decode_UnstructuredCommandInput),),
+    "expected an object with the members of unstructured (hint)",
+)
+_decode_StateUpdate: _Decoder[StateUpdate] = _tagged_union(
+    "state", _VARIANTS_StateUpdate, catch_all=_read_OtherStateUpdate
+)
+_decode_IdleStateUpdate: _Decoder[IdleStateUpdate] = _tagged_union(
+    "stopReason",
+    _VARIANTS_IdleStateUpdate,
+    lenient_tag=True,
+    catch_all=_read_OtherIdleStateUpdate,
+    null_tag=_decode_NoneIdleStateUpdate,
+)
+_decode_McpServer: _Decoder[McpServer] = _tagged_union(
+    "type", _VARIANTS_McpServer, fallback=_decode_McpServerStdio
+)
+_decode_SetSessionConfigOptionRequest: _Decoder[SetSessionConfigOptionRequest] = (
+    _tagged_union(
+        "type",
+        _VARIANTS_SetSessionConfigOptionRequest,
+        fallback=_decode_ValueIdSetSessionConfigOptionRequest,
+    )
+)
+_decode_ClientResponse: _Decoder[ClientResponse] = _untagged_union(
+    (
+        (("id", "result"), _decode_ResultClientResponse),
+        (("id", "error"), _decode_ErrorClientResponse),
+    ),
+    "expected an object with the members of Result or Error (id, result; id, error)",
+)
+_decode_RequestPermissionOutcome: _Decoder[RequestPermissionOutcome] = _tagged_union(
+    "outcome",
+    _VARIANTS_RequestPermissionOutcome,
+    unknown='expected one of "cancelled", "selected"',
+)
+_decode_CreateElicitationResponse: _Decoder[CreateElicitationResponse] = _tagged_union(
+    "action",
+    _VARIANTS_CreateElicitationResponse,
+    catch_all=_read_OtherCreateElicitationResponse,
+)
+_decode_MessageMcpResponse: _Decoder[MessageMcpResponse] = _untagged_union(
+    (
+        (("result",), _decode_ResultMessageMcpResponse),
+        (("error",), _decode_ErrorMessageMcpResponse),
+    ),
+    "expected an object with the members of Result or Error (result; error)",
+)
+_decode_ProxyResponse: _Decoder[ProxyResponse] = _untagged_union(
+    (
+        (("id", "result"), _decode_ResultProxyResponse),
+        (("id", "error"), _decode_ErrorProxyResponse),
+    ),
+    "expected an object with the members of Result or Error (id, result; id, error)",
+)
+
+
 def _encode_ToolCallState(o: ToolCallState) -> dict[str, _Any]:
-    d: dict[str, _Any] = {}
-    d["toolCallId"] = o.tool_call_id
-    d["kind"] = o.kind._value_ if type(o.kind) is ToolKind else o.kind
-    d["status"] = o.status._value_ if type(o.status) is ToolCallStatus else o.status
-    d["title"] = o.title
-    d["name"] = o.name
-    d["content"] = [_encode_ToolCallContent(x) for x in o.content]
-    d["locations"] = [_encode_ToolCallLocation(x) for x in o.locations]
-    d["rawInput"] = _wire_json(o.raw_input)
-    d["rawOutput"] = _wire_json(o.raw_output)
-    d["_meta"] = _wire_map(o.meta)
+    d: dict[str, _Any] = {
+        "toolCallId": o.tool_call_id,
+        "kind": (o.kind._value_ if type(o.kind) is ToolKind else o.kind),
+        "status": (o.status._value_ if type(o.status) is ToolCallStatus else o.status),
+        "title": o.title,
+        "name": o.name,
+        "content": [_encode_ToolCallContent(x) for x in o.content],
+        "locations": [_encode_ToolCallLocation(x) for x in o.locations],
+        "rawInput": _wire_json(o.raw_input),
+        "rawOutput": _wire_json(o.raw_output),
+        "_meta": _wire_map(o.meta),
+    }
     return d
 
 
 def _encode_SessionInfoState(o: SessionInfoState) -> dict[str, _Any]:
-    d: dict[str, _Any] = {}
-    d["title"] = o.title
-    d["updatedAt"] = o.updated_at
-    d["_meta"] = _wire_map(o.meta)
+    d: dict[str, _Any] = {
+        "title": o.title,
+        "updatedAt": o.updated_at,
+        "_meta": _wire_map(o.meta),
+    }
     return d
 
 
 def _encode_UsageState(o: UsageState) -> dict[str, _Any]:
-    d: dict[str, _Any] = {}
-    d["used"] = o.used
-    d["size"] = o.size
-    d["cost"] = None if o.cost is None else _encode_Cost(o.cost)
+    d: dict[str, _Any] = {
+        "used": o.used,
+        "size": o.size,
+        "cost": (None if o.cost is None else _encode_Cost(o.cost)),
+    }
     return d
 
 
 def _encode_CompactionState(o: CompactionState) -> dict[str, _Any]:
-    d: dict[str, _Any] = {}
-    d["compactionId"] = o.compaction_id
-    d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
-    d["summary"] = [_encode_ContentBlock(x) for x in o.summary]
-    d["error"] = o.error
-    d["_meta"] = _wire_map(o.meta)
+    d: dict[str, _Any] = {
+        "compactionId": o.compaction_id,
+        "status": (
+            o.status._value_ if type(o.status) is CompactionStatus else o.status
+        ),
+        "summary": [_encode_ContentBlock(x) for x in o.summary],
+        "error": o.error,
+        "_meta": _wire_map(o.meta),
+    }
     return d
 
 
 def _encode_SubagentState(o: SubagentState) -> dict[str, _Any]:
-    d: dict[str, _Any] = {}
-    d["sessionId"] = o.session_id
-    d["title"] = o.title
-    d["description"] = o.description
-    d["capabilities"] = (
-        None
-        if o.capabilities is None
-        else _encode_SubagentSessionCapabilities(o.capabilities)
-    )
-    d["state"] = None if o.state is None else _encode_StateUpdate(o.state)
-    d["cwd"] = o.cwd
-    d["additionalDirectories"] = (
-        None if o.additional_directories is None else list(o.additional_directories)
-    )
-    d["_meta"] = _wire_map(o.meta)
+    d: dict[str, _Any] = {
+        "sessionId": o.session_id,
+        "title": o.title,
+        "description": o.description,
+        "capabilities": (
+            None
+            if o.capabilities is None
+            else _encode_SubagentSessionCapabilities(o.capabilities)
+        ),
+        "state": (None if o.state is None else _encode_StateUpdate(o.state)),
+        "cwd": o.cwd,
+        "additionalDirectories": (
+            None if o.additional_directories is None else list(o.additional_directories)
+        ),
+        "_meta": _wire_map(o.meta),
+    }
     return d
 
 
 def _encode_SessionMessageState(o: SessionMessageState) -> dict[str, _Any]:
-    d: dict[str, _Any] = {}
-    d["messageId"] = o.message_id
-    d["senderSessionId"] = None if o.sender_session_id is None else o.sender_session_id
-    d["recipientSessionId"] = (
-        None if o.recipient_session_id is None else o.recipient_session_id
-    )
-    d["senderMessageId"] = None if o.sender_message_id is None else o.sender_message_id
-    d["recipientMessageId"] = (
-        None if o.recipient_message_id is None else o.recipient_message_id
-    )
-    d["content"] = [_encode_ContentBlock(x) for x in o.content]
-    d["_meta"] = _wire_map(o.meta)
+    d: dict[str, _Any] = {
+        "messageId": o.message_id,
+        "senderSessionId": (
+            None if o.sender_session_id is None else o.sender_session_id
+        ),
+        "recipientSessionId": (
+            None if o.recipient_session_id is None else o.recipient_session_id
+        ),
+        "senderMessageId": (
+            None if o.sender_message_id is None else o.sender_message_id
+        ),
+        "recipientMessageId": (
+            None if o.recipient_message_id is None else o.recipient_message_id
+        ),
+        "content": [_encode_ContentBlock(x) for x in o.content],
+        "_meta": _wire_map(o.meta),
+    }
     return d
 
 
@@ -23257,6 +21068,48 @@ _CLASS_ENCODERS: dict[type[object], _Callable[[_Any], dict[str, _Any]]] = {
     SubagentState: _encode_SubagentState,
     SessionMessageState: _encode_SessionMessageState,
 }
+_encode_ToolCallContent: _Callable[[ToolCallContent], dict[str, _Any]] = (
+    _variant_encoding(_CLASS_ENCODERS, "ToolCallContent")
+)
+_encode_ContentBlock: _Callable[[ContentBlock], dict[str, _Any]] = _variant_encoding(
+    _CLASS_ENCODERS, "ContentBlock"
+)
+_encode_EmbeddedResourceResource: _Callable[
+    [EmbeddedResourceResource], dict[str, _Any]
+] = _variant_encoding(_CLASS_ENCODERS, "EmbeddedResourceResource")
+_encode_ElicitationPropertySchema: _Callable[
+    [ElicitationPropertySchema], dict[str, _Any]
+] = _variant_encoding(_CLASS_ENCODERS, "ElicitationPropertySchema")
+_encode_MultiSelectItems: _Callable[[MultiSelectItems], dict[str, _Any]] = (
+    _variant_encoding(_CLASS_ENCODERS, "MultiSelectItems")
+)
+_encode_AuthMethod: _Callable[[AuthMethod], dict[str, _Any]] = _variant_encoding(
+    _CLASS_ENCODERS, "AuthMethod"
+)
+_encode_SessionConfigOption: _Callable[[SessionConfigOption], dict[str, _Any]] = (
+    _variant_encoding(_CLASS_ENCODERS, "SessionConfigOption")
+)
+_encode_SessionUpdate: _Callable[[SessionUpdate], dict[str, _Any]] = _variant_encoding(
+    _CLASS_ENCODERS, "SessionUpdate"
+)
+_encode_PlanUpdateContent: _Callable[[PlanUpdateContent], dict[str, _Any]] = (
+    _variant_encoding(_CLASS_ENCODERS, "PlanUpdateContent")
+)
+_encode_AvailableCommandInput: _Callable[[AvailableCommandInput], dict[str, _Any]] = (
+    _variant_encoding(_CLASS_ENCODERS, "AvailableCommandInput")
+)
+_encode_StateUpdate: _Callable[[StateUpdate], dict[str, _Any]] = _variant_encoding(
+    _CLASS_ENCODERS, "StateUpdate"
+)
+_encode_IdleStateUpdate: _Callable[[IdleStateUpdate], dict[str, _Any]] = (
+    _variant_encoding(_CLASS_ENCODERS, "IdleStateUpdate")
+)
+_encode_McpServer: _Callable[[McpServer], dict[str, _Any]] = _variant_encoding(
+    _CLASS_ENCODERS, "McpServer"
+)
+_encode_RequestPermissionOutcome: _Callable[
+    [RequestPermissionOutcome], dict[str, _Any]
+] = _variant_encoding(_CLASS_ENCODERS, "RequestPermissionOutcome")
 
 _POINTERS: dict[type[object], str] = {
     **{cls: pointer for cls, (_, pointer) in _CLASS_DECODERS.items()},
@@ -23304,8 +21157,6 @@ _ENCODERS: dict[type[object], _Callable[[_Any], object]] = {
 }
 
 if _typing.TYPE_CHECKING:
-    # One signature per definition, so that ``decode("PromptResponse", data)``
-    # has the type PromptResponse.
 
     @_overload
     def decode(

@@ -16,8 +16,19 @@ from . import _models
 from ._codec import class_decoding as _class_decoding
 from ._codec import decoding as _decoding
 from ._codec import encoding as _encoding
+from ._codec import new as _new
 from ._codec import raw_checking as _raw_checking
 from ._schema import SCHEMA_JSON as _SCHEMA_JSON
+from ._codec import add_extra as _add_extra
+from ._codec import check_other_tag as _check_other_tag
+from ._codec import closed_enum as _closed_enum
+from ._codec import extra_members as _extra_members
+from ._codec import open_int_enum as _open_int_enum
+from ._codec import open_str_enum as _open_str_enum
+from ._codec import recovered as _recovered
+from ._codec import tagged_union as _tagged_union
+from ._codec import untagged_union as _untagged_union
+from ._codec import variant_encoding as _variant_encoding
 from ._runtime import FLOAT_MAX as _FLOAT_MAX
 from ._runtime import MISSING as _MISSING
 from ._runtime import UNSET as _UNSET
@@ -32,20 +43,16 @@ from ._runtime import check_map as _check_map
 from ._runtime import check_num as _check_num
 from ._runtime import check_str as _check_str
 from ._runtime import check_tag as _check_tag
-from ._runtime import check_json as _check_json
 from ._runtime import check_unknown as _check_unknown
 from ._runtime import check_variants as _check_variants
 from ._runtime import check_variants_skipping as _check_variants_skipping
 from ._runtime import exactly_one as _exactly_one
 from ._runtime import first_match as _first_match
-from ._runtime import furthest as _furthest
 from ._runtime import json_object as _json_object
 from ._runtime import missing as _missing
 from ._runtime import not_null as _not_null
-from ._runtime import salvage as _salvage
 from ._runtime import scalar_union as _scalar_union
 from ._runtime import type_error as _type_error
-from ._runtime import unexpected as _unexpected
 from ._runtime import wire_json as _wire_json
 from ._runtime import wire_map as _wire_map
 from .models import (
@@ -364,12 +371,7 @@ if _typing.TYPE_CHECKING:
 
 __all__ = ["decode", "decode_class", "encode"]
 
-_new = object.__new__
-"""Decoders build objects without calling ``__init__``: they have already
-computed every field, defaults included."""
-
 _check_raw = _raw_checking(_SCHEMA_JSON)
-"""A value the typed codec keeps as JSON, checked against its subschema."""
 
 
 def _decode_AgentRequest(d: _Any, strict: bool) -> AgentRequest:
@@ -425,7 +427,6 @@ def _encode_AgentRequest(o: AgentRequest) -> dict[str, _Any]:
     v_params = o.params
     if v_params is not _UNSET:
         d["params"] = _wire_json(v_params)
-
     return d
 
 
@@ -486,10 +487,7 @@ def _decode_RequestPermissionRequest(d: _Any, strict: bool) -> RequestPermission
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_subject: RequestPermissionSubject | None | _Unset
     v = d.get("subject", _MISSING)
@@ -531,10 +529,7 @@ def _decode_RequestPermissionRequest(d: _Any, strict: bool) -> RequestPermission
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_RequestPermissionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_RequestPermissionRequest)
@@ -570,7 +565,6 @@ def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -611,10 +605,7 @@ def _read_ToolCallRequestPermissionSubject(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCallRequestPermissionSubject.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallRequestPermissionSubject)
@@ -639,7 +630,6 @@ def _encode_ToolCallRequestPermissionSubject(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -688,10 +678,7 @@ def _read_CommandRequestPermissionSubject(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("toolCallId")
-            _salvage(v)
-            f_tool_call_id = _UNSET
+            f_tool_call_id = _recovered(error, v, strict, "toolCallId", _UNSET)
 
     f_terminal_id: TerminalId | None | _Unset
     v = d.get("terminalId", _MISSING)
@@ -703,10 +690,7 @@ def _read_CommandRequestPermissionSubject(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("terminalId")
-            _salvage(v)
-            f_terminal_id = _UNSET
+            f_terminal_id = _recovered(error, v, strict, "terminalId", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -716,10 +700,7 @@ def _read_CommandRequestPermissionSubject(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CommandRequestPermissionSubject.issuperset(d):
         _check_unknown(d, _KNOWN_CommandRequestPermissionSubject)
@@ -754,7 +735,6 @@ def _encode_CommandRequestPermissionSubject(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -763,13 +743,7 @@ def _decode_OtherRequestPermissionSubject(
 ) -> OtherRequestPermissionSubject:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_RequestPermissionSubject:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_RequestPermissionSubject, strict)
     return _read_OtherRequestPermissionSubject(d, strict)
 
 
@@ -778,11 +752,11 @@ def _read_OtherRequestPermissionSubject(
 ) -> OtherRequestPermissionSubject:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
+    f_type = d["type"]
+    f_extra = _extra_members(d, ["type"], strict)
     o = _new(OtherRequestPermissionSubject)
-    o.type = d["type"]
-    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
-    if strict:
-        _check_json(o.extra)
+    o.type = f_type
+    o.extra = f_extra
     return o
 
 
@@ -792,41 +766,14 @@ def _encode_OtherRequestPermissionSubject(
     d: dict[str, _Any] = {
         "type": o.type,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_RequestPermissionSubject: dict[str, _Decoder[RequestPermissionSubject]] = {
     "tool_call": _read_ToolCallRequestPermissionSubject,
     "command": _read_CommandRequestPermissionSubject,
 }
-
-
-def _decode_RequestPermissionSubject(d: _Any, strict: bool) -> RequestPermissionSubject:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_RequestPermissionSubject.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherRequestPermissionSubject(d, strict)
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_RequestPermissionSubject(o: RequestPermissionSubject) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of RequestPermissionSubject"
-        ) from None
-    return encoder(o)
 
 
 def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
@@ -850,10 +797,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
         try:
             f_name = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("name")
-            _salvage(v)
-            f_name = _UNSET
+            f_name = _recovered(error, v, strict, "name", _UNSET)
 
     f_title: str | None | _Unset
     v = d.get("title", _MISSING)
@@ -863,10 +807,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_kind: ToolKind | str | None | _Unset
     v = d.get("kind", _MISSING)
@@ -884,10 +825,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("kind")
-            _salvage(v)
-            f_kind = _UNSET
+            f_kind = _recovered(error, v, strict, "kind", _UNSET)
 
     f_status: ToolCallStatus | str | None | _Unset
     v = d.get("status", _MISSING)
@@ -905,10 +843,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("status")
-            _salvage(v)
-            f_status = _UNSET
+            f_status = _recovered(error, v, strict, "status", _UNSET)
 
     f_content: list[ToolCallContent] | None | _Unset
     v = d.get("content", _MISSING)
@@ -928,10 +863,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("content")
-            _salvage(v)
-            f_content = _UNSET
+            f_content = _recovered(error, v, strict, "content", _UNSET)
 
     f_locations: list[ToolCallLocation] | None | _Unset
     v = d.get("locations", _MISSING)
@@ -945,10 +877,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
                 else _check_list_skipping(v, _decode_ToolCallLocation, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("locations")
-            _salvage(v)
-            f_locations = _UNSET
+            f_locations = _recovered(error, v, strict, "locations", _UNSET)
 
     f_raw_input: _Any | _Unset
     v = d.get("rawInput", _MISSING)
@@ -958,10 +887,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
         try:
             f_raw_input = _any_value(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("rawInput")
-            _salvage(v)
-            f_raw_input = _UNSET
+            f_raw_input = _recovered(error, v, strict, "rawInput", _UNSET)
 
     f_raw_output: _Any | _Unset
     v = d.get("rawOutput", _MISSING)
@@ -971,10 +897,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
         try:
             f_raw_output = _any_value(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("rawOutput")
-            _salvage(v)
-            f_raw_output = _UNSET
+            f_raw_output = _recovered(error, v, strict, "rawOutput", _UNSET)
 
     f_capabilities: ToolCallCapabilities | None | _Unset
     v = d.get("capabilities", _MISSING)
@@ -986,10 +909,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
                 None if v is None else _decode_ToolCallCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("capabilities")
-            _salvage(v)
-            f_capabilities = _UNSET
+            f_capabilities = _recovered(error, v, strict, "capabilities", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -999,10 +919,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCallUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallUpdate)
@@ -1092,7 +1009,6 @@ def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -1100,33 +1016,19 @@ def _decode_ToolCallId(v: _Any, strict: bool) -> ToolCallId:
     return v if type(v) is str else _check_str(v)
 
 
-def _decode_ToolKind(v: _Any, strict: bool) -> ToolKind | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_ToolKind.get(v)
-    if member is not None:
-        return member
-    return v
-
-
 _MEMBERS_ToolKind = _cast("dict[str, ToolKind]", ToolKind._value2member_map_)
+_decode_ToolKind: _Decoder[ToolKind | str] = _open_str_enum(_MEMBERS_ToolKind)
 
 
 def _encode_ToolKind(v: ToolKind | str) -> str:
     return v._value_ if type(v) is ToolKind else v
 
 
-def _decode_ToolCallStatus(v: _Any, strict: bool) -> ToolCallStatus | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_ToolCallStatus.get(v)
-    if member is not None:
-        return member
-    return v
-
-
 _MEMBERS_ToolCallStatus = _cast(
     "dict[str, ToolCallStatus]", ToolCallStatus._value2member_map_
+)
+_decode_ToolCallStatus: _Decoder[ToolCallStatus | str] = _open_str_enum(
+    _MEMBERS_ToolCallStatus
 )
 
 
@@ -1171,10 +1073,7 @@ def _read_ContentToolCallContent(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ContentToolCallContent.issuperset(d):
         _check_unknown(d, _KNOWN_ContentToolCallContent)
@@ -1195,7 +1094,6 @@ def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -1230,10 +1128,7 @@ def _read_DiffToolCallContent(d: _JsonObject, strict: bool) -> DiffToolCallConte
         try:
             f_patch = None if v is None else _decode_DiffPatch(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("patch")
-            _salvage(v)
-            f_patch = _UNSET
+            f_patch = _recovered(error, v, strict, "patch", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -1243,10 +1138,7 @@ def _read_DiffToolCallContent(d: _JsonObject, strict: bool) -> DiffToolCallConte
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_DiffToolCallContent.issuperset(d):
         _check_unknown(d, _KNOWN_DiffToolCallContent)
@@ -1273,7 +1165,6 @@ def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -1308,10 +1199,7 @@ def _read_TerminalToolCallContent(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalToolCallContent.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalToolCallContent)
@@ -1334,31 +1222,24 @@ def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
 def _decode_OtherToolCallContent(d: _Any, strict: bool) -> OtherToolCallContent:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_ToolCallContent:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_ToolCallContent, strict)
     return _read_OtherToolCallContent(d, strict)
 
 
 def _read_OtherToolCallContent(d: _JsonObject, strict: bool) -> OtherToolCallContent:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
+    f_type = d["type"]
+    f_extra = _extra_members(d, ["type"], strict)
     o = _new(OtherToolCallContent)
-    o.type = d["type"]
-    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
-    if strict:
-        _check_json(o.extra)
+    o.type = f_type
+    o.extra = f_extra
     return o
 
 
@@ -1366,42 +1247,15 @@ def _encode_OtherToolCallContent(o: OtherToolCallContent) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": o.type,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_ToolCallContent: dict[str, _Decoder[ToolCallContent]] = {
     "content": _read_ContentToolCallContent,
     "diff": _read_DiffToolCallContent,
     "terminal": _read_TerminalToolCallContent,
 }
-
-
-def _decode_ToolCallContent(d: _Any, strict: bool) -> ToolCallContent:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_ToolCallContent.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherToolCallContent(d, strict)
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_ToolCallContent(o: ToolCallContent) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of ToolCallContent"
-        ) from None
-    return encoder(o)
 
 
 def _decode_TextContentBlock(d: _Any, strict: bool) -> TextContentBlock:
@@ -1433,10 +1287,7 @@ def _read_TextContentBlock(d: _JsonObject, strict: bool) -> TextContentBlock:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -1446,10 +1297,7 @@ def _read_TextContentBlock(d: _JsonObject, strict: bool) -> TextContentBlock:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TextContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_TextContentBlock)
@@ -1478,7 +1326,6 @@ def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -1521,10 +1368,7 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
         try:
             f_uri = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("uri")
-            _salvage(v)
-            f_uri = _UNSET
+            f_uri = _recovered(error, v, strict, "uri", _UNSET)
 
     f_annotations: Annotations | None | _Unset
     v = d.get("annotations", _MISSING)
@@ -1534,10 +1378,7 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -1547,10 +1388,7 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ImageContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_ImageContentBlock)
@@ -1585,7 +1423,6 @@ def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -1628,10 +1465,7 @@ def _read_AudioContentBlock(d: _JsonObject, strict: bool) -> AudioContentBlock:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -1641,10 +1475,7 @@ def _read_AudioContentBlock(d: _JsonObject, strict: bool) -> AudioContentBlock:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AudioContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_AudioContentBlock)
@@ -1675,7 +1506,6 @@ def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -1720,10 +1550,7 @@ def _read_ResourceLinkContentBlock(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -1735,10 +1562,7 @@ def _read_ResourceLinkContentBlock(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_icons: list[Icon] | None | _Unset
     v = d.get("icons", _MISSING)
@@ -1750,10 +1574,7 @@ def _read_ResourceLinkContentBlock(
                 None if v is None else _check_list_skipping(v, _decode_Icon, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("icons")
-            _salvage(v)
-            f_icons = _UNSET
+            f_icons = _recovered(error, v, strict, "icons", _UNSET)
 
     f_mime_type: MediaType | None | _Unset
     v = d.get("mimeType", _MISSING)
@@ -1765,10 +1586,7 @@ def _read_ResourceLinkContentBlock(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_size: int | None | _Unset
     v = d.get("size", _MISSING)
@@ -1790,10 +1608,7 @@ def _read_ResourceLinkContentBlock(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("size")
-            _salvage(v)
-            f_size = _UNSET
+            f_size = _recovered(error, v, strict, "size", _UNSET)
 
     f_annotations: Annotations | None | _Unset
     v = d.get("annotations", _MISSING)
@@ -1803,10 +1618,7 @@ def _read_ResourceLinkContentBlock(
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -1816,10 +1628,7 @@ def _read_ResourceLinkContentBlock(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ResourceLinkContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_ResourceLinkContentBlock)
@@ -1881,7 +1690,6 @@ def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -1914,10 +1722,7 @@ def _read_ResourceContentBlock(d: _JsonObject, strict: bool) -> ResourceContentB
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -1927,10 +1732,7 @@ def _read_ResourceContentBlock(d: _JsonObject, strict: bool) -> ResourceContentB
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ResourceContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_ResourceContentBlock)
@@ -1959,31 +1761,24 @@ def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
 def _decode_OtherContentBlock(d: _Any, strict: bool) -> OtherContentBlock:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_ContentBlock:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_ContentBlock, strict)
     return _read_OtherContentBlock(d, strict)
 
 
 def _read_OtherContentBlock(d: _JsonObject, strict: bool) -> OtherContentBlock:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
+    f_type = d["type"]
+    f_extra = _extra_members(d, ["type"], strict)
     o = _new(OtherContentBlock)
-    o.type = d["type"]
-    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
-    if strict:
-        _check_json(o.extra)
+    o.type = f_type
+    o.extra = f_extra
     return o
 
 
@@ -1991,13 +1786,10 @@ def _encode_OtherContentBlock(o: OtherContentBlock) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": o.type,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_ContentBlock: dict[str, _Decoder[ContentBlock]] = {
     "text": _read_TextContentBlock,
     "image": _read_ImageContentBlock,
@@ -2005,30 +1797,6 @@ _VARIANTS_ContentBlock: dict[str, _Decoder[ContentBlock]] = {
     "resource_link": _read_ResourceLinkContentBlock,
     "resource": _read_ResourceContentBlock,
 }
-
-
-def _decode_ContentBlock(d: _Any, strict: bool) -> ContentBlock:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_ContentBlock.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherContentBlock(d, strict)
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_ContentBlock(o: ContentBlock) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of ContentBlock"
-        ) from None
-    return encoder(o)
 
 
 def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
@@ -2044,10 +1812,7 @@ def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
                 None if v is None else _check_list_skipping(v, _decode_Role, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("audience")
-            _salvage(v)
-            f_audience = _UNSET
+            f_audience = _recovered(error, v, strict, "audience", _UNSET)
 
     f_last_modified: str | None | _Unset
     v = d.get("lastModified", _MISSING)
@@ -2059,10 +1824,7 @@ def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("lastModified")
-            _salvage(v)
-            f_last_modified = _UNSET
+            f_last_modified = _recovered(error, v, strict, "lastModified", _UNSET)
 
     f_priority: float | None | _Unset
     v = d.get("priority", _MISSING)
@@ -2076,10 +1838,7 @@ def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
                 else (v if type(v) is float and 0 <= v <= 1 else _check_num(v, 0, 1))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("priority")
-            _salvage(v)
-            f_priority = _UNSET
+            f_priority = _recovered(error, v, strict, "priority", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -2089,10 +1848,7 @@ def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Annotations.issuperset(d):
         _check_unknown(d, _KNOWN_Annotations)
@@ -2127,20 +1883,11 @@ def _encode_Annotations(o: Annotations) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
-def _decode_Role(v: _Any, strict: bool) -> Role | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_Role.get(v)
-    if member is not None:
-        return member
-    return v
-
-
 _MEMBERS_Role = _cast("dict[str, Role]", Role._value2member_map_)
+_decode_Role: _Decoder[Role | str] = _open_str_enum(_MEMBERS_Role)
 
 
 def _encode_Role(v: Role | str) -> str:
@@ -2168,10 +1915,7 @@ def _decode_TextContent(d: _Any, strict: bool) -> TextContent:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -2181,10 +1925,7 @@ def _decode_TextContent(d: _Any, strict: bool) -> TextContent:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TextContent.issuperset(d):
         _check_unknown(d, _KNOWN_TextContent)
@@ -2210,7 +1951,6 @@ def _encode_TextContent(o: TextContent) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -2249,10 +1989,7 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
         try:
             f_uri = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("uri")
-            _salvage(v)
-            f_uri = _UNSET
+            f_uri = _recovered(error, v, strict, "uri", _UNSET)
 
     f_annotations: Annotations | None | _Unset
     v = d.get("annotations", _MISSING)
@@ -2262,10 +1999,7 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -2275,10 +2009,7 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ImageContent.issuperset(d):
         _check_unknown(d, _KNOWN_ImageContent)
@@ -2312,7 +2043,6 @@ def _encode_ImageContent(o: ImageContent) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -2347,10 +2077,7 @@ def _decode_AudioContent(d: _Any, strict: bool) -> AudioContent:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -2360,10 +2087,7 @@ def _decode_AudioContent(d: _Any, strict: bool) -> AudioContent:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AudioContent.issuperset(d):
         _check_unknown(d, _KNOWN_AudioContent)
@@ -2393,7 +2117,6 @@ def _encode_AudioContent(o: AudioContent) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -2420,10 +2143,7 @@ def _decode_Icon(d: _Any, strict: bool) -> Icon:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_sizes: list[str] | None | _Unset
     v = d.get("sizes", _MISSING)
@@ -2439,10 +2159,7 @@ def _decode_Icon(d: _Any, strict: bool) -> Icon:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("sizes")
-            _salvage(v)
-            f_sizes = _UNSET
+            f_sizes = _recovered(error, v, strict, "sizes", _UNSET)
 
     f_theme: IconTheme | str | None | _Unset
     v = d.get("theme", _MISSING)
@@ -2460,10 +2177,7 @@ def _decode_Icon(d: _Any, strict: bool) -> Icon:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("theme")
-            _salvage(v)
-            f_theme = _UNSET
+            f_theme = _recovered(error, v, strict, "theme", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -2473,10 +2187,7 @@ def _decode_Icon(d: _Any, strict: bool) -> Icon:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Icon.issuperset(d):
         _check_unknown(d, _KNOWN_Icon)
@@ -2512,20 +2223,11 @@ def _encode_Icon(o: Icon) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
-def _decode_IconTheme(v: _Any, strict: bool) -> IconTheme | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_IconTheme.get(v)
-    if member is not None:
-        return member
-    return v
-
-
 _MEMBERS_IconTheme = _cast("dict[str, IconTheme]", IconTheme._value2member_map_)
+_decode_IconTheme: _Decoder[IconTheme | str] = _open_str_enum(_MEMBERS_IconTheme)
 
 
 def _encode_IconTheme(v: IconTheme | str) -> str:
@@ -2563,10 +2265,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -2578,10 +2277,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_icons: list[Icon] | None | _Unset
     v = d.get("icons", _MISSING)
@@ -2593,10 +2289,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
                 None if v is None else _check_list_skipping(v, _decode_Icon, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("icons")
-            _salvage(v)
-            f_icons = _UNSET
+            f_icons = _recovered(error, v, strict, "icons", _UNSET)
 
     f_mime_type: MediaType | None | _Unset
     v = d.get("mimeType", _MISSING)
@@ -2608,10 +2301,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_size: int | None | _Unset
     v = d.get("size", _MISSING)
@@ -2633,10 +2323,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("size")
-            _salvage(v)
-            f_size = _UNSET
+            f_size = _recovered(error, v, strict, "size", _UNSET)
 
     f_annotations: Annotations | None | _Unset
     v = d.get("annotations", _MISSING)
@@ -2646,10 +2333,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -2659,10 +2343,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ResourceLink.issuperset(d):
         _check_unknown(d, _KNOWN_ResourceLink)
@@ -2722,43 +2403,7 @@ def _encode_ResourceLink(o: ResourceLink) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
-
-
-def _decode_EmbeddedResourceResource(d: _Any, strict: bool) -> EmbeddedResourceResource:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    # The first variant whose required keys are all there and that decodes,
-    # as serde's untagged enums choose.
-    errors: list[_ValidationError] = []
-    if "text" in d and "uri" in d:
-        try:
-            return _decode_TextResourceContents(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if "blob" in d and "uri" in d:
-        try:
-            return _decode_BlobResourceContents(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if errors:
-        raise _furthest(errors)
-    raise _ValidationError(
-        "expected an object with the members of TextResourceContents or BlobResourceContents (text, uri; blob, uri)"
-    )
-
-
-def _encode_EmbeddedResourceResource(o: EmbeddedResourceResource) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of EmbeddedResourceResource"
-        ) from None
-    return encoder(o)
 
 
 def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
@@ -2794,10 +2439,7 @@ def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -2807,10 +2449,7 @@ def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TextResourceContents.issuperset(d):
         _check_unknown(d, _KNOWN_TextResourceContents)
@@ -2838,7 +2477,6 @@ def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -2875,10 +2513,7 @@ def _decode_BlobResourceContents(d: _Any, strict: bool) -> BlobResourceContents:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -2888,10 +2523,7 @@ def _decode_BlobResourceContents(d: _Any, strict: bool) -> BlobResourceContents:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_BlobResourceContents.issuperset(d):
         _check_unknown(d, _KNOWN_BlobResourceContents)
@@ -2919,7 +2551,6 @@ def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -2944,10 +2575,7 @@ def _decode_EmbeddedResource(d: _Any, strict: bool) -> EmbeddedResource:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -2957,10 +2585,7 @@ def _decode_EmbeddedResource(d: _Any, strict: bool) -> EmbeddedResource:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_EmbeddedResource.issuperset(d):
         _check_unknown(d, _KNOWN_EmbeddedResource)
@@ -2988,7 +2613,6 @@ def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3019,10 +2643,7 @@ def _decode_Content(d: _Any, strict: bool) -> Content:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Content.issuperset(d):
         _check_unknown(d, _KNOWN_Content)
@@ -3042,7 +2663,6 @@ def _encode_Content(o: Content) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3073,10 +2693,7 @@ def _read_AddDiffChange(d: _JsonObject, strict: bool) -> AddDiffChange:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("fileType")
-            _salvage(v)
-            f_file_type = _UNSET
+            f_file_type = _recovered(error, v, strict, "fileType", _UNSET)
 
     f_mime_type: MediaType | None | _Unset
     v = d.get("mimeType", _MISSING)
@@ -3088,10 +2705,7 @@ def _read_AddDiffChange(d: _JsonObject, strict: bool) -> AddDiffChange:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -3101,10 +2715,7 @@ def _read_AddDiffChange(d: _JsonObject, strict: bool) -> AddDiffChange:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_path: AbsolutePath
     v = d.get("path", _MISSING)
@@ -3153,7 +2764,6 @@ def _encode_AddDiffChange(o: AddDiffChange) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3184,10 +2794,7 @@ def _read_DeleteDiffChange(d: _JsonObject, strict: bool) -> DeleteDiffChange:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("fileType")
-            _salvage(v)
-            f_file_type = _UNSET
+            f_file_type = _recovered(error, v, strict, "fileType", _UNSET)
 
     f_mime_type: MediaType | None | _Unset
     v = d.get("mimeType", _MISSING)
@@ -3199,10 +2806,7 @@ def _read_DeleteDiffChange(d: _JsonObject, strict: bool) -> DeleteDiffChange:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -3212,10 +2816,7 @@ def _read_DeleteDiffChange(d: _JsonObject, strict: bool) -> DeleteDiffChange:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_path: AbsolutePath
     v = d.get("path", _MISSING)
@@ -3264,7 +2865,6 @@ def _encode_DeleteDiffChange(o: DeleteDiffChange) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3295,10 +2895,7 @@ def _read_ModifyDiffChange(d: _JsonObject, strict: bool) -> ModifyDiffChange:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("fileType")
-            _salvage(v)
-            f_file_type = _UNSET
+            f_file_type = _recovered(error, v, strict, "fileType", _UNSET)
 
     f_mime_type: MediaType | None | _Unset
     v = d.get("mimeType", _MISSING)
@@ -3310,10 +2907,7 @@ def _read_ModifyDiffChange(d: _JsonObject, strict: bool) -> ModifyDiffChange:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -3323,10 +2917,7 @@ def _read_ModifyDiffChange(d: _JsonObject, strict: bool) -> ModifyDiffChange:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_path: AbsolutePath
     v = d.get("path", _MISSING)
@@ -3375,7 +2966,6 @@ def _encode_ModifyDiffChange(o: ModifyDiffChange) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3406,10 +2996,7 @@ def _read_MoveDiffChange(d: _JsonObject, strict: bool) -> MoveDiffChange:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("fileType")
-            _salvage(v)
-            f_file_type = _UNSET
+            f_file_type = _recovered(error, v, strict, "fileType", _UNSET)
 
     f_mime_type: MediaType | None | _Unset
     v = d.get("mimeType", _MISSING)
@@ -3421,10 +3008,7 @@ def _read_MoveDiffChange(d: _JsonObject, strict: bool) -> MoveDiffChange:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -3434,10 +3018,7 @@ def _read_MoveDiffChange(d: _JsonObject, strict: bool) -> MoveDiffChange:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_old_path: AbsolutePath
     v = d.get("oldPath", _MISSING)
@@ -3498,7 +3079,6 @@ def _encode_MoveDiffChange(o: MoveDiffChange) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3529,10 +3109,7 @@ def _read_CopyDiffChange(d: _JsonObject, strict: bool) -> CopyDiffChange:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("fileType")
-            _salvage(v)
-            f_file_type = _UNSET
+            f_file_type = _recovered(error, v, strict, "fileType", _UNSET)
 
     f_mime_type: MediaType | None | _Unset
     v = d.get("mimeType", _MISSING)
@@ -3544,10 +3121,7 @@ def _read_CopyDiffChange(d: _JsonObject, strict: bool) -> CopyDiffChange:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -3557,10 +3131,7 @@ def _read_CopyDiffChange(d: _JsonObject, strict: bool) -> CopyDiffChange:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_old_path: AbsolutePath
     v = d.get("oldPath", _MISSING)
@@ -3621,20 +3192,13 @@ def _encode_CopyDiffChange(o: CopyDiffChange) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
 def _decode_OtherDiffChange(d: _Any, strict: bool) -> OtherDiffChange:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("operation")) is not str:
-        raise _check_tag(d, "operation", None)
-    if strict and d["operation"] in _VARIANTS_DiffChange:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected(
-            "expected a tag that no other variant has", d["operation"]
-        ).at("operation")
+    _check_other_tag(d, "operation", _VARIANTS_DiffChange, strict)
     return _read_OtherDiffChange(d, strict)
 
 
@@ -3657,10 +3221,7 @@ def _read_OtherDiffChange(d: _JsonObject, strict: bool) -> OtherDiffChange:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("fileType")
-            _salvage(v)
-            f_file_type = _UNSET
+            f_file_type = _recovered(error, v, strict, "fileType", _UNSET)
 
     f_mime_type: MediaType | None | _Unset
     v = d.get("mimeType", _MISSING)
@@ -3672,10 +3233,7 @@ def _read_OtherDiffChange(d: _JsonObject, strict: bool) -> OtherDiffChange:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -3685,23 +3243,16 @@ def _read_OtherDiffChange(d: _JsonObject, strict: bool) -> OtherDiffChange:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
+    f_operation = d["operation"]
+    f_extra = _extra_members(d, ["operation", "fileType", "mimeType", "_meta"], strict)
     o = _new(OtherDiffChange)
-    o.operation = d["operation"]
+    o.operation = f_operation
     o.file_type = f_file_type
     o.mime_type = f_mime_type
     o.meta = f_meta
-    o.extra = {
-        k: x
-        for k, x in d.items()
-        if k not in ["operation", "fileType", "mimeType", "_meta"]
-    }
-    if strict:
-        _check_json(o.extra)
+    o.extra = f_extra
     return o
 
 
@@ -3726,13 +3277,10 @@ def _encode_OtherDiffChange(o: OtherDiffChange) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_DiffChange: dict[str, _Decoder[DiffChange]] = {
     "add": _read_AddDiffChange,
     "delete": _read_DeleteDiffChange,
@@ -3742,39 +3290,11 @@ _VARIANTS_DiffChange: dict[str, _Decoder[DiffChange]] = {
 }
 
 
-def _decode_DiffChange(d: _Any, strict: bool) -> DiffChange:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("operation", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_DiffChange.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherDiffChange(d, strict)
-    if tag is _MISSING:
-        raise _missing("operation")
-    raise _type_error("a string", tag).at("operation")
-
-
-def _encode_DiffChange(o: DiffChange) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(f"{type(o).__name__} is not a variant of DiffChange") from None
-    return encoder(o)
-
-
-def _decode_DiffFileType(v: _Any, strict: bool) -> DiffFileType | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_DiffFileType.get(v)
-    if member is not None:
-        return member
-    return v
-
-
 _MEMBERS_DiffFileType = _cast(
     "dict[str, DiffFileType]", DiffFileType._value2member_map_
+)
+_decode_DiffFileType: _Decoder[DiffFileType | str] = _open_str_enum(
+    _MEMBERS_DiffFileType
 )
 
 
@@ -3813,7 +3333,6 @@ def _encode_DiffPathChange(o: DiffPathChange) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "path": o.path,
     }
-
     return d
 
 
@@ -3856,7 +3375,6 @@ def _encode_DiffPathPairChange(o: DiffPathPairChange) -> dict[str, _Any]:
         "oldPath": o.old_path,
         "path": o.path,
     }
-
     return d
 
 
@@ -3895,10 +3413,7 @@ def _decode_DiffPatch(d: _Any, strict: bool) -> DiffPatch:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_DiffPatch.issuperset(d):
         _check_unknown(d, _KNOWN_DiffPatch)
@@ -3920,21 +3435,14 @@ def _encode_DiffPatch(o: DiffPatch) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
-
-
-def _decode_DiffPatchFormat(v: _Any, strict: bool) -> DiffPatchFormat | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_DiffPatchFormat.get(v)
-    if member is not None:
-        return member
-    return v
 
 
 _MEMBERS_DiffPatchFormat = _cast(
     "dict[str, DiffPatchFormat]", DiffPatchFormat._value2member_map_
+)
+_decode_DiffPatchFormat: _Decoder[DiffPatchFormat | str] = _open_str_enum(
+    _MEMBERS_DiffPatchFormat
 )
 
 
@@ -3965,10 +3473,7 @@ def _decode_Diff(d: _Any, strict: bool) -> Diff:
         try:
             f_patch = None if v is None else _decode_DiffPatch(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("patch")
-            _salvage(v)
-            f_patch = _UNSET
+            f_patch = _recovered(error, v, strict, "patch", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -3978,10 +3483,7 @@ def _decode_Diff(d: _Any, strict: bool) -> Diff:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Diff.issuperset(d):
         _check_unknown(d, _KNOWN_Diff)
@@ -4005,7 +3507,6 @@ def _encode_Diff(o: Diff) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4034,10 +3535,7 @@ def _decode_Terminal(d: _Any, strict: bool) -> Terminal:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Terminal.issuperset(d):
         _check_unknown(d, _KNOWN_Terminal)
@@ -4057,7 +3555,6 @@ def _encode_Terminal(o: Terminal) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4094,10 +3591,7 @@ def _decode_ToolCallLocation(d: _Any, strict: bool) -> ToolCallLocation:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("line")
-            _salvage(v)
-            f_line = _UNSET
+            f_line = _recovered(error, v, strict, "line", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -4107,10 +3601,7 @@ def _decode_ToolCallLocation(d: _Any, strict: bool) -> ToolCallLocation:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCallLocation.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallLocation)
@@ -4134,7 +3625,6 @@ def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4151,10 +3641,7 @@ def _decode_ToolCallCapabilities(d: _Any, strict: bool) -> ToolCallCapabilities:
                 None if v is None else _decode_ToolCallCancelCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("cancel")
-            _salvage(v)
-            f_cancel = _UNSET
+            f_cancel = _recovered(error, v, strict, "cancel", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -4164,10 +3651,7 @@ def _decode_ToolCallCapabilities(d: _Any, strict: bool) -> ToolCallCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCallCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallCapabilities)
@@ -4190,7 +3674,6 @@ def _encode_ToolCallCapabilities(o: ToolCallCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4207,10 +3690,7 @@ def _decode_ToolCallCancelCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCallCancelCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallCancelCapabilities)
@@ -4229,7 +3709,6 @@ def _encode_ToolCallCancelCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4256,10 +3735,7 @@ def _decode_ToolCallPermissionSubject(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCallPermissionSubject.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallPermissionSubject)
@@ -4279,7 +3755,6 @@ def _encode_ToolCallPermissionSubject(o: ToolCallPermissionSubject) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4316,10 +3791,7 @@ def _decode_CommandPermissionSubject(d: _Any, strict: bool) -> CommandPermission
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("toolCallId")
-            _salvage(v)
-            f_tool_call_id = _UNSET
+            f_tool_call_id = _recovered(error, v, strict, "toolCallId", _UNSET)
 
     f_terminal_id: TerminalId | None | _Unset
     v = d.get("terminalId", _MISSING)
@@ -4331,10 +3803,7 @@ def _decode_CommandPermissionSubject(d: _Any, strict: bool) -> CommandPermission
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("terminalId")
-            _salvage(v)
-            f_terminal_id = _UNSET
+            f_terminal_id = _recovered(error, v, strict, "terminalId", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -4344,10 +3813,7 @@ def _decode_CommandPermissionSubject(d: _Any, strict: bool) -> CommandPermission
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CommandPermissionSubject.issuperset(d):
         _check_unknown(d, _KNOWN_CommandPermissionSubject)
@@ -4379,7 +3845,6 @@ def _encode_CommandPermissionSubject(o: CommandPermissionSubject) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4428,10 +3893,7 @@ def _decode_PermissionOption(d: _Any, strict: bool) -> PermissionOption:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PermissionOption.issuperset(d):
         _check_unknown(d, _KNOWN_PermissionOption)
@@ -4457,7 +3919,6 @@ def _encode_PermissionOption(o: PermissionOption) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4465,17 +3926,11 @@ def _decode_PermissionOptionId(v: _Any, strict: bool) -> PermissionOptionId:
     return v if type(v) is str else _check_str(v)
 
 
-def _decode_PermissionOptionKind(v: _Any, strict: bool) -> PermissionOptionKind | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_PermissionOptionKind.get(v)
-    if member is not None:
-        return member
-    return v
-
-
 _MEMBERS_PermissionOptionKind = _cast(
     "dict[str, PermissionOptionKind]", PermissionOptionKind._value2member_map_
+)
+_decode_PermissionOptionKind: _Decoder[PermissionOptionKind | str] = _open_str_enum(
+    _MEMBERS_PermissionOptionKind
 )
 
 
@@ -4516,10 +3971,7 @@ def _read_FormCreateElicitationRequest(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_requested_schema: ElicitationSchema
     v = d.get("requestedSchema", _MISSING)
@@ -4595,7 +4047,6 @@ def _encode_FormCreateElicitationRequest(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4632,10 +4083,7 @@ def _read_UrlCreateElicitationRequest(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_elicitation_id: ElicitationId
     v = d.get("elicitationId", _MISSING)
@@ -4724,7 +4172,6 @@ def _encode_UrlCreateElicitationRequest(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4733,13 +4180,7 @@ def _decode_OtherCreateElicitationRequest(
 ) -> OtherCreateElicitationRequest:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("mode")) is not str:
-        raise _check_tag(d, "mode", None)
-    if strict and d["mode"] in _VARIANTS_CreateElicitationRequest:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["mode"]).at(
-            "mode"
-        )
+    _check_other_tag(d, "mode", _VARIANTS_CreateElicitationRequest, strict)
     return _read_OtherCreateElicitationRequest(d, strict)
 
 
@@ -4766,10 +4207,7 @@ def _read_OtherCreateElicitationRequest(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     candidates_scope: list[
         _Decoder[ElicitationSessionScope | ElicitationRequestScope]
@@ -4792,18 +4230,16 @@ def _read_OtherCreateElicitationRequest(
         ),
     )
 
+    f_mode = d["mode"]
+    f_extra = _extra_members(
+        d, ["mode", "message", "_meta", "sessionId", "toolCallId", "requestId"], strict
+    )
     o = _new(OtherCreateElicitationRequest)
-    o.mode = d["mode"]
+    o.mode = f_mode
     o.message = f_message
     o.meta = f_meta
     o.scope = f_scope
-    o.extra = {
-        k: x
-        for k, x in d.items()
-        if k not in ["mode", "message", "_meta", "sessionId", "toolCallId", "requestId"]
-    }
-    if strict:
-        _check_json(o.extra)
+    o.extra = f_extra
     return o
 
 
@@ -4826,31 +4262,14 @@ def _encode_OtherCreateElicitationRequest(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_CreateElicitationRequest: dict[str, _Decoder[CreateElicitationRequest]] = {
     "form": _read_FormCreateElicitationRequest,
     "url": _read_UrlCreateElicitationRequest,
 }
-
-
-def _decode_CreateElicitationRequest(d: _Any, strict: bool) -> CreateElicitationRequest:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("mode", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_CreateElicitationRequest.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherCreateElicitationRequest(d, strict)
-    if tag is _MISSING:
-        raise _missing("mode")
-    raise _type_error("a string", tag).at("mode")
 
 
 def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSessionScope:
@@ -4876,10 +4295,7 @@ def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSession
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("toolCallId")
-            _salvage(v)
-            f_tool_call_id = _UNSET
+            f_tool_call_id = _recovered(error, v, strict, "toolCallId", _UNSET)
 
     if strict and not _KNOWN_ElicitationSessionScope.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationSessionScope)
@@ -4899,7 +4315,6 @@ def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, _An
     v_tool_call_id = o.tool_call_id
     if v_tool_call_id is not _UNSET:
         d["toolCallId"] = None if v_tool_call_id is None else v_tool_call_id
-
     return d
 
 
@@ -4930,7 +4345,6 @@ def _encode_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, _An
     d: dict[str, _Any] = {
         "requestId": encode(o.request_id),
     }
-
     return d
 
 
@@ -4959,10 +4373,7 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_properties: dict[str, ElicitationPropertySchema]
     v = d.get("properties", _MISSING)
@@ -5000,10 +4411,7 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -5013,10 +4421,7 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ElicitationSchema.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationSchema)
@@ -5054,21 +4459,14 @@ def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
-
-
-def _decode_ElicitationSchemaType(v: _Any, strict: bool) -> ElicitationSchemaType:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_ElicitationSchemaType.get(v)
-    if member is not None:
-        return member
-    raise _unexpected('expected one of "object"', v)
 
 
 _MEMBERS_ElicitationSchemaType = _cast(
     "dict[str, ElicitationSchemaType]", ElicitationSchemaType._value2member_map_
+)
+_decode_ElicitationSchemaType: _Decoder[ElicitationSchemaType] = _closed_enum(
+    _MEMBERS_ElicitationSchemaType, True, 'expected one of "object"'
 )
 
 
@@ -5099,10 +4497,7 @@ def _read_StringElicitationPropertySchema(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -5114,10 +4509,7 @@ def _read_StringElicitationPropertySchema(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_min_length: int | None | _Unset
     v = d.get("minLength", _MISSING)
@@ -5199,10 +4591,7 @@ def _read_StringElicitationPropertySchema(
         try:
             f_default = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_enum: list[str] | None | _Unset
     v = d.get("enum", _MISSING)
@@ -5243,10 +4632,7 @@ def _read_StringElicitationPropertySchema(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_StringElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_StringElicitationPropertySchema)
@@ -5323,7 +4709,6 @@ def _encode_StringElicitationPropertySchema(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -5350,10 +4735,7 @@ def _read_NumberElicitationPropertySchema(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -5365,10 +4747,7 @@ def _read_NumberElicitationPropertySchema(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_minimum: float | None | _Unset
     v = d.get("minimum", _MISSING)
@@ -5422,10 +4801,7 @@ def _read_NumberElicitationPropertySchema(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -5435,10 +4811,7 @@ def _read_NumberElicitationPropertySchema(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_NumberElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_NumberElicitationPropertySchema)
@@ -5481,7 +4854,6 @@ def _encode_NumberElicitationPropertySchema(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -5508,10 +4880,7 @@ def _read_IntegerElicitationPropertySchema(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -5523,10 +4892,7 @@ def _read_IntegerElicitationPropertySchema(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_minimum: int | None | _Unset
     v = d.get("minimum", _MISSING)
@@ -5595,10 +4961,7 @@ def _read_IntegerElicitationPropertySchema(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -5608,10 +4971,7 @@ def _read_IntegerElicitationPropertySchema(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_IntegerElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_IntegerElicitationPropertySchema)
@@ -5654,7 +5014,6 @@ def _encode_IntegerElicitationPropertySchema(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -5681,10 +5040,7 @@ def _read_BooleanElicitationPropertySchema(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -5696,10 +5052,7 @@ def _read_BooleanElicitationPropertySchema(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_default: bool | None | _Unset
     v = d.get("default", _MISSING)
@@ -5711,10 +5064,7 @@ def _read_BooleanElicitationPropertySchema(
                 None if v is None else (v if type(v) is bool else _check_bool(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -5724,10 +5074,7 @@ def _read_BooleanElicitationPropertySchema(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_BooleanElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_BooleanElicitationPropertySchema)
@@ -5762,7 +5109,6 @@ def _encode_BooleanElicitationPropertySchema(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -5789,10 +5135,7 @@ def _read_ArrayElicitationPropertySchema(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -5804,10 +5147,7 @@ def _read_ArrayElicitationPropertySchema(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_min_items: int | None | _Unset
     v = d.get("minItems", _MISSING)
@@ -5877,10 +5217,7 @@ def _read_ArrayElicitationPropertySchema(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -5890,10 +5227,7 @@ def _read_ArrayElicitationPropertySchema(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ArrayElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_ArrayElicitationPropertySchema)
@@ -5947,7 +5281,6 @@ def _encode_ArrayElicitationPropertySchema(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -5956,13 +5289,7 @@ def _decode_OtherElicitationPropertySchema(
 ) -> OtherElicitationPropertySchema:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_ElicitationPropertySchema:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_ElicitationPropertySchema, strict)
     return _read_OtherElicitationPropertySchema(d, strict)
 
 
@@ -5971,11 +5298,11 @@ def _read_OtherElicitationPropertySchema(
 ) -> OtherElicitationPropertySchema:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
+    f_type = d["type"]
+    f_extra = _extra_members(d, ["type"], strict)
     o = _new(OtherElicitationPropertySchema)
-    o.type = d["type"]
-    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
-    if strict:
-        _check_json(o.extra)
+    o.type = f_type
+    o.extra = f_extra
     return o
 
 
@@ -5985,13 +5312,10 @@ def _encode_OtherElicitationPropertySchema(
     d: dict[str, _Any] = {
         "type": o.type,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_ElicitationPropertySchema: dict[str, _Decoder[ElicitationPropertySchema]] = {
     "string": _read_StringElicitationPropertySchema,
     "number": _read_NumberElicitationPropertySchema,
@@ -6001,43 +5325,11 @@ _VARIANTS_ElicitationPropertySchema: dict[str, _Decoder[ElicitationPropertySchem
 }
 
 
-def _decode_ElicitationPropertySchema(
-    d: _Any, strict: bool
-) -> ElicitationPropertySchema:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_ElicitationPropertySchema.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherElicitationPropertySchema(d, strict)
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_ElicitationPropertySchema(o: ElicitationPropertySchema) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of ElicitationPropertySchema"
-        ) from None
-    return encoder(o)
-
-
-def _decode_StringFormat(v: _Any, strict: bool) -> StringFormat | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_StringFormat.get(v)
-    if member is not None:
-        return member
-    return v
-
-
 _MEMBERS_StringFormat = _cast(
     "dict[str, StringFormat]", StringFormat._value2member_map_
+)
+_decode_StringFormat: _Decoder[StringFormat | str] = _open_str_enum(
+    _MEMBERS_StringFormat
 )
 
 
@@ -6078,10 +5370,7 @@ def _decode_EnumOption(d: _Any, strict: bool) -> EnumOption:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -6091,10 +5380,7 @@ def _decode_EnumOption(d: _Any, strict: bool) -> EnumOption:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_EnumOption.issuperset(d):
         _check_unknown(d, _KNOWN_EnumOption)
@@ -6122,7 +5408,6 @@ def _encode_EnumOption(o: EnumOption) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -6137,10 +5422,7 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -6152,10 +5434,7 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_min_length: int | None | _Unset
     v = d.get("minLength", _MISSING)
@@ -6237,10 +5516,7 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
         try:
             f_default = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_enum: list[str] | None | _Unset
     v = d.get("enum", _MISSING)
@@ -6281,10 +5557,7 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_StringPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_StringPropertySchema)
@@ -6356,7 +5629,6 @@ def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -6371,10 +5643,7 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -6386,10 +5655,7 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_minimum: float | None | _Unset
     v = d.get("minimum", _MISSING)
@@ -6443,10 +5709,7 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -6456,10 +5719,7 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_NumberPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_NumberPropertySchema)
@@ -6498,7 +5758,6 @@ def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -6513,10 +5772,7 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -6528,10 +5784,7 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_minimum: int | None | _Unset
     v = d.get("minimum", _MISSING)
@@ -6600,10 +5853,7 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -6613,10 +5863,7 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_IntegerPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_IntegerPropertySchema)
@@ -6655,7 +5902,6 @@ def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -6670,10 +5916,7 @@ def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchem
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -6685,10 +5928,7 @@ def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchem
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_default: bool | None | _Unset
     v = d.get("default", _MISSING)
@@ -6700,10 +5940,7 @@ def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchem
                 None if v is None else (v if type(v) is bool else _check_bool(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -6713,10 +5950,7 @@ def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchem
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_BooleanPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_BooleanPropertySchema)
@@ -6747,7 +5981,6 @@ def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -6784,10 +6017,7 @@ def _read_MultiSelectItemsString(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_MultiSelectItemsString.issuperset(d):
         _check_unknown(d, _KNOWN_MultiSelectItemsString)
@@ -6808,31 +6038,24 @@ def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
 def _decode_OtherMultiSelectItems(d: _Any, strict: bool) -> OtherMultiSelectItems:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_MultiSelectItems:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_MultiSelectItems, strict)
     return _read_OtherMultiSelectItems(d, strict)
 
 
 def _read_OtherMultiSelectItems(d: _JsonObject, strict: bool) -> OtherMultiSelectItems:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
+    f_type = d["type"]
+    f_extra = _extra_members(d, ["type"], strict)
     o = _new(OtherMultiSelectItems)
-    o.type = d["type"]
-    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
-    if strict:
-        _check_json(o.extra)
+    o.type = f_type
+    o.extra = f_extra
     return o
 
 
@@ -6840,46 +6063,13 @@ def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": o.type,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_MultiSelectItems: dict[str, _Decoder[MultiSelectItems]] = {
     "string": _read_MultiSelectItemsString,
 }
-
-
-def _decode_MultiSelectItems(d: _Any, strict: bool) -> MultiSelectItems:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_MultiSelectItems.get(tag)
-        if decoder is not None:
-            try:
-                return decoder(d, strict)
-            except _ValidationError as error:
-                # The untagged variant takes what the tagged one refuses.
-                _salvage(d)
-                try:
-                    return _decode_TitledMultiSelectItems(d, strict)
-                except _ValidationError:
-                    raise error from None
-        return _read_OtherMultiSelectItems(d, strict)
-    return _decode_TitledMultiSelectItems(d, strict)
-
-
-def _encode_MultiSelectItems(o: MultiSelectItems) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of MultiSelectItems"
-        ) from None
-    return encoder(o)
 
 
 def _decode_StringMultiSelectItems(d: _Any, strict: bool) -> StringMultiSelectItems:
@@ -6905,10 +6095,7 @@ def _decode_StringMultiSelectItems(d: _Any, strict: bool) -> StringMultiSelectIt
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_StringMultiSelectItems.issuperset(d):
         _check_unknown(d, _KNOWN_StringMultiSelectItems)
@@ -6928,7 +6115,6 @@ def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -6953,10 +6139,7 @@ def _decode_TitledMultiSelectItems(d: _Any, strict: bool) -> TitledMultiSelectIt
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TitledMultiSelectItems.issuperset(d):
         _check_unknown(d, _KNOWN_TitledMultiSelectItems)
@@ -6976,7 +6159,6 @@ def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -6993,10 +6175,7 @@ def _decode_MultiSelectPropertySchema(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -7008,10 +6187,7 @@ def _decode_MultiSelectPropertySchema(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_min_items: int | None | _Unset
     v = d.get("minItems", _MISSING)
@@ -7081,10 +6257,7 @@ def _decode_MultiSelectPropertySchema(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -7094,10 +6267,7 @@ def _decode_MultiSelectPropertySchema(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_MultiSelectPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_MultiSelectPropertySchema)
@@ -7139,7 +6309,6 @@ def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7203,7 +6372,6 @@ def _encode_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, _Any]:
         raise TypeError(
             f"scope: {type(v_scope).__name__} is not ElicitationSessionScope or ElicitationRequestScope"
         )
-
     return d
 
 
@@ -7283,7 +6451,6 @@ def _encode_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, _Any]:
         raise TypeError(
             f"scope: {type(v_scope).__name__} is not ElicitationSessionScope or ElicitationRequestScope"
         )
-
     return d
 
 
@@ -7332,7 +6499,6 @@ def _encode_ResultAgentResponse(o: ResultAgentResponse) -> dict[str, _Any]:
         "id": encode(o.id),
         "result": _wire_json(o.result),
     }
-
     return d
 
 
@@ -7400,33 +6566,7 @@ def _encode_ErrorAgentResponse(o: ErrorAgentResponse) -> dict[str, _Any]:
         "id": encode(o.id),
         "error": _encode_Error(o.error),
     }
-
     return d
-
-
-def _decode_AgentResponse(d: _Any, strict: bool) -> AgentResponse:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    # The first variant whose required keys are all there and that decodes,
-    # as serde's untagged enums choose.
-    errors: list[_ValidationError] = []
-    if "id" in d and "result" in d:
-        try:
-            return _decode_ResultAgentResponse(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if "id" in d and "error" in d:
-        try:
-            return _decode_ErrorAgentResponse(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if errors:
-        raise _furthest(errors)
-    raise _ValidationError(
-        "expected an object with the members of Result or Error (id, result; id, error)"
-    )
 
 
 def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
@@ -7462,10 +6602,9 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
         try:
             f_capabilities = _decode_AgentCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("capabilities")
-            _salvage(v)
-            f_capabilities = AgentCapabilities()
+            f_capabilities = _recovered(
+                error, v, strict, "capabilities", AgentCapabilities()
+            )
 
     f_auth_methods: list[AuthMethod] | _Unset
     v = d.get("authMethods", _MISSING)
@@ -7477,10 +6616,7 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
                 v, "type", _VARIANTS_AuthMethod, _decode_AuthMethod, strict
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("authMethods")
-            _salvage(v)
-            f_auth_methods = []
+            f_auth_methods = _recovered(error, v, strict, "authMethods", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -7490,10 +6626,7 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_InitializeResponse.issuperset(d):
         _check_unknown(d, _KNOWN_InitializeResponse)
@@ -7523,7 +6656,6 @@ def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7552,10 +6684,7 @@ def _decode_Implementation(d: _Any, strict: bool) -> Implementation:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_version: str
     v = d.get("version", _MISSING)
@@ -7575,10 +6704,7 @@ def _decode_Implementation(d: _Any, strict: bool) -> Implementation:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Implementation.issuperset(d):
         _check_unknown(d, _KNOWN_Implementation)
@@ -7604,7 +6730,6 @@ def _encode_Implementation(o: Implementation) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7619,10 +6744,7 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
         try:
             f_session = None if v is None else _decode_SessionCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("session")
-            _salvage(v)
-            f_session = _UNSET
+            f_session = _recovered(error, v, strict, "session", _UNSET)
 
     f_auth: AgentAuthCapabilities | None | _Unset
     v = d.get("auth", _MISSING)
@@ -7632,10 +6754,7 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
         try:
             f_auth = None if v is None else _decode_AgentAuthCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("auth")
-            _salvage(v)
-            f_auth = _UNSET
+            f_auth = _recovered(error, v, strict, "auth", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -7645,10 +6764,7 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AgentCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_AgentCapabilities)
@@ -7675,7 +6791,6 @@ def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7690,10 +6805,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
         try:
             f_prompt = None if v is None else _decode_PromptCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("prompt")
-            _salvage(v)
-            f_prompt = _UNSET
+            f_prompt = _recovered(error, v, strict, "prompt", _UNSET)
 
     f_mcp: McpCapabilities | None | _Unset
     v = d.get("mcp", _MISSING)
@@ -7703,10 +6815,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
         try:
             f_mcp = None if v is None else _decode_McpCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("mcp")
-            _salvage(v)
-            f_mcp = _UNSET
+            f_mcp = _recovered(error, v, strict, "mcp", _UNSET)
 
     f_delete: SessionDeleteCapabilities | None | _Unset
     v = d.get("delete", _MISSING)
@@ -7718,10 +6827,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
                 None if v is None else _decode_SessionDeleteCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("delete")
-            _salvage(v)
-            f_delete = _UNSET
+            f_delete = _recovered(error, v, strict, "delete", _UNSET)
 
     f_additional_directories: SessionAdditionalDirectoriesCapabilities | None | _Unset
     v = d.get("additionalDirectories", _MISSING)
@@ -7735,10 +6841,9 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
                 else _decode_SessionAdditionalDirectoriesCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("additionalDirectories")
-            _salvage(v)
-            f_additional_directories = _UNSET
+            f_additional_directories = _recovered(
+                error, v, strict, "additionalDirectories", _UNSET
+            )
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -7748,10 +6853,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionCapabilities)
@@ -7794,7 +6896,6 @@ def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7809,10 +6910,7 @@ def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
         try:
             f_image = None if v is None else _decode_PromptImageCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("image")
-            _salvage(v)
-            f_image = _UNSET
+            f_image = _recovered(error, v, strict, "image", _UNSET)
 
     f_audio: PromptAudioCapabilities | None | _Unset
     v = d.get("audio", _MISSING)
@@ -7822,10 +6920,7 @@ def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
         try:
             f_audio = None if v is None else _decode_PromptAudioCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("audio")
-            _salvage(v)
-            f_audio = _UNSET
+            f_audio = _recovered(error, v, strict, "audio", _UNSET)
 
     f_embedded_context: PromptEmbeddedContextCapabilities | None | _Unset
     v = d.get("embeddedContext", _MISSING)
@@ -7839,10 +6934,7 @@ def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
                 else _decode_PromptEmbeddedContextCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("embeddedContext")
-            _salvage(v)
-            f_embedded_context = _UNSET
+            f_embedded_context = _recovered(error, v, strict, "embeddedContext", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -7852,10 +6944,7 @@ def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PromptCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_PromptCapabilities)
@@ -7894,7 +6983,6 @@ def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7909,10 +6997,7 @@ def _decode_PromptImageCapabilities(d: _Any, strict: bool) -> PromptImageCapabil
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PromptImageCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_PromptImageCapabilities)
@@ -7929,7 +7014,6 @@ def _encode_PromptImageCapabilities(o: PromptImageCapabilities) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7944,10 +7028,7 @@ def _decode_PromptAudioCapabilities(d: _Any, strict: bool) -> PromptAudioCapabil
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PromptAudioCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_PromptAudioCapabilities)
@@ -7964,7 +7045,6 @@ def _encode_PromptAudioCapabilities(o: PromptAudioCapabilities) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7981,10 +7061,7 @@ def _decode_PromptEmbeddedContextCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PromptEmbeddedContextCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_PromptEmbeddedContextCapabilities)
@@ -8003,7 +7080,6 @@ def _encode_PromptEmbeddedContextCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8018,10 +7094,7 @@ def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
         try:
             f_stdio = None if v is None else _decode_McpStdioCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("stdio")
-            _salvage(v)
-            f_stdio = _UNSET
+            f_stdio = _recovered(error, v, strict, "stdio", _UNSET)
 
     f_http: McpHttpCapabilities | None | _Unset
     v = d.get("http", _MISSING)
@@ -8031,10 +7104,7 @@ def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
         try:
             f_http = None if v is None else _decode_McpHttpCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("http")
-            _salvage(v)
-            f_http = _UNSET
+            f_http = _recovered(error, v, strict, "http", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -8044,10 +7114,7 @@ def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_McpCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_McpCapabilities)
@@ -8072,7 +7139,6 @@ def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8087,10 +7153,7 @@ def _decode_McpStdioCapabilities(d: _Any, strict: bool) -> McpStdioCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_McpStdioCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_McpStdioCapabilities)
@@ -8107,7 +7170,6 @@ def _encode_McpStdioCapabilities(o: McpStdioCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8122,10 +7184,7 @@ def _decode_McpHttpCapabilities(d: _Any, strict: bool) -> McpHttpCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_McpHttpCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_McpHttpCapabilities)
@@ -8142,7 +7201,6 @@ def _encode_McpHttpCapabilities(o: McpHttpCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8159,10 +7217,7 @@ def _decode_SessionDeleteCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionDeleteCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionDeleteCapabilities)
@@ -8179,7 +7234,6 @@ def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8196,10 +7250,7 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionAdditionalDirectoriesCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionAdditionalDirectoriesCapabilities)
@@ -8218,7 +7269,6 @@ def _encode_SessionAdditionalDirectoriesCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8233,10 +7283,7 @@ def _decode_AgentAuthCapabilities(d: _Any, strict: bool) -> AgentAuthCapabilitie
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AgentAuthCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_AgentAuthCapabilities)
@@ -8253,7 +7300,6 @@ def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8298,10 +7344,7 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_args: list[str] | _Unset
     v = d.get("args", _MISSING)
@@ -8337,10 +7380,7 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalAuthMethod.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalAuthMethod)
@@ -8377,7 +7417,6 @@ def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8422,10 +7461,7 @@ def _read_AgentAuthMethod(d: _JsonObject, strict: bool) -> AgentAuthMethod:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -8435,10 +7471,7 @@ def _read_AgentAuthMethod(d: _JsonObject, strict: bool) -> AgentAuthMethod:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AgentAuthMethod.issuperset(d):
         _check_unknown(d, _KNOWN_AgentAuthMethod)
@@ -8467,20 +7500,13 @@ def _encode_AgentAuthMethod(o: AgentAuthMethod) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
 def _decode_OtherAuthMethod(d: _Any, strict: bool) -> OtherAuthMethod:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_AuthMethod:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_AuthMethod, strict)
     return _read_OtherAuthMethod(d, strict)
 
 
@@ -8507,13 +7533,13 @@ def _read_OtherAuthMethod(d: _JsonObject, strict: bool) -> OtherAuthMethod:
         except _ValidationError as error:
             raise error.at("name")
 
+    f_type = d["type"]
+    f_extra = _extra_members(d, ["type", "methodId", "name"], strict)
     o = _new(OtherAuthMethod)
-    o.type = d["type"]
+    o.type = f_type
     o.method_id = f_method_id
     o.name = f_name
-    o.extra = {k: x for k, x in d.items() if k not in ["type", "methodId", "name"]}
-    if strict:
-        _check_json(o.extra)
+    o.extra = f_extra
     return o
 
 
@@ -8523,39 +7549,14 @@ def _encode_OtherAuthMethod(o: OtherAuthMethod) -> dict[str, _Any]:
         "methodId": o.method_id,
         "name": o.name,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_AuthMethod: dict[str, _Decoder[AuthMethod]] = {
     "terminal": _read_TerminalAuthMethod,
     "agent": _read_AgentAuthMethod,
 }
-
-
-def _decode_AuthMethod(d: _Any, strict: bool) -> AuthMethod:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_AuthMethod.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherAuthMethod(d, strict)
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_AuthMethod(o: AuthMethod) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(f"{type(o).__name__} is not a variant of AuthMethod") from None
-    return encoder(o)
 
 
 def _decode_AuthMethodId(v: _Any, strict: bool) -> AuthMethodId:
@@ -8593,10 +7594,7 @@ def _decode_EnvVariable(d: _Any, strict: bool) -> EnvVariable:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_EnvVariable.issuperset(d):
         _check_unknown(d, _KNOWN_EnvVariable)
@@ -8618,7 +7616,6 @@ def _encode_EnvVariable(o: EnvVariable) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8655,10 +7652,7 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_args: list[str] | _Unset
     v = d.get("args", _MISSING)
@@ -8694,10 +7688,7 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AuthMethodTerminal.issuperset(d):
         _check_unknown(d, _KNOWN_AuthMethodTerminal)
@@ -8733,7 +7724,6 @@ def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8770,10 +7760,7 @@ def _decode_AuthMethodAgent(d: _Any, strict: bool) -> AuthMethodAgent:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -8783,10 +7770,7 @@ def _decode_AuthMethodAgent(d: _Any, strict: bool) -> AuthMethodAgent:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AuthMethodAgent.issuperset(d):
         _check_unknown(d, _KNOWN_AuthMethodAgent)
@@ -8814,7 +7798,6 @@ def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8829,10 +7812,7 @@ def _decode_LoginAuthResponse(d: _Any, strict: bool) -> LoginAuthResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_LoginAuthResponse.issuperset(d):
         _check_unknown(d, _KNOWN_LoginAuthResponse)
@@ -8849,7 +7829,6 @@ def _encode_LoginAuthResponse(o: LoginAuthResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8864,10 +7843,7 @@ def _decode_LogoutAuthResponse(d: _Any, strict: bool) -> LogoutAuthResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_LogoutAuthResponse.issuperset(d):
         _check_unknown(d, _KNOWN_LogoutAuthResponse)
@@ -8884,7 +7860,6 @@ def _encode_LogoutAuthResponse(o: LogoutAuthResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8915,10 +7890,7 @@ def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
                 strict,
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("configOptions")
-            _salvage(v)
-            f_config_options = []
+            f_config_options = _recovered(error, v, strict, "configOptions", [])
 
     f_available_commands: list[AvailableCommand] | _Unset
     v = d.get("availableCommands", _MISSING)
@@ -8930,10 +7902,7 @@ def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
                 v, "type", _VARIANTS_AvailableCommand, _decode_AvailableCommand, strict
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("availableCommands")
-            _salvage(v)
-            f_available_commands = []
+            f_available_commands = _recovered(error, v, strict, "availableCommands", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -8943,10 +7912,7 @@ def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_NewSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_NewSessionResponse)
@@ -8978,7 +7944,6 @@ def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9027,10 +7992,7 @@ def _read_SelectSessionConfigOption(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_category: SessionConfigOptionCategory | str | None | _Unset
     v = d.get("category", _MISSING)
@@ -9048,10 +8010,7 @@ def _read_SelectSessionConfigOption(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("category")
-            _salvage(v)
-            f_category = _UNSET
+            f_category = _recovered(error, v, strict, "category", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -9061,10 +8020,7 @@ def _read_SelectSessionConfigOption(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_current_value: SessionConfigValueId
     v = d.get("currentValue", _MISSING)
@@ -9138,7 +8094,6 @@ def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9187,10 +8142,7 @@ def _read_BooleanSessionConfigOption(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_category: SessionConfigOptionCategory | str | None | _Unset
     v = d.get("category", _MISSING)
@@ -9208,10 +8160,7 @@ def _read_BooleanSessionConfigOption(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("category")
-            _salvage(v)
-            f_category = _UNSET
+            f_category = _recovered(error, v, strict, "category", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -9221,10 +8170,7 @@ def _read_BooleanSessionConfigOption(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_current_value: bool
     v = d.get("currentValue", _MISSING)
@@ -9279,20 +8225,13 @@ def _encode_BooleanSessionConfigOption(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
 def _decode_OtherSessionConfigOption(d: _Any, strict: bool) -> OtherSessionConfigOption:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_SessionConfigOption:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_SessionConfigOption, strict)
     return _read_OtherSessionConfigOption(d, strict)
 
 
@@ -9331,10 +8270,7 @@ def _read_OtherSessionConfigOption(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_category: SessionConfigOptionCategory | str | None | _Unset
     v = d.get("category", _MISSING)
@@ -9352,10 +8288,7 @@ def _read_OtherSessionConfigOption(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("category")
-            _salvage(v)
-            f_category = _UNSET
+            f_category = _recovered(error, v, strict, "category", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -9365,25 +8298,20 @@ def _read_OtherSessionConfigOption(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
+    f_type = d["type"]
+    f_extra = _extra_members(
+        d, ["type", "configId", "name", "description", "category", "_meta"], strict
+    )
     o = _new(OtherSessionConfigOption)
-    o.type = d["type"]
+    o.type = f_type
     o.config_id = f_config_id
     o.name = f_name
     o.description = f_description
     o.category = f_category
     o.meta = f_meta
-    o.extra = {
-        k: x
-        for k, x in d.items()
-        if k not in ["type", "configId", "name", "description", "category", "_meta"]
-    }
-    if strict:
-        _check_json(o.extra)
+    o.extra = f_extra
     return o
 
 
@@ -9410,61 +8338,26 @@ def _encode_OtherSessionConfigOption(o: OtherSessionConfigOption) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_SessionConfigOption: dict[str, _Decoder[SessionConfigOption]] = {
     "select": _read_SelectSessionConfigOption,
     "boolean": _read_BooleanSessionConfigOption,
 }
 
 
-def _decode_SessionConfigOption(d: _Any, strict: bool) -> SessionConfigOption:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_SessionConfigOption.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherSessionConfigOption(d, strict)
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_SessionConfigOption(o: SessionConfigOption) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of SessionConfigOption"
-        ) from None
-    return encoder(o)
-
-
 def _decode_SessionConfigId(v: _Any, strict: bool) -> SessionConfigId:
     return v if type(v) is str else _check_str(v)
-
-
-def _decode_SessionConfigOptionCategory(
-    v: _Any, strict: bool
-) -> SessionConfigOptionCategory | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_SessionConfigOptionCategory.get(v)
-    if member is not None:
-        return member
-    return v
 
 
 _MEMBERS_SessionConfigOptionCategory = _cast(
     "dict[str, SessionConfigOptionCategory]",
     SessionConfigOptionCategory._value2member_map_,
+)
+_decode_SessionConfigOptionCategory: _Decoder[SessionConfigOptionCategory | str] = (
+    _open_str_enum(_MEMBERS_SessionConfigOptionCategory)
 )
 
 
@@ -9531,10 +8424,7 @@ def _decode_SessionConfigSelectOption(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -9544,10 +8434,7 @@ def _decode_SessionConfigSelectOption(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionConfigSelectOption.issuperset(d):
         _check_unknown(d, _KNOWN_SessionConfigSelectOption)
@@ -9575,7 +8462,6 @@ def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9612,10 +8498,7 @@ def _decode_SessionConfigSelectGroup(d: _Any, strict: bool) -> SessionConfigSele
                 v, _decode_SessionConfigSelectOption, strict, 1
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("options")
-            _salvage(v)
-            f_options = []
+            f_options = _recovered(error, v, strict, "options", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -9625,10 +8508,7 @@ def _decode_SessionConfigSelectGroup(d: _Any, strict: bool) -> SessionConfigSele
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionConfigSelectGroup.issuperset(d):
         _check_unknown(d, _KNOWN_SessionConfigSelectGroup)
@@ -9654,7 +8534,6 @@ def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9701,7 +8580,6 @@ def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, _Any]:
         "currentValue": o.current_value,
         "options": encode(o.options),
     }
-
     return d
 
 
@@ -9732,7 +8610,6 @@ def _encode_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "currentValue": o.current_value,
     }
-
     return d
 
 
@@ -9789,10 +8666,7 @@ def _read_CommandAvailableCommand(
                 )(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("input")
-            _salvage(v)
-            f_input = _UNSET
+            f_input = _recovered(error, v, strict, "input", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -9802,10 +8676,7 @@ def _read_CommandAvailableCommand(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CommandAvailableCommand.issuperset(d):
         _check_unknown(d, _KNOWN_CommandAvailableCommand)
@@ -9834,20 +8705,13 @@ def _encode_CommandAvailableCommand(o: CommandAvailableCommand) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
 def _decode_OtherAvailableCommand(d: _Any, strict: bool) -> OtherAvailableCommand:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_AvailableCommand:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_AvailableCommand, strict)
     return _read_OtherAvailableCommand(d, strict)
 
 
@@ -9874,13 +8738,13 @@ def _read_OtherAvailableCommand(d: _JsonObject, strict: bool) -> OtherAvailableC
         except _ValidationError as error:
             raise error.at("description")
 
+    f_type = d["type"]
+    f_extra = _extra_members(d, ["type", "name", "description"], strict)
     o = _new(OtherAvailableCommand)
-    o.type = d["type"]
+    o.type = f_type
     o.name = f_name
     o.description = f_description
-    o.extra = {k: x for k, x in d.items() if k not in ["type", "name", "description"]}
-    if strict:
-        _check_json(o.extra)
+    o.extra = f_extra
     return o
 
 
@@ -9890,40 +8754,13 @@ def _encode_OtherAvailableCommand(o: OtherAvailableCommand) -> dict[str, _Any]:
         "name": o.name,
         "description": o.description,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_AvailableCommand: dict[str, _Decoder[AvailableCommand]] = {
     "command": _read_CommandAvailableCommand,
 }
-
-
-def _decode_AvailableCommand(d: _Any, strict: bool) -> AvailableCommand:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_AvailableCommand.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherAvailableCommand(d, strict)
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of AvailableCommand"
-        ) from None
-    return encoder(o)
 
 
 def _decode_TextAvailableCommandInput(
@@ -9959,10 +8796,7 @@ def _read_TextAvailableCommandInput(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TextAvailableCommandInput.issuperset(d):
         _check_unknown(d, _KNOWN_TextAvailableCommandInput)
@@ -9983,7 +8817,6 @@ def _encode_TextAvailableCommandInput(o: TextAvailableCommandInput) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9992,13 +8825,7 @@ def _decode_OtherAvailableCommandInput(
 ) -> OtherAvailableCommandInput:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_AvailableCommandInput:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_AvailableCommandInput, strict)
     return _read_OtherAvailableCommandInput(d, strict)
 
 
@@ -10007,11 +8834,11 @@ def _read_OtherAvailableCommandInput(
 ) -> OtherAvailableCommandInput:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
+    f_type = d["type"]
+    f_extra = _extra_members(d, ["type"], strict)
     o = _new(OtherAvailableCommandInput)
-    o.type = d["type"]
-    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
-    if strict:
-        _check_json(o.extra)
+    o.type = f_type
+    o.extra = f_extra
     return o
 
 
@@ -10021,40 +8848,13 @@ def _encode_OtherAvailableCommandInput(
     d: dict[str, _Any] = {
         "type": o.type,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_AvailableCommandInput: dict[str, _Decoder[AvailableCommandInput]] = {
     "text": _read_TextAvailableCommandInput,
 }
-
-
-def _decode_AvailableCommandInput(d: _Any, strict: bool) -> AvailableCommandInput:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_AvailableCommandInput.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherAvailableCommandInput(d, strict)
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_AvailableCommandInput(o: AvailableCommandInput) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of AvailableCommandInput"
-        ) from None
-    return encoder(o)
 
 
 def _decode_TextCommandInput(d: _Any, strict: bool) -> TextCommandInput:
@@ -10078,10 +8878,7 @@ def _decode_TextCommandInput(d: _Any, strict: bool) -> TextCommandInput:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TextCommandInput.issuperset(d):
         _check_unknown(d, _KNOWN_TextCommandInput)
@@ -10101,7 +8898,6 @@ def _encode_TextCommandInput(o: TextCommandInput) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10148,10 +8944,7 @@ def _decode_Command(d: _Any, strict: bool) -> Command:
                 )(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("input")
-            _salvage(v)
-            f_input = _UNSET
+            f_input = _recovered(error, v, strict, "input", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -10161,10 +8954,7 @@ def _decode_Command(d: _Any, strict: bool) -> Command:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Command.issuperset(d):
         _check_unknown(d, _KNOWN_Command)
@@ -10190,7 +8980,6 @@ def _encode_Command(o: Command) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10205,10 +8994,7 @@ def _decode_ListSessionsResponse(d: _Any, strict: bool) -> ListSessionsResponse:
         try:
             f_sessions = _check_list_skipping(v, _decode_SessionInfo, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("sessions")
-            _salvage(v)
-            f_sessions = []
+            f_sessions = _recovered(error, v, strict, "sessions", [])
 
     f_next_cursor: SessionListCursor | None | _Unset
     v = d.get("nextCursor", _MISSING)
@@ -10230,10 +9016,7 @@ def _decode_ListSessionsResponse(d: _Any, strict: bool) -> ListSessionsResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ListSessionsResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ListSessionsResponse)
@@ -10259,7 +9042,6 @@ def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10306,10 +9088,7 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_updated_at: str | None | _Unset
     v = d.get("updatedAt", _MISSING)
@@ -10321,10 +9100,7 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("updatedAt")
-            _salvage(v)
-            f_updated_at = _UNSET
+            f_updated_at = _recovered(error, v, strict, "updatedAt", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -10334,10 +9110,7 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionInfo.issuperset(d):
         _check_unknown(d, _KNOWN_SessionInfo)
@@ -10373,7 +9146,6 @@ def _encode_SessionInfo(o: SessionInfo) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10392,10 +9164,7 @@ def _decode_DeleteSessionResponse(d: _Any, strict: bool) -> DeleteSessionRespons
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_DeleteSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_DeleteSessionResponse)
@@ -10412,7 +9181,6 @@ def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10433,10 +9201,7 @@ def _decode_ResumeSessionResponse(d: _Any, strict: bool) -> ResumeSessionRespons
                 strict,
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("configOptions")
-            _salvage(v)
-            f_config_options = []
+            f_config_options = _recovered(error, v, strict, "configOptions", [])
 
     f_available_commands: list[AvailableCommand] | _Unset
     v = d.get("availableCommands", _MISSING)
@@ -10448,10 +9213,7 @@ def _decode_ResumeSessionResponse(d: _Any, strict: bool) -> ResumeSessionRespons
                 v, "type", _VARIANTS_AvailableCommand, _decode_AvailableCommand, strict
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("availableCommands")
-            _salvage(v)
-            f_available_commands = []
+            f_available_commands = _recovered(error, v, strict, "availableCommands", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -10461,10 +9223,7 @@ def _decode_ResumeSessionResponse(d: _Any, strict: bool) -> ResumeSessionRespons
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ResumeSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ResumeSessionResponse)
@@ -10493,7 +9252,6 @@ def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10508,10 +9266,7 @@ def _decode_CloseSessionResponse(d: _Any, strict: bool) -> CloseSessionResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CloseSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_CloseSessionResponse)
@@ -10528,7 +9283,6 @@ def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10543,10 +9297,7 @@ def _decode_CancelToolCallResponse(d: _Any, strict: bool) -> CancelToolCallRespo
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CancelToolCallResponse.issuperset(d):
         _check_unknown(d, _KNOWN_CancelToolCallResponse)
@@ -10563,7 +9314,6 @@ def _encode_CancelToolCallResponse(o: CancelToolCallResponse) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10578,10 +9328,7 @@ def _decode_CancelTerminalResponse(d: _Any, strict: bool) -> CancelTerminalRespo
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CancelTerminalResponse.issuperset(d):
         _check_unknown(d, _KNOWN_CancelTerminalResponse)
@@ -10598,7 +9345,6 @@ def _encode_CancelTerminalResponse(o: CancelTerminalResponse) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10631,10 +9377,7 @@ def _decode_SetSessionConfigOptionResponse(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SetSessionConfigOptionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_SetSessionConfigOptionResponse)
@@ -10658,7 +9401,6 @@ def _encode_SetSessionConfigOptionResponse(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10683,10 +9425,7 @@ def _decode_PromptResponse(d: _Any, strict: bool) -> PromptResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PromptResponse.issuperset(d):
         _check_unknown(d, _KNOWN_PromptResponse)
@@ -10706,7 +9445,6 @@ def _encode_PromptResponse(o: PromptResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10753,10 +9491,7 @@ def _decode_Error(d: _Any, strict: bool) -> Error:
         try:
             f_data = None if v is None else _decode_ErrorData(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("data")
-            _salvage(v)
-            f_data = _UNSET
+            f_data = _recovered(error, v, strict, "data", _UNSET)
 
     if strict and not _KNOWN_Error.issuperset(d):
         _check_unknown(d, _KNOWN_Error)
@@ -10778,19 +9513,13 @@ def _encode_Error(o: Error) -> dict[str, _Any]:
     v_data = o.data
     if v_data is not _UNSET:
         d["data"] = None if v_data is None else encode(v_data)
-
     return d
 
 
-def _decode_ErrorCode(v: _Any, strict: bool) -> ErrorCode | int:
-    n = _check_int(v) if strict else _check_int(v, -2147483648, 2147483647)
-    member = _MEMBERS_ErrorCode.get(n)
-    if member is not None:
-        return member
-    return n
-
-
 _MEMBERS_ErrorCode = _cast("dict[int, ErrorCode]", ErrorCode._value2member_map_)
+_decode_ErrorCode: _Decoder[ErrorCode | int] = _open_int_enum(
+    _MEMBERS_ErrorCode, -2147483648, 2147483647
+)
 
 
 def _encode_ErrorCode(v: ErrorCode | int) -> int:
@@ -10847,10 +9576,7 @@ def _decode_UnsupportedProtocolVersionErrorData(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_UnsupportedProtocolVersionErrorData.issuperset(d):
         _check_unknown(d, _KNOWN_UnsupportedProtocolVersionErrorData)
@@ -10876,7 +9602,6 @@ def _encode_UnsupportedProtocolVersionErrorData(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10901,10 +9626,7 @@ def _decode_SessionNotFoundErrorData(d: _Any, strict: bool) -> SessionNotFoundEr
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionNotFoundErrorData.issuperset(d):
         _check_unknown(d, _KNOWN_SessionNotFoundErrorData)
@@ -10924,7 +9646,6 @@ def _encode_SessionNotFoundErrorData(o: SessionNotFoundErrorData) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10971,7 +9692,6 @@ def _encode_AgentNotification(o: AgentNotification) -> dict[str, _Any]:
     v_params = o.params
     if v_params is not _UNSET:
         d["params"] = _wire_json(v_params)
-
     return d
 
 
@@ -11014,10 +9734,7 @@ def _decode_UpdateSessionNotification(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_UpdateSessionNotification.issuperset(d):
         _check_unknown(d, _KNOWN_UpdateSessionNotification)
@@ -11041,7 +9758,6 @@ def _encode_UpdateSessionNotification(o: UpdateSessionNotification) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11094,10 +9810,7 @@ def _read_UserMessageChunkSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_UserMessageChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UserMessageChunkSessionUpdate)
@@ -11124,7 +9837,6 @@ def _encode_UserMessageChunkSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11165,10 +9877,7 @@ def _read_UserMessageSessionUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("content")
-            _salvage(v)
-            f_content = _UNSET
+            f_content = _recovered(error, v, strict, "content", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -11178,10 +9887,7 @@ def _read_UserMessageSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_UserMessageSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UserMessageSessionUpdate)
@@ -11210,7 +9916,6 @@ def _encode_UserMessageSessionUpdate(o: UserMessageSessionUpdate) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11263,10 +9968,7 @@ def _read_AgentMessageChunkSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AgentMessageChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AgentMessageChunkSessionUpdate)
@@ -11293,7 +9995,6 @@ def _encode_AgentMessageChunkSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11336,10 +10037,7 @@ def _read_AgentMessageSessionUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("content")
-            _salvage(v)
-            f_content = _UNSET
+            f_content = _recovered(error, v, strict, "content", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -11349,10 +10047,7 @@ def _read_AgentMessageSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AgentMessageSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AgentMessageSessionUpdate)
@@ -11381,7 +10076,6 @@ def _encode_AgentMessageSessionUpdate(o: AgentMessageSessionUpdate) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11434,10 +10128,7 @@ def _read_AgentThoughtChunkSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AgentThoughtChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AgentThoughtChunkSessionUpdate)
@@ -11464,7 +10155,6 @@ def _encode_AgentThoughtChunkSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11507,10 +10197,7 @@ def _read_AgentThoughtSessionUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("content")
-            _salvage(v)
-            f_content = _UNSET
+            f_content = _recovered(error, v, strict, "content", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -11520,10 +10207,7 @@ def _read_AgentThoughtSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AgentThoughtSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AgentThoughtSessionUpdate)
@@ -11552,7 +10236,6 @@ def _encode_AgentThoughtSessionUpdate(o: AgentThoughtSessionUpdate) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11569,8 +10252,9 @@ def _read_StateUpdateSessionUpdate(
 ) -> StateUpdateSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
+    f_value = _decode_StateUpdate(d, strict)
     o = _new(StateUpdateSessionUpdate)
-    o.value = _decode_StateUpdate(d, strict)
+    o.value = f_value
     return o
 
 
@@ -11578,7 +10262,6 @@ def _encode_StateUpdateSessionUpdate(o: StateUpdateSessionUpdate) -> dict[str, _
     d: dict[str, _Any] = {
         "sessionUpdate": "state_update",
     }
-
     d.update(_encode_StateUpdate(o.value))
     return d
 
@@ -11632,10 +10315,7 @@ def _read_ToolCallContentChunkSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCallContentChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallContentChunkSessionUpdate)
@@ -11662,7 +10342,6 @@ def _encode_ToolCallContentChunkSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11699,10 +10378,7 @@ def _read_ToolCallUpdateSessionUpdate(
         try:
             f_name = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("name")
-            _salvage(v)
-            f_name = _UNSET
+            f_name = _recovered(error, v, strict, "name", _UNSET)
 
     f_title: str | None | _Unset
     v = d.get("title", _MISSING)
@@ -11712,10 +10388,7 @@ def _read_ToolCallUpdateSessionUpdate(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_kind: ToolKind | str | None | _Unset
     v = d.get("kind", _MISSING)
@@ -11733,10 +10406,7 @@ def _read_ToolCallUpdateSessionUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("kind")
-            _salvage(v)
-            f_kind = _UNSET
+            f_kind = _recovered(error, v, strict, "kind", _UNSET)
 
     f_status: ToolCallStatus | str | None | _Unset
     v = d.get("status", _MISSING)
@@ -11754,10 +10424,7 @@ def _read_ToolCallUpdateSessionUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("status")
-            _salvage(v)
-            f_status = _UNSET
+            f_status = _recovered(error, v, strict, "status", _UNSET)
 
     f_content: list[ToolCallContent] | None | _Unset
     v = d.get("content", _MISSING)
@@ -11777,10 +10444,7 @@ def _read_ToolCallUpdateSessionUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("content")
-            _salvage(v)
-            f_content = _UNSET
+            f_content = _recovered(error, v, strict, "content", _UNSET)
 
     f_locations: list[ToolCallLocation] | None | _Unset
     v = d.get("locations", _MISSING)
@@ -11794,10 +10458,7 @@ def _read_ToolCallUpdateSessionUpdate(
                 else _check_list_skipping(v, _decode_ToolCallLocation, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("locations")
-            _salvage(v)
-            f_locations = _UNSET
+            f_locations = _recovered(error, v, strict, "locations", _UNSET)
 
     f_raw_input: _Any | _Unset
     v = d.get("rawInput", _MISSING)
@@ -11807,10 +10468,7 @@ def _read_ToolCallUpdateSessionUpdate(
         try:
             f_raw_input = _any_value(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("rawInput")
-            _salvage(v)
-            f_raw_input = _UNSET
+            f_raw_input = _recovered(error, v, strict, "rawInput", _UNSET)
 
     f_raw_output: _Any | _Unset
     v = d.get("rawOutput", _MISSING)
@@ -11820,10 +10478,7 @@ def _read_ToolCallUpdateSessionUpdate(
         try:
             f_raw_output = _any_value(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("rawOutput")
-            _salvage(v)
-            f_raw_output = _UNSET
+            f_raw_output = _recovered(error, v, strict, "rawOutput", _UNSET)
 
     f_capabilities: ToolCallCapabilities | None | _Unset
     v = d.get("capabilities", _MISSING)
@@ -11835,10 +10490,7 @@ def _read_ToolCallUpdateSessionUpdate(
                 None if v is None else _decode_ToolCallCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("capabilities")
-            _salvage(v)
-            f_capabilities = _UNSET
+            f_capabilities = _recovered(error, v, strict, "capabilities", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -11848,10 +10500,7 @@ def _read_ToolCallUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCallUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallUpdateSessionUpdate)
@@ -11945,7 +10594,6 @@ def _encode_ToolCallUpdateSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11982,10 +10630,7 @@ def _read_TerminalUpdateSessionUpdate(
         try:
             f_command = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("command")
-            _salvage(v)
-            f_command = _UNSET
+            f_command = _recovered(error, v, strict, "command", _UNSET)
 
     f_cwd: AbsolutePath | None | _Unset
     v = d.get("cwd", _MISSING)
@@ -11995,10 +10640,7 @@ def _read_TerminalUpdateSessionUpdate(
         try:
             f_cwd = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("cwd")
-            _salvage(v)
-            f_cwd = _UNSET
+            f_cwd = _recovered(error, v, strict, "cwd", _UNSET)
 
     f_output: TerminalOutput | None | _Unset
     v = d.get("output", _MISSING)
@@ -12008,10 +10650,7 @@ def _read_TerminalUpdateSessionUpdate(
         try:
             f_output = None if v is None else _decode_TerminalOutput(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("output")
-            _salvage(v)
-            f_output = _UNSET
+            f_output = _recovered(error, v, strict, "output", _UNSET)
 
     f_exit_status: TerminalExitStatus | None | _Unset
     v = d.get("exitStatus", _MISSING)
@@ -12021,10 +10660,7 @@ def _read_TerminalUpdateSessionUpdate(
         try:
             f_exit_status = None if v is None else _decode_TerminalExitStatus(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("exitStatus")
-            _salvage(v)
-            f_exit_status = _UNSET
+            f_exit_status = _recovered(error, v, strict, "exitStatus", _UNSET)
 
     f_size: TerminalSize | None | _Unset
     v = d.get("size", _MISSING)
@@ -12034,10 +10670,7 @@ def _read_TerminalUpdateSessionUpdate(
         try:
             f_size = None if v is None else _decode_TerminalSize(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("size")
-            _salvage(v)
-            f_size = _UNSET
+            f_size = _recovered(error, v, strict, "size", _UNSET)
 
     f_capabilities: TerminalCapabilities | None | _Unset
     v = d.get("capabilities", _MISSING)
@@ -12049,10 +10682,7 @@ def _read_TerminalUpdateSessionUpdate(
                 None if v is None else _decode_TerminalCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("capabilities")
-            _salvage(v)
-            f_capabilities = _UNSET
+            f_capabilities = _recovered(error, v, strict, "capabilities", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -12062,10 +10692,7 @@ def _read_TerminalUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalUpdateSessionUpdate)
@@ -12130,7 +10757,6 @@ def _encode_TerminalUpdateSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12177,10 +10803,7 @@ def _read_TerminalOutputChunkSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalOutputChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalOutputChunkSessionUpdate)
@@ -12207,7 +10830,6 @@ def _encode_TerminalOutputChunkSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12248,10 +10870,7 @@ def _read_PlanUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PlanUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_PlanUpdateSessionUpdate)
@@ -12274,7 +10893,6 @@ def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12313,10 +10931,7 @@ def _read_AvailableCommandsUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AvailableCommandsUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AvailableCommandsUpdateSessionUpdate)
@@ -12343,7 +10958,6 @@ def _encode_AvailableCommandsUpdateSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12386,10 +11000,7 @@ def _read_ConfigOptionUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ConfigOptionUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ConfigOptionUpdateSessionUpdate)
@@ -12414,7 +11025,6 @@ def _encode_ConfigOptionUpdateSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12441,10 +11051,7 @@ def _read_SessionInfoUpdateSessionUpdate(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_updated_at: str | None | _Unset
     v = d.get("updatedAt", _MISSING)
@@ -12456,10 +11063,7 @@ def _read_SessionInfoUpdateSessionUpdate(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("updatedAt")
-            _salvage(v)
-            f_updated_at = _UNSET
+            f_updated_at = _recovered(error, v, strict, "updatedAt", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -12469,10 +11073,7 @@ def _read_SessionInfoUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionInfoUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SessionInfoUpdateSessionUpdate)
@@ -12503,7 +11104,6 @@ def _encode_SessionInfoUpdateSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12564,10 +11164,7 @@ def _read_UsageUpdateSessionUpdate(
         try:
             f_cost = None if v is None else _decode_Cost(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("cost")
-            _salvage(v)
-            f_cost = _UNSET
+            f_cost = _recovered(error, v, strict, "cost", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -12577,10 +11174,7 @@ def _read_UsageUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_UsageUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UsageUpdateSessionUpdate)
@@ -12609,7 +11203,6 @@ def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12660,10 +11253,7 @@ def _read_NoticeSessionUpdate(d: _JsonObject, strict: bool) -> NoticeSessionUpda
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -12673,10 +11263,7 @@ def _read_NoticeSessionUpdate(d: _JsonObject, strict: bool) -> NoticeSessionUpda
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_NoticeSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_NoticeSessionUpdate)
@@ -12707,7 +11294,6 @@ def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12764,10 +11350,7 @@ def _read_CompactionUpdateSessionUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("summary")
-            _salvage(v)
-            f_summary = _UNSET
+            f_summary = _recovered(error, v, strict, "summary", _UNSET)
 
     f_error: str | None | _Unset
     v = d.get("error", _MISSING)
@@ -12777,10 +11360,7 @@ def _read_CompactionUpdateSessionUpdate(
         try:
             f_error = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("error")
-            _salvage(v)
-            f_error = _UNSET
+            f_error = _recovered(error, v, strict, "error", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -12790,10 +11370,7 @@ def _read_CompactionUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CompactionUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionUpdateSessionUpdate)
@@ -12832,7 +11409,6 @@ def _encode_CompactionUpdateSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12885,10 +11461,7 @@ def _read_CompactionSummaryChunkSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CompactionSummaryChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionSummaryChunkSessionUpdate)
@@ -12915,31 +11488,24 @@ def _encode_CompactionSummaryChunkSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
 def _decode_OtherSessionUpdate(d: _Any, strict: bool) -> OtherSessionUpdate:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("sessionUpdate")) is not str:
-        raise _check_tag(d, "sessionUpdate", None)
-    if strict and d["sessionUpdate"] in _VARIANTS_SessionUpdate:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected(
-            "expected a tag that no other variant has", d["sessionUpdate"]
-        ).at("sessionUpdate")
+    _check_other_tag(d, "sessionUpdate", _VARIANTS_SessionUpdate, strict)
     return _read_OtherSessionUpdate(d, strict)
 
 
 def _read_OtherSessionUpdate(d: _JsonObject, strict: bool) -> OtherSessionUpdate:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
+    f_session_update = d["sessionUpdate"]
+    f_extra = _extra_members(d, ["sessionUpdate"], strict)
     o = _new(OtherSessionUpdate)
-    o.session_update = d["sessionUpdate"]
-    o.extra = {k: x for k, x in d.items() if k not in ["sessionUpdate"]}
-    if strict:
-        _check_json(o.extra)
+    o.session_update = f_session_update
+    o.extra = f_extra
     return o
 
 
@@ -12947,13 +11513,10 @@ def _encode_OtherSessionUpdate(o: OtherSessionUpdate) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": o.session_update,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_SessionUpdate: dict[str, _Decoder[SessionUpdate]] = {
     "user_message_chunk": _read_UserMessageChunkSessionUpdate,
     "user_message": _read_UserMessageSessionUpdate,
@@ -12975,30 +11538,6 @@ _VARIANTS_SessionUpdate: dict[str, _Decoder[SessionUpdate]] = {
     "compaction_update": _read_CompactionUpdateSessionUpdate,
     "compaction_summary_chunk": _read_CompactionSummaryChunkSessionUpdate,
 }
-
-
-def _decode_SessionUpdate(d: _Any, strict: bool) -> SessionUpdate:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("sessionUpdate", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_SessionUpdate.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherSessionUpdate(d, strict)
-    if tag is _MISSING:
-        raise _missing("sessionUpdate")
-    raise _type_error("a string", tag).at("sessionUpdate")
-
-
-def _encode_SessionUpdate(o: SessionUpdate) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of SessionUpdate"
-        ) from None
-    return encoder(o)
 
 
 def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
@@ -13038,10 +11577,7 @@ def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ContentChunk.issuperset(d):
         _check_unknown(d, _KNOWN_ContentChunk)
@@ -13063,7 +11599,6 @@ def _encode_ContentChunk(o: ContentChunk) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13094,10 +11629,7 @@ def _decode_UserMessage(d: _Any, strict: bool) -> UserMessage:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("content")
-            _salvage(v)
-            f_content = _UNSET
+            f_content = _recovered(error, v, strict, "content", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -13107,10 +11639,7 @@ def _decode_UserMessage(d: _Any, strict: bool) -> UserMessage:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_UserMessage.issuperset(d):
         _check_unknown(d, _KNOWN_UserMessage)
@@ -13136,7 +11665,6 @@ def _encode_UserMessage(o: UserMessage) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13167,10 +11695,7 @@ def _decode_AgentMessage(d: _Any, strict: bool) -> AgentMessage:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("content")
-            _salvage(v)
-            f_content = _UNSET
+            f_content = _recovered(error, v, strict, "content", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -13180,10 +11705,7 @@ def _decode_AgentMessage(d: _Any, strict: bool) -> AgentMessage:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AgentMessage.issuperset(d):
         _check_unknown(d, _KNOWN_AgentMessage)
@@ -13209,7 +11731,6 @@ def _encode_AgentMessage(o: AgentMessage) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13240,10 +11761,7 @@ def _decode_AgentThought(d: _Any, strict: bool) -> AgentThought:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("content")
-            _salvage(v)
-            f_content = _UNSET
+            f_content = _recovered(error, v, strict, "content", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -13253,10 +11771,7 @@ def _decode_AgentThought(d: _Any, strict: bool) -> AgentThought:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AgentThought.issuperset(d):
         _check_unknown(d, _KNOWN_AgentThought)
@@ -13282,7 +11797,6 @@ def _encode_AgentThought(o: AgentThought) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13317,10 +11831,7 @@ def _read_TerminalBackgroundWork(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalBackgroundWork.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalBackgroundWork)
@@ -13343,7 +11854,6 @@ def _encode_TerminalBackgroundWork(o: TerminalBackgroundWork) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13378,10 +11888,7 @@ def _read_ToolCallBackgroundWork(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCallBackgroundWork.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallBackgroundWork)
@@ -13404,31 +11911,24 @@ def _encode_ToolCallBackgroundWork(o: ToolCallBackgroundWork) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
 def _decode_OtherBackgroundWork(d: _Any, strict: bool) -> OtherBackgroundWork:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_BackgroundWork:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_BackgroundWork, strict)
     return _read_OtherBackgroundWork(d, strict)
 
 
 def _read_OtherBackgroundWork(d: _JsonObject, strict: bool) -> OtherBackgroundWork:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
+    f_type = d["type"]
+    f_extra = _extra_members(d, ["type"], strict)
     o = _new(OtherBackgroundWork)
-    o.type = d["type"]
-    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
-    if strict:
-        _check_json(o.extra)
+    o.type = f_type
+    o.extra = f_extra
     return o
 
 
@@ -13436,41 +11936,14 @@ def _encode_OtherBackgroundWork(o: OtherBackgroundWork) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": o.type,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_BackgroundWork: dict[str, _Decoder[BackgroundWork]] = {
     "terminal": _read_TerminalBackgroundWork,
     "tool_call": _read_ToolCallBackgroundWork,
 }
-
-
-def _decode_BackgroundWork(d: _Any, strict: bool) -> BackgroundWork:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_BackgroundWork.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherBackgroundWork(d, strict)
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_BackgroundWork(o: BackgroundWork) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of BackgroundWork"
-        ) from None
-    return encoder(o)
 
 
 def _decode_BackgroundTerminal(d: _Any, strict: bool) -> BackgroundTerminal:
@@ -13494,10 +11967,7 @@ def _decode_BackgroundTerminal(d: _Any, strict: bool) -> BackgroundTerminal:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_BackgroundTerminal.issuperset(d):
         _check_unknown(d, _KNOWN_BackgroundTerminal)
@@ -13517,7 +11987,6 @@ def _encode_BackgroundTerminal(o: BackgroundTerminal) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13542,10 +12011,7 @@ def _decode_BackgroundToolCall(d: _Any, strict: bool) -> BackgroundToolCall:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_BackgroundToolCall.issuperset(d):
         _check_unknown(d, _KNOWN_BackgroundToolCall)
@@ -13565,7 +12031,6 @@ def _encode_BackgroundToolCall(o: BackgroundToolCall) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13586,10 +12051,7 @@ def _decode_RunningStateUpdate(d: _Any, strict: bool) -> RunningStateUpdate:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("background")
-            _salvage(v)
-            f_background = _UNSET
+            f_background = _recovered(error, v, strict, "background", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -13599,10 +12061,7 @@ def _decode_RunningStateUpdate(d: _Any, strict: bool) -> RunningStateUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_RunningStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_RunningStateUpdate)
@@ -13627,7 +12086,6 @@ def _encode_RunningStateUpdate(o: RunningStateUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13642,10 +12100,7 @@ def _decode_ErrorStopReason(d: _Any, strict: bool) -> ErrorStopReason:
         try:
             f_error = None if v is None else _decode_Error(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("error")
-            _salvage(v)
-            f_error = _UNSET
+            f_error = _recovered(error, v, strict, "error", _UNSET)
 
     if strict and not _KNOWN_ErrorStopReason.issuperset(d):
         _check_unknown(d, _KNOWN_ErrorStopReason)
@@ -13662,7 +12117,6 @@ def _encode_ErrorStopReason(o: ErrorStopReason) -> dict[str, _Any]:
     v_error = o.error
     if v_error is not _UNSET:
         d["error"] = None if v_error is None else _encode_Error(v_error)
-
     return d
 
 
@@ -13693,10 +12147,7 @@ def _read_EndTurnIdleStateUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("background")
-            _salvage(v)
-            f_background = _UNSET
+            f_background = _recovered(error, v, strict, "background", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -13706,10 +12157,7 @@ def _read_EndTurnIdleStateUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_EndTurnIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_EndTurnIdleStateUpdate)
@@ -13738,7 +12186,6 @@ def _encode_EndTurnIdleStateUpdate(o: EndTurnIdleStateUpdate) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13769,10 +12216,7 @@ def _read_MaxTokensIdleStateUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("background")
-            _salvage(v)
-            f_background = _UNSET
+            f_background = _recovered(error, v, strict, "background", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -13782,10 +12226,7 @@ def _read_MaxTokensIdleStateUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_MaxTokensIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_MaxTokensIdleStateUpdate)
@@ -13814,7 +12255,6 @@ def _encode_MaxTokensIdleStateUpdate(o: MaxTokensIdleStateUpdate) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13847,10 +12287,7 @@ def _read_MaxTurnRequestsIdleStateUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("background")
-            _salvage(v)
-            f_background = _UNSET
+            f_background = _recovered(error, v, strict, "background", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -13860,10 +12297,7 @@ def _read_MaxTurnRequestsIdleStateUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_MaxTurnRequestsIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_MaxTurnRequestsIdleStateUpdate)
@@ -13894,7 +12328,6 @@ def _encode_MaxTurnRequestsIdleStateUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13925,10 +12358,7 @@ def _read_RefusalIdleStateUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("background")
-            _salvage(v)
-            f_background = _UNSET
+            f_background = _recovered(error, v, strict, "background", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -13938,10 +12368,7 @@ def _read_RefusalIdleStateUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_RefusalIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_RefusalIdleStateUpdate)
@@ -13970,7 +12397,6 @@ def _encode_RefusalIdleStateUpdate(o: RefusalIdleStateUpdate) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14001,10 +12427,7 @@ def _read_CancelledIdleStateUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("background")
-            _salvage(v)
-            f_background = _UNSET
+            f_background = _recovered(error, v, strict, "background", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -14014,10 +12437,7 @@ def _read_CancelledIdleStateUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CancelledIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CancelledIdleStateUpdate)
@@ -14046,7 +12466,6 @@ def _encode_CancelledIdleStateUpdate(o: CancelledIdleStateUpdate) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14075,10 +12494,7 @@ def _read_ErrorIdleStateUpdate(d: _JsonObject, strict: bool) -> ErrorIdleStateUp
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("background")
-            _salvage(v)
-            f_background = _UNSET
+            f_background = _recovered(error, v, strict, "background", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -14088,10 +12504,7 @@ def _read_ErrorIdleStateUpdate(d: _JsonObject, strict: bool) -> ErrorIdleStateUp
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_error: Error | None | _Unset
     v = d.get("error", _MISSING)
@@ -14101,10 +12514,7 @@ def _read_ErrorIdleStateUpdate(d: _JsonObject, strict: bool) -> ErrorIdleStateUp
         try:
             f_error = None if v is None else _decode_Error(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("error")
-            _salvage(v)
-            f_error = _UNSET
+            f_error = _recovered(error, v, strict, "error", _UNSET)
 
     if strict and not _KNOWN_ErrorIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ErrorIdleStateUpdate)
@@ -14137,20 +12547,13 @@ def _encode_ErrorIdleStateUpdate(o: ErrorIdleStateUpdate) -> dict[str, _Any]:
     v_error = o.error
     if v_error is not _UNSET:
         d["error"] = None if v_error is None else _encode_Error(v_error)
-
     return d
 
 
 def _decode_OtherIdleStateUpdate(d: _Any, strict: bool) -> OtherIdleStateUpdate:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("stopReason")) is not str:
-        raise _check_tag(d, "stopReason", None)
-    if strict and d["stopReason"] in _VARIANTS_IdleStateUpdate:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected(
-            "expected a tag that no other variant has", d["stopReason"]
-        ).at("stopReason")
+    _check_other_tag(d, "stopReason", _VARIANTS_IdleStateUpdate, strict)
     return _read_OtherIdleStateUpdate(d, strict)
 
 
@@ -14171,10 +12574,7 @@ def _read_OtherIdleStateUpdate(d: _JsonObject, strict: bool) -> OtherIdleStateUp
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("background")
-            _salvage(v)
-            f_background = _UNSET
+            f_background = _recovered(error, v, strict, "background", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -14184,20 +12584,15 @@ def _read_OtherIdleStateUpdate(d: _JsonObject, strict: bool) -> OtherIdleStateUp
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
+    f_stop_reason = d["stopReason"]
+    f_extra = _extra_members(d, ["stopReason", "background", "_meta"], strict)
     o = _new(OtherIdleStateUpdate)
-    o.stop_reason = d["stopReason"]
+    o.stop_reason = f_stop_reason
     o.background = f_background
     o.meta = f_meta
-    o.extra = {
-        k: x for k, x in d.items() if k not in ["stopReason", "background", "_meta"]
-    }
-    if strict:
-        _check_json(o.extra)
+    o.extra = f_extra
     return o
 
 
@@ -14215,9 +12610,7 @@ def _encode_OtherIdleStateUpdate(o: OtherIdleStateUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
@@ -14238,10 +12631,7 @@ def _decode_NoneIdleStateUpdate(d: _Any, strict: bool) -> NoneIdleStateUpdate:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("background")
-            _salvage(v)
-            f_background = _UNSET
+            f_background = _recovered(error, v, strict, "background", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -14251,10 +12641,7 @@ def _decode_NoneIdleStateUpdate(d: _Any, strict: bool) -> NoneIdleStateUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_stop_reason: None | _Unset
     v = d.get("stopReason", _MISSING)
@@ -14264,10 +12651,7 @@ def _decode_NoneIdleStateUpdate(d: _Any, strict: bool) -> NoneIdleStateUpdate:
         try:
             f_stop_reason = None if v is None else _not_null(v)
         except _ValidationError as error:
-            if strict:
-                raise error.at("stopReason")
-            _salvage(v)
-            f_stop_reason = _UNSET
+            f_stop_reason = _recovered(error, v, strict, "stopReason", _UNSET)
 
     if strict and not _KNOWN_NoneIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_NoneIdleStateUpdate)
@@ -14298,11 +12682,9 @@ def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, _Any]:
     v_stop_reason = o.stop_reason
     if v_stop_reason is not _UNSET:
         d["stopReason"] = v_stop_reason
-
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_IdleStateUpdate: dict[str, _Decoder[IdleStateUpdate]] = {
     "end_turn": _read_EndTurnIdleStateUpdate,
     "max_tokens": _read_MaxTokensIdleStateUpdate,
@@ -14311,33 +12693,6 @@ _VARIANTS_IdleStateUpdate: dict[str, _Decoder[IdleStateUpdate]] = {
     "cancelled": _read_CancelledIdleStateUpdate,
     "error": _read_ErrorIdleStateUpdate,
 }
-
-
-def _decode_IdleStateUpdate(d: _Any, strict: bool) -> IdleStateUpdate:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("stopReason", _MISSING)
-    if not strict and not (tag is _MISSING or tag is None or type(tag) is str):
-        _salvage(tag)
-        tag = _MISSING  # x-deserialize-default-on-error on the tag: dropped
-    if type(tag) is str:
-        decoder = _VARIANTS_IdleStateUpdate.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherIdleStateUpdate(d, strict)
-    if tag is _MISSING or tag is None:
-        return _decode_NoneIdleStateUpdate(d, strict)
-    raise _type_error("a string or null", tag).at("stopReason")
-
-
-def _encode_IdleStateUpdate(o: IdleStateUpdate) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of IdleStateUpdate"
-        ) from None
-    return encoder(o)
 
 
 def _decode_RequiresActionStateUpdate(
@@ -14359,10 +12714,7 @@ def _decode_RequiresActionStateUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("background")
-            _salvage(v)
-            f_background = _UNSET
+            f_background = _recovered(error, v, strict, "background", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -14372,10 +12724,7 @@ def _decode_RequiresActionStateUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_RequiresActionStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_RequiresActionStateUpdate)
@@ -14400,7 +12749,6 @@ def _encode_RequiresActionStateUpdate(o: RequiresActionStateUpdate) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14429,10 +12777,7 @@ def _read_StateUpdateRunning(d: _JsonObject, strict: bool) -> StateUpdateRunning
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("background")
-            _salvage(v)
-            f_background = _UNSET
+            f_background = _recovered(error, v, strict, "background", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -14442,10 +12787,7 @@ def _read_StateUpdateRunning(d: _JsonObject, strict: bool) -> StateUpdateRunning
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_StateUpdateRunning.issuperset(d):
         _check_unknown(d, _KNOWN_StateUpdateRunning)
@@ -14472,7 +12814,6 @@ def _encode_StateUpdateRunning(o: StateUpdateRunning) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14487,8 +12828,9 @@ def _decode_StateUpdateIdle(d: _Any, strict: bool) -> StateUpdateIdle:
 def _read_StateUpdateIdle(d: _JsonObject, strict: bool) -> StateUpdateIdle:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
+    f_value = _decode_IdleStateUpdate(d, strict)
     o = _new(StateUpdateIdle)
-    o.value = _decode_IdleStateUpdate(d, strict)
+    o.value = f_value
     return o
 
 
@@ -14496,7 +12838,6 @@ def _encode_StateUpdateIdle(o: StateUpdateIdle) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "state": "idle",
     }
-
     d.update(_encode_IdleStateUpdate(o.value))
     return d
 
@@ -14530,10 +12871,7 @@ def _read_StateUpdateRequiresAction(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("background")
-            _salvage(v)
-            f_background = _UNSET
+            f_background = _recovered(error, v, strict, "background", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -14543,10 +12881,7 @@ def _read_StateUpdateRequiresAction(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_StateUpdateRequiresAction.issuperset(d):
         _check_unknown(d, _KNOWN_StateUpdateRequiresAction)
@@ -14575,31 +12910,24 @@ def _encode_StateUpdateRequiresAction(o: StateUpdateRequiresAction) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
 def _decode_OtherStateUpdate(d: _Any, strict: bool) -> OtherStateUpdate:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("state")) is not str:
-        raise _check_tag(d, "state", None)
-    if strict and d["state"] in _VARIANTS_StateUpdate:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["state"]).at(
-            "state"
-        )
+    _check_other_tag(d, "state", _VARIANTS_StateUpdate, strict)
     return _read_OtherStateUpdate(d, strict)
 
 
 def _read_OtherStateUpdate(d: _JsonObject, strict: bool) -> OtherStateUpdate:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
+    f_state = d["state"]
+    f_extra = _extra_members(d, ["state"], strict)
     o = _new(OtherStateUpdate)
-    o.state = d["state"]
-    o.extra = {k: x for k, x in d.items() if k not in ["state"]}
-    if strict:
-        _check_json(o.extra)
+    o.state = f_state
+    o.extra = f_extra
     return o
 
 
@@ -14607,40 +12935,15 @@ def _encode_OtherStateUpdate(o: OtherStateUpdate) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "state": o.state,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_StateUpdate: dict[str, _Decoder[StateUpdate]] = {
     "running": _read_StateUpdateRunning,
     "idle": _read_StateUpdateIdle,
     "requires_action": _read_StateUpdateRequiresAction,
 }
-
-
-def _decode_StateUpdate(d: _Any, strict: bool) -> StateUpdate:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("state", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_StateUpdate.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherStateUpdate(d, strict)
-    if tag is _MISSING:
-        raise _missing("state")
-    raise _type_error("a string", tag).at("state")
-
-
-def _encode_StateUpdate(o: StateUpdate) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(f"{type(o).__name__} is not a variant of StateUpdate") from None
-    return encoder(o)
 
 
 def _decode_ToolCallContentChunk(d: _Any, strict: bool) -> ToolCallContentChunk:
@@ -14680,10 +12983,7 @@ def _decode_ToolCallContentChunk(d: _Any, strict: bool) -> ToolCallContentChunk:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCallContentChunk.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallContentChunk)
@@ -14707,7 +13007,6 @@ def _encode_ToolCallContentChunk(o: ToolCallContentChunk) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14732,10 +13031,7 @@ def _decode_TerminalOutput(d: _Any, strict: bool) -> TerminalOutput:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalOutput.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalOutput)
@@ -14755,7 +13051,6 @@ def _encode_TerminalOutput(o: TerminalOutput) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14783,10 +13078,7 @@ def _decode_TerminalExitStatus(d: _Any, strict: bool) -> TerminalExitStatus:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("exitCode")
-            _salvage(v)
-            f_exit_code = _UNSET
+            f_exit_code = _recovered(error, v, strict, "exitCode", _UNSET)
 
     f_signal: str | None | _Unset
     v = d.get("signal", _MISSING)
@@ -14796,10 +13088,7 @@ def _decode_TerminalExitStatus(d: _Any, strict: bool) -> TerminalExitStatus:
         try:
             f_signal = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("signal")
-            _salvage(v)
-            f_signal = _UNSET
+            f_signal = _recovered(error, v, strict, "signal", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -14809,10 +13098,7 @@ def _decode_TerminalExitStatus(d: _Any, strict: bool) -> TerminalExitStatus:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalExitStatus.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalExitStatus)
@@ -14837,7 +13123,6 @@ def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14876,10 +13161,7 @@ def _decode_TerminalSize(d: _Any, strict: bool) -> TerminalSize:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalSize.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalSize)
@@ -14901,7 +13183,6 @@ def _encode_TerminalSize(o: TerminalSize) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14918,10 +13199,7 @@ def _decode_TerminalCapabilities(d: _Any, strict: bool) -> TerminalCapabilities:
                 None if v is None else _decode_TerminalCancelCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("cancel")
-            _salvage(v)
-            f_cancel = _UNSET
+            f_cancel = _recovered(error, v, strict, "cancel", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -14931,10 +13209,7 @@ def _decode_TerminalCapabilities(d: _Any, strict: bool) -> TerminalCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalCapabilities)
@@ -14957,7 +13232,6 @@ def _encode_TerminalCapabilities(o: TerminalCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14974,10 +13248,7 @@ def _decode_TerminalCancelCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalCancelCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalCancelCapabilities)
@@ -14996,7 +13267,6 @@ def _encode_TerminalCancelCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15021,10 +13291,7 @@ def _decode_TerminalUpdate(d: _Any, strict: bool) -> TerminalUpdate:
         try:
             f_command = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("command")
-            _salvage(v)
-            f_command = _UNSET
+            f_command = _recovered(error, v, strict, "command", _UNSET)
 
     f_cwd: AbsolutePath | None | _Unset
     v = d.get("cwd", _MISSING)
@@ -15034,10 +13301,7 @@ def _decode_TerminalUpdate(d: _Any, strict: bool) -> TerminalUpdate:
         try:
             f_cwd = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("cwd")
-            _salvage(v)
-            f_cwd = _UNSET
+            f_cwd = _recovered(error, v, strict, "cwd", _UNSET)
 
     f_output: TerminalOutput | None | _Unset
     v = d.get("output", _MISSING)
@@ -15047,10 +13311,7 @@ def _decode_TerminalUpdate(d: _Any, strict: bool) -> TerminalUpdate:
         try:
             f_output = None if v is None else _decode_TerminalOutput(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("output")
-            _salvage(v)
-            f_output = _UNSET
+            f_output = _recovered(error, v, strict, "output", _UNSET)
 
     f_exit_status: TerminalExitStatus | None | _Unset
     v = d.get("exitStatus", _MISSING)
@@ -15060,10 +13321,7 @@ def _decode_TerminalUpdate(d: _Any, strict: bool) -> TerminalUpdate:
         try:
             f_exit_status = None if v is None else _decode_TerminalExitStatus(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("exitStatus")
-            _salvage(v)
-            f_exit_status = _UNSET
+            f_exit_status = _recovered(error, v, strict, "exitStatus", _UNSET)
 
     f_size: TerminalSize | None | _Unset
     v = d.get("size", _MISSING)
@@ -15073,10 +13331,7 @@ def _decode_TerminalUpdate(d: _Any, strict: bool) -> TerminalUpdate:
         try:
             f_size = None if v is None else _decode_TerminalSize(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("size")
-            _salvage(v)
-            f_size = _UNSET
+            f_size = _recovered(error, v, strict, "size", _UNSET)
 
     f_capabilities: TerminalCapabilities | None | _Unset
     v = d.get("capabilities", _MISSING)
@@ -15088,10 +13343,7 @@ def _decode_TerminalUpdate(d: _Any, strict: bool) -> TerminalUpdate:
                 None if v is None else _decode_TerminalCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("capabilities")
-            _salvage(v)
-            f_capabilities = _UNSET
+            f_capabilities = _recovered(error, v, strict, "capabilities", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -15101,10 +13353,7 @@ def _decode_TerminalUpdate(d: _Any, strict: bool) -> TerminalUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalUpdate)
@@ -15165,7 +13414,6 @@ def _encode_TerminalUpdate(o: TerminalUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15200,10 +13448,7 @@ def _decode_TerminalOutputChunk(d: _Any, strict: bool) -> TerminalOutputChunk:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalOutputChunk.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalOutputChunk)
@@ -15225,7 +13470,6 @@ def _encode_TerminalOutputChunk(o: TerminalOutputChunk) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15270,10 +13514,7 @@ def _read_ItemsPlanUpdateContent(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ItemsPlanUpdateContent.issuperset(d):
         _check_unknown(d, _KNOWN_ItemsPlanUpdateContent)
@@ -15298,20 +13539,13 @@ def _encode_ItemsPlanUpdateContent(o: ItemsPlanUpdateContent) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
 def _decode_OtherPlanUpdateContent(d: _Any, strict: bool) -> OtherPlanUpdateContent:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_PlanUpdateContent:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_PlanUpdateContent, strict)
     return _read_OtherPlanUpdateContent(d, strict)
 
 
@@ -15330,12 +13564,12 @@ def _read_OtherPlanUpdateContent(
         except _ValidationError as error:
             raise error.at("planId")
 
+    f_type = d["type"]
+    f_extra = _extra_members(d, ["type", "planId"], strict)
     o = _new(OtherPlanUpdateContent)
-    o.type = d["type"]
+    o.type = f_type
     o.plan_id = f_plan_id
-    o.extra = {k: x for k, x in d.items() if k not in ["type", "planId"]}
-    if strict:
-        _check_json(o.extra)
+    o.extra = f_extra
     return o
 
 
@@ -15344,40 +13578,13 @@ def _encode_OtherPlanUpdateContent(o: OtherPlanUpdateContent) -> dict[str, _Any]
         "type": o.type,
         "planId": o.plan_id,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_PlanUpdateContent: dict[str, _Decoder[PlanUpdateContent]] = {
     "items": _read_ItemsPlanUpdateContent,
 }
-
-
-def _decode_PlanUpdateContent(d: _Any, strict: bool) -> PlanUpdateContent:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_PlanUpdateContent.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherPlanUpdateContent(d, strict)
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_PlanUpdateContent(o: PlanUpdateContent) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of PlanUpdateContent"
-        ) from None
-    return encoder(o)
 
 
 def _decode_PlanId(v: _Any, strict: bool) -> PlanId:
@@ -15433,10 +13640,7 @@ def _decode_PlanEntry(d: _Any, strict: bool) -> PlanEntry:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PlanEntry.issuperset(d):
         _check_unknown(d, _KNOWN_PlanEntry)
@@ -15462,21 +13666,14 @@ def _encode_PlanEntry(o: PlanEntry) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
-
-
-def _decode_PlanEntryPriority(v: _Any, strict: bool) -> PlanEntryPriority | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_PlanEntryPriority.get(v)
-    if member is not None:
-        return member
-    return v
 
 
 _MEMBERS_PlanEntryPriority = _cast(
     "dict[str, PlanEntryPriority]", PlanEntryPriority._value2member_map_
+)
+_decode_PlanEntryPriority: _Decoder[PlanEntryPriority | str] = _open_str_enum(
+    _MEMBERS_PlanEntryPriority
 )
 
 
@@ -15484,17 +13681,11 @@ def _encode_PlanEntryPriority(v: PlanEntryPriority | str) -> str:
     return v._value_ if type(v) is PlanEntryPriority else v
 
 
-def _decode_PlanEntryStatus(v: _Any, strict: bool) -> PlanEntryStatus | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_PlanEntryStatus.get(v)
-    if member is not None:
-        return member
-    return v
-
-
 _MEMBERS_PlanEntryStatus = _cast(
     "dict[str, PlanEntryStatus]", PlanEntryStatus._value2member_map_
+)
+_decode_PlanEntryStatus: _Decoder[PlanEntryStatus | str] = _open_str_enum(
+    _MEMBERS_PlanEntryStatus
 )
 
 
@@ -15533,10 +13724,7 @@ def _decode_PlanItems(d: _Any, strict: bool) -> PlanItems:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PlanItems.issuperset(d):
         _check_unknown(d, _KNOWN_PlanItems)
@@ -15558,7 +13746,6 @@ def _encode_PlanItems(o: PlanItems) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15589,10 +13776,7 @@ def _decode_PlanUpdate(d: _Any, strict: bool) -> PlanUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PlanUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_PlanUpdate)
@@ -15612,7 +13796,6 @@ def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15639,10 +13822,7 @@ def _decode_AvailableCommandsUpdate(d: _Any, strict: bool) -> AvailableCommandsU
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AvailableCommandsUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AvailableCommandsUpdate)
@@ -15666,7 +13846,6 @@ def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15697,10 +13876,7 @@ def _decode_ConfigOptionUpdate(d: _Any, strict: bool) -> ConfigOptionUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ConfigOptionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ConfigOptionUpdate)
@@ -15720,7 +13896,6 @@ def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15735,10 +13910,7 @@ def _decode_SessionInfoUpdate(d: _Any, strict: bool) -> SessionInfoUpdate:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_updated_at: str | None | _Unset
     v = d.get("updatedAt", _MISSING)
@@ -15750,10 +13922,7 @@ def _decode_SessionInfoUpdate(d: _Any, strict: bool) -> SessionInfoUpdate:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("updatedAt")
-            _salvage(v)
-            f_updated_at = _UNSET
+            f_updated_at = _recovered(error, v, strict, "updatedAt", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -15763,10 +13932,7 @@ def _decode_SessionInfoUpdate(d: _Any, strict: bool) -> SessionInfoUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionInfoUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SessionInfoUpdate)
@@ -15791,7 +13957,6 @@ def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15830,10 +13995,7 @@ def _decode_Cost(d: _Any, strict: bool) -> Cost:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Cost.issuperset(d):
         _check_unknown(d, _KNOWN_Cost)
@@ -15855,7 +14017,6 @@ def _encode_Cost(o: Cost) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15906,10 +14067,7 @@ def _decode_UsageUpdate(d: _Any, strict: bool) -> UsageUpdate:
         try:
             f_cost = None if v is None else _decode_Cost(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("cost")
-            _salvage(v)
-            f_cost = _UNSET
+            f_cost = _recovered(error, v, strict, "cost", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -15919,10 +14077,7 @@ def _decode_UsageUpdate(d: _Any, strict: bool) -> UsageUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_UsageUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UsageUpdate)
@@ -15948,21 +14103,14 @@ def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
-
-
-def _decode_NoticeSeverity(v: _Any, strict: bool) -> NoticeSeverity | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_NoticeSeverity.get(v)
-    if member is not None:
-        return member
-    return v
 
 
 _MEMBERS_NoticeSeverity = _cast(
     "dict[str, NoticeSeverity]", NoticeSeverity._value2member_map_
+)
+_decode_NoticeSeverity: _Decoder[NoticeSeverity | str] = _open_str_enum(
+    _MEMBERS_NoticeSeverity
 )
 
 
@@ -16009,10 +14157,7 @@ def _decode_Notice(d: _Any, strict: bool) -> Notice:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -16022,10 +14167,7 @@ def _decode_Notice(d: _Any, strict: bool) -> Notice:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Notice.issuperset(d):
         _check_unknown(d, _KNOWN_Notice)
@@ -16053,7 +14195,6 @@ def _encode_Notice(o: Notice) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16061,17 +14202,11 @@ def _decode_CompactionId(v: _Any, strict: bool) -> CompactionId:
     return v if type(v) is str else _check_str(v)
 
 
-def _decode_CompactionStatus(v: _Any, strict: bool) -> CompactionStatus | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_CompactionStatus.get(v)
-    if member is not None:
-        return member
-    return v
-
-
 _MEMBERS_CompactionStatus = _cast(
     "dict[str, CompactionStatus]", CompactionStatus._value2member_map_
+)
+_decode_CompactionStatus: _Decoder[CompactionStatus | str] = _open_str_enum(
+    _MEMBERS_CompactionStatus
 )
 
 
@@ -16120,10 +14255,7 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("summary")
-            _salvage(v)
-            f_summary = _UNSET
+            f_summary = _recovered(error, v, strict, "summary", _UNSET)
 
     f_error: str | None | _Unset
     v = d.get("error", _MISSING)
@@ -16133,10 +14265,7 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
         try:
             f_error = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("error")
-            _salvage(v)
-            f_error = _UNSET
+            f_error = _recovered(error, v, strict, "error", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -16146,10 +14275,7 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CompactionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionUpdate)
@@ -16185,7 +14311,6 @@ def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16226,10 +14351,7 @@ def _decode_CompactionSummaryChunk(d: _Any, strict: bool) -> CompactionSummaryCh
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CompactionSummaryChunk.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionSummaryChunk)
@@ -16253,7 +14375,6 @@ def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16280,10 +14401,7 @@ def _decode_CompleteElicitationNotification(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CompleteElicitationNotification.issuperset(d):
         _check_unknown(d, _KNOWN_CompleteElicitationNotification)
@@ -16307,7 +14425,6 @@ def _encode_CompleteElicitationNotification(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16368,7 +14485,6 @@ def _encode_ClientRequest(o: ClientRequest) -> dict[str, _Any]:
     v_params = o.params
     if v_params is not _UNSET:
         d["params"] = _wire_json(v_params)
-
     return d
 
 
@@ -16405,10 +14521,9 @@ def _decode_InitializeRequest(d: _Any, strict: bool) -> InitializeRequest:
         try:
             f_capabilities = _decode_ClientCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("capabilities")
-            _salvage(v)
-            f_capabilities = ClientCapabilities()
+            f_capabilities = _recovered(
+                error, v, strict, "capabilities", ClientCapabilities()
+            )
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -16418,10 +14533,7 @@ def _decode_InitializeRequest(d: _Any, strict: bool) -> InitializeRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_InitializeRequest.issuperset(d):
         _check_unknown(d, _KNOWN_InitializeRequest)
@@ -16447,7 +14559,6 @@ def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16462,10 +14573,7 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
         try:
             f_auth = None if v is None else _decode_ClientAuthCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("auth")
-            _salvage(v)
-            f_auth = _UNSET
+            f_auth = _recovered(error, v, strict, "auth", _UNSET)
 
     f_elicitation: ElicitationCapabilities | None | _Unset
     v = d.get("elicitation", _MISSING)
@@ -16477,10 +14585,7 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
                 None if v is None else _decode_ElicitationCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("elicitation")
-            _salvage(v)
-            f_elicitation = _UNSET
+            f_elicitation = _recovered(error, v, strict, "elicitation", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -16490,10 +14595,7 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ClientCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ClientCapabilities)
@@ -16522,7 +14624,6 @@ def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16539,10 +14640,7 @@ def _decode_ClientAuthCapabilities(d: _Any, strict: bool) -> ClientAuthCapabilit
                 None if v is None else _decode_TerminalAuthCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("terminal")
-            _salvage(v)
-            f_terminal = _UNSET
+            f_terminal = _recovered(error, v, strict, "terminal", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -16552,10 +14650,7 @@ def _decode_ClientAuthCapabilities(d: _Any, strict: bool) -> ClientAuthCapabilit
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ClientAuthCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ClientAuthCapabilities)
@@ -16578,7 +14673,6 @@ def _encode_ClientAuthCapabilities(o: ClientAuthCapabilities) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16593,10 +14687,7 @@ def _decode_TerminalAuthCapabilities(d: _Any, strict: bool) -> TerminalAuthCapab
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalAuthCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalAuthCapabilities)
@@ -16613,7 +14704,6 @@ def _encode_TerminalAuthCapabilities(o: TerminalAuthCapabilities) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16630,10 +14720,7 @@ def _decode_ElicitationCapabilities(d: _Any, strict: bool) -> ElicitationCapabil
                 None if v is None else _decode_ElicitationFormCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("form")
-            _salvage(v)
-            f_form = _UNSET
+            f_form = _recovered(error, v, strict, "form", _UNSET)
 
     f_url: ElicitationUrlCapabilities | None | _Unset
     v = d.get("url", _MISSING)
@@ -16643,10 +14730,7 @@ def _decode_ElicitationCapabilities(d: _Any, strict: bool) -> ElicitationCapabil
         try:
             f_url = None if v is None else _decode_ElicitationUrlCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("url")
-            _salvage(v)
-            f_url = _UNSET
+            f_url = _recovered(error, v, strict, "url", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -16656,10 +14740,7 @@ def _decode_ElicitationCapabilities(d: _Any, strict: bool) -> ElicitationCapabil
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ElicitationCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationCapabilities)
@@ -16686,7 +14767,6 @@ def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16703,10 +14783,7 @@ def _decode_ElicitationFormCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ElicitationFormCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationFormCapabilities)
@@ -16725,7 +14802,6 @@ def _encode_ElicitationFormCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16742,10 +14818,7 @@ def _decode_ElicitationUrlCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ElicitationUrlCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationUrlCapabilities)
@@ -16764,7 +14837,6 @@ def _encode_ElicitationUrlCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16789,10 +14861,7 @@ def _decode_LoginAuthRequest(d: _Any, strict: bool) -> LoginAuthRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_LoginAuthRequest.issuperset(d):
         _check_unknown(d, _KNOWN_LoginAuthRequest)
@@ -16812,7 +14881,6 @@ def _encode_LoginAuthRequest(o: LoginAuthRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16827,10 +14895,7 @@ def _decode_LogoutAuthRequest(d: _Any, strict: bool) -> LogoutAuthRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_LogoutAuthRequest.issuperset(d):
         _check_unknown(d, _KNOWN_LogoutAuthRequest)
@@ -16847,7 +14912,6 @@ def _encode_LogoutAuthRequest(o: LogoutAuthRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16898,10 +14962,7 @@ def _decode_NewSessionRequest(d: _Any, strict: bool) -> NewSessionRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_NewSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_NewSessionRequest)
@@ -16931,7 +14992,6 @@ def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16986,10 +15046,7 @@ def _read_HttpMcpServer(d: _JsonObject, strict: bool) -> HttpMcpServer:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_HttpMcpServer.issuperset(d):
         _check_unknown(d, _KNOWN_HttpMcpServer)
@@ -17018,7 +15075,6 @@ def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17087,10 +15143,7 @@ def _read_StdioMcpServer(d: _JsonObject, strict: bool) -> StdioMcpServer:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_StdioMcpServer.issuperset(d):
         _check_unknown(d, _KNOWN_StdioMcpServer)
@@ -17123,31 +15176,24 @@ def _encode_StdioMcpServer(o: StdioMcpServer) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
 def _decode_OtherMcpServer(d: _Any, strict: bool) -> OtherMcpServer:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_McpServer:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_McpServer, strict)
     return _read_OtherMcpServer(d, strict)
 
 
 def _read_OtherMcpServer(d: _JsonObject, strict: bool) -> OtherMcpServer:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
+    f_type = d["type"]
+    f_extra = _extra_members(d, ["type"], strict)
     o = _new(OtherMcpServer)
-    o.type = d["type"]
-    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
-    if strict:
-        _check_json(o.extra)
+    o.type = f_type
+    o.extra = f_extra
     return o
 
 
@@ -17155,39 +15201,14 @@ def _encode_OtherMcpServer(o: OtherMcpServer) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": o.type,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_McpServer: dict[str, _Decoder[McpServer]] = {
     "http": _read_HttpMcpServer,
     "stdio": _read_StdioMcpServer,
 }
-
-
-def _decode_McpServer(d: _Any, strict: bool) -> McpServer:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_McpServer.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherMcpServer(d, strict)
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_McpServer(o: McpServer) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(f"{type(o).__name__} is not a variant of McpServer") from None
-    return encoder(o)
 
 
 def _decode_HttpHeader(d: _Any, strict: bool) -> HttpHeader:
@@ -17221,10 +15242,7 @@ def _decode_HttpHeader(d: _Any, strict: bool) -> HttpHeader:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_HttpHeader.issuperset(d):
         _check_unknown(d, _KNOWN_HttpHeader)
@@ -17246,7 +15264,6 @@ def _encode_HttpHeader(o: HttpHeader) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17293,10 +15310,7 @@ def _decode_McpServerHttp(d: _Any, strict: bool) -> McpServerHttp:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_McpServerHttp.issuperset(d):
         _check_unknown(d, _KNOWN_McpServerHttp)
@@ -17322,7 +15336,6 @@ def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17383,10 +15396,7 @@ def _decode_McpServerStdio(d: _Any, strict: bool) -> McpServerStdio:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_McpServerStdio.issuperset(d):
         _check_unknown(d, _KNOWN_McpServerStdio)
@@ -17418,7 +15428,6 @@ def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17453,10 +15462,7 @@ def _decode_ListSessionsRequest(d: _Any, strict: bool) -> ListSessionsRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ListSessionsRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ListSessionsRequest)
@@ -17481,7 +15487,6 @@ def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17506,10 +15511,7 @@ def _decode_DeleteSessionRequest(d: _Any, strict: bool) -> DeleteSessionRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_DeleteSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_DeleteSessionRequest)
@@ -17529,7 +15531,6 @@ def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17610,10 +15611,7 @@ def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ResumeSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ResumeSessionRequest)
@@ -17651,7 +15649,6 @@ def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17674,10 +15671,7 @@ def _read_StartReplayFrom(d: _JsonObject, strict: bool) -> StartReplayFrom:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_StartReplayFrom.issuperset(d):
         _check_unknown(d, _KNOWN_StartReplayFrom)
@@ -17696,31 +15690,24 @@ def _encode_StartReplayFrom(o: StartReplayFrom) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
 def _decode_OtherReplayFrom(d: _Any, strict: bool) -> OtherReplayFrom:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_ReplayFrom:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_ReplayFrom, strict)
     return _read_OtherReplayFrom(d, strict)
 
 
 def _read_OtherReplayFrom(d: _JsonObject, strict: bool) -> OtherReplayFrom:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
+    f_type = d["type"]
+    f_extra = _extra_members(d, ["type"], strict)
     o = _new(OtherReplayFrom)
-    o.type = d["type"]
-    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
-    if strict:
-        _check_json(o.extra)
+    o.type = f_type
+    o.extra = f_extra
     return o
 
 
@@ -17728,38 +15715,13 @@ def _encode_OtherReplayFrom(o: OtherReplayFrom) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": o.type,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_ReplayFrom: dict[str, _Decoder[ReplayFrom]] = {
     "start": _read_StartReplayFrom,
 }
-
-
-def _decode_ReplayFrom(d: _Any, strict: bool) -> ReplayFrom:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_ReplayFrom.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherReplayFrom(d, strict)
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_ReplayFrom(o: ReplayFrom) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(f"{type(o).__name__} is not a variant of ReplayFrom") from None
-    return encoder(o)
 
 
 def _decode_ReplayFromStart(d: _Any, strict: bool) -> ReplayFromStart:
@@ -17773,10 +15735,7 @@ def _decode_ReplayFromStart(d: _Any, strict: bool) -> ReplayFromStart:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ReplayFromStart.issuperset(d):
         _check_unknown(d, _KNOWN_ReplayFromStart)
@@ -17793,7 +15752,6 @@ def _encode_ReplayFromStart(o: ReplayFromStart) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17818,10 +15776,7 @@ def _decode_CloseSessionRequest(d: _Any, strict: bool) -> CloseSessionRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CloseSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_CloseSessionRequest)
@@ -17841,7 +15796,6 @@ def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17876,10 +15830,7 @@ def _decode_CancelToolCallRequest(d: _Any, strict: bool) -> CancelToolCallReques
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CancelToolCallRequest.issuperset(d):
         _check_unknown(d, _KNOWN_CancelToolCallRequest)
@@ -17903,7 +15854,6 @@ def _encode_CancelToolCallRequest(o: CancelToolCallRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17938,10 +15888,7 @@ def _decode_CancelTerminalRequest(d: _Any, strict: bool) -> CancelTerminalReques
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CancelTerminalRequest.issuperset(d):
         _check_unknown(d, _KNOWN_CancelTerminalRequest)
@@ -17965,7 +15912,6 @@ def _encode_CancelTerminalRequest(o: CancelTerminalRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18012,10 +15958,7 @@ def _read_IdSetSessionConfigOptionRequest(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_value: SessionConfigValueId
     v = d.get("value", _MISSING)
@@ -18054,7 +15997,6 @@ def _encode_IdSetSessionConfigOptionRequest(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18101,10 +16043,7 @@ def _read_BooleanSetSessionConfigOptionRequest(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_value: bool
     v = d.get("value", _MISSING)
@@ -18143,7 +16082,6 @@ def _encode_BooleanSetSessionConfigOptionRequest(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18152,13 +16090,7 @@ def _decode_OtherSetSessionConfigOptionRequest(
 ) -> OtherSetSessionConfigOptionRequest:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_SetSessionConfigOptionRequest:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_SetSessionConfigOptionRequest, strict)
     return _read_OtherSetSessionConfigOptionRequest(d, strict)
 
 
@@ -18195,10 +16127,7 @@ def _read_OtherSetSessionConfigOptionRequest(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_value: _Any
     v = d.get("value", _MISSING)
@@ -18210,19 +16139,17 @@ def _read_OtherSetSessionConfigOptionRequest(
         except _ValidationError as error:
             raise error.at("value")
 
+    f_type = d["type"]
+    f_extra = _extra_members(
+        d, ["type", "sessionId", "configId", "_meta", "value"], strict
+    )
     o = _new(OtherSetSessionConfigOptionRequest)
-    o.type = d["type"]
+    o.type = f_type
     o.session_id = f_session_id
     o.config_id = f_config_id
     o.meta = f_meta
     o.value = f_value
-    o.extra = {
-        k: x
-        for k, x in d.items()
-        if k not in ["type", "sessionId", "configId", "_meta", "value"]
-    }
-    if strict:
-        _check_json(o.extra)
+    o.extra = f_extra
     return o
 
 
@@ -18238,35 +16165,16 @@ def _encode_OtherSetSessionConfigOptionRequest(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_SetSessionConfigOptionRequest: dict[
     str, _Decoder[SetSessionConfigOptionRequest]
 ] = {
     "id": _read_IdSetSessionConfigOptionRequest,
     "boolean": _read_BooleanSetSessionConfigOptionRequest,
 }
-
-
-def _decode_SetSessionConfigOptionRequest(
-    d: _Any, strict: bool
-) -> SetSessionConfigOptionRequest:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_SetSessionConfigOptionRequest.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherSetSessionConfigOptionRequest(d, strict)
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
 
 
 def _decode_PromptRequest(d: _Any, strict: bool) -> PromptRequest:
@@ -18302,10 +16210,7 @@ def _decode_PromptRequest(d: _Any, strict: bool) -> PromptRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PromptRequest.issuperset(d):
         _check_unknown(d, _KNOWN_PromptRequest)
@@ -18327,7 +16232,6 @@ def _encode_PromptRequest(o: PromptRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18372,7 +16276,6 @@ def _encode_ResultClientResponse(o: ResultClientResponse) -> dict[str, _Any]:
         "id": encode(o.id),
         "result": _wire_json(o.result),
     }
-
     return d
 
 
@@ -18440,33 +16343,7 @@ def _encode_ErrorClientResponse(o: ErrorClientResponse) -> dict[str, _Any]:
         "id": encode(o.id),
         "error": _encode_Error(o.error),
     }
-
     return d
-
-
-def _decode_ClientResponse(d: _Any, strict: bool) -> ClientResponse:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    # The first variant whose required keys are all there and that decodes,
-    # as serde's untagged enums choose.
-    errors: list[_ValidationError] = []
-    if "id" in d and "result" in d:
-        try:
-            return _decode_ResultClientResponse(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if "id" in d and "error" in d:
-        try:
-            return _decode_ErrorClientResponse(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if errors:
-        raise _furthest(errors)
-    raise _ValidationError(
-        "expected an object with the members of Result or Error (id, result; id, error)"
-    )
 
 
 def _decode_RequestPermissionResponse(
@@ -18500,10 +16377,7 @@ def _decode_RequestPermissionResponse(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_RequestPermissionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_RequestPermissionResponse)
@@ -18523,7 +16397,6 @@ def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18550,10 +16423,7 @@ def _read_CancelledRequestPermissionOutcome(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CancelledRequestPermissionOutcome.issuperset(d):
         _check_unknown(d, _KNOWN_CancelledRequestPermissionOutcome)
@@ -18576,7 +16446,6 @@ def _encode_CancelledRequestPermissionOutcome(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18613,10 +16482,7 @@ def _read_SelectedRequestPermissionOutcome(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SelectedRequestPermissionOutcome.issuperset(d):
         _check_unknown(d, _KNOWN_SelectedRequestPermissionOutcome)
@@ -18641,7 +16507,6 @@ def _encode_SelectedRequestPermissionOutcome(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18650,13 +16515,7 @@ def _decode_OtherRequestPermissionOutcome(
 ) -> OtherRequestPermissionOutcome:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("outcome")) is not str:
-        raise _check_tag(d, "outcome", None)
-    if strict and d["outcome"] in _VARIANTS_RequestPermissionOutcome:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["outcome"]).at(
-            "outcome"
-        )
+    _check_other_tag(d, "outcome", _VARIANTS_RequestPermissionOutcome, strict)
     return _read_OtherRequestPermissionOutcome(d, strict)
 
 
@@ -18665,11 +16524,11 @@ def _read_OtherRequestPermissionOutcome(
 ) -> OtherRequestPermissionOutcome:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
+    f_outcome = d["outcome"]
+    f_extra = _extra_members(d, ["outcome"], strict)
     o = _new(OtherRequestPermissionOutcome)
-    o.outcome = d["outcome"]
-    o.extra = {k: x for k, x in d.items() if k not in ["outcome"]}
-    if strict:
-        _check_json(o.extra)
+    o.outcome = f_outcome
+    o.extra = f_extra
     return o
 
 
@@ -18679,41 +16538,14 @@ def _encode_OtherRequestPermissionOutcome(
     d: dict[str, _Any] = {
         "outcome": o.outcome,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_RequestPermissionOutcome: dict[str, _Decoder[RequestPermissionOutcome]] = {
     "cancelled": _read_CancelledRequestPermissionOutcome,
     "selected": _read_SelectedRequestPermissionOutcome,
 }
-
-
-def _decode_RequestPermissionOutcome(d: _Any, strict: bool) -> RequestPermissionOutcome:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("outcome", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_RequestPermissionOutcome.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherRequestPermissionOutcome(d, strict)
-    if tag is _MISSING:
-        raise _missing("outcome")
-    raise _type_error("a string", tag).at("outcome")
-
-
-def _encode_RequestPermissionOutcome(o: RequestPermissionOutcome) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of RequestPermissionOutcome"
-        ) from None
-    return encoder(o)
 
 
 def _decode_CancelledPermissionOutcome(
@@ -18729,10 +16561,7 @@ def _decode_CancelledPermissionOutcome(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CancelledPermissionOutcome.issuperset(d):
         _check_unknown(d, _KNOWN_CancelledPermissionOutcome)
@@ -18751,7 +16580,6 @@ def _encode_CancelledPermissionOutcome(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18778,10 +16606,7 @@ def _decode_SelectedPermissionOutcome(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SelectedPermissionOutcome.issuperset(d):
         _check_unknown(d, _KNOWN_SelectedPermissionOutcome)
@@ -18801,7 +16626,6 @@ def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18828,10 +16652,7 @@ def _read_AcceptCreateElicitationResponse(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_content: dict[str, ElicitationContentValue] | None | _Unset
     v = d.get("content", _MISSING)
@@ -18874,7 +16695,6 @@ def _encode_AcceptCreateElicitationResponse(
         d["content"] = (
             None if v_content is None else {k: encode(x) for k, x in v_content.items()}
         )
-
     return d
 
 
@@ -18901,10 +16721,7 @@ def _read_DeclineCreateElicitationResponse(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_DeclineCreateElicitationResponse.issuperset(d):
         _check_unknown(d, _KNOWN_DeclineCreateElicitationResponse)
@@ -18925,7 +16742,6 @@ def _encode_DeclineCreateElicitationResponse(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18952,10 +16768,7 @@ def _read_CancelCreateElicitationResponse(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CancelCreateElicitationResponse.issuperset(d):
         _check_unknown(d, _KNOWN_CancelCreateElicitationResponse)
@@ -18976,7 +16789,6 @@ def _encode_CancelCreateElicitationResponse(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18985,13 +16797,7 @@ def _decode_OtherCreateElicitationResponse(
 ) -> OtherCreateElicitationResponse:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("action")) is not str:
-        raise _check_tag(d, "action", None)
-    if strict and d["action"] in _VARIANTS_CreateElicitationResponse:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["action"]).at(
-            "action"
-        )
+    _check_other_tag(d, "action", _VARIANTS_CreateElicitationResponse, strict)
     return _read_OtherCreateElicitationResponse(d, strict)
 
 
@@ -19008,17 +16814,14 @@ def _read_OtherCreateElicitationResponse(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
+    f_action = d["action"]
+    f_extra = _extra_members(d, ["action", "_meta"], strict)
     o = _new(OtherCreateElicitationResponse)
-    o.action = d["action"]
+    o.action = f_action
     o.meta = f_meta
-    o.extra = {k: x for k, x in d.items() if k not in ["action", "_meta"]}
-    if strict:
-        _check_json(o.extra)
+    o.extra = f_extra
     return o
 
 
@@ -19031,34 +16834,15 @@ def _encode_OtherCreateElicitationResponse(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_CreateElicitationResponse: dict[str, _Decoder[CreateElicitationResponse]] = {
     "accept": _read_AcceptCreateElicitationResponse,
     "decline": _read_DeclineCreateElicitationResponse,
     "cancel": _read_CancelCreateElicitationResponse,
 }
-
-
-def _decode_CreateElicitationResponse(
-    d: _Any, strict: bool
-) -> CreateElicitationResponse:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("action", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_CreateElicitationResponse.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherCreateElicitationResponse(d, strict)
-    if tag is _MISSING:
-        raise _missing("action")
-    raise _type_error("a string", tag).at("action")
 
 
 def _decode_ElicitationContentValue(v: _Any, strict: bool) -> ElicitationContentValue:
@@ -19128,7 +16912,6 @@ def _encode_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, _An
         d["content"] = (
             None if v_content is None else {k: encode(x) for k, x in v_content.items()}
         )
-
     return d
 
 
@@ -19175,7 +16958,6 @@ def _encode_ClientNotification(o: ClientNotification) -> dict[str, _Any]:
     v_params = o.params
     if v_params is not _UNSET:
         d["params"] = _wire_json(v_params)
-
     return d
 
 
@@ -19202,10 +16984,7 @@ def _decode_CancelSessionNotification(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CancelSessionNotification.issuperset(d):
         _check_unknown(d, _KNOWN_CancelSessionNotification)
@@ -19225,7 +17004,6 @@ def _encode_CancelSessionNotification(o: CancelSessionNotification) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -19252,10 +17030,7 @@ def _decode_CancelRequestNotification(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CancelRequestNotification.issuperset(d):
         _check_unknown(d, _KNOWN_CancelRequestNotification)
@@ -19275,92 +17050,212 @@ def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
-def _encode_ToolCallState(o: ToolCallState) -> dict[str, _Any]:
-    d: dict[str, _Any] = {}
-    d["toolCallId"] = o.tool_call_id
-    d["name"] = o.name
-    d["title"] = o.title
-    d["kind"] = o.kind._value_ if type(o.kind) is ToolKind else o.kind
-    d["status"] = o.status._value_ if type(o.status) is ToolCallStatus else o.status
-    d["content"] = [_encode_ToolCallContent(x) for x in o.content]
-    d["locations"] = [_encode_ToolCallLocation(x) for x in o.locations]
-    d["rawInput"] = _wire_json(o.raw_input)
-    d["rawOutput"] = _wire_json(o.raw_output)
-    d["capabilities"] = (
-        None if o.capabilities is None else _encode_ToolCallCapabilities(o.capabilities)
+_decode_RequestPermissionSubject: _Decoder[RequestPermissionSubject] = _tagged_union(
+    "type",
+    _VARIANTS_RequestPermissionSubject,
+    catch_all=_read_OtherRequestPermissionSubject,
+)
+_decode_ToolCallContent: _Decoder[ToolCallContent] = _tagged_union(
+    "type", _VARIANTS_ToolCallContent, catch_all=_read_OtherToolCallContent
+)
+_decode_ContentBlock: _Decoder[ContentBlock] = _tagged_union(
+    "type", _VARIANTS_ContentBlock, catch_all=_read_OtherContentBlock
+)
+_decode_EmbeddedResourceResource: _Decoder[EmbeddedResourceResource] = _untagged_union(
+    (
+        (("text", "uri"), _decode_TextResourceContents),
+        (("blob", "uri"), _decode_BlobResourceContents),
+    ),
+    "expected an object with the members of TextResourceContents or BlobResourceContents (text, uri; blob, uri)",
+)
+_decode_DiffChange: _Decoder[DiffChange] = _tagged_union(
+    "operation", _VARIANTS_DiffChange, catch_all=_read_OtherDiffChange
+)
+_decode_CreateElicitationRequest: _Decoder[CreateElicitationRequest] = _tagged_union(
+    "mode",
+    _VARIANTS_CreateElicitationRequest,
+    catch_all=_read_OtherCreateElicitationRequest,
+)
+_decode_ElicitationPropertySchema: _Decoder[ElicitationPropertySchema] = _tagged_union(
+    "type",
+    _VARIANTS_ElicitationPropertySchema,
+    catch_all=_read_OtherElicitationPropertySchema,
+)
+_decode_MultiSelectItems: _Decoder[MultiSelectItems] = _tagged_union(
+    "type",
+    _VARIANTS_MultiSelectItems,
+    fallback=_decode_TitledMultiSelectItems,
+    catch_all=_read_OtherMultiSelectItems,
+)
+_decode_AgentResponse: _Decoder[AgentResponse] = _untagged_union(
+    (
+        (("id", "result"), _decode_ResultAgentResponse),
+        (("id", "error"), _decode_ErrorAgentResponse),
+    ),
+    "expected an object with the members of Result or Error (id, result; id, error)",
+)
+_decode_AuthMethod: _Decoder[AuthMethod] = _tagged_union(
+    "type", _VARIANTS_AuthMethod, catch_all=_read_OtherAuthMethod
+)
+_decode_SessionConfigOption: _Decoder[SessionConfigOption] = _tagged_union(
+    "type", _VARIANTS_SessionConfigOption, catch_all=_read_OtherSessionConfigOption
+)
+_decode_AvailableCommand: _Decoder[AvailableCommand] = _tagged_union(
+    "type", _VARIANTS_AvailableCommand, catch_all=_read_OtherAvailableCommand
+)
+_decode_AvailableCommandInput: _Decoder[AvailableCommandInput] = _tagged_union(
+    "type", _VARIANTS_AvailableCommandInput, catch_all=_read_OtherAvailableCommandInput
+)
+_decode_SessionUpdate: _Decoder[SessionUpdate] = _tagged_union(
+    "sessionUpdate", _VARIANTS_SessionUpdate, catch_all=_read_OtherSessionUpdate
+)
+_decode_BackgroundWork: _Decoder[BackgroundWork] = _tagged_union(
+    "type", _VARIANTS_BackgroundWork, catch_all=_read_OtherBackgroundWork
+)
+_decode_IdleStateUpdate: _Decoder[IdleStateUpdate] = _tagged_union(
+    "stopReason",
+    _VARIANTS_IdleStateUpdate,
+    lenient_tag=True,
+    catch_all=_read_OtherIdleStateUpdate,
+    null_tag=_decode_NoneIdleStateUpdate,
+)
+_decode_StateUpdate: _Decoder[StateUpdate] = _tagged_union(
+    "state", _VARIANTS_StateUpdate, catch_all=_read_OtherStateUpdate
+)
+_decode_PlanUpdateContent: _Decoder[PlanUpdateContent] = _tagged_union(
+    "type", _VARIANTS_PlanUpdateContent, catch_all=_read_OtherPlanUpdateContent
+)
+_decode_McpServer: _Decoder[McpServer] = _tagged_union(
+    "type", _VARIANTS_McpServer, catch_all=_read_OtherMcpServer
+)
+_decode_ReplayFrom: _Decoder[ReplayFrom] = _tagged_union(
+    "type", _VARIANTS_ReplayFrom, catch_all=_read_OtherReplayFrom
+)
+_decode_SetSessionConfigOptionRequest: _Decoder[SetSessionConfigOptionRequest] = (
+    _tagged_union(
+        "type",
+        _VARIANTS_SetSessionConfigOptionRequest,
+        catch_all=_read_OtherSetSessionConfigOptionRequest,
     )
-    d["_meta"] = _wire_map(o.meta)
+)
+_decode_ClientResponse: _Decoder[ClientResponse] = _untagged_union(
+    (
+        (("id", "result"), _decode_ResultClientResponse),
+        (("id", "error"), _decode_ErrorClientResponse),
+    ),
+    "expected an object with the members of Result or Error (id, result; id, error)",
+)
+_decode_RequestPermissionOutcome: _Decoder[RequestPermissionOutcome] = _tagged_union(
+    "outcome",
+    _VARIANTS_RequestPermissionOutcome,
+    catch_all=_read_OtherRequestPermissionOutcome,
+)
+_decode_CreateElicitationResponse: _Decoder[CreateElicitationResponse] = _tagged_union(
+    "action",
+    _VARIANTS_CreateElicitationResponse,
+    catch_all=_read_OtherCreateElicitationResponse,
+)
+
+
+def _encode_ToolCallState(o: ToolCallState) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
+        "toolCallId": o.tool_call_id,
+        "name": o.name,
+        "title": o.title,
+        "kind": (o.kind._value_ if type(o.kind) is ToolKind else o.kind),
+        "status": (o.status._value_ if type(o.status) is ToolCallStatus else o.status),
+        "content": [_encode_ToolCallContent(x) for x in o.content],
+        "locations": [_encode_ToolCallLocation(x) for x in o.locations],
+        "rawInput": _wire_json(o.raw_input),
+        "rawOutput": _wire_json(o.raw_output),
+        "capabilities": (
+            None
+            if o.capabilities is None
+            else _encode_ToolCallCapabilities(o.capabilities)
+        ),
+        "_meta": _wire_map(o.meta),
+    }
     return d
 
 
 def _encode_TerminalState(o: TerminalState) -> dict[str, _Any]:
-    d: dict[str, _Any] = {}
-    d["terminalId"] = o.terminal_id
-    d["command"] = o.command
-    d["cwd"] = None if o.cwd is None else o.cwd
-    d["output"] = None if o.output is None else _encode_TerminalOutput(o.output)
-    d["exitStatus"] = (
-        None if o.exit_status is None else _encode_TerminalExitStatus(o.exit_status)
-    )
-    d["size"] = None if o.size is None else _encode_TerminalSize(o.size)
-    d["capabilities"] = (
-        None if o.capabilities is None else _encode_TerminalCapabilities(o.capabilities)
-    )
-    d["_meta"] = _wire_map(o.meta)
+    d: dict[str, _Any] = {
+        "terminalId": o.terminal_id,
+        "command": o.command,
+        "cwd": (None if o.cwd is None else o.cwd),
+        "output": (None if o.output is None else _encode_TerminalOutput(o.output)),
+        "exitStatus": (
+            None if o.exit_status is None else _encode_TerminalExitStatus(o.exit_status)
+        ),
+        "size": (None if o.size is None else _encode_TerminalSize(o.size)),
+        "capabilities": (
+            None
+            if o.capabilities is None
+            else _encode_TerminalCapabilities(o.capabilities)
+        ),
+        "_meta": _wire_map(o.meta),
+    }
     return d
 
 
 def _encode_SessionInfoState(o: SessionInfoState) -> dict[str, _Any]:
-    d: dict[str, _Any] = {}
-    d["title"] = o.title
-    d["updatedAt"] = o.updated_at
-    d["_meta"] = _wire_map(o.meta)
+    d: dict[str, _Any] = {
+        "title": o.title,
+        "updatedAt": o.updated_at,
+        "_meta": _wire_map(o.meta),
+    }
     return d
 
 
 def _encode_UserMessageState(o: UserMessageState) -> dict[str, _Any]:
-    d: dict[str, _Any] = {}
-    d["messageId"] = o.message_id
-    d["content"] = [_encode_ContentBlock(x) for x in o.content]
-    d["_meta"] = _wire_map(o.meta)
+    d: dict[str, _Any] = {
+        "messageId": o.message_id,
+        "content": [_encode_ContentBlock(x) for x in o.content],
+        "_meta": _wire_map(o.meta),
+    }
     return d
 
 
 def _encode_AgentMessageState(o: AgentMessageState) -> dict[str, _Any]:
-    d: dict[str, _Any] = {}
-    d["messageId"] = o.message_id
-    d["content"] = [_encode_ContentBlock(x) for x in o.content]
-    d["_meta"] = _wire_map(o.meta)
+    d: dict[str, _Any] = {
+        "messageId": o.message_id,
+        "content": [_encode_ContentBlock(x) for x in o.content],
+        "_meta": _wire_map(o.meta),
+    }
     return d
 
 
 def _encode_AgentThoughtState(o: AgentThoughtState) -> dict[str, _Any]:
-    d: dict[str, _Any] = {}
-    d["messageId"] = o.message_id
-    d["content"] = [_encode_ContentBlock(x) for x in o.content]
-    d["_meta"] = _wire_map(o.meta)
+    d: dict[str, _Any] = {
+        "messageId": o.message_id,
+        "content": [_encode_ContentBlock(x) for x in o.content],
+        "_meta": _wire_map(o.meta),
+    }
     return d
 
 
 def _encode_UsageState(o: UsageState) -> dict[str, _Any]:
-    d: dict[str, _Any] = {}
-    d["used"] = o.used
-    d["size"] = o.size
-    d["cost"] = None if o.cost is None else _encode_Cost(o.cost)
+    d: dict[str, _Any] = {
+        "used": o.used,
+        "size": o.size,
+        "cost": (None if o.cost is None else _encode_Cost(o.cost)),
+    }
     return d
 
 
 def _encode_CompactionState(o: CompactionState) -> dict[str, _Any]:
-    d: dict[str, _Any] = {}
-    d["compactionId"] = o.compaction_id
-    d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
-    d["summary"] = [_encode_ContentBlock(x) for x in o.summary]
-    d["error"] = o.error
-    d["_meta"] = _wire_map(o.meta)
+    d: dict[str, _Any] = {
+        "compactionId": o.compaction_id,
+        "status": (
+            o.status._value_ if type(o.status) is CompactionStatus else o.status
+        ),
+        "summary": [_encode_ContentBlock(x) for x in o.summary],
+        "error": o.error,
+        "_meta": _wire_map(o.meta),
+    }
     return d
 
 
@@ -20648,6 +18543,63 @@ _CLASS_ENCODERS: dict[type[object], _Callable[[_Any], dict[str, _Any]]] = {
     UsageState: _encode_UsageState,
     CompactionState: _encode_CompactionState,
 }
+_encode_RequestPermissionSubject: _Callable[
+    [RequestPermissionSubject], dict[str, _Any]
+] = _variant_encoding(_CLASS_ENCODERS, "RequestPermissionSubject")
+_encode_ToolCallContent: _Callable[[ToolCallContent], dict[str, _Any]] = (
+    _variant_encoding(_CLASS_ENCODERS, "ToolCallContent")
+)
+_encode_ContentBlock: _Callable[[ContentBlock], dict[str, _Any]] = _variant_encoding(
+    _CLASS_ENCODERS, "ContentBlock"
+)
+_encode_EmbeddedResourceResource: _Callable[
+    [EmbeddedResourceResource], dict[str, _Any]
+] = _variant_encoding(_CLASS_ENCODERS, "EmbeddedResourceResource")
+_encode_DiffChange: _Callable[[DiffChange], dict[str, _Any]] = _variant_encoding(
+    _CLASS_ENCODERS, "DiffChange"
+)
+_encode_ElicitationPropertySchema: _Callable[
+    [ElicitationPropertySchema], dict[str, _Any]
+] = _variant_encoding(_CLASS_ENCODERS, "ElicitationPropertySchema")
+_encode_MultiSelectItems: _Callable[[MultiSelectItems], dict[str, _Any]] = (
+    _variant_encoding(_CLASS_ENCODERS, "MultiSelectItems")
+)
+_encode_AuthMethod: _Callable[[AuthMethod], dict[str, _Any]] = _variant_encoding(
+    _CLASS_ENCODERS, "AuthMethod"
+)
+_encode_SessionConfigOption: _Callable[[SessionConfigOption], dict[str, _Any]] = (
+    _variant_encoding(_CLASS_ENCODERS, "SessionConfigOption")
+)
+_encode_AvailableCommand: _Callable[[AvailableCommand], dict[str, _Any]] = (
+    _variant_encoding(_CLASS_ENCODERS, "AvailableCommand")
+)
+_encode_AvailableCommandInput: _Callable[[AvailableCommandInput], dict[str, _Any]] = (
+    _variant_encoding(_CLASS_ENCODERS, "AvailableCommandInput")
+)
+_encode_SessionUpdate: _Callable[[SessionUpdate], dict[str, _Any]] = _variant_encoding(
+    _CLASS_ENCODERS, "SessionUpdate"
+)
+_encode_BackgroundWork: _Callable[[BackgroundWork], dict[str, _Any]] = (
+    _variant_encoding(_CLASS_ENCODERS, "BackgroundWork")
+)
+_encode_IdleStateUpdate: _Callable[[IdleStateUpdate], dict[str, _Any]] = (
+    _variant_encoding(_CLASS_ENCODERS, "IdleStateUpdate")
+)
+_encode_StateUpdate: _Callable[[StateUpdate], dict[str, _Any]] = _variant_encoding(
+    _CLASS_ENCODERS, "StateUpdate"
+)
+_encode_PlanUpdateContent: _Callable[[PlanUpdateContent], dict[str, _Any]] = (
+    _variant_encoding(_CLASS_ENCODERS, "PlanUpdateContent")
+)
+_encode_McpServer: _Callable[[McpServer], dict[str, _Any]] = _variant_encoding(
+    _CLASS_ENCODERS, "McpServer"
+)
+_encode_ReplayFrom: _Callable[[ReplayFrom], dict[str, _Any]] = _variant_encoding(
+    _CLASS_ENCODERS, "ReplayFrom"
+)
+_encode_RequestPermissionOutcome: _Callable[
+    [RequestPermissionOutcome], dict[str, _Any]
+] = _variant_encoding(_CLASS_ENCODERS, "RequestPermissionOutcome")
 
 _POINTERS: dict[type[object], str] = {
     **{cls: pointer for cls, (_, pointer) in _CLASS_DECODERS.items()},
@@ -20689,8 +18641,6 @@ _ENCODERS: dict[type[object], _Callable[[_Any], object]] = {
 }
 
 if _typing.TYPE_CHECKING:
-    # One signature per definition, so that ``decode("PromptResponse", data)``
-    # has the type PromptResponse.
 
     @_overload
     def decode(

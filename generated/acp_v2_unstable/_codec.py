@@ -4,11 +4,15 @@
 ``decode_class`` and ``encode`` are built here over the tables the package's
 generated ``codec.py`` holds (a decoder and a schema pointer per definition, an
 encoder per class), so the generated module prints only what the schema
-decides."""
+decides. So are the decoders of its unions and the fallback decoders of its
+enums (over the table of the variants by tag, of the variants' required keys,
+of the enum's members), the encoders of its unions (over the table of the
+variants' encoders), and the checks of a closed object's keys and a catch-all
+variant's other members."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping, Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, overload
 
@@ -17,28 +21,50 @@ from ._runtime import (
     UNSET,
     NotPlainJson,
     ValidationError,
+    check_int,
     check_json,
+    check_tag,
     check_wire,
+    exactly_one,
+    furthest,
     json_array,
     json_object,
+    missing,
     plain_json,
+    salvage,
+    type_error,
+    unexpected,
+    wire_json,
 )
 from ._validator import schema_root, validate
 
 if TYPE_CHECKING:
-    from ._runtime import Decoder
+    from ._runtime import Decoder, JsonObject
 
 __all__ = [
     "DecodeClass",
     "Encode",
     "Wire",
+    "add_extra",
+    "check_closed",
+    "check_other_tag",
     "class_decoding",
+    "closed_enum",
     "decoding",
     "encoding",
+    "extra_members",
+    "new",
+    "open_int_enum",
+    "open_str_enum",
     "raw_checking",
+    "recovered",
+    "tagged_union",
+    "untagged_union",
+    "variant_encoding",
 ]
 
 _T = TypeVar("_T")
+_E = TypeVar("_E")
 
 _TOO_DEEP = "the value is nested too deeply to decode"
 
@@ -271,3 +297,237 @@ def raw_checking(schema_json: str) -> Callable[[Any, str, bool], Any]:
         return value
 
     return check_raw
+
+
+new = object.__new__
+"""How decoders build objects: without calling ``__init__``, as they have
+already computed every field, defaults included."""
+
+
+# ---------------------------------------------------------------- unions
+
+
+def tagged_union(
+    tag: str,
+    variants: Mapping[str, Decoder[_T]],
+    *,
+    unknown: str = "",
+    lenient_tag: bool = False,
+    fallback: Decoder[_T] | None = None,
+    catch_all: Decoder[_T] | None = None,
+    null_tag: Decoder[_T] | None = None,
+) -> Decoder[_T]:
+    """The decoder of a union told apart by the string member ``tag``:
+    ``variants`` maps each tag value to the reader of its variant (which
+    takes an object whose tag it is). Another tag string goes to the
+    ``catch_all`` reader, else to the untagged ``fallback`` variant, else is
+    refused with the error ``unknown``; with a ``fallback``, an object a
+    tagged variant refuses is given to it too. A tag that is ``null`` or
+    absent goes to the ``null_tag`` variant, else to the ``fallback``.
+    ``lenient_tag`` (``x-deserialize-default-on-error`` on the tag): lenient
+    mode reads a tag that is not a string as absent."""
+
+    def decode(d: Any, strict: bool) -> _T:
+        if type(d) is not json_object:
+            raise type_error("an object", d)
+        found = d.get(tag, MISSING)
+        if (
+            lenient_tag
+            and not strict
+            and not (found is MISSING or found is None or type(found) is str)
+        ):
+            salvage(found)
+            found = MISSING  # the tag's default-on-error: dropped
+        if type(found) is str:
+            decoder = variants.get(found)
+            if decoder is not None:
+                if fallback is None:
+                    return decoder(d, strict)
+                try:
+                    return decoder(d, strict)
+                except ValidationError as error:
+                    # The untagged variant takes what the tagged one refuses.
+                    salvage(d)
+                    try:
+                        return fallback(d, strict)
+                    except ValidationError:
+                        raise error from None
+            if catch_all is not None:
+                return catch_all(d, strict)
+            if fallback is not None:
+                return fallback(d, strict)
+            raise unexpected(unknown, found).at(tag)
+        if null_tag is not None:
+            if found is MISSING or found is None:
+                return null_tag(d, strict)
+            raise type_error("a string or null", found).at(tag)
+        if fallback is not None:
+            return fallback(d, strict)
+        if found is MISSING:
+            raise missing(tag)
+        raise type_error("a string", found).at(tag)
+
+    return decode
+
+
+def _has_all(d: JsonObject, keys: tuple[str, ...]) -> bool:
+    # A loop: cheaper than all() over a generator.
+    for key in keys:  # noqa: SIM110
+        if key not in d:
+            return False
+    return True
+
+
+def untagged_union(
+    variants: Sequence[tuple[tuple[str, ...], Decoder[_T]]],
+    no_match: str,
+    ambiguous: str | None = None,
+) -> Decoder[_T]:
+    """The decoder of a union without a tag: ``variants`` pairs the required
+    keys that select a variant with its decoder. Without ``ambiguous``
+    (``anyOf``), the first variant whose keys an object has and that decodes
+    wins, as serde's untagged enums choose; with it (``oneOf``), exactly one
+    may decode, and ``ambiguous`` is the error when several do. ``no_match``
+    is the error for an object with the keys of none."""
+
+    def decode(d: Any, strict: bool) -> _T:
+        if type(d) is not json_object:
+            raise type_error("an object", d)
+        if ambiguous is not None:
+            candidates = [decoder for keys, decoder in variants if _has_all(d, keys)]
+            if not candidates:
+                raise ValidationError(no_match)
+            return cast(_T, exactly_one(d, strict, candidates, ambiguous))
+        errors: list[ValidationError] = []
+        for keys, decoder in variants:
+            if _has_all(d, keys):
+                try:
+                    return decoder(d, strict)
+                except ValidationError as error:
+                    salvage(d)
+                    errors.append(error)
+        if errors:
+            raise furthest(errors)
+        raise ValidationError(no_match)
+
+    return decode
+
+
+def variant_encoding(
+    encoders: Mapping[type[object], Callable[[Any], dict[str, Any]]], union: str
+) -> Callable[[Any], dict[str, Any]]:
+    """The encoder of the union named ``union``: its variant's, from
+    ``encoders`` (the package's encoder of each class)."""
+
+    def encode(o: Any) -> dict[str, Any]:
+        try:
+            encoder = encoders[type(o)]
+        except KeyError:
+            raise TypeError(f"{type(o).__name__} is not a variant of {union}") from None
+        return encoder(o)
+
+    return encode
+
+
+# ---------------------------------------------------------------- enums
+# The codec looks an enum's members up in place; these decoders take what
+# that lookup does not find.
+
+
+def closed_enum(members: Mapping[Any, _E], strings: bool, expected: str) -> Decoder[_E]:
+    """The decoder of a closed enum of strings (``strings``) or integers:
+    the member of ``members`` with the value, else the error ``expected``."""
+
+    def decode(v: Any, strict: bool) -> _E:
+        if strings:
+            if type(v) is not str:
+                raise type_error("a string", v)
+        else:
+            v = check_int(v)
+        member = members.get(v)
+        if member is not None:
+            return member
+        raise unexpected(expected, v)
+
+    return decode
+
+
+def open_str_enum(members: Mapping[str, _E]) -> Decoder[_E | str]:
+    """The decoder of an open enum of strings: its member, or the string."""
+
+    def decode(v: Any, strict: bool) -> _E | str:
+        if type(v) is not str:
+            raise type_error("a string", v)
+        member = members.get(v)
+        return v if member is None else member
+
+    return decode
+
+
+def open_int_enum(
+    members: Mapping[int, _E], low: int | None = None, high: int | None = None
+) -> Decoder[_E | int]:
+    """The decoder of an open enum of integers: its member, or the integer,
+    which lenient mode also holds to ``low`` and ``high`` (the catch-all's
+    format and bounds)."""
+
+    def decode(v: Any, strict: bool) -> _E | int:
+        n = check_int(v) if strict else check_int(v, low, high)
+        member = members.get(n)
+        return n if member is None else member
+
+    return decode
+
+
+# ---------------------------------------------------------------- objects
+
+
+def check_closed(d: JsonObject, known: frozenset[str]) -> None:
+    """Strict decoding of an object whose schema allows no other members
+    (``additionalProperties: false``): the first key not in ``known`` is an
+    error."""
+    for key in d:
+        if key not in known:
+            raise unexpected("no member the schema does not declare", key).at(key)
+
+
+def extra_members(d: JsonObject, known: Container[str], strict: bool) -> dict[str, Any]:
+    """A catch-all variant's ``extra``: the members of ``d`` it does not
+    read (its tag and fields, ``known``), as they are; strict mode checks
+    that they are JSON (:func:`check_json`)."""
+    extra = {key: member for key, member in d.items() if key not in known}
+    if strict:
+        check_json(extra)
+    return extra
+
+
+def add_extra(d: dict[str, Any], extra: dict[str, Any]) -> None:
+    """Encoding a catch-all variant: its ``extra`` members go into its wire
+    form ``d``, after (and never over) its tag and fields."""
+    for key, value in wire_json(extra).items():
+        d.setdefault(key, value)
+
+
+def recovered(
+    error: ValidationError, value: object, strict: bool, key: str, default: _T
+) -> _T:
+    """Lenient decoding of a member ``key`` whose ``value`` its decoder
+    refused with ``error`` (``x-deserialize-default-on-error``): ``default``
+    stands for it. Strict mode raises ``error``, at ``key``."""
+    if strict:
+        raise error.at(key)
+    salvage(value)
+    return default
+
+
+def check_other_tag(
+    d: JsonObject, tag: str, tags: Container[str], strict: bool
+) -> None:
+    """A catch-all variant's tag: a string, and in strict mode none of the
+    other variants' ``tags`` (the schema's catch-all excludes them with a
+    ``not``)."""
+    found = d.get(tag)
+    if type(found) is not str:
+        raise check_tag(d, tag, None)
+    if strict and found in tags:
+        raise unexpected("expected a tag that no other variant has", found).at(tag)

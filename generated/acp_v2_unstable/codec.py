@@ -16,8 +16,19 @@ from . import _models
 from ._codec import class_decoding as _class_decoding
 from ._codec import decoding as _decoding
 from ._codec import encoding as _encoding
+from ._codec import new as _new
 from ._codec import raw_checking as _raw_checking
 from ._schema import SCHEMA_JSON as _SCHEMA_JSON
+from ._codec import add_extra as _add_extra
+from ._codec import check_other_tag as _check_other_tag
+from ._codec import closed_enum as _closed_enum
+from ._codec import extra_members as _extra_members
+from ._codec import open_int_enum as _open_int_enum
+from ._codec import open_str_enum as _open_str_enum
+from ._codec import recovered as _recovered
+from ._codec import tagged_union as _tagged_union
+from ._codec import untagged_union as _untagged_union
+from ._codec import variant_encoding as _variant_encoding
 from ._runtime import FLOAT_MAX as _FLOAT_MAX
 from ._runtime import MISSING as _MISSING
 from ._runtime import UNSET as _UNSET
@@ -32,20 +43,16 @@ from ._runtime import check_map as _check_map
 from ._runtime import check_num as _check_num
 from ._runtime import check_str as _check_str
 from ._runtime import check_tag as _check_tag
-from ._runtime import check_json as _check_json
 from ._runtime import check_unknown as _check_unknown
 from ._runtime import check_variants as _check_variants
 from ._runtime import check_variants_skipping as _check_variants_skipping
 from ._runtime import exactly_one as _exactly_one
 from ._runtime import first_match as _first_match
-from ._runtime import furthest as _furthest
 from ._runtime import json_object as _json_object
 from ._runtime import missing as _missing
 from ._runtime import not_null as _not_null
-from ._runtime import salvage as _salvage
 from ._runtime import scalar_union as _scalar_union
 from ._runtime import type_error as _type_error
-from ._runtime import unexpected as _unexpected
 from ._runtime import wire_json as _wire_json
 from ._runtime import wire_map as _wire_map
 from .models import (
@@ -444,12 +451,7 @@ if _typing.TYPE_CHECKING:
 
 __all__ = ["decode", "decode_class", "encode"]
 
-_new = object.__new__
-"""Decoders build objects without calling ``__init__``: they have already
-computed every field, defaults included."""
-
 _check_raw = _raw_checking(_SCHEMA_JSON)
-"""A value the typed codec keeps as JSON, checked against its subschema."""
 
 
 def _decode_AgentRequest(d: _Any, strict: bool) -> AgentRequest:
@@ -505,7 +507,6 @@ def _encode_AgentRequest(o: AgentRequest) -> dict[str, _Any]:
     v_params = o.params
     if v_params is not _UNSET:
         d["params"] = _wire_json(v_params)
-
     return d
 
 
@@ -566,10 +567,7 @@ def _decode_RequestPermissionRequest(d: _Any, strict: bool) -> RequestPermission
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_subject: RequestPermissionSubject | None | _Unset
     v = d.get("subject", _MISSING)
@@ -611,10 +609,7 @@ def _decode_RequestPermissionRequest(d: _Any, strict: bool) -> RequestPermission
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_RequestPermissionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_RequestPermissionRequest)
@@ -650,7 +645,6 @@ def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -691,10 +685,7 @@ def _read_ToolCallRequestPermissionSubject(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCallRequestPermissionSubject.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallRequestPermissionSubject)
@@ -719,7 +710,6 @@ def _encode_ToolCallRequestPermissionSubject(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -768,10 +758,7 @@ def _read_CommandRequestPermissionSubject(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("toolCallId")
-            _salvage(v)
-            f_tool_call_id = _UNSET
+            f_tool_call_id = _recovered(error, v, strict, "toolCallId", _UNSET)
 
     f_terminal_id: TerminalId | None | _Unset
     v = d.get("terminalId", _MISSING)
@@ -783,10 +770,7 @@ def _read_CommandRequestPermissionSubject(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("terminalId")
-            _salvage(v)
-            f_terminal_id = _UNSET
+            f_terminal_id = _recovered(error, v, strict, "terminalId", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -796,10 +780,7 @@ def _read_CommandRequestPermissionSubject(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CommandRequestPermissionSubject.issuperset(d):
         _check_unknown(d, _KNOWN_CommandRequestPermissionSubject)
@@ -834,7 +815,6 @@ def _encode_CommandRequestPermissionSubject(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -843,13 +823,7 @@ def _decode_OtherRequestPermissionSubject(
 ) -> OtherRequestPermissionSubject:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_RequestPermissionSubject:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_RequestPermissionSubject, strict)
     return _read_OtherRequestPermissionSubject(d, strict)
 
 
@@ -858,11 +832,11 @@ def _read_OtherRequestPermissionSubject(
 ) -> OtherRequestPermissionSubject:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
+    f_type = d["type"]
+    f_extra = _extra_members(d, ["type"], strict)
     o = _new(OtherRequestPermissionSubject)
-    o.type = d["type"]
-    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
-    if strict:
-        _check_json(o.extra)
+    o.type = f_type
+    o.extra = f_extra
     return o
 
 
@@ -872,41 +846,14 @@ def _encode_OtherRequestPermissionSubject(
     d: dict[str, _Any] = {
         "type": o.type,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_RequestPermissionSubject: dict[str, _Decoder[RequestPermissionSubject]] = {
     "tool_call": _read_ToolCallRequestPermissionSubject,
     "command": _read_CommandRequestPermissionSubject,
 }
-
-
-def _decode_RequestPermissionSubject(d: _Any, strict: bool) -> RequestPermissionSubject:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_RequestPermissionSubject.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherRequestPermissionSubject(d, strict)
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_RequestPermissionSubject(o: RequestPermissionSubject) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of RequestPermissionSubject"
-        ) from None
-    return encoder(o)
 
 
 def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
@@ -930,10 +877,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
         try:
             f_name = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("name")
-            _salvage(v)
-            f_name = _UNSET
+            f_name = _recovered(error, v, strict, "name", _UNSET)
 
     f_title: str | None | _Unset
     v = d.get("title", _MISSING)
@@ -943,10 +887,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_kind: ToolKind | str | None | _Unset
     v = d.get("kind", _MISSING)
@@ -964,10 +905,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("kind")
-            _salvage(v)
-            f_kind = _UNSET
+            f_kind = _recovered(error, v, strict, "kind", _UNSET)
 
     f_status: ToolCallStatus | str | None | _Unset
     v = d.get("status", _MISSING)
@@ -985,10 +923,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("status")
-            _salvage(v)
-            f_status = _UNSET
+            f_status = _recovered(error, v, strict, "status", _UNSET)
 
     f_content: list[ToolCallContent] | None | _Unset
     v = d.get("content", _MISSING)
@@ -1008,10 +943,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("content")
-            _salvage(v)
-            f_content = _UNSET
+            f_content = _recovered(error, v, strict, "content", _UNSET)
 
     f_locations: list[ToolCallLocation] | None | _Unset
     v = d.get("locations", _MISSING)
@@ -1025,10 +957,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
                 else _check_list_skipping(v, _decode_ToolCallLocation, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("locations")
-            _salvage(v)
-            f_locations = _UNSET
+            f_locations = _recovered(error, v, strict, "locations", _UNSET)
 
     f_raw_input: _Any | _Unset
     v = d.get("rawInput", _MISSING)
@@ -1038,10 +967,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
         try:
             f_raw_input = _any_value(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("rawInput")
-            _salvage(v)
-            f_raw_input = _UNSET
+            f_raw_input = _recovered(error, v, strict, "rawInput", _UNSET)
 
     f_raw_output: _Any | _Unset
     v = d.get("rawOutput", _MISSING)
@@ -1051,10 +977,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
         try:
             f_raw_output = _any_value(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("rawOutput")
-            _salvage(v)
-            f_raw_output = _UNSET
+            f_raw_output = _recovered(error, v, strict, "rawOutput", _UNSET)
 
     f_capabilities: ToolCallCapabilities | None | _Unset
     v = d.get("capabilities", _MISSING)
@@ -1066,10 +989,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
                 None if v is None else _decode_ToolCallCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("capabilities")
-            _salvage(v)
-            f_capabilities = _UNSET
+            f_capabilities = _recovered(error, v, strict, "capabilities", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -1079,10 +999,7 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCallUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallUpdate)
@@ -1172,7 +1089,6 @@ def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -1180,33 +1096,19 @@ def _decode_ToolCallId(v: _Any, strict: bool) -> ToolCallId:
     return v if type(v) is str else _check_str(v)
 
 
-def _decode_ToolKind(v: _Any, strict: bool) -> ToolKind | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_ToolKind.get(v)
-    if member is not None:
-        return member
-    return v
-
-
 _MEMBERS_ToolKind = _cast("dict[str, ToolKind]", ToolKind._value2member_map_)
+_decode_ToolKind: _Decoder[ToolKind | str] = _open_str_enum(_MEMBERS_ToolKind)
 
 
 def _encode_ToolKind(v: ToolKind | str) -> str:
     return v._value_ if type(v) is ToolKind else v
 
 
-def _decode_ToolCallStatus(v: _Any, strict: bool) -> ToolCallStatus | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_ToolCallStatus.get(v)
-    if member is not None:
-        return member
-    return v
-
-
 _MEMBERS_ToolCallStatus = _cast(
     "dict[str, ToolCallStatus]", ToolCallStatus._value2member_map_
+)
+_decode_ToolCallStatus: _Decoder[ToolCallStatus | str] = _open_str_enum(
+    _MEMBERS_ToolCallStatus
 )
 
 
@@ -1251,10 +1153,7 @@ def _read_ContentToolCallContent(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ContentToolCallContent.issuperset(d):
         _check_unknown(d, _KNOWN_ContentToolCallContent)
@@ -1275,7 +1174,6 @@ def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -1310,10 +1208,7 @@ def _read_DiffToolCallContent(d: _JsonObject, strict: bool) -> DiffToolCallConte
         try:
             f_patch = None if v is None else _decode_DiffPatch(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("patch")
-            _salvage(v)
-            f_patch = _UNSET
+            f_patch = _recovered(error, v, strict, "patch", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -1323,10 +1218,7 @@ def _read_DiffToolCallContent(d: _JsonObject, strict: bool) -> DiffToolCallConte
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_DiffToolCallContent.issuperset(d):
         _check_unknown(d, _KNOWN_DiffToolCallContent)
@@ -1353,7 +1245,6 @@ def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -1388,10 +1279,7 @@ def _read_TerminalToolCallContent(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalToolCallContent.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalToolCallContent)
@@ -1414,31 +1302,24 @@ def _encode_TerminalToolCallContent(o: TerminalToolCallContent) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
 def _decode_OtherToolCallContent(d: _Any, strict: bool) -> OtherToolCallContent:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_ToolCallContent:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_ToolCallContent, strict)
     return _read_OtherToolCallContent(d, strict)
 
 
 def _read_OtherToolCallContent(d: _JsonObject, strict: bool) -> OtherToolCallContent:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
+    f_type = d["type"]
+    f_extra = _extra_members(d, ["type"], strict)
     o = _new(OtherToolCallContent)
-    o.type = d["type"]
-    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
-    if strict:
-        _check_json(o.extra)
+    o.type = f_type
+    o.extra = f_extra
     return o
 
 
@@ -1446,42 +1327,15 @@ def _encode_OtherToolCallContent(o: OtherToolCallContent) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": o.type,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_ToolCallContent: dict[str, _Decoder[ToolCallContent]] = {
     "content": _read_ContentToolCallContent,
     "diff": _read_DiffToolCallContent,
     "terminal": _read_TerminalToolCallContent,
 }
-
-
-def _decode_ToolCallContent(d: _Any, strict: bool) -> ToolCallContent:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_ToolCallContent.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherToolCallContent(d, strict)
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_ToolCallContent(o: ToolCallContent) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of ToolCallContent"
-        ) from None
-    return encoder(o)
 
 
 def _decode_TextContentBlock(d: _Any, strict: bool) -> TextContentBlock:
@@ -1513,10 +1367,7 @@ def _read_TextContentBlock(d: _JsonObject, strict: bool) -> TextContentBlock:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -1526,10 +1377,7 @@ def _read_TextContentBlock(d: _JsonObject, strict: bool) -> TextContentBlock:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TextContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_TextContentBlock)
@@ -1558,7 +1406,6 @@ def _encode_TextContentBlock(o: TextContentBlock) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -1601,10 +1448,7 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
         try:
             f_uri = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("uri")
-            _salvage(v)
-            f_uri = _UNSET
+            f_uri = _recovered(error, v, strict, "uri", _UNSET)
 
     f_annotations: Annotations | None | _Unset
     v = d.get("annotations", _MISSING)
@@ -1614,10 +1458,7 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -1627,10 +1468,7 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ImageContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_ImageContentBlock)
@@ -1665,7 +1503,6 @@ def _encode_ImageContentBlock(o: ImageContentBlock) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -1708,10 +1545,7 @@ def _read_AudioContentBlock(d: _JsonObject, strict: bool) -> AudioContentBlock:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -1721,10 +1555,7 @@ def _read_AudioContentBlock(d: _JsonObject, strict: bool) -> AudioContentBlock:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AudioContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_AudioContentBlock)
@@ -1755,7 +1586,6 @@ def _encode_AudioContentBlock(o: AudioContentBlock) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -1800,10 +1630,7 @@ def _read_ResourceLinkContentBlock(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -1815,10 +1642,7 @@ def _read_ResourceLinkContentBlock(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_icons: list[Icon] | None | _Unset
     v = d.get("icons", _MISSING)
@@ -1830,10 +1654,7 @@ def _read_ResourceLinkContentBlock(
                 None if v is None else _check_list_skipping(v, _decode_Icon, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("icons")
-            _salvage(v)
-            f_icons = _UNSET
+            f_icons = _recovered(error, v, strict, "icons", _UNSET)
 
     f_mime_type: MediaType | None | _Unset
     v = d.get("mimeType", _MISSING)
@@ -1845,10 +1666,7 @@ def _read_ResourceLinkContentBlock(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_size: int | None | _Unset
     v = d.get("size", _MISSING)
@@ -1870,10 +1688,7 @@ def _read_ResourceLinkContentBlock(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("size")
-            _salvage(v)
-            f_size = _UNSET
+            f_size = _recovered(error, v, strict, "size", _UNSET)
 
     f_annotations: Annotations | None | _Unset
     v = d.get("annotations", _MISSING)
@@ -1883,10 +1698,7 @@ def _read_ResourceLinkContentBlock(
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -1896,10 +1708,7 @@ def _read_ResourceLinkContentBlock(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ResourceLinkContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_ResourceLinkContentBlock)
@@ -1961,7 +1770,6 @@ def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -1994,10 +1802,7 @@ def _read_ResourceContentBlock(d: _JsonObject, strict: bool) -> ResourceContentB
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -2007,10 +1812,7 @@ def _read_ResourceContentBlock(d: _JsonObject, strict: bool) -> ResourceContentB
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ResourceContentBlock.issuperset(d):
         _check_unknown(d, _KNOWN_ResourceContentBlock)
@@ -2039,31 +1841,24 @@ def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
 def _decode_OtherContentBlock(d: _Any, strict: bool) -> OtherContentBlock:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_ContentBlock:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_ContentBlock, strict)
     return _read_OtherContentBlock(d, strict)
 
 
 def _read_OtherContentBlock(d: _JsonObject, strict: bool) -> OtherContentBlock:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
+    f_type = d["type"]
+    f_extra = _extra_members(d, ["type"], strict)
     o = _new(OtherContentBlock)
-    o.type = d["type"]
-    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
-    if strict:
-        _check_json(o.extra)
+    o.type = f_type
+    o.extra = f_extra
     return o
 
 
@@ -2071,13 +1866,10 @@ def _encode_OtherContentBlock(o: OtherContentBlock) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": o.type,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_ContentBlock: dict[str, _Decoder[ContentBlock]] = {
     "text": _read_TextContentBlock,
     "image": _read_ImageContentBlock,
@@ -2085,30 +1877,6 @@ _VARIANTS_ContentBlock: dict[str, _Decoder[ContentBlock]] = {
     "resource_link": _read_ResourceLinkContentBlock,
     "resource": _read_ResourceContentBlock,
 }
-
-
-def _decode_ContentBlock(d: _Any, strict: bool) -> ContentBlock:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_ContentBlock.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherContentBlock(d, strict)
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_ContentBlock(o: ContentBlock) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of ContentBlock"
-        ) from None
-    return encoder(o)
 
 
 def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
@@ -2124,10 +1892,7 @@ def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
                 None if v is None else _check_list_skipping(v, _decode_Role, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("audience")
-            _salvage(v)
-            f_audience = _UNSET
+            f_audience = _recovered(error, v, strict, "audience", _UNSET)
 
     f_last_modified: str | None | _Unset
     v = d.get("lastModified", _MISSING)
@@ -2139,10 +1904,7 @@ def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("lastModified")
-            _salvage(v)
-            f_last_modified = _UNSET
+            f_last_modified = _recovered(error, v, strict, "lastModified", _UNSET)
 
     f_priority: float | None | _Unset
     v = d.get("priority", _MISSING)
@@ -2156,10 +1918,7 @@ def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
                 else (v if type(v) is float and 0 <= v <= 1 else _check_num(v, 0, 1))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("priority")
-            _salvage(v)
-            f_priority = _UNSET
+            f_priority = _recovered(error, v, strict, "priority", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -2169,10 +1928,7 @@ def _decode_Annotations(d: _Any, strict: bool) -> Annotations:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Annotations.issuperset(d):
         _check_unknown(d, _KNOWN_Annotations)
@@ -2207,20 +1963,11 @@ def _encode_Annotations(o: Annotations) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
-def _decode_Role(v: _Any, strict: bool) -> Role | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_Role.get(v)
-    if member is not None:
-        return member
-    return v
-
-
 _MEMBERS_Role = _cast("dict[str, Role]", Role._value2member_map_)
+_decode_Role: _Decoder[Role | str] = _open_str_enum(_MEMBERS_Role)
 
 
 def _encode_Role(v: Role | str) -> str:
@@ -2248,10 +1995,7 @@ def _decode_TextContent(d: _Any, strict: bool) -> TextContent:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -2261,10 +2005,7 @@ def _decode_TextContent(d: _Any, strict: bool) -> TextContent:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TextContent.issuperset(d):
         _check_unknown(d, _KNOWN_TextContent)
@@ -2290,7 +2031,6 @@ def _encode_TextContent(o: TextContent) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -2329,10 +2069,7 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
         try:
             f_uri = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("uri")
-            _salvage(v)
-            f_uri = _UNSET
+            f_uri = _recovered(error, v, strict, "uri", _UNSET)
 
     f_annotations: Annotations | None | _Unset
     v = d.get("annotations", _MISSING)
@@ -2342,10 +2079,7 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -2355,10 +2089,7 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ImageContent.issuperset(d):
         _check_unknown(d, _KNOWN_ImageContent)
@@ -2392,7 +2123,6 @@ def _encode_ImageContent(o: ImageContent) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -2427,10 +2157,7 @@ def _decode_AudioContent(d: _Any, strict: bool) -> AudioContent:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -2440,10 +2167,7 @@ def _decode_AudioContent(d: _Any, strict: bool) -> AudioContent:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AudioContent.issuperset(d):
         _check_unknown(d, _KNOWN_AudioContent)
@@ -2473,7 +2197,6 @@ def _encode_AudioContent(o: AudioContent) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -2500,10 +2223,7 @@ def _decode_Icon(d: _Any, strict: bool) -> Icon:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_sizes: list[str] | None | _Unset
     v = d.get("sizes", _MISSING)
@@ -2519,10 +2239,7 @@ def _decode_Icon(d: _Any, strict: bool) -> Icon:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("sizes")
-            _salvage(v)
-            f_sizes = _UNSET
+            f_sizes = _recovered(error, v, strict, "sizes", _UNSET)
 
     f_theme: IconTheme | str | None | _Unset
     v = d.get("theme", _MISSING)
@@ -2540,10 +2257,7 @@ def _decode_Icon(d: _Any, strict: bool) -> Icon:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("theme")
-            _salvage(v)
-            f_theme = _UNSET
+            f_theme = _recovered(error, v, strict, "theme", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -2553,10 +2267,7 @@ def _decode_Icon(d: _Any, strict: bool) -> Icon:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Icon.issuperset(d):
         _check_unknown(d, _KNOWN_Icon)
@@ -2592,20 +2303,11 @@ def _encode_Icon(o: Icon) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
-def _decode_IconTheme(v: _Any, strict: bool) -> IconTheme | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_IconTheme.get(v)
-    if member is not None:
-        return member
-    return v
-
-
 _MEMBERS_IconTheme = _cast("dict[str, IconTheme]", IconTheme._value2member_map_)
+_decode_IconTheme: _Decoder[IconTheme | str] = _open_str_enum(_MEMBERS_IconTheme)
 
 
 def _encode_IconTheme(v: IconTheme | str) -> str:
@@ -2643,10 +2345,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -2658,10 +2357,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_icons: list[Icon] | None | _Unset
     v = d.get("icons", _MISSING)
@@ -2673,10 +2369,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
                 None if v is None else _check_list_skipping(v, _decode_Icon, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("icons")
-            _salvage(v)
-            f_icons = _UNSET
+            f_icons = _recovered(error, v, strict, "icons", _UNSET)
 
     f_mime_type: MediaType | None | _Unset
     v = d.get("mimeType", _MISSING)
@@ -2688,10 +2381,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_size: int | None | _Unset
     v = d.get("size", _MISSING)
@@ -2713,10 +2403,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("size")
-            _salvage(v)
-            f_size = _UNSET
+            f_size = _recovered(error, v, strict, "size", _UNSET)
 
     f_annotations: Annotations | None | _Unset
     v = d.get("annotations", _MISSING)
@@ -2726,10 +2413,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -2739,10 +2423,7 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ResourceLink.issuperset(d):
         _check_unknown(d, _KNOWN_ResourceLink)
@@ -2802,43 +2483,7 @@ def _encode_ResourceLink(o: ResourceLink) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
-
-
-def _decode_EmbeddedResourceResource(d: _Any, strict: bool) -> EmbeddedResourceResource:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    # The first variant whose required keys are all there and that decodes,
-    # as serde's untagged enums choose.
-    errors: list[_ValidationError] = []
-    if "text" in d and "uri" in d:
-        try:
-            return _decode_TextResourceContents(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if "blob" in d and "uri" in d:
-        try:
-            return _decode_BlobResourceContents(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if errors:
-        raise _furthest(errors)
-    raise _ValidationError(
-        "expected an object with the members of TextResourceContents or BlobResourceContents (text, uri; blob, uri)"
-    )
-
-
-def _encode_EmbeddedResourceResource(o: EmbeddedResourceResource) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of EmbeddedResourceResource"
-        ) from None
-    return encoder(o)
 
 
 def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
@@ -2874,10 +2519,7 @@ def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -2887,10 +2529,7 @@ def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TextResourceContents.issuperset(d):
         _check_unknown(d, _KNOWN_TextResourceContents)
@@ -2918,7 +2557,6 @@ def _encode_TextResourceContents(o: TextResourceContents) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -2955,10 +2593,7 @@ def _decode_BlobResourceContents(d: _Any, strict: bool) -> BlobResourceContents:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -2968,10 +2603,7 @@ def _decode_BlobResourceContents(d: _Any, strict: bool) -> BlobResourceContents:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_BlobResourceContents.issuperset(d):
         _check_unknown(d, _KNOWN_BlobResourceContents)
@@ -2999,7 +2631,6 @@ def _encode_BlobResourceContents(o: BlobResourceContents) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3024,10 +2655,7 @@ def _decode_EmbeddedResource(d: _Any, strict: bool) -> EmbeddedResource:
         try:
             f_annotations = None if v is None else _decode_Annotations(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("annotations")
-            _salvage(v)
-            f_annotations = _UNSET
+            f_annotations = _recovered(error, v, strict, "annotations", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -3037,10 +2665,7 @@ def _decode_EmbeddedResource(d: _Any, strict: bool) -> EmbeddedResource:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_EmbeddedResource.issuperset(d):
         _check_unknown(d, _KNOWN_EmbeddedResource)
@@ -3068,7 +2693,6 @@ def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3099,10 +2723,7 @@ def _decode_Content(d: _Any, strict: bool) -> Content:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Content.issuperset(d):
         _check_unknown(d, _KNOWN_Content)
@@ -3122,7 +2743,6 @@ def _encode_Content(o: Content) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3153,10 +2773,7 @@ def _read_AddDiffChange(d: _JsonObject, strict: bool) -> AddDiffChange:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("fileType")
-            _salvage(v)
-            f_file_type = _UNSET
+            f_file_type = _recovered(error, v, strict, "fileType", _UNSET)
 
     f_mime_type: MediaType | None | _Unset
     v = d.get("mimeType", _MISSING)
@@ -3168,10 +2785,7 @@ def _read_AddDiffChange(d: _JsonObject, strict: bool) -> AddDiffChange:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -3181,10 +2795,7 @@ def _read_AddDiffChange(d: _JsonObject, strict: bool) -> AddDiffChange:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_path: AbsolutePath
     v = d.get("path", _MISSING)
@@ -3233,7 +2844,6 @@ def _encode_AddDiffChange(o: AddDiffChange) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3264,10 +2874,7 @@ def _read_DeleteDiffChange(d: _JsonObject, strict: bool) -> DeleteDiffChange:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("fileType")
-            _salvage(v)
-            f_file_type = _UNSET
+            f_file_type = _recovered(error, v, strict, "fileType", _UNSET)
 
     f_mime_type: MediaType | None | _Unset
     v = d.get("mimeType", _MISSING)
@@ -3279,10 +2886,7 @@ def _read_DeleteDiffChange(d: _JsonObject, strict: bool) -> DeleteDiffChange:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -3292,10 +2896,7 @@ def _read_DeleteDiffChange(d: _JsonObject, strict: bool) -> DeleteDiffChange:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_path: AbsolutePath
     v = d.get("path", _MISSING)
@@ -3344,7 +2945,6 @@ def _encode_DeleteDiffChange(o: DeleteDiffChange) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3375,10 +2975,7 @@ def _read_ModifyDiffChange(d: _JsonObject, strict: bool) -> ModifyDiffChange:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("fileType")
-            _salvage(v)
-            f_file_type = _UNSET
+            f_file_type = _recovered(error, v, strict, "fileType", _UNSET)
 
     f_mime_type: MediaType | None | _Unset
     v = d.get("mimeType", _MISSING)
@@ -3390,10 +2987,7 @@ def _read_ModifyDiffChange(d: _JsonObject, strict: bool) -> ModifyDiffChange:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -3403,10 +2997,7 @@ def _read_ModifyDiffChange(d: _JsonObject, strict: bool) -> ModifyDiffChange:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_path: AbsolutePath
     v = d.get("path", _MISSING)
@@ -3455,7 +3046,6 @@ def _encode_ModifyDiffChange(o: ModifyDiffChange) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3486,10 +3076,7 @@ def _read_MoveDiffChange(d: _JsonObject, strict: bool) -> MoveDiffChange:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("fileType")
-            _salvage(v)
-            f_file_type = _UNSET
+            f_file_type = _recovered(error, v, strict, "fileType", _UNSET)
 
     f_mime_type: MediaType | None | _Unset
     v = d.get("mimeType", _MISSING)
@@ -3501,10 +3088,7 @@ def _read_MoveDiffChange(d: _JsonObject, strict: bool) -> MoveDiffChange:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -3514,10 +3098,7 @@ def _read_MoveDiffChange(d: _JsonObject, strict: bool) -> MoveDiffChange:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_old_path: AbsolutePath
     v = d.get("oldPath", _MISSING)
@@ -3578,7 +3159,6 @@ def _encode_MoveDiffChange(o: MoveDiffChange) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -3609,10 +3189,7 @@ def _read_CopyDiffChange(d: _JsonObject, strict: bool) -> CopyDiffChange:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("fileType")
-            _salvage(v)
-            f_file_type = _UNSET
+            f_file_type = _recovered(error, v, strict, "fileType", _UNSET)
 
     f_mime_type: MediaType | None | _Unset
     v = d.get("mimeType", _MISSING)
@@ -3624,10 +3201,7 @@ def _read_CopyDiffChange(d: _JsonObject, strict: bool) -> CopyDiffChange:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -3637,10 +3211,7 @@ def _read_CopyDiffChange(d: _JsonObject, strict: bool) -> CopyDiffChange:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_old_path: AbsolutePath
     v = d.get("oldPath", _MISSING)
@@ -3701,20 +3272,13 @@ def _encode_CopyDiffChange(o: CopyDiffChange) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
 def _decode_OtherDiffChange(d: _Any, strict: bool) -> OtherDiffChange:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("operation")) is not str:
-        raise _check_tag(d, "operation", None)
-    if strict and d["operation"] in _VARIANTS_DiffChange:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected(
-            "expected a tag that no other variant has", d["operation"]
-        ).at("operation")
+    _check_other_tag(d, "operation", _VARIANTS_DiffChange, strict)
     return _read_OtherDiffChange(d, strict)
 
 
@@ -3737,10 +3301,7 @@ def _read_OtherDiffChange(d: _JsonObject, strict: bool) -> OtherDiffChange:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("fileType")
-            _salvage(v)
-            f_file_type = _UNSET
+            f_file_type = _recovered(error, v, strict, "fileType", _UNSET)
 
     f_mime_type: MediaType | None | _Unset
     v = d.get("mimeType", _MISSING)
@@ -3752,10 +3313,7 @@ def _read_OtherDiffChange(d: _JsonObject, strict: bool) -> OtherDiffChange:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mimeType")
-            _salvage(v)
-            f_mime_type = _UNSET
+            f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -3765,23 +3323,16 @@ def _read_OtherDiffChange(d: _JsonObject, strict: bool) -> OtherDiffChange:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
+    f_operation = d["operation"]
+    f_extra = _extra_members(d, ["operation", "fileType", "mimeType", "_meta"], strict)
     o = _new(OtherDiffChange)
-    o.operation = d["operation"]
+    o.operation = f_operation
     o.file_type = f_file_type
     o.mime_type = f_mime_type
     o.meta = f_meta
-    o.extra = {
-        k: x
-        for k, x in d.items()
-        if k not in ["operation", "fileType", "mimeType", "_meta"]
-    }
-    if strict:
-        _check_json(o.extra)
+    o.extra = f_extra
     return o
 
 
@@ -3806,13 +3357,10 @@ def _encode_OtherDiffChange(o: OtherDiffChange) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_DiffChange: dict[str, _Decoder[DiffChange]] = {
     "add": _read_AddDiffChange,
     "delete": _read_DeleteDiffChange,
@@ -3822,39 +3370,11 @@ _VARIANTS_DiffChange: dict[str, _Decoder[DiffChange]] = {
 }
 
 
-def _decode_DiffChange(d: _Any, strict: bool) -> DiffChange:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("operation", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_DiffChange.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherDiffChange(d, strict)
-    if tag is _MISSING:
-        raise _missing("operation")
-    raise _type_error("a string", tag).at("operation")
-
-
-def _encode_DiffChange(o: DiffChange) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(f"{type(o).__name__} is not a variant of DiffChange") from None
-    return encoder(o)
-
-
-def _decode_DiffFileType(v: _Any, strict: bool) -> DiffFileType | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_DiffFileType.get(v)
-    if member is not None:
-        return member
-    return v
-
-
 _MEMBERS_DiffFileType = _cast(
     "dict[str, DiffFileType]", DiffFileType._value2member_map_
+)
+_decode_DiffFileType: _Decoder[DiffFileType | str] = _open_str_enum(
+    _MEMBERS_DiffFileType
 )
 
 
@@ -3893,7 +3413,6 @@ def _encode_DiffPathChange(o: DiffPathChange) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "path": o.path,
     }
-
     return d
 
 
@@ -3936,7 +3455,6 @@ def _encode_DiffPathPairChange(o: DiffPathPairChange) -> dict[str, _Any]:
         "oldPath": o.old_path,
         "path": o.path,
     }
-
     return d
 
 
@@ -3975,10 +3493,7 @@ def _decode_DiffPatch(d: _Any, strict: bool) -> DiffPatch:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_DiffPatch.issuperset(d):
         _check_unknown(d, _KNOWN_DiffPatch)
@@ -4000,21 +3515,14 @@ def _encode_DiffPatch(o: DiffPatch) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
-
-
-def _decode_DiffPatchFormat(v: _Any, strict: bool) -> DiffPatchFormat | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_DiffPatchFormat.get(v)
-    if member is not None:
-        return member
-    return v
 
 
 _MEMBERS_DiffPatchFormat = _cast(
     "dict[str, DiffPatchFormat]", DiffPatchFormat._value2member_map_
+)
+_decode_DiffPatchFormat: _Decoder[DiffPatchFormat | str] = _open_str_enum(
+    _MEMBERS_DiffPatchFormat
 )
 
 
@@ -4045,10 +3553,7 @@ def _decode_Diff(d: _Any, strict: bool) -> Diff:
         try:
             f_patch = None if v is None else _decode_DiffPatch(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("patch")
-            _salvage(v)
-            f_patch = _UNSET
+            f_patch = _recovered(error, v, strict, "patch", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -4058,10 +3563,7 @@ def _decode_Diff(d: _Any, strict: bool) -> Diff:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Diff.issuperset(d):
         _check_unknown(d, _KNOWN_Diff)
@@ -4085,7 +3587,6 @@ def _encode_Diff(o: Diff) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4114,10 +3615,7 @@ def _decode_Terminal(d: _Any, strict: bool) -> Terminal:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Terminal.issuperset(d):
         _check_unknown(d, _KNOWN_Terminal)
@@ -4137,7 +3635,6 @@ def _encode_Terminal(o: Terminal) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4174,10 +3671,7 @@ def _decode_ToolCallLocation(d: _Any, strict: bool) -> ToolCallLocation:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("line")
-            _salvage(v)
-            f_line = _UNSET
+            f_line = _recovered(error, v, strict, "line", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -4187,10 +3681,7 @@ def _decode_ToolCallLocation(d: _Any, strict: bool) -> ToolCallLocation:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCallLocation.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallLocation)
@@ -4214,7 +3705,6 @@ def _encode_ToolCallLocation(o: ToolCallLocation) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4231,10 +3721,7 @@ def _decode_ToolCallCapabilities(d: _Any, strict: bool) -> ToolCallCapabilities:
                 None if v is None else _decode_ToolCallCancelCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("cancel")
-            _salvage(v)
-            f_cancel = _UNSET
+            f_cancel = _recovered(error, v, strict, "cancel", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -4244,10 +3731,7 @@ def _decode_ToolCallCapabilities(d: _Any, strict: bool) -> ToolCallCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCallCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallCapabilities)
@@ -4270,7 +3754,6 @@ def _encode_ToolCallCapabilities(o: ToolCallCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4287,10 +3770,7 @@ def _decode_ToolCallCancelCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCallCancelCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallCancelCapabilities)
@@ -4309,7 +3789,6 @@ def _encode_ToolCallCancelCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4336,10 +3815,7 @@ def _decode_ToolCallPermissionSubject(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCallPermissionSubject.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallPermissionSubject)
@@ -4359,7 +3835,6 @@ def _encode_ToolCallPermissionSubject(o: ToolCallPermissionSubject) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4396,10 +3871,7 @@ def _decode_CommandPermissionSubject(d: _Any, strict: bool) -> CommandPermission
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("toolCallId")
-            _salvage(v)
-            f_tool_call_id = _UNSET
+            f_tool_call_id = _recovered(error, v, strict, "toolCallId", _UNSET)
 
     f_terminal_id: TerminalId | None | _Unset
     v = d.get("terminalId", _MISSING)
@@ -4411,10 +3883,7 @@ def _decode_CommandPermissionSubject(d: _Any, strict: bool) -> CommandPermission
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("terminalId")
-            _salvage(v)
-            f_terminal_id = _UNSET
+            f_terminal_id = _recovered(error, v, strict, "terminalId", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -4424,10 +3893,7 @@ def _decode_CommandPermissionSubject(d: _Any, strict: bool) -> CommandPermission
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CommandPermissionSubject.issuperset(d):
         _check_unknown(d, _KNOWN_CommandPermissionSubject)
@@ -4459,7 +3925,6 @@ def _encode_CommandPermissionSubject(o: CommandPermissionSubject) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4508,10 +3973,7 @@ def _decode_PermissionOption(d: _Any, strict: bool) -> PermissionOption:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PermissionOption.issuperset(d):
         _check_unknown(d, _KNOWN_PermissionOption)
@@ -4537,7 +3999,6 @@ def _encode_PermissionOption(o: PermissionOption) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4545,17 +4006,11 @@ def _decode_PermissionOptionId(v: _Any, strict: bool) -> PermissionOptionId:
     return v if type(v) is str else _check_str(v)
 
 
-def _decode_PermissionOptionKind(v: _Any, strict: bool) -> PermissionOptionKind | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_PermissionOptionKind.get(v)
-    if member is not None:
-        return member
-    return v
-
-
 _MEMBERS_PermissionOptionKind = _cast(
     "dict[str, PermissionOptionKind]", PermissionOptionKind._value2member_map_
+)
+_decode_PermissionOptionKind: _Decoder[PermissionOptionKind | str] = _open_str_enum(
+    _MEMBERS_PermissionOptionKind
 )
 
 
@@ -4596,10 +4051,7 @@ def _read_FormCreateElicitationRequest(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_requested_schema: ElicitationSchema
     v = d.get("requestedSchema", _MISSING)
@@ -4675,7 +4127,6 @@ def _encode_FormCreateElicitationRequest(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4712,10 +4163,7 @@ def _read_UrlCreateElicitationRequest(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_elicitation_id: ElicitationId
     v = d.get("elicitationId", _MISSING)
@@ -4804,7 +4252,6 @@ def _encode_UrlCreateElicitationRequest(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -4813,13 +4260,7 @@ def _decode_OtherCreateElicitationRequest(
 ) -> OtherCreateElicitationRequest:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("mode")) is not str:
-        raise _check_tag(d, "mode", None)
-    if strict and d["mode"] in _VARIANTS_CreateElicitationRequest:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["mode"]).at(
-            "mode"
-        )
+    _check_other_tag(d, "mode", _VARIANTS_CreateElicitationRequest, strict)
     return _read_OtherCreateElicitationRequest(d, strict)
 
 
@@ -4846,10 +4287,7 @@ def _read_OtherCreateElicitationRequest(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     candidates_scope: list[
         _Decoder[ElicitationSessionScope | ElicitationRequestScope]
@@ -4872,18 +4310,16 @@ def _read_OtherCreateElicitationRequest(
         ),
     )
 
+    f_mode = d["mode"]
+    f_extra = _extra_members(
+        d, ["mode", "message", "_meta", "sessionId", "toolCallId", "requestId"], strict
+    )
     o = _new(OtherCreateElicitationRequest)
-    o.mode = d["mode"]
+    o.mode = f_mode
     o.message = f_message
     o.meta = f_meta
     o.scope = f_scope
-    o.extra = {
-        k: x
-        for k, x in d.items()
-        if k not in ["mode", "message", "_meta", "sessionId", "toolCallId", "requestId"]
-    }
-    if strict:
-        _check_json(o.extra)
+    o.extra = f_extra
     return o
 
 
@@ -4906,31 +4342,14 @@ def _encode_OtherCreateElicitationRequest(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_CreateElicitationRequest: dict[str, _Decoder[CreateElicitationRequest]] = {
     "form": _read_FormCreateElicitationRequest,
     "url": _read_UrlCreateElicitationRequest,
 }
-
-
-def _decode_CreateElicitationRequest(d: _Any, strict: bool) -> CreateElicitationRequest:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("mode", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_CreateElicitationRequest.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherCreateElicitationRequest(d, strict)
-    if tag is _MISSING:
-        raise _missing("mode")
-    raise _type_error("a string", tag).at("mode")
 
 
 def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSessionScope:
@@ -4956,10 +4375,7 @@ def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSession
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("toolCallId")
-            _salvage(v)
-            f_tool_call_id = _UNSET
+            f_tool_call_id = _recovered(error, v, strict, "toolCallId", _UNSET)
 
     if strict and not _KNOWN_ElicitationSessionScope.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationSessionScope)
@@ -4979,7 +4395,6 @@ def _encode_ElicitationSessionScope(o: ElicitationSessionScope) -> dict[str, _An
     v_tool_call_id = o.tool_call_id
     if v_tool_call_id is not _UNSET:
         d["toolCallId"] = None if v_tool_call_id is None else v_tool_call_id
-
     return d
 
 
@@ -5010,7 +4425,6 @@ def _encode_ElicitationRequestScope(o: ElicitationRequestScope) -> dict[str, _An
     d: dict[str, _Any] = {
         "requestId": encode(o.request_id),
     }
-
     return d
 
 
@@ -5039,10 +4453,7 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_properties: dict[str, ElicitationPropertySchema]
     v = d.get("properties", _MISSING)
@@ -5080,10 +4491,7 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -5093,10 +4501,7 @@ def _decode_ElicitationSchema(d: _Any, strict: bool) -> ElicitationSchema:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ElicitationSchema.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationSchema)
@@ -5134,21 +4539,14 @@ def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
-
-
-def _decode_ElicitationSchemaType(v: _Any, strict: bool) -> ElicitationSchemaType:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_ElicitationSchemaType.get(v)
-    if member is not None:
-        return member
-    raise _unexpected('expected one of "object"', v)
 
 
 _MEMBERS_ElicitationSchemaType = _cast(
     "dict[str, ElicitationSchemaType]", ElicitationSchemaType._value2member_map_
+)
+_decode_ElicitationSchemaType: _Decoder[ElicitationSchemaType] = _closed_enum(
+    _MEMBERS_ElicitationSchemaType, True, 'expected one of "object"'
 )
 
 
@@ -5179,10 +4577,7 @@ def _read_StringElicitationPropertySchema(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -5194,10 +4589,7 @@ def _read_StringElicitationPropertySchema(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_min_length: int | None | _Unset
     v = d.get("minLength", _MISSING)
@@ -5279,10 +4671,7 @@ def _read_StringElicitationPropertySchema(
         try:
             f_default = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_enum: list[str] | None | _Unset
     v = d.get("enum", _MISSING)
@@ -5323,10 +4712,7 @@ def _read_StringElicitationPropertySchema(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_StringElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_StringElicitationPropertySchema)
@@ -5403,7 +4789,6 @@ def _encode_StringElicitationPropertySchema(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -5430,10 +4815,7 @@ def _read_NumberElicitationPropertySchema(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -5445,10 +4827,7 @@ def _read_NumberElicitationPropertySchema(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_minimum: float | None | _Unset
     v = d.get("minimum", _MISSING)
@@ -5502,10 +4881,7 @@ def _read_NumberElicitationPropertySchema(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -5515,10 +4891,7 @@ def _read_NumberElicitationPropertySchema(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_NumberElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_NumberElicitationPropertySchema)
@@ -5561,7 +4934,6 @@ def _encode_NumberElicitationPropertySchema(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -5588,10 +4960,7 @@ def _read_IntegerElicitationPropertySchema(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -5603,10 +4972,7 @@ def _read_IntegerElicitationPropertySchema(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_minimum: int | None | _Unset
     v = d.get("minimum", _MISSING)
@@ -5675,10 +5041,7 @@ def _read_IntegerElicitationPropertySchema(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -5688,10 +5051,7 @@ def _read_IntegerElicitationPropertySchema(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_IntegerElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_IntegerElicitationPropertySchema)
@@ -5734,7 +5094,6 @@ def _encode_IntegerElicitationPropertySchema(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -5761,10 +5120,7 @@ def _read_BooleanElicitationPropertySchema(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -5776,10 +5132,7 @@ def _read_BooleanElicitationPropertySchema(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_default: bool | None | _Unset
     v = d.get("default", _MISSING)
@@ -5791,10 +5144,7 @@ def _read_BooleanElicitationPropertySchema(
                 None if v is None else (v if type(v) is bool else _check_bool(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -5804,10 +5154,7 @@ def _read_BooleanElicitationPropertySchema(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_BooleanElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_BooleanElicitationPropertySchema)
@@ -5842,7 +5189,6 @@ def _encode_BooleanElicitationPropertySchema(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -5869,10 +5215,7 @@ def _read_ArrayElicitationPropertySchema(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -5884,10 +5227,7 @@ def _read_ArrayElicitationPropertySchema(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_min_items: int | None | _Unset
     v = d.get("minItems", _MISSING)
@@ -5957,10 +5297,7 @@ def _read_ArrayElicitationPropertySchema(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -5970,10 +5307,7 @@ def _read_ArrayElicitationPropertySchema(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ArrayElicitationPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_ArrayElicitationPropertySchema)
@@ -6027,7 +5361,6 @@ def _encode_ArrayElicitationPropertySchema(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -6036,13 +5369,7 @@ def _decode_OtherElicitationPropertySchema(
 ) -> OtherElicitationPropertySchema:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_ElicitationPropertySchema:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_ElicitationPropertySchema, strict)
     return _read_OtherElicitationPropertySchema(d, strict)
 
 
@@ -6051,11 +5378,11 @@ def _read_OtherElicitationPropertySchema(
 ) -> OtherElicitationPropertySchema:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
+    f_type = d["type"]
+    f_extra = _extra_members(d, ["type"], strict)
     o = _new(OtherElicitationPropertySchema)
-    o.type = d["type"]
-    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
-    if strict:
-        _check_json(o.extra)
+    o.type = f_type
+    o.extra = f_extra
     return o
 
 
@@ -6065,13 +5392,10 @@ def _encode_OtherElicitationPropertySchema(
     d: dict[str, _Any] = {
         "type": o.type,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_ElicitationPropertySchema: dict[str, _Decoder[ElicitationPropertySchema]] = {
     "string": _read_StringElicitationPropertySchema,
     "number": _read_NumberElicitationPropertySchema,
@@ -6081,43 +5405,11 @@ _VARIANTS_ElicitationPropertySchema: dict[str, _Decoder[ElicitationPropertySchem
 }
 
 
-def _decode_ElicitationPropertySchema(
-    d: _Any, strict: bool
-) -> ElicitationPropertySchema:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_ElicitationPropertySchema.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherElicitationPropertySchema(d, strict)
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_ElicitationPropertySchema(o: ElicitationPropertySchema) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of ElicitationPropertySchema"
-        ) from None
-    return encoder(o)
-
-
-def _decode_StringFormat(v: _Any, strict: bool) -> StringFormat | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_StringFormat.get(v)
-    if member is not None:
-        return member
-    return v
-
-
 _MEMBERS_StringFormat = _cast(
     "dict[str, StringFormat]", StringFormat._value2member_map_
+)
+_decode_StringFormat: _Decoder[StringFormat | str] = _open_str_enum(
+    _MEMBERS_StringFormat
 )
 
 
@@ -6158,10 +5450,7 @@ def _decode_EnumOption(d: _Any, strict: bool) -> EnumOption:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -6171,10 +5460,7 @@ def _decode_EnumOption(d: _Any, strict: bool) -> EnumOption:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_EnumOption.issuperset(d):
         _check_unknown(d, _KNOWN_EnumOption)
@@ -6202,7 +5488,6 @@ def _encode_EnumOption(o: EnumOption) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -6217,10 +5502,7 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -6232,10 +5514,7 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_min_length: int | None | _Unset
     v = d.get("minLength", _MISSING)
@@ -6317,10 +5596,7 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
         try:
             f_default = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_enum: list[str] | None | _Unset
     v = d.get("enum", _MISSING)
@@ -6361,10 +5637,7 @@ def _decode_StringPropertySchema(d: _Any, strict: bool) -> StringPropertySchema:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_StringPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_StringPropertySchema)
@@ -6436,7 +5709,6 @@ def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -6451,10 +5723,7 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -6466,10 +5735,7 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_minimum: float | None | _Unset
     v = d.get("minimum", _MISSING)
@@ -6523,10 +5789,7 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -6536,10 +5799,7 @@ def _decode_NumberPropertySchema(d: _Any, strict: bool) -> NumberPropertySchema:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_NumberPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_NumberPropertySchema)
@@ -6578,7 +5838,6 @@ def _encode_NumberPropertySchema(o: NumberPropertySchema) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -6593,10 +5852,7 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -6608,10 +5864,7 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_minimum: int | None | _Unset
     v = d.get("minimum", _MISSING)
@@ -6680,10 +5933,7 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -6693,10 +5943,7 @@ def _decode_IntegerPropertySchema(d: _Any, strict: bool) -> IntegerPropertySchem
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_IntegerPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_IntegerPropertySchema)
@@ -6735,7 +5982,6 @@ def _encode_IntegerPropertySchema(o: IntegerPropertySchema) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -6750,10 +5996,7 @@ def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchem
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -6765,10 +6008,7 @@ def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchem
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_default: bool | None | _Unset
     v = d.get("default", _MISSING)
@@ -6780,10 +6020,7 @@ def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchem
                 None if v is None else (v if type(v) is bool else _check_bool(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -6793,10 +6030,7 @@ def _decode_BooleanPropertySchema(d: _Any, strict: bool) -> BooleanPropertySchem
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_BooleanPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_BooleanPropertySchema)
@@ -6827,7 +6061,6 @@ def _encode_BooleanPropertySchema(o: BooleanPropertySchema) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -6864,10 +6097,7 @@ def _read_MultiSelectItemsString(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_MultiSelectItemsString.issuperset(d):
         _check_unknown(d, _KNOWN_MultiSelectItemsString)
@@ -6888,31 +6118,24 @@ def _encode_MultiSelectItemsString(o: MultiSelectItemsString) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
 def _decode_OtherMultiSelectItems(d: _Any, strict: bool) -> OtherMultiSelectItems:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_MultiSelectItems:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_MultiSelectItems, strict)
     return _read_OtherMultiSelectItems(d, strict)
 
 
 def _read_OtherMultiSelectItems(d: _JsonObject, strict: bool) -> OtherMultiSelectItems:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
+    f_type = d["type"]
+    f_extra = _extra_members(d, ["type"], strict)
     o = _new(OtherMultiSelectItems)
-    o.type = d["type"]
-    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
-    if strict:
-        _check_json(o.extra)
+    o.type = f_type
+    o.extra = f_extra
     return o
 
 
@@ -6920,46 +6143,13 @@ def _encode_OtherMultiSelectItems(o: OtherMultiSelectItems) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": o.type,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_MultiSelectItems: dict[str, _Decoder[MultiSelectItems]] = {
     "string": _read_MultiSelectItemsString,
 }
-
-
-def _decode_MultiSelectItems(d: _Any, strict: bool) -> MultiSelectItems:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_MultiSelectItems.get(tag)
-        if decoder is not None:
-            try:
-                return decoder(d, strict)
-            except _ValidationError as error:
-                # The untagged variant takes what the tagged one refuses.
-                _salvage(d)
-                try:
-                    return _decode_TitledMultiSelectItems(d, strict)
-                except _ValidationError:
-                    raise error from None
-        return _read_OtherMultiSelectItems(d, strict)
-    return _decode_TitledMultiSelectItems(d, strict)
-
-
-def _encode_MultiSelectItems(o: MultiSelectItems) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of MultiSelectItems"
-        ) from None
-    return encoder(o)
 
 
 def _decode_StringMultiSelectItems(d: _Any, strict: bool) -> StringMultiSelectItems:
@@ -6985,10 +6175,7 @@ def _decode_StringMultiSelectItems(d: _Any, strict: bool) -> StringMultiSelectIt
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_StringMultiSelectItems.issuperset(d):
         _check_unknown(d, _KNOWN_StringMultiSelectItems)
@@ -7008,7 +6195,6 @@ def _encode_StringMultiSelectItems(o: StringMultiSelectItems) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7033,10 +6219,7 @@ def _decode_TitledMultiSelectItems(d: _Any, strict: bool) -> TitledMultiSelectIt
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TitledMultiSelectItems.issuperset(d):
         _check_unknown(d, _KNOWN_TitledMultiSelectItems)
@@ -7056,7 +6239,6 @@ def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7073,10 +6255,7 @@ def _decode_MultiSelectPropertySchema(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -7088,10 +6267,7 @@ def _decode_MultiSelectPropertySchema(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_min_items: int | None | _Unset
     v = d.get("minItems", _MISSING)
@@ -7161,10 +6337,7 @@ def _decode_MultiSelectPropertySchema(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("default")
-            _salvage(v)
-            f_default = _UNSET
+            f_default = _recovered(error, v, strict, "default", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -7174,10 +6347,7 @@ def _decode_MultiSelectPropertySchema(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_MultiSelectPropertySchema.issuperset(d):
         _check_unknown(d, _KNOWN_MultiSelectPropertySchema)
@@ -7219,7 +6389,6 @@ def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7283,7 +6452,6 @@ def _encode_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, _Any]:
         raise TypeError(
             f"scope: {type(v_scope).__name__} is not ElicitationSessionScope or ElicitationRequestScope"
         )
-
     return d
 
 
@@ -7363,7 +6531,6 @@ def _encode_ElicitationUrlMode(o: ElicitationUrlMode) -> dict[str, _Any]:
         raise TypeError(
             f"scope: {type(v_scope).__name__} is not ElicitationSessionScope or ElicitationRequestScope"
         )
-
     return d
 
 
@@ -7418,10 +6585,7 @@ def _decode_MessageMcpRequest(d: _Any, strict: bool) -> MessageMcpRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_MessageMcpRequest.issuperset(d):
         _check_unknown(d, _KNOWN_MessageMcpRequest)
@@ -7451,7 +6615,6 @@ def _encode_MessageMcpRequest(o: MessageMcpRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7508,7 +6671,6 @@ def _encode_ResultAgentResponse(o: ResultAgentResponse) -> dict[str, _Any]:
         "id": encode(o.id),
         "result": _wire_json(o.result),
     }
-
     return d
 
 
@@ -7576,33 +6738,7 @@ def _encode_ErrorAgentResponse(o: ErrorAgentResponse) -> dict[str, _Any]:
         "id": encode(o.id),
         "error": _encode_Error(o.error),
     }
-
     return d
-
-
-def _decode_AgentResponse(d: _Any, strict: bool) -> AgentResponse:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    # The first variant whose required keys are all there and that decodes,
-    # as serde's untagged enums choose.
-    errors: list[_ValidationError] = []
-    if "id" in d and "result" in d:
-        try:
-            return _decode_ResultAgentResponse(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if "id" in d and "error" in d:
-        try:
-            return _decode_ErrorAgentResponse(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if errors:
-        raise _furthest(errors)
-    raise _ValidationError(
-        "expected an object with the members of Result or Error (id, result; id, error)"
-    )
 
 
 def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
@@ -7638,10 +6774,9 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
         try:
             f_capabilities = _decode_AgentCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("capabilities")
-            _salvage(v)
-            f_capabilities = AgentCapabilities()
+            f_capabilities = _recovered(
+                error, v, strict, "capabilities", AgentCapabilities()
+            )
 
     f_auth_methods: list[AuthMethod] | _Unset
     v = d.get("authMethods", _MISSING)
@@ -7653,10 +6788,7 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
                 v, "type", _VARIANTS_AuthMethod, _decode_AuthMethod, strict
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("authMethods")
-            _salvage(v)
-            f_auth_methods = []
+            f_auth_methods = _recovered(error, v, strict, "authMethods", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -7666,10 +6798,7 @@ def _decode_InitializeResponse(d: _Any, strict: bool) -> InitializeResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_InitializeResponse.issuperset(d):
         _check_unknown(d, _KNOWN_InitializeResponse)
@@ -7699,7 +6828,6 @@ def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7728,10 +6856,7 @@ def _decode_Implementation(d: _Any, strict: bool) -> Implementation:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_version: str
     v = d.get("version", _MISSING)
@@ -7751,10 +6876,7 @@ def _decode_Implementation(d: _Any, strict: bool) -> Implementation:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Implementation.issuperset(d):
         _check_unknown(d, _KNOWN_Implementation)
@@ -7780,7 +6902,6 @@ def _encode_Implementation(o: Implementation) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7795,10 +6916,7 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
         try:
             f_session = None if v is None else _decode_SessionCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("session")
-            _salvage(v)
-            f_session = _UNSET
+            f_session = _recovered(error, v, strict, "session", _UNSET)
 
     f_auth: AgentAuthCapabilities | None | _Unset
     v = d.get("auth", _MISSING)
@@ -7808,10 +6926,7 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
         try:
             f_auth = None if v is None else _decode_AgentAuthCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("auth")
-            _salvage(v)
-            f_auth = _UNSET
+            f_auth = _recovered(error, v, strict, "auth", _UNSET)
 
     f_providers: ProvidersCapabilities | None | _Unset
     v = d.get("providers", _MISSING)
@@ -7823,10 +6938,7 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
                 None if v is None else _decode_ProvidersCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("providers")
-            _salvage(v)
-            f_providers = _UNSET
+            f_providers = _recovered(error, v, strict, "providers", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -7836,10 +6948,7 @@ def _decode_AgentCapabilities(d: _Any, strict: bool) -> AgentCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AgentCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_AgentCapabilities)
@@ -7874,7 +6983,6 @@ def _encode_AgentCapabilities(o: AgentCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -7889,10 +6997,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
         try:
             f_prompt = None if v is None else _decode_PromptCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("prompt")
-            _salvage(v)
-            f_prompt = _UNSET
+            f_prompt = _recovered(error, v, strict, "prompt", _UNSET)
 
     f_mcp: McpCapabilities | None | _Unset
     v = d.get("mcp", _MISSING)
@@ -7902,10 +7007,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
         try:
             f_mcp = None if v is None else _decode_McpCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("mcp")
-            _salvage(v)
-            f_mcp = _UNSET
+            f_mcp = _recovered(error, v, strict, "mcp", _UNSET)
 
     f_delete: SessionDeleteCapabilities | None | _Unset
     v = d.get("delete", _MISSING)
@@ -7917,10 +7019,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
                 None if v is None else _decode_SessionDeleteCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("delete")
-            _salvage(v)
-            f_delete = _UNSET
+            f_delete = _recovered(error, v, strict, "delete", _UNSET)
 
     f_additional_directories: SessionAdditionalDirectoriesCapabilities | None | _Unset
     v = d.get("additionalDirectories", _MISSING)
@@ -7934,10 +7033,9 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
                 else _decode_SessionAdditionalDirectoriesCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("additionalDirectories")
-            _salvage(v)
-            f_additional_directories = _UNSET
+            f_additional_directories = _recovered(
+                error, v, strict, "additionalDirectories", _UNSET
+            )
 
     f_system_prompt: SessionSystemPromptCapabilities | None | _Unset
     v = d.get("systemPrompt", _MISSING)
@@ -7951,10 +7049,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
                 else _decode_SessionSystemPromptCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("systemPrompt")
-            _salvage(v)
-            f_system_prompt = _UNSET
+            f_system_prompt = _recovered(error, v, strict, "systemPrompt", _UNSET)
 
     f_fork: SessionForkCapabilities | None | _Unset
     v = d.get("fork", _MISSING)
@@ -7964,10 +7059,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
         try:
             f_fork = None if v is None else _decode_SessionForkCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("fork")
-            _salvage(v)
-            f_fork = _UNSET
+            f_fork = _recovered(error, v, strict, "fork", _UNSET)
 
     f_archive: SessionArchiveCapabilities | None | _Unset
     v = d.get("archive", _MISSING)
@@ -7979,10 +7071,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
                 None if v is None else _decode_SessionArchiveCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("archive")
-            _salvage(v)
-            f_archive = _UNSET
+            f_archive = _recovered(error, v, strict, "archive", _UNSET)
 
     f_status: SessionStatusCapabilities | None | _Unset
     v = d.get("status", _MISSING)
@@ -7994,10 +7083,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
                 None if v is None else _decode_SessionStatusCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("status")
-            _salvage(v)
-            f_status = _UNSET
+            f_status = _recovered(error, v, strict, "status", _UNSET)
 
     f_title: SessionTitleCapabilities | None | _Unset
     v = d.get("title", _MISSING)
@@ -8007,10 +7093,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
         try:
             f_title = None if v is None else _decode_SessionTitleCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -8020,10 +7103,7 @@ def _decode_SessionCapabilities(d: _Any, strict: bool) -> SessionCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionCapabilities)
@@ -8107,7 +7187,6 @@ def _encode_SessionCapabilities(o: SessionCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8122,10 +7201,7 @@ def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
         try:
             f_image = None if v is None else _decode_PromptImageCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("image")
-            _salvage(v)
-            f_image = _UNSET
+            f_image = _recovered(error, v, strict, "image", _UNSET)
 
     f_audio: PromptAudioCapabilities | None | _Unset
     v = d.get("audio", _MISSING)
@@ -8135,10 +7211,7 @@ def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
         try:
             f_audio = None if v is None else _decode_PromptAudioCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("audio")
-            _salvage(v)
-            f_audio = _UNSET
+            f_audio = _recovered(error, v, strict, "audio", _UNSET)
 
     f_embedded_context: PromptEmbeddedContextCapabilities | None | _Unset
     v = d.get("embeddedContext", _MISSING)
@@ -8152,10 +7225,7 @@ def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
                 else _decode_PromptEmbeddedContextCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("embeddedContext")
-            _salvage(v)
-            f_embedded_context = _UNSET
+            f_embedded_context = _recovered(error, v, strict, "embeddedContext", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -8165,10 +7235,7 @@ def _decode_PromptCapabilities(d: _Any, strict: bool) -> PromptCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PromptCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_PromptCapabilities)
@@ -8207,7 +7274,6 @@ def _encode_PromptCapabilities(o: PromptCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8222,10 +7288,7 @@ def _decode_PromptImageCapabilities(d: _Any, strict: bool) -> PromptImageCapabil
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PromptImageCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_PromptImageCapabilities)
@@ -8242,7 +7305,6 @@ def _encode_PromptImageCapabilities(o: PromptImageCapabilities) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8257,10 +7319,7 @@ def _decode_PromptAudioCapabilities(d: _Any, strict: bool) -> PromptAudioCapabil
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PromptAudioCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_PromptAudioCapabilities)
@@ -8277,7 +7336,6 @@ def _encode_PromptAudioCapabilities(o: PromptAudioCapabilities) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8294,10 +7352,7 @@ def _decode_PromptEmbeddedContextCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PromptEmbeddedContextCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_PromptEmbeddedContextCapabilities)
@@ -8316,7 +7371,6 @@ def _encode_PromptEmbeddedContextCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8331,10 +7385,7 @@ def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
         try:
             f_stdio = None if v is None else _decode_McpStdioCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("stdio")
-            _salvage(v)
-            f_stdio = _UNSET
+            f_stdio = _recovered(error, v, strict, "stdio", _UNSET)
 
     f_http: McpHttpCapabilities | None | _Unset
     v = d.get("http", _MISSING)
@@ -8344,10 +7395,7 @@ def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
         try:
             f_http = None if v is None else _decode_McpHttpCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("http")
-            _salvage(v)
-            f_http = _UNSET
+            f_http = _recovered(error, v, strict, "http", _UNSET)
 
     f_acp: McpAcpCapabilities | None | _Unset
     v = d.get("acp", _MISSING)
@@ -8357,10 +7405,7 @@ def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
         try:
             f_acp = None if v is None else _decode_McpAcpCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("acp")
-            _salvage(v)
-            f_acp = _UNSET
+            f_acp = _recovered(error, v, strict, "acp", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -8370,10 +7415,7 @@ def _decode_McpCapabilities(d: _Any, strict: bool) -> McpCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_McpCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_McpCapabilities)
@@ -8402,7 +7444,6 @@ def _encode_McpCapabilities(o: McpCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8417,10 +7458,7 @@ def _decode_McpStdioCapabilities(d: _Any, strict: bool) -> McpStdioCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_McpStdioCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_McpStdioCapabilities)
@@ -8437,7 +7475,6 @@ def _encode_McpStdioCapabilities(o: McpStdioCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8452,10 +7489,7 @@ def _decode_McpHttpCapabilities(d: _Any, strict: bool) -> McpHttpCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_McpHttpCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_McpHttpCapabilities)
@@ -8472,7 +7506,6 @@ def _encode_McpHttpCapabilities(o: McpHttpCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8487,10 +7520,7 @@ def _decode_McpAcpCapabilities(d: _Any, strict: bool) -> McpAcpCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_McpAcpCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_McpAcpCapabilities)
@@ -8507,7 +7537,6 @@ def _encode_McpAcpCapabilities(o: McpAcpCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8524,10 +7553,7 @@ def _decode_SessionDeleteCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionDeleteCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionDeleteCapabilities)
@@ -8544,7 +7570,6 @@ def _encode_SessionDeleteCapabilities(o: SessionDeleteCapabilities) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8561,10 +7586,7 @@ def _decode_SessionAdditionalDirectoriesCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionAdditionalDirectoriesCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionAdditionalDirectoriesCapabilities)
@@ -8583,7 +7605,6 @@ def _encode_SessionAdditionalDirectoriesCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8604,10 +7625,7 @@ def _decode_SessionSystemPromptCapabilities(
                 else _decode_SessionSystemPromptModeCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("mode")
-            _salvage(v)
-            f_mode = _UNSET
+            f_mode = _recovered(error, v, strict, "mode", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -8617,10 +7635,7 @@ def _decode_SessionSystemPromptCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionSystemPromptCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionSystemPromptCapabilities)
@@ -8647,7 +7662,6 @@ def _encode_SessionSystemPromptCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8668,10 +7682,7 @@ def _decode_SessionSystemPromptModeCapabilities(
                 else _decode_SessionSystemPromptOverrideCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("override")
-            _salvage(v)
-            f_override = _UNSET
+            f_override = _recovered(error, v, strict, "override", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -8681,10 +7692,7 @@ def _decode_SessionSystemPromptModeCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionSystemPromptModeCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionSystemPromptModeCapabilities)
@@ -8713,7 +7721,6 @@ def _encode_SessionSystemPromptModeCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8730,10 +7737,7 @@ def _decode_SessionSystemPromptOverrideCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionSystemPromptOverrideCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionSystemPromptOverrideCapabilities)
@@ -8752,7 +7756,6 @@ def _encode_SessionSystemPromptOverrideCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8767,10 +7770,7 @@ def _decode_SessionForkCapabilities(d: _Any, strict: bool) -> SessionForkCapabil
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionForkCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionForkCapabilities)
@@ -8787,7 +7787,6 @@ def _encode_SessionForkCapabilities(o: SessionForkCapabilities) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8804,10 +7803,7 @@ def _decode_SessionArchiveCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionArchiveCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionArchiveCapabilities)
@@ -8826,7 +7822,6 @@ def _encode_SessionArchiveCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8843,10 +7838,7 @@ def _decode_SessionStatusCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionStatusCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionStatusCapabilities)
@@ -8863,7 +7855,6 @@ def _encode_SessionStatusCapabilities(o: SessionStatusCapabilities) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8878,10 +7869,7 @@ def _decode_SessionTitleCapabilities(d: _Any, strict: bool) -> SessionTitleCapab
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionTitleCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionTitleCapabilities)
@@ -8898,7 +7886,6 @@ def _encode_SessionTitleCapabilities(o: SessionTitleCapabilities) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8913,10 +7900,7 @@ def _decode_AgentAuthCapabilities(d: _Any, strict: bool) -> AgentAuthCapabilitie
         try:
             f_status = None if v is None else _decode_AuthStatusCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("status")
-            _salvage(v)
-            f_status = _UNSET
+            f_status = _recovered(error, v, strict, "status", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -8926,10 +7910,7 @@ def _decode_AgentAuthCapabilities(d: _Any, strict: bool) -> AgentAuthCapabilitie
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AgentAuthCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_AgentAuthCapabilities)
@@ -8952,7 +7933,6 @@ def _encode_AgentAuthCapabilities(o: AgentAuthCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -8967,10 +7947,7 @@ def _decode_AuthStatusCapabilities(d: _Any, strict: bool) -> AuthStatusCapabilit
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AuthStatusCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_AuthStatusCapabilities)
@@ -8987,7 +7964,6 @@ def _encode_AuthStatusCapabilities(o: AuthStatusCapabilities) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9002,10 +7978,7 @@ def _decode_ProvidersCapabilities(d: _Any, strict: bool) -> ProvidersCapabilitie
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ProvidersCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ProvidersCapabilities)
@@ -9022,7 +7995,6 @@ def _encode_ProvidersCapabilities(o: ProvidersCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9067,10 +8039,7 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_args: list[str] | _Unset
     v = d.get("args", _MISSING)
@@ -9106,10 +8075,7 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalAuthMethod.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalAuthMethod)
@@ -9146,7 +8112,6 @@ def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9191,10 +8156,7 @@ def _read_AgentAuthMethod(d: _JsonObject, strict: bool) -> AgentAuthMethod:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -9204,10 +8166,7 @@ def _read_AgentAuthMethod(d: _JsonObject, strict: bool) -> AgentAuthMethod:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AgentAuthMethod.issuperset(d):
         _check_unknown(d, _KNOWN_AgentAuthMethod)
@@ -9236,20 +8195,13 @@ def _encode_AgentAuthMethod(o: AgentAuthMethod) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
 def _decode_OtherAuthMethod(d: _Any, strict: bool) -> OtherAuthMethod:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_AuthMethod:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_AuthMethod, strict)
     return _read_OtherAuthMethod(d, strict)
 
 
@@ -9276,13 +8228,13 @@ def _read_OtherAuthMethod(d: _JsonObject, strict: bool) -> OtherAuthMethod:
         except _ValidationError as error:
             raise error.at("name")
 
+    f_type = d["type"]
+    f_extra = _extra_members(d, ["type", "methodId", "name"], strict)
     o = _new(OtherAuthMethod)
-    o.type = d["type"]
+    o.type = f_type
     o.method_id = f_method_id
     o.name = f_name
-    o.extra = {k: x for k, x in d.items() if k not in ["type", "methodId", "name"]}
-    if strict:
-        _check_json(o.extra)
+    o.extra = f_extra
     return o
 
 
@@ -9292,39 +8244,14 @@ def _encode_OtherAuthMethod(o: OtherAuthMethod) -> dict[str, _Any]:
         "methodId": o.method_id,
         "name": o.name,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_AuthMethod: dict[str, _Decoder[AuthMethod]] = {
     "terminal": _read_TerminalAuthMethod,
     "agent": _read_AgentAuthMethod,
 }
-
-
-def _decode_AuthMethod(d: _Any, strict: bool) -> AuthMethod:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_AuthMethod.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherAuthMethod(d, strict)
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_AuthMethod(o: AuthMethod) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(f"{type(o).__name__} is not a variant of AuthMethod") from None
-    return encoder(o)
 
 
 def _decode_AuthMethodId(v: _Any, strict: bool) -> AuthMethodId:
@@ -9362,10 +8289,7 @@ def _decode_EnvVariable(d: _Any, strict: bool) -> EnvVariable:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_EnvVariable.issuperset(d):
         _check_unknown(d, _KNOWN_EnvVariable)
@@ -9387,7 +8311,6 @@ def _encode_EnvVariable(o: EnvVariable) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9424,10 +8347,7 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_args: list[str] | _Unset
     v = d.get("args", _MISSING)
@@ -9463,10 +8383,7 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AuthMethodTerminal.issuperset(d):
         _check_unknown(d, _KNOWN_AuthMethodTerminal)
@@ -9502,7 +8419,6 @@ def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9539,10 +8455,7 @@ def _decode_AuthMethodAgent(d: _Any, strict: bool) -> AuthMethodAgent:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -9552,10 +8465,7 @@ def _decode_AuthMethodAgent(d: _Any, strict: bool) -> AuthMethodAgent:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AuthMethodAgent.issuperset(d):
         _check_unknown(d, _KNOWN_AuthMethodAgent)
@@ -9583,7 +8493,6 @@ def _encode_AuthMethodAgent(o: AuthMethodAgent) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9598,10 +8507,7 @@ def _decode_LoginAuthResponse(d: _Any, strict: bool) -> LoginAuthResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_LoginAuthResponse.issuperset(d):
         _check_unknown(d, _KNOWN_LoginAuthResponse)
@@ -9618,7 +8524,6 @@ def _encode_LoginAuthResponse(o: LoginAuthResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9643,10 +8548,7 @@ def _decode_ListProvidersResponse(d: _Any, strict: bool) -> ListProvidersRespons
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ListProvidersResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ListProvidersResponse)
@@ -9666,7 +8568,6 @@ def _encode_ListProvidersResponse(o: ListProvidersResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9691,10 +8592,7 @@ def _decode_ProviderInfo(d: _Any, strict: bool) -> ProviderInfo:
         try:
             f_supported = _check_list_skipping(v, _decode_LlmProtocol, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("supported")
-            _salvage(v)
-            f_supported = []
+            f_supported = _recovered(error, v, strict, "supported", [])
 
     f_required: bool
     v = d.get("required", _MISSING)
@@ -9724,10 +8622,7 @@ def _decode_ProviderInfo(d: _Any, strict: bool) -> ProviderInfo:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ProviderInfo.issuperset(d):
         _check_unknown(d, _KNOWN_ProviderInfo)
@@ -9761,7 +8656,6 @@ def _encode_ProviderInfo(o: ProviderInfo) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9769,16 +8663,8 @@ def _decode_ProviderId(v: _Any, strict: bool) -> ProviderId:
     return v if type(v) is str else _check_str(v)
 
 
-def _decode_LlmProtocol(v: _Any, strict: bool) -> LlmProtocol | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_LlmProtocol.get(v)
-    if member is not None:
-        return member
-    return v
-
-
 _MEMBERS_LlmProtocol = _cast("dict[str, LlmProtocol]", LlmProtocol._value2member_map_)
+_decode_LlmProtocol: _Decoder[LlmProtocol | str] = _open_str_enum(_MEMBERS_LlmProtocol)
 
 
 def _encode_LlmProtocol(v: LlmProtocol | str) -> str:
@@ -9820,10 +8706,7 @@ def _decode_ProviderCurrentConfig(d: _Any, strict: bool) -> ProviderCurrentConfi
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ProviderCurrentConfig.issuperset(d):
         _check_unknown(d, _KNOWN_ProviderCurrentConfig)
@@ -9849,7 +8732,6 @@ def _encode_ProviderCurrentConfig(o: ProviderCurrentConfig) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9864,10 +8746,7 @@ def _decode_SetProviderResponse(d: _Any, strict: bool) -> SetProviderResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SetProviderResponse.issuperset(d):
         _check_unknown(d, _KNOWN_SetProviderResponse)
@@ -9884,7 +8763,6 @@ def _encode_SetProviderResponse(o: SetProviderResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9899,10 +8777,7 @@ def _decode_DisableProviderResponse(d: _Any, strict: bool) -> DisableProviderRes
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_DisableProviderResponse.issuperset(d):
         _check_unknown(d, _KNOWN_DisableProviderResponse)
@@ -9919,7 +8794,6 @@ def _encode_DisableProviderResponse(o: DisableProviderResponse) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9934,10 +8808,7 @@ def _decode_LogoutAuthResponse(d: _Any, strict: bool) -> LogoutAuthResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_LogoutAuthResponse.issuperset(d):
         _check_unknown(d, _KNOWN_LogoutAuthResponse)
@@ -9954,7 +8825,6 @@ def _encode_LogoutAuthResponse(o: LogoutAuthResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -9983,10 +8853,7 @@ def _decode_AuthStatusResponse(d: _Any, strict: bool) -> AuthStatusResponse:
         try:
             f_accounts = _check_list_skipping(v, _decode_AuthAccount, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("accounts")
-            _salvage(v)
-            f_accounts = []
+            f_accounts = _recovered(error, v, strict, "accounts", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -9996,10 +8863,7 @@ def _decode_AuthStatusResponse(d: _Any, strict: bool) -> AuthStatusResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AuthStatusResponse.issuperset(d):
         _check_unknown(d, _KNOWN_AuthStatusResponse)
@@ -10023,20 +8887,11 @@ def _encode_AuthStatusResponse(o: AuthStatusResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
-def _decode_AuthState(v: _Any, strict: bool) -> AuthState | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_AuthState.get(v)
-    if member is not None:
-        return member
-    return v
-
-
 _MEMBERS_AuthState = _cast("dict[str, AuthState]", AuthState._value2member_map_)
+_decode_AuthState: _Decoder[AuthState | str] = _open_str_enum(_MEMBERS_AuthState)
 
 
 def _encode_AuthState(v: AuthState | str) -> str:
@@ -10064,10 +8919,7 @@ def _decode_AuthAccount(d: _Any, strict: bool) -> AuthAccount:
         try:
             f_active = None if v is None else (v if type(v) is bool else _check_bool(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("active")
-            _salvage(v)
-            f_active = _UNSET
+            f_active = _recovered(error, v, strict, "active", _UNSET)
 
     f_name: str | None | _Unset
     v = d.get("name", _MISSING)
@@ -10077,10 +8929,7 @@ def _decode_AuthAccount(d: _Any, strict: bool) -> AuthAccount:
         try:
             f_name = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("name")
-            _salvage(v)
-            f_name = _UNSET
+            f_name = _recovered(error, v, strict, "name", _UNSET)
 
     f_email: str | None | _Unset
     v = d.get("email", _MISSING)
@@ -10090,10 +8939,7 @@ def _decode_AuthAccount(d: _Any, strict: bool) -> AuthAccount:
         try:
             f_email = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("email")
-            _salvage(v)
-            f_email = _UNSET
+            f_email = _recovered(error, v, strict, "email", _UNSET)
 
     f_organization: str | None | _Unset
     v = d.get("organization", _MISSING)
@@ -10105,10 +8951,7 @@ def _decode_AuthAccount(d: _Any, strict: bool) -> AuthAccount:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("organization")
-            _salvage(v)
-            f_organization = _UNSET
+            f_organization = _recovered(error, v, strict, "organization", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -10118,10 +8961,7 @@ def _decode_AuthAccount(d: _Any, strict: bool) -> AuthAccount:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AuthAccount.issuperset(d):
         _check_unknown(d, _KNOWN_AuthAccount)
@@ -10159,7 +8999,6 @@ def _encode_AuthAccount(o: AuthAccount) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10190,10 +9029,7 @@ def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
                 strict,
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("configOptions")
-            _salvage(v)
-            f_config_options = []
+            f_config_options = _recovered(error, v, strict, "configOptions", [])
 
     f_available_commands: list[AvailableCommand] | _Unset
     v = d.get("availableCommands", _MISSING)
@@ -10205,10 +9041,7 @@ def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
                 v, "type", _VARIANTS_AvailableCommand, _decode_AvailableCommand, strict
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("availableCommands")
-            _salvage(v)
-            f_available_commands = []
+            f_available_commands = _recovered(error, v, strict, "availableCommands", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -10218,10 +9051,7 @@ def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_NewSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_NewSessionResponse)
@@ -10253,7 +9083,6 @@ def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10302,10 +9131,7 @@ def _read_SelectSessionConfigOption(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_category: SessionConfigOptionCategory | str | None | _Unset
     v = d.get("category", _MISSING)
@@ -10323,10 +9149,7 @@ def _read_SelectSessionConfigOption(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("category")
-            _salvage(v)
-            f_category = _UNSET
+            f_category = _recovered(error, v, strict, "category", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -10336,10 +9159,7 @@ def _read_SelectSessionConfigOption(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_current_value: SessionConfigValueId
     v = d.get("currentValue", _MISSING)
@@ -10413,7 +9233,6 @@ def _encode_SelectSessionConfigOption(o: SelectSessionConfigOption) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10462,10 +9281,7 @@ def _read_BooleanSessionConfigOption(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_category: SessionConfigOptionCategory | str | None | _Unset
     v = d.get("category", _MISSING)
@@ -10483,10 +9299,7 @@ def _read_BooleanSessionConfigOption(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("category")
-            _salvage(v)
-            f_category = _UNSET
+            f_category = _recovered(error, v, strict, "category", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -10496,10 +9309,7 @@ def _read_BooleanSessionConfigOption(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_current_value: bool
     v = d.get("currentValue", _MISSING)
@@ -10554,20 +9364,13 @@ def _encode_BooleanSessionConfigOption(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
 def _decode_OtherSessionConfigOption(d: _Any, strict: bool) -> OtherSessionConfigOption:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_SessionConfigOption:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_SessionConfigOption, strict)
     return _read_OtherSessionConfigOption(d, strict)
 
 
@@ -10606,10 +9409,7 @@ def _read_OtherSessionConfigOption(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_category: SessionConfigOptionCategory | str | None | _Unset
     v = d.get("category", _MISSING)
@@ -10627,10 +9427,7 @@ def _read_OtherSessionConfigOption(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("category")
-            _salvage(v)
-            f_category = _UNSET
+            f_category = _recovered(error, v, strict, "category", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -10640,25 +9437,20 @@ def _read_OtherSessionConfigOption(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
+    f_type = d["type"]
+    f_extra = _extra_members(
+        d, ["type", "configId", "name", "description", "category", "_meta"], strict
+    )
     o = _new(OtherSessionConfigOption)
-    o.type = d["type"]
+    o.type = f_type
     o.config_id = f_config_id
     o.name = f_name
     o.description = f_description
     o.category = f_category
     o.meta = f_meta
-    o.extra = {
-        k: x
-        for k, x in d.items()
-        if k not in ["type", "configId", "name", "description", "category", "_meta"]
-    }
-    if strict:
-        _check_json(o.extra)
+    o.extra = f_extra
     return o
 
 
@@ -10685,61 +9477,26 @@ def _encode_OtherSessionConfigOption(o: OtherSessionConfigOption) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_SessionConfigOption: dict[str, _Decoder[SessionConfigOption]] = {
     "select": _read_SelectSessionConfigOption,
     "boolean": _read_BooleanSessionConfigOption,
 }
 
 
-def _decode_SessionConfigOption(d: _Any, strict: bool) -> SessionConfigOption:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_SessionConfigOption.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherSessionConfigOption(d, strict)
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_SessionConfigOption(o: SessionConfigOption) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of SessionConfigOption"
-        ) from None
-    return encoder(o)
-
-
 def _decode_SessionConfigId(v: _Any, strict: bool) -> SessionConfigId:
     return v if type(v) is str else _check_str(v)
-
-
-def _decode_SessionConfigOptionCategory(
-    v: _Any, strict: bool
-) -> SessionConfigOptionCategory | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_SessionConfigOptionCategory.get(v)
-    if member is not None:
-        return member
-    return v
 
 
 _MEMBERS_SessionConfigOptionCategory = _cast(
     "dict[str, SessionConfigOptionCategory]",
     SessionConfigOptionCategory._value2member_map_,
+)
+_decode_SessionConfigOptionCategory: _Decoder[SessionConfigOptionCategory | str] = (
+    _open_str_enum(_MEMBERS_SessionConfigOptionCategory)
 )
 
 
@@ -10806,10 +9563,7 @@ def _decode_SessionConfigSelectOption(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -10819,10 +9573,7 @@ def _decode_SessionConfigSelectOption(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionConfigSelectOption.issuperset(d):
         _check_unknown(d, _KNOWN_SessionConfigSelectOption)
@@ -10850,7 +9601,6 @@ def _encode_SessionConfigSelectOption(o: SessionConfigSelectOption) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10887,10 +9637,7 @@ def _decode_SessionConfigSelectGroup(d: _Any, strict: bool) -> SessionConfigSele
                 v, _decode_SessionConfigSelectOption, strict, 1
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("options")
-            _salvage(v)
-            f_options = []
+            f_options = _recovered(error, v, strict, "options", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -10900,10 +9647,7 @@ def _decode_SessionConfigSelectGroup(d: _Any, strict: bool) -> SessionConfigSele
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionConfigSelectGroup.issuperset(d):
         _check_unknown(d, _KNOWN_SessionConfigSelectGroup)
@@ -10929,7 +9673,6 @@ def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -10976,7 +9719,6 @@ def _encode_SessionConfigSelect(o: SessionConfigSelect) -> dict[str, _Any]:
         "currentValue": o.current_value,
         "options": encode(o.options),
     }
-
     return d
 
 
@@ -11007,7 +9749,6 @@ def _encode_SessionConfigBoolean(o: SessionConfigBoolean) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "currentValue": o.current_value,
     }
-
     return d
 
 
@@ -11064,10 +9805,7 @@ def _read_CommandAvailableCommand(
                 )(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("input")
-            _salvage(v)
-            f_input = _UNSET
+            f_input = _recovered(error, v, strict, "input", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -11077,10 +9815,7 @@ def _read_CommandAvailableCommand(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CommandAvailableCommand.issuperset(d):
         _check_unknown(d, _KNOWN_CommandAvailableCommand)
@@ -11109,20 +9844,13 @@ def _encode_CommandAvailableCommand(o: CommandAvailableCommand) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
 def _decode_OtherAvailableCommand(d: _Any, strict: bool) -> OtherAvailableCommand:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_AvailableCommand:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_AvailableCommand, strict)
     return _read_OtherAvailableCommand(d, strict)
 
 
@@ -11149,13 +9877,13 @@ def _read_OtherAvailableCommand(d: _JsonObject, strict: bool) -> OtherAvailableC
         except _ValidationError as error:
             raise error.at("description")
 
+    f_type = d["type"]
+    f_extra = _extra_members(d, ["type", "name", "description"], strict)
     o = _new(OtherAvailableCommand)
-    o.type = d["type"]
+    o.type = f_type
     o.name = f_name
     o.description = f_description
-    o.extra = {k: x for k, x in d.items() if k not in ["type", "name", "description"]}
-    if strict:
-        _check_json(o.extra)
+    o.extra = f_extra
     return o
 
 
@@ -11165,40 +9893,13 @@ def _encode_OtherAvailableCommand(o: OtherAvailableCommand) -> dict[str, _Any]:
         "name": o.name,
         "description": o.description,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_AvailableCommand: dict[str, _Decoder[AvailableCommand]] = {
     "command": _read_CommandAvailableCommand,
 }
-
-
-def _decode_AvailableCommand(d: _Any, strict: bool) -> AvailableCommand:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_AvailableCommand.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherAvailableCommand(d, strict)
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of AvailableCommand"
-        ) from None
-    return encoder(o)
 
 
 def _decode_TextAvailableCommandInput(
@@ -11234,10 +9935,7 @@ def _read_TextAvailableCommandInput(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TextAvailableCommandInput.issuperset(d):
         _check_unknown(d, _KNOWN_TextAvailableCommandInput)
@@ -11258,7 +9956,6 @@ def _encode_TextAvailableCommandInput(o: TextAvailableCommandInput) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11267,13 +9964,7 @@ def _decode_OtherAvailableCommandInput(
 ) -> OtherAvailableCommandInput:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_AvailableCommandInput:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_AvailableCommandInput, strict)
     return _read_OtherAvailableCommandInput(d, strict)
 
 
@@ -11282,11 +9973,11 @@ def _read_OtherAvailableCommandInput(
 ) -> OtherAvailableCommandInput:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
+    f_type = d["type"]
+    f_extra = _extra_members(d, ["type"], strict)
     o = _new(OtherAvailableCommandInput)
-    o.type = d["type"]
-    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
-    if strict:
-        _check_json(o.extra)
+    o.type = f_type
+    o.extra = f_extra
     return o
 
 
@@ -11296,40 +9987,13 @@ def _encode_OtherAvailableCommandInput(
     d: dict[str, _Any] = {
         "type": o.type,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_AvailableCommandInput: dict[str, _Decoder[AvailableCommandInput]] = {
     "text": _read_TextAvailableCommandInput,
 }
-
-
-def _decode_AvailableCommandInput(d: _Any, strict: bool) -> AvailableCommandInput:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_AvailableCommandInput.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherAvailableCommandInput(d, strict)
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_AvailableCommandInput(o: AvailableCommandInput) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of AvailableCommandInput"
-        ) from None
-    return encoder(o)
 
 
 def _decode_TextCommandInput(d: _Any, strict: bool) -> TextCommandInput:
@@ -11353,10 +10017,7 @@ def _decode_TextCommandInput(d: _Any, strict: bool) -> TextCommandInput:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TextCommandInput.issuperset(d):
         _check_unknown(d, _KNOWN_TextCommandInput)
@@ -11376,7 +10037,6 @@ def _encode_TextCommandInput(o: TextCommandInput) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11423,10 +10083,7 @@ def _decode_Command(d: _Any, strict: bool) -> Command:
                 )(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("input")
-            _salvage(v)
-            f_input = _UNSET
+            f_input = _recovered(error, v, strict, "input", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -11436,10 +10093,7 @@ def _decode_Command(d: _Any, strict: bool) -> Command:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Command.issuperset(d):
         _check_unknown(d, _KNOWN_Command)
@@ -11465,7 +10119,6 @@ def _encode_Command(o: Command) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11480,10 +10133,7 @@ def _decode_ListSessionsResponse(d: _Any, strict: bool) -> ListSessionsResponse:
         try:
             f_sessions = _check_list_skipping(v, _decode_SessionInfo, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("sessions")
-            _salvage(v)
-            f_sessions = []
+            f_sessions = _recovered(error, v, strict, "sessions", [])
 
     f_next_cursor: SessionListCursor | None | _Unset
     v = d.get("nextCursor", _MISSING)
@@ -11505,10 +10155,7 @@ def _decode_ListSessionsResponse(d: _Any, strict: bool) -> ListSessionsResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ListSessionsResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ListSessionsResponse)
@@ -11534,7 +10181,6 @@ def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11581,10 +10227,7 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_updated_at: str | None | _Unset
     v = d.get("updatedAt", _MISSING)
@@ -11596,10 +10239,7 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("updatedAt")
-            _salvage(v)
-            f_updated_at = _UNSET
+            f_updated_at = _recovered(error, v, strict, "updatedAt", _UNSET)
 
     f_archived: bool | None | _Unset
     v = d.get("archived", _MISSING)
@@ -11611,10 +10251,7 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
                 None if v is None else (v if type(v) is bool else _check_bool(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("archived")
-            _salvage(v)
-            f_archived = _UNSET
+            f_archived = _recovered(error, v, strict, "archived", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -11624,10 +10261,7 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionInfo.issuperset(d):
         _check_unknown(d, _KNOWN_SessionInfo)
@@ -11675,7 +10309,6 @@ def _encode_SessionInfo(o: SessionInfo) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11694,10 +10327,7 @@ def _decode_DeleteSessionResponse(d: _Any, strict: bool) -> DeleteSessionRespons
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_DeleteSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_DeleteSessionResponse)
@@ -11714,7 +10344,6 @@ def _encode_DeleteSessionResponse(o: DeleteSessionResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11745,10 +10374,7 @@ def _decode_ForkSessionResponse(d: _Any, strict: bool) -> ForkSessionResponse:
                 strict,
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("configOptions")
-            _salvage(v)
-            f_config_options = []
+            f_config_options = _recovered(error, v, strict, "configOptions", [])
 
     f_available_commands: list[AvailableCommand] | _Unset
     v = d.get("availableCommands", _MISSING)
@@ -11760,10 +10386,7 @@ def _decode_ForkSessionResponse(d: _Any, strict: bool) -> ForkSessionResponse:
                 v, "type", _VARIANTS_AvailableCommand, _decode_AvailableCommand, strict
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("availableCommands")
-            _salvage(v)
-            f_available_commands = []
+            f_available_commands = _recovered(error, v, strict, "availableCommands", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -11773,10 +10396,7 @@ def _decode_ForkSessionResponse(d: _Any, strict: bool) -> ForkSessionResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ForkSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ForkSessionResponse)
@@ -11808,7 +10428,6 @@ def _encode_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11823,10 +10442,7 @@ def _decode_ArchiveSessionResponse(d: _Any, strict: bool) -> ArchiveSessionRespo
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ArchiveSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ArchiveSessionResponse)
@@ -11843,7 +10459,6 @@ def _encode_ArchiveSessionResponse(o: ArchiveSessionResponse) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11858,10 +10473,7 @@ def _decode_UnarchiveSessionResponse(d: _Any, strict: bool) -> UnarchiveSessionR
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_UnarchiveSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_UnarchiveSessionResponse)
@@ -11878,7 +10490,6 @@ def _encode_UnarchiveSessionResponse(o: UnarchiveSessionResponse) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -11917,10 +10528,7 @@ def _decode_SessionStatusResponse(d: _Any, strict: bool) -> SessionStatusRespons
                 )(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("state")
-            _salvage(v)
-            f_state = _UNSET
+            f_state = _recovered(error, v, strict, "state", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -11930,10 +10538,7 @@ def _decode_SessionStatusResponse(d: _Any, strict: bool) -> SessionStatusRespons
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionStatusResponse.issuperset(d):
         _check_unknown(d, _KNOWN_SessionStatusResponse)
@@ -11957,21 +10562,14 @@ def _encode_SessionStatusResponse(o: SessionStatusResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
-
-
-def _decode_SessionStatus(v: _Any, strict: bool) -> SessionStatus | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_SessionStatus.get(v)
-    if member is not None:
-        return member
-    return v
 
 
 _MEMBERS_SessionStatus = _cast(
     "dict[str, SessionStatus]", SessionStatus._value2member_map_
+)
+_decode_SessionStatus: _Decoder[SessionStatus | str] = _open_str_enum(
+    _MEMBERS_SessionStatus
 )
 
 
@@ -12004,10 +10602,7 @@ def _read_StateUpdateRunning(d: _JsonObject, strict: bool) -> StateUpdateRunning
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("background")
-            _salvage(v)
-            f_background = _UNSET
+            f_background = _recovered(error, v, strict, "background", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -12017,10 +10612,7 @@ def _read_StateUpdateRunning(d: _JsonObject, strict: bool) -> StateUpdateRunning
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_StateUpdateRunning.issuperset(d):
         _check_unknown(d, _KNOWN_StateUpdateRunning)
@@ -12047,7 +10639,6 @@ def _encode_StateUpdateRunning(o: StateUpdateRunning) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12062,8 +10653,9 @@ def _decode_StateUpdateIdle(d: _Any, strict: bool) -> StateUpdateIdle:
 def _read_StateUpdateIdle(d: _JsonObject, strict: bool) -> StateUpdateIdle:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
+    f_value = _decode_IdleStateUpdate(d, strict)
     o = _new(StateUpdateIdle)
-    o.value = _decode_IdleStateUpdate(d, strict)
+    o.value = f_value
     return o
 
 
@@ -12071,7 +10663,6 @@ def _encode_StateUpdateIdle(o: StateUpdateIdle) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "state": "idle",
     }
-
     d.update(_encode_IdleStateUpdate(o.value))
     return d
 
@@ -12105,10 +10696,7 @@ def _read_StateUpdateRequiresAction(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("background")
-            _salvage(v)
-            f_background = _UNSET
+            f_background = _recovered(error, v, strict, "background", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -12118,10 +10706,7 @@ def _read_StateUpdateRequiresAction(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_StateUpdateRequiresAction.issuperset(d):
         _check_unknown(d, _KNOWN_StateUpdateRequiresAction)
@@ -12150,7 +10735,6 @@ def _encode_StateUpdateRequiresAction(o: StateUpdateRequiresAction) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12179,10 +10763,7 @@ def _read_StateUpdateUnknown(d: _JsonObject, strict: bool) -> StateUpdateUnknown
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("background")
-            _salvage(v)
-            f_background = _UNSET
+            f_background = _recovered(error, v, strict, "background", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -12192,10 +10773,7 @@ def _read_StateUpdateUnknown(d: _JsonObject, strict: bool) -> StateUpdateUnknown
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_StateUpdateUnknown.issuperset(d):
         _check_unknown(d, _KNOWN_StateUpdateUnknown)
@@ -12222,31 +10800,24 @@ def _encode_StateUpdateUnknown(o: StateUpdateUnknown) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
 def _decode_OtherStateUpdate(d: _Any, strict: bool) -> OtherStateUpdate:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("state")) is not str:
-        raise _check_tag(d, "state", None)
-    if strict and d["state"] in _VARIANTS_StateUpdate:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["state"]).at(
-            "state"
-        )
+    _check_other_tag(d, "state", _VARIANTS_StateUpdate, strict)
     return _read_OtherStateUpdate(d, strict)
 
 
 def _read_OtherStateUpdate(d: _JsonObject, strict: bool) -> OtherStateUpdate:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
+    f_state = d["state"]
+    f_extra = _extra_members(d, ["state"], strict)
     o = _new(OtherStateUpdate)
-    o.state = d["state"]
-    o.extra = {k: x for k, x in d.items() if k not in ["state"]}
-    if strict:
-        _check_json(o.extra)
+    o.state = f_state
+    o.extra = f_extra
     return o
 
 
@@ -12254,41 +10825,16 @@ def _encode_OtherStateUpdate(o: OtherStateUpdate) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "state": o.state,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_StateUpdate: dict[str, _Decoder[StateUpdate]] = {
     "running": _read_StateUpdateRunning,
     "idle": _read_StateUpdateIdle,
     "requires_action": _read_StateUpdateRequiresAction,
     "unknown": _read_StateUpdateUnknown,
 }
-
-
-def _decode_StateUpdate(d: _Any, strict: bool) -> StateUpdate:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("state", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_StateUpdate.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherStateUpdate(d, strict)
-    if tag is _MISSING:
-        raise _missing("state")
-    raise _type_error("a string", tag).at("state")
-
-
-def _encode_StateUpdate(o: StateUpdate) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(f"{type(o).__name__} is not a variant of StateUpdate") from None
-    return encoder(o)
 
 
 def _decode_TerminalBackgroundWork(d: _Any, strict: bool) -> TerminalBackgroundWork:
@@ -12322,10 +10868,7 @@ def _read_TerminalBackgroundWork(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalBackgroundWork.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalBackgroundWork)
@@ -12348,7 +10891,6 @@ def _encode_TerminalBackgroundWork(o: TerminalBackgroundWork) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12383,10 +10925,7 @@ def _read_ToolCallBackgroundWork(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCallBackgroundWork.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallBackgroundWork)
@@ -12409,7 +10948,6 @@ def _encode_ToolCallBackgroundWork(o: ToolCallBackgroundWork) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12444,10 +10982,7 @@ def _read_SubagentBackgroundWork(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SubagentBackgroundWork.issuperset(d):
         _check_unknown(d, _KNOWN_SubagentBackgroundWork)
@@ -12470,31 +11005,24 @@ def _encode_SubagentBackgroundWork(o: SubagentBackgroundWork) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
 def _decode_OtherBackgroundWork(d: _Any, strict: bool) -> OtherBackgroundWork:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_BackgroundWork:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_BackgroundWork, strict)
     return _read_OtherBackgroundWork(d, strict)
 
 
 def _read_OtherBackgroundWork(d: _JsonObject, strict: bool) -> OtherBackgroundWork:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
+    f_type = d["type"]
+    f_extra = _extra_members(d, ["type"], strict)
     o = _new(OtherBackgroundWork)
-    o.type = d["type"]
-    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
-    if strict:
-        _check_json(o.extra)
+    o.type = f_type
+    o.extra = f_extra
     return o
 
 
@@ -12502,42 +11030,15 @@ def _encode_OtherBackgroundWork(o: OtherBackgroundWork) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": o.type,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_BackgroundWork: dict[str, _Decoder[BackgroundWork]] = {
     "terminal": _read_TerminalBackgroundWork,
     "tool_call": _read_ToolCallBackgroundWork,
     "subagent": _read_SubagentBackgroundWork,
 }
-
-
-def _decode_BackgroundWork(d: _Any, strict: bool) -> BackgroundWork:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_BackgroundWork.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherBackgroundWork(d, strict)
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_BackgroundWork(o: BackgroundWork) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of BackgroundWork"
-        ) from None
-    return encoder(o)
 
 
 def _decode_BackgroundTerminal(d: _Any, strict: bool) -> BackgroundTerminal:
@@ -12561,10 +11062,7 @@ def _decode_BackgroundTerminal(d: _Any, strict: bool) -> BackgroundTerminal:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_BackgroundTerminal.issuperset(d):
         _check_unknown(d, _KNOWN_BackgroundTerminal)
@@ -12584,7 +11082,6 @@ def _encode_BackgroundTerminal(o: BackgroundTerminal) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12609,10 +11106,7 @@ def _decode_BackgroundToolCall(d: _Any, strict: bool) -> BackgroundToolCall:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_BackgroundToolCall.issuperset(d):
         _check_unknown(d, _KNOWN_BackgroundToolCall)
@@ -12632,7 +11126,6 @@ def _encode_BackgroundToolCall(o: BackgroundToolCall) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12657,10 +11150,7 @@ def _decode_BackgroundSubagent(d: _Any, strict: bool) -> BackgroundSubagent:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_BackgroundSubagent.issuperset(d):
         _check_unknown(d, _KNOWN_BackgroundSubagent)
@@ -12680,7 +11170,6 @@ def _encode_BackgroundSubagent(o: BackgroundSubagent) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12701,10 +11190,7 @@ def _decode_RunningStateUpdate(d: _Any, strict: bool) -> RunningStateUpdate:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("background")
-            _salvage(v)
-            f_background = _UNSET
+            f_background = _recovered(error, v, strict, "background", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -12714,10 +11200,7 @@ def _decode_RunningStateUpdate(d: _Any, strict: bool) -> RunningStateUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_RunningStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_RunningStateUpdate)
@@ -12742,7 +11225,6 @@ def _encode_RunningStateUpdate(o: RunningStateUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12781,10 +11263,7 @@ def _decode_Error(d: _Any, strict: bool) -> Error:
         try:
             f_data = None if v is None else _decode_ErrorData(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("data")
-            _salvage(v)
-            f_data = _UNSET
+            f_data = _recovered(error, v, strict, "data", _UNSET)
 
     if strict and not _KNOWN_Error.issuperset(d):
         _check_unknown(d, _KNOWN_Error)
@@ -12806,19 +11285,13 @@ def _encode_Error(o: Error) -> dict[str, _Any]:
     v_data = o.data
     if v_data is not _UNSET:
         d["data"] = None if v_data is None else encode(v_data)
-
     return d
 
 
-def _decode_ErrorCode(v: _Any, strict: bool) -> ErrorCode | int:
-    n = _check_int(v) if strict else _check_int(v, -2147483648, 2147483647)
-    member = _MEMBERS_ErrorCode.get(n)
-    if member is not None:
-        return member
-    return n
-
-
 _MEMBERS_ErrorCode = _cast("dict[int, ErrorCode]", ErrorCode._value2member_map_)
+_decode_ErrorCode: _Decoder[ErrorCode | int] = _open_int_enum(
+    _MEMBERS_ErrorCode, -2147483648, 2147483647
+)
 
 
 def _encode_ErrorCode(v: ErrorCode | int) -> int:
@@ -12875,10 +11348,7 @@ def _decode_UnsupportedProtocolVersionErrorData(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_UnsupportedProtocolVersionErrorData.issuperset(d):
         _check_unknown(d, _KNOWN_UnsupportedProtocolVersionErrorData)
@@ -12904,7 +11374,6 @@ def _encode_UnsupportedProtocolVersionErrorData(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12929,10 +11398,7 @@ def _decode_SessionNotFoundErrorData(d: _Any, strict: bool) -> SessionNotFoundEr
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionNotFoundErrorData.issuperset(d):
         _check_unknown(d, _KNOWN_SessionNotFoundErrorData)
@@ -12952,7 +11418,6 @@ def _encode_SessionNotFoundErrorData(o: SessionNotFoundErrorData) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -12967,10 +11432,7 @@ def _decode_ErrorStopReason(d: _Any, strict: bool) -> ErrorStopReason:
         try:
             f_error = None if v is None else _decode_Error(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("error")
-            _salvage(v)
-            f_error = _UNSET
+            f_error = _recovered(error, v, strict, "error", _UNSET)
 
     if strict and not _KNOWN_ErrorStopReason.issuperset(d):
         _check_unknown(d, _KNOWN_ErrorStopReason)
@@ -12987,7 +11449,6 @@ def _encode_ErrorStopReason(o: ErrorStopReason) -> dict[str, _Any]:
     v_error = o.error
     if v_error is not _UNSET:
         d["error"] = None if v_error is None else _encode_Error(v_error)
-
     return d
 
 
@@ -13068,10 +11529,7 @@ def _decode_Usage(d: _Any, strict: bool) -> Usage:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("thoughtTokens")
-            _salvage(v)
-            f_thought_tokens = _UNSET
+            f_thought_tokens = _recovered(error, v, strict, "thoughtTokens", _UNSET)
 
     f_cached_read_tokens: int | None | _Unset
     v = d.get("cachedReadTokens", _MISSING)
@@ -13093,10 +11551,9 @@ def _decode_Usage(d: _Any, strict: bool) -> Usage:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("cachedReadTokens")
-            _salvage(v)
-            f_cached_read_tokens = _UNSET
+            f_cached_read_tokens = _recovered(
+                error, v, strict, "cachedReadTokens", _UNSET
+            )
 
     f_cached_write_tokens: int | None | _Unset
     v = d.get("cachedWriteTokens", _MISSING)
@@ -13118,10 +11575,9 @@ def _decode_Usage(d: _Any, strict: bool) -> Usage:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("cachedWriteTokens")
-            _salvage(v)
-            f_cached_write_tokens = _UNSET
+            f_cached_write_tokens = _recovered(
+                error, v, strict, "cachedWriteTokens", _UNSET
+            )
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -13131,10 +11587,7 @@ def _decode_Usage(d: _Any, strict: bool) -> Usage:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Usage.issuperset(d):
         _check_unknown(d, _KNOWN_Usage)
@@ -13180,7 +11633,6 @@ def _encode_Usage(o: Usage) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13205,10 +11657,7 @@ def _read_EndTurnIdleStateUpdate(
         try:
             f_usage = None if v is None else _decode_Usage(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("usage")
-            _salvage(v)
-            f_usage = _UNSET
+            f_usage = _recovered(error, v, strict, "usage", _UNSET)
 
     f_background: list[BackgroundWork] | None | _Unset
     v = d.get("background", _MISSING)
@@ -13224,10 +11673,7 @@ def _read_EndTurnIdleStateUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("background")
-            _salvage(v)
-            f_background = _UNSET
+            f_background = _recovered(error, v, strict, "background", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -13237,10 +11683,7 @@ def _read_EndTurnIdleStateUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_EndTurnIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_EndTurnIdleStateUpdate)
@@ -13273,7 +11716,6 @@ def _encode_EndTurnIdleStateUpdate(o: EndTurnIdleStateUpdate) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13298,10 +11740,7 @@ def _read_MaxTokensIdleStateUpdate(
         try:
             f_usage = None if v is None else _decode_Usage(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("usage")
-            _salvage(v)
-            f_usage = _UNSET
+            f_usage = _recovered(error, v, strict, "usage", _UNSET)
 
     f_background: list[BackgroundWork] | None | _Unset
     v = d.get("background", _MISSING)
@@ -13317,10 +11756,7 @@ def _read_MaxTokensIdleStateUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("background")
-            _salvage(v)
-            f_background = _UNSET
+            f_background = _recovered(error, v, strict, "background", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -13330,10 +11766,7 @@ def _read_MaxTokensIdleStateUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_MaxTokensIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_MaxTokensIdleStateUpdate)
@@ -13366,7 +11799,6 @@ def _encode_MaxTokensIdleStateUpdate(o: MaxTokensIdleStateUpdate) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13393,10 +11825,7 @@ def _read_MaxTurnRequestsIdleStateUpdate(
         try:
             f_usage = None if v is None else _decode_Usage(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("usage")
-            _salvage(v)
-            f_usage = _UNSET
+            f_usage = _recovered(error, v, strict, "usage", _UNSET)
 
     f_background: list[BackgroundWork] | None | _Unset
     v = d.get("background", _MISSING)
@@ -13412,10 +11841,7 @@ def _read_MaxTurnRequestsIdleStateUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("background")
-            _salvage(v)
-            f_background = _UNSET
+            f_background = _recovered(error, v, strict, "background", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -13425,10 +11851,7 @@ def _read_MaxTurnRequestsIdleStateUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_MaxTurnRequestsIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_MaxTurnRequestsIdleStateUpdate)
@@ -13463,7 +11886,6 @@ def _encode_MaxTurnRequestsIdleStateUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13488,10 +11910,7 @@ def _read_RefusalIdleStateUpdate(
         try:
             f_usage = None if v is None else _decode_Usage(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("usage")
-            _salvage(v)
-            f_usage = _UNSET
+            f_usage = _recovered(error, v, strict, "usage", _UNSET)
 
     f_background: list[BackgroundWork] | None | _Unset
     v = d.get("background", _MISSING)
@@ -13507,10 +11926,7 @@ def _read_RefusalIdleStateUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("background")
-            _salvage(v)
-            f_background = _UNSET
+            f_background = _recovered(error, v, strict, "background", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -13520,10 +11936,7 @@ def _read_RefusalIdleStateUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_RefusalIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_RefusalIdleStateUpdate)
@@ -13556,7 +11969,6 @@ def _encode_RefusalIdleStateUpdate(o: RefusalIdleStateUpdate) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13581,10 +11993,7 @@ def _read_CancelledIdleStateUpdate(
         try:
             f_usage = None if v is None else _decode_Usage(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("usage")
-            _salvage(v)
-            f_usage = _UNSET
+            f_usage = _recovered(error, v, strict, "usage", _UNSET)
 
     f_background: list[BackgroundWork] | None | _Unset
     v = d.get("background", _MISSING)
@@ -13600,10 +12009,7 @@ def _read_CancelledIdleStateUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("background")
-            _salvage(v)
-            f_background = _UNSET
+            f_background = _recovered(error, v, strict, "background", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -13613,10 +12019,7 @@ def _read_CancelledIdleStateUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CancelledIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CancelledIdleStateUpdate)
@@ -13649,7 +12052,6 @@ def _encode_CancelledIdleStateUpdate(o: CancelledIdleStateUpdate) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -13672,10 +12074,7 @@ def _read_ErrorIdleStateUpdate(d: _JsonObject, strict: bool) -> ErrorIdleStateUp
         try:
             f_usage = None if v is None else _decode_Usage(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("usage")
-            _salvage(v)
-            f_usage = _UNSET
+            f_usage = _recovered(error, v, strict, "usage", _UNSET)
 
     f_background: list[BackgroundWork] | None | _Unset
     v = d.get("background", _MISSING)
@@ -13691,10 +12090,7 @@ def _read_ErrorIdleStateUpdate(d: _JsonObject, strict: bool) -> ErrorIdleStateUp
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("background")
-            _salvage(v)
-            f_background = _UNSET
+            f_background = _recovered(error, v, strict, "background", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -13704,10 +12100,7 @@ def _read_ErrorIdleStateUpdate(d: _JsonObject, strict: bool) -> ErrorIdleStateUp
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_error: Error | None | _Unset
     v = d.get("error", _MISSING)
@@ -13717,10 +12110,7 @@ def _read_ErrorIdleStateUpdate(d: _JsonObject, strict: bool) -> ErrorIdleStateUp
         try:
             f_error = None if v is None else _decode_Error(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("error")
-            _salvage(v)
-            f_error = _UNSET
+            f_error = _recovered(error, v, strict, "error", _UNSET)
 
     if strict and not _KNOWN_ErrorIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ErrorIdleStateUpdate)
@@ -13757,20 +12147,13 @@ def _encode_ErrorIdleStateUpdate(o: ErrorIdleStateUpdate) -> dict[str, _Any]:
     v_error = o.error
     if v_error is not _UNSET:
         d["error"] = None if v_error is None else _encode_Error(v_error)
-
     return d
 
 
 def _decode_OtherIdleStateUpdate(d: _Any, strict: bool) -> OtherIdleStateUpdate:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("stopReason")) is not str:
-        raise _check_tag(d, "stopReason", None)
-    if strict and d["stopReason"] in _VARIANTS_IdleStateUpdate:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected(
-            "expected a tag that no other variant has", d["stopReason"]
-        ).at("stopReason")
+    _check_other_tag(d, "stopReason", _VARIANTS_IdleStateUpdate, strict)
     return _read_OtherIdleStateUpdate(d, strict)
 
 
@@ -13785,10 +12168,7 @@ def _read_OtherIdleStateUpdate(d: _JsonObject, strict: bool) -> OtherIdleStateUp
         try:
             f_usage = None if v is None else _decode_Usage(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("usage")
-            _salvage(v)
-            f_usage = _UNSET
+            f_usage = _recovered(error, v, strict, "usage", _UNSET)
 
     f_background: list[BackgroundWork] | None | _Unset
     v = d.get("background", _MISSING)
@@ -13804,10 +12184,7 @@ def _read_OtherIdleStateUpdate(d: _JsonObject, strict: bool) -> OtherIdleStateUp
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("background")
-            _salvage(v)
-            f_background = _UNSET
+            f_background = _recovered(error, v, strict, "background", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -13817,23 +12194,16 @@ def _read_OtherIdleStateUpdate(d: _JsonObject, strict: bool) -> OtherIdleStateUp
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
+    f_stop_reason = d["stopReason"]
+    f_extra = _extra_members(d, ["stopReason", "usage", "background", "_meta"], strict)
     o = _new(OtherIdleStateUpdate)
-    o.stop_reason = d["stopReason"]
+    o.stop_reason = f_stop_reason
     o.usage = f_usage
     o.background = f_background
     o.meta = f_meta
-    o.extra = {
-        k: x
-        for k, x in d.items()
-        if k not in ["stopReason", "usage", "background", "_meta"]
-    }
-    if strict:
-        _check_json(o.extra)
+    o.extra = f_extra
     return o
 
 
@@ -13854,9 +12224,7 @@ def _encode_OtherIdleStateUpdate(o: OtherIdleStateUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
@@ -13871,10 +12239,7 @@ def _decode_NoneIdleStateUpdate(d: _Any, strict: bool) -> NoneIdleStateUpdate:
         try:
             f_usage = None if v is None else _decode_Usage(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("usage")
-            _salvage(v)
-            f_usage = _UNSET
+            f_usage = _recovered(error, v, strict, "usage", _UNSET)
 
     f_background: list[BackgroundWork] | None | _Unset
     v = d.get("background", _MISSING)
@@ -13890,10 +12255,7 @@ def _decode_NoneIdleStateUpdate(d: _Any, strict: bool) -> NoneIdleStateUpdate:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("background")
-            _salvage(v)
-            f_background = _UNSET
+            f_background = _recovered(error, v, strict, "background", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -13903,10 +12265,7 @@ def _decode_NoneIdleStateUpdate(d: _Any, strict: bool) -> NoneIdleStateUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_stop_reason: None | _Unset
     v = d.get("stopReason", _MISSING)
@@ -13916,10 +12275,7 @@ def _decode_NoneIdleStateUpdate(d: _Any, strict: bool) -> NoneIdleStateUpdate:
         try:
             f_stop_reason = None if v is None else _not_null(v)
         except _ValidationError as error:
-            if strict:
-                raise error.at("stopReason")
-            _salvage(v)
-            f_stop_reason = _UNSET
+            f_stop_reason = _recovered(error, v, strict, "stopReason", _UNSET)
 
     if strict and not _KNOWN_NoneIdleStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_NoneIdleStateUpdate)
@@ -13954,11 +12310,9 @@ def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, _Any]:
     v_stop_reason = o.stop_reason
     if v_stop_reason is not _UNSET:
         d["stopReason"] = v_stop_reason
-
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_IdleStateUpdate: dict[str, _Decoder[IdleStateUpdate]] = {
     "end_turn": _read_EndTurnIdleStateUpdate,
     "max_tokens": _read_MaxTokensIdleStateUpdate,
@@ -13967,33 +12321,6 @@ _VARIANTS_IdleStateUpdate: dict[str, _Decoder[IdleStateUpdate]] = {
     "cancelled": _read_CancelledIdleStateUpdate,
     "error": _read_ErrorIdleStateUpdate,
 }
-
-
-def _decode_IdleStateUpdate(d: _Any, strict: bool) -> IdleStateUpdate:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("stopReason", _MISSING)
-    if not strict and not (tag is _MISSING or tag is None or type(tag) is str):
-        _salvage(tag)
-        tag = _MISSING  # x-deserialize-default-on-error on the tag: dropped
-    if type(tag) is str:
-        decoder = _VARIANTS_IdleStateUpdate.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherIdleStateUpdate(d, strict)
-    if tag is _MISSING or tag is None:
-        return _decode_NoneIdleStateUpdate(d, strict)
-    raise _type_error("a string or null", tag).at("stopReason")
-
-
-def _encode_IdleStateUpdate(o: IdleStateUpdate) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of IdleStateUpdate"
-        ) from None
-    return encoder(o)
 
 
 def _decode_RequiresActionStateUpdate(
@@ -14015,10 +12342,7 @@ def _decode_RequiresActionStateUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("background")
-            _salvage(v)
-            f_background = _UNSET
+            f_background = _recovered(error, v, strict, "background", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -14028,10 +12352,7 @@ def _decode_RequiresActionStateUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_RequiresActionStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_RequiresActionStateUpdate)
@@ -14056,7 +12377,6 @@ def _encode_RequiresActionStateUpdate(o: RequiresActionStateUpdate) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14077,10 +12397,7 @@ def _decode_UnknownStateUpdate(d: _Any, strict: bool) -> UnknownStateUpdate:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("background")
-            _salvage(v)
-            f_background = _UNSET
+            f_background = _recovered(error, v, strict, "background", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -14090,10 +12407,7 @@ def _decode_UnknownStateUpdate(d: _Any, strict: bool) -> UnknownStateUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_UnknownStateUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UnknownStateUpdate)
@@ -14118,7 +12432,6 @@ def _encode_UnknownStateUpdate(o: UnknownStateUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14143,10 +12456,7 @@ def _decode_SetSessionTitleResponse(d: _Any, strict: bool) -> SetSessionTitleRes
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SetSessionTitleResponse.issuperset(d):
         _check_unknown(d, _KNOWN_SetSessionTitleResponse)
@@ -14166,7 +12476,6 @@ def _encode_SetSessionTitleResponse(o: SetSessionTitleResponse) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14187,10 +12496,7 @@ def _decode_ResumeSessionResponse(d: _Any, strict: bool) -> ResumeSessionRespons
                 strict,
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("configOptions")
-            _salvage(v)
-            f_config_options = []
+            f_config_options = _recovered(error, v, strict, "configOptions", [])
 
     f_available_commands: list[AvailableCommand] | _Unset
     v = d.get("availableCommands", _MISSING)
@@ -14202,10 +12508,7 @@ def _decode_ResumeSessionResponse(d: _Any, strict: bool) -> ResumeSessionRespons
                 v, "type", _VARIANTS_AvailableCommand, _decode_AvailableCommand, strict
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("availableCommands")
-            _salvage(v)
-            f_available_commands = []
+            f_available_commands = _recovered(error, v, strict, "availableCommands", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -14215,10 +12518,7 @@ def _decode_ResumeSessionResponse(d: _Any, strict: bool) -> ResumeSessionRespons
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ResumeSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ResumeSessionResponse)
@@ -14247,7 +12547,6 @@ def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14262,10 +12561,7 @@ def _decode_CloseSessionResponse(d: _Any, strict: bool) -> CloseSessionResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CloseSessionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_CloseSessionResponse)
@@ -14282,7 +12578,6 @@ def _encode_CloseSessionResponse(o: CloseSessionResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14297,10 +12592,7 @@ def _decode_CancelToolCallResponse(d: _Any, strict: bool) -> CancelToolCallRespo
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CancelToolCallResponse.issuperset(d):
         _check_unknown(d, _KNOWN_CancelToolCallResponse)
@@ -14317,7 +12609,6 @@ def _encode_CancelToolCallResponse(o: CancelToolCallResponse) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14332,10 +12623,7 @@ def _decode_CancelTerminalResponse(d: _Any, strict: bool) -> CancelTerminalRespo
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CancelTerminalResponse.issuperset(d):
         _check_unknown(d, _KNOWN_CancelTerminalResponse)
@@ -14352,7 +12640,6 @@ def _encode_CancelTerminalResponse(o: CancelTerminalResponse) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14385,10 +12672,7 @@ def _decode_SetSessionConfigOptionResponse(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SetSessionConfigOptionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_SetSessionConfigOptionResponse)
@@ -14412,7 +12696,6 @@ def _encode_SetSessionConfigOptionResponse(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14437,10 +12720,7 @@ def _decode_PromptResponse(d: _Any, strict: bool) -> PromptResponse:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PromptResponse.issuperset(d):
         _check_unknown(d, _KNOWN_PromptResponse)
@@ -14460,7 +12740,6 @@ def _encode_PromptResponse(o: PromptResponse) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14515,7 +12794,6 @@ def _encode_AgentNotification(o: AgentNotification) -> dict[str, _Any]:
     v_params = o.params
     if v_params is not _UNSET:
         d["params"] = _wire_json(v_params)
-
     return d
 
 
@@ -14558,10 +12836,7 @@ def _decode_UpdateSessionNotification(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_UpdateSessionNotification.issuperset(d):
         _check_unknown(d, _KNOWN_UpdateSessionNotification)
@@ -14585,7 +12860,6 @@ def _encode_UpdateSessionNotification(o: UpdateSessionNotification) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14638,10 +12912,7 @@ def _read_UserMessageChunkSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_UserMessageChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UserMessageChunkSessionUpdate)
@@ -14668,7 +12939,6 @@ def _encode_UserMessageChunkSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14709,10 +12979,7 @@ def _read_UserMessageSessionUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("content")
-            _salvage(v)
-            f_content = _UNSET
+            f_content = _recovered(error, v, strict, "content", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -14722,10 +12989,7 @@ def _read_UserMessageSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_UserMessageSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UserMessageSessionUpdate)
@@ -14754,7 +13018,6 @@ def _encode_UserMessageSessionUpdate(o: UserMessageSessionUpdate) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14807,10 +13070,7 @@ def _read_AgentMessageChunkSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AgentMessageChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AgentMessageChunkSessionUpdate)
@@ -14837,7 +13097,6 @@ def _encode_AgentMessageChunkSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14880,10 +13139,7 @@ def _read_AgentMessageSessionUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("content")
-            _salvage(v)
-            f_content = _UNSET
+            f_content = _recovered(error, v, strict, "content", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -14893,10 +13149,7 @@ def _read_AgentMessageSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AgentMessageSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AgentMessageSessionUpdate)
@@ -14925,7 +13178,6 @@ def _encode_AgentMessageSessionUpdate(o: AgentMessageSessionUpdate) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -14978,10 +13230,7 @@ def _read_AgentThoughtChunkSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AgentThoughtChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AgentThoughtChunkSessionUpdate)
@@ -15008,7 +13257,6 @@ def _encode_AgentThoughtChunkSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15051,10 +13299,7 @@ def _read_AgentThoughtSessionUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("content")
-            _salvage(v)
-            f_content = _UNSET
+            f_content = _recovered(error, v, strict, "content", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -15064,10 +13309,7 @@ def _read_AgentThoughtSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AgentThoughtSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AgentThoughtSessionUpdate)
@@ -15096,7 +13338,6 @@ def _encode_AgentThoughtSessionUpdate(o: AgentThoughtSessionUpdate) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15113,8 +13354,9 @@ def _read_StateUpdateSessionUpdate(
 ) -> StateUpdateSessionUpdate:
     # `d` is an object whose tag selects this variant: every caller (the
     # union's decoder, or a field or list of the union) looked it up.
+    f_value = _decode_StateUpdate(d, strict)
     o = _new(StateUpdateSessionUpdate)
-    o.value = _decode_StateUpdate(d, strict)
+    o.value = f_value
     return o
 
 
@@ -15122,7 +13364,6 @@ def _encode_StateUpdateSessionUpdate(o: StateUpdateSessionUpdate) -> dict[str, _
     d: dict[str, _Any] = {
         "sessionUpdate": "state_update",
     }
-
     d.update(_encode_StateUpdate(o.value))
     return d
 
@@ -15176,10 +13417,7 @@ def _read_ToolCallContentChunkSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCallContentChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallContentChunkSessionUpdate)
@@ -15206,7 +13444,6 @@ def _encode_ToolCallContentChunkSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15243,10 +13480,7 @@ def _read_ToolCallUpdateSessionUpdate(
         try:
             f_name = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("name")
-            _salvage(v)
-            f_name = _UNSET
+            f_name = _recovered(error, v, strict, "name", _UNSET)
 
     f_title: str | None | _Unset
     v = d.get("title", _MISSING)
@@ -15256,10 +13490,7 @@ def _read_ToolCallUpdateSessionUpdate(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_kind: ToolKind | str | None | _Unset
     v = d.get("kind", _MISSING)
@@ -15277,10 +13508,7 @@ def _read_ToolCallUpdateSessionUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("kind")
-            _salvage(v)
-            f_kind = _UNSET
+            f_kind = _recovered(error, v, strict, "kind", _UNSET)
 
     f_status: ToolCallStatus | str | None | _Unset
     v = d.get("status", _MISSING)
@@ -15298,10 +13526,7 @@ def _read_ToolCallUpdateSessionUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("status")
-            _salvage(v)
-            f_status = _UNSET
+            f_status = _recovered(error, v, strict, "status", _UNSET)
 
     f_content: list[ToolCallContent] | None | _Unset
     v = d.get("content", _MISSING)
@@ -15321,10 +13546,7 @@ def _read_ToolCallUpdateSessionUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("content")
-            _salvage(v)
-            f_content = _UNSET
+            f_content = _recovered(error, v, strict, "content", _UNSET)
 
     f_locations: list[ToolCallLocation] | None | _Unset
     v = d.get("locations", _MISSING)
@@ -15338,10 +13560,7 @@ def _read_ToolCallUpdateSessionUpdate(
                 else _check_list_skipping(v, _decode_ToolCallLocation, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("locations")
-            _salvage(v)
-            f_locations = _UNSET
+            f_locations = _recovered(error, v, strict, "locations", _UNSET)
 
     f_raw_input: _Any | _Unset
     v = d.get("rawInput", _MISSING)
@@ -15351,10 +13570,7 @@ def _read_ToolCallUpdateSessionUpdate(
         try:
             f_raw_input = _any_value(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("rawInput")
-            _salvage(v)
-            f_raw_input = _UNSET
+            f_raw_input = _recovered(error, v, strict, "rawInput", _UNSET)
 
     f_raw_output: _Any | _Unset
     v = d.get("rawOutput", _MISSING)
@@ -15364,10 +13580,7 @@ def _read_ToolCallUpdateSessionUpdate(
         try:
             f_raw_output = _any_value(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("rawOutput")
-            _salvage(v)
-            f_raw_output = _UNSET
+            f_raw_output = _recovered(error, v, strict, "rawOutput", _UNSET)
 
     f_capabilities: ToolCallCapabilities | None | _Unset
     v = d.get("capabilities", _MISSING)
@@ -15379,10 +13592,7 @@ def _read_ToolCallUpdateSessionUpdate(
                 None if v is None else _decode_ToolCallCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("capabilities")
-            _salvage(v)
-            f_capabilities = _UNSET
+            f_capabilities = _recovered(error, v, strict, "capabilities", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -15392,10 +13602,7 @@ def _read_ToolCallUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCallUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallUpdateSessionUpdate)
@@ -15489,7 +13696,6 @@ def _encode_ToolCallUpdateSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15526,10 +13732,7 @@ def _read_TerminalUpdateSessionUpdate(
         try:
             f_command = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("command")
-            _salvage(v)
-            f_command = _UNSET
+            f_command = _recovered(error, v, strict, "command", _UNSET)
 
     f_cwd: AbsolutePath | None | _Unset
     v = d.get("cwd", _MISSING)
@@ -15539,10 +13742,7 @@ def _read_TerminalUpdateSessionUpdate(
         try:
             f_cwd = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("cwd")
-            _salvage(v)
-            f_cwd = _UNSET
+            f_cwd = _recovered(error, v, strict, "cwd", _UNSET)
 
     f_output: TerminalOutput | None | _Unset
     v = d.get("output", _MISSING)
@@ -15552,10 +13752,7 @@ def _read_TerminalUpdateSessionUpdate(
         try:
             f_output = None if v is None else _decode_TerminalOutput(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("output")
-            _salvage(v)
-            f_output = _UNSET
+            f_output = _recovered(error, v, strict, "output", _UNSET)
 
     f_exit_status: TerminalExitStatus | None | _Unset
     v = d.get("exitStatus", _MISSING)
@@ -15565,10 +13762,7 @@ def _read_TerminalUpdateSessionUpdate(
         try:
             f_exit_status = None if v is None else _decode_TerminalExitStatus(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("exitStatus")
-            _salvage(v)
-            f_exit_status = _UNSET
+            f_exit_status = _recovered(error, v, strict, "exitStatus", _UNSET)
 
     f_size: TerminalSize | None | _Unset
     v = d.get("size", _MISSING)
@@ -15578,10 +13772,7 @@ def _read_TerminalUpdateSessionUpdate(
         try:
             f_size = None if v is None else _decode_TerminalSize(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("size")
-            _salvage(v)
-            f_size = _UNSET
+            f_size = _recovered(error, v, strict, "size", _UNSET)
 
     f_capabilities: TerminalCapabilities | None | _Unset
     v = d.get("capabilities", _MISSING)
@@ -15593,10 +13784,7 @@ def _read_TerminalUpdateSessionUpdate(
                 None if v is None else _decode_TerminalCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("capabilities")
-            _salvage(v)
-            f_capabilities = _UNSET
+            f_capabilities = _recovered(error, v, strict, "capabilities", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -15606,10 +13794,7 @@ def _read_TerminalUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalUpdateSessionUpdate)
@@ -15674,7 +13859,6 @@ def _encode_TerminalUpdateSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15721,10 +13905,7 @@ def _read_TerminalOutputChunkSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalOutputChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalOutputChunkSessionUpdate)
@@ -15751,7 +13932,6 @@ def _encode_TerminalOutputChunkSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15792,10 +13972,7 @@ def _read_PlanUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PlanUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_PlanUpdateSessionUpdate)
@@ -15818,7 +13995,6 @@ def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15853,10 +14029,7 @@ def _read_PlanRemovedSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PlanRemovedSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_PlanRemovedSessionUpdate)
@@ -15879,7 +14052,6 @@ def _encode_PlanRemovedSessionUpdate(o: PlanRemovedSessionUpdate) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15918,10 +14090,7 @@ def _read_AvailableCommandsUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AvailableCommandsUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AvailableCommandsUpdateSessionUpdate)
@@ -15948,7 +14117,6 @@ def _encode_AvailableCommandsUpdateSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -15991,10 +14159,7 @@ def _read_ConfigOptionUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ConfigOptionUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ConfigOptionUpdateSessionUpdate)
@@ -16019,7 +14184,6 @@ def _encode_ConfigOptionUpdateSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16046,10 +14210,7 @@ def _read_SessionInfoUpdateSessionUpdate(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_updated_at: str | None | _Unset
     v = d.get("updatedAt", _MISSING)
@@ -16061,10 +14222,7 @@ def _read_SessionInfoUpdateSessionUpdate(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("updatedAt")
-            _salvage(v)
-            f_updated_at = _UNSET
+            f_updated_at = _recovered(error, v, strict, "updatedAt", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -16074,10 +14232,7 @@ def _read_SessionInfoUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionInfoUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SessionInfoUpdateSessionUpdate)
@@ -16108,7 +14263,6 @@ def _encode_SessionInfoUpdateSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16169,10 +14323,7 @@ def _read_UsageUpdateSessionUpdate(
         try:
             f_cost = None if v is None else _decode_Cost(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("cost")
-            _salvage(v)
-            f_cost = _UNSET
+            f_cost = _recovered(error, v, strict, "cost", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -16182,10 +14333,7 @@ def _read_UsageUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_UsageUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UsageUpdateSessionUpdate)
@@ -16214,7 +14362,6 @@ def _encode_UsageUpdateSessionUpdate(o: UsageUpdateSessionUpdate) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16265,10 +14412,7 @@ def _read_NoticeSessionUpdate(d: _JsonObject, strict: bool) -> NoticeSessionUpda
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -16278,10 +14422,7 @@ def _read_NoticeSessionUpdate(d: _JsonObject, strict: bool) -> NoticeSessionUpda
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_NoticeSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_NoticeSessionUpdate)
@@ -16312,7 +14453,6 @@ def _encode_NoticeSessionUpdate(o: NoticeSessionUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16369,10 +14509,7 @@ def _read_CompactionUpdateSessionUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("summary")
-            _salvage(v)
-            f_summary = _UNSET
+            f_summary = _recovered(error, v, strict, "summary", _UNSET)
 
     f_error: str | None | _Unset
     v = d.get("error", _MISSING)
@@ -16382,10 +14519,7 @@ def _read_CompactionUpdateSessionUpdate(
         try:
             f_error = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("error")
-            _salvage(v)
-            f_error = _UNSET
+            f_error = _recovered(error, v, strict, "error", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -16395,10 +14529,7 @@ def _read_CompactionUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CompactionUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionUpdateSessionUpdate)
@@ -16437,7 +14568,6 @@ def _encode_CompactionUpdateSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16490,10 +14620,7 @@ def _read_CompactionSummaryChunkSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CompactionSummaryChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionSummaryChunkSessionUpdate)
@@ -16520,7 +14647,6 @@ def _encode_CompactionSummaryChunkSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16557,10 +14683,7 @@ def _read_SubagentUpdateSessionUpdate(
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -16572,10 +14695,7 @@ def _read_SubagentUpdateSessionUpdate(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_capabilities: SubagentSessionCapabilities | None | _Unset
     v = d.get("capabilities", _MISSING)
@@ -16587,10 +14707,7 @@ def _read_SubagentUpdateSessionUpdate(
                 None if v is None else _decode_SubagentSessionCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("capabilities")
-            _salvage(v)
-            f_capabilities = _UNSET
+            f_capabilities = _recovered(error, v, strict, "capabilities", _UNSET)
 
     f_state: StateUpdate | None | _Unset
     v = d.get("state", _MISSING)
@@ -16610,10 +14727,7 @@ def _read_SubagentUpdateSessionUpdate(
                 )(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("state")
-            _salvage(v)
-            f_state = _UNSET
+            f_state = _recovered(error, v, strict, "state", _UNSET)
 
     f_cwd: AbsolutePath | None | _Unset
     v = d.get("cwd", _MISSING)
@@ -16645,10 +14759,7 @@ def _read_SubagentUpdateSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SubagentUpdateSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SubagentUpdateSessionUpdate)
@@ -16715,7 +14826,6 @@ def _encode_SubagentUpdateSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16754,10 +14864,9 @@ def _read_SessionMessageSessionUpdate(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("senderSessionId")
-            _salvage(v)
-            f_sender_session_id = _UNSET
+            f_sender_session_id = _recovered(
+                error, v, strict, "senderSessionId", _UNSET
+            )
 
     f_recipient_session_id: SessionId | None | _Unset
     v = d.get("recipientSessionId", _MISSING)
@@ -16769,10 +14878,9 @@ def _read_SessionMessageSessionUpdate(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("recipientSessionId")
-            _salvage(v)
-            f_recipient_session_id = _UNSET
+            f_recipient_session_id = _recovered(
+                error, v, strict, "recipientSessionId", _UNSET
+            )
 
     f_sender_message_id: MessageId | None | _Unset
     v = d.get("senderMessageId", _MISSING)
@@ -16784,10 +14892,9 @@ def _read_SessionMessageSessionUpdate(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("senderMessageId")
-            _salvage(v)
-            f_sender_message_id = _UNSET
+            f_sender_message_id = _recovered(
+                error, v, strict, "senderMessageId", _UNSET
+            )
 
     f_recipient_message_id: MessageId | None | _Unset
     v = d.get("recipientMessageId", _MISSING)
@@ -16799,10 +14906,9 @@ def _read_SessionMessageSessionUpdate(
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("recipientMessageId")
-            _salvage(v)
-            f_recipient_message_id = _UNSET
+            f_recipient_message_id = _recovered(
+                error, v, strict, "recipientMessageId", _UNSET
+            )
 
     f_content: list[ContentBlock] | None | _Unset
     v = d.get("content", _MISSING)
@@ -16818,10 +14924,7 @@ def _read_SessionMessageSessionUpdate(
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("content")
-            _salvage(v)
-            f_content = _UNSET
+            f_content = _recovered(error, v, strict, "content", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -16831,10 +14934,7 @@ def _read_SessionMessageSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionMessageSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SessionMessageSessionUpdate)
@@ -16898,7 +14998,6 @@ def _encode_SessionMessageSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -16951,10 +15050,7 @@ def _read_SessionMessageChunkSessionUpdate(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionMessageChunkSessionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SessionMessageChunkSessionUpdate)
@@ -16981,31 +15077,24 @@ def _encode_SessionMessageChunkSessionUpdate(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
 def _decode_OtherSessionUpdate(d: _Any, strict: bool) -> OtherSessionUpdate:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("sessionUpdate")) is not str:
-        raise _check_tag(d, "sessionUpdate", None)
-    if strict and d["sessionUpdate"] in _VARIANTS_SessionUpdate:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected(
-            "expected a tag that no other variant has", d["sessionUpdate"]
-        ).at("sessionUpdate")
+    _check_other_tag(d, "sessionUpdate", _VARIANTS_SessionUpdate, strict)
     return _read_OtherSessionUpdate(d, strict)
 
 
 def _read_OtherSessionUpdate(d: _JsonObject, strict: bool) -> OtherSessionUpdate:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
+    f_session_update = d["sessionUpdate"]
+    f_extra = _extra_members(d, ["sessionUpdate"], strict)
     o = _new(OtherSessionUpdate)
-    o.session_update = d["sessionUpdate"]
-    o.extra = {k: x for k, x in d.items() if k not in ["sessionUpdate"]}
-    if strict:
-        _check_json(o.extra)
+    o.session_update = f_session_update
+    o.extra = f_extra
     return o
 
 
@@ -17013,13 +15102,10 @@ def _encode_OtherSessionUpdate(o: OtherSessionUpdate) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": o.session_update,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_SessionUpdate: dict[str, _Decoder[SessionUpdate]] = {
     "user_message_chunk": _read_UserMessageChunkSessionUpdate,
     "user_message": _read_UserMessageSessionUpdate,
@@ -17045,30 +15131,6 @@ _VARIANTS_SessionUpdate: dict[str, _Decoder[SessionUpdate]] = {
     "session_message": _read_SessionMessageSessionUpdate,
     "session_message_chunk": _read_SessionMessageChunkSessionUpdate,
 }
-
-
-def _decode_SessionUpdate(d: _Any, strict: bool) -> SessionUpdate:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("sessionUpdate", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_SessionUpdate.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherSessionUpdate(d, strict)
-    if tag is _MISSING:
-        raise _missing("sessionUpdate")
-    raise _type_error("a string", tag).at("sessionUpdate")
-
-
-def _encode_SessionUpdate(o: SessionUpdate) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of SessionUpdate"
-        ) from None
-    return encoder(o)
 
 
 def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
@@ -17108,10 +15170,7 @@ def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ContentChunk.issuperset(d):
         _check_unknown(d, _KNOWN_ContentChunk)
@@ -17133,7 +15192,6 @@ def _encode_ContentChunk(o: ContentChunk) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17164,10 +15222,7 @@ def _decode_UserMessage(d: _Any, strict: bool) -> UserMessage:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("content")
-            _salvage(v)
-            f_content = _UNSET
+            f_content = _recovered(error, v, strict, "content", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -17177,10 +15232,7 @@ def _decode_UserMessage(d: _Any, strict: bool) -> UserMessage:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_UserMessage.issuperset(d):
         _check_unknown(d, _KNOWN_UserMessage)
@@ -17206,7 +15258,6 @@ def _encode_UserMessage(o: UserMessage) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17237,10 +15288,7 @@ def _decode_AgentMessage(d: _Any, strict: bool) -> AgentMessage:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("content")
-            _salvage(v)
-            f_content = _UNSET
+            f_content = _recovered(error, v, strict, "content", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -17250,10 +15298,7 @@ def _decode_AgentMessage(d: _Any, strict: bool) -> AgentMessage:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AgentMessage.issuperset(d):
         _check_unknown(d, _KNOWN_AgentMessage)
@@ -17279,7 +15324,6 @@ def _encode_AgentMessage(o: AgentMessage) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17310,10 +15354,7 @@ def _decode_AgentThought(d: _Any, strict: bool) -> AgentThought:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("content")
-            _salvage(v)
-            f_content = _UNSET
+            f_content = _recovered(error, v, strict, "content", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -17323,10 +15364,7 @@ def _decode_AgentThought(d: _Any, strict: bool) -> AgentThought:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AgentThought.issuperset(d):
         _check_unknown(d, _KNOWN_AgentThought)
@@ -17352,7 +15390,6 @@ def _encode_AgentThought(o: AgentThought) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17393,10 +15430,7 @@ def _decode_ToolCallContentChunk(d: _Any, strict: bool) -> ToolCallContentChunk:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ToolCallContentChunk.issuperset(d):
         _check_unknown(d, _KNOWN_ToolCallContentChunk)
@@ -17420,7 +15454,6 @@ def _encode_ToolCallContentChunk(o: ToolCallContentChunk) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17445,10 +15478,7 @@ def _decode_TerminalOutput(d: _Any, strict: bool) -> TerminalOutput:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalOutput.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalOutput)
@@ -17468,7 +15498,6 @@ def _encode_TerminalOutput(o: TerminalOutput) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17496,10 +15525,7 @@ def _decode_TerminalExitStatus(d: _Any, strict: bool) -> TerminalExitStatus:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("exitCode")
-            _salvage(v)
-            f_exit_code = _UNSET
+            f_exit_code = _recovered(error, v, strict, "exitCode", _UNSET)
 
     f_signal: str | None | _Unset
     v = d.get("signal", _MISSING)
@@ -17509,10 +15535,7 @@ def _decode_TerminalExitStatus(d: _Any, strict: bool) -> TerminalExitStatus:
         try:
             f_signal = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("signal")
-            _salvage(v)
-            f_signal = _UNSET
+            f_signal = _recovered(error, v, strict, "signal", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -17522,10 +15545,7 @@ def _decode_TerminalExitStatus(d: _Any, strict: bool) -> TerminalExitStatus:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalExitStatus.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalExitStatus)
@@ -17550,7 +15570,6 @@ def _encode_TerminalExitStatus(o: TerminalExitStatus) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17589,10 +15608,7 @@ def _decode_TerminalSize(d: _Any, strict: bool) -> TerminalSize:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalSize.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalSize)
@@ -17614,7 +15630,6 @@ def _encode_TerminalSize(o: TerminalSize) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17631,10 +15646,7 @@ def _decode_TerminalCapabilities(d: _Any, strict: bool) -> TerminalCapabilities:
                 None if v is None else _decode_TerminalCancelCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("cancel")
-            _salvage(v)
-            f_cancel = _UNSET
+            f_cancel = _recovered(error, v, strict, "cancel", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -17644,10 +15656,7 @@ def _decode_TerminalCapabilities(d: _Any, strict: bool) -> TerminalCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalCapabilities)
@@ -17670,7 +15679,6 @@ def _encode_TerminalCapabilities(o: TerminalCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17687,10 +15695,7 @@ def _decode_TerminalCancelCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalCancelCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalCancelCapabilities)
@@ -17709,7 +15714,6 @@ def _encode_TerminalCancelCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17734,10 +15738,7 @@ def _decode_TerminalUpdate(d: _Any, strict: bool) -> TerminalUpdate:
         try:
             f_command = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("command")
-            _salvage(v)
-            f_command = _UNSET
+            f_command = _recovered(error, v, strict, "command", _UNSET)
 
     f_cwd: AbsolutePath | None | _Unset
     v = d.get("cwd", _MISSING)
@@ -17747,10 +15748,7 @@ def _decode_TerminalUpdate(d: _Any, strict: bool) -> TerminalUpdate:
         try:
             f_cwd = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("cwd")
-            _salvage(v)
-            f_cwd = _UNSET
+            f_cwd = _recovered(error, v, strict, "cwd", _UNSET)
 
     f_output: TerminalOutput | None | _Unset
     v = d.get("output", _MISSING)
@@ -17760,10 +15758,7 @@ def _decode_TerminalUpdate(d: _Any, strict: bool) -> TerminalUpdate:
         try:
             f_output = None if v is None else _decode_TerminalOutput(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("output")
-            _salvage(v)
-            f_output = _UNSET
+            f_output = _recovered(error, v, strict, "output", _UNSET)
 
     f_exit_status: TerminalExitStatus | None | _Unset
     v = d.get("exitStatus", _MISSING)
@@ -17773,10 +15768,7 @@ def _decode_TerminalUpdate(d: _Any, strict: bool) -> TerminalUpdate:
         try:
             f_exit_status = None if v is None else _decode_TerminalExitStatus(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("exitStatus")
-            _salvage(v)
-            f_exit_status = _UNSET
+            f_exit_status = _recovered(error, v, strict, "exitStatus", _UNSET)
 
     f_size: TerminalSize | None | _Unset
     v = d.get("size", _MISSING)
@@ -17786,10 +15778,7 @@ def _decode_TerminalUpdate(d: _Any, strict: bool) -> TerminalUpdate:
         try:
             f_size = None if v is None else _decode_TerminalSize(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("size")
-            _salvage(v)
-            f_size = _UNSET
+            f_size = _recovered(error, v, strict, "size", _UNSET)
 
     f_capabilities: TerminalCapabilities | None | _Unset
     v = d.get("capabilities", _MISSING)
@@ -17801,10 +15790,7 @@ def _decode_TerminalUpdate(d: _Any, strict: bool) -> TerminalUpdate:
                 None if v is None else _decode_TerminalCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("capabilities")
-            _salvage(v)
-            f_capabilities = _UNSET
+            f_capabilities = _recovered(error, v, strict, "capabilities", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -17814,10 +15800,7 @@ def _decode_TerminalUpdate(d: _Any, strict: bool) -> TerminalUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalUpdate)
@@ -17878,7 +15861,6 @@ def _encode_TerminalUpdate(o: TerminalUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17913,10 +15895,7 @@ def _decode_TerminalOutputChunk(d: _Any, strict: bool) -> TerminalOutputChunk:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalOutputChunk.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalOutputChunk)
@@ -17938,7 +15917,6 @@ def _encode_TerminalOutputChunk(o: TerminalOutputChunk) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -17983,10 +15961,7 @@ def _read_ItemsPlanUpdateContent(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ItemsPlanUpdateContent.issuperset(d):
         _check_unknown(d, _KNOWN_ItemsPlanUpdateContent)
@@ -18011,7 +15986,6 @@ def _encode_ItemsPlanUpdateContent(o: ItemsPlanUpdateContent) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18054,10 +16028,7 @@ def _read_FilePlanUpdateContent(d: _JsonObject, strict: bool) -> FilePlanUpdateC
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_FilePlanUpdateContent.issuperset(d):
         _check_unknown(d, _KNOWN_FilePlanUpdateContent)
@@ -18082,7 +16053,6 @@ def _encode_FilePlanUpdateContent(o: FilePlanUpdateContent) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18129,10 +16099,7 @@ def _read_MarkdownPlanUpdateContent(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_MarkdownPlanUpdateContent.issuperset(d):
         _check_unknown(d, _KNOWN_MarkdownPlanUpdateContent)
@@ -18157,20 +16124,13 @@ def _encode_MarkdownPlanUpdateContent(o: MarkdownPlanUpdateContent) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
 def _decode_OtherPlanUpdateContent(d: _Any, strict: bool) -> OtherPlanUpdateContent:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_PlanUpdateContent:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_PlanUpdateContent, strict)
     return _read_OtherPlanUpdateContent(d, strict)
 
 
@@ -18189,12 +16149,12 @@ def _read_OtherPlanUpdateContent(
         except _ValidationError as error:
             raise error.at("planId")
 
+    f_type = d["type"]
+    f_extra = _extra_members(d, ["type", "planId"], strict)
     o = _new(OtherPlanUpdateContent)
-    o.type = d["type"]
+    o.type = f_type
     o.plan_id = f_plan_id
-    o.extra = {k: x for k, x in d.items() if k not in ["type", "planId"]}
-    if strict:
-        _check_json(o.extra)
+    o.extra = f_extra
     return o
 
 
@@ -18203,42 +16163,15 @@ def _encode_OtherPlanUpdateContent(o: OtherPlanUpdateContent) -> dict[str, _Any]
         "type": o.type,
         "planId": o.plan_id,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_PlanUpdateContent: dict[str, _Decoder[PlanUpdateContent]] = {
     "items": _read_ItemsPlanUpdateContent,
     "file": _read_FilePlanUpdateContent,
     "markdown": _read_MarkdownPlanUpdateContent,
 }
-
-
-def _decode_PlanUpdateContent(d: _Any, strict: bool) -> PlanUpdateContent:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_PlanUpdateContent.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherPlanUpdateContent(d, strict)
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_PlanUpdateContent(o: PlanUpdateContent) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of PlanUpdateContent"
-        ) from None
-    return encoder(o)
 
 
 def _decode_PlanId(v: _Any, strict: bool) -> PlanId:
@@ -18294,10 +16227,7 @@ def _decode_PlanEntry(d: _Any, strict: bool) -> PlanEntry:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PlanEntry.issuperset(d):
         _check_unknown(d, _KNOWN_PlanEntry)
@@ -18323,21 +16253,14 @@ def _encode_PlanEntry(o: PlanEntry) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
-
-
-def _decode_PlanEntryPriority(v: _Any, strict: bool) -> PlanEntryPriority | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_PlanEntryPriority.get(v)
-    if member is not None:
-        return member
-    return v
 
 
 _MEMBERS_PlanEntryPriority = _cast(
     "dict[str, PlanEntryPriority]", PlanEntryPriority._value2member_map_
+)
+_decode_PlanEntryPriority: _Decoder[PlanEntryPriority | str] = _open_str_enum(
+    _MEMBERS_PlanEntryPriority
 )
 
 
@@ -18345,17 +16268,11 @@ def _encode_PlanEntryPriority(v: PlanEntryPriority | str) -> str:
     return v._value_ if type(v) is PlanEntryPriority else v
 
 
-def _decode_PlanEntryStatus(v: _Any, strict: bool) -> PlanEntryStatus | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_PlanEntryStatus.get(v)
-    if member is not None:
-        return member
-    return v
-
-
 _MEMBERS_PlanEntryStatus = _cast(
     "dict[str, PlanEntryStatus]", PlanEntryStatus._value2member_map_
+)
+_decode_PlanEntryStatus: _Decoder[PlanEntryStatus | str] = _open_str_enum(
+    _MEMBERS_PlanEntryStatus
 )
 
 
@@ -18394,10 +16311,7 @@ def _decode_PlanItems(d: _Any, strict: bool) -> PlanItems:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PlanItems.issuperset(d):
         _check_unknown(d, _KNOWN_PlanItems)
@@ -18419,7 +16333,6 @@ def _encode_PlanItems(o: PlanItems) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18454,10 +16367,7 @@ def _decode_PlanFile(d: _Any, strict: bool) -> PlanFile:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PlanFile.issuperset(d):
         _check_unknown(d, _KNOWN_PlanFile)
@@ -18479,7 +16389,6 @@ def _encode_PlanFile(o: PlanFile) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18514,10 +16423,7 @@ def _decode_PlanMarkdown(d: _Any, strict: bool) -> PlanMarkdown:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PlanMarkdown.issuperset(d):
         _check_unknown(d, _KNOWN_PlanMarkdown)
@@ -18539,7 +16445,6 @@ def _encode_PlanMarkdown(o: PlanMarkdown) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18570,10 +16475,7 @@ def _decode_PlanUpdate(d: _Any, strict: bool) -> PlanUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PlanUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_PlanUpdate)
@@ -18593,7 +16495,6 @@ def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18618,10 +16519,7 @@ def _decode_PlanRemoved(d: _Any, strict: bool) -> PlanRemoved:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PlanRemoved.issuperset(d):
         _check_unknown(d, _KNOWN_PlanRemoved)
@@ -18641,7 +16539,6 @@ def _encode_PlanRemoved(o: PlanRemoved) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18668,10 +16565,7 @@ def _decode_AvailableCommandsUpdate(d: _Any, strict: bool) -> AvailableCommandsU
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AvailableCommandsUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_AvailableCommandsUpdate)
@@ -18695,7 +16589,6 @@ def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18726,10 +16619,7 @@ def _decode_ConfigOptionUpdate(d: _Any, strict: bool) -> ConfigOptionUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ConfigOptionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_ConfigOptionUpdate)
@@ -18749,7 +16639,6 @@ def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18764,10 +16653,7 @@ def _decode_SessionInfoUpdate(d: _Any, strict: bool) -> SessionInfoUpdate:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_updated_at: str | None | _Unset
     v = d.get("updatedAt", _MISSING)
@@ -18779,10 +16665,7 @@ def _decode_SessionInfoUpdate(d: _Any, strict: bool) -> SessionInfoUpdate:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("updatedAt")
-            _salvage(v)
-            f_updated_at = _UNSET
+            f_updated_at = _recovered(error, v, strict, "updatedAt", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -18792,10 +16675,7 @@ def _decode_SessionInfoUpdate(d: _Any, strict: bool) -> SessionInfoUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionInfoUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SessionInfoUpdate)
@@ -18820,7 +16700,6 @@ def _encode_SessionInfoUpdate(o: SessionInfoUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18859,10 +16738,7 @@ def _decode_Cost(d: _Any, strict: bool) -> Cost:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Cost.issuperset(d):
         _check_unknown(d, _KNOWN_Cost)
@@ -18884,7 +16760,6 @@ def _encode_Cost(o: Cost) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -18935,10 +16810,7 @@ def _decode_UsageUpdate(d: _Any, strict: bool) -> UsageUpdate:
         try:
             f_cost = None if v is None else _decode_Cost(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("cost")
-            _salvage(v)
-            f_cost = _UNSET
+            f_cost = _recovered(error, v, strict, "cost", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -18948,10 +16820,7 @@ def _decode_UsageUpdate(d: _Any, strict: bool) -> UsageUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_UsageUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_UsageUpdate)
@@ -18977,21 +16846,14 @@ def _encode_UsageUpdate(o: UsageUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
-
-
-def _decode_NoticeSeverity(v: _Any, strict: bool) -> NoticeSeverity | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_NoticeSeverity.get(v)
-    if member is not None:
-        return member
-    return v
 
 
 _MEMBERS_NoticeSeverity = _cast(
     "dict[str, NoticeSeverity]", NoticeSeverity._value2member_map_
+)
+_decode_NoticeSeverity: _Decoder[NoticeSeverity | str] = _open_str_enum(
+    _MEMBERS_NoticeSeverity
 )
 
 
@@ -19038,10 +16900,7 @@ def _decode_Notice(d: _Any, strict: bool) -> Notice:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -19051,10 +16910,7 @@ def _decode_Notice(d: _Any, strict: bool) -> Notice:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_Notice.issuperset(d):
         _check_unknown(d, _KNOWN_Notice)
@@ -19082,7 +16938,6 @@ def _encode_Notice(o: Notice) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -19090,17 +16945,11 @@ def _decode_CompactionId(v: _Any, strict: bool) -> CompactionId:
     return v if type(v) is str else _check_str(v)
 
 
-def _decode_CompactionStatus(v: _Any, strict: bool) -> CompactionStatus | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_CompactionStatus.get(v)
-    if member is not None:
-        return member
-    return v
-
-
 _MEMBERS_CompactionStatus = _cast(
     "dict[str, CompactionStatus]", CompactionStatus._value2member_map_
+)
+_decode_CompactionStatus: _Decoder[CompactionStatus | str] = _open_str_enum(
+    _MEMBERS_CompactionStatus
 )
 
 
@@ -19149,10 +16998,7 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("summary")
-            _salvage(v)
-            f_summary = _UNSET
+            f_summary = _recovered(error, v, strict, "summary", _UNSET)
 
     f_error: str | None | _Unset
     v = d.get("error", _MISSING)
@@ -19162,10 +17008,7 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
         try:
             f_error = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("error")
-            _salvage(v)
-            f_error = _UNSET
+            f_error = _recovered(error, v, strict, "error", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -19175,10 +17018,7 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CompactionUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionUpdate)
@@ -19214,7 +17054,6 @@ def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -19255,10 +17094,7 @@ def _decode_CompactionSummaryChunk(d: _Any, strict: bool) -> CompactionSummaryCh
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CompactionSummaryChunk.issuperset(d):
         _check_unknown(d, _KNOWN_CompactionSummaryChunk)
@@ -19282,7 +17118,6 @@ def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -19301,10 +17136,7 @@ def _decode_SubagentSessionCapabilities(
                 None if v is None else _decode_SessionCancelCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("cancel")
-            _salvage(v)
-            f_cancel = _UNSET
+            f_cancel = _recovered(error, v, strict, "cancel", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -19314,10 +17146,7 @@ def _decode_SubagentSessionCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SubagentSessionCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SubagentSessionCapabilities)
@@ -19342,7 +17171,6 @@ def _encode_SubagentSessionCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -19359,10 +17187,7 @@ def _decode_SessionCancelCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionCancelCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_SessionCancelCapabilities)
@@ -19379,7 +17204,6 @@ def _encode_SessionCancelCapabilities(o: SessionCancelCapabilities) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -19404,10 +17228,7 @@ def _decode_SubagentUpdate(d: _Any, strict: bool) -> SubagentUpdate:
         try:
             f_title = None if v is None else (v if type(v) is str else _check_str(v))
         except _ValidationError as error:
-            if strict:
-                raise error.at("title")
-            _salvage(v)
-            f_title = _UNSET
+            f_title = _recovered(error, v, strict, "title", _UNSET)
 
     f_description: str | None | _Unset
     v = d.get("description", _MISSING)
@@ -19419,10 +17240,7 @@ def _decode_SubagentUpdate(d: _Any, strict: bool) -> SubagentUpdate:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("description")
-            _salvage(v)
-            f_description = _UNSET
+            f_description = _recovered(error, v, strict, "description", _UNSET)
 
     f_capabilities: SubagentSessionCapabilities | None | _Unset
     v = d.get("capabilities", _MISSING)
@@ -19434,10 +17252,7 @@ def _decode_SubagentUpdate(d: _Any, strict: bool) -> SubagentUpdate:
                 None if v is None else _decode_SubagentSessionCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("capabilities")
-            _salvage(v)
-            f_capabilities = _UNSET
+            f_capabilities = _recovered(error, v, strict, "capabilities", _UNSET)
 
     f_state: StateUpdate | None | _Unset
     v = d.get("state", _MISSING)
@@ -19457,10 +17272,7 @@ def _decode_SubagentUpdate(d: _Any, strict: bool) -> SubagentUpdate:
                 )(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("state")
-            _salvage(v)
-            f_state = _UNSET
+            f_state = _recovered(error, v, strict, "state", _UNSET)
 
     f_cwd: AbsolutePath | None | _Unset
     v = d.get("cwd", _MISSING)
@@ -19492,10 +17304,7 @@ def _decode_SubagentUpdate(d: _Any, strict: bool) -> SubagentUpdate:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SubagentUpdate.issuperset(d):
         _check_unknown(d, _KNOWN_SubagentUpdate)
@@ -19558,7 +17367,6 @@ def _encode_SubagentUpdate(o: SubagentUpdate) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -19585,10 +17393,9 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("senderSessionId")
-            _salvage(v)
-            f_sender_session_id = _UNSET
+            f_sender_session_id = _recovered(
+                error, v, strict, "senderSessionId", _UNSET
+            )
 
     f_recipient_session_id: SessionId | None | _Unset
     v = d.get("recipientSessionId", _MISSING)
@@ -19600,10 +17407,9 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("recipientSessionId")
-            _salvage(v)
-            f_recipient_session_id = _UNSET
+            f_recipient_session_id = _recovered(
+                error, v, strict, "recipientSessionId", _UNSET
+            )
 
     f_sender_message_id: MessageId | None | _Unset
     v = d.get("senderMessageId", _MISSING)
@@ -19615,10 +17421,9 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("senderMessageId")
-            _salvage(v)
-            f_sender_message_id = _UNSET
+            f_sender_message_id = _recovered(
+                error, v, strict, "senderMessageId", _UNSET
+            )
 
     f_recipient_message_id: MessageId | None | _Unset
     v = d.get("recipientMessageId", _MISSING)
@@ -19630,10 +17435,9 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
                 None if v is None else (v if type(v) is str else _check_str(v))
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("recipientMessageId")
-            _salvage(v)
-            f_recipient_message_id = _UNSET
+            f_recipient_message_id = _recovered(
+                error, v, strict, "recipientMessageId", _UNSET
+            )
 
     f_content: list[ContentBlock] | None | _Unset
     v = d.get("content", _MISSING)
@@ -19649,10 +17453,7 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
                 )
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("content")
-            _salvage(v)
-            f_content = _UNSET
+            f_content = _recovered(error, v, strict, "content", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -19662,10 +17463,7 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionMessage.issuperset(d):
         _check_unknown(d, _KNOWN_SessionMessage)
@@ -19725,7 +17523,6 @@ def _encode_SessionMessage(o: SessionMessage) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -19766,10 +17563,7 @@ def _decode_SessionMessageChunk(d: _Any, strict: bool) -> SessionMessageChunk:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionMessageChunk.issuperset(d):
         _check_unknown(d, _KNOWN_SessionMessageChunk)
@@ -19793,7 +17587,6 @@ def _encode_SessionMessageChunk(o: SessionMessageChunk) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -19820,10 +17613,7 @@ def _decode_CompleteElicitationNotification(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CompleteElicitationNotification.issuperset(d):
         _check_unknown(d, _KNOWN_CompleteElicitationNotification)
@@ -19847,7 +17637,6 @@ def _encode_CompleteElicitationNotification(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -19878,10 +17667,7 @@ def _decode_AuthStatusUpdateNotification(
         try:
             f_accounts = _check_list_skipping(v, _decode_AuthAccount, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("accounts")
-            _salvage(v)
-            f_accounts = []
+            f_accounts = _recovered(error, v, strict, "accounts", [])
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -19891,10 +17677,7 @@ def _decode_AuthStatusUpdateNotification(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AuthStatusUpdateNotification.issuperset(d):
         _check_unknown(d, _KNOWN_AuthStatusUpdateNotification)
@@ -19922,7 +17705,6 @@ def _encode_AuthStatusUpdateNotification(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -19983,7 +17765,6 @@ def _encode_ClientRequest(o: ClientRequest) -> dict[str, _Any]:
     v_params = o.params
     if v_params is not _UNSET:
         d["params"] = _wire_json(v_params)
-
     return d
 
 
@@ -20020,10 +17801,9 @@ def _decode_InitializeRequest(d: _Any, strict: bool) -> InitializeRequest:
         try:
             f_capabilities = _decode_ClientCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("capabilities")
-            _salvage(v)
-            f_capabilities = ClientCapabilities()
+            f_capabilities = _recovered(
+                error, v, strict, "capabilities", ClientCapabilities()
+            )
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -20033,10 +17813,7 @@ def _decode_InitializeRequest(d: _Any, strict: bool) -> InitializeRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_InitializeRequest.issuperset(d):
         _check_unknown(d, _KNOWN_InitializeRequest)
@@ -20062,7 +17839,6 @@ def _encode_InitializeRequest(o: InitializeRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -20077,10 +17853,7 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
         try:
             f_auth = None if v is None else _decode_ClientAuthCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("auth")
-            _salvage(v)
-            f_auth = _UNSET
+            f_auth = _recovered(error, v, strict, "auth", _UNSET)
 
     f_elicitation: ElicitationCapabilities | None | _Unset
     v = d.get("elicitation", _MISSING)
@@ -20092,10 +17865,7 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
                 None if v is None else _decode_ElicitationCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("elicitation")
-            _salvage(v)
-            f_elicitation = _UNSET
+            f_elicitation = _recovered(error, v, strict, "elicitation", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -20105,10 +17875,7 @@ def _decode_ClientCapabilities(d: _Any, strict: bool) -> ClientCapabilities:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ClientCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ClientCapabilities)
@@ -20137,7 +17904,6 @@ def _encode_ClientCapabilities(o: ClientCapabilities) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -20154,10 +17920,7 @@ def _decode_ClientAuthCapabilities(d: _Any, strict: bool) -> ClientAuthCapabilit
                 None if v is None else _decode_TerminalAuthCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("terminal")
-            _salvage(v)
-            f_terminal = _UNSET
+            f_terminal = _recovered(error, v, strict, "terminal", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -20167,10 +17930,7 @@ def _decode_ClientAuthCapabilities(d: _Any, strict: bool) -> ClientAuthCapabilit
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ClientAuthCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ClientAuthCapabilities)
@@ -20193,7 +17953,6 @@ def _encode_ClientAuthCapabilities(o: ClientAuthCapabilities) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -20208,10 +17967,7 @@ def _decode_TerminalAuthCapabilities(d: _Any, strict: bool) -> TerminalAuthCapab
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_TerminalAuthCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_TerminalAuthCapabilities)
@@ -20228,7 +17984,6 @@ def _encode_TerminalAuthCapabilities(o: TerminalAuthCapabilities) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -20245,10 +18000,7 @@ def _decode_ElicitationCapabilities(d: _Any, strict: bool) -> ElicitationCapabil
                 None if v is None else _decode_ElicitationFormCapabilities(v, strict)
             )
         except _ValidationError as error:
-            if strict:
-                raise error.at("form")
-            _salvage(v)
-            f_form = _UNSET
+            f_form = _recovered(error, v, strict, "form", _UNSET)
 
     f_url: ElicitationUrlCapabilities | None | _Unset
     v = d.get("url", _MISSING)
@@ -20258,10 +18010,7 @@ def _decode_ElicitationCapabilities(d: _Any, strict: bool) -> ElicitationCapabil
         try:
             f_url = None if v is None else _decode_ElicitationUrlCapabilities(v, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("url")
-            _salvage(v)
-            f_url = _UNSET
+            f_url = _recovered(error, v, strict, "url", _UNSET)
 
     f_meta: dict[str, _Any] | None | _Unset
     v = d.get("_meta", _MISSING)
@@ -20271,10 +18020,7 @@ def _decode_ElicitationCapabilities(d: _Any, strict: bool) -> ElicitationCapabil
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ElicitationCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationCapabilities)
@@ -20301,7 +18047,6 @@ def _encode_ElicitationCapabilities(o: ElicitationCapabilities) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -20318,10 +18063,7 @@ def _decode_ElicitationFormCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ElicitationFormCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationFormCapabilities)
@@ -20340,7 +18082,6 @@ def _encode_ElicitationFormCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -20357,10 +18098,7 @@ def _decode_ElicitationUrlCapabilities(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ElicitationUrlCapabilities.issuperset(d):
         _check_unknown(d, _KNOWN_ElicitationUrlCapabilities)
@@ -20379,7 +18117,6 @@ def _encode_ElicitationUrlCapabilities(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -20404,10 +18141,7 @@ def _decode_LoginAuthRequest(d: _Any, strict: bool) -> LoginAuthRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_LoginAuthRequest.issuperset(d):
         _check_unknown(d, _KNOWN_LoginAuthRequest)
@@ -20427,7 +18161,6 @@ def _encode_LoginAuthRequest(o: LoginAuthRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -20442,10 +18175,7 @@ def _decode_ListProvidersRequest(d: _Any, strict: bool) -> ListProvidersRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ListProvidersRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ListProvidersRequest)
@@ -20462,7 +18192,6 @@ def _encode_ListProvidersRequest(o: ListProvidersRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -20523,10 +18252,7 @@ def _decode_SetProviderRequest(d: _Any, strict: bool) -> SetProviderRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SetProviderRequest.issuperset(d):
         _check_unknown(d, _KNOWN_SetProviderRequest)
@@ -20558,7 +18284,6 @@ def _encode_SetProviderRequest(o: SetProviderRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -20583,10 +18308,7 @@ def _decode_DisableProviderRequest(d: _Any, strict: bool) -> DisableProviderRequ
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_DisableProviderRequest.issuperset(d):
         _check_unknown(d, _KNOWN_DisableProviderRequest)
@@ -20606,7 +18328,6 @@ def _encode_DisableProviderRequest(o: DisableProviderRequest) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -20621,10 +18342,7 @@ def _decode_LogoutAuthRequest(d: _Any, strict: bool) -> LogoutAuthRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_LogoutAuthRequest.issuperset(d):
         _check_unknown(d, _KNOWN_LogoutAuthRequest)
@@ -20641,7 +18359,6 @@ def _encode_LogoutAuthRequest(o: LogoutAuthRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -20656,10 +18373,7 @@ def _decode_AuthStatusRequest(d: _Any, strict: bool) -> AuthStatusRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AuthStatusRequest.issuperset(d):
         _check_unknown(d, _KNOWN_AuthStatusRequest)
@@ -20676,7 +18390,6 @@ def _encode_AuthStatusRequest(o: AuthStatusRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -20737,10 +18450,7 @@ def _decode_NewSessionRequest(d: _Any, strict: bool) -> NewSessionRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_NewSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_NewSessionRequest)
@@ -20776,7 +18486,6 @@ def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -20831,10 +18540,7 @@ def _read_HttpMcpServer(d: _JsonObject, strict: bool) -> HttpMcpServer:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_HttpMcpServer.issuperset(d):
         _check_unknown(d, _KNOWN_HttpMcpServer)
@@ -20863,7 +18569,6 @@ def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -20906,10 +18611,7 @@ def _read_AcpMcpServer(d: _JsonObject, strict: bool) -> AcpMcpServer:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_AcpMcpServer.issuperset(d):
         _check_unknown(d, _KNOWN_AcpMcpServer)
@@ -20932,7 +18634,6 @@ def _encode_AcpMcpServer(o: AcpMcpServer) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -21001,10 +18702,7 @@ def _read_StdioMcpServer(d: _JsonObject, strict: bool) -> StdioMcpServer:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_StdioMcpServer.issuperset(d):
         _check_unknown(d, _KNOWN_StdioMcpServer)
@@ -21037,31 +18735,24 @@ def _encode_StdioMcpServer(o: StdioMcpServer) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
 def _decode_OtherMcpServer(d: _Any, strict: bool) -> OtherMcpServer:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_McpServer:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_McpServer, strict)
     return _read_OtherMcpServer(d, strict)
 
 
 def _read_OtherMcpServer(d: _JsonObject, strict: bool) -> OtherMcpServer:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
+    f_type = d["type"]
+    f_extra = _extra_members(d, ["type"], strict)
     o = _new(OtherMcpServer)
-    o.type = d["type"]
-    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
-    if strict:
-        _check_json(o.extra)
+    o.type = f_type
+    o.extra = f_extra
     return o
 
 
@@ -21069,40 +18760,15 @@ def _encode_OtherMcpServer(o: OtherMcpServer) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": o.type,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_McpServer: dict[str, _Decoder[McpServer]] = {
     "http": _read_HttpMcpServer,
     "acp": _read_AcpMcpServer,
     "stdio": _read_StdioMcpServer,
 }
-
-
-def _decode_McpServer(d: _Any, strict: bool) -> McpServer:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_McpServer.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherMcpServer(d, strict)
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_McpServer(o: McpServer) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(f"{type(o).__name__} is not a variant of McpServer") from None
-    return encoder(o)
 
 
 def _decode_HttpHeader(d: _Any, strict: bool) -> HttpHeader:
@@ -21136,10 +18802,7 @@ def _decode_HttpHeader(d: _Any, strict: bool) -> HttpHeader:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_HttpHeader.issuperset(d):
         _check_unknown(d, _KNOWN_HttpHeader)
@@ -21161,7 +18824,6 @@ def _encode_HttpHeader(o: HttpHeader) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -21208,10 +18870,7 @@ def _decode_McpServerHttp(d: _Any, strict: bool) -> McpServerHttp:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_McpServerHttp.issuperset(d):
         _check_unknown(d, _KNOWN_McpServerHttp)
@@ -21237,7 +18896,6 @@ def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -21272,10 +18930,7 @@ def _decode_McpServerAcp(d: _Any, strict: bool) -> McpServerAcp:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_McpServerAcp.issuperset(d):
         _check_unknown(d, _KNOWN_McpServerAcp)
@@ -21297,7 +18952,6 @@ def _encode_McpServerAcp(o: McpServerAcp) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -21358,10 +19012,7 @@ def _decode_McpServerStdio(d: _Any, strict: bool) -> McpServerStdio:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_McpServerStdio.issuperset(d):
         _check_unknown(d, _KNOWN_McpServerStdio)
@@ -21393,7 +19044,6 @@ def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -21434,10 +19084,7 @@ def _decode_SystemPrompt(d: _Any, strict: bool) -> SystemPrompt:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SystemPrompt.issuperset(d):
         _check_unknown(d, _KNOWN_SystemPrompt)
@@ -21459,21 +19106,14 @@ def _encode_SystemPrompt(o: SystemPrompt) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
-
-
-def _decode_SystemPromptMode(v: _Any, strict: bool) -> SystemPromptMode | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_SystemPromptMode.get(v)
-    if member is not None:
-        return member
-    return v
 
 
 _MEMBERS_SystemPromptMode = _cast(
     "dict[str, SystemPromptMode]", SystemPromptMode._value2member_map_
+)
+_decode_SystemPromptMode: _Decoder[SystemPromptMode | str] = _open_str_enum(
+    _MEMBERS_SystemPromptMode
 )
 
 
@@ -21530,10 +19170,7 @@ def _decode_ListSessionsRequest(d: _Any, strict: bool) -> ListSessionsRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ListSessionsRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ListSessionsRequest)
@@ -21572,21 +19209,14 @@ def _encode_ListSessionsRequest(o: ListSessionsRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
-
-
-def _decode_SessionArchiveFilter(v: _Any, strict: bool) -> SessionArchiveFilter | str:
-    if type(v) is not str:
-        raise _type_error("a string", v)
-    member = _MEMBERS_SessionArchiveFilter.get(v)
-    if member is not None:
-        return member
-    return v
 
 
 _MEMBERS_SessionArchiveFilter = _cast(
     "dict[str, SessionArchiveFilter]", SessionArchiveFilter._value2member_map_
+)
+_decode_SessionArchiveFilter: _Decoder[SessionArchiveFilter | str] = _open_str_enum(
+    _MEMBERS_SessionArchiveFilter
 )
 
 
@@ -21615,10 +19245,7 @@ def _decode_DeleteSessionRequest(d: _Any, strict: bool) -> DeleteSessionRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_DeleteSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_DeleteSessionRequest)
@@ -21638,7 +19265,6 @@ def _encode_DeleteSessionRequest(o: DeleteSessionRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -21709,10 +19335,7 @@ def _decode_ForkSessionRequest(d: _Any, strict: bool) -> ForkSessionRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ForkSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ForkSessionRequest)
@@ -21750,7 +19373,6 @@ def _encode_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -21775,10 +19397,7 @@ def _decode_ArchiveSessionRequest(d: _Any, strict: bool) -> ArchiveSessionReques
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ArchiveSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ArchiveSessionRequest)
@@ -21798,7 +19417,6 @@ def _encode_ArchiveSessionRequest(o: ArchiveSessionRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -21823,10 +19441,7 @@ def _decode_UnarchiveSessionRequest(d: _Any, strict: bool) -> UnarchiveSessionRe
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_UnarchiveSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_UnarchiveSessionRequest)
@@ -21846,7 +19461,6 @@ def _encode_UnarchiveSessionRequest(o: UnarchiveSessionRequest) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -21871,10 +19485,7 @@ def _decode_SessionStatusRequest(d: _Any, strict: bool) -> SessionStatusRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SessionStatusRequest.issuperset(d):
         _check_unknown(d, _KNOWN_SessionStatusRequest)
@@ -21894,7 +19505,6 @@ def _encode_SessionStatusRequest(o: SessionStatusRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -21929,10 +19539,7 @@ def _decode_SetSessionTitleRequest(d: _Any, strict: bool) -> SetSessionTitleRequ
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SetSessionTitleRequest.issuperset(d):
         _check_unknown(d, _KNOWN_SetSessionTitleRequest)
@@ -21956,7 +19563,6 @@ def _encode_SetSessionTitleRequest(o: SetSessionTitleRequest) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -22047,10 +19653,7 @@ def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ResumeSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ResumeSessionRequest)
@@ -22102,7 +19705,6 @@ def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -22125,10 +19727,7 @@ def _read_StartReplayFrom(d: _JsonObject, strict: bool) -> StartReplayFrom:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_StartReplayFrom.issuperset(d):
         _check_unknown(d, _KNOWN_StartReplayFrom)
@@ -22147,31 +19746,24 @@ def _encode_StartReplayFrom(o: StartReplayFrom) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
 def _decode_OtherReplayFrom(d: _Any, strict: bool) -> OtherReplayFrom:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_ReplayFrom:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_ReplayFrom, strict)
     return _read_OtherReplayFrom(d, strict)
 
 
 def _read_OtherReplayFrom(d: _JsonObject, strict: bool) -> OtherReplayFrom:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
+    f_type = d["type"]
+    f_extra = _extra_members(d, ["type"], strict)
     o = _new(OtherReplayFrom)
-    o.type = d["type"]
-    o.extra = {k: x for k, x in d.items() if k not in ["type"]}
-    if strict:
-        _check_json(o.extra)
+    o.type = f_type
+    o.extra = f_extra
     return o
 
 
@@ -22179,38 +19771,13 @@ def _encode_OtherReplayFrom(o: OtherReplayFrom) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": o.type,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_ReplayFrom: dict[str, _Decoder[ReplayFrom]] = {
     "start": _read_StartReplayFrom,
 }
-
-
-def _decode_ReplayFrom(d: _Any, strict: bool) -> ReplayFrom:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_ReplayFrom.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherReplayFrom(d, strict)
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
-
-
-def _encode_ReplayFrom(o: ReplayFrom) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(f"{type(o).__name__} is not a variant of ReplayFrom") from None
-    return encoder(o)
 
 
 def _decode_ReplayFromStart(d: _Any, strict: bool) -> ReplayFromStart:
@@ -22224,10 +19791,7 @@ def _decode_ReplayFromStart(d: _Any, strict: bool) -> ReplayFromStart:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ReplayFromStart.issuperset(d):
         _check_unknown(d, _KNOWN_ReplayFromStart)
@@ -22244,7 +19808,6 @@ def _encode_ReplayFromStart(o: ReplayFromStart) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -22269,10 +19832,7 @@ def _decode_CloseSessionRequest(d: _Any, strict: bool) -> CloseSessionRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CloseSessionRequest.issuperset(d):
         _check_unknown(d, _KNOWN_CloseSessionRequest)
@@ -22292,7 +19852,6 @@ def _encode_CloseSessionRequest(o: CloseSessionRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -22327,10 +19886,7 @@ def _decode_CancelToolCallRequest(d: _Any, strict: bool) -> CancelToolCallReques
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CancelToolCallRequest.issuperset(d):
         _check_unknown(d, _KNOWN_CancelToolCallRequest)
@@ -22354,7 +19910,6 @@ def _encode_CancelToolCallRequest(o: CancelToolCallRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -22389,10 +19944,7 @@ def _decode_CancelTerminalRequest(d: _Any, strict: bool) -> CancelTerminalReques
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CancelTerminalRequest.issuperset(d):
         _check_unknown(d, _KNOWN_CancelTerminalRequest)
@@ -22416,7 +19968,6 @@ def _encode_CancelTerminalRequest(o: CancelTerminalRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -22463,10 +20014,7 @@ def _read_IdSetSessionConfigOptionRequest(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_value: SessionConfigValueId
     v = d.get("value", _MISSING)
@@ -22505,7 +20053,6 @@ def _encode_IdSetSessionConfigOptionRequest(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -22552,10 +20099,7 @@ def _read_BooleanSetSessionConfigOptionRequest(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_value: bool
     v = d.get("value", _MISSING)
@@ -22594,7 +20138,6 @@ def _encode_BooleanSetSessionConfigOptionRequest(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -22603,13 +20146,7 @@ def _decode_OtherSetSessionConfigOptionRequest(
 ) -> OtherSetSessionConfigOptionRequest:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("type")) is not str:
-        raise _check_tag(d, "type", None)
-    if strict and d["type"] in _VARIANTS_SetSessionConfigOptionRequest:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["type"]).at(
-            "type"
-        )
+    _check_other_tag(d, "type", _VARIANTS_SetSessionConfigOptionRequest, strict)
     return _read_OtherSetSessionConfigOptionRequest(d, strict)
 
 
@@ -22646,10 +20183,7 @@ def _read_OtherSetSessionConfigOptionRequest(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_value: _Any
     v = d.get("value", _MISSING)
@@ -22661,19 +20195,17 @@ def _read_OtherSetSessionConfigOptionRequest(
         except _ValidationError as error:
             raise error.at("value")
 
+    f_type = d["type"]
+    f_extra = _extra_members(
+        d, ["type", "sessionId", "configId", "_meta", "value"], strict
+    )
     o = _new(OtherSetSessionConfigOptionRequest)
-    o.type = d["type"]
+    o.type = f_type
     o.session_id = f_session_id
     o.config_id = f_config_id
     o.meta = f_meta
     o.value = f_value
-    o.extra = {
-        k: x
-        for k, x in d.items()
-        if k not in ["type", "sessionId", "configId", "_meta", "value"]
-    }
-    if strict:
-        _check_json(o.extra)
+    o.extra = f_extra
     return o
 
 
@@ -22689,35 +20221,16 @@ def _encode_OtherSetSessionConfigOptionRequest(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_SetSessionConfigOptionRequest: dict[
     str, _Decoder[SetSessionConfigOptionRequest]
 ] = {
     "id": _read_IdSetSessionConfigOptionRequest,
     "boolean": _read_BooleanSetSessionConfigOptionRequest,
 }
-
-
-def _decode_SetSessionConfigOptionRequest(
-    d: _Any, strict: bool
-) -> SetSessionConfigOptionRequest:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("type", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_SetSessionConfigOptionRequest.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherSetSessionConfigOptionRequest(d, strict)
-    if tag is _MISSING:
-        raise _missing("type")
-    raise _type_error("a string", tag).at("type")
 
 
 def _decode_PromptRequest(d: _Any, strict: bool) -> PromptRequest:
@@ -22753,10 +20266,7 @@ def _decode_PromptRequest(d: _Any, strict: bool) -> PromptRequest:
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_PromptRequest.issuperset(d):
         _check_unknown(d, _KNOWN_PromptRequest)
@@ -22778,7 +20288,6 @@ def _encode_PromptRequest(o: PromptRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -22823,7 +20332,6 @@ def _encode_ResultClientResponse(o: ResultClientResponse) -> dict[str, _Any]:
         "id": encode(o.id),
         "result": _wire_json(o.result),
     }
-
     return d
 
 
@@ -22891,33 +20399,7 @@ def _encode_ErrorClientResponse(o: ErrorClientResponse) -> dict[str, _Any]:
         "id": encode(o.id),
         "error": _encode_Error(o.error),
     }
-
     return d
-
-
-def _decode_ClientResponse(d: _Any, strict: bool) -> ClientResponse:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    # The first variant whose required keys are all there and that decodes,
-    # as serde's untagged enums choose.
-    errors: list[_ValidationError] = []
-    if "id" in d and "result" in d:
-        try:
-            return _decode_ResultClientResponse(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if "id" in d and "error" in d:
-        try:
-            return _decode_ErrorClientResponse(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if errors:
-        raise _furthest(errors)
-    raise _ValidationError(
-        "expected an object with the members of Result or Error (id, result; id, error)"
-    )
 
 
 def _decode_RequestPermissionResponse(
@@ -22951,10 +20433,7 @@ def _decode_RequestPermissionResponse(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_RequestPermissionResponse.issuperset(d):
         _check_unknown(d, _KNOWN_RequestPermissionResponse)
@@ -22974,7 +20453,6 @@ def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -23001,10 +20479,7 @@ def _read_CancelledRequestPermissionOutcome(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CancelledRequestPermissionOutcome.issuperset(d):
         _check_unknown(d, _KNOWN_CancelledRequestPermissionOutcome)
@@ -23027,7 +20502,6 @@ def _encode_CancelledRequestPermissionOutcome(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -23064,10 +20538,7 @@ def _read_SelectedRequestPermissionOutcome(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SelectedRequestPermissionOutcome.issuperset(d):
         _check_unknown(d, _KNOWN_SelectedRequestPermissionOutcome)
@@ -23092,7 +20563,6 @@ def _encode_SelectedRequestPermissionOutcome(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -23101,13 +20571,7 @@ def _decode_OtherRequestPermissionOutcome(
 ) -> OtherRequestPermissionOutcome:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("outcome")) is not str:
-        raise _check_tag(d, "outcome", None)
-    if strict and d["outcome"] in _VARIANTS_RequestPermissionOutcome:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["outcome"]).at(
-            "outcome"
-        )
+    _check_other_tag(d, "outcome", _VARIANTS_RequestPermissionOutcome, strict)
     return _read_OtherRequestPermissionOutcome(d, strict)
 
 
@@ -23116,11 +20580,11 @@ def _read_OtherRequestPermissionOutcome(
 ) -> OtherRequestPermissionOutcome:
     # `d` is an object whose tag is a string no other variant has: the
     # union's decoder, its only caller, checked it.
+    f_outcome = d["outcome"]
+    f_extra = _extra_members(d, ["outcome"], strict)
     o = _new(OtherRequestPermissionOutcome)
-    o.outcome = d["outcome"]
-    o.extra = {k: x for k, x in d.items() if k not in ["outcome"]}
-    if strict:
-        _check_json(o.extra)
+    o.outcome = f_outcome
+    o.extra = f_extra
     return o
 
 
@@ -23130,41 +20594,14 @@ def _encode_OtherRequestPermissionOutcome(
     d: dict[str, _Any] = {
         "outcome": o.outcome,
     }
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_RequestPermissionOutcome: dict[str, _Decoder[RequestPermissionOutcome]] = {
     "cancelled": _read_CancelledRequestPermissionOutcome,
     "selected": _read_SelectedRequestPermissionOutcome,
 }
-
-
-def _decode_RequestPermissionOutcome(d: _Any, strict: bool) -> RequestPermissionOutcome:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("outcome", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_RequestPermissionOutcome.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherRequestPermissionOutcome(d, strict)
-    if tag is _MISSING:
-        raise _missing("outcome")
-    raise _type_error("a string", tag).at("outcome")
-
-
-def _encode_RequestPermissionOutcome(o: RequestPermissionOutcome) -> dict[str, _Any]:
-    try:
-        encoder = _CLASS_ENCODERS[type(o)]
-    except KeyError:
-        raise TypeError(
-            f"{type(o).__name__} is not a variant of RequestPermissionOutcome"
-        ) from None
-    return encoder(o)
 
 
 def _decode_CancelledPermissionOutcome(
@@ -23180,10 +20617,7 @@ def _decode_CancelledPermissionOutcome(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CancelledPermissionOutcome.issuperset(d):
         _check_unknown(d, _KNOWN_CancelledPermissionOutcome)
@@ -23202,7 +20636,6 @@ def _encode_CancelledPermissionOutcome(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -23229,10 +20662,7 @@ def _decode_SelectedPermissionOutcome(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_SelectedPermissionOutcome.issuperset(d):
         _check_unknown(d, _KNOWN_SelectedPermissionOutcome)
@@ -23252,7 +20682,6 @@ def _encode_SelectedPermissionOutcome(o: SelectedPermissionOutcome) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -23279,10 +20708,7 @@ def _read_AcceptCreateElicitationResponse(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     f_content: dict[str, ElicitationContentValue] | None | _Unset
     v = d.get("content", _MISSING)
@@ -23325,7 +20751,6 @@ def _encode_AcceptCreateElicitationResponse(
         d["content"] = (
             None if v_content is None else {k: encode(x) for k, x in v_content.items()}
         )
-
     return d
 
 
@@ -23352,10 +20777,7 @@ def _read_DeclineCreateElicitationResponse(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_DeclineCreateElicitationResponse.issuperset(d):
         _check_unknown(d, _KNOWN_DeclineCreateElicitationResponse)
@@ -23376,7 +20798,6 @@ def _encode_DeclineCreateElicitationResponse(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -23403,10 +20824,7 @@ def _read_CancelCreateElicitationResponse(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CancelCreateElicitationResponse.issuperset(d):
         _check_unknown(d, _KNOWN_CancelCreateElicitationResponse)
@@ -23427,7 +20845,6 @@ def _encode_CancelCreateElicitationResponse(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -23436,13 +20853,7 @@ def _decode_OtherCreateElicitationResponse(
 ) -> OtherCreateElicitationResponse:
     if type(d) is not _json_object:
         raise _type_error("an object", d)
-    if type(d.get("action")) is not str:
-        raise _check_tag(d, "action", None)
-    if strict and d["action"] in _VARIANTS_CreateElicitationResponse:
-        # The schema's catch-all excludes the known tags (its `not`).
-        raise _unexpected("expected a tag that no other variant has", d["action"]).at(
-            "action"
-        )
+    _check_other_tag(d, "action", _VARIANTS_CreateElicitationResponse, strict)
     return _read_OtherCreateElicitationResponse(d, strict)
 
 
@@ -23459,17 +20870,14 @@ def _read_OtherCreateElicitationResponse(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
+    f_action = d["action"]
+    f_extra = _extra_members(d, ["action", "_meta"], strict)
     o = _new(OtherCreateElicitationResponse)
-    o.action = d["action"]
+    o.action = f_action
     o.meta = f_meta
-    o.extra = {k: x for k, x in d.items() if k not in ["action", "_meta"]}
-    if strict:
-        _check_json(o.extra)
+    o.extra = f_extra
     return o
 
 
@@ -23482,34 +20890,15 @@ def _encode_OtherCreateElicitationResponse(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
-    for key, value in _wire_json(o.extra).items():
-        d.setdefault(key, value)
+    _add_extra(d, o.extra)
     return d
 
 
-# The readers of the variants by tag: each takes an object whose tag it is.
 _VARIANTS_CreateElicitationResponse: dict[str, _Decoder[CreateElicitationResponse]] = {
     "accept": _read_AcceptCreateElicitationResponse,
     "decline": _read_DeclineCreateElicitationResponse,
     "cancel": _read_CancelCreateElicitationResponse,
 }
-
-
-def _decode_CreateElicitationResponse(
-    d: _Any, strict: bool
-) -> CreateElicitationResponse:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    tag = d.get("action", _MISSING)
-    if type(tag) is str:
-        decoder = _VARIANTS_CreateElicitationResponse.get(tag)
-        if decoder is not None:
-            return decoder(d, strict)
-        return _read_OtherCreateElicitationResponse(d, strict)
-    if tag is _MISSING:
-        raise _missing("action")
-    raise _type_error("a string", tag).at("action")
 
 
 def _decode_ElicitationContentValue(v: _Any, strict: bool) -> ElicitationContentValue:
@@ -23579,7 +20968,6 @@ def _encode_ElicitationAcceptAction(o: ElicitationAcceptAction) -> dict[str, _An
         d["content"] = (
             None if v_content is None else {k: encode(x) for k, x in v_content.items()}
         )
-
     return d
 
 
@@ -23604,10 +20992,7 @@ def _decode_ResultMessageMcpResponse(d: _Any, strict: bool) -> ResultMessageMcpR
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ResultMessageMcpResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ResultMessageMcpResponse)
@@ -23627,7 +21012,6 @@ def _encode_ResultMessageMcpResponse(o: ResultMessageMcpResponse) -> dict[str, _
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -23652,10 +21036,7 @@ def _decode_ErrorMessageMcpResponse(d: _Any, strict: bool) -> ErrorMessageMcpRes
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ErrorMessageMcpResponse.issuperset(d):
         _check_unknown(d, _KNOWN_ErrorMessageMcpResponse)
@@ -23675,33 +21056,7 @@ def _encode_ErrorMessageMcpResponse(o: ErrorMessageMcpResponse) -> dict[str, _An
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
-
-
-def _decode_MessageMcpResponse(d: _Any, strict: bool) -> MessageMcpResponse:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    # The first variant whose required keys are all there and that decodes,
-    # as serde's untagged enums choose.
-    errors: list[_ValidationError] = []
-    if "result" in d:
-        try:
-            return _decode_ResultMessageMcpResponse(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if "error" in d:
-        try:
-            return _decode_ErrorMessageMcpResponse(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if errors:
-        raise _furthest(errors)
-    raise _ValidationError(
-        "expected an object with the members of Result or Error (result; error)"
-    )
 
 
 def _decode_McpError(d: _Any, strict: bool) -> McpError:
@@ -23765,7 +21120,6 @@ def _encode_McpError(o: McpError) -> dict[str, _Any]:
     v_data = o.data
     if v_data is not _UNSET:
         d["data"] = _wire_json(v_data)
-
     return d
 
 
@@ -23812,7 +21166,6 @@ def _encode_ClientNotification(o: ClientNotification) -> dict[str, _Any]:
     v_params = o.params
     if v_params is not _UNSET:
         d["params"] = _wire_json(v_params)
-
     return d
 
 
@@ -23839,10 +21192,7 @@ def _decode_CancelSessionNotification(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CancelSessionNotification.issuperset(d):
         _check_unknown(d, _KNOWN_CancelSessionNotification)
@@ -23862,7 +21212,6 @@ def _encode_CancelSessionNotification(o: CancelSessionNotification) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -23917,10 +21266,7 @@ def _decode_MessageMcpNotification(d: _Any, strict: bool) -> MessageMcpNotificat
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_MessageMcpNotification.issuperset(d):
         _check_unknown(d, _KNOWN_MessageMcpNotification)
@@ -23950,7 +21296,6 @@ def _encode_MessageMcpNotification(o: MessageMcpNotification) -> dict[str, _Any]
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -23977,10 +21322,7 @@ def _decode_CancelRequestNotification(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_CancelRequestNotification.issuperset(d):
         _check_unknown(d, _KNOWN_CancelRequestNotification)
@@ -24000,7 +21342,6 @@ def _encode_CancelRequestNotification(o: CancelRequestNotification) -> dict[str,
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -24057,7 +21398,6 @@ def _encode_ProxyRequest(o: ProxyRequest) -> dict[str, _Any]:
     v_params = o.params
     if v_params is not _UNSET:
         d["params"] = _wire_json(v_params)
-
     return d
 
 
@@ -24096,10 +21436,7 @@ def _decode_ProxySuccessorRequest(d: _Any, strict: bool) -> ProxySuccessorReques
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ProxySuccessorRequest.issuperset(d):
         _check_unknown(d, _KNOWN_ProxySuccessorRequest)
@@ -24123,7 +21460,6 @@ def _encode_ProxySuccessorRequest(o: ProxySuccessorRequest) -> dict[str, _Any]:
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
@@ -24168,7 +21504,6 @@ def _encode_ResultProxyResponse(o: ResultProxyResponse) -> dict[str, _Any]:
         "id": encode(o.id),
         "result": _wire_json(o.result),
     }
-
     return d
 
 
@@ -24236,33 +21571,7 @@ def _encode_ErrorProxyResponse(o: ErrorProxyResponse) -> dict[str, _Any]:
         "id": encode(o.id),
         "error": _encode_Error(o.error),
     }
-
     return d
-
-
-def _decode_ProxyResponse(d: _Any, strict: bool) -> ProxyResponse:
-    if type(d) is not _json_object:
-        raise _type_error("an object", d)
-    # The first variant whose required keys are all there and that decodes,
-    # as serde's untagged enums choose.
-    errors: list[_ValidationError] = []
-    if "id" in d and "result" in d:
-        try:
-            return _decode_ResultProxyResponse(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if "id" in d and "error" in d:
-        try:
-            return _decode_ErrorProxyResponse(d, strict)
-        except _ValidationError as error:
-            _salvage(d)
-            errors.append(error)
-    if errors:
-        raise _furthest(errors)
-    raise _ValidationError(
-        "expected an object with the members of Result or Error (id, result; id, error)"
-    )
 
 
 def _decode_InitializeProxyResponse(v: _Any, strict: bool) -> InitializeProxyResponse:
@@ -24316,7 +21625,6 @@ def _encode_ProxyNotification(o: ProxyNotification) -> dict[str, _Any]:
     v_params = o.params
     if v_params is not _UNSET:
         d["params"] = _wire_json(v_params)
-
     return d
 
 
@@ -24353,10 +21661,7 @@ def _decode_ProxySuccessorNotification(
         try:
             f_meta = None if v is None else _check_map(v, None, strict)
         except _ValidationError as error:
-            if strict:
-                raise error.at("_meta")
-            _salvage(v)
-            f_meta = _UNSET
+            f_meta = _recovered(error, v, strict, "_meta", _UNSET)
 
     if strict and not _KNOWN_ProxySuccessorNotification.issuperset(d):
         _check_unknown(d, _KNOWN_ProxySuccessorNotification)
@@ -24384,129 +21689,269 @@ def _encode_ProxySuccessorNotification(
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
-
     return d
 
 
-def _encode_ToolCallState(o: ToolCallState) -> dict[str, _Any]:
-    d: dict[str, _Any] = {}
-    d["toolCallId"] = o.tool_call_id
-    d["name"] = o.name
-    d["title"] = o.title
-    d["kind"] = o.kind._value_ if type(o.kind) is ToolKind else o.kind
-    d["status"] = o.status._value_ if type(o.status) is ToolCallStatus else o.status
-    d["content"] = [_encode_ToolCallContent(x) for x in o.content]
-    d["locations"] = [_encode_ToolCallLocation(x) for x in o.locations]
-    d["rawInput"] = _wire_json(o.raw_input)
-    d["rawOutput"] = _wire_json(o.raw_output)
-    d["capabilities"] = (
-        None if o.capabilities is None else _encode_ToolCallCapabilities(o.capabilities)
+_decode_RequestPermissionSubject: _Decoder[RequestPermissionSubject] = _tagged_union(
+    "type",
+    _VARIANTS_RequestPermissionSubject,
+    catch_all=_read_OtherRequestPermissionSubject,
+)
+_decode_ToolCallContent: _Decoder[ToolCallContent] = _tagged_union(
+    "type", _VARIANTS_ToolCallContent, catch_all=_read_OtherToolCallContent
+)
+_decode_ContentBlock: _Decoder[ContentBlock] = _tagged_union(
+    "type", _VARIANTS_ContentBlock, catch_all=_read_OtherContentBlock
+)
+_decode_EmbeddedResourceResource: _Decoder[EmbeddedResourceResource] = _untagged_union(
+    (
+        (("text", "uri"), _decode_TextResourceContents),
+        (("blob", "uri"), _decode_BlobResourceContents),
+    ),
+    "expected an object with the members of TextResourceContents or BlobResourceContents (text, uri; blob, uri)",
+)
+_decode_DiffChange: _Decoder[DiffChange] = _tagged_union(
+    "operation", _VARIANTS_DiffChange, catch_all=_read_OtherDiffChange
+)
+_decode_CreateElicitationRequest: _Decoder[CreateElicitationRequest] = _tagged_union(
+    "mode",
+    _VARIANTS_CreateElicitationRequest,
+    catch_all=_read_OtherCreateElicitationRequest,
+)
+_decode_ElicitationPropertySchema: _Decoder[ElicitationPropertySchema] = _tagged_union(
+    "type",
+    _VARIANTS_ElicitationPropertySchema,
+    catch_all=_read_OtherElicitationPropertySchema,
+)
+_decode_MultiSelectItems: _Decoder[MultiSelectItems] = _tagged_union(
+    "type",
+    _VARIANTS_MultiSelectItems,
+    fallback=_decode_TitledMultiSelectItems,
+    catch_all=_read_OtherMultiSelectItems,
+)
+_decode_AgentResponse: _Decoder[AgentResponse] = _untagged_union(
+    (
+        (("id", "result"), _decode_ResultAgentResponse),
+        (("id", "error"), _decode_ErrorAgentResponse),
+    ),
+    "expected an object with the members of Result or Error (id, result; id, error)",
+)
+_decode_AuthMethod: _Decoder[AuthMethod] = _tagged_union(
+    "type", _VARIANTS_AuthMethod, catch_all=_read_OtherAuthMethod
+)
+_decode_SessionConfigOption: _Decoder[SessionConfigOption] = _tagged_union(
+    "type", _VARIANTS_SessionConfigOption, catch_all=_read_OtherSessionConfigOption
+)
+_decode_AvailableCommand: _Decoder[AvailableCommand] = _tagged_union(
+    "type", _VARIANTS_AvailableCommand, catch_all=_read_OtherAvailableCommand
+)
+_decode_AvailableCommandInput: _Decoder[AvailableCommandInput] = _tagged_union(
+    "type", _VARIANTS_AvailableCommandInput, catch_all=_read_OtherAvailableCommandInput
+)
+_decode_StateUpdate: _Decoder[StateUpdate] = _tagged_union(
+    "state", _VARIANTS_StateUpdate, catch_all=_read_OtherStateUpdate
+)
+_decode_BackgroundWork: _Decoder[BackgroundWork] = _tagged_union(
+    "type", _VARIANTS_BackgroundWork, catch_all=_read_OtherBackgroundWork
+)
+_decode_IdleStateUpdate: _Decoder[IdleStateUpdate] = _tagged_union(
+    "stopReason",
+    _VARIANTS_IdleStateUpdate,
+    lenient_tag=True,
+    catch_all=_read_OtherIdleStateUpdate,
+    null_tag=_decode_NoneIdleStateUpdate,
+)
+_decode_SessionUpdate: _Decoder[SessionUpdate] = _tagged_union(
+    "sessionUpdate", _VARIANTS_SessionUpdate, catch_all=_read_OtherSessionUpdate
+)
+_decode_PlanUpdateContent: _Decoder[PlanUpdateContent] = _tagged_union(
+    "type", _VARIANTS_PlanUpdateContent, catch_all=_read_OtherPlanUpdateContent
+)
+_decode_McpServer: _Decoder[McpServer] = _tagged_union(
+    "type", _VARIANTS_McpServer, catch_all=_read_OtherMcpServer
+)
+_decode_ReplayFrom: _Decoder[ReplayFrom] = _tagged_union(
+    "type", _VARIANTS_ReplayFrom, catch_all=_read_OtherReplayFrom
+)
+_decode_SetSessionConfigOptionRequest: _Decoder[SetSessionConfigOptionRequest] = (
+    _tagged_union(
+        "type",
+        _VARIANTS_SetSessionConfigOptionRequest,
+        catch_all=_read_OtherSetSessionConfigOptionRequest,
     )
-    d["_meta"] = _wire_map(o.meta)
+)
+_decode_ClientResponse: _Decoder[ClientResponse] = _untagged_union(
+    (
+        (("id", "result"), _decode_ResultClientResponse),
+        (("id", "error"), _decode_ErrorClientResponse),
+    ),
+    "expected an object with the members of Result or Error (id, result; id, error)",
+)
+_decode_RequestPermissionOutcome: _Decoder[RequestPermissionOutcome] = _tagged_union(
+    "outcome",
+    _VARIANTS_RequestPermissionOutcome,
+    catch_all=_read_OtherRequestPermissionOutcome,
+)
+_decode_CreateElicitationResponse: _Decoder[CreateElicitationResponse] = _tagged_union(
+    "action",
+    _VARIANTS_CreateElicitationResponse,
+    catch_all=_read_OtherCreateElicitationResponse,
+)
+_decode_MessageMcpResponse: _Decoder[MessageMcpResponse] = _untagged_union(
+    (
+        (("result",), _decode_ResultMessageMcpResponse),
+        (("error",), _decode_ErrorMessageMcpResponse),
+    ),
+    "expected an object with the members of Result or Error (result; error)",
+)
+_decode_ProxyResponse: _Decoder[ProxyResponse] = _untagged_union(
+    (
+        (("id", "result"), _decode_ResultProxyResponse),
+        (("id", "error"), _decode_ErrorProxyResponse),
+    ),
+    "expected an object with the members of Result or Error (id, result; id, error)",
+)
+
+
+def _encode_ToolCallState(o: ToolCallState) -> dict[str, _Any]:
+    d: dict[str, _Any] = {
+        "toolCallId": o.tool_call_id,
+        "name": o.name,
+        "title": o.title,
+        "kind": (o.kind._value_ if type(o.kind) is ToolKind else o.kind),
+        "status": (o.status._value_ if type(o.status) is ToolCallStatus else o.status),
+        "content": [_encode_ToolCallContent(x) for x in o.content],
+        "locations": [_encode_ToolCallLocation(x) for x in o.locations],
+        "rawInput": _wire_json(o.raw_input),
+        "rawOutput": _wire_json(o.raw_output),
+        "capabilities": (
+            None
+            if o.capabilities is None
+            else _encode_ToolCallCapabilities(o.capabilities)
+        ),
+        "_meta": _wire_map(o.meta),
+    }
     return d
 
 
 def _encode_TerminalState(o: TerminalState) -> dict[str, _Any]:
-    d: dict[str, _Any] = {}
-    d["terminalId"] = o.terminal_id
-    d["command"] = o.command
-    d["cwd"] = None if o.cwd is None else o.cwd
-    d["output"] = None if o.output is None else _encode_TerminalOutput(o.output)
-    d["exitStatus"] = (
-        None if o.exit_status is None else _encode_TerminalExitStatus(o.exit_status)
-    )
-    d["size"] = None if o.size is None else _encode_TerminalSize(o.size)
-    d["capabilities"] = (
-        None if o.capabilities is None else _encode_TerminalCapabilities(o.capabilities)
-    )
-    d["_meta"] = _wire_map(o.meta)
+    d: dict[str, _Any] = {
+        "terminalId": o.terminal_id,
+        "command": o.command,
+        "cwd": (None if o.cwd is None else o.cwd),
+        "output": (None if o.output is None else _encode_TerminalOutput(o.output)),
+        "exitStatus": (
+            None if o.exit_status is None else _encode_TerminalExitStatus(o.exit_status)
+        ),
+        "size": (None if o.size is None else _encode_TerminalSize(o.size)),
+        "capabilities": (
+            None
+            if o.capabilities is None
+            else _encode_TerminalCapabilities(o.capabilities)
+        ),
+        "_meta": _wire_map(o.meta),
+    }
     return d
 
 
 def _encode_SessionInfoState(o: SessionInfoState) -> dict[str, _Any]:
-    d: dict[str, _Any] = {}
-    d["title"] = o.title
-    d["updatedAt"] = o.updated_at
-    d["_meta"] = _wire_map(o.meta)
+    d: dict[str, _Any] = {
+        "title": o.title,
+        "updatedAt": o.updated_at,
+        "_meta": _wire_map(o.meta),
+    }
     return d
 
 
 def _encode_UserMessageState(o: UserMessageState) -> dict[str, _Any]:
-    d: dict[str, _Any] = {}
-    d["messageId"] = o.message_id
-    d["content"] = [_encode_ContentBlock(x) for x in o.content]
-    d["_meta"] = _wire_map(o.meta)
+    d: dict[str, _Any] = {
+        "messageId": o.message_id,
+        "content": [_encode_ContentBlock(x) for x in o.content],
+        "_meta": _wire_map(o.meta),
+    }
     return d
 
 
 def _encode_AgentMessageState(o: AgentMessageState) -> dict[str, _Any]:
-    d: dict[str, _Any] = {}
-    d["messageId"] = o.message_id
-    d["content"] = [_encode_ContentBlock(x) for x in o.content]
-    d["_meta"] = _wire_map(o.meta)
+    d: dict[str, _Any] = {
+        "messageId": o.message_id,
+        "content": [_encode_ContentBlock(x) for x in o.content],
+        "_meta": _wire_map(o.meta),
+    }
     return d
 
 
 def _encode_AgentThoughtState(o: AgentThoughtState) -> dict[str, _Any]:
-    d: dict[str, _Any] = {}
-    d["messageId"] = o.message_id
-    d["content"] = [_encode_ContentBlock(x) for x in o.content]
-    d["_meta"] = _wire_map(o.meta)
+    d: dict[str, _Any] = {
+        "messageId": o.message_id,
+        "content": [_encode_ContentBlock(x) for x in o.content],
+        "_meta": _wire_map(o.meta),
+    }
     return d
 
 
 def _encode_UsageState(o: UsageState) -> dict[str, _Any]:
-    d: dict[str, _Any] = {}
-    d["used"] = o.used
-    d["size"] = o.size
-    d["cost"] = None if o.cost is None else _encode_Cost(o.cost)
+    d: dict[str, _Any] = {
+        "used": o.used,
+        "size": o.size,
+        "cost": (None if o.cost is None else _encode_Cost(o.cost)),
+    }
     return d
 
 
 def _encode_CompactionState(o: CompactionState) -> dict[str, _Any]:
-    d: dict[str, _Any] = {}
-    d["compactionId"] = o.compaction_id
-    d["status"] = o.status._value_ if type(o.status) is CompactionStatus else o.status
-    d["summary"] = [_encode_ContentBlock(x) for x in o.summary]
-    d["error"] = o.error
-    d["_meta"] = _wire_map(o.meta)
+    d: dict[str, _Any] = {
+        "compactionId": o.compaction_id,
+        "status": (
+            o.status._value_ if type(o.status) is CompactionStatus else o.status
+        ),
+        "summary": [_encode_ContentBlock(x) for x in o.summary],
+        "error": o.error,
+        "_meta": _wire_map(o.meta),
+    }
     return d
 
 
 def _encode_SubagentState(o: SubagentState) -> dict[str, _Any]:
-    d: dict[str, _Any] = {}
-    d["sessionId"] = o.session_id
-    d["title"] = o.title
-    d["description"] = o.description
-    d["capabilities"] = (
-        None
-        if o.capabilities is None
-        else _encode_SubagentSessionCapabilities(o.capabilities)
-    )
-    d["state"] = None if o.state is None else _encode_StateUpdate(o.state)
-    d["cwd"] = None if o.cwd is None else o.cwd
-    d["additionalDirectories"] = (
-        None
-        if o.additional_directories is None
-        else [x for x in o.additional_directories]
-    )
-    d["_meta"] = _wire_map(o.meta)
+    d: dict[str, _Any] = {
+        "sessionId": o.session_id,
+        "title": o.title,
+        "description": o.description,
+        "capabilities": (
+            None
+            if o.capabilities is None
+            else _encode_SubagentSessionCapabilities(o.capabilities)
+        ),
+        "state": (None if o.state is None else _encode_StateUpdate(o.state)),
+        "cwd": (None if o.cwd is None else o.cwd),
+        "additionalDirectories": (
+            None
+            if o.additional_directories is None
+            else [x for x in o.additional_directories]
+        ),
+        "_meta": _wire_map(o.meta),
+    }
     return d
 
 
 def _encode_SessionMessageState(o: SessionMessageState) -> dict[str, _Any]:
-    d: dict[str, _Any] = {}
-    d["messageId"] = o.message_id
-    d["senderSessionId"] = None if o.sender_session_id is None else o.sender_session_id
-    d["recipientSessionId"] = (
-        None if o.recipient_session_id is None else o.recipient_session_id
-    )
-    d["senderMessageId"] = None if o.sender_message_id is None else o.sender_message_id
-    d["recipientMessageId"] = (
-        None if o.recipient_message_id is None else o.recipient_message_id
-    )
-    d["content"] = [_encode_ContentBlock(x) for x in o.content]
-    d["_meta"] = _wire_map(o.meta)
+    d: dict[str, _Any] = {
+        "messageId": o.message_id,
+        "senderSessionId": (
+            None if o.sender_session_id is None else o.sender_session_id
+        ),
+        "recipientSessionId": (
+            None if o.recipient_session_id is None else o.recipient_session_id
+        ),
+        "senderMessageId": (
+            None if o.sender_message_id is None else o.sender_message_id
+        ),
+        "recipientMessageId": (
+            None if o.recipient_message_id is None else o.recipient_message_id
+        ),
+        "content": [_encode_ContentBlock(x) for x in o.content],
+        "_meta": _wire_map(o.meta),
+    }
     return d
 
 
@@ -26198,6 +23643,63 @@ _CLASS_ENCODERS: dict[type[object], _Callable[[_Any], dict[str, _Any]]] = {
     SubagentState: _encode_SubagentState,
     SessionMessageState: _encode_SessionMessageState,
 }
+_encode_RequestPermissionSubject: _Callable[
+    [RequestPermissionSubject], dict[str, _Any]
+] = _variant_encoding(_CLASS_ENCODERS, "RequestPermissionSubject")
+_encode_ToolCallContent: _Callable[[ToolCallContent], dict[str, _Any]] = (
+    _variant_encoding(_CLASS_ENCODERS, "ToolCallContent")
+)
+_encode_ContentBlock: _Callable[[ContentBlock], dict[str, _Any]] = _variant_encoding(
+    _CLASS_ENCODERS, "ContentBlock"
+)
+_encode_EmbeddedResourceResource: _Callable[
+    [EmbeddedResourceResource], dict[str, _Any]
+] = _variant_encoding(_CLASS_ENCODERS, "EmbeddedResourceResource")
+_encode_DiffChange: _Callable[[DiffChange], dict[str, _Any]] = _variant_encoding(
+    _CLASS_ENCODERS, "DiffChange"
+)
+_encode_ElicitationPropertySchema: _Callable[
+    [ElicitationPropertySchema], dict[str, _Any]
+] = _variant_encoding(_CLASS_ENCODERS, "ElicitationPropertySchema")
+_encode_MultiSelectItems: _Callable[[MultiSelectItems], dict[str, _Any]] = (
+    _variant_encoding(_CLASS_ENCODERS, "MultiSelectItems")
+)
+_encode_AuthMethod: _Callable[[AuthMethod], dict[str, _Any]] = _variant_encoding(
+    _CLASS_ENCODERS, "AuthMethod"
+)
+_encode_SessionConfigOption: _Callable[[SessionConfigOption], dict[str, _Any]] = (
+    _variant_encoding(_CLASS_ENCODERS, "SessionConfigOption")
+)
+_encode_AvailableCommand: _Callable[[AvailableCommand], dict[str, _Any]] = (
+    _variant_encoding(_CLASS_ENCODERS, "AvailableCommand")
+)
+_encode_AvailableCommandInput: _Callable[[AvailableCommandInput], dict[str, _Any]] = (
+    _variant_encoding(_CLASS_ENCODERS, "AvailableCommandInput")
+)
+_encode_StateUpdate: _Callable[[StateUpdate], dict[str, _Any]] = _variant_encoding(
+    _CLASS_ENCODERS, "StateUpdate"
+)
+_encode_BackgroundWork: _Callable[[BackgroundWork], dict[str, _Any]] = (
+    _variant_encoding(_CLASS_ENCODERS, "BackgroundWork")
+)
+_encode_IdleStateUpdate: _Callable[[IdleStateUpdate], dict[str, _Any]] = (
+    _variant_encoding(_CLASS_ENCODERS, "IdleStateUpdate")
+)
+_encode_SessionUpdate: _Callable[[SessionUpdate], dict[str, _Any]] = _variant_encoding(
+    _CLASS_ENCODERS, "SessionUpdate"
+)
+_encode_PlanUpdateContent: _Callable[[PlanUpdateContent], dict[str, _Any]] = (
+    _variant_encoding(_CLASS_ENCODERS, "PlanUpdateContent")
+)
+_encode_McpServer: _Callable[[McpServer], dict[str, _Any]] = _variant_encoding(
+    _CLASS_ENCODERS, "McpServer"
+)
+_encode_ReplayFrom: _Callable[[ReplayFrom], dict[str, _Any]] = _variant_encoding(
+    _CLASS_ENCODERS, "ReplayFrom"
+)
+_encode_RequestPermissionOutcome: _Callable[
+    [RequestPermissionOutcome], dict[str, _Any]
+] = _variant_encoding(_CLASS_ENCODERS, "RequestPermissionOutcome")
 
 _POINTERS: dict[type[object], str] = {
     **{cls: pointer for cls, (_, pointer) in _CLASS_DECODERS.items()},
@@ -26249,8 +23751,6 @@ _ENCODERS: dict[type[object], _Callable[[_Any], object]] = {
 }
 
 if _typing.TYPE_CHECKING:
-    # One signature per definition, so that ``decode("PromptResponse", data)``
-    # has the type PromptResponse.
 
     @_overload
     def decode(

@@ -7,14 +7,15 @@ Every function is pure: it returns a new state and changes neither argument. enc
 
 from __future__ import annotations
 
-import base64 as _base64
-from dataclasses import replace as _replace
 import typing as _typing
 from typing import Any as _Any
 from typing import Callable as _Callable
-from typing import ClassVar as _ClassVar
-from typing import TypeVar as _TypeVar
 
+from ._patch import append_base64 as _append_base64
+from ._patch import applying as _applying
+from ._patch import check_key as _check_key
+from ._patch import merge_meta as merge_meta
+from ._patch import supporting as _supporting
 from ._runtime import UNSET as _UNSET
 from .models import (
     AgentAuthCapabilities,
@@ -72,17 +73,6 @@ from .models import (
     UserMessageState,
 )
 
-if _typing.TYPE_CHECKING:
-    from typing import Protocol as _Protocol
-    from typing import overload as _overload
-
-    class _Payload(_Protocol):
-        """A dataclass with base64 ``data``, which chunks append to."""
-
-        __dataclass_fields__: _ClassVar[dict[str, _Any]]
-        data: str
-
-
 __all__ = [
     "apply",
     "merge_meta",
@@ -109,30 +99,6 @@ __all__ = [
 
 _new = object.__new__
 """States are built without ``__init__``: every field is computed here."""
-
-
-def merge_meta(stored: dict[str, _Any], patch: dict[str, _Any]) -> dict[str, _Any]:
-    """Patch metadata by top-level key: keys the patch omits are unchanged, a
-    key set to ``None`` (JSON null) is removed, and any other value replaces
-    that key's value without merging nested objects. Returns a new dict."""
-    merged = dict(stored)
-    for key, value in patch.items():
-        if value is None:
-            merged.pop(key, None)
-        else:
-            merged[key] = value
-    return merged
-
-
-def _check_key(
-    state: object, update: object, pairs: tuple[tuple[str, str], ...]
-) -> None:
-    for state_field, update_field in pairs:
-        if getattr(state, state_field) != getattr(update, update_field):
-            raise ValueError(
-                f"{type(update).__name__}.{update_field} is {getattr(update, update_field)!r}, "
-                f"but the state is for {getattr(state, state_field)!r}"
-            )
 
 
 def apply_tool_call_update(
@@ -822,23 +788,6 @@ def apply_session_message_chunk(
     return new
 
 
-_P = _TypeVar("_P", bound="_Payload")
-
-
-def _append_base64(stored: _P | None, data: str, payload: _Callable[..., _P]) -> _P:
-    """``stored`` (a payload object with base64 ``data``, or None) with the
-    bytes of ``data`` appended; its other members are kept. Raises
-    ``ValueError`` (``binascii.Error``) when ``data`` is not base64."""
-    _base64.b64decode(data, validate=True)
-    if stored is None:
-        return payload(data=data)
-    if len(stored.data) % 4 == 0 and not stored.data.endswith("="):
-        # Whole 3-byte groups: the base64 texts concatenate.
-        return _replace(stored, data=stored.data + data)
-    joined = _base64.b64decode(stored.data) + _base64.b64decode(data)
-    return _replace(stored, data=_base64.b64encode(joined).decode("ascii"))
-
-
 _APPLY: dict[type[object], _Callable[[_Any, _Any], object]] = {
     ToolCallUpdate: apply_tool_call_update,
     ToolCallUpdateSessionUpdate: apply_tool_call_update,
@@ -873,8 +822,59 @@ _APPLY: dict[type[object], _Callable[[_Any, _Any], object]] = {
     SessionMessageChunkSessionUpdate: apply_session_message_chunk,
 }
 
+CAPABILITIES: dict[type[object], dict[str, tuple[str, str]]] = {
+    AgentAuthCapabilities: {
+        "status": ("status", "presence"),
+    },
+    AgentCapabilities: {
+        "session": ("session", "presence"),
+        "auth": ("auth", "presence"),
+        "providers": ("providers", "presence"),
+    },
+    ClientAuthCapabilities: {
+        "terminal": ("terminal", "presence"),
+    },
+    ClientCapabilities: {
+        "auth": ("auth", "presence"),
+        "elicitation": ("elicitation", "presence"),
+    },
+    ElicitationCapabilities: {
+        "form": ("form", "presence"),
+        "url": ("url", "presence"),
+    },
+    McpCapabilities: {
+        "stdio": ("stdio", "presence"),
+        "http": ("http", "presence"),
+        "acp": ("acp", "presence"),
+    },
+    PromptCapabilities: {
+        "image": ("image", "presence"),
+        "audio": ("audio", "presence"),
+        "embedded_context": ("embedded_context", "presence"),
+        "embeddedContext": ("embedded_context", "presence"),
+    },
+    SessionCapabilities: {
+        "prompt": ("prompt", "presence"),
+        "mcp": ("mcp", "presence"),
+        "delete": ("delete", "presence"),
+        "additional_directories": ("additional_directories", "presence"),
+        "additionalDirectories": ("additional_directories", "presence"),
+        "system_prompt": ("system_prompt", "presence"),
+        "systemPrompt": ("system_prompt", "presence"),
+        "fork": ("fork", "presence"),
+        "archive": ("archive", "presence"),
+        "status": ("status", "presence"),
+        "title": ("title", "presence"),
+    },
+    SessionSystemPromptModeCapabilities: {
+        "override": ("override", "presence"),
+    },
+}
+"""Capability fields by class: ``presence`` (an object, even ``{}``, means
+supported; omitted and null do not) or ``flag`` (a boolean)."""
 
 if _typing.TYPE_CHECKING:
+    from typing import overload as _overload
 
     @_overload
     def apply(state: ToolCallState | None, update: ToolCallUpdate) -> ToolCallState: ...
@@ -1023,98 +1023,30 @@ if _typing.TYPE_CHECKING:
         state: SessionMessageState | None, update: SessionMessageChunkSessionUpdate
     ) -> SessionMessageState: ...
 
+    def apply(state: _Any, update: object) -> object:
+        """Fold ``update`` (a decoded upsert, chunk or session-update variant)
+        into ``state``, or into a new state when ``state`` is None."""
 
-def apply(state: _Any, update: object) -> object:
-    """Fold ``update`` (a decoded upsert, chunk or session-update variant)
-    into ``state``, or into a new state when ``state`` is None."""
-    try:
-        function = _APPLY[type(update)]
-    except KeyError:
-        raise TypeError(
-            f"{type(update).__name__} is not an upsert of this schema"
-            " (a chunk type shared by several updates needs its tagged variant)"
-        ) from None
-    return function(state, update)
+    def supports(
+        capabilities: (
+            AgentCapabilities
+            | SessionCapabilities
+            | PromptCapabilities
+            | McpCapabilities
+            | SessionSystemPromptModeCapabilities
+            | AgentAuthCapabilities
+            | ClientCapabilities
+            | ClientAuthCapabilities
+            | ElicitationCapabilities
+        ),
+        name: str,
+    ) -> bool:
+        """Whether ``capabilities`` advertises ``name`` (a field's Python or wire
+        name): ``{}`` counts as supported, omitted and ``null`` do not. Never test
+        the truthiness of a capability object instead: ``{}`` decodes to one with
+        no members."""
+        ...
 
-
-CAPABILITIES: dict[type[object], dict[str, tuple[str, str]]] = {
-    AgentAuthCapabilities: {
-        "status": ("status", "presence"),
-    },
-    AgentCapabilities: {
-        "session": ("session", "presence"),
-        "auth": ("auth", "presence"),
-        "providers": ("providers", "presence"),
-    },
-    ClientAuthCapabilities: {
-        "terminal": ("terminal", "presence"),
-    },
-    ClientCapabilities: {
-        "auth": ("auth", "presence"),
-        "elicitation": ("elicitation", "presence"),
-    },
-    ElicitationCapabilities: {
-        "form": ("form", "presence"),
-        "url": ("url", "presence"),
-    },
-    McpCapabilities: {
-        "stdio": ("stdio", "presence"),
-        "http": ("http", "presence"),
-        "acp": ("acp", "presence"),
-    },
-    PromptCapabilities: {
-        "image": ("image", "presence"),
-        "audio": ("audio", "presence"),
-        "embedded_context": ("embedded_context", "presence"),
-        "embeddedContext": ("embedded_context", "presence"),
-    },
-    SessionCapabilities: {
-        "prompt": ("prompt", "presence"),
-        "mcp": ("mcp", "presence"),
-        "delete": ("delete", "presence"),
-        "additional_directories": ("additional_directories", "presence"),
-        "additionalDirectories": ("additional_directories", "presence"),
-        "system_prompt": ("system_prompt", "presence"),
-        "systemPrompt": ("system_prompt", "presence"),
-        "fork": ("fork", "presence"),
-        "archive": ("archive", "presence"),
-        "status": ("status", "presence"),
-        "title": ("title", "presence"),
-    },
-    SessionSystemPromptModeCapabilities: {
-        "override": ("override", "presence"),
-    },
-}
-"""Capability fields by class: ``presence`` (an object, even ``{}``, means
-supported; omitted and null do not) or ``flag`` (a boolean)."""
-
-
-def supports(
-    capabilities: (
-        AgentCapabilities
-        | SessionCapabilities
-        | PromptCapabilities
-        | McpCapabilities
-        | SessionSystemPromptModeCapabilities
-        | AgentAuthCapabilities
-        | ClientCapabilities
-        | ClientAuthCapabilities
-        | ElicitationCapabilities
-    ),
-    name: str,
-) -> bool:
-    """Whether ``capabilities`` advertises ``name`` (a field's Python or wire
-    name): ``{}`` counts as supported, omitted and ``null`` do not. Never test
-    the truthiness of a capability object instead: ``{}`` decodes to one with
-    no members."""
-    try:
-        attribute, kind = CAPABILITIES[type(capabilities)][name]
-    except KeyError:
-        known = sorted(CAPABILITIES.get(type(capabilities), {}))
-        raise KeyError(
-            f"{type(capabilities).__name__} has no capability {name!r} (known: {known})"
-        ) from None
-    value = getattr(capabilities, attribute)
-    if kind == "flag":
-        return value is True
-    return value is not None and value is not _UNSET
+else:
+    apply = _applying(_APPLY, True)
+    supports = _supporting(CAPABILITIES)

@@ -27,17 +27,24 @@ strings them together. Data flows one way, one folder per stage:
    only helpers with the others (``identifiers``, ``values``, ``rules``,
    ``attributes``), never another pass's code; no stage imports a later one
    (``tests/unit/test_import_graph.py``).
-4. **render** (``emit/render.py``, ``emit/text.py``, ``templates/``): Jinja2,
-   one template per generated module, printing only what varies with the
-   schema, with the text helpers composing source text and prose; the fixed
-   code is the ``runtime/`` modules, copied in as they are. No schema name
-   can clash with a name a generated module binds, by construction
-   (``emit/names.py``): the templates bind only underscore-first names
-   besides the module's exports, which ``names.exports`` computes (every
-   ``__all__`` comes from there), and reach a builtin or a fixed name that a
-   schema name hides through ``builtins`` or ``models``.
-5. **format** (``emit/fmt.py``): ``ruff format`` in black's style.
-6. **write** (``output/``): under a lock, staged beside the target and
+4. **views** (``views/``): one typed view per generated module, built in
+   Python from the analysed IR (``VIEWS``: ``models``, ``codec``,
+   ``patch``, ``session``, ``protocol``, ``connection``, the package's
+   ``__init__`` and ``_schema``). Every decision about what a module prints
+   is made there, under mypy: annotations, literals, docstrings and error
+   messages as ready source text (``views/text.py``), which branches exist.
+   No schema name can clash with a name a generated module binds, by
+   construction (``views/names.py``): a module binds only underscore-first
+   names besides its exports, which ``names.exports`` computes (every
+   ``__all__`` comes from there), and reaches a builtin or a fixed name that
+   a schema name hides through ``builtins`` or ``models``.
+5. **render** (``emit/render.py``, ``templates/``): Jinja2, one template per
+   generated module, given only its view, with no filters or globals: loops,
+   boolean ifs and substitutions (``tests/unit/test_views.py`` counts each
+   template's lines of fixed Python). The fixed code is the ``runtime/``
+   modules, copied in as they are.
+6. **format** (``emit/fmt.py``): ``ruff format`` in black's style.
+7. **write** (``output/``): under a lock, staged beside the target and
    swapped in as one journaled transaction; only over directories acpgen
    made; acpgen's own files never written through a link (``ownfiles``).
    Temporary directories (formatting, ``schema update``) are ``scratch.py``'s,
@@ -62,10 +69,10 @@ from .compile.passes import Options, run_passes
 from .config import Target, package_name_problem
 from .emit.fmt import format_files
 from .emit.render import render_package
-from .emit.text import fallback_report
 from .errors import AcpgenError
 from .output.trees import read_tree
 from .output.write import package_tree
+from .views.text import fallback_report
 
 
 def build_ir(
@@ -106,7 +113,7 @@ def build_package(
 ) -> dict[str, str]:
     """``{file name: formatted source}`` of one generated package. What the
     generator noticed but generated anyway is appended to ``warnings``; the
-    package's fallback report (:func:`acpgen.emit.text.fallback_report`) is
+    package's fallback report (:func:`acpgen.views.text.fallback_report`) is
     stored in ``fallbacks`` under its name."""
     rendered = render_one(
         schema_path,

@@ -69,6 +69,7 @@ def test_generate_one_schema_writes_an_importable_package(tmp_path, small):
         "_jsonrpc.py",
         "_links.py",
         "_models.py",
+        "_patch.py",
         "_remote.py",
         "_resume.py",
         "_runtime.py",

@@ -19,7 +19,7 @@ import sys
 import pytest
 from acpgen.compile.passes.attributes import runtime_attributes
 from acpgen.compile.passes.identifiers import pascal
-from acpgen.emit import names as fixed
+from acpgen.views import names as fixed
 from acpgen.runtime import SOURCES
 
 from ..conftest import schema_with

@@ -1,4 +1,4 @@
-"""The generated namespaces, clash-free by construction (acpgen.emit.names):
+"""The generated namespaces, clash-free by construction (acpgen.views.names):
 a generated module binds only the schema's names, its own exports and
 underscore-first names; a schema name its own names or a builtin would hide
 is reached through ``models``; a builtin a schema name hides through
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from acpgen.compile import ir
-from acpgen.emit.names import ModuleNames, exports, package_imports, schema_names
+from acpgen.views.names import ModuleNames, exports, package_imports, schema_names
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = [ROOT / "tests/fixtures/golden/kitchen_sink", ROOT / "generated/acp_v2", ROOT / "generated/acp_v1"]

@@ -18,8 +18,8 @@ import os
 import pytest
 from acpgen.cli import main
 from acpgen.compile.load import load_schema
-from acpgen.emit.text import fallback_report
 from acpgen.pipeline import build_ir
+from acpgen.views.text import fallback_report
 from click.testing import CliRunner
 
 from ..conftest import ROOT, SCHEMAS

@@ -4,7 +4,7 @@ the IR's facts."""
 from __future__ import annotations
 
 from acpgen.compile import ir
-from acpgen.emit import text
+from acpgen.views import text
 
 
 def _enum(open_: bool, kind: str = "str", values=("a", "b")) -> ir.EnumDef:

@@ -14,11 +14,11 @@ import jinja2.nodes
 import pytest
 from acpgen.compile import ir
 from acpgen.compile.load import load_schema
-from acpgen.emit.names import ModuleNames, exports, schema_names
 from acpgen.emit.render import builtin_templates, environment
 from acpgen.pipeline import build_ir
 from acpgen.views import VIEWS, ViewInputs
 from acpgen.views.connection import ConnectionView
+from acpgen.views.names import ModuleNames, exports, schema_names
 from acpgen.views.protocol import ProtocolView
 
 from ..conftest import ROOT, SCHEMAS

@@ -16,10 +16,10 @@ import pytest
 from acpgen import __version__
 from acpgen.compile import ir
 from acpgen.compile.load import load_schema
-from acpgen.emit.names import ModuleNames, exports, schema_names
 from acpgen.emit.render import builtin_templates, render_package
 from acpgen.pipeline import build_ir
 from acpgen.views import VIEWS, ViewInputs
+from acpgen.views.names import ModuleNames, exports, schema_names
 from acpgen.views.session import FoldView, SessionView, session_view
 from jinja2 import meta, nodes
 

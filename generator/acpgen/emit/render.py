@@ -1,17 +1,17 @@
-"""Stage 4, render: print the IR through the Jinja2 templates.
+"""Stage 4, render: print each generated module from its view.
 
-One template per generated module; the templates only print what the IR
-says (analysed before, by :mod:`acpgen.compile.passes.analysis`), with the text
-helpers of :mod:`.text` as filters to turn IR facts into Python source text
-and prose (a literal, an annotation, a docstring, an error message). ``--templates DIR`` puts a
-directory in front of the built-in templates, so a user can replace any of
-them by file name.
+One template per generated module; a template receives only its module's
+view (:mod:`acpgen.views`: every decision made in Python, over the analysed
+IR) and prints it with loops, boolean ``if``\\ s and substitutions. The
+environment has no filters or globals, so a template cannot compute.
+``--templates DIR`` puts a directory in front of the built-in templates, so a
+user can replace any of them by file name (given the same view), and a
+runtime module by a file of its name.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 from importlib import resources
 from pathlib import Path
 
@@ -22,8 +22,8 @@ from ..compile import ir
 from ..errors import AcpgenError
 from ..runtime import SOURCES
 from ..views import VIEWS, ViewInputs
-from . import text
-from .names import CODEC_HELPERS, IMPORTS_MARKER, ModuleNames, exports, package_imports, reexports, schema_names
+from ..views.names import CODEC_HELPERS, IMPORTS_MARKER, ModuleNames, exports, schema_names
+from ..views.source import header_comment
 from .template_cache import bytecode_cache
 
 # Generated file -> template.
@@ -37,14 +37,6 @@ MODULES = {
     "protocol.py": "protocol.py.jinja",
     "connection.py": "connection.py.jinja",
 }
-
-
-PLAIN_KINDS = ("any", "str", "int", "num", "bool", "null", "const", "raw")
-"""Type expressions whose decoded Python value is its own wire form."""
-
-
-INLINE_KINDS = ("any", "str", "int", "num", "bool", "const")
-"""Type expressions an alias of which is decoded in place, not by a call."""
 
 
 def builtin_templates() -> Path:
@@ -77,25 +69,7 @@ def _environment(templates: str | None) -> jinja2.Environment:
     env.bytecode_cache = bytecode_cache(
         (env.autoescape, env.keep_trailing_newline, env.trim_blocks, env.lstrip_blocks, env.newline_sequence)
     )
-    env.filters.update(text.FILTERS)
-    env.globals["generator_version"] = __version__
-    env.globals["plain_kinds"] = PLAIN_KINDS
-    env.globals["inline_kinds"] = INLINE_KINDS
     return env
-
-
-def _tag_dispatched(t: ir.TypeExpr, defs: dict[str, ir.Definition]) -> ir.UnionDef | None:
-    """The union ``t`` refers to when a decoder of ``t`` may look up the
-    variant for the tag itself (:attr:`ir.UnionDef.dispatch_by_tag`)."""
-    if t.kind != "ref":
-        return None
-    target = defs[t.name]
-    return target if target.kind == "union" and target.dispatch_by_tag else None
-
-
-def _private(name: str) -> str:
-    """What the templates import ``name`` from ``typing`` as."""
-    return "_" + name
 
 
 def render_package(package: ir.Package, templates: str | Path | None = None) -> dict[str, str]:
@@ -104,26 +78,11 @@ def render_package(package: ir.Package, templates: str | Path | None = None) -> 
     defs = {d.name: d for d in package.definitions}
     names = exports(package)
     schema = schema_names(package)
-    context = {
-        "package": package,
-        "defs": defs,
-        "tag_dispatched": lambda t: _tag_dispatched(t, defs),
-        "variant_doc": lambda union, variant: text.variant_doc(defs, union, variant),
-        "alias_order": [defs[name] for name in package.alias_order],
-        "uses_const": package.uses_const,
-        "referenced": package.referenced,
-        "schema_json": json.dumps(package.validation_defs, sort_keys=False, separators=(",", ":")),
-        "ir": ir,
-        "exports": names,
-        "reexports": reexports(package),
-        "package_imports": package_imports(package),
-        "schema_names": frozenset(schema),
-    }
     out = {}
     for module, template_name in MODULES.items():
         stem = module[: -len(".py")]
         # How this module names the schema's names and the builtins: see
-        # acpgen.emit.names (models.py and the package bind the schema's names).
+        # acpgen.views.names (models.py and the package bind the schema's names).
         module_names = ModuleNames(
             own=frozenset(names.get(stem, ())),
             schema=schema,
@@ -133,56 +92,22 @@ def render_package(package: ir.Package, templates: str | Path | None = None) -> 
         )
         try:
             template = env.get_template(template_name)
-            builder = VIEWS.get(stem)
-            if builder is not None:
-                # A module with a view is rendered from its view alone.
-                rendered = template.render(
-                    view=builder(
-                        ViewInputs(
-                            package=package,
-                            defs=defs,
-                            names=module_names,
-                            exports=names,
-                            generator_version=__version__,
-                        )
-                    )
-                )
-            else:
-                rendered = _render_legacy(template, context, module_names, defs)
+            inputs = ViewInputs(
+                package=package, defs=defs, names=module_names, exports=names, generator_version=__version__
+            )
+            rendered = template.render(view=VIEWS[stem](inputs))
         except jinja2.TemplateError as exc:
             where = getattr(exc, "filename", None) or template_name
             line = getattr(exc, "lineno", None)
             raise AcpgenError(f"template error: {exc.message}", file=f"{where}:{line}" if line else where) from None
         imports = module_names.imports(rendered)
         out[module] = rendered.replace(IMPORTS_MARKER + "\n", imports + "\n" if imports else "", 1)
-    header = env.from_string('{% import "macros.jinja" as m %}{{ m.header_comment(package) }}\n')
+    header = header_comment(package, __version__) + "\n"
     for module, source in SOURCES.items():
         # Plain Python modules, copied as they are behind the generated
         # header; a file of the same name in --templates replaces one.
         override = Path(templates, module) if templates is not None else None
         path = override if override is not None and override.is_file() else source
-        out[module] = header.render(context) + path.read_text(encoding="utf-8")
+        out[module] = header + path.read_text(encoding="utf-8")
     out["py.typed"] = ""
     return out
-
-
-def _render_legacy(
-    template: jinja2.Template, context: dict[str, object], module_names: ModuleNames, defs: dict[str, ir.Definition]
-) -> str:
-    """A module not yet given a view: the whole package context and the
-    naming helpers as callables."""
-    return template.render(
-        context,
-        ref=module_names.ref,
-        aref=module_names.annotation_ref,
-        enter_class=module_names.enter_class,
-        refs=lambda names, ref=module_names.ref: [ref(n) for n in names],
-        builtin=module_names.builtin,
-        annotation=text.Annotations(defs, module_names.annotation_ref, module_names.builtin, _private),
-        # A type alias's value is evaluated at import (after the
-        # classes it names): the schema's names as they are.
-        alias_value=text.Annotations(defs, module_names.ref, module_names.builtin, _private),
-        def_annotation=functools.partial(
-            text.definition_annotation, ref=module_names.annotation_ref, builtin=module_names.builtin
-        ),
-    )

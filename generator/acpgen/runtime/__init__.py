@@ -26,6 +26,7 @@ SOURCES = {
         "_versions.py",
         "_resume.py",
         "_sides.py",
+        "_patch.py",
     )
 }
 """Generated file name -> the source copied into the package."""

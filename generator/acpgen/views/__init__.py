@@ -14,12 +14,17 @@ module in it is rendered with ``{"view": ...}`` as its only context.
 
 from __future__ import annotations
 
-from . import connection, protocol, session
+from . import codec, connection, models, package, patch, protocol, session
 from .inputs import ViewBuilder, ViewInputs
 
 __all__ = ["VIEWS", "ViewBuilder", "ViewInputs"]
 
 VIEWS: dict[str, ViewBuilder] = {
+    "__init__": package.build_package_view,
+    "_schema": package.build_schema_view,
+    "models": models.build_models_view,
+    "codec": codec.build_codec_view,
+    "patch": patch.build_patch_view,
     "session": session.session_view,
     "protocol": protocol.build,
     "connection": connection.build,

@@ -9,9 +9,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..compile import ir
-from ..emit import text
-from ..emit.names import reexports
+from . import text
 from .inputs import ViewInputs
+from .names import reexports
 from .protocol import Handler, handler, header, literals
 
 INITIALIZE = "initialize"

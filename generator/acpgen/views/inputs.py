@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ..compile import ir
-from ..emit.names import ModuleNames
+from .names import ModuleNames
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class ViewInputs:
     names: ModuleNames
     """How this module refers to schema names and builtins."""
     exports: Mapping[str, tuple[str, ...]]
-    """Every module's public names (:func:`acpgen.emit.names.exports`)."""
+    """Every module's public names (:func:`acpgen.views.names.exports`)."""
     generator_version: str
 
 

@@ -1,7 +1,7 @@
 """The attributes the runtime's base classes give every generated class,
 read from the runtime modules' source (never listed by hand): a generated
 field or handler method must not replace one. Module-level names need no
-such list: see :mod:`acpgen.emit.names`."""
+such list: see :mod:`acpgen.views.names`."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ A ``$defs`` name that is an ASCII identifier, not a keyword (nor
 ``annotations``, :data:`MODULE_RESERVED`) and not underscore-first is kept
 exactly: ``RequestId``, ``str``, ``Connection`` or
 ``UNSET`` included. The generated modules keep clear of the schema's names
-instead (:mod:`acpgen.emit.names`): their own imports and helpers are
+instead (:mod:`acpgen.views.names`): their own imports and helpers are
 underscore-first, and they reach a builtin or a fixed name a schema name
 hides another way. Only the attributes of a class are reserved here: a field
 may not take one its runtime base class has (``to_wire`` ...,

@@ -67,6 +67,21 @@ BUILTINS_MODULE = "_builtins"
 CODEC_NAMES = ("decode", "decode_class", "encode")
 
 CODEC_HELPERS = tuple(
+    ("_codec", name)
+    for name in [
+        "add_extra",
+        "check_closed",
+        "check_other_tag",
+        "closed_enum",
+        "extra_members",
+        "open_int_enum",
+        "open_str_enum",
+        "recovered",
+        "tagged_union",
+        "untagged_union",
+        "variant_encoding",
+    ]
+) + tuple(
     ("_runtime", name)
     for name in [
         "FLOAT_MAX",
@@ -102,8 +117,8 @@ CODEC_HELPERS = tuple(
         "wire_map",
     ]
 )
-"""The runtime helpers the codec's decoders and encoders call, each imported
-as ``_NAME`` when the rendered codec uses it (a package need not use them
+"""The runtime helpers the codec's decoders and encoders call or are built
+with, each imported as ``_NAME`` when the rendered codec uses it (a package need not use them
 all, and a checker reports an unused private import)."""
 
 PATCH_NAMES = ("apply", "merge_meta", "supports", "CAPABILITIES")

@@ -1,5 +1,5 @@
-"""Text helpers of the render stage: what turns the IR's facts into Python
-source text and prose, registered as Jinja filters and globals.
+"""Text helpers of the views: what turns the IR's facts into Python source
+text and prose, which the views hand to the templates ready to print.
 
 The IR holds semantic facts only (what a definition is, which rule a field
 follows); everything a template prints that is composed from them is made
@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..compile import ir
-from . import fmt
+from ..emit import fmt
 
 # ---------------------------------------------------------------- source text
 
@@ -118,7 +118,7 @@ def definition_annotation(
 class Annotations:
     """``annotation(type)``: the Python annotation of a type expression, in
     a module that names the schema's names with ``ref`` and the builtins with
-    ``builtin`` (:class:`acpgen.emit.names.ModuleNames`) and what it imports
+    ``builtin`` (:class:`acpgen.views.names.ModuleNames`) and what it imports
     from ``typing`` with ``typing`` (the templates import ``Any`` as ``_Any``)."""
 
     def __init__(
@@ -312,33 +312,6 @@ def send_doc(c: ir.Call) -> str:
 def handler_doc(c: ir.Call) -> str:
     """The docstring of the handler interface's method."""
     return f"``{c.method}`` {c.kind}" + (f": {c.summary}" if c.summary else "")
-
-
-FILTERS: dict[str, Callable[..., str]] = {
-    "py": py_literal,
-    "docstring": docstring,
-    "comment": comment,
-    "pointer_literal": lambda p: py_literal("#" + p),
-    "param": parameter,
-    "empty": empty,
-    "state_copy": state_copy,
-    "value_copy": value_copy,
-    "expected_message": expected_message,
-    "unknown_tag_message": unknown_tag_message,
-    "no_match_message": no_match_message,
-    "ambiguous_message": ambiguous_message,
-    "package_doc": package_doc,
-    "enum_doc": enum_doc,
-    "field_doc": field_doc,
-    "rule_doc": rule_doc,
-    "state_doc": state_doc,
-    "upsert_doc": upsert_doc,
-    "chunk_doc": chunk_doc,
-    "action_doc": action_doc,
-    "send_doc": send_doc,
-    "handler_doc": handler_doc,
-}
-"""The text helpers as the templates use them (``{{ c | send_doc }}``)."""
 
 
 # ---------------------------------------------------------------- the fallback report

@@ -1,0 +1,121 @@
+"""The views of the package's ``__init__.py`` and of ``_schema.py``."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from . import text
+from .inputs import ViewInputs
+from .names import PACKAGE_METADATA, package_imports
+from .source import header, literal
+
+SCHEMA_SUMMARY = "The schema's definitions without their annotations: what strict mode validates against."
+
+
+@dataclass(frozen=True)
+class BuiltinNames:
+    """How the package's ``__init__.py`` names the builtins it calls (a
+    schema name of the same spelling shadows one there)."""
+
+    getattr_: str
+    attribute_error: str
+    list_: str
+    str_: str
+    sorted_: str
+    globals_: str
+    frozenset_: str
+    dict_: str
+    object_: str
+
+
+@dataclass(frozen=True)
+class MetadataView:
+    """The package's metadata names (``_``-prefixed where the schema defines
+    the same name) and their values as literals."""
+
+    generator_version: str
+    schema_file: str
+    schema_sha256: str
+    schema_version: str
+    definitions: str
+    generator_version_value: str
+    schema_file_value: str
+    schema_sha256_value: str
+    schema_version_value: str
+
+
+@dataclass(frozen=True)
+class DefinitionEntry:
+    name: str
+    """The ``$defs`` name as a literal."""
+    class_name: str
+
+
+@dataclass(frozen=True)
+class PackageView:
+    header: str
+    eager_imports: str
+    """The imports of the modules' exports, loaded with the package."""
+    connection_imports: str
+    """The imports of the connection's exports, for type checkers only."""
+    lazy_names: tuple[str, ...]
+    """The connection's exports loaded on first use, as literals."""
+    builtins: BuiltinNames
+    meta: MetadataView
+    definitions: tuple[DefinitionEntry, ...]
+    exports: tuple[str, ...]
+    """``__all__`` as string literals."""
+
+
+def build_package_view(inputs: ViewInputs) -> PackageView:
+    package, names = inputs.package, inputs.names
+    schema = frozenset(inputs.exports["models"])
+    imports = package_imports(package)
+    meta = {n: "_" + n if n in schema else n for n in PACKAGE_METADATA}
+    b = names.builtin
+    return PackageView(
+        header=header(package, inputs.generator_version, text.package_doc(package)),
+        eager_imports=imports["eager"],
+        connection_imports=imports["connection"],
+        lazy_names=tuple(literal(n) for n in inputs.exports["connection"] if n not in schema),
+        builtins=BuiltinNames(
+            getattr_=b("getattr"),
+            attribute_error=b("AttributeError"),
+            list_=b("list"),
+            str_=b("str"),
+            sorted_=b("sorted"),
+            globals_=b("globals"),
+            frozenset_=b("frozenset"),
+            dict_=b("dict"),
+            object_=b("object"),
+        ),
+        meta=MetadataView(
+            generator_version=meta["GENERATOR_VERSION"],
+            schema_file=meta["SCHEMA_FILE"],
+            schema_sha256=meta["SCHEMA_SHA256"],
+            schema_version=meta["SCHEMA_VERSION"],
+            definitions=meta["DEFINITIONS"],
+            generator_version_value=literal(inputs.generator_version),
+            schema_file_value=literal(package.schema_path),
+            schema_sha256_value=literal(package.schema_sha256),
+            schema_version_value=literal(package.schema_version),
+        ),
+        definitions=tuple(DefinitionEntry(literal(d.name), d.class_name) for d in package.definitions),
+        exports=tuple(literal(n) for n in inputs.exports["__init__"]),
+    )
+
+
+@dataclass(frozen=True)
+class SchemaView:
+    header: str
+    schema_json: str
+    """The ``$defs`` without their annotations, as a string literal of compact JSON."""
+
+
+def build_schema_view(inputs: ViewInputs) -> SchemaView:
+    package = inputs.package
+    return SchemaView(
+        header=header(package, inputs.generator_version, SCHEMA_SUMMARY),
+        schema_json=literal(json.dumps(package.validation_defs, sort_keys=False, separators=(",", ":"))),
+    )

@@ -1,0 +1,230 @@
+"""The view of ``patch.py``: the patch rules' apply functions, their
+dispatch table and the capability fields."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..compile import ir
+from . import text
+from .inputs import ViewInputs
+from .source import Namer, doc, header, literal, value
+
+SUMMARY = (
+    "Patch-merge: fold upserts into stored state, as the schema's prose says, and capability predicates.\n\n"
+    "Every function is pure: it returns a new state and changes neither argument."
+    " encode(state) gives the full snapshot in wire form."
+)
+
+
+@dataclass(frozen=True)
+class UpdatedField:
+    """What an update does to one field of the state: the statements read
+    ``var`` (the update's value) and set ``f_<name>``."""
+
+    var: str
+    read: str
+    """The expression ``var`` is set to."""
+    name: str
+    on_unset: str
+    """``f_<name>`` when the update omits the field."""
+    on_null: str
+    """... when it is null."""
+    on_value: str
+    """... when it has a value."""
+
+
+@dataclass(frozen=True)
+class FoldFunction:
+    """An apply function: of an upsert, or of a chunk."""
+
+    function: str
+    params: str
+    """The parameters' source, after ``(``."""
+    state: str
+    """The state class as the module names it."""
+    doc: str
+    """The docstring, indented for the body."""
+    new_state: str
+    """The state of an entity not seen before, built from its keys."""
+    key_check: str
+    """The statement checking the keys of a known entity (empty: no keys)."""
+    fields: tuple[UpdatedField, ...]
+    """The fields an upsert updates (none for a chunk)."""
+    assignments: tuple[str, ...]
+    """The new state's fields, as ``new.<name> = ...`` statements."""
+    creates: bool
+    """A snapshot class replaces the state outright (``_create_<State>``)."""
+    create_function: str
+    create_params: str
+
+
+@dataclass(frozen=True)
+class ApplyEntry:
+    cls: str
+    function: str
+
+
+@dataclass(frozen=True)
+class Overload:
+    state: str
+    update: str
+
+
+@dataclass(frozen=True)
+class CapabilityEntry:
+    key: str
+    """The Python or wire name as a literal."""
+    target: str
+    """``(attribute, kind)`` as source."""
+
+
+@dataclass(frozen=True)
+class CapabilityClass:
+    cls: str
+    entries: tuple[CapabilityEntry, ...]
+
+
+@dataclass(frozen=True)
+class PatchView:
+    header: str
+    uses_unset: bool
+    """Some upsert updates a field (which the update may leave UNSET)."""
+    checks_keys: bool
+    appends_base64: bool
+    exports: tuple[str, ...]
+    """``__all__`` as string literals."""
+    upserts: tuple[FoldFunction, ...]
+    chunks: tuple[FoldFunction, ...]
+    apply_table: tuple[ApplyEntry, ...]
+    overloads: tuple[Overload, ...]
+    """The typed signatures of ``apply``, one per class it takes."""
+    rules: str
+    """``True`` when the package has patch rules, as source."""
+    capabilities: tuple[CapabilityClass, ...]
+    """By class name."""
+    supports_param: str
+    """The ``capabilities`` parameter of ``supports``."""
+
+
+def _carry(f: ir.PatchField) -> str:
+    """The stored value of ``f`` as the new state keeps it: a list or dict
+    is copied, so that the old and the new state share no container."""
+    copy = text.state_copy(f)
+    if copy and f.type.kind == "nullable":
+        return f"(None if state.{f.name} is None else {copy}(state.{f.name}))"
+    if copy:
+        return f"{copy}(state.{f.name})"
+    return f"state.{f.name}"
+
+
+def _updated(f: ir.PatchField, ref: Namer) -> UpdatedField:
+    var = "v_" + f.name
+    read = f"update.{f.name}" if f.everywhere else f"getattr(update, {literal(f.name)}, _UNSET)"
+    null = f.null_value
+    copy = text.value_copy(f)
+    if f.merges:
+        on_value = f"merge_meta(state.{f.name}, {var})"
+    elif copy:
+        on_value = f"{copy}({var})"
+    else:
+        on_value = var
+    return UpdatedField(
+        var=var,
+        read=read,
+        name=f.name,
+        on_unset=_carry(f),
+        on_null=_carry(f) if null is None else value(null, ref),
+        on_value=on_value,
+    )
+
+
+def _key_check(argument: str, pairs: list[tuple[str, str]]) -> str:
+    if not pairs:
+        return ""
+    listed = "".join(f"({literal(a)}, {literal(b)}), " for a, b in pairs)
+    return f"_check_key(state, {argument}, ({listed}))"
+
+
+def _upsert(u: ir.Upsert, ref: Namer) -> FoldFunction:
+    state = ref(u.state_class)
+    takes = " | ".join(ref(n) for n in u.takes)
+    keys = "".join(f"{f.name}=update.{f.name}, " for f in u.keys)
+    return FoldFunction(
+        function=u.function,
+        params=f"state: {state} | None, {text.parameter(takes, 'update')}",
+        state=state,
+        doc=doc(text.upsert_doc(u), 4),
+        new_state=f"{state}({keys})",
+        key_check=_key_check("update", [(f.name, f.name) for f in u.keys]),
+        fields=tuple(_updated(f, ref) for f in u.updated),
+        assignments=tuple(f"new.{f.name} = {'state.' if f.is_key else 'f_'}{f.name}" for f in u.fields),
+        creates=bool(u.creates),
+        create_function=f"_create_{u.state_class}",
+        create_params=f"state: {state} | None, {text.parameter(takes, 'snapshot')}",
+    )
+
+
+def _chunk(c: ir.Chunk, ref: Namer) -> FoldFunction:
+    state = ref(c.target.state_class)
+    keys = "".join(f"{s}=chunk.{k}, " for s, k in c.keys)
+    assignments: list[str] = []
+    for f in c.target.fields:
+        if f.name != c.field:
+            assignments.append(f"new.{f.name} = {_carry(f)}")
+        elif c.append == "item":
+            assignments.append(f"new.{f.name} = [*state.{c.field}, chunk.{c.source}]")
+        else:
+            assignments.append(
+                f"new.{f.name} = _append_base64(state.{c.field}, chunk.{c.source}, {ref(c.payload_class)})"
+            )
+    return FoldFunction(
+        function=c.function,
+        params=f"state: {state} | None, chunk: {' | '.join(ref(n) for n in c.accepts)}",
+        state=state,
+        doc=doc(text.chunk_doc(c), 4),
+        new_state=f"{state}({keys})",
+        key_check=_key_check("chunk", list(c.keys)),
+        fields=(),
+        assignments=tuple(assignments),
+        creates=False,
+        create_function="",
+        create_params="",
+    )
+
+
+def build_patch_view(inputs: ViewInputs) -> PatchView:
+    package, ref = inputs.package, inputs.names.ref
+    upserts = tuple(_upsert(u, ref) for u in package.upserts)
+    chunks = tuple(_chunk(c, ref) for c in package.chunks)
+    table: list[ApplyEntry] = []
+    overloads: list[Overload] = []
+    for u in package.upserts:
+        table.extend(ApplyEntry(ref(cls), u.function) for cls in u.accepts)
+        table.extend(ApplyEntry(ref(cls), f"_create_{u.state_class}") for cls in u.creates)
+        overloads.extend(Overload(ref(u.state_class), ref(cls)) for cls in u.accepts + u.creates)
+    for c in package.chunks:
+        table.extend(ApplyEntry(ref(cls), c.function) for cls in c.accepts)
+        overloads.extend(Overload(ref(c.target.state_class), ref(cls)) for cls in c.accepts)
+    groups: dict[str, list[CapabilityEntry]] = {}
+    for cap in package.capabilities:
+        target = f"({literal(cap.field)}, {literal(cap.kind)})"
+        entries = groups.setdefault(cap.class_name, [])
+        entries.append(CapabilityEntry(literal(cap.field), target))
+        if cap.wire_name != cap.field:
+            entries.append(CapabilityEntry(literal(cap.wire_name), target))
+    capability_classes = " | ".join(ref(n) for n in package.capability_classes) or "object"
+    return PatchView(
+        header=header(package, inputs.generator_version, SUMMARY),
+        uses_unset=any(u.updated for u in package.upserts),
+        checks_keys=any(u.keys for u in package.upserts) or any(c.keys for c in package.chunks),
+        appends_base64=package.appends_base64,
+        exports=tuple(literal(n) for n in inputs.exports["patch"]),
+        upserts=upserts,
+        chunks=chunks,
+        apply_table=tuple(table),
+        overloads=tuple(overloads),
+        rules=repr(package.applies),
+        capabilities=tuple(CapabilityClass(ref(cls), tuple(entries)) for cls, entries in sorted(groups.items())),
+        supports_param=text.parameter(capability_classes, "capabilities", indent=8),
+    )
