@@ -7,10 +7,10 @@ import contextlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
 
 from .checks import CHECKS, TIERS, Check
-from .context import Context, Failed, Skipped
+from .context import Collected, Context, Failed, Skipped
 from .peer import AgentGone, Line, NotJsonRpc
 from .sandbox import CAPABILITIES, Sandbox
 
@@ -176,20 +176,46 @@ async def probe(
     if client_capabilities:
         sandbox = Sandbox("fs" in client_capabilities, "terminal" in client_capabilities, sandbox_from)
     ctx = Context(command, packages, timeout, startup_timeout, auth_method, sandbox)
-    results: dict[str, Result] = {}
-    ctx.results = results
     try:
-        for check in [c for c in checks if not c.after] + [c for c in checks if c.after]:
-            results[check.name] = await _run(ctx, check, results)
-            for peer in ctx.peers:
-                if peer is not ctx.main:
-                    await peer.close()
+        results = await run_checks(ctx, checks)
     finally:
         await ctx.close()
         if sandbox is not None:
             await sandbox.close()
     auth_methods = ctx.auth_methods() if ctx.version is not None else []
     return Report(command, ctx.version, list(results.values()), auth_methods)
+
+
+class RunContext(Protocol):
+    """What :func:`run_checks` needs of a run's context (the agent probe's
+    :class:`~.context.Context`, the client probe's
+    :class:`~.client_context.ClientContext`)."""
+
+    timeout: float
+    paused: float
+    paused_at: float | None
+    clock_changed: asyncio.Event
+    dirty: bool
+    results: dict[str, Any]
+
+    def collect(self, check: str) -> Collected:
+        """What the check's exchange was, once it has ended."""
+        ...
+
+    async def after_check(self) -> None:
+        """Tidy up after a check (close what it alone used)."""
+        ...
+
+
+async def run_checks(ctx: RunContext, checks: Sequence[Check]) -> dict[str, Result]:
+    """Run ``checks`` in order (those ``after`` the others last), each
+    within ``ctx.timeout`` seconds of its own work, and say how each went."""
+    results: dict[str, Result] = {}
+    ctx.results = results
+    for check in [c for c in checks if not c.after] + [c for c in checks if c.after]:
+        results[check.name] = await _run(ctx, check, results)
+        await ctx.after_check()
+    return results
 
 
 def _blocked(check: Check, results: dict[str, Result]) -> str | None:
@@ -203,7 +229,7 @@ def _blocked(check: Check, results: dict[str, Result]) -> str | None:
     return None
 
 
-async def _timed(ctx: Context, check: Check) -> str | None:
+async def _timed(ctx: RunContext, check: Check) -> str | None:
     """Run the check within ``ctx.timeout`` seconds of its own work: the
     clock stands still while a process it started is starting (that wait has
     the startup timeout, see :meth:`Context.first`)."""
@@ -231,7 +257,7 @@ async def _timed(ctx: Context, check: Check) -> str | None:
                 await task
 
 
-async def _run(ctx: Context, check: Check, results: dict[str, Result]) -> Result:
+async def _run(ctx: RunContext, check: Check, results: dict[str, Result]) -> Result:
     status, reason = "pass", ""
     blocked = _blocked(check, results)
     if blocked is not None:
@@ -248,19 +274,8 @@ async def _run(ctx: Context, check: Check, results: dict[str, Result]) -> Result
     except (AgentGone, NotJsonRpc) as exc:
         status, reason = "fail", str(exc)
         ctx.dirty = True
-    transcript: list[Line] = []
-    problems: list[str] = []
-    stderr: list[str] = []
-    dropped = 0
-    for peer in ctx.peers:
-        record = peer.records.pop(check.name, None)
-        if record is not None:
-            transcript.extend(record.lines)
-            dropped += record.dropped_lines
-            problems.extend(record.problems)
-            if record.dropped_problems:
-                problems.append(f"{record.dropped_problems} more problem(s)")
-            stderr = list(peer.stderr)
+    seen = ctx.collect(check.name)
+    problems = seen.problems
     if problems and status != "fail":
         status, reason = (
             "fail",
@@ -268,4 +283,4 @@ async def _run(ctx: Context, check: Check, results: dict[str, Result]) -> Result
         )
     elif problems:
         reason += "; " + "; ".join(problems[:3])
-    return Result(check, status, reason, transcript, stderr if status == "fail" else [], dropped)
+    return Result(check, status, reason, seen.transcript, seen.stderr if status == "fail" else [], seen.dropped)
