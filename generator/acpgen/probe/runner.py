@@ -65,6 +65,8 @@ class Report:
     results: list[Result]
     auth_methods: list[str] = field(default_factory=list)
     """The auth methods the agent advertised, ``id (name)``."""
+    peer: str = "agent"
+    """What was probed: ``agent`` (``acpgen probe``) or ``client`` (``--client``, ``probe-agent``)."""
 
     @property
     def must_failed(self) -> bool:
@@ -106,7 +108,7 @@ class Report:
                 yield "      transcript:"
                 yield from _excerpt(result, transcript_lines)
             if result.stderr:
-                yield "      agent stderr (last lines):"
+                yield f"      {self.peer} stderr (last lines):"
                 for text in result.stderr:
                     yield f"        {text}"
         failed = self.failed_by_tier()
