@@ -125,7 +125,7 @@ def _client_message(link: Link, method: str) -> dict[str, Any] | None:
 
 
 async def prompt(ctx: ClientContext) -> None:
-    link, turn = await _begin(ctx, "prompt")
+    _link, turn = await _begin(ctx, "prompt")
     await turn.say("hello from the acpgen probe")
     await turn.end()
 
@@ -244,7 +244,7 @@ async def permission_cancel(ctx: ClientContext) -> None:
     name = "permission-cancel"
     link, turn = await _begin(ctx, name)
     asked = await _ask(link, turn, name)
-    cancelled = asyncio.ensure_future(link.cancelled.wait())
+    cancelled: asyncio.Future[Any] = asyncio.ensure_future(link.cancelled.wait())
     done, _ = await asyncio.wait({asked, cancelled}, return_when=asyncio.FIRST_COMPLETED)
     if asked in done and not link.cancelled.is_set():
         cancelled.cancel()
@@ -265,7 +265,7 @@ async def cancel_request(ctx: ClientContext) -> None:
     asked = await _ask(link, turn, name)
     request_id = link.sent_id("session/request_permission")
     await link.notify("$/cancel_request", {"requestId": request_id})
-    result, error = await asked
+    _result, error = await asked
     await turn.end()
     if error is None or error["code"] == -32800:
         return
@@ -384,7 +384,7 @@ async def slow_turn(ctx: ClientContext) -> None:
     await turn.say("acpgen probe: a slow turn")
     closed = asyncio.ensure_future(link.closed.wait())
     cancelled = asyncio.ensure_future(link.cancelled.wait())
-    done, _ = await asyncio.wait({closed, cancelled}, timeout=SLOW_TURN, return_when=asyncio.FIRST_COMPLETED)
+    _done, _ = await asyncio.wait({closed, cancelled}, timeout=SLOW_TURN, return_when=asyncio.FIRST_COMPLETED)
     closed.cancel()
     cancelled.cancel()
     if link.cancelled.is_set():

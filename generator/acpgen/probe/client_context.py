@@ -491,7 +491,7 @@ class ClientProcess:
         """The client's own stdin and stdout, when it speaks ACP on them."""
         if self.relayed or self.process is None or self.process.stdin is None or self.process.stdout is None:
             return None
-        return self.process.stdout, self.process.stdin  # type: ignore[return-value]
+        return self.process.stdout, self.process.stdin
 
     async def exited(self, timeout: float) -> int | None:
         """The client's exit status, once it has exited (None: still running after ``timeout``)."""

@@ -23,8 +23,10 @@ DEFAULT_STARTUP_TIMEOUT = 120.0
 (an agent that loads a model or a runtime first may take long)."""
 
 EXIT_STATUSES = {
-    0: "no MUST check failed (SHOULD, advisory and skipped checks do not count)",
-    1: "a MUST check failed",
+    0: "no MUST check failed (SHOULD, advisory and skipped checks do not count, nor failures listed in "
+    "--expected-failures)",
+    1: "a MUST check failed that was not expected to, or a check listed as an expected failure passed "
+    "(a stale expectation)",
     2: "a usage error, or no generated package to check with",
 }
 """What ``acpgen probe`` exits with."""
@@ -67,15 +69,25 @@ class Report:
     """The auth methods the agent advertised, ``id (name)``."""
     peer: str = "agent"
     """What was probed: ``agent`` (``acpgen probe``) or ``client`` (``--client``, ``probe-agent``)."""
+    expected: set[str] = field(default_factory=set)
+    """The checks expected to fail (``--expected-failures``, for the version negotiated)."""
 
     @property
     def must_failed(self) -> bool:
-        return any(r.status == "fail" and r.check.tier == "MUST" for r in self.results)
+        return any(
+            r.status == "fail" and r.check.tier == "MUST" and r.check.name not in self.expected for r in self.results
+        )
+
+    @property
+    def stale(self) -> list[str]:
+        """The checks expected to fail that passed: the expectation is out of date."""
+        return [r.check.name for r in self.results if r.check.name in self.expected and r.status == "pass"]
 
     @property
     def exit_status(self) -> int:
-        """1 when a MUST check failed, else 0 (see :data:`EXIT_STATUSES`)."""
-        return 1 if self.must_failed else 0
+        """1 when a MUST check failed that was not expected to, or a check
+        expected to fail passed; else 0 (see :data:`EXIT_STATUSES`)."""
+        return 1 if self.must_failed or self.stale else 0
 
     def failed_by_tier(self) -> dict[str, int]:
         return {tier: sum(r.status == "fail" and r.check.tier == tier for r in self.results) for tier in TIERS}
@@ -90,6 +102,8 @@ class Report:
             "failed": sum(r.status == "fail" for r in self.results),
             "failedByTier": self.failed_by_tier(),
             "skipped": sum(r.status == "skip" for r in self.results),
+            "expectedFailures": sorted(self.expected),
+            "staleExpectations": self.stale,
             "exitStatus": self.exit_status,
         }
 
@@ -99,6 +113,8 @@ class Report:
         for result in self.results:
             check = result.check
             line = f"{result.status.upper():<5} {check.tier:<13} {check.name}"
+            if check.name in self.expected:
+                line += " (expected to fail" + ("; stale: it passed)" if result.status == "pass" else ")")
             yield line + (f": {result.reason}" if result.reason else "")
             if result.status != "fail":
                 continue
@@ -115,7 +131,11 @@ class Report:
         by_tier = ", ".join(f"{count} {tier}" for tier, count in failed.items() if tier != "informational")
         passed = sum(r.status == "pass" for r in self.results)
         skipped = sum(r.status == "skip" for r in self.results)
-        yield f"{passed} passed, {sum(failed.values())} failed ({by_tier}), {skipped} skipped"
+        expected = sum(r.status == "fail" and r.check.name in self.expected for r in self.results)
+        also = f", {expected} of them expected" if expected else ""
+        yield f"{passed} passed, {sum(failed.values())} failed ({by_tier}{also}), {skipped} skipped"
+        for name in self.stale:
+            yield f"stale expectation: {name} is listed as an expected failure but passed (remove it from the list)"
 
 
 def _excerpt(result: Result, last: int) -> Iterable[str]:

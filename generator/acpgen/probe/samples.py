@@ -42,7 +42,7 @@ def sample(defs: dict[str, Any], node: Any, depth: int = 0) -> Any:
         return None
     if "const" in node:
         return node["const"]
-    if "enum" in node and node["enum"]:
+    if node.get("enum"):
         return node["enum"][0]
     if "$ref" in node:
         return sample(defs, defs[str(node["$ref"]).rsplit("/", 1)[-1]], depth + 1)
