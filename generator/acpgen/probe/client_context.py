@@ -59,20 +59,26 @@ import os, socket, sys, threading
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.connect(sys.argv[1])
 def up():
+    try:
+        while True:
+            data = os.read(0, 65536)
+            if not data:
+                break
+            s.sendall(data)
+        s.shutdown(socket.SHUT_WR)
+    except OSError:
+        os._exit(0)
+threading.Thread(target=up, daemon=True).start()
+try:
     while True:
-        data = os.read(0, 65536)
+        data = s.recv(65536)
         if not data:
             break
-        s.sendall(data)
-    s.shutdown(socket.SHUT_WR)
-threading.Thread(target=up, daemon=True).start()
-while True:
-    data = s.recv(65536)
-    if not data:
-        break
-    view = memoryview(data)
-    while view:
-        view = view[os.write(1, view):]
+        view = memoryview(data)
+        while view:
+            view = view[os.write(1, view):]
+except OSError:
+    pass
 """
 """The agent a spawned client starts: its stdin and stdout joined to the
 probe's socket (standard library only, so any Python runs it)."""
@@ -100,7 +106,11 @@ class Recorder:
         self.first: dict[str, Any] | None = None
         """The client's first message."""
         self.wrote = asyncio.Event()
-        """Set (and cleared by who waits) each time the probe sends a request."""
+        """Set (and cleared by who waits) each time the probe sends a request or a response."""
+        self.prompts: list[Any] = []
+        """The ids of the client's session/prompt requests, in order."""
+        self.responded: set[Any] = set()
+        """The ids of the client's requests the probe has answered."""
 
     def record(self, check: str | None = None) -> Record:
         return self.records.setdefault(check or self.current, Record())
@@ -122,6 +132,8 @@ class Recorder:
             return
         if self.first is None:
             self.first = data
+        if data.get("method") == "session/prompt" and "id" in data:
+            self.prompts.append(data["id"])
         if data.get("method") == "initialize" and self.initialize is None:
             self.initialize = data
             return  # checked once the version is known (see sent)
@@ -138,6 +150,9 @@ class Recorder:
             return
         if "method" in message and "id" in message:
             self.sent[message["id"]] = message["method"]
+            self.wrote.set()
+        elif "method" not in message and "id" in message:
+            self.responded.add(message["id"])
             self.wrote.set()
         result = message.get("result")
         if self.version is None and isinstance(result, dict) and type(result.get("protocolVersion")) is int:
@@ -209,6 +224,9 @@ class Turn:
     def __init__(self, link: Link, session_id: str) -> None:
         self.link = link
         self.session_id = session_id
+        prompts = link.recorder.prompts
+        self.request_id: Any = prompts[-1] if prompts else None
+        """The JSON-RPC id of the session/prompt."""
         self.answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.accepted = False
         self.ended = False
@@ -222,6 +240,18 @@ class Turn:
         if self.version >= 2 and not self.accepted:
             self.accepted = True
             self.answer.set_result({"messageId": f"probe-{uuid.uuid4().hex}"})
+            await self.answered()
+
+    async def answered(self) -> None:
+        """Wait until the answer to the prompt has been sent (or the connection ended)."""
+        recorder = self.link.recorder
+        while self.request_id not in recorder.responded and not self.link.closed.is_set():
+            recorder.wrote.clear()
+            wrote = asyncio.ensure_future(recorder.wrote.wait())
+            closed = asyncio.ensure_future(self.link.closed.wait())
+            await asyncio.wait({wrote, closed}, return_when=asyncio.FIRST_COMPLETED)
+            wrote.cancel()
+            closed.cancel()
 
     async def update(self, update: dict[str, Any], valid: bool = True) -> None:
         """Send a session/update (``valid=False``: one the schema of the
@@ -243,12 +273,14 @@ class Turn:
             await self.update({"sessionUpdate": "state_update", "state": "idle", "stopReason": stop_reason})
         elif not self.answer.done():
             self.answer.set_result({"stopReason": stop_reason})
+            await self.answered()
 
-    def fail(self, code: int, message: str) -> None:
+    async def fail(self, code: int, message: str) -> None:
         """Answer the prompt with an error (before v2 accepted it)."""
         self.ended = True
         if not self.answer.done():
             self.answer.set_exception(_request_error(self.link, code, message))
+            await self.answered()
 
 
 def _request_error(link: Link, code: int, message: str) -> Exception:
@@ -326,9 +358,13 @@ class Link:
 
     async def written(self, method: str) -> Any:
         """Wait until a request of ``method`` has been sent; its id."""
-        while self.sent_id(method) is None:
+        while self.sent_id(method) is None and not self.closed.is_set():
             self.recorder.wrote.clear()
-            await self.recorder.wrote.wait()
+            wrote = asyncio.ensure_future(self.recorder.wrote.wait())
+            closed = asyncio.ensure_future(self.closed.wait())
+            await asyncio.wait({wrote, closed}, return_when=asyncio.FIRST_COMPLETED)
+            wrote.cancel()
+            closed.cancel()
         return self.sent_id(method)
 
     async def notify(self, method: str, params: Any, valid: bool = True) -> None:
