@@ -44,6 +44,14 @@ EXPECTED_HELP = (
     "ACP on its own stdin and stdout. The client checks: " + ", ".join(CLIENT_NAMES) + ".",
 )
 @click.option(
+    "--client-input",
+    "client_input",
+    default=None,
+    metavar="TEXT",
+    help="With --client: write TEXT to each client's stdin, then close it (for a client that reads its "
+    "prompts from stdin, e.g. 'hello\\n'); default: an empty stdin. \\n in TEXT is a newline.",
+)
+@click.option(
     "--expected-failures",
     "expected_failures",
     type=click.Path(exists=True, dir_okay=False),
@@ -125,6 +133,7 @@ EXPECTED_HELP = (
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- AGENT_COMMAND...")
 def probe_command(
     client: bool,
+    client_input: str | None,
     expected_failures: str | None,
     fmt: str,
     timeout: float,
@@ -187,6 +196,8 @@ def probe_command(
     alone the probe asks for version 1 and says on stderr that version 2 is
     not checked; with neither, it stops (exit 2) saying where it looked.
     """
+    if client_input is not None and not client:
+        fail("--client-input is for --client")
     if client:
         _probe_client(
             list(command),
@@ -198,6 +209,7 @@ def probe_command(
             packages_dir,
             unstable,
             expected_failures,
+            None if client_input is None else client_input.replace("\\n", "\n"),
             auth_method is not None or client_capabilities != "none" or sandbox_from is not None,
         )
     try:
@@ -264,6 +276,7 @@ def _probe_client(
     packages_dir: str | None,
     unstable: bool,
     expected_failures: str | None,
+    client_input: str | None,
     agent_options: bool,
 ) -> None:
     if agent_options:
@@ -276,7 +289,14 @@ def _probe_client(
     packages = _packages(packages_dir, _names(unstable, protocol_version))
     try:
         report = asyncio.run(
-            probe_client(command, packages, timeout=timeout, startup_timeout=startup_timeout, only=only)
+            probe_client(
+                command,
+                packages,
+                timeout=timeout,
+                startup_timeout=startup_timeout,
+                only=only,
+                client_input=client_input,
+            )
         )
     except KeyboardInterrupt:
         sys.exit(130)

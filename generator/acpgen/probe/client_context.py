@@ -461,8 +461,10 @@ class ProbeAgent:
 class ClientProcess:
     """A client started for one check, and the socket its agent (the relay) reaches."""
 
-    def __init__(self, command: list[str]) -> None:
+    def __init__(self, command: list[str], given: str | None = None) -> None:
         self.command = command
+        self.given = given
+        """Text written to the client's stdin, then closed (relayed clients only)."""
         self.directory = tempfile.mkdtemp(prefix="acpgen-probe-client-")
         self.socket_path = os.path.join(self.directory, "agent.sock")
         self.process: asyncio.subprocess.Process | None = None
@@ -493,7 +495,7 @@ class ClientProcess:
             self.server = await asyncio.start_unix_server(self._accept, self.socket_path, limit=max_message)
         self.process = await asyncio.create_subprocess_exec(
             *argv,
-            stdin=asyncio.subprocess.PIPE if not self.relayed else asyncio.subprocess.DEVNULL,
+            stdin=asyncio.subprocess.PIPE if not self.relayed or self.given is not None else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             env=env,
@@ -502,6 +504,15 @@ class ClientProcess:
         self.tasks.append(asyncio.ensure_future(self._read_stderr()))
         if self.relayed:
             self.tasks.append(asyncio.ensure_future(self._drain_stdout()))
+        if self.relayed and self.given is not None:
+            self.tasks.append(asyncio.ensure_future(self._give(self.given)))
+
+    async def _give(self, text: str) -> None:
+        assert self.process is not None and self.process.stdin is not None
+        with contextlib.suppress(ConnectionError):
+            self.process.stdin.write(text.encode("utf-8"))
+            await self.process.stdin.drain()
+        self.process.stdin.close()
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.accepted += 1
@@ -571,8 +582,11 @@ class ClientContext:
         startup_timeout: float,
         command: list[str] | None = None,
         hooks: dict[str, NewSessionHook] | None = None,
+        client_input: str | None = None,
     ) -> None:
         self.packages = packages
+        self.client_input = client_input
+        """Text given to each client started on its stdin (see :class:`ClientProcess`)."""
         self.timeout = timeout
         self.startup_timeout = startup_timeout
         self.command = command
@@ -635,7 +649,7 @@ class ClientContext:
             return await self._served(check)
         from importlib import import_module
 
-        client = ClientProcess(self.command)
+        client = ClientProcess(self.command, self.client_input)
         self.client = client
         try:
             await client.start(self.max_message)

@@ -33,11 +33,15 @@ async def probe_client(
     timeout: float,
     startup_timeout: float,
     only: Sequence[str] = (),
+    client_input: str | None = None,
 ) -> Report:
     """Run the client checks (``only`` those) against the client ``command``
-    starts, once per check (see :mod:`.client_context` for ``{agent}``)."""
+    starts, once per check (see :mod:`.client_context` for ``{agent}``);
+    ``client_input`` is written to each client's stdin, then closed."""
     checks = select_client(only)
-    ctx = ClientContext(packages, timeout, startup_timeout, command=command, hooks=NEW_SESSION_HOOKS)
+    ctx = ClientContext(
+        packages, timeout, startup_timeout, command=command, hooks=NEW_SESSION_HOOKS, client_input=client_input
+    )
     try:
         results = await run_checks(ctx, checks)
     finally:
