@@ -228,7 +228,11 @@ class Client:
         threading.Thread(target=self.read, daemon=True).start()
         version: Any = "1" if self.fault == "client-initialize" else 1
         capabilities = {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True}
-        init = {"protocolVersion": version, "clientCapabilities": capabilities, "clientInfo": {"name": "faulty", "version": "1"}}
+        init = {
+            "protocolVersion": version,
+            "clientCapabilities": capabilities,
+            "clientInfo": {"name": "faulty", "version": "1"},
+        }
         self.request("initialize", init)
         cwd = "." if self.fault == "session-new" else os.getcwd()
         opened = self.request("session/new", {"cwd": cwd, "mcpServers": []})

@@ -83,6 +83,11 @@ except OSError:
 """The agent a spawned client starts: its stdin and stdout joined to the
 probe's socket (standard library only, so any Python runs it)."""
 
+OWNERS = {"initialize": "client-initialize", "session/new": "session-new", "session/prompt": "prompt"}
+"""The client's requests whose findings belong to one check, whichever is
+running (every check's client sends them: a fault in one fails that check
+alone)."""
+
 NewSessionHook = Callable[["Link", str], Awaitable[None]]
 """What a check does when ``session/new`` arrives, before it is answered
 (given the id the answer will carry)."""
@@ -115,8 +120,8 @@ class Recorder:
     def record(self, check: str | None = None) -> Record:
         return self.records.setdefault(check or self.current, Record())
 
-    def problem(self, text: str) -> None:
-        self.record().problem(text)
+    def problem(self, text: str, owner: str | None = None) -> None:
+        self.record(owner).problem(text)
 
     def received(self, raw: bytes) -> None:
         try:
@@ -137,8 +142,9 @@ class Recorder:
         if data.get("method") == "initialize" and self.initialize is None:
             self.initialize = data
             return  # checked once the version is known (see sent)
+        owner = OWNERS.get(data["method"]) if isinstance(data.get("method"), str) else None
         for text in self.check(data):
-            self.problem(text)
+            self.problem(text, owner)
 
     def sent_line(self, data: bytes) -> None:
         try:
@@ -160,7 +166,7 @@ class Recorder:
             self.package = self.packages.get(self.version)
             if self.initialize is not None:
                 for text in self.check(self.initialize):
-                    self.problem(text)
+                    self.problem(text, OWNERS["initialize"])
         if isinstance(result, dict) and isinstance(result.get("sessionId"), str):
             self.sessions.add(result["sessionId"])
 
@@ -448,7 +454,9 @@ class ProbeAgent:
         link = self.link
         session_id = getattr(params, "session_id", None)
         if session_id not in link.recorder.sessions:
-            link.recorder.problem(f"session/prompt for session {session_id!r}, which no session/new opened")
+            link.recorder.problem(
+                f"session/prompt for session {session_id!r}, which no session/new opened", OWNERS["session/prompt"]
+            )
         turn = Turn(link, str(session_id))
         await link.turns.put(turn)
         return await turn.answer
