@@ -18,7 +18,7 @@ from types import ModuleType
 import pytest
 from acpgen.probe import Report
 from acpgen.probe.client_checks import CLIENT_CHECKS, CLIENT_NAMES
-from acpgen.probe.client_runner import probe_client
+from acpgen.probe.client_runner import listen_probe_agent, probe_client
 from acpgen.probe.samples import session_updates, update_kinds
 from acpgen.validate.loader import load_package
 
@@ -258,3 +258,44 @@ def test_probe_agent_plays_one_check_per_prompt(tmp_path: Path) -> None:
     assert "PASS  MUST          prompt\n" in text
     assert "PASS  SHOULD        update-unknown-kind\n" in text
     assert text.rstrip().endswith("2 passed, 0 failed (0 MUST, 0 SHOULD, 0 advisory), 0 skipped")
+
+
+def test_probe_agent_listens_for_websocket_and_streamable_http(packages: dict[int, ModuleType]) -> None:
+    """probe-agent --listen: the runtime's server transports; the first
+    connection (WebSocket) plays the first check, the second (Streamable
+    HTTP) the second."""
+    acp = packages[2]
+
+    class Client(acp.Client):  # type: ignore[misc,name-defined]
+        def __init__(self, conn: object) -> None:
+            self.idle: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        async def session_update(self, params: object) -> None:
+            update = getattr(params, "update", None)
+            idle = isinstance(update, acp.StateUpdateSessionUpdate) and isinstance(update.value, acp.StateUpdateIdle)
+            if idle and not self.idle.done():
+                self.idle.set_result(None)
+
+    async def one_prompt(connecting: object) -> None:
+        async with connecting as conn:  # type: ignore[attr-defined]
+            info = acp.Implementation(name="listen-test", version="1")
+            await conn.initialize(acp.InitializeRequest(protocol_version=2, info=info))
+            session = await conn.new_session(acp.NewSessionRequest(cwd=str(ROOT)))
+            prompt = [acp.TextContentBlock(text="hello")]
+            await conn.prompt(acp.PromptRequest(session_id=session.session_id, prompt=prompt))
+            await asyncio.wait_for(conn.handler.idle, HANG)
+
+    async def run() -> Report:
+        port: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        only = ["prompt", "update-unknown-kind"]
+        serving = asyncio.ensure_future(
+            listen_probe_agent(packages, 2, host="127.0.0.1", port=0, timeout=TIMEOUT, only=only, ready=port.set_result)
+        )
+        where = f"127.0.0.1:{await asyncio.wait_for(port, HANG)}"
+        await one_prompt(acp.connect_agent_ws(Client, f"ws://{where}/acp"))
+        await one_prompt(acp.connect_agent_http(Client, f"http://{where}/acp"))
+        return await asyncio.wait_for(serving, HANG)
+
+    report = asyncio.run(run())
+    assert _statuses(report) == {"prompt": "pass", "update-unknown-kind": "pass"}, _shown(report)
+    assert report.version == 2

@@ -15,7 +15,7 @@ from ..errors import AcpgenError
 from ..probe import DEFAULT_STARTUP_TIMEOUT, DEFAULT_TIMEOUT, NAMES, Report, probe, select
 from ..probe.client_checks import CLIENT_NAMES
 from ..probe.client_context import AGENT_ENV, AGENT_PLACEHOLDER
-from ..probe.client_runner import probe_client, select_client, serve_probe_agent
+from ..probe.client_runner import listen_probe_agent, probe_client, select_client, serve_probe_agent
 from ..probe.expected import ExpectationError, expected_for, read_expected
 from ..validate.loader import load_package
 from .common import fail
@@ -360,7 +360,24 @@ def _packages(directory: str | None, names: dict[int, str]) -> dict[int, ModuleT
     help="The directory holding the generated packages (acp_v1, acp_v2); default as for `acpgen probe`.",
 )
 @click.option("--unstable", is_flag=True, help="Speak the unstable schemas (acp_v1_unstable, acp_v2_unstable).")
+@click.option(
+    "--listen",
+    metavar="HOST:PORT",
+    default=None,
+    help="Serve ACP's WebSocket and Streamable HTTP transport on HOST:PORT (ws://HOST:PORT/acp, "
+    "http://HOST:PORT/acp; port 0: any free port, said on stderr) instead of stdio; needs uvicorn. "
+    "The connections are taken in the order they open.",
+)
+@click.option(
+    "--protocol-version",
+    type=click.Choice(["1", "2"]),
+    default=None,
+    help="With --listen: the version served (default: the latest the probe has a package for). "
+    "Over stdio the version the client asks for is served.",
+)
 def probe_agent_command(
+    listen: str | None,
+    protocol_version: str | None,
     fmt: str,
     findings: str | None,
     timeout: float,
@@ -385,7 +402,10 @@ def probe_agent_command(
     except ValueError as exc:
         fail(str(exc))
     entries = _expected(expected_failures, CLIENT_NAMES)
-    packages = _packages(packages_dir, _names(unstable, None))
+    if protocol_version is not None and listen is None:
+        fail("--protocol-version is for --listen (over stdio the client's initialize chooses)")
+    address = _address(listen) if listen is not None else None
+    packages = _packages(packages_dir, _names(unstable, protocol_version))
     out = open(findings, "w", encoding="utf-8") if findings is not None else sys.stderr  # noqa: SIM115
     try:
 
@@ -394,9 +414,26 @@ def probe_agent_command(
             click.echo(line + (f": {result.reason}" if result.reason else ""), file=out)
             out.flush()
 
+        def listening(port: int) -> None:
+            assert address is not None
+            where = f"{address[0]}:{port}"
+            click.echo(f"acpgen probe-agent: listening on ws://{where}/acp and http://{where}/acp", err=True)
+
         async def serve() -> Report:
             from importlib import import_module
 
+            if address is not None:
+                version = max(packages)
+                return await listen_probe_agent(
+                    packages,
+                    version,
+                    host=address[0],
+                    port=address[1],
+                    timeout=timeout,
+                    only=only,
+                    on_result=progress,
+                    ready=listening,
+                )
             newest = packages[max(packages)]
             transport = await import_module(f"{newest.__name__}._connection").open_stdio()
             return await serve_probe_agent(packages, transport, timeout=timeout, only=only, on_result=progress)
@@ -409,3 +446,10 @@ def probe_agent_command(
     finally:
         if out is not sys.stderr:
             out.close()
+
+
+def _address(listen: str) -> tuple[str, int]:
+    host, _, port = listen.rpartition(":")
+    if not host or not port.isdigit() or int(port) > 65535:
+        fail(f"--listen: not HOST:PORT: {listen!r}")
+    return host.strip("[]"), int(port)

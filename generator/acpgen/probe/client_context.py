@@ -88,6 +88,15 @@ OWNERS = {"initialize": "client-initialize", "session/new": "session-new", "sess
 running (every check's client sends them: a fault in one fails that check
 alone)."""
 
+AGENT_OPTIONS: dict[str, Any] = {
+    "check_capabilities": False,
+    "check_handler": False,
+    "fold_sessions": False,
+    "error_detail": True,
+}
+"""The agent connection's options: the probe's handler is no ``Agent``
+subclass and advertises nothing it must back."""
+
 NewSessionHook = Callable[["Link", str], Awaitable[None]]
 """What a check does when ``session/new`` arrives, before it is answered
 (given the id the answer will carry)."""
@@ -308,7 +317,8 @@ class Link:
         self.conn: Any = None
         self.hook = hook
         self.initialized: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.turns: asyncio.Queue[Turn] = asyncio.Queue()
+        self.turns: asyncio.Queue[Turn] = ctx.prompts if ctx.command is None else asyncio.Queue()
+        """The client's prompts (serve mode: one queue for every connection's)."""
         self.cancels: list[str] = []
         self.cancelled = asyncio.Event()
         self.closed = asyncio.Event()
@@ -323,6 +333,8 @@ class Link:
         return self.ctx.packages[self.version]
 
     def start(self) -> None:
+        """Serve the client: the version its initialize asks for, as
+        ``serve_versions`` chooses it."""
         from importlib import import_module
 
         agents = {
@@ -330,11 +342,23 @@ class Link:
             for version, package in self.ctx.packages.items()
         }
         serve = import_module(f"{self.package.__name__}._versions").serve_versions
-        options = {"check_capabilities": False, "check_handler": False, "fold_sessions": False, "error_detail": True}
+        self._watch(serve(agents, self.transport, **AGENT_OPTIONS))
 
+    def connection(self, version: int, max_message: int) -> Any:
+        """The agent connection of ``version`` over the transport, for a
+        server that starts it itself (the runtime's ASGI app)."""
+        from importlib import import_module
+
+        package = self.ctx.packages[version]
+        make = import_module(f"{package.__name__}.connection").AgentSideConnection
+        conn = make(self._agent, self.transport, max_message=max_message, **AGENT_OPTIONS)
+        self._watch(conn.run())
+        return conn
+
+    def _watch(self, serving: Awaitable[None]) -> None:
         async def run() -> None:
             try:
-                await serve(agents, self.transport, **options)
+                await serving
             except Exception as exc:  # the connection's end, whatever broke it
                 self.recorder.problem(f"the connection ended with an error: {exc!r}")
             finally:
@@ -607,10 +631,10 @@ class ClientContext:
         self.results: dict[str, Any] = {}
         self.links: list[Link] = []
         self.client: ClientProcess | None = None
-        self.incoming: asyncio.Queue[Link] = asyncio.Queue()
-        """Serve mode: the connections the client opened, in order."""
-        self.link: Link | None = None
-        """Serve mode: the connection the checks play on."""
+        self.prompts: asyncio.Queue[Turn] = asyncio.Queue()
+        """Serve mode: the client's prompts, on whichever connection, in order."""
+        self.played: Turn | None = None
+        """Serve mode: the prompt the running check plays (ended after it, if the check did not)."""
         self.version: int | None = None
         self.pending: list[str] = []
         """Serve mode: the checks not yet run, in order (the first of them
@@ -638,7 +662,10 @@ class ClientContext:
 
     # ------------------------------------------------------------ connections
 
-    def new_link(self, transport: Any, check: str | None) -> Link:
+    def new_link(self, transport: Any, check: str | None, start: bool = True) -> Link:
+        """A connection to the client over ``transport``, recording for
+        ``check`` (serve mode: None, the next check's hook applies), served
+        at once unless ``start`` is false (see :meth:`Link.connection`)."""
         hook = self.hooks.get(check) if check is not None else None
         if check is None:
             hook = next((self.hooks[name] for name in self.pending if name in self.hooks), None)
@@ -646,7 +673,8 @@ class ClientContext:
         if check is not None:
             link.recorder.current = check
         self.links.append(link)
-        link.start()
+        if start:
+            link.start()
         return link
 
     async def start(self, check: str) -> Link:
@@ -686,19 +714,20 @@ class ClientContext:
         raise Failed(f"the client exited (status {client.process.returncode}) without starting its agent")
 
     async def _served(self, check: str) -> Link:
-        link = self.link
-        if link is None or link.closed.is_set():
-            waiting = asyncio.ensure_future(self.incoming.get())
-            link = await self.startup(waiting, "connect")
-            self.link = link
+        """Serve mode: the connection of the client's next prompt, on
+        whichever connection it comes (the turn is kept for :meth:`turn`)."""
+        turn: Turn = await self.startup(self.prompts.get(), "send a prompt")
+        self.played = turn
+        link = turn.link
         link.recorder.current = check
-        if not link.initialized.done():
-            await self.startup(asyncio.shield(link.initialized), "send initialize")
         self.version = link.version
         return link
 
     async def turn(self, link: Link) -> Turn:
-        """The client's next prompt on ``link``."""
+        """The client's next prompt on ``link`` (serve mode: the one
+        :meth:`start` took)."""
+        if self.played is not None and self.played.link is link:
+            return self.played
         got = asyncio.ensure_future(link.turns.get())
         closed = asyncio.ensure_future(link.closed.wait())
         try:
@@ -731,6 +760,10 @@ class ClientContext:
 
     async def after_check(self) -> None:
         if self.command is None:
+            turn, self.played = self.played, None
+            if turn is not None and not turn.ended and not turn.link.closed.is_set():
+                with contextlib.suppress(Failed, ConnectionError):
+                    await turn.end()
             return
         for link in self.links:
             await link.close()
