@@ -70,6 +70,7 @@ class Client:
         self.lock = threading.Lock()
         self.next_id = 0
         self.answers: dict[int, dict[str, Any]] = {}
+        self.methods: dict[int, str] = {}
         self.answered = threading.Condition()
         self.sessions: set[str] = set()
         self.session: str | None = None
@@ -93,6 +94,7 @@ class Client:
         with self.lock:
             request_id = self.next_id
             self.next_id += 1
+            self.methods[request_id] = method
         self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
         with self.answered:
             while request_id not in self.answers:
@@ -122,6 +124,12 @@ class Client:
     def dispatch(self, message: dict[str, Any]) -> None:
         method = message.get("method")
         if method is None:
+            if self.methods.get(message.get("id")) == "session/prompt":
+                # The turn is over: what is read from now on comes after it.
+                self.turn_over = True
+                if "error" in message and self.fault == "error-mid-turn":
+                    while True:  # stop reading; the connection stays open
+                        time.sleep(3600)
             with self.answered:
                 self.answers[message["id"]] = message
                 self.answered.notify_all()
@@ -240,14 +248,7 @@ class Client:
         self.sessions.add(session_id)
         prompted = "not-a-session" if self.fault == "prompt" else session_id
         answer = self.request("session/prompt", {"sessionId": prompted, "prompt": [{"type": "text", "text": "hello"}]})
-        self.turn_over = True
         if "error" in answer:
-            if self.fault == "error-mid-turn":
-                # Stop reading: the reader thread is blocked on this lock's
-                # holder forever, the connection stays open.
-                self.lock.acquire()
-                while True:
-                    time.sleep(3600)
             return 1
         if self.fault == "updates-after-turn":
             while True:

@@ -74,6 +74,9 @@ def matrix(packages: dict[int, ModuleType]) -> dict[str, Report]:
         client = str(TS / "prompt_client.mjs")
         runs["ts-sdk"] = ([node, client, "--", "{agent}"], [])
         runs["ts-sdk-v2"] = ([node, client, "--protocol", "v2", "--", "{agent}"], [])
+        acpx = TS / "node_modules" / "acpx" / "dist" / "cli.js"
+        if acpx.is_file():  # a third-party client, pinned in package.json; slow to start, so a few checks
+            runs["acpx"] = ([node, str(acpx), "--agent={agent}", "--approve-all", "exec", "hello"], ACPX_CHECKS)
 
     async def run() -> dict[str, Report]:
         gate = asyncio.Semaphore(2)
@@ -88,6 +91,10 @@ def matrix(packages: dict[int, ModuleType]) -> dict[str, Report]:
         return dict(await asyncio.gather(*(one(label, *args) for label, args in runs.items())))
 
     return asyncio.run(run())
+
+
+ACPX_CHECKS = ["client-initialize", "update-unknown-kind", "tool-call-patches", "permission-answer", "fs", "terminal"]
+"""The checks run against acpx (a node process of a second or more each)."""
 
 
 def _statuses(report: Report) -> dict[str, str]:
@@ -189,6 +196,18 @@ def test_the_typescript_sdk_client(matrix: dict[str, Report], label: str, versio
     statuses = _statuses(report)
     assert report.version == version
     assert {name for name, status in statuses.items() if status != "pass"} == UNEXERCISED, _shown(report)
+
+
+def test_acpx(matrix: dict[str, Report]) -> None:
+    """acpx (npm, a headless ACP client) with --approve-all: it advertises a
+    file system and a terminal, and serves them; it grants the first allow
+    option offered."""
+    if "acpx" not in matrix:
+        pytest.skip("node, or acpx in tests/interop/ts/node_modules (npm ci there), is missing")
+    report = matrix["acpx"]
+    assert set(_statuses(report).values()) == {"pass"}, _shown(report)
+    assert _reason(report, "permission-answer") == "selected permission-answer-allow"
+    assert "'terminal': True" in _reason(report, "client-initialize")
 
 
 def _acpgen(*args: str) -> subprocess.CompletedProcess[str]:
