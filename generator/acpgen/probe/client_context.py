@@ -36,7 +36,7 @@ from collections.abc import Awaitable, Callable
 from types import ModuleType
 from typing import Any
 
-from .context import Collected, Failed, Skipped
+from .context import Collected, Failed
 from .peer import KEPT_LINES, STDERR_TAIL, Line, Record
 
 AGENT_PLACEHOLDER = "{agent}"
@@ -777,8 +777,3 @@ class ClientContext:
             await link.close()
         if self.client is not None:
             await self.client.close()
-
-
-def skip_unless_open(link: Link) -> None:
-    if link.closed.is_set():
-        raise Skipped("the client closed the connection before this check")

@@ -11,7 +11,7 @@ from typing import Any
 
 from .checks import Check
 from .client_checks import CLIENT_CHECKS, NEW_SESSION_HOOKS
-from .client_context import AGENT_PLACEHOLDER, ClientContext
+from .client_context import ClientContext
 from .runner import Report, Result, run_checks
 
 
@@ -148,7 +148,3 @@ async def _play(
         ctx.results = results
         done(one[check.name])
     return results
-
-
-def has_placeholder(command: Sequence[str]) -> bool:
-    return any(AGENT_PLACEHOLDER in arg for arg in command)
