@@ -76,7 +76,7 @@ async def _closed_or_answered(ctx: ClientContext, link: Link, what: str, clean: 
     client = ctx.client
     if client is None or client.process is None:
         return "the client closed the connection"
-    status = await client.exited(ctx.timeout)
+    status = await client.exited(ctx.timeout / 2)  # within the check's own timeout
     if status not in (None, 0) and clean:
         raise Failed(f"the client exited with status {status} after {what}") from None
     return "the client closed the connection" + (f" and exited (status {status})" if status is not None else "")
