@@ -33,8 +33,14 @@ async def main(text: str, command: list[str]) -> None:
         await conn.initialize(acp.InitializeRequest(protocol_version=2, info=acp.Implementation(name="echo-client", version="1")))
         session = await conn.new_session(acp.NewSessionRequest(cwd=os.getcwd()))
         await conn.prompt(acp.PromptRequest(session_id=session.session_id, prompt=[acp.TextContentBlock(text=text)]))
-        idle = await conn.handler.idle
-        print(f"\n[{idle.stop_reason}]")
+        # The turn ends with an idle state_update, unless the agent goes away first.
+        assert conn.process is not None
+        exited = asyncio.ensure_future(conn.process.wait())
+        await asyncio.wait({conn.handler.idle, exited}, return_when=asyncio.FIRST_COMPLETED)
+        if not conn.handler.idle.done():
+            sys.exit(f"\nthe agent exited (status {conn.process.returncode}) before the turn ended")
+        exited.cancel()
+        print(f"\n[{conn.handler.idle.result().stop_reason}]")
 
 
 if __name__ == "__main__":

@@ -511,3 +511,15 @@ def test_no_package_at_all_names_the_option_and_where_it_looked(tmp_path: Path) 
         assert str((root / "vendor" / name).resolve()) in done.stderr
     assert "give the directory holding the generated packages with --packages" in done.stderr
     assert done.stdout == ""
+
+
+def test_an_expected_failure_of_an_agent_is_reported_without_failing_the_run(tmp_path: Path) -> None:
+    expected = tmp_path / "expected"
+    expected.write_text("# the agent answers unknown methods wrongly\nunknown-method\n")
+    args = ("--only", "unknown-method", "--", *FAULTY)
+    done = _acpgen("--expected-failures", str(expected), *args, "--fault", "unknown-method")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "FAIL  MUST          unknown-method (expected to fail): an unknown method was answered" in done.stdout
+    stale = _acpgen("--expected-failures", str(expected), *args)
+    assert stale.returncode == 1, stale.stdout + stale.stderr
+    assert "stale expectation: unknown-method is listed as an expected failure but passed" in stale.stdout

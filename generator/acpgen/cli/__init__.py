@@ -10,7 +10,8 @@ command                    module           what it does
 ``conformance-fixtures``   ``conformance``  regenerate the generated fixtures
 ``validate``               ``validate.py``  check a recorded transcript, message by message
 ``tap``                    ``tap.py``       proxy an agent's stdio, recording and validating live
-``probe``                  ``probe.py``     run conformance checks against an agent binary
+``probe``                  ``probe.py``     run conformance checks against an agent (or, --client, a client)
+``probe-agent``            ``probe.py``     the probe as the agent a client starts: checks the client
 ``report``                 ``report.py``    a recorded transcript as one HTML page
 =========================  ===============  ==========================================
 
@@ -46,6 +47,7 @@ COMMANDS = {
     "validate": (".validate", "validate_command"),
     "tap": (".tap", "tap_command"),
     "probe": (".probe", "probe_command"),
+    "probe-agent": (".probe", "probe_agent_command"),
     "report": (".report", "report_command"),
 }
 """Command name -> (module of this package, attribute)."""
@@ -125,7 +127,9 @@ def main() -> None:
     conformance-fixtures  regenerate the schema-derived conformance fixtures
     validate              check a recorded transcript (JSON-RPC lines) message by message
     tap                   run an agent behind a proxy that records and validates live
-    probe                 run conformance checks against an agent: probe -- AGENT COMMAND...
+    probe                 run conformance checks against an agent: probe -- AGENT COMMAND...,
+                          or a client: probe --client -- CLIENT COMMAND... {agent}
+    probe-agent           the agent a client starts, checking the client; findings to a file
     report                a recorded transcript as one self-contained HTML page
 
     Errors are one line naming the file (and JSON pointer) with exit status 2,

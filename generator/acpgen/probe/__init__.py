@@ -18,6 +18,14 @@ Library use::
 the checks share, ``checks.py`` the checks (add one there), ``runner.py``
 runs them and writes the report, ``sandbox.py`` the file system and terminal
 of --client-capabilities.
+
+The other direction (``probe --client``, ``probe-agent``): the probe plays
+the agent, with the generated packages' own agent connection, against a
+client; ``client_context.py`` is that agent and what its checks are given,
+``client_checks.py`` the client checks (same :class:`Check`, tiers and
+runner), ``client_runner.py`` runs them against a client command or as the
+agent a client started, ``samples.py`` makes an update of every kind from a
+package's schema. ``expected.py`` reads ``--expected-failures``, for both.
 """
 
 from .checks import CHECKS, NAMES, TIERS, Check

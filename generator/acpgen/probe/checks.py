@@ -60,9 +60,11 @@ class Check:
     source: str
     """The sentence of the schema or docs the check checks, and where it is written."""
     summary: str
-    run: Callable[[Context], Awaitable[str | None]]
+    run: Callable[[Any], Awaitable[str | None]]
     """Passes by returning (a note for the report, or None), else raises
-    :class:`Failed` or :class:`Skipped`."""
+    :class:`Failed` or :class:`Skipped`; given the run's context (an agent
+    probe's :class:`~.context.Context`, a client probe's
+    :class:`~.client_context.ClientContext`)."""
     needs: tuple[str, ...] = ()
     """Checks this one builds on: when one of them failed or was skipped,
     this one is skipped, naming it."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from .peer import AgentGone, Peer, Refusal, Reply
+from .peer import AgentGone, Line, Peer, Refusal, Reply
 from .sandbox import Sandbox
 
 CLIENT_INFO = {"name": "acpgen-probe", "version": "1"}
@@ -49,6 +49,17 @@ def initialize_params(version: Any, fs: bool = False, terminal: bool = False) ->
         "info": CLIENT_INFO,
         "capabilities": {},
     }
+
+
+@dataclass
+class Collected:
+    """What one check's exchange left: its messages, the problems found in
+    them, the peer's last stderr lines."""
+
+    transcript: list[Line] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    stderr: list[str] = field(default_factory=list)
+    dropped: int = 0
 
 
 @dataclass
@@ -394,6 +405,26 @@ class Context:
         if self.version == 1:
             return isinstance(_get(self.agent, "agentCapabilities", "sessionCapabilities", name), dict)
         return isinstance(_get(self.agent, "capabilities", "session"), dict)
+
+    def collect(self, check: str) -> Collected:
+        """What ``check`` left in the transcripts of the processes it spoke to."""
+        seen = Collected()
+        for peer in self.peers:
+            record = peer.records.pop(check, None)
+            if record is not None:
+                seen.transcript.extend(record.lines)
+                seen.dropped += record.dropped_lines
+                seen.problems.extend(record.problems)
+                if record.dropped_problems:
+                    seen.problems.append(f"{record.dropped_problems} more problem(s)")
+                seen.stderr = list(peer.stderr)
+        return seen
+
+    async def after_check(self) -> None:
+        """Close the processes the check started for itself (not the main one)."""
+        for peer in self.peers:
+            if peer is not self.main:
+                await peer.close()
 
     async def close(self) -> None:
         for peer in self.peers:

@@ -7,10 +7,10 @@ import contextlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
 
 from .checks import CHECKS, TIERS, Check
-from .context import Context, Failed, Skipped
+from .context import Collected, Context, Failed, Skipped
 from .peer import AgentGone, Line, NotJsonRpc
 from .sandbox import CAPABILITIES, Sandbox
 
@@ -23,8 +23,10 @@ DEFAULT_STARTUP_TIMEOUT = 120.0
 (an agent that loads a model or a runtime first may take long)."""
 
 EXIT_STATUSES = {
-    0: "no MUST check failed (SHOULD, advisory and skipped checks do not count)",
-    1: "a MUST check failed",
+    0: "no MUST check failed (SHOULD, advisory and skipped checks do not count, nor failures listed in "
+    "--expected-failures)",
+    1: "a MUST check failed that was not expected to, or a check listed as an expected failure passed "
+    "(a stale expectation)",
     2: "a usage error, or no generated package to check with",
 }
 """What ``acpgen probe`` exits with."""
@@ -65,15 +67,27 @@ class Report:
     results: list[Result]
     auth_methods: list[str] = field(default_factory=list)
     """The auth methods the agent advertised, ``id (name)``."""
+    peer: str = "agent"
+    """What was probed: ``agent`` (``acpgen probe``) or ``client`` (``--client``, ``probe-agent``)."""
+    expected: set[str] = field(default_factory=set)
+    """The checks expected to fail (``--expected-failures``, for the version negotiated)."""
 
     @property
     def must_failed(self) -> bool:
-        return any(r.status == "fail" and r.check.tier == "MUST" for r in self.results)
+        return any(
+            r.status == "fail" and r.check.tier == "MUST" and r.check.name not in self.expected for r in self.results
+        )
+
+    @property
+    def stale(self) -> list[str]:
+        """The checks expected to fail that passed: the expectation is out of date."""
+        return [r.check.name for r in self.results if r.check.name in self.expected and r.status == "pass"]
 
     @property
     def exit_status(self) -> int:
-        """1 when a MUST check failed, else 0 (see :data:`EXIT_STATUSES`)."""
-        return 1 if self.must_failed else 0
+        """1 when a MUST check failed that was not expected to, or a check
+        expected to fail passed; else 0 (see :data:`EXIT_STATUSES`)."""
+        return 1 if self.must_failed or self.stale else 0
 
     def failed_by_tier(self) -> dict[str, int]:
         return {tier: sum(r.status == "fail" and r.check.tier == tier for r in self.results) for tier in TIERS}
@@ -88,6 +102,8 @@ class Report:
             "failed": sum(r.status == "fail" for r in self.results),
             "failedByTier": self.failed_by_tier(),
             "skipped": sum(r.status == "skip" for r in self.results),
+            "expectedFailures": sorted(self.expected),
+            "staleExpectations": self.stale,
             "exitStatus": self.exit_status,
         }
 
@@ -97,6 +113,8 @@ class Report:
         for result in self.results:
             check = result.check
             line = f"{result.status.upper():<5} {check.tier:<13} {check.name}"
+            if check.name in self.expected:
+                line += " (expected to fail" + ("; stale: it passed)" if result.status == "pass" else ")")
             yield line + (f": {result.reason}" if result.reason else "")
             if result.status != "fail":
                 continue
@@ -106,14 +124,18 @@ class Report:
                 yield "      transcript:"
                 yield from _excerpt(result, transcript_lines)
             if result.stderr:
-                yield "      agent stderr (last lines):"
+                yield f"      {self.peer} stderr (last lines):"
                 for text in result.stderr:
                     yield f"        {text}"
         failed = self.failed_by_tier()
         by_tier = ", ".join(f"{count} {tier}" for tier, count in failed.items() if tier != "informational")
         passed = sum(r.status == "pass" for r in self.results)
         skipped = sum(r.status == "skip" for r in self.results)
-        yield f"{passed} passed, {sum(failed.values())} failed ({by_tier}), {skipped} skipped"
+        expected = sum(r.status == "fail" and r.check.name in self.expected for r in self.results)
+        also = f", {expected} of them expected" if expected else ""
+        yield f"{passed} passed, {sum(failed.values())} failed ({by_tier}{also}), {skipped} skipped"
+        for name in self.stale:
+            yield f"stale expectation: {name} is listed as an expected failure but passed (remove it from the list)"
 
 
 def _excerpt(result: Result, last: int) -> Iterable[str]:
@@ -176,20 +198,46 @@ async def probe(
     if client_capabilities:
         sandbox = Sandbox("fs" in client_capabilities, "terminal" in client_capabilities, sandbox_from)
     ctx = Context(command, packages, timeout, startup_timeout, auth_method, sandbox)
-    results: dict[str, Result] = {}
-    ctx.results = results
     try:
-        for check in [c for c in checks if not c.after] + [c for c in checks if c.after]:
-            results[check.name] = await _run(ctx, check, results)
-            for peer in ctx.peers:
-                if peer is not ctx.main:
-                    await peer.close()
+        results = await run_checks(ctx, checks)
     finally:
         await ctx.close()
         if sandbox is not None:
             await sandbox.close()
     auth_methods = ctx.auth_methods() if ctx.version is not None else []
     return Report(command, ctx.version, list(results.values()), auth_methods)
+
+
+class RunContext(Protocol):
+    """What :func:`run_checks` needs of a run's context (the agent probe's
+    :class:`~.context.Context`, the client probe's
+    :class:`~.client_context.ClientContext`)."""
+
+    timeout: float
+    paused: float
+    paused_at: float | None
+    clock_changed: asyncio.Event
+    dirty: bool
+    results: dict[str, Any]
+
+    def collect(self, check: str) -> Collected:
+        """What the check's exchange was, once it has ended."""
+        ...
+
+    async def after_check(self) -> None:
+        """Tidy up after a check (close what it alone used)."""
+        ...
+
+
+async def run_checks(ctx: RunContext, checks: Sequence[Check]) -> dict[str, Result]:
+    """Run ``checks`` in order (those ``after`` the others last), each
+    within ``ctx.timeout`` seconds of its own work, and say how each went."""
+    results: dict[str, Result] = {}
+    ctx.results = results
+    for check in [c for c in checks if not c.after] + [c for c in checks if c.after]:
+        results[check.name] = await _run(ctx, check, results)
+        await ctx.after_check()
+    return results
 
 
 def _blocked(check: Check, results: dict[str, Result]) -> str | None:
@@ -203,7 +251,7 @@ def _blocked(check: Check, results: dict[str, Result]) -> str | None:
     return None
 
 
-async def _timed(ctx: Context, check: Check) -> str | None:
+async def _timed(ctx: RunContext, check: Check) -> str | None:
     """Run the check within ``ctx.timeout`` seconds of its own work: the
     clock stands still while a process it started is starting (that wait has
     the startup timeout, see :meth:`Context.first`)."""
@@ -231,7 +279,7 @@ async def _timed(ctx: Context, check: Check) -> str | None:
                 await task
 
 
-async def _run(ctx: Context, check: Check, results: dict[str, Result]) -> Result:
+async def _run(ctx: RunContext, check: Check, results: dict[str, Result]) -> Result:
     status, reason = "pass", ""
     blocked = _blocked(check, results)
     if blocked is not None:
@@ -248,19 +296,8 @@ async def _run(ctx: Context, check: Check, results: dict[str, Result]) -> Result
     except (AgentGone, NotJsonRpc) as exc:
         status, reason = "fail", str(exc)
         ctx.dirty = True
-    transcript: list[Line] = []
-    problems: list[str] = []
-    stderr: list[str] = []
-    dropped = 0
-    for peer in ctx.peers:
-        record = peer.records.pop(check.name, None)
-        if record is not None:
-            transcript.extend(record.lines)
-            dropped += record.dropped_lines
-            problems.extend(record.problems)
-            if record.dropped_problems:
-                problems.append(f"{record.dropped_problems} more problem(s)")
-            stderr = list(peer.stderr)
+    seen = ctx.collect(check.name)
+    problems = seen.problems
     if problems and status != "fail":
         status, reason = (
             "fail",
@@ -268,4 +305,4 @@ async def _run(ctx: Context, check: Check, results: dict[str, Result]) -> Result
         )
     elif problems:
         reason += "; " + "; ".join(problems[:3])
-    return Result(check, status, reason, transcript, stderr if status == "fail" else [], dropped)
+    return Result(check, status, reason, seen.transcript, seen.stderr if status == "fail" else [], seen.dropped)
