@@ -19,8 +19,8 @@ import sys
 import pytest
 from acpgen.compile.passes.attributes import runtime_attributes
 from acpgen.compile.passes.identifiers import pascal
-from acpgen.views import names as fixed
 from acpgen.runtime import SOURCES
+from acpgen.views import names as fixed
 
 from ..conftest import schema_with
 from ..patience import HANG
