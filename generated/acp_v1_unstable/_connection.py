@@ -790,12 +790,24 @@ class Connection(Generic[H]):
             request_id = cast("dict[str, Any]", params).get("requestId")
         tasks = self._answering.get(request_id)
         if tasks:
+            # On the next turn of the loop: a handler's task started lazily
+            # (before Python 3.12) may not have taken its first step yet,
+            # and a task cancelled then never runs, so neither answers nor
+            # frees its slot. Its first step is already scheduled, so it
+            # runs first; a task that has answered meanwhile is left alone.
+            loop = asyncio.get_running_loop()
             for task in tasks:
-                task.cancel()
+                loop.call_soon(self._cancel_answer, request_id, task)
         elif any(
             item[3] is not None and item[3].id == request_id for item in self._inbox
         ) or any(waiting.id == request_id for waiting in self._waiting):
             self._cancelled_queued.add(request_id)
+
+    def _cancel_answer(self, request_id: Any, task: asyncio.Task[None]) -> None:
+        """Cancel ``task``, the handler of ``request_id``, unless it has
+        answered since (then its reply must go out)."""
+        if task in self._answering.get(request_id, ()):
+            task.cancel()
 
     def _notified(self, message: Notification[Any]) -> None:
         if not self._initialized:

@@ -630,6 +630,27 @@ def test_cancel_request_reaches_every_handler_of_a_reused_id():
     run(main())
 
 
+def test_a_cancel_right_behind_its_request_is_answered_and_frees_the_slot():
+    """Request and ``$/cancel_request`` in one read: the cancel may reach the
+    handler's task before its first step (Python before 3.12 starts it
+    lazily). The request is still answered, cancelled or with its result,
+    and its slot is freed: with ``max_running=1`` the next request runs."""
+
+    async def main():
+        conn, reader, writer = await socket_peer(max_running=1, require_initialize=False)
+        request = {"jsonrpc": "2.0", "id": 1, "method": "slow", "params": {"n": 1}}
+        cancel = {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 1}}
+        await send(writer, json.dumps(request).encode() + b"\n" + json.dumps(cancel).encode() + b"\n")
+        first = await read_reply(reader)
+        assert first["id"] == 1 and (first.get("error", {}).get("code") == rpc.REQUEST_CANCELLED or "result" in first)
+        await send(writer, echo(2, "next"))
+        assert (await read_reply(reader))["result"] == "next"
+        await conn.close()
+
+    for _ in range(5):
+        run(main())
+
+
 def test_cancel_request_for_a_queued_request_answers_it_without_running_it():
     async def main():
         conn, reader, writer = await socket_peer(max_running=1)
