@@ -80,7 +80,8 @@ class AgentReplayer:
         self.waiting: list[tuple[Record, Record]] = []
         """(agent message, the record before it): responses held until their
         request arrives."""
-        self.previous_time: float | None = None
+        self.sent_records: list[Record] = []
+        """The recorded agent messages sent so far, in the order sent."""
 
     # ------------------------------------------------------------ playing
 
@@ -122,6 +123,7 @@ class AgentReplayer:
             else:
                 message = rewrite(message, self.ids, to_live=True)
             out.append((self._delay(record, before), message))
+            self.sent_records.append(record)
             before = record
         return out
 

@@ -1,12 +1,18 @@
 """A recorded transcript, read for replay: its messages in order, each with
 its direction and (when ``acpgen tap`` wrote it) its time.
 
-Two formats are read, both JSON Lines: what ``acpgen tap`` writes (a start
-record, ``{"direction", "timestamp", "message"}`` records, an end record)
-and the relay format of ``tests/fixtures/transcripts`` (``{"direction",
-"message"}``, no times). Records that hold no message (start and end
-records, lines that were not JSON, lines too long to keep) are skipped and
-counted.
+Three formats are read: what ``acpgen tap`` writes (JSON Lines: a start
+record, ``{"direction", "timestamp", "message"}`` records, an end record),
+the relay format of ``tests/fixtures/transcripts`` (``{"direction",
+"message"}``, no times), and a script written by hand, one message a line
+after its direction, ``"jsonrpc"`` implied, ``#`` starting a comment::
+
+    # a client loads a session; the agent replays it, then answers
+    -> {"id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
+    <- {"id": 0, "result": {"protocolVersion": 1}}
+
+Records that hold no message (start and end records, lines that were not
+JSON, lines too long to keep) are skipped and counted.
 """
 
 from __future__ import annotations
@@ -105,8 +111,12 @@ def load_transcript(path: str | Path) -> Transcript:
     except (OSError, UnicodeDecodeError) as error:
         raise AcpgenError(f"cannot read the transcript: {error}", file=str(path)) from None
     for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
+        if not line.strip() or line.lstrip().startswith("#"):
             continue
+        script = line.lstrip()[:2]
+        if script in ("->", "<-"):
+            side = CLIENT if script == "->" else AGENT
+            line = f'{{"direction": "{side}", "message": {line.lstrip()[2:]}}}'
         try:
             value = json.loads(line)
         except ValueError as error:
@@ -121,6 +131,8 @@ def load_transcript(path: str | Path) -> Transcript:
         if not isinstance(message, dict):
             transcript.skipped += 1
             continue
+        if script in ("->", "<-"):
+            message = {"jsonrpc": "2.0", **message}
         record = Record(len(transcript.records), number, direction, message, _time(value.get("timestamp")))
         transcript.records.append(record)
     if not transcript.records:
