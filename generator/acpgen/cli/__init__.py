@@ -12,6 +12,8 @@ command                    module           what it does
 ``tap``                    ``tap.py``       proxy an agent's stdio, recording and validating live
 ``probe``                  ``probe.py``     run conformance checks against an agent binary
 ``report``                 ``report.py``    a recorded transcript as one HTML page
+``replay``                 ``replay.py``    play one side of a recording to a live peer
+``explore``                ``replay.py``    one exchange under many delivery schedules
 =========================  ===============  ==========================================
 
 The group loads a command's module only when that command runs, so
@@ -47,6 +49,8 @@ COMMANDS = {
     "tap": (".tap", "tap_command"),
     "probe": (".probe", "probe_command"),
     "report": (".report", "report_command"),
+    "replay": (".replay", "replay_command"),
+    "explore": (".replay", "explore_command"),
 }
 """Command name -> (module of this package, attribute)."""
 
@@ -127,6 +131,8 @@ def main() -> None:
     tap                   run an agent behind a proxy that records and validates live
     probe                 run conformance checks against an agent: probe -- AGENT COMMAND...
     report                a recorded transcript as one self-contained HTML page
+    replay                play one side of a recording to a live peer: replay T --as agent|client -- CMD...
+    explore               one exchange under many delivery schedules; the first that differs
 
     Errors are one line naming the file (and JSON pointer) with exit status 2,
     and nothing is written. acpgen replaces only directories it generated

@@ -373,7 +373,23 @@ class Divergence:
 
     def __str__(self) -> str:
         head = f"schedule {self.schedule.name!r} differs from {self.against}:"
-        return "\n".join([head, *(f"    {d}" for d in self.differences[:20])])
+        return "\n".join([head, *(f"    {self.say(d)}" for d in self.differences[:20])])
+
+    def say(self, difference: Difference) -> str:
+        """One difference: what ``against`` has, and what the application saw."""
+        expected = self.against.removeprefix("the ")
+        if difference.missing == "live":
+            return f"{difference.path}: {expected} {_dump(difference.recorded)}, the application none"
+        if difference.missing == "recorded":
+            return f"{difference.path}: {expected} none, the application {_dump(difference.live)}"
+        return f"{difference.path}: {expected} {_dump(difference.recorded)}, the application {_dump(difference.live)}"
+
+
+def _dump(value: Any) -> str:
+    import json
+
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 80 else text[:79] + "\u2026"
 
 
 @dataclass
@@ -391,8 +407,14 @@ class _Run:
     """One schedule's run of the scenario against one client."""
 
     def __init__(
-        self, transcript: Transcript, package: ModuleType, client: ClientUnderTest, schedule: Schedule
+        self,
+        transcript: Transcript,
+        package: ModuleType,
+        client: ClientUnderTest,
+        schedule: Schedule,
+        patience: float = PATIENCE,
     ) -> None:
+        self.patience = patience
         self.transcript = transcript
         self.package = package
         self.client = client
@@ -506,7 +528,7 @@ class _Run:
         )
 
     async def _until(self, test: Callable[[], bool], what: str) -> bool:
-        deadline = time.monotonic() + PATIENCE
+        deadline = time.monotonic() + self.patience
         while not test():
             self.changed.clear()
             remaining = deadline - time.monotonic()
@@ -566,7 +588,7 @@ class _Run:
             self.outbox.append((None, {"method": "$/end"}))
             self.wake.set()
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(delivering, PATIENCE)
+                await asyncio.wait_for(delivering, self.patience)
             with contextlib.suppress(Exception):
                 await self.client.close()
         return self.outcome
@@ -599,11 +621,13 @@ def explore(
     *,
     package: str | ModuleType | None = None,
     limit: int | None = None,
+    patience: float = PATIENCE,
 ) -> ExploreResult:
     """Run the scenario at ``path`` under every schedule against the client
     ``client(package)`` makes (default: the generated package's) and stop at
     the first schedule whose outcome differs. ``limit``: run at most that
-    many schedules."""
+    many schedules; ``patience``: how long a run waits for what the client
+    should have handed on before it calls it stalled."""
     transcript = load_transcript(path)
     if any(r.direction == AGENT and r.is_request for r in transcript.records):
         raise ValueError("the explorer plays scenarios without agent requests (permission, fs, terminal) only")
@@ -618,7 +642,7 @@ def explore(
     for n, schedule in enumerate(plan, 1):
         under_test = make(fold_package)
         name = under_test.name
-        outcome = asyncio.run(_Run(transcript, fold_package, under_test, schedule).run())
+        outcome = asyncio.run(_Run(transcript, fold_package, under_test, schedule, patience).run())
         divergence = _check(schedule, outcome, baseline)
         if baseline is None:
             baseline = outcome

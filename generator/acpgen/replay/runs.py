@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import os
 import subprocess
 import sys
@@ -120,7 +121,7 @@ class AgentReplay:
     async def _connect(
         self, make_client: Callable[[Any], Any], connection_class: Any, options: dict[str, Any]
     ) -> AsyncIterator[Any]:
-        memory_pair: Any = sys.modules[self.package.__name__ + "._transport"].memory_pair
+        memory_pair: Any = importlib.import_module(self.package.__name__ + "._transport").memory_pair
         agent_end, client_end = memory_pair()
         cls = connection_class or self.package.ClientSideConnection
         conn = cls(make_client, client_end, **options)
