@@ -192,8 +192,6 @@ class PythonSdkClient:
     ) -> None:
         import warnings
 
-        from acp import ClientSideConnection
-
         class Transport:
             async def send(self, message: dict[str, Any]) -> None:
                 await send(message)
@@ -210,7 +208,10 @@ class PythonSdkClient:
                 await render({"sessionId": session_id, "update": dumped})
 
         with warnings.catch_warnings():
+            # the SDK's own constructor, which connect_to_agent wraps: it takes a message transport
             warnings.simplefilter("ignore", DeprecationWarning)
+            from acp import ClientSideConnection
+
             self.conn = ClientSideConnection(lambda conn: App(), Transport())
 
     async def _typed(self, method: str, params: Any) -> Any:
