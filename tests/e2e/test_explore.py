@@ -104,3 +104,34 @@ def test_the_command() -> None:
         [ACPGEN, "explore", str(LOAD_SCENARIO), "--list"], capture_output=True, text=True, timeout=HANG
     )
     assert listing.stdout.splitlines()[0] == "baseline" and len(listing.stdout.splitlines()) == 13
+
+
+SET_MODE = """\
+# the agent reports the new mode, then answers session/set_mode: the two may come in either order
+-> {"id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
+<- {"id": 0, "result": {"protocolVersion": 1}}
+-> {"id": 1, "method": "session/new", "params": {"cwd": "/", "mcpServers": []}}
+<- {"id": 1, "result": {"sessionId": "s1", "modes": {"currentModeId": "ask", "availableModes": [{"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}]}}}
+-> {"id": 2, "method": "session/set_mode", "params": {"sessionId": "s1", "modeId": "code"}}
+<- {"method": "session/update", "params": {"sessionId": "s1", "update": {"sessionUpdate": "current_mode_update", "currentModeId": "code"}}}
+<- {"id": 2, "result": {}}
+"""
+
+
+def test_a_swap_where_either_order_is_allowed(tmp_path: Path) -> None:
+    """An update and the answer to session/set_mode may come in either
+    order: the swapped schedule runs, and our connection gives the
+    baseline's answers and final fold under it; the SDK's set_session_mode
+    returns before the mode update's handler ran when both come together."""
+    scenario = tmp_path / "set-mode.acp"
+    scenario.write_text(SET_MODE)
+    names = [s.name for s in schedules(load_transcript(scenario))]
+    assert names == ["baseline", "together line 8", "together all", "swap lines 7-8"]
+    ours = explore(scenario, patience=HANG)
+    assert ours.divergence is None and ours.runs == 4, str(ours.divergence)
+    harness.require_python_sdk()
+    sdk = explore(scenario, PythonSdkClient, patience=HANG)
+    assert sdk.divergence is not None and sdk.divergence.schedule.name == "together line 8"
+    [difference] = sdk.divergence.differences
+    assert difference.path == "$.answers[2].fold.s1.currentModeId"
+    assert (difference.recorded, difference.live) == ("code", None)
