@@ -217,7 +217,9 @@ class ClientReplayer:
                 )
             )
 
-    def folds(self, package: ModuleType) -> tuple[list[tuple[str, dict[str, Any]]], list[tuple[str, dict[str, Any]]]]:
+    def folds(self) -> tuple[list[tuple[str, dict[str, Any]]], list[tuple[str, dict[str, Any]]]]:
+        """The recorded and the live traffic to fold, updates racing a
+        cancel left out of both."""
         recorded = [(r.direction, r.message) for r in self.records if r.index not in self.racing_recorded]
         live = [entry for entry, racing in zip(self.live, self.live_racing, strict=True) if not racing]
         return recorded, live
@@ -312,7 +314,7 @@ async def _replay_to_agent(
             with contextlib.suppress(ProcessLookupError):
                 process.kill()
             await process.wait()
-    recorded, live = replayer.folds(package)
+    recorded, live = replayer.folds()
     before, after, fold_finding = compare_folds(package, recorded, live, replayer.ids)
     findings = list(replayer.findings)
     if fold_finding is not None:
