@@ -13,6 +13,8 @@ command                    module           what it does
 ``probe``                  ``probe.py``     run conformance checks against an agent (or, --client, a client)
 ``probe-agent``            ``probe.py``     the probe as the agent a client starts: checks the client
 ``report``                 ``report.py``    a recorded transcript as one HTML page
+``replay``                 ``replay.py``    play one side of a recording to a live peer
+``explore``                ``replay.py``    one exchange under many delivery schedules
 =========================  ===============  ==========================================
 
 The group loads a command's module only when that command runs, so
@@ -49,6 +51,8 @@ COMMANDS = {
     "probe": (".probe", "probe_command"),
     "probe-agent": (".probe", "probe_agent_command"),
     "report": (".report", "report_command"),
+    "replay": (".replay", "replay_command"),
+    "explore": (".replay", "explore_command"),
 }
 """Command name -> (module of this package, attribute)."""
 
@@ -131,6 +135,8 @@ def main() -> None:
                           or a client: probe --client -- CLIENT COMMAND... {agent}
     probe-agent           the agent a client starts, checking the client; findings to a file
     report                a recorded transcript as one self-contained HTML page
+    replay                play one side of a recording to a live peer: replay T --as agent|client -- CMD...
+    explore               one exchange under many delivery schedules; the first that differs
 
     Errors are one line naming the file (and JSON pointer) with exit status 2,
     and nothing is written. acpgen replaces only directories it generated
