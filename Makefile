@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 # hypothesis, the official SDK ...), which the other targets need.
 GEN_STAMP := $(VENV)/.installed-generator
 STAMP := $(VENV)/.installed
-# The TypeScript SDK peers of tests/interop (npm ci from the lockfile).
+# The TypeScript SDK peers of tests/interop, at the lockfile's versions.
 TS_PEERS := tests/interop/ts
 TS_STAMP := $(TS_PEERS)/node_modules/.installed
 
@@ -24,7 +24,11 @@ $(STAMP): pyproject.toml generator/acpgen/__init__.py
 	touch $(GEN_STAMP) $(STAMP)
 
 $(TS_STAMP): $(TS_PEERS)/package.json $(TS_PEERS)/package-lock.json
-	cd $(TS_PEERS) && npm ci --no-audit --no-fund --loglevel=error
+	# npm install from the lockfile (--no-save: it is never rewritten), not
+	# npm ci: acpx's @openclaw/fs-safe has one optional build per platform,
+	# the registry serves only some of them, and npm ci refuses a lockfile
+	# that lacks the others.
+	cd $(TS_PEERS) && npm install --no-save --no-audit --no-fund --loglevel=error
 	touch $(TS_STAMP)
 
 # The browser tests/e2e/test_report_browser.py drives (headless, through
@@ -68,7 +72,7 @@ lint: $(STAMP)
 
 # What `make test` needs beyond python3 and make, said before anything runs.
 test-tools:
-	@echo "make test: needs python3 (3.10+), make, node with npm (npm ci installs the TypeScript SDK peers of tests/interop), Debian's chromium at $(CHROMIUM) (installed with apt-get when missing, as root) and Pythons $(OTHER_PYTHONS) under pyenv (the unit tests and the packages' basics run on them too); runs ruff, mypy, pyright, acpgen check, the tests on $(OTHER_PYTHONS), the suite, the JSON-RPC suites with stdlib json, then the type check of the generated packages, every step even when one before failed, with a line per step and a table of their times at the end"
+	@echo "make test: needs python3 (3.10+), make, node with npm (npm installs the TypeScript SDK peers of tests/interop from their lockfile), Debian's chromium at $(CHROMIUM) (installed with apt-get when missing, as root) and Pythons $(OTHER_PYTHONS) under pyenv (the unit tests and the packages' basics run on them too); runs ruff, mypy, pyright, acpgen check, the tests on $(OTHER_PYTHONS), the suite, the JSON-RPC suites with stdlib json, then the type check of the generated packages, every step even when one before failed, with a line per step and a table of their times at the end"
 	@command -v npm >/dev/null || { echo "make test: npm is not on PATH; install node and npm (the TypeScript SDK peers of tests/interop need them)"; exit 2; }
 
 # The other Pythons the packages and the generator claim, from pyenv: a venv

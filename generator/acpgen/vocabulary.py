@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ANNOTATIONS", "INTEGER_FORMATS", "common_tag", "format_range"]
+__all__ = ["ANNOTATIONS", "INTEGER_FORMATS", "JSON_TYPES", "common_tag", "format_range"]
 
 ANNOTATIONS = frozenset(
     {
@@ -51,6 +51,20 @@ INTEGER_FORMATS = {
 }
 """The value range of each integer ``format``: the Rust integer types of the
 reference implementation, which lenient decoding enforces."""
+
+
+JSON_TYPES = {
+    "str": "string",
+    "int": "integer",
+    "num": "number",
+    "bool": "boolean",
+    "null": "null",
+    "list": "array",
+    "map": "object",
+}
+"""The JSON Schema ``type`` of each simple kind of value (the kinds of the
+IR's type expressions and of the conformance model's shapes): how a union
+of simple kinds is told apart by the JSON type of a value."""
 
 
 def format_range(format_name: Any) -> tuple[int | None, int | None]:

@@ -58,7 +58,7 @@ def require_ts_sdk() -> None:
     if not package.is_file():
         pytest.fail(
             f"the TypeScript SDK peer is missing: {package} does not exist; "
-            "run `make install` (it runs `npm ci` in tests/interop/ts)"
+            "run `make install` (it installs tests/interop/ts from its lockfile)"
         )
     found = json.loads(package.read_text())["version"]
     if found != pinned:

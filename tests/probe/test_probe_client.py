@@ -191,7 +191,7 @@ def test_the_python_sdk_client(matrix: dict[str, Report]) -> None:
 @pytest.mark.parametrize(("label", "version"), [("ts-sdk", 1), ("ts-sdk-v2", 2)])
 def test_the_typescript_sdk_client(matrix: dict[str, Report], label: str, version: int) -> None:
     if label not in matrix:
-        pytest.skip("node, or tests/interop/ts/node_modules (npm ci there), is missing")
+        pytest.fail("node, or tests/interop/ts/node_modules, is missing: run `make install`")
     report = matrix[label]
     statuses = _statuses(report)
     assert report.version == version
@@ -203,7 +203,7 @@ def test_acpx(matrix: dict[str, Report]) -> None:
     file system and a terminal, and serves them; it grants the first allow
     option offered."""
     if "acpx" not in matrix:
-        pytest.skip("node, or acpx in tests/interop/ts/node_modules (npm ci there), is missing")
+        pytest.fail("node, or acpx in tests/interop/ts/node_modules, is missing: run `make install`")
     report = matrix["acpx"]
     assert set(_statuses(report).values()) == {"pass"}, _shown(report)
     assert _reason(report, "permission-answer") == "selected permission-answer-allow"

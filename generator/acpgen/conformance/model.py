@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from jsonschema import Draft202012Validator
 
-from ..vocabulary import ANNOTATIONS, INTEGER_FORMATS
+from ..vocabulary import ANNOTATIONS, INTEGER_FORMATS, JSON_TYPES
 from .reading import ShapeReader
 from .shapes import (
     DEFS,
@@ -203,18 +203,7 @@ class Model(ShapeReader):
             actual = json_kind(value)
             by_kind: dict[str, Any] = {}
             for member in shape.members:
-                by_kind.setdefault(
-                    {
-                        "str": "string",
-                        "int": "integer",
-                        "num": "number",
-                        "bool": "boolean",
-                        "null": "null",
-                        "list": "array",
-                        "map": "object",
-                    }[member.kind],
-                    member,
-                )
+                by_kind.setdefault(JSON_TYPES[member.kind], member)
             member = by_kind.get(actual)
             if member is None and actual == "number" and value.is_integer():
                 member = by_kind.get("integer")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 from jsonschema import Draft202012Validator
 
-from ..vocabulary import common_tag, format_range
+from ..vocabulary import JSON_TYPES, common_tag, format_range
 from .shapes import (
     MISSING,
     Field,
@@ -340,15 +340,7 @@ class ShapeReader:
                 return raw
             return Shape("nullable", inner=inner)
         members = [self.type_of(o) for o in options]
-        simple = {
-            "str": "string",
-            "int": "integer",
-            "num": "number",
-            "bool": "boolean",
-            "null": "null",
-            "list": "array",
-            "map": "object",
-        }
+        simple = JSON_TYPES
         if all(m.kind in simple for m in members):
             flat = [simple[m.kind] for m in members]
             overlap = len(flat) != len(set(flat))

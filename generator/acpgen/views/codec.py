@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ..compile import ir
+from ..vocabulary import JSON_TYPES
 from . import text
 from .inputs import ViewInputs
 from .names import ModuleNames
@@ -32,15 +33,7 @@ PLAIN_KINDS = frozenset({"any", "str", "int", "num", "bool", "null", "const", "r
 INLINE_KINDS = frozenset({"any", "str", "int", "num", "bool", "const"})
 """Type expressions an alias of which is decoded in place, not by a call."""
 
-JSON_KINDS: Mapping[str, str] = {
-    "str": "string",
-    "int": "integer",
-    "num": "number",
-    "bool": "boolean",
-    "null": "null",
-    "list": "array",
-    "map": "object",
-}
+JSON_KINDS: Mapping[str, str] = JSON_TYPES
 """The JSON type of each scalar-union member's kind (what ``_scalar_union`` dispatches on)."""
 
 
