@@ -45,7 +45,7 @@ from .common import warn as _warn
 @click.option(
     "--templates",
     type=click.Path(file_okay=False),
-    help="A directory of templates that replace the built-in ones of the same file name.",
+    help="A directory of templates that replace the built-in ones of the same file name (each receives only its module's view, as the built-in template does; a runtime module's file name replaces that module).",
 )
 @click.option(
     "--rules",
