@@ -10,6 +10,7 @@ import asyncio
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "generated"))
 import acp_v2 as acp  # noqa: E402
@@ -36,7 +37,8 @@ async def main(text: str, command: list[str]) -> None:
         # The turn ends with an idle state_update, unless the agent goes away first.
         assert conn.process is not None
         exited = asyncio.ensure_future(conn.process.wait())
-        await asyncio.wait({conn.handler.idle, exited}, return_when=asyncio.FIRST_COMPLETED)
+        either: list[asyncio.Future[Any]] = [conn.handler.idle, exited]
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
         if not conn.handler.idle.done():
             sys.exit(f"\nthe agent exited (status {conn.process.returncode}) before the turn ended")
         exited.cancel()

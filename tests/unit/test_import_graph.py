@@ -14,6 +14,9 @@ package that re-exports its modules would otherwise be a cycle).
 from __future__ import annotations
 
 import ast
+import functools
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 import acpgen
@@ -73,10 +76,12 @@ def _known(name: str, modules: dict[str, Path]) -> str | None:
     return None
 
 
-def import_graph() -> dict[str, set[str]]:
-    """``{module: the acpgen modules it imports}`` over all of ``acpgen``."""
+@functools.cache
+def import_graph() -> dict[str, frozenset[str]]:
+    """``{module: the acpgen modules it imports}`` over all of ``acpgen``
+    (read once: the tests only read it)."""
     modules = _modules()
-    graph: dict[str, set[str]] = {}
+    graph: dict[str, frozenset[str]] = {}
     for module, path in modules.items():
         is_package = path.name == "__init__.py"
         found: set[str] = set()
@@ -93,11 +98,11 @@ def import_graph() -> dict[str, set[str]]:
                 known = _known(target, modules)
                 if known is not None and known != module:
                     found.add(known)
-        graph[module] = found
+        graph[module] = frozenset(found)
     return graph
 
 
-def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+def cycles(graph: Mapping[str, AbstractSet[str]]) -> list[list[str]]:
     """The strongly connected components of ``graph`` with more than one
     module (Tarjan's algorithm, iterative), each sorted."""
     index: dict[str, int] = {}
