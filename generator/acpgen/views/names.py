@@ -50,6 +50,9 @@ __all__ = [
     "schema_names",
 ]
 
+_PRIVATE_NAME = re.compile(r"(?<!\w)_\w+")
+"""A word that starts with an underscore (as `\\b_NAME\\b` finds one)."""
+
 BUILTINS = frozenset(dir(builtins))
 """Every name of the builtins module: a schema name of that spelling is
 kept, and the generated code that needs the builtin reaches it another way."""
@@ -378,10 +381,13 @@ class ModuleNames:
     def imports(self, body: str) -> str:
         """The import lines that replace :data:`IMPORTS_MARKER` in the
         rendered module ``body``."""
+        # The private names the body uses, read in one pass (one search per
+        # optional name cost a scan of the whole module each).
+        used_private = set(_PRIVATE_NAME.findall(body)) if self.optional_imports else set[str]()
         lines = [
             f"from .{module} import {name} as _{name}"
             for module, name in self.optional_imports
-            if re.search(rf"\b_{name}\b", body)
+            if f"_{name}" in used_private
         ]
         if self._builtins_used:
             lines.append(f"import builtins as {BUILTINS_MODULE}")
