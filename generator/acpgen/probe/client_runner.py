@@ -12,18 +12,12 @@ from typing import Any
 from .checks import Check
 from .client_checks import CLIENT_CHECKS, NEW_SESSION_HOOKS
 from .client_context import ClientContext
-from .runner import Report, Result, run_checks
+from .runner import Report, Result, run_checks, select
 
 
 def select_client(only: Sequence[str]) -> list[Check]:
     """The client checks named (all of them when none is), in their order."""
-    if not only:
-        return list(CLIENT_CHECKS)
-    known = {check.name for check in CLIENT_CHECKS}
-    unknown = [name for name in only if name not in known]
-    if unknown:
-        raise ValueError(f"unknown client check(s): {', '.join(unknown)} (the checks: {', '.join(sorted(known))})")
-    return [check for check in CLIENT_CHECKS if check.name in only]
+    return select(only, CLIENT_CHECKS, "client check")
 
 
 async def probe_client(

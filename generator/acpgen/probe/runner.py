@@ -154,15 +154,16 @@ def _excerpt(result: Result, last: int) -> Iterable[str]:
         previous = index
 
 
-def select(only: Sequence[str]) -> list[Check]:
-    """The checks named (all of them when none is), in their order."""
+def select(only: Sequence[str], checks: Sequence[Check] = CHECKS, what: str = "check") -> list[Check]:
+    """The ``checks`` named (all of them when none is), in their order;
+    ``what`` names them in the error for an unknown name."""
     if not only:
-        return list(CHECKS)
-    known = {check.name for check in CHECKS}
+        return list(checks)
+    known = {check.name for check in checks}
     unknown = [name for name in only if name not in known]
     if unknown:
-        raise ValueError(f"unknown check(s): {', '.join(unknown)} (the checks: {', '.join(sorted(known))})")
-    return [check for check in CHECKS if check.name in only]
+        raise ValueError(f"unknown {what}(s): {', '.join(unknown)} (the checks: {', '.join(sorted(known))})")
+    return [check for check in checks if check.name in only]
 
 
 async def probe(
