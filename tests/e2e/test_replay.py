@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 from acpgen.replay import load_transcript, replay_agent, replay_to_agent, replay_to_client
+from acpgen.replay.fold import fold_messages, package_for
 from acpgen.replay.match import IdMap, compare
+from acpgen.replay.transcript import AGENT, CLIENT
 
 from ..conftest import ROOT, load_generated
 from ..interop import harness
@@ -202,6 +204,46 @@ def test_a_changed_recorded_update_changes_the_fold(tmp_path: Path) -> None:
     [difference] = fold.differences
     assert difference.path.endswith(".agentMessages['#1'].content[0].text")
     assert (difference.recorded, difference.live) == ("Howdy ", "Hello ")
+
+
+def test_a_recorded_update_the_package_cannot_decode_is_reported(tmp_path: Path) -> None:
+    """A recorded chunk whose text is a number: the client's fold cannot
+    take it, and the fold finding says which message and why (the live
+    fold has the chunk the recorded one lacks)."""
+    text = (TRANSCRIPTS / "acpgen-echo-v1.jsonl").read_text()
+    path = tmp_path / "undecodable.jsonl"
+    path.write_text(text.replace('"text":"Hello "', '"text":5'))
+    result = replay_to_agent(path, ECHO_AGENT, patience=HANG)
+    fold = next(f for f in result.findings if f.kind == "fold")
+    assert "a session/update the package cannot decode: $.update.content.text: expected a string" in fold.message
+    assert fold.differences
+
+
+def test_the_fold_lists_each_message_it_cannot_take() -> None:
+    """A prompt and an update that do not decode are listed, each once,
+    and the fold goes on with the messages after them."""
+    package = package_for(1)
+    session = {"sessionId": "s"}
+    text = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "ok"}}
+    fold = fold_messages(
+        package,
+        [
+            (CLIENT, {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/", "mcpServers": []}}),
+            (AGENT, {"jsonrpc": "2.0", "id": 1, "result": session}),
+            (CLIENT, {"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": {**session, "prompt": "hi"}}),
+            (
+                AGENT,
+                {"jsonrpc": "2.0", "method": "session/update", "params": {**session, "update": {**text, "content": 5}}},
+            ),
+            (AGENT, {"jsonrpc": "2.0", "method": "session/update", "params": {**session, "update": text}}),
+        ],
+    )
+    assert fold.errors == [
+        'a session/prompt the package cannot decode: $.prompt: expected an array, found string "hi"',
+        "a session/update the package cannot decode: $.update.content: expected an object, found integer 5",
+    ]
+    [snapshot] = fold.snapshot().values()
+    assert snapshot["agentMessages"] == {"#0": {"messageId": None, "content": [{"type": "text", "text": "ok"}]}}
 
 
 def test_ids_are_remapped_one_to_one() -> None:

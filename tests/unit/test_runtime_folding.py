@@ -1,6 +1,7 @@
 """The client connection's session folds (``_folding``) on their own, with a
-stand-in Session class: which traffic opens a session, what is folded, and
-that a fold that fails never keeps the update from the handler."""
+stand-in Session class: which traffic opens a session, what is folded, that
+a fold that fails never keeps the update from the handler, and that each
+message the fold cannot take is reported to ``on_unfolded`` when given."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import logging
 from typing import Any
 
 import pytest
-from acpgen.runtime._folding import PROMPT, SessionFolds
+from acpgen.runtime._folding import PROMPT, UPDATE, SessionFolds, Unfolded
 from acpgen.runtime._runtime import ValidationError
 
 SOURCES = (("session/new", "result"), ("session/load", "params"))
@@ -49,14 +50,17 @@ class SessionWithoutPrompts:
         return session
 
 
-def decode(params: Any) -> Note:
+def decode(method: str, params: Any) -> Note:
+    assert method in (PROMPT, UPDATE)
     if "sessionId" not in params:
         raise ValidationError("missing required property sessionId")
+    if not isinstance(params.get("text", ""), str):
+        raise ValidationError("expected a string, found a number", ("text",))
     return Note(params["sessionId"], params.get("text", ""))
 
 
-def folds(cls: Any = Session) -> SessionFolds[Any]:
-    return SessionFolds(cls, SOURCES, decode)
+def folds(cls: Any = Session, on_unfolded: Unfolded | None = None) -> SessionFolds[Any]:
+    return SessionFolds(cls, SOURCES, decode, on_unfolded)
 
 
 def update(folds: SessionFolds[Any], note: Note) -> list[Note]:
@@ -119,3 +123,52 @@ def test_without_a_handler_the_update_is_still_folded() -> None:
     f.answered("session/new", {"sessionId": "a"})
     asyncio.run(f.update_then(None, Note("a", "one")))
     assert f.sessions["a"].folded == ("one",)
+
+
+def test_updates_given_as_json_are_decoded_then_folded() -> None:
+    f = folds()
+    f.answered("session/new", {"sessionId": "a"})
+    f.received({"sessionId": "a", "text": "one"})
+    f.received({"sessionId": "stranger", "text": 2})  # not known: not decoded, not reported
+    assert f.sessions["a"].folded == ("one",)
+
+
+def test_what_the_fold_cannot_take_is_reported_to_on_unfolded() -> None:
+    """A prompt and an update that do not decode, and an update whose fold
+    raises: each reported once, with its method, params and why, and its
+    session left as it was; what folds is not reported."""
+    told: list[tuple[str, Any, str]] = []
+    f = folds(on_unfolded=lambda method, params, reason: told.append((method, params, reason)))
+    f.answered("session/new", {"sessionId": "a"})
+    f.sending(PROMPT, {"sessionId": "a", "text": "hi"})
+    f.sending(PROMPT, {"text": "no id"})
+    f.received({"sessionId": "a", "text": 7})
+    boom = Note("a", "boom")
+    assert [n.text for n in update(f, boom)] == ["boom"]  # the handler still runs
+    update(f, Note("a", "one"))
+    assert told == [
+        (PROMPT, {"text": "no id"}, "cannot decode: $: missing required property sessionId"),
+        (UPDATE, {"sessionId": "a", "text": 7}, "cannot decode: $.text: expected a string, found a number"),
+        (UPDATE, boom, "cannot fold: ValueError: cannot fold this"),
+    ]
+    assert f.sessions["a"].folded == ("user:hi", "one")
+
+
+def test_with_on_unfolded_a_fold_that_fails_is_reported_not_logged(caplog: pytest.LogCaptureFixture) -> None:
+    told: list[str] = []
+    f = folds(on_unfolded=lambda method, params, reason: told.append(reason))
+    f.answered("session/new", {"sessionId": "a"})
+    with caplog.at_level(logging.ERROR):
+        update(f, Note("a", "boom"))
+    assert told == ["cannot fold: ValueError: cannot fold this"]
+    assert caplog.text == ""
+
+
+def test_without_on_unfolded_nothing_is_reported_and_the_fold_goes_on() -> None:
+    f = folds()
+    f.answered("session/new", {"sessionId": "a"})
+    f.sending(PROMPT, {"text": "no id"})
+    f.received({"sessionId": "a", "text": 7})
+    f.received({"sessionId": "a", "text": "two"})
+    assert f.sessions["a"].folded == ("two",)
+    assert f.on_unfolded is None

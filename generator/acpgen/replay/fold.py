@@ -1,17 +1,18 @@
 """The session fold of a run: the messages of a transcript (recorded or
 replayed) folded as a client built on a generated package folds them.
 
-:class:`WireFold` follows the package's client connection
-(``SessionFolds`` of its runtime): a session is known once the client's own
-traffic names it (the package's ``SESSION_SOURCES``), the client's own
-``session/prompt`` is folded as it is sent where the package's ``Session``
-has ``apply_prompt`` (v1), and each ``session/update`` of a known session is
-folded with ``Session.apply_session_update``. The result is each session's
+:class:`WireFold` feeds the package's own client-side fold (``SessionFolds``
+of its ``_folding`` runtime module, which its client connection keeps) from
+the wire: the client's requests as they are sent, the agent's answers to
+them and its ``session/update`` notifications. What that fold cannot take
+(a message that does not decode, a fold that raises) it reports, and
+:attr:`WireFold.errors` lists. The result is each session's
 ``session_to_json`` snapshot, by session id.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable
 from types import ModuleType
 from typing import Any
@@ -19,7 +20,6 @@ from typing import Any
 from .transcript import AGENT, CLIENT
 
 UPDATE = "session/update"
-PROMPT = "session/prompt"
 
 
 class WireFold:
@@ -27,63 +27,45 @@ class WireFold:
 
     def __init__(self, package: ModuleType) -> None:
         self.package = package
-        self.session_class: Any = package.Session
-        sources: tuple[tuple[str, str], ...] = package.SESSION_SOURCES
-        self.from_params = frozenset(m for m, part in sources if part == "params")
-        self.from_results = frozenset(m for m, part in sources if part == "result")
-        self.sessions: dict[str, Any] = {}
+        methods: Any = package.METHODS
+        params_names: dict[str, str] = {}
+        for name, info in methods.items():
+            call = info.request if info.request is not None else info.notification
+            params_names[name] = call.params_name
+
+        def decode(method: str, params: Any) -> Any:
+            return package.decode(params_names[method], params)
+
+        folding = importlib.import_module(f"{package.__name__}._folding")
+        self.folds: Any = folding.SessionFolds(package.Session, package.SESSION_SOURCES, decode, self._unfolded)
+        """The package's ``SessionFolds``."""
         self.pending: dict[Any, str] = {}
         """The client's requests in flight: id -> method."""
-        methods: Any = package.METHODS
-        self.update_params: str = methods[UPDATE].notification.params_name
-        self.prompt_params: str = methods[PROMPT].request.params_name
         self.errors: list[str] = []
-        """Messages the fold could not read (each said once, with why)."""
+        """Messages the fold could not take (each said once, with why)."""
 
-    def _open(self, session_id: object) -> None:
-        if isinstance(session_id, str) and session_id not in self.sessions:
-            self.sessions[session_id] = self.session_class(session_id=session_id)
+    def _unfolded(self, method: str, params: Any, reason: str) -> None:
+        self.errors.append(f"a {method} the package {reason}")
+
+    @property
+    def sessions(self) -> dict[str, Any]:
+        """The newest Session of each known session, by session id."""
+        sessions: dict[str, Any] = self.folds.sessions
+        return sessions
 
     def add(self, direction: str, message: dict[str, Any]) -> None:
         method = message.get("method")
-        params = message.get("params")
         if direction == CLIENT:
             if isinstance(method, str) and "id" in message:
                 self.pending[_id(message["id"])] = method
-                self._sending(method, params)
-            return
-        if direction != AGENT:
-            return
-        if method is None and "id" in message:
-            sent = self.pending.pop(_id(message["id"]), None)
-            result = message.get("result")
-            if sent in self.from_results and isinstance(result, dict):
-                self._open(result.get("sessionId"))
-        elif method == UPDATE and isinstance(params, dict) and params.get("sessionId") in self.sessions:
-            try:
-                notification = self.package.decode(self.update_params, params)
-            except ValueError as error:
-                self.errors.append(f"a session/update the package cannot decode: {error}")
-                return
-            session_id = params["sessionId"]
-            self.sessions[session_id] = self.session_class.apply_session_update(self.sessions[session_id], notification)
-
-    def _sending(self, method: str, params: Any) -> None:
-        if method == PROMPT and isinstance(params, dict):
-            apply_prompt = getattr(self.session_class, "apply_prompt", None)
-            if apply_prompt is None:
-                self._open(params.get("sessionId"))
-                return
-            try:
-                request = self.package.decode(self.prompt_params, params)
-            except ValueError as error:
-                self.errors.append(f"a session/prompt the package cannot decode: {error}")
-                return
-            session_id = params.get("sessionId")
-            if isinstance(session_id, str):
-                self.sessions[session_id] = apply_prompt(self.sessions.get(session_id), request)
-        elif method in self.from_params and isinstance(params, dict):
-            self._open(params.get("sessionId"))
+                self.folds.sending(method, message.get("params"))
+        elif direction == AGENT:
+            if method is None and "id" in message:
+                sent = self.pending.pop(_id(message["id"]), None)
+                if sent is not None and "result" in message:
+                    self.folds.answered(sent, message["result"])
+            elif method == UPDATE:
+                self.folds.received(message.get("params"))
 
     def snapshot(self) -> dict[str, Any]:
         """Each session's ``session_to_json`` snapshot, by session id."""

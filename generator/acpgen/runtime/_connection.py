@@ -388,7 +388,7 @@ class Connection(Generic[H]):
         session_class: Any = getattr(cls, "session_class", None)
         self._folds: SessionFolds[Any] | None = (
             SessionFolds(
-                session_class, getattr(cls, "session_sources", ()), self._decode_prompt
+                session_class, getattr(cls, "session_sources", ()), self._decode_params
             )
             if fold_sessions and session_class is not None
             else None
@@ -480,10 +480,14 @@ class Connection(Generic[H]):
         wire = self.codec.encode_message(Response(0, result)).get("result")
         self._advertise(wire)
 
-    def _decode_prompt(self, params: Any) -> Any:
-        """A ``session/prompt``'s params sent as JSON, decoded (for the fold)."""
-        message = {"jsonrpc": "2.0", "id": 0, "method": PROMPT, "params": params}
-        return cast("Request[Any]", self.codec.decode_message(message)).params
+    def _decode_params(self, method: str, params: Any) -> Any:
+        """The params of a ``session/prompt`` request (or ``session/update``
+        notification) given as JSON, decoded (for the fold)."""
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+        if method == PROMPT:
+            message["id"] = 0
+        decoded = self.codec.decode_message(message)
+        return cast("Request[Any] | Notification[Any]", decoded).params
 
     # ------------------------------------------------------------ serving
 

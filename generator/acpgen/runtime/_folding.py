@@ -11,6 +11,13 @@ Where the package's ``Session`` has ``apply_prompt`` (v1), the client's own
 ``session/prompt`` is folded as it is sent, as the user's message that
 starts a turn, so the agent's messages of different turns stay apart; v2
 agents send the prompt back as a ``user_message`` update instead.
+
+A message the fold cannot take (a prompt or an update of a known session
+whose params do not decode, an update whose fold raises) leaves its session
+as it was. By default a fold that raises is logged and a prompt that does not
+decode is left to the agent, which answers it with an error; the
+``on_unfolded`` callback of :class:`SessionFolds` is told of each instead (what
+``acpgen replay`` lists in its report).
 """
 
 from __future__ import annotations
@@ -19,12 +26,18 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Generic, TypeVar, cast
 
-__all__ = ["PROMPT", "UPDATE", "SessionFolds"]
+__all__ = ["PROMPT", "UPDATE", "SessionFolds", "Unfolded"]
 
 PROMPT = "session/prompt"
 UPDATE = "session/update"
 
 S = TypeVar("S")
+
+Unfolded = Callable[[str, Any, str], None]
+"""What :class:`SessionFolds` calls with a message it could not fold: the
+method (``session/prompt`` or ``session/update``), the params as they were
+given (JSON or decoded), and why, as ``cannot decode: <the error>`` or
+``cannot fold: <the exception's class>: <the exception>``."""
 
 log = logging.getLogger(__name__.rpartition(".")[0] + ".connection")
 
@@ -42,31 +55,38 @@ class SessionFolds(Generic[S]):
     """The sessions of one client connection, by ``sessionId``.
 
     ``session_class`` is the package's ``Session``; ``sources`` its
-    ``SESSION_SOURCES``; ``decode_prompt`` reads a ``session/prompt``'s params
-    sent as JSON."""
+    ``SESSION_SOURCES``; ``decode`` reads the params of a ``session/prompt``
+    or ``session/update`` given as JSON (the method and the params; raises
+    ``ValueError`` when they do not decode). ``on_unfolded``, when given, is
+    called with each message the fold could not take (see :data:`Unfolded`);
+    without it a fold that raises is logged and nothing else is said."""
 
-    __slots__ = ("_class", "_decode_prompt", "_params", "_results", "sessions")
+    __slots__ = ("_class", "_decode", "_params", "_results", "on_unfolded", "sessions")
 
     def __init__(
         self,
         session_class: Any,
         sources: tuple[tuple[str, str], ...],
-        decode_prompt: Callable[[Any], Any],
+        decode: Callable[[str, Any], Any],
+        on_unfolded: Unfolded | None = None,
     ) -> None:
         self._class = session_class
-        self._decode_prompt = decode_prompt
+        self._decode = decode
         self._params = frozenset(m for m, part in sources if part == "params")
         self._results = frozenset(m for m, part in sources if part == "result")
         self.sessions: dict[str, S] = {}
         """The Session of each known session, the newest fold."""
+        self.on_unfolded = on_unfolded
+        """Told of each message the fold could not take (None: not told)."""
 
     def _open(self, session_id: str | None) -> None:
         if session_id is not None and session_id not in self.sessions:
             self.sessions[session_id] = cast("S", self._class(session_id=session_id))
 
     def sending(self, method: str, params: Any) -> None:
-        """The client is about to send a request to ``method``: a source of
-        sessions by its params opens the session, a prompt is folded (v1)."""
+        """The client is about to send a request to ``method`` (its params
+        decoded, or JSON): a source of sessions by its params opens the
+        session, a prompt is folded (v1)."""
         if method == PROMPT:
             apply_prompt = getattr(self._class, "apply_prompt", None)
             if apply_prompt is None:
@@ -74,10 +94,13 @@ class SessionFolds(Generic[S]):
                 return
             try:
                 request = (
-                    self._decode_prompt(params) if isinstance(params, dict) else params
+                    self._decode(PROMPT, params) if isinstance(params, dict) else params
                 )
-            except ValueError:
-                return  # not a prompt the fold can read; the agent will say so
+            except ValueError as error:
+                # Not a prompt the fold can read; the agent will say so.
+                if self.on_unfolded is not None:
+                    self.on_unfolded(PROMPT, params, f"cannot decode: {error}")
+                return
             session_id = _session_id(request)
             if session_id is not None:
                 self.sessions[session_id] = apply_prompt(
@@ -91,18 +114,38 @@ class SessionFolds(Generic[S]):
         if method in self._results:
             self._open(_session_id(result))
 
+    def received(self, notification: Any) -> None:
+        """Fold a ``session/update`` notification (decoded, or its params as
+        JSON) into its session, when known."""
+        session_id = _session_id(notification)
+        if session_id is None or session_id not in self.sessions:
+            return
+        if isinstance(notification, dict):
+            try:
+                notification = self._decode(UPDATE, notification)
+            except ValueError as error:
+                if self.on_unfolded is not None:
+                    self.on_unfolded(UPDATE, notification, f"cannot decode: {error}")
+                return
+        try:
+            self.sessions[session_id] = self._class.apply_session_update(
+                self.sessions[session_id], notification
+            )
+        except Exception as error:
+            if self.on_unfolded is None:
+                log.exception("could not fold a session/update into %s", session_id)
+            else:
+                self.on_unfolded(
+                    UPDATE,
+                    notification,
+                    f"cannot fold: {type(error).__name__}: {error}",
+                )
+
     async def update_then(
         self, handler: Callable[[Any], Awaitable[None]] | None, notification: Any
     ) -> None:
         """Fold a ``session/update`` notification into its session (when
-        known), then hand it to ``handler``."""
-        session_id = _session_id(notification)
-        if session_id is not None and session_id in self.sessions:
-            try:
-                self.sessions[session_id] = self._class.apply_session_update(
-                    self.sessions[session_id], notification
-                )
-            except Exception:
-                log.exception("could not fold a session/update into %s", session_id)
+        known: :meth:`received`), then hand it to ``handler``."""
+        self.received(notification)
         if handler is not None:
             await handler(notification)
