@@ -76,6 +76,10 @@ class Client:
         self.session: str | None = None
         self.turn_over = False
         self.held: dict[Any, dict[str, Any]] = {}
+        self.cancelled: set[Any] = set()
+        """Ids the agent cancelled before a thread held their request (the
+        cancel right behind its request is read before that thread runs)."""
+        self.holding = threading.Lock()
         self.terminals: dict[str, subprocess.Popen[bytes]] = {}
 
     # ---------------------------------------------------------------- wire
@@ -139,7 +143,10 @@ class Client:
             if method == "session/update":
                 self.updated(params)
             elif method == "$/cancel_request":
-                held = self.held.pop(params.get("requestId"), None)
+                with self.holding:
+                    held = self.held.pop(params.get("requestId"), None)
+                    if held is None:
+                        self.cancelled.add(params.get("requestId"))
                 if held is not None and self.fault != "cancel-request":
                     self.error(held["id"], -32800, "Request cancelled")
             return
@@ -189,7 +196,12 @@ class Client:
             self.notify("session/cancel", {"sessionId": params.get("sessionId")})
             return first if self.fault == "permission-cancel" else {"outcome": {"outcome": "cancelled"}}
         if "cancel-request" in title:
-            self.held[message["id"]] = message
+            with self.holding:
+                if message["id"] not in self.cancelled:
+                    self.held[message["id"]] = message
+                    return None
+            if self.fault != "cancel-request":
+                self.error(message["id"], -32800, "Request cancelled")
             return None
         if self.fault == "permission-answer":
             return {"outcome": {"outcome": "selected", "optionId": "always"}}
