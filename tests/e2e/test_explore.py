@@ -2,7 +2,9 @@
 official Python SDK's client connection (python-sdk PR #129, "preserve
 notification response ordering": an answer returned before the handlers of
 the updates that preceded it ran) in the release before the fix, and finds
-nothing in the generated packages' client connection.
+nothing in the generated packages' client connection, in scenarios where
+the agent also sends requests (a permission request, a file read) whose
+handler must see the updates before them.
 
 The release before the fix is the pinned test peer, agent-client-protocol
 0.12.1 (the newest release on PyPI, whose ``Connection`` resolves a response
@@ -16,14 +18,17 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from acpgen.replay import PythonSdkClient, explore, load_transcript, schedules
+from acpgen.replay.explore import Answer, GeneratedClient
 
 from ..conftest import ROOT
 from ..interop import harness
 from ..patience import HANG
 
 LOAD_SCENARIO = ROOT / "tests/fixtures/explore/load-session-v1.acp"
+PERMISSION_SCENARIO = ROOT / "tests/fixtures/explore/permission-v1.acp"
 SDK_TRANSCRIPT = ROOT / "tests/fixtures/transcripts/python-sdk-v1.jsonl"
 ACPGEN = str(Path(sys.executable).with_name("acpgen"))
 
@@ -53,8 +58,33 @@ def test_the_schedules_of_the_load_scenario() -> None:
     ]
 
 
+def test_the_schedules_of_the_permission_scenario() -> None:
+    """Six agent messages follow another agent message, the two requests
+    (lines 13 and 16) among them; nothing may swap (a request is never
+    swapped, and the rest are a turn's updates and its answer); only the
+    second turn, in which the agent sends no request, is cancelled, after
+    0, 1 or 2 of its updates."""
+    names = [s.name for s in schedules(load_transcript(PERMISSION_SCENARIO))]
+    assert names == [
+        "baseline",
+        "together line 13",
+        "together line 16",
+        "together line 19",
+        "together line 20",
+        "together line 23",
+        "together line 24",
+        "together all",
+        "cancel line 21 after 0",
+        "cancel line 21 after 0 together",
+        "cancel line 21 after 1",
+        "cancel line 21 after 1 together",
+        "cancel line 21 after 2",
+        "cancel line 21 after 2 together",
+    ]
+
+
 def test_our_connection_passes_every_schedule() -> None:
-    for scenario in (LOAD_SCENARIO, SDK_TRANSCRIPT):
+    for scenario in (LOAD_SCENARIO, SDK_TRANSCRIPT, PERMISSION_SCENARIO):
         result = explore(scenario, patience=HANG)
         assert result.divergence is None, str(result.divergence)
         assert result.runs == result.total == len(schedules(load_transcript(scenario)))
@@ -135,3 +165,52 @@ def test_a_swap_where_either_order_is_allowed(tmp_path: Path) -> None:
     [difference] = sdk.divergence.differences
     assert difference.path == "$.answers[2].fold.s1.currentModeId"
     assert (difference.recorded, difference.live) == ("code", None)
+
+
+def test_the_python_sdk_asks_the_application_before_its_updates_ran() -> None:
+    """The SDK's handler of the permission request runs while the handler
+    of the tool call it names, delivered with it, has not: the application
+    is asked about a tool call it has not shown."""
+    harness.require_python_sdk()
+    result = explore(PERMISSION_SCENARIO, PythonSdkClient, patience=HANG)
+    divergence = result.divergence
+    assert divergence is not None, "the explorer found nothing in the pre-fix SDK"
+    assert divergence.schedule.name == "together line 13"
+    assert divergence.against == "the wire"
+    paths = [d.path for d in divergence.differences]
+    assert "$.requests[0].fold['sess-1'].toolCalls['call-1']" in paths
+    [tool] = [d for d in divergence.differences if d.path.endswith(".toolCalls['call-1']")]
+    assert tool.recorded["title"] == "Read notes.txt" and tool.missing == "live"
+
+
+class ChangingClient(GeneratedClient):
+    """Our connection, whose application answers the permission request
+    as recorded in the first run only, ``cancelled`` in every run after."""
+
+    runs = 0
+
+    def __init__(self, package: Any) -> None:
+        super().__init__(package)
+        ChangingClient.runs += 1
+        self.run = ChangingClient.runs
+
+    async def start(self, receive: Any, send: Any, render: Any, answer: Answer) -> None:
+        async def changed(method: str, params: Any) -> tuple[str, Any]:
+            kind, value = await answer(method, params)
+            if self.run > 1 and method == "session/request_permission":
+                value = {"outcome": {"outcome": "cancelled"}}
+            return kind, value
+
+        await super().start(receive, send, render, changed)
+
+
+def test_the_clients_answers_to_the_agent_are_compared_with_the_baseline() -> None:
+    """The client's answer to a request of the agent, as it went out, is
+    part of the outcome: another answer than the baseline's differs."""
+    ChangingClient.runs = 0
+    result = explore(PERMISSION_SCENARIO, ChangingClient, patience=HANG)
+    divergence = result.divergence
+    assert divergence is not None and divergence.schedule.name == "together line 13"
+    assert divergence.against == "the baseline"
+    found = {d.path: (d.recorded, d.live) for d in divergence.differences}
+    assert found["$.replies[0][2].outcome.outcome"] == ("selected", "cancelled")

@@ -129,15 +129,18 @@ EXPLORE_HELP = """Run one exchange under many delivery schedules and report the 
 SCENARIO (a transcript, or a hand-written `->`/`<-` script) is played, in
 this process, to a client connection under test: --client acpgen (the
 generated package's ClientSideConnection) or python-sdk (the official
-Python SDK's, when installed). The agent's messages are delivered one at a
-time with the client idle in between (the baseline), with no pause before
-each one in turn and before all (what one read of a pipe gives), with
-neighbours swapped where JSON-RPC and ACP allow either order, and with the
-client cancelling each turn after each of its updates. A schedule's outcome
-differs when an answer reaches the application before the updates delivered
-ahead of it were handled, or when its answers or session fold differ from
-the baseline's. Exit status: 0 when no schedule differs, 1 when one does
-(it is printed, with the JSON path of each difference), 2 on bad input.
+Python SDK's, when installed), whose application answers the agent's
+requests (permission, fs) as recorded. The agent's messages are delivered
+one at a time with the client idle in between (the baseline), with no pause
+before each one in turn and before all (what one read of a pipe gives),
+with neighbours swapped where JSON-RPC and ACP allow either order, and with
+the client cancelling each turn without agent requests after each of its
+updates. A schedule's outcome differs when an answer or a request of the
+agent reaches the application before the updates delivered ahead of it
+were handled, or when its answers, its answers to the agent or its session
+fold differ from the baseline's. Exit status: 0 when no schedule differs, 1
+when one does (it is printed, with the JSON path of each difference), 2 on
+bad input.
 """
 
 

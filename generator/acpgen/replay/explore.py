@@ -7,8 +7,11 @@ process, to a client connection under test (:class:`ClientUnderTest`: the
 generated package's, :class:`GeneratedClient`, or the official Python
 SDK's, :class:`PythonSdkClient`). The client's application is scripted
 too: it sends the recorded client messages in order, each once it has seen
-what the recording has before it, and renders each ``session/update`` in a
-handler that awaits once (as a UI does) before it records it.
+what the recording has before it, renders each ``session/update`` in a
+handler that awaits once (as a UI does) before it records it, and answers
+each request of the agent (``session/request_permission``, ``fs/*`` ...) in
+its handler with the recorded answer, after one await of its own (a dialog,
+a read).
 
 The agent's messages are delivered under each :class:`Schedule`:
 
@@ -21,20 +24,25 @@ The agent's messages are delivered under each :class:`Schedule`:
   in either order (two responses; an update and the answer to a request
   other than ``session/new``, ``session/load``, ``session/resume`` and
   ``session/prompt``, whose updates the spec orders);
-- ``cancel``: for each turn the recording does not cancel itself, the
-  client's ``session/cancel`` after its 0th, 1st ... update; the scripted
-  agent then drops the rest of the turn and answers ``cancelled``.
+- ``cancel``: for each turn the recording does not cancel itself and in
+  which the agent sends no request, the client's ``session/cancel`` after
+  its 0th, 1st ... update; the scripted agent then drops the rest of the
+  turn and answers ``cancelled``.
 
 The outcome of a schedule is what the application saw: each answer (result,
 or error code), the session fold it had rendered when each answer reached it,
-and its fold at the end. Two checks, in this order of schedules:
+and its fold at the end; and for each request of the agent, the fold the
+application had rendered when the request reached its handler and the
+client's answer as it went out on the wire. Two checks, in this order of
+schedules:
 
-1. against the wire: when an answer reaches the application, its fold must
-   be the fold of every message delivered before that answer (what PR #129
-   of the Python SDK and issue #128 of the TypeScript SDK are about);
+1. against the wire: when an answer, or a request of the agent, reaches the
+   application, its fold must be the fold of every message delivered before
+   it (what PR #129 of the Python SDK and issue #128 of the TypeScript SDK
+   are about);
 2. against the baseline: every ``together`` and ``swap`` schedule must give
-   the baseline's answers and final fold (a ``together`` schedule, its
-   folds at each answer too).
+   the baseline's answers, answers to the agent's requests and final fold (a
+   ``together`` schedule, its folds at each answer and request too).
 
 The first schedule failing either is the result, with the JSON path of each
 difference.
@@ -71,6 +79,11 @@ ORDERED = frozenset({"session/new", "session/load", "session/resume", "session/p
 
 # ------------------------------------------------------------------ clients
 
+Answer = Callable[[str, Any], Awaitable[tuple[str, Any]]]
+"""The application's answer to a request of the agent (its method and
+params, JSON): ``("result", JSON)`` or ``("error", {"code", "message",
+"data"?})``."""
+
 
 class ClientUnderTest(Protocol):
     """A client connection, driven through its own API."""
@@ -82,9 +95,12 @@ class ClientUnderTest(Protocol):
         receive: Callable[[], Awaitable[dict[str, Any] | None]],
         send: Callable[[dict[str, Any]], Awaitable[None]],
         render: Callable[[dict[str, Any]], Awaitable[None]],
+        answer: Answer,
     ) -> None:
         """Start the connection over ``receive``/``send`` (whole messages);
-        its ``session/update`` handler awaits ``render(params)``."""
+        its ``session/update`` handler awaits ``render(params)``, and its
+        handler of each request of the agent answers what
+        ``answer(method, params)`` gives (params and result as JSON)."""
 
     async def call(self, method: str, params: Any) -> tuple[str, Any]:
         """Send a request with the connection's API for ``method``; its
@@ -108,10 +124,16 @@ class GeneratedClient:
         receive: Callable[[], Awaitable[dict[str, Any] | None]],
         send: Callable[[dict[str, Any]], Awaitable[None]],
         render: Callable[[dict[str, Any]], Awaitable[None]],
+        answer: Answer,
     ) -> None:
         import json
 
         package = self.package
+        asked: dict[str, tuple[str, Any]] = {
+            info.request.handler: (name, info.request)
+            for name, info in package.METHODS.items()
+            if info.request is not None and info.request.side == "client"
+        }
 
         class Transport:
             closed = False
@@ -132,6 +154,21 @@ class GeneratedClient:
         class App:
             async def session_update(self, params: Any) -> None:
                 await render(package.encode(params))
+
+            def __getattr__(self, name: str) -> Callable[[Any], Awaitable[Any]]:
+                """The handler of each request of the agent."""
+                if name not in asked:
+                    raise AttributeError(name)
+                method, info = asked[name]
+
+                async def handle(params: Any) -> Any:
+                    kind, value = await answer(method, package.encode(params))
+                    if kind == "error":
+                        data = (value["data"],) if "data" in value else ()
+                        raise package.RequestError(value["code"], value.get("message", ""), *data)
+                    return package.decode(info.result_name, value)
+
+                return handle
 
         self.conn = package.ClientSideConnection(lambda conn: App(), Transport(), check_handler=False)
         self.conn.start()
@@ -177,6 +214,13 @@ class PythonSdkClient:
         "session/prompt": "prompt",
         "session/cancel": "cancel",
     }
+    ASKED: ClassVar[dict[str, tuple[str, str, str]]] = {
+        "session/request_permission": ("request_permission", "RequestPermissionRequest", "RequestPermissionResponse"),
+        "fs/read_text_file": ("read_text_file", "ReadTextFileRequest", "ReadTextFileResponse"),
+        "fs/write_text_file": ("write_text_file", "WriteTextFileRequest", "WriteTextFileResponse"),
+    }
+    """The agent's requests its application answers: the SDK's handler, the
+    params and the result models."""
 
     def __init__(self, package: ModuleType | None = None) -> None:
         from importlib import metadata
@@ -189,8 +233,11 @@ class PythonSdkClient:
         receive: Callable[[], Awaitable[dict[str, Any] | None]],
         send: Callable[[dict[str, Any]], Awaitable[None]],
         render: Callable[[dict[str, Any]], Awaitable[None]],
+        answer: Answer,
     ) -> None:
         import warnings
+
+        import acp.schema as schema
 
         class Transport:
             async def send(self, message: dict[str, Any]) -> None:
@@ -207,12 +254,29 @@ class PythonSdkClient:
                 dumped = update.model_dump(mode="json", by_alias=True, exclude_none=True)
                 await render({"sessionId": session_id, "update": dumped})
 
+        def handler(method: str, params_model: Any, result_model: Any) -> Callable[..., Awaitable[Any]]:
+            async def handle(**fields: Any) -> Any:
+                from acp import RequestError
+
+                known = {key: value for key, value in fields.items() if key in params_model.model_fields}
+                params = params_model(**known).model_dump(mode="json", by_alias=True, exclude_none=True)
+                kind, value = await answer(method, params)
+                if kind == "error":
+                    raise RequestError(value["code"], value.get("message", ""), value.get("data"))
+                return result_model.model_validate(value)
+
+            return handle
+
+        app = App()
+        for method, (name, params_name, result_name) in self.ASKED.items():
+            setattr(app, name, handler(method, getattr(schema, params_name), getattr(schema, result_name)))
+
         with warnings.catch_warnings():
             # the SDK's own constructor, which connect_to_agent wraps: it takes a message transport
             warnings.simplefilter("ignore", DeprecationWarning)
             from acp import ClientSideConnection
 
-            self.conn = ClientSideConnection(lambda conn: App(), Transport())
+            self.conn = ClientSideConnection(lambda conn: app, Transport())
 
     async def _typed(self, method: str, params: Any) -> Any:
         import acp.schema as schema
@@ -324,7 +388,8 @@ def _swappable(transcript: Transcript, first: Record, second: Record) -> bool:
 
 def _turns(transcript: Transcript) -> list[tuple[int, int]]:
     """(prompt record index, its updates) of each v1 turn the recording does
-    not cancel."""
+    not cancel and in which the agent sends no request (the scripted
+    application answers it as recorded, not as a cancelled turn asks)."""
     turns = []
     records = transcript.records
     for prompt in records:
@@ -333,7 +398,7 @@ def _turns(transcript: Transcript) -> list[tuple[int, int]]:
         updates = 0
         cancelled = False
         for record in records[prompt.index + 1 :]:
-            if record.method == "session/cancel":
+            if record.method == "session/cancel" or (record.direction == AGENT and record.is_request):
                 cancelled = True
             if (
                 record.direction == AGENT
@@ -361,6 +426,14 @@ class Outcome:
     """The application's fold when each answer reached it."""
     wire_at_answer: list[dict[str, Any]] = field(default_factory=list)
     """The fold of everything delivered before each answer."""
+    replies: list[list[Any]] = field(default_factory=list)
+    """``[method, "result" | "error", value]`` per request of the agent, in
+    recording order: the client's answer as it went out."""
+    at_request: list[dict[str, Any]] = field(default_factory=list)
+    """The application's fold when each request of the agent reached its
+    handler, in recording order ..."""
+    wire_at_request: list[dict[str, Any]] = field(default_factory=list)
+    """... and the fold of everything delivered before that request."""
     final: dict[str, Any] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
 
@@ -440,11 +513,40 @@ class _Run:
         self.cancelled_turn = False
         self.turn_updates = 0
         self.cancel_sent = asyncio.Event()
+        records = transcript.records
+        self.agent_requests = [r for r in records if r.direction == AGENT and r.is_request]
+        """The agent's requests, in recording order."""
+        self.recorded_replies: dict[int, Record] = {}
+        """The client's recorded answer to each agent request, by its index."""
+        for request in self.agent_requests:
+            for r in records[request.index + 1 :]:
+                if r.direction == CLIENT and r.is_response and _id(r.message.get("id")) == _id(request.message["id"]):
+                    self.recorded_replies[request.index] = r
+                    break
+        self.asked: list[Record] = []
+        """The agent's requests delivered and not yet handed to the
+        application's handler, in delivery order."""
+        self.in_flight: dict[tuple[str, Any], Record] = {}
+        """The agent's requests delivered and not yet answered, by their id."""
+        self.handled: set[int] = set()
+        """Recorded agent requests the application's handler answered."""
+        self.at_request: dict[int, dict[str, Any]] = {}
+        self.wire_at_request: dict[int, dict[str, Any]] = {}
+        self.replies: dict[int, list[Any]] = {}
 
     # the agent side ---------------------------------------------------
 
     async def from_client(self, message: dict[str, Any]) -> None:
         self.wire.add(CLIENT, message)
+        request = self.in_flight.pop(_id(message.get("id")), None) if "method" not in message else None
+        if request is not None:
+            kind = "result" if "result" in message else "error"
+            value = message.get(kind)
+            if kind == "result":
+                value = self.normalize({"jsonrpc": "2.0", "id": 0, "result": value}, request.method)["result"]
+            elif isinstance(value, dict):
+                value = value.get("code")
+            self.replies[request.index] = [request.method, kind, value]
         if self.our_cancel and not self.cancelled_turn and message.get("method") == "session/cancel":
             self.cancelled_turn = True
             self.wake.set()
@@ -490,6 +592,10 @@ class _Run:
             self.wire.add(AGENT, message)
             if record is not None and record.is_response:
                 self.wire_answers[_id(record.message["id"])] = self.wire.snapshot()
+            elif record is not None and record.is_request:
+                self.wire_at_request[record.index] = self.wire.snapshot()
+                self.asked.append(record)
+                self.in_flight[_id(message["id"])] = record
             self.incoming.put_nowait(message)
 
     # the application --------------------------------------------------
@@ -500,6 +606,26 @@ class _Run:
         self.rendered += 1
         self.turn_updates += 1
         self.changed.set()
+
+    async def answer(self, method: str, params: Any) -> tuple[str, Any]:
+        """The application's handler of a request of the agent: the recorded
+        answer, after one await of its own (a dialog, a read)."""
+        seen = self.app.snapshot()
+        record = next((r for r in self.asked if r.method == method), None)
+        if record is None:
+            self.outcome.errors.append(f"the application was asked {method}, which the agent did not send")
+            return "error", {"code": -32603, "message": f"acpgen explore: no {method} was sent"}
+        self.asked.remove(record)
+        self.at_request[record.index] = seen
+        await asyncio.sleep(0)
+        reply = self.recorded_replies.get(record.index)
+        self.handled.add(record.index)
+        self.changed.set()
+        if reply is None:
+            return "error", {"code": -32603, "message": f"acpgen explore: the recording has no answer to {method}"}
+        if "result" in reply.message:
+            return "result", reply.message["result"]
+        return "error", reply.message.get("error")
 
     async def request(self, record: Record) -> None:
         message = record.message
@@ -522,6 +648,8 @@ class _Run:
         if self.rendered + self.dropped < updates:
             return False
         answered = {_id(r.message["id"]) for r in records if r.direction == AGENT and r.is_response}
+        if not all(r.index in self.handled for r in records if r.direction == AGENT and r.is_request):
+            return False
         return all(
             request.index in self.answered
             for request in records
@@ -559,7 +687,7 @@ class _Run:
         async def receive() -> dict[str, Any] | None:
             return await self.incoming.get()
 
-        await self.client.start(receive, self.from_client, self.render)
+        await self.client.start(receive, self.from_client, self.render, self.answer)
         delivering = asyncio.ensure_future(self.deliver())
         tasks: list[asyncio.Future[None]] = []
         cancel = self.schedule.cancel
@@ -583,6 +711,11 @@ class _Run:
                     self.outcome.errors.append(f"{type(task.exception()).__name__}: {task.exception()}")
             await _idle()
             self.outcome.final = self.app.snapshot()
+            for request in self.agent_requests:
+                if request.index in self.at_request:
+                    self.outcome.at_request.append(self.at_request[request.index])
+                    self.outcome.wire_at_request.append(self.wire_at_request[request.index])
+                    self.outcome.replies.append(self.replies.get(request.index, [request.method, "none", None]))
         finally:
             for task in tasks:
                 task.cancel()
@@ -607,12 +740,18 @@ def _check(schedule: Schedule, outcome: Outcome, baseline: Outcome | None) -> Di
         differences = plain_diff(wire, seen, f"$.answers[{n}].fold")
         if differences:
             return Divergence(schedule, "the wire", differences)
+    for n, (seen, wire) in enumerate(zip(outcome.at_request, outcome.wire_at_request, strict=True)):
+        differences = plain_diff(wire, seen, f"$.requests[{n}].fold")
+        if differences:
+            return Divergence(schedule, "the wire", differences)
     if baseline is None or schedule.cancel is not None:
         return None
     differences = plain_diff(baseline.answers, outcome.answers, "$.answers")
+    differences += plain_diff(baseline.replies, outcome.replies, "$.replies")
     differences += plain_diff(baseline.final, outcome.final, "$.final")
     if schedule.kind == "together":
         differences += plain_diff(baseline.at_answer, outcome.at_answer, "$.atAnswer")
+        differences += plain_diff(baseline.at_request, outcome.at_request, "$.atRequest")
     return Divergence(schedule, "the baseline", differences) if differences else None
 
 
@@ -630,8 +769,6 @@ def explore(
     many schedules; ``patience``: how long a run waits for what the client
     should have handed on before it calls it stalled."""
     transcript = load_transcript(path)
-    if any(r.direction == AGENT and r.is_request for r in transcript.records):
-        raise ValueError("the explorer plays scenarios without agent requests (permission, fs, terminal) only")
     fold_package = package if isinstance(package, ModuleType) else package_for(transcript.protocol_version, package)
     make = client or GeneratedClient
     plan = schedules(transcript)
