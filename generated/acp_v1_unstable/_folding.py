@@ -118,36 +118,51 @@ class SessionFolds(Generic[S]):
 
     def received(self, notification: Any) -> None:
         """Fold a ``session/update`` notification (decoded, or its params as
-        JSON) into its session, when known."""
+        JSON) into its session, when known (what :meth:`update_then` does
+        before the handler, for a caller that reads the wire itself)."""
         session_id = _session_id(notification)
         if session_id is None or session_id not in self.sessions:
             return
+        decoded = notification
         if isinstance(notification, dict):
             try:
-                notification = self._decode(UPDATE, notification)
+                decoded = self._decode(UPDATE, notification)
             except ValueError as error:
                 if self.on_unfolded is not None:
                     self.on_unfolded(UPDATE, notification, f"cannot decode: {error}")
                 return
         try:
             self.sessions[session_id] = self._class.apply_session_update(
-                self.sessions[session_id], notification
+                self.sessions[session_id], decoded
             )
         except Exception as error:
-            if self.on_unfolded is None:
-                log.exception("could not fold a session/update into %s", session_id)
-            else:
-                self.on_unfolded(
-                    UPDATE,
-                    notification,
-                    f"cannot fold: {type(error).__name__}: {error}",
-                )
+            self._failed(session_id, notification, error)
+
+    def _failed(self, session_id: str, notification: Any, error: Exception) -> None:
+        """The fold of ``notification`` into ``session_id`` raised ``error``."""
+        if self.on_unfolded is None:
+            log.exception("could not fold a session/update into %s", session_id)
+        else:
+            self.on_unfolded(
+                UPDATE,
+                notification,
+                f"cannot fold: {type(error).__name__}: {error}",
+            )
 
     async def update_then(
         self, handler: Callable[[Any], Awaitable[None]] | None, notification: Any
     ) -> None:
-        """Fold a ``session/update`` notification into its session (when
-        known: :meth:`received`), then hand it to ``handler``."""
-        self.received(notification)
+        """Fold a decoded ``session/update`` notification into its session
+        (when known), then hand it to ``handler``."""
+        # :meth:`received` without its JSON case, inlined: a client folds
+        # every update it reads here.
+        session_id = _session_id(notification)
+        if session_id is not None and session_id in self.sessions:
+            try:
+                self.sessions[session_id] = self._class.apply_session_update(
+                    self.sessions[session_id], notification
+                )
+            except Exception as error:
+                self._failed(session_id, notification, error)
         if handler is not None:
             await handler(notification)

@@ -145,11 +145,13 @@ def test_what_the_fold_cannot_take_is_reported_to_on_unfolded() -> None:
     f.received({"sessionId": "a", "text": 7})
     boom = Note("a", "boom")
     assert [n.text for n in update(f, boom)] == ["boom"]  # the handler still runs
+    f.received({"sessionId": "a", "text": "boom"})
     update(f, Note("a", "one"))
     assert told == [
         (PROMPT, {"text": "no id"}, "cannot decode: $: missing required property sessionId"),
         (UPDATE, {"sessionId": "a", "text": 7}, "cannot decode: $.text: expected a string, found a number"),
         (UPDATE, boom, "cannot fold: ValueError: cannot fold this"),
+        (UPDATE, {"sessionId": "a", "text": "boom"}, "cannot fold: ValueError: cannot fold this"),
     ]
     assert f.sessions["a"].folded == ("user:hi", "one")
 
