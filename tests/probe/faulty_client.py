@@ -8,7 +8,8 @@ permission request with the first option offered; when the tool call's
 title names ``permission-cancel`` it cancels the turn instead and answers
 the request ``cancelled``, and when it names ``cancel-request`` it holds
 the request until the agent cancels it ($/cancel_request), then answers
--32800 (a client waiting for its user). It serves fs/* and terminal/* for
+-32800 (a client waiting for its user), or -32603 when that cancel was not
+the next message after the request (the probe sends it right behind). It serves fs/* and terminal/* for
 real. ``--fault NAME`` (one of FAULTS, named after the check it breaks)
 gets one thing wrong. Raw JSON-RPC with threads and the few modules Python
 starts with, so that it starts fast (run it with ``python -S``).
@@ -80,6 +81,11 @@ class Client:
         """Ids the agent cancelled before a thread held their request (the
         cancel right behind its request is read before that thread runs)."""
         self.holding = threading.Lock()
+        self.awaiting_cancel: Any = None
+        """The id of the permission request just read that the agent is to
+        cancel right behind it, until the next message is read ..."""
+        self.cancel_late: set[Any] = set()
+        """... and the ids of those whose cancel was not that next message."""
         self.terminals: dict[str, subprocess.Popen[bytes]] = {}
 
     # ---------------------------------------------------------------- wire
@@ -127,6 +133,16 @@ class Client:
 
     def dispatch(self, message: dict[str, Any]) -> None:
         method = message.get("method")
+        params = message.get("params") or {}
+        if self.awaiting_cancel is not None:
+            cancel = method == "$/cancel_request" and params.get("requestId") == self.awaiting_cancel
+            if not cancel:
+                self.cancel_late.add(self.awaiting_cancel)
+            self.awaiting_cancel = None
+        if method == "session/request_permission" and "cancel-request" in str(
+            (params.get("toolCall") or {}).get("title")
+        ):
+            self.awaiting_cancel = message.get("id")
         if method is None:
             if self.methods.get(message.get("id")) == "session/prompt":
                 # The turn is over: what is read from now on comes after it.
@@ -138,7 +154,6 @@ class Client:
                 self.answers[message["id"]] = message
                 self.answered.notify_all()
             return
-        params = message.get("params") or {}
         if "id" not in message:
             if method == "session/update":
                 self.updated(params)
@@ -147,8 +162,8 @@ class Client:
                     held = self.held.pop(params.get("requestId"), None)
                     if held is None:
                         self.cancelled.add(params.get("requestId"))
-                if held is not None and self.fault != "cancel-request":
-                    self.error(held["id"], -32800, "Request cancelled")
+                if held is not None:
+                    self.answer_cancelled(held["id"])
             return
         threading.Thread(target=self.serve, args=(message,), daemon=True).start()
 
@@ -200,12 +215,20 @@ class Client:
                 if message["id"] not in self.cancelled:
                     self.held[message["id"]] = message
                     return None
-            if self.fault != "cancel-request":
-                self.error(message["id"], -32800, "Request cancelled")
+            self.answer_cancelled(message["id"])
             return None
         if self.fault == "permission-answer":
             return {"outcome": {"outcome": "selected", "optionId": "always"}}
         return first
+
+    def answer_cancelled(self, request_id: Any) -> None:
+        """Answer the permission request ``request_id`` the agent cancelled."""
+        if self.fault == "cancel-request":
+            return
+        if request_id in self.cancel_late:
+            self.error(request_id, -32603, "the $/cancel_request did not come right behind its request")
+        else:
+            self.error(request_id, -32800, "Request cancelled")
 
     def do_fs_write_text_file(self, message: dict[str, Any], params: dict[str, Any]) -> Any:
         with open(params["path"], "w", encoding="utf-8") as file:
