@@ -1484,3 +1484,56 @@ def test_cancelling_run_closes_the_connection_and_propagates():
         return conn.path
 
     assert run(main()) == [State.CLOSED]
+
+
+# ------------------------------------------------------------ parsed messages
+
+
+def test_over_a_transport_carrying_parsed_messages_nothing_is_parsed_twice(monkeypatch):
+    # A transport that parsed a message hands it on parsed (Loaded): the
+    # connection takes it as it is, counts its text's bytes in its queue,
+    # and sends its own messages with their wire form; text it still parses,
+    # answering what is not JSON -32700 as ever.
+    parsed: list[bytes] = []
+    load = connection.load_message
+
+    def counted(text: bytes) -> Any:
+        parsed.append(text)
+        return load(text)
+
+    monkeypatch.setattr(connection, "load_message", counted)
+
+    def loaded(wire: dict[str, Any]) -> transport.Loaded:
+        return transport.Loaded(wire, json.dumps(wire).encode())
+
+    async def main():
+        peer, end = transport.loaded_pair()
+        conn = AgentEnd(Echo, end)
+        conn.handler.note_gate = asyncio.Event()
+        conn.start()
+        await peer.send(loaded(echo(1, value={"a": 1})))
+        answer = await peer.receive_loaded()
+        assert isinstance(answer, transport.Loaded)
+        assert answer.message == {"jsonrpc": "2.0", "id": 1, "result": {"a": 1}}
+        assert json.loads(answer.data) == answer.message
+        # queued behind a note still running: counted by their text's bytes
+        notes = [loaded({"jsonrpc": "2.0", "method": "note", "params": {"i": "x" * i}}) for i in range(3)]
+        for note in notes:
+            await peer.send(note)
+        while conn._queued < 4 or len(conn._sizes) != 2:  # the first note runs
+            await asyncio.sleep(0)
+        assert list(conn._sizes) == [len(note) for note in notes[1:]]
+        assert conn._queued_bytes == sum(len(note) for note in notes[1:])
+        conn.handler.note_gate.set()
+        while len(conn.handler.calls) < 4:
+            await asyncio.sleep(0)
+        assert [params.get("i") for _, params in conn.handler.calls] == [None, "", "x", "xx"]
+        assert parsed == []
+        await peer.send(b'{"jsonrpc": "2.0", "id": 2, "method": "echo"')
+        refusal = await peer.receive_loaded()
+        assert isinstance(refusal, transport.Loaded)
+        assert refusal.message["error"]["code"] == rpc.PARSE_ERROR and refusal.message["id"] is None
+        assert parsed == [b'{"jsonrpc": "2.0", "id": 2, "method": "echo"']
+        await conn.close()
+
+    run(main())
