@@ -451,9 +451,12 @@ class Connection(Generic[H]):
         )
         """The transport's ``receive``, or its ``receive_loaded``."""
         self._load: Callable[[bytes | Loaded], Any] = (
-            load_message if loaded is None else _load_item
+            cast("Callable[[bytes | Loaded], Any]", load_message)
+            if loaded is None
+            else _load_item
         )
-        """How a received message is parsed: a :class:`Loaded` already is."""
+        """How a received message is parsed: a :class:`Loaded` already is
+        (given one only by a transport that carries them)."""
         self._dump_wire: Callable[[dict[str, Any]], bytes | Loaded] = (
             dump_message if loaded is None else _dump_loaded
         )
