@@ -441,6 +441,10 @@ class Connection(Generic[H]):
 
     @transport.setter
     def transport(self, transport: Transport) -> None:
+        # A read or a write under way when a transport carrying messages
+        # parsed is replaced may still bring or send a Loaded: from then on
+        # one is taken as it is, and sent as its text (see _sending_text).
+        carried = getattr(self, "_load", None) is _load_item
         self._transport = transport
         loaded: Callable[[], Awaitable[bytes | Loaded | None]] | None = getattr(
             transport, "receive_loaded", None
@@ -454,7 +458,7 @@ class Connection(Generic[H]):
         """The transport's ``receive``, or its ``receive_loaded``."""
         self._load: Callable[[bytes | Loaded], Any] = (
             cast("Callable[[bytes | Loaded], Any]", load_message)
-            if loaded is None
+            if loaded is None and not carried
             else _load_item
         )
         """How a received message is parsed: a :class:`Loaded` already is
@@ -473,6 +477,10 @@ class Connection(Generic[H]):
             transport, "send_nowait", None
         )
         """The transport's ``send_nowait`` (see :class:`SendsAtOnce`), if any."""
+        if loaded is None and carried:
+            self._send, self._send_nowait = _sending_text(
+                transport.send, self._send_nowait
+            )
 
     @property
     def strict(self) -> bool:
@@ -1223,8 +1231,9 @@ class Connection(Generic[H]):
         self, message: Message, validate: bool = False, method: str | None = None
     ) -> bytes | Loaded:
         """A message's text (with its wire form, a :class:`Loaded`, for a
-        transport that carries them: see :class:`CarriesLoaded`). Raises ``ValueError`` (a ``ValidationError``
-        with ``validate``) for a message that cannot go out as it is.
+        transport that carries them: see :class:`CarriesLoaded`). Raises
+        ``ValueError`` (a ``ValidationError`` with ``validate``) for a
+        message that cannot go out as it is.
         ``validate`` checks params and results of the generated classes
         against the schema and against the type of their method (a
         response's: ``method``, the method of the request it answers);
@@ -1357,6 +1366,30 @@ def _load_item(item: bytes | Loaded) -> Any:
 def _dump_loaded(wire: dict[str, Any]) -> Loaded:
     """A message's text with its wire form, for a transport routing by it."""
     return Loaded(wire, dump_message(wire))
+
+
+def _sending_text(
+    send: Callable[[bytes], Awaitable[None]],
+    send_nowait: Callable[[bytes | Loaded], bool] | None,
+) -> tuple[
+    Callable[[bytes | Loaded], Awaitable[None]],
+    Callable[[bytes | Loaded], bool] | None,
+]:
+    """``send`` and ``send_nowait`` of a transport carrying text alone that
+    replaced one carrying messages parsed: a :class:`Loaded` dumped for the
+    one replaced goes out as its text."""
+
+    async def sent(data: bytes | Loaded) -> None:
+        await send(data.data if isinstance(data, Loaded) else data)
+
+    if send_nowait is None:
+        return sent, None
+    nowait = send_nowait
+
+    def sent_nowait(data: bytes | Loaded) -> bool:
+        return nowait(data.data if isinstance(data, Loaded) else data)
+
+    return sent, sent_nowait
 
 
 # ---------------------------------------------------------------- processes

@@ -1537,3 +1537,61 @@ def test_over_a_transport_carrying_parsed_messages_nothing_is_parsed_twice(monke
         await conn.close()
 
     run(main())
+
+
+class TextOnly:
+    """A wrapper carrying text alone (no ``receive_loaded``), as a test's
+    or a user's own: what it is given to send must be text."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.not_text: list[Any] = []
+
+    async def receive(self) -> bytes | None:
+        return await self.inner.receive()
+
+    async def send(self, data: bytes) -> None:
+        if type(data) is not bytes:  # noted, and sent on as the peer expects
+            self.not_text.append(data)
+            data = data.data
+        await self.inner.send(data)
+
+    def is_closing(self) -> bool:
+        return self.inner.is_closing()
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+def test_a_transport_carrying_parsed_messages_replaced_by_a_wrapper_loses_nothing():
+    # The read under way when the transport is replaced still brings a
+    # Loaded, and an answer dumped for the old transport waits for the write
+    # lock: the first is handled, the second goes out through the wrapper as
+    # text, and so does everything after them.
+    def loaded(wire: dict[str, Any]) -> transport.Loaded:
+        return transport.Loaded(wire, json.dumps(wire).encode())
+
+    async def main():
+        peer, end = transport.loaded_pair(max_queued=1)
+        conn = AgentEnd(Echo, end)
+        conn.start()
+        await asyncio.sleep(0)  # the read loop waits on end.receive_loaded()
+        for i in range(3):  # the answers fill the queue: the third waits
+            await peer.send(loaded(echo(i, value=i)))
+        while len(conn.handler.calls) < 3:
+            await asyncio.sleep(0)
+        assert conn._write_lock.locked()
+        wrapper = conn.transport = TextOnly(end)
+        await peer.send(loaded(echo(3, value=3)))
+        answers = [await peer.receive_loaded() for _ in range(4)]
+        ids = []
+        for answer in answers:
+            message = answer.message if isinstance(answer, transport.Loaded) else json.loads(answer)
+            assert message["result"] == message["id"]
+            ids.append(message["id"])
+        assert sorted(ids) == [0, 1, 2, 3]
+        assert isinstance(answers[-1], bytes)  # dumped for the wrapper: text
+        assert wrapper.not_text == []
+        await conn.close()
+
+    run(main())
