@@ -57,7 +57,7 @@ from urllib.parse import urlsplit
 from ._connection import Connection
 from ._jsonrpc import PARSE_ERROR, RpcError, dump_message, load_message, session_of
 from ._links import Key, Limits, Link, Stream, message_key
-from ._transport import Transport, head_hint
+from ._transport import Loaded, Transport, head_hint
 
 __all__ = [
     "AcpAsgiApp",
@@ -569,12 +569,14 @@ class AcpAsgiApp:
         if not isinstance(message, dict):
             raise _Refusal(400, "the body is not a JSON-RPC message")
         wire: dict[str, Any] = message  # pyright: ignore[reportUnknownVariableType]
+        # Handed on parsed: the connection does not parse it again.
+        loaded = Loaded(wire, data)
         method = wire.get("method")
         key = message_key(wire.get("id"))
         if method == "initialize" and key is not None:
             if CONNECTION_ID_HEADER in headers:
                 raise _Refusal(400, "initialize on an existing connection")
-            await self._initialize(key, data, send, self._peer(scope, headers))
+            await self._initialize(key, loaded, send, self._peer(scope, headers))
             return
         link = self._link(headers)
         given = headers.get(SESSION_ID_HEADER)
@@ -606,11 +608,11 @@ class AcpAsgiApp:
                     400, "Acp-Session-Id does not match the request answered"
                 )
             link.agent_requests.pop(key, None)
-        await link.deliver(data)
+        await link.deliver(loaded)
         await _respond(send, 202, b"")
 
     async def _initialize(
-        self, key: Key, data: bytes, send: AsgiSend, peer: str
+        self, key: Key, data: Loaded, send: AsgiSend, peer: str
     ) -> None:
         link = await self._new_link(None, peer)
         try:

@@ -2,7 +2,12 @@
 # (sha256 0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a). Do not edit: regenerate with `acpgen generate`.
 """The state of one connection the ASGI app (``_asgi``) serves: the agent's
 connection over an in-memory pair, the SSE streams its messages wait in,
-and the routes of requests and answers between the streams."""
+and the routes of requests and answers between the streams.
+
+Messages cross the pair parsed (:class:`~._transport.Loaded`): the app
+parsed a ``POST``'s body to route it, and hands it on so; the connection
+hands over each message it sends with its text, and it is routed by the
+message, never parsed again."""
 
 from __future__ import annotations
 
@@ -17,7 +22,7 @@ from typing import Any
 
 from ._connection import Connection
 from ._jsonrpc import load_message, session_of
-from ._transport import MemoryTransport, Transport, held, memory_pair
+from ._transport import Loaded, LoadedMemoryTransport, Transport, held, loaded_pair
 
 __all__ = ["Key", "Limits", "Link", "Stream", "message_key"]
 
@@ -78,8 +83,8 @@ class Link:
         self.peer = peer
         """Who opened it (the app counts connections per peer)."""
         self.id = secrets.token_hex(16)
-        here, there = memory_pair(16, limits.max_buffered)
-        self.here: MemoryTransport = here
+        here, there = loaded_pair(16, limits.max_buffered)
+        self.here: LoadedMemoryTransport = here
         self.connection = make_connection(there, limits.max_message)
         self.websocket = websocket
         self.ws_lock = asyncio.Lock()
@@ -111,11 +116,14 @@ class Link:
 
     # ---------------------------------------------------------- to the agent
 
-    async def deliver(self, data: bytes) -> None:
+    async def deliver(self, data: bytes | Loaded) -> None:
+        """Hand a message to the agent's connection: its text, or (when it
+        was parsed to route it) the :class:`Loaded` message, not parsed
+        again."""
         self.last_active = asyncio.get_running_loop().time()
         await self.here.send(data)
 
-    async def ask(self, key: Key, data: bytes, timeout: float) -> bytes:
+    async def ask(self, key: Key, data: bytes | Loaded, timeout: float) -> bytes:
         future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
         self.waiters[key] = future
         await self.deliver(data)
@@ -127,7 +135,7 @@ class Link:
         loop = asyncio.get_running_loop()
         try:
             while True:
-                data = await self.here.receive()
+                data = await self.here.receive_loaded()
                 if data is None:
                     break
                 self.sending_since = loop.time()
@@ -139,15 +147,23 @@ class Link:
         finally:
             asyncio.get_running_loop().create_task(self.close())
 
-    async def _route(self, data: bytes) -> None:
+    async def _route(self, item: bytes | Loaded) -> None:
+        """Send a message of the agent's on: over the WebSocket, or to the
+        SSE stream it belongs on, found from the message the connection
+        dumped (text alone, from a connection over a wrapper of the pair,
+        is parsed)."""
+        data = item.data if isinstance(item, Loaded) else item
         if self.websocket is not None:  # one socket carries everything
             async with self.ws_lock:
                 await self.websocket({"type": "websocket.send", "text": data.decode()})
             return
-        try:
-            message = load_message(data)
-        except ValueError:  # pragma: no cover - the connection writes JSON
-            message = None
+        if isinstance(item, Loaded):
+            message = item.message
+        else:
+            try:
+                message = load_message(data)
+            except ValueError:  # pragma: no cover - the connection writes JSON
+                message = None
         if not isinstance(message, dict):  # pragma: no cover
             message = {}
         wire: dict[str, Any] = message  # pyright: ignore[reportUnknownVariableType]

@@ -2,6 +2,8 @@
 # (sha256 b6c91055df549d6f1db1d76d692d0561dad433e03d8ed114ea9b5baed9da72c5). Do not edit: regenerate with `acpgen generate`.
 """How a connection's messages travel: a :class:`Transport` moves whole
 messages (the JSON text of one each) in and out; framing is its business.
+A transport that parses messages itself, to route them, hands them over
+parsed (:class:`Loaded`, :class:`CarriesLoaded`): each is parsed once.
 
 :class:`StreamTransport` frames them as lines over asyncio streams (stdio,
 pipes to a subprocess, sockets); :func:`memory_pair` joins two connections
@@ -27,12 +29,16 @@ __all__ = [
     "DEFAULT_CLOSE_GRACE",
     "DEFAULT_MAX_BUFFERED",
     "DEFAULT_MAX_MESSAGE",
+    "CarriesLoaded",
+    "Loaded",
+    "LoadedMemoryTransport",
     "MemoryTransport",
     "MessageQueue",
     "MessageTooLarge",
     "SendsAtOnce",
     "StreamTransport",
     "Transport",
+    "loaded_pair",
     "memory_pair",
     "spawn_process",
 ]
@@ -128,6 +134,42 @@ class SendsAtOnce(Protocol):
         below its high-water mark, a queue with room), returning True; False
         (nothing sent) when the caller must await ``send`` instead. Raises
         ``ConnectionError`` as ``send`` does."""
+        ...
+
+
+class Loaded:
+    """One message already parsed: ``message``, what ``load_message`` made
+    of its JSON text, and ``data``, that text. A transport that parses what
+    it receives to route it hands this on instead of the text alone, and a
+    connection over it sends its messages so (the text dumped once, with
+    the message it was dumped from, which the transport routes by): no
+    message is parsed twice on one hop. Its length is the text's bytes,
+    what the bounded queues count (as they count the text alone)."""
+
+    __slots__ = ("data", "message")
+
+    def __init__(self, message: Any, data: bytes) -> None:
+        self.message = message
+        self.data = data
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
+class CarriesLoaded(Protocol):
+    """A :class:`Transport` that carries messages parsed (optional): its
+    ``receive_loaded`` gives the next message as a :class:`Loaded` when the
+    transport parsed it (its text otherwise), and its ``send`` and
+    ``send_nowait`` (if any) take a :class:`Loaded` too. A connection over
+    one receives and sends through these; ``receive`` still gives the text
+    alone, for any other reader."""
+
+    async def receive_loaded(self) -> bytes | Loaded | None:
+        """As :meth:`Transport.receive`, the message parsed when it was."""
+        ...
+
+    async def send(self, data: bytes | Loaded) -> None:
+        """As :meth:`Transport.send`; a :class:`Loaded` goes out as its text."""
         ...
 
 
@@ -326,6 +368,8 @@ def held(item: object) -> int:
         return 0
     if isinstance(item, (bytes, str)):
         return sys.getsizeof(item) + 8
+    if type(item) is Loaded:  # counted as its text alone
+        return sys.getsizeof(item.data) + 8
     return 256
 
 
@@ -449,6 +493,73 @@ def memory_pair(
     right_to_left: MessageQueue[bytes] = MessageQueue(max_queued, max_buffered)
     left = MemoryTransport(right_to_left, left_to_right)
     right = MemoryTransport(left_to_right, right_to_left)
+    left.peer, right.peer = right, left
+    return left, right
+
+
+class LoadedMemoryTransport:
+    """One end of an in-process pair whose messages may travel parsed (see
+    :func:`loaded_pair` and :class:`CarriesLoaded`), otherwise as
+    :class:`MemoryTransport`: a :class:`Loaded` sent by one end is what
+    ``receive_loaded`` of the other gives (``receive`` gives its text)."""
+
+    def __init__(
+        self,
+        incoming: MessageQueue[bytes | Loaded],
+        outgoing: MessageQueue[bytes | Loaded],
+    ) -> None:
+        self._incoming = incoming
+        self._outgoing = outgoing
+        self._closed = False
+        self.peer: LoadedMemoryTransport | None = None
+
+    async def receive_loaded(self) -> bytes | Loaded | None:
+        if self._closed and self._incoming.empty():
+            return None
+        item = await self._incoming.get()
+        if item is None:
+            self._closed = True
+            if self.peer is not None:
+                self.peer._closed = True
+        return item
+
+    async def receive(self) -> bytes | None:
+        item = await self.receive_loaded()
+        return item.data if isinstance(item, Loaded) else item
+
+    async def send(self, data: bytes | Loaded) -> None:
+        if self._closed:
+            raise ConnectionError("the connection is closed")
+        await self._outgoing.put(data if isinstance(data, Loaded) else bytes(data))
+
+    def send_nowait(self, data: bytes | Loaded) -> bool:
+        if self._closed:
+            raise ConnectionError("the connection is closed")
+        return self._outgoing.put_nowait(
+            data if isinstance(data, Loaded) else bytes(data)
+        )
+
+    def is_closing(self) -> bool:
+        return self._closed
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for queue in (self._outgoing, self._incoming):
+            queue.end()
+
+
+def loaded_pair(
+    max_queued: int = 256, max_buffered: int = DEFAULT_MAX_BUFFERED
+) -> tuple[LoadedMemoryTransport, LoadedMemoryTransport]:
+    """As :func:`memory_pair`, two joined ends whose messages may travel
+    parsed (:class:`LoadedMemoryTransport`); the bytes a direction holds
+    are those of the messages' text, parsed or not."""
+    left_to_right: MessageQueue[bytes | Loaded] = MessageQueue(max_queued, max_buffered)
+    right_to_left: MessageQueue[bytes | Loaded] = MessageQueue(max_queued, max_buffered)
+    left = LoadedMemoryTransport(right_to_left, left_to_right)
+    right = LoadedMemoryTransport(left_to_right, right_to_left)
     left.peer, right.peer = right, left
     return left, right
 

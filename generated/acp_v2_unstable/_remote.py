@@ -33,6 +33,7 @@ from ._jsonrpc import dump_message, load_message, session_of
 from ._transport import (
     DEFAULT_MAX_BUFFERED,
     DEFAULT_MAX_MESSAGE,
+    Loaded,
     MessageQueue,
     MessageTooLarge,
     Transport,
@@ -57,7 +58,7 @@ _REFUSAL_BODY = 4096
 """How much of a refusal's body is read (and kept in the error)."""
 
 C = TypeVar("C", bound="Connection[Any]")
-_Item = bytes | MessageTooLarge
+_Item = bytes | Loaded | MessageTooLarge
 
 
 class TransportRefused(ConnectionError):
@@ -408,7 +409,12 @@ class HttpTransport:
     event over ``max_message`` bytes is refused without being read whole
     (the request waiting for it fails), and what waits for the connection
     holds at most ``max_queued`` messages and ``max_buffered`` bytes (one
-    message always fits)."""
+    message always fits).
+
+    It carries messages parsed (:class:`~._transport.CarriesLoaded`): an
+    event is parsed once, to route what follows it, and handed on so
+    (``receive_loaded``); a message sent as a :class:`~._transport.Loaded`
+    is routed by its message, never parsed."""
 
     def __init__(
         self,
@@ -437,7 +443,7 @@ class HttpTransport:
         """The agent's requests: the session whose stream brought them."""
         self._closing = False
 
-    async def receive(self) -> bytes | None:
+    async def receive_loaded(self) -> bytes | Loaded | None:
         item = await self._inbox.get()
         if item is None:
             self._closing = True
@@ -447,14 +453,22 @@ class HttpTransport:
             raise item
         return item
 
+    async def receive(self) -> bytes | None:
+        item = await self.receive_loaded()
+        return item.data if isinstance(item, Loaded) else item
+
     def is_closing(self) -> bool:
         return self._closing
 
-    async def send(self, data: bytes) -> None:
+    async def send(self, data: bytes | Loaded) -> None:
         if self._closing:
             raise ConnectionError("the connection is closed")
-        # The connection's own text: a JSON object.
-        message: dict[str, Any] = load_message(data)
+        # The connection's own message (a JSON object), or its text alone.
+        message: dict[str, Any]
+        if isinstance(data, Loaded):
+            message, data = data.message, data.data
+        else:
+            message = load_message(data)
         headers = {"Content-Type": "application/json"}
         session: str | None = None
         if self.connection_id is None:
@@ -547,7 +561,7 @@ class HttpTransport:
             "data": {"status": problem.status, "body": problem.body[:1000]},
         }
         wire = {"jsonrpc": "2.0", "id": message["id"], "error": error}
-        await self._inbox.put(dump_message(wire))
+        await self._inbox.put(Loaded(wire, dump_message(wire)))
 
     async def _open_stream(self, session: str | None) -> TransportRefused | None:
         opened = self._opened.get(session)
@@ -581,9 +595,12 @@ class HttpTransport:
                 opened.set_result(None)
                 chunk: bytes
                 async for chunk in response.aiter_bytes():
-                    for item in decoder.feed(chunk):
-                        if isinstance(item, bytes):
-                            self._seen(item, session)
+                    for event in decoder.feed(chunk):
+                        item: _Item = (
+                            self._seen(event, session)
+                            if isinstance(event, bytes)
+                            else event
+                        )
                         await self._inbox.put(item)
         except (self._http_error, OSError) as error:
             if not opened.done():
@@ -596,26 +613,30 @@ class HttpTransport:
             if session is None and not self._closing:
                 self._inbox.end()
 
-    def _seen(self, data: bytes, session: str | None) -> None:
+    def _seen(self, data: bytes, session: str | None) -> bytes | Loaded:
         """Note the agent's requests (their answers go to the same session's
-        stream) and open the stream of a session an answer names."""
+        stream) and open the stream of a session an answer names; the event
+        parsed (a :class:`~._transport.Loaded`), or its text when it is not
+        JSON (the connection answers that -32700, as any text it reads)."""
         try:
             message = load_message(data)  # as the connection reads it
-        except ValueError:  # the connection answers it (-32700)
-            return
+        except ValueError:
+            return data
+        loaded = Loaded(message, data)
         if not isinstance(message, dict):
-            return
+            return loaded
         wire: dict[str, Any] = message  # pyright: ignore[reportUnknownVariableType]
         if "method" in wire:
             if "id" in wire:
                 self._about[_id_key(wire["id"])] = session
-            return
+            return loaded
         created = session_of(wire, "result")
         if created is not None and created not in self._opened:
             self._opened[created] = opened = _future()
             self._streams[created] = asyncio.get_running_loop().create_task(
                 self._read(created, opened)
             )
+        return loaded
 
     async def close(self) -> None:
         if self._closing and not self._streams:

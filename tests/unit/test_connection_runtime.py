@@ -1484,3 +1484,114 @@ def test_cancelling_run_closes_the_connection_and_propagates():
         return conn.path
 
     assert run(main()) == [State.CLOSED]
+
+
+# ------------------------------------------------------------ parsed messages
+
+
+def test_over_a_transport_carrying_parsed_messages_nothing_is_parsed_twice(monkeypatch):
+    # A transport that parsed a message hands it on parsed (Loaded): the
+    # connection takes it as it is, counts its text's bytes in its queue,
+    # and sends its own messages with their wire form; text it still parses,
+    # answering what is not JSON -32700 as ever.
+    parsed: list[bytes] = []
+    load = connection.load_message
+
+    def counted(text: bytes) -> Any:
+        parsed.append(text)
+        return load(text)
+
+    monkeypatch.setattr(connection, "load_message", counted)
+
+    def loaded(wire: dict[str, Any]) -> transport.Loaded:
+        return transport.Loaded(wire, json.dumps(wire).encode())
+
+    async def main():
+        peer, end = transport.loaded_pair()
+        conn = AgentEnd(Echo, end)
+        conn.handler.note_gate = asyncio.Event()
+        conn.start()
+        await peer.send(loaded(echo(1, value={"a": 1})))
+        answer = await peer.receive_loaded()
+        assert isinstance(answer, transport.Loaded)
+        assert answer.message == {"jsonrpc": "2.0", "id": 1, "result": {"a": 1}}
+        assert json.loads(answer.data) == answer.message
+        # queued behind a note still running: counted by their text's bytes
+        notes = [loaded({"jsonrpc": "2.0", "method": "note", "params": {"i": "x" * i}}) for i in range(3)]
+        for note in notes:
+            await peer.send(note)
+        while conn._queued < 4 or len(conn._sizes) != 2:  # the first note runs
+            await asyncio.sleep(0)
+        assert list(conn._sizes) == [len(note) for note in notes[1:]]
+        assert conn._queued_bytes == sum(len(note) for note in notes[1:])
+        conn.handler.note_gate.set()
+        while len(conn.handler.calls) < 4:
+            await asyncio.sleep(0)
+        assert [params.get("i") for _, params in conn.handler.calls] == [None, "", "x", "xx"]
+        assert parsed == []
+        await peer.send(b'{"jsonrpc": "2.0", "id": 2, "method": "echo"')
+        refusal = await peer.receive_loaded()
+        assert isinstance(refusal, transport.Loaded)
+        assert refusal.message["error"]["code"] == rpc.PARSE_ERROR and refusal.message["id"] is None
+        assert parsed == [b'{"jsonrpc": "2.0", "id": 2, "method": "echo"']
+        await conn.close()
+
+    run(main())
+
+
+class TextOnly:
+    """A wrapper carrying text alone (no ``receive_loaded``), as a test's
+    or a user's own: what it is given to send must be text."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.not_text: list[Any] = []
+
+    async def receive(self) -> bytes | None:
+        return await self.inner.receive()
+
+    async def send(self, data: bytes) -> None:
+        if type(data) is not bytes:  # noted, and sent on as the peer expects
+            self.not_text.append(data)
+            data = data.data
+        await self.inner.send(data)
+
+    def is_closing(self) -> bool:
+        return self.inner.is_closing()
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+def test_a_transport_carrying_parsed_messages_replaced_by_a_wrapper_loses_nothing():
+    # The read under way when the transport is replaced still brings a
+    # Loaded, and an answer dumped for the old transport waits for the write
+    # lock: the first is handled, the second goes out through the wrapper as
+    # text, and so does everything after them.
+    def loaded(wire: dict[str, Any]) -> transport.Loaded:
+        return transport.Loaded(wire, json.dumps(wire).encode())
+
+    async def main():
+        peer, end = transport.loaded_pair(max_queued=1)
+        conn = AgentEnd(Echo, end)
+        conn.start()
+        await asyncio.sleep(0)  # the read loop waits on end.receive_loaded()
+        for i in range(3):  # the answers fill the queue: the third waits
+            await peer.send(loaded(echo(i, value=i)))
+        while len(conn.handler.calls) < 3:
+            await asyncio.sleep(0)
+        assert conn._write_lock.locked()
+        wrapper = conn.transport = TextOnly(end)
+        await peer.send(loaded(echo(3, value=3)))
+        answers = [await peer.receive_loaded() for _ in range(4)]
+        ids = []
+        for answer in answers:
+            message = answer.message if isinstance(answer, transport.Loaded) else json.loads(answer)
+            assert message["result"] == message["id"]
+            ids.append(message["id"])
+        assert sorted(ids) == [0, 1, 2, 3]
+        assert isinstance(answers[-1], bytes)  # dumped for the wrapper: text
+        assert wrapper.not_text == []
+        await conn.close()
+
+    run(main())

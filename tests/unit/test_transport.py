@@ -373,3 +373,35 @@ def test_a_stderr_nobody_reads_blocks_the_agent_not_the_client_s_event_loop():
     out, returncode = asyncio.run(asyncio.wait_for(main(), HANG))
     assert out == f"closed {-signal.SIGKILL}\n".encode()
     assert returncode == 0
+
+
+def test_a_loaded_message_holds_the_bytes_of_its_text_and_crosses_a_loaded_pair_as_it_was_sent():
+    async def main():
+        text = b'{"jsonrpc":"2.0","method":"m","params":{"pad":"' + b"x" * 5_000 + b'"}}'
+        message = {"jsonrpc": "2.0", "method": "m", "params": {"pad": "x" * 5_000}}
+        loaded = transport.Loaded(message, text)
+        assert len(loaded) == len(text)
+        assert transport.held(loaded) == transport.held(text)  # counted as its text alone
+        left, right = transport.loaded_pair(max_queued=1000, max_buffered=20_000)
+        # a Loaded comes out as it went in (receive_loaded), or as its text
+        # (receive, for a reader of text); text goes as text
+        await left.send(loaded)
+        await left.send(b"{}")
+        assert await right.receive_loaded() is loaded
+        assert await right.receive_loaded() == b"{}"
+        await left.send(loaded)
+        assert await right.receive() == text
+        # the bound counts their text's bytes, as it counts text
+        sent = 0
+        while left.send_nowait(transport.Loaded(message, text)):
+            sent += 1
+        queued = right._incoming
+        assert sent == len(queued) == -(-20_000 // transport.held(text))
+        assert queued.held == sent * transport.held(text)
+        await left.close()
+        while await right.receive_loaded() is not None:
+            pass
+        with pytest.raises(ConnectionError):
+            await right.send(loaded)
+
+    run(main())

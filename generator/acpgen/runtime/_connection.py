@@ -134,6 +134,7 @@ from ._transport import (
     DEFAULT_MAX_BUFFERED,
     DEFAULT_MAX_MESSAGE,
     READ_BUFFER,
+    Loaded,
     MessageTooLarge,
     StreamTransport,
     Transport,
@@ -312,15 +313,9 @@ class Connection(Generic[H]):
         if isinstance(reader, asyncio.StreamReader):
             if writer is None:
                 raise TypeError("a StreamReader needs its StreamWriter")
-            self.transport: Transport = StreamTransport(
-                reader, writer, max_message=max_message
-            )
+            self.transport = StreamTransport(reader, writer, max_message=max_message)
         else:
             self.transport = reader
-        self._send_nowait: Callable[[bytes], bool] | None = getattr(
-            self.transport, "send_nowait", None
-        )
-        """The transport's ``send_nowait`` (see :class:`SendsAtOnce`), if any."""
         self._strict = strict
         self._siblings = siblings
         """Protocol version -> import name of the package of that version,
@@ -434,6 +429,55 @@ class Connection(Generic[H]):
             raise HandlerError(
                 f"not a handler of {interface.__name__}: {', '.join(sorted(set(wrong)))}; "
                 "name helper coroutines with a leading underscore, or pass check_handler=False"
+            )
+
+    @property
+    def transport(self) -> Transport:
+        """What the messages travel over. Replacing it (a wrapper around the
+        old one, say) takes effect from the next message read and written."""
+        return self._transport
+
+    @transport.setter
+    def transport(self, transport: Transport) -> None:
+        # A read or a write under way when a transport carrying messages
+        # parsed is replaced may still bring or send a Loaded: from then on
+        # one is taken as it is, and sent as its text (see _sending_text).
+        carried = getattr(self, "_load", None) is _load_item
+        self._transport = transport
+        loaded: Callable[[], Awaitable[bytes | Loaded | None]] | None = getattr(
+            transport, "receive_loaded", None
+        )
+        # A transport that carries messages parsed (CarriesLoaded) is read
+        # through receive_loaded and given a Loaded to send; any other one
+        # reads and writes text alone, through the same calls as ever.
+        self._receive_next: Callable[[], Awaitable[bytes | Loaded | None]] = (
+            transport.receive if loaded is None else loaded
+        )
+        """The transport's ``receive``, or its ``receive_loaded``."""
+        self._load: Callable[[bytes | Loaded], Any] = (
+            cast("Callable[[bytes | Loaded], Any]", load_message)
+            if loaded is None and not carried
+            else _load_item
+        )
+        """How a received message is parsed: a :class:`Loaded` already is
+        (given one only by a transport that carries them)."""
+        self._dump_wire: Callable[[dict[str, Any]], bytes | Loaded] = (
+            dump_message if loaded is None else _dump_loaded
+        )
+        """How a message's wire form is written: its text, or its text
+        with the wire form, for a transport that routes by it."""
+        self._send: Callable[[bytes | Loaded], Awaitable[None]] = cast(
+            "Callable[[bytes | Loaded], Awaitable[None]]", transport.send
+        )
+        """The transport's ``send`` (given a :class:`Loaded` only when it
+        carries them)."""
+        self._send_nowait: Callable[[bytes | Loaded], bool] | None = getattr(
+            transport, "send_nowait", None
+        )
+        """The transport's ``send_nowait`` (see :class:`SendsAtOnce`), if any."""
+        if loaded is None and carried:
+            self._send, self._send_nowait = _sending_text(
+                transport.send, self._send_nowait
             )
 
     @property
@@ -571,7 +615,7 @@ class Connection(Generic[H]):
         try:
             while self._state is not _CLOSED:
                 try:
-                    data = await self.transport.receive()
+                    data = await self._receive_next()
                 except MessageTooLarge as error:
                     self._too_large(error)
                     continue
@@ -683,10 +727,10 @@ class Connection(Generic[H]):
 
     # ------------------------------------------------------------ receiving
 
-    async def _receive(self, line: bytes) -> None:
-        self._reading = len(line)
+    async def _receive(self, line: bytes | Loaded) -> None:
+        self._reading = len(line)  # a Loaded's length is its text's
         try:
-            data = load_message(line)
+            data = self._load(line)
         except ValueError:
             await self._send_error(None, RpcError(PARSE_ERROR, "Parse error"))
             return
@@ -1037,7 +1081,7 @@ class Connection(Generic[H]):
                 if not self._full():
                     self._space.set()
 
-    async def _reply(self, message: Request[Any]) -> bytes:
+    async def _reply(self, message: Request[Any]) -> bytes | Loaded:
         """The reply's text: the handler's result, or the error it comes to.
         Encoding is part of answering: a result with no JSON text is a
         -32603, never a reply left unsent."""
@@ -1187,9 +1231,11 @@ class Connection(Generic[H]):
 
     def _dump(
         self, message: Message, validate: bool = False, method: str | None = None
-    ) -> bytes:
-        """A message's text. Raises ``ValueError`` (a ``ValidationError``
-        with ``validate``) for a message that cannot go out as it is.
+    ) -> bytes | Loaded:
+        """A message's text (with its wire form, a :class:`Loaded`, for a
+        transport that carries them: see :class:`CarriesLoaded`). Raises
+        ``ValueError`` (a ``ValidationError`` with ``validate``) for a
+        message that cannot go out as it is.
         ``validate`` checks params and results of the generated classes
         against the schema and against the type of their method (a
         response's: ``method``, the method of the request it answers);
@@ -1202,12 +1248,12 @@ class Connection(Generic[H]):
                 else getattr(message, "params", None)
             )
             if type(value) not in _JSON_TYPES:
-                return dump_message(
+                return self._dump_wire(
                     self.codec.encode_message(message, validate=True, method=method)
                 )
-        return dump_message(self.codec.encode_message(message))
+        return self._dump_wire(self.codec.encode_message(message))
 
-    def _dump_checked(self, request: Request[Any], result: Any) -> bytes:
+    def _dump_checked(self, request: Request[Any], result: Any) -> bytes | Loaded:
         """The text of the reply to ``request`` with ``validate``: the
         result checked as the result of the request's method (an answer
         to an older version's ``initialize`` as its own class)."""
@@ -1215,7 +1261,7 @@ class Connection(Generic[H]):
         method = None if older else request.method
         return self._dump(Response(request.id, result), True, method)
 
-    def _dump_error(self, id: RequestId, error: RpcError) -> bytes:
+    def _dump_error(self, id: RequestId, error: RpcError) -> bytes | Loaded:
         """An error reply's text; without the error's data, then with its
         message's lone surrogates escaped, and then without the id, when
         those have no JSON text (an id with a lone surrogate goes back
@@ -1252,7 +1298,7 @@ class Connection(Generic[H]):
             return
         self._background_write(data)
 
-    def _background_write(self, data: bytes) -> None:
+    def _background_write(self, data: bytes | Loaded) -> None:
         # Written at once when the transport takes it (so it goes out before
         # any answer decided after it); else by a task, behind the writes
         # under way.
@@ -1270,7 +1316,7 @@ class Connection(Generic[H]):
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    def _write_now(self, data: bytes) -> bool:
+    def _write_now(self, data: bytes | Loaded) -> bool:
         """Write ``data`` at once if no other write is under way and the
         transport takes it without waiting (a stream whose peer keeps up):
         no lock to take, nothing to await. Raises ``ConnectionError`` (and
@@ -1287,18 +1333,18 @@ class Connection(Generic[H]):
             self._write_broke()
             raise
 
-    async def _write(self, data: bytes) -> None:
+    async def _write(self, data: bytes | Loaded) -> None:
         if self._write_now(data):
             return
         async with self._write_lock:
             if self._state is _CLOSED:
                 raise ConnectionError("the connection is closed")
             try:
-                if self.transport.is_closing():
+                if self._transport.is_closing():
                     # Not closed here: the peer or the system closed it (a
                     # pipe whose reader is gone closes itself).
                     raise ConnectionError("the connection is closed")
-                await self.transport.send(data)
+                await self._send(data)
             except ConnectionError:
                 self._write_broke()
                 raise
@@ -1310,6 +1356,42 @@ class Connection(Generic[H]):
             log.warning("the connection broke while writing: stopping")
             if self._loop_task is not None:
                 self._loop_task.cancel()
+
+
+def _load_item(item: bytes | Loaded) -> Any:
+    """A received message parsed: a :class:`Loaded`'s own, or its text's."""
+    if isinstance(item, Loaded):
+        return item.message
+    return load_message(item)
+
+
+def _dump_loaded(wire: dict[str, Any]) -> Loaded:
+    """A message's text with its wire form, for a transport routing by it."""
+    return Loaded(wire, dump_message(wire))
+
+
+def _sending_text(
+    send: Callable[[bytes], Awaitable[None]],
+    send_nowait: Callable[[bytes | Loaded], bool] | None,
+) -> tuple[
+    Callable[[bytes | Loaded], Awaitable[None]],
+    Callable[[bytes | Loaded], bool] | None,
+]:
+    """``send`` and ``send_nowait`` of a transport carrying text alone that
+    replaced one carrying messages parsed: a :class:`Loaded` dumped for the
+    one replaced goes out as its text."""
+
+    async def sent(data: bytes | Loaded) -> None:
+        await send(data.data if isinstance(data, Loaded) else data)
+
+    if send_nowait is None:
+        return sent, None
+    nowait = send_nowait
+
+    def sent_nowait(data: bytes | Loaded) -> bool:
+        return nowait(data.data if isinstance(data, Loaded) else data)
+
+    return sent, sent_nowait
 
 
 # ---------------------------------------------------------------- processes
