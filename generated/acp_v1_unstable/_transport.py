@@ -143,17 +143,41 @@ class Loaded:
     it receives to route it hands this on instead of the text alone, and a
     connection over it sends its messages so (the text dumped once, with
     the message it was dumped from, which the transport routes by): no
-    message is parsed twice on one hop. Its length is the text's bytes,
-    what the bounded queues count (as they count the text alone)."""
+    message is parsed twice on one hop. Its length is the text's bytes.
 
-    __slots__ = ("data", "message")
+    The bounded queues count it by ``weight``: its text plus a bound on
+    what the parsed message holds, read off the text (see
+    :func:`parsed_bound`), so a peer's messages held parsed never take more
+    memory than the queues' byte bounds say, whatever their shape."""
+
+    __slots__ = ("data", "message", "weight")
 
     def __init__(self, message: Any, data: bytes) -> None:
         self.message = message
         self.data = data
+        self.weight = sys.getsizeof(data) + 8 + parsed_bound(data)
 
     def __len__(self) -> int:
         return len(self.data)
+
+
+_PER_TOKEN = 128
+"""The most one JSON value or member of a parsed message holds beyond its
+string or number payload: a dict's entry and share of its table, a list's
+slot and share of its growth, a key's or a small value's object header."""
+
+
+def parsed_bound(data: bytes) -> int:
+    """An upper bound on the bytes the objects parsed from the JSON text
+    ``data`` hold: every value and member starts at a ``,``, ``:``, ``{``
+    or ``[`` (or is the text's one top value), so their number is bounded
+    by those bytes' count, each at most :data:`_PER_TOKEN` bytes, and the
+    strings' and numbers' payloads by four bytes (a UCS-4 character) per
+    byte of text. Counting costs four passes of ``bytes.count``."""
+    tokens = (
+        data.count(b",") + data.count(b":") + data.count(b"{") + data.count(b"[") + 1
+    )
+    return tokens * _PER_TOKEN + 4 * len(data)
 
 
 class CarriesLoaded(Protocol):
@@ -368,8 +392,8 @@ def held(item: object) -> int:
         return 0
     if isinstance(item, (bytes, str)):
         return sys.getsizeof(item) + 8
-    if type(item) is Loaded:  # counted as its text alone
-        return sys.getsizeof(item.data) + 8
+    if type(item) is Loaded:  # its text and a bound on its parsed form
+        return item.weight
     return 256
 
 

@@ -381,8 +381,9 @@ def test_a_loaded_message_holds_the_bytes_of_its_text_and_crosses_a_loaded_pair_
         message = {"jsonrpc": "2.0", "method": "m", "params": {"pad": "x" * 5_000}}
         loaded = transport.Loaded(message, text)
         assert len(loaded) == len(text)
-        assert transport.held(loaded) == transport.held(text)  # counted as its text alone
-        left, right = transport.loaded_pair(max_queued=1000, max_buffered=20_000)
+        # counted as its text and a bound on what its parsed form holds
+        assert transport.held(loaded) == transport.held(text) + transport.parsed_bound(text)
+        left, right = transport.loaded_pair(max_queued=1000, max_buffered=100_000)
         # a Loaded comes out as it went in (receive_loaded), or as its text
         # (receive, for a reader of text); text goes as text
         await left.send(loaded)
@@ -391,13 +392,13 @@ def test_a_loaded_message_holds_the_bytes_of_its_text_and_crosses_a_loaded_pair_
         assert await right.receive_loaded() == b"{}"
         await left.send(loaded)
         assert await right.receive() == text
-        # the bound counts their text's bytes, as it counts text
+        # the bound counts each by its weight
         sent = 0
         while left.send_nowait(transport.Loaded(message, text)):
             sent += 1
         queued = right._incoming
-        assert sent == len(queued) == -(-20_000 // transport.held(text))
-        assert queued.held == sent * transport.held(text)
+        assert sent == len(queued) == -(-100_000 // transport.held(loaded))
+        assert queued.held == sent * transport.held(loaded)
         await left.close()
         while await right.receive_loaded() is not None:
             pass
@@ -405,3 +406,48 @@ def test_a_loaded_message_holds_the_bytes_of_its_text_and_crosses_a_loaded_pair_
             await right.send(loaded)
 
     run(main())
+
+
+def _deep_size(value: object, seen: set[int] | None = None) -> int:
+    """The bytes ``value`` and everything it holds take, each object once."""
+    seen = set() if seen is None else seen
+    if id(value) in seen:
+        return 0
+    seen.add(id(value))
+    size = sys.getsizeof(value)
+    if isinstance(value, dict):
+        size += sum(_deep_size(k, seen) + _deep_size(v, seen) for k, v in value.items())
+    elif isinstance(value, list):
+        size += sum(_deep_size(v, seen) for v in value)
+    return size
+
+
+_SHAPES = {
+    # what a peer would send to make a small text parse into much memory
+    "empty objects": b"[" + b",".join([b"{}"] * 20_000) + b"]",
+    "empty arrays": b"[" + b",".join([b"[]"] * 20_000) + b"]",
+    "zeros": b"[" + b",".join([b"0"] * 20_000) + b"]",
+    "empty strings": b"[" + b",".join([b'""'] * 20_000) + b"]",
+    "one-member objects": b"[" + b",".join([b'{"a":1}'] * 20_000) + b"]",
+    "many keys": b"{" + b",".join(b'"k%d":null' % i for i in range(20_000)) + b"}",
+    "big ints": b"[" + b",".join([b"9" * 40] * 5_000) + b"]",
+    "floats": b"[" + b",".join([b"1e5"] * 20_000) + b"]",
+    "astral text": b'["' + "\U0001f600a".encode() * 10_000 + b'"]',
+    "escaped text": b'["' + b"\\u00e9" * 10_000 + b'"]',
+    "nested": b"[" * 60 + b"]" * 60,
+}
+
+
+@pytest.mark.parametrize("backend", ["stdlib", "orjson"])
+@pytest.mark.parametrize("shape", sorted(_SHAPES))
+def test_a_loaded_message_weighs_at_least_what_its_parsed_form_holds(shape: str, backend: str) -> None:
+    """The queues bound a loaded message by its weight: that must cover the
+    parsed objects whatever shape a peer gives the text."""
+    import json
+
+    import orjson
+
+    value = (orjson.loads if backend == "orjson" else json.loads)(_SHAPES[shape])
+    text = _SHAPES[shape]
+    assert _deep_size(value) <= transport.parsed_bound(text)
+    assert transport.held(transport.Loaded(value, text)) >= _deep_size(value) + len(text)
