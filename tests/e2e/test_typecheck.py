@@ -158,7 +158,8 @@ def run_pyright(work: Path, others: dict[str, Path]) -> Report:
     config = {"typeCheckingMode": "strict", "pythonVersion": "3.10", "extraPaths": extra}
     (work / "pyrightconfig.json").write_text(json.dumps(config))
     pyright = Path(sys.executable).with_name("pyright")
-    files = [str(GENERATED / p) for p in PACKAGES] + [str(where / name) for name, where in others.items()]
+    directories = [GENERATED / p for p in PACKAGES] + [where / name for name, where in others.items()]
+    files = [str(f) for directory in directories for f in pyright_files(directory, directories[0])]
     files += [f"user_{p}.py" for p in PACKAGES] + EXAMPLES
     out = subprocess.run(
         [str(pyright), "--outputjson", "-p", str(work), *files], cwd=work, capture_output=True, text=True
@@ -174,6 +175,63 @@ def run_pyright(work: Path, others: dict[str, Path]) -> Report:
         errors.setdefault(path, set()).add(line)
         messages.append(f"{path}:{line}: {diagnostic['message']}")
     return Report(errors, "\n".join(messages))
+
+
+RUNTIME_COPIES = sorted(p.name for p in (ROOT / "generator/acpgen/runtime").glob("_*.py") if p.name != "__init__.py")
+"""The runtime modules copied into every package (``_connection.py``, ...)."""
+
+
+def _below_header(path: Path) -> str:
+    """A generated module's text below its header comment (which names the
+    schema it was generated from)."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if not line.startswith("#"))
+    return "".join(lines[start:])
+
+
+def pyright_files(package: Path, first: Path) -> list[Path]:
+    """The modules of ``package`` pyright checks: all of them in the first
+    package; in the others, all but the runtime copies that are the same
+    text as the first package's below their header. Those import only one
+    another, so their check is the first package's: pyright, the costlier
+    checker by far, checks each runtime module once (mypy analyses every
+    copy anyway, to type the modules that import them)."""
+    same = set()
+    if package != first:
+        same = {
+            name
+            for name in RUNTIME_COPIES
+            if (package / name).is_file() and _below_header(package / name) == _below_header(first / name)
+        }
+    return sorted(f for f in package.glob("*.py") if f.name not in same)
+
+
+def test_each_package_holds_the_runtime_copies_pyright_checks_once() -> None:
+    """The committed packages and the golden one hold every runtime module,
+    the same text as acp_v1's below the header, so pyright checks none of
+    them twice; a copy that differed would be checked where it is."""
+    first = GENERATED / PACKAGES[0]
+    assert len(RUNTIME_COPIES) >= 15
+    for package in [*(GENERATED / p for p in PACKAGES[1:]), GOLDEN / "kitchen_sink"]:
+        checked = {f.name for f in pyright_files(package, first)}
+        assert checked.isdisjoint(RUNTIME_COPIES), package
+        assert {"codec.py", "models.py", "__init__.py"} <= checked
+    assert {f.name for f in pyright_files(first, first)} >= set(RUNTIME_COPIES)
+
+
+def test_a_runtime_copy_that_differs_is_checked_where_it_is(tmp_path: Path) -> None:
+    first = GENERATED / PACKAGES[0]
+    package = tmp_path / "pkg"
+    package.mkdir()
+    for name in RUNTIME_COPIES:
+        (package / name).write_text((first / name).read_text(encoding="utf-8"), encoding="utf-8")
+    (package / "_patch.py").write_text(
+        "# another header\n" + _below_header(first / "_patch.py") + "x: int = 'no'\n", encoding="utf-8"
+    )
+    (package / "_runtime.py").write_text(
+        "# another header\n# of two lines\n" + _below_header(first / "_runtime.py"), encoding="utf-8"
+    )
+    assert [f.name for f in pyright_files(package, first)] == ["_patch.py"]
 
 
 def _relative(path: Path, work: Path, others: dict[str, Path]) -> str:
