@@ -460,41 +460,33 @@ class MessageQueue(Generic[T]):
         return item
 
 
-class MemoryTransport:
-    """One end of an in-process pair (see :func:`memory_pair`): messages are
-    handed over as bytes, through a bounded queue per direction (see
-    :class:`MessageQueue`), so a sender waits while its peer does not
-    read."""
+M = TypeVar("M")
 
-    def __init__(
-        self,
-        incoming: MessageQueue[bytes],
-        outgoing: MessageQueue[bytes],
-    ) -> None:
+
+class _MemoryEnd(Generic[M]):
+    """One end of an in-process pair: what it sends goes through a bounded
+    queue per direction (see :class:`MessageQueue`), so a sender waits while
+    its peer does not read; closing one end closes the other."""
+
+    def __init__(self, incoming: MessageQueue[M], outgoing: MessageQueue[M]) -> None:
         self._incoming = incoming
         self._outgoing = outgoing
         self._closed = False
-        self.peer: MemoryTransport | None = None
+        self.peer: _MemoryEnd[M] | None = None
 
-    async def receive(self) -> bytes | None:
+    async def _take(self) -> M | None:
         if self._closed and self._incoming.empty():
             return None
-        data = await self._incoming.get()
-        if data is None:
+        item = await self._incoming.get()
+        if item is None:
             self._closed = True
             if self.peer is not None:
                 self.peer._closed = True
-        return data
+        return item
 
-    async def send(self, data: bytes) -> None:
+    def _open(self) -> None:
         if self._closed:
             raise ConnectionError("the connection is closed")
-        await self._outgoing.put(bytes(data))
-
-    def send_nowait(self, data: bytes) -> bool:
-        if self._closed:
-            raise ConnectionError("the connection is closed")
-        return self._outgoing.put_nowait(bytes(data))
 
     def is_closing(self) -> bool:
         return self._closed
@@ -505,6 +497,24 @@ class MemoryTransport:
         self._closed = True
         for queue in (self._outgoing, self._incoming):
             queue.end()
+
+
+class MemoryTransport(_MemoryEnd[bytes]):
+    """One end of an in-process pair (see :func:`memory_pair`): messages are
+    handed over as bytes, through a bounded queue per direction (see
+    :class:`MessageQueue`), so a sender waits while its peer does not
+    read."""
+
+    async def receive(self) -> bytes | None:
+        return await self._take()
+
+    async def send(self, data: bytes) -> None:
+        self._open()
+        await self._outgoing.put(bytes(data))
+
+    def send_nowait(self, data: bytes) -> bool:
+        self._open()
+        return self._outgoing.put_nowait(bytes(data))
 
 
 def memory_pair(
@@ -521,57 +531,28 @@ def memory_pair(
     return left, right
 
 
-class LoadedMemoryTransport:
+class LoadedMemoryTransport(_MemoryEnd[bytes | Loaded]):
     """One end of an in-process pair whose messages may travel parsed (see
     :func:`loaded_pair` and :class:`CarriesLoaded`), otherwise as
     :class:`MemoryTransport`: a :class:`Loaded` sent by one end is what
     ``receive_loaded`` of the other gives (``receive`` gives its text)."""
 
-    def __init__(
-        self,
-        incoming: MessageQueue[bytes | Loaded],
-        outgoing: MessageQueue[bytes | Loaded],
-    ) -> None:
-        self._incoming = incoming
-        self._outgoing = outgoing
-        self._closed = False
-        self.peer: LoadedMemoryTransport | None = None
-
     async def receive_loaded(self) -> bytes | Loaded | None:
-        if self._closed and self._incoming.empty():
-            return None
-        item = await self._incoming.get()
-        if item is None:
-            self._closed = True
-            if self.peer is not None:
-                self.peer._closed = True
-        return item
+        return await self._take()
 
     async def receive(self) -> bytes | None:
-        item = await self.receive_loaded()
+        item = await self._take()
         return item.data if isinstance(item, Loaded) else item
 
     async def send(self, data: bytes | Loaded) -> None:
-        if self._closed:
-            raise ConnectionError("the connection is closed")
+        self._open()
         await self._outgoing.put(data if isinstance(data, Loaded) else bytes(data))
 
     def send_nowait(self, data: bytes | Loaded) -> bool:
-        if self._closed:
-            raise ConnectionError("the connection is closed")
+        self._open()
         return self._outgoing.put_nowait(
             data if isinstance(data, Loaded) else bytes(data)
         )
-
-    def is_closing(self) -> bool:
-        return self._closed
-
-    async def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        for queue in (self._outgoing, self._incoming):
-            queue.end()
 
 
 def loaded_pair(
