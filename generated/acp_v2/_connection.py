@@ -141,6 +141,7 @@ from ._transport import (
     StreamTransport,
     Transport,
     spawn_process,
+    text_of,
 )
 
 if TYPE_CHECKING:
@@ -1384,14 +1385,14 @@ def _sending_text(
     one replaced goes out as its text."""
 
     async def sent(data: bytes | Loaded) -> None:
-        await send(data.data if isinstance(data, Loaded) else data)
+        await send(text_of(data))
 
     if send_nowait is None:
         return sent, None
     nowait = send_nowait
 
     def sent_nowait(data: bytes | Loaded) -> bool:
-        return nowait(data.data if isinstance(data, Loaded) else data)
+        return nowait(text_of(data))
 
     return sent, sent_nowait
 

@@ -22,7 +22,14 @@ from typing import Any
 
 from ._connection import Connection
 from ._jsonrpc import load_message, session_of
-from ._transport import Loaded, LoadedMemoryTransport, Transport, held, loaded_pair
+from ._transport import (
+    Loaded,
+    LoadedMemoryTransport,
+    Transport,
+    held,
+    loaded_pair,
+    text_of,
+)
 
 __all__ = ["Key", "Limits", "Link", "Stream", "message_key"]
 
@@ -152,7 +159,7 @@ class Link:
         SSE stream it belongs on, found from the message the connection
         dumped (text alone, from a connection over a wrapper of the pair,
         is parsed)."""
-        data = item.data if isinstance(item, Loaded) else item
+        data = text_of(item)
         if self.websocket is not None:  # one socket carries everything
             async with self.ws_lock:
                 await self.websocket({"type": "websocket.send", "text": data.decode()})

@@ -38,6 +38,7 @@ from ._transport import (
     MessageTooLarge,
     Transport,
     head_hint,
+    text_of,
 )
 
 __all__ = [
@@ -455,7 +456,7 @@ class HttpTransport:
 
     async def receive(self) -> bytes | None:
         item = await self.receive_loaded()
-        return item.data if isinstance(item, Loaded) else item
+        return None if item is None else text_of(item)
 
     def is_closing(self) -> bool:
         return self._closing

@@ -41,6 +41,7 @@ __all__ = [
     "loaded_pair",
     "memory_pair",
     "spawn_process",
+    "text_of",
 ]
 
 DEFAULT_MAX_MESSAGE = 64 * 1024 * 1024
@@ -159,6 +160,11 @@ class Loaded:
 
     def __len__(self) -> int:
         return len(self.data)
+
+
+def text_of(item: bytes | Loaded) -> bytes:
+    """A message's text, whether it travels parsed or not."""
+    return item.data if isinstance(item, Loaded) else item
 
 
 _PER_TOKEN = 128
@@ -542,7 +548,7 @@ class LoadedMemoryTransport(_MemoryEnd[bytes | Loaded]):
 
     async def receive(self) -> bytes | None:
         item = await self._take()
-        return item.data if isinstance(item, Loaded) else item
+        return None if item is None else text_of(item)
 
     async def send(self, data: bytes | Loaded) -> None:
         self._open()
