@@ -19,13 +19,13 @@ DELAY = float(sys.argv[1]) if __name__ == "__main__" and len(sys.argv) > 1 else 
 class EchoAgent(acp.Agent):
     def __init__(self, conn: acp.AgentSideConnection[EchoAgent]) -> None:
         self.conn = conn
-        self.cancelled: set[str] = set()
+        self.cancelled: set[acp.SessionId] = set()
 
     async def initialize(self, params: acp.InitializeRequest) -> acp.InitializeResponse:
         return acp.InitializeResponse(protocol_version=acp.PROTOCOL_VERSION)
 
     async def new_session(self, params: acp.NewSessionRequest) -> acp.NewSessionResponse:
-        return acp.NewSessionResponse(session_id=f"echo-{uuid.uuid4().hex}")
+        return acp.NewSessionResponse(session_id=acp.SessionId(f"echo-{uuid.uuid4().hex}"))
 
     async def prompt(self, params: acp.PromptRequest) -> acp.PromptResponse:
         self.cancelled.discard(params.session_id)

@@ -21,21 +21,21 @@ DELAY = float(sys.argv[1]) if __name__ == "__main__" and len(sys.argv) > 1 else 
 class EchoAgent(acp.Agent):
     def __init__(self, conn: acp.AgentSideConnection[EchoAgent]) -> None:
         self.conn = conn
-        self.turns: dict[str, asyncio.Task[None]] = {}
+        self.turns: dict[acp.SessionId, asyncio.Task[None]] = {}
 
     async def initialize(self, params: acp.InitializeRequest) -> acp.InitializeResponse:
         return acp.InitializeResponse(protocol_version=acp.PROTOCOL_VERSION, info=acp.Implementation(name="echo", version="1"))
 
     async def new_session(self, params: acp.NewSessionRequest) -> acp.NewSessionResponse:
-        return acp.NewSessionResponse(session_id=f"echo-{uuid.uuid4().hex}")
+        return acp.NewSessionResponse(session_id=acp.SessionId(f"echo-{uuid.uuid4().hex}"))
 
     async def prompt(self, params: acp.PromptRequest) -> acp.PromptResponse:
-        message_id = uuid.uuid4().hex
+        message_id = acp.MessageId(uuid.uuid4().hex)
         self.turns[params.session_id] = asyncio.create_task(self._answer(params, message_id))
         return acp.PromptResponse(message_id=message_id)
 
-    async def _answer(self, params: acp.PromptRequest, message_id: str) -> None:
-        session_id, reply_id = params.session_id, uuid.uuid4().hex
+    async def _answer(self, params: acp.PromptRequest, message_id: acp.MessageId) -> None:
+        session_id, reply_id = params.session_id, acp.MessageId(uuid.uuid4().hex)
         await self._send(session_id, acp.UserMessageSessionUpdate(message_id=message_id, content=params.prompt))
         idle: acp.IdleStateUpdate = acp.EndTurnIdleStateUpdate()
         try:
@@ -47,7 +47,7 @@ class EchoAgent(acp.Agent):
             idle = acp.CancelledIdleStateUpdate()
         await self._send(session_id, acp.StateUpdateSessionUpdate(value=acp.StateUpdateIdle(value=idle)))
 
-    async def _send(self, session_id: str, update: acp.SessionUpdate) -> None:
+    async def _send(self, session_id: acp.SessionId, update: acp.SessionUpdate) -> None:
         await self.conn.session_update(acp.UpdateSessionNotification(session_id=session_id, update=update))
 
     async def cancel(self, params: acp.CancelSessionNotification) -> None:

@@ -32,7 +32,7 @@ class PrintingClient(acp.Client):
 async def main(text: str, command: list[str]) -> None:
     async with acp.spawn_agent(PrintingClient, *command, validate_outgoing=True) as conn:
         await conn.initialize(acp.InitializeRequest(protocol_version=2, info=acp.Implementation(name="echo-client", version="1")))
-        session = await conn.new_session(acp.NewSessionRequest(cwd=os.getcwd()))
+        session = await conn.new_session(acp.NewSessionRequest(cwd=acp.AbsolutePath(os.getcwd())))
         await conn.prompt(acp.PromptRequest(session_id=session.session_id, prompt=[acp.TextContentBlock(text=text)]))
         # The turn ends with an idle state_update, unless the agent goes away first.
         assert conn.process is not None

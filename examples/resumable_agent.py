@@ -14,13 +14,13 @@ SESSIONS, DELAY = Path((ARGS or [".acp-sessions"])[0]), float((ARGS[1:] or ["0"]
 
 class ResumableAgent(acp.Agent):
     def __init__(self, conn: "acp.AgentSideConnection[ResumableAgent]") -> None:
-        self.conn, self.cancelled = conn, set[str]()  # the sessions whose turn session/cancel ends
+        self.conn, self.cancelled = conn, set[acp.SessionId]()  # the sessions whose turn session/cancel ends
 
     async def initialize(self, params: acp.InitializeRequest) -> acp.InitializeResponse:  # its version, not the client's
         return acp.InitializeResponse(protocol_version=acp.PROTOCOL_VERSION, agent_capabilities=acp.AgentCapabilities(load_session=True))
 
     async def new_session(self, params: acp.NewSessionRequest) -> acp.NewSessionResponse:
-        (SESSIONS / f"{(session_id := uuid.uuid4().hex)}.jsonl").touch()
+        (SESSIONS / f"{(session_id := acp.SessionId(uuid.uuid4().hex))}.jsonl").touch()
         return acp.NewSessionResponse(session_id=session_id)
 
     def _log(self, session_id: str) -> Path:
@@ -28,7 +28,7 @@ class ResumableAgent(acp.Agent):
             raise acp.RequestError(-32602, "Invalid params", {"sessionId": "no such session"})
         return path
 
-    async def _send(self, session_id: str, update: acp.SessionUpdate) -> None:
+    async def _send(self, session_id: acp.SessionId, update: acp.SessionUpdate) -> None:
         with self._log(session_id).open("a") as log:  # kept first: it outlives the connection
             log.write(json.dumps(acp.encode(update)) + "\n")
         with contextlib.suppress(ConnectionError):  # the client is gone: session/load gives it this

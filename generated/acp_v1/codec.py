@@ -34,6 +34,7 @@ from ._runtime import MISSING as _MISSING
 from ._runtime import UNSET as _UNSET
 from ._runtime import Unset as _Unset
 from ._runtime import ValidationError as _ValidationError
+from ._runtime import any_str as _any_str
 from ._runtime import any_value as _any_value
 from ._runtime import check_bool as _check_bool
 from ._runtime import check_int as _check_int
@@ -394,7 +395,9 @@ def _decode_WriteTextFileRequest(d: _Any, strict: bool) -> WriteTextFileRequest:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -456,7 +459,7 @@ def _encode_WriteTextFileRequest(o: WriteTextFileRequest) -> dict[str, _Any]:
 
 
 def _decode_SessionId(v: _Any, strict: bool) -> SessionId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("SessionId", _check_str(v))
 
 
 def _decode_ReadTextFileRequest(d: _Any, strict: bool) -> ReadTextFileRequest:
@@ -468,7 +471,9 @@ def _decode_ReadTextFileRequest(d: _Any, strict: bool) -> ReadTextFileRequest:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -578,7 +583,9 @@ def _decode_RequestPermissionRequest(d: _Any, strict: bool) -> RequestPermission
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -648,7 +655,9 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
         raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else _check_str(v)
+            f_tool_call_id = (
+                v if type(v) is _any_str else _cast("ToolCallId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("toolCallId")
 
@@ -855,7 +864,7 @@ def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, _Any]:
 
 
 def _decode_ToolCallId(v: _Any, strict: bool) -> ToolCallId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("ToolCallId", _check_str(v))
 
 
 _MEMBERS_ToolKind = _cast("dict[str, ToolKind]", ToolKind._value2member_map_)
@@ -1045,7 +1054,9 @@ def _read_TerminalToolCallContent(
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -2390,7 +2401,7 @@ def _encode_Diff(o: Diff) -> dict[str, _Any]:
 
 
 def _decode_TerminalId(v: _Any, strict: bool) -> TerminalId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
 
 
 def _decode_Terminal(d: _Any, strict: bool) -> Terminal:
@@ -2402,7 +2413,9 @@ def _decode_Terminal(d: _Any, strict: bool) -> Terminal:
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -2516,7 +2529,9 @@ def _decode_PermissionOption(d: _Any, strict: bool) -> PermissionOption:
         raise _missing("optionId")
     else:
         try:
-            f_option_id = v if type(v) is str else _check_str(v)
+            f_option_id = (
+                v if type(v) is _any_str else _cast("PermissionOptionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("optionId")
 
@@ -2582,7 +2597,7 @@ def _encode_PermissionOption(o: PermissionOption) -> dict[str, _Any]:
 
 
 def _decode_PermissionOptionId(v: _Any, strict: bool) -> PermissionOptionId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("PermissionOptionId", _check_str(v))
 
 
 _MEMBERS_PermissionOptionKind = _cast(
@@ -2608,7 +2623,9 @@ def _decode_CreateTerminalRequest(d: _Any, strict: bool) -> CreateTerminalReques
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -2796,7 +2813,9 @@ def _decode_TerminalOutputRequest(d: _Any, strict: bool) -> TerminalOutputReques
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -2806,7 +2825,9 @@ def _decode_TerminalOutputRequest(d: _Any, strict: bool) -> TerminalOutputReques
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -2854,7 +2875,9 @@ def _decode_ReleaseTerminalRequest(d: _Any, strict: bool) -> ReleaseTerminalRequ
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -2864,7 +2887,9 @@ def _decode_ReleaseTerminalRequest(d: _Any, strict: bool) -> ReleaseTerminalRequ
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -2914,7 +2939,9 @@ def _decode_WaitForTerminalExitRequest(
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -2924,7 +2951,9 @@ def _decode_WaitForTerminalExitRequest(
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -2974,7 +3003,9 @@ def _decode_KillTerminalRequest(d: _Any, strict: bool) -> KillTerminalRequest:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -2984,7 +3015,9 @@ def _decode_KillTerminalRequest(d: _Any, strict: bool) -> KillTerminalRequest:
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -3171,7 +3204,9 @@ def _read_UrlCreateElicitationRequest(
         raise _missing("elicitationId")
     else:
         try:
-            f_elicitation_id = v if type(v) is str else _check_str(v)
+            f_elicitation_id = (
+                v if type(v) is _any_str else _cast("ElicitationId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("elicitationId")
 
@@ -3351,7 +3386,9 @@ def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSession
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -3362,7 +3399,9 @@ def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSession
     else:
         try:
             f_tool_call_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("ToolCallId", _check_str(v)))
             )
         except _ValidationError as error:
             f_tool_call_id = _recovered(error, v, strict, "toolCallId", _UNSET)
@@ -5431,7 +5470,7 @@ def _encode_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, _Any]:
 
 
 def _decode_ElicitationId(v: _Any, strict: bool) -> ElicitationId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("ElicitationId", _check_str(v))
 
 
 def _decode_ElicitationUrlMode(d: _Any, strict: bool) -> ElicitationUrlMode:
@@ -5443,7 +5482,9 @@ def _decode_ElicitationUrlMode(d: _Any, strict: bool) -> ElicitationUrlMode:
         raise _missing("elicitationId")
     else:
         try:
-            f_elicitation_id = v if type(v) is str else _check_str(v)
+            f_elicitation_id = (
+                v if type(v) is _any_str else _cast("ElicitationId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("elicitationId")
 
@@ -6354,7 +6395,7 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
         raise _missing("id")
     else:
         try:
-            f_id = v if type(v) is str else _check_str(v)
+            f_id = v if type(v) is _any_str else _cast("AuthMethodId", _check_str(v))
         except _ValidationError as error:
             raise error.at("id")
 
@@ -6462,7 +6503,7 @@ _VARIANTS_AuthMethod: dict[str, _Decoder[AuthMethod]] = {
 
 
 def _decode_AuthMethodId(v: _Any, strict: bool) -> AuthMethodId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("AuthMethodId", _check_str(v))
 
 
 def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
@@ -6474,7 +6515,7 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
         raise _missing("id")
     else:
         try:
-            f_id = v if type(v) is str else _check_str(v)
+            f_id = v if type(v) is _any_str else _cast("AuthMethodId", _check_str(v))
         except _ValidationError as error:
             raise error.at("id")
 
@@ -6584,7 +6625,7 @@ def _decode_AuthMethodAgent(d: _Any, strict: bool) -> AuthMethodAgent:
         raise _missing("id")
     else:
         try:
-            f_id = v if type(v) is str else _check_str(v)
+            f_id = v if type(v) is _any_str else _cast("AuthMethodId", _check_str(v))
         except _ValidationError as error:
             raise error.at("id")
 
@@ -6790,7 +6831,9 @@ def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -6878,7 +6921,9 @@ def _decode_SessionModeState(d: _Any, strict: bool) -> SessionModeState:
         raise _missing("currentModeId")
     else:
         try:
-            f_current_mode_id = v if type(v) is str else _check_str(v)
+            f_current_mode_id = (
+                v if type(v) is _any_str else _cast("SessionModeId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("currentModeId")
 
@@ -6928,7 +6973,7 @@ def _encode_SessionModeState(o: SessionModeState) -> dict[str, _Any]:
 
 
 def _decode_SessionModeId(v: _Any, strict: bool) -> SessionModeId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("SessionModeId", _check_str(v))
 
 
 def _decode_SessionMode(d: _Any, strict: bool) -> SessionMode:
@@ -6940,7 +6985,7 @@ def _decode_SessionMode(d: _Any, strict: bool) -> SessionMode:
         raise _missing("id")
     else:
         try:
-            f_id = v if type(v) is str else _check_str(v)
+            f_id = v if type(v) is _any_str else _cast("SessionModeId", _check_str(v))
         except _ValidationError as error:
             raise error.at("id")
 
@@ -7024,7 +7069,7 @@ def _read_SelectSessionConfigOption(
         raise _missing("id")
     else:
         try:
-            f_id = v if type(v) is str else _check_str(v)
+            f_id = v if type(v) is _any_str else _cast("SessionConfigId", _check_str(v))
         except _ValidationError as error:
             raise error.at("id")
 
@@ -7084,7 +7129,11 @@ def _read_SelectSessionConfigOption(
         raise _missing("currentValue")
     else:
         try:
-            f_current_value = v if type(v) is str else _check_str(v)
+            f_current_value = (
+                v
+                if type(v) is _any_str
+                else _cast("SessionConfigValueId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("currentValue")
 
@@ -7174,7 +7223,7 @@ def _read_BooleanSessionConfigOption(
         raise _missing("id")
     else:
         try:
-            f_id = v if type(v) is str else _check_str(v)
+            f_id = v if type(v) is _any_str else _cast("SessionConfigId", _check_str(v))
         except _ValidationError as error:
             raise error.at("id")
 
@@ -7291,7 +7340,7 @@ _VARIANTS_SessionConfigOption: dict[str, _Decoder[SessionConfigOption]] = {
 
 
 def _decode_SessionConfigId(v: _Any, strict: bool) -> SessionConfigId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("SessionConfigId", _check_str(v))
 
 
 _MEMBERS_SessionConfigOptionCategory = _cast(
@@ -7308,7 +7357,7 @@ def _encode_SessionConfigOptionCategory(v: SessionConfigOptionCategory | str) ->
 
 
 def _decode_SessionConfigValueId(v: _Any, strict: bool) -> SessionConfigValueId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("SessionConfigValueId", _check_str(v))
 
 
 def _decode_SessionConfigSelectOptions(
@@ -7342,7 +7391,11 @@ def _decode_SessionConfigSelectOption(
         raise _missing("value")
     else:
         try:
-            f_value = v if type(v) is str else _check_str(v)
+            f_value = (
+                v
+                if type(v) is _any_str
+                else _cast("SessionConfigValueId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("value")
 
@@ -7416,7 +7469,11 @@ def _decode_SessionConfigSelectGroup(d: _Any, strict: bool) -> SessionConfigSele
         raise _missing("group")
     else:
         try:
-            f_group = v if type(v) is str else _check_str(v)
+            f_group = (
+                v
+                if type(v) is _any_str
+                else _cast("SessionConfigGroupId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("group")
 
@@ -7480,7 +7537,7 @@ def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, _
 
 
 def _decode_SessionConfigGroupId(v: _Any, strict: bool) -> SessionConfigGroupId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("SessionConfigGroupId", _check_str(v))
 
 
 def _decode_SessionConfigSelect(d: _Any, strict: bool) -> SessionConfigSelect:
@@ -7492,7 +7549,11 @@ def _decode_SessionConfigSelect(d: _Any, strict: bool) -> SessionConfigSelect:
         raise _missing("currentValue")
     else:
         try:
-            f_current_value = v if type(v) is str else _check_str(v)
+            f_current_value = (
+                v
+                if type(v) is _any_str
+                else _cast("SessionConfigValueId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("currentValue")
 
@@ -7701,7 +7762,9 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -8215,7 +8278,9 @@ def _decode_SessionNotification(d: _Any, strict: bool) -> SessionNotification:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -8306,7 +8371,9 @@ def _read_UserMessageChunkSessionUpdate(
     else:
         try:
             f_message_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MessageId", _check_str(v)))
             )
         except _ValidationError as error:
             f_message_id = _recovered(error, v, strict, "messageId", _UNSET)
@@ -8389,7 +8456,9 @@ def _read_AgentMessageChunkSessionUpdate(
     else:
         try:
             f_message_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MessageId", _check_str(v)))
             )
         except _ValidationError as error:
             f_message_id = _recovered(error, v, strict, "messageId", _UNSET)
@@ -8472,7 +8541,9 @@ def _read_AgentThoughtChunkSessionUpdate(
     else:
         try:
             f_message_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MessageId", _check_str(v)))
             )
         except _ValidationError as error:
             f_message_id = _recovered(error, v, strict, "messageId", _UNSET)
@@ -8534,7 +8605,9 @@ def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSession
         raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else _check_str(v)
+            f_tool_call_id = (
+                v if type(v) is _any_str else _cast("ToolCallId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("toolCallId")
 
@@ -8725,7 +8798,9 @@ def _read_ToolCallUpdateSessionUpdate(
         raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else _check_str(v)
+            f_tool_call_id = (
+                v if type(v) is _any_str else _cast("ToolCallId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("toolCallId")
 
@@ -9076,7 +9151,9 @@ def _read_CurrentModeUpdateSessionUpdate(
         raise _missing("currentModeId")
     else:
         try:
-            f_current_mode_id = v if type(v) is str else _check_str(v)
+            f_current_mode_id = (
+                v if type(v) is _any_str else _cast("SessionModeId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("currentModeId")
 
@@ -9473,7 +9550,9 @@ def _read_CompactionUpdateSessionUpdate(
         raise _missing("compactionId")
     else:
         try:
-            f_compaction_id = v if type(v) is str else _check_str(v)
+            f_compaction_id = (
+                v if type(v) is _any_str else _cast("CompactionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("compactionId")
 
@@ -9588,7 +9667,9 @@ def _read_CompactionSummaryChunkSessionUpdate(
         raise _missing("compactionId")
     else:
         try:
-            f_compaction_id = v if type(v) is str else _check_str(v)
+            f_compaction_id = (
+                v if type(v) is _any_str else _cast("CompactionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("compactionId")
 
@@ -9665,7 +9746,7 @@ _VARIANTS_SessionUpdate: dict[str, _Decoder[SessionUpdate]] = {
 
 
 def _decode_MessageId(v: _Any, strict: bool) -> MessageId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("MessageId", _check_str(v))
 
 
 def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
@@ -9694,7 +9775,9 @@ def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
     else:
         try:
             f_message_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MessageId", _check_str(v)))
             )
         except _ValidationError as error:
             f_message_id = _recovered(error, v, strict, "messageId", _UNSET)
@@ -9743,7 +9826,9 @@ def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
         raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else _check_str(v)
+            f_tool_call_id = (
+                v if type(v) is _any_str else _cast("ToolCallId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("toolCallId")
 
@@ -10234,7 +10319,9 @@ def _decode_CurrentModeUpdate(d: _Any, strict: bool) -> CurrentModeUpdate:
         raise _missing("currentModeId")
     else:
         try:
-            f_current_mode_id = v if type(v) is str else _check_str(v)
+            f_current_mode_id = (
+                v if type(v) is _any_str else _cast("SessionModeId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("currentModeId")
 
@@ -10619,7 +10706,7 @@ def _encode_Notice(o: Notice) -> dict[str, _Any]:
 
 
 def _decode_CompactionId(v: _Any, strict: bool) -> CompactionId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("CompactionId", _check_str(v))
 
 
 _MEMBERS_CompactionStatus = _cast(
@@ -10643,7 +10730,9 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
         raise _missing("compactionId")
     else:
         try:
-            f_compaction_id = v if type(v) is str else _check_str(v)
+            f_compaction_id = (
+                v if type(v) is _any_str else _cast("CompactionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("compactionId")
 
@@ -10743,7 +10832,9 @@ def _decode_CompactionSummaryChunk(d: _Any, strict: bool) -> CompactionSummaryCh
         raise _missing("compactionId")
     else:
         try:
-            f_compaction_id = v if type(v) is str else _check_str(v)
+            f_compaction_id = (
+                v if type(v) is _any_str else _cast("CompactionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("compactionId")
 
@@ -10809,7 +10900,9 @@ def _decode_CompleteElicitationNotification(
         raise _missing("elicitationId")
     else:
         try:
-            f_elicitation_id = v if type(v) is str else _check_str(v)
+            f_elicitation_id = (
+                v if type(v) is _any_str else _cast("ElicitationId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("elicitationId")
 
@@ -11571,7 +11664,9 @@ def _decode_AuthenticateRequest(d: _Any, strict: bool) -> AuthenticateRequest:
         raise _missing("methodId")
     else:
         try:
-            f_method_id = v if type(v) is str else _check_str(v)
+            f_method_id = (
+                v if type(v) is _any_str else _cast("AuthMethodId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("methodId")
 
@@ -12212,7 +12307,9 @@ def _decode_LoadSessionRequest(d: _Any, strict: bool) -> LoadSessionRequest:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -12325,7 +12422,9 @@ def _decode_DeleteSessionRequest(d: _Any, strict: bool) -> DeleteSessionRequest:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -12369,7 +12468,9 @@ def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -12461,7 +12562,9 @@ def _decode_CloseSessionRequest(d: _Any, strict: bool) -> CloseSessionRequest:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -12505,7 +12608,9 @@ def _decode_SetSessionModeRequest(d: _Any, strict: bool) -> SetSessionModeReques
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -12515,7 +12620,9 @@ def _decode_SetSessionModeRequest(d: _Any, strict: bool) -> SetSessionModeReques
         raise _missing("modeId")
     else:
         try:
-            f_mode_id = v if type(v) is str else _check_str(v)
+            f_mode_id = (
+                v if type(v) is _any_str else _cast("SessionModeId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("modeId")
 
@@ -12575,7 +12682,9 @@ def _read_BooleanSetSessionConfigOptionRequest(
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -12585,7 +12694,9 @@ def _read_BooleanSetSessionConfigOptionRequest(
         raise _missing("configId")
     else:
         try:
-            f_config_id = v if type(v) is str else _check_str(v)
+            f_config_id = (
+                v if type(v) is _any_str else _cast("SessionConfigId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("configId")
 
@@ -12650,7 +12761,9 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -12660,7 +12773,9 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
         raise _missing("configId")
     else:
         try:
-            f_config_id = v if type(v) is str else _check_str(v)
+            f_config_id = (
+                v if type(v) is _any_str else _cast("SessionConfigId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("configId")
 
@@ -12680,7 +12795,11 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
         raise _missing("value")
     else:
         try:
-            f_value = v if type(v) is str else _check_str(v)
+            f_value = (
+                v
+                if type(v) is _any_str
+                else _cast("SessionConfigValueId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("value")
 
@@ -12729,7 +12848,9 @@ def _decode_PromptRequest(d: _Any, strict: bool) -> PromptRequest:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -13047,7 +13168,9 @@ def _read_SelectedRequestPermissionOutcome(
         raise _missing("optionId")
     else:
         try:
-            f_option_id = v if type(v) is str else _check_str(v)
+            f_option_id = (
+                v if type(v) is _any_str else _cast("PermissionOptionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("optionId")
 
@@ -13104,7 +13227,9 @@ def _decode_SelectedPermissionOutcome(
         raise _missing("optionId")
     else:
         try:
-            f_option_id = v if type(v) is str else _check_str(v)
+            f_option_id = (
+                v if type(v) is _any_str else _cast("PermissionOptionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("optionId")
 
@@ -13148,7 +13273,9 @@ def _decode_CreateTerminalResponse(d: _Any, strict: bool) -> CreateTerminalRespo
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -13808,7 +13935,9 @@ def _decode_CancelNotification(d: _Any, strict: bool) -> CancelNotification:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 

@@ -79,6 +79,7 @@ from .models import (
     RequestPermissionResponse,
     ResumeSessionRequest,
     ResumeSessionResponse,
+    SessionId,
     SessionNotification,
     SessionResumeCapabilities,
     SetSessionConfigOptionRequest,
@@ -535,7 +536,7 @@ class SessionKeeper(_SessionKeeperBase[ClientSideConnection[_C], _Session]):
     def __init__(
         self,
         connect: _Callable[[], _Awaitable[ClientSideConnection[_C]]],
-        session_id: str,
+        session_id: SessionId,
         *,
         initialize: InitializeRequest,
         cwd: str,
@@ -580,7 +581,7 @@ class SessionKeeper(_SessionKeeperBase[ClientSideConnection[_C], _Session]):
             self._begin(connection, "session/load", True, _Session)
             self.response = await connection.load_session(
                 LoadSessionRequest(
-                    session_id=self.session_id,
+                    session_id=SessionId(self.session_id),
                     cwd=self.cwd,
                     mcp_servers=list(self.mcp_servers),
                 )
@@ -590,7 +591,7 @@ class SessionKeeper(_SessionKeeperBase[ClientSideConnection[_C], _Session]):
             self._begin(connection, "session/resume", False, _Session)
             self.response = await connection.resume_session(
                 ResumeSessionRequest(
-                    session_id=self.session_id,
+                    session_id=SessionId(self.session_id),
                     cwd=self.cwd,
                     mcp_servers=list(self.mcp_servers),
                 )

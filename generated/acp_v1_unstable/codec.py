@@ -34,6 +34,7 @@ from ._runtime import MISSING as _MISSING
 from ._runtime import UNSET as _UNSET
 from ._runtime import Unset as _Unset
 from ._runtime import ValidationError as _ValidationError
+from ._runtime import any_str as _any_str
 from ._runtime import any_value as _any_value
 from ._runtime import check_bool as _check_bool
 from ._runtime import check_int as _check_int
@@ -496,7 +497,9 @@ def _decode_WriteTextFileRequest(d: _Any, strict: bool) -> WriteTextFileRequest:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -558,7 +561,7 @@ def _encode_WriteTextFileRequest(o: WriteTextFileRequest) -> dict[str, _Any]:
 
 
 def _decode_SessionId(v: _Any, strict: bool) -> SessionId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("SessionId", _check_str(v))
 
 
 def _decode_ReadTextFileRequest(d: _Any, strict: bool) -> ReadTextFileRequest:
@@ -570,7 +573,9 @@ def _decode_ReadTextFileRequest(d: _Any, strict: bool) -> ReadTextFileRequest:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -680,7 +685,9 @@ def _decode_RequestPermissionRequest(d: _Any, strict: bool) -> RequestPermission
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -750,7 +757,9 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
         raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else _check_str(v)
+            f_tool_call_id = (
+                v if type(v) is _any_str else _cast("ToolCallId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("toolCallId")
 
@@ -957,7 +966,7 @@ def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, _Any]:
 
 
 def _decode_ToolCallId(v: _Any, strict: bool) -> ToolCallId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("ToolCallId", _check_str(v))
 
 
 _MEMBERS_ToolKind = _cast("dict[str, ToolKind]", ToolKind._value2member_map_)
@@ -1147,7 +1156,9 @@ def _read_TerminalToolCallContent(
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -2492,7 +2503,7 @@ def _encode_Diff(o: Diff) -> dict[str, _Any]:
 
 
 def _decode_TerminalId(v: _Any, strict: bool) -> TerminalId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
 
 
 def _decode_Terminal(d: _Any, strict: bool) -> Terminal:
@@ -2504,7 +2515,9 @@ def _decode_Terminal(d: _Any, strict: bool) -> Terminal:
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -2618,7 +2631,9 @@ def _decode_PermissionOption(d: _Any, strict: bool) -> PermissionOption:
         raise _missing("optionId")
     else:
         try:
-            f_option_id = v if type(v) is str else _check_str(v)
+            f_option_id = (
+                v if type(v) is _any_str else _cast("PermissionOptionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("optionId")
 
@@ -2684,7 +2699,7 @@ def _encode_PermissionOption(o: PermissionOption) -> dict[str, _Any]:
 
 
 def _decode_PermissionOptionId(v: _Any, strict: bool) -> PermissionOptionId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("PermissionOptionId", _check_str(v))
 
 
 _MEMBERS_PermissionOptionKind = _cast(
@@ -2710,7 +2725,9 @@ def _decode_CreateTerminalRequest(d: _Any, strict: bool) -> CreateTerminalReques
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -2898,7 +2915,9 @@ def _decode_TerminalOutputRequest(d: _Any, strict: bool) -> TerminalOutputReques
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -2908,7 +2927,9 @@ def _decode_TerminalOutputRequest(d: _Any, strict: bool) -> TerminalOutputReques
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -2956,7 +2977,9 @@ def _decode_ReleaseTerminalRequest(d: _Any, strict: bool) -> ReleaseTerminalRequ
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -2966,7 +2989,9 @@ def _decode_ReleaseTerminalRequest(d: _Any, strict: bool) -> ReleaseTerminalRequ
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -3016,7 +3041,9 @@ def _decode_WaitForTerminalExitRequest(
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -3026,7 +3053,9 @@ def _decode_WaitForTerminalExitRequest(
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -3076,7 +3105,9 @@ def _decode_KillTerminalRequest(d: _Any, strict: bool) -> KillTerminalRequest:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -3086,7 +3117,9 @@ def _decode_KillTerminalRequest(d: _Any, strict: bool) -> KillTerminalRequest:
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -3273,7 +3306,9 @@ def _read_UrlCreateElicitationRequest(
         raise _missing("elicitationId")
     else:
         try:
-            f_elicitation_id = v if type(v) is str else _check_str(v)
+            f_elicitation_id = (
+                v if type(v) is _any_str else _cast("ElicitationId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("elicitationId")
 
@@ -3453,7 +3488,9 @@ def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSession
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -3464,7 +3501,9 @@ def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSession
     else:
         try:
             f_tool_call_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("ToolCallId", _check_str(v)))
             )
         except _ValidationError as error:
             f_tool_call_id = _recovered(error, v, strict, "toolCallId", _UNSET)
@@ -5533,7 +5572,7 @@ def _encode_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, _Any]:
 
 
 def _decode_ElicitationId(v: _Any, strict: bool) -> ElicitationId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("ElicitationId", _check_str(v))
 
 
 def _decode_ElicitationUrlMode(d: _Any, strict: bool) -> ElicitationUrlMode:
@@ -5545,7 +5584,9 @@ def _decode_ElicitationUrlMode(d: _Any, strict: bool) -> ElicitationUrlMode:
         raise _missing("elicitationId")
     else:
         try:
-            f_elicitation_id = v if type(v) is str else _check_str(v)
+            f_elicitation_id = (
+                v if type(v) is _any_str else _cast("ElicitationId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("elicitationId")
 
@@ -5615,7 +5656,9 @@ def _decode_MessageMcpRequest(d: _Any, strict: bool) -> MessageMcpRequest:
         raise _missing("serverId")
     else:
         try:
-            f_server_id = v if type(v) is str else _check_str(v)
+            f_server_id = (
+                v if type(v) is _any_str else _cast("McpServerAcpId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("serverId")
 
@@ -5625,7 +5668,9 @@ def _decode_MessageMcpRequest(d: _Any, strict: bool) -> MessageMcpRequest:
         raise _missing("requestId")
     else:
         try:
-            f_request_id = v if type(v) is str else _check_str(v)
+            f_request_id = (
+                v if type(v) is _any_str else _cast("McpRequestId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("requestId")
 
@@ -5691,11 +5736,11 @@ def _encode_MessageMcpRequest(o: MessageMcpRequest) -> dict[str, _Any]:
 
 
 def _decode_McpServerAcpId(v: _Any, strict: bool) -> McpServerAcpId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("McpServerAcpId", _check_str(v))
 
 
 def _decode_McpRequestId(v: _Any, strict: bool) -> McpRequestId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("McpRequestId", _check_str(v))
 
 
 def _decode_ExtRequest(v: _Any, strict: bool) -> ExtRequest:
@@ -7042,7 +7087,7 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
         raise _missing("id")
     else:
         try:
-            f_id = v if type(v) is str else _check_str(v)
+            f_id = v if type(v) is _any_str else _cast("AuthMethodId", _check_str(v))
         except _ValidationError as error:
             raise error.at("id")
 
@@ -7150,7 +7195,7 @@ _VARIANTS_AuthMethod: dict[str, _Decoder[AuthMethod]] = {
 
 
 def _decode_AuthMethodId(v: _Any, strict: bool) -> AuthMethodId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("AuthMethodId", _check_str(v))
 
 
 def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
@@ -7162,7 +7207,7 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
         raise _missing("id")
     else:
         try:
-            f_id = v if type(v) is str else _check_str(v)
+            f_id = v if type(v) is _any_str else _cast("AuthMethodId", _check_str(v))
         except _ValidationError as error:
             raise error.at("id")
 
@@ -7272,7 +7317,7 @@ def _decode_AuthMethodAgent(d: _Any, strict: bool) -> AuthMethodAgent:
         raise _missing("id")
     else:
         try:
-            f_id = v if type(v) is str else _check_str(v)
+            f_id = v if type(v) is _any_str else _cast("AuthMethodId", _check_str(v))
         except _ValidationError as error:
             raise error.at("id")
 
@@ -7491,7 +7536,9 @@ def _decode_ProviderInfo(d: _Any, strict: bool) -> ProviderInfo:
         raise _missing("providerId")
     else:
         try:
-            f_provider_id = v if type(v) is str else _check_str(v)
+            f_provider_id = (
+                v if type(v) is _any_str else _cast("ProviderId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("providerId")
 
@@ -7571,7 +7618,7 @@ def _encode_ProviderInfo(o: ProviderInfo) -> dict[str, _Any]:
 
 
 def _decode_ProviderId(v: _Any, strict: bool) -> ProviderId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("ProviderId", _check_str(v))
 
 
 _MEMBERS_LlmProtocol = _cast("dict[str, LlmProtocol]", LlmProtocol._value2member_map_)
@@ -7922,7 +7969,9 @@ def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -8010,7 +8059,9 @@ def _decode_SessionModeState(d: _Any, strict: bool) -> SessionModeState:
         raise _missing("currentModeId")
     else:
         try:
-            f_current_mode_id = v if type(v) is str else _check_str(v)
+            f_current_mode_id = (
+                v if type(v) is _any_str else _cast("SessionModeId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("currentModeId")
 
@@ -8060,7 +8111,7 @@ def _encode_SessionModeState(o: SessionModeState) -> dict[str, _Any]:
 
 
 def _decode_SessionModeId(v: _Any, strict: bool) -> SessionModeId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("SessionModeId", _check_str(v))
 
 
 def _decode_SessionMode(d: _Any, strict: bool) -> SessionMode:
@@ -8072,7 +8123,7 @@ def _decode_SessionMode(d: _Any, strict: bool) -> SessionMode:
         raise _missing("id")
     else:
         try:
-            f_id = v if type(v) is str else _check_str(v)
+            f_id = v if type(v) is _any_str else _cast("SessionModeId", _check_str(v))
         except _ValidationError as error:
             raise error.at("id")
 
@@ -8156,7 +8207,7 @@ def _read_SelectSessionConfigOption(
         raise _missing("id")
     else:
         try:
-            f_id = v if type(v) is str else _check_str(v)
+            f_id = v if type(v) is _any_str else _cast("SessionConfigId", _check_str(v))
         except _ValidationError as error:
             raise error.at("id")
 
@@ -8216,7 +8267,11 @@ def _read_SelectSessionConfigOption(
         raise _missing("currentValue")
     else:
         try:
-            f_current_value = v if type(v) is str else _check_str(v)
+            f_current_value = (
+                v
+                if type(v) is _any_str
+                else _cast("SessionConfigValueId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("currentValue")
 
@@ -8306,7 +8361,7 @@ def _read_BooleanSessionConfigOption(
         raise _missing("id")
     else:
         try:
-            f_id = v if type(v) is str else _check_str(v)
+            f_id = v if type(v) is _any_str else _cast("SessionConfigId", _check_str(v))
         except _ValidationError as error:
             raise error.at("id")
 
@@ -8423,7 +8478,7 @@ _VARIANTS_SessionConfigOption: dict[str, _Decoder[SessionConfigOption]] = {
 
 
 def _decode_SessionConfigId(v: _Any, strict: bool) -> SessionConfigId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("SessionConfigId", _check_str(v))
 
 
 _MEMBERS_SessionConfigOptionCategory = _cast(
@@ -8440,7 +8495,7 @@ def _encode_SessionConfigOptionCategory(v: SessionConfigOptionCategory | str) ->
 
 
 def _decode_SessionConfigValueId(v: _Any, strict: bool) -> SessionConfigValueId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("SessionConfigValueId", _check_str(v))
 
 
 def _decode_SessionConfigSelectOptions(
@@ -8474,7 +8529,11 @@ def _decode_SessionConfigSelectOption(
         raise _missing("value")
     else:
         try:
-            f_value = v if type(v) is str else _check_str(v)
+            f_value = (
+                v
+                if type(v) is _any_str
+                else _cast("SessionConfigValueId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("value")
 
@@ -8548,7 +8607,11 @@ def _decode_SessionConfigSelectGroup(d: _Any, strict: bool) -> SessionConfigSele
         raise _missing("group")
     else:
         try:
-            f_group = v if type(v) is str else _check_str(v)
+            f_group = (
+                v
+                if type(v) is _any_str
+                else _cast("SessionConfigGroupId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("group")
 
@@ -8612,7 +8675,7 @@ def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, _
 
 
 def _decode_SessionConfigGroupId(v: _Any, strict: bool) -> SessionConfigGroupId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("SessionConfigGroupId", _check_str(v))
 
 
 def _decode_SessionConfigSelect(d: _Any, strict: bool) -> SessionConfigSelect:
@@ -8624,7 +8687,11 @@ def _decode_SessionConfigSelect(d: _Any, strict: bool) -> SessionConfigSelect:
         raise _missing("currentValue")
     else:
         try:
-            f_current_value = v if type(v) is str else _check_str(v)
+            f_current_value = (
+                v
+                if type(v) is _any_str
+                else _cast("SessionConfigValueId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("currentValue")
 
@@ -8833,7 +8900,9 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -8994,7 +9063,9 @@ def _decode_ForkSessionResponse(d: _Any, strict: bool) -> ForkSessionResponse:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -9823,7 +9894,9 @@ def _decode_SessionNotification(d: _Any, strict: bool) -> SessionNotification:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -9914,7 +9987,9 @@ def _read_UserMessageChunkSessionUpdate(
     else:
         try:
             f_message_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MessageId", _check_str(v)))
             )
         except _ValidationError as error:
             f_message_id = _recovered(error, v, strict, "messageId", _UNSET)
@@ -9997,7 +10072,9 @@ def _read_AgentMessageChunkSessionUpdate(
     else:
         try:
             f_message_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MessageId", _check_str(v)))
             )
         except _ValidationError as error:
             f_message_id = _recovered(error, v, strict, "messageId", _UNSET)
@@ -10080,7 +10157,9 @@ def _read_AgentThoughtChunkSessionUpdate(
     else:
         try:
             f_message_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MessageId", _check_str(v)))
             )
         except _ValidationError as error:
             f_message_id = _recovered(error, v, strict, "messageId", _UNSET)
@@ -10142,7 +10221,9 @@ def _read_ToolCallSessionUpdate(d: _JsonObject, strict: bool) -> ToolCallSession
         raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else _check_str(v)
+            f_tool_call_id = (
+                v if type(v) is _any_str else _cast("ToolCallId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("toolCallId")
 
@@ -10333,7 +10414,9 @@ def _read_ToolCallUpdateSessionUpdate(
         raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else _check_str(v)
+            f_tool_call_id = (
+                v if type(v) is _any_str else _cast("ToolCallId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("toolCallId")
 
@@ -10680,7 +10763,7 @@ def _read_PlanRemovedSessionUpdate(
         raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else _check_str(v)
+            f_plan_id = v if type(v) is _any_str else _cast("PlanId", _check_str(v))
         except _ValidationError as error:
             raise error.at("planId")
 
@@ -10804,7 +10887,9 @@ def _read_CurrentModeUpdateSessionUpdate(
         raise _missing("currentModeId")
     else:
         try:
-            f_current_mode_id = v if type(v) is str else _check_str(v)
+            f_current_mode_id = (
+                v if type(v) is _any_str else _cast("SessionModeId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("currentModeId")
 
@@ -11201,7 +11286,9 @@ def _read_CompactionUpdateSessionUpdate(
         raise _missing("compactionId")
     else:
         try:
-            f_compaction_id = v if type(v) is str else _check_str(v)
+            f_compaction_id = (
+                v if type(v) is _any_str else _cast("CompactionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("compactionId")
 
@@ -11316,7 +11403,9 @@ def _read_CompactionSummaryChunkSessionUpdate(
         raise _missing("compactionId")
     else:
         try:
-            f_compaction_id = v if type(v) is str else _check_str(v)
+            f_compaction_id = (
+                v if type(v) is _any_str else _cast("CompactionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("compactionId")
 
@@ -11395,7 +11484,9 @@ def _read_SubagentUpdateSessionUpdate(
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -11576,7 +11667,9 @@ def _read_SessionMessageSessionUpdate(
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -11587,7 +11680,9 @@ def _read_SessionMessageSessionUpdate(
     else:
         try:
             f_sender_session_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("SessionId", _check_str(v)))
             )
         except _ValidationError as error:
             f_sender_session_id = _recovered(
@@ -11601,7 +11696,9 @@ def _read_SessionMessageSessionUpdate(
     else:
         try:
             f_recipient_session_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("SessionId", _check_str(v)))
             )
         except _ValidationError as error:
             f_recipient_session_id = _recovered(
@@ -11615,7 +11712,9 @@ def _read_SessionMessageSessionUpdate(
     else:
         try:
             f_sender_message_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MessageId", _check_str(v)))
             )
         except _ValidationError as error:
             f_sender_message_id = _recovered(
@@ -11629,7 +11728,9 @@ def _read_SessionMessageSessionUpdate(
     else:
         try:
             f_recipient_message_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MessageId", _check_str(v)))
             )
         except _ValidationError as error:
             f_recipient_message_id = _recovered(
@@ -11748,7 +11849,9 @@ def _read_SessionMessageChunkSessionUpdate(
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -11830,7 +11933,7 @@ _VARIANTS_SessionUpdate: dict[str, _Decoder[SessionUpdate]] = {
 
 
 def _decode_MessageId(v: _Any, strict: bool) -> MessageId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("MessageId", _check_str(v))
 
 
 def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
@@ -11859,7 +11962,9 @@ def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
     else:
         try:
             f_message_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MessageId", _check_str(v)))
             )
         except _ValidationError as error:
             f_message_id = _recovered(error, v, strict, "messageId", _UNSET)
@@ -11908,7 +12013,9 @@ def _decode_ToolCall(d: _Any, strict: bool) -> ToolCall:
         raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else _check_str(v)
+            f_tool_call_id = (
+                v if type(v) is _any_str else _cast("ToolCallId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("toolCallId")
 
@@ -12243,7 +12350,7 @@ def _read_ItemsPlanUpdateContent(
         raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else _check_str(v)
+            f_plan_id = v if type(v) is _any_str else _cast("PlanId", _check_str(v))
         except _ValidationError as error:
             raise error.at("planId")
 
@@ -12310,7 +12417,7 @@ def _read_FilePlanUpdateContent(d: _JsonObject, strict: bool) -> FilePlanUpdateC
         raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else _check_str(v)
+            f_plan_id = v if type(v) is _any_str else _cast("PlanId", _check_str(v))
         except _ValidationError as error:
             raise error.at("planId")
 
@@ -12381,7 +12488,7 @@ def _read_MarkdownPlanUpdateContent(
         raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else _check_str(v)
+            f_plan_id = v if type(v) is _any_str else _cast("PlanId", _check_str(v))
         except _ValidationError as error:
             raise error.at("planId")
 
@@ -12439,7 +12546,7 @@ _VARIANTS_PlanUpdateContent: dict[str, _Decoder[PlanUpdateContent]] = {
 
 
 def _decode_PlanId(v: _Any, strict: bool) -> PlanId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("PlanId", _check_str(v))
 
 
 def _decode_PlanItems(d: _Any, strict: bool) -> PlanItems:
@@ -12451,7 +12558,7 @@ def _decode_PlanItems(d: _Any, strict: bool) -> PlanItems:
         raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else _check_str(v)
+            f_plan_id = v if type(v) is _any_str else _cast("PlanId", _check_str(v))
         except _ValidationError as error:
             raise error.at("planId")
 
@@ -12507,7 +12614,7 @@ def _decode_PlanFile(d: _Any, strict: bool) -> PlanFile:
         raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else _check_str(v)
+            f_plan_id = v if type(v) is _any_str else _cast("PlanId", _check_str(v))
         except _ValidationError as error:
             raise error.at("planId")
 
@@ -12563,7 +12670,7 @@ def _decode_PlanMarkdown(d: _Any, strict: bool) -> PlanMarkdown:
         raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else _check_str(v)
+            f_plan_id = v if type(v) is _any_str else _cast("PlanId", _check_str(v))
         except _ValidationError as error:
             raise error.at("planId")
 
@@ -12669,7 +12776,7 @@ def _decode_PlanRemoved(d: _Any, strict: bool) -> PlanRemoved:
         raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else _check_str(v)
+            f_plan_id = v if type(v) is _any_str else _cast("PlanId", _check_str(v))
         except _ValidationError as error:
             raise error.at("planId")
 
@@ -12879,7 +12986,9 @@ def _decode_CurrentModeUpdate(d: _Any, strict: bool) -> CurrentModeUpdate:
         raise _missing("currentModeId")
     else:
         try:
-            f_current_mode_id = v if type(v) is str else _check_str(v)
+            f_current_mode_id = (
+                v if type(v) is _any_str else _cast("SessionModeId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("currentModeId")
 
@@ -13264,7 +13373,7 @@ def _encode_Notice(o: Notice) -> dict[str, _Any]:
 
 
 def _decode_CompactionId(v: _Any, strict: bool) -> CompactionId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("CompactionId", _check_str(v))
 
 
 _MEMBERS_CompactionStatus = _cast(
@@ -13288,7 +13397,9 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
         raise _missing("compactionId")
     else:
         try:
-            f_compaction_id = v if type(v) is str else _check_str(v)
+            f_compaction_id = (
+                v if type(v) is _any_str else _cast("CompactionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("compactionId")
 
@@ -13388,7 +13499,9 @@ def _decode_CompactionSummaryChunk(d: _Any, strict: bool) -> CompactionSummaryCh
         raise _missing("compactionId")
     else:
         try:
-            f_compaction_id = v if type(v) is str else _check_str(v)
+            f_compaction_id = (
+                v if type(v) is _any_str else _cast("CompactionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("compactionId")
 
@@ -14345,7 +14458,9 @@ def _decode_SubagentUpdate(d: _Any, strict: bool) -> SubagentUpdate:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -14510,7 +14625,9 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -14521,7 +14638,9 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
     else:
         try:
             f_sender_session_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("SessionId", _check_str(v)))
             )
         except _ValidationError as error:
             f_sender_session_id = _recovered(
@@ -14535,7 +14654,9 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
     else:
         try:
             f_recipient_session_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("SessionId", _check_str(v)))
             )
         except _ValidationError as error:
             f_recipient_session_id = _recovered(
@@ -14549,7 +14670,9 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
     else:
         try:
             f_sender_message_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MessageId", _check_str(v)))
             )
         except _ValidationError as error:
             f_sender_message_id = _recovered(
@@ -14563,7 +14686,9 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
     else:
         try:
             f_recipient_message_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MessageId", _check_str(v)))
             )
         except _ValidationError as error:
             f_recipient_message_id = _recovered(
@@ -14666,7 +14791,9 @@ def _decode_SessionMessageChunk(d: _Any, strict: bool) -> SessionMessageChunk:
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -14732,7 +14859,9 @@ def _decode_CompleteElicitationNotification(
         raise _missing("elicitationId")
     else:
         try:
-            f_elicitation_id = v if type(v) is str else _check_str(v)
+            f_elicitation_id = (
+                v if type(v) is _any_str else _cast("ElicitationId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("elicitationId")
 
@@ -15654,7 +15783,9 @@ def _decode_AuthenticateRequest(d: _Any, strict: bool) -> AuthenticateRequest:
         raise _missing("methodId")
     else:
         try:
-            f_method_id = v if type(v) is str else _check_str(v)
+            f_method_id = (
+                v if type(v) is _any_str else _cast("AuthMethodId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("methodId")
 
@@ -15729,7 +15860,9 @@ def _decode_SetProviderRequest(d: _Any, strict: bool) -> SetProviderRequest:
         raise _missing("providerId")
     else:
         try:
-            f_provider_id = v if type(v) is str else _check_str(v)
+            f_provider_id = (
+                v if type(v) is _any_str else _cast("ProviderId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("providerId")
 
@@ -15821,7 +15954,9 @@ def _decode_DisableProviderRequest(d: _Any, strict: bool) -> DisableProviderRequ
         raise _missing("providerId")
     else:
         try:
-            f_provider_id = v if type(v) is str else _check_str(v)
+            f_provider_id = (
+                v if type(v) is _any_str else _cast("ProviderId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("providerId")
 
@@ -16201,7 +16336,9 @@ def _read_AcpMcpServer(d: _JsonObject, strict: bool) -> AcpMcpServer:
         raise _missing("serverId")
     else:
         try:
-            f_server_id = v if type(v) is str else _check_str(v)
+            f_server_id = (
+                v if type(v) is _any_str else _cast("McpServerAcpId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("serverId")
 
@@ -16461,7 +16598,9 @@ def _decode_McpServerAcp(d: _Any, strict: bool) -> McpServerAcp:
         raise _missing("serverId")
     else:
         try:
-            f_server_id = v if type(v) is str else _check_str(v)
+            f_server_id = (
+                v if type(v) is _any_str else _cast("McpServerAcpId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("serverId")
 
@@ -16705,7 +16844,9 @@ def _decode_LoadSessionRequest(d: _Any, strict: bool) -> LoadSessionRequest:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -16878,7 +17019,9 @@ def _decode_DeleteSessionRequest(d: _Any, strict: bool) -> DeleteSessionRequest:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -16922,7 +17065,9 @@ def _decode_ForkSessionRequest(d: _Any, strict: bool) -> ForkSessionRequest:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -17030,7 +17175,9 @@ def _decode_ArchiveSessionRequest(d: _Any, strict: bool) -> ArchiveSessionReques
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -17074,7 +17221,9 @@ def _decode_UnarchiveSessionRequest(d: _Any, strict: bool) -> UnarchiveSessionRe
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -17118,7 +17267,9 @@ def _decode_SessionStatusRequest(d: _Any, strict: bool) -> SessionStatusRequest:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -17162,7 +17313,9 @@ def _decode_SetSessionTitleRequest(d: _Any, strict: bool) -> SetSessionTitleRequ
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -17220,7 +17373,9 @@ def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -17328,7 +17483,9 @@ def _decode_CloseSessionRequest(d: _Any, strict: bool) -> CloseSessionRequest:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -17372,7 +17529,9 @@ def _decode_SetSessionModeRequest(d: _Any, strict: bool) -> SetSessionModeReques
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -17382,7 +17541,9 @@ def _decode_SetSessionModeRequest(d: _Any, strict: bool) -> SetSessionModeReques
         raise _missing("modeId")
     else:
         try:
-            f_mode_id = v if type(v) is str else _check_str(v)
+            f_mode_id = (
+                v if type(v) is _any_str else _cast("SessionModeId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("modeId")
 
@@ -17442,7 +17603,9 @@ def _read_BooleanSetSessionConfigOptionRequest(
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -17452,7 +17615,9 @@ def _read_BooleanSetSessionConfigOptionRequest(
         raise _missing("configId")
     else:
         try:
-            f_config_id = v if type(v) is str else _check_str(v)
+            f_config_id = (
+                v if type(v) is _any_str else _cast("SessionConfigId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("configId")
 
@@ -17517,7 +17682,9 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -17527,7 +17694,9 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
         raise _missing("configId")
     else:
         try:
-            f_config_id = v if type(v) is str else _check_str(v)
+            f_config_id = (
+                v if type(v) is _any_str else _cast("SessionConfigId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("configId")
 
@@ -17547,7 +17716,11 @@ def _decode_ValueIdSetSessionConfigOptionRequest(
         raise _missing("value")
     else:
         try:
-            f_value = v if type(v) is str else _check_str(v)
+            f_value = (
+                v
+                if type(v) is _any_str
+                else _cast("SessionConfigValueId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("value")
 
@@ -17596,7 +17769,9 @@ def _decode_PromptRequest(d: _Any, strict: bool) -> PromptRequest:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -17914,7 +18089,9 @@ def _read_SelectedRequestPermissionOutcome(
         raise _missing("optionId")
     else:
         try:
-            f_option_id = v if type(v) is str else _check_str(v)
+            f_option_id = (
+                v if type(v) is _any_str else _cast("PermissionOptionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("optionId")
 
@@ -17971,7 +18148,9 @@ def _decode_SelectedPermissionOutcome(
         raise _missing("optionId")
     else:
         try:
-            f_option_id = v if type(v) is str else _check_str(v)
+            f_option_id = (
+                v if type(v) is _any_str else _cast("PermissionOptionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("optionId")
 
@@ -18015,7 +18194,9 @@ def _decode_CreateTerminalResponse(d: _Any, strict: bool) -> CreateTerminalRespo
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -18827,7 +19008,9 @@ def _decode_CancelNotification(d: _Any, strict: bool) -> CancelNotification:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -18871,7 +19054,9 @@ def _decode_MessageMcpNotification(d: _Any, strict: bool) -> MessageMcpNotificat
         raise _missing("serverId")
     else:
         try:
-            f_server_id = v if type(v) is str else _check_str(v)
+            f_server_id = (
+                v if type(v) is _any_str else _cast("McpServerAcpId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("serverId")
 
@@ -18881,7 +19066,9 @@ def _decode_MessageMcpNotification(d: _Any, strict: bool) -> MessageMcpNotificat
         raise _missing("requestId")
     else:
         try:
-            f_request_id = v if type(v) is str else _check_str(v)
+            f_request_id = (
+                v if type(v) is _any_str else _cast("McpRequestId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("requestId")
 

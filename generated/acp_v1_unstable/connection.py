@@ -93,6 +93,7 @@ from .models import (
     RequestPermissionResponse,
     ResumeSessionRequest,
     ResumeSessionResponse,
+    SessionId,
     SessionNotification,
     SessionResumeCapabilities,
     SessionStatusRequest,
@@ -631,7 +632,7 @@ class SessionKeeper(_SessionKeeperBase[ClientSideConnection[_C], _Session]):
     def __init__(
         self,
         connect: _Callable[[], _Awaitable[ClientSideConnection[_C]]],
-        session_id: str,
+        session_id: SessionId,
         *,
         initialize: InitializeRequest,
         cwd: str,
@@ -676,7 +677,7 @@ class SessionKeeper(_SessionKeeperBase[ClientSideConnection[_C], _Session]):
             self._begin(connection, "session/load", True, _Session)
             self.response = await connection.load_session(
                 LoadSessionRequest(
-                    session_id=self.session_id,
+                    session_id=SessionId(self.session_id),
                     cwd=self.cwd,
                     mcp_servers=list(self.mcp_servers),
                 )
@@ -686,7 +687,7 @@ class SessionKeeper(_SessionKeeperBase[ClientSideConnection[_C], _Session]):
             self._begin(connection, "session/resume", False, _Session)
             self.response = await connection.resume_session(
                 ResumeSessionRequest(
-                    session_id=self.session_id,
+                    session_id=SessionId(self.session_id),
                     cwd=self.cwd,
                     mcp_servers=list(self.mcp_servers),
                 )

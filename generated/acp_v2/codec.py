@@ -34,6 +34,7 @@ from ._runtime import MISSING as _MISSING
 from ._runtime import UNSET as _UNSET
 from ._runtime import Unset as _Unset
 from ._runtime import ValidationError as _ValidationError
+from ._runtime import any_str as _any_str
 from ._runtime import any_value as _any_value
 from ._runtime import check_bool as _check_bool
 from ._runtime import check_int as _check_int
@@ -463,7 +464,9 @@ def _decode_RequestPermissionRequest(d: _Any, strict: bool) -> RequestPermission
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -569,7 +572,7 @@ def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, _
 
 
 def _decode_SessionId(v: _Any, strict: bool) -> SessionId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("SessionId", _check_str(v))
 
 
 def _decode_ToolCallRequestPermissionSubject(
@@ -664,7 +667,7 @@ def _read_CommandRequestPermissionSubject(
         raise _missing("cwd")
     else:
         try:
-            f_cwd = v if type(v) is str else _check_str(v)
+            f_cwd = v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
         except _ValidationError as error:
             raise error.at("cwd")
 
@@ -675,7 +678,9 @@ def _read_CommandRequestPermissionSubject(
     else:
         try:
             f_tool_call_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("ToolCallId", _check_str(v)))
             )
         except _ValidationError as error:
             f_tool_call_id = _recovered(error, v, strict, "toolCallId", _UNSET)
@@ -687,7 +692,9 @@ def _read_CommandRequestPermissionSubject(
     else:
         try:
             f_terminal_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("TerminalId", _check_str(v)))
             )
         except _ValidationError as error:
             f_terminal_id = _recovered(error, v, strict, "terminalId", _UNSET)
@@ -785,7 +792,9 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
         raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else _check_str(v)
+            f_tool_call_id = (
+                v if type(v) is _any_str else _cast("ToolCallId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("toolCallId")
 
@@ -1013,7 +1022,7 @@ def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, _Any]:
 
 
 def _decode_ToolCallId(v: _Any, strict: bool) -> ToolCallId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("ToolCallId", _check_str(v))
 
 
 _MEMBERS_ToolKind = _cast("dict[str, ToolKind]", ToolKind._value2member_map_)
@@ -1187,7 +1196,9 @@ def _read_TerminalToolCallContent(
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -1356,7 +1367,9 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
         raise _missing("mimeType")
     else:
         try:
-            f_mime_type = v if type(v) is str else _check_str(v)
+            f_mime_type = (
+                v if type(v) is _any_str else _cast("MediaType", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("mimeType")
 
@@ -1453,7 +1466,9 @@ def _read_AudioContentBlock(d: _JsonObject, strict: bool) -> AudioContentBlock:
         raise _missing("mimeType")
     else:
         try:
-            f_mime_type = v if type(v) is str else _check_str(v)
+            f_mime_type = (
+                v if type(v) is _any_str else _cast("MediaType", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("mimeType")
 
@@ -1583,7 +1598,9 @@ def _read_ResourceLinkContentBlock(
     else:
         try:
             f_mime_type = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MediaType", _check_str(v)))
             )
         except _ValidationError as error:
             f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
@@ -1955,7 +1972,7 @@ def _encode_TextContent(o: TextContent) -> dict[str, _Any]:
 
 
 def _decode_MediaType(v: _Any, strict: bool) -> MediaType:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("MediaType", _check_str(v))
 
 
 def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
@@ -1977,7 +1994,9 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
         raise _missing("mimeType")
     else:
         try:
-            f_mime_type = v if type(v) is str else _check_str(v)
+            f_mime_type = (
+                v if type(v) is _any_str else _cast("MediaType", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("mimeType")
 
@@ -2065,7 +2084,9 @@ def _decode_AudioContent(d: _Any, strict: bool) -> AudioContent:
         raise _missing("mimeType")
     else:
         try:
-            f_mime_type = v if type(v) is str else _check_str(v)
+            f_mime_type = (
+                v if type(v) is _any_str else _cast("MediaType", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("mimeType")
 
@@ -2140,7 +2161,9 @@ def _decode_Icon(d: _Any, strict: bool) -> Icon:
     else:
         try:
             f_mime_type = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MediaType", _check_str(v)))
             )
         except _ValidationError as error:
             f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
@@ -2298,7 +2321,9 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
     else:
         try:
             f_mime_type = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MediaType", _check_str(v)))
             )
         except _ValidationError as error:
             f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
@@ -2436,7 +2461,9 @@ def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
     else:
         try:
             f_mime_type = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MediaType", _check_str(v)))
             )
         except _ValidationError as error:
             f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
@@ -2510,7 +2537,9 @@ def _decode_BlobResourceContents(d: _Any, strict: bool) -> BlobResourceContents:
     else:
         try:
             f_mime_type = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MediaType", _check_str(v)))
             )
         except _ValidationError as error:
             f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
@@ -2702,7 +2731,9 @@ def _read_AddDiffChange(d: _JsonObject, strict: bool) -> AddDiffChange:
     else:
         try:
             f_mime_type = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MediaType", _check_str(v)))
             )
         except _ValidationError as error:
             f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
@@ -2723,7 +2754,7 @@ def _read_AddDiffChange(d: _JsonObject, strict: bool) -> AddDiffChange:
         raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else _check_str(v)
+            f_path = v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
         except _ValidationError as error:
             raise error.at("path")
 
@@ -2803,7 +2834,9 @@ def _read_DeleteDiffChange(d: _JsonObject, strict: bool) -> DeleteDiffChange:
     else:
         try:
             f_mime_type = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MediaType", _check_str(v)))
             )
         except _ValidationError as error:
             f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
@@ -2824,7 +2857,7 @@ def _read_DeleteDiffChange(d: _JsonObject, strict: bool) -> DeleteDiffChange:
         raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else _check_str(v)
+            f_path = v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
         except _ValidationError as error:
             raise error.at("path")
 
@@ -2904,7 +2937,9 @@ def _read_ModifyDiffChange(d: _JsonObject, strict: bool) -> ModifyDiffChange:
     else:
         try:
             f_mime_type = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MediaType", _check_str(v)))
             )
         except _ValidationError as error:
             f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
@@ -2925,7 +2960,7 @@ def _read_ModifyDiffChange(d: _JsonObject, strict: bool) -> ModifyDiffChange:
         raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else _check_str(v)
+            f_path = v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
         except _ValidationError as error:
             raise error.at("path")
 
@@ -3005,7 +3040,9 @@ def _read_MoveDiffChange(d: _JsonObject, strict: bool) -> MoveDiffChange:
     else:
         try:
             f_mime_type = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MediaType", _check_str(v)))
             )
         except _ValidationError as error:
             f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
@@ -3026,7 +3063,9 @@ def _read_MoveDiffChange(d: _JsonObject, strict: bool) -> MoveDiffChange:
         raise _missing("oldPath")
     else:
         try:
-            f_old_path = v if type(v) is str else _check_str(v)
+            f_old_path = (
+                v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("oldPath")
 
@@ -3036,7 +3075,7 @@ def _read_MoveDiffChange(d: _JsonObject, strict: bool) -> MoveDiffChange:
         raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else _check_str(v)
+            f_path = v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
         except _ValidationError as error:
             raise error.at("path")
 
@@ -3118,7 +3157,9 @@ def _read_CopyDiffChange(d: _JsonObject, strict: bool) -> CopyDiffChange:
     else:
         try:
             f_mime_type = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MediaType", _check_str(v)))
             )
         except _ValidationError as error:
             f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
@@ -3139,7 +3180,9 @@ def _read_CopyDiffChange(d: _JsonObject, strict: bool) -> CopyDiffChange:
         raise _missing("oldPath")
     else:
         try:
-            f_old_path = v if type(v) is str else _check_str(v)
+            f_old_path = (
+                v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("oldPath")
 
@@ -3149,7 +3192,7 @@ def _read_CopyDiffChange(d: _JsonObject, strict: bool) -> CopyDiffChange:
         raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else _check_str(v)
+            f_path = v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
         except _ValidationError as error:
             raise error.at("path")
 
@@ -3230,7 +3273,9 @@ def _read_OtherDiffChange(d: _JsonObject, strict: bool) -> OtherDiffChange:
     else:
         try:
             f_mime_type = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MediaType", _check_str(v)))
             )
         except _ValidationError as error:
             f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
@@ -3303,7 +3348,7 @@ def _encode_DiffFileType(v: DiffFileType | str) -> str:
 
 
 def _decode_AbsolutePath(v: _Any, strict: bool) -> AbsolutePath:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
 
 
 def _decode_DiffPathChange(d: _Any, strict: bool) -> DiffPathChange:
@@ -3315,7 +3360,7 @@ def _decode_DiffPathChange(d: _Any, strict: bool) -> DiffPathChange:
         raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else _check_str(v)
+            f_path = v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
         except _ValidationError as error:
             raise error.at("path")
 
@@ -3345,7 +3390,9 @@ def _decode_DiffPathPairChange(d: _Any, strict: bool) -> DiffPathPairChange:
         raise _missing("oldPath")
     else:
         try:
-            f_old_path = v if type(v) is str else _check_str(v)
+            f_old_path = (
+                v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("oldPath")
 
@@ -3355,7 +3402,7 @@ def _decode_DiffPathPairChange(d: _Any, strict: bool) -> DiffPathPairChange:
         raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else _check_str(v)
+            f_path = v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
         except _ValidationError as error:
             raise error.at("path")
 
@@ -3511,7 +3558,7 @@ def _encode_Diff(o: Diff) -> dict[str, _Any]:
 
 
 def _decode_TerminalId(v: _Any, strict: bool) -> TerminalId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
 
 
 def _decode_Terminal(d: _Any, strict: bool) -> Terminal:
@@ -3523,7 +3570,9 @@ def _decode_Terminal(d: _Any, strict: bool) -> Terminal:
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -3567,7 +3616,7 @@ def _decode_ToolCallLocation(d: _Any, strict: bool) -> ToolCallLocation:
         raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else _check_str(v)
+            f_path = v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
         except _ValidationError as error:
             raise error.at("path")
 
@@ -3777,7 +3826,7 @@ def _decode_CommandPermissionSubject(d: _Any, strict: bool) -> CommandPermission
         raise _missing("cwd")
     else:
         try:
-            f_cwd = v if type(v) is str else _check_str(v)
+            f_cwd = v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
         except _ValidationError as error:
             raise error.at("cwd")
 
@@ -3788,7 +3837,9 @@ def _decode_CommandPermissionSubject(d: _Any, strict: bool) -> CommandPermission
     else:
         try:
             f_tool_call_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("ToolCallId", _check_str(v)))
             )
         except _ValidationError as error:
             f_tool_call_id = _recovered(error, v, strict, "toolCallId", _UNSET)
@@ -3800,7 +3851,9 @@ def _decode_CommandPermissionSubject(d: _Any, strict: bool) -> CommandPermission
     else:
         try:
             f_terminal_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("TerminalId", _check_str(v)))
             )
         except _ValidationError as error:
             f_terminal_id = _recovered(error, v, strict, "terminalId", _UNSET)
@@ -3857,7 +3910,9 @@ def _decode_PermissionOption(d: _Any, strict: bool) -> PermissionOption:
         raise _missing("optionId")
     else:
         try:
-            f_option_id = v if type(v) is str else _check_str(v)
+            f_option_id = (
+                v if type(v) is _any_str else _cast("PermissionOptionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("optionId")
 
@@ -3923,7 +3978,7 @@ def _encode_PermissionOption(o: PermissionOption) -> dict[str, _Any]:
 
 
 def _decode_PermissionOptionId(v: _Any, strict: bool) -> PermissionOptionId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("PermissionOptionId", _check_str(v))
 
 
 _MEMBERS_PermissionOptionKind = _cast(
@@ -4091,7 +4146,9 @@ def _read_UrlCreateElicitationRequest(
         raise _missing("elicitationId")
     else:
         try:
-            f_elicitation_id = v if type(v) is str else _check_str(v)
+            f_elicitation_id = (
+                v if type(v) is _any_str else _cast("ElicitationId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("elicitationId")
 
@@ -4281,7 +4338,9 @@ def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSession
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -4292,7 +4351,9 @@ def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSession
     else:
         try:
             f_tool_call_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("ToolCallId", _check_str(v)))
             )
         except _ValidationError as error:
             f_tool_call_id = _recovered(error, v, strict, "toolCallId", _UNSET)
@@ -6376,7 +6437,7 @@ def _encode_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, _Any]:
 
 
 def _decode_ElicitationId(v: _Any, strict: bool) -> ElicitationId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("ElicitationId", _check_str(v))
 
 
 def _decode_ElicitationUrlMode(d: _Any, strict: bool) -> ElicitationUrlMode:
@@ -6388,7 +6449,9 @@ def _decode_ElicitationUrlMode(d: _Any, strict: bool) -> ElicitationUrlMode:
         raise _missing("elicitationId")
     else:
         try:
-            f_elicitation_id = v if type(v) is str else _check_str(v)
+            f_elicitation_id = (
+                v if type(v) is _any_str else _cast("ElicitationId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("elicitationId")
 
@@ -7320,7 +7383,9 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
         raise _missing("methodId")
     else:
         try:
-            f_method_id = v if type(v) is str else _check_str(v)
+            f_method_id = (
+                v if type(v) is _any_str else _cast("AuthMethodId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("methodId")
 
@@ -7437,7 +7502,9 @@ def _read_AgentAuthMethod(d: _JsonObject, strict: bool) -> AgentAuthMethod:
         raise _missing("methodId")
     else:
         try:
-            f_method_id = v if type(v) is str else _check_str(v)
+            f_method_id = (
+                v if type(v) is _any_str else _cast("AuthMethodId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("methodId")
 
@@ -7519,7 +7586,9 @@ def _read_OtherAuthMethod(d: _JsonObject, strict: bool) -> OtherAuthMethod:
         raise _missing("methodId")
     else:
         try:
-            f_method_id = v if type(v) is str else _check_str(v)
+            f_method_id = (
+                v if type(v) is _any_str else _cast("AuthMethodId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("methodId")
 
@@ -7560,7 +7629,7 @@ _VARIANTS_AuthMethod: dict[str, _Decoder[AuthMethod]] = {
 
 
 def _decode_AuthMethodId(v: _Any, strict: bool) -> AuthMethodId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("AuthMethodId", _check_str(v))
 
 
 def _decode_EnvVariable(d: _Any, strict: bool) -> EnvVariable:
@@ -7628,7 +7697,9 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
         raise _missing("methodId")
     else:
         try:
-            f_method_id = v if type(v) is str else _check_str(v)
+            f_method_id = (
+                v if type(v) is _any_str else _cast("AuthMethodId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("methodId")
 
@@ -7736,7 +7807,9 @@ def _decode_AuthMethodAgent(d: _Any, strict: bool) -> AuthMethodAgent:
         raise _missing("methodId")
     else:
         try:
-            f_method_id = v if type(v) is str else _check_str(v)
+            f_method_id = (
+                v if type(v) is _any_str else _cast("AuthMethodId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("methodId")
 
@@ -7872,7 +7945,9 @@ def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -7968,7 +8043,9 @@ def _read_SelectSessionConfigOption(
         raise _missing("configId")
     else:
         try:
-            f_config_id = v if type(v) is str else _check_str(v)
+            f_config_id = (
+                v if type(v) is _any_str else _cast("SessionConfigId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("configId")
 
@@ -8028,7 +8105,11 @@ def _read_SelectSessionConfigOption(
         raise _missing("currentValue")
     else:
         try:
-            f_current_value = v if type(v) is str else _check_str(v)
+            f_current_value = (
+                v
+                if type(v) is _any_str
+                else _cast("SessionConfigValueId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("currentValue")
 
@@ -8118,7 +8199,9 @@ def _read_BooleanSessionConfigOption(
         raise _missing("configId")
     else:
         try:
-            f_config_id = v if type(v) is str else _check_str(v)
+            f_config_id = (
+                v if type(v) is _any_str else _cast("SessionConfigId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("configId")
 
@@ -8246,7 +8329,9 @@ def _read_OtherSessionConfigOption(
         raise _missing("configId")
     else:
         try:
-            f_config_id = v if type(v) is str else _check_str(v)
+            f_config_id = (
+                v if type(v) is _any_str else _cast("SessionConfigId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("configId")
 
@@ -8349,7 +8434,7 @@ _VARIANTS_SessionConfigOption: dict[str, _Decoder[SessionConfigOption]] = {
 
 
 def _decode_SessionConfigId(v: _Any, strict: bool) -> SessionConfigId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("SessionConfigId", _check_str(v))
 
 
 _MEMBERS_SessionConfigOptionCategory = _cast(
@@ -8366,7 +8451,7 @@ def _encode_SessionConfigOptionCategory(v: SessionConfigOptionCategory | str) ->
 
 
 def _decode_SessionConfigValueId(v: _Any, strict: bool) -> SessionConfigValueId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("SessionConfigValueId", _check_str(v))
 
 
 def _decode_SessionConfigSelectOptions(
@@ -8400,7 +8485,11 @@ def _decode_SessionConfigSelectOption(
         raise _missing("value")
     else:
         try:
-            f_value = v if type(v) is str else _check_str(v)
+            f_value = (
+                v
+                if type(v) is _any_str
+                else _cast("SessionConfigValueId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("value")
 
@@ -8474,7 +8563,11 @@ def _decode_SessionConfigSelectGroup(d: _Any, strict: bool) -> SessionConfigSele
         raise _missing("groupId")
     else:
         try:
-            f_group_id = v if type(v) is str else _check_str(v)
+            f_group_id = (
+                v
+                if type(v) is _any_str
+                else _cast("SessionConfigGroupId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("groupId")
 
@@ -8538,7 +8631,7 @@ def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, _
 
 
 def _decode_SessionConfigGroupId(v: _Any, strict: bool) -> SessionConfigGroupId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("SessionConfigGroupId", _check_str(v))
 
 
 def _decode_SessionConfigSelect(d: _Any, strict: bool) -> SessionConfigSelect:
@@ -8550,7 +8643,11 @@ def _decode_SessionConfigSelect(d: _Any, strict: bool) -> SessionConfigSelect:
         raise _missing("currentValue")
     else:
         try:
-            f_current_value = v if type(v) is str else _check_str(v)
+            f_current_value = (
+                v
+                if type(v) is _any_str
+                else _cast("SessionConfigValueId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("currentValue")
 
@@ -9003,7 +9100,13 @@ def _decode_ListSessionsResponse(d: _Any, strict: bool) -> ListSessionsResponse:
     else:
         try:
             f_next_cursor = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (
+                    v
+                    if type(v) is _any_str
+                    else _cast("SessionListCursor", _check_str(v))
+                )
             )
         except _ValidationError as error:
             raise error.at("nextCursor")
@@ -9054,7 +9157,9 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -9064,7 +9169,7 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
         raise _missing("cwd")
     else:
         try:
-            f_cwd = v if type(v) is str else _check_str(v)
+            f_cwd = v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
         except _ValidationError as error:
             raise error.at("cwd")
 
@@ -9150,7 +9255,7 @@ def _encode_SessionInfo(o: SessionInfo) -> dict[str, _Any]:
 
 
 def _decode_SessionListCursor(v: _Any, strict: bool) -> SessionListCursor:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("SessionListCursor", _check_str(v))
 
 
 def _decode_DeleteSessionResponse(d: _Any, strict: bool) -> DeleteSessionResponse:
@@ -9413,7 +9518,9 @@ def _decode_PromptResponse(d: _Any, strict: bool) -> PromptResponse:
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -9449,7 +9556,7 @@ def _encode_PromptResponse(o: PromptResponse) -> dict[str, _Any]:
 
 
 def _decode_MessageId(v: _Any, strict: bool) -> MessageId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("MessageId", _check_str(v))
 
 
 def _decode_ExtResponse(v: _Any, strict: bool) -> ExtResponse:
@@ -9614,7 +9721,9 @@ def _decode_SessionNotFoundErrorData(d: _Any, strict: bool) -> SessionNotFoundEr
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -9706,7 +9815,9 @@ def _decode_UpdateSessionNotification(
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -9782,7 +9893,9 @@ def _read_UserMessageChunkSessionUpdate(
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -9859,7 +9972,9 @@ def _read_UserMessageSessionUpdate(
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -9940,7 +10055,9 @@ def _read_AgentMessageChunkSessionUpdate(
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -10019,7 +10136,9 @@ def _read_AgentMessageSessionUpdate(
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -10100,7 +10219,9 @@ def _read_AgentThoughtChunkSessionUpdate(
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -10179,7 +10300,9 @@ def _read_AgentThoughtSessionUpdate(
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -10287,7 +10410,9 @@ def _read_ToolCallContentChunkSessionUpdate(
         raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else _check_str(v)
+            f_tool_call_id = (
+                v if type(v) is _any_str else _cast("ToolCallId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("toolCallId")
 
@@ -10366,7 +10491,9 @@ def _read_ToolCallUpdateSessionUpdate(
         raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else _check_str(v)
+            f_tool_call_id = (
+                v if type(v) is _any_str else _cast("ToolCallId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("toolCallId")
 
@@ -10618,7 +10745,9 @@ def _read_TerminalUpdateSessionUpdate(
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -10638,7 +10767,13 @@ def _read_TerminalUpdateSessionUpdate(
         f_cwd = _UNSET
     else:
         try:
-            f_cwd = None if v is None else (v if type(v) is str else _check_str(v))
+            f_cwd = (
+                None
+                if v is None
+                else (
+                    v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
+                )
+            )
         except _ValidationError as error:
             f_cwd = _recovered(error, v, strict, "cwd", _UNSET)
 
@@ -10781,7 +10916,9 @@ def _read_TerminalOutputChunkSessionUpdate(
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -11318,7 +11455,9 @@ def _read_CompactionUpdateSessionUpdate(
         raise _missing("compactionId")
     else:
         try:
-            f_compaction_id = v if type(v) is str else _check_str(v)
+            f_compaction_id = (
+                v if type(v) is _any_str else _cast("CompactionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("compactionId")
 
@@ -11433,7 +11572,9 @@ def _read_CompactionSummaryChunkSessionUpdate(
         raise _missing("compactionId")
     else:
         try:
-            f_compaction_id = v if type(v) is str else _check_str(v)
+            f_compaction_id = (
+                v if type(v) is _any_str else _cast("CompactionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("compactionId")
 
@@ -11549,7 +11690,9 @@ def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -11611,7 +11754,9 @@ def _decode_UserMessage(d: _Any, strict: bool) -> UserMessage:
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -11677,7 +11822,9 @@ def _decode_AgentMessage(d: _Any, strict: bool) -> AgentMessage:
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -11743,7 +11890,9 @@ def _decode_AgentThought(d: _Any, strict: bool) -> AgentThought:
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -11819,7 +11968,9 @@ def _read_TerminalBackgroundWork(
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -11876,7 +12027,9 @@ def _read_ToolCallBackgroundWork(
         raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else _check_str(v)
+            f_tool_call_id = (
+                v if type(v) is _any_str else _cast("ToolCallId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("toolCallId")
 
@@ -11955,7 +12108,9 @@ def _decode_BackgroundTerminal(d: _Any, strict: bool) -> BackgroundTerminal:
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -11999,7 +12154,9 @@ def _decode_BackgroundToolCall(d: _Any, strict: bool) -> BackgroundToolCall:
         raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else _check_str(v)
+            f_tool_call_id = (
+                v if type(v) is _any_str else _cast("ToolCallId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("toolCallId")
 
@@ -12955,7 +13112,9 @@ def _decode_ToolCallContentChunk(d: _Any, strict: bool) -> ToolCallContentChunk:
         raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else _check_str(v)
+            f_tool_call_id = (
+                v if type(v) is _any_str else _cast("ToolCallId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("toolCallId")
 
@@ -13279,7 +13438,9 @@ def _decode_TerminalUpdate(d: _Any, strict: bool) -> TerminalUpdate:
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -13299,7 +13460,13 @@ def _decode_TerminalUpdate(d: _Any, strict: bool) -> TerminalUpdate:
         f_cwd = _UNSET
     else:
         try:
-            f_cwd = None if v is None else (v if type(v) is str else _check_str(v))
+            f_cwd = (
+                None
+                if v is None
+                else (
+                    v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
+                )
+            )
         except _ValidationError as error:
             f_cwd = _recovered(error, v, strict, "cwd", _UNSET)
 
@@ -13426,7 +13593,9 @@ def _decode_TerminalOutputChunk(d: _Any, strict: bool) -> TerminalOutputChunk:
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -13492,7 +13661,7 @@ def _read_ItemsPlanUpdateContent(
         raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else _check_str(v)
+            f_plan_id = v if type(v) is _any_str else _cast("PlanId", _check_str(v))
         except _ValidationError as error:
             raise error.at("planId")
 
@@ -13560,7 +13729,7 @@ def _read_OtherPlanUpdateContent(
         raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else _check_str(v)
+            f_plan_id = v if type(v) is _any_str else _cast("PlanId", _check_str(v))
         except _ValidationError as error:
             raise error.at("planId")
 
@@ -13588,7 +13757,7 @@ _VARIANTS_PlanUpdateContent: dict[str, _Decoder[PlanUpdateContent]] = {
 
 
 def _decode_PlanId(v: _Any, strict: bool) -> PlanId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("PlanId", _check_str(v))
 
 
 def _decode_PlanEntry(d: _Any, strict: bool) -> PlanEntry:
@@ -13702,7 +13871,7 @@ def _decode_PlanItems(d: _Any, strict: bool) -> PlanItems:
         raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else _check_str(v)
+            f_plan_id = v if type(v) is _any_str else _cast("PlanId", _check_str(v))
         except _ValidationError as error:
             raise error.at("planId")
 
@@ -14199,7 +14368,7 @@ def _encode_Notice(o: Notice) -> dict[str, _Any]:
 
 
 def _decode_CompactionId(v: _Any, strict: bool) -> CompactionId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("CompactionId", _check_str(v))
 
 
 _MEMBERS_CompactionStatus = _cast(
@@ -14223,7 +14392,9 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
         raise _missing("compactionId")
     else:
         try:
-            f_compaction_id = v if type(v) is str else _check_str(v)
+            f_compaction_id = (
+                v if type(v) is _any_str else _cast("CompactionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("compactionId")
 
@@ -14323,7 +14494,9 @@ def _decode_CompactionSummaryChunk(d: _Any, strict: bool) -> CompactionSummaryCh
         raise _missing("compactionId")
     else:
         try:
-            f_compaction_id = v if type(v) is str else _check_str(v)
+            f_compaction_id = (
+                v if type(v) is _any_str else _cast("CompactionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("compactionId")
 
@@ -14389,7 +14562,9 @@ def _decode_CompleteElicitationNotification(
         raise _missing("elicitationId")
     else:
         try:
-            f_elicitation_id = v if type(v) is str else _check_str(v)
+            f_elicitation_id = (
+                v if type(v) is _any_str else _cast("ElicitationId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("elicitationId")
 
@@ -14849,7 +15024,9 @@ def _decode_LoginAuthRequest(d: _Any, strict: bool) -> LoginAuthRequest:
         raise _missing("methodId")
     else:
         try:
-            f_method_id = v if type(v) is str else _check_str(v)
+            f_method_id = (
+                v if type(v) is _any_str else _cast("AuthMethodId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("methodId")
 
@@ -14924,7 +15101,7 @@ def _decode_NewSessionRequest(d: _Any, strict: bool) -> NewSessionRequest:
         raise _missing("cwd")
     else:
         try:
-            f_cwd = v if type(v) is str else _check_str(v)
+            f_cwd = v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
         except _ValidationError as error:
             raise error.at("cwd")
 
@@ -15105,7 +15282,9 @@ def _read_StdioMcpServer(d: _JsonObject, strict: bool) -> StdioMcpServer:
         raise _missing("command")
     else:
         try:
-            f_command = v if type(v) is str else _check_str(v)
+            f_command = (
+                v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("command")
 
@@ -15358,7 +15537,9 @@ def _decode_McpServerStdio(d: _Any, strict: bool) -> McpServerStdio:
         raise _missing("command")
     else:
         try:
-            f_command = v if type(v) is str else _check_str(v)
+            f_command = (
+                v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("command")
 
@@ -15440,7 +15621,13 @@ def _decode_ListSessionsRequest(d: _Any, strict: bool) -> ListSessionsRequest:
         f_cwd = _UNSET
     else:
         try:
-            f_cwd = None if v is None else (v if type(v) is str else _check_str(v))
+            f_cwd = (
+                None
+                if v is None
+                else (
+                    v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
+                )
+            )
         except _ValidationError as error:
             raise error.at("cwd")
 
@@ -15450,7 +15637,15 @@ def _decode_ListSessionsRequest(d: _Any, strict: bool) -> ListSessionsRequest:
         f_cursor = _UNSET
     else:
         try:
-            f_cursor = None if v is None else (v if type(v) is str else _check_str(v))
+            f_cursor = (
+                None
+                if v is None
+                else (
+                    v
+                    if type(v) is _any_str
+                    else _cast("SessionListCursor", _check_str(v))
+                )
+            )
         except _ValidationError as error:
             raise error.at("cursor")
 
@@ -15499,7 +15694,9 @@ def _decode_DeleteSessionRequest(d: _Any, strict: bool) -> DeleteSessionRequest:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -15543,7 +15740,9 @@ def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -15553,7 +15752,7 @@ def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
         raise _missing("cwd")
     else:
         try:
-            f_cwd = v if type(v) is str else _check_str(v)
+            f_cwd = v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
         except _ValidationError as error:
             raise error.at("cwd")
 
@@ -15764,7 +15963,9 @@ def _decode_CloseSessionRequest(d: _Any, strict: bool) -> CloseSessionRequest:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -15808,7 +16009,9 @@ def _decode_CancelToolCallRequest(d: _Any, strict: bool) -> CancelToolCallReques
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -15818,7 +16021,9 @@ def _decode_CancelToolCallRequest(d: _Any, strict: bool) -> CancelToolCallReques
         raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else _check_str(v)
+            f_tool_call_id = (
+                v if type(v) is _any_str else _cast("ToolCallId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("toolCallId")
 
@@ -15866,7 +16071,9 @@ def _decode_CancelTerminalRequest(d: _Any, strict: bool) -> CancelTerminalReques
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -15876,7 +16083,9 @@ def _decode_CancelTerminalRequest(d: _Any, strict: bool) -> CancelTerminalReques
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -15936,7 +16145,9 @@ def _read_IdSetSessionConfigOptionRequest(
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -15946,7 +16157,9 @@ def _read_IdSetSessionConfigOptionRequest(
         raise _missing("configId")
     else:
         try:
-            f_config_id = v if type(v) is str else _check_str(v)
+            f_config_id = (
+                v if type(v) is _any_str else _cast("SessionConfigId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("configId")
 
@@ -15966,7 +16179,11 @@ def _read_IdSetSessionConfigOptionRequest(
         raise _missing("value")
     else:
         try:
-            f_value = v if type(v) is str else _check_str(v)
+            f_value = (
+                v
+                if type(v) is _any_str
+                else _cast("SessionConfigValueId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("value")
 
@@ -16021,7 +16238,9 @@ def _read_BooleanSetSessionConfigOptionRequest(
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -16031,7 +16250,9 @@ def _read_BooleanSetSessionConfigOptionRequest(
         raise _missing("configId")
     else:
         try:
-            f_config_id = v if type(v) is str else _check_str(v)
+            f_config_id = (
+                v if type(v) is _any_str else _cast("SessionConfigId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("configId")
 
@@ -16105,7 +16326,9 @@ def _read_OtherSetSessionConfigOptionRequest(
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -16115,7 +16338,9 @@ def _read_OtherSetSessionConfigOptionRequest(
         raise _missing("configId")
     else:
         try:
-            f_config_id = v if type(v) is str else _check_str(v)
+            f_config_id = (
+                v if type(v) is _any_str else _cast("SessionConfigId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("configId")
 
@@ -16186,7 +16411,9 @@ def _decode_PromptRequest(d: _Any, strict: bool) -> PromptRequest:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -16470,7 +16697,9 @@ def _read_SelectedRequestPermissionOutcome(
         raise _missing("optionId")
     else:
         try:
-            f_option_id = v if type(v) is str else _check_str(v)
+            f_option_id = (
+                v if type(v) is _any_str else _cast("PermissionOptionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("optionId")
 
@@ -16594,7 +16823,9 @@ def _decode_SelectedPermissionOutcome(
         raise _missing("optionId")
     else:
         try:
-            f_option_id = v if type(v) is str else _check_str(v)
+            f_option_id = (
+                v if type(v) is _any_str else _cast("PermissionOptionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("optionId")
 
@@ -16972,7 +17203,9 @@ def _decode_CancelSessionNotification(
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 

@@ -45,6 +45,7 @@ from ._sides import serve as _serve
 from ._transport import DEFAULT_CLOSE_GRACE as _DEFAULT_CLOSE_GRACE
 from ._transport import DEFAULT_MAX_MESSAGE as _DEFAULT_MAX_MESSAGE
 from .models import (
+    AbsolutePath,
     CancelSessionNotification,
     CancelTerminalRequest,
     CancelTerminalResponse,
@@ -74,6 +75,7 @@ from .models import (
     RequestPermissionResponse,
     ResumeSessionRequest,
     ResumeSessionResponse,
+    SessionId,
     SetSessionConfigOptionRequest,
     SetSessionConfigOptionResponse,
     StartReplayFrom,
@@ -476,10 +478,10 @@ class SessionKeeper(_SessionKeeperBase[ClientSideConnection[_C], _Session]):
     def __init__(
         self,
         connect: _Callable[[], _Awaitable[ClientSideConnection[_C]]],
-        session_id: str,
+        session_id: SessionId,
         *,
         initialize: InitializeRequest,
-        cwd: str,
+        cwd: AbsolutePath,
         mcp_servers: _Iterable[McpServer] = (),
         session: _Session | None = None,
         connection: ClientSideConnection[_C] | None = None,
@@ -518,7 +520,7 @@ class SessionKeeper(_SessionKeeperBase[ClientSideConnection[_C], _Session]):
             self._begin(connection, "session/resume", self.replay, _Session)
             self.response = await connection.resume_session(
                 ResumeSessionRequest(
-                    session_id=self.session_id,
+                    session_id=SessionId(self.session_id),
                     cwd=self.cwd,
                     mcp_servers=list(self.mcp_servers),
                     replay_from=StartReplayFrom() if self.replay else _UNSET,

@@ -34,6 +34,7 @@ from ._runtime import MISSING as _MISSING
 from ._runtime import UNSET as _UNSET
 from ._runtime import Unset as _Unset
 from ._runtime import ValidationError as _ValidationError
+from ._runtime import any_str as _any_str
 from ._runtime import any_value as _any_value
 from ._runtime import check_bool as _check_bool
 from ._runtime import check_int as _check_int
@@ -543,7 +544,9 @@ def _decode_RequestPermissionRequest(d: _Any, strict: bool) -> RequestPermission
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -649,7 +652,7 @@ def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, _
 
 
 def _decode_SessionId(v: _Any, strict: bool) -> SessionId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("SessionId", _check_str(v))
 
 
 def _decode_ToolCallRequestPermissionSubject(
@@ -744,7 +747,7 @@ def _read_CommandRequestPermissionSubject(
         raise _missing("cwd")
     else:
         try:
-            f_cwd = v if type(v) is str else _check_str(v)
+            f_cwd = v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
         except _ValidationError as error:
             raise error.at("cwd")
 
@@ -755,7 +758,9 @@ def _read_CommandRequestPermissionSubject(
     else:
         try:
             f_tool_call_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("ToolCallId", _check_str(v)))
             )
         except _ValidationError as error:
             f_tool_call_id = _recovered(error, v, strict, "toolCallId", _UNSET)
@@ -767,7 +772,9 @@ def _read_CommandRequestPermissionSubject(
     else:
         try:
             f_terminal_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("TerminalId", _check_str(v)))
             )
         except _ValidationError as error:
             f_terminal_id = _recovered(error, v, strict, "terminalId", _UNSET)
@@ -865,7 +872,9 @@ def _decode_ToolCallUpdate(d: _Any, strict: bool) -> ToolCallUpdate:
         raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else _check_str(v)
+            f_tool_call_id = (
+                v if type(v) is _any_str else _cast("ToolCallId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("toolCallId")
 
@@ -1093,7 +1102,7 @@ def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, _Any]:
 
 
 def _decode_ToolCallId(v: _Any, strict: bool) -> ToolCallId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("ToolCallId", _check_str(v))
 
 
 _MEMBERS_ToolKind = _cast("dict[str, ToolKind]", ToolKind._value2member_map_)
@@ -1267,7 +1276,9 @@ def _read_TerminalToolCallContent(
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -1436,7 +1447,9 @@ def _read_ImageContentBlock(d: _JsonObject, strict: bool) -> ImageContentBlock:
         raise _missing("mimeType")
     else:
         try:
-            f_mime_type = v if type(v) is str else _check_str(v)
+            f_mime_type = (
+                v if type(v) is _any_str else _cast("MediaType", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("mimeType")
 
@@ -1533,7 +1546,9 @@ def _read_AudioContentBlock(d: _JsonObject, strict: bool) -> AudioContentBlock:
         raise _missing("mimeType")
     else:
         try:
-            f_mime_type = v if type(v) is str else _check_str(v)
+            f_mime_type = (
+                v if type(v) is _any_str else _cast("MediaType", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("mimeType")
 
@@ -1663,7 +1678,9 @@ def _read_ResourceLinkContentBlock(
     else:
         try:
             f_mime_type = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MediaType", _check_str(v)))
             )
         except _ValidationError as error:
             f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
@@ -2035,7 +2052,7 @@ def _encode_TextContent(o: TextContent) -> dict[str, _Any]:
 
 
 def _decode_MediaType(v: _Any, strict: bool) -> MediaType:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("MediaType", _check_str(v))
 
 
 def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
@@ -2057,7 +2074,9 @@ def _decode_ImageContent(d: _Any, strict: bool) -> ImageContent:
         raise _missing("mimeType")
     else:
         try:
-            f_mime_type = v if type(v) is str else _check_str(v)
+            f_mime_type = (
+                v if type(v) is _any_str else _cast("MediaType", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("mimeType")
 
@@ -2145,7 +2164,9 @@ def _decode_AudioContent(d: _Any, strict: bool) -> AudioContent:
         raise _missing("mimeType")
     else:
         try:
-            f_mime_type = v if type(v) is str else _check_str(v)
+            f_mime_type = (
+                v if type(v) is _any_str else _cast("MediaType", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("mimeType")
 
@@ -2220,7 +2241,9 @@ def _decode_Icon(d: _Any, strict: bool) -> Icon:
     else:
         try:
             f_mime_type = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MediaType", _check_str(v)))
             )
         except _ValidationError as error:
             f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
@@ -2378,7 +2401,9 @@ def _decode_ResourceLink(d: _Any, strict: bool) -> ResourceLink:
     else:
         try:
             f_mime_type = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MediaType", _check_str(v)))
             )
         except _ValidationError as error:
             f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
@@ -2516,7 +2541,9 @@ def _decode_TextResourceContents(d: _Any, strict: bool) -> TextResourceContents:
     else:
         try:
             f_mime_type = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MediaType", _check_str(v)))
             )
         except _ValidationError as error:
             f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
@@ -2590,7 +2617,9 @@ def _decode_BlobResourceContents(d: _Any, strict: bool) -> BlobResourceContents:
     else:
         try:
             f_mime_type = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MediaType", _check_str(v)))
             )
         except _ValidationError as error:
             f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
@@ -2782,7 +2811,9 @@ def _read_AddDiffChange(d: _JsonObject, strict: bool) -> AddDiffChange:
     else:
         try:
             f_mime_type = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MediaType", _check_str(v)))
             )
         except _ValidationError as error:
             f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
@@ -2803,7 +2834,7 @@ def _read_AddDiffChange(d: _JsonObject, strict: bool) -> AddDiffChange:
         raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else _check_str(v)
+            f_path = v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
         except _ValidationError as error:
             raise error.at("path")
 
@@ -2883,7 +2914,9 @@ def _read_DeleteDiffChange(d: _JsonObject, strict: bool) -> DeleteDiffChange:
     else:
         try:
             f_mime_type = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MediaType", _check_str(v)))
             )
         except _ValidationError as error:
             f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
@@ -2904,7 +2937,7 @@ def _read_DeleteDiffChange(d: _JsonObject, strict: bool) -> DeleteDiffChange:
         raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else _check_str(v)
+            f_path = v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
         except _ValidationError as error:
             raise error.at("path")
 
@@ -2984,7 +3017,9 @@ def _read_ModifyDiffChange(d: _JsonObject, strict: bool) -> ModifyDiffChange:
     else:
         try:
             f_mime_type = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MediaType", _check_str(v)))
             )
         except _ValidationError as error:
             f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
@@ -3005,7 +3040,7 @@ def _read_ModifyDiffChange(d: _JsonObject, strict: bool) -> ModifyDiffChange:
         raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else _check_str(v)
+            f_path = v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
         except _ValidationError as error:
             raise error.at("path")
 
@@ -3085,7 +3120,9 @@ def _read_MoveDiffChange(d: _JsonObject, strict: bool) -> MoveDiffChange:
     else:
         try:
             f_mime_type = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MediaType", _check_str(v)))
             )
         except _ValidationError as error:
             f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
@@ -3106,7 +3143,9 @@ def _read_MoveDiffChange(d: _JsonObject, strict: bool) -> MoveDiffChange:
         raise _missing("oldPath")
     else:
         try:
-            f_old_path = v if type(v) is str else _check_str(v)
+            f_old_path = (
+                v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("oldPath")
 
@@ -3116,7 +3155,7 @@ def _read_MoveDiffChange(d: _JsonObject, strict: bool) -> MoveDiffChange:
         raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else _check_str(v)
+            f_path = v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
         except _ValidationError as error:
             raise error.at("path")
 
@@ -3198,7 +3237,9 @@ def _read_CopyDiffChange(d: _JsonObject, strict: bool) -> CopyDiffChange:
     else:
         try:
             f_mime_type = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MediaType", _check_str(v)))
             )
         except _ValidationError as error:
             f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
@@ -3219,7 +3260,9 @@ def _read_CopyDiffChange(d: _JsonObject, strict: bool) -> CopyDiffChange:
         raise _missing("oldPath")
     else:
         try:
-            f_old_path = v if type(v) is str else _check_str(v)
+            f_old_path = (
+                v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("oldPath")
 
@@ -3229,7 +3272,7 @@ def _read_CopyDiffChange(d: _JsonObject, strict: bool) -> CopyDiffChange:
         raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else _check_str(v)
+            f_path = v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
         except _ValidationError as error:
             raise error.at("path")
 
@@ -3310,7 +3353,9 @@ def _read_OtherDiffChange(d: _JsonObject, strict: bool) -> OtherDiffChange:
     else:
         try:
             f_mime_type = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MediaType", _check_str(v)))
             )
         except _ValidationError as error:
             f_mime_type = _recovered(error, v, strict, "mimeType", _UNSET)
@@ -3383,7 +3428,7 @@ def _encode_DiffFileType(v: DiffFileType | str) -> str:
 
 
 def _decode_AbsolutePath(v: _Any, strict: bool) -> AbsolutePath:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
 
 
 def _decode_DiffPathChange(d: _Any, strict: bool) -> DiffPathChange:
@@ -3395,7 +3440,7 @@ def _decode_DiffPathChange(d: _Any, strict: bool) -> DiffPathChange:
         raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else _check_str(v)
+            f_path = v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
         except _ValidationError as error:
             raise error.at("path")
 
@@ -3425,7 +3470,9 @@ def _decode_DiffPathPairChange(d: _Any, strict: bool) -> DiffPathPairChange:
         raise _missing("oldPath")
     else:
         try:
-            f_old_path = v if type(v) is str else _check_str(v)
+            f_old_path = (
+                v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("oldPath")
 
@@ -3435,7 +3482,7 @@ def _decode_DiffPathPairChange(d: _Any, strict: bool) -> DiffPathPairChange:
         raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else _check_str(v)
+            f_path = v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
         except _ValidationError as error:
             raise error.at("path")
 
@@ -3591,7 +3638,7 @@ def _encode_Diff(o: Diff) -> dict[str, _Any]:
 
 
 def _decode_TerminalId(v: _Any, strict: bool) -> TerminalId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
 
 
 def _decode_Terminal(d: _Any, strict: bool) -> Terminal:
@@ -3603,7 +3650,9 @@ def _decode_Terminal(d: _Any, strict: bool) -> Terminal:
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -3647,7 +3696,7 @@ def _decode_ToolCallLocation(d: _Any, strict: bool) -> ToolCallLocation:
         raise _missing("path")
     else:
         try:
-            f_path = v if type(v) is str else _check_str(v)
+            f_path = v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
         except _ValidationError as error:
             raise error.at("path")
 
@@ -3857,7 +3906,7 @@ def _decode_CommandPermissionSubject(d: _Any, strict: bool) -> CommandPermission
         raise _missing("cwd")
     else:
         try:
-            f_cwd = v if type(v) is str else _check_str(v)
+            f_cwd = v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
         except _ValidationError as error:
             raise error.at("cwd")
 
@@ -3868,7 +3917,9 @@ def _decode_CommandPermissionSubject(d: _Any, strict: bool) -> CommandPermission
     else:
         try:
             f_tool_call_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("ToolCallId", _check_str(v)))
             )
         except _ValidationError as error:
             f_tool_call_id = _recovered(error, v, strict, "toolCallId", _UNSET)
@@ -3880,7 +3931,9 @@ def _decode_CommandPermissionSubject(d: _Any, strict: bool) -> CommandPermission
     else:
         try:
             f_terminal_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("TerminalId", _check_str(v)))
             )
         except _ValidationError as error:
             f_terminal_id = _recovered(error, v, strict, "terminalId", _UNSET)
@@ -3937,7 +3990,9 @@ def _decode_PermissionOption(d: _Any, strict: bool) -> PermissionOption:
         raise _missing("optionId")
     else:
         try:
-            f_option_id = v if type(v) is str else _check_str(v)
+            f_option_id = (
+                v if type(v) is _any_str else _cast("PermissionOptionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("optionId")
 
@@ -4003,7 +4058,7 @@ def _encode_PermissionOption(o: PermissionOption) -> dict[str, _Any]:
 
 
 def _decode_PermissionOptionId(v: _Any, strict: bool) -> PermissionOptionId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("PermissionOptionId", _check_str(v))
 
 
 _MEMBERS_PermissionOptionKind = _cast(
@@ -4171,7 +4226,9 @@ def _read_UrlCreateElicitationRequest(
         raise _missing("elicitationId")
     else:
         try:
-            f_elicitation_id = v if type(v) is str else _check_str(v)
+            f_elicitation_id = (
+                v if type(v) is _any_str else _cast("ElicitationId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("elicitationId")
 
@@ -4361,7 +4418,9 @@ def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSession
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -4372,7 +4431,9 @@ def _decode_ElicitationSessionScope(d: _Any, strict: bool) -> ElicitationSession
     else:
         try:
             f_tool_call_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("ToolCallId", _check_str(v)))
             )
         except _ValidationError as error:
             f_tool_call_id = _recovered(error, v, strict, "toolCallId", _UNSET)
@@ -6456,7 +6517,7 @@ def _encode_ElicitationFormMode(o: ElicitationFormMode) -> dict[str, _Any]:
 
 
 def _decode_ElicitationId(v: _Any, strict: bool) -> ElicitationId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("ElicitationId", _check_str(v))
 
 
 def _decode_ElicitationUrlMode(d: _Any, strict: bool) -> ElicitationUrlMode:
@@ -6468,7 +6529,9 @@ def _decode_ElicitationUrlMode(d: _Any, strict: bool) -> ElicitationUrlMode:
         raise _missing("elicitationId")
     else:
         try:
-            f_elicitation_id = v if type(v) is str else _check_str(v)
+            f_elicitation_id = (
+                v if type(v) is _any_str else _cast("ElicitationId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("elicitationId")
 
@@ -6543,7 +6606,9 @@ def _decode_MessageMcpRequest(d: _Any, strict: bool) -> MessageMcpRequest:
         raise _missing("serverId")
     else:
         try:
-            f_server_id = v if type(v) is str else _check_str(v)
+            f_server_id = (
+                v if type(v) is _any_str else _cast("McpServerAcpId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("serverId")
 
@@ -6553,7 +6618,9 @@ def _decode_MessageMcpRequest(d: _Any, strict: bool) -> MessageMcpRequest:
         raise _missing("requestId")
     else:
         try:
-            f_request_id = v if type(v) is str else _check_str(v)
+            f_request_id = (
+                v if type(v) is _any_str else _cast("McpRequestId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("requestId")
 
@@ -6619,11 +6686,11 @@ def _encode_MessageMcpRequest(o: MessageMcpRequest) -> dict[str, _Any]:
 
 
 def _decode_McpServerAcpId(v: _Any, strict: bool) -> McpServerAcpId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("McpServerAcpId", _check_str(v))
 
 
 def _decode_McpRequestId(v: _Any, strict: bool) -> McpRequestId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("McpRequestId", _check_str(v))
 
 
 def _decode_ExtRequest(v: _Any, strict: bool) -> ExtRequest:
@@ -8015,7 +8082,9 @@ def _read_TerminalAuthMethod(d: _JsonObject, strict: bool) -> TerminalAuthMethod
         raise _missing("methodId")
     else:
         try:
-            f_method_id = v if type(v) is str else _check_str(v)
+            f_method_id = (
+                v if type(v) is _any_str else _cast("AuthMethodId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("methodId")
 
@@ -8132,7 +8201,9 @@ def _read_AgentAuthMethod(d: _JsonObject, strict: bool) -> AgentAuthMethod:
         raise _missing("methodId")
     else:
         try:
-            f_method_id = v if type(v) is str else _check_str(v)
+            f_method_id = (
+                v if type(v) is _any_str else _cast("AuthMethodId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("methodId")
 
@@ -8214,7 +8285,9 @@ def _read_OtherAuthMethod(d: _JsonObject, strict: bool) -> OtherAuthMethod:
         raise _missing("methodId")
     else:
         try:
-            f_method_id = v if type(v) is str else _check_str(v)
+            f_method_id = (
+                v if type(v) is _any_str else _cast("AuthMethodId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("methodId")
 
@@ -8255,7 +8328,7 @@ _VARIANTS_AuthMethod: dict[str, _Decoder[AuthMethod]] = {
 
 
 def _decode_AuthMethodId(v: _Any, strict: bool) -> AuthMethodId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("AuthMethodId", _check_str(v))
 
 
 def _decode_EnvVariable(d: _Any, strict: bool) -> EnvVariable:
@@ -8323,7 +8396,9 @@ def _decode_AuthMethodTerminal(d: _Any, strict: bool) -> AuthMethodTerminal:
         raise _missing("methodId")
     else:
         try:
-            f_method_id = v if type(v) is str else _check_str(v)
+            f_method_id = (
+                v if type(v) is _any_str else _cast("AuthMethodId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("methodId")
 
@@ -8431,7 +8506,9 @@ def _decode_AuthMethodAgent(d: _Any, strict: bool) -> AuthMethodAgent:
         raise _missing("methodId")
     else:
         try:
-            f_method_id = v if type(v) is str else _check_str(v)
+            f_method_id = (
+                v if type(v) is _any_str else _cast("AuthMethodId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("methodId")
 
@@ -8580,7 +8657,9 @@ def _decode_ProviderInfo(d: _Any, strict: bool) -> ProviderInfo:
         raise _missing("providerId")
     else:
         try:
-            f_provider_id = v if type(v) is str else _check_str(v)
+            f_provider_id = (
+                v if type(v) is _any_str else _cast("ProviderId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("providerId")
 
@@ -8660,7 +8739,7 @@ def _encode_ProviderInfo(o: ProviderInfo) -> dict[str, _Any]:
 
 
 def _decode_ProviderId(v: _Any, strict: bool) -> ProviderId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("ProviderId", _check_str(v))
 
 
 _MEMBERS_LlmProtocol = _cast("dict[str, LlmProtocol]", LlmProtocol._value2member_map_)
@@ -9011,7 +9090,9 @@ def _decode_NewSessionResponse(d: _Any, strict: bool) -> NewSessionResponse:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -9107,7 +9188,9 @@ def _read_SelectSessionConfigOption(
         raise _missing("configId")
     else:
         try:
-            f_config_id = v if type(v) is str else _check_str(v)
+            f_config_id = (
+                v if type(v) is _any_str else _cast("SessionConfigId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("configId")
 
@@ -9167,7 +9250,11 @@ def _read_SelectSessionConfigOption(
         raise _missing("currentValue")
     else:
         try:
-            f_current_value = v if type(v) is str else _check_str(v)
+            f_current_value = (
+                v
+                if type(v) is _any_str
+                else _cast("SessionConfigValueId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("currentValue")
 
@@ -9257,7 +9344,9 @@ def _read_BooleanSessionConfigOption(
         raise _missing("configId")
     else:
         try:
-            f_config_id = v if type(v) is str else _check_str(v)
+            f_config_id = (
+                v if type(v) is _any_str else _cast("SessionConfigId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("configId")
 
@@ -9385,7 +9474,9 @@ def _read_OtherSessionConfigOption(
         raise _missing("configId")
     else:
         try:
-            f_config_id = v if type(v) is str else _check_str(v)
+            f_config_id = (
+                v if type(v) is _any_str else _cast("SessionConfigId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("configId")
 
@@ -9488,7 +9579,7 @@ _VARIANTS_SessionConfigOption: dict[str, _Decoder[SessionConfigOption]] = {
 
 
 def _decode_SessionConfigId(v: _Any, strict: bool) -> SessionConfigId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("SessionConfigId", _check_str(v))
 
 
 _MEMBERS_SessionConfigOptionCategory = _cast(
@@ -9505,7 +9596,7 @@ def _encode_SessionConfigOptionCategory(v: SessionConfigOptionCategory | str) ->
 
 
 def _decode_SessionConfigValueId(v: _Any, strict: bool) -> SessionConfigValueId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("SessionConfigValueId", _check_str(v))
 
 
 def _decode_SessionConfigSelectOptions(
@@ -9539,7 +9630,11 @@ def _decode_SessionConfigSelectOption(
         raise _missing("value")
     else:
         try:
-            f_value = v if type(v) is str else _check_str(v)
+            f_value = (
+                v
+                if type(v) is _any_str
+                else _cast("SessionConfigValueId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("value")
 
@@ -9613,7 +9708,11 @@ def _decode_SessionConfigSelectGroup(d: _Any, strict: bool) -> SessionConfigSele
         raise _missing("groupId")
     else:
         try:
-            f_group_id = v if type(v) is str else _check_str(v)
+            f_group_id = (
+                v
+                if type(v) is _any_str
+                else _cast("SessionConfigGroupId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("groupId")
 
@@ -9677,7 +9776,7 @@ def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, _
 
 
 def _decode_SessionConfigGroupId(v: _Any, strict: bool) -> SessionConfigGroupId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("SessionConfigGroupId", _check_str(v))
 
 
 def _decode_SessionConfigSelect(d: _Any, strict: bool) -> SessionConfigSelect:
@@ -9689,7 +9788,11 @@ def _decode_SessionConfigSelect(d: _Any, strict: bool) -> SessionConfigSelect:
         raise _missing("currentValue")
     else:
         try:
-            f_current_value = v if type(v) is str else _check_str(v)
+            f_current_value = (
+                v
+                if type(v) is _any_str
+                else _cast("SessionConfigValueId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("currentValue")
 
@@ -10142,7 +10245,13 @@ def _decode_ListSessionsResponse(d: _Any, strict: bool) -> ListSessionsResponse:
     else:
         try:
             f_next_cursor = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (
+                    v
+                    if type(v) is _any_str
+                    else _cast("SessionListCursor", _check_str(v))
+                )
             )
         except _ValidationError as error:
             raise error.at("nextCursor")
@@ -10193,7 +10302,9 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -10203,7 +10314,7 @@ def _decode_SessionInfo(d: _Any, strict: bool) -> SessionInfo:
         raise _missing("cwd")
     else:
         try:
-            f_cwd = v if type(v) is str else _check_str(v)
+            f_cwd = v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
         except _ValidationError as error:
             raise error.at("cwd")
 
@@ -10313,7 +10424,7 @@ def _encode_SessionInfo(o: SessionInfo) -> dict[str, _Any]:
 
 
 def _decode_SessionListCursor(v: _Any, strict: bool) -> SessionListCursor:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("SessionListCursor", _check_str(v))
 
 
 def _decode_DeleteSessionResponse(d: _Any, strict: bool) -> DeleteSessionResponse:
@@ -10356,7 +10467,9 @@ def _decode_ForkSessionResponse(d: _Any, strict: bool) -> ForkSessionResponse:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -10856,7 +10969,9 @@ def _read_TerminalBackgroundWork(
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -10913,7 +11028,9 @@ def _read_ToolCallBackgroundWork(
         raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else _check_str(v)
+            f_tool_call_id = (
+                v if type(v) is _any_str else _cast("ToolCallId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("toolCallId")
 
@@ -10970,7 +11087,9 @@ def _read_SubagentBackgroundWork(
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -11050,7 +11169,9 @@ def _decode_BackgroundTerminal(d: _Any, strict: bool) -> BackgroundTerminal:
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -11094,7 +11215,9 @@ def _decode_BackgroundToolCall(d: _Any, strict: bool) -> BackgroundToolCall:
         raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else _check_str(v)
+            f_tool_call_id = (
+                v if type(v) is _any_str else _cast("ToolCallId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("toolCallId")
 
@@ -11138,7 +11261,9 @@ def _decode_BackgroundSubagent(d: _Any, strict: bool) -> BackgroundSubagent:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -11386,7 +11511,9 @@ def _decode_SessionNotFoundErrorData(d: _Any, strict: bool) -> SessionNotFoundEr
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -12708,7 +12835,9 @@ def _decode_PromptResponse(d: _Any, strict: bool) -> PromptResponse:
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -12744,7 +12873,7 @@ def _encode_PromptResponse(o: PromptResponse) -> dict[str, _Any]:
 
 
 def _decode_MessageId(v: _Any, strict: bool) -> MessageId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("MessageId", _check_str(v))
 
 
 def _decode_ExtResponse(v: _Any, strict: bool) -> ExtResponse:
@@ -12808,7 +12937,9 @@ def _decode_UpdateSessionNotification(
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -12884,7 +13015,9 @@ def _read_UserMessageChunkSessionUpdate(
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -12961,7 +13094,9 @@ def _read_UserMessageSessionUpdate(
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -13042,7 +13177,9 @@ def _read_AgentMessageChunkSessionUpdate(
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -13121,7 +13258,9 @@ def _read_AgentMessageSessionUpdate(
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -13202,7 +13341,9 @@ def _read_AgentThoughtChunkSessionUpdate(
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -13281,7 +13422,9 @@ def _read_AgentThoughtSessionUpdate(
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -13389,7 +13532,9 @@ def _read_ToolCallContentChunkSessionUpdate(
         raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else _check_str(v)
+            f_tool_call_id = (
+                v if type(v) is _any_str else _cast("ToolCallId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("toolCallId")
 
@@ -13468,7 +13613,9 @@ def _read_ToolCallUpdateSessionUpdate(
         raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else _check_str(v)
+            f_tool_call_id = (
+                v if type(v) is _any_str else _cast("ToolCallId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("toolCallId")
 
@@ -13720,7 +13867,9 @@ def _read_TerminalUpdateSessionUpdate(
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -13740,7 +13889,13 @@ def _read_TerminalUpdateSessionUpdate(
         f_cwd = _UNSET
     else:
         try:
-            f_cwd = None if v is None else (v if type(v) is str else _check_str(v))
+            f_cwd = (
+                None
+                if v is None
+                else (
+                    v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
+                )
+            )
         except _ValidationError as error:
             f_cwd = _recovered(error, v, strict, "cwd", _UNSET)
 
@@ -13883,7 +14038,9 @@ def _read_TerminalOutputChunkSessionUpdate(
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -14017,7 +14174,7 @@ def _read_PlanRemovedSessionUpdate(
         raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else _check_str(v)
+            f_plan_id = v if type(v) is _any_str else _cast("PlanId", _check_str(v))
         except _ValidationError as error:
             raise error.at("planId")
 
@@ -14477,7 +14634,9 @@ def _read_CompactionUpdateSessionUpdate(
         raise _missing("compactionId")
     else:
         try:
-            f_compaction_id = v if type(v) is str else _check_str(v)
+            f_compaction_id = (
+                v if type(v) is _any_str else _cast("CompactionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("compactionId")
 
@@ -14592,7 +14751,9 @@ def _read_CompactionSummaryChunkSessionUpdate(
         raise _missing("compactionId")
     else:
         try:
-            f_compaction_id = v if type(v) is str else _check_str(v)
+            f_compaction_id = (
+                v if type(v) is _any_str else _cast("CompactionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("compactionId")
 
@@ -14671,7 +14832,9 @@ def _read_SubagentUpdateSessionUpdate(
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -14735,7 +14898,13 @@ def _read_SubagentUpdateSessionUpdate(
         f_cwd = _UNSET
     else:
         try:
-            f_cwd = None if v is None else (v if type(v) is str else _check_str(v))
+            f_cwd = (
+                None
+                if v is None
+                else (
+                    v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
+                )
+            )
         except _ValidationError as error:
             raise error.at("cwd")
 
@@ -14850,7 +15019,9 @@ def _read_SessionMessageSessionUpdate(
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -14861,7 +15032,9 @@ def _read_SessionMessageSessionUpdate(
     else:
         try:
             f_sender_session_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("SessionId", _check_str(v)))
             )
         except _ValidationError as error:
             f_sender_session_id = _recovered(
@@ -14875,7 +15048,9 @@ def _read_SessionMessageSessionUpdate(
     else:
         try:
             f_recipient_session_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("SessionId", _check_str(v)))
             )
         except _ValidationError as error:
             f_recipient_session_id = _recovered(
@@ -14889,7 +15064,9 @@ def _read_SessionMessageSessionUpdate(
     else:
         try:
             f_sender_message_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MessageId", _check_str(v)))
             )
         except _ValidationError as error:
             f_sender_message_id = _recovered(
@@ -14903,7 +15080,9 @@ def _read_SessionMessageSessionUpdate(
     else:
         try:
             f_recipient_message_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MessageId", _check_str(v)))
             )
         except _ValidationError as error:
             f_recipient_message_id = _recovered(
@@ -15022,7 +15201,9 @@ def _read_SessionMessageChunkSessionUpdate(
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -15142,7 +15323,9 @@ def _decode_ContentChunk(d: _Any, strict: bool) -> ContentChunk:
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -15204,7 +15387,9 @@ def _decode_UserMessage(d: _Any, strict: bool) -> UserMessage:
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -15270,7 +15455,9 @@ def _decode_AgentMessage(d: _Any, strict: bool) -> AgentMessage:
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -15336,7 +15523,9 @@ def _decode_AgentThought(d: _Any, strict: bool) -> AgentThought:
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -15402,7 +15591,9 @@ def _decode_ToolCallContentChunk(d: _Any, strict: bool) -> ToolCallContentChunk:
         raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else _check_str(v)
+            f_tool_call_id = (
+                v if type(v) is _any_str else _cast("ToolCallId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("toolCallId")
 
@@ -15726,7 +15917,9 @@ def _decode_TerminalUpdate(d: _Any, strict: bool) -> TerminalUpdate:
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -15746,7 +15939,13 @@ def _decode_TerminalUpdate(d: _Any, strict: bool) -> TerminalUpdate:
         f_cwd = _UNSET
     else:
         try:
-            f_cwd = None if v is None else (v if type(v) is str else _check_str(v))
+            f_cwd = (
+                None
+                if v is None
+                else (
+                    v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
+                )
+            )
         except _ValidationError as error:
             f_cwd = _recovered(error, v, strict, "cwd", _UNSET)
 
@@ -15873,7 +16072,9 @@ def _decode_TerminalOutputChunk(d: _Any, strict: bool) -> TerminalOutputChunk:
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -15939,7 +16140,7 @@ def _read_ItemsPlanUpdateContent(
         raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else _check_str(v)
+            f_plan_id = v if type(v) is _any_str else _cast("PlanId", _check_str(v))
         except _ValidationError as error:
             raise error.at("planId")
 
@@ -16006,7 +16207,7 @@ def _read_FilePlanUpdateContent(d: _JsonObject, strict: bool) -> FilePlanUpdateC
         raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else _check_str(v)
+            f_plan_id = v if type(v) is _any_str else _cast("PlanId", _check_str(v))
         except _ValidationError as error:
             raise error.at("planId")
 
@@ -16077,7 +16278,7 @@ def _read_MarkdownPlanUpdateContent(
         raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else _check_str(v)
+            f_plan_id = v if type(v) is _any_str else _cast("PlanId", _check_str(v))
         except _ValidationError as error:
             raise error.at("planId")
 
@@ -16145,7 +16346,7 @@ def _read_OtherPlanUpdateContent(
         raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else _check_str(v)
+            f_plan_id = v if type(v) is _any_str else _cast("PlanId", _check_str(v))
         except _ValidationError as error:
             raise error.at("planId")
 
@@ -16175,7 +16376,7 @@ _VARIANTS_PlanUpdateContent: dict[str, _Decoder[PlanUpdateContent]] = {
 
 
 def _decode_PlanId(v: _Any, strict: bool) -> PlanId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("PlanId", _check_str(v))
 
 
 def _decode_PlanEntry(d: _Any, strict: bool) -> PlanEntry:
@@ -16289,7 +16490,7 @@ def _decode_PlanItems(d: _Any, strict: bool) -> PlanItems:
         raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else _check_str(v)
+            f_plan_id = v if type(v) is _any_str else _cast("PlanId", _check_str(v))
         except _ValidationError as error:
             raise error.at("planId")
 
@@ -16345,7 +16546,7 @@ def _decode_PlanFile(d: _Any, strict: bool) -> PlanFile:
         raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else _check_str(v)
+            f_plan_id = v if type(v) is _any_str else _cast("PlanId", _check_str(v))
         except _ValidationError as error:
             raise error.at("planId")
 
@@ -16401,7 +16602,7 @@ def _decode_PlanMarkdown(d: _Any, strict: bool) -> PlanMarkdown:
         raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else _check_str(v)
+            f_plan_id = v if type(v) is _any_str else _cast("PlanId", _check_str(v))
         except _ValidationError as error:
             raise error.at("planId")
 
@@ -16507,7 +16708,7 @@ def _decode_PlanRemoved(d: _Any, strict: bool) -> PlanRemoved:
         raise _missing("planId")
     else:
         try:
-            f_plan_id = v if type(v) is str else _check_str(v)
+            f_plan_id = v if type(v) is _any_str else _cast("PlanId", _check_str(v))
         except _ValidationError as error:
             raise error.at("planId")
 
@@ -16942,7 +17143,7 @@ def _encode_Notice(o: Notice) -> dict[str, _Any]:
 
 
 def _decode_CompactionId(v: _Any, strict: bool) -> CompactionId:
-    return v if type(v) is str else _check_str(v)
+    return v if type(v) is _any_str else _cast("CompactionId", _check_str(v))
 
 
 _MEMBERS_CompactionStatus = _cast(
@@ -16966,7 +17167,9 @@ def _decode_CompactionUpdate(d: _Any, strict: bool) -> CompactionUpdate:
         raise _missing("compactionId")
     else:
         try:
-            f_compaction_id = v if type(v) is str else _check_str(v)
+            f_compaction_id = (
+                v if type(v) is _any_str else _cast("CompactionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("compactionId")
 
@@ -17066,7 +17269,9 @@ def _decode_CompactionSummaryChunk(d: _Any, strict: bool) -> CompactionSummaryCh
         raise _missing("compactionId")
     else:
         try:
-            f_compaction_id = v if type(v) is str else _check_str(v)
+            f_compaction_id = (
+                v if type(v) is _any_str else _cast("CompactionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("compactionId")
 
@@ -17216,7 +17421,9 @@ def _decode_SubagentUpdate(d: _Any, strict: bool) -> SubagentUpdate:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -17280,7 +17487,13 @@ def _decode_SubagentUpdate(d: _Any, strict: bool) -> SubagentUpdate:
         f_cwd = _UNSET
     else:
         try:
-            f_cwd = None if v is None else (v if type(v) is str else _check_str(v))
+            f_cwd = (
+                None
+                if v is None
+                else (
+                    v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
+                )
+            )
         except _ValidationError as error:
             raise error.at("cwd")
 
@@ -17379,7 +17592,9 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -17390,7 +17605,9 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
     else:
         try:
             f_sender_session_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("SessionId", _check_str(v)))
             )
         except _ValidationError as error:
             f_sender_session_id = _recovered(
@@ -17404,7 +17621,9 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
     else:
         try:
             f_recipient_session_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("SessionId", _check_str(v)))
             )
         except _ValidationError as error:
             f_recipient_session_id = _recovered(
@@ -17418,7 +17637,9 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
     else:
         try:
             f_sender_message_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MessageId", _check_str(v)))
             )
         except _ValidationError as error:
             f_sender_message_id = _recovered(
@@ -17432,7 +17653,9 @@ def _decode_SessionMessage(d: _Any, strict: bool) -> SessionMessage:
     else:
         try:
             f_recipient_message_id = (
-                None if v is None else (v if type(v) is str else _check_str(v))
+                None
+                if v is None
+                else (v if type(v) is _any_str else _cast("MessageId", _check_str(v)))
             )
         except _ValidationError as error:
             f_recipient_message_id = _recovered(
@@ -17535,7 +17758,9 @@ def _decode_SessionMessageChunk(d: _Any, strict: bool) -> SessionMessageChunk:
         raise _missing("messageId")
     else:
         try:
-            f_message_id = v if type(v) is str else _check_str(v)
+            f_message_id = (
+                v if type(v) is _any_str else _cast("MessageId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("messageId")
 
@@ -17601,7 +17826,9 @@ def _decode_CompleteElicitationNotification(
         raise _missing("elicitationId")
     else:
         try:
-            f_elicitation_id = v if type(v) is str else _check_str(v)
+            f_elicitation_id = (
+                v if type(v) is _any_str else _cast("ElicitationId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("elicitationId")
 
@@ -18129,7 +18356,9 @@ def _decode_LoginAuthRequest(d: _Any, strict: bool) -> LoginAuthRequest:
         raise _missing("methodId")
     else:
         try:
-            f_method_id = v if type(v) is str else _check_str(v)
+            f_method_id = (
+                v if type(v) is _any_str else _cast("AuthMethodId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("methodId")
 
@@ -18204,7 +18433,9 @@ def _decode_SetProviderRequest(d: _Any, strict: bool) -> SetProviderRequest:
         raise _missing("providerId")
     else:
         try:
-            f_provider_id = v if type(v) is str else _check_str(v)
+            f_provider_id = (
+                v if type(v) is _any_str else _cast("ProviderId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("providerId")
 
@@ -18296,7 +18527,9 @@ def _decode_DisableProviderRequest(d: _Any, strict: bool) -> DisableProviderRequ
         raise _missing("providerId")
     else:
         try:
-            f_provider_id = v if type(v) is str else _check_str(v)
+            f_provider_id = (
+                v if type(v) is _any_str else _cast("ProviderId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("providerId")
 
@@ -18402,7 +18635,7 @@ def _decode_NewSessionRequest(d: _Any, strict: bool) -> NewSessionRequest:
         raise _missing("cwd")
     else:
         try:
-            f_cwd = v if type(v) is str else _check_str(v)
+            f_cwd = v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
         except _ValidationError as error:
             raise error.at("cwd")
 
@@ -18599,7 +18832,9 @@ def _read_AcpMcpServer(d: _JsonObject, strict: bool) -> AcpMcpServer:
         raise _missing("serverId")
     else:
         try:
-            f_server_id = v if type(v) is str else _check_str(v)
+            f_server_id = (
+                v if type(v) is _any_str else _cast("McpServerAcpId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("serverId")
 
@@ -18664,7 +18899,9 @@ def _read_StdioMcpServer(d: _JsonObject, strict: bool) -> StdioMcpServer:
         raise _missing("command")
     else:
         try:
-            f_command = v if type(v) is str else _check_str(v)
+            f_command = (
+                v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("command")
 
@@ -18918,7 +19155,9 @@ def _decode_McpServerAcp(d: _Any, strict: bool) -> McpServerAcp:
         raise _missing("serverId")
     else:
         try:
-            f_server_id = v if type(v) is str else _check_str(v)
+            f_server_id = (
+                v if type(v) is _any_str else _cast("McpServerAcpId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("serverId")
 
@@ -18974,7 +19213,9 @@ def _decode_McpServerStdio(d: _Any, strict: bool) -> McpServerStdio:
         raise _missing("command")
     else:
         try:
-            f_command = v if type(v) is str else _check_str(v)
+            f_command = (
+                v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("command")
 
@@ -19130,7 +19371,13 @@ def _decode_ListSessionsRequest(d: _Any, strict: bool) -> ListSessionsRequest:
         f_cwd = _UNSET
     else:
         try:
-            f_cwd = None if v is None else (v if type(v) is str else _check_str(v))
+            f_cwd = (
+                None
+                if v is None
+                else (
+                    v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
+                )
+            )
         except _ValidationError as error:
             raise error.at("cwd")
 
@@ -19140,7 +19387,15 @@ def _decode_ListSessionsRequest(d: _Any, strict: bool) -> ListSessionsRequest:
         f_cursor = _UNSET
     else:
         try:
-            f_cursor = None if v is None else (v if type(v) is str else _check_str(v))
+            f_cursor = (
+                None
+                if v is None
+                else (
+                    v
+                    if type(v) is _any_str
+                    else _cast("SessionListCursor", _check_str(v))
+                )
+            )
         except _ValidationError as error:
             raise error.at("cursor")
 
@@ -19233,7 +19488,9 @@ def _decode_DeleteSessionRequest(d: _Any, strict: bool) -> DeleteSessionRequest:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -19277,7 +19534,9 @@ def _decode_ForkSessionRequest(d: _Any, strict: bool) -> ForkSessionRequest:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -19287,7 +19546,7 @@ def _decode_ForkSessionRequest(d: _Any, strict: bool) -> ForkSessionRequest:
         raise _missing("cwd")
     else:
         try:
-            f_cwd = v if type(v) is str else _check_str(v)
+            f_cwd = v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
         except _ValidationError as error:
             raise error.at("cwd")
 
@@ -19385,7 +19644,9 @@ def _decode_ArchiveSessionRequest(d: _Any, strict: bool) -> ArchiveSessionReques
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -19429,7 +19690,9 @@ def _decode_UnarchiveSessionRequest(d: _Any, strict: bool) -> UnarchiveSessionRe
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -19473,7 +19736,9 @@ def _decode_SessionStatusRequest(d: _Any, strict: bool) -> SessionStatusRequest:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -19517,7 +19782,9 @@ def _decode_SetSessionTitleRequest(d: _Any, strict: bool) -> SetSessionTitleRequ
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -19575,7 +19842,9 @@ def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -19585,7 +19854,7 @@ def _decode_ResumeSessionRequest(d: _Any, strict: bool) -> ResumeSessionRequest:
         raise _missing("cwd")
     else:
         try:
-            f_cwd = v if type(v) is str else _check_str(v)
+            f_cwd = v if type(v) is _any_str else _cast("AbsolutePath", _check_str(v))
         except _ValidationError as error:
             raise error.at("cwd")
 
@@ -19820,7 +20089,9 @@ def _decode_CloseSessionRequest(d: _Any, strict: bool) -> CloseSessionRequest:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -19864,7 +20135,9 @@ def _decode_CancelToolCallRequest(d: _Any, strict: bool) -> CancelToolCallReques
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -19874,7 +20147,9 @@ def _decode_CancelToolCallRequest(d: _Any, strict: bool) -> CancelToolCallReques
         raise _missing("toolCallId")
     else:
         try:
-            f_tool_call_id = v if type(v) is str else _check_str(v)
+            f_tool_call_id = (
+                v if type(v) is _any_str else _cast("ToolCallId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("toolCallId")
 
@@ -19922,7 +20197,9 @@ def _decode_CancelTerminalRequest(d: _Any, strict: bool) -> CancelTerminalReques
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -19932,7 +20209,9 @@ def _decode_CancelTerminalRequest(d: _Any, strict: bool) -> CancelTerminalReques
         raise _missing("terminalId")
     else:
         try:
-            f_terminal_id = v if type(v) is str else _check_str(v)
+            f_terminal_id = (
+                v if type(v) is _any_str else _cast("TerminalId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("terminalId")
 
@@ -19992,7 +20271,9 @@ def _read_IdSetSessionConfigOptionRequest(
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -20002,7 +20283,9 @@ def _read_IdSetSessionConfigOptionRequest(
         raise _missing("configId")
     else:
         try:
-            f_config_id = v if type(v) is str else _check_str(v)
+            f_config_id = (
+                v if type(v) is _any_str else _cast("SessionConfigId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("configId")
 
@@ -20022,7 +20305,11 @@ def _read_IdSetSessionConfigOptionRequest(
         raise _missing("value")
     else:
         try:
-            f_value = v if type(v) is str else _check_str(v)
+            f_value = (
+                v
+                if type(v) is _any_str
+                else _cast("SessionConfigValueId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("value")
 
@@ -20077,7 +20364,9 @@ def _read_BooleanSetSessionConfigOptionRequest(
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -20087,7 +20376,9 @@ def _read_BooleanSetSessionConfigOptionRequest(
         raise _missing("configId")
     else:
         try:
-            f_config_id = v if type(v) is str else _check_str(v)
+            f_config_id = (
+                v if type(v) is _any_str else _cast("SessionConfigId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("configId")
 
@@ -20161,7 +20452,9 @@ def _read_OtherSetSessionConfigOptionRequest(
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -20171,7 +20464,9 @@ def _read_OtherSetSessionConfigOptionRequest(
         raise _missing("configId")
     else:
         try:
-            f_config_id = v if type(v) is str else _check_str(v)
+            f_config_id = (
+                v if type(v) is _any_str else _cast("SessionConfigId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("configId")
 
@@ -20242,7 +20537,9 @@ def _decode_PromptRequest(d: _Any, strict: bool) -> PromptRequest:
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -20526,7 +20823,9 @@ def _read_SelectedRequestPermissionOutcome(
         raise _missing("optionId")
     else:
         try:
-            f_option_id = v if type(v) is str else _check_str(v)
+            f_option_id = (
+                v if type(v) is _any_str else _cast("PermissionOptionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("optionId")
 
@@ -20650,7 +20949,9 @@ def _decode_SelectedPermissionOutcome(
         raise _missing("optionId")
     else:
         try:
-            f_option_id = v if type(v) is str else _check_str(v)
+            f_option_id = (
+                v if type(v) is _any_str else _cast("PermissionOptionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("optionId")
 
@@ -21180,7 +21481,9 @@ def _decode_CancelSessionNotification(
         raise _missing("sessionId")
     else:
         try:
-            f_session_id = v if type(v) is str else _check_str(v)
+            f_session_id = (
+                v if type(v) is _any_str else _cast("SessionId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("sessionId")
 
@@ -21224,7 +21527,9 @@ def _decode_MessageMcpNotification(d: _Any, strict: bool) -> MessageMcpNotificat
         raise _missing("serverId")
     else:
         try:
-            f_server_id = v if type(v) is str else _check_str(v)
+            f_server_id = (
+                v if type(v) is _any_str else _cast("McpServerAcpId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("serverId")
 
@@ -21234,7 +21539,9 @@ def _decode_MessageMcpNotification(d: _Any, strict: bool) -> MessageMcpNotificat
         raise _missing("requestId")
     else:
         try:
-            f_request_id = v if type(v) is str else _check_str(v)
+            f_request_id = (
+                v if type(v) is _any_str else _cast("McpRequestId", _check_str(v))
+            )
         except _ValidationError as error:
             raise error.at("requestId")
 

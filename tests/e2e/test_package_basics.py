@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import typing
 from types import ModuleType
 from typing import Any
 
@@ -59,6 +60,52 @@ def test_a_message_decodes_and_encodes_back_in_both_modes(name):
     for strict in (False, True):
         with pytest.raises(p.ValidationError, match=r"update\.content"):
             p.decode(NOTIFICATION_CLASS[p.PROTOCOL_VERSION], bad, strict=strict)
+
+
+IDS = (
+    "SessionId",
+    "ToolCallId",
+    "TerminalId",
+    "PermissionOptionId",
+    "ElicitationId",
+    "AuthMethodId",
+    "SessionConfigId",
+    "SessionConfigValueId",
+    "SessionConfigGroupId",
+    "MessageId",
+    "CompactionId",
+)
+"""Named string types of every package's schema."""
+IDS_BY_VERSION = {1: ("SessionModeId",), 2: ("MediaType", "AbsolutePath", "SessionListCursor", "PlanId")}
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_named_string_types_are_new_types_over_plain_strings(name):
+    """A named string type is a NewType (a type checker tells a SessionId
+    from a ToolCallId); at run time its values are the plain strings, so
+    constructors take a str and decoding and encoding are as they were."""
+    p = load_generated(name)
+    new_types = {n for n in p.__all__ if isinstance(getattr(p, n), typing.NewType)}
+    assert {*IDS, *IDS_BY_VERSION[p.PROTOCOL_VERSION]} <= new_types
+    assert all(getattr(p, n).__supertype__ is str for n in new_types)
+    assert "RequestId" not in new_types and "ToolKind" not in new_types  # a union and an enum
+    made = p.SessionId("s-1")
+    assert made == "s-1" and type(made) is str
+    # A constructor takes a plain str, and encodes it as it is.
+    request = p.PromptRequest(session_id="s-1", prompt=[p.TextContentBlock(text="hi")])
+    assert p.encode(request) == {"sessionId": "s-1", "prompt": [{"type": "text", "text": "hi"}]}
+    wire = notification("s-1", chunk(p, "hello"))
+    call = {"toolCallId": "t1", "title": "Read"}
+    for strict in (False, True):
+        value = p.decode(NOTIFICATION_CLASS[p.PROTOCOL_VERSION], wire, strict=strict)
+        assert type(value.session_id) is str and value.session_id == "s-1"
+        assert p.encode(value) == wire
+        assert p.decode("SessionId", "s-2", strict=strict) == "s-2"
+        assert p.encode(p.decode("ToolCallUpdate", call, strict=strict)) == call
+        with pytest.raises(p.ValidationError, match="expected a string"):
+            p.decode("SessionId", 1, strict=strict)
+        with pytest.raises(p.ValidationError, match="toolCallId"):
+            p.decode("ToolCallUpdate", {"toolCallId": 1}, strict=strict)
 
 
 @pytest.mark.parametrize("name", PACKAGES)

@@ -10,7 +10,7 @@ import json
 import re
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -48,7 +48,7 @@ title.upper()  # error: may be None or UNSET
 assert_type(acp.decode_class(acp.ToolCallUpdate, data), acp.ToolCallUpdate)
 assert_type(acp.ToolCallUpdate.from_wire(data, strict=True), acp.ToolCallUpdate)
 assert_type(acp.decode("SessionUpdate", data), acp.SessionUpdate)
-assert_type(acp.decode("SessionId", data), str)
+assert_type(acp.decode("SessionId", data), acp.SessionId)
 assert_type(acp.decode("RequestId", data), {request_id})
 request_id: acp.RequestId = 1
 request_id = acp.RequestId_  # error: the schema's own spelling, no rename
@@ -58,7 +58,7 @@ acp.decode(1, data)  # error: names are strings
 
 state = acp.apply(None, update)
 assert_type(state, acp.ToolCallState)
-assert_type(acp.apply(state, acp.ToolCallUpdateSessionUpdate(tool_call_id="c1")), acp.ToolCallState)
+assert_type(acp.apply(state, acp.ToolCallUpdateSessionUpdate(tool_call_id=acp.ToolCallId("c1"))), acp.ToolCallState)
 assert_type(acp.apply_tool_call_update(state, update), acp.ToolCallState)
 assert_type(state.title, {state_title})
 acp.apply(state, acp.ToolKind.EDIT)  # error: not an upsert
@@ -69,6 +69,17 @@ assert_type(acp.encode(state), dict[str, Any])
 assert_type(acp.encode(acp.ToolKind.EDIT), str)
 assert_type(acp.encode([update]), list[Any])
 assert_type(acp.encode(None), None)
+
+# A named string type is a NewType: an id is made from a str by calling its
+# type, comes typed from what the package decodes, and is not another id.
+session_id = acp.SessionId("s1")
+tool_call_id = update.tool_call_id
+assert_type(tool_call_id, acp.ToolCallId)
+acp.PromptRequest(session_id=session_id, prompt=[])
+acp.ToolCallUpdate(tool_call_id=tool_call_id)
+acp.PromptRequest(session_id=tool_call_id, prompt=[])  # error: swapped: a ToolCallId for a SessionId
+acp.ToolCallUpdate(tool_call_id=session_id)  # error: swapped: a SessionId for a ToolCallId
+acp.PromptRequest(session_id="s1", prompt=[])  # error: a plain str for a SessionId
 """
 
 V1 = """
@@ -80,7 +91,7 @@ assert_type(response.stop_reason, acp.StopReason)
 V2 = """
 response = acp.decode("PromptResponse", data)
 assert_type(response, acp.PromptResponse)
-assert_type(response.message_id, str)
+assert_type(response.message_id, acp.MessageId)
 response.stop_reason  # error: v2 reports the end of a turn in a state_update
 """
 
@@ -104,6 +115,9 @@ class Report:
     errors: dict[str, set[int]]
     """File (``acp_v1/codec.py``, ``user_acp_v1.py``) -> lines with an error."""
     output: str
+    messages: dict[tuple[str, int], list[str]] = field(default_factory=dict)
+    """(file, line) -> the errors there: mypy's message with its code,
+    pyright's first line with its rule."""
 
 
 GOLDEN = ROOT / "tests/fixtures/golden"
@@ -145,11 +159,14 @@ def run_mypy(work: Path, others: dict[str, Path]) -> Report:
     )  # fmt: skip
     assert out.returncode in (0, 1), out.stdout + out.stderr
     errors: dict[str, set[int]] = {}
+    messages: dict[tuple[str, int], list[str]] = {}
     for line in out.stdout.splitlines():
-        match = re.match(r"(.+?):(\d+): error: ", line)
+        match = re.match(r"(.+?):(\d+): error: (.*)", line)
         if match:
-            errors.setdefault(_relative(Path(GENERATED, match[1]), work, others), set()).add(int(match[2]))
-    return Report(errors, out.stdout)
+            path = _relative(Path(GENERATED, match[1]), work, others)
+            errors.setdefault(path, set()).add(int(match[2]))
+            messages.setdefault((path, int(match[2])), []).append(match[3])
+    return Report(errors, out.stdout, messages)
 
 
 def run_pyright(work: Path, others: dict[str, Path]) -> Report:
@@ -167,6 +184,7 @@ def run_pyright(work: Path, others: dict[str, Path]) -> Report:
     report = json.loads(out.stdout)
     errors: dict[str, set[int]] = {}
     messages = []
+    at: dict[tuple[str, int], list[str]] = {}
     for diagnostic in report["generalDiagnostics"]:
         if diagnostic["severity"] != "error":
             continue
@@ -174,7 +192,9 @@ def run_pyright(work: Path, others: dict[str, Path]) -> Report:
         line = diagnostic["range"]["start"]["line"] + 1
         errors.setdefault(path, set()).add(line)
         messages.append(f"{path}:{line}: {diagnostic['message']}")
-    return Report(errors, "\n".join(messages))
+        first = diagnostic["message"].splitlines()[0]
+        at.setdefault((path, line), []).append(f"{first}  [{diagnostic.get('rule', '')}]")
+    return Report(errors, "\n".join(messages), at)
 
 
 RUNTIME_COPIES = sorted(p.name for p in (ROOT / "generator/acpgen/runtime").glob("_*.py") if p.name != "__init__.py")
@@ -276,3 +296,44 @@ def test_user_program_sees_precise_types(checked: dict[str, Report], checker: st
     report = checked[checker]
     got = report.errors.get(f"user_{package}.py", set())
     assert got == marked_lines(user_program(package)), report.output
+
+
+SWAPPED = {
+    "swapped: a ToolCallId for a SessionId": {
+        "mypy": 'Argument "session_id" to "PromptRequest" has incompatible type "ToolCallId"; expected "SessionId"'
+        "  [arg-type]",
+        "pyright": 'Argument of type "ToolCallId" cannot be assigned to parameter "session_id" of type "SessionId"'
+        ' in function "__init__"  [reportArgumentType]',
+    },
+    "swapped: a SessionId for a ToolCallId": {
+        "mypy": 'Argument "tool_call_id" to "ToolCallUpdate" has incompatible type "SessionId"; expected "ToolCallId"'
+        "  [arg-type]",
+        "pyright": 'Argument of type "SessionId" cannot be assigned to parameter "tool_call_id" of type "ToolCallId"'
+        ' in function "__init__"  [reportArgumentType]',
+    },
+    "a plain str for a SessionId": {
+        "mypy": 'Argument "session_id" to "PromptRequest" has incompatible type "str"; expected "SessionId"'
+        "  [arg-type]",
+        "pyright": 'Argument of type "Literal[\'s1\']" cannot be assigned to parameter "session_id" of type'
+        ' "SessionId" in function "__init__"  [reportArgumentType]',
+    },
+}
+"""The user program's lines that pass one id for another (``# error: KEY``)
+and the one error each checker reports there."""
+
+
+@pytest.mark.parametrize("checker", ["mypy", "pyright"])
+@pytest.mark.parametrize("package", PACKAGES)
+def test_a_swapped_id_is_the_error_at_its_line(checked: dict[str, Report], checker: str, package: str) -> None:
+    """The named string types are NewTypes: a ToolCallId passed where a
+    SessionId goes (or a plain str) is an error, at that line and of that
+    kind; the same ids passed where they go are clean
+    (:func:`test_user_program_sees_precise_types`)."""
+    report = checked[checker]
+    lines = user_program(package).splitlines()
+    found = {}
+    for number, line in enumerate(lines, 1):
+        note = line.partition("  # error: ")[2]
+        if note in SWAPPED:
+            found[note] = report.messages.get((f"user_{package}.py", number))
+    assert found == {note: [errors[checker]] for note, errors in SWAPPED.items()}, report.output

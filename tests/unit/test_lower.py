@@ -130,6 +130,28 @@ def test_a_pattern_string_is_a_str_with_its_pattern():
     assert defs["Code"].target == ir.StrT(min_length=3, pattern="^[A-Z]{3}$")
 
 
+def test_a_plain_string_definition_is_a_named_string_type():
+    """A definition that is a string, constrained or not, is a type of its
+    own (printed as a NewType); a string enum, a constant, a union with a
+    string, a nullable string and an alias of another definition are not."""
+    defs = _lower(
+        {
+            "SessionId": {"type": "string", "description": "A session."},
+            "Slug": {"type": "string", "pattern": "^[a-z]+$", "minLength": 1, "format": "slug"},
+            "Role": {"type": "string", "enum": ["assistant", "user"]},
+            "Twice": {"type": "string", "enum": ["a", "a"]},
+            "Fixed": {"type": "string", "const": "x"},
+            "RequestId": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+            "MaybeName": {"type": ["string", "null"]},
+            "Again": {"$ref": "#/$defs/SessionId"},
+            "Count": {"type": "integer"},
+        }
+    )
+    named = {name for name, d in defs.items() if isinstance(d, ir.AliasDef) and d.named_string}
+    assert named == {"SessionId", "Slug"}
+    assert defs["Twice"].kind == "alias" and defs["Twice"].declined  # an enum declined: not a plain string
+
+
 def test_an_enum_keyword_definition_is_a_closed_enum():
     defs = _lower(
         {

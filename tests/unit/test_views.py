@@ -106,6 +106,7 @@ SMALL = {
     },
     "Tagged": {"anyOf": [_tagged("a", x={"type": "integer"}), _tagged("b")]},
     "Name": {"type": "string"},
+    "Slug": {"type": "string", "minLength": 1, "pattern": "^[a-z]+$"},
     "Names": {"type": "array", "items": {"type": "string"}},
     "Status": {"type": "string", "enum": ["on", "off"]},
     "Holder": {
@@ -118,6 +119,7 @@ SMALL = {
             "count": {"type": "integer", "format": "uint32", "minimum": 0},
             "small": {"type": "integer", "minimum": 1, "maximum": 10},
             "name": {"$ref": "#/$defs/Name"},
+            "slug": {"$ref": "#/$defs/Slug"},
             "names": {"$ref": "#/$defs/Names"},
             "status": {"$ref": "#/$defs/Status"},
             "either": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
@@ -170,7 +172,19 @@ def test_integer_bounds_lenient_mode_holds_to_the_format_strict_mode_to_the_sche
 
 def test_an_alias_of_a_scalar_is_decoded_in_place_and_others_by_their_decoder(small: CodecView) -> None:
     fields = _holder_fields(small)
-    assert fields["name"].decode == "(v if type(v) is str else _check_str(v))"
+    # A named string type (a NewType) is checked in place too, without a
+    # call for a valid string: compared with ``_any_str`` (``str`` typed
+    # Any) the string keeps the NewType the local is declared with, and
+    # what a check returns (an error in lenient mode, strict mode's
+    # pattern) is cast to it.
+    assert fields["name"].decode == "(v if type(v) is _any_str else _cast('Name', _check_str(v)))"
+    assert fields["name"].annotation == "Name"
+    assert fields["slug"].decode == (
+        "(_cast('Slug', _check_str(v, 1, '^[a-z]+$')) if strict"
+        " else (v if type(v) is _any_str else _cast('Slug', _check_str(v))))"
+    )
+    decoders = {d.alias.class_name: d.alias.decode for d in small.definitions if d.alias is not None}
+    assert decoders["Name"] == fields["name"].decode
     assert fields["names"].decode == "_decode_Names(v, strict)"
     assert fields["status"].decode == (
         "(_MEMBERS_Status[v] if type(v) is str and v in _MEMBERS_Status else _decode_Status(v, strict))"
@@ -250,6 +264,18 @@ def test_models_view_names_a_builtin_a_field_shadows_through_builtins() -> None:
     assert [a.name for a in view.aliases] == [
         next(d.class_name for d in package.definitions if d.name == n) for n in package.alias_order
     ]
+
+
+def test_models_view_prints_a_named_string_type_as_a_new_type() -> None:
+    package = build_ir(load_schema(ROOT / "tests/kitchen/schema.json"), "kitchen_sink")
+    view: ModelsView = build_models_view(_inputs(package, "models"))
+    aliases = {a.name: a for a in view.aliases}
+    assert view.uses_new_type
+    new_types = {name for name, a in aliases.items() if a.new_type}
+    assert {"SessionId", "ToolCallId", "Slug"} <= new_types
+    assert not new_types & {"RequestId", "Percent", "Labels", "WidgetRef", "Payload"}
+    assert (aliases["SessionId"].value, aliases["SessionId"].name_literal) == ("str", "'SessionId'")
+    assert aliases["SessionId"].doc.startswith('"""')
 
 
 def test_patch_view_without_rules_has_an_empty_table_and_says_so(tmp_path: Path) -> None:

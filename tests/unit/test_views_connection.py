@@ -105,6 +105,8 @@ def test_v1_loads_when_it_can_and_resumes_without_a_replay_otherwise():
     )
     assert "``session/load`` when the agent advertises ``loadSession``" in keeper.doc
     assert not connection("acp_v1").uses_unset
+    # It keeps a SessionId and sends it as one (the runtime holds a str).
+    assert (keeper.session_id, keeper.session_id_arg, keeper.cwd) == ("SessionId", "SessionId(self.session_id)", "str")
 
 
 @pytest.mark.parametrize("name", ["acp_v2", "acp_v2_unstable"])
@@ -119,6 +121,7 @@ def test_v2_resumes_asking_for_a_replay_from_the_start(name):
     assert keeper.unsupported == "'no session/resume' ' (capabilities.session)'"
     assert keeper.keyed_by_id == "True" and keeper.fields[0] == "'history'"
     assert built.uses_unset
+    assert (keeper.session_id, keeper.cwd) == ("SessionId", "AbsolutePath")
 
 
 # ---------------------------------------------------------------- sides

@@ -51,6 +51,12 @@ json_array: Final[type[list[Any]]] = list
 """``list``, typed so that ``type(v) is json_array`` narrows a JSON value to a
 list of JSON values."""
 
+any_str: Final[Any] = str
+"""``str``, typed ``Any``, so that ``type(v) is any_str`` does not narrow a JSON
+value to ``str``: a decoder of a named string type (a ``NewType`` over
+``str``, such as ``SessionId``) returns the string it checked that way as
+that type, with no call on the way."""
+
 
 class Unset(Enum):
     """The type of :data:`UNSET`: a field that is omitted on the wire.

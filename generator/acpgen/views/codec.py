@@ -74,12 +74,7 @@ class Expressions:
         if isinstance(t, ir.AnyT):
             return f"_any_value({v}, strict)"
         if isinstance(t, ir.StrT):
-            lenient = f"({v} if type({v}) is str else _check_str({v}))"
-            if t.pattern is not None:
-                return f"(_check_str({v}, {literal(t.min_length)}, {literal(t.pattern)}) if strict else {lenient})"
-            if t.min_length is not None:
-                return f"(_check_str({v}, {t.min_length}) if strict else {lenient})"
-            return lenient
+            return self._str(t, v)
         if isinstance(t, ir.BoolT):
             return f"({v} if type({v}) is bool else _check_bool({v}))"
         if isinstance(t, ir.IntT):
@@ -126,6 +121,26 @@ class Expressions:
             return f"_check_raw({v}, {pointer(t.pointer)}, strict)"
         raise ValueError(f"no decoding expression for {t.kind}")
 
+    def _str(self, t: ir.StrT, v: str, named: str = "") -> str:
+        """Decoding a string; with ``named``, a named string type's
+        annotation, as a value of that type. Its check then compares with
+        ``_any_str`` (``str`` typed Any, so the string keeps the type the
+        local or the return is declared with) and the checks that return
+        cast what they return: the cost is on the error path and in strict
+        mode only, never a call for a valid string in lenient mode."""
+        if named:
+            same, typed = "_any_str", f"_cast({literal(named)}, {{}})"
+        else:
+            same, typed = "str", "{}"
+        lenient = f"({v} if type({v}) is {same} else {typed.format(f'_check_str({v})')})"
+        if t.pattern is not None:
+            check = typed.format(f"_check_str({v}, {literal(t.min_length)}, {literal(t.pattern)})")
+            return f"({check} if strict else {lenient})"
+        if t.min_length is not None:
+            check = typed.format(f"_check_str({v}, {t.min_length})")
+            return f"({check} if strict else {lenient})"
+        return lenient
+
     def _int(self, t: ir.IntT, v: str) -> str:
         low, high = t.lenient_min, t.lenient_max
         bounds = ""
@@ -141,6 +156,8 @@ class Expressions:
 
     def _ref(self, t: ir.RefT, v: str, dispatch: bool) -> str:
         d = self.defs[t.name]
+        if isinstance(d, ir.AliasDef) and isinstance(d.target, ir.StrT) and d.named_string:
+            return self._str(d.target, v, self.annotation(t))
         if isinstance(d, ir.AliasDef) and d.target.kind in INLINE_KINDS:
             return self.decode(d.target, v)
         if isinstance(d, ir.EnumDef):
@@ -640,7 +657,9 @@ class _Builder:
         if isinstance(d, ir.EnumDef):
             return DefinitionCodec(enum=self.enum(d))
         if isinstance(d, ir.AliasDef):
-            return DefinitionCodec(alias=AliasCodec(d.class_name, self.ref(d.class_name), self.x.decode(d.target, "v")))
+            # A named string type is decoded as a value of its own type.
+            target = ir.RefT(d.name) if d.named_string else d.target
+            return DefinitionCodec(alias=AliasCodec(d.class_name, self.ref(d.class_name), self.x.decode(target, "v")))
         return DefinitionCodec(union=self.union(d))
 
     def state(self, u: ir.Upsert) -> StateEncoder:

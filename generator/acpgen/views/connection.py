@@ -80,6 +80,14 @@ class Keeper:
     initialized: str
     """The ``initialize`` result class."""
     mcp_server: str
+    session_id: str
+    """The annotation of the session id it keeps (the resuming requests'
+    ``session_id``: ``SessionId``)."""
+    session_id_arg: str
+    """The session id as those requests take it: the runtime's ``str``
+    made a value of a named string type by calling it."""
+    cwd: str
+    """The annotation of the ``cwd`` sent with them."""
     response: str
     """The annotation of the answer to the request that resumes."""
     capabilities: str
@@ -280,6 +288,17 @@ def _keeper(inputs: ViewInputs) -> Keeper | None:
         )
     initialize = agent_calls[INITIALIZE]
     answers = [c.result_class for c in (load, resume) if c is not None]
+    params = inputs.defs[(load or resume or initialize).params]
+    assert isinstance(params, ir.ObjectDef)
+    sent = {f.name: f.type for f in params.fields}
+    annotate = text.Annotations(inputs.defs, inputs.names.annotation_ref, inputs.names.builtin)
+    session_id = sent["session_id"]
+    # The runtime keeps the id as a str: a named string type is made of it by a call.
+    session_id_arg = "self.session_id"
+    if isinstance(session_id, ir.RefT):
+        target = inputs.defs[session_id.name]
+        if isinstance(target, ir.AliasDef) and target.named_string:
+            session_id_arg = f"{ref(target.class_name)}(self.session_id)"
     return Keeper(
         doc=_keeper_doc(r),
         init_doc=KEEPER_INIT_DOC,
@@ -291,6 +310,9 @@ def _keeper(inputs: ViewInputs) -> Keeper | None:
         initialize=ref(initialize.params_class),
         initialized=ref(initialize.result_class),
         mcp_server=ref(r.mcp_server),
+        session_id=annotate(session_id),
+        session_id_arg=session_id_arg,
+        cwd=annotate(sent["cwd"]),
         response=" | ".join(ref(a) for a in answers),
         capabilities=r.capabilities,
         flags=tuple(flags),

@@ -11,7 +11,7 @@ from .source import Namer, doc, field_line, header, init_signature, literal, val
 
 SUMMARY = (
     "The types of the schema: a dataclass per object, an enum per set of constants, a class per union variant,"
-    " and type aliases for the rest.\n\n"
+    " a NewType per named string type (call it on a str to make one), and type aliases for the rest.\n\n"
     "An optional field is UNSET when it is omitted on the wire and None when it is JSON null."
 )
 
@@ -73,6 +73,10 @@ class AliasView:
     name: str
     value: str
     doc: str
+    new_type: bool
+    """A named string type: ``NAME = NewType("NAME", value)``, not an alias."""
+    name_literal: str
+    """The name as a string literal (``NewType``'s first argument)."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,8 @@ class ModelsView:
     """``Literal`` is imported."""
     has_states: bool
     """``State`` is imported."""
+    uses_new_type: bool
+    """``NewType`` is imported."""
     exports: tuple[str, ...]
     """``__all__`` as string literals."""
     enums: tuple[EnumView, ...]
@@ -113,6 +119,7 @@ def build_models_view(inputs: ViewInputs) -> ModelsView:
         header=header(package, inputs.generator_version, SUMMARY),
         uses_const=package.uses_const,
         has_states=bool(package.upserts),
+        uses_new_type=any(a.new_type for a in aliases),
         exports=tuple(literal(n) for n in inputs.exports["models"]),
         enums=enums,
         classes=tuple(classes),
@@ -212,4 +219,5 @@ def _alias(d: ir.Definition, alias_value: text.Annotations) -> AliasView:
     else:
         assert isinstance(d, ir.AliasDef)
         target = alias_value(d.target)
-    return AliasView(d.class_name, target, doc(d.description or d.name))
+    new_type = isinstance(d, ir.AliasDef) and d.named_string
+    return AliasView(d.class_name, target, doc(d.description or d.name), new_type, literal(d.class_name))

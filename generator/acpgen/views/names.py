@@ -92,6 +92,7 @@ CODEC_HELPERS = tuple(
         "UNSET",
         "Unset",
         "ValidationError",
+        "any_str",
         "any_value",
         "check_bool",
         "check_const",

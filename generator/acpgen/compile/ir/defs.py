@@ -155,6 +155,12 @@ class AliasDef(_Named):
     declined: tuple[str, ...] = ()
     """Why the definition is not an enum, a union or a class, when it has
     the keywords of one (empty for a plain alias such as ``str``)."""
+    named_string: bool = False
+    """A named string type: the target is a string (a ``pattern``, ``format``
+    or length still counts) and the definition has no ``enum``, ``const``
+    or combinator that was declined. Its values are a type of their own
+    (``SessionId`` is not a ``ToolCallId``), though they are plain strings
+    on the wire and in memory."""
 
     kind: ClassVar[Literal["alias"]] = "alias"
 

@@ -100,12 +100,14 @@ class _Lowerer(UnionLowering):
                     undeclared_required=tuple(k for k in node.get("required", ()) if k not in declared),
                 )
             declined.append(f"not a class: {refused.reason}")
+        target = self.type_of(node, parts)
         return ir.AliasDef(
             name=name,
-            target=self.type_of(node, parts),
+            target=target,
             description=description,
             method=method,
             declined=tuple(declined),
+            named_string=isinstance(target, ir.StrT) and not declined,
         )
 
     def enum(
