@@ -143,6 +143,7 @@ ROUND_TRIPS: list[tuple[str, Any]] = [
     ("Percent", 100),
     ("Ratio", 1),
     ("Slug", "a1"),
+    ("ThreadId", "t1"),
     ("RawSettings", {"mode": "fast"}),
     ("ProtocolVersion", 2),
     (
@@ -263,6 +264,7 @@ LENIENT_ONLY: list[tuple[str, Any, Any]] = [
     ("Widget", {"id": "w", "name": "n", "tags": ["BAD"]}, {"id": "w", "name": "n", "tags": ["BAD"]}),
     ("Widget", {"id": "w", "name": "n", "aliases": []}, {"id": "w", "name": "n", "aliases": []}),
     ("Notice", {"title": ""}, {"title": ""}),
+    ("Slug", "BAD", "BAD"),
     # a _meta that is not an object is dropped (default-on-error)
     (
         "ContentChunk",
@@ -357,6 +359,8 @@ INVALID: list[tuple[str, Any]] = [
     ("Options", {"nothing": 1}),
     ("Labels", {"a": 1}),
     ("MoodResponse", "meh"),
+    ("Slug", 5),
+    ("ThreadId", None),
     ("Listing", {"pin": "p"}),  # required, though an invalid value would be salvaged
     # required, default-on-error, not a list, no schema default: nothing to fall back to
     ("Listing", {"entries": [], "pin": 5}),
@@ -368,6 +372,21 @@ INVALID: list[tuple[str, Any]] = [
 def test_invalid(ks: ModuleType, name: str, wire: Any, strict: bool) -> None:
     with pytest.raises(ks.ValidationError):
         ks.decode(name, wire, strict=strict)
+
+
+def test_named_string_types_are_new_types_over_str(ks: ModuleType) -> None:
+    """A definition that is a plain string, constrained or not, is a NewType
+    over ``str``; an alias of one is that type; nothing else is a NewType.
+    At run time the values are the plain strings."""
+    named = {n for n in ks.__all__ if isinstance(getattr(ks, n), typing.NewType)}
+    assert named == {"SessionId", "MessageId", "ToolCallId", "TerminalId", "Slug", "ThreadId"}
+    assert ks.ThreadId is ks.SessionId  # an alias: the same type under another name
+    assert all(getattr(ks, n).__supertype__ is str for n in named)
+    assert ks.Slug("a1") == "a1" and type(ks.Slug("a1")) is str
+    widget = ks.decode("Widget", {"id": "w", "name": "n", "tags": ["a1"]})
+    assert type(widget.id) is str and type(widget.tags[0]) is str
+    wire = {"id": "w", "name": "n", "size": 10, "color": "red", "enabled": False}
+    assert ks.encode(ks.Widget(id="w", name="n")) == wire  # a constructor takes a plain str
 
 
 def test_decoded_types(ks: ModuleType) -> None:

@@ -36,6 +36,13 @@ def test_validation_error_path_and_pickle():
     assert (clone.path, clone.message) == (error.path, error.message)
 
 
+def test_any_str_is_str_for_the_type_test():
+    """The codec's decoders of named string types test ``type(v) is any_str``:
+    at run time that is the test for a string, exactly."""
+    assert rt.any_str is str
+    assert [type(v) is rt.any_str for v in ("s", 1, None, b"s")] == [True, False, False, False]
+
+
 def test_scalar_checks():
     assert rt.check_int(3.0) == 3 and type(rt.check_int(3.0)) is int
     with pytest.raises(rt.ValidationError, match="expected an integer"):
