@@ -702,6 +702,7 @@ __all__ = [
     "session_from_json",
     "session_to_json",
     "Agent",
+    "CANCELLATION",
     "CANCEL_REQUEST",
     "CODEC",
     "Client",

@@ -114,6 +114,7 @@ from .models import (
     WriteTextFileRequest,
     WriteTextFileResponse,
 )
+from .protocol import CANCELLATION as _CANCELLATION
 from .protocol import CODEC as _CODEC
 from .protocol import REQUIRES as _REQUIRES
 from .protocol import Agent as _Agent
@@ -172,6 +173,7 @@ class AgentSideConnection(Connection[_A]):
     interface = _Agent
     protocol_version = _PROTOCOL_VERSION
     requires = _REQUIRES
+    cancellation = _CANCELLATION
 
     async def write_text_file(
         self, params: WriteTextFileRequest
@@ -268,6 +270,7 @@ class ClientSideConnection(Connection[_C]):
     interface = _Client
     protocol_version = _PROTOCOL_VERSION
     requires = _REQUIRES
+    cancellation = _CANCELLATION
     session_class = _Session
     session_sources = _SESSION_SOURCES
 

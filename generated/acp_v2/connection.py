@@ -79,6 +79,7 @@ from .models import (
     StartReplayFrom,
     UpdateSessionNotification,
 )
+from .protocol import CANCELLATION as _CANCELLATION
 from .protocol import CODEC as _CODEC
 from .protocol import REQUIRES as _REQUIRES
 from .protocol import Agent as _Agent
@@ -137,6 +138,7 @@ class AgentSideConnection(Connection[_A]):
     interface = _Agent
     protocol_version = _PROTOCOL_VERSION
     requires = _REQUIRES
+    cancellation = _CANCELLATION
 
     async def request_permission(
         self, params: RequestPermissionRequest
@@ -177,6 +179,7 @@ class ClientSideConnection(Connection[_C]):
     interface = _Client
     protocol_version = _PROTOCOL_VERSION
     requires = _REQUIRES
+    cancellation = _CANCELLATION
     session_class = _Session
     session_sources = _SESSION_SOURCES
 

@@ -205,8 +205,16 @@ def test_cancel_request_from_the_client_cancels_the_agent_handler():
         while "p1" not in agent._answering:
             await asyncio.sleep(0.01)
         answer = await exchange(peer, {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": "p1"}})
-        assert answer == {"jsonrpc": "2.0", "id": "p1", "error": {"code": -32800, "message": "Request cancelled"}}
+        # A cancelled prompt ends its turn "cancelled" (CANCELLATION); a
+        # request without such an answer is answered -32800.
+        assert answer == {"jsonrpc": "2.0", "id": "p1", "result": {"stopReason": "cancelled"}}
         assert agent.handler.cancelled == ["s1"]
+        request = {"jsonrpc": "2.0", "id": "n1", "method": "session/new", "params": {"cwd": "/", "mcpServers": []}}
+        writer.write((json.dumps(request) + "\n").encode())
+        while "n1" not in agent._answering:
+            await asyncio.sleep(0.01)
+        answer = await exchange(peer, {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": "n1"}})
+        assert answer == {"jsonrpc": "2.0", "id": "n1", "error": {"code": -32800, "message": "Request cancelled"}}
         await agent.close()
 
     run(main())
@@ -743,3 +751,154 @@ def test_the_echo_agent_example_over_stdio_gives_40_sessions_40_ids():
             return [(await conn.new_session(new_session("/"))).session_id for _ in range(40)]
 
     assert len(set(asyncio.run(asyncio.wait_for(main(), HANG)))) == 40
+
+
+# ---------------------------------------------------------------- cancellation by default
+
+
+class PlainAgent(acp.Agent):
+    """Prompts that wait forever, with no cancellation code of their own."""
+
+    def __init__(self, conn):
+        self.conn = conn
+        self.started: dict[str, asyncio.Event] = {}
+
+    async def prompt(self, params):
+        self.started.setdefault(params.session_id, asyncio.Event()).set()
+        await asyncio.Event().wait()
+        return acp.PromptResponse(stop_reason=acp.StopReason.END_TURN)
+
+    async def cancel(self, params):
+        # The handler of session/cancel still runs, after the prompt's task
+        # has been cancelled.
+        self.cancel_seen = params.session_id
+
+
+def _prompt(session_id: str):
+    return acp.PromptRequest(session_id=session_id, prompt=[acp.TextContentBlock(text="hi")])
+
+
+async def _started(agent, session_id: str) -> None:
+    while session_id not in agent.handler.started:
+        await asyncio.sleep(0.01)
+
+
+def test_a_session_cancel_ends_that_sessions_prompt_cancelled_with_no_cancellation_code_in_the_handler():
+    async def main():
+        agent, client = await connect(PlainAgent, Client)
+        one = asyncio.create_task(client.prompt(_prompt("s1")))
+        two = asyncio.create_task(client.prompt(_prompt("s2")))
+        await _started(agent, "s1")
+        await _started(agent, "s2")
+        await client.cancel(acp.CancelNotification(session_id="s1"))
+        assert (await one).stop_reason is acp.StopReason.CANCELLED
+        assert agent.handler.cancel_seen == "s1"
+        assert not two.done()  # another session's turn goes on
+        await client.cancel(acp.CancelNotification(session_id="s2"))
+        assert (await two).stop_reason is acp.StopReason.CANCELLED
+        await client.close()
+        await agent.close()
+
+    run(main())
+
+
+def test_cancel_session_work_false_leaves_the_prompt_to_its_handler():
+    async def main():
+        (agent_reader, agent_writer), (client_reader, client_writer) = await streams()
+        agent = acp.AgentSideConnection(
+            PlainAgent, agent_reader, agent_writer, require_initialize=False, cancel_session_work=False
+        )
+        client = acp.ClientSideConnection(Client, client_reader, client_writer)
+        agent.start()
+        client.start()
+        prompt = asyncio.create_task(client.prompt(_prompt("s1")))
+        await _started(agent, "s1")
+        await client.cancel(acp.CancelNotification(session_id="s1"))
+        while not hasattr(agent.handler, "cancel_seen"):
+            await asyncio.sleep(0.01)
+        assert not prompt.done() and agent._answering  # still running
+        await client.close()
+        await agent.close()
+        with pytest.raises(ConnectionError):
+            await prompt
+
+    run(main())
+
+
+def test_a_prompt_waiting_for_a_handler_slot_is_answered_cancelled_without_running():
+    async def main():
+        (agent_reader, agent_writer), (client_reader, client_writer) = await streams()
+        agent = acp.AgentSideConnection(PlainAgent, agent_reader, agent_writer, require_initialize=False, max_running=1)
+        client = acp.ClientSideConnection(Client, client_reader, client_writer)
+        agent.start()
+        client.start()
+        first = asyncio.create_task(client.prompt(_prompt("s1")))
+        await _started(agent, "s1")
+        second = asyncio.create_task(client.prompt(_prompt("s2")))
+        while not agent._waiting:
+            await asyncio.sleep(0.01)
+        await client.cancel(acp.CancelNotification(session_id="s2"))
+        assert (await second).stop_reason is acp.StopReason.CANCELLED
+        assert "s2" not in agent.handler.started  # its handler never ran
+        assert not first.done()
+        await client.close()
+        await agent.close()
+
+    run(main())
+
+
+class AskingAgent(acp.Agent):
+    def __init__(self, conn):
+        self.conn = conn
+
+
+class WaitingClient(acp.Client):
+    """Permission requests that wait for a user who never answers."""
+
+    def __init__(self, conn):
+        self.conn = conn
+        self.asked: list[str] = []
+
+    async def request_permission(self, params):
+        self.asked.append(params.session_id)
+        await asyncio.Event().wait()
+
+
+def _permission(session_id: str):
+    options = [acp.PermissionOption(option_id="ok", name="Allow", kind=acp.PermissionOptionKind.ALLOW_ONCE)]
+    return acp.RequestPermissionRequest(
+        session_id=session_id, tool_call=acp.ToolCallUpdate(tool_call_id="t1"), options=options
+    )
+
+
+def test_sending_session_cancel_answers_that_sessions_pending_permission_requests_cancelled():
+    async def main():
+        agent, client = await connect(AskingAgent, WaitingClient)
+        one = asyncio.create_task(agent.request_permission(_permission("s1")))
+        also_one = asyncio.create_task(agent.request_permission(_permission("s1")))
+        two = asyncio.create_task(agent.request_permission(_permission("s2")))
+        while len(client.handler.asked) < 3:
+            await asyncio.sleep(0.01)
+        await client.cancel(acp.CancelNotification(session_id="s1"))
+        for task in (one, also_one):
+            assert isinstance((await task).outcome, acp.CancelledRequestPermissionOutcome)
+        assert not two.done()
+        await client.close()
+        await agent.close()
+
+    run(main())
+
+
+def test_a_permission_request_cancelled_by_cancel_request_is_answered_with_the_cancelled_outcome():
+    async def main():
+        agent, client = await connect(AskingAgent, WaitingClient)
+        asking = asyncio.create_task(agent.request_permission(_permission("s1")))
+        while not client.handler.asked:
+            await asyncio.sleep(0.01)
+        id = next(iter(agent._pending))
+        await agent.notify("$/cancel_request", {"requestId": id})
+        assert isinstance((await asking).outcome, acp.CancelledRequestPermissionOutcome)
+        await client.close()
+        await agent.close()
+
+    run(main())
