@@ -147,6 +147,12 @@ from ._jsonrpc import (
     load_message,
     printable,
 )
+from ._permissions import (
+    PERMISSION,
+    PermissionDecision,
+    PermissionPolicy,
+    decision_of,
+)
 from ._runtime import UNSET, ValidationError
 from ._transport import (
     DEFAULT_CLOSE_GRACE,
@@ -257,6 +263,7 @@ class ConnectionOptions(TypedDict, total=False):
     fold_sessions: bool
     require_initialize: bool
     cancel_session_work: bool
+    permission_policy: PermissionPolicy
     siblings: Mapping[int, str]
 
 
@@ -333,6 +340,7 @@ class Connection(Generic[H]):
         fold_sessions: bool = True,
         require_initialize: bool = True,
         cancel_session_work: bool = True,
+        permission_policy: PermissionPolicy | None = None,
         siblings: Mapping[int, str] | None = None,
     ) -> None:
         if isinstance(reader, asyncio.StreamReader):
@@ -403,6 +411,12 @@ class Connection(Generic[H]):
         )
         """What cancels a session's work, when this end does it."""
         self._session_work: dict[str, dict[asyncio.Task[None], RequestId]] = {}
+        self.permission_policy = (
+            PermissionPolicy() if permission_policy is None else permission_policy
+        )
+        """How a client's end answers ``session/request_permission`` when its
+        handler has no ``request_permission`` of its own (see
+        ``_permissions``): by default it denies."""
         """Session -> the running handlers (and their request ids) of the
         requests a ``session/cancel`` of that session cancels."""
         self._background: set[asyncio.Task[None]] = set()
@@ -1252,6 +1266,8 @@ class Connection(Generic[H]):
         call = self._call_of(message.method, "request")
         if call is not None:
             handler = getattr(self.handler, call, None)
+            if message.method == PERMISSION and self.side == "client":
+                return await self._answer_permission(message.params, call, handler)
             if handler is not None:
                 return await handler(message.params)
         elif message.method.startswith("_"):
@@ -1259,6 +1275,69 @@ class Connection(Generic[H]):
             if handler is not None:
                 return await handler(message.method, message.params)
         raise RequestError.method_not_found(message.method)
+
+    @property
+    def permission_decisions(self) -> dict[str, list[PermissionDecision]]:
+        """Session -> how each ``session/request_permission`` of that session
+        was answered, in order (the sessions a client's end folds; see
+        ``_permissions``)."""
+        return self._folds.permissions if self._folds is not None else {}
+
+    async def _answer_permission(
+        self, params: Any, call: str, handler: Callable[[Any], Awaitable[Any]] | None
+    ) -> Any:
+        """Answer a permission request: the handler's own ``request_permission``
+        if it has one, else :attr:`permission_policy`; the decision is
+        recorded in the session's fold either way."""
+        wire = self._wire_params(PERMISSION, params)
+        wire = cast("dict[str, Any]", wire) if isinstance(wire, dict) else {}
+        folds = self._folds
+        session = wire.get("sessionId")
+        default = getattr(self.interface, call, None)
+        if handler is None or getattr(handler, "__func__", None) is default:
+            decision = await self.permission_policy.decide(
+                params, wire, self._known_tool
+            )
+            if folds is not None and isinstance(session, str):
+                folds.decided(session, decision)
+            return decision.result()
+        try:
+            result = await handler(params)
+        except asyncio.CancelledError:
+            if folds is not None and isinstance(session, str):
+                folds.decided(session, decision_of(wire, {}, "cancelled"))
+            raise
+        if folds is not None and isinstance(session, str):
+            answer = self.codec.encode_message(Response(0, result)).get("result")
+            answer = cast("dict[str, Any]", answer) if isinstance(answer, dict) else {}
+            folds.decided(session, decision_of(wire, answer, "answered by the handler"))
+        return result
+
+    def _known_tool(
+        self, session_id: str, tool_call_id: str
+    ) -> tuple[str | None, tuple[str, ...]]:
+        """The kind and paths of a tool call as the session fold knows them."""
+        state = (
+            self._folds.tool_call(session_id, tool_call_id)
+            if self._folds is not None
+            else None
+        )
+        kind: object = getattr(state, "kind", None)
+        kind = getattr(kind, "value", kind)
+        locations: object = getattr(state, "locations", None)
+        paths = tuple(
+            path
+            for path in (
+                getattr(place, "path", None)
+                for place in (
+                    cast("list[object]", locations)
+                    if isinstance(locations, list)
+                    else []
+                )
+            )
+            if isinstance(path, str)
+        )
+        return (kind if isinstance(kind, str) else None), paths
 
     async def _until_initialized(self, message: Request[Any]) -> None:
         """Before ``initialize`` has been answered: ``initialize`` goes on; a

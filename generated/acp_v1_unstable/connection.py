@@ -20,6 +20,8 @@ from ._capabilities import CapabilityError as CapabilityError
 from ._connection import Connection as Connection
 from ._connection import ConnectionOptions as ConnectionOptions
 from ._connection import HandlerError as HandlerError
+from ._permissions import PermissionDecision as PermissionDecision
+from ._permissions import PermissionPolicy as PermissionPolicy
 from ._resume import ResumeUnsupported as ResumeUnsupported
 from ._sides import bearer_token as bearer_token
 from ._sides import serve_versions as serve_versions
@@ -140,6 +142,8 @@ __all__ = [
     "ConnectionOptions",
     "HandlerError",
     "MessageTooLarge",
+    "PermissionDecision",
+    "PermissionPolicy",
     "ResumeUnsupported",
     "SessionKeeper",
     "StreamTransport",

@@ -902,3 +902,130 @@ def test_a_permission_request_cancelled_by_cancel_request_is_answered_with_the_c
         await agent.close()
 
     run(main())
+
+
+# ---------------------------------------------------------------- permission policy
+
+
+class ToolAgent(acp.Agent):
+    """Announces a tool call (kind and path), then asks permission for it by
+    id alone, and ends the turn with the option chosen as its message."""
+
+    def __init__(self, conn):
+        self.conn = conn
+        self.outcomes: list[object] = []
+
+    async def new_session(self, params):
+        return acp.NewSessionResponse(session_id=f"s{len(self.outcomes)}")
+
+    async def prompt(self, params):
+        sid = params.session_id
+        kind = acp.ToolKind(params.prompt[0].text)
+        location = acp.ToolCallLocation(path="/work/notes.txt")
+        call = acp.ToolCallSessionUpdate(tool_call_id="t1", title="Tool", kind=kind, locations=[location])
+        await self.conn.session_update(acp.SessionNotification(session_id=sid, update=call))
+        options = [
+            acp.PermissionOption(option_id="always", name="Always", kind=acp.PermissionOptionKind.ALLOW_ALWAYS),
+            acp.PermissionOption(option_id="once", name="Once", kind=acp.PermissionOptionKind.ALLOW_ONCE),
+            acp.PermissionOption(option_id="no", name="No", kind=acp.PermissionOptionKind.REJECT_ONCE),
+        ]
+        answer = await self.conn.request_permission(
+            acp.RequestPermissionRequest(
+                session_id=sid, tool_call=acp.ToolCallUpdate(tool_call_id="t1"), options=options
+            )
+        )
+        self.outcomes.append(answer.outcome)
+        return acp.PromptResponse(stop_reason=acp.StopReason.END_TURN)
+
+
+class SilentClient(acp.Client):
+    """No request_permission of its own."""
+
+    def __init__(self, conn):
+        self.conn = conn
+
+    async def session_update(self, params):
+        pass
+
+
+async def _turn(client, kind: str) -> str:
+    session = await client.new_session(new_session("/work"))
+    await client.prompt(acp.PromptRequest(session_id=session.session_id, prompt=[acp.TextContentBlock(text=kind)]))
+    return session.session_id
+
+
+def test_a_client_without_a_permission_handler_denies_by_default_and_records_it():
+    async def main():
+        agent, client = await connect(ToolAgent, SilentClient)
+        sid = await _turn(client, "read")
+        assert agent.handler.outcomes == [acp.SelectedRequestPermissionOutcome(option_id="no")]
+        [decision] = client.permission_decisions[sid]
+        assert (decision.tool_call_id, decision.kind, decision.paths) == ("t1", "read", ("/work/notes.txt",))
+        assert decision.option_id == "no" and not decision.allowed
+        await client.close()
+        await agent.close()
+
+    run(main())
+
+
+def test_the_policy_decides_by_the_kind_and_path_the_fold_knows():
+    async def main():
+        (agent_reader, agent_writer), (client_reader, client_writer) = await streams()
+        agent = acp.AgentSideConnection(ToolAgent, agent_reader, agent_writer, require_initialize=False)
+        policy = acp.PermissionPolicy(allow={acp.ToolKind.READ}, reject_paths=["*/secrets/*"])
+        client = acp.ClientSideConnection(SilentClient, client_reader, client_writer, permission_policy=policy)
+        agent.start()
+        client.start()
+        read = await _turn(client, "read")
+        edit = await _turn(client, "edit")
+        assert agent.handler.outcomes == [
+            acp.SelectedRequestPermissionOutcome(option_id="once"),  # allow_once, not the first option
+            acp.SelectedRequestPermissionOutcome(option_id="no"),
+        ]
+        assert client.permission_decisions[read][0].reason == "tool kind 'read' is allowed"
+        assert client.permission_decisions[edit][0].allowed is False
+        await client.close()
+        await agent.close()
+
+    run(main())
+
+
+def test_a_handlers_own_answer_is_recorded_too():
+    class Approving(SilentClient):
+        async def request_permission(self, params):
+            return acp.RequestPermissionResponse(outcome=acp.SelectedRequestPermissionOutcome(option_id="always"))
+
+    async def main():
+        agent, client = await connect(ToolAgent, Approving)
+        sid = await _turn(client, "edit")
+        [decision] = client.permission_decisions[sid]
+        assert (decision.option_id, decision.option_kind, decision.reason) == (
+            "always",
+            "allow_always",
+            "answered by the handler",
+        )
+        await client.close()
+        await agent.close()
+
+    run(main())
+
+
+def test_a_permission_request_cancelled_by_session_cancel_is_recorded_cancelled():
+    class NewSessions(AskingAgent):
+        async def new_session(self, params):
+            return acp.NewSessionResponse(session_id="c1")
+
+    async def main():
+        agent, client = await connect(NewSessions, WaitingClient)
+        sid = (await client.new_session(new_session("/c"))).session_id  # a session the fold knows
+        asking = asyncio.create_task(agent.request_permission(_permission(sid)))
+        while not client.handler.asked:
+            await asyncio.sleep(0.01)
+        await client.cancel(acp.CancelNotification(session_id=sid))
+        await asking
+        [decision] = client.permission_decisions[sid]
+        assert (decision.outcome, decision.reason) == ("cancelled", "cancelled")
+        await client.close()
+        await agent.close()
+
+    run(main())

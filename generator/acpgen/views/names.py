@@ -182,6 +182,8 @@ CONNECTION_FROM_RUNTIME = (
     ("_connection", "ConnectionOptions"),
     ("_connection", "HandlerError"),
     ("_transport", "MessageTooLarge"),
+    ("_permissions", "PermissionDecision"),
+    ("_permissions", "PermissionPolicy"),
     ("_resume", "ResumeUnsupported"),
     ("_sides", "bearer_token"),
     ("_sides", "serve_versions"),
