@@ -42,6 +42,7 @@ from .defs import (
 from .methods import (
     Call,
     CallKind,
+    Cancellation,
     Gate,
     GateSource,
     Mark,
@@ -110,6 +111,7 @@ __all__ = [
     "BoolT",
     "Call",
     "CallKind",
+    "Cancellation",
     "Capability",
     "CapabilityKind",
     "Chunk",

@@ -15,7 +15,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .. import ir
-from . import analysis, capabilities, defaults, gates, methods, naming, resumption, ruleselect, session, upserts
+from . import (
+    analysis,
+    cancellation,
+    capabilities,
+    defaults,
+    gates,
+    methods,
+    naming,
+    resumption,
+    ruleselect,
+    session,
+    upserts,
+)
 from .options import Options
 
 __all__ = ["PASSES", "Options", "Pass", "run_passes"]
@@ -39,6 +51,8 @@ PASSES: tuple[Pass, ...] = (
     # The JSON-RPC method table, then the capability each method needs.
     Pass("methods", methods.run),
     Pass("gates", gates.run),
+    # What a session's cancel does to the requests being handled.
+    Pass("cancellation", cancellation.run),
     # The patch rule set (told from the schema's facts, or the one asked
     # for), then its upserts and chunks, then the session fold built on them.
     Pass("ruleselect", ruleselect.run),

@@ -1,8 +1,8 @@
 """The rules files (``rules/*.toml``), read one way for every pass that has
 rules: the patch rules (:mod:`.upserts`, and the set names :mod:`.ruleselect`
 checks), the session fold (:mod:`.session`), the method handlers
-(:mod:`.methods`), the capability gates (:mod:`.gates`) and the places of
-resumption (:mod:`.resumption`).
+(:mod:`.methods`), the capability gates (:mod:`.gates`), the places of
+resumption (:mod:`.resumption`) and cancellation (:mod:`.cancellation`).
 
 A file that is missing, unreadable or not TOML is an error naming it; what a
 file must contain is its pass's to check. A rule set may ``extends`` another
@@ -23,13 +23,24 @@ else:  # pragma: no cover
 from ...errors import AcpgenError
 from ...jsontypes import TomlTable
 
-__all__ = ["CAPABILITIES", "METHODS", "PATCH", "RESUMPTION", "SESSION", "builtin_file", "extends_chain", "read_rules"]
+__all__ = [
+    "CANCELLATION",
+    "CAPABILITIES",
+    "METHODS",
+    "PATCH",
+    "RESUMPTION",
+    "SESSION",
+    "builtin_file",
+    "extends_chain",
+    "read_rules",
+]
 
 PATCH = "patch.toml"
 SESSION = "session.toml"
 METHODS = "methods.toml"
 CAPABILITIES = "capabilities.toml"
 RESUMPTION = "resumption.toml"
+CANCELLATION = "cancellation.toml"
 
 
 def builtin_file(name: str) -> Path:
