@@ -138,3 +138,53 @@ def test_the_python_sdk_client_answers_the_permission_request_before_the_tool_ca
     assert isinstance(outcome, RequestError), f"the SDK client answered in order this time: {outcome}"
     assert outcome.code == -32603 and "read-1" in str(outcome.data), outcome.data
     assert messages == [], "the agent reported an outcome of a failed permission request"
+
+
+class StoppingClient:
+    """The user presses Stop while the permission dialog is open: the
+    handler waits for an answer that never comes, and the client sends
+    ``session/cancel``; it writes no code to answer the pending request."""
+
+    def __init__(self, conn) -> None:
+        self.conn = conn
+        self.asked = asyncio.Event()
+        self.messages: list[str] = []
+
+    async def session_update(self, params) -> None:
+        update = params.update
+        if isinstance(update, acp.AgentMessageChunkSessionUpdate):
+            self.messages.append(update.content.text)
+
+    async def request_permission(self, params):
+        self.asked.set()
+        await asyncio.Event().wait()  # the user never answers
+
+
+async def stop_while_asked(agent: list[str]) -> tuple[StoppingClient, object, list]:
+    clients: list[StoppingClient] = []
+
+    def make(conn):
+        clients.append(StoppingClient(conn))
+        return clients[-1]
+
+    async with acp.spawn_agent(make, *agent, validate_outgoing=True) as conn:
+        await conn.initialize(acp.InitializeRequest(protocol_version=1))
+        session = await conn.new_session(acp.NewSessionRequest(cwd="/", mcp_servers=[]))
+        request = acp.PromptRequest(session_id=session.session_id, prompt=[acp.TextContentBlock(text="read it")])
+        prompt = asyncio.create_task(conn.prompt(request))
+        await clients[0].asked.wait()
+        await conn.cancel(acp.CancelNotification(session_id=session.session_id))
+        response = await prompt
+        decisions = conn.permission_decisions[session.session_id]
+    return clients[0], response, decisions
+
+
+@AGENTS
+def test_session_cancel_answers_the_sdk_agents_pending_permission_request_cancelled(agent):
+    """ACP: a client that sends session/cancel "MUST respond to all pending
+    session/request_permission requests with [the] cancelled outcome". The
+    SDK agents report the outcome they got as their message: ``cancelled``."""
+    client, response, decisions = asyncio.run(asyncio.wait_for(stop_while_asked(agent()), TIMEOUT))
+    assert client.messages == ["cancelled"], client.messages
+    assert response.stop_reason is acp.StopReason.END_TURN  # these agents ignore session/cancel itself
+    assert [(d.tool_call_id, d.outcome) for d in decisions] == [("read-1", "cancelled")]
