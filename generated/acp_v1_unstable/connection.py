@@ -93,6 +93,7 @@ from .models import (
     RequestPermissionResponse,
     ResumeSessionRequest,
     ResumeSessionResponse,
+    SessionId,
     SessionNotification,
     SessionResumeCapabilities,
     SessionStatusRequest,
@@ -118,6 +119,7 @@ from .protocol import CODEC as _CODEC
 from .protocol import REQUIRES as _REQUIRES
 from .protocol import Agent as _Agent
 from .protocol import Client as _Client
+from .senders import SessionSender as _SessionSender
 from .session import PROTOCOL_VERSION as _PROTOCOL_VERSION
 from .session import SESSION_SOURCES as _SESSION_SOURCES
 from .session import Session as _Session
@@ -172,6 +174,11 @@ class AgentSideConnection(Connection[_A]):
     interface = _Agent
     protocol_version = _PROTOCOL_VERSION
     requires = _REQUIRES
+
+    def session(self, session_id: SessionId) -> _SessionSender:
+        """The sender of session ``session_id``'s updates: ``await
+        conn.session(session_id).message("hi")`` (see ``senders.SessionSender``)."""
+        return _SessionSender(self, session_id)
 
     async def write_text_file(
         self, params: WriteTextFileRequest

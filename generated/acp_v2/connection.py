@@ -74,6 +74,7 @@ from .models import (
     RequestPermissionResponse,
     ResumeSessionRequest,
     ResumeSessionResponse,
+    SessionId,
     SetSessionConfigOptionRequest,
     SetSessionConfigOptionResponse,
     StartReplayFrom,
@@ -83,6 +84,7 @@ from .protocol import CODEC as _CODEC
 from .protocol import REQUIRES as _REQUIRES
 from .protocol import Agent as _Agent
 from .protocol import Client as _Client
+from .senders import SessionSender as _SessionSender
 from .session import PROTOCOL_VERSION as _PROTOCOL_VERSION
 from .session import SESSION_SOURCES as _SESSION_SOURCES
 from .session import Session as _Session
@@ -137,6 +139,11 @@ class AgentSideConnection(Connection[_A]):
     interface = _Agent
     protocol_version = _PROTOCOL_VERSION
     requires = _REQUIRES
+
+    def session(self, session_id: SessionId) -> _SessionSender:
+        """The sender of session ``session_id``'s updates: ``await
+        conn.session(session_id).message("hi")`` (see ``senders.SessionSender``)."""
+        return _SessionSender(self, session_id)
 
     async def request_permission(
         self, params: RequestPermissionRequest

@@ -15,7 +15,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .. import ir
-from . import analysis, capabilities, defaults, gates, methods, naming, resumption, ruleselect, session, upserts
+from . import (
+    analysis,
+    capabilities,
+    defaults,
+    gates,
+    methods,
+    naming,
+    resumption,
+    ruleselect,
+    senders,
+    session,
+    upserts,
+)
 from .options import Options
 
 __all__ = ["PASSES", "Options", "Pass", "run_passes"]
@@ -47,6 +59,8 @@ PASSES: tuple[Pass, ...] = (
     # How the generated SessionKeeper takes a session up again: needs the
     # session fold.
     Pass("resumption", resumption.run),
+    # The agent's session senders: needs the method table and the upserts.
+    Pass("senders", senders.run),
     # What the templates need of the whole package, last.
     Pass("analysis", analysis.run),
 )

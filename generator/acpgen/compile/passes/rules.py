@@ -2,7 +2,8 @@
 rules: the patch rules (:mod:`.upserts`, and the set names :mod:`.ruleselect`
 checks), the session fold (:mod:`.session`), the method handlers
 (:mod:`.methods`), the capability gates (:mod:`.gates`) and the places of
-resumption (:mod:`.resumption`).
+resumption (:mod:`.resumption`) and the agent's session senders
+(:mod:`.senders`).
 
 A file that is missing, unreadable or not TOML is an error naming it; what a
 file must contain is its pass's to check. A rule set may ``extends`` another
@@ -23,13 +24,24 @@ else:  # pragma: no cover
 from ...errors import AcpgenError
 from ...jsontypes import TomlTable
 
-__all__ = ["CAPABILITIES", "METHODS", "PATCH", "RESUMPTION", "SESSION", "builtin_file", "extends_chain", "read_rules"]
+__all__ = [
+    "CAPABILITIES",
+    "METHODS",
+    "PATCH",
+    "RESUMPTION",
+    "SENDERS",
+    "SESSION",
+    "builtin_file",
+    "extends_chain",
+    "read_rules",
+]
 
 PATCH = "patch.toml"
 SESSION = "session.toml"
 METHODS = "methods.toml"
 CAPABILITIES = "capabilities.toml"
 RESUMPTION = "resumption.toml"
+SENDERS = "senders.toml"
 
 
 def builtin_file(name: str) -> Path:
