@@ -226,9 +226,9 @@ class SessionSender(_SessionSenderBase[SessionId, SessionUpdate]):
         status: ToolCallStatus | None | _Unset = _UNSET,
         title: str | None | _Unset = _UNSET,
         name: str | None | _Unset = _UNSET,
-        content: _Sequence[ToolCallContent | ContentBlock | str]
-        | None
-        | _Unset = _UNSET,
+        content: (
+            _Sequence[ToolCallContent | ContentBlock | str] | None | _Unset
+        ) = _UNSET,
         locations: list[ToolCallLocation] | None | _Unset = _UNSET,
         raw_input: _Any | _Unset = _UNSET,
         raw_output: _Any | _Unset = _UNSET,
@@ -493,9 +493,9 @@ class ToolCallHandle(_ToolCallHandleBase[ToolCallId]):
         status: ToolCallStatus | None | _Unset = _UNSET,
         title: str | None | _Unset = _UNSET,
         name: str | None | _Unset = _UNSET,
-        content: _Sequence[ToolCallContent | ContentBlock | str]
-        | None
-        | _Unset = _UNSET,
+        content: (
+            _Sequence[ToolCallContent | ContentBlock | str] | None | _Unset
+        ) = _UNSET,
         locations: list[ToolCallLocation] | None | _Unset = _UNSET,
         raw_input: _Any | _Unset = _UNSET,
         raw_output: _Any | _Unset = _UNSET,
@@ -538,9 +538,9 @@ class ToolCallHandle(_ToolCallHandleBase[ToolCallId]):
         kind: ToolKind | None | _Unset = _UNSET,
         title: str | None | _Unset = _UNSET,
         name: str | None | _Unset = _UNSET,
-        content: _Sequence[ToolCallContent | ContentBlock | str]
-        | None
-        | _Unset = _UNSET,
+        content: (
+            _Sequence[ToolCallContent | ContentBlock | str] | None | _Unset
+        ) = _UNSET,
         locations: list[ToolCallLocation] | None | _Unset = _UNSET,
         raw_input: _Any | _Unset = _UNSET,
         raw_output: _Any | _Unset = _UNSET,
@@ -565,9 +565,9 @@ class ToolCallHandle(_ToolCallHandleBase[ToolCallId]):
         kind: ToolKind | None | _Unset = _UNSET,
         title: str | None | _Unset = _UNSET,
         name: str | None | _Unset = _UNSET,
-        content: _Sequence[ToolCallContent | ContentBlock | str]
-        | None
-        | _Unset = _UNSET,
+        content: (
+            _Sequence[ToolCallContent | ContentBlock | str] | None | _Unset
+        ) = _UNSET,
         locations: list[ToolCallLocation] | None | _Unset = _UNSET,
         raw_input: _Any | _Unset = _UNSET,
         raw_output: _Any | _Unset = _UNSET,

@@ -323,9 +323,9 @@ class SessionSender(_SessionSenderBase[SessionId, SessionUpdate]):
         title: str | None | _Unset = _UNSET,
         kind: ToolKind | str | None | _Unset = _UNSET,
         status: ToolCallStatus | str | None | _Unset = _UNSET,
-        content: _Sequence[ToolCallContent | ContentBlock | str]
-        | None
-        | _Unset = _UNSET,
+        content: (
+            _Sequence[ToolCallContent | ContentBlock | str] | None | _Unset
+        ) = _UNSET,
         locations: list[ToolCallLocation] | None | _Unset = _UNSET,
         raw_input: _Any | _Unset = _UNSET,
         raw_output: _Any | _Unset = _UNSET,
@@ -652,9 +652,9 @@ class ToolCallHandle(_ToolCallHandleBase[ToolCallId]):
         title: str | None | _Unset = _UNSET,
         kind: ToolKind | str | None | _Unset = _UNSET,
         status: ToolCallStatus | str | None | _Unset = _UNSET,
-        content: _Sequence[ToolCallContent | ContentBlock | str]
-        | None
-        | _Unset = _UNSET,
+        content: (
+            _Sequence[ToolCallContent | ContentBlock | str] | None | _Unset
+        ) = _UNSET,
         locations: list[ToolCallLocation] | None | _Unset = _UNSET,
         raw_input: _Any | _Unset = _UNSET,
         raw_output: _Any | _Unset = _UNSET,
@@ -705,9 +705,9 @@ class ToolCallHandle(_ToolCallHandleBase[ToolCallId]):
         name: str | None | _Unset = _UNSET,
         title: str | None | _Unset = _UNSET,
         kind: ToolKind | str | None | _Unset = _UNSET,
-        content: _Sequence[ToolCallContent | ContentBlock | str]
-        | None
-        | _Unset = _UNSET,
+        content: (
+            _Sequence[ToolCallContent | ContentBlock | str] | None | _Unset
+        ) = _UNSET,
         locations: list[ToolCallLocation] | None | _Unset = _UNSET,
         raw_input: _Any | _Unset = _UNSET,
         raw_output: _Any | _Unset = _UNSET,
@@ -734,9 +734,9 @@ class ToolCallHandle(_ToolCallHandleBase[ToolCallId]):
         name: str | None | _Unset = _UNSET,
         title: str | None | _Unset = _UNSET,
         kind: ToolKind | str | None | _Unset = _UNSET,
-        content: _Sequence[ToolCallContent | ContentBlock | str]
-        | None
-        | _Unset = _UNSET,
+        content: (
+            _Sequence[ToolCallContent | ContentBlock | str] | None | _Unset
+        ) = _UNSET,
         locations: list[ToolCallLocation] | None | _Unset = _UNSET,
         raw_input: _Any | _Unset = _UNSET,
         raw_output: _Any | _Unset = _UNSET,

@@ -329,9 +329,9 @@ class SessionSender(_SessionSenderBase[SessionId, SessionUpdate]):
         title: str | None | _Unset = _UNSET,
         kind: ToolKind | str | None | _Unset = _UNSET,
         status: ToolCallStatus | str | None | _Unset = _UNSET,
-        content: _Sequence[ToolCallContent | ContentBlock | str]
-        | None
-        | _Unset = _UNSET,
+        content: (
+            _Sequence[ToolCallContent | ContentBlock | str] | None | _Unset
+        ) = _UNSET,
         locations: list[ToolCallLocation] | None | _Unset = _UNSET,
         raw_input: _Any | _Unset = _UNSET,
         raw_output: _Any | _Unset = _UNSET,
@@ -802,9 +802,9 @@ class ToolCallHandle(_ToolCallHandleBase[ToolCallId]):
         title: str | None | _Unset = _UNSET,
         kind: ToolKind | str | None | _Unset = _UNSET,
         status: ToolCallStatus | str | None | _Unset = _UNSET,
-        content: _Sequence[ToolCallContent | ContentBlock | str]
-        | None
-        | _Unset = _UNSET,
+        content: (
+            _Sequence[ToolCallContent | ContentBlock | str] | None | _Unset
+        ) = _UNSET,
         locations: list[ToolCallLocation] | None | _Unset = _UNSET,
         raw_input: _Any | _Unset = _UNSET,
         raw_output: _Any | _Unset = _UNSET,
@@ -855,9 +855,9 @@ class ToolCallHandle(_ToolCallHandleBase[ToolCallId]):
         name: str | None | _Unset = _UNSET,
         title: str | None | _Unset = _UNSET,
         kind: ToolKind | str | None | _Unset = _UNSET,
-        content: _Sequence[ToolCallContent | ContentBlock | str]
-        | None
-        | _Unset = _UNSET,
+        content: (
+            _Sequence[ToolCallContent | ContentBlock | str] | None | _Unset
+        ) = _UNSET,
         locations: list[ToolCallLocation] | None | _Unset = _UNSET,
         raw_input: _Any | _Unset = _UNSET,
         raw_output: _Any | _Unset = _UNSET,
@@ -884,9 +884,9 @@ class ToolCallHandle(_ToolCallHandleBase[ToolCallId]):
         name: str | None | _Unset = _UNSET,
         title: str | None | _Unset = _UNSET,
         kind: ToolKind | str | None | _Unset = _UNSET,
-        content: _Sequence[ToolCallContent | ContentBlock | str]
-        | None
-        | _Unset = _UNSET,
+        content: (
+            _Sequence[ToolCallContent | ContentBlock | str] | None | _Unset
+        ) = _UNSET,
         locations: list[ToolCallLocation] | None | _Unset = _UNSET,
         raw_input: _Any | _Unset = _UNSET,
         raw_output: _Any | _Unset = _UNSET,

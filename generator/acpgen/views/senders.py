@@ -157,17 +157,20 @@ class _Builder:
             return f"{function}({f.name}, _TOOL_CONTENT_KINDS, _content_block, {self.text_block})"
         return f.name
 
-    def parameters(self, fields: tuple[ir.Field, ...], keyword_only: bool = False, key: str = "") -> list[str]:
+    def parameters(
+        self, fields: tuple[ir.Field, ...], keyword_only: bool = False, key: str = "", indent: int = 8
+    ) -> list[str]:
         """Required fields first (positional unless ``keyword_only``), then
         the optional ones keyword-only, each group in schema order; ``key``
-        (a tool call id the method makes up) is optional, ``None`` by default."""
-        required = [f"{f.name}: {self.annotation(f)}" for f in fields if f.required and f.name != key]
+        (a tool call id the method makes up) is optional, ``None`` by default.
+        ``indent``: where a parameter starts when the signature is split."""
+        required = [text.parameter(self.annotation(f), f.name, indent) for f in fields if f.required and f.name != key]
         optional = []
         for f in fields:
             if f.name == key:
-                optional.append(f"{f.name}: {self.annotate(f.value_type)} | None = None")
+                optional.append(text.parameter(f"{self.annotate(f.value_type)} | None", f.name, indent, "None"))
             elif not f.required:
-                optional.append(f"{f.name}: {self.annotation(f)} = {absent(f, self.ref)}")
+                optional.append(text.parameter(self.annotation(f), f.name, indent, absent(f, self.ref)))
         if keyword_only:
             return ["*", *required, *optional] if required or optional else []
         return [*required, *(["*", *optional] if optional else [])]
@@ -282,7 +285,7 @@ class _Builder:
         return next(f for f in starter.fields if f.name == starter.key).value_type
 
     def helper(self, h: ir.Helper) -> Method:
-        params = self.parameters(h.fields)
+        params = self.parameters(h.fields, indent=4)
         prose = (h.description.strip() or f"A ``{h.tag}`` {h.union}.") + f"\n\nA {h.variant_class} (``{h.tag}``)."
         fields = self.field_docs(h.fields)
         if fields:
