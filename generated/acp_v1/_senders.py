@@ -22,7 +22,6 @@ goes (:func:`as_tool_content`). The generated subclasses name the classes.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
@@ -56,6 +55,8 @@ class Notifier(Protocol):
 
 def new_tool_call_id() -> str:
     """A new tool call id: 32 hexadecimal digits (``uuid4().hex``)."""
+    import uuid  # on first use: the package imports this module eagerly
+
     return uuid.uuid4().hex
 
 
