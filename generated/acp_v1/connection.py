@@ -154,8 +154,8 @@ class AgentSideConnection(Connection[_A]):
     requires = _REQUIRES
 
     def session(self, session_id: SessionId) -> _SessionSender:
-        """The sender of session ``session_id``'s updates: ``await
-        conn.session(session_id).message("hi")`` (see ``senders.SessionSender``)."""
+        """The sender of session ``session_id``'s updates: a
+        ``senders.SessionSender``, with a method per kind of ``session/update``."""
         return _SessionSender(self, session_id)
 
     async def write_text_file(

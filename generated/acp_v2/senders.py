@@ -96,10 +96,9 @@ __all__ = [
 
 
 class SessionSender(_SessionSenderBase[SessionId, SessionUpdate]):
-    """The updates of one session, as the agent sends them: ``await
-    session.message("hi")``. Each method builds a kind of ``session/update``
-    and sends it (:meth:`send` sends one built already); ``conn.session(id)``
-    returns one."""
+    """The updates of one session, as the agent sends them (the agent's
+    ``conn.session(session_id)`` returns one). Each method builds one kind of
+    ``session/update`` and sends it; :meth:`send` sends one built already."""
 
     __slots__ = ()
 

@@ -200,8 +200,8 @@ bytes is refused without being read whole; ``headers``, ``cookies`` and
 source; the others are the runtime's ``_sides``)."""
 
 
-SESSION_DOC = '''"""The sender of session ``session_id``'s updates: ``await
-conn.session(session_id).message("hi")`` (see ``senders.SessionSender``)."""'''
+SESSION_DOC = '''"""The sender of session ``session_id``'s updates: a
+``senders.SessionSender``, with a method per kind of ``session/update``."""'''
 
 KEEPER_INIT_DOC = '''"""Keep session ``session_id``, folded by ``connection`` (or, without
 one, so far into ``session``; None: nothing yet); ``initialize`` is sent

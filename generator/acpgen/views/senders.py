@@ -20,10 +20,9 @@ SUMMARY = (
     "An optional parameter is UNSET (omitted on the wire) unless given; None sends JSON null."
 )
 
-SENDER_DOC = '''"""The updates of one session, as the agent sends them: ``await
-session.message("hi")``. Each method builds a kind of ``session/update``
-and sends it (:meth:`send` sends one built already); ``conn.session(id)``
-returns one."""'''
+SENDER_DOC = '''"""The updates of one session, as the agent sends them (the agent's
+``conn.session(session_id)`` returns one). Each method builds one kind of
+``session/update`` and sends it; :meth:`send` sends one built already."""'''
 
 HANDLE_DOC = '''"""One tool call of a session: ``tool_call_id``, and the updates of that
 call. A parameter left out leaves the client's value unchanged; None
@@ -91,7 +90,6 @@ class SendersView:
     """... the private function wrapping one ..."""
     content_kinds: str
     """... and the union's classes, as a tuple."""
-    block_annotation: str
     uses_sequence: bool
     uses_any: bool
 
@@ -275,14 +273,10 @@ class _Builder:
             )
 
         return Handle(
-            base=f"_ToolCallHandleBase[{self.annotate(self.key_type(t))}]",
+            base=f"_ToolCallHandleBase[{self.annotate(t.key_type)}]",
             doc=HANDLE_DOC,
             methods=(update, ending("complete", t.completed), ending("fail", t.failed)),
         )
-
-    def key_type(self, t: ir.ToolCall) -> ir.TypeExpr:
-        starter = next(x for x in self.s.senders if x.starts)
-        return next(f for f in starter.fields if f.name == starter.key).value_type
 
     def helper(self, h: ir.Helper) -> Method:
         params = self.parameters(h.fields, indent=4)
@@ -328,7 +322,6 @@ def build(inputs: ViewInputs) -> SendersView:
             content_field="",
             content_block="",
             content_kinds="",
-            block_annotation="",
             uses_sequence=False,
             uses_any=False,
         )
@@ -362,7 +355,6 @@ def build(inputs: ViewInputs) -> SendersView:
         content_field=s.tool_content_field,
         content_block=b.annotate(ir.RefT(s.block_union)) if s.tool_content_class else "",
         content_kinds="(" + "".join(f"{inputs.names.ref(k)}, " for k in s.tool_content_kinds) + ")",
-        block_annotation=b.annotate(ir.RefT(s.block_union)) if s.block_union else "",
         uses_sequence="_Sequence[" in joined,
         uses_any="_Any" in joined,
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .defs import Field
+from .types import TypeExpr
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,9 @@ class ToolCall:
     """The tool call a ``ToolCallHandle`` follows (``rules/senders.toml``)."""
 
     key: str
-    """The attribute holding the id, on the variants that start and update it."""
+    """The attribute holding the id, on the variants that start and update it ..."""
+    key_type: TypeExpr
+    """... and its type (a string)."""
     update_class: str
     """The variant the handle's ``update`` sends."""
     fields: tuple[Field, ...]
@@ -79,9 +82,10 @@ class Senders:
     tool_call: ToolCall | None = None
     helpers: tuple[Helper, ...] = ()
     block_union: str = ""
-    """The content block union, where a ``str`` is accepted too (``""``: nowhere) ..."""
+    """The content block union (``""``: none) ..."""
     text_class: str = ""
-    """... sent as this variant ..."""
+    """... where a ``str`` is accepted too, sent as this variant (``""``:
+    nowhere) ..."""
     text_field: str = ""
     """... with the text in this attribute."""
     tool_content_union: str = ""

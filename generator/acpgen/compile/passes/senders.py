@@ -216,7 +216,7 @@ class _Finder:
         key = upsert.keys[0].wire_name
         key_field = next((f for f in update.fields if f.wire_name == key), None)
         start_key = next((f for f in variants[starts[0]].fields if f.wire_name == key), None)
-        if key_field is None or start_key is None:
+        if key_field is None or start_key is None or not self.is_string(key_field.type):
             return None
         status_wire = rules.get("status")
         status = next((f for f in update.fields if f.wire_name == status_wire), None)
@@ -240,6 +240,7 @@ class _Finder:
         return (
             ir.ToolCall(
                 key=key_field.name,
+                key_type=key_field.type,
                 update_class=update.class_name,
                 fields=tuple(f for f in update.fields if f.wire_name != key),
                 status=status.name,
@@ -251,6 +252,14 @@ class _Finder:
             start_key.name,
         )
 
+    def is_string(self, t: ir.TypeExpr) -> bool:
+        """A string, or an alias of one: a made-up id fits it."""
+        while isinstance(t, ir.RefT) and isinstance(self.defs.get(t.name), ir.AliasDef):
+            alias = self.defs[t.name]
+            assert isinstance(alias, ir.AliasDef)
+            t = alias.target
+        return isinstance(t, ir.StrT)
+
     def variant(self, union_name: object, tag: object) -> tuple[ir.UnionDef, ir.Variant] | None:
         union = self.defs.get(str(union_name))
         if not isinstance(union, ir.UnionDef):
@@ -259,17 +268,17 @@ class _Finder:
         return (union, variant) if variant is not None else None
 
     def text(self) -> tuple[str, str, str]:
-        """The text variant's class and attribute, and the union whose
-        fields accept a ``str`` (all empty: none)."""
+        """The text variant's class and attribute (empty: a ``str`` is no
+        content block), and the content block union (empty: none)."""
         rules = self.table("text")
-        found = self.variant(rules.get("union"), rules.get("tag"))
-        if found is None:
+        union = self.defs.get(str(rules.get("union")))
+        if not isinstance(union, ir.UnionDef):
             return "", "", ""
-        union, variant = found
-        required = [f for f in variant.fields if f.required]
-        if len(required) != 1 or not isinstance(required[0].type, ir.StrT):
-            return "", "", ""
-        return variant.class_name, required[0].name, union.name
+        found = self.variant(union.name, rules.get("tag"))
+        required = [f for f in found[1].fields if f.required] if found else []
+        if found is None or len(required) != 1 or not isinstance(required[0].type, ir.StrT):
+            return "", "", union.name
+        return found[1].class_name, required[0].name, union.name
 
     def tool_content(self) -> tuple[str, str, str, tuple[str, ...]]:
         """The tool call content union, its variant that wraps a content
