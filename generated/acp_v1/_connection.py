@@ -28,6 +28,22 @@ Ordering (the contract):
   that id (all of them, if the peer reused an id), or, when the request is
   still queued, answers it ``-32800`` without running its handler.
 
+Cancellation by default (the package's ``CANCELLATION``, a
+:class:`~._jsonrpc.Cancellation`): a ``session/cancel`` cancels the work of
+its session on the end it passes through, in order with the rest. Received
+by an agent's end, as it is dispatched (after every request before it has
+started), it cancels the asyncio tasks of the ``session/prompt`` handlers of
+that session still running, then the ``cancel`` handler (if any) is
+awaited; sent by a client's end, before it goes out, it cancels the
+``session/request_permission`` handlers of that session still running. A
+handler so cancelled gets ``CancelledError`` where it waits; unless it
+catches it and returns a result of its own, its request is answered with
+the rule's result (a v1 prompt ``{"stopReason": "cancelled"}``, a permission
+request the ``cancelled`` outcome), as it is when ``$/cancel_request``
+cancels it. Such a request still waiting for a handler slot is answered so
+without running. ``cancel_session_work=False`` turns the cancelling off (the
+answers of handlers cancelled otherwise stay).
+
 This is the rule of the Rust SDK (agentclientprotocol/rust-sdk, the
 ``concepts/ordering`` chapter): its dispatch loop waits for each handler to
 complete before it processes the next message. Two departures: a request's
@@ -115,6 +131,7 @@ from ._jsonrpc import (
     INVALID_REQUEST,
     PARSE_ERROR,
     REQUEST_CANCELLED,
+    Cancellation,
     ErrorResponse,
     Message,
     MessageCodec,
@@ -129,6 +146,12 @@ from ._jsonrpc import (
     dump_message,
     load_message,
     printable,
+)
+from ._permissions import (
+    PERMISSION,
+    PermissionDecision,
+    PermissionPolicy,
+    decision_of,
 )
 from ._runtime import UNSET, ValidationError
 from ._transport import (
@@ -239,6 +262,8 @@ class ConnectionOptions(TypedDict, total=False):
     check_capabilities: bool
     fold_sessions: bool
     require_initialize: bool
+    cancel_session_work: bool
+    permission_policy: PermissionPolicy
     siblings: Mapping[int, str]
 
 
@@ -293,6 +318,9 @@ class Connection(Generic[H]):
     folded, when a subclass does not say)."""
     session_sources: ClassVar[tuple[tuple[str, str], ...]]
     """The package's ``SESSION_SOURCES``."""
+    cancellation: ClassVar[Cancellation | None] = None
+    """The package's ``CANCELLATION`` (none, when a subclass does not say):
+    see the module's documentation."""
 
     def __init__(
         self,
@@ -311,6 +339,8 @@ class Connection(Generic[H]):
         check_capabilities: bool = True,
         fold_sessions: bool = True,
         require_initialize: bool = True,
+        cancel_session_work: bool = True,
+        permission_policy: PermissionPolicy | None = None,
         siblings: Mapping[int, str] | None = None,
     ) -> None:
         if isinstance(reader, asyncio.StreamReader):
@@ -370,6 +400,25 @@ class Connection(Generic[H]):
         """Notification handlers waiting for an answer from the peer."""
         self._answering: dict[RequestId, list[asyncio.Task[None]]] = {}
         self._cancelled_queued: set[RequestId] = set()
+        cancellation = getattr(type(self), "cancellation", None)
+        self._cancelled_answers: Mapping[str, Any] = (
+            cancellation.answers if cancellation is not None else {}
+        )
+        """Method -> the result its handler's request is answered with when
+        the handler is cancelled."""
+        self._cancellation: Cancellation | None = (
+            cancellation if cancel_session_work else None
+        )
+        """What cancels a session's work, when this end does it."""
+        self._session_work: dict[str, dict[asyncio.Task[None], RequestId]] = {}
+        self.permission_policy = (
+            PermissionPolicy() if permission_policy is None else permission_policy
+        )
+        """How a client's end answers ``session/request_permission`` when its
+        handler has no ``request_permission`` of its own (see
+        ``_permissions``): by default it denies."""
+        """Session -> the running handlers (and their request ids) of the
+        requests a ``session/cancel`` of that session cancels."""
         self._background: set[asyncio.Task[None]] = set()
         self._write_lock = asyncio.Lock()
         self._loop_task: asyncio.Task[None] | None = None
@@ -877,8 +926,67 @@ class Connection(Generic[H]):
             arguments = (message.method, message.params)
         if self._folds is not None and message.method == UPDATE:
             handler = functools.partial(self._folds.update_then, handler)
+        cancellation = self._cancellation
+        if cancellation is not None and message.method == cancellation.notification:
+            session = cancellation.session_of(message.params)
+            if session is not None:
+                handler = functools.partial(self._cancel_then, session, handler)
         if handler is not None:
             self._enqueue(handler, message.method, arguments, None)
+
+    async def _cancel_then(
+        self,
+        session: str,
+        handler: Callable[..., Awaitable[Any]] | None,
+        *arguments: Any,
+    ) -> None:
+        """Cancel the work of ``session``, then run the notification's own
+        handler, if any."""
+        self._cancel_session_work(session)
+        if handler is not None:
+            await handler(*arguments)
+
+    def _cancel_session_work(self, session: str) -> None:
+        """Cancel the running handlers of ``session``'s cancellable requests,
+        and answer those still waiting for a slot (see the module's
+        documentation)."""
+        cancellation = self._cancellation
+        if cancellation is None:
+            return
+        work = self._session_work.get(session)
+        if work:
+            # On the next turn of the loop, as $/cancel_request does (a
+            # lazily started task may not have taken its first step yet).
+            loop = asyncio.get_running_loop()
+            for task, request_id in list(work.items()):
+                loop.call_soon(self._cancel_answer, request_id, task)
+        answers = self._cancelled_answers
+        if any(
+            w.method in answers and cancellation.session_of(w.params) == session
+            for w in self._waiting
+        ):
+            # Waiting for a handler slot: answered now, never run.
+            kept: collections.deque[Request[Any]] = collections.deque()
+            for waiting in self._waiting:
+                if (
+                    waiting.method in answers
+                    and cancellation.session_of(waiting.params) == session
+                ):
+                    self._send_soon_message(
+                        Response(waiting.id, answers[waiting.method])
+                    )
+                else:
+                    kept.append(waiting)
+            self._waiting = kept
+            if not self._full():
+                self._space.set()
+
+    def _session_work_done(self, session: str, task: asyncio.Task[None]) -> None:
+        work = self._session_work.get(session)
+        if work is not None:
+            work.pop(task, None)
+            if not work:
+                del self._session_work[session]
 
     def _enqueue(
         self,
@@ -953,9 +1061,13 @@ class Connection(Generic[H]):
         the event loop; it is still a task of its own (``current_task()``)."""
         if request.id in self._cancelled_queued:
             self._cancelled_queued.discard(request.id)
-            self._send_soon(
-                request.id, RpcError(REQUEST_CANCELLED, "Request cancelled")
-            )
+            answer = self._cancelled_answers.get(request.method, UNSET)
+            if answer is UNSET:
+                self._send_soon(
+                    request.id, RpcError(REQUEST_CANCELLED, "Request cancelled")
+                )
+            else:
+                self._send_soon_message(Response(request.id, answer))
             return
         if self._running >= self._max_running:
             self._waiting.append(request)
@@ -983,6 +1095,14 @@ class Connection(Generic[H]):
             task = context.run(loop.create_task, self._answer(request))
         self._answering.setdefault(request.id, []).append(task)
         task.add_done_callback(functools.partial(self._forget, request.id))
+        cancellation = self._cancellation
+        if cancellation is not None and request.method in self._cancelled_answers:
+            session = cancellation.session_of(request.params)
+            if session is not None:
+                self._session_work.setdefault(session, {})[task] = request.id
+                task.add_done_callback(
+                    functools.partial(self._session_work_done, session)
+                )
 
     def _release_barriers(self) -> None:
         waiting: list[tuple[int, asyncio.Future[None]]] = []
@@ -1098,6 +1218,9 @@ class Connection(Generic[H]):
         except asyncio.CancelledError:
             if self._state is _CLOSED:
                 raise
+            answer = self._cancelled_answers.get(message.method, UNSET)
+            if answer is not UNSET:
+                return self._dump(Response(message.id, answer))
             error = RpcError(REQUEST_CANCELLED, "Request cancelled")
         except RequestError as failure:
             error = failure.error
@@ -1143,6 +1266,8 @@ class Connection(Generic[H]):
         call = self._call_of(message.method, "request")
         if call is not None:
             handler = getattr(self.handler, call, None)
+            if message.method == PERMISSION and self.side == "client":
+                return await self._answer_permission(message.params, call, handler)
             if handler is not None:
                 return await handler(message.params)
         elif message.method.startswith("_"):
@@ -1150,6 +1275,69 @@ class Connection(Generic[H]):
             if handler is not None:
                 return await handler(message.method, message.params)
         raise RequestError.method_not_found(message.method)
+
+    @property
+    def permission_decisions(self) -> dict[str, list[PermissionDecision]]:
+        """Session -> how each ``session/request_permission`` of that session
+        was answered, in order (the sessions a client's end folds; see
+        ``_permissions``)."""
+        return self._folds.permissions if self._folds is not None else {}
+
+    async def _answer_permission(
+        self, params: Any, call: str, handler: Callable[[Any], Awaitable[Any]] | None
+    ) -> Any:
+        """Answer a permission request: the handler's own ``request_permission``
+        if it has one, else :attr:`permission_policy`; the decision is
+        recorded in the session's fold either way."""
+        wire = self._wire_params(PERMISSION, params)
+        wire = cast("dict[str, Any]", wire) if isinstance(wire, dict) else {}
+        folds = self._folds
+        session = wire.get("sessionId")
+        default = getattr(self.interface, call, None)
+        if handler is None or getattr(handler, "__func__", None) is default:
+            decision = await self.permission_policy.decide(
+                params, wire, self._known_tool
+            )
+            if folds is not None and isinstance(session, str):
+                folds.decided(session, decision)
+            return decision.result()
+        try:
+            result = await handler(params)
+        except asyncio.CancelledError:
+            if folds is not None and isinstance(session, str):
+                folds.decided(session, decision_of(wire, {}, "cancelled"))
+            raise
+        if folds is not None and isinstance(session, str):
+            answer = self.codec.encode_message(Response(0, result)).get("result")
+            answer = cast("dict[str, Any]", answer) if isinstance(answer, dict) else {}
+            folds.decided(session, decision_of(wire, answer, "answered by the handler"))
+        return result
+
+    def _known_tool(
+        self, session_id: str, tool_call_id: str
+    ) -> tuple[str | None, tuple[str, ...]]:
+        """The kind and paths of a tool call as the session fold knows them."""
+        state = (
+            self._folds.tool_call(session_id, tool_call_id)
+            if self._folds is not None
+            else None
+        )
+        kind: object = getattr(state, "kind", None)
+        kind = getattr(kind, "value", kind)
+        locations: object = getattr(state, "locations", None)
+        paths = tuple(
+            path
+            for path in (
+                getattr(place, "path", None)
+                for place in (
+                    cast("list[object]", locations)
+                    if isinstance(locations, list)
+                    else []
+                )
+            )
+            if isinstance(path, str)
+        )
+        return (kind if isinstance(kind, str) else None), paths
 
     async def _until_initialized(self, message: Request[Any]) -> None:
         """Before ``initialize`` has been answered: ``initialize`` goes on; a
@@ -1221,9 +1409,13 @@ class Connection(Generic[H]):
             raise ConnectionError("the connection is closed")
         if self._capabilities is not None:
             self._capabilities.check(method)
-        await self._write(
-            self._dump(Notification(method, params), self._validate_outgoing)
-        )
+        data = self._dump(Notification(method, params), self._validate_outgoing)
+        cancellation = self._cancellation
+        if cancellation is not None and method == cancellation.notification:
+            session = cancellation.session_of(params)
+            if session is not None:
+                self._cancel_session_work(session)
+        await self._write(data)
 
     async def _call(self, method: str, params: Any) -> Any:
         if method == INITIALIZE and self.side == "client":

@@ -28,6 +28,7 @@ from ._jsonrpc import RequestError as RequestError
 from ._jsonrpc import RequestInfo as RequestInfo
 from ._jsonrpc import Response as Response
 from ._jsonrpc import RpcError as RpcError
+from ._jsonrpc import Cancellation as _Cancellation
 from ._jsonrpc import MessageCodec as _MessageCodec
 from .codec import decode as _decode
 from .codec import encode as _encode
@@ -82,6 +83,7 @@ from .models import (
 
 __all__ = [
     "Agent",
+    "CANCELLATION",
     "CANCEL_REQUEST",
     "CODEC",
     "Client",
@@ -403,6 +405,19 @@ side's part of it (the client's request params, the agent's response
 result). A connection refuses to call such a method the peer did not
 advertise (read from the schema's capability descriptions and
 ``rules/capabilities.toml``)."""
+
+CANCELLATION: _Cancellation | None = _Cancellation(
+    notification="session/cancel",
+    session="session_id",
+    answers={
+        "session/request_permission": {"outcome": {"outcome": "cancelled"}},
+        "session/prompt": {"stopReason": "cancelled"},
+    },
+)
+"""What a session's cancel (``session/cancel``) does to the requests being
+handled, and what a request is answered when its handler is cancelled
+(``rules/cancellation.toml``, checked against the schema; None when the
+schema has no such notification): see the runtime's ``Cancellation``."""
 
 CODEC = _MessageCodec(METHODS, _decode, _encode, null_request_id=True)
 """The method table with this package's codec: reads and writes whole messages."""

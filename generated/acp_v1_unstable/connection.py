@@ -20,6 +20,8 @@ from ._capabilities import CapabilityError as CapabilityError
 from ._connection import Connection as Connection
 from ._connection import ConnectionOptions as ConnectionOptions
 from ._connection import HandlerError as HandlerError
+from ._permissions import PermissionDecision as PermissionDecision
+from ._permissions import PermissionPolicy as PermissionPolicy
 from ._resume import ResumeUnsupported as ResumeUnsupported
 from ._sides import bearer_token as bearer_token
 from ._sides import serve_versions as serve_versions
@@ -115,6 +117,7 @@ from .models import (
     WriteTextFileRequest,
     WriteTextFileResponse,
 )
+from .protocol import CANCELLATION as _CANCELLATION
 from .protocol import CODEC as _CODEC
 from .protocol import REQUIRES as _REQUIRES
 from .protocol import Agent as _Agent
@@ -141,6 +144,8 @@ __all__ = [
     "ConnectionOptions",
     "HandlerError",
     "MessageTooLarge",
+    "PermissionDecision",
+    "PermissionPolicy",
     "ResumeUnsupported",
     "SessionKeeper",
     "StreamTransport",
@@ -174,6 +179,7 @@ class AgentSideConnection(Connection[_A]):
     interface = _Agent
     protocol_version = _PROTOCOL_VERSION
     requires = _REQUIRES
+    cancellation = _CANCELLATION
 
     def session(self, session_id: SessionId) -> _SessionSender:
         """The sender of session ``session_id``'s updates: a
@@ -275,6 +281,7 @@ class ClientSideConnection(Connection[_C]):
     interface = _Client
     protocol_version = _PROTOCOL_VERSION
     requires = _REQUIRES
+    cancellation = _CANCELLATION
     session_class = _Session
     session_sources = _SESSION_SOURCES
 

@@ -20,6 +20,11 @@ as it was. By default a fold that raises is logged and a prompt that does not
 decode is left to the agent, which answers it with an error; the
 ``on_unfolded`` callback of :class:`SessionFolds` is told of each instead (what
 ``acpgen replay`` lists in its report).
+
+Beside each session's fold, ``permissions`` keeps how each
+``session/request_permission`` of a known session was answered (a
+``PermissionDecision`` of ``_permissions``, in order), whether the client's
+handler or its permission policy answered it.
 """
 
 from __future__ import annotations
@@ -63,7 +68,15 @@ class SessionFolds(Generic[S]):
     called with each message the fold could not take (see :data:`Unfolded`);
     without it a fold that raises is logged and nothing else is said."""
 
-    __slots__ = ("_class", "_decode", "_params", "_results", "on_unfolded", "sessions")
+    __slots__ = (
+        "_class",
+        "_decode",
+        "_params",
+        "_results",
+        "on_unfolded",
+        "permissions",
+        "sessions",
+    )
 
     def __init__(
         self,
@@ -80,6 +93,22 @@ class SessionFolds(Generic[S]):
         """The Session of each known session, the newest fold."""
         self.on_unfolded = on_unfolded
         """Told of each message the fold could not take (None: not told)."""
+        self.permissions: dict[str, list[Any]] = {}
+        """Session -> how each of its permission requests was answered (a
+        ``PermissionDecision``), in order; known sessions only."""
+
+    def decided(self, session_id: str, decision: Any) -> None:
+        """Record how a permission request of ``session_id`` was answered
+        (not for a session the client did not open)."""
+        if session_id in self.sessions:
+            self.permissions.setdefault(session_id, []).append(decision)
+
+    def tool_call(self, session_id: str, tool_call_id: str) -> Any:
+        """The folded state of a tool call (None: not known)."""
+        calls: object = getattr(self.sessions.get(session_id), "tool_calls", None)
+        if isinstance(calls, dict):
+            return cast("dict[str, Any]", calls).get(tool_call_id)
+        return None
 
     def _open(self, session_id: str | None) -> None:
         if session_id is not None and session_id not in self.sessions:

@@ -36,6 +36,7 @@ __all__ = [
     "METHOD_NOT_FOUND",
     "PARSE_ERROR",
     "REQUEST_CANCELLED",
+    "Cancellation",
     "DecodeMessage",
     "ErrorResponse",
     "Message",
@@ -122,6 +123,37 @@ class MethodInfo:
     name: str
     request: RequestInfo | None = None
     notification: NotificationInfo | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Cancellation:
+    """What a session's cancel does to the requests being handled, and what
+    a request is answered when its handler is cancelled (the package's
+    ``CANCELLATION``, from ``rules/cancellation.toml``).
+
+    When ``notification`` (``session/cancel``) passes through a connection,
+    received (an agent's end) or sent (a client's end), the handlers still
+    running on that end of the requests in ``answers`` whose params name
+    that session (their ``session`` attribute) are cancelled: their asyncio
+    tasks get ``CancelledError``. A request of ``answers`` whose handler is
+    cancelled so, or by ``$/cancel_request``, is answered with its result
+    (JSON: v1's ``{"stopReason": "cancelled"}`` for ``session/prompt``, the
+    ``cancelled`` outcome for ``session/request_permission``) instead of
+    -32800 (Request cancelled)."""
+
+    notification: str
+    session: str
+    """The attribute of the params naming the session (``session_id``)."""
+    answers: Mapping[str, Any]
+    """Method -> the result (JSON) its cancelled handler is answered with."""
+
+    def session_of(self, params: Any) -> str | None:
+        """The session ``params`` name: its attribute, or ``sessionId`` of
+        params kept as JSON."""
+        value: object = getattr(params, self.session, None)
+        if value is None and isinstance(params, dict):
+            value = cast("dict[str, object]", params).get("sessionId")
+        return value if isinstance(value, str) else None
 
 
 # ---------------------------------------------------------------- messages

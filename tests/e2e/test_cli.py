@@ -70,6 +70,7 @@ def test_generate_one_schema_writes_an_importable_package(tmp_path, small):
         "_links.py",
         "_models.py",
         "_patch.py",
+        "_permissions.py",
         "_remote.py",
         "_resume.py",
         "_runtime.py",

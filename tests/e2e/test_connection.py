@@ -205,8 +205,16 @@ def test_cancel_request_from_the_client_cancels_the_agent_handler():
         while "p1" not in agent._answering:
             await asyncio.sleep(0.01)
         answer = await exchange(peer, {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": "p1"}})
-        assert answer == {"jsonrpc": "2.0", "id": "p1", "error": {"code": -32800, "message": "Request cancelled"}}
+        # A cancelled prompt ends its turn "cancelled" (CANCELLATION); a
+        # request without such an answer is answered -32800.
+        assert answer == {"jsonrpc": "2.0", "id": "p1", "result": {"stopReason": "cancelled"}}
         assert agent.handler.cancelled == ["s1"]
+        request = {"jsonrpc": "2.0", "id": "n1", "method": "session/new", "params": {"cwd": "/", "mcpServers": []}}
+        writer.write((json.dumps(request) + "\n").encode())
+        while "n1" not in agent._answering:
+            await asyncio.sleep(0.01)
+        answer = await exchange(peer, {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": "n1"}})
+        assert answer == {"jsonrpc": "2.0", "id": "n1", "error": {"code": -32800, "message": "Request cancelled"}}
         await agent.close()
 
     run(main())
@@ -743,3 +751,281 @@ def test_the_echo_agent_example_over_stdio_gives_40_sessions_40_ids():
             return [(await conn.new_session(new_session("/"))).session_id for _ in range(40)]
 
     assert len(set(asyncio.run(asyncio.wait_for(main(), HANG)))) == 40
+
+
+# ---------------------------------------------------------------- cancellation by default
+
+
+class PlainAgent(acp.Agent):
+    """Prompts that wait forever, with no cancellation code of their own."""
+
+    def __init__(self, conn):
+        self.conn = conn
+        self.started: dict[str, asyncio.Event] = {}
+
+    async def prompt(self, params):
+        self.started.setdefault(params.session_id, asyncio.Event()).set()
+        await asyncio.Event().wait()
+        return acp.PromptResponse(stop_reason=acp.StopReason.END_TURN)
+
+    async def cancel(self, params):
+        # The handler of session/cancel still runs, after the prompt's task
+        # has been cancelled.
+        self.cancel_seen = params.session_id
+
+
+def _prompt(session_id: str):
+    return acp.PromptRequest(session_id=session_id, prompt=[acp.TextContentBlock(text="hi")])
+
+
+async def _started(agent, session_id: str) -> None:
+    while session_id not in agent.handler.started:
+        await asyncio.sleep(0.01)
+
+
+def test_a_session_cancel_ends_that_sessions_prompt_cancelled_with_no_cancellation_code_in_the_handler():
+    async def main():
+        agent, client = await connect(PlainAgent, Client)
+        one = asyncio.create_task(client.prompt(_prompt("s1")))
+        two = asyncio.create_task(client.prompt(_prompt("s2")))
+        await _started(agent, "s1")
+        await _started(agent, "s2")
+        await client.cancel(acp.CancelNotification(session_id="s1"))
+        assert (await one).stop_reason is acp.StopReason.CANCELLED
+        assert agent.handler.cancel_seen == "s1"
+        assert not two.done()  # another session's turn goes on
+        await client.cancel(acp.CancelNotification(session_id="s2"))
+        assert (await two).stop_reason is acp.StopReason.CANCELLED
+        await client.close()
+        await agent.close()
+
+    run(main())
+
+
+def test_cancel_session_work_false_leaves_the_prompt_to_its_handler():
+    async def main():
+        (agent_reader, agent_writer), (client_reader, client_writer) = await streams()
+        agent = acp.AgentSideConnection(
+            PlainAgent, agent_reader, agent_writer, require_initialize=False, cancel_session_work=False
+        )
+        client = acp.ClientSideConnection(Client, client_reader, client_writer)
+        agent.start()
+        client.start()
+        prompt = asyncio.create_task(client.prompt(_prompt("s1")))
+        await _started(agent, "s1")
+        await client.cancel(acp.CancelNotification(session_id="s1"))
+        while not hasattr(agent.handler, "cancel_seen"):
+            await asyncio.sleep(0.01)
+        assert not prompt.done() and agent._answering  # still running
+        await client.close()
+        await agent.close()
+        with pytest.raises(ConnectionError):
+            await prompt
+
+    run(main())
+
+
+def test_a_prompt_waiting_for_a_handler_slot_is_answered_cancelled_without_running():
+    async def main():
+        (agent_reader, agent_writer), (client_reader, client_writer) = await streams()
+        agent = acp.AgentSideConnection(PlainAgent, agent_reader, agent_writer, require_initialize=False, max_running=1)
+        client = acp.ClientSideConnection(Client, client_reader, client_writer)
+        agent.start()
+        client.start()
+        first = asyncio.create_task(client.prompt(_prompt("s1")))
+        await _started(agent, "s1")
+        second = asyncio.create_task(client.prompt(_prompt("s2")))
+        while not agent._waiting:
+            await asyncio.sleep(0.01)
+        await client.cancel(acp.CancelNotification(session_id="s2"))
+        assert (await second).stop_reason is acp.StopReason.CANCELLED
+        assert "s2" not in agent.handler.started  # its handler never ran
+        assert not first.done()
+        await client.close()
+        await agent.close()
+
+    run(main())
+
+
+class AskingAgent(acp.Agent):
+    def __init__(self, conn):
+        self.conn = conn
+
+
+class WaitingClient(acp.Client):
+    """Permission requests that wait for a user who never answers."""
+
+    def __init__(self, conn):
+        self.conn = conn
+        self.asked: list[str] = []
+
+    async def request_permission(self, params):
+        self.asked.append(params.session_id)
+        await asyncio.Event().wait()
+
+
+def _permission(session_id: str):
+    options = [acp.PermissionOption(option_id="ok", name="Allow", kind=acp.PermissionOptionKind.ALLOW_ONCE)]
+    return acp.RequestPermissionRequest(
+        session_id=session_id, tool_call=acp.ToolCallUpdate(tool_call_id="t1"), options=options
+    )
+
+
+def test_sending_session_cancel_answers_that_sessions_pending_permission_requests_cancelled():
+    async def main():
+        agent, client = await connect(AskingAgent, WaitingClient)
+        one = asyncio.create_task(agent.request_permission(_permission("s1")))
+        also_one = asyncio.create_task(agent.request_permission(_permission("s1")))
+        two = asyncio.create_task(agent.request_permission(_permission("s2")))
+        while len(client.handler.asked) < 3:
+            await asyncio.sleep(0.01)
+        await client.cancel(acp.CancelNotification(session_id="s1"))
+        for task in (one, also_one):
+            assert isinstance((await task).outcome, acp.CancelledRequestPermissionOutcome)
+        assert not two.done()
+        await client.close()
+        await agent.close()
+
+    run(main())
+
+
+def test_a_permission_request_cancelled_by_cancel_request_is_answered_with_the_cancelled_outcome():
+    async def main():
+        agent, client = await connect(AskingAgent, WaitingClient)
+        asking = asyncio.create_task(agent.request_permission(_permission("s1")))
+        while not client.handler.asked:
+            await asyncio.sleep(0.01)
+        id = next(iter(agent._pending))
+        await agent.notify("$/cancel_request", {"requestId": id})
+        assert isinstance((await asking).outcome, acp.CancelledRequestPermissionOutcome)
+        await client.close()
+        await agent.close()
+
+    run(main())
+
+
+# ---------------------------------------------------------------- permission policy
+
+
+class ToolAgent(acp.Agent):
+    """Announces a tool call (kind and path), then asks permission for it by
+    id alone, and ends the turn with the option chosen as its message."""
+
+    def __init__(self, conn):
+        self.conn = conn
+        self.outcomes: list[object] = []
+
+    async def new_session(self, params):
+        return acp.NewSessionResponse(session_id=f"s{len(self.outcomes)}")
+
+    async def prompt(self, params):
+        sid = params.session_id
+        kind = acp.ToolKind(params.prompt[0].text)
+        location = acp.ToolCallLocation(path="/work/notes.txt")
+        call = acp.ToolCallSessionUpdate(tool_call_id="t1", title="Tool", kind=kind, locations=[location])
+        await self.conn.session_update(acp.SessionNotification(session_id=sid, update=call))
+        options = [
+            acp.PermissionOption(option_id="always", name="Always", kind=acp.PermissionOptionKind.ALLOW_ALWAYS),
+            acp.PermissionOption(option_id="once", name="Once", kind=acp.PermissionOptionKind.ALLOW_ONCE),
+            acp.PermissionOption(option_id="no", name="No", kind=acp.PermissionOptionKind.REJECT_ONCE),
+        ]
+        answer = await self.conn.request_permission(
+            acp.RequestPermissionRequest(
+                session_id=sid, tool_call=acp.ToolCallUpdate(tool_call_id="t1"), options=options
+            )
+        )
+        self.outcomes.append(answer.outcome)
+        return acp.PromptResponse(stop_reason=acp.StopReason.END_TURN)
+
+
+class SilentClient(acp.Client):
+    """No request_permission of its own."""
+
+    def __init__(self, conn):
+        self.conn = conn
+
+    async def session_update(self, params):
+        pass
+
+
+async def _turn(client, kind: str) -> str:
+    session = await client.new_session(new_session("/work"))
+    await client.prompt(acp.PromptRequest(session_id=session.session_id, prompt=[acp.TextContentBlock(text=kind)]))
+    return session.session_id
+
+
+def test_a_client_without_a_permission_handler_denies_by_default_and_records_it():
+    async def main():
+        agent, client = await connect(ToolAgent, SilentClient)
+        sid = await _turn(client, "read")
+        assert agent.handler.outcomes == [acp.SelectedRequestPermissionOutcome(option_id="no")]
+        [decision] = client.permission_decisions[sid]
+        assert (decision.tool_call_id, decision.kind, decision.paths) == ("t1", "read", ("/work/notes.txt",))
+        assert decision.option_id == "no" and not decision.allowed
+        await client.close()
+        await agent.close()
+
+    run(main())
+
+
+def test_the_policy_decides_by_the_kind_and_path_the_fold_knows():
+    async def main():
+        (agent_reader, agent_writer), (client_reader, client_writer) = await streams()
+        agent = acp.AgentSideConnection(ToolAgent, agent_reader, agent_writer, require_initialize=False)
+        policy = acp.PermissionPolicy(allow={acp.ToolKind.READ}, reject_paths=["*/secrets/*"])
+        client = acp.ClientSideConnection(SilentClient, client_reader, client_writer, permission_policy=policy)
+        agent.start()
+        client.start()
+        read = await _turn(client, "read")
+        edit = await _turn(client, "edit")
+        assert agent.handler.outcomes == [
+            acp.SelectedRequestPermissionOutcome(option_id="once"),  # allow_once, not the first option
+            acp.SelectedRequestPermissionOutcome(option_id="no"),
+        ]
+        assert client.permission_decisions[read][0].reason == "tool kind 'read' is allowed"
+        assert client.permission_decisions[edit][0].allowed is False
+        await client.close()
+        await agent.close()
+
+    run(main())
+
+
+def test_a_handlers_own_answer_is_recorded_too():
+    class Approving(SilentClient):
+        async def request_permission(self, params):
+            return acp.RequestPermissionResponse(outcome=acp.SelectedRequestPermissionOutcome(option_id="always"))
+
+    async def main():
+        agent, client = await connect(ToolAgent, Approving)
+        sid = await _turn(client, "edit")
+        [decision] = client.permission_decisions[sid]
+        assert (decision.option_id, decision.option_kind, decision.reason) == (
+            "always",
+            "allow_always",
+            "answered by the handler",
+        )
+        await client.close()
+        await agent.close()
+
+    run(main())
+
+
+def test_a_permission_request_cancelled_by_session_cancel_is_recorded_cancelled():
+    class NewSessions(AskingAgent):
+        async def new_session(self, params):
+            return acp.NewSessionResponse(session_id="c1")
+
+    async def main():
+        agent, client = await connect(NewSessions, WaitingClient)
+        sid = (await client.new_session(new_session("/c"))).session_id  # a session the fold knows
+        asking = asyncio.create_task(agent.request_permission(_permission(sid)))
+        while not client.handler.asked:
+            await asyncio.sleep(0.01)
+        await client.cancel(acp.CancelNotification(session_id=sid))
+        await asking
+        [decision] = client.permission_decisions[sid]
+        assert (decision.outcome, decision.reason) == ("cancelled", "cancelled")
+        await client.close()
+        await agent.close()
+
+    run(main())

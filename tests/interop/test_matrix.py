@@ -86,12 +86,14 @@ def test_session_between_acpgen_and_sdk_peers(pair):
     check_report(report, protocol, agent_name)
 
 
-def test_acpgen_agent_answers_a_cancelled_request_minus_32800():
+def test_acpgen_agent_ends_a_turn_cancelled_by_cancel_request_cancelled():
     """The TypeScript SDK client aborts its third prompt request on the first
     streamed chunk (``$/cancel_request``): the acpgen agent cancels the
-    handler and answers the request with -32800, and the session goes on."""
+    handler (which has no cancellation code) and answers the request with
+    ``stopReason: cancelled`` (the package's CANCELLATION), which the SDK
+    client takes as the prompt's result; the session goes on."""
     client = [*ts_sdk_client("v1")]
     client.insert(client.index("--"), "--abort-turn")
     report = run_session(client, acpgen_agent("v1"))
     check_report(report, "v1", ACPGEN_AGENT)
-    assert report["abort"] == {"code": -32800}, report["abort"]
+    assert report["abort"] == {"result": {"stopReason": "cancelled"}}, report["abort"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from acpgen.compile.load import parse_schema
-from acpgen.compile.passes import gates, methods, resumption, rules, session, upserts
+from acpgen.compile.passes import cancellation, gates, methods, resumption, rules, session, upserts
 from acpgen.errors import AcpgenError
 from acpgen.pipeline import build_ir
 
@@ -23,6 +23,7 @@ READERS = {
     "methods": methods.handler_overrides,
     "capabilities": gates.gate_rules,
     "resumption": resumption.resumption_rules,
+    "cancellation": cancellation.cancellation_rules,
     "session": lambda path: session.apply_session_rules(_package(), "v1", path),
 }
 
@@ -60,5 +61,5 @@ def test_a_rule_set_that_extends_itself_is_refused() -> None:
 
 
 def test_every_builtin_rules_file_reads() -> None:
-    for name in (rules.PATCH, rules.SESSION, rules.METHODS, rules.CAPABILITIES, rules.RESUMPTION):
+    for name in (rules.PATCH, rules.SESSION, rules.METHODS, rules.CAPABILITIES, rules.RESUMPTION, rules.CANCELLATION):
         assert rules.read_rules(rules.builtin_file(name))

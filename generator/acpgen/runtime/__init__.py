@@ -22,6 +22,7 @@ SOURCES = {
         "_remote.py",
         "_capabilities.py",
         "_folding.py",
+        "_permissions.py",
         "_handshake.py",
         "_versions.py",
         "_resume.py",

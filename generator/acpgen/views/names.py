@@ -131,6 +131,7 @@ PATCH_NAMES = ("apply", "merge_meta", "supports", "CAPABILITIES")
 
 PROTOCOL_NAMES = (
     "Agent",
+    "CANCELLATION",
     "CANCEL_REQUEST",
     "CODEC",
     "Client",
@@ -160,7 +161,18 @@ PROTOCOL_NAMES = (
 PROTOCOL_FROM_JSONRPC = tuple(
     n
     for n in PROTOCOL_NAMES
-    if n not in ("Agent", "Client", "CODEC", "METHODS", "REQUIRES", "decode_message", "decode_result", "encode_message")
+    if n
+    not in (
+        "Agent",
+        "CANCELLATION",
+        "Client",
+        "CODEC",
+        "METHODS",
+        "REQUIRES",
+        "decode_message",
+        "decode_result",
+        "encode_message",
+    )
 )
 """What ``protocol.py`` re-exports from the runtime's ``_jsonrpc``."""
 
@@ -173,6 +185,8 @@ CONNECTION_FROM_RUNTIME = (
     ("_connection", "ConnectionOptions"),
     ("_connection", "HandlerError"),
     ("_transport", "MessageTooLarge"),
+    ("_permissions", "PermissionDecision"),
+    ("_permissions", "PermissionPolicy"),
     ("_resume", "ResumeUnsupported"),
     ("_sides", "bearer_token"),
     ("_sides", "serve_versions"),

@@ -3,6 +3,7 @@ the handler interfaces (``Agent``, ``Client``), as source text."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from ..compile import ir
@@ -92,6 +93,8 @@ class ProtocolView:
     """``__all__``, as literals."""
     methods: tuple[MethodEntry, ...]
     gates: tuple[GateEntry, ...]
+    cancellation: str
+    """``CANCELLATION``'s value, as source (``None`` without one)."""
     null_request_id: str
     """Whether a request id may be ``null``, as a literal."""
     interfaces: tuple[Interface, ...]
@@ -150,6 +153,17 @@ def _entry(inputs: ViewInputs, method: ir.RpcMethod) -> MethodEntry:
     return MethodEntry(name=py(method.name), request=request, notification=notification)
 
 
+def cancellation_source(cancellation: ir.Cancellation | None) -> str:
+    """``CANCELLATION``'s value as source: the runtime's ``Cancellation``."""
+    if cancellation is None:
+        return "None"
+    answers = {method: json.loads(result) for method, result in cancellation.answers}
+    return (
+        f"_Cancellation(notification={text.py_literal(cancellation.notification)}, "
+        f"session={text.py_literal(cancellation.session_attribute)}, answers={text.py_literal(answers)})"
+    )
+
+
 def interface_doc(side: ir.Side, who: str) -> str:
     """The docstring of a handler interface, as source (fixed text: nothing
     to escape)."""
@@ -170,6 +184,7 @@ def build(inputs: ViewInputs) -> ProtocolView:
         exports=literals(inputs.exports["protocol"]),
         methods=tuple(_entry(inputs, m) for m in package.methods),
         gates=tuple(GateEntry(method=text.py_literal(g.method), path=tuple_literal(g.path)) for g in package.gates),
+        cancellation=cancellation_source(package.cancellation),
         null_request_id=text.py_literal(package.null_request_id),
         interfaces=tuple(
             Interface(

@@ -43,6 +43,7 @@ from .defs import (
 from .methods import (
     Call,
     CallKind,
+    Cancellation,
     Gate,
     GateSource,
     Mark,
@@ -117,6 +118,7 @@ __all__ = [
     "BoolT",
     "Call",
     "CallKind",
+    "Cancellation",
     "Capability",
     "CapabilityKind",
     "Chunk",

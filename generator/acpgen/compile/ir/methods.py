@@ -99,3 +99,21 @@ class Gate:
     """The side that handles the method and advertises the capability."""
     path: tuple[str, ...]
     source: GateSource
+
+
+@dataclass(frozen=True)
+class Cancellation:
+    """What a session's cancel does to the requests being handled, and what
+    a request is answered when its handler is cancelled (read from
+    ``rules/cancellation.toml``, checked against the schema)."""
+
+    notification: str
+    """The notification that cancels a session's work (``""``: the schema
+    has none that names a session)."""
+    session_attribute: str
+    """The Python attribute, on its params and on the requests' params, that
+    names the session."""
+    answers: tuple[tuple[str, str], ...]
+    """``(method, result)``: a request whose handler is cancelled is answered
+    with ``result`` (JSON text, valid as the method's result in the schema)
+    instead of -32800; in method order."""

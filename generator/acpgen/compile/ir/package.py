@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .defs import Definition
-from .methods import Call, Gate, RpcMethod, SchemaFacts, Side
+from .methods import Call, Cancellation, Gate, RpcMethod, SchemaFacts, Side
 from .patch import Capability, Chunk, Upsert
 from .senders import Senders
 from .session import SessionRules
@@ -103,6 +103,9 @@ class Package:
     """The definitions another type names (set by ``analysis``)."""
     uses_const: bool = False
     """Some type is a constant (set by ``analysis``)."""
+    cancellation: Cancellation | None = None
+    """What a session's cancel does to the requests being handled (set by
+    ``cancellation``; None when the schema has no such notification)."""
     resumption: Resumption | None = None
     """How a client resumes a session on a new connection; None without a
     session fold, ``initialize`` or a method to resume with (set by

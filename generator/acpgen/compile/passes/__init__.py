@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from .. import ir
 from . import (
     analysis,
+    cancellation,
     capabilities,
     defaults,
     gates,
@@ -51,6 +52,8 @@ PASSES: tuple[Pass, ...] = (
     # The JSON-RPC method table, then the capability each method needs.
     Pass("methods", methods.run),
     Pass("gates", gates.run),
+    # What a session's cancel does to the requests being handled.
+    Pass("cancellation", cancellation.run),
     # The patch rule set (told from the schema's facts, or the one asked
     # for), then its upserts and chunks, then the session fold built on them.
     Pass("ruleselect", ruleselect.run),

@@ -1,9 +1,9 @@
 """The rules files (``rules/*.toml``), read one way for every pass that has
 rules: the patch rules (:mod:`.upserts`, and the set names :mod:`.ruleselect`
 checks), the session fold (:mod:`.session`), the method handlers
-(:mod:`.methods`), the capability gates (:mod:`.gates`) and the places of
-resumption (:mod:`.resumption`) and the agent's session senders
-(:mod:`.senders`).
+(:mod:`.methods`), the capability gates (:mod:`.gates`), the places of
+resumption (:mod:`.resumption`), cancellation (:mod:`.cancellation`) and
+the agent's session senders (:mod:`.senders`).
 
 A file that is missing, unreadable or not TOML is an error naming it; what a
 file must contain is its pass's to check. A rule set may ``extends`` another
@@ -25,6 +25,7 @@ from ...errors import AcpgenError
 from ...jsontypes import TomlTable
 
 __all__ = [
+    "CANCELLATION",
     "CAPABILITIES",
     "METHODS",
     "PATCH",
@@ -41,6 +42,7 @@ SESSION = "session.toml"
 METHODS = "methods.toml"
 CAPABILITIES = "capabilities.toml"
 RESUMPTION = "resumption.toml"
+CANCELLATION = "cancellation.toml"
 SENDERS = "senders.toml"
 
 
