@@ -78,7 +78,7 @@ assert_type(response.stop_reason, acp.StopReason)
 
 
 async def send(conn: acp.AgentSideConnection[Any]) -> None:
-    session = conn.session("s1")
+    session = conn.session(acp.SessionId("s1"))
     assert_type(session, acp.SessionSender)
     await session.message("hi")
     tool = await session.tool_call("Read", content=["x", acp.text("y"), acp.diff("/a", "b")])
@@ -98,9 +98,9 @@ response.stop_reason  # error: v2 reports the end of a turn in a state_update
 
 
 async def send(conn: acp.AgentSideConnection[Any]) -> None:
-    session = conn.session("s1")
+    session = conn.session(acp.SessionId("s1"))
     assert_type(session, acp.SessionSender)
-    await session.message_chunk("m1", "hi")
+    await session.message_chunk(acp.MessageId("m1"), "hi")
     tool = await session.tool_call_update(title="Run")
     assert_type(tool, acp.ToolCallHandle)
     await tool.fail(content=[acp.tool_content("x"), "y"])
