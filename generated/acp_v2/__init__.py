@@ -11,6 +11,7 @@ from .models import *  # noqa: F401,F403
 from .patch import *  # noqa: F401,F403
 from .session import *  # noqa: F401,F403
 from .protocol import *  # noqa: F401,F403
+from .senders import *  # noqa: F401,F403
 
 import typing as _typing
 
@@ -645,6 +646,16 @@ __all__ = [
     "decode_message",
     "decode_result",
     "encode_message",
+    "SessionSender",
+    "ToolCallHandle",
+    "text",
+    "image",
+    "audio",
+    "resource_link",
+    "resource",
+    "tool_content",
+    "diff",
+    "terminal",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "AgentEntry",
     "AgentSideConnection",

@@ -110,6 +110,7 @@ from .protocol import CODEC as _CODEC
 from .protocol import REQUIRES as _REQUIRES
 from .protocol import Agent as _Agent
 from .protocol import Client as _Client
+from .senders import SessionSender as _SessionSender
 from .session import PROTOCOL_VERSION as _PROTOCOL_VERSION
 from .session import SESSION_SOURCES as _SESSION_SOURCES
 from .session import Session as _Session
@@ -167,6 +168,11 @@ class AgentSideConnection(Connection[_A]):
     protocol_version = _PROTOCOL_VERSION
     requires = _REQUIRES
     cancellation = _CANCELLATION
+
+    def session(self, session_id: SessionId) -> _SessionSender:
+        """The sender of session ``session_id``'s updates: a
+        ``senders.SessionSender``, with a method per kind of ``session/update``."""
+        return _SessionSender(self, session_id)
 
     async def request_permission(
         self, params: RequestPermissionRequest

@@ -22,14 +22,16 @@ strings them together. Data flows one way, one folder per stage:
    descriptions and ``rules/capabilities.toml``), ``ruleselect`` (the patch
    rule set), ``upserts`` and ``session`` (the rules of ``rules/*.toml``,
    read by ``passes/rules.py``), ``resumption`` (how the SessionKeeper takes
-   a session up again, from ``rules/resumption.toml``), then ``analysis``
+   a session up again, from ``rules/resumption.toml``), ``senders`` (the
+   agent's session senders, named from the ``session/update`` union, with
+   ``rules/senders.toml``), then ``analysis``
    (alias order, referenced definitions). A pass reads the IR and shares
    only helpers with the others (``identifiers``, ``values``, ``rules``,
    ``attributes``), never another pass's code; no stage imports a later one
    (``tests/unit/test_import_graph.py``).
 4. **views** (``views/``): one typed view per generated module, built in
    Python from the analysed IR (``VIEWS``: ``models``, ``codec``,
-   ``patch``, ``session``, ``protocol``, ``connection``, the package's
+   ``patch``, ``session``, ``protocol``, ``connection``, ``senders``, the package's
    ``__init__`` and ``_schema``). Every decision about what a module prints
    is made there, under mypy: annotations, literals, docstrings and error
    messages as ready source text (``views/text.py``), which branches exist.

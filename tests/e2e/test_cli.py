@@ -70,10 +70,12 @@ def test_generate_one_schema_writes_an_importable_package(tmp_path, small):
         "_links.py",
         "_models.py",
         "_patch.py",
+        "_permissions.py",
         "_remote.py",
         "_resume.py",
         "_runtime.py",
         "_schema.py",
+        "_senders.py",
         "_session.py",
         "_sides.py",
         "_transport.py",
@@ -85,6 +87,7 @@ def test_generate_one_schema_writes_an_importable_package(tmp_path, small):
         "patch.py",
         "protocol.py",
         "py.typed",
+        "senders.py",
         "session.py",
     ]
     code = "import small; g = small.decode('Greeting', {'text': 'hi'}); print(g.loud, small.encode(g))"

@@ -86,6 +86,19 @@ V1 = """
 response = acp.decode("PromptResponse", data)
 assert_type(response, acp.PromptResponse)
 assert_type(response.stop_reason, acp.StopReason)
+
+
+async def send(conn: acp.AgentSideConnection[Any]) -> None:
+    session = conn.session(acp.SessionId("s1"))
+    assert_type(session, acp.SessionSender)
+    await session.message("hi")
+    tool = await session.tool_call("Read", content=["x", acp.text("y"), acp.diff("/a", "b")])
+    assert_type(tool, acp.ToolCallHandle)
+    assert_type(tool.tool_call_id, acp.ToolCallId)
+    await tool.update(title=None, content=None)
+    await tool.complete()
+    await session.message(1)  # error: not content
+    await tool.complete(status=acp.ToolCallStatus.FAILED)  # error: complete sets the status
 """
 
 V2 = """
@@ -93,6 +106,16 @@ response = acp.decode("PromptResponse", data)
 assert_type(response, acp.PromptResponse)
 assert_type(response.message_id, acp.MessageId)
 response.stop_reason  # error: v2 reports the end of a turn in a state_update
+
+
+async def send(conn: acp.AgentSideConnection[Any]) -> None:
+    session = conn.session(acp.SessionId("s1"))
+    assert_type(session, acp.SessionSender)
+    await session.message_chunk(acp.MessageId("m1"), "hi")
+    tool = await session.tool_call_update(title="Run")
+    assert_type(tool, acp.ToolCallHandle)
+    await tool.fail(content=[acp.tool_content("x"), "y"])
+    await session.message_chunk("hi")  # error: the message id comes first
 """
 
 

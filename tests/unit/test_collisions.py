@@ -95,6 +95,7 @@ def test_a_package_whose_schema_shares_no_fixed_name_star_imports_its_modules():
         "from .patch import *  # noqa: F401,F403",
         "from .session import *  # noqa: F401,F403",
         "from .protocol import *  # noqa: F401,F403",
+        "from .senders import *  # noqa: F401,F403",
     ]
     assert imports["connection"] == "    from .connection import *  # noqa: F401,F403"
 

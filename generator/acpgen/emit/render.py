@@ -22,7 +22,7 @@ from ..compile import ir
 from ..errors import AcpgenError
 from ..runtime import SOURCES
 from ..views import VIEWS, ViewInputs
-from ..views.names import CODEC_HELPERS, IMPORTS_MARKER, ModuleNames, exports, schema_names
+from ..views.names import CODEC_HELPERS, IMPORTS_MARKER, SENDERS_HELPERS, ModuleNames, exports, schema_names
 from ..views.source import header_comment
 from .template_cache import bytecode_cache
 
@@ -36,6 +36,7 @@ MODULES = {
     "session.py": "session.py.jinja",
     "protocol.py": "protocol.py.jinja",
     "connection.py": "connection.py.jinja",
+    "senders.py": "senders.py.jinja",
 }
 
 
@@ -88,7 +89,7 @@ def render_package(package: ir.Package, templates: str | Path | None = None) -> 
             schema=schema,
             binds_schema=stem in ("models", "__init__"),
             sorted_imports=stem != "codec",
-            optional_imports=CODEC_HELPERS if stem == "codec" else (),
+            optional_imports=CODEC_HELPERS if stem == "codec" else SENDERS_HELPERS if stem == "senders" else (),
         )
         try:
             template = env.get_template(template_name)

@@ -28,6 +28,7 @@ SOURCES = {
         "_resume.py",
         "_sides.py",
         "_patch.py",
+        "_senders.py",
     )
 }
 """Generated file name -> the source copied into the package."""

@@ -14,7 +14,7 @@ module in it is rendered with ``{"view": ...}`` as its only context.
 
 from __future__ import annotations
 
-from . import codec, connection, models, package, patch, protocol, session
+from . import codec, connection, models, package, patch, protocol, senders, session
 from .inputs import ViewBuilder, ViewInputs
 
 __all__ = ["VIEWS", "ViewBuilder", "ViewInputs"]
@@ -28,5 +28,6 @@ VIEWS: dict[str, ViewBuilder] = {
     "session": session.session_view,
     "protocol": protocol.build,
     "connection": connection.build,
+    "senders": senders.build,
 }
 """Generated module stem -> the builder of its view."""

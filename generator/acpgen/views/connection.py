@@ -13,6 +13,7 @@ from . import text
 from .inputs import ViewInputs
 from .names import reexports
 from .protocol import Handler, handler, header, literals
+from .senders import session_type
 
 INITIALIZE = "initialize"
 
@@ -35,6 +36,10 @@ class Side:
     """The docstring of ``sessions`` (``""``: the side folds no sessions)."""
     sends: tuple[Handler, ...]
     """A typed method per call the peer handles."""
+    session_type: str = ""
+    """The annotation of ``session``'s session id (``""``: the side has no
+    ``session`` method returning a ``SessionSender``)."""
+    session_doc: str = ""
 
 
 @dataclass(frozen=True)
@@ -115,6 +120,8 @@ class ConnectionView:
     keeper: Keeper | None
     uses_unset: bool
     """The keeper's code names ``UNSET``."""
+    senders: bool
+    """The agent's connection has ``session`` (imports ``senders``)."""
     docs: Mapping[str, str]
     """The entry points' docstrings, as source, by function name."""
 
@@ -201,6 +208,9 @@ bytes is refused without being read whole; ``headers``, ``cookies`` and
 source; the others are the runtime's ``_sides``)."""
 
 
+SESSION_DOC = '''"""The sender of session ``session_id``'s updates: a
+``senders.SessionSender``, with a method per kind of ``session/update``."""'''
+
 KEEPER_INIT_DOC = '''"""Keep session ``session_id``, folded by ``connection`` (or, without
 one, so far into ``session``; None: nothing yet); ``initialize`` is sent
 on each new connection, ``cwd`` and ``mcp_servers`` with the request
@@ -220,6 +230,7 @@ def build(inputs: ViewInputs) -> ConnectionView:
         sides=(_side(inputs, "agent"), _side(inputs, "client")),
         keeper=keeper,
         uses_unset=keeper is not None and keeper.uses_unset,
+        senders=package.senders is not None,
         docs=DOCS,
     )
 
@@ -239,6 +250,8 @@ def _side(inputs: ViewInputs, handles: ir.Side) -> Side:
         doc=_side_doc(handles, interface, calls),
         sessions_doc=SESSIONS_DOC[bool(folds.prompt_field)] if folds is not None else "",
         sends=tuple(handler(inputs, c, text.send_doc(c)) for c in package.calls(calls)),
+        session_type=session_type(inputs) if handles == "agent" else "",
+        session_doc=SESSION_DOC if handles == "agent" else "",
     )
 
 

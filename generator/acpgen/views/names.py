@@ -38,16 +38,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..compile import ir
+from ..errors import AcpgenError
 
 __all__ = [
     "BUILTINS",
     "CODEC_HELPERS",
     "IMPORTS_MARKER",
+    "SENDERS_HELPERS",
     "ModuleNames",
     "exports",
     "package_imports",
     "reexports",
     "schema_names",
+    "senders_exports",
 ]
 
 _PRIVATE_NAME = re.compile(r"(?<!\w)_\w+")
@@ -213,11 +216,49 @@ CONNECTION_DEFINED = (
 
 RESUMPTION_ONLY = ("ResumeUnsupported", "SessionKeeper")
 
+SENDERS_DEFINED = ("SessionSender", "ToolCallHandle")
+"""What ``senders.py`` defines besides the content helpers."""
+
+SENDERS_HELPERS = (
+    ("_senders", "SessionSenderBase"),
+    ("_senders", "ToolCallHandleBase"),
+    ("_senders", "as_block"),
+    ("_senders", "as_blocks"),
+    ("_senders", "as_tool_content"),
+    ("_senders", "as_tool_item"),
+    ("_senders", "new_tool_call_id"),
+    ("_runtime", "UNSET"),
+    ("_runtime", "Unset"),
+)
+"""The runtime names ``senders.py`` imports as ``_NAME`` when it uses them."""
+
 PACKAGE_METADATA = ("DEFINITIONS", "GENERATOR_VERSION", "SCHEMA_FILE", "SCHEMA_SHA256", "SCHEMA_VERSION")
 """What the package's ``__init__.py`` defines itself."""
 
 PACKAGE_FROM_RUNTIME = ("UNSET", "Unset", "ValidationError")
 """What the package re-exports from the runtime's ``_runtime``."""
+
+
+def senders_exports(package: ir.Package) -> tuple[str, ...]:
+    """What ``senders.py`` exports: the ``SessionSender``, the
+    ``ToolCallHandle`` when it has one, and the content helpers."""
+    s = package.senders
+    if s is None:
+        return ()
+    handle = SENDERS_DEFINED[1:] if s.tool_call is not None else ()
+    return (SENDERS_DEFINED[0], *handle, *(h.name for h in s.helpers))
+
+
+def _check_senders(modules: dict[str, tuple[str, ...]]) -> None:
+    """The senders' names are the package's: one that another module (or
+    the schema) exports too is an error naming both."""
+    for name in modules["senders"]:
+        for module, names in modules.items():
+            if module != "senders" and name in names:
+                what = "the schema's name" if module == "models" else f"a name of {module}.py"
+                raise AcpgenError(f"the sender name {name!r} (senders.py) is also {what}")
+        if name in PACKAGE_METADATA or name in PACKAGE_FROM_RUNTIME:
+            raise AcpgenError(f"the sender name {name!r} (senders.py) is also a name of the package's __init__.py")
 
 
 def schema_names(package: ir.Package) -> tuple[str, ...]:
@@ -280,11 +321,13 @@ def exports(package: ir.Package) -> dict[str, tuple[str, ...]]:
         "session": session,
         "protocol": PROTOCOL_NAMES,
         "connection": tuple(sorted(connection, key=lambda n: (not n.isupper(), n))),
+        "senders": senders_exports(package),
     }
+    _check_senders(modules)
     schema = set(modules["models"])
     fixed = [*PACKAGE_METADATA, *PACKAGE_FROM_RUNTIME, *CODEC_NAMES]
     package_names = [n for n in fixed if n not in schema] + list(modules["models"])
-    for module in ("patch", "session", "protocol", "connection"):
+    for module in ("patch", "session", "protocol", "senders", "connection"):
         package_names.extend(n for n in modules[module] if n not in schema)
     modules["__init__"] = tuple(package_names)
     return modules
@@ -322,7 +365,7 @@ def package_imports(package: ir.Package) -> dict[str, str]:
         lines.append("import importlib as _importlib")
         lines.append('_importlib.import_module(".codec", __name__)')
     lines.append("from .models import *  # noqa: F401,F403")
-    for module in ("patch", "session", "protocol"):
+    for module in ("patch", "session", "protocol", "senders"):
         lines.extend(_import_lines(module, names[module], public))
     return {
         "eager": "\n".join(lines),

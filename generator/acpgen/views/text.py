@@ -33,14 +33,16 @@ def py_literal(value: Any) -> str:
     raise TypeError(f"not a JSON value: {value!r}")
 
 
-def parameter(annotation: str, name: str, indent: int = 4) -> str:
-    """``name: annotation`` as black prints a parameter of a signature split
-    one parameter per line: a union too long for its line is wrapped in
-    parentheses (the formatter keeps them, and splits inside them as black
-    does). A parameter that needs them never fits a signature on one line."""
-    text = f"{name}: {annotation}"
+def parameter(annotation: str, name: str, indent: int = 4, default: str = "") -> str:
+    """``name: annotation`` (``= default``) as black prints a parameter of a
+    signature split one parameter per line: a union too long for its line
+    is wrapped in parentheses (the formatter keeps them, and splits inside
+    them as black does). A parameter that needs them never fits a signature
+    on one line."""
+    tail = f" = {default}" if default else ""
+    text = f"{name}: {annotation}{tail}"
     if indent + len(text) + 1 > fmt.LINE_LENGTH and " | " in annotation:
-        return f"{name}: ({annotation})"
+        return f"{name}: ({annotation}){tail}"
     return text
 
 

@@ -11,6 +11,7 @@ families, one module each:
 * :mod:`.defs`: definitions (:data:`Definition`), one per ``$defs`` entry;
 * :mod:`.patch`: upserts, chunks and capabilities;
 * :mod:`.session`: the session fold;
+* :mod:`.senders`: the agent's session senders;
 * :mod:`.methods`: the JSON-RPC method table;
 * :mod:`.package`: the whole package.
 
@@ -64,6 +65,12 @@ from .patch import (
     PatchField,
     Rule,
     Upsert,
+)
+from .senders import (
+    Helper,
+    Sender,
+    Senders,
+    ToolCall,
 )
 from .session import (
     Action,
@@ -127,6 +134,7 @@ __all__ = [
     "FirstMatchT",
     "Gate",
     "GateSource",
+    "Helper",
     "InitParam",
     "IntT",
     "JsonValue",
@@ -153,12 +161,15 @@ __all__ = [
     "Rule",
     "ScalarUnionT",
     "SchemaFacts",
+    "Sender",
+    "Senders",
     "SessionAction",
     "SessionField",
     "SessionRules",
     "SessionSource",
     "Side",
     "StrT",
+    "ToolCall",
     "TypeExpr",
     "UnionDef",
     "Upsert",

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from .defs import Definition
 from .methods import Call, Cancellation, Gate, RpcMethod, SchemaFacts, Side
 from .patch import Capability, Chunk, Upsert
+from .senders import Senders
 from .session import SessionRules
 
 
@@ -109,6 +110,9 @@ class Package:
     """How a client resumes a session on a new connection; None without a
     session fold, ``initialize`` or a method to resume with (set by
     ``resumption``)."""
+    senders: Senders | None = None
+    """The agent's session senders; None without a ``session/update``
+    notification carrying a tagged union (set by ``senders``)."""
 
     @property
     def capability_classes(self) -> tuple[str, ...]:

@@ -25,6 +25,7 @@ from . import (
     naming,
     resumption,
     ruleselect,
+    senders,
     session,
     upserts,
 )
@@ -61,6 +62,8 @@ PASSES: tuple[Pass, ...] = (
     # How the generated SessionKeeper takes a session up again: needs the
     # session fold.
     Pass("resumption", resumption.run),
+    # The agent's session senders: needs the method table and the upserts.
+    Pass("senders", senders.run),
     # What the templates need of the whole package, last.
     Pass("analysis", analysis.run),
 )

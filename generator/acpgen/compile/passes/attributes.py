@@ -10,13 +10,23 @@ import functools
 
 from ...runtime import SOURCES
 
-__all__ = ["CONNECTION_BASE", "INTERFACE_METHODS", "model_attributes", "runtime_attributes"]
+__all__ = [
+    "CONNECTION_BASE",
+    "INTERFACE_METHODS",
+    "SENDER_BASE",
+    "model_attributes",
+    "runtime_attributes",
+    "sender_attributes",
+]
 
 MODEL_BASES = ("Model", "State")
 """The runtime classes the generated classes derive from (``_models.py``)."""
 
 CONNECTION_BASE = "Connection"
 """The runtime class the generated connections subclass (``_connection.py``)."""
+
+SENDER_BASE = "SessionSenderBase"
+"""The runtime class the generated ``SessionSender`` subclasses (``_senders.py``)."""
 
 
 INTERFACE_METHODS = frozenset({"ext_method", "ext_notification"})
@@ -52,6 +62,16 @@ def model_attributes() -> frozenset[str]:
         for base in MODEL_BASES
         for name in _class_attributes(_runtime_class("_models.py", base))
         if not name.startswith("_")
+    )
+
+
+@functools.cache
+def sender_attributes() -> frozenset[str]:
+    """The public attributes of the runtime's session sender class
+    (``connection``, ``session_id``, ``send``): the generated ``SessionSender``
+    adds a method per kind of session update, which must not replace one."""
+    return frozenset(
+        name for name in _class_attributes(_runtime_class("_senders.py", SENDER_BASE)) if not name.startswith("_")
     )
 
 

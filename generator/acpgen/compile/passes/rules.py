@@ -2,7 +2,8 @@
 rules: the patch rules (:mod:`.upserts`, and the set names :mod:`.ruleselect`
 checks), the session fold (:mod:`.session`), the method handlers
 (:mod:`.methods`), the capability gates (:mod:`.gates`), the places of
-resumption (:mod:`.resumption`) and cancellation (:mod:`.cancellation`).
+resumption (:mod:`.resumption`), cancellation (:mod:`.cancellation`) and
+the agent's session senders (:mod:`.senders`).
 
 A file that is missing, unreadable or not TOML is an error naming it; what a
 file must contain is its pass's to check. A rule set may ``extends`` another
@@ -29,6 +30,7 @@ __all__ = [
     "METHODS",
     "PATCH",
     "RESUMPTION",
+    "SENDERS",
     "SESSION",
     "builtin_file",
     "extends_chain",
@@ -41,6 +43,7 @@ METHODS = "methods.toml"
 CAPABILITIES = "capabilities.toml"
 RESUMPTION = "resumption.toml"
 CANCELLATION = "cancellation.toml"
+SENDERS = "senders.toml"
 
 
 def builtin_file(name: str) -> Path:
