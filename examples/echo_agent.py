@@ -19,7 +19,6 @@ DELAY = float(sys.argv[1]) if __name__ == "__main__" and len(sys.argv) > 1 else 
 class EchoAgent(acp.Agent):
     def __init__(self, conn: acp.AgentSideConnection[EchoAgent]) -> None:
         self.conn = conn
-        self.cancelled: set[acp.SessionId] = set()
 
     async def initialize(self, params: acp.InitializeRequest) -> acp.InitializeResponse:
         return acp.InitializeResponse(protocol_version=acp.PROTOCOL_VERSION)
@@ -28,18 +27,11 @@ class EchoAgent(acp.Agent):
         return acp.NewSessionResponse(session_id=acp.SessionId(f"echo-{uuid.uuid4().hex}"))
 
     async def prompt(self, params: acp.PromptRequest) -> acp.PromptResponse:
-        self.cancelled.discard(params.session_id)
-        words = [w for b in params.prompt if isinstance(b, acp.TextContentBlock) for w in b.text.split()]
-        for word in words:
-            if params.session_id in self.cancelled:
-                return acp.PromptResponse(stop_reason=acp.StopReason.CANCELLED)
-            chunk = acp.AgentMessageChunkSessionUpdate(content=acp.TextContentBlock(text=word + " "))
-            await self.conn.session_update(acp.SessionNotification(session_id=params.session_id, update=chunk))
+        session = self.conn.session(params.session_id)
+        for word in [w for b in params.prompt if isinstance(b, acp.TextContentBlock) for w in b.text.split()]:
+            await session.message(word + " ")  # session/cancel cancels this task: the turn ends "cancelled"
             await asyncio.sleep(DELAY)
         return acp.PromptResponse(stop_reason=acp.StopReason.END_TURN)
-
-    async def cancel(self, params: acp.CancelNotification) -> None:
-        self.cancelled.add(params.session_id)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence as _Sequence
 from typing import Any as _Any
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from ._senders import SessionSenderBase as _SessionSenderBase
 from ._senders import ToolCallHandleBase as _ToolCallHandleBase
@@ -33,19 +34,31 @@ from .models import (
     ContentBlock,
     ContentToolCallContent,
     Cost,
+    CreateTerminalRequest,
+    CreateTerminalResponse,
     CurrentModeUpdateSessionUpdate,
     DiffToolCallContent,
     EmbeddedResourceResource,
+    EnvVariable,
     ImageContentBlock,
+    KillTerminalRequest,
+    KillTerminalResponse,
     MessageId,
     NoticeSessionUpdate,
     NoticeSeverity,
+    PermissionOption,
     PlanEntry,
     PlanId,
     PlanRemovedSessionUpdate,
     PlanSessionUpdate,
     PlanUpdateContent,
     PlanUpdateSessionUpdate,
+    ReadTextFileRequest,
+    ReadTextFileResponse,
+    ReleaseTerminalRequest,
+    ReleaseTerminalResponse,
+    RequestPermissionRequest,
+    RequestPermissionResponse,
     ResourceContentBlock,
     ResourceLinkContentBlock,
     SessionConfigOption,
@@ -60,6 +73,8 @@ from .models import (
     SubagentSessionCapabilities,
     SubagentUpdateSessionUpdate,
     TerminalId,
+    TerminalOutputRequest,
+    TerminalOutputResponse,
     TerminalToolCallContent,
     TextContentBlock,
     ToolCallContent,
@@ -67,10 +82,15 @@ from .models import (
     ToolCallLocation,
     ToolCallSessionUpdate,
     ToolCallStatus,
+    ToolCallUpdate,
     ToolCallUpdateSessionUpdate,
     ToolKind,
     UsageUpdateSessionUpdate,
     UserMessageChunkSessionUpdate,
+    WaitForTerminalExitRequest,
+    WaitForTerminalExitResponse,
+    WriteTextFileRequest,
+    WriteTextFileResponse,
 )
 
 __all__ = [
@@ -86,8 +106,13 @@ __all__ = [
     "terminal",
 ]
 
+if _TYPE_CHECKING:
+    from .connection import AgentSideConnection as _AgentSideConnection
 
-class SessionSender(_SessionSenderBase[SessionId, SessionUpdate]):
+
+class SessionSender(
+    _SessionSenderBase["_AgentSideConnection[_Any]", SessionId, SessionUpdate]
+):
     """The updates of one session, as the agent sends them (the agent's
     ``conn.session(session_id)`` returns one). Each method builds one kind of
     ``session/update`` and sends it; :meth:`send` sends one built already."""
@@ -635,6 +660,193 @@ class SessionSender(_SessionSenderBase[SessionId, SessionUpdate]):
                 meta=meta,
             )
         )
+
+    async def write_text_file(
+        self, path: str, content: str, *, meta: dict[str, _Any] | None | _Unset = _UNSET
+    ) -> WriteTextFileResponse:
+        """Request to write content to a text file.
+
+        Sends ``fs/write_text_file`` (a request) for this session: the connection's ``write_text_file`` with a WriteTextFileRequest whose ``session_id`` is this session's.
+
+        ``path``: Absolute path to the file to write.
+        ``content``: The text content to write to the file.
+        ``meta``: The _meta property is reserved by ACP to allow clients and agents to attach additional
+            metadata to their interactions. Implementations MUST NOT make assumptions about values at
+            these keys.
+        """
+        result: WriteTextFileResponse = await self.connection.write_text_file(
+            WriteTextFileRequest(
+                session_id=self.session_id, path=path, content=content, meta=meta
+            )
+        )
+        return result
+
+    async def read_text_file(
+        self,
+        path: str,
+        *,
+        line: int | None | _Unset = _UNSET,
+        limit: int | None | _Unset = _UNSET,
+        meta: dict[str, _Any] | None | _Unset = _UNSET,
+    ) -> ReadTextFileResponse:
+        """Request to read content from a text file.
+
+        Sends ``fs/read_text_file`` (a request) for this session: the connection's ``read_text_file`` with a ReadTextFileRequest whose ``session_id`` is this session's.
+
+        ``path``: Absolute path to the file to read.
+        ``line``: Line number to start reading from (1-based).
+        ``limit``: Maximum number of lines to read.
+        ``meta``: The _meta property is reserved by ACP to allow clients and agents to attach additional
+            metadata to their interactions. Implementations MUST NOT make assumptions about values at
+            these keys.
+        """
+        result: ReadTextFileResponse = await self.connection.read_text_file(
+            ReadTextFileRequest(
+                session_id=self.session_id, path=path, line=line, limit=limit, meta=meta
+            )
+        )
+        return result
+
+    async def request_permission(
+        self,
+        tool_call: ToolCallUpdate,
+        options: list[PermissionOption],
+        *,
+        meta: dict[str, _Any] | None | _Unset = _UNSET,
+    ) -> RequestPermissionResponse:
+        """Request for user permission to execute a tool call.
+
+        Sends ``session/request_permission`` (a request) for this session: the connection's ``request_permission`` with a RequestPermissionRequest whose ``session_id`` is this session's.
+
+        ``tool_call``: Details about the tool call requiring permission.
+        ``options``: Available permission options for the user to choose from.
+        ``meta``: The _meta property is reserved by ACP to allow clients and agents to attach additional
+            metadata to their interactions. Implementations MUST NOT make assumptions about values at
+            these keys.
+        """
+        result: RequestPermissionResponse = await self.connection.request_permission(
+            RequestPermissionRequest(
+                session_id=self.session_id,
+                tool_call=tool_call,
+                options=options,
+                meta=meta,
+            )
+        )
+        return result
+
+    async def create_terminal(
+        self,
+        command: str,
+        *,
+        args: list[str] | _Unset = _UNSET,
+        env: list[EnvVariable] | _Unset = _UNSET,
+        cwd: str | None | _Unset = _UNSET,
+        output_byte_limit: int | None | _Unset = _UNSET,
+        meta: dict[str, _Any] | None | _Unset = _UNSET,
+    ) -> CreateTerminalResponse:
+        """Request to create a new terminal and execute a command.
+
+        Sends ``terminal/create`` (a request) for this session: the connection's ``create_terminal`` with a CreateTerminalRequest whose ``session_id`` is this session's.
+
+        ``command``: The command to execute.
+        ``args``: Array of command arguments.
+        ``env``: Environment variables for the command.
+        ``cwd``: Working directory for the command. Must be an absolute path.
+        ``output_byte_limit``: Maximum number of output bytes to retain.
+        ``meta``: The _meta property is reserved by ACP to allow clients and agents to attach additional
+            metadata to their interactions. Implementations MUST NOT make assumptions about values at
+            these keys.
+        """
+        result: CreateTerminalResponse = await self.connection.create_terminal(
+            CreateTerminalRequest(
+                session_id=self.session_id,
+                command=command,
+                args=args,
+                env=env,
+                cwd=cwd,
+                output_byte_limit=output_byte_limit,
+                meta=meta,
+            )
+        )
+        return result
+
+    async def terminal_output(
+        self, terminal_id: TerminalId, *, meta: dict[str, _Any] | None | _Unset = _UNSET
+    ) -> TerminalOutputResponse:
+        """Request to get the current output and status of a terminal.
+
+        Sends ``terminal/output`` (a request) for this session: the connection's ``terminal_output`` with a TerminalOutputRequest whose ``session_id`` is this session's.
+
+        ``terminal_id``: The ID of the terminal to get output from.
+        ``meta``: The _meta property is reserved by ACP to allow clients and agents to attach additional
+            metadata to their interactions. Implementations MUST NOT make assumptions about values at
+            these keys.
+        """
+        result: TerminalOutputResponse = await self.connection.terminal_output(
+            TerminalOutputRequest(
+                session_id=self.session_id, terminal_id=terminal_id, meta=meta
+            )
+        )
+        return result
+
+    async def release_terminal(
+        self, terminal_id: TerminalId, *, meta: dict[str, _Any] | None | _Unset = _UNSET
+    ) -> ReleaseTerminalResponse:
+        """Request to release a terminal and free its resources.
+
+        Sends ``terminal/release`` (a request) for this session: the connection's ``release_terminal`` with a ReleaseTerminalRequest whose ``session_id`` is this session's.
+
+        ``terminal_id``: The ID of the terminal to release.
+        ``meta``: The _meta property is reserved by ACP to allow clients and agents to attach additional
+            metadata to their interactions. Implementations MUST NOT make assumptions about values at
+            these keys.
+        """
+        result: ReleaseTerminalResponse = await self.connection.release_terminal(
+            ReleaseTerminalRequest(
+                session_id=self.session_id, terminal_id=terminal_id, meta=meta
+            )
+        )
+        return result
+
+    async def wait_for_terminal_exit(
+        self, terminal_id: TerminalId, *, meta: dict[str, _Any] | None | _Unset = _UNSET
+    ) -> WaitForTerminalExitResponse:
+        """Request to wait for a terminal command to exit.
+
+        Sends ``terminal/wait_for_exit`` (a request) for this session: the connection's ``wait_for_terminal_exit`` with a WaitForTerminalExitRequest whose ``session_id`` is this session's.
+
+        ``terminal_id``: The ID of the terminal to wait for.
+        ``meta``: The _meta property is reserved by ACP to allow clients and agents to attach additional
+            metadata to their interactions. Implementations MUST NOT make assumptions about values at
+            these keys.
+        """
+        result: WaitForTerminalExitResponse = (
+            await self.connection.wait_for_terminal_exit(
+                WaitForTerminalExitRequest(
+                    session_id=self.session_id, terminal_id=terminal_id, meta=meta
+                )
+            )
+        )
+        return result
+
+    async def kill_terminal(
+        self, terminal_id: TerminalId, *, meta: dict[str, _Any] | None | _Unset = _UNSET
+    ) -> KillTerminalResponse:
+        """Request to kill a terminal without releasing it.
+
+        Sends ``terminal/kill`` (a request) for this session: the connection's ``kill_terminal`` with a KillTerminalRequest whose ``session_id`` is this session's.
+
+        ``terminal_id``: The ID of the terminal to kill.
+        ``meta``: The _meta property is reserved by ACP to allow clients and agents to attach additional
+            metadata to their interactions. Implementations MUST NOT make assumptions about values at
+            these keys.
+        """
+        result: KillTerminalResponse = await self.connection.kill_terminal(
+            KillTerminalRequest(
+                session_id=self.session_id, terminal_id=terminal_id, meta=meta
+            )
+        )
+        return result
 
 
 class ToolCallHandle(_ToolCallHandleBase[ToolCallId]):

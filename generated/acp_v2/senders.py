@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence as _Sequence
 from typing import Any as _Any
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from ._senders import SessionSenderBase as _SessionSenderBase
 from ._senders import ToolCallHandleBase as _ToolCallHandleBase
@@ -48,8 +49,12 @@ from .models import (
     NoticeSessionUpdate,
     NoticeSeverity,
     OtherToolCallContent,
+    PermissionOption,
     PlanUpdateContent,
     PlanUpdateSessionUpdate,
+    RequestPermissionRequest,
+    RequestPermissionResponse,
+    RequestPermissionSubject,
     ResourceContentBlock,
     ResourceLinkContentBlock,
     SessionConfigOption,
@@ -94,8 +99,13 @@ __all__ = [
     "terminal",
 ]
 
+if _TYPE_CHECKING:
+    from .connection import AgentSideConnection as _AgentSideConnection
 
-class SessionSender(_SessionSenderBase[SessionId, SessionUpdate]):
+
+class SessionSender(
+    _SessionSenderBase["_AgentSideConnection[_Any]", SessionId, SessionUpdate]
+):
     """The updates of one session, as the agent sends them (the agent's
     ``conn.session(session_id)`` returns one). Each method builds one kind of
     ``session/update`` and sends it; :meth:`send` sends one built already."""
@@ -634,6 +644,40 @@ class SessionSender(_SessionSenderBase[SessionId, SessionUpdate]):
                 meta=meta,
             )
         )
+
+    async def request_permission(
+        self,
+        title: str,
+        options: list[PermissionOption],
+        *,
+        description: str | None | _Unset = _UNSET,
+        subject: RequestPermissionSubject | None | _Unset = _UNSET,
+        meta: dict[str, _Any] | None | _Unset = _UNSET,
+    ) -> RequestPermissionResponse:
+        """Request for user permission to proceed with an operation.
+
+        Sends ``session/request_permission`` (a request) for this session: the connection's ``request_permission`` with a RequestPermissionRequest whose ``session_id`` is this session's.
+
+        ``title``: Human-readable title for the permission prompt.
+        ``description``: Optional human-readable explanation of why permission is needed.
+        ``subject``: Optional structured context about the operation requiring permission.
+        ``options``: Available permission options for the user to choose from.
+            Must contain at least one option.
+        ``meta``: The _meta property is reserved by ACP to allow clients and agents to attach additional
+            metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+            Implementations MUST NOT assign meaning to keys they do not recognize.
+        """
+        result: RequestPermissionResponse = await self.connection.request_permission(
+            RequestPermissionRequest(
+                session_id=self.session_id,
+                title=title,
+                description=description,
+                subject=subject,
+                options=options,
+                meta=meta,
+            )
+        )
+        return result
 
 
 class ToolCallHandle(_ToolCallHandleBase[ToolCallId]):

@@ -39,6 +39,8 @@ __all__ = [
 ]
 
 
+C = TypeVar("C", bound="Notifier")
+"""The type of the connection (the package's ``AgentSideConnection``)."""
 S = TypeVar("S", bound=str)
 """The type of a session id (the schema's ``SessionId``)."""
 U = TypeVar("U")
@@ -60,21 +62,24 @@ def new_tool_call_id() -> str:
     return uuid.uuid4().hex
 
 
-class SessionSenderBase(Generic[S, U]):
+class SessionSenderBase(Generic[C, S, U]):
     """Sends one session's updates over ``connection``: the agent's
     connection, whose ``notify`` sends a notification.
 
     A subclass sets :attr:`_METHOD` and :meth:`_wrap` (the package's
     ``session/update`` method and notification) and adds a method per kind
-    of update; :meth:`send` sends an update built already."""
+    of update, and one per request or notification to the client that
+    names a session (``request_permission``, ``read_text_file`` ...: the
+    connection's typed method, with this session's id); :meth:`send` sends
+    an update built already."""
 
     __slots__ = ("connection", "session_id")
 
     _METHOD: ClassVar[str] = "session/update"
     """The JSON-RPC method of a session update."""
 
-    def __init__(self, connection: Notifier, session_id: S) -> None:
-        self.connection = connection
+    def __init__(self, connection: C, session_id: S) -> None:
+        self.connection: C = connection
         """The connection the updates go out on."""
         self.session_id: S = session_id
         """The session they belong to."""
@@ -98,8 +103,10 @@ class ToolCallHandleBase(Generic[K]):
 
     __slots__ = ("sender", "tool_call_id")
 
-    def __init__(self, sender: SessionSenderBase[Any, Any], tool_call_id: K) -> None:
-        self.sender: SessionSenderBase[Any, Any] = sender
+    def __init__(
+        self, sender: SessionSenderBase[Any, Any, Any], tool_call_id: K
+    ) -> None:
+        self.sender: SessionSenderBase[Any, Any, Any] = sender
         """The session's sender."""
         self.tool_call_id: K = tool_call_id
         """The id of the tool call."""

@@ -165,7 +165,18 @@ def test_v1_content_helpers_build_the_variants():
 
 def test_v1_the_senders_are_the_schemas_session_update_kinds():
     tags = {v.session_update for v in typing.get_args(v1.SessionUpdate)}
-    names = {n for n, f in vars(v1.SessionSender).items() if asyncio.iscoroutinefunction(f)}
+    methods = {n for n, f in vars(v1.SessionSender).items() if asyncio.iscoroutinefunction(f)}
+    # Besides the updates: the client's methods whose params name a session.
+    calls = {c.handler for c in (i.request or i.notification for i in v1.METHODS.values()) if c.side == "client"}
+    names = methods - calls
+    naming = {
+        c.handler
+        for i in v1.METHODS.values()
+        for c in (i.request, i.notification)
+        if c is not None and c.side == "client" and "session_id" in getattr(c.params, "__dataclass_fields__", {})
+    }
+    assert methods & calls == naming - {"session_update"}
+    assert {"request_permission", "read_text_file", "write_text_file", "create_terminal"} <= naming
     assert len(names) == len(tags)
     assert {"message", "thought", "user_message", "tool_call", "tool_call_update", "plan"} <= names
     assert not {"agent_message_chunk", "message_chunk", "send"} & names
@@ -319,3 +330,53 @@ def test_a_status_enum_without_failed_is_a_generation_error(tmp_path):
     with pytest.raises(AcpgenError) as info:
         generate(tmp_path, schema)
     assert "the tool call status 'failed'" in str(info.value) and "ToolCallStatus" in str(info.value)
+
+
+def test_v1_the_requests_naming_a_session_are_sent_for_the_senders_session():
+    class Agent(v1.Agent):
+        def __init__(self, conn):
+            self.conn = conn
+
+    class Client(v1.Client):
+        def __init__(self, conn):
+            self.got = []
+
+        async def read_text_file(self, params):
+            self.got.append(v1.encode(params))
+            return v1.ReadTextFileResponse(content="hello")
+
+        async def request_permission(self, params):
+            self.got.append(v1.encode(params))
+            return v1.RequestPermissionResponse(outcome=v1.CancelledRequestPermissionOutcome())
+
+    async def main():
+        agent, client = v1.connect_in_memory(Agent, Client, validate_outgoing=True, require_initialize=False)
+        session = agent.session("s1")
+        read = await session.read_text_file("/work/a.txt", limit=2)
+        option = v1.PermissionOption(option_id="o", name="Allow", kind=v1.PermissionOptionKind.ALLOW_ONCE)
+        answer = await session.request_permission(v1.ToolCallUpdate(tool_call_id="t1"), [option])
+        await agent.close()
+        await client.close()
+        return read, answer, client.handler.got
+
+    read, answer, got = run(main())
+    assert read == v1.ReadTextFileResponse(content="hello")
+    assert answer.outcome == v1.CancelledRequestPermissionOutcome()
+    assert got == [
+        {"sessionId": "s1", "path": "/work/a.txt", "limit": 2},
+        {
+            "sessionId": "s1",
+            "toolCall": {"toolCallId": "t1"},
+            "options": [{"optionId": "o", "name": "Allow", "kind": "allow_once"}],
+        },
+    ]
+
+
+def test_a_call_named_like_a_sender_is_a_generation_error(tmp_path):
+    schema = kitchen()
+    # The client's kitchen/mood request, renamed so that its handler is "message",
+    # the name agent_message's sender has.
+    text = json.dumps(schema).replace('"MoodRequest"', '"MessageRequest"').replace("/MoodRequest", "/MessageRequest")
+    with pytest.raises(AcpgenError) as info:
+        generate(tmp_path, json.loads(text))
+    assert "'MessageRequest' would be sent as 'message' by the session's sender" in str(info.value)

@@ -60,7 +60,7 @@ class Recorder:
         self.sent.append((method, params))
 
 
-class Sender(SessionSenderBase[str, Any]):
+class Sender(SessionSenderBase[Recorder, str, Any]):
     __slots__ = ()
 
     def _wrap(self, update: Any) -> Note:

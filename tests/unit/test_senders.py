@@ -63,3 +63,15 @@ def test_the_helpers_are_the_content_unions_tagged_variants(package: str) -> Non
         "text", "image", "audio", "resource_link", "resource", "tool_content", "diff", "terminal"
     ]  # fmt: skip
     assert (s.text_class, s.text_field, s.tool_content_class) == ("TextContentBlock", "text", "ContentToolCallContent")
+
+
+@pytest.mark.parametrize("package", list(SCHEMAS))
+def test_the_calls_are_the_clients_methods_whose_params_name_a_session(package: str) -> None:
+    s = _senders(package)
+    names = [c.name for c in s.calls]
+    v1 = ["request_permission", "read_text_file", "write_text_file", "create_terminal", "terminal_output"]
+    assert set(v1 if package.startswith("acp_v1") else ["request_permission"]) <= set(names)
+    assert "session_update" not in names  # the senders send that one
+    for call in s.calls:
+        assert call.session_field == "session_id"
+        assert "session_id" not in [f.name for f in call.fields]

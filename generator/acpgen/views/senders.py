@@ -52,6 +52,21 @@ class Method:
 
 
 @dataclass(frozen=True)
+class Call:
+    """A method of the sender calling the client (a request or a
+    notification naming the session)."""
+
+    name: str
+    signature: str
+    returns: str
+    """The result class (``None`` for a notification)."""
+    doc: str
+    call: str
+    """The connection's call, given this session's id."""
+    request: bool
+
+
+@dataclass(frozen=True)
 class Handle:
     """The ``ToolCallHandle``."""
 
@@ -76,6 +91,8 @@ class SendersView:
     session_field: str
     update_field: str
     methods: tuple[Method, ...]
+    calls: tuple[Call, ...]
+    """The requests and notifications to the client naming the session."""
     handle: Handle | None
     helpers: tuple[Method, ...]
     text_class: str
@@ -235,6 +252,27 @@ class _Builder:
             me=me,
         )
 
+    def session_call(self, c: ir.SessionCall) -> Call:
+        me = self.me(c.fields)
+        params = self.parameters(c.fields)
+        built = self.build(c.params_class, c.fields, (f"{c.session_field}={me}.session_id",))
+        kind = "request" if c.result_class else "notification"
+        prose = (c.description.strip() or f"The ``{c.method}`` {kind}.") + (
+            f"\n\nSends ``{c.method}`` (a {kind}) for this session: the connection's ``{c.name}``"
+            f" with a {c.params_class} whose ``{c.session_field}`` is this session's."
+        )
+        fields = self.field_docs(c.fields)
+        if fields:
+            prose += "\n\n" + fields
+        return Call(
+            name=c.name,
+            signature=self.signature(me, params),
+            returns=self.ref(c.result_class) if c.result_class else "None",
+            doc=doc(prose, 8),
+            call=f"{me}.connection.{c.name}({built})",
+            request=bool(c.result_class),
+        )
+
     def handle(self, t: ir.ToolCall) -> Handle:
         key_field = t.key
         fields = t.fields
@@ -313,6 +351,7 @@ def build(inputs: ViewInputs) -> SendersView:
             session_field="",
             update_field="",
             methods=(),
+            calls=(),
             handle=None,
             helpers=(),
             text_class="",
@@ -329,9 +368,10 @@ def build(inputs: ViewInputs) -> SendersView:
     session_type = b.annotate(_notification_field(inputs, s, s.session_field))
     update_type = b.annotate(_notification_field(inputs, s, s.update_field))
     methods = tuple(b.sender(x) for x in s.senders)
+    calls = tuple(b.session_call(c) for c in s.calls)
     handle = b.handle(s.tool_call) if s.tool_call is not None else None
     helpers = tuple(b.helper(h) for h in s.helpers)
-    texts = [m.signature + m.call for m in (*methods, *helpers)]
+    texts = [m.signature + m.call for m in (*methods, *helpers)] + [c.signature + c.call for c in calls]
     if handle is not None:
         texts += [m.signature + m.call for m in handle.methods]
     joined = "\n".join(texts)
@@ -339,13 +379,14 @@ def build(inputs: ViewInputs) -> SendersView:
         header=header(package, inputs.generator_version, SUMMARY),
         exports=exports,
         present=True,
-        base=f"_SessionSenderBase[{session_type}, {update_type}]",
+        base=f'_SessionSenderBase["_AgentSideConnection[_Any]", {session_type}, {update_type}]',
         doc=SENDER_DOC,
         notification=inputs.names.ref(s.notification_class),
         update_type=update_type,
         session_field=s.session_field,
         update_field=s.update_field,
         methods=methods,
+        calls=calls,
         handle=handle,
         helpers=helpers,
         text_class=inputs.names.ref(s.text_class) if s.text_class else "",
@@ -356,7 +397,7 @@ def build(inputs: ViewInputs) -> SendersView:
         content_block=b.annotate(ir.RefT(s.block_union)) if s.tool_content_class else "",
         content_kinds="(" + "".join(f"{inputs.names.ref(k)}, " for k in s.tool_content_kinds) + ")",
         uses_sequence="_Sequence[" in joined,
-        uses_any="_Any" in joined,
+        uses_any=True,  # the connection's type argument
     )
 
 

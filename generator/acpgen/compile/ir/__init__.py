@@ -70,6 +70,7 @@ from .senders import (
     Helper,
     Sender,
     Senders,
+    SessionCall,
     ToolCall,
 )
 from .session import (
@@ -164,6 +165,7 @@ __all__ = [
     "Sender",
     "Senders",
     "SessionAction",
+    "SessionCall",
     "SessionField",
     "SessionRules",
     "SessionSource",

@@ -68,6 +68,25 @@ class Helper:
 
 
 @dataclass(frozen=True)
+class SessionCall:
+    """A method of the ``SessionSender`` for a request or notification the
+    agent sends to the client whose params name the session: the
+    connection's typed method, given this session's id."""
+
+    name: str
+    """The connection's method (the call's handler name)."""
+    method: str
+    params_class: str
+    result_class: str
+    """``""`` for a notification."""
+    session_field: str
+    """The params' attribute naming the session (the sender fills it in)."""
+    fields: tuple[Field, ...]
+    """The params' other fields: the method's parameters."""
+    description: str
+
+
+@dataclass(frozen=True)
 class Senders:
     """Everything the ``senders`` module prints."""
 
@@ -81,6 +100,8 @@ class Senders:
     senders: tuple[Sender, ...]
     tool_call: ToolCall | None = None
     helpers: tuple[Helper, ...] = ()
+    calls: tuple[SessionCall, ...] = ()
+    """The requests and notifications to the client that name a session."""
     block_union: str = ""
     """The content block union (``""``: none) ..."""
     text_class: str = ""

@@ -124,6 +124,7 @@ class _Finder:
         self.check_connection_method()
         tool_call = self.tool_call(union)
         senders = self.senders(union, tool_call)
+        calls = self.calls({s.name for s in senders})
         text_class, text_field, block_union = self.text()
         content = self.tool_content()
         return replace(
@@ -136,6 +137,7 @@ class _Finder:
                 senders=senders,
                 tool_call=tool_call[0] if tool_call else None,
                 helpers=self.helpers(),
+                calls=calls,
                 block_union=block_union,
                 text_class=text_class,
                 text_field=text_field,
@@ -158,6 +160,39 @@ class _Finder:
                 " method that returns a session's sender: name its handler in rules/methods.toml",
                 taken[CONNECTION_METHOD],
             )
+
+    def calls(self, named: set[str]) -> tuple[ir.SessionCall, ...]:
+        """The requests and notifications the agent sends the client whose
+        params have a required ``sessionId`` (but ``session/update``): each
+        a method of the sender under its handler's name, which must not be
+        a sender's or the base class's."""
+        reserved = sender_attributes()
+        out = []
+        for call in self.package.calls("client"):
+            params = self.defs.get(call.params)
+            if call.method == METHOD or not isinstance(params, ir.ObjectDef):
+                continue
+            session = next((f for f in params.fields if f.wire_name == "sessionId" and f.required), None)
+            if session is None:
+                continue
+            if call.handler in named or call.handler in reserved:
+                raise self.error(
+                    f"{call.params!r} would be sent as {call.handler!r} by the session's sender, which "
+                    + ("a session update is sent as" if call.handler in named else f"{SENDER_BASE} already defines"),
+                    call.params,
+                )
+            out.append(
+                ir.SessionCall(
+                    name=call.handler,
+                    method=call.method,
+                    params_class=call.params_class,
+                    result_class=call.result_class if call.kind == "request" else "",
+                    session_field=session.name,
+                    fields=tuple(f for f in params.fields if f is not session),
+                    description=call.summary,
+                )
+            )
+        return tuple(out)
 
     def senders(self, union: ir.UnionDef, tool_call: tuple[ir.ToolCall, str, str] | None) -> tuple[ir.Sender, ...]:
         tagged = [v for v in union.variants if v.role == ir.TAGGED and v.tag is not None]
