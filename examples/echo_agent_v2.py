@@ -21,38 +21,32 @@ DELAY = float(sys.argv[1]) if __name__ == "__main__" and len(sys.argv) > 1 else 
 class EchoAgent(acp.Agent):
     def __init__(self, conn: acp.AgentSideConnection[EchoAgent]) -> None:
         self.conn = conn
-        self.turns: dict[acp.SessionId, asyncio.Task[None]] = {}
 
     async def initialize(self, params: acp.InitializeRequest) -> acp.InitializeResponse:
-        return acp.InitializeResponse(protocol_version=acp.PROTOCOL_VERSION, info=acp.Implementation(name="echo", version="1"))
+        return acp.InitializeResponse(
+            protocol_version=acp.PROTOCOL_VERSION, info=acp.Implementation(name="echo", version="1")
+        )
 
     async def new_session(self, params: acp.NewSessionRequest) -> acp.NewSessionResponse:
         return acp.NewSessionResponse(session_id=acp.SessionId(f"echo-{uuid.uuid4().hex}"))
 
     async def prompt(self, params: acp.PromptRequest) -> acp.PromptResponse:
         message_id = acp.MessageId(uuid.uuid4().hex)
-        self.turns[params.session_id] = asyncio.create_task(self._answer(params, message_id))
+        self.conn.start_session_work(params.session_id, self._answer(params, message_id))  # session/cancel cancels it
         return acp.PromptResponse(message_id=message_id)
 
     async def _answer(self, params: acp.PromptRequest, message_id: acp.MessageId) -> None:
-        session_id, reply_id = params.session_id, acp.MessageId(uuid.uuid4().hex)
-        await self._send(session_id, acp.UserMessageSessionUpdate(message_id=message_id, content=params.prompt))
+        session, reply_id = self.conn.session(params.session_id), acp.MessageId(uuid.uuid4().hex)
+        await session.user_message(message_id, content=params.prompt)
         idle: acp.IdleStateUpdate = acp.EndTurnIdleStateUpdate()
         try:
-            await self._send(session_id, acp.StateUpdateSessionUpdate(value=acp.StateUpdateRunning()))
+            await session.state_update(acp.StateUpdateRunning())
             for word in [w for b in params.prompt if isinstance(b, acp.TextContentBlock) for w in b.text.split()]:
-                await self._send(session_id, acp.AgentMessageChunkSessionUpdate(message_id=reply_id, content=acp.TextContentBlock(text=word + " ")))
+                await session.message_chunk(reply_id, word + " ")
                 await asyncio.sleep(DELAY)
         except asyncio.CancelledError:
             idle = acp.CancelledIdleStateUpdate()
-        await self._send(session_id, acp.StateUpdateSessionUpdate(value=acp.StateUpdateIdle(value=idle)))
-
-    async def _send(self, session_id: acp.SessionId, update: acp.SessionUpdate) -> None:
-        await self.conn.session_update(acp.UpdateSessionNotification(session_id=session_id, update=update))
-
-    async def cancel(self, params: acp.CancelSessionNotification) -> None:
-        if params.session_id in self.turns:
-            self.turns[params.session_id].cancel()
+        await session.state_update(acp.StateUpdateIdle(value=idle))
 
 
 if __name__ == "__main__":

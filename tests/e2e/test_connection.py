@@ -1029,3 +1029,50 @@ def test_a_permission_request_cancelled_by_session_cancel_is_recorded_cancelled(
         await agent.close()
 
     run(main())
+
+
+def test_session_work_is_cancelled_by_its_sessions_cancel_and_by_close():
+    """v2 answers a prompt at once and runs the turn after it: work started
+    with start_session_work is cancelled by that session's session/cancel
+    (not another's), and by closing the connection."""
+    v2 = load_generated("acp_v2")
+    events: list[str] = []
+    started = {"a": asyncio.Event(), "b": asyncio.Event()}
+
+    class TurnAgent(v2.Agent):
+        def __init__(self, conn):
+            self.conn = conn
+
+        async def prompt(self, params):
+            async def turn():
+                started[params.session_id].set()
+                try:
+                    await asyncio.Event().wait()
+                except asyncio.CancelledError:
+                    events.append(f"cancelled {params.session_id}")
+                    raise
+
+            self.task = self.conn.start_session_work(params.session_id, turn())
+            return v2.PromptResponse(message_id=v2.MessageId("m"))
+
+    class Quiet(v2.Client):
+        def __init__(self, conn):
+            self.conn = conn
+
+    async def main():
+        agent, client = v2.connect_in_memory(TurnAgent, Quiet, require_initialize=False)
+        for sid in ("a", "b"):
+            await client.prompt(v2.PromptRequest(session_id=v2.SessionId(sid), prompt=[]))
+            await started[sid].wait()
+        b = agent.handler.task
+        await client.cancel(v2.CancelSessionNotification(session_id=v2.SessionId("a")))
+        while events != ["cancelled a"]:
+            await asyncio.sleep(0.01)
+        assert not b.done()
+        await agent.close()
+        while events != ["cancelled a", "cancelled b"]:
+            await asyncio.sleep(0.01)
+        assert agent._session_work == {}
+        await client.close()
+
+    run(main())

@@ -100,7 +100,14 @@ import functools
 import inspect
 import logging
 import sys
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Mapping,
+    Sequence,
+)
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -179,6 +186,7 @@ __all__ = [
 ]
 
 H = TypeVar("H")
+T = TypeVar("T")
 
 log = logging.getLogger(__name__.rpartition(".")[0] + ".connection")
 
@@ -408,7 +416,10 @@ class Connection(Generic[H]):
             cancellation if cancel_session_work else None
         )
         """What cancels a session's work, when this end does it."""
-        self._session_work: dict[str, dict[asyncio.Task[None], RequestId]] = {}
+        self._session_work: dict[str, dict[asyncio.Task[Any], RequestId]] = {}
+        """Session -> the running handlers (and their request ids) of the
+        requests a ``session/cancel`` of that session cancels, and the tasks
+        of :meth:`start_session_work` (id None)."""
         self.permission_policy = (
             PermissionPolicy() if permission_policy is None else permission_policy
         )
@@ -772,6 +783,10 @@ class Connection(Generic[H]):
                 task.cancel()
         for task in list(self._background):
             task.cancel()
+        for work in list(self._session_work.values()):
+            for task, request_id in list(work.items()):
+                if request_id is None:  # started with start_session_work
+                    task.cancel()
         with contextlib.suppress(Exception):
             await self.transport.close()
 
@@ -957,7 +972,10 @@ class Connection(Generic[H]):
             # lazily started task may not have taken its first step yet).
             loop = asyncio.get_running_loop()
             for task, request_id in list(work.items()):
-                loop.call_soon(self._cancel_answer, request_id, task)
+                if request_id is None:
+                    loop.call_soon(task.cancel)
+                else:
+                    loop.call_soon(self._cancel_answer, request_id, task)
         answers = self._cancelled_answers
         if any(
             w.method in answers and cancellation.session_of(w.params) == session
@@ -979,7 +997,21 @@ class Connection(Generic[H]):
             if not self._full():
                 self._space.set()
 
-    def _session_work_done(self, session: str, task: asyncio.Task[None]) -> None:
+    def start_session_work(
+        self, session_id: str, work: Coroutine[Any, Any, T]
+    ) -> asyncio.Task[T]:
+        """Run ``work`` in a task of its own that a ``session/cancel`` of
+        ``session_id`` cancels, as it cancels that session's prompt handlers
+        (see the module's documentation), and that closing the connection
+        cancels: the work of a v2 turn, which goes on after its
+        ``session/prompt`` has been answered. The task is returned; the
+        connection keeps it until it ends."""
+        task: asyncio.Task[T] = asyncio.get_running_loop().create_task(work)
+        self._session_work.setdefault(session_id, {})[task] = None
+        task.add_done_callback(functools.partial(self._session_work_done, session_id))
+        return task
+
+    def _session_work_done(self, session: str, task: asyncio.Task[Any]) -> None:
         work = self._session_work.get(session)
         if work is not None:
             work.pop(task, None)
