@@ -1595,3 +1595,92 @@ def test_a_transport_carrying_parsed_messages_replaced_by_a_wrapper_loses_nothin
         await conn.close()
 
     run(main())
+
+
+# ---------------------------------------------------------------- permission requests
+
+PERMISSION_METHODS = {**METHODS, "session/request_permission": _request("client", "request_permission")}
+PERMISSION_CODEC = rpc.MessageCodec(PERMISSION_METHODS, _decode, _encode, null_request_id=False)
+OFFERED = {
+    "sessionId": "s1",
+    "toolCall": {"toolCallId": "t1", "kind": "edit"},
+    "options": [
+        {"optionId": "yes", "name": "Allow", "kind": "allow_once"},
+        {"optionId": "no", "name": "Reject", "kind": "reject_once"},
+    ],
+}
+
+
+class PermissionInterface(ClientInterface):
+    async def request_permission(self, params: Any) -> Any:
+        raise rpc.RequestError.method_not_found("session/request_permission")
+
+
+class PermissionAgentEnd(connection.Connection[Any]):
+    side = "agent"
+    codec = PERMISSION_CODEC
+    interface = AgentInterface
+
+
+class PermissionClientEnd(connection.Connection[Any]):
+    side = "client"
+    codec = PERMISSION_CODEC
+    interface = PermissionInterface
+
+
+class NoInterfaceClientEnd(connection.Connection[Any]):
+    side = "client"
+    codec = PERMISSION_CODEC
+
+
+class Inherits(PermissionInterface):
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+
+class Approves(PermissionInterface):
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    async def request_permission(self, params: Any) -> Any:
+        return {"outcome": {"outcome": "selected", "optionId": "yes"}}
+
+
+class DuckTyped:
+    """No interface class: a plain function attribute is still its handler."""
+
+    def __init__(self, conn: Any) -> None:
+        async def approve(params: Any) -> Any:
+            return {"outcome": {"outcome": "selected", "optionId": "yes"}}
+
+        self.request_permission = approve
+
+
+async def _ask(client_class: Any, make_client: Any) -> Any:
+    left, right = socket.socketpair()
+    ar, aw = await asyncio.open_connection(sock=left)
+    cr, cw = await asyncio.open_connection(sock=right)
+    agent = PermissionAgentEnd(Echo, ar, aw, require_initialize=False)
+    client = client_class(make_client, cr, cw, check_handler=False)
+    agent.start()
+    client.start()
+    try:
+        return await agent.request("session/request_permission", OFFERED)
+    finally:
+        await client.close()
+        await agent.close()
+
+
+@pytest.mark.parametrize(
+    ("client_class", "make_client", "chosen"),
+    [
+        (PermissionClientEnd, Inherits, "no"),  # no handler of its own: the policy denies
+        (PermissionClientEnd, Approves, "yes"),
+        (NoInterfaceClientEnd, Approves, "yes"),
+        (NoInterfaceClientEnd, DuckTyped, "yes"),
+        (PermissionClientEnd, DuckTyped, "yes"),
+    ],
+)
+def test_a_permission_request_goes_to_the_handler_unless_it_has_none_of_its_own(client_class, make_client, chosen):
+    answer = asyncio.run(asyncio.wait_for(_ask(client_class, make_client), TIMEOUT))
+    assert answer == {"outcome": {"outcome": "selected", "optionId": chosen}}

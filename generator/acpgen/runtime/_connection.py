@@ -1323,8 +1323,10 @@ class Connection(Generic[H]):
         wire = cast("dict[str, Any]", wire) if isinstance(wire, dict) else {}
         folds = self._folds
         session = wire.get("sessionId")
-        default = getattr(self.interface, call, None)
-        if handler is None or getattr(handler, "__func__", None) is default:
+        default = getattr(getattr(self, "interface", None), call, None)
+        if handler is None or (
+            default is not None and getattr(handler, "__func__", None) is default
+        ):
             decision = await self.permission_policy.decide(
                 params, wire, self._known_tool
             )
