@@ -1,9 +1,6 @@
-"""An ACP agent that counts the words of a file it reads through the client.
-
-Each prompt names a file: a plan, a read tool call, a permission request, the
-read (fs/read_text_file), the count; session/cancel needs no code here.
-Driven by examples/notes_client.py: python examples/notes_agent.py [DELAY]
-"""
+"""An ACP agent that counts the words of the file its prompt names, read through the client:
+a plan, a read tool call, a permission request, fs/read_text_file; session/cancel needs no code
+here. Driven by examples/notes_client.py. Usage: python examples/notes_agent.py [DELAY]"""
 
 from __future__ import annotations
 
@@ -33,21 +30,26 @@ class NotesAgent(acp.Agent):
 
     async def prompt(self, params: acp.PromptRequest) -> acp.PromptResponse:
         session = self.conn.session(params.session_id)  # typed senders for this session
-        path = next(block.text for block in params.prompt if isinstance(block, acp.TextContentBlock))
+        path = next((block.text for block in params.prompt if isinstance(block, acp.TextContentBlock)), "")
         name, medium, pending = Path(path).name, acp.PlanEntryPriority.MEDIUM, acp.PlanEntryStatus.PENDING
         steps = (f"Read {name}", "Count its words")
         await session.plan([acp.PlanEntry(content=step, priority=medium, status=pending) for step in steps])
         where, kind = [acp.ToolCallLocation(path=path)], acp.ToolKind.READ
         tool = await session.tool_call(f"Read {name}", kind=kind, status=acp.ToolCallStatus.PENDING, locations=where)
         answer = await session.request_permission(acp.ToolCallUpdate(tool_call_id=tool.tool_call_id), [ALLOW, REJECT])
-        if answer.outcome != acp.SelectedRequestPermissionOutcome(option_id=ALLOW.option_id):
+        if isinstance(answer.outcome, acp.CancelledRequestPermissionOutcome):  # the turn was cancelled
+            return acp.PromptResponse(stop_reason=acp.StopReason.CANCELLED)
+        try:
+            if answer.outcome != acp.SelectedRequestPermissionOutcome(option_id=ALLOW.option_id):
+                raise PermissionError(f"Not allowed to read {name}.")
+            await tool.update(status=acp.ToolCallStatus.IN_PROGRESS)
+            text = (await session.read_text_file(path)).content
+            await tool.complete(content=[text])
+            said = f"{name} has {len(text.split())} words."
+        except (PermissionError, acp.RequestError, acp.CapabilityError) as error:
             await tool.fail()
-            await session.message(f"Not allowed to read {name}.")
-            return acp.PromptResponse(stop_reason=acp.StopReason.END_TURN)
-        await tool.update(status=acp.ToolCallStatus.IN_PROGRESS)
-        text = (await session.read_text_file(path)).content
-        await tool.complete(content=[text])
-        for word in f"{name} has {len(text.split())} words.".split():  # session/cancel: no code needed
+            said = str(error) if isinstance(error, PermissionError) else f"Cannot read {name}."
+        for word in said.split():  # session/cancel: no code needed
             await session.message(word + " ")
             await asyncio.sleep(DELAY)
         return acp.PromptResponse(stop_reason=acp.StopReason.END_TURN)

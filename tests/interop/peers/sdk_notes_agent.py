@@ -24,6 +24,7 @@ from acp import (
     InitializeResponse,
     NewSessionResponse,
     PromptResponse,
+    RequestError,
     plan_entry,
     run_agent,
     start_read_tool_call,
@@ -34,7 +35,7 @@ from acp import (
     update_tool_call,
 )
 from acp.interfaces import Client
-from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
+from acp.schema import AllowedOutcome, PermissionOption, TextContentBlock, ToolCallUpdate
 
 DELAY = float(sys.argv[1]) if len(sys.argv) > 1 else 0.0
 
@@ -59,7 +60,7 @@ class NotesAgent(Agent):
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
         cancelled = self._cancelled[session_id] = asyncio.Event()
-        path = prompt[0].text
+        path = next((block.text for block in prompt if isinstance(block, TextContentBlock)), "")
         name = Path(path).name
         steps = [plan_entry(f"Read {name}"), plan_entry("Count its words")]
         await self._conn.session_update(session_id, update_plan(steps))
@@ -72,15 +73,18 @@ class NotesAgent(Agent):
         answer = await self._conn.request_permission(session_id, ToolCallUpdate(tool_call_id=tool_id), options)
         if cancelled.is_set() or answer.outcome.outcome == "cancelled":
             return PromptResponse(stop_reason="cancelled")
-        if not (isinstance(answer.outcome, AllowedOutcome) and answer.outcome.option_id == "allow"):
+        try:
+            if not (isinstance(answer.outcome, AllowedOutcome) and answer.outcome.option_id == "allow"):
+                raise PermissionError(f"Not allowed to read {name}.")
+            await self._conn.session_update(session_id, update_tool_call(tool_id, status="in_progress"))
+            text = (await self._conn.read_text_file(session_id, path)).content
+            done = update_tool_call(tool_id, status="completed", content=[tool_content(text_block(text))])
+            await self._conn.session_update(session_id, done)
+            said = f"{name} has {len(text.split())} words."
+        except (PermissionError, RequestError) as error:
             await self._conn.session_update(session_id, update_tool_call(tool_id, status="failed"))
-            await self._conn.session_update(session_id, update_agent_message_text(f"Not allowed to read {name}."))
-            return PromptResponse(stop_reason="end_turn")
-        await self._conn.session_update(session_id, update_tool_call(tool_id, status="in_progress"))
-        text = (await self._conn.read_text_file(session_id, path)).content
-        done = update_tool_call(tool_id, status="completed", content=[tool_content(text_block(text))])
-        await self._conn.session_update(session_id, done)
-        for word in f"{name} has {len(text.split())} words.".split():
+            said = str(error) if isinstance(error, PermissionError) else f"Cannot read {name}."
+        for word in said.split():
             if cancelled.is_set():
                 return PromptResponse(stop_reason="cancelled")
             await self._conn.session_update(session_id, update_agent_message_text(word + " "))
