@@ -161,6 +161,12 @@ class _Finder:
                 taken[CONNECTION_METHOD],
             )
 
+    def described(self, variant: ir.Variant) -> str:
+        """A variant's description, else that of the definition it refers to."""
+        if variant.description or not variant.ref or variant.ref not in self.defs:
+            return variant.description
+        return str(getattr(self.defs[variant.ref], "description", ""))
+
     def calls(self, named: set[str]) -> tuple[ir.SessionCall, ...]:
         """The requests and notifications the agent sends the client whose
         params have a required ``sessionId`` (but ``session/update``): each
@@ -216,9 +222,7 @@ class _Finder:
                     union.name,
                 )
             named[name] = tag
-            description = variant.description
-            if not description and variant.ref and variant.ref in self.defs:
-                description = getattr(self.defs[variant.ref], "description", "")
+            description = self.described(variant)
             out.append(
                 ir.Sender(
                     name=name,
@@ -353,9 +357,7 @@ class _Finder:
                 if not name.isidentifier() or name.startswith("_"):
                     raise self.error(f"the helper of {where} gives no usable name ({name!r})", union.name)
                 named[name] = where
-                description = variant.description
-                if not description and variant.ref and variant.ref in self.defs:
-                    description = getattr(self.defs[variant.ref], "description", "")
+                description = self.described(variant)
                 out.append(
                     ir.Helper(
                         name=name,
