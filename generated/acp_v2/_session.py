@@ -479,31 +479,39 @@ class SessionBase:
                 # changes the store in place and returns the store's new
                 # newest Session; this one keeps what to undo.
                 store = session._store
-                if notification.session_id == store.session_id:
-                    update = notification.update
-                    new = _new(new_session)
-                    new._store = store
-                    new._undo = None
-                    if _type_of(update) is store.tail_class and (
-                        (message_id := update.message_id) is UNSET
+                update = notification.update
+                if (
+                    update.__class__ is store.tail_class
+                    and notification.session_id == store.session_id
+                ):
+                    message_id = update.message_id
+                    if (
+                        message_id is UNSET
                         or message_id is None
                         or message_id == store.tail_id
                     ):
                         # A chunk of the message the store owns (its fold's
                         # first case), without a call: the older Session
                         # keeps what to cut, without a record.
+                        new = _new(new_session)
+                        new._store = store
+                        new._undo = None
                         items = store.tail_items
                         session._undo = new
                         session._run = store.tail_run
                         session._cut = len(items)
                         items.append(update.content)
                         return new
+                if notification.session_id == store.session_id:
                     fold = fold_of(_type_of(update))
                     if fold is None:
                         raise TypeError(
                             f"{_type_of(update).__name__} is not a SessionUpdate of this schema"
                         )
-                    session._undo = (*fold(store, update), new)
+                    new = _new(new_session)
+                    new._store = store
+                    new._undo = None
+                    session._undo = fold(store, update) + (new,)
                     return new
             if session is None:
                 return apply(new_session(notification.session_id), notification)
