@@ -376,12 +376,33 @@ def fold_message_chunk(
                     content=[*current.content, content],
                 )
                 return extend_message(store, field, key, current, message)
-    # message_class(message_id=wire_id, content=[content]) without its
-    # __init__: a message starts several times a turn.
+    # start_message(store, field, entry_class, message_class(message_id=wire_id,
+    # content=[content])) inline, the message and its entry built without
+    # their __init__: a message starts several times a turn.
+    items = [content]
     started: Any = _new(message_class)
     started.message_id = wire_id
-    started.content = [content]
-    return start_message(store, field, entry_class, started)
+    started.content = items
+    size = len(history)
+    key = f"#{size}"
+    messages: dict[str, _Message] = own(store, field)
+    messages[key] = started
+    owned: set[str] = getattr(store, field + "_owned")
+    owned.clear()  # a message of a kind ends when the next one starts
+    owned.add(key)
+    entry = _new(entry_class)
+    _set_attribute(entry, "key", key)
+    if store.history_shared:
+        history = store.history = history.copy()
+        store.history_shared = False
+    history.append(entry)
+    store.tail_field = field
+    store.tail_class = store.TAIL_CLASSES.get(field)
+    store.tail_key = key
+    store.tail_run = (field, key)
+    store.tail_id = wire_id
+    store.tail_items = items
+    return (PUT, field, key, ABSENT, size)
 
 
 class _Carrier:
