@@ -271,7 +271,9 @@ def measure(stream: str, sizes: list[int]) -> None:
     """Print (and record) the figures of ``stream`` at ``sizes``."""
     streams = {n: decoded_stream(n, stream) for n in sizes}
     check_same_information(streams[sizes[0]])
-    tools = sum(type(x.update) in (acp.ToolCallSessionUpdate, acp.ToolCallUpdateSessionUpdate) for x in streams[sizes[0]])
+    tools = sum(
+        type(x.update) in (acp.ToolCallSessionUpdate, acp.ToolCallUpdateSessionUpdate) for x in streams[sizes[0]]
+    )
     rounds = 7 if max(sizes) <= 100_000 else 5
     times: dict[tuple[int, str], list[float]] = {}
     folds = (("naive", naive_fold), ("session", session_fold))

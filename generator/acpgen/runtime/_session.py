@@ -530,7 +530,8 @@ class SessionBase:
                     new = _new(new_session)
                     new._store = store
                     new._undo = None
-                    session._undo = fold(store, update) + (new,)
+                    # A concatenation builds one tuple; (*undo, new) a list first.
+                    session._undo = fold(store, update) + (new,)  # noqa: RUF005
                     return new
             if session is None:
                 return apply(new_session(notification.session_id), notification)
