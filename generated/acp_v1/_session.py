@@ -378,12 +378,33 @@ def fold_message_chunk(
                     content=[*current.content, content],
                 )
                 return extend_message(store, field, key, current, message)
-    # message_class(message_id=wire_id, content=[content]) without its
-    # __init__: a message starts several times a turn.
+    # start_message(store, field, entry_class, message_class(message_id=wire_id,
+    # content=[content])) inline, the message and its entry built without
+    # their __init__: a message starts several times a turn.
+    items = [content]
     started: Any = _new(message_class)
     started.message_id = wire_id
-    started.content = [content]
-    return start_message(store, field, entry_class, started)
+    started.content = items
+    size = len(history)
+    key = f"#{size}"
+    messages: dict[str, _Message] = own(store, field)
+    messages[key] = started
+    owned: set[str] = getattr(store, field + "_owned")
+    owned.clear()  # a message of a kind ends when the next one starts
+    owned.add(key)
+    entry = _new(entry_class)
+    _set_attribute(entry, "key", key)
+    if store.history_shared:
+        history = store.history = history.copy()
+        store.history_shared = False
+    history.append(entry)
+    store.tail_field = field
+    store.tail_class = store.TAIL_CLASSES.get(field)
+    store.tail_key = key
+    store.tail_run = (field, key)
+    store.tail_id = wire_id
+    store.tail_items = items
+    return (PUT, field, key, ABSENT, size)
 
 
 class _Carrier:
@@ -479,31 +500,40 @@ class SessionBase:
                 # changes the store in place and returns the store's new
                 # newest Session; this one keeps what to undo.
                 store = session._store
-                if notification.session_id == store.session_id:
-                    update = notification.update
-                    new = _new(new_session)
-                    new._store = store
-                    new._undo = None
-                    if _type_of(update) is store.tail_class and (
-                        (message_id := update.message_id) is UNSET
+                update = notification.update
+                if (
+                    update.__class__ is store.tail_class
+                    and notification.session_id == store.session_id
+                ):
+                    message_id = update.message_id
+                    if (
+                        message_id is UNSET
                         or message_id is None
                         or message_id == store.tail_id
                     ):
                         # A chunk of the message the store owns (its fold's
                         # first case), without a call: the older Session
                         # keeps what to cut, without a record.
+                        new = _new(new_session)
+                        new._store = store
+                        new._undo = None
                         items = store.tail_items
                         session._undo = new
                         session._run = store.tail_run
                         session._cut = len(items)
                         items.append(update.content)
                         return new
+                if notification.session_id == store.session_id:
                     fold = fold_of(_type_of(update))
                     if fold is None:
                         raise TypeError(
                             f"{_type_of(update).__name__} is not a SessionUpdate of this schema"
                         )
-                    session._undo = (*fold(store, update), new)
+                    new = _new(new_session)
+                    new._store = store
+                    new._undo = None
+                    # A concatenation builds one tuple; (*undo, new) a list first.
+                    session._undo = fold(store, update) + (new,)  # noqa: RUF005
                     return new
             if session is None:
                 return apply(new_session(notification.session_id), notification)

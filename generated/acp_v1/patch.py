@@ -21,6 +21,7 @@ from .models import (
     AuthCapabilities,
     ClientCapabilities,
     CompactionState,
+    CompactionStatus,
     CompactionSummaryChunk,
     CompactionSummaryChunkSessionUpdate,
     CompactionUpdate,
@@ -35,8 +36,10 @@ from .models import (
     ToolCall,
     ToolCallSessionUpdate,
     ToolCallState,
+    ToolCallStatus,
     ToolCallUpdate,
     ToolCallUpdateSessionUpdate,
+    ToolKind,
     UsageState,
     UsageUpdate,
     UsageUpdateSessionUpdate,
@@ -68,86 +71,75 @@ def apply_tool_call_update(
 
     All fields except the tool call ID are optional - only changed fields need to be included.
     """
-    if state is None:
-        state = ToolCallState(
-            tool_call_id=update.tool_call_id,
-        )
-    else:
-        _check_key(state, update, (("tool_call_id", "tool_call_id"),))
-    v_kind: _Any = update.kind
-    if v_kind is _UNSET:
-        f_kind = state.kind
-    elif v_kind is None:
-        f_kind = state.kind
-    else:
-        f_kind = v_kind
-    v_status: _Any = update.status
-    if v_status is _UNSET:
-        f_status = state.status
-    elif v_status is None:
-        f_status = state.status
-    else:
-        f_status = v_status
-    v_title: _Any = update.title
-    if v_title is _UNSET:
-        f_title = state.title
-    elif v_title is None:
-        f_title = state.title
-    else:
-        f_title = v_title
-    v_name: _Any = update.name
-    if v_name is _UNSET:
-        f_name = state.name
-    elif v_name is None:
-        f_name = state.name
-    else:
-        f_name = v_name
-    v_content: _Any = update.content
-    if v_content is _UNSET:
-        f_content = list(state.content)
-    elif v_content is None:
-        f_content = list(state.content)
-    else:
-        f_content = list(v_content)
-    v_locations: _Any = update.locations
-    if v_locations is _UNSET:
-        f_locations = list(state.locations)
-    elif v_locations is None:
-        f_locations = list(state.locations)
-    else:
-        f_locations = list(v_locations)
-    v_raw_input: _Any = update.raw_input
-    if v_raw_input is _UNSET:
-        f_raw_input = state.raw_input
-    elif v_raw_input is None:
-        f_raw_input = state.raw_input
-    else:
-        f_raw_input = v_raw_input
-    v_raw_output: _Any = update.raw_output
-    if v_raw_output is _UNSET:
-        f_raw_output = state.raw_output
-    elif v_raw_output is None:
-        f_raw_output = state.raw_output
-    else:
-        f_raw_output = v_raw_output
-    v_meta: _Any = update.meta
-    if v_meta is _UNSET:
-        f_meta = dict(state.meta)
-    elif v_meta is None:
-        f_meta = dict(state.meta)
-    else:
-        f_meta = dict(v_meta)
     new = _new(ToolCallState)
+    if state is None:
+        new.tool_call_id = update.tool_call_id
+        v_kind: _Any = update.kind
+        new.kind = ToolKind.OTHER if v_kind is _UNSET or v_kind is None else v_kind
+        v_status: _Any = update.status
+        new.status = (
+            ToolCallStatus.PENDING
+            if v_status is _UNSET or v_status is None
+            else v_status
+        )
+        v_title: _Any = update.title
+        new.title = "" if v_title is _UNSET or v_title is None else v_title
+        v_name: _Any = update.name
+        new.name = None if v_name is _UNSET or v_name is None else v_name
+        v_content: _Any = update.content
+        new.content = (
+            [] if v_content is _UNSET or v_content is None else list(v_content)
+        )
+        v_locations: _Any = update.locations
+        new.locations = (
+            [] if v_locations is _UNSET or v_locations is None else list(v_locations)
+        )
+        v_raw_input: _Any = update.raw_input
+        new.raw_input = (
+            None if v_raw_input is _UNSET or v_raw_input is None else v_raw_input
+        )
+        v_raw_output: _Any = update.raw_output
+        new.raw_output = (
+            None if v_raw_output is _UNSET or v_raw_output is None else v_raw_output
+        )
+        v_meta: _Any = update.meta
+        new.meta = {} if v_meta is _UNSET or v_meta is None else dict(v_meta)
+        return new
+    if state.tool_call_id != update.tool_call_id:
+        _check_key(state, update, (("tool_call_id", "tool_call_id"),))
     new.tool_call_id = state.tool_call_id
-    new.kind = f_kind
-    new.status = f_status
-    new.title = f_title
-    new.name = f_name
-    new.content = f_content
-    new.locations = f_locations
-    new.raw_input = f_raw_input
-    new.raw_output = f_raw_output
-    new.meta = f_meta
+    v_kind = update.kind
+    new.kind = state.kind if v_kind is _UNSET or v_kind is None else v_kind
+    v_status = update.status
+    new.status = state.status if v_status is _UNSET or v_status is None else v_status
+    v_title = update.title
+    new.title = state.title if v_title is _UNSET or v_title is None else v_title
+    v_name = update.name
+    new.name = state.name if v_name is _UNSET or v_name is None else v_name
+    v_content = update.content
+    new.content = (
+        list(state.content)
+        if v_content is _UNSET or v_content is None
+        else list(v_content)
+    )
+    v_locations = update.locations
+    new.locations = (
+        list(state.locations)
+        if v_locations is _UNSET or v_locations is None
+        else list(v_locations)
+    )
+    v_raw_input = update.raw_input
+    new.raw_input = (
+        state.raw_input if v_raw_input is _UNSET or v_raw_input is None else v_raw_input
+    )
+    v_raw_output = update.raw_output
+    new.raw_output = (
+        state.raw_output
+        if v_raw_output is _UNSET or v_raw_output is None
+        else v_raw_output
+    )
+    v_meta = update.meta
+    new.meta = dict(state.meta) if v_meta is _UNSET or v_meta is None else dict(v_meta)
     return new
 
 
@@ -169,33 +161,31 @@ def apply_session_info_update(
 
     All fields are optional to support partial updates.
     """
-    if state is None:
-        state = SessionInfoState()
-    v_title: _Any = update.title
-    if v_title is _UNSET:
-        f_title = state.title
-    elif v_title is None:
-        f_title = None
-    else:
-        f_title = v_title
-    v_updated_at: _Any = update.updated_at
-    if v_updated_at is _UNSET:
-        f_updated_at = state.updated_at
-    elif v_updated_at is None:
-        f_updated_at = None
-    else:
-        f_updated_at = v_updated_at
-    v_meta: _Any = update.meta
-    if v_meta is _UNSET:
-        f_meta = dict(state.meta)
-    elif v_meta is None:
-        f_meta = dict(state.meta)
-    else:
-        f_meta = dict(v_meta)
     new = _new(SessionInfoState)
-    new.title = f_title
-    new.updated_at = f_updated_at
-    new.meta = f_meta
+    if state is None:
+        v_title: _Any = update.title
+        new.title = None if v_title is _UNSET or v_title is None else v_title
+        v_updated_at: _Any = update.updated_at
+        new.updated_at = (
+            None if v_updated_at is _UNSET or v_updated_at is None else v_updated_at
+        )
+        v_meta: _Any = update.meta
+        new.meta = {} if v_meta is _UNSET or v_meta is None else dict(v_meta)
+        return new
+    v_title = update.title
+    new.title = (
+        state.title if v_title is _UNSET else None if v_title is None else v_title
+    )
+    v_updated_at = update.updated_at
+    new.updated_at = (
+        state.updated_at
+        if v_updated_at is _UNSET
+        else None
+        if v_updated_at is None
+        else v_updated_at
+    )
+    v_meta = update.meta
+    new.meta = dict(state.meta) if v_meta is _UNSET or v_meta is None else dict(v_meta)
     return new
 
 
@@ -206,33 +196,21 @@ def apply_usage_update(
 
     Context window and cost update for a session.
     """
-    if state is None:
-        state = UsageState()
-    v_used: _Any = update.used
-    if v_used is _UNSET:
-        f_used = state.used
-    elif v_used is None:
-        f_used = state.used
-    else:
-        f_used = v_used
-    v_size: _Any = update.size
-    if v_size is _UNSET:
-        f_size = state.size
-    elif v_size is None:
-        f_size = state.size
-    else:
-        f_size = v_size
-    v_cost: _Any = update.cost
-    if v_cost is _UNSET:
-        f_cost = state.cost
-    elif v_cost is None:
-        f_cost = None
-    else:
-        f_cost = v_cost
     new = _new(UsageState)
-    new.used = f_used
-    new.size = f_size
-    new.cost = f_cost
+    if state is None:
+        v_used: _Any = update.used
+        new.used = 0 if v_used is _UNSET or v_used is None else v_used
+        v_size: _Any = update.size
+        new.size = 0 if v_size is _UNSET or v_size is None else v_size
+        v_cost: _Any = update.cost
+        new.cost = None if v_cost is _UNSET or v_cost is None else v_cost
+        return new
+    v_used = update.used
+    new.used = state.used if v_used is _UNSET or v_used is None else v_used
+    v_size = update.size
+    new.size = state.size if v_size is _UNSET or v_size is None else v_size
+    v_cost = update.cost
+    new.cost = state.cost if v_cost is _UNSET else None if v_cost is None else v_cost
     return new
 
 
@@ -244,46 +222,45 @@ def apply_compaction_update(
 
     `summary`, `error`, and `_meta` have patch semantics: omission leaves the stored value unchanged, `null` clears it, and a concrete value replaces it. `summary: []` also clears the summary. A concrete `_meta` object patches the stored metadata by top-level key instead of replacing it.
     """
-    if state is None:
-        state = CompactionState(
-            compaction_id=update.compaction_id,
-        )
-    else:
-        _check_key(state, update, (("compaction_id", "compaction_id"),))
-    v_status: _Any = update.status
-    if v_status is _UNSET:
-        f_status = state.status
-    elif v_status is None:
-        f_status = state.status
-    else:
-        f_status = v_status
-    v_summary: _Any = update.summary
-    if v_summary is _UNSET:
-        f_summary = list(state.summary)
-    elif v_summary is None:
-        f_summary = []
-    else:
-        f_summary = list(v_summary)
-    v_error: _Any = update.error
-    if v_error is _UNSET:
-        f_error = state.error
-    elif v_error is None:
-        f_error = None
-    else:
-        f_error = v_error
-    v_meta: _Any = update.meta
-    if v_meta is _UNSET:
-        f_meta = dict(state.meta)
-    elif v_meta is None:
-        f_meta = {}
-    else:
-        f_meta = dict(v_meta)
     new = _new(CompactionState)
+    if state is None:
+        new.compaction_id = update.compaction_id
+        v_status: _Any = update.status
+        new.status = (
+            CompactionStatus.IN_PROGRESS
+            if v_status is _UNSET or v_status is None
+            else v_status
+        )
+        v_summary: _Any = update.summary
+        new.summary = (
+            [] if v_summary is _UNSET or v_summary is None else list(v_summary)
+        )
+        v_error: _Any = update.error
+        new.error = None if v_error is _UNSET or v_error is None else v_error
+        v_meta: _Any = update.meta
+        new.meta = {} if v_meta is _UNSET or v_meta is None else dict(v_meta)
+        return new
+    if state.compaction_id != update.compaction_id:
+        _check_key(state, update, (("compaction_id", "compaction_id"),))
     new.compaction_id = state.compaction_id
-    new.status = f_status
-    new.summary = f_summary
-    new.error = f_error
-    new.meta = f_meta
+    v_status = update.status
+    new.status = state.status if v_status is _UNSET or v_status is None else v_status
+    v_summary = update.summary
+    new.summary = (
+        list(state.summary)
+        if v_summary is _UNSET
+        else []
+        if v_summary is None
+        else list(v_summary)
+    )
+    v_error = update.error
+    new.error = (
+        state.error if v_error is _UNSET else None if v_error is None else v_error
+    )
+    v_meta = update.meta
+    new.meta = (
+        dict(state.meta) if v_meta is _UNSET else {} if v_meta is None else dict(v_meta)
+    )
     return new
 
 

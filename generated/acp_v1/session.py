@@ -20,6 +20,7 @@ from typing import Union as _Union
 from typing import cast as _cast
 
 from ._session import ABSENT as _MISSING
+from ._session import PUT as _PUT
 from ._session import SET as _SET
 from ._session import Fold as _Fold
 from ._session import HistoryEntryBase as _HistoryEntryBase
@@ -30,7 +31,9 @@ from ._session import Undo as _Undo
 from ._session import UpdateRuleBase as _UpdateRuleBase
 from ._session import append as _append
 from ._session import cut as _cut
+from ._session import enter as _enter
 from ._session import fold_message_chunk as _fold_message_chunk
+from ._session import own as _own
 from ._session import put as _put
 from ._session import session_from_json as _session_from_json
 from ._session import session_to_json as _session_to_json
@@ -360,9 +363,15 @@ def _fold_tool_call(store: _Store, update: ToolCallSessionUpdate) -> _Undo:
     A tool_call is the full snapshot of a new call: it replaces the stored state (patch rules: creates).
     """
     key = update.tool_call_id
-    old = store.tool_calls.get(key, _MISSING)
+    states = store.tool_calls
+    old = states.get(key, _MISSING)
     new = _apply_tool_call_update(None, update)
-    return _put(store, "tool_calls", key, old, new, ToolCallEntry, False)
+    if store.tool_calls_shared:
+        states = _own(store, "tool_calls")
+    states[key] = new
+    if old is _MISSING:
+        return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry, key))
+    return (_PUT, "tool_calls", key, old, -1)
 
 
 def _fold_tool_call_update(store: _Store, update: ToolCallUpdateSessionUpdate) -> _Undo:
@@ -371,9 +380,15 @@ def _fold_tool_call_update(store: _Store, update: ToolCallUpdateSessionUpdate) -
     v1 reports a tool call with tool_call first; an update for an ID never started is folded from the defaults, and `acpgen validate` reports it.
     """
     key = update.tool_call_id
-    old = store.tool_calls.get(key, _MISSING)
+    states = store.tool_calls
+    old = states.get(key, _MISSING)
     new = _apply_tool_call_update(None if old is _MISSING else old, update)
-    return _put(store, "tool_calls", key, old, new, ToolCallEntry, False)
+    if store.tool_calls_shared:
+        states = _own(store, "tool_calls")
+    states[key] = new
+    if old is _MISSING:
+        return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry, key))
+    return (_PUT, "tool_calls", key, old, -1)
 
 
 def _fold_plan(store: _Store, update: PlanSessionUpdate) -> _Undo:
@@ -448,9 +463,16 @@ def _fold_compaction_update(
 ) -> _Undo:
     """compaction_update: upsert compactions."""
     key = update.compaction_id
-    old = store.compactions.get(key, _MISSING)
+    states = store.compactions
+    old = states.get(key, _MISSING)
     new = _apply_compaction_update(None if old is _MISSING else old, update)
-    return _put(store, "compactions", key, old, new, CompactionEntry, True)
+    if store.compactions_shared:
+        states = _own(store, "compactions")
+    states[key] = new
+    store.compactions_owned.add(key)
+    if old is _MISSING:
+        return (_PUT, "compactions", key, old, _enter(store, CompactionEntry, key))
+    return (_PUT, "compactions", key, old, -1)
 
 
 def _fold_compaction_summary_chunk(

@@ -30,6 +30,7 @@ from .models import (
     ClientAuthCapabilities,
     ClientCapabilities,
     CompactionState,
+    CompactionStatus,
     CompactionSummaryChunk,
     CompactionSummaryChunkSessionUpdate,
     CompactionUpdate,
@@ -95,94 +96,115 @@ def apply_tool_call_update(
 
     Only `toolCallId` is required. Other fields have patch semantics: omitted fields leave the existing tool call value unchanged, `null` clears or unsets the value, and concrete values replace the previous value. For collection fields, concrete arrays replace the previous collection, and both `null` and `[]` clear the collection. A concrete `_meta` object instead patches the stored metadata by top-level key. When a client receives a tool call ID it has not seen before, omitted fields start at their protocol defaults.
     """
-    if state is None:
-        state = ToolCallState(
-            tool_call_id=update.tool_call_id,
-        )
-    else:
-        _check_key(state, update, (("tool_call_id", "tool_call_id"),))
-    v_name: _Any = update.name
-    if v_name is _UNSET:
-        f_name = state.name
-    elif v_name is None:
-        f_name = None
-    else:
-        f_name = v_name
-    v_title: _Any = update.title
-    if v_title is _UNSET:
-        f_title = state.title
-    elif v_title is None:
-        f_title = None
-    else:
-        f_title = v_title
-    v_kind: _Any = update.kind
-    if v_kind is _UNSET:
-        f_kind = state.kind
-    elif v_kind is None:
-        f_kind = ToolKind.OTHER
-    else:
-        f_kind = v_kind
-    v_status: _Any = update.status
-    if v_status is _UNSET:
-        f_status = state.status
-    elif v_status is None:
-        f_status = ToolCallStatus.PENDING
-    else:
-        f_status = v_status
-    v_content: _Any = update.content
-    if v_content is _UNSET:
-        f_content = list(state.content)
-    elif v_content is None:
-        f_content = []
-    else:
-        f_content = list(v_content)
-    v_locations: _Any = update.locations
-    if v_locations is _UNSET:
-        f_locations = list(state.locations)
-    elif v_locations is None:
-        f_locations = []
-    else:
-        f_locations = list(v_locations)
-    v_raw_input: _Any = update.raw_input
-    if v_raw_input is _UNSET:
-        f_raw_input = state.raw_input
-    elif v_raw_input is None:
-        f_raw_input = None
-    else:
-        f_raw_input = v_raw_input
-    v_raw_output: _Any = update.raw_output
-    if v_raw_output is _UNSET:
-        f_raw_output = state.raw_output
-    elif v_raw_output is None:
-        f_raw_output = None
-    else:
-        f_raw_output = v_raw_output
-    v_capabilities: _Any = update.capabilities
-    if v_capabilities is _UNSET:
-        f_capabilities = state.capabilities
-    elif v_capabilities is None:
-        f_capabilities = None
-    else:
-        f_capabilities = v_capabilities
-    v_meta: _Any = update.meta
-    if v_meta is _UNSET:
-        f_meta = dict(state.meta)
-    elif v_meta is None:
-        f_meta = {}
-    else:
-        f_meta = merge_meta(state.meta, v_meta)
     new = _new(ToolCallState)
+    if state is None:
+        new.tool_call_id = update.tool_call_id
+        v_name: _Any = update.name
+        new.name = None if v_name is _UNSET or v_name is None else v_name
+        v_title: _Any = update.title
+        new.title = None if v_title is _UNSET or v_title is None else v_title
+        v_kind: _Any = update.kind
+        new.kind = ToolKind.OTHER if v_kind is _UNSET or v_kind is None else v_kind
+        v_status: _Any = update.status
+        new.status = (
+            ToolCallStatus.PENDING
+            if v_status is _UNSET or v_status is None
+            else v_status
+        )
+        v_content: _Any = update.content
+        new.content = (
+            [] if v_content is _UNSET or v_content is None else list(v_content)
+        )
+        v_locations: _Any = update.locations
+        new.locations = (
+            [] if v_locations is _UNSET or v_locations is None else list(v_locations)
+        )
+        v_raw_input: _Any = update.raw_input
+        new.raw_input = (
+            None if v_raw_input is _UNSET or v_raw_input is None else v_raw_input
+        )
+        v_raw_output: _Any = update.raw_output
+        new.raw_output = (
+            None if v_raw_output is _UNSET or v_raw_output is None else v_raw_output
+        )
+        v_capabilities: _Any = update.capabilities
+        new.capabilities = (
+            None
+            if v_capabilities is _UNSET or v_capabilities is None
+            else v_capabilities
+        )
+        v_meta: _Any = update.meta
+        new.meta = {} if v_meta is _UNSET or v_meta is None else merge_meta({}, v_meta)
+        return new
+    if state.tool_call_id != update.tool_call_id:
+        _check_key(state, update, (("tool_call_id", "tool_call_id"),))
     new.tool_call_id = state.tool_call_id
-    new.name = f_name
-    new.title = f_title
-    new.kind = f_kind
-    new.status = f_status
-    new.content = f_content
-    new.locations = f_locations
-    new.raw_input = f_raw_input
-    new.raw_output = f_raw_output
-    new.capabilities = f_capabilities
-    new.meta = f_meta
+    v_name = update.name
+    new.name = state.name if v_name is _UNSET else None if v_name is None else v_name
+    v_title = update.title
+    new.title = (
+        state.title if v_title is _UNSET else None if v_title is None else v_title
+    )
+    v_kind = update.kind
+    new.kind = (
+        state.kind if v_kind is _UNSET else ToolKind.OTHER if v_kind is None else v_kind
+    )
+    v_status = update.status
+    new.status = (
+        state.status
+        if v_status is _UNSET
+        else ToolCallStatus.PENDING
+        if v_status is None
+        else v_status
+    )
+    v_content = update.content
+    new.content = (
+        list(state.content)
+        if v_content is _UNSET
+        else []
+        if v_content is None
+        else list(v_content)
+    )
+    v_locations = update.locations
+    new.locations = (
+        list(state.locations)
+        if v_locations is _UNSET
+        else []
+        if v_locations is None
+        else list(v_locations)
+    )
+    v_raw_input = update.raw_input
+    new.raw_input = (
+        state.raw_input
+        if v_raw_input is _UNSET
+        else None
+        if v_raw_input is None
+        else v_raw_input
+    )
+    v_raw_output = update.raw_output
+    new.raw_output = (
+        state.raw_output
+        if v_raw_output is _UNSET
+        else None
+        if v_raw_output is None
+        else v_raw_output
+    )
+    v_capabilities = update.capabilities
+    new.capabilities = (
+        state.capabilities
+        if v_capabilities is _UNSET
+        else None
+        if v_capabilities is None
+        else v_capabilities
+    )
+    v_meta = update.meta
+    new.meta = (
+        dict(state.meta)
+        if v_meta is _UNSET
+        else {}
+        if v_meta is None
+        else merge_meta(state.meta, v_meta)
+    )
     return new
 
 
@@ -193,70 +215,73 @@ def apply_terminal_update(
 
     Only `terminalId` is required. Other fields have patch semantics: omitted fields leave the stored value unchanged, `null` clears it, and concrete values replace it. A concrete `_meta` object instead patches the stored metadata by top-level key. When the terminal ID is new, omitted fields start unknown.
     """
-    if state is None:
-        state = TerminalState(
-            terminal_id=update.terminal_id,
-        )
-    else:
-        _check_key(state, update, (("terminal_id", "terminal_id"),))
-    v_command: _Any = update.command
-    if v_command is _UNSET:
-        f_command = state.command
-    elif v_command is None:
-        f_command = None
-    else:
-        f_command = v_command
-    v_cwd: _Any = update.cwd
-    if v_cwd is _UNSET:
-        f_cwd = state.cwd
-    elif v_cwd is None:
-        f_cwd = None
-    else:
-        f_cwd = v_cwd
-    v_output: _Any = update.output
-    if v_output is _UNSET:
-        f_output = state.output
-    elif v_output is None:
-        f_output = None
-    else:
-        f_output = v_output
-    v_exit_status: _Any = update.exit_status
-    if v_exit_status is _UNSET:
-        f_exit_status = state.exit_status
-    elif v_exit_status is None:
-        f_exit_status = None
-    else:
-        f_exit_status = v_exit_status
-    v_size: _Any = update.size
-    if v_size is _UNSET:
-        f_size = state.size
-    elif v_size is None:
-        f_size = None
-    else:
-        f_size = v_size
-    v_capabilities: _Any = update.capabilities
-    if v_capabilities is _UNSET:
-        f_capabilities = state.capabilities
-    elif v_capabilities is None:
-        f_capabilities = None
-    else:
-        f_capabilities = v_capabilities
-    v_meta: _Any = update.meta
-    if v_meta is _UNSET:
-        f_meta = dict(state.meta)
-    elif v_meta is None:
-        f_meta = {}
-    else:
-        f_meta = merge_meta(state.meta, v_meta)
     new = _new(TerminalState)
+    if state is None:
+        new.terminal_id = update.terminal_id
+        v_command: _Any = update.command
+        new.command = None if v_command is _UNSET or v_command is None else v_command
+        v_cwd: _Any = update.cwd
+        new.cwd = None if v_cwd is _UNSET or v_cwd is None else v_cwd
+        v_output: _Any = update.output
+        new.output = None if v_output is _UNSET or v_output is None else v_output
+        v_exit_status: _Any = update.exit_status
+        new.exit_status = (
+            None if v_exit_status is _UNSET or v_exit_status is None else v_exit_status
+        )
+        v_size: _Any = update.size
+        new.size = None if v_size is _UNSET or v_size is None else v_size
+        v_capabilities: _Any = update.capabilities
+        new.capabilities = (
+            None
+            if v_capabilities is _UNSET or v_capabilities is None
+            else v_capabilities
+        )
+        v_meta: _Any = update.meta
+        new.meta = {} if v_meta is _UNSET or v_meta is None else merge_meta({}, v_meta)
+        return new
+    if state.terminal_id != update.terminal_id:
+        _check_key(state, update, (("terminal_id", "terminal_id"),))
     new.terminal_id = state.terminal_id
-    new.command = f_command
-    new.cwd = f_cwd
-    new.output = f_output
-    new.exit_status = f_exit_status
-    new.size = f_size
-    new.capabilities = f_capabilities
-    new.meta = f_meta
+    v_command = update.command
+    new.command = (
+        state.command
+        if v_command is _UNSET
+        else None
+        if v_command is None
+        else v_command
+    )
+    v_cwd = update.cwd
+    new.cwd = state.cwd if v_cwd is _UNSET else None if v_cwd is None else v_cwd
+    v_output = update.output
+    new.output = (
+        state.output if v_output is _UNSET else None if v_output is None else v_output
+    )
+    v_exit_status = update.exit_status
+    new.exit_status = (
+        state.exit_status
+        if v_exit_status is _UNSET
+        else None
+        if v_exit_status is None
+        else v_exit_status
+    )
+    v_size = update.size
+    new.size = state.size if v_size is _UNSET else None if v_size is None else v_size
+    v_capabilities = update.capabilities
+    new.capabilities = (
+        state.capabilities
+        if v_capabilities is _UNSET
+        else None
+        if v_capabilities is None
+        else v_capabilities
+    )
+    v_meta = update.meta
+    new.meta = (
+        dict(state.meta)
+        if v_meta is _UNSET
+        else {}
+        if v_meta is None
+        else merge_meta(state.meta, v_meta)
+    )
     return new
 
 
@@ -268,33 +293,37 @@ def apply_session_info_update(
 
     Omitted fields leave the existing session info unchanged. `null` clears the corresponding value. A concrete `_meta` object patches the stored metadata by top-level key.
     """
-    if state is None:
-        state = SessionInfoState()
-    v_title: _Any = update.title
-    if v_title is _UNSET:
-        f_title = state.title
-    elif v_title is None:
-        f_title = None
-    else:
-        f_title = v_title
-    v_updated_at: _Any = update.updated_at
-    if v_updated_at is _UNSET:
-        f_updated_at = state.updated_at
-    elif v_updated_at is None:
-        f_updated_at = None
-    else:
-        f_updated_at = v_updated_at
-    v_meta: _Any = update.meta
-    if v_meta is _UNSET:
-        f_meta = dict(state.meta)
-    elif v_meta is None:
-        f_meta = {}
-    else:
-        f_meta = merge_meta(state.meta, v_meta)
     new = _new(SessionInfoState)
-    new.title = f_title
-    new.updated_at = f_updated_at
-    new.meta = f_meta
+    if state is None:
+        v_title: _Any = update.title
+        new.title = None if v_title is _UNSET or v_title is None else v_title
+        v_updated_at: _Any = update.updated_at
+        new.updated_at = (
+            None if v_updated_at is _UNSET or v_updated_at is None else v_updated_at
+        )
+        v_meta: _Any = update.meta
+        new.meta = {} if v_meta is _UNSET or v_meta is None else merge_meta({}, v_meta)
+        return new
+    v_title = update.title
+    new.title = (
+        state.title if v_title is _UNSET else None if v_title is None else v_title
+    )
+    v_updated_at = update.updated_at
+    new.updated_at = (
+        state.updated_at
+        if v_updated_at is _UNSET
+        else None
+        if v_updated_at is None
+        else v_updated_at
+    )
+    v_meta = update.meta
+    new.meta = (
+        dict(state.meta)
+        if v_meta is _UNSET
+        else {}
+        if v_meta is None
+        else merge_meta(state.meta, v_meta)
+    )
     return new
 
 
@@ -305,30 +334,35 @@ def apply_user_message(
 
     `content` has patch semantics: an omitted field leaves existing message content unchanged, `null` clears the value, and a concrete array replaces the previous value. For a new `messageId`, omitted `content` starts empty.
     """
-    if state is None:
-        state = UserMessageState(
-            message_id=update.message_id,
-        )
-    else:
-        _check_key(state, update, (("message_id", "message_id"),))
-    v_content: _Any = update.content
-    if v_content is _UNSET:
-        f_content = list(state.content)
-    elif v_content is None:
-        f_content = []
-    else:
-        f_content = list(v_content)
-    v_meta: _Any = update.meta
-    if v_meta is _UNSET:
-        f_meta = dict(state.meta)
-    elif v_meta is None:
-        f_meta = {}
-    else:
-        f_meta = merge_meta(state.meta, v_meta)
     new = _new(UserMessageState)
+    if state is None:
+        new.message_id = update.message_id
+        v_content: _Any = update.content
+        new.content = (
+            [] if v_content is _UNSET or v_content is None else list(v_content)
+        )
+        v_meta: _Any = update.meta
+        new.meta = {} if v_meta is _UNSET or v_meta is None else merge_meta({}, v_meta)
+        return new
+    if state.message_id != update.message_id:
+        _check_key(state, update, (("message_id", "message_id"),))
     new.message_id = state.message_id
-    new.content = f_content
-    new.meta = f_meta
+    v_content = update.content
+    new.content = (
+        list(state.content)
+        if v_content is _UNSET
+        else []
+        if v_content is None
+        else list(v_content)
+    )
+    v_meta = update.meta
+    new.meta = (
+        dict(state.meta)
+        if v_meta is _UNSET
+        else {}
+        if v_meta is None
+        else merge_meta(state.meta, v_meta)
+    )
     return new
 
 
@@ -339,30 +373,35 @@ def apply_agent_message(
 
     `content` has patch semantics: an omitted field leaves existing message content unchanged, `null` clears the value, and a concrete array replaces the previous value.
     """
-    if state is None:
-        state = AgentMessageState(
-            message_id=update.message_id,
-        )
-    else:
-        _check_key(state, update, (("message_id", "message_id"),))
-    v_content: _Any = update.content
-    if v_content is _UNSET:
-        f_content = list(state.content)
-    elif v_content is None:
-        f_content = []
-    else:
-        f_content = list(v_content)
-    v_meta: _Any = update.meta
-    if v_meta is _UNSET:
-        f_meta = dict(state.meta)
-    elif v_meta is None:
-        f_meta = {}
-    else:
-        f_meta = merge_meta(state.meta, v_meta)
     new = _new(AgentMessageState)
+    if state is None:
+        new.message_id = update.message_id
+        v_content: _Any = update.content
+        new.content = (
+            [] if v_content is _UNSET or v_content is None else list(v_content)
+        )
+        v_meta: _Any = update.meta
+        new.meta = {} if v_meta is _UNSET or v_meta is None else merge_meta({}, v_meta)
+        return new
+    if state.message_id != update.message_id:
+        _check_key(state, update, (("message_id", "message_id"),))
     new.message_id = state.message_id
-    new.content = f_content
-    new.meta = f_meta
+    v_content = update.content
+    new.content = (
+        list(state.content)
+        if v_content is _UNSET
+        else []
+        if v_content is None
+        else list(v_content)
+    )
+    v_meta = update.meta
+    new.meta = (
+        dict(state.meta)
+        if v_meta is _UNSET
+        else {}
+        if v_meta is None
+        else merge_meta(state.meta, v_meta)
+    )
     return new
 
 
@@ -373,30 +412,35 @@ def apply_agent_thought(
 
     `content` has patch semantics: an omitted field leaves existing message content unchanged, `null` clears the value, and a concrete array replaces the previous value.
     """
-    if state is None:
-        state = AgentThoughtState(
-            message_id=update.message_id,
-        )
-    else:
-        _check_key(state, update, (("message_id", "message_id"),))
-    v_content: _Any = update.content
-    if v_content is _UNSET:
-        f_content = list(state.content)
-    elif v_content is None:
-        f_content = []
-    else:
-        f_content = list(v_content)
-    v_meta: _Any = update.meta
-    if v_meta is _UNSET:
-        f_meta = dict(state.meta)
-    elif v_meta is None:
-        f_meta = {}
-    else:
-        f_meta = merge_meta(state.meta, v_meta)
     new = _new(AgentThoughtState)
+    if state is None:
+        new.message_id = update.message_id
+        v_content: _Any = update.content
+        new.content = (
+            [] if v_content is _UNSET or v_content is None else list(v_content)
+        )
+        v_meta: _Any = update.meta
+        new.meta = {} if v_meta is _UNSET or v_meta is None else merge_meta({}, v_meta)
+        return new
+    if state.message_id != update.message_id:
+        _check_key(state, update, (("message_id", "message_id"),))
     new.message_id = state.message_id
-    new.content = f_content
-    new.meta = f_meta
+    v_content = update.content
+    new.content = (
+        list(state.content)
+        if v_content is _UNSET
+        else []
+        if v_content is None
+        else list(v_content)
+    )
+    v_meta = update.meta
+    new.meta = (
+        dict(state.meta)
+        if v_meta is _UNSET
+        else {}
+        if v_meta is None
+        else merge_meta(state.meta, v_meta)
+    )
     return new
 
 
@@ -407,33 +451,21 @@ def apply_usage_update(
 
     Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it.
     """
-    if state is None:
-        state = UsageState()
-    v_used: _Any = update.used
-    if v_used is _UNSET:
-        f_used = state.used
-    elif v_used is None:
-        f_used = state.used
-    else:
-        f_used = v_used
-    v_size: _Any = update.size
-    if v_size is _UNSET:
-        f_size = state.size
-    elif v_size is None:
-        f_size = state.size
-    else:
-        f_size = v_size
-    v_cost: _Any = update.cost
-    if v_cost is _UNSET:
-        f_cost = state.cost
-    elif v_cost is None:
-        f_cost = None
-    else:
-        f_cost = v_cost
     new = _new(UsageState)
-    new.used = f_used
-    new.size = f_size
-    new.cost = f_cost
+    if state is None:
+        v_used: _Any = update.used
+        new.used = 0 if v_used is _UNSET or v_used is None else v_used
+        v_size: _Any = update.size
+        new.size = 0 if v_size is _UNSET or v_size is None else v_size
+        v_cost: _Any = update.cost
+        new.cost = None if v_cost is _UNSET or v_cost is None else v_cost
+        return new
+    v_used = update.used
+    new.used = state.used if v_used is _UNSET or v_used is None else v_used
+    v_size = update.size
+    new.size = state.size if v_size is _UNSET or v_size is None else v_size
+    v_cost = update.cost
+    new.cost = state.cost if v_cost is _UNSET else None if v_cost is None else v_cost
     return new
 
 
@@ -445,46 +477,49 @@ def apply_compaction_update(
 
     `summary`, `error`, and `_meta` have patch semantics: omission leaves the stored value unchanged, `null` clears it, and a concrete value replaces it. `summary: []` also clears the summary. A concrete `_meta` object patches the stored metadata by top-level key instead of replacing it.
     """
-    if state is None:
-        state = CompactionState(
-            compaction_id=update.compaction_id,
-        )
-    else:
-        _check_key(state, update, (("compaction_id", "compaction_id"),))
-    v_status: _Any = update.status
-    if v_status is _UNSET:
-        f_status = state.status
-    elif v_status is None:
-        f_status = state.status
-    else:
-        f_status = v_status
-    v_summary: _Any = update.summary
-    if v_summary is _UNSET:
-        f_summary = list(state.summary)
-    elif v_summary is None:
-        f_summary = []
-    else:
-        f_summary = list(v_summary)
-    v_error: _Any = update.error
-    if v_error is _UNSET:
-        f_error = state.error
-    elif v_error is None:
-        f_error = None
-    else:
-        f_error = v_error
-    v_meta: _Any = update.meta
-    if v_meta is _UNSET:
-        f_meta = dict(state.meta)
-    elif v_meta is None:
-        f_meta = {}
-    else:
-        f_meta = merge_meta(state.meta, v_meta)
     new = _new(CompactionState)
+    if state is None:
+        new.compaction_id = update.compaction_id
+        v_status: _Any = update.status
+        new.status = (
+            CompactionStatus.IN_PROGRESS
+            if v_status is _UNSET or v_status is None
+            else v_status
+        )
+        v_summary: _Any = update.summary
+        new.summary = (
+            [] if v_summary is _UNSET or v_summary is None else list(v_summary)
+        )
+        v_error: _Any = update.error
+        new.error = None if v_error is _UNSET or v_error is None else v_error
+        v_meta: _Any = update.meta
+        new.meta = {} if v_meta is _UNSET or v_meta is None else merge_meta({}, v_meta)
+        return new
+    if state.compaction_id != update.compaction_id:
+        _check_key(state, update, (("compaction_id", "compaction_id"),))
     new.compaction_id = state.compaction_id
-    new.status = f_status
-    new.summary = f_summary
-    new.error = f_error
-    new.meta = f_meta
+    v_status = update.status
+    new.status = state.status if v_status is _UNSET or v_status is None else v_status
+    v_summary = update.summary
+    new.summary = (
+        list(state.summary)
+        if v_summary is _UNSET
+        else []
+        if v_summary is None
+        else list(v_summary)
+    )
+    v_error = update.error
+    new.error = (
+        state.error if v_error is _UNSET else None if v_error is None else v_error
+    )
+    v_meta = update.meta
+    new.meta = (
+        dict(state.meta)
+        if v_meta is _UNSET
+        else {}
+        if v_meta is None
+        else merge_meta(state.meta, v_meta)
+    )
     return new
 
 

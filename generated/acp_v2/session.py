@@ -19,6 +19,7 @@ from typing import Union as _Union
 from typing import cast as _cast
 
 from ._session import ABSENT as _MISSING
+from ._session import PUT as _PUT
 from ._session import SET as _SET
 from ._session import Fold as _Fold
 from ._session import HistoryEntryBase as _HistoryEntryBase
@@ -29,6 +30,8 @@ from ._session import Undo as _Undo
 from ._session import UpdateRuleBase as _UpdateRuleBase
 from ._session import append as _append
 from ._session import cut as _cut
+from ._session import enter as _enter
+from ._session import own as _own
 from ._session import put as _put
 from ._session import session_from_json as _session_from_json
 from ._session import session_to_json as _session_to_json
@@ -342,9 +345,16 @@ def _fold_user_message_chunk(
 def _fold_user_message(store: _Store, update: UserMessageSessionUpdate) -> _Undo:
     """user_message: upsert user_messages."""
     key = update.message_id
-    old = store.user_messages.get(key, _MISSING)
+    states = store.user_messages
+    old = states.get(key, _MISSING)
     new = _apply_user_message(None if old is _MISSING else old, update)
-    return _put(store, "user_messages", key, old, new, UserMessageEntry, True)
+    if store.user_messages_shared:
+        states = _own(store, "user_messages")
+    states[key] = new
+    store.user_messages_owned.add(key)
+    if old is _MISSING:
+        return (_PUT, "user_messages", key, old, _enter(store, UserMessageEntry, key))
+    return (_PUT, "user_messages", key, old, -1)
 
 
 def _fold_agent_message_chunk(
@@ -370,9 +380,16 @@ def _fold_agent_message_chunk(
 def _fold_agent_message(store: _Store, update: AgentMessageSessionUpdate) -> _Undo:
     """agent_message: upsert agent_messages."""
     key = update.message_id
-    old = store.agent_messages.get(key, _MISSING)
+    states = store.agent_messages
+    old = states.get(key, _MISSING)
     new = _apply_agent_message(None if old is _MISSING else old, update)
-    return _put(store, "agent_messages", key, old, new, AgentMessageEntry, True)
+    if store.agent_messages_shared:
+        states = _own(store, "agent_messages")
+    states[key] = new
+    store.agent_messages_owned.add(key)
+    if old is _MISSING:
+        return (_PUT, "agent_messages", key, old, _enter(store, AgentMessageEntry, key))
+    return (_PUT, "agent_messages", key, old, -1)
 
 
 def _fold_agent_thought_chunk(
@@ -398,9 +415,16 @@ def _fold_agent_thought_chunk(
 def _fold_agent_thought(store: _Store, update: AgentThoughtSessionUpdate) -> _Undo:
     """agent_thought: upsert agent_thoughts."""
     key = update.message_id
-    old = store.agent_thoughts.get(key, _MISSING)
+    states = store.agent_thoughts
+    old = states.get(key, _MISSING)
     new = _apply_agent_thought(None if old is _MISSING else old, update)
-    return _put(store, "agent_thoughts", key, old, new, AgentThoughtEntry, True)
+    if store.agent_thoughts_shared:
+        states = _own(store, "agent_thoughts")
+    states[key] = new
+    store.agent_thoughts_owned.add(key)
+    if old is _MISSING:
+        return (_PUT, "agent_thoughts", key, old, _enter(store, AgentThoughtEntry, key))
+    return (_PUT, "agent_thoughts", key, old, -1)
 
 
 def _fold_state_update(store: _Store, update: StateUpdateSessionUpdate) -> _Undo:
@@ -436,17 +460,28 @@ def _fold_tool_call_content_chunk(
 def _fold_tool_call_update(store: _Store, update: ToolCallUpdateSessionUpdate) -> _Undo:
     """tool_call_update: upsert tool_calls."""
     key = update.tool_call_id
-    old = store.tool_calls.get(key, _MISSING)
+    states = store.tool_calls
+    old = states.get(key, _MISSING)
     new = _apply_tool_call_update(None if old is _MISSING else old, update)
-    return _put(store, "tool_calls", key, old, new, ToolCallEntry, True)
+    if store.tool_calls_shared:
+        states = _own(store, "tool_calls")
+    states[key] = new
+    store.tool_calls_owned.add(key)
+    if old is _MISSING:
+        return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry, key))
+    return (_PUT, "tool_calls", key, old, -1)
 
 
 def _fold_terminal_update(store: _Store, update: TerminalUpdateSessionUpdate) -> _Undo:
     """terminal_update: upsert terminals."""
     key = update.terminal_id
-    old = store.terminals.get(key, _MISSING)
+    states = store.terminals
+    old = states.get(key, _MISSING)
     new = _apply_terminal_update(None if old is _MISSING else old, update)
-    return _put(store, "terminals", key, old, new, None, False)
+    if store.terminals_shared:
+        states = _own(store, "terminals")
+    states[key] = new
+    return (_PUT, "terminals", key, old, -1)
 
 
 def _fold_terminal_output_chunk(
@@ -454,9 +489,13 @@ def _fold_terminal_output_chunk(
 ) -> _Undo:
     """terminal_output_chunk: chunk terminals."""
     key = update.terminal_id
-    old = store.terminals.get(key, _MISSING)
+    states = store.terminals
+    old = states.get(key, _MISSING)
     new = _apply_terminal_output_chunk(None if old is _MISSING else old, update)
-    return _put(store, "terminals", key, old, new, None, False)
+    if store.terminals_shared:
+        states = _own(store, "terminals")
+    states[key] = new
+    return (_PUT, "terminals", key, old, -1)
 
 
 def _fold_plan_update(store: _Store, update: PlanUpdateSessionUpdate) -> _Undo:
@@ -516,9 +555,16 @@ def _fold_compaction_update(
 ) -> _Undo:
     """compaction_update: upsert compactions."""
     key = update.compaction_id
-    old = store.compactions.get(key, _MISSING)
+    states = store.compactions
+    old = states.get(key, _MISSING)
     new = _apply_compaction_update(None if old is _MISSING else old, update)
-    return _put(store, "compactions", key, old, new, CompactionEntry, True)
+    if store.compactions_shared:
+        states = _own(store, "compactions")
+    states[key] = new
+    store.compactions_owned.add(key)
+    if old is _MISSING:
+        return (_PUT, "compactions", key, old, _enter(store, CompactionEntry, key))
+    return (_PUT, "compactions", key, old, -1)
 
 
 def _fold_compaction_summary_chunk(

@@ -164,6 +164,61 @@ def test_v1_tool_call_replaces_and_updates_patch():
     assert len(s.history) == 1
 
 
+UNKNOWN_CALL_CONTENT = [{"type": "content", "content": {"type": "text", "text": "x"}}]
+"""The content of the update for a tool call never started, below."""
+
+UNKNOWN_CALL = {
+    "acp_v1": (
+        {"kind": None, "title": None, "rawInput": {"q": 1}, "_meta": {"a": 1}},
+        # v1: null leaves a field as it was (here the initial value), _meta replaced.
+        {
+            "toolCallId": "c9",
+            "kind": "other",
+            "status": "in_progress",
+            "title": "",
+            "name": None,
+            "content": UNKNOWN_CALL_CONTENT,
+            "locations": [],
+            "rawInput": {"q": 1},
+            "rawOutput": None,
+            "_meta": {"a": 1},
+        },
+    ),
+    "acp_v2": (
+        {"kind": None, "title": None, "rawInput": {"q": 1}, "_meta": {"a": 1, "b": None}},
+        # v2: null resets the kind and clears the title; _meta patches the empty metadata.
+        {
+            "toolCallId": "c9",
+            "name": None,
+            "title": None,
+            "kind": "other",
+            "status": "in_progress",
+            "content": UNKNOWN_CALL_CONTENT,
+            "locations": [],
+            "rawInput": {"q": 1},
+            "rawOutput": None,
+            "capabilities": None,
+            "_meta": {"a": 1},
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_an_update_of_a_tool_call_never_started_folds_from_the_initial_state(package):
+    p = load_generated(package)
+    fields, expected = UNKNOWN_CALL["acp_v2" if is_v2(package) else "acp_v1"]
+    update = {"sessionUpdate": "tool_call_update", "toolCallId": "c9", "status": "in_progress"}
+    update |= {"content": UNKNOWN_CALL_CONTENT, **fields}
+    s = fold(package, [update])
+    assert [(type(e).__name__, e.key) for e in s.history] == [("ToolCallEntry", "c9")]
+    assert p.encode(s.tool_calls["c9"]) == expected
+    # A second update changes what it carries and keeps the rest.
+    later = fold(package, [{"sessionUpdate": "tool_call_update", "toolCallId": "c9", "status": "completed"}], s)
+    assert p.encode(later.tool_calls["c9"]) == {**expected, "status": "completed"}
+    assert p.encode(s.tool_calls["c9"]) == expected
+
+
 def test_v1_plan_modes_and_commands_are_replaced():
     s = fold(
         "acp_v1",

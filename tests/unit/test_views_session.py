@@ -217,7 +217,10 @@ def test_the_printed_folds_are_the_views() -> None:
         if by_kind[name].message_chunk:
             assert called == {"_fold_message_chunk"}
         if by_kind[name].entity_upsert:
-            assert "_put" in called
+            # The new state from the patch function, put in place inline
+            # (the dict copied first only when it was handed out).
+            assert {f"_{by_kind[name].patch_function}", "_own"} <= called and "_put" not in called
+            assert ("_enter" in called) == by_kind[name].enters
 
 
 def _template_lines() -> list[str]:

@@ -19,19 +19,19 @@ SUMMARY = (
 
 @dataclass(frozen=True)
 class UpdatedField:
-    """What an update does to one field of the state: the statements read
-    ``var`` (the update's value) and set ``f_<name>``."""
+    """What an update does to one field of the state: ``var`` is set to
+    ``read`` (the update's value), then ``new.<name>`` to ``fresh`` (an
+    entity not seen before) or ``known`` (a stored one)."""
 
     var: str
     read: str
     """The expression ``var`` is set to."""
     name: str
-    on_unset: str
-    """``f_<name>`` when the update omits the field."""
-    on_null: str
-    """... when it is null."""
-    on_value: str
-    """... when it has a value."""
+    fresh: str
+    """The field's value in the state of an entity not seen before: the
+    update's value, or the field's initial value where it has none ..."""
+    known: str
+    """... and in the new state of a stored entity."""
 
 
 @dataclass(frozen=True)
@@ -46,13 +46,19 @@ class FoldFunction:
     doc: str
     """The docstring, indented for the body."""
     new_state: str
-    """The state of an entity not seen before, built from its keys."""
+    """The state of an entity not seen before, built from its keys (a
+    chunk's: an upsert builds its new state field by field)."""
+    key_test: str
+    """The condition under which the keys of a known entity differ from the
+    update's (empty: no keys) ..."""
     key_check: str
-    """The statement checking the keys of a known entity (empty: no keys)."""
+    """... and the statement raising the error then."""
+    keys: tuple[str, ...]
+    """An upsert's key fields (the same name in the state and the update)."""
     fields: tuple[UpdatedField, ...]
     """The fields an upsert updates (none for a chunk)."""
     assignments: tuple[str, ...]
-    """The new state's fields, as ``new.<name> = ...`` statements."""
+    """A chunk's new state's fields, as ``new.<name> = ...`` statements."""
     creates: bool
     """A snapshot class replaces the state outright (``_create_<State>``)."""
     create_function: str
@@ -118,24 +124,34 @@ def _carry(f: ir.PatchField) -> str:
     return f"state.{f.name}"
 
 
+def _choice(var: str, on_unset: str, on_null: str, on_value: str) -> str:
+    """One expression of the value ``var`` stands for: ``on_unset`` when the
+    update omits it, ``on_null`` when it is null, else ``on_value``."""
+    if on_unset == on_null:
+        return f"{on_unset} if {var} is _UNSET or {var} is None else {on_value}"
+    return f"{on_unset} if {var} is _UNSET else {on_null} if {var} is None else {on_value}"
+
+
 def _updated(f: ir.PatchField, ref: Namer) -> UpdatedField:
     var = "v_" + f.name
     read = f"update.{f.name}" if f.everywhere else f"getattr(update, {literal(f.name)}, _UNSET)"
     null = f.null_value
     copy = text.value_copy(f)
+    if f.initial is None:
+        raise ValueError(f"the patch field {f.name} has no initial value")
+    initial = value(f.initial, ref)
     if f.merges:
-        on_value = f"merge_meta(state.{f.name}, {var})"
+        on_value, fresh_value = f"merge_meta(state.{f.name}, {var})", f"merge_meta({initial}, {var})"
     elif copy:
-        on_value = f"{copy}({var})"
+        on_value = fresh_value = f"{copy}({var})"
     else:
-        on_value = var
+        on_value = fresh_value = var
     return UpdatedField(
         var=var,
         read=read,
         name=f.name,
-        on_unset=_carry(f),
-        on_null=_carry(f) if null is None else value(null, ref),
-        on_value=on_value,
+        fresh=_choice(var, initial, initial if null is None else value(null, ref), fresh_value),
+        known=_choice(var, _carry(f), _carry(f) if null is None else value(null, ref), on_value),
     )
 
 
@@ -144,6 +160,10 @@ def _key_check(argument: str, pairs: list[tuple[str, str]]) -> str:
         return ""
     listed = "".join(f"({literal(a)}, {literal(b)}), " for a, b in pairs)
     return f"_check_key(state, {argument}, ({listed}))"
+
+
+def _key_test(argument: str, pairs: list[tuple[str, str]]) -> str:
+    return " or ".join(f"state.{a} != {argument}.{b}" for a, b in pairs)
 
 
 def _upsert(u: ir.Upsert, ref: Namer) -> FoldFunction:
@@ -156,9 +176,11 @@ def _upsert(u: ir.Upsert, ref: Namer) -> FoldFunction:
         state=state,
         doc=doc(text.upsert_doc(u), 4),
         new_state=f"{state}({keys})",
+        key_test=_key_test("update", [(f.name, f.name) for f in u.keys]),
         key_check=_key_check("update", [(f.name, f.name) for f in u.keys]),
+        keys=tuple(f.name for f in u.keys),
         fields=tuple(_updated(f, ref) for f in u.updated),
-        assignments=tuple(f"new.{f.name} = {'state.' if f.is_key else 'f_'}{f.name}" for f in u.fields),
+        assignments=(),
         creates=bool(u.creates),
         create_function=f"_create_{u.state_class}",
         create_params=f"state: {state} | None, {text.parameter(takes, 'snapshot')}",
@@ -184,7 +206,9 @@ def _chunk(c: ir.Chunk, ref: Namer) -> FoldFunction:
         state=state,
         doc=doc(text.chunk_doc(c), 4),
         new_state=f"{state}({keys})",
+        key_test=_key_test("chunk", list(c.keys)),
         key_check=_key_check("chunk", list(c.keys)),
+        keys=(),
         fields=(),
         assignments=tuple(assignments),
         creates=False,

@@ -183,11 +183,13 @@ class FoldView:
     """The patch function (imported as ``_NAME``) ..."""
     replaces: bool
     """... started from no state (the update is a full snapshot)."""
-    owned: str
-    """``True`` when the store owns what an entity upsert puts (the field
-    has in-place chunks), else ``False``."""
+    owns: bool
+    """The store owns what an entity upsert puts (the field has in-place
+    chunks)."""
     entry_class: str
-    """The field's history entry class, or ``None``."""
+    """The field's history entry class, or ``None`` ..."""
+    enters: bool
+    """... and whether it has one (a new entity takes a place in the history)."""
     chunk_attr: str
     chunk_source: str
     value: str
@@ -306,8 +308,10 @@ def _imports(folds: tuple[FoldView, ...], history: bool, message: bool, prompt: 
     what its code uses (a strict checker reports an unused one)."""
     typing = ["Any", "Callable", "ClassVar", "Iterable", "Mapping", *(["Union"] if history else []), "cast"]
     entity = any(a.entity_upsert or a.entity_chunk for a in folds)
+    upserts = any(a.entity_upsert for a in folds)
     runtime = [
         *(["ABSENT"] if entity else []),
+        *(["PUT"] if upserts else []),
         *(["SET"] if any(a.state_upsert or a.set or a.keyed_set or a.remove for a in folds) else []),
         "Fold",
         "HistoryEntryBase",
@@ -318,8 +322,10 @@ def _imports(folds: tuple[FoldView, ...], history: bool, message: bool, prompt: 
         "UpdateRuleBase",
         *(["append"] if any(a.append for a in folds) else []),
         *(["cut"] if any(a.entity_chunk for a in folds) else []),
+        *(["enter"] if any(a.entity_upsert and a.enters for a in folds) else []),
         *(["fold_message_chunk"] if any(a.message_chunk for a in folds) else []),
-        *(["put"] if entity else []),
+        *(["own"] if upserts else []),
+        *(["put"] if any(a.entity_chunk for a in folds) else []),
         "session_from_json",
         "session_to_json",
         *(["start_message"] if prompt else []),
@@ -468,8 +474,9 @@ class _Builder:
             append=a.action == "append",
             patch_function=a.patch_function,
             replaces=a.replaces,
-            owned=str(f.name in self.in_place),
+            owns=f.name in self.in_place,
             entry_class=f.entry_class or "None",
+            enters=bool(f.entry_class),
             chunk_attr=a.chunk_attr,
             chunk_source=a.chunk_source,
             value=value,
