@@ -699,21 +699,21 @@ def wire_json(value: Any) -> Any:
     ``ValueError`` when it holds a reference cycle (which has no wire form).
     Shared parts are not cycles; nothing is copied. A container of strings,
     integers, booleans and nulls (most ``_meta`` maps and tool inputs) is
-    told apart by a loop over its members, without a walk."""
-    kind: type[object] = type(cast(object, value))
-    if kind is json_object:
-        for member in cast("dict[str, Any]", value).values():
+    told apart by a loop over its members, without a walk. (No ``cast``
+    on the way: it is a call at run time.)"""
+    if type(value) is json_object:
+        for member in value.values():
             if type(member) not in _FLAT:
                 _acyclic(value)
                 break
         return value
-    if kind is json_array:
-        for member in cast("list[Any]", value):
+    if type(value) is json_array:
+        for member in value:
             if type(member) not in _FLAT:
                 _acyclic(value)
                 break
         return value
-    if kind in _FLAT or not isinstance(value, (dict, list)):
+    if type(value) in _FLAT or not isinstance(value, (dict, list)):
         return value
     _acyclic(value)
     return cast(Any, value)

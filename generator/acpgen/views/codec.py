@@ -222,7 +222,6 @@ class Expressions:
             return f"encode({v})"
         return ""
 
-
     def looped(self, t: ir.TypeExpr, x: str) -> tuple[str, bool] | None:
         """For a list whose items each take an encoder (a field's value, built
         by a loop in the encoder's body: cheaper than a comprehension, which
