@@ -845,7 +845,9 @@ def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, _Any]:
         l_content: list[_Any] = []
         for x_content in v_content or ():
             l_content.append(
-                _CLASS_ENCODERS.get(type(x_content), _encode_ToolCallContent)(x_content)
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ToolCallContent)(
+                    x_content
+                )
             )
         d["content"] = l_content if v_content is not None else None
     v_locations = o.locations
@@ -949,7 +951,7 @@ _KNOWN_ContentToolCallContent: frozenset[str] = frozenset(["type", "content", "_
 def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": "content",
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -1583,8 +1585,8 @@ _KNOWN_ResourceContentBlock: frozenset[str] = frozenset(
 def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": "resource",
-        "resource": _CLASS_ENCODERS.get(
-            type(o.resource), _encode_EmbeddedResourceResource
+        "resource": (
+            _CLASS_ENCODERS.get(type(o.resource)) or _encode_EmbeddedResourceResource
         )(o.resource),
     }
     v_annotations = o.annotations
@@ -2275,8 +2277,8 @@ _KNOWN_EmbeddedResource: frozenset[str] = frozenset(
 
 def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "resource": _CLASS_ENCODERS.get(
-            type(o.resource), _encode_EmbeddedResourceResource
+        "resource": (
+            _CLASS_ENCODERS.get(type(o.resource)) or _encode_EmbeddedResourceResource
         )(o.resource),
     }
     v_annotations = o.annotations
@@ -2332,7 +2334,7 @@ _KNOWN_Content: frozenset[str] = frozenset(["content", "_meta"])
 
 def _encode_Content(o: Content) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -3568,7 +3570,7 @@ def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": (o.type._value_ if type(o.type) is ElicitationSchemaType else o.type),
         "properties": {
-            k: _CLASS_ENCODERS.get(type(x), _encode_ElicitationPropertySchema)(x)
+            k: (_CLASS_ENCODERS.get(type(x)) or _encode_ElicitationPropertySchema)(x)
             for k, x in o.properties.items()
         },
     }
@@ -4382,7 +4384,9 @@ def _encode_ArrayElicitationPropertySchema(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": "array",
-        "items": _CLASS_ENCODERS.get(type(o.items), _encode_MultiSelectItems)(o.items),
+        "items": (_CLASS_ENCODERS.get(type(o.items)) or _encode_MultiSelectItems)(
+            o.items
+        ),
     }
     v_title = o.title
     if v_title is not _UNSET:
@@ -5408,7 +5412,9 @@ _KNOWN_MultiSelectPropertySchema: frozenset[str] = frozenset(
 
 def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "items": _CLASS_ENCODERS.get(type(o.items), _encode_MultiSelectItems)(o.items),
+        "items": (_CLASS_ENCODERS.get(type(o.items)) or _encode_MultiSelectItems)(
+            o.items
+        ),
     }
     v_title = o.title
     if v_title is not _UNSET:
@@ -5766,7 +5772,7 @@ def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, _Any]:
     l_auth_methods: list[_Any] = []
     for x_auth_methods in o.auth_methods:
         l_auth_methods.append(
-            _CLASS_ENCODERS.get(type(x_auth_methods), _encode_AuthMethod)(
+            (_CLASS_ENCODERS.get(type(x_auth_methods)) or _encode_AuthMethod)(
                 x_auth_methods
             )
         )
@@ -6931,8 +6937,9 @@ def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, _Any]:
         l_config_options: list[_Any] = []
         for x_config_options in v_config_options or ():
             l_config_options.append(
-                _CLASS_ENCODERS.get(
-                    type(x_config_options), _encode_SessionConfigOption
+                (
+                    _CLASS_ENCODERS.get(type(x_config_options))
+                    or _encode_SessionConfigOption
                 )(x_config_options)
             )
         d["configOptions"] = l_config_options if v_config_options is not None else None
@@ -7719,8 +7726,9 @@ def _encode_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, _Any]:
         l_config_options: list[_Any] = []
         for x_config_options in v_config_options or ():
             l_config_options.append(
-                _CLASS_ENCODERS.get(
-                    type(x_config_options), _encode_SessionConfigOption
+                (
+                    _CLASS_ENCODERS.get(type(x_config_options))
+                    or _encode_SessionConfigOption
                 )(x_config_options)
             )
         d["configOptions"] = l_config_options if v_config_options is not None else None
@@ -8000,8 +8008,9 @@ def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, _Any]:
         l_config_options: list[_Any] = []
         for x_config_options in v_config_options or ():
             l_config_options.append(
-                _CLASS_ENCODERS.get(
-                    type(x_config_options), _encode_SessionConfigOption
+                (
+                    _CLASS_ENCODERS.get(type(x_config_options))
+                    or _encode_SessionConfigOption
                 )(x_config_options)
             )
         d["configOptions"] = l_config_options if v_config_options is not None else None
@@ -8124,9 +8133,10 @@ def _encode_SetSessionConfigOptionResponse(
     l_config_options: list[_Any] = []
     for x_config_options in o.config_options:
         l_config_options.append(
-            _CLASS_ENCODERS.get(type(x_config_options), _encode_SessionConfigOption)(
-                x_config_options
-            )
+            (
+                _CLASS_ENCODERS.get(type(x_config_options))
+                or _encode_SessionConfigOption
+            )(x_config_options)
         )
     d["configOptions"] = l_config_options
     v_meta = o.meta
@@ -8375,7 +8385,9 @@ _KNOWN_SessionNotification: frozenset[str] = frozenset(["sessionId", "update", "
 def _encode_SessionNotification(o: SessionNotification) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionId": o.session_id,
-        "update": _CLASS_ENCODERS.get(type(o.update), _encode_SessionUpdate)(o.update),
+        "update": (_CLASS_ENCODERS.get(type(o.update)) or _encode_SessionUpdate)(
+            o.update
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -8457,7 +8469,7 @@ def _encode_UserMessageChunkSessionUpdate(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": "user_message_chunk",
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -8544,7 +8556,7 @@ def _encode_AgentMessageChunkSessionUpdate(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": "agent_message_chunk",
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -8631,7 +8643,7 @@ def _encode_AgentThoughtChunkSessionUpdate(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": "agent_thought_chunk",
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -8820,7 +8832,9 @@ def _encode_ToolCallSessionUpdate(o: ToolCallSessionUpdate) -> dict[str, _Any]:
         l_content: list[_Any] = []
         for x_content in v_content:
             l_content.append(
-                _CLASS_ENCODERS.get(type(x_content), _encode_ToolCallContent)(x_content)
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ToolCallContent)(
+                    x_content
+                )
             )
         d["content"] = l_content
     v_locations = o.locations
@@ -9053,7 +9067,9 @@ def _encode_ToolCallUpdateSessionUpdate(
         l_content: list[_Any] = []
         for x_content in v_content or ():
             l_content.append(
-                _CLASS_ENCODERS.get(type(x_content), _encode_ToolCallContent)(x_content)
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ToolCallContent)(
+                    x_content
+                )
             )
         d["content"] = l_content if v_content is not None else None
     v_locations = o.locations
@@ -9324,9 +9340,10 @@ def _encode_ConfigOptionUpdateSessionUpdate(
     l_config_options: list[_Any] = []
     for x_config_options in o.config_options:
         l_config_options.append(
-            _CLASS_ENCODERS.get(type(x_config_options), _encode_SessionConfigOption)(
-                x_config_options
-            )
+            (
+                _CLASS_ENCODERS.get(type(x_config_options))
+                or _encode_SessionConfigOption
+            )(x_config_options)
         )
     d["configOptions"] = l_config_options
     v_meta = o.meta
@@ -9712,7 +9729,9 @@ def _encode_CompactionUpdateSessionUpdate(
         l_summary: list[_Any] = []
         for x_summary in v_summary or ():
             l_summary.append(
-                _CLASS_ENCODERS.get(type(x_summary), _encode_ContentBlock)(x_summary)
+                (_CLASS_ENCODERS.get(type(x_summary)) or _encode_ContentBlock)(
+                    x_summary
+                )
             )
         d["summary"] = l_summary if v_summary is not None else None
     v_error = o.error
@@ -9797,7 +9816,7 @@ def _encode_CompactionSummaryChunkSessionUpdate(
     d: dict[str, _Any] = {
         "sessionUpdate": "compaction_summary_chunk",
         "compactionId": o.compaction_id,
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -9886,7 +9905,7 @@ _KNOWN_ContentChunk: frozenset[str] = frozenset(["content", "messageId", "_meta"
 
 def _encode_ContentChunk(o: ContentChunk) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -10065,7 +10084,9 @@ def _encode_ToolCall(o: ToolCall) -> dict[str, _Any]:
         l_content: list[_Any] = []
         for x_content in v_content:
             l_content.append(
-                _CLASS_ENCODERS.get(type(x_content), _encode_ToolCallContent)(x_content)
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ToolCallContent)(
+                    x_content
+                )
             )
         d["content"] = l_content
     v_locations = o.locations
@@ -10304,7 +10325,7 @@ def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, _Any]:
         d["input"] = (
             None
             if v_input is None
-            else _CLASS_ENCODERS.get(type(v_input), _encode_AvailableCommandInput)(
+            else (_CLASS_ENCODERS.get(type(v_input)) or _encode_AvailableCommandInput)(
                 v_input
             )
         )
@@ -10499,9 +10520,10 @@ def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, _Any]:
     l_config_options: list[_Any] = []
     for x_config_options in o.config_options:
         l_config_options.append(
-            _CLASS_ENCODERS.get(type(x_config_options), _encode_SessionConfigOption)(
-                x_config_options
-            )
+            (
+                _CLASS_ENCODERS.get(type(x_config_options))
+                or _encode_SessionConfigOption
+            )(x_config_options)
         )
     d["configOptions"] = l_config_options
     v_meta = o.meta
@@ -10918,7 +10940,9 @@ def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, _Any]:
         l_summary: list[_Any] = []
         for x_summary in v_summary or ():
             l_summary.append(
-                _CLASS_ENCODERS.get(type(x_summary), _encode_ContentBlock)(x_summary)
+                (_CLASS_ENCODERS.get(type(x_summary)) or _encode_ContentBlock)(
+                    x_summary
+                )
             )
         d["summary"] = l_summary if v_summary is not None else None
     v_error = o.error
@@ -10988,7 +11012,7 @@ _KNOWN_CompactionSummaryChunk: frozenset[str] = frozenset(
 def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "compactionId": o.compaction_id,
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -11912,7 +11936,9 @@ def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, _Any]:
     l_mcp_servers: list[_Any] = []
     for x_mcp_servers in o.mcp_servers:
         l_mcp_servers.append(
-            _CLASS_ENCODERS.get(type(x_mcp_servers), _encode_McpServer)(x_mcp_servers)
+            (_CLASS_ENCODERS.get(type(x_mcp_servers)) or _encode_McpServer)(
+                x_mcp_servers
+            )
         )
     d["mcpServers"] = l_mcp_servers
     v_additional_directories = o.additional_directories
@@ -12473,7 +12499,9 @@ def _encode_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, _Any]:
     l_mcp_servers: list[_Any] = []
     for x_mcp_servers in o.mcp_servers:
         l_mcp_servers.append(
-            _CLASS_ENCODERS.get(type(x_mcp_servers), _encode_McpServer)(x_mcp_servers)
+            (_CLASS_ENCODERS.get(type(x_mcp_servers)) or _encode_McpServer)(
+                x_mcp_servers
+            )
         )
     d["mcpServers"] = l_mcp_servers
     d["cwd"] = o.cwd
@@ -12682,7 +12710,7 @@ def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, _Any]:
         l_mcp_servers: list[_Any] = []
         for x_mcp_servers in v_mcp_servers:
             l_mcp_servers.append(
-                _CLASS_ENCODERS.get(type(x_mcp_servers), _encode_McpServer)(
+                (_CLASS_ENCODERS.get(type(x_mcp_servers)) or _encode_McpServer)(
                     x_mcp_servers
                 )
             )
@@ -13035,7 +13063,7 @@ def _encode_PromptRequest(o: PromptRequest) -> dict[str, _Any]:
     l_prompt: list[_Any] = []
     for x_prompt in o.prompt:
         l_prompt.append(
-            _CLASS_ENCODERS.get(type(x_prompt), _encode_ContentBlock)(x_prompt)
+            (_CLASS_ENCODERS.get(type(x_prompt)) or _encode_ContentBlock)(x_prompt)
         )
     d["prompt"] = l_prompt
     v_meta = o.meta
@@ -13251,8 +13279,8 @@ _KNOWN_RequestPermissionResponse: frozenset[str] = frozenset(["outcome", "_meta"
 
 def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "outcome": _CLASS_ENCODERS.get(
-            type(o.outcome), _encode_RequestPermissionOutcome
+        "outcome": (
+            _CLASS_ENCODERS.get(type(o.outcome)) or _encode_RequestPermissionOutcome
         )(o.outcome),
     }
     v_meta = o.meta
@@ -14257,7 +14285,8 @@ def _encode_ToolCallState(o: ToolCallState) -> dict[str, _Any]:
         "title": o.title,
         "name": o.name,
         "content": [
-            _CLASS_ENCODERS.get(type(x), _encode_ToolCallContent)(x) for x in o.content
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ToolCallContent)(x)
+            for x in o.content
         ],
         "locations": [_encode_ToolCallLocation(x) for x in o.locations],
         "rawInput": _wire_json(o.raw_input),
@@ -14292,7 +14321,7 @@ def _encode_CompactionState(o: CompactionState) -> dict[str, _Any]:
             o.status._value_ if type(o.status) is CompactionStatus else o.status
         ),
         "summary": [
-            _CLASS_ENCODERS.get(type(x), _encode_ContentBlock)(x) for x in o.summary
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ContentBlock)(x) for x in o.summary
         ],
         "error": o.error,
         "_meta": _wire_map(o.meta),

@@ -947,7 +947,9 @@ def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, _Any]:
         l_content: list[_Any] = []
         for x_content in v_content or ():
             l_content.append(
-                _CLASS_ENCODERS.get(type(x_content), _encode_ToolCallContent)(x_content)
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ToolCallContent)(
+                    x_content
+                )
             )
         d["content"] = l_content if v_content is not None else None
     v_locations = o.locations
@@ -1051,7 +1053,7 @@ _KNOWN_ContentToolCallContent: frozenset[str] = frozenset(["type", "content", "_
 def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": "content",
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -1685,8 +1687,8 @@ _KNOWN_ResourceContentBlock: frozenset[str] = frozenset(
 def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": "resource",
-        "resource": _CLASS_ENCODERS.get(
-            type(o.resource), _encode_EmbeddedResourceResource
+        "resource": (
+            _CLASS_ENCODERS.get(type(o.resource)) or _encode_EmbeddedResourceResource
         )(o.resource),
     }
     v_annotations = o.annotations
@@ -2377,8 +2379,8 @@ _KNOWN_EmbeddedResource: frozenset[str] = frozenset(
 
 def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "resource": _CLASS_ENCODERS.get(
-            type(o.resource), _encode_EmbeddedResourceResource
+        "resource": (
+            _CLASS_ENCODERS.get(type(o.resource)) or _encode_EmbeddedResourceResource
         )(o.resource),
     }
     v_annotations = o.annotations
@@ -2434,7 +2436,7 @@ _KNOWN_Content: frozenset[str] = frozenset(["content", "_meta"])
 
 def _encode_Content(o: Content) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -3670,7 +3672,7 @@ def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": (o.type._value_ if type(o.type) is ElicitationSchemaType else o.type),
         "properties": {
-            k: _CLASS_ENCODERS.get(type(x), _encode_ElicitationPropertySchema)(x)
+            k: (_CLASS_ENCODERS.get(type(x)) or _encode_ElicitationPropertySchema)(x)
             for k, x in o.properties.items()
         },
     }
@@ -4484,7 +4486,9 @@ def _encode_ArrayElicitationPropertySchema(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": "array",
-        "items": _CLASS_ENCODERS.get(type(o.items), _encode_MultiSelectItems)(o.items),
+        "items": (_CLASS_ENCODERS.get(type(o.items)) or _encode_MultiSelectItems)(
+            o.items
+        ),
     }
     v_title = o.title
     if v_title is not _UNSET:
@@ -5510,7 +5514,9 @@ _KNOWN_MultiSelectPropertySchema: frozenset[str] = frozenset(
 
 def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "items": _CLASS_ENCODERS.get(type(o.items), _encode_MultiSelectItems)(o.items),
+        "items": (_CLASS_ENCODERS.get(type(o.items)) or _encode_MultiSelectItems)(
+            o.items
+        ),
     }
     v_title = o.title
     if v_title is not _UNSET:
@@ -5966,7 +5972,7 @@ def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, _Any]:
     l_auth_methods: list[_Any] = []
     for x_auth_methods in o.auth_methods:
         l_auth_methods.append(
-            _CLASS_ENCODERS.get(type(x_auth_methods), _encode_AuthMethod)(
+            (_CLASS_ENCODERS.get(type(x_auth_methods)) or _encode_AuthMethod)(
                 x_auth_methods
             )
         )
@@ -8077,8 +8083,9 @@ def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, _Any]:
         l_config_options: list[_Any] = []
         for x_config_options in v_config_options or ():
             l_config_options.append(
-                _CLASS_ENCODERS.get(
-                    type(x_config_options), _encode_SessionConfigOption
+                (
+                    _CLASS_ENCODERS.get(type(x_config_options))
+                    or _encode_SessionConfigOption
                 )(x_config_options)
             )
         d["configOptions"] = l_config_options if v_config_options is not None else None
@@ -8865,8 +8872,9 @@ def _encode_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, _Any]:
         l_config_options: list[_Any] = []
         for x_config_options in v_config_options or ():
             l_config_options.append(
-                _CLASS_ENCODERS.get(
-                    type(x_config_options), _encode_SessionConfigOption
+                (
+                    _CLASS_ENCODERS.get(type(x_config_options))
+                    or _encode_SessionConfigOption
                 )(x_config_options)
             )
         d["configOptions"] = l_config_options if v_config_options is not None else None
@@ -9185,8 +9193,9 @@ def _encode_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, _Any]:
         l_config_options: list[_Any] = []
         for x_config_options in v_config_options or ():
             l_config_options.append(
-                _CLASS_ENCODERS.get(
-                    type(x_config_options), _encode_SessionConfigOption
+                (
+                    _CLASS_ENCODERS.get(type(x_config_options))
+                    or _encode_SessionConfigOption
                 )(x_config_options)
             )
         d["configOptions"] = l_config_options if v_config_options is not None else None
@@ -9429,8 +9438,9 @@ def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, _Any]:
         l_config_options: list[_Any] = []
         for x_config_options in v_config_options or ():
             l_config_options.append(
-                _CLASS_ENCODERS.get(
-                    type(x_config_options), _encode_SessionConfigOption
+                (
+                    _CLASS_ENCODERS.get(type(x_config_options))
+                    or _encode_SessionConfigOption
                 )(x_config_options)
             )
         d["configOptions"] = l_config_options if v_config_options is not None else None
@@ -9553,9 +9563,10 @@ def _encode_SetSessionConfigOptionResponse(
     l_config_options: list[_Any] = []
     for x_config_options in o.config_options:
         l_config_options.append(
-            _CLASS_ENCODERS.get(type(x_config_options), _encode_SessionConfigOption)(
-                x_config_options
-            )
+            (
+                _CLASS_ENCODERS.get(type(x_config_options))
+                or _encode_SessionConfigOption
+            )(x_config_options)
         )
     d["configOptions"] = l_config_options
     v_meta = o.meta
@@ -10002,7 +10013,9 @@ _KNOWN_SessionNotification: frozenset[str] = frozenset(["sessionId", "update", "
 def _encode_SessionNotification(o: SessionNotification) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionId": o.session_id,
-        "update": _CLASS_ENCODERS.get(type(o.update), _encode_SessionUpdate)(o.update),
+        "update": (_CLASS_ENCODERS.get(type(o.update)) or _encode_SessionUpdate)(
+            o.update
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -10084,7 +10097,7 @@ def _encode_UserMessageChunkSessionUpdate(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": "user_message_chunk",
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -10171,7 +10184,7 @@ def _encode_AgentMessageChunkSessionUpdate(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": "agent_message_chunk",
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -10258,7 +10271,7 @@ def _encode_AgentThoughtChunkSessionUpdate(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": "agent_thought_chunk",
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -10447,7 +10460,9 @@ def _encode_ToolCallSessionUpdate(o: ToolCallSessionUpdate) -> dict[str, _Any]:
         l_content: list[_Any] = []
         for x_content in v_content:
             l_content.append(
-                _CLASS_ENCODERS.get(type(x_content), _encode_ToolCallContent)(x_content)
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ToolCallContent)(
+                    x_content
+                )
             )
         d["content"] = l_content
     v_locations = o.locations
@@ -10680,7 +10695,9 @@ def _encode_ToolCallUpdateSessionUpdate(
         l_content: list[_Any] = []
         for x_content in v_content or ():
             l_content.append(
-                _CLASS_ENCODERS.get(type(x_content), _encode_ToolCallContent)(x_content)
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ToolCallContent)(
+                    x_content
+                )
             )
         d["content"] = l_content if v_content is not None else None
     v_locations = o.locations
@@ -10814,7 +10831,9 @@ _KNOWN_PlanUpdateSessionUpdate: frozenset[str] = frozenset(
 def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": "plan_update",
-        "plan": _CLASS_ENCODERS.get(type(o.plan), _encode_PlanUpdateContent)(o.plan),
+        "plan": (_CLASS_ENCODERS.get(type(o.plan)) or _encode_PlanUpdateContent)(
+            o.plan
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -11071,9 +11090,10 @@ def _encode_ConfigOptionUpdateSessionUpdate(
     l_config_options: list[_Any] = []
     for x_config_options in o.config_options:
         l_config_options.append(
-            _CLASS_ENCODERS.get(type(x_config_options), _encode_SessionConfigOption)(
-                x_config_options
-            )
+            (
+                _CLASS_ENCODERS.get(type(x_config_options))
+                or _encode_SessionConfigOption
+            )(x_config_options)
         )
     d["configOptions"] = l_config_options
     v_meta = o.meta
@@ -11459,7 +11479,9 @@ def _encode_CompactionUpdateSessionUpdate(
         l_summary: list[_Any] = []
         for x_summary in v_summary or ():
             l_summary.append(
-                _CLASS_ENCODERS.get(type(x_summary), _encode_ContentBlock)(x_summary)
+                (_CLASS_ENCODERS.get(type(x_summary)) or _encode_ContentBlock)(
+                    x_summary
+                )
             )
         d["summary"] = l_summary if v_summary is not None else None
     v_error = o.error
@@ -11544,7 +11566,7 @@ def _encode_CompactionSummaryChunkSessionUpdate(
     d: dict[str, _Any] = {
         "sessionUpdate": "compaction_summary_chunk",
         "compactionId": o.compaction_id,
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -11725,7 +11747,7 @@ def _encode_SubagentUpdateSessionUpdate(
         d["state"] = (
             None
             if v_state is None
-            else _CLASS_ENCODERS.get(type(v_state), _encode_StateUpdate)(v_state)
+            else (_CLASS_ENCODERS.get(type(v_state)) or _encode_StateUpdate)(v_state)
         )
     v_cwd = o.cwd
     if v_cwd is not _UNSET:
@@ -11917,7 +11939,9 @@ def _encode_SessionMessageSessionUpdate(
         l_content: list[_Any] = []
         for x_content in v_content or ():
             l_content.append(
-                _CLASS_ENCODERS.get(type(x_content), _encode_ContentBlock)(x_content)
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
             )
         d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
@@ -11999,7 +12023,7 @@ def _encode_SessionMessageChunkSessionUpdate(
     d: dict[str, _Any] = {
         "sessionUpdate": "session_message_chunk",
         "messageId": o.message_id,
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -12093,7 +12117,7 @@ _KNOWN_ContentChunk: frozenset[str] = frozenset(["content", "messageId", "_meta"
 
 def _encode_ContentChunk(o: ContentChunk) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -12272,7 +12296,9 @@ def _encode_ToolCall(o: ToolCall) -> dict[str, _Any]:
         l_content: list[_Any] = []
         for x_content in v_content:
             l_content.append(
-                _CLASS_ENCODERS.get(type(x_content), _encode_ToolCallContent)(x_content)
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ToolCallContent)(
+                    x_content
+                )
             )
         d["content"] = l_content
     v_locations = o.locations
@@ -12877,7 +12903,9 @@ _KNOWN_PlanUpdate: frozenset[str] = frozenset(["plan", "_meta"])
 
 def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "plan": _CLASS_ENCODERS.get(type(o.plan), _encode_PlanUpdateContent)(o.plan),
+        "plan": (_CLASS_ENCODERS.get(type(o.plan)) or _encode_PlanUpdateContent)(
+            o.plan
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -12997,7 +13025,7 @@ def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, _Any]:
         d["input"] = (
             None
             if v_input is None
-            else _CLASS_ENCODERS.get(type(v_input), _encode_AvailableCommandInput)(
+            else (_CLASS_ENCODERS.get(type(v_input)) or _encode_AvailableCommandInput)(
                 v_input
             )
         )
@@ -13192,9 +13220,10 @@ def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, _Any]:
     l_config_options: list[_Any] = []
     for x_config_options in o.config_options:
         l_config_options.append(
-            _CLASS_ENCODERS.get(type(x_config_options), _encode_SessionConfigOption)(
-                x_config_options
-            )
+            (
+                _CLASS_ENCODERS.get(type(x_config_options))
+                or _encode_SessionConfigOption
+            )(x_config_options)
         )
     d["configOptions"] = l_config_options
     v_meta = o.meta
@@ -13611,7 +13640,9 @@ def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, _Any]:
         l_summary: list[_Any] = []
         for x_summary in v_summary or ():
             l_summary.append(
-                _CLASS_ENCODERS.get(type(x_summary), _encode_ContentBlock)(x_summary)
+                (_CLASS_ENCODERS.get(type(x_summary)) or _encode_ContentBlock)(
+                    x_summary
+                )
             )
         d["summary"] = l_summary if v_summary is not None else None
     v_error = o.error
@@ -13681,7 +13712,7 @@ _KNOWN_CompactionSummaryChunk: frozenset[str] = frozenset(
 def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "compactionId": o.compaction_id,
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -14739,7 +14770,7 @@ def _encode_SubagentUpdate(o: SubagentUpdate) -> dict[str, _Any]:
         d["state"] = (
             None
             if v_state is None
-            else _CLASS_ENCODERS.get(type(v_state), _encode_StateUpdate)(v_state)
+            else (_CLASS_ENCODERS.get(type(v_state)) or _encode_StateUpdate)(v_state)
         )
     v_cwd = o.cwd
     if v_cwd is not _UNSET:
@@ -14915,7 +14946,9 @@ def _encode_SessionMessage(o: SessionMessage) -> dict[str, _Any]:
         l_content: list[_Any] = []
         for x_content in v_content or ():
             l_content.append(
-                _CLASS_ENCODERS.get(type(x_content), _encode_ContentBlock)(x_content)
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
             )
         d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
@@ -14982,7 +15015,7 @@ _KNOWN_SessionMessageChunk: frozenset[str] = frozenset(
 def _encode_SessionMessageChunk(o: SessionMessageChunk) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "messageId": o.message_id,
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -16282,7 +16315,9 @@ def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, _Any]:
     l_mcp_servers: list[_Any] = []
     for x_mcp_servers in o.mcp_servers:
         l_mcp_servers.append(
-            _CLASS_ENCODERS.get(type(x_mcp_servers), _encode_McpServer)(x_mcp_servers)
+            (_CLASS_ENCODERS.get(type(x_mcp_servers)) or _encode_McpServer)(
+                x_mcp_servers
+            )
         )
     d["mcpServers"] = l_mcp_servers
     v_additional_directories = o.additional_directories
@@ -16950,7 +16985,7 @@ def _encode_SystemPrompt(o: SystemPrompt) -> dict[str, _Any]:
     l_content: list[_Any] = []
     for x_content in o.content:
         l_content.append(
-            _CLASS_ENCODERS.get(type(x_content), _encode_ContentBlock)(x_content)
+            (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(x_content)
         )
     d["content"] = l_content
     v_meta = o.meta
@@ -17064,7 +17099,9 @@ def _encode_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, _Any]:
     l_mcp_servers: list[_Any] = []
     for x_mcp_servers in o.mcp_servers:
         l_mcp_servers.append(
-            _CLASS_ENCODERS.get(type(x_mcp_servers), _encode_McpServer)(x_mcp_servers)
+            (_CLASS_ENCODERS.get(type(x_mcp_servers)) or _encode_McpServer)(
+                x_mcp_servers
+            )
         )
     d["mcpServers"] = l_mcp_servers
     d["cwd"] = o.cwd
@@ -17333,7 +17370,7 @@ def _encode_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, _Any]:
         l_mcp_servers: list[_Any] = []
         for x_mcp_servers in v_mcp_servers:
             l_mcp_servers.append(
-                _CLASS_ENCODERS.get(type(x_mcp_servers), _encode_McpServer)(
+                (_CLASS_ENCODERS.get(type(x_mcp_servers)) or _encode_McpServer)(
                     x_mcp_servers
                 )
             )
@@ -17648,7 +17685,7 @@ def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, _Any]:
         l_mcp_servers: list[_Any] = []
         for x_mcp_servers in v_mcp_servers:
             l_mcp_servers.append(
-                _CLASS_ENCODERS.get(type(x_mcp_servers), _encode_McpServer)(
+                (_CLASS_ENCODERS.get(type(x_mcp_servers)) or _encode_McpServer)(
                     x_mcp_servers
                 )
             )
@@ -18006,7 +18043,7 @@ def _encode_PromptRequest(o: PromptRequest) -> dict[str, _Any]:
     l_prompt: list[_Any] = []
     for x_prompt in o.prompt:
         l_prompt.append(
-            _CLASS_ENCODERS.get(type(x_prompt), _encode_ContentBlock)(x_prompt)
+            (_CLASS_ENCODERS.get(type(x_prompt)) or _encode_ContentBlock)(x_prompt)
         )
     d["prompt"] = l_prompt
     v_meta = o.meta
@@ -18222,8 +18259,8 @@ _KNOWN_RequestPermissionResponse: frozenset[str] = frozenset(["outcome", "_meta"
 
 def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "outcome": _CLASS_ENCODERS.get(
-            type(o.outcome), _encode_RequestPermissionOutcome
+        "outcome": (
+            _CLASS_ENCODERS.get(type(o.outcome)) or _encode_RequestPermissionOutcome
         )(o.outcome),
     }
     v_meta = o.meta
@@ -19819,7 +19856,8 @@ def _encode_ToolCallState(o: ToolCallState) -> dict[str, _Any]:
         "title": o.title,
         "name": o.name,
         "content": [
-            _CLASS_ENCODERS.get(type(x), _encode_ToolCallContent)(x) for x in o.content
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ToolCallContent)(x)
+            for x in o.content
         ],
         "locations": [_encode_ToolCallLocation(x) for x in o.locations],
         "rawInput": _wire_json(o.raw_input),
@@ -19854,7 +19892,7 @@ def _encode_CompactionState(o: CompactionState) -> dict[str, _Any]:
             o.status._value_ if type(o.status) is CompactionStatus else o.status
         ),
         "summary": [
-            _CLASS_ENCODERS.get(type(x), _encode_ContentBlock)(x) for x in o.summary
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ContentBlock)(x) for x in o.summary
         ],
         "error": o.error,
         "_meta": _wire_map(o.meta),
@@ -19875,7 +19913,7 @@ def _encode_SubagentState(o: SubagentState) -> dict[str, _Any]:
         "state": (
             None
             if o.state is None
-            else _CLASS_ENCODERS.get(type(o.state), _encode_StateUpdate)(o.state)
+            else (_CLASS_ENCODERS.get(type(o.state)) or _encode_StateUpdate)(o.state)
         ),
         "cwd": o.cwd,
         "additionalDirectories": (
@@ -19902,7 +19940,7 @@ def _encode_SessionMessageState(o: SessionMessageState) -> dict[str, _Any]:
             None if o.recipient_message_id is None else o.recipient_message_id
         ),
         "content": [
-            _CLASS_ENCODERS.get(type(x), _encode_ContentBlock)(x) for x in o.content
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ContentBlock)(x) for x in o.content
         ],
         "_meta": _wire_map(o.meta),
     }

@@ -568,9 +568,9 @@ def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, _
         d["subject"] = (
             None
             if v_subject is None
-            else _CLASS_ENCODERS.get(type(v_subject), _encode_RequestPermissionSubject)(
-                v_subject
-            )
+            else (
+                _CLASS_ENCODERS.get(type(v_subject)) or _encode_RequestPermissionSubject
+            )(v_subject)
         )
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -1000,7 +1000,9 @@ def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, _Any]:
         l_content: list[_Any] = []
         for x_content in v_content or ():
             l_content.append(
-                _CLASS_ENCODERS.get(type(x_content), _encode_ToolCallContent)(x_content)
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ToolCallContent)(
+                    x_content
+                )
             )
         d["content"] = l_content if v_content is not None else None
     v_locations = o.locations
@@ -1105,7 +1107,7 @@ _KNOWN_ContentToolCallContent: frozenset[str] = frozenset(["type", "content", "_
 def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": "content",
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -1179,7 +1181,7 @@ def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, _Any]:
     l_changes: list[_Any] = []
     for x_changes in o.changes:
         l_changes.append(
-            _CLASS_ENCODERS.get(type(x_changes), _encode_DiffChange)(x_changes)
+            (_CLASS_ENCODERS.get(type(x_changes)) or _encode_DiffChange)(x_changes)
         )
     d["changes"] = l_changes
     v_patch = o.patch
@@ -1785,8 +1787,8 @@ _KNOWN_ResourceContentBlock: frozenset[str] = frozenset(
 def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": "resource",
-        "resource": _CLASS_ENCODERS.get(
-            type(o.resource), _encode_EmbeddedResourceResource
+        "resource": (
+            _CLASS_ENCODERS.get(type(o.resource)) or _encode_EmbeddedResourceResource
         )(o.resource),
     }
     v_annotations = o.annotations
@@ -2655,8 +2657,8 @@ _KNOWN_EmbeddedResource: frozenset[str] = frozenset(
 
 def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "resource": _CLASS_ENCODERS.get(
-            type(o.resource), _encode_EmbeddedResourceResource
+        "resource": (
+            _CLASS_ENCODERS.get(type(o.resource)) or _encode_EmbeddedResourceResource
         )(o.resource),
     }
     v_annotations = o.annotations
@@ -2712,7 +2714,7 @@ _KNOWN_Content: frozenset[str] = frozenset(["content", "_meta"])
 
 def _encode_Content(o: Content) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -3576,7 +3578,7 @@ def _encode_Diff(o: Diff) -> dict[str, _Any]:
     l_changes: list[_Any] = []
     for x_changes in o.changes:
         l_changes.append(
-            _CLASS_ENCODERS.get(type(x_changes), _encode_DiffChange)(x_changes)
+            (_CLASS_ENCODERS.get(type(x_changes)) or _encode_DiffChange)(x_changes)
         )
     d["changes"] = l_changes
     v_patch = o.patch
@@ -4536,7 +4538,7 @@ def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": (o.type._value_ if type(o.type) is ElicitationSchemaType else o.type),
         "properties": {
-            k: _CLASS_ENCODERS.get(type(x), _encode_ElicitationPropertySchema)(x)
+            k: (_CLASS_ENCODERS.get(type(x)) or _encode_ElicitationPropertySchema)(x)
             for k, x in o.properties.items()
         },
     }
@@ -5355,7 +5357,9 @@ def _encode_ArrayElicitationPropertySchema(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": "array",
-        "items": _CLASS_ENCODERS.get(type(o.items), _encode_MultiSelectItems)(o.items),
+        "items": (_CLASS_ENCODERS.get(type(o.items)) or _encode_MultiSelectItems)(
+            o.items
+        ),
     }
     v_title = o.title
     if v_title is not _UNSET:
@@ -6386,7 +6390,9 @@ _KNOWN_MultiSelectPropertySchema: frozenset[str] = frozenset(
 
 def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "items": _CLASS_ENCODERS.get(type(o.items), _encode_MultiSelectItems)(o.items),
+        "items": (_CLASS_ENCODERS.get(type(o.items)) or _encode_MultiSelectItems)(
+            o.items
+        ),
     }
     v_title = o.title
     if v_title is not _UNSET:
@@ -6754,7 +6760,7 @@ def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, _Any]:
         l_auth_methods: list[_Any] = []
         for x_auth_methods in v_auth_methods:
             l_auth_methods.append(
-                _CLASS_ENCODERS.get(type(x_auth_methods), _encode_AuthMethod)(
+                (_CLASS_ENCODERS.get(type(x_auth_methods)) or _encode_AuthMethod)(
                     x_auth_methods
                 )
             )
@@ -8062,8 +8068,9 @@ def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, _Any]:
         l_config_options: list[_Any] = []
         for x_config_options in v_config_options:
             l_config_options.append(
-                _CLASS_ENCODERS.get(
-                    type(x_config_options), _encode_SessionConfigOption
+                (
+                    _CLASS_ENCODERS.get(type(x_config_options))
+                    or _encode_SessionConfigOption
                 )(x_config_options)
             )
         d["configOptions"] = l_config_options
@@ -8072,8 +8079,9 @@ def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, _Any]:
         l_available_commands: list[_Any] = []
         for x_available_commands in v_available_commands:
             l_available_commands.append(
-                _CLASS_ENCODERS.get(
-                    type(x_available_commands), _encode_AvailableCommand
+                (
+                    _CLASS_ENCODERS.get(type(x_available_commands))
+                    or _encode_AvailableCommand
                 )(x_available_commands)
             )
         d["availableCommands"] = l_available_commands
@@ -8865,7 +8873,7 @@ def _encode_CommandAvailableCommand(o: CommandAvailableCommand) -> dict[str, _An
         d["input"] = (
             None
             if v_input is None
-            else _CLASS_ENCODERS.get(type(v_input), _encode_AvailableCommandInput)(
+            else (_CLASS_ENCODERS.get(type(v_input)) or _encode_AvailableCommandInput)(
                 v_input
             )
         )
@@ -9146,7 +9154,7 @@ def _encode_Command(o: Command) -> dict[str, _Any]:
         d["input"] = (
             None
             if v_input is None
-            else _CLASS_ENCODERS.get(type(v_input), _encode_AvailableCommandInput)(
+            else (_CLASS_ENCODERS.get(type(v_input)) or _encode_AvailableCommandInput)(
                 v_input
             )
         )
@@ -9319,10 +9327,7 @@ def _encode_SessionInfo(o: SessionInfo) -> dict[str, _Any]:
     }
     v_additional_directories = o.additional_directories
     if v_additional_directories is not _UNSET:
-        l_additional_directories: list[_Any] = []
-        for x_additional_directories in v_additional_directories:
-            l_additional_directories.append(x_additional_directories)
-        d["additionalDirectories"] = l_additional_directories
+        d["additionalDirectories"] = list(v_additional_directories)
     v_title = o.title
     if v_title is not _UNSET:
         d["title"] = v_title
@@ -9432,8 +9437,9 @@ def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, _Any]:
         l_config_options: list[_Any] = []
         for x_config_options in v_config_options:
             l_config_options.append(
-                _CLASS_ENCODERS.get(
-                    type(x_config_options), _encode_SessionConfigOption
+                (
+                    _CLASS_ENCODERS.get(type(x_config_options))
+                    or _encode_SessionConfigOption
                 )(x_config_options)
             )
         d["configOptions"] = l_config_options
@@ -9442,8 +9448,9 @@ def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, _Any]:
         l_available_commands: list[_Any] = []
         for x_available_commands in v_available_commands:
             l_available_commands.append(
-                _CLASS_ENCODERS.get(
-                    type(x_available_commands), _encode_AvailableCommand
+                (
+                    _CLASS_ENCODERS.get(type(x_available_commands))
+                    or _encode_AvailableCommand
                 )(x_available_commands)
             )
         d["availableCommands"] = l_available_commands
@@ -9597,9 +9604,10 @@ def _encode_SetSessionConfigOptionResponse(
     l_config_options: list[_Any] = []
     for x_config_options in o.config_options:
         l_config_options.append(
-            _CLASS_ENCODERS.get(type(x_config_options), _encode_SessionConfigOption)(
-                x_config_options
-            )
+            (
+                _CLASS_ENCODERS.get(type(x_config_options))
+                or _encode_SessionConfigOption
+            )(x_config_options)
         )
     d["configOptions"] = l_config_options
     v_meta = o.meta
@@ -9803,11 +9811,8 @@ def _encode_UnsupportedProtocolVersionErrorData(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "requested": o.requested,
+        "supported": list(o.supported),
     }
-    l_supported: list[_Any] = []
-    for x_supported in o.supported:
-        l_supported.append(x_supported)
-    d["supported"] = l_supported
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -9966,7 +9971,9 @@ _KNOWN_UpdateSessionNotification: frozenset[str] = frozenset(
 def _encode_UpdateSessionNotification(o: UpdateSessionNotification) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionId": o.session_id,
-        "update": _CLASS_ENCODERS.get(type(o.update), _encode_SessionUpdate)(o.update),
+        "update": (_CLASS_ENCODERS.get(type(o.update)) or _encode_SessionUpdate)(
+            o.update
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -10047,7 +10054,7 @@ def _encode_UserMessageChunkSessionUpdate(
     d: dict[str, _Any] = {
         "sessionUpdate": "user_message_chunk",
         "messageId": o.message_id,
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -10132,7 +10139,9 @@ def _encode_UserMessageSessionUpdate(o: UserMessageSessionUpdate) -> dict[str, _
         l_content: list[_Any] = []
         for x_content in v_content or ():
             l_content.append(
-                _CLASS_ENCODERS.get(type(x_content), _encode_ContentBlock)(x_content)
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
             )
         d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
@@ -10214,7 +10223,7 @@ def _encode_AgentMessageChunkSessionUpdate(
     d: dict[str, _Any] = {
         "sessionUpdate": "agent_message_chunk",
         "messageId": o.message_id,
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -10301,7 +10310,9 @@ def _encode_AgentMessageSessionUpdate(o: AgentMessageSessionUpdate) -> dict[str,
         l_content: list[_Any] = []
         for x_content in v_content or ():
             l_content.append(
-                _CLASS_ENCODERS.get(type(x_content), _encode_ContentBlock)(x_content)
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
             )
         d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
@@ -10383,7 +10394,7 @@ def _encode_AgentThoughtChunkSessionUpdate(
     d: dict[str, _Any] = {
         "sessionUpdate": "agent_thought_chunk",
         "messageId": o.message_id,
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -10470,7 +10481,9 @@ def _encode_AgentThoughtSessionUpdate(o: AgentThoughtSessionUpdate) -> dict[str,
         l_content: list[_Any] = []
         for x_content in v_content or ():
             l_content.append(
-                _CLASS_ENCODERS.get(type(x_content), _encode_ContentBlock)(x_content)
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
             )
         d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
@@ -10579,7 +10592,7 @@ def _encode_ToolCallContentChunkSessionUpdate(
     d: dict[str, _Any] = {
         "sessionUpdate": "tool_call_content_chunk",
         "toolCallId": o.tool_call_id,
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ToolCallContent)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ToolCallContent)(
             o.content
         ),
     }
@@ -10815,7 +10828,9 @@ def _encode_ToolCallUpdateSessionUpdate(
         l_content: list[_Any] = []
         for x_content in v_content or ():
             l_content.append(
-                _CLASS_ENCODERS.get(type(x_content), _encode_ToolCallContent)(x_content)
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ToolCallContent)(
+                    x_content
+                )
             )
         d["content"] = l_content if v_content is not None else None
     v_locations = o.locations
@@ -11144,7 +11159,9 @@ _KNOWN_PlanUpdateSessionUpdate: frozenset[str] = frozenset(
 def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": "plan_update",
-        "plan": _CLASS_ENCODERS.get(type(o.plan), _encode_PlanUpdateContent)(o.plan),
+        "plan": (_CLASS_ENCODERS.get(type(o.plan)) or _encode_PlanUpdateContent)(
+            o.plan
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -11211,9 +11228,10 @@ def _encode_AvailableCommandsUpdateSessionUpdate(
     l_available_commands: list[_Any] = []
     for x_available_commands in o.available_commands:
         l_available_commands.append(
-            _CLASS_ENCODERS.get(type(x_available_commands), _encode_AvailableCommand)(
-                x_available_commands
-            )
+            (
+                _CLASS_ENCODERS.get(type(x_available_commands))
+                or _encode_AvailableCommand
+            )(x_available_commands)
         )
     d["availableCommands"] = l_available_commands
     v_meta = o.meta
@@ -11285,9 +11303,10 @@ def _encode_ConfigOptionUpdateSessionUpdate(
     l_config_options: list[_Any] = []
     for x_config_options in o.config_options:
         l_config_options.append(
-            _CLASS_ENCODERS.get(type(x_config_options), _encode_SessionConfigOption)(
-                x_config_options
-            )
+            (
+                _CLASS_ENCODERS.get(type(x_config_options))
+                or _encode_SessionConfigOption
+            )(x_config_options)
         )
     d["configOptions"] = l_config_options
     v_meta = o.meta
@@ -11673,7 +11692,9 @@ def _encode_CompactionUpdateSessionUpdate(
         l_summary: list[_Any] = []
         for x_summary in v_summary or ():
             l_summary.append(
-                _CLASS_ENCODERS.get(type(x_summary), _encode_ContentBlock)(x_summary)
+                (_CLASS_ENCODERS.get(type(x_summary)) or _encode_ContentBlock)(
+                    x_summary
+                )
             )
         d["summary"] = l_summary if v_summary is not None else None
     v_error = o.error
@@ -11758,7 +11779,7 @@ def _encode_CompactionSummaryChunkSessionUpdate(
     d: dict[str, _Any] = {
         "sessionUpdate": "compaction_summary_chunk",
         "compactionId": o.compaction_id,
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -11873,7 +11894,7 @@ _KNOWN_ContentChunk: frozenset[str] = frozenset(["messageId", "content", "_meta"
 def _encode_ContentChunk(o: ContentChunk) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "messageId": o.message_id,
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -11945,7 +11966,9 @@ def _encode_UserMessage(o: UserMessage) -> dict[str, _Any]:
         l_content: list[_Any] = []
         for x_content in v_content or ():
             l_content.append(
-                _CLASS_ENCODERS.get(type(x_content), _encode_ContentBlock)(x_content)
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
             )
         d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
@@ -12016,7 +12039,9 @@ def _encode_AgentMessage(o: AgentMessage) -> dict[str, _Any]:
         l_content: list[_Any] = []
         for x_content in v_content or ():
             l_content.append(
-                _CLASS_ENCODERS.get(type(x_content), _encode_ContentBlock)(x_content)
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
             )
         d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
@@ -12087,7 +12112,9 @@ def _encode_AgentThought(o: AgentThought) -> dict[str, _Any]:
         l_content: list[_Any] = []
         for x_content in v_content or ():
             l_content.append(
-                _CLASS_ENCODERS.get(type(x_content), _encode_ContentBlock)(x_content)
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
             )
         d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
@@ -12385,7 +12412,7 @@ def _encode_RunningStateUpdate(o: RunningStateUpdate) -> dict[str, _Any]:
         l_background: list[_Any] = []
         for x_background in v_background or ():
             l_background.append(
-                _CLASS_ENCODERS.get(type(x_background), _encode_BackgroundWork)(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
                     x_background
                 )
             )
@@ -12488,7 +12515,7 @@ def _encode_EndTurnIdleStateUpdate(o: EndTurnIdleStateUpdate) -> dict[str, _Any]
         l_background: list[_Any] = []
         for x_background in v_background or ():
             l_background.append(
-                _CLASS_ENCODERS.get(type(x_background), _encode_BackgroundWork)(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
                     x_background
                 )
             )
@@ -12560,7 +12587,7 @@ def _encode_MaxTokensIdleStateUpdate(o: MaxTokensIdleStateUpdate) -> dict[str, _
         l_background: list[_Any] = []
         for x_background in v_background or ():
             l_background.append(
-                _CLASS_ENCODERS.get(type(x_background), _encode_BackgroundWork)(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
                     x_background
                 )
             )
@@ -12636,7 +12663,7 @@ def _encode_MaxTurnRequestsIdleStateUpdate(
         l_background: list[_Any] = []
         for x_background in v_background or ():
             l_background.append(
-                _CLASS_ENCODERS.get(type(x_background), _encode_BackgroundWork)(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
                     x_background
                 )
             )
@@ -12708,7 +12735,7 @@ def _encode_RefusalIdleStateUpdate(o: RefusalIdleStateUpdate) -> dict[str, _Any]
         l_background: list[_Any] = []
         for x_background in v_background or ():
             l_background.append(
-                _CLASS_ENCODERS.get(type(x_background), _encode_BackgroundWork)(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
                     x_background
                 )
             )
@@ -12780,7 +12807,7 @@ def _encode_CancelledIdleStateUpdate(o: CancelledIdleStateUpdate) -> dict[str, _
         l_background: list[_Any] = []
         for x_background in v_background or ():
             l_background.append(
-                _CLASS_ENCODERS.get(type(x_background), _encode_BackgroundWork)(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
                     x_background
                 )
             )
@@ -12861,7 +12888,7 @@ def _encode_ErrorIdleStateUpdate(o: ErrorIdleStateUpdate) -> dict[str, _Any]:
         l_background: list[_Any] = []
         for x_background in v_background or ():
             l_background.append(
-                _CLASS_ENCODERS.get(type(x_background), _encode_BackgroundWork)(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
                     x_background
                 )
             )
@@ -12930,7 +12957,7 @@ def _encode_OtherIdleStateUpdate(o: OtherIdleStateUpdate) -> dict[str, _Any]:
         l_background: list[_Any] = []
         for x_background in v_background or ():
             l_background.append(
-                _CLASS_ENCODERS.get(type(x_background), _encode_BackgroundWork)(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
                     x_background
                 )
             )
@@ -13002,7 +13029,7 @@ def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, _Any]:
         l_background: list[_Any] = []
         for x_background in v_background or ():
             l_background.append(
-                _CLASS_ENCODERS.get(type(x_background), _encode_BackgroundWork)(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
                     x_background
                 )
             )
@@ -13075,7 +13102,7 @@ def _encode_RequiresActionStateUpdate(o: RequiresActionStateUpdate) -> dict[str,
         l_background: list[_Any] = []
         for x_background in v_background or ():
             l_background.append(
-                _CLASS_ENCODERS.get(type(x_background), _encode_BackgroundWork)(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
                     x_background
                 )
             )
@@ -13143,7 +13170,7 @@ def _encode_StateUpdateRunning(o: StateUpdateRunning) -> dict[str, _Any]:
         l_background: list[_Any] = []
         for x_background in v_background or ():
             l_background.append(
-                _CLASS_ENCODERS.get(type(x_background), _encode_BackgroundWork)(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
                     x_background
                 )
             )
@@ -13242,7 +13269,7 @@ def _encode_StateUpdateRequiresAction(o: StateUpdateRequiresAction) -> dict[str,
         l_background: list[_Any] = []
         for x_background in v_background or ():
             l_background.append(
-                _CLASS_ENCODERS.get(type(x_background), _encode_BackgroundWork)(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
                     x_background
                 )
             )
@@ -13344,7 +13371,7 @@ _KNOWN_ToolCallContentChunk: frozenset[str] = frozenset(
 def _encode_ToolCallContentChunk(o: ToolCallContentChunk) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "toolCallId": o.tool_call_id,
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ToolCallContent)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ToolCallContent)(
             o.content
         ),
     }
@@ -14151,7 +14178,9 @@ _KNOWN_PlanUpdate: frozenset[str] = frozenset(["plan", "_meta"])
 
 def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "plan": _CLASS_ENCODERS.get(type(o.plan), _encode_PlanUpdateContent)(o.plan),
+        "plan": (_CLASS_ENCODERS.get(type(o.plan)) or _encode_PlanUpdateContent)(
+            o.plan
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -14202,9 +14231,10 @@ def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, _An
     l_available_commands: list[_Any] = []
     for x_available_commands in o.available_commands:
         l_available_commands.append(
-            _CLASS_ENCODERS.get(type(x_available_commands), _encode_AvailableCommand)(
-                x_available_commands
-            )
+            (
+                _CLASS_ENCODERS.get(type(x_available_commands))
+                or _encode_AvailableCommand
+            )(x_available_commands)
         )
     d["availableCommands"] = l_available_commands
     v_meta = o.meta
@@ -14258,9 +14288,10 @@ def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, _Any]:
     l_config_options: list[_Any] = []
     for x_config_options in o.config_options:
         l_config_options.append(
-            _CLASS_ENCODERS.get(type(x_config_options), _encode_SessionConfigOption)(
-                x_config_options
-            )
+            (
+                _CLASS_ENCODERS.get(type(x_config_options))
+                or _encode_SessionConfigOption
+            )(x_config_options)
         )
     d["configOptions"] = l_config_options
     v_meta = o.meta
@@ -14677,7 +14708,9 @@ def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, _Any]:
         l_summary: list[_Any] = []
         for x_summary in v_summary or ():
             l_summary.append(
-                _CLASS_ENCODERS.get(type(x_summary), _encode_ContentBlock)(x_summary)
+                (_CLASS_ENCODERS.get(type(x_summary)) or _encode_ContentBlock)(
+                    x_summary
+                )
             )
         d["summary"] = l_summary if v_summary is not None else None
     v_error = o.error
@@ -14747,7 +14780,7 @@ _KNOWN_CompactionSummaryChunk: frozenset[str] = frozenset(
 def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "compactionId": o.compaction_id,
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -15368,16 +15401,13 @@ def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, _Any]:
     }
     v_additional_directories = o.additional_directories
     if v_additional_directories is not _UNSET:
-        l_additional_directories: list[_Any] = []
-        for x_additional_directories in v_additional_directories:
-            l_additional_directories.append(x_additional_directories)
-        d["additionalDirectories"] = l_additional_directories
+        d["additionalDirectories"] = list(v_additional_directories)
     v_mcp_servers = o.mcp_servers
     if v_mcp_servers is not _UNSET:
         l_mcp_servers: list[_Any] = []
         for x_mcp_servers in v_mcp_servers:
             l_mcp_servers.append(
-                _CLASS_ENCODERS.get(type(x_mcp_servers), _encode_McpServer)(
+                (_CLASS_ENCODERS.get(type(x_mcp_servers)) or _encode_McpServer)(
                     x_mcp_servers
                 )
             )
@@ -16064,16 +16094,13 @@ def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, _Any]:
     }
     v_additional_directories = o.additional_directories
     if v_additional_directories is not _UNSET:
-        l_additional_directories: list[_Any] = []
-        for x_additional_directories in v_additional_directories:
-            l_additional_directories.append(x_additional_directories)
-        d["additionalDirectories"] = l_additional_directories
+        d["additionalDirectories"] = list(v_additional_directories)
     v_mcp_servers = o.mcp_servers
     if v_mcp_servers is not _UNSET:
         l_mcp_servers: list[_Any] = []
         for x_mcp_servers in v_mcp_servers:
             l_mcp_servers.append(
-                _CLASS_ENCODERS.get(type(x_mcp_servers), _encode_McpServer)(
+                (_CLASS_ENCODERS.get(type(x_mcp_servers)) or _encode_McpServer)(
                     x_mcp_servers
                 )
             )
@@ -16083,7 +16110,7 @@ def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, _Any]:
         d["replayFrom"] = (
             None
             if v_replay_from is None
-            else _CLASS_ENCODERS.get(type(v_replay_from), _encode_ReplayFrom)(
+            else (_CLASS_ENCODERS.get(type(v_replay_from)) or _encode_ReplayFrom)(
                 v_replay_from
             )
         )
@@ -16700,7 +16727,7 @@ def _encode_PromptRequest(o: PromptRequest) -> dict[str, _Any]:
     l_prompt: list[_Any] = []
     for x_prompt in o.prompt:
         l_prompt.append(
-            _CLASS_ENCODERS.get(type(x_prompt), _encode_ContentBlock)(x_prompt)
+            (_CLASS_ENCODERS.get(type(x_prompt)) or _encode_ContentBlock)(x_prompt)
         )
     d["prompt"] = l_prompt
     v_meta = o.meta
@@ -16866,8 +16893,8 @@ _KNOWN_RequestPermissionResponse: frozenset[str] = frozenset(["outcome", "_meta"
 
 def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "outcome": _CLASS_ENCODERS.get(
-            type(o.outcome), _encode_RequestPermissionOutcome
+        "outcome": (
+            _CLASS_ENCODERS.get(type(o.outcome)) or _encode_RequestPermissionOutcome
         )(o.outcome),
     }
     v_meta = o.meta
@@ -17650,7 +17677,8 @@ def _encode_ToolCallState(o: ToolCallState) -> dict[str, _Any]:
         "kind": (o.kind._value_ if type(o.kind) is ToolKind else o.kind),
         "status": (o.status._value_ if type(o.status) is ToolCallStatus else o.status),
         "content": [
-            _CLASS_ENCODERS.get(type(x), _encode_ToolCallContent)(x) for x in o.content
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ToolCallContent)(x)
+            for x in o.content
         ],
         "locations": [_encode_ToolCallLocation(x) for x in o.locations],
         "rawInput": _wire_json(o.raw_input),
@@ -17698,7 +17726,7 @@ def _encode_UserMessageState(o: UserMessageState) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "messageId": o.message_id,
         "content": [
-            _CLASS_ENCODERS.get(type(x), _encode_ContentBlock)(x) for x in o.content
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ContentBlock)(x) for x in o.content
         ],
         "_meta": _wire_map(o.meta),
     }
@@ -17709,7 +17737,7 @@ def _encode_AgentMessageState(o: AgentMessageState) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "messageId": o.message_id,
         "content": [
-            _CLASS_ENCODERS.get(type(x), _encode_ContentBlock)(x) for x in o.content
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ContentBlock)(x) for x in o.content
         ],
         "_meta": _wire_map(o.meta),
     }
@@ -17720,7 +17748,7 @@ def _encode_AgentThoughtState(o: AgentThoughtState) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "messageId": o.message_id,
         "content": [
-            _CLASS_ENCODERS.get(type(x), _encode_ContentBlock)(x) for x in o.content
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ContentBlock)(x) for x in o.content
         ],
         "_meta": _wire_map(o.meta),
     }
@@ -17743,7 +17771,7 @@ def _encode_CompactionState(o: CompactionState) -> dict[str, _Any]:
             o.status._value_ if type(o.status) is CompactionStatus else o.status
         ),
         "summary": [
-            _CLASS_ENCODERS.get(type(x), _encode_ContentBlock)(x) for x in o.summary
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ContentBlock)(x) for x in o.summary
         ],
         "error": o.error,
         "_meta": _wire_map(o.meta),

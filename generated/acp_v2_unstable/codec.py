@@ -648,9 +648,9 @@ def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, _
         d["subject"] = (
             None
             if v_subject is None
-            else _CLASS_ENCODERS.get(type(v_subject), _encode_RequestPermissionSubject)(
-                v_subject
-            )
+            else (
+                _CLASS_ENCODERS.get(type(v_subject)) or _encode_RequestPermissionSubject
+            )(v_subject)
         )
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -1080,7 +1080,9 @@ def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, _Any]:
         l_content: list[_Any] = []
         for x_content in v_content or ():
             l_content.append(
-                _CLASS_ENCODERS.get(type(x_content), _encode_ToolCallContent)(x_content)
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ToolCallContent)(
+                    x_content
+                )
             )
         d["content"] = l_content if v_content is not None else None
     v_locations = o.locations
@@ -1185,7 +1187,7 @@ _KNOWN_ContentToolCallContent: frozenset[str] = frozenset(["type", "content", "_
 def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": "content",
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -1259,7 +1261,7 @@ def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, _Any]:
     l_changes: list[_Any] = []
     for x_changes in o.changes:
         l_changes.append(
-            _CLASS_ENCODERS.get(type(x_changes), _encode_DiffChange)(x_changes)
+            (_CLASS_ENCODERS.get(type(x_changes)) or _encode_DiffChange)(x_changes)
         )
     d["changes"] = l_changes
     v_patch = o.patch
@@ -1865,8 +1867,8 @@ _KNOWN_ResourceContentBlock: frozenset[str] = frozenset(
 def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": "resource",
-        "resource": _CLASS_ENCODERS.get(
-            type(o.resource), _encode_EmbeddedResourceResource
+        "resource": (
+            _CLASS_ENCODERS.get(type(o.resource)) or _encode_EmbeddedResourceResource
         )(o.resource),
     }
     v_annotations = o.annotations
@@ -2735,8 +2737,8 @@ _KNOWN_EmbeddedResource: frozenset[str] = frozenset(
 
 def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "resource": _CLASS_ENCODERS.get(
-            type(o.resource), _encode_EmbeddedResourceResource
+        "resource": (
+            _CLASS_ENCODERS.get(type(o.resource)) or _encode_EmbeddedResourceResource
         )(o.resource),
     }
     v_annotations = o.annotations
@@ -2792,7 +2794,7 @@ _KNOWN_Content: frozenset[str] = frozenset(["content", "_meta"])
 
 def _encode_Content(o: Content) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -3656,7 +3658,7 @@ def _encode_Diff(o: Diff) -> dict[str, _Any]:
     l_changes: list[_Any] = []
     for x_changes in o.changes:
         l_changes.append(
-            _CLASS_ENCODERS.get(type(x_changes), _encode_DiffChange)(x_changes)
+            (_CLASS_ENCODERS.get(type(x_changes)) or _encode_DiffChange)(x_changes)
         )
     d["changes"] = l_changes
     v_patch = o.patch
@@ -4616,7 +4618,7 @@ def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": (o.type._value_ if type(o.type) is ElicitationSchemaType else o.type),
         "properties": {
-            k: _CLASS_ENCODERS.get(type(x), _encode_ElicitationPropertySchema)(x)
+            k: (_CLASS_ENCODERS.get(type(x)) or _encode_ElicitationPropertySchema)(x)
             for k, x in o.properties.items()
         },
     }
@@ -5435,7 +5437,9 @@ def _encode_ArrayElicitationPropertySchema(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": "array",
-        "items": _CLASS_ENCODERS.get(type(o.items), _encode_MultiSelectItems)(o.items),
+        "items": (_CLASS_ENCODERS.get(type(o.items)) or _encode_MultiSelectItems)(
+            o.items
+        ),
     }
     v_title = o.title
     if v_title is not _UNSET:
@@ -6466,7 +6470,9 @@ _KNOWN_MultiSelectPropertySchema: frozenset[str] = frozenset(
 
 def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "items": _CLASS_ENCODERS.get(type(o.items), _encode_MultiSelectItems)(o.items),
+        "items": (_CLASS_ENCODERS.get(type(o.items)) or _encode_MultiSelectItems)(
+            o.items
+        ),
     }
     v_title = o.title
     if v_title is not _UNSET:
@@ -6930,7 +6936,7 @@ def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, _Any]:
         l_auth_methods: list[_Any] = []
         for x_auth_methods in v_auth_methods:
             l_auth_methods.append(
-                _CLASS_ENCODERS.get(type(x_auth_methods), _encode_AuthMethod)(
+                (_CLASS_ENCODERS.get(type(x_auth_methods)) or _encode_AuthMethod)(
                     x_auth_methods
                 )
             )
@@ -9215,8 +9221,9 @@ def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, _Any]:
         l_config_options: list[_Any] = []
         for x_config_options in v_config_options:
             l_config_options.append(
-                _CLASS_ENCODERS.get(
-                    type(x_config_options), _encode_SessionConfigOption
+                (
+                    _CLASS_ENCODERS.get(type(x_config_options))
+                    or _encode_SessionConfigOption
                 )(x_config_options)
             )
         d["configOptions"] = l_config_options
@@ -9225,8 +9232,9 @@ def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, _Any]:
         l_available_commands: list[_Any] = []
         for x_available_commands in v_available_commands:
             l_available_commands.append(
-                _CLASS_ENCODERS.get(
-                    type(x_available_commands), _encode_AvailableCommand
+                (
+                    _CLASS_ENCODERS.get(type(x_available_commands))
+                    or _encode_AvailableCommand
                 )(x_available_commands)
             )
         d["availableCommands"] = l_available_commands
@@ -10018,7 +10026,7 @@ def _encode_CommandAvailableCommand(o: CommandAvailableCommand) -> dict[str, _An
         d["input"] = (
             None
             if v_input is None
-            else _CLASS_ENCODERS.get(type(v_input), _encode_AvailableCommandInput)(
+            else (_CLASS_ENCODERS.get(type(v_input)) or _encode_AvailableCommandInput)(
                 v_input
             )
         )
@@ -10299,7 +10307,7 @@ def _encode_Command(o: Command) -> dict[str, _Any]:
         d["input"] = (
             None
             if v_input is None
-            else _CLASS_ENCODERS.get(type(v_input), _encode_AvailableCommandInput)(
+            else (_CLASS_ENCODERS.get(type(v_input)) or _encode_AvailableCommandInput)(
                 v_input
             )
         )
@@ -10493,10 +10501,7 @@ def _encode_SessionInfo(o: SessionInfo) -> dict[str, _Any]:
     }
     v_additional_directories = o.additional_directories
     if v_additional_directories is not _UNSET:
-        l_additional_directories: list[_Any] = []
-        for x_additional_directories in v_additional_directories:
-            l_additional_directories.append(x_additional_directories)
-        d["additionalDirectories"] = l_additional_directories
+        d["additionalDirectories"] = list(v_additional_directories)
     v_title = o.title
     if v_title is not _UNSET:
         d["title"] = v_title
@@ -10624,8 +10629,9 @@ def _encode_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, _Any]:
         l_config_options: list[_Any] = []
         for x_config_options in v_config_options:
             l_config_options.append(
-                _CLASS_ENCODERS.get(
-                    type(x_config_options), _encode_SessionConfigOption
+                (
+                    _CLASS_ENCODERS.get(type(x_config_options))
+                    or _encode_SessionConfigOption
                 )(x_config_options)
             )
         d["configOptions"] = l_config_options
@@ -10634,8 +10640,9 @@ def _encode_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, _Any]:
         l_available_commands: list[_Any] = []
         for x_available_commands in v_available_commands:
             l_available_commands.append(
-                _CLASS_ENCODERS.get(
-                    type(x_available_commands), _encode_AvailableCommand
+                (
+                    _CLASS_ENCODERS.get(type(x_available_commands))
+                    or _encode_AvailableCommand
                 )(x_available_commands)
             )
         d["availableCommands"] = l_available_commands
@@ -10775,7 +10782,7 @@ def _encode_SessionStatusResponse(o: SessionStatusResponse) -> dict[str, _Any]:
         d["state"] = (
             None
             if v_state is None
-            else _CLASS_ENCODERS.get(type(v_state), _encode_StateUpdate)(v_state)
+            else (_CLASS_ENCODERS.get(type(v_state)) or _encode_StateUpdate)(v_state)
         )
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -10852,7 +10859,7 @@ def _encode_StateUpdateRunning(o: StateUpdateRunning) -> dict[str, _Any]:
         l_background: list[_Any] = []
         for x_background in v_background or ():
             l_background.append(
-                _CLASS_ENCODERS.get(type(x_background), _encode_BackgroundWork)(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
                     x_background
                 )
             )
@@ -10951,7 +10958,7 @@ def _encode_StateUpdateRequiresAction(o: StateUpdateRequiresAction) -> dict[str,
         l_background: list[_Any] = []
         for x_background in v_background or ():
             l_background.append(
-                _CLASS_ENCODERS.get(type(x_background), _encode_BackgroundWork)(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
                     x_background
                 )
             )
@@ -11019,7 +11026,7 @@ def _encode_StateUpdateUnknown(o: StateUpdateUnknown) -> dict[str, _Any]:
         l_background: list[_Any] = []
         for x_background in v_background or ():
             l_background.append(
-                _CLASS_ENCODERS.get(type(x_background), _encode_BackgroundWork)(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
                     x_background
                 )
             )
@@ -11459,7 +11466,7 @@ def _encode_RunningStateUpdate(o: RunningStateUpdate) -> dict[str, _Any]:
         l_background: list[_Any] = []
         for x_background in v_background or ():
             l_background.append(
-                _CLASS_ENCODERS.get(type(x_background), _encode_BackgroundWork)(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
                     x_background
                 )
             )
@@ -11611,11 +11618,8 @@ def _encode_UnsupportedProtocolVersionErrorData(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "requested": o.requested,
+        "supported": list(o.supported),
     }
-    l_supported: list[_Any] = []
-    for x_supported in o.supported:
-        l_supported.append(x_supported)
-    d["supported"] = l_supported
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -11958,7 +11962,7 @@ def _encode_EndTurnIdleStateUpdate(o: EndTurnIdleStateUpdate) -> dict[str, _Any]
         l_background: list[_Any] = []
         for x_background in v_background or ():
             l_background.append(
-                _CLASS_ENCODERS.get(type(x_background), _encode_BackgroundWork)(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
                     x_background
                 )
             )
@@ -12044,7 +12048,7 @@ def _encode_MaxTokensIdleStateUpdate(o: MaxTokensIdleStateUpdate) -> dict[str, _
         l_background: list[_Any] = []
         for x_background in v_background or ():
             l_background.append(
-                _CLASS_ENCODERS.get(type(x_background), _encode_BackgroundWork)(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
                     x_background
                 )
             )
@@ -12134,7 +12138,7 @@ def _encode_MaxTurnRequestsIdleStateUpdate(
         l_background: list[_Any] = []
         for x_background in v_background or ():
             l_background.append(
-                _CLASS_ENCODERS.get(type(x_background), _encode_BackgroundWork)(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
                     x_background
                 )
             )
@@ -12220,7 +12224,7 @@ def _encode_RefusalIdleStateUpdate(o: RefusalIdleStateUpdate) -> dict[str, _Any]
         l_background: list[_Any] = []
         for x_background in v_background or ():
             l_background.append(
-                _CLASS_ENCODERS.get(type(x_background), _encode_BackgroundWork)(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
                     x_background
                 )
             )
@@ -12306,7 +12310,7 @@ def _encode_CancelledIdleStateUpdate(o: CancelledIdleStateUpdate) -> dict[str, _
         l_background: list[_Any] = []
         for x_background in v_background or ():
             l_background.append(
-                _CLASS_ENCODERS.get(type(x_background), _encode_BackgroundWork)(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
                     x_background
                 )
             )
@@ -12401,7 +12405,7 @@ def _encode_ErrorIdleStateUpdate(o: ErrorIdleStateUpdate) -> dict[str, _Any]:
         l_background: list[_Any] = []
         for x_background in v_background or ():
             l_background.append(
-                _CLASS_ENCODERS.get(type(x_background), _encode_BackgroundWork)(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
                     x_background
                 )
             )
@@ -12484,7 +12488,7 @@ def _encode_OtherIdleStateUpdate(o: OtherIdleStateUpdate) -> dict[str, _Any]:
         l_background: list[_Any] = []
         for x_background in v_background or ():
             l_background.append(
-                _CLASS_ENCODERS.get(type(x_background), _encode_BackgroundWork)(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
                     x_background
                 )
             )
@@ -12570,7 +12574,7 @@ def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, _Any]:
         l_background: list[_Any] = []
         for x_background in v_background or ():
             l_background.append(
-                _CLASS_ENCODERS.get(type(x_background), _encode_BackgroundWork)(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
                     x_background
                 )
             )
@@ -12643,7 +12647,7 @@ def _encode_RequiresActionStateUpdate(o: RequiresActionStateUpdate) -> dict[str,
         l_background: list[_Any] = []
         for x_background in v_background or ():
             l_background.append(
-                _CLASS_ENCODERS.get(type(x_background), _encode_BackgroundWork)(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
                     x_background
                 )
             )
@@ -12701,7 +12705,7 @@ def _encode_UnknownStateUpdate(o: UnknownStateUpdate) -> dict[str, _Any]:
         l_background: list[_Any] = []
         for x_background in v_background or ():
             l_background.append(
-                _CLASS_ENCODERS.get(type(x_background), _encode_BackgroundWork)(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
                     x_background
                 )
             )
@@ -12818,8 +12822,9 @@ def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, _Any]:
         l_config_options: list[_Any] = []
         for x_config_options in v_config_options:
             l_config_options.append(
-                _CLASS_ENCODERS.get(
-                    type(x_config_options), _encode_SessionConfigOption
+                (
+                    _CLASS_ENCODERS.get(type(x_config_options))
+                    or _encode_SessionConfigOption
                 )(x_config_options)
             )
         d["configOptions"] = l_config_options
@@ -12828,8 +12833,9 @@ def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, _Any]:
         l_available_commands: list[_Any] = []
         for x_available_commands in v_available_commands:
             l_available_commands.append(
-                _CLASS_ENCODERS.get(
-                    type(x_available_commands), _encode_AvailableCommand
+                (
+                    _CLASS_ENCODERS.get(type(x_available_commands))
+                    or _encode_AvailableCommand
                 )(x_available_commands)
             )
         d["availableCommands"] = l_available_commands
@@ -12983,9 +12989,10 @@ def _encode_SetSessionConfigOptionResponse(
     l_config_options: list[_Any] = []
     for x_config_options in o.config_options:
         l_config_options.append(
-            _CLASS_ENCODERS.get(type(x_config_options), _encode_SessionConfigOption)(
-                x_config_options
-            )
+            (
+                _CLASS_ENCODERS.get(type(x_config_options))
+                or _encode_SessionConfigOption
+            )(x_config_options)
         )
     d["configOptions"] = l_config_options
     v_meta = o.meta
@@ -13154,7 +13161,9 @@ _KNOWN_UpdateSessionNotification: frozenset[str] = frozenset(
 def _encode_UpdateSessionNotification(o: UpdateSessionNotification) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionId": o.session_id,
-        "update": _CLASS_ENCODERS.get(type(o.update), _encode_SessionUpdate)(o.update),
+        "update": (_CLASS_ENCODERS.get(type(o.update)) or _encode_SessionUpdate)(
+            o.update
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -13235,7 +13244,7 @@ def _encode_UserMessageChunkSessionUpdate(
     d: dict[str, _Any] = {
         "sessionUpdate": "user_message_chunk",
         "messageId": o.message_id,
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -13320,7 +13329,9 @@ def _encode_UserMessageSessionUpdate(o: UserMessageSessionUpdate) -> dict[str, _
         l_content: list[_Any] = []
         for x_content in v_content or ():
             l_content.append(
-                _CLASS_ENCODERS.get(type(x_content), _encode_ContentBlock)(x_content)
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
             )
         d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
@@ -13402,7 +13413,7 @@ def _encode_AgentMessageChunkSessionUpdate(
     d: dict[str, _Any] = {
         "sessionUpdate": "agent_message_chunk",
         "messageId": o.message_id,
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -13489,7 +13500,9 @@ def _encode_AgentMessageSessionUpdate(o: AgentMessageSessionUpdate) -> dict[str,
         l_content: list[_Any] = []
         for x_content in v_content or ():
             l_content.append(
-                _CLASS_ENCODERS.get(type(x_content), _encode_ContentBlock)(x_content)
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
             )
         d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
@@ -13571,7 +13584,7 @@ def _encode_AgentThoughtChunkSessionUpdate(
     d: dict[str, _Any] = {
         "sessionUpdate": "agent_thought_chunk",
         "messageId": o.message_id,
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -13658,7 +13671,9 @@ def _encode_AgentThoughtSessionUpdate(o: AgentThoughtSessionUpdate) -> dict[str,
         l_content: list[_Any] = []
         for x_content in v_content or ():
             l_content.append(
-                _CLASS_ENCODERS.get(type(x_content), _encode_ContentBlock)(x_content)
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
             )
         d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
@@ -13767,7 +13782,7 @@ def _encode_ToolCallContentChunkSessionUpdate(
     d: dict[str, _Any] = {
         "sessionUpdate": "tool_call_content_chunk",
         "toolCallId": o.tool_call_id,
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ToolCallContent)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ToolCallContent)(
             o.content
         ),
     }
@@ -14003,7 +14018,9 @@ def _encode_ToolCallUpdateSessionUpdate(
         l_content: list[_Any] = []
         for x_content in v_content or ():
             l_content.append(
-                _CLASS_ENCODERS.get(type(x_content), _encode_ToolCallContent)(x_content)
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ToolCallContent)(
+                    x_content
+                )
             )
         d["content"] = l_content if v_content is not None else None
     v_locations = o.locations
@@ -14332,7 +14349,9 @@ _KNOWN_PlanUpdateSessionUpdate: frozenset[str] = frozenset(
 def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": "plan_update",
-        "plan": _CLASS_ENCODERS.get(type(o.plan), _encode_PlanUpdateContent)(o.plan),
+        "plan": (_CLASS_ENCODERS.get(type(o.plan)) or _encode_PlanUpdateContent)(
+            o.plan
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -14456,9 +14475,10 @@ def _encode_AvailableCommandsUpdateSessionUpdate(
     l_available_commands: list[_Any] = []
     for x_available_commands in o.available_commands:
         l_available_commands.append(
-            _CLASS_ENCODERS.get(type(x_available_commands), _encode_AvailableCommand)(
-                x_available_commands
-            )
+            (
+                _CLASS_ENCODERS.get(type(x_available_commands))
+                or _encode_AvailableCommand
+            )(x_available_commands)
         )
     d["availableCommands"] = l_available_commands
     v_meta = o.meta
@@ -14530,9 +14550,10 @@ def _encode_ConfigOptionUpdateSessionUpdate(
     l_config_options: list[_Any] = []
     for x_config_options in o.config_options:
         l_config_options.append(
-            _CLASS_ENCODERS.get(type(x_config_options), _encode_SessionConfigOption)(
-                x_config_options
-            )
+            (
+                _CLASS_ENCODERS.get(type(x_config_options))
+                or _encode_SessionConfigOption
+            )(x_config_options)
         )
     d["configOptions"] = l_config_options
     v_meta = o.meta
@@ -14918,7 +14939,9 @@ def _encode_CompactionUpdateSessionUpdate(
         l_summary: list[_Any] = []
         for x_summary in v_summary or ():
             l_summary.append(
-                _CLASS_ENCODERS.get(type(x_summary), _encode_ContentBlock)(x_summary)
+                (_CLASS_ENCODERS.get(type(x_summary)) or _encode_ContentBlock)(
+                    x_summary
+                )
             )
         d["summary"] = l_summary if v_summary is not None else None
     v_error = o.error
@@ -15003,7 +15026,7 @@ def _encode_CompactionSummaryChunkSessionUpdate(
     d: dict[str, _Any] = {
         "sessionUpdate": "compaction_summary_chunk",
         "compactionId": o.compaction_id,
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -15186,18 +15209,15 @@ def _encode_SubagentUpdateSessionUpdate(
         d["state"] = (
             None
             if v_state is None
-            else _CLASS_ENCODERS.get(type(v_state), _encode_StateUpdate)(v_state)
+            else (_CLASS_ENCODERS.get(type(v_state)) or _encode_StateUpdate)(v_state)
         )
     v_cwd = o.cwd
     if v_cwd is not _UNSET:
         d["cwd"] = None if v_cwd is None else v_cwd
     v_additional_directories = o.additional_directories
     if v_additional_directories is not _UNSET:
-        l_additional_directories: list[_Any] = []
-        for x_additional_directories in v_additional_directories or ():
-            l_additional_directories.append(x_additional_directories)
         d["additionalDirectories"] = (
-            l_additional_directories if v_additional_directories is not None else None
+            None if v_additional_directories is None else list(v_additional_directories)
         )
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -15381,7 +15401,9 @@ def _encode_SessionMessageSessionUpdate(
         l_content: list[_Any] = []
         for x_content in v_content or ():
             l_content.append(
-                _CLASS_ENCODERS.get(type(x_content), _encode_ContentBlock)(x_content)
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
             )
         d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
@@ -15463,7 +15485,7 @@ def _encode_SessionMessageChunkSessionUpdate(
     d: dict[str, _Any] = {
         "sessionUpdate": "session_message_chunk",
         "messageId": o.message_id,
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -15582,7 +15604,7 @@ _KNOWN_ContentChunk: frozenset[str] = frozenset(["messageId", "content", "_meta"
 def _encode_ContentChunk(o: ContentChunk) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "messageId": o.message_id,
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -15654,7 +15676,9 @@ def _encode_UserMessage(o: UserMessage) -> dict[str, _Any]:
         l_content: list[_Any] = []
         for x_content in v_content or ():
             l_content.append(
-                _CLASS_ENCODERS.get(type(x_content), _encode_ContentBlock)(x_content)
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
             )
         d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
@@ -15725,7 +15749,9 @@ def _encode_AgentMessage(o: AgentMessage) -> dict[str, _Any]:
         l_content: list[_Any] = []
         for x_content in v_content or ():
             l_content.append(
-                _CLASS_ENCODERS.get(type(x_content), _encode_ContentBlock)(x_content)
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
             )
         d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
@@ -15796,7 +15822,9 @@ def _encode_AgentThought(o: AgentThought) -> dict[str, _Any]:
         l_content: list[_Any] = []
         for x_content in v_content or ():
             l_content.append(
-                _CLASS_ENCODERS.get(type(x_content), _encode_ContentBlock)(x_content)
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
             )
         d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
@@ -15863,7 +15891,7 @@ _KNOWN_ToolCallContentChunk: frozenset[str] = frozenset(
 def _encode_ToolCallContentChunk(o: ToolCallContentChunk) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "toolCallId": o.tool_call_id,
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ToolCallContent)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ToolCallContent)(
             o.content
         ),
     }
@@ -16922,7 +16950,9 @@ _KNOWN_PlanUpdate: frozenset[str] = frozenset(["plan", "_meta"])
 
 def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "plan": _CLASS_ENCODERS.get(type(o.plan), _encode_PlanUpdateContent)(o.plan),
+        "plan": (_CLASS_ENCODERS.get(type(o.plan)) or _encode_PlanUpdateContent)(
+            o.plan
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -17017,9 +17047,10 @@ def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, _An
     l_available_commands: list[_Any] = []
     for x_available_commands in o.available_commands:
         l_available_commands.append(
-            _CLASS_ENCODERS.get(type(x_available_commands), _encode_AvailableCommand)(
-                x_available_commands
-            )
+            (
+                _CLASS_ENCODERS.get(type(x_available_commands))
+                or _encode_AvailableCommand
+            )(x_available_commands)
         )
     d["availableCommands"] = l_available_commands
     v_meta = o.meta
@@ -17073,9 +17104,10 @@ def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, _Any]:
     l_config_options: list[_Any] = []
     for x_config_options in o.config_options:
         l_config_options.append(
-            _CLASS_ENCODERS.get(type(x_config_options), _encode_SessionConfigOption)(
-                x_config_options
-            )
+            (
+                _CLASS_ENCODERS.get(type(x_config_options))
+                or _encode_SessionConfigOption
+            )(x_config_options)
         )
     d["configOptions"] = l_config_options
     v_meta = o.meta
@@ -17492,7 +17524,9 @@ def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, _Any]:
         l_summary: list[_Any] = []
         for x_summary in v_summary or ():
             l_summary.append(
-                _CLASS_ENCODERS.get(type(x_summary), _encode_ContentBlock)(x_summary)
+                (_CLASS_ENCODERS.get(type(x_summary)) or _encode_ContentBlock)(
+                    x_summary
+                )
             )
         d["summary"] = l_summary if v_summary is not None else None
     v_error = o.error
@@ -17562,7 +17596,7 @@ _KNOWN_CompactionSummaryChunk: frozenset[str] = frozenset(
 def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "compactionId": o.compaction_id,
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -17815,18 +17849,15 @@ def _encode_SubagentUpdate(o: SubagentUpdate) -> dict[str, _Any]:
         d["state"] = (
             None
             if v_state is None
-            else _CLASS_ENCODERS.get(type(v_state), _encode_StateUpdate)(v_state)
+            else (_CLASS_ENCODERS.get(type(v_state)) or _encode_StateUpdate)(v_state)
         )
     v_cwd = o.cwd
     if v_cwd is not _UNSET:
         d["cwd"] = None if v_cwd is None else v_cwd
     v_additional_directories = o.additional_directories
     if v_additional_directories is not _UNSET:
-        l_additional_directories: list[_Any] = []
-        for x_additional_directories in v_additional_directories or ():
-            l_additional_directories.append(x_additional_directories)
         d["additionalDirectories"] = (
-            l_additional_directories if v_additional_directories is not None else None
+            None if v_additional_directories is None else list(v_additional_directories)
         )
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -17994,7 +18025,9 @@ def _encode_SessionMessage(o: SessionMessage) -> dict[str, _Any]:
         l_content: list[_Any] = []
         for x_content in v_content or ():
             l_content.append(
-                _CLASS_ENCODERS.get(type(x_content), _encode_ContentBlock)(x_content)
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
             )
         d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
@@ -18061,7 +18094,7 @@ _KNOWN_SessionMessageChunk: frozenset[str] = frozenset(
 def _encode_SessionMessageChunk(o: SessionMessageChunk) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "messageId": o.message_id,
-        "content": _CLASS_ENCODERS.get(type(o.content), _encode_ContentBlock)(
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
             o.content
         ),
     }
@@ -18966,16 +18999,13 @@ def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, _Any]:
     }
     v_additional_directories = o.additional_directories
     if v_additional_directories is not _UNSET:
-        l_additional_directories: list[_Any] = []
-        for x_additional_directories in v_additional_directories:
-            l_additional_directories.append(x_additional_directories)
-        d["additionalDirectories"] = l_additional_directories
+        d["additionalDirectories"] = list(v_additional_directories)
     v_mcp_servers = o.mcp_servers
     if v_mcp_servers is not _UNSET:
         l_mcp_servers: list[_Any] = []
         for x_mcp_servers in v_mcp_servers:
             l_mcp_servers.append(
-                _CLASS_ENCODERS.get(type(x_mcp_servers), _encode_McpServer)(
+                (_CLASS_ENCODERS.get(type(x_mcp_servers)) or _encode_McpServer)(
                     x_mcp_servers
                 )
             )
@@ -19627,7 +19657,7 @@ def _encode_SystemPrompt(o: SystemPrompt) -> dict[str, _Any]:
     l_content: list[_Any] = []
     for x_content in o.content:
         l_content.append(
-            _CLASS_ENCODERS.get(type(x_content), _encode_ContentBlock)(x_content)
+            (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(x_content)
         )
     d["content"] = l_content
     v_meta = o.meta
@@ -19906,16 +19936,13 @@ def _encode_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, _Any]:
     }
     v_additional_directories = o.additional_directories
     if v_additional_directories is not _UNSET:
-        l_additional_directories: list[_Any] = []
-        for x_additional_directories in v_additional_directories:
-            l_additional_directories.append(x_additional_directories)
-        d["additionalDirectories"] = l_additional_directories
+        d["additionalDirectories"] = list(v_additional_directories)
     v_mcp_servers = o.mcp_servers
     if v_mcp_servers is not _UNSET:
         l_mcp_servers: list[_Any] = []
         for x_mcp_servers in v_mcp_servers:
             l_mcp_servers.append(
-                _CLASS_ENCODERS.get(type(x_mcp_servers), _encode_McpServer)(
+                (_CLASS_ENCODERS.get(type(x_mcp_servers)) or _encode_McpServer)(
                     x_mcp_servers
                 )
             )
@@ -20253,16 +20280,13 @@ def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, _Any]:
     }
     v_additional_directories = o.additional_directories
     if v_additional_directories is not _UNSET:
-        l_additional_directories: list[_Any] = []
-        for x_additional_directories in v_additional_directories:
-            l_additional_directories.append(x_additional_directories)
-        d["additionalDirectories"] = l_additional_directories
+        d["additionalDirectories"] = list(v_additional_directories)
     v_mcp_servers = o.mcp_servers
     if v_mcp_servers is not _UNSET:
         l_mcp_servers: list[_Any] = []
         for x_mcp_servers in v_mcp_servers:
             l_mcp_servers.append(
-                _CLASS_ENCODERS.get(type(x_mcp_servers), _encode_McpServer)(
+                (_CLASS_ENCODERS.get(type(x_mcp_servers)) or _encode_McpServer)(
                     x_mcp_servers
                 )
             )
@@ -20272,7 +20296,7 @@ def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, _Any]:
         d["replayFrom"] = (
             None
             if v_replay_from is None
-            else _CLASS_ENCODERS.get(type(v_replay_from), _encode_ReplayFrom)(
+            else (_CLASS_ENCODERS.get(type(v_replay_from)) or _encode_ReplayFrom)(
                 v_replay_from
             )
         )
@@ -20894,7 +20918,7 @@ def _encode_PromptRequest(o: PromptRequest) -> dict[str, _Any]:
     l_prompt: list[_Any] = []
     for x_prompt in o.prompt:
         l_prompt.append(
-            _CLASS_ENCODERS.get(type(x_prompt), _encode_ContentBlock)(x_prompt)
+            (_CLASS_ENCODERS.get(type(x_prompt)) or _encode_ContentBlock)(x_prompt)
         )
     d["prompt"] = l_prompt
     v_meta = o.meta
@@ -21060,8 +21084,8 @@ _KNOWN_RequestPermissionResponse: frozenset[str] = frozenset(["outcome", "_meta"
 
 def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "outcome": _CLASS_ENCODERS.get(
-            type(o.outcome), _encode_RequestPermissionOutcome
+        "outcome": (
+            _CLASS_ENCODERS.get(type(o.outcome)) or _encode_RequestPermissionOutcome
         )(o.outcome),
     }
     v_meta = o.meta
@@ -22445,7 +22469,8 @@ def _encode_ToolCallState(o: ToolCallState) -> dict[str, _Any]:
         "kind": (o.kind._value_ if type(o.kind) is ToolKind else o.kind),
         "status": (o.status._value_ if type(o.status) is ToolCallStatus else o.status),
         "content": [
-            _CLASS_ENCODERS.get(type(x), _encode_ToolCallContent)(x) for x in o.content
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ToolCallContent)(x)
+            for x in o.content
         ],
         "locations": [_encode_ToolCallLocation(x) for x in o.locations],
         "rawInput": _wire_json(o.raw_input),
@@ -22493,7 +22518,7 @@ def _encode_UserMessageState(o: UserMessageState) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "messageId": o.message_id,
         "content": [
-            _CLASS_ENCODERS.get(type(x), _encode_ContentBlock)(x) for x in o.content
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ContentBlock)(x) for x in o.content
         ],
         "_meta": _wire_map(o.meta),
     }
@@ -22504,7 +22529,7 @@ def _encode_AgentMessageState(o: AgentMessageState) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "messageId": o.message_id,
         "content": [
-            _CLASS_ENCODERS.get(type(x), _encode_ContentBlock)(x) for x in o.content
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ContentBlock)(x) for x in o.content
         ],
         "_meta": _wire_map(o.meta),
     }
@@ -22515,7 +22540,7 @@ def _encode_AgentThoughtState(o: AgentThoughtState) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "messageId": o.message_id,
         "content": [
-            _CLASS_ENCODERS.get(type(x), _encode_ContentBlock)(x) for x in o.content
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ContentBlock)(x) for x in o.content
         ],
         "_meta": _wire_map(o.meta),
     }
@@ -22538,7 +22563,7 @@ def _encode_CompactionState(o: CompactionState) -> dict[str, _Any]:
             o.status._value_ if type(o.status) is CompactionStatus else o.status
         ),
         "summary": [
-            _CLASS_ENCODERS.get(type(x), _encode_ContentBlock)(x) for x in o.summary
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ContentBlock)(x) for x in o.summary
         ],
         "error": o.error,
         "_meta": _wire_map(o.meta),
@@ -22559,13 +22584,11 @@ def _encode_SubagentState(o: SubagentState) -> dict[str, _Any]:
         "state": (
             None
             if o.state is None
-            else _CLASS_ENCODERS.get(type(o.state), _encode_StateUpdate)(o.state)
+            else (_CLASS_ENCODERS.get(type(o.state)) or _encode_StateUpdate)(o.state)
         ),
         "cwd": (None if o.cwd is None else o.cwd),
         "additionalDirectories": (
-            None
-            if o.additional_directories is None
-            else [x for x in o.additional_directories]
+            None if o.additional_directories is None else list(o.additional_directories)
         ),
         "_meta": _wire_map(o.meta),
     }
@@ -22588,7 +22611,7 @@ def _encode_SessionMessageState(o: SessionMessageState) -> dict[str, _Any]:
             None if o.recipient_message_id is None else o.recipient_message_id
         ),
         "content": [
-            _CLASS_ENCODERS.get(type(x), _encode_ContentBlock)(x) for x in o.content
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ContentBlock)(x) for x in o.content
         ],
         "_meta": _wire_map(o.meta),
     }

@@ -222,12 +222,12 @@ def test_expressions_of_numbers_nullables_and_containers() -> None:
 def test_a_union_field_looks_its_variants_encoder_up_in_place(small: CodecView) -> None:
     holder = next(d.object for d in small.definitions if d.object is not None and d.object.class_name == "Holder")
     entries = {e.key: e for e in holder.encoder.entries + holder.encoder.assigned}
-    assert entries["'tagged'"].source == "_CLASS_ENCODERS.get(type(o.tagged), _encode_Tagged)(o.tagged)"
+    assert entries["'tagged'"].source == "(_CLASS_ENCODERS.get(type(o.tagged)) or _encode_Tagged)(o.tagged)"
     # A list of them is built by a loop; the members from it on are set in
     # order after the dict literal.
     taggeds = entries["'taggeds'"]
     assert (taggeds.items, taggeds.iterable, taggeds.result) == (
-        "_CLASS_ENCODERS.get(type(x_taggeds), _encode_Tagged)(x_taggeds)",
+        "(_CLASS_ENCODERS.get(type(x_taggeds)) or _encode_Tagged)(x_taggeds)",
         "o.taggeds",
         "l_taggeds",
     )

@@ -191,15 +191,17 @@ class Expressions:
         if isinstance(t, ir.ListT):
             if t.items.kind in ("any", "raw"):
                 return f"list(_wire_json({v}))"
-            if t.items.kind in PLAIN_KINDS:
+            item = self.encode(t.items, "x")
+            if t.items.kind in PLAIN_KINDS or item == "x":
                 return f"list({v})"
-            return f"[{self.encode(t.items, 'x')} for x in {v}]"
+            return f"[{item} for x in {v}]"
         if isinstance(t, ir.MapT):
             if t.values.kind in ("any", "raw"):
                 return f"_wire_map({v})"
-            if t.values.kind in PLAIN_KINDS:
+            value = self.encode(t.values, "x")
+            if t.values.kind in PLAIN_KINDS or value == "x":
                 return f"dict({v})"
-            return f"{{k: {self.encode(t.values, 'x')} for k, x in {v}.items()}}"
+            return f"{{k: {value} for k, x in {v}.items()}}"
         if isinstance(t, ir.RefT):
             d = self.defs[t.name]
             if isinstance(d, ir.AliasDef):
@@ -210,7 +212,7 @@ class Expressions:
                 # The variant's encoder looked up in place (no call of the
                 # union's encoder, which the lookup falls back to: it raises
                 # the error for a class that has none).
-                return f"_CLASS_ENCODERS.get(type({v}), _encode_{d.class_name})({v})"
+                return f"(_CLASS_ENCODERS.get(type({v})) or _encode_{d.class_name})({v})"
             return f"_encode_{d.class_name}({v})"
         if isinstance(t, ir.NullableT):
             if t.inner.kind in ("any", "raw"):
@@ -239,9 +241,12 @@ class Expressions:
                 t = d.target
             else:
                 break
-        if not isinstance(t, ir.ListT) or t.items.kind in PLAIN_KINDS:
+        if not isinstance(t, ir.ListT):
             return None
-        return self.encode(t.items, x), nullable
+        item = self.encode(t.items, x)
+        if t.items.kind in PLAIN_KINDS or item == x:
+            return None  # list(...), a copy
+        return item, nullable
 
 
 def _either(kinds: Iterable[str]) -> str:
