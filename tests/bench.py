@@ -7,7 +7,8 @@ Run with ``make bench`` or ``.venv/bin/python tests/bench.py [--quick]
 
 Method: the same payloads (tests/bench_payloads.py) go through both
 libraries in one process. For every message, operation and library a batch of
-N calls is timed with ``time.perf_counter_ns``; N is the same for both
+N calls is timed in process CPU time (``time.process_time_ns``: what this
+process ran, not what others on a shared machine did meanwhile); N is the same for both
 libraries (calibrated on the slower one so a batch lasts about
 ``--target-ms``). R rounds are run, the order of the two libraries alternating
 from one batch to the next so that drift on a noisy machine hits both alike,
@@ -181,17 +182,17 @@ def check_cases(cases: list[Case], acp_v1) -> list[str]:
 
 
 def _batch(fn: Callable, arg: Any, n: int, collect: bool) -> int:
-    """Nanoseconds for ``n`` calls of ``fn(arg)``."""
+    """CPU nanoseconds for ``n`` calls of ``fn(arg)``."""
     gc_was_on = gc.isenabled()
     if not collect:
         gc.collect()
         gc.disable()
     try:
         loop = repeat(None, n)
-        t0 = time.perf_counter_ns()
+        t0 = time.process_time_ns()
         for _ in loop:
             fn(arg)
-        t1 = time.perf_counter_ns()
+        t1 = time.process_time_ns()
     finally:
         if gc_was_on:
             gc.enable()

@@ -638,8 +638,11 @@ def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, _
     d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "toolCall": _encode_ToolCallUpdate(o.tool_call),
-        "options": [_encode_PermissionOption(x) for x in o.options],
     }
+    l_options: list[_Any] = []
+    for x_options in o.options:
+        l_options.append(_encode_PermissionOption(x_options))
+    d["options"] = l_options
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -839,18 +842,20 @@ def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, _Any]:
         d["name"] = v_name
     v_content = o.content
     if v_content is not _UNSET:
-        d["content"] = (
-            None
-            if v_content is None
-            else [_encode_ToolCallContent(x) for x in v_content]
-        )
+        l_content: list[_Any] = []
+        for x_content in v_content or ():
+            l_content.append(
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ToolCallContent)(
+                    x_content
+                )
+            )
+        d["content"] = l_content if v_content is not None else None
     v_locations = o.locations
     if v_locations is not _UNSET:
-        d["locations"] = (
-            None
-            if v_locations is None
-            else [_encode_ToolCallLocation(x) for x in v_locations]
-        )
+        l_locations: list[_Any] = []
+        for x_locations in v_locations or ():
+            l_locations.append(_encode_ToolCallLocation(x_locations))
+        d["locations"] = l_locations if v_locations is not None else None
     v_raw_input = o.raw_input
     if v_raw_input is not _UNSET:
         d["rawInput"] = _wire_json(v_raw_input)
@@ -946,7 +951,9 @@ _KNOWN_ContentToolCallContent: frozenset[str] = frozenset(["type", "content", "_
 def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": "content",
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -1578,7 +1585,9 @@ _KNOWN_ResourceContentBlock: frozenset[str] = frozenset(
 def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": "resource",
-        "resource": _encode_EmbeddedResourceResource(o.resource),
+        "resource": (
+            _CLASS_ENCODERS.get(type(o.resource)) or _encode_EmbeddedResourceResource
+        )(o.resource),
     }
     v_annotations = o.annotations
     if v_annotations is not _UNSET:
@@ -1674,11 +1683,12 @@ def _encode_Annotations(o: Annotations) -> dict[str, _Any]:
     d: dict[str, _Any] = {}
     v_audience = o.audience
     if v_audience is not _UNSET:
-        d["audience"] = (
-            None
-            if v_audience is None
-            else [(x._value_ if type(x) is Role else x) for x in v_audience]
-        )
+        l_audience: list[_Any] = []
+        for x_audience in v_audience or ():
+            l_audience.append(
+                (x_audience._value_ if type(x_audience) is Role else x_audience)
+            )
+        d["audience"] = l_audience if v_audience is not None else None
     v_last_modified = o.last_modified
     if v_last_modified is not _UNSET:
         d["lastModified"] = v_last_modified
@@ -2267,7 +2277,9 @@ _KNOWN_EmbeddedResource: frozenset[str] = frozenset(
 
 def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "resource": _encode_EmbeddedResourceResource(o.resource),
+        "resource": (
+            _CLASS_ENCODERS.get(type(o.resource)) or _encode_EmbeddedResourceResource
+        )(o.resource),
     }
     v_annotations = o.annotations
     if v_annotations is not _UNSET:
@@ -2322,7 +2334,9 @@ _KNOWN_Content: frozenset[str] = frozenset(["content", "_meta"])
 
 def _encode_Content(o: Content) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -2735,7 +2749,10 @@ def _encode_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, _Any]:
         d["args"] = list(v_args)
     v_env = o.env
     if v_env is not _UNSET:
-        d["env"] = [_encode_EnvVariable(x) for x in v_env]
+        l_env: list[_Any] = []
+        for x_env in v_env:
+            l_env.append(_encode_EnvVariable(x_env))
+        d["env"] = l_env
     v_cwd = o.cwd
     if v_cwd is not _UNSET:
         d["cwd"] = v_cwd
@@ -3553,7 +3570,8 @@ def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": (o.type._value_ if type(o.type) is ElicitationSchemaType else o.type),
         "properties": {
-            k: _encode_ElicitationPropertySchema(x) for k, x in o.properties.items()
+            k: (_CLASS_ENCODERS.get(type(x)) or _encode_ElicitationPropertySchema)(x)
+            for k, x in o.properties.items()
         },
     }
     v_title = o.title
@@ -3807,9 +3825,10 @@ def _encode_StringElicitationPropertySchema(
         d["enum"] = None if v_enum is None else list(v_enum)
     v_one_of = o.one_of
     if v_one_of is not _UNSET:
-        d["oneOf"] = (
-            None if v_one_of is None else [_encode_EnumOption(x) for x in v_one_of]
-        )
+        l_one_of: list[_Any] = []
+        for x_one_of in v_one_of or ():
+            l_one_of.append(_encode_EnumOption(x_one_of))
+        d["oneOf"] = l_one_of if v_one_of is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -4365,7 +4384,9 @@ def _encode_ArrayElicitationPropertySchema(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": "array",
-        "items": _encode_MultiSelectItems(o.items),
+        "items": (_CLASS_ENCODERS.get(type(o.items)) or _encode_MultiSelectItems)(
+            o.items
+        ),
     }
     v_title = o.title
     if v_title is not _UNSET:
@@ -4722,9 +4743,10 @@ def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, _Any]:
         d["enum"] = None if v_enum is None else list(v_enum)
     v_one_of = o.one_of
     if v_one_of is not _UNSET:
-        d["oneOf"] = (
-            None if v_one_of is None else [_encode_EnumOption(x) for x in v_one_of]
-        )
+        l_one_of: list[_Any] = []
+        for x_one_of in v_one_of or ():
+            l_one_of.append(_encode_EnumOption(x_one_of))
+        d["oneOf"] = l_one_of if v_one_of is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -5252,9 +5274,11 @@ _KNOWN_TitledMultiSelectItems: frozenset[str] = frozenset(["anyOf", "_meta"])
 
 
 def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, _Any]:
-    d: dict[str, _Any] = {
-        "anyOf": [_encode_EnumOption(x) for x in o.any_of],
-    }
+    d: dict[str, _Any] = {}
+    l_any_of: list[_Any] = []
+    for x_any_of in o.any_of:
+        l_any_of.append(_encode_EnumOption(x_any_of))
+    d["anyOf"] = l_any_of
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -5388,7 +5412,9 @@ _KNOWN_MultiSelectPropertySchema: frozenset[str] = frozenset(
 
 def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "items": _encode_MultiSelectItems(o.items),
+        "items": (_CLASS_ENCODERS.get(type(o.items)) or _encode_MultiSelectItems)(
+            o.items
+        ),
     }
     v_title = o.title
     if v_title is not _UNSET:
@@ -5742,8 +5768,15 @@ def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "protocolVersion": o.protocol_version,
         "agentCapabilities": _encode_AgentCapabilities(o.agent_capabilities),
-        "authMethods": [_encode_AuthMethod(x) for x in o.auth_methods],
     }
+    l_auth_methods: list[_Any] = []
+    for x_auth_methods in o.auth_methods:
+        l_auth_methods.append(
+            (_CLASS_ENCODERS.get(type(x_auth_methods)) or _encode_AuthMethod)(
+                x_auth_methods
+            )
+        )
+    d["authMethods"] = l_auth_methods
     v_agent_info = o.agent_info
     if v_agent_info is not _UNSET:
         d["agentInfo"] = (
@@ -6901,11 +6934,15 @@ def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, _Any]:
         d["modes"] = None if v_modes is None else _encode_SessionModeState(v_modes)
     v_config_options = o.config_options
     if v_config_options is not _UNSET:
-        d["configOptions"] = (
-            None
-            if v_config_options is None
-            else [_encode_SessionConfigOption(x) for x in v_config_options]
-        )
+        l_config_options: list[_Any] = []
+        for x_config_options in v_config_options or ():
+            l_config_options.append(
+                (
+                    _CLASS_ENCODERS.get(type(x_config_options))
+                    or _encode_SessionConfigOption
+                )(x_config_options)
+            )
+        d["configOptions"] = l_config_options if v_config_options is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -6964,8 +7001,11 @@ _KNOWN_SessionModeState: frozenset[str] = frozenset(
 def _encode_SessionModeState(o: SessionModeState) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "currentModeId": o.current_mode_id,
-        "availableModes": [_encode_SessionMode(x) for x in o.available_modes],
     }
+    l_available_modes: list[_Any] = []
+    for x_available_modes in o.available_modes:
+        l_available_modes.append(_encode_SessionMode(x_available_modes))
+    d["availableModes"] = l_available_modes
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -7528,8 +7568,11 @@ def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, _
     d: dict[str, _Any] = {
         "group": o.group,
         "name": o.name,
-        "options": [_encode_SessionConfigSelectOption(x) for x in o.options],
     }
+    l_options: list[_Any] = []
+    for x_options in o.options:
+        l_options.append(_encode_SessionConfigSelectOption(x_options))
+    d["options"] = l_options
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -7680,11 +7723,15 @@ def _encode_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, _Any]:
         d["modes"] = None if v_modes is None else _encode_SessionModeState(v_modes)
     v_config_options = o.config_options
     if v_config_options is not _UNSET:
-        d["configOptions"] = (
-            None
-            if v_config_options is None
-            else [_encode_SessionConfigOption(x) for x in v_config_options]
-        )
+        l_config_options: list[_Any] = []
+        for x_config_options in v_config_options or ():
+            l_config_options.append(
+                (
+                    _CLASS_ENCODERS.get(type(x_config_options))
+                    or _encode_SessionConfigOption
+                )(x_config_options)
+            )
+        d["configOptions"] = l_config_options if v_config_options is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -7741,9 +7788,11 @@ _KNOWN_ListSessionsResponse: frozenset[str] = frozenset(
 
 
 def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, _Any]:
-    d: dict[str, _Any] = {
-        "sessions": [_encode_SessionInfo(x) for x in o.sessions],
-    }
+    d: dict[str, _Any] = {}
+    l_sessions: list[_Any] = []
+    for x_sessions in o.sessions:
+        l_sessions.append(_encode_SessionInfo(x_sessions))
+    d["sessions"] = l_sessions
     v_next_cursor = o.next_cursor
     if v_next_cursor is not _UNSET:
         d["nextCursor"] = v_next_cursor
@@ -7956,11 +8005,15 @@ def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, _Any]:
         d["modes"] = None if v_modes is None else _encode_SessionModeState(v_modes)
     v_config_options = o.config_options
     if v_config_options is not _UNSET:
-        d["configOptions"] = (
-            None
-            if v_config_options is None
-            else [_encode_SessionConfigOption(x) for x in v_config_options]
-        )
+        l_config_options: list[_Any] = []
+        for x_config_options in v_config_options or ():
+            l_config_options.append(
+                (
+                    _CLASS_ENCODERS.get(type(x_config_options))
+                    or _encode_SessionConfigOption
+                )(x_config_options)
+            )
+        d["configOptions"] = l_config_options if v_config_options is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -8076,9 +8129,16 @@ _KNOWN_SetSessionConfigOptionResponse: frozenset[str] = frozenset(
 def _encode_SetSessionConfigOptionResponse(
     o: SetSessionConfigOptionResponse,
 ) -> dict[str, _Any]:
-    d: dict[str, _Any] = {
-        "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
-    }
+    d: dict[str, _Any] = {}
+    l_config_options: list[_Any] = []
+    for x_config_options in o.config_options:
+        l_config_options.append(
+            (
+                _CLASS_ENCODERS.get(type(x_config_options))
+                or _encode_SessionConfigOption
+            )(x_config_options)
+        )
+    d["configOptions"] = l_config_options
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -8325,7 +8385,9 @@ _KNOWN_SessionNotification: frozenset[str] = frozenset(["sessionId", "update", "
 def _encode_SessionNotification(o: SessionNotification) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionId": o.session_id,
-        "update": _encode_SessionUpdate(o.update),
+        "update": (_CLASS_ENCODERS.get(type(o.update)) or _encode_SessionUpdate)(
+            o.update
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -8407,7 +8469,9 @@ def _encode_UserMessageChunkSessionUpdate(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": "user_message_chunk",
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_message_id = o.message_id
     if v_message_id is not _UNSET:
@@ -8492,7 +8556,9 @@ def _encode_AgentMessageChunkSessionUpdate(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": "agent_message_chunk",
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_message_id = o.message_id
     if v_message_id is not _UNSET:
@@ -8577,7 +8643,9 @@ def _encode_AgentThoughtChunkSessionUpdate(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": "agent_thought_chunk",
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_message_id = o.message_id
     if v_message_id is not _UNSET:
@@ -8761,10 +8829,20 @@ def _encode_ToolCallSessionUpdate(o: ToolCallSessionUpdate) -> dict[str, _Any]:
         d["status"] = v_status._value_ if type(v_status) is ToolCallStatus else v_status
     v_content = o.content
     if v_content is not _UNSET:
-        d["content"] = [_encode_ToolCallContent(x) for x in v_content]
+        l_content: list[_Any] = []
+        for x_content in v_content:
+            l_content.append(
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ToolCallContent)(
+                    x_content
+                )
+            )
+        d["content"] = l_content
     v_locations = o.locations
     if v_locations is not _UNSET:
-        d["locations"] = [_encode_ToolCallLocation(x) for x in v_locations]
+        l_locations: list[_Any] = []
+        for x_locations in v_locations:
+            l_locations.append(_encode_ToolCallLocation(x_locations))
+        d["locations"] = l_locations
     v_raw_input = o.raw_input
     if v_raw_input is not _UNSET:
         d["rawInput"] = _wire_json(v_raw_input)
@@ -8986,18 +9064,20 @@ def _encode_ToolCallUpdateSessionUpdate(
         d["name"] = v_name
     v_content = o.content
     if v_content is not _UNSET:
-        d["content"] = (
-            None
-            if v_content is None
-            else [_encode_ToolCallContent(x) for x in v_content]
-        )
+        l_content: list[_Any] = []
+        for x_content in v_content or ():
+            l_content.append(
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ToolCallContent)(
+                    x_content
+                )
+            )
+        d["content"] = l_content if v_content is not None else None
     v_locations = o.locations
     if v_locations is not _UNSET:
-        d["locations"] = (
-            None
-            if v_locations is None
-            else [_encode_ToolCallLocation(x) for x in v_locations]
-        )
+        l_locations: list[_Any] = []
+        for x_locations in v_locations or ():
+            l_locations.append(_encode_ToolCallLocation(x_locations))
+        d["locations"] = l_locations if v_locations is not None else None
     v_raw_input = o.raw_input
     if v_raw_input is not _UNSET:
         d["rawInput"] = _wire_json(v_raw_input)
@@ -9057,8 +9137,11 @@ _KNOWN_PlanSessionUpdate: frozenset[str] = frozenset(
 def _encode_PlanSessionUpdate(o: PlanSessionUpdate) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": "plan",
-        "entries": [_encode_PlanEntry(x) for x in o.entries],
     }
+    l_entries: list[_Any] = []
+    for x_entries in o.entries:
+        l_entries.append(_encode_PlanEntry(x_entries))
+    d["entries"] = l_entries
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -9120,10 +9203,11 @@ def _encode_AvailableCommandsUpdateSessionUpdate(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": "available_commands_update",
-        "availableCommands": [
-            _encode_AvailableCommand(x) for x in o.available_commands
-        ],
     }
+    l_available_commands: list[_Any] = []
+    for x_available_commands in o.available_commands:
+        l_available_commands.append(_encode_AvailableCommand(x_available_commands))
+    d["availableCommands"] = l_available_commands
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -9252,8 +9336,16 @@ def _encode_ConfigOptionUpdateSessionUpdate(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": "config_option_update",
-        "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
     }
+    l_config_options: list[_Any] = []
+    for x_config_options in o.config_options:
+        l_config_options.append(
+            (
+                _CLASS_ENCODERS.get(type(x_config_options))
+                or _encode_SessionConfigOption
+            )(x_config_options)
+        )
+    d["configOptions"] = l_config_options
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -9634,9 +9726,14 @@ def _encode_CompactionUpdateSessionUpdate(
     }
     v_summary = o.summary
     if v_summary is not _UNSET:
-        d["summary"] = (
-            None if v_summary is None else [_encode_ContentBlock(x) for x in v_summary]
-        )
+        l_summary: list[_Any] = []
+        for x_summary in v_summary or ():
+            l_summary.append(
+                (_CLASS_ENCODERS.get(type(x_summary)) or _encode_ContentBlock)(
+                    x_summary
+                )
+            )
+        d["summary"] = l_summary if v_summary is not None else None
     v_error = o.error
     if v_error is not _UNSET:
         d["error"] = v_error
@@ -9719,7 +9816,9 @@ def _encode_CompactionSummaryChunkSessionUpdate(
     d: dict[str, _Any] = {
         "sessionUpdate": "compaction_summary_chunk",
         "compactionId": o.compaction_id,
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -9806,7 +9905,9 @@ _KNOWN_ContentChunk: frozenset[str] = frozenset(["content", "messageId", "_meta"
 
 def _encode_ContentChunk(o: ContentChunk) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_message_id = o.message_id
     if v_message_id is not _UNSET:
@@ -9980,10 +10081,20 @@ def _encode_ToolCall(o: ToolCall) -> dict[str, _Any]:
         d["status"] = v_status._value_ if type(v_status) is ToolCallStatus else v_status
     v_content = o.content
     if v_content is not _UNSET:
-        d["content"] = [_encode_ToolCallContent(x) for x in v_content]
+        l_content: list[_Any] = []
+        for x_content in v_content:
+            l_content.append(
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ToolCallContent)(
+                    x_content
+                )
+            )
+        d["content"] = l_content
     v_locations = o.locations
     if v_locations is not _UNSET:
-        d["locations"] = [_encode_ToolCallLocation(x) for x in v_locations]
+        l_locations: list[_Any] = []
+        for x_locations in v_locations:
+            l_locations.append(_encode_ToolCallLocation(x_locations))
+        d["locations"] = l_locations
     v_raw_input = o.raw_input
     if v_raw_input is not _UNSET:
         d["rawInput"] = _wire_json(v_raw_input)
@@ -10135,9 +10246,11 @@ _KNOWN_Plan: frozenset[str] = frozenset(["entries", "_meta"])
 
 
 def _encode_Plan(o: Plan) -> dict[str, _Any]:
-    d: dict[str, _Any] = {
-        "entries": [_encode_PlanEntry(x) for x in o.entries],
-    }
+    d: dict[str, _Any] = {}
+    l_entries: list[_Any] = []
+    for x_entries in o.entries:
+        l_entries.append(_encode_PlanEntry(x_entries))
+    d["entries"] = l_entries
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -10209,7 +10322,13 @@ def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, _Any]:
     }
     v_input = o.input
     if v_input is not _UNSET:
-        d["input"] = None if v_input is None else _encode_AvailableCommandInput(v_input)
+        d["input"] = (
+            None
+            if v_input is None
+            else (_CLASS_ENCODERS.get(type(v_input)) or _encode_AvailableCommandInput)(
+                v_input
+            )
+        )
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -10299,11 +10418,11 @@ _KNOWN_AvailableCommandsUpdate: frozenset[str] = frozenset(
 
 
 def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, _Any]:
-    d: dict[str, _Any] = {
-        "availableCommands": [
-            _encode_AvailableCommand(x) for x in o.available_commands
-        ],
-    }
+    d: dict[str, _Any] = {}
+    l_available_commands: list[_Any] = []
+    for x_available_commands in o.available_commands:
+        l_available_commands.append(_encode_AvailableCommand(x_available_commands))
+    d["availableCommands"] = l_available_commands
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -10397,9 +10516,16 @@ _KNOWN_ConfigOptionUpdate: frozenset[str] = frozenset(["configOptions", "_meta"]
 
 
 def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, _Any]:
-    d: dict[str, _Any] = {
-        "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
-    }
+    d: dict[str, _Any] = {}
+    l_config_options: list[_Any] = []
+    for x_config_options in o.config_options:
+        l_config_options.append(
+            (
+                _CLASS_ENCODERS.get(type(x_config_options))
+                or _encode_SessionConfigOption
+            )(x_config_options)
+        )
+    d["configOptions"] = l_config_options
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -10811,9 +10937,14 @@ def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, _Any]:
     }
     v_summary = o.summary
     if v_summary is not _UNSET:
-        d["summary"] = (
-            None if v_summary is None else [_encode_ContentBlock(x) for x in v_summary]
-        )
+        l_summary: list[_Any] = []
+        for x_summary in v_summary or ():
+            l_summary.append(
+                (_CLASS_ENCODERS.get(type(x_summary)) or _encode_ContentBlock)(
+                    x_summary
+                )
+            )
+        d["summary"] = l_summary if v_summary is not None else None
     v_error = o.error
     if v_error is not _UNSET:
         d["error"] = v_error
@@ -10881,7 +11012,9 @@ _KNOWN_CompactionSummaryChunk: frozenset[str] = frozenset(
 def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "compactionId": o.compaction_id,
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -11799,8 +11932,15 @@ _KNOWN_NewSessionRequest: frozenset[str] = frozenset(
 def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "cwd": o.cwd,
-        "mcpServers": [_encode_McpServer(x) for x in o.mcp_servers],
     }
+    l_mcp_servers: list[_Any] = []
+    for x_mcp_servers in o.mcp_servers:
+        l_mcp_servers.append(
+            (_CLASS_ENCODERS.get(type(x_mcp_servers)) or _encode_McpServer)(
+                x_mcp_servers
+            )
+        )
+    d["mcpServers"] = l_mcp_servers
     v_additional_directories = o.additional_directories
     if v_additional_directories is not _UNSET:
         d["additionalDirectories"] = list(v_additional_directories)
@@ -11883,8 +12023,11 @@ def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, _Any]:
         "type": "http",
         "name": o.name,
         "url": o.url,
-        "headers": [_encode_HttpHeader(x) for x in o.headers],
     }
+    l_headers: list[_Any] = []
+    for x_headers in o.headers:
+        l_headers.append(_encode_HttpHeader(x_headers))
+    d["headers"] = l_headers
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -11964,8 +12107,11 @@ def _encode_SseMcpServer(o: SseMcpServer) -> dict[str, _Any]:
         "type": "sse",
         "name": o.name,
         "url": o.url,
-        "headers": [_encode_HttpHeader(x) for x in o.headers],
     }
+    l_headers: list[_Any] = []
+    for x_headers in o.headers:
+        l_headers.append(_encode_HttpHeader(x_headers))
+    d["headers"] = l_headers
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12096,8 +12242,11 @@ def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "name": o.name,
         "url": o.url,
-        "headers": [_encode_HttpHeader(x) for x in o.headers],
     }
+    l_headers: list[_Any] = []
+    for x_headers in o.headers:
+        l_headers.append(_encode_HttpHeader(x_headers))
+    d["headers"] = l_headers
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12166,8 +12315,11 @@ def _encode_McpServerSse(o: McpServerSse) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "name": o.name,
         "url": o.url,
-        "headers": [_encode_HttpHeader(x) for x in o.headers],
     }
+    l_headers: list[_Any] = []
+    for x_headers in o.headers:
+        l_headers.append(_encode_HttpHeader(x_headers))
+    d["headers"] = l_headers
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12254,8 +12406,11 @@ def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, _Any]:
         "name": o.name,
         "command": o.command,
         "args": list(o.args),
-        "env": [_encode_EnvVariable(x) for x in o.env],
     }
+    l_env: list[_Any] = []
+    for x_env in o.env:
+        l_env.append(_encode_EnvVariable(x_env))
+    d["env"] = l_env
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12340,11 +12495,17 @@ _KNOWN_LoadSessionRequest: frozenset[str] = frozenset(
 
 
 def _encode_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, _Any]:
-    d: dict[str, _Any] = {
-        "mcpServers": [_encode_McpServer(x) for x in o.mcp_servers],
-        "cwd": o.cwd,
-        "sessionId": o.session_id,
-    }
+    d: dict[str, _Any] = {}
+    l_mcp_servers: list[_Any] = []
+    for x_mcp_servers in o.mcp_servers:
+        l_mcp_servers.append(
+            (_CLASS_ENCODERS.get(type(x_mcp_servers)) or _encode_McpServer)(
+                x_mcp_servers
+            )
+        )
+    d["mcpServers"] = l_mcp_servers
+    d["cwd"] = o.cwd
+    d["sessionId"] = o.session_id
     v_additional_directories = o.additional_directories
     if v_additional_directories is not _UNSET:
         d["additionalDirectories"] = list(v_additional_directories)
@@ -12546,7 +12707,14 @@ def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, _Any]:
         d["additionalDirectories"] = list(v_additional_directories)
     v_mcp_servers = o.mcp_servers
     if v_mcp_servers is not _UNSET:
-        d["mcpServers"] = [_encode_McpServer(x) for x in v_mcp_servers]
+        l_mcp_servers: list[_Any] = []
+        for x_mcp_servers in v_mcp_servers:
+            l_mcp_servers.append(
+                (_CLASS_ENCODERS.get(type(x_mcp_servers)) or _encode_McpServer)(
+                    x_mcp_servers
+                )
+            )
+        d["mcpServers"] = l_mcp_servers
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12891,8 +13059,13 @@ _KNOWN_PromptRequest: frozenset[str] = frozenset(["sessionId", "prompt", "_meta"
 def _encode_PromptRequest(o: PromptRequest) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionId": o.session_id,
-        "prompt": [_encode_ContentBlock(x) for x in o.prompt],
     }
+    l_prompt: list[_Any] = []
+    for x_prompt in o.prompt:
+        l_prompt.append(
+            (_CLASS_ENCODERS.get(type(x_prompt)) or _encode_ContentBlock)(x_prompt)
+        )
+    d["prompt"] = l_prompt
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -13106,7 +13279,9 @@ _KNOWN_RequestPermissionResponse: frozenset[str] = frozenset(["outcome", "_meta"
 
 def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "outcome": _encode_RequestPermissionOutcome(o.outcome),
+        "outcome": (
+            _CLASS_ENCODERS.get(type(o.outcome)) or _encode_RequestPermissionOutcome
+        )(o.outcome),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -14109,7 +14284,10 @@ def _encode_ToolCallState(o: ToolCallState) -> dict[str, _Any]:
         "status": (o.status._value_ if type(o.status) is ToolCallStatus else o.status),
         "title": o.title,
         "name": o.name,
-        "content": [_encode_ToolCallContent(x) for x in o.content],
+        "content": [
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ToolCallContent)(x)
+            for x in o.content
+        ],
         "locations": [_encode_ToolCallLocation(x) for x in o.locations],
         "rawInput": _wire_json(o.raw_input),
         "rawOutput": _wire_json(o.raw_output),
@@ -14142,7 +14320,9 @@ def _encode_CompactionState(o: CompactionState) -> dict[str, _Any]:
         "status": (
             o.status._value_ if type(o.status) is CompactionStatus else o.status
         ),
-        "summary": [_encode_ContentBlock(x) for x in o.summary],
+        "summary": [
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ContentBlock)(x) for x in o.summary
+        ],
         "error": o.error,
         "_meta": _wire_map(o.meta),
     }

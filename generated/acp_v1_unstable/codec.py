@@ -740,8 +740,11 @@ def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, _
     d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "toolCall": _encode_ToolCallUpdate(o.tool_call),
-        "options": [_encode_PermissionOption(x) for x in o.options],
     }
+    l_options: list[_Any] = []
+    for x_options in o.options:
+        l_options.append(_encode_PermissionOption(x_options))
+    d["options"] = l_options
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -941,18 +944,20 @@ def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, _Any]:
         d["name"] = v_name
     v_content = o.content
     if v_content is not _UNSET:
-        d["content"] = (
-            None
-            if v_content is None
-            else [_encode_ToolCallContent(x) for x in v_content]
-        )
+        l_content: list[_Any] = []
+        for x_content in v_content or ():
+            l_content.append(
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ToolCallContent)(
+                    x_content
+                )
+            )
+        d["content"] = l_content if v_content is not None else None
     v_locations = o.locations
     if v_locations is not _UNSET:
-        d["locations"] = (
-            None
-            if v_locations is None
-            else [_encode_ToolCallLocation(x) for x in v_locations]
-        )
+        l_locations: list[_Any] = []
+        for x_locations in v_locations or ():
+            l_locations.append(_encode_ToolCallLocation(x_locations))
+        d["locations"] = l_locations if v_locations is not None else None
     v_raw_input = o.raw_input
     if v_raw_input is not _UNSET:
         d["rawInput"] = _wire_json(v_raw_input)
@@ -1048,7 +1053,9 @@ _KNOWN_ContentToolCallContent: frozenset[str] = frozenset(["type", "content", "_
 def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": "content",
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -1680,7 +1687,9 @@ _KNOWN_ResourceContentBlock: frozenset[str] = frozenset(
 def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": "resource",
-        "resource": _encode_EmbeddedResourceResource(o.resource),
+        "resource": (
+            _CLASS_ENCODERS.get(type(o.resource)) or _encode_EmbeddedResourceResource
+        )(o.resource),
     }
     v_annotations = o.annotations
     if v_annotations is not _UNSET:
@@ -1776,11 +1785,12 @@ def _encode_Annotations(o: Annotations) -> dict[str, _Any]:
     d: dict[str, _Any] = {}
     v_audience = o.audience
     if v_audience is not _UNSET:
-        d["audience"] = (
-            None
-            if v_audience is None
-            else [(x._value_ if type(x) is Role else x) for x in v_audience]
-        )
+        l_audience: list[_Any] = []
+        for x_audience in v_audience or ():
+            l_audience.append(
+                (x_audience._value_ if type(x_audience) is Role else x_audience)
+            )
+        d["audience"] = l_audience if v_audience is not None else None
     v_last_modified = o.last_modified
     if v_last_modified is not _UNSET:
         d["lastModified"] = v_last_modified
@@ -2369,7 +2379,9 @@ _KNOWN_EmbeddedResource: frozenset[str] = frozenset(
 
 def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "resource": _encode_EmbeddedResourceResource(o.resource),
+        "resource": (
+            _CLASS_ENCODERS.get(type(o.resource)) or _encode_EmbeddedResourceResource
+        )(o.resource),
     }
     v_annotations = o.annotations
     if v_annotations is not _UNSET:
@@ -2424,7 +2436,9 @@ _KNOWN_Content: frozenset[str] = frozenset(["content", "_meta"])
 
 def _encode_Content(o: Content) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -2837,7 +2851,10 @@ def _encode_CreateTerminalRequest(o: CreateTerminalRequest) -> dict[str, _Any]:
         d["args"] = list(v_args)
     v_env = o.env
     if v_env is not _UNSET:
-        d["env"] = [_encode_EnvVariable(x) for x in v_env]
+        l_env: list[_Any] = []
+        for x_env in v_env:
+            l_env.append(_encode_EnvVariable(x_env))
+        d["env"] = l_env
     v_cwd = o.cwd
     if v_cwd is not _UNSET:
         d["cwd"] = v_cwd
@@ -3655,7 +3672,8 @@ def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": (o.type._value_ if type(o.type) is ElicitationSchemaType else o.type),
         "properties": {
-            k: _encode_ElicitationPropertySchema(x) for k, x in o.properties.items()
+            k: (_CLASS_ENCODERS.get(type(x)) or _encode_ElicitationPropertySchema)(x)
+            for k, x in o.properties.items()
         },
     }
     v_title = o.title
@@ -3909,9 +3927,10 @@ def _encode_StringElicitationPropertySchema(
         d["enum"] = None if v_enum is None else list(v_enum)
     v_one_of = o.one_of
     if v_one_of is not _UNSET:
-        d["oneOf"] = (
-            None if v_one_of is None else [_encode_EnumOption(x) for x in v_one_of]
-        )
+        l_one_of: list[_Any] = []
+        for x_one_of in v_one_of or ():
+            l_one_of.append(_encode_EnumOption(x_one_of))
+        d["oneOf"] = l_one_of if v_one_of is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -4467,7 +4486,9 @@ def _encode_ArrayElicitationPropertySchema(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": "array",
-        "items": _encode_MultiSelectItems(o.items),
+        "items": (_CLASS_ENCODERS.get(type(o.items)) or _encode_MultiSelectItems)(
+            o.items
+        ),
     }
     v_title = o.title
     if v_title is not _UNSET:
@@ -4824,9 +4845,10 @@ def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, _Any]:
         d["enum"] = None if v_enum is None else list(v_enum)
     v_one_of = o.one_of
     if v_one_of is not _UNSET:
-        d["oneOf"] = (
-            None if v_one_of is None else [_encode_EnumOption(x) for x in v_one_of]
-        )
+        l_one_of: list[_Any] = []
+        for x_one_of in v_one_of or ():
+            l_one_of.append(_encode_EnumOption(x_one_of))
+        d["oneOf"] = l_one_of if v_one_of is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -5354,9 +5376,11 @@ _KNOWN_TitledMultiSelectItems: frozenset[str] = frozenset(["anyOf", "_meta"])
 
 
 def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, _Any]:
-    d: dict[str, _Any] = {
-        "anyOf": [_encode_EnumOption(x) for x in o.any_of],
-    }
+    d: dict[str, _Any] = {}
+    l_any_of: list[_Any] = []
+    for x_any_of in o.any_of:
+        l_any_of.append(_encode_EnumOption(x_any_of))
+    d["anyOf"] = l_any_of
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -5490,7 +5514,9 @@ _KNOWN_MultiSelectPropertySchema: frozenset[str] = frozenset(
 
 def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "items": _encode_MultiSelectItems(o.items),
+        "items": (_CLASS_ENCODERS.get(type(o.items)) or _encode_MultiSelectItems)(
+            o.items
+        ),
     }
     v_title = o.title
     if v_title is not _UNSET:
@@ -5942,8 +5968,15 @@ def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "protocolVersion": o.protocol_version,
         "agentCapabilities": _encode_AgentCapabilities(o.agent_capabilities),
-        "authMethods": [_encode_AuthMethod(x) for x in o.auth_methods],
     }
+    l_auth_methods: list[_Any] = []
+    for x_auth_methods in o.auth_methods:
+        l_auth_methods.append(
+            (_CLASS_ENCODERS.get(type(x_auth_methods)) or _encode_AuthMethod)(
+                x_auth_methods
+            )
+        )
+    d["authMethods"] = l_auth_methods
     v_agent_info = o.agent_info
     if v_agent_info is not _UNSET:
         d["agentInfo"] = (
@@ -7518,9 +7551,11 @@ _KNOWN_ListProvidersResponse: frozenset[str] = frozenset(["providers", "_meta"])
 
 
 def _encode_ListProvidersResponse(o: ListProvidersResponse) -> dict[str, _Any]:
-    d: dict[str, _Any] = {
-        "providers": [_encode_ProviderInfo(x) for x in o.providers],
-    }
+    d: dict[str, _Any] = {}
+    l_providers: list[_Any] = []
+    for x_providers in o.providers:
+        l_providers.append(_encode_ProviderInfo(x_providers))
+    d["providers"] = l_providers
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -7601,11 +7636,14 @@ _KNOWN_ProviderInfo: frozenset[str] = frozenset(
 def _encode_ProviderInfo(o: ProviderInfo) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "providerId": o.provider_id,
-        "supported": [
-            (x._value_ if type(x) is LlmProtocol else x) for x in o.supported
-        ],
-        "required": o.required,
     }
+    l_supported: list[_Any] = []
+    for x_supported in o.supported:
+        l_supported.append(
+            (x_supported._value_ if type(x_supported) is LlmProtocol else x_supported)
+        )
+    d["supported"] = l_supported
+    d["required"] = o.required
     v_current = o.current
     if v_current is not _UNSET:
         d["current"] = (
@@ -7841,7 +7879,10 @@ def _encode_AuthStatusResponse(o: AuthStatusResponse) -> dict[str, _Any]:
     }
     v_accounts = o.accounts
     if v_accounts is not _UNSET:
-        d["accounts"] = [_encode_AuthAccount(x) for x in v_accounts]
+        l_accounts: list[_Any] = []
+        for x_accounts in v_accounts:
+            l_accounts.append(_encode_AuthAccount(x_accounts))
+        d["accounts"] = l_accounts
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -8039,11 +8080,15 @@ def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, _Any]:
         d["modes"] = None if v_modes is None else _encode_SessionModeState(v_modes)
     v_config_options = o.config_options
     if v_config_options is not _UNSET:
-        d["configOptions"] = (
-            None
-            if v_config_options is None
-            else [_encode_SessionConfigOption(x) for x in v_config_options]
-        )
+        l_config_options: list[_Any] = []
+        for x_config_options in v_config_options or ():
+            l_config_options.append(
+                (
+                    _CLASS_ENCODERS.get(type(x_config_options))
+                    or _encode_SessionConfigOption
+                )(x_config_options)
+            )
+        d["configOptions"] = l_config_options if v_config_options is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -8102,8 +8147,11 @@ _KNOWN_SessionModeState: frozenset[str] = frozenset(
 def _encode_SessionModeState(o: SessionModeState) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "currentModeId": o.current_mode_id,
-        "availableModes": [_encode_SessionMode(x) for x in o.available_modes],
     }
+    l_available_modes: list[_Any] = []
+    for x_available_modes in o.available_modes:
+        l_available_modes.append(_encode_SessionMode(x_available_modes))
+    d["availableModes"] = l_available_modes
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -8666,8 +8714,11 @@ def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, _
     d: dict[str, _Any] = {
         "group": o.group,
         "name": o.name,
-        "options": [_encode_SessionConfigSelectOption(x) for x in o.options],
     }
+    l_options: list[_Any] = []
+    for x_options in o.options:
+        l_options.append(_encode_SessionConfigSelectOption(x_options))
+    d["options"] = l_options
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -8818,11 +8869,15 @@ def _encode_LoadSessionResponse(o: LoadSessionResponse) -> dict[str, _Any]:
         d["modes"] = None if v_modes is None else _encode_SessionModeState(v_modes)
     v_config_options = o.config_options
     if v_config_options is not _UNSET:
-        d["configOptions"] = (
-            None
-            if v_config_options is None
-            else [_encode_SessionConfigOption(x) for x in v_config_options]
-        )
+        l_config_options: list[_Any] = []
+        for x_config_options in v_config_options or ():
+            l_config_options.append(
+                (
+                    _CLASS_ENCODERS.get(type(x_config_options))
+                    or _encode_SessionConfigOption
+                )(x_config_options)
+            )
+        d["configOptions"] = l_config_options if v_config_options is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -8879,9 +8934,11 @@ _KNOWN_ListSessionsResponse: frozenset[str] = frozenset(
 
 
 def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, _Any]:
-    d: dict[str, _Any] = {
-        "sessions": [_encode_SessionInfo(x) for x in o.sessions],
-    }
+    d: dict[str, _Any] = {}
+    l_sessions: list[_Any] = []
+    for x_sessions in o.sessions:
+        l_sessions.append(_encode_SessionInfo(x_sessions))
+    d["sessions"] = l_sessions
     v_next_cursor = o.next_cursor
     if v_next_cursor is not _UNSET:
         d["nextCursor"] = v_next_cursor
@@ -9133,11 +9190,15 @@ def _encode_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, _Any]:
         d["modes"] = None if v_modes is None else _encode_SessionModeState(v_modes)
     v_config_options = o.config_options
     if v_config_options is not _UNSET:
-        d["configOptions"] = (
-            None
-            if v_config_options is None
-            else [_encode_SessionConfigOption(x) for x in v_config_options]
-        )
+        l_config_options: list[_Any] = []
+        for x_config_options in v_config_options or ():
+            l_config_options.append(
+                (
+                    _CLASS_ENCODERS.get(type(x_config_options))
+                    or _encode_SessionConfigOption
+                )(x_config_options)
+            )
+        d["configOptions"] = l_config_options if v_config_options is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -9374,11 +9435,15 @@ def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, _Any]:
         d["modes"] = None if v_modes is None else _encode_SessionModeState(v_modes)
     v_config_options = o.config_options
     if v_config_options is not _UNSET:
-        d["configOptions"] = (
-            None
-            if v_config_options is None
-            else [_encode_SessionConfigOption(x) for x in v_config_options]
-        )
+        l_config_options: list[_Any] = []
+        for x_config_options in v_config_options or ():
+            l_config_options.append(
+                (
+                    _CLASS_ENCODERS.get(type(x_config_options))
+                    or _encode_SessionConfigOption
+                )(x_config_options)
+            )
+        d["configOptions"] = l_config_options if v_config_options is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -9494,9 +9559,16 @@ _KNOWN_SetSessionConfigOptionResponse: frozenset[str] = frozenset(
 def _encode_SetSessionConfigOptionResponse(
     o: SetSessionConfigOptionResponse,
 ) -> dict[str, _Any]:
-    d: dict[str, _Any] = {
-        "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
-    }
+    d: dict[str, _Any] = {}
+    l_config_options: list[_Any] = []
+    for x_config_options in o.config_options:
+        l_config_options.append(
+            (
+                _CLASS_ENCODERS.get(type(x_config_options))
+                or _encode_SessionConfigOption
+            )(x_config_options)
+        )
+    d["configOptions"] = l_config_options
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -9941,7 +10013,9 @@ _KNOWN_SessionNotification: frozenset[str] = frozenset(["sessionId", "update", "
 def _encode_SessionNotification(o: SessionNotification) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionId": o.session_id,
-        "update": _encode_SessionUpdate(o.update),
+        "update": (_CLASS_ENCODERS.get(type(o.update)) or _encode_SessionUpdate)(
+            o.update
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -10023,7 +10097,9 @@ def _encode_UserMessageChunkSessionUpdate(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": "user_message_chunk",
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_message_id = o.message_id
     if v_message_id is not _UNSET:
@@ -10108,7 +10184,9 @@ def _encode_AgentMessageChunkSessionUpdate(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": "agent_message_chunk",
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_message_id = o.message_id
     if v_message_id is not _UNSET:
@@ -10193,7 +10271,9 @@ def _encode_AgentThoughtChunkSessionUpdate(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": "agent_thought_chunk",
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_message_id = o.message_id
     if v_message_id is not _UNSET:
@@ -10377,10 +10457,20 @@ def _encode_ToolCallSessionUpdate(o: ToolCallSessionUpdate) -> dict[str, _Any]:
         d["status"] = v_status._value_ if type(v_status) is ToolCallStatus else v_status
     v_content = o.content
     if v_content is not _UNSET:
-        d["content"] = [_encode_ToolCallContent(x) for x in v_content]
+        l_content: list[_Any] = []
+        for x_content in v_content:
+            l_content.append(
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ToolCallContent)(
+                    x_content
+                )
+            )
+        d["content"] = l_content
     v_locations = o.locations
     if v_locations is not _UNSET:
-        d["locations"] = [_encode_ToolCallLocation(x) for x in v_locations]
+        l_locations: list[_Any] = []
+        for x_locations in v_locations:
+            l_locations.append(_encode_ToolCallLocation(x_locations))
+        d["locations"] = l_locations
     v_raw_input = o.raw_input
     if v_raw_input is not _UNSET:
         d["rawInput"] = _wire_json(v_raw_input)
@@ -10602,18 +10692,20 @@ def _encode_ToolCallUpdateSessionUpdate(
         d["name"] = v_name
     v_content = o.content
     if v_content is not _UNSET:
-        d["content"] = (
-            None
-            if v_content is None
-            else [_encode_ToolCallContent(x) for x in v_content]
-        )
+        l_content: list[_Any] = []
+        for x_content in v_content or ():
+            l_content.append(
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ToolCallContent)(
+                    x_content
+                )
+            )
+        d["content"] = l_content if v_content is not None else None
     v_locations = o.locations
     if v_locations is not _UNSET:
-        d["locations"] = (
-            None
-            if v_locations is None
-            else [_encode_ToolCallLocation(x) for x in v_locations]
-        )
+        l_locations: list[_Any] = []
+        for x_locations in v_locations or ():
+            l_locations.append(_encode_ToolCallLocation(x_locations))
+        d["locations"] = l_locations if v_locations is not None else None
     v_raw_input = o.raw_input
     if v_raw_input is not _UNSET:
         d["rawInput"] = _wire_json(v_raw_input)
@@ -10673,8 +10765,11 @@ _KNOWN_PlanSessionUpdate: frozenset[str] = frozenset(
 def _encode_PlanSessionUpdate(o: PlanSessionUpdate) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": "plan",
-        "entries": [_encode_PlanEntry(x) for x in o.entries],
     }
+    l_entries: list[_Any] = []
+    for x_entries in o.entries:
+        l_entries.append(_encode_PlanEntry(x_entries))
+    d["entries"] = l_entries
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -10736,7 +10831,9 @@ _KNOWN_PlanUpdateSessionUpdate: frozenset[str] = frozenset(
 def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": "plan_update",
-        "plan": _encode_PlanUpdateContent(o.plan),
+        "plan": (_CLASS_ENCODERS.get(type(o.plan)) or _encode_PlanUpdateContent)(
+            o.plan
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -10856,10 +10953,11 @@ def _encode_AvailableCommandsUpdateSessionUpdate(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": "available_commands_update",
-        "availableCommands": [
-            _encode_AvailableCommand(x) for x in o.available_commands
-        ],
     }
+    l_available_commands: list[_Any] = []
+    for x_available_commands in o.available_commands:
+        l_available_commands.append(_encode_AvailableCommand(x_available_commands))
+    d["availableCommands"] = l_available_commands
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -10988,8 +11086,16 @@ def _encode_ConfigOptionUpdateSessionUpdate(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": "config_option_update",
-        "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
     }
+    l_config_options: list[_Any] = []
+    for x_config_options in o.config_options:
+        l_config_options.append(
+            (
+                _CLASS_ENCODERS.get(type(x_config_options))
+                or _encode_SessionConfigOption
+            )(x_config_options)
+        )
+    d["configOptions"] = l_config_options
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -11370,9 +11476,14 @@ def _encode_CompactionUpdateSessionUpdate(
     }
     v_summary = o.summary
     if v_summary is not _UNSET:
-        d["summary"] = (
-            None if v_summary is None else [_encode_ContentBlock(x) for x in v_summary]
-        )
+        l_summary: list[_Any] = []
+        for x_summary in v_summary or ():
+            l_summary.append(
+                (_CLASS_ENCODERS.get(type(x_summary)) or _encode_ContentBlock)(
+                    x_summary
+                )
+            )
+        d["summary"] = l_summary if v_summary is not None else None
     v_error = o.error
     if v_error is not _UNSET:
         d["error"] = v_error
@@ -11455,7 +11566,9 @@ def _encode_CompactionSummaryChunkSessionUpdate(
     d: dict[str, _Any] = {
         "sessionUpdate": "compaction_summary_chunk",
         "compactionId": o.compaction_id,
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -11631,7 +11744,11 @@ def _encode_SubagentUpdateSessionUpdate(
         )
     v_state = o.state
     if v_state is not _UNSET:
-        d["state"] = None if v_state is None else _encode_StateUpdate(v_state)
+        d["state"] = (
+            None
+            if v_state is None
+            else (_CLASS_ENCODERS.get(type(v_state)) or _encode_StateUpdate)(v_state)
+        )
     v_cwd = o.cwd
     if v_cwd is not _UNSET:
         d["cwd"] = v_cwd
@@ -11819,9 +11936,14 @@ def _encode_SessionMessageSessionUpdate(
         )
     v_content = o.content
     if v_content is not _UNSET:
-        d["content"] = (
-            None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
-        )
+        l_content: list[_Any] = []
+        for x_content in v_content or ():
+            l_content.append(
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
+            )
+        d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -11901,7 +12023,9 @@ def _encode_SessionMessageChunkSessionUpdate(
     d: dict[str, _Any] = {
         "sessionUpdate": "session_message_chunk",
         "messageId": o.message_id,
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -11993,7 +12117,9 @@ _KNOWN_ContentChunk: frozenset[str] = frozenset(["content", "messageId", "_meta"
 
 def _encode_ContentChunk(o: ContentChunk) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_message_id = o.message_id
     if v_message_id is not _UNSET:
@@ -12167,10 +12293,20 @@ def _encode_ToolCall(o: ToolCall) -> dict[str, _Any]:
         d["status"] = v_status._value_ if type(v_status) is ToolCallStatus else v_status
     v_content = o.content
     if v_content is not _UNSET:
-        d["content"] = [_encode_ToolCallContent(x) for x in v_content]
+        l_content: list[_Any] = []
+        for x_content in v_content:
+            l_content.append(
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ToolCallContent)(
+                    x_content
+                )
+            )
+        d["content"] = l_content
     v_locations = o.locations
     if v_locations is not _UNSET:
-        d["locations"] = [_encode_ToolCallLocation(x) for x in v_locations]
+        l_locations: list[_Any] = []
+        for x_locations in v_locations:
+            l_locations.append(_encode_ToolCallLocation(x_locations))
+        d["locations"] = l_locations
     v_raw_input = o.raw_input
     if v_raw_input is not _UNSET:
         d["rawInput"] = _wire_json(v_raw_input)
@@ -12322,9 +12458,11 @@ _KNOWN_Plan: frozenset[str] = frozenset(["entries", "_meta"])
 
 
 def _encode_Plan(o: Plan) -> dict[str, _Any]:
-    d: dict[str, _Any] = {
-        "entries": [_encode_PlanEntry(x) for x in o.entries],
-    }
+    d: dict[str, _Any] = {}
+    l_entries: list[_Any] = []
+    for x_entries in o.entries:
+        l_entries.append(_encode_PlanEntry(x_entries))
+    d["entries"] = l_entries
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12392,8 +12530,11 @@ def _encode_ItemsPlanUpdateContent(o: ItemsPlanUpdateContent) -> dict[str, _Any]
     d: dict[str, _Any] = {
         "type": "items",
         "planId": o.plan_id,
-        "entries": [_encode_PlanEntry(x) for x in o.entries],
     }
+    l_entries: list[_Any] = []
+    for x_entries in o.entries:
+        l_entries.append(_encode_PlanEntry(x_entries))
+    d["entries"] = l_entries
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12597,8 +12738,11 @@ _KNOWN_PlanItems: frozenset[str] = frozenset(["planId", "entries", "_meta"])
 def _encode_PlanItems(o: PlanItems) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "planId": o.plan_id,
-        "entries": [_encode_PlanEntry(x) for x in o.entries],
     }
+    l_entries: list[_Any] = []
+    for x_entries in o.entries:
+        l_entries.append(_encode_PlanEntry(x_entries))
+    d["entries"] = l_entries
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12759,7 +12903,9 @@ _KNOWN_PlanUpdate: frozenset[str] = frozenset(["plan", "_meta"])
 
 def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "plan": _encode_PlanUpdateContent(o.plan),
+        "plan": (_CLASS_ENCODERS.get(type(o.plan)) or _encode_PlanUpdateContent)(
+            o.plan
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -12876,7 +13022,13 @@ def _encode_AvailableCommand(o: AvailableCommand) -> dict[str, _Any]:
     }
     v_input = o.input
     if v_input is not _UNSET:
-        d["input"] = None if v_input is None else _encode_AvailableCommandInput(v_input)
+        d["input"] = (
+            None
+            if v_input is None
+            else (_CLASS_ENCODERS.get(type(v_input)) or _encode_AvailableCommandInput)(
+                v_input
+            )
+        )
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12966,11 +13118,11 @@ _KNOWN_AvailableCommandsUpdate: frozenset[str] = frozenset(
 
 
 def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, _Any]:
-    d: dict[str, _Any] = {
-        "availableCommands": [
-            _encode_AvailableCommand(x) for x in o.available_commands
-        ],
-    }
+    d: dict[str, _Any] = {}
+    l_available_commands: list[_Any] = []
+    for x_available_commands in o.available_commands:
+        l_available_commands.append(_encode_AvailableCommand(x_available_commands))
+    d["availableCommands"] = l_available_commands
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -13064,9 +13216,16 @@ _KNOWN_ConfigOptionUpdate: frozenset[str] = frozenset(["configOptions", "_meta"]
 
 
 def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, _Any]:
-    d: dict[str, _Any] = {
-        "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
-    }
+    d: dict[str, _Any] = {}
+    l_config_options: list[_Any] = []
+    for x_config_options in o.config_options:
+        l_config_options.append(
+            (
+                _CLASS_ENCODERS.get(type(x_config_options))
+                or _encode_SessionConfigOption
+            )(x_config_options)
+        )
+    d["configOptions"] = l_config_options
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -13478,9 +13637,14 @@ def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, _Any]:
     }
     v_summary = o.summary
     if v_summary is not _UNSET:
-        d["summary"] = (
-            None if v_summary is None else [_encode_ContentBlock(x) for x in v_summary]
-        )
+        l_summary: list[_Any] = []
+        for x_summary in v_summary or ():
+            l_summary.append(
+                (_CLASS_ENCODERS.get(type(x_summary)) or _encode_ContentBlock)(
+                    x_summary
+                )
+            )
+        d["summary"] = l_summary if v_summary is not None else None
     v_error = o.error
     if v_error is not _UNSET:
         d["error"] = v_error
@@ -13548,7 +13712,9 @@ _KNOWN_CompactionSummaryChunk: frozenset[str] = frozenset(
 def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "compactionId": o.compaction_id,
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -14601,7 +14767,11 @@ def _encode_SubagentUpdate(o: SubagentUpdate) -> dict[str, _Any]:
         )
     v_state = o.state
     if v_state is not _UNSET:
-        d["state"] = None if v_state is None else _encode_StateUpdate(v_state)
+        d["state"] = (
+            None
+            if v_state is None
+            else (_CLASS_ENCODERS.get(type(v_state)) or _encode_StateUpdate)(v_state)
+        )
     v_cwd = o.cwd
     if v_cwd is not _UNSET:
         d["cwd"] = v_cwd
@@ -14773,9 +14943,14 @@ def _encode_SessionMessage(o: SessionMessage) -> dict[str, _Any]:
         )
     v_content = o.content
     if v_content is not _UNSET:
-        d["content"] = (
-            None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
-        )
+        l_content: list[_Any] = []
+        for x_content in v_content or ():
+            l_content.append(
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
+            )
+        d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -14840,7 +15015,9 @@ _KNOWN_SessionMessageChunk: frozenset[str] = frozenset(
 def _encode_SessionMessageChunk(o: SessionMessageChunk) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "messageId": o.message_id,
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -14961,7 +15138,10 @@ def _encode_AuthStatusUpdateNotification(
     }
     v_accounts = o.accounts
     if v_accounts is not _UNSET:
-        d["accounts"] = [_encode_AuthAccount(x) for x in v_accounts]
+        l_accounts: list[_Any] = []
+        for x_accounts in v_accounts:
+            l_accounts.append(_encode_AuthAccount(x_accounts))
+        d["accounts"] = l_accounts
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -16131,8 +16311,15 @@ _KNOWN_NewSessionRequest: frozenset[str] = frozenset(
 def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "cwd": o.cwd,
-        "mcpServers": [_encode_McpServer(x) for x in o.mcp_servers],
     }
+    l_mcp_servers: list[_Any] = []
+    for x_mcp_servers in o.mcp_servers:
+        l_mcp_servers.append(
+            (_CLASS_ENCODERS.get(type(x_mcp_servers)) or _encode_McpServer)(
+                x_mcp_servers
+            )
+        )
+    d["mcpServers"] = l_mcp_servers
     v_additional_directories = o.additional_directories
     if v_additional_directories is not _UNSET:
         d["additionalDirectories"] = list(v_additional_directories)
@@ -16220,8 +16407,11 @@ def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, _Any]:
         "type": "http",
         "name": o.name,
         "url": o.url,
-        "headers": [_encode_HttpHeader(x) for x in o.headers],
     }
+    l_headers: list[_Any] = []
+    for x_headers in o.headers:
+        l_headers.append(_encode_HttpHeader(x_headers))
+    d["headers"] = l_headers
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -16301,8 +16491,11 @@ def _encode_SseMcpServer(o: SseMcpServer) -> dict[str, _Any]:
         "type": "sse",
         "name": o.name,
         "url": o.url,
-        "headers": [_encode_HttpHeader(x) for x in o.headers],
     }
+    l_headers: list[_Any] = []
+    for x_headers in o.headers:
+        l_headers.append(_encode_HttpHeader(x_headers))
+    d["headers"] = l_headers
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -16501,8 +16694,11 @@ def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "name": o.name,
         "url": o.url,
-        "headers": [_encode_HttpHeader(x) for x in o.headers],
     }
+    l_headers: list[_Any] = []
+    for x_headers in o.headers:
+        l_headers.append(_encode_HttpHeader(x_headers))
+    d["headers"] = l_headers
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -16571,8 +16767,11 @@ def _encode_McpServerSse(o: McpServerSse) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "name": o.name,
         "url": o.url,
-        "headers": [_encode_HttpHeader(x) for x in o.headers],
     }
+    l_headers: list[_Any] = []
+    for x_headers in o.headers:
+        l_headers.append(_encode_HttpHeader(x_headers))
+    d["headers"] = l_headers
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -16717,8 +16916,11 @@ def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, _Any]:
         "name": o.name,
         "command": o.command,
         "args": list(o.args),
-        "env": [_encode_EnvVariable(x) for x in o.env],
     }
+    l_env: list[_Any] = []
+    for x_env in o.env:
+        l_env.append(_encode_EnvVariable(x_env))
+    d["env"] = l_env
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -16779,8 +16981,13 @@ _KNOWN_SystemPrompt: frozenset[str] = frozenset(["mode", "content", "_meta"])
 def _encode_SystemPrompt(o: SystemPrompt) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "mode": (o.mode._value_ if type(o.mode) is SystemPromptMode else o.mode),
-        "content": [_encode_ContentBlock(x) for x in o.content],
     }
+    l_content: list[_Any] = []
+    for x_content in o.content:
+        l_content.append(
+            (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(x_content)
+        )
+    d["content"] = l_content
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -16888,11 +17095,17 @@ _KNOWN_LoadSessionRequest: frozenset[str] = frozenset(
 
 
 def _encode_LoadSessionRequest(o: LoadSessionRequest) -> dict[str, _Any]:
-    d: dict[str, _Any] = {
-        "mcpServers": [_encode_McpServer(x) for x in o.mcp_servers],
-        "cwd": o.cwd,
-        "sessionId": o.session_id,
-    }
+    d: dict[str, _Any] = {}
+    l_mcp_servers: list[_Any] = []
+    for x_mcp_servers in o.mcp_servers:
+        l_mcp_servers.append(
+            (_CLASS_ENCODERS.get(type(x_mcp_servers)) or _encode_McpServer)(
+                x_mcp_servers
+            )
+        )
+    d["mcpServers"] = l_mcp_servers
+    d["cwd"] = o.cwd
+    d["sessionId"] = o.session_id
     v_additional_directories = o.additional_directories
     if v_additional_directories is not _UNSET:
         d["additionalDirectories"] = list(v_additional_directories)
@@ -17154,7 +17367,14 @@ def _encode_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, _Any]:
         d["additionalDirectories"] = list(v_additional_directories)
     v_mcp_servers = o.mcp_servers
     if v_mcp_servers is not _UNSET:
-        d["mcpServers"] = [_encode_McpServer(x) for x in v_mcp_servers]
+        l_mcp_servers: list[_Any] = []
+        for x_mcp_servers in v_mcp_servers:
+            l_mcp_servers.append(
+                (_CLASS_ENCODERS.get(type(x_mcp_servers)) or _encode_McpServer)(
+                    x_mcp_servers
+                )
+            )
+        d["mcpServers"] = l_mcp_servers
     v_system_prompt = o.system_prompt
     if v_system_prompt is not _UNSET:
         d["systemPrompt"] = (
@@ -17462,7 +17682,14 @@ def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, _Any]:
         d["additionalDirectories"] = list(v_additional_directories)
     v_mcp_servers = o.mcp_servers
     if v_mcp_servers is not _UNSET:
-        d["mcpServers"] = [_encode_McpServer(x) for x in v_mcp_servers]
+        l_mcp_servers: list[_Any] = []
+        for x_mcp_servers in v_mcp_servers:
+            l_mcp_servers.append(
+                (_CLASS_ENCODERS.get(type(x_mcp_servers)) or _encode_McpServer)(
+                    x_mcp_servers
+                )
+            )
+        d["mcpServers"] = l_mcp_servers
     v_system_prompt = o.system_prompt
     if v_system_prompt is not _UNSET:
         d["systemPrompt"] = (
@@ -17812,8 +18039,13 @@ _KNOWN_PromptRequest: frozenset[str] = frozenset(["sessionId", "prompt", "_meta"
 def _encode_PromptRequest(o: PromptRequest) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionId": o.session_id,
-        "prompt": [_encode_ContentBlock(x) for x in o.prompt],
     }
+    l_prompt: list[_Any] = []
+    for x_prompt in o.prompt:
+        l_prompt.append(
+            (_CLASS_ENCODERS.get(type(x_prompt)) or _encode_ContentBlock)(x_prompt)
+        )
+    d["prompt"] = l_prompt
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -18027,7 +18259,9 @@ _KNOWN_RequestPermissionResponse: frozenset[str] = frozenset(["outcome", "_meta"
 
 def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "outcome": _encode_RequestPermissionOutcome(o.outcome),
+        "outcome": (
+            _CLASS_ENCODERS.get(type(o.outcome)) or _encode_RequestPermissionOutcome
+        )(o.outcome),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -19621,7 +19855,10 @@ def _encode_ToolCallState(o: ToolCallState) -> dict[str, _Any]:
         "status": (o.status._value_ if type(o.status) is ToolCallStatus else o.status),
         "title": o.title,
         "name": o.name,
-        "content": [_encode_ToolCallContent(x) for x in o.content],
+        "content": [
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ToolCallContent)(x)
+            for x in o.content
+        ],
         "locations": [_encode_ToolCallLocation(x) for x in o.locations],
         "rawInput": _wire_json(o.raw_input),
         "rawOutput": _wire_json(o.raw_output),
@@ -19654,7 +19891,9 @@ def _encode_CompactionState(o: CompactionState) -> dict[str, _Any]:
         "status": (
             o.status._value_ if type(o.status) is CompactionStatus else o.status
         ),
-        "summary": [_encode_ContentBlock(x) for x in o.summary],
+        "summary": [
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ContentBlock)(x) for x in o.summary
+        ],
         "error": o.error,
         "_meta": _wire_map(o.meta),
     }
@@ -19671,7 +19910,11 @@ def _encode_SubagentState(o: SubagentState) -> dict[str, _Any]:
             if o.capabilities is None
             else _encode_SubagentSessionCapabilities(o.capabilities)
         ),
-        "state": (None if o.state is None else _encode_StateUpdate(o.state)),
+        "state": (
+            None
+            if o.state is None
+            else (_CLASS_ENCODERS.get(type(o.state)) or _encode_StateUpdate)(o.state)
+        ),
         "cwd": o.cwd,
         "additionalDirectories": (
             None if o.additional_directories is None else list(o.additional_directories)
@@ -19696,7 +19939,9 @@ def _encode_SessionMessageState(o: SessionMessageState) -> dict[str, _Any]:
         "recipientMessageId": (
             None if o.recipient_message_id is None else o.recipient_message_id
         ),
-        "content": [_encode_ContentBlock(x) for x in o.content],
+        "content": [
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ContentBlock)(x) for x in o.content
+        ],
         "_meta": _wire_map(o.meta),
     }
     return d

@@ -555,15 +555,22 @@ def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, _
     d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "title": o.title,
-        "options": [_encode_PermissionOption(x) for x in o.options],
     }
+    l_options: list[_Any] = []
+    for x_options in o.options:
+        l_options.append(_encode_PermissionOption(x_options))
+    d["options"] = l_options
     v_description = o.description
     if v_description is not _UNSET:
         d["description"] = v_description
     v_subject = o.subject
     if v_subject is not _UNSET:
         d["subject"] = (
-            None if v_subject is None else _encode_RequestPermissionSubject(v_subject)
+            None
+            if v_subject is None
+            else (
+                _CLASS_ENCODERS.get(type(v_subject)) or _encode_RequestPermissionSubject
+            )(v_subject)
         )
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -990,18 +997,20 @@ def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, _Any]:
         )
     v_content = o.content
     if v_content is not _UNSET:
-        d["content"] = (
-            None
-            if v_content is None
-            else [_encode_ToolCallContent(x) for x in v_content]
-        )
+        l_content: list[_Any] = []
+        for x_content in v_content or ():
+            l_content.append(
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ToolCallContent)(
+                    x_content
+                )
+            )
+        d["content"] = l_content if v_content is not None else None
     v_locations = o.locations
     if v_locations is not _UNSET:
-        d["locations"] = (
-            None
-            if v_locations is None
-            else [_encode_ToolCallLocation(x) for x in v_locations]
-        )
+        l_locations: list[_Any] = []
+        for x_locations in v_locations or ():
+            l_locations.append(_encode_ToolCallLocation(x_locations))
+        d["locations"] = l_locations if v_locations is not None else None
     v_raw_input = o.raw_input
     if v_raw_input is not _UNSET:
         d["rawInput"] = _wire_json(v_raw_input)
@@ -1098,7 +1107,9 @@ _KNOWN_ContentToolCallContent: frozenset[str] = frozenset(["type", "content", "_
 def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": "content",
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -1166,8 +1177,13 @@ _KNOWN_DiffToolCallContent: frozenset[str] = frozenset(
 def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": "diff",
-        "changes": [_encode_DiffChange(x) for x in o.changes],
     }
+    l_changes: list[_Any] = []
+    for x_changes in o.changes:
+        l_changes.append(
+            (_CLASS_ENCODERS.get(type(x_changes)) or _encode_DiffChange)(x_changes)
+        )
+    d["changes"] = l_changes
     v_patch = o.patch
     if v_patch is not _UNSET:
         d["patch"] = None if v_patch is None else _encode_DiffPatch(v_patch)
@@ -1692,7 +1708,10 @@ def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, _
         d["description"] = v_description
     v_icons = o.icons
     if v_icons is not _UNSET:
-        d["icons"] = None if v_icons is None else [_encode_Icon(x) for x in v_icons]
+        l_icons: list[_Any] = []
+        for x_icons in v_icons or ():
+            l_icons.append(_encode_Icon(x_icons))
+        d["icons"] = l_icons if v_icons is not None else None
     v_mime_type = o.mime_type
     if v_mime_type is not _UNSET:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
@@ -1768,7 +1787,9 @@ _KNOWN_ResourceContentBlock: frozenset[str] = frozenset(
 def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": "resource",
-        "resource": _encode_EmbeddedResourceResource(o.resource),
+        "resource": (
+            _CLASS_ENCODERS.get(type(o.resource)) or _encode_EmbeddedResourceResource
+        )(o.resource),
     }
     v_annotations = o.annotations
     if v_annotations is not _UNSET:
@@ -1886,11 +1907,12 @@ def _encode_Annotations(o: Annotations) -> dict[str, _Any]:
     d: dict[str, _Any] = {}
     v_audience = o.audience
     if v_audience is not _UNSET:
-        d["audience"] = (
-            None
-            if v_audience is None
-            else [(x._value_ if type(x) is Role else x) for x in v_audience]
-        )
+        l_audience: list[_Any] = []
+        for x_audience in v_audience or ():
+            l_audience.append(
+                (x_audience._value_ if type(x_audience) is Role else x_audience)
+            )
+        d["audience"] = l_audience if v_audience is not None else None
     v_last_modified = o.last_modified
     if v_last_modified is not _UNSET:
         d["lastModified"] = v_last_modified
@@ -2413,7 +2435,10 @@ def _encode_ResourceLink(o: ResourceLink) -> dict[str, _Any]:
         d["description"] = v_description
     v_icons = o.icons
     if v_icons is not _UNSET:
-        d["icons"] = None if v_icons is None else [_encode_Icon(x) for x in v_icons]
+        l_icons: list[_Any] = []
+        for x_icons in v_icons or ():
+            l_icons.append(_encode_Icon(x_icons))
+        d["icons"] = l_icons if v_icons is not None else None
     v_mime_type = o.mime_type
     if v_mime_type is not _UNSET:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
@@ -2632,7 +2657,9 @@ _KNOWN_EmbeddedResource: frozenset[str] = frozenset(
 
 def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "resource": _encode_EmbeddedResourceResource(o.resource),
+        "resource": (
+            _CLASS_ENCODERS.get(type(o.resource)) or _encode_EmbeddedResourceResource
+        )(o.resource),
     }
     v_annotations = o.annotations
     if v_annotations is not _UNSET:
@@ -2687,7 +2714,9 @@ _KNOWN_Content: frozenset[str] = frozenset(["content", "_meta"])
 
 def _encode_Content(o: Content) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -3545,9 +3574,13 @@ _KNOWN_Diff: frozenset[str] = frozenset(["changes", "patch", "_meta"])
 
 
 def _encode_Diff(o: Diff) -> dict[str, _Any]:
-    d: dict[str, _Any] = {
-        "changes": [_encode_DiffChange(x) for x in o.changes],
-    }
+    d: dict[str, _Any] = {}
+    l_changes: list[_Any] = []
+    for x_changes in o.changes:
+        l_changes.append(
+            (_CLASS_ENCODERS.get(type(x_changes)) or _encode_DiffChange)(x_changes)
+        )
+    d["changes"] = l_changes
     v_patch = o.patch
     if v_patch is not _UNSET:
         d["patch"] = None if v_patch is None else _encode_DiffPatch(v_patch)
@@ -4505,7 +4538,8 @@ def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": (o.type._value_ if type(o.type) is ElicitationSchemaType else o.type),
         "properties": {
-            k: _encode_ElicitationPropertySchema(x) for k, x in o.properties.items()
+            k: (_CLASS_ENCODERS.get(type(x)) or _encode_ElicitationPropertySchema)(x)
+            for k, x in o.properties.items()
         },
     }
     v_title = o.title
@@ -4764,9 +4798,10 @@ def _encode_StringElicitationPropertySchema(
         d["enum"] = None if v_enum is None else list(v_enum)
     v_one_of = o.one_of
     if v_one_of is not _UNSET:
-        d["oneOf"] = (
-            None if v_one_of is None else [_encode_EnumOption(x) for x in v_one_of]
-        )
+        l_one_of: list[_Any] = []
+        for x_one_of in v_one_of or ():
+            l_one_of.append(_encode_EnumOption(x_one_of))
+        d["oneOf"] = l_one_of if v_one_of is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -5322,7 +5357,9 @@ def _encode_ArrayElicitationPropertySchema(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": "array",
-        "items": _encode_MultiSelectItems(o.items),
+        "items": (_CLASS_ENCODERS.get(type(o.items)) or _encode_MultiSelectItems)(
+            o.items
+        ),
     }
     v_title = o.title
     if v_title is not _UNSET:
@@ -5684,9 +5721,10 @@ def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, _Any]:
         d["enum"] = None if v_enum is None else list(v_enum)
     v_one_of = o.one_of
     if v_one_of is not _UNSET:
-        d["oneOf"] = (
-            None if v_one_of is None else [_encode_EnumOption(x) for x in v_one_of]
-        )
+        l_one_of: list[_Any] = []
+        for x_one_of in v_one_of or ():
+            l_one_of.append(_encode_EnumOption(x_one_of))
+        d["oneOf"] = l_one_of if v_one_of is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -6214,9 +6252,11 @@ _KNOWN_TitledMultiSelectItems: frozenset[str] = frozenset(["anyOf", "_meta"])
 
 
 def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, _Any]:
-    d: dict[str, _Any] = {
-        "anyOf": [_encode_EnumOption(x) for x in o.any_of],
-    }
+    d: dict[str, _Any] = {}
+    l_any_of: list[_Any] = []
+    for x_any_of in o.any_of:
+        l_any_of.append(_encode_EnumOption(x_any_of))
+    d["anyOf"] = l_any_of
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -6350,7 +6390,9 @@ _KNOWN_MultiSelectPropertySchema: frozenset[str] = frozenset(
 
 def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "items": _encode_MultiSelectItems(o.items),
+        "items": (_CLASS_ENCODERS.get(type(o.items)) or _encode_MultiSelectItems)(
+            o.items
+        ),
     }
     v_title = o.title
     if v_title is not _UNSET:
@@ -6715,7 +6757,14 @@ def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, _Any]:
     }
     v_auth_methods = o.auth_methods
     if v_auth_methods is not _UNSET:
-        d["authMethods"] = [_encode_AuthMethod(x) for x in v_auth_methods]
+        l_auth_methods: list[_Any] = []
+        for x_auth_methods in v_auth_methods:
+            l_auth_methods.append(
+                (_CLASS_ENCODERS.get(type(x_auth_methods)) or _encode_AuthMethod)(
+                    x_auth_methods
+                )
+            )
+        d["authMethods"] = l_auth_methods
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -7478,7 +7527,10 @@ def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, _Any]:
         d["args"] = list(v_args)
     v_env = o.env
     if v_env is not _UNSET:
-        d["env"] = [_encode_EnvVariable(x) for x in v_env]
+        l_env: list[_Any] = []
+        for x_env in v_env:
+            l_env.append(_encode_EnvVariable(x_env))
+        d["env"] = l_env
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -7791,7 +7843,10 @@ def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, _Any]:
         d["args"] = list(v_args)
     v_env = o.env
     if v_env is not _UNSET:
-        d["env"] = [_encode_EnvVariable(x) for x in v_env]
+        l_env: list[_Any] = []
+        for x_env in v_env:
+            l_env.append(_encode_EnvVariable(x_env))
+        d["env"] = l_env
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -8010,12 +8065,26 @@ def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, _Any]:
     }
     v_config_options = o.config_options
     if v_config_options is not _UNSET:
-        d["configOptions"] = [_encode_SessionConfigOption(x) for x in v_config_options]
+        l_config_options: list[_Any] = []
+        for x_config_options in v_config_options:
+            l_config_options.append(
+                (
+                    _CLASS_ENCODERS.get(type(x_config_options))
+                    or _encode_SessionConfigOption
+                )(x_config_options)
+            )
+        d["configOptions"] = l_config_options
     v_available_commands = o.available_commands
     if v_available_commands is not _UNSET:
-        d["availableCommands"] = [
-            _encode_AvailableCommand(x) for x in v_available_commands
-        ]
+        l_available_commands: list[_Any] = []
+        for x_available_commands in v_available_commands:
+            l_available_commands.append(
+                (
+                    _CLASS_ENCODERS.get(type(x_available_commands))
+                    or _encode_AvailableCommand
+                )(x_available_commands)
+            )
+        d["availableCommands"] = l_available_commands
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -8622,8 +8691,11 @@ def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, _
     d: dict[str, _Any] = {
         "groupId": o.group_id,
         "name": o.name,
-        "options": [_encode_SessionConfigSelectOption(x) for x in o.options],
     }
+    l_options: list[_Any] = []
+    for x_options in o.options:
+        l_options.append(_encode_SessionConfigSelectOption(x_options))
+    d["options"] = l_options
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -8798,7 +8870,13 @@ def _encode_CommandAvailableCommand(o: CommandAvailableCommand) -> dict[str, _An
     }
     v_input = o.input
     if v_input is not _UNSET:
-        d["input"] = None if v_input is None else _encode_AvailableCommandInput(v_input)
+        d["input"] = (
+            None
+            if v_input is None
+            else (_CLASS_ENCODERS.get(type(v_input)) or _encode_AvailableCommandInput)(
+                v_input
+            )
+        )
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -9073,7 +9151,13 @@ def _encode_Command(o: Command) -> dict[str, _Any]:
     }
     v_input = o.input
     if v_input is not _UNSET:
-        d["input"] = None if v_input is None else _encode_AvailableCommandInput(v_input)
+        d["input"] = (
+            None
+            if v_input is None
+            else (_CLASS_ENCODERS.get(type(v_input)) or _encode_AvailableCommandInput)(
+                v_input
+            )
+        )
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -9136,9 +9220,11 @@ _KNOWN_ListSessionsResponse: frozenset[str] = frozenset(
 
 
 def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, _Any]:
-    d: dict[str, _Any] = {
-        "sessions": [_encode_SessionInfo(x) for x in o.sessions],
-    }
+    d: dict[str, _Any] = {}
+    l_sessions: list[_Any] = []
+    for x_sessions in o.sessions:
+        l_sessions.append(_encode_SessionInfo(x_sessions))
+    d["sessions"] = l_sessions
     v_next_cursor = o.next_cursor
     if v_next_cursor is not _UNSET:
         d["nextCursor"] = None if v_next_cursor is None else v_next_cursor
@@ -9241,7 +9327,7 @@ def _encode_SessionInfo(o: SessionInfo) -> dict[str, _Any]:
     }
     v_additional_directories = o.additional_directories
     if v_additional_directories is not _UNSET:
-        d["additionalDirectories"] = [x for x in v_additional_directories]
+        d["additionalDirectories"] = list(v_additional_directories)
     v_title = o.title
     if v_title is not _UNSET:
         d["title"] = v_title
@@ -9348,12 +9434,26 @@ def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, _Any]:
     d: dict[str, _Any] = {}
     v_config_options = o.config_options
     if v_config_options is not _UNSET:
-        d["configOptions"] = [_encode_SessionConfigOption(x) for x in v_config_options]
+        l_config_options: list[_Any] = []
+        for x_config_options in v_config_options:
+            l_config_options.append(
+                (
+                    _CLASS_ENCODERS.get(type(x_config_options))
+                    or _encode_SessionConfigOption
+                )(x_config_options)
+            )
+        d["configOptions"] = l_config_options
     v_available_commands = o.available_commands
     if v_available_commands is not _UNSET:
-        d["availableCommands"] = [
-            _encode_AvailableCommand(x) for x in v_available_commands
-        ]
+        l_available_commands: list[_Any] = []
+        for x_available_commands in v_available_commands:
+            l_available_commands.append(
+                (
+                    _CLASS_ENCODERS.get(type(x_available_commands))
+                    or _encode_AvailableCommand
+                )(x_available_commands)
+            )
+        d["availableCommands"] = l_available_commands
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -9500,9 +9600,16 @@ _KNOWN_SetSessionConfigOptionResponse: frozenset[str] = frozenset(
 def _encode_SetSessionConfigOptionResponse(
     o: SetSessionConfigOptionResponse,
 ) -> dict[str, _Any]:
-    d: dict[str, _Any] = {
-        "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
-    }
+    d: dict[str, _Any] = {}
+    l_config_options: list[_Any] = []
+    for x_config_options in o.config_options:
+        l_config_options.append(
+            (
+                _CLASS_ENCODERS.get(type(x_config_options))
+                or _encode_SessionConfigOption
+            )(x_config_options)
+        )
+    d["configOptions"] = l_config_options
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -9704,7 +9811,7 @@ def _encode_UnsupportedProtocolVersionErrorData(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "requested": o.requested,
-        "supported": [x for x in o.supported],
+        "supported": list(o.supported),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -9864,7 +9971,9 @@ _KNOWN_UpdateSessionNotification: frozenset[str] = frozenset(
 def _encode_UpdateSessionNotification(o: UpdateSessionNotification) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionId": o.session_id,
-        "update": _encode_SessionUpdate(o.update),
+        "update": (_CLASS_ENCODERS.get(type(o.update)) or _encode_SessionUpdate)(
+            o.update
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -9945,7 +10054,9 @@ def _encode_UserMessageChunkSessionUpdate(
     d: dict[str, _Any] = {
         "sessionUpdate": "user_message_chunk",
         "messageId": o.message_id,
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -10025,9 +10136,14 @@ def _encode_UserMessageSessionUpdate(o: UserMessageSessionUpdate) -> dict[str, _
     }
     v_content = o.content
     if v_content is not _UNSET:
-        d["content"] = (
-            None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
-        )
+        l_content: list[_Any] = []
+        for x_content in v_content or ():
+            l_content.append(
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
+            )
+        d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -10107,7 +10223,9 @@ def _encode_AgentMessageChunkSessionUpdate(
     d: dict[str, _Any] = {
         "sessionUpdate": "agent_message_chunk",
         "messageId": o.message_id,
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -10189,9 +10307,14 @@ def _encode_AgentMessageSessionUpdate(o: AgentMessageSessionUpdate) -> dict[str,
     }
     v_content = o.content
     if v_content is not _UNSET:
-        d["content"] = (
-            None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
-        )
+        l_content: list[_Any] = []
+        for x_content in v_content or ():
+            l_content.append(
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
+            )
+        d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -10271,7 +10394,9 @@ def _encode_AgentThoughtChunkSessionUpdate(
     d: dict[str, _Any] = {
         "sessionUpdate": "agent_thought_chunk",
         "messageId": o.message_id,
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -10353,9 +10478,14 @@ def _encode_AgentThoughtSessionUpdate(o: AgentThoughtSessionUpdate) -> dict[str,
     }
     v_content = o.content
     if v_content is not _UNSET:
-        d["content"] = (
-            None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
-        )
+        l_content: list[_Any] = []
+        for x_content in v_content or ():
+            l_content.append(
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
+            )
+        d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -10462,7 +10592,9 @@ def _encode_ToolCallContentChunkSessionUpdate(
     d: dict[str, _Any] = {
         "sessionUpdate": "tool_call_content_chunk",
         "toolCallId": o.tool_call_id,
-        "content": _encode_ToolCallContent(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ToolCallContent)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -10693,18 +10825,20 @@ def _encode_ToolCallUpdateSessionUpdate(
         )
     v_content = o.content
     if v_content is not _UNSET:
-        d["content"] = (
-            None
-            if v_content is None
-            else [_encode_ToolCallContent(x) for x in v_content]
-        )
+        l_content: list[_Any] = []
+        for x_content in v_content or ():
+            l_content.append(
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ToolCallContent)(
+                    x_content
+                )
+            )
+        d["content"] = l_content if v_content is not None else None
     v_locations = o.locations
     if v_locations is not _UNSET:
-        d["locations"] = (
-            None
-            if v_locations is None
-            else [_encode_ToolCallLocation(x) for x in v_locations]
-        )
+        l_locations: list[_Any] = []
+        for x_locations in v_locations or ():
+            l_locations.append(_encode_ToolCallLocation(x_locations))
+        d["locations"] = l_locations if v_locations is not None else None
     v_raw_input = o.raw_input
     if v_raw_input is not _UNSET:
         d["rawInput"] = _wire_json(v_raw_input)
@@ -11025,7 +11159,9 @@ _KNOWN_PlanUpdateSessionUpdate: frozenset[str] = frozenset(
 def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": "plan_update",
-        "plan": _encode_PlanUpdateContent(o.plan),
+        "plan": (_CLASS_ENCODERS.get(type(o.plan)) or _encode_PlanUpdateContent)(
+            o.plan
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -11088,10 +11224,16 @@ def _encode_AvailableCommandsUpdateSessionUpdate(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": "available_commands_update",
-        "availableCommands": [
-            _encode_AvailableCommand(x) for x in o.available_commands
-        ],
     }
+    l_available_commands: list[_Any] = []
+    for x_available_commands in o.available_commands:
+        l_available_commands.append(
+            (
+                _CLASS_ENCODERS.get(type(x_available_commands))
+                or _encode_AvailableCommand
+            )(x_available_commands)
+        )
+    d["availableCommands"] = l_available_commands
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -11157,8 +11299,16 @@ def _encode_ConfigOptionUpdateSessionUpdate(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": "config_option_update",
-        "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
     }
+    l_config_options: list[_Any] = []
+    for x_config_options in o.config_options:
+        l_config_options.append(
+            (
+                _CLASS_ENCODERS.get(type(x_config_options))
+                or _encode_SessionConfigOption
+            )(x_config_options)
+        )
+    d["configOptions"] = l_config_options
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -11539,9 +11689,14 @@ def _encode_CompactionUpdateSessionUpdate(
     }
     v_summary = o.summary
     if v_summary is not _UNSET:
-        d["summary"] = (
-            None if v_summary is None else [_encode_ContentBlock(x) for x in v_summary]
-        )
+        l_summary: list[_Any] = []
+        for x_summary in v_summary or ():
+            l_summary.append(
+                (_CLASS_ENCODERS.get(type(x_summary)) or _encode_ContentBlock)(
+                    x_summary
+                )
+            )
+        d["summary"] = l_summary if v_summary is not None else None
     v_error = o.error
     if v_error is not _UNSET:
         d["error"] = v_error
@@ -11624,7 +11779,9 @@ def _encode_CompactionSummaryChunkSessionUpdate(
     d: dict[str, _Any] = {
         "sessionUpdate": "compaction_summary_chunk",
         "compactionId": o.compaction_id,
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -11737,7 +11894,9 @@ _KNOWN_ContentChunk: frozenset[str] = frozenset(["messageId", "content", "_meta"
 def _encode_ContentChunk(o: ContentChunk) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "messageId": o.message_id,
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -11804,9 +11963,14 @@ def _encode_UserMessage(o: UserMessage) -> dict[str, _Any]:
     }
     v_content = o.content
     if v_content is not _UNSET:
-        d["content"] = (
-            None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
-        )
+        l_content: list[_Any] = []
+        for x_content in v_content or ():
+            l_content.append(
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
+            )
+        d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -11872,9 +12036,14 @@ def _encode_AgentMessage(o: AgentMessage) -> dict[str, _Any]:
     }
     v_content = o.content
     if v_content is not _UNSET:
-        d["content"] = (
-            None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
-        )
+        l_content: list[_Any] = []
+        for x_content in v_content or ():
+            l_content.append(
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
+            )
+        d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -11940,9 +12109,14 @@ def _encode_AgentThought(o: AgentThought) -> dict[str, _Any]:
     }
     v_content = o.content
     if v_content is not _UNSET:
-        d["content"] = (
-            None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
-        )
+        l_content: list[_Any] = []
+        for x_content in v_content or ():
+            l_content.append(
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
+            )
+        d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12235,11 +12409,14 @@ def _encode_RunningStateUpdate(o: RunningStateUpdate) -> dict[str, _Any]:
     d: dict[str, _Any] = {}
     v_background = o.background
     if v_background is not _UNSET:
-        d["background"] = (
-            None
-            if v_background is None
-            else [_encode_BackgroundWork(x) for x in v_background]
-        )
+        l_background: list[_Any] = []
+        for x_background in v_background or ():
+            l_background.append(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
+                    x_background
+                )
+            )
+        d["background"] = l_background if v_background is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12335,11 +12512,14 @@ def _encode_EndTurnIdleStateUpdate(o: EndTurnIdleStateUpdate) -> dict[str, _Any]
     }
     v_background = o.background
     if v_background is not _UNSET:
-        d["background"] = (
-            None
-            if v_background is None
-            else [_encode_BackgroundWork(x) for x in v_background]
-        )
+        l_background: list[_Any] = []
+        for x_background in v_background or ():
+            l_background.append(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
+                    x_background
+                )
+            )
+        d["background"] = l_background if v_background is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12404,11 +12584,14 @@ def _encode_MaxTokensIdleStateUpdate(o: MaxTokensIdleStateUpdate) -> dict[str, _
     }
     v_background = o.background
     if v_background is not _UNSET:
-        d["background"] = (
-            None
-            if v_background is None
-            else [_encode_BackgroundWork(x) for x in v_background]
-        )
+        l_background: list[_Any] = []
+        for x_background in v_background or ():
+            l_background.append(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
+                    x_background
+                )
+            )
+        d["background"] = l_background if v_background is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12477,11 +12660,14 @@ def _encode_MaxTurnRequestsIdleStateUpdate(
     }
     v_background = o.background
     if v_background is not _UNSET:
-        d["background"] = (
-            None
-            if v_background is None
-            else [_encode_BackgroundWork(x) for x in v_background]
-        )
+        l_background: list[_Any] = []
+        for x_background in v_background or ():
+            l_background.append(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
+                    x_background
+                )
+            )
+        d["background"] = l_background if v_background is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12546,11 +12732,14 @@ def _encode_RefusalIdleStateUpdate(o: RefusalIdleStateUpdate) -> dict[str, _Any]
     }
     v_background = o.background
     if v_background is not _UNSET:
-        d["background"] = (
-            None
-            if v_background is None
-            else [_encode_BackgroundWork(x) for x in v_background]
-        )
+        l_background: list[_Any] = []
+        for x_background in v_background or ():
+            l_background.append(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
+                    x_background
+                )
+            )
+        d["background"] = l_background if v_background is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12615,11 +12804,14 @@ def _encode_CancelledIdleStateUpdate(o: CancelledIdleStateUpdate) -> dict[str, _
     }
     v_background = o.background
     if v_background is not _UNSET:
-        d["background"] = (
-            None
-            if v_background is None
-            else [_encode_BackgroundWork(x) for x in v_background]
-        )
+        l_background: list[_Any] = []
+        for x_background in v_background or ():
+            l_background.append(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
+                    x_background
+                )
+            )
+        d["background"] = l_background if v_background is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12693,11 +12885,14 @@ def _encode_ErrorIdleStateUpdate(o: ErrorIdleStateUpdate) -> dict[str, _Any]:
     }
     v_background = o.background
     if v_background is not _UNSET:
-        d["background"] = (
-            None
-            if v_background is None
-            else [_encode_BackgroundWork(x) for x in v_background]
-        )
+        l_background: list[_Any] = []
+        for x_background in v_background or ():
+            l_background.append(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
+                    x_background
+                )
+            )
+        d["background"] = l_background if v_background is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12759,11 +12954,14 @@ def _encode_OtherIdleStateUpdate(o: OtherIdleStateUpdate) -> dict[str, _Any]:
     }
     v_background = o.background
     if v_background is not _UNSET:
-        d["background"] = (
-            None
-            if v_background is None
-            else [_encode_BackgroundWork(x) for x in v_background]
-        )
+        l_background: list[_Any] = []
+        for x_background in v_background or ():
+            l_background.append(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
+                    x_background
+                )
+            )
+        d["background"] = l_background if v_background is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12828,11 +13026,14 @@ def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, _Any]:
     d: dict[str, _Any] = {}
     v_background = o.background
     if v_background is not _UNSET:
-        d["background"] = (
-            None
-            if v_background is None
-            else [_encode_BackgroundWork(x) for x in v_background]
-        )
+        l_background: list[_Any] = []
+        for x_background in v_background or ():
+            l_background.append(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
+                    x_background
+                )
+            )
+        d["background"] = l_background if v_background is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12898,11 +13099,14 @@ def _encode_RequiresActionStateUpdate(o: RequiresActionStateUpdate) -> dict[str,
     d: dict[str, _Any] = {}
     v_background = o.background
     if v_background is not _UNSET:
-        d["background"] = (
-            None
-            if v_background is None
-            else [_encode_BackgroundWork(x) for x in v_background]
-        )
+        l_background: list[_Any] = []
+        for x_background in v_background or ():
+            l_background.append(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
+                    x_background
+                )
+            )
+        d["background"] = l_background if v_background is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12963,11 +13167,14 @@ def _encode_StateUpdateRunning(o: StateUpdateRunning) -> dict[str, _Any]:
     }
     v_background = o.background
     if v_background is not _UNSET:
-        d["background"] = (
-            None
-            if v_background is None
-            else [_encode_BackgroundWork(x) for x in v_background]
-        )
+        l_background: list[_Any] = []
+        for x_background in v_background or ():
+            l_background.append(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
+                    x_background
+                )
+            )
+        d["background"] = l_background if v_background is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -13059,11 +13266,14 @@ def _encode_StateUpdateRequiresAction(o: StateUpdateRequiresAction) -> dict[str,
     }
     v_background = o.background
     if v_background is not _UNSET:
-        d["background"] = (
-            None
-            if v_background is None
-            else [_encode_BackgroundWork(x) for x in v_background]
-        )
+        l_background: list[_Any] = []
+        for x_background in v_background or ():
+            l_background.append(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
+                    x_background
+                )
+            )
+        d["background"] = l_background if v_background is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -13161,7 +13371,9 @@ _KNOWN_ToolCallContentChunk: frozenset[str] = frozenset(
 def _encode_ToolCallContentChunk(o: ToolCallContentChunk) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "toolCallId": o.tool_call_id,
-        "content": _encode_ToolCallContent(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ToolCallContent)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -13703,8 +13915,11 @@ def _encode_ItemsPlanUpdateContent(o: ItemsPlanUpdateContent) -> dict[str, _Any]
     d: dict[str, _Any] = {
         "type": "items",
         "planId": o.plan_id,
-        "entries": [_encode_PlanEntry(x) for x in o.entries],
     }
+    l_entries: list[_Any] = []
+    for x_entries in o.entries:
+        l_entries.append(_encode_PlanEntry(x_entries))
+    d["entries"] = l_entries
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -13910,8 +14125,11 @@ _KNOWN_PlanItems: frozenset[str] = frozenset(["planId", "entries", "_meta"])
 def _encode_PlanItems(o: PlanItems) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "planId": o.plan_id,
-        "entries": [_encode_PlanEntry(x) for x in o.entries],
     }
+    l_entries: list[_Any] = []
+    for x_entries in o.entries:
+        l_entries.append(_encode_PlanEntry(x_entries))
+    d["entries"] = l_entries
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -13960,7 +14178,9 @@ _KNOWN_PlanUpdate: frozenset[str] = frozenset(["plan", "_meta"])
 
 def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "plan": _encode_PlanUpdateContent(o.plan),
+        "plan": (_CLASS_ENCODERS.get(type(o.plan)) or _encode_PlanUpdateContent)(
+            o.plan
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -14007,11 +14227,16 @@ _KNOWN_AvailableCommandsUpdate: frozenset[str] = frozenset(
 
 
 def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, _Any]:
-    d: dict[str, _Any] = {
-        "availableCommands": [
-            _encode_AvailableCommand(x) for x in o.available_commands
-        ],
-    }
+    d: dict[str, _Any] = {}
+    l_available_commands: list[_Any] = []
+    for x_available_commands in o.available_commands:
+        l_available_commands.append(
+            (
+                _CLASS_ENCODERS.get(type(x_available_commands))
+                or _encode_AvailableCommand
+            )(x_available_commands)
+        )
+    d["availableCommands"] = l_available_commands
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -14059,9 +14284,16 @@ _KNOWN_ConfigOptionUpdate: frozenset[str] = frozenset(["configOptions", "_meta"]
 
 
 def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, _Any]:
-    d: dict[str, _Any] = {
-        "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
-    }
+    d: dict[str, _Any] = {}
+    l_config_options: list[_Any] = []
+    for x_config_options in o.config_options:
+        l_config_options.append(
+            (
+                _CLASS_ENCODERS.get(type(x_config_options))
+                or _encode_SessionConfigOption
+            )(x_config_options)
+        )
+    d["configOptions"] = l_config_options
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -14473,9 +14705,14 @@ def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, _Any]:
     }
     v_summary = o.summary
     if v_summary is not _UNSET:
-        d["summary"] = (
-            None if v_summary is None else [_encode_ContentBlock(x) for x in v_summary]
-        )
+        l_summary: list[_Any] = []
+        for x_summary in v_summary or ():
+            l_summary.append(
+                (_CLASS_ENCODERS.get(type(x_summary)) or _encode_ContentBlock)(
+                    x_summary
+                )
+            )
+        d["summary"] = l_summary if v_summary is not None else None
     v_error = o.error
     if v_error is not _UNSET:
         d["error"] = v_error
@@ -14543,7 +14780,9 @@ _KNOWN_CompactionSummaryChunk: frozenset[str] = frozenset(
 def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "compactionId": o.compaction_id,
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -15162,10 +15401,17 @@ def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, _Any]:
     }
     v_additional_directories = o.additional_directories
     if v_additional_directories is not _UNSET:
-        d["additionalDirectories"] = [x for x in v_additional_directories]
+        d["additionalDirectories"] = list(v_additional_directories)
     v_mcp_servers = o.mcp_servers
     if v_mcp_servers is not _UNSET:
-        d["mcpServers"] = [_encode_McpServer(x) for x in v_mcp_servers]
+        l_mcp_servers: list[_Any] = []
+        for x_mcp_servers in v_mcp_servers:
+            l_mcp_servers.append(
+                (_CLASS_ENCODERS.get(type(x_mcp_servers)) or _encode_McpServer)(
+                    x_mcp_servers
+                )
+            )
+        d["mcpServers"] = l_mcp_servers
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -15248,7 +15494,10 @@ def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, _Any]:
     }
     v_headers = o.headers
     if v_headers is not _UNSET:
-        d["headers"] = [_encode_HttpHeader(x) for x in v_headers]
+        l_headers: list[_Any] = []
+        for x_headers in v_headers:
+            l_headers.append(_encode_HttpHeader(x_headers))
+        d["headers"] = l_headers
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -15351,7 +15600,10 @@ def _encode_StdioMcpServer(o: StdioMcpServer) -> dict[str, _Any]:
         d["args"] = list(v_args)
     v_env = o.env
     if v_env is not _UNSET:
-        d["env"] = [_encode_EnvVariable(x) for x in v_env]
+        l_env: list[_Any] = []
+        for x_env in v_env:
+            l_env.append(_encode_EnvVariable(x_env))
+        d["env"] = l_env
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -15511,7 +15763,10 @@ def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, _Any]:
     }
     v_headers = o.headers
     if v_headers is not _UNSET:
-        d["headers"] = [_encode_HttpHeader(x) for x in v_headers]
+        l_headers: list[_Any] = []
+        for x_headers in v_headers:
+            l_headers.append(_encode_HttpHeader(x_headers))
+        d["headers"] = l_headers
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -15605,7 +15860,10 @@ def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, _Any]:
         d["args"] = list(v_args)
     v_env = o.env
     if v_env is not _UNSET:
-        d["env"] = [_encode_EnvVariable(x) for x in v_env]
+        l_env: list[_Any] = []
+        for x_env in v_env:
+            l_env.append(_encode_EnvVariable(x_env))
+        d["env"] = l_env
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -15836,14 +16094,25 @@ def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, _Any]:
     }
     v_additional_directories = o.additional_directories
     if v_additional_directories is not _UNSET:
-        d["additionalDirectories"] = [x for x in v_additional_directories]
+        d["additionalDirectories"] = list(v_additional_directories)
     v_mcp_servers = o.mcp_servers
     if v_mcp_servers is not _UNSET:
-        d["mcpServers"] = [_encode_McpServer(x) for x in v_mcp_servers]
+        l_mcp_servers: list[_Any] = []
+        for x_mcp_servers in v_mcp_servers:
+            l_mcp_servers.append(
+                (_CLASS_ENCODERS.get(type(x_mcp_servers)) or _encode_McpServer)(
+                    x_mcp_servers
+                )
+            )
+        d["mcpServers"] = l_mcp_servers
     v_replay_from = o.replay_from
     if v_replay_from is not _UNSET:
         d["replayFrom"] = (
-            None if v_replay_from is None else _encode_ReplayFrom(v_replay_from)
+            None
+            if v_replay_from is None
+            else (_CLASS_ENCODERS.get(type(v_replay_from)) or _encode_ReplayFrom)(
+                v_replay_from
+            )
         )
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -16454,8 +16723,13 @@ _KNOWN_PromptRequest: frozenset[str] = frozenset(["sessionId", "prompt", "_meta"
 def _encode_PromptRequest(o: PromptRequest) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionId": o.session_id,
-        "prompt": [_encode_ContentBlock(x) for x in o.prompt],
     }
+    l_prompt: list[_Any] = []
+    for x_prompt in o.prompt:
+        l_prompt.append(
+            (_CLASS_ENCODERS.get(type(x_prompt)) or _encode_ContentBlock)(x_prompt)
+        )
+    d["prompt"] = l_prompt
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -16619,7 +16893,9 @@ _KNOWN_RequestPermissionResponse: frozenset[str] = frozenset(["outcome", "_meta"
 
 def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "outcome": _encode_RequestPermissionOutcome(o.outcome),
+        "outcome": (
+            _CLASS_ENCODERS.get(type(o.outcome)) or _encode_RequestPermissionOutcome
+        )(o.outcome),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -17400,7 +17676,10 @@ def _encode_ToolCallState(o: ToolCallState) -> dict[str, _Any]:
         "title": o.title,
         "kind": (o.kind._value_ if type(o.kind) is ToolKind else o.kind),
         "status": (o.status._value_ if type(o.status) is ToolCallStatus else o.status),
-        "content": [_encode_ToolCallContent(x) for x in o.content],
+        "content": [
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ToolCallContent)(x)
+            for x in o.content
+        ],
         "locations": [_encode_ToolCallLocation(x) for x in o.locations],
         "rawInput": _wire_json(o.raw_input),
         "rawOutput": _wire_json(o.raw_output),
@@ -17446,7 +17725,9 @@ def _encode_SessionInfoState(o: SessionInfoState) -> dict[str, _Any]:
 def _encode_UserMessageState(o: UserMessageState) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "messageId": o.message_id,
-        "content": [_encode_ContentBlock(x) for x in o.content],
+        "content": [
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ContentBlock)(x) for x in o.content
+        ],
         "_meta": _wire_map(o.meta),
     }
     return d
@@ -17455,7 +17736,9 @@ def _encode_UserMessageState(o: UserMessageState) -> dict[str, _Any]:
 def _encode_AgentMessageState(o: AgentMessageState) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "messageId": o.message_id,
-        "content": [_encode_ContentBlock(x) for x in o.content],
+        "content": [
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ContentBlock)(x) for x in o.content
+        ],
         "_meta": _wire_map(o.meta),
     }
     return d
@@ -17464,7 +17747,9 @@ def _encode_AgentMessageState(o: AgentMessageState) -> dict[str, _Any]:
 def _encode_AgentThoughtState(o: AgentThoughtState) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "messageId": o.message_id,
-        "content": [_encode_ContentBlock(x) for x in o.content],
+        "content": [
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ContentBlock)(x) for x in o.content
+        ],
         "_meta": _wire_map(o.meta),
     }
     return d
@@ -17485,7 +17770,9 @@ def _encode_CompactionState(o: CompactionState) -> dict[str, _Any]:
         "status": (
             o.status._value_ if type(o.status) is CompactionStatus else o.status
         ),
-        "summary": [_encode_ContentBlock(x) for x in o.summary],
+        "summary": [
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ContentBlock)(x) for x in o.summary
+        ],
         "error": o.error,
         "_meta": _wire_map(o.meta),
     }

@@ -635,15 +635,22 @@ def _encode_RequestPermissionRequest(o: RequestPermissionRequest) -> dict[str, _
     d: dict[str, _Any] = {
         "sessionId": o.session_id,
         "title": o.title,
-        "options": [_encode_PermissionOption(x) for x in o.options],
     }
+    l_options: list[_Any] = []
+    for x_options in o.options:
+        l_options.append(_encode_PermissionOption(x_options))
+    d["options"] = l_options
     v_description = o.description
     if v_description is not _UNSET:
         d["description"] = v_description
     v_subject = o.subject
     if v_subject is not _UNSET:
         d["subject"] = (
-            None if v_subject is None else _encode_RequestPermissionSubject(v_subject)
+            None
+            if v_subject is None
+            else (
+                _CLASS_ENCODERS.get(type(v_subject)) or _encode_RequestPermissionSubject
+            )(v_subject)
         )
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -1070,18 +1077,20 @@ def _encode_ToolCallUpdate(o: ToolCallUpdate) -> dict[str, _Any]:
         )
     v_content = o.content
     if v_content is not _UNSET:
-        d["content"] = (
-            None
-            if v_content is None
-            else [_encode_ToolCallContent(x) for x in v_content]
-        )
+        l_content: list[_Any] = []
+        for x_content in v_content or ():
+            l_content.append(
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ToolCallContent)(
+                    x_content
+                )
+            )
+        d["content"] = l_content if v_content is not None else None
     v_locations = o.locations
     if v_locations is not _UNSET:
-        d["locations"] = (
-            None
-            if v_locations is None
-            else [_encode_ToolCallLocation(x) for x in v_locations]
-        )
+        l_locations: list[_Any] = []
+        for x_locations in v_locations or ():
+            l_locations.append(_encode_ToolCallLocation(x_locations))
+        d["locations"] = l_locations if v_locations is not None else None
     v_raw_input = o.raw_input
     if v_raw_input is not _UNSET:
         d["rawInput"] = _wire_json(v_raw_input)
@@ -1178,7 +1187,9 @@ _KNOWN_ContentToolCallContent: frozenset[str] = frozenset(["type", "content", "_
 def _encode_ContentToolCallContent(o: ContentToolCallContent) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": "content",
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -1246,8 +1257,13 @@ _KNOWN_DiffToolCallContent: frozenset[str] = frozenset(
 def _encode_DiffToolCallContent(o: DiffToolCallContent) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": "diff",
-        "changes": [_encode_DiffChange(x) for x in o.changes],
     }
+    l_changes: list[_Any] = []
+    for x_changes in o.changes:
+        l_changes.append(
+            (_CLASS_ENCODERS.get(type(x_changes)) or _encode_DiffChange)(x_changes)
+        )
+    d["changes"] = l_changes
     v_patch = o.patch
     if v_patch is not _UNSET:
         d["patch"] = None if v_patch is None else _encode_DiffPatch(v_patch)
@@ -1772,7 +1788,10 @@ def _encode_ResourceLinkContentBlock(o: ResourceLinkContentBlock) -> dict[str, _
         d["description"] = v_description
     v_icons = o.icons
     if v_icons is not _UNSET:
-        d["icons"] = None if v_icons is None else [_encode_Icon(x) for x in v_icons]
+        l_icons: list[_Any] = []
+        for x_icons in v_icons or ():
+            l_icons.append(_encode_Icon(x_icons))
+        d["icons"] = l_icons if v_icons is not None else None
     v_mime_type = o.mime_type
     if v_mime_type is not _UNSET:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
@@ -1848,7 +1867,9 @@ _KNOWN_ResourceContentBlock: frozenset[str] = frozenset(
 def _encode_ResourceContentBlock(o: ResourceContentBlock) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": "resource",
-        "resource": _encode_EmbeddedResourceResource(o.resource),
+        "resource": (
+            _CLASS_ENCODERS.get(type(o.resource)) or _encode_EmbeddedResourceResource
+        )(o.resource),
     }
     v_annotations = o.annotations
     if v_annotations is not _UNSET:
@@ -1966,11 +1987,12 @@ def _encode_Annotations(o: Annotations) -> dict[str, _Any]:
     d: dict[str, _Any] = {}
     v_audience = o.audience
     if v_audience is not _UNSET:
-        d["audience"] = (
-            None
-            if v_audience is None
-            else [(x._value_ if type(x) is Role else x) for x in v_audience]
-        )
+        l_audience: list[_Any] = []
+        for x_audience in v_audience or ():
+            l_audience.append(
+                (x_audience._value_ if type(x_audience) is Role else x_audience)
+            )
+        d["audience"] = l_audience if v_audience is not None else None
     v_last_modified = o.last_modified
     if v_last_modified is not _UNSET:
         d["lastModified"] = v_last_modified
@@ -2493,7 +2515,10 @@ def _encode_ResourceLink(o: ResourceLink) -> dict[str, _Any]:
         d["description"] = v_description
     v_icons = o.icons
     if v_icons is not _UNSET:
-        d["icons"] = None if v_icons is None else [_encode_Icon(x) for x in v_icons]
+        l_icons: list[_Any] = []
+        for x_icons in v_icons or ():
+            l_icons.append(_encode_Icon(x_icons))
+        d["icons"] = l_icons if v_icons is not None else None
     v_mime_type = o.mime_type
     if v_mime_type is not _UNSET:
         d["mimeType"] = None if v_mime_type is None else v_mime_type
@@ -2712,7 +2737,9 @@ _KNOWN_EmbeddedResource: frozenset[str] = frozenset(
 
 def _encode_EmbeddedResource(o: EmbeddedResource) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "resource": _encode_EmbeddedResourceResource(o.resource),
+        "resource": (
+            _CLASS_ENCODERS.get(type(o.resource)) or _encode_EmbeddedResourceResource
+        )(o.resource),
     }
     v_annotations = o.annotations
     if v_annotations is not _UNSET:
@@ -2767,7 +2794,9 @@ _KNOWN_Content: frozenset[str] = frozenset(["content", "_meta"])
 
 def _encode_Content(o: Content) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -3625,9 +3654,13 @@ _KNOWN_Diff: frozenset[str] = frozenset(["changes", "patch", "_meta"])
 
 
 def _encode_Diff(o: Diff) -> dict[str, _Any]:
-    d: dict[str, _Any] = {
-        "changes": [_encode_DiffChange(x) for x in o.changes],
-    }
+    d: dict[str, _Any] = {}
+    l_changes: list[_Any] = []
+    for x_changes in o.changes:
+        l_changes.append(
+            (_CLASS_ENCODERS.get(type(x_changes)) or _encode_DiffChange)(x_changes)
+        )
+    d["changes"] = l_changes
     v_patch = o.patch
     if v_patch is not _UNSET:
         d["patch"] = None if v_patch is None else _encode_DiffPatch(v_patch)
@@ -4585,7 +4618,8 @@ def _encode_ElicitationSchema(o: ElicitationSchema) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": (o.type._value_ if type(o.type) is ElicitationSchemaType else o.type),
         "properties": {
-            k: _encode_ElicitationPropertySchema(x) for k, x in o.properties.items()
+            k: (_CLASS_ENCODERS.get(type(x)) or _encode_ElicitationPropertySchema)(x)
+            for k, x in o.properties.items()
         },
     }
     v_title = o.title
@@ -4844,9 +4878,10 @@ def _encode_StringElicitationPropertySchema(
         d["enum"] = None if v_enum is None else list(v_enum)
     v_one_of = o.one_of
     if v_one_of is not _UNSET:
-        d["oneOf"] = (
-            None if v_one_of is None else [_encode_EnumOption(x) for x in v_one_of]
-        )
+        l_one_of: list[_Any] = []
+        for x_one_of in v_one_of or ():
+            l_one_of.append(_encode_EnumOption(x_one_of))
+        d["oneOf"] = l_one_of if v_one_of is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -5402,7 +5437,9 @@ def _encode_ArrayElicitationPropertySchema(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "type": "array",
-        "items": _encode_MultiSelectItems(o.items),
+        "items": (_CLASS_ENCODERS.get(type(o.items)) or _encode_MultiSelectItems)(
+            o.items
+        ),
     }
     v_title = o.title
     if v_title is not _UNSET:
@@ -5764,9 +5801,10 @@ def _encode_StringPropertySchema(o: StringPropertySchema) -> dict[str, _Any]:
         d["enum"] = None if v_enum is None else list(v_enum)
     v_one_of = o.one_of
     if v_one_of is not _UNSET:
-        d["oneOf"] = (
-            None if v_one_of is None else [_encode_EnumOption(x) for x in v_one_of]
-        )
+        l_one_of: list[_Any] = []
+        for x_one_of in v_one_of or ():
+            l_one_of.append(_encode_EnumOption(x_one_of))
+        d["oneOf"] = l_one_of if v_one_of is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -6294,9 +6332,11 @@ _KNOWN_TitledMultiSelectItems: frozenset[str] = frozenset(["anyOf", "_meta"])
 
 
 def _encode_TitledMultiSelectItems(o: TitledMultiSelectItems) -> dict[str, _Any]:
-    d: dict[str, _Any] = {
-        "anyOf": [_encode_EnumOption(x) for x in o.any_of],
-    }
+    d: dict[str, _Any] = {}
+    l_any_of: list[_Any] = []
+    for x_any_of in o.any_of:
+        l_any_of.append(_encode_EnumOption(x_any_of))
+    d["anyOf"] = l_any_of
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -6430,7 +6470,9 @@ _KNOWN_MultiSelectPropertySchema: frozenset[str] = frozenset(
 
 def _encode_MultiSelectPropertySchema(o: MultiSelectPropertySchema) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "items": _encode_MultiSelectItems(o.items),
+        "items": (_CLASS_ENCODERS.get(type(o.items)) or _encode_MultiSelectItems)(
+            o.items
+        ),
     }
     v_title = o.title
     if v_title is not _UNSET:
@@ -6891,7 +6933,14 @@ def _encode_InitializeResponse(o: InitializeResponse) -> dict[str, _Any]:
     }
     v_auth_methods = o.auth_methods
     if v_auth_methods is not _UNSET:
-        d["authMethods"] = [_encode_AuthMethod(x) for x in v_auth_methods]
+        l_auth_methods: list[_Any] = []
+        for x_auth_methods in v_auth_methods:
+            l_auth_methods.append(
+                (_CLASS_ENCODERS.get(type(x_auth_methods)) or _encode_AuthMethod)(
+                    x_auth_methods
+                )
+            )
+        d["authMethods"] = l_auth_methods
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -8177,7 +8226,10 @@ def _encode_TerminalAuthMethod(o: TerminalAuthMethod) -> dict[str, _Any]:
         d["args"] = list(v_args)
     v_env = o.env
     if v_env is not _UNSET:
-        d["env"] = [_encode_EnvVariable(x) for x in v_env]
+        l_env: list[_Any] = []
+        for x_env in v_env:
+            l_env.append(_encode_EnvVariable(x_env))
+        d["env"] = l_env
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -8490,7 +8542,10 @@ def _encode_AuthMethodTerminal(o: AuthMethodTerminal) -> dict[str, _Any]:
         d["args"] = list(v_args)
     v_env = o.env
     if v_env is not _UNSET:
-        d["env"] = [_encode_EnvVariable(x) for x in v_env]
+        l_env: list[_Any] = []
+        for x_env in v_env:
+            l_env.append(_encode_EnvVariable(x_env))
+        d["env"] = l_env
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -8639,9 +8694,11 @@ _KNOWN_ListProvidersResponse: frozenset[str] = frozenset(["providers", "_meta"])
 
 
 def _encode_ListProvidersResponse(o: ListProvidersResponse) -> dict[str, _Any]:
-    d: dict[str, _Any] = {
-        "providers": [_encode_ProviderInfo(x) for x in o.providers],
-    }
+    d: dict[str, _Any] = {}
+    l_providers: list[_Any] = []
+    for x_providers in o.providers:
+        l_providers.append(_encode_ProviderInfo(x_providers))
+    d["providers"] = l_providers
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -8722,11 +8779,14 @@ _KNOWN_ProviderInfo: frozenset[str] = frozenset(
 def _encode_ProviderInfo(o: ProviderInfo) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "providerId": o.provider_id,
-        "supported": [
-            (x._value_ if type(x) is LlmProtocol else x) for x in o.supported
-        ],
-        "required": o.required,
     }
+    l_supported: list[_Any] = []
+    for x_supported in o.supported:
+        l_supported.append(
+            (x_supported._value_ if type(x_supported) is LlmProtocol else x_supported)
+        )
+    d["supported"] = l_supported
+    d["required"] = o.required
     v_current = o.current
     if v_current is not _UNSET:
         d["current"] = (
@@ -8962,7 +9022,10 @@ def _encode_AuthStatusResponse(o: AuthStatusResponse) -> dict[str, _Any]:
     }
     v_accounts = o.accounts
     if v_accounts is not _UNSET:
-        d["accounts"] = [_encode_AuthAccount(x) for x in v_accounts]
+        l_accounts: list[_Any] = []
+        for x_accounts in v_accounts:
+            l_accounts.append(_encode_AuthAccount(x_accounts))
+        d["accounts"] = l_accounts
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -9155,12 +9218,26 @@ def _encode_NewSessionResponse(o: NewSessionResponse) -> dict[str, _Any]:
     }
     v_config_options = o.config_options
     if v_config_options is not _UNSET:
-        d["configOptions"] = [_encode_SessionConfigOption(x) for x in v_config_options]
+        l_config_options: list[_Any] = []
+        for x_config_options in v_config_options:
+            l_config_options.append(
+                (
+                    _CLASS_ENCODERS.get(type(x_config_options))
+                    or _encode_SessionConfigOption
+                )(x_config_options)
+            )
+        d["configOptions"] = l_config_options
     v_available_commands = o.available_commands
     if v_available_commands is not _UNSET:
-        d["availableCommands"] = [
-            _encode_AvailableCommand(x) for x in v_available_commands
-        ]
+        l_available_commands: list[_Any] = []
+        for x_available_commands in v_available_commands:
+            l_available_commands.append(
+                (
+                    _CLASS_ENCODERS.get(type(x_available_commands))
+                    or _encode_AvailableCommand
+                )(x_available_commands)
+            )
+        d["availableCommands"] = l_available_commands
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -9767,8 +9844,11 @@ def _encode_SessionConfigSelectGroup(o: SessionConfigSelectGroup) -> dict[str, _
     d: dict[str, _Any] = {
         "groupId": o.group_id,
         "name": o.name,
-        "options": [_encode_SessionConfigSelectOption(x) for x in o.options],
     }
+    l_options: list[_Any] = []
+    for x_options in o.options:
+        l_options.append(_encode_SessionConfigSelectOption(x_options))
+    d["options"] = l_options
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -9943,7 +10023,13 @@ def _encode_CommandAvailableCommand(o: CommandAvailableCommand) -> dict[str, _An
     }
     v_input = o.input
     if v_input is not _UNSET:
-        d["input"] = None if v_input is None else _encode_AvailableCommandInput(v_input)
+        d["input"] = (
+            None
+            if v_input is None
+            else (_CLASS_ENCODERS.get(type(v_input)) or _encode_AvailableCommandInput)(
+                v_input
+            )
+        )
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -10218,7 +10304,13 @@ def _encode_Command(o: Command) -> dict[str, _Any]:
     }
     v_input = o.input
     if v_input is not _UNSET:
-        d["input"] = None if v_input is None else _encode_AvailableCommandInput(v_input)
+        d["input"] = (
+            None
+            if v_input is None
+            else (_CLASS_ENCODERS.get(type(v_input)) or _encode_AvailableCommandInput)(
+                v_input
+            )
+        )
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -10281,9 +10373,11 @@ _KNOWN_ListSessionsResponse: frozenset[str] = frozenset(
 
 
 def _encode_ListSessionsResponse(o: ListSessionsResponse) -> dict[str, _Any]:
-    d: dict[str, _Any] = {
-        "sessions": [_encode_SessionInfo(x) for x in o.sessions],
-    }
+    d: dict[str, _Any] = {}
+    l_sessions: list[_Any] = []
+    for x_sessions in o.sessions:
+        l_sessions.append(_encode_SessionInfo(x_sessions))
+    d["sessions"] = l_sessions
     v_next_cursor = o.next_cursor
     if v_next_cursor is not _UNSET:
         d["nextCursor"] = None if v_next_cursor is None else v_next_cursor
@@ -10407,7 +10501,7 @@ def _encode_SessionInfo(o: SessionInfo) -> dict[str, _Any]:
     }
     v_additional_directories = o.additional_directories
     if v_additional_directories is not _UNSET:
-        d["additionalDirectories"] = [x for x in v_additional_directories]
+        d["additionalDirectories"] = list(v_additional_directories)
     v_title = o.title
     if v_title is not _UNSET:
         d["title"] = v_title
@@ -10532,12 +10626,26 @@ def _encode_ForkSessionResponse(o: ForkSessionResponse) -> dict[str, _Any]:
     }
     v_config_options = o.config_options
     if v_config_options is not _UNSET:
-        d["configOptions"] = [_encode_SessionConfigOption(x) for x in v_config_options]
+        l_config_options: list[_Any] = []
+        for x_config_options in v_config_options:
+            l_config_options.append(
+                (
+                    _CLASS_ENCODERS.get(type(x_config_options))
+                    or _encode_SessionConfigOption
+                )(x_config_options)
+            )
+        d["configOptions"] = l_config_options
     v_available_commands = o.available_commands
     if v_available_commands is not _UNSET:
-        d["availableCommands"] = [
-            _encode_AvailableCommand(x) for x in v_available_commands
-        ]
+        l_available_commands: list[_Any] = []
+        for x_available_commands in v_available_commands:
+            l_available_commands.append(
+                (
+                    _CLASS_ENCODERS.get(type(x_available_commands))
+                    or _encode_AvailableCommand
+                )(x_available_commands)
+            )
+        d["availableCommands"] = l_available_commands
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -10671,7 +10779,11 @@ def _encode_SessionStatusResponse(o: SessionStatusResponse) -> dict[str, _Any]:
     }
     v_state = o.state
     if v_state is not _UNSET:
-        d["state"] = None if v_state is None else _encode_StateUpdate(v_state)
+        d["state"] = (
+            None
+            if v_state is None
+            else (_CLASS_ENCODERS.get(type(v_state)) or _encode_StateUpdate)(v_state)
+        )
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -10744,11 +10856,14 @@ def _encode_StateUpdateRunning(o: StateUpdateRunning) -> dict[str, _Any]:
     }
     v_background = o.background
     if v_background is not _UNSET:
-        d["background"] = (
-            None
-            if v_background is None
-            else [_encode_BackgroundWork(x) for x in v_background]
-        )
+        l_background: list[_Any] = []
+        for x_background in v_background or ():
+            l_background.append(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
+                    x_background
+                )
+            )
+        d["background"] = l_background if v_background is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -10840,11 +10955,14 @@ def _encode_StateUpdateRequiresAction(o: StateUpdateRequiresAction) -> dict[str,
     }
     v_background = o.background
     if v_background is not _UNSET:
-        d["background"] = (
-            None
-            if v_background is None
-            else [_encode_BackgroundWork(x) for x in v_background]
-        )
+        l_background: list[_Any] = []
+        for x_background in v_background or ():
+            l_background.append(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
+                    x_background
+                )
+            )
+        d["background"] = l_background if v_background is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -10905,11 +11023,14 @@ def _encode_StateUpdateUnknown(o: StateUpdateUnknown) -> dict[str, _Any]:
     }
     v_background = o.background
     if v_background is not _UNSET:
-        d["background"] = (
-            None
-            if v_background is None
-            else [_encode_BackgroundWork(x) for x in v_background]
-        )
+        l_background: list[_Any] = []
+        for x_background in v_background or ():
+            l_background.append(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
+                    x_background
+                )
+            )
+        d["background"] = l_background if v_background is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -11342,11 +11463,14 @@ def _encode_RunningStateUpdate(o: RunningStateUpdate) -> dict[str, _Any]:
     d: dict[str, _Any] = {}
     v_background = o.background
     if v_background is not _UNSET:
-        d["background"] = (
-            None
-            if v_background is None
-            else [_encode_BackgroundWork(x) for x in v_background]
-        )
+        l_background: list[_Any] = []
+        for x_background in v_background or ():
+            l_background.append(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
+                    x_background
+                )
+            )
+        d["background"] = l_background if v_background is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -11494,7 +11618,7 @@ def _encode_UnsupportedProtocolVersionErrorData(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "requested": o.requested,
-        "supported": [x for x in o.supported],
+        "supported": list(o.supported),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -11835,11 +11959,14 @@ def _encode_EndTurnIdleStateUpdate(o: EndTurnIdleStateUpdate) -> dict[str, _Any]
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_background = o.background
     if v_background is not _UNSET:
-        d["background"] = (
-            None
-            if v_background is None
-            else [_encode_BackgroundWork(x) for x in v_background]
-        )
+        l_background: list[_Any] = []
+        for x_background in v_background or ():
+            l_background.append(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
+                    x_background
+                )
+            )
+        d["background"] = l_background if v_background is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -11918,11 +12045,14 @@ def _encode_MaxTokensIdleStateUpdate(o: MaxTokensIdleStateUpdate) -> dict[str, _
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_background = o.background
     if v_background is not _UNSET:
-        d["background"] = (
-            None
-            if v_background is None
-            else [_encode_BackgroundWork(x) for x in v_background]
-        )
+        l_background: list[_Any] = []
+        for x_background in v_background or ():
+            l_background.append(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
+                    x_background
+                )
+            )
+        d["background"] = l_background if v_background is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12005,11 +12135,14 @@ def _encode_MaxTurnRequestsIdleStateUpdate(
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_background = o.background
     if v_background is not _UNSET:
-        d["background"] = (
-            None
-            if v_background is None
-            else [_encode_BackgroundWork(x) for x in v_background]
-        )
+        l_background: list[_Any] = []
+        for x_background in v_background or ():
+            l_background.append(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
+                    x_background
+                )
+            )
+        d["background"] = l_background if v_background is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12088,11 +12221,14 @@ def _encode_RefusalIdleStateUpdate(o: RefusalIdleStateUpdate) -> dict[str, _Any]
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_background = o.background
     if v_background is not _UNSET:
-        d["background"] = (
-            None
-            if v_background is None
-            else [_encode_BackgroundWork(x) for x in v_background]
-        )
+        l_background: list[_Any] = []
+        for x_background in v_background or ():
+            l_background.append(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
+                    x_background
+                )
+            )
+        d["background"] = l_background if v_background is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12171,11 +12307,14 @@ def _encode_CancelledIdleStateUpdate(o: CancelledIdleStateUpdate) -> dict[str, _
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_background = o.background
     if v_background is not _UNSET:
-        d["background"] = (
-            None
-            if v_background is None
-            else [_encode_BackgroundWork(x) for x in v_background]
-        )
+        l_background: list[_Any] = []
+        for x_background in v_background or ():
+            l_background.append(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
+                    x_background
+                )
+            )
+        d["background"] = l_background if v_background is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12263,11 +12402,14 @@ def _encode_ErrorIdleStateUpdate(o: ErrorIdleStateUpdate) -> dict[str, _Any]:
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_background = o.background
     if v_background is not _UNSET:
-        d["background"] = (
-            None
-            if v_background is None
-            else [_encode_BackgroundWork(x) for x in v_background]
-        )
+        l_background: list[_Any] = []
+        for x_background in v_background or ():
+            l_background.append(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
+                    x_background
+                )
+            )
+        d["background"] = l_background if v_background is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12343,11 +12485,14 @@ def _encode_OtherIdleStateUpdate(o: OtherIdleStateUpdate) -> dict[str, _Any]:
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_background = o.background
     if v_background is not _UNSET:
-        d["background"] = (
-            None
-            if v_background is None
-            else [_encode_BackgroundWork(x) for x in v_background]
-        )
+        l_background: list[_Any] = []
+        for x_background in v_background or ():
+            l_background.append(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
+                    x_background
+                )
+            )
+        d["background"] = l_background if v_background is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12426,11 +12571,14 @@ def _encode_NoneIdleStateUpdate(o: NoneIdleStateUpdate) -> dict[str, _Any]:
         d["usage"] = None if v_usage is None else _encode_Usage(v_usage)
     v_background = o.background
     if v_background is not _UNSET:
-        d["background"] = (
-            None
-            if v_background is None
-            else [_encode_BackgroundWork(x) for x in v_background]
-        )
+        l_background: list[_Any] = []
+        for x_background in v_background or ():
+            l_background.append(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
+                    x_background
+                )
+            )
+        d["background"] = l_background if v_background is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12496,11 +12644,14 @@ def _encode_RequiresActionStateUpdate(o: RequiresActionStateUpdate) -> dict[str,
     d: dict[str, _Any] = {}
     v_background = o.background
     if v_background is not _UNSET:
-        d["background"] = (
-            None
-            if v_background is None
-            else [_encode_BackgroundWork(x) for x in v_background]
-        )
+        l_background: list[_Any] = []
+        for x_background in v_background or ():
+            l_background.append(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
+                    x_background
+                )
+            )
+        d["background"] = l_background if v_background is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12551,11 +12702,14 @@ def _encode_UnknownStateUpdate(o: UnknownStateUpdate) -> dict[str, _Any]:
     d: dict[str, _Any] = {}
     v_background = o.background
     if v_background is not _UNSET:
-        d["background"] = (
-            None
-            if v_background is None
-            else [_encode_BackgroundWork(x) for x in v_background]
-        )
+        l_background: list[_Any] = []
+        for x_background in v_background or ():
+            l_background.append(
+                (_CLASS_ENCODERS.get(type(x_background)) or _encode_BackgroundWork)(
+                    x_background
+                )
+            )
+        d["background"] = l_background if v_background is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12665,12 +12819,26 @@ def _encode_ResumeSessionResponse(o: ResumeSessionResponse) -> dict[str, _Any]:
     d: dict[str, _Any] = {}
     v_config_options = o.config_options
     if v_config_options is not _UNSET:
-        d["configOptions"] = [_encode_SessionConfigOption(x) for x in v_config_options]
+        l_config_options: list[_Any] = []
+        for x_config_options in v_config_options:
+            l_config_options.append(
+                (
+                    _CLASS_ENCODERS.get(type(x_config_options))
+                    or _encode_SessionConfigOption
+                )(x_config_options)
+            )
+        d["configOptions"] = l_config_options
     v_available_commands = o.available_commands
     if v_available_commands is not _UNSET:
-        d["availableCommands"] = [
-            _encode_AvailableCommand(x) for x in v_available_commands
-        ]
+        l_available_commands: list[_Any] = []
+        for x_available_commands in v_available_commands:
+            l_available_commands.append(
+                (
+                    _CLASS_ENCODERS.get(type(x_available_commands))
+                    or _encode_AvailableCommand
+                )(x_available_commands)
+            )
+        d["availableCommands"] = l_available_commands
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12817,9 +12985,16 @@ _KNOWN_SetSessionConfigOptionResponse: frozenset[str] = frozenset(
 def _encode_SetSessionConfigOptionResponse(
     o: SetSessionConfigOptionResponse,
 ) -> dict[str, _Any]:
-    d: dict[str, _Any] = {
-        "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
-    }
+    d: dict[str, _Any] = {}
+    l_config_options: list[_Any] = []
+    for x_config_options in o.config_options:
+        l_config_options.append(
+            (
+                _CLASS_ENCODERS.get(type(x_config_options))
+                or _encode_SessionConfigOption
+            )(x_config_options)
+        )
+    d["configOptions"] = l_config_options
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -12986,7 +13161,9 @@ _KNOWN_UpdateSessionNotification: frozenset[str] = frozenset(
 def _encode_UpdateSessionNotification(o: UpdateSessionNotification) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionId": o.session_id,
-        "update": _encode_SessionUpdate(o.update),
+        "update": (_CLASS_ENCODERS.get(type(o.update)) or _encode_SessionUpdate)(
+            o.update
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -13067,7 +13244,9 @@ def _encode_UserMessageChunkSessionUpdate(
     d: dict[str, _Any] = {
         "sessionUpdate": "user_message_chunk",
         "messageId": o.message_id,
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -13147,9 +13326,14 @@ def _encode_UserMessageSessionUpdate(o: UserMessageSessionUpdate) -> dict[str, _
     }
     v_content = o.content
     if v_content is not _UNSET:
-        d["content"] = (
-            None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
-        )
+        l_content: list[_Any] = []
+        for x_content in v_content or ():
+            l_content.append(
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
+            )
+        d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -13229,7 +13413,9 @@ def _encode_AgentMessageChunkSessionUpdate(
     d: dict[str, _Any] = {
         "sessionUpdate": "agent_message_chunk",
         "messageId": o.message_id,
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -13311,9 +13497,14 @@ def _encode_AgentMessageSessionUpdate(o: AgentMessageSessionUpdate) -> dict[str,
     }
     v_content = o.content
     if v_content is not _UNSET:
-        d["content"] = (
-            None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
-        )
+        l_content: list[_Any] = []
+        for x_content in v_content or ():
+            l_content.append(
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
+            )
+        d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -13393,7 +13584,9 @@ def _encode_AgentThoughtChunkSessionUpdate(
     d: dict[str, _Any] = {
         "sessionUpdate": "agent_thought_chunk",
         "messageId": o.message_id,
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -13475,9 +13668,14 @@ def _encode_AgentThoughtSessionUpdate(o: AgentThoughtSessionUpdate) -> dict[str,
     }
     v_content = o.content
     if v_content is not _UNSET:
-        d["content"] = (
-            None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
-        )
+        l_content: list[_Any] = []
+        for x_content in v_content or ():
+            l_content.append(
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
+            )
+        d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -13584,7 +13782,9 @@ def _encode_ToolCallContentChunkSessionUpdate(
     d: dict[str, _Any] = {
         "sessionUpdate": "tool_call_content_chunk",
         "toolCallId": o.tool_call_id,
-        "content": _encode_ToolCallContent(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ToolCallContent)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -13815,18 +14015,20 @@ def _encode_ToolCallUpdateSessionUpdate(
         )
     v_content = o.content
     if v_content is not _UNSET:
-        d["content"] = (
-            None
-            if v_content is None
-            else [_encode_ToolCallContent(x) for x in v_content]
-        )
+        l_content: list[_Any] = []
+        for x_content in v_content or ():
+            l_content.append(
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ToolCallContent)(
+                    x_content
+                )
+            )
+        d["content"] = l_content if v_content is not None else None
     v_locations = o.locations
     if v_locations is not _UNSET:
-        d["locations"] = (
-            None
-            if v_locations is None
-            else [_encode_ToolCallLocation(x) for x in v_locations]
-        )
+        l_locations: list[_Any] = []
+        for x_locations in v_locations or ():
+            l_locations.append(_encode_ToolCallLocation(x_locations))
+        d["locations"] = l_locations if v_locations is not None else None
     v_raw_input = o.raw_input
     if v_raw_input is not _UNSET:
         d["rawInput"] = _wire_json(v_raw_input)
@@ -14147,7 +14349,9 @@ _KNOWN_PlanUpdateSessionUpdate: frozenset[str] = frozenset(
 def _encode_PlanUpdateSessionUpdate(o: PlanUpdateSessionUpdate) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": "plan_update",
-        "plan": _encode_PlanUpdateContent(o.plan),
+        "plan": (_CLASS_ENCODERS.get(type(o.plan)) or _encode_PlanUpdateContent)(
+            o.plan
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -14267,10 +14471,16 @@ def _encode_AvailableCommandsUpdateSessionUpdate(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": "available_commands_update",
-        "availableCommands": [
-            _encode_AvailableCommand(x) for x in o.available_commands
-        ],
     }
+    l_available_commands: list[_Any] = []
+    for x_available_commands in o.available_commands:
+        l_available_commands.append(
+            (
+                _CLASS_ENCODERS.get(type(x_available_commands))
+                or _encode_AvailableCommand
+            )(x_available_commands)
+        )
+    d["availableCommands"] = l_available_commands
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -14336,8 +14546,16 @@ def _encode_ConfigOptionUpdateSessionUpdate(
 ) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionUpdate": "config_option_update",
-        "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
     }
+    l_config_options: list[_Any] = []
+    for x_config_options in o.config_options:
+        l_config_options.append(
+            (
+                _CLASS_ENCODERS.get(type(x_config_options))
+                or _encode_SessionConfigOption
+            )(x_config_options)
+        )
+    d["configOptions"] = l_config_options
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -14718,9 +14936,14 @@ def _encode_CompactionUpdateSessionUpdate(
     }
     v_summary = o.summary
     if v_summary is not _UNSET:
-        d["summary"] = (
-            None if v_summary is None else [_encode_ContentBlock(x) for x in v_summary]
-        )
+        l_summary: list[_Any] = []
+        for x_summary in v_summary or ():
+            l_summary.append(
+                (_CLASS_ENCODERS.get(type(x_summary)) or _encode_ContentBlock)(
+                    x_summary
+                )
+            )
+        d["summary"] = l_summary if v_summary is not None else None
     v_error = o.error
     if v_error is not _UNSET:
         d["error"] = v_error
@@ -14803,7 +15026,9 @@ def _encode_CompactionSummaryChunkSessionUpdate(
     d: dict[str, _Any] = {
         "sessionUpdate": "compaction_summary_chunk",
         "compactionId": o.compaction_id,
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -14981,16 +15206,18 @@ def _encode_SubagentUpdateSessionUpdate(
         )
     v_state = o.state
     if v_state is not _UNSET:
-        d["state"] = None if v_state is None else _encode_StateUpdate(v_state)
+        d["state"] = (
+            None
+            if v_state is None
+            else (_CLASS_ENCODERS.get(type(v_state)) or _encode_StateUpdate)(v_state)
+        )
     v_cwd = o.cwd
     if v_cwd is not _UNSET:
         d["cwd"] = None if v_cwd is None else v_cwd
     v_additional_directories = o.additional_directories
     if v_additional_directories is not _UNSET:
         d["additionalDirectories"] = (
-            None
-            if v_additional_directories is None
-            else [x for x in v_additional_directories]
+            None if v_additional_directories is None else list(v_additional_directories)
         )
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -15171,9 +15398,14 @@ def _encode_SessionMessageSessionUpdate(
         )
     v_content = o.content
     if v_content is not _UNSET:
-        d["content"] = (
-            None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
-        )
+        l_content: list[_Any] = []
+        for x_content in v_content or ():
+            l_content.append(
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
+            )
+        d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -15253,7 +15485,9 @@ def _encode_SessionMessageChunkSessionUpdate(
     d: dict[str, _Any] = {
         "sessionUpdate": "session_message_chunk",
         "messageId": o.message_id,
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -15370,7 +15604,9 @@ _KNOWN_ContentChunk: frozenset[str] = frozenset(["messageId", "content", "_meta"
 def _encode_ContentChunk(o: ContentChunk) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "messageId": o.message_id,
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -15437,9 +15673,14 @@ def _encode_UserMessage(o: UserMessage) -> dict[str, _Any]:
     }
     v_content = o.content
     if v_content is not _UNSET:
-        d["content"] = (
-            None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
-        )
+        l_content: list[_Any] = []
+        for x_content in v_content or ():
+            l_content.append(
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
+            )
+        d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -15505,9 +15746,14 @@ def _encode_AgentMessage(o: AgentMessage) -> dict[str, _Any]:
     }
     v_content = o.content
     if v_content is not _UNSET:
-        d["content"] = (
-            None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
-        )
+        l_content: list[_Any] = []
+        for x_content in v_content or ():
+            l_content.append(
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
+            )
+        d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -15573,9 +15819,14 @@ def _encode_AgentThought(o: AgentThought) -> dict[str, _Any]:
     }
     v_content = o.content
     if v_content is not _UNSET:
-        d["content"] = (
-            None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
-        )
+        l_content: list[_Any] = []
+        for x_content in v_content or ():
+            l_content.append(
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
+            )
+        d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -15640,7 +15891,9 @@ _KNOWN_ToolCallContentChunk: frozenset[str] = frozenset(
 def _encode_ToolCallContentChunk(o: ToolCallContentChunk) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "toolCallId": o.tool_call_id,
-        "content": _encode_ToolCallContent(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ToolCallContent)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -16182,8 +16435,11 @@ def _encode_ItemsPlanUpdateContent(o: ItemsPlanUpdateContent) -> dict[str, _Any]
     d: dict[str, _Any] = {
         "type": "items",
         "planId": o.plan_id,
-        "entries": [_encode_PlanEntry(x) for x in o.entries],
     }
+    l_entries: list[_Any] = []
+    for x_entries in o.entries:
+        l_entries.append(_encode_PlanEntry(x_entries))
+    d["entries"] = l_entries
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -16529,8 +16785,11 @@ _KNOWN_PlanItems: frozenset[str] = frozenset(["planId", "entries", "_meta"])
 def _encode_PlanItems(o: PlanItems) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "planId": o.plan_id,
-        "entries": [_encode_PlanEntry(x) for x in o.entries],
     }
+    l_entries: list[_Any] = []
+    for x_entries in o.entries:
+        l_entries.append(_encode_PlanEntry(x_entries))
+    d["entries"] = l_entries
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -16691,7 +16950,9 @@ _KNOWN_PlanUpdate: frozenset[str] = frozenset(["plan", "_meta"])
 
 def _encode_PlanUpdate(o: PlanUpdate) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "plan": _encode_PlanUpdateContent(o.plan),
+        "plan": (_CLASS_ENCODERS.get(type(o.plan)) or _encode_PlanUpdateContent)(
+            o.plan
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -16782,11 +17043,16 @@ _KNOWN_AvailableCommandsUpdate: frozenset[str] = frozenset(
 
 
 def _encode_AvailableCommandsUpdate(o: AvailableCommandsUpdate) -> dict[str, _Any]:
-    d: dict[str, _Any] = {
-        "availableCommands": [
-            _encode_AvailableCommand(x) for x in o.available_commands
-        ],
-    }
+    d: dict[str, _Any] = {}
+    l_available_commands: list[_Any] = []
+    for x_available_commands in o.available_commands:
+        l_available_commands.append(
+            (
+                _CLASS_ENCODERS.get(type(x_available_commands))
+                or _encode_AvailableCommand
+            )(x_available_commands)
+        )
+    d["availableCommands"] = l_available_commands
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -16834,9 +17100,16 @@ _KNOWN_ConfigOptionUpdate: frozenset[str] = frozenset(["configOptions", "_meta"]
 
 
 def _encode_ConfigOptionUpdate(o: ConfigOptionUpdate) -> dict[str, _Any]:
-    d: dict[str, _Any] = {
-        "configOptions": [_encode_SessionConfigOption(x) for x in o.config_options],
-    }
+    d: dict[str, _Any] = {}
+    l_config_options: list[_Any] = []
+    for x_config_options in o.config_options:
+        l_config_options.append(
+            (
+                _CLASS_ENCODERS.get(type(x_config_options))
+                or _encode_SessionConfigOption
+            )(x_config_options)
+        )
+    d["configOptions"] = l_config_options
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -17248,9 +17521,14 @@ def _encode_CompactionUpdate(o: CompactionUpdate) -> dict[str, _Any]:
     }
     v_summary = o.summary
     if v_summary is not _UNSET:
-        d["summary"] = (
-            None if v_summary is None else [_encode_ContentBlock(x) for x in v_summary]
-        )
+        l_summary: list[_Any] = []
+        for x_summary in v_summary or ():
+            l_summary.append(
+                (_CLASS_ENCODERS.get(type(x_summary)) or _encode_ContentBlock)(
+                    x_summary
+                )
+            )
+        d["summary"] = l_summary if v_summary is not None else None
     v_error = o.error
     if v_error is not _UNSET:
         d["error"] = v_error
@@ -17318,7 +17596,9 @@ _KNOWN_CompactionSummaryChunk: frozenset[str] = frozenset(
 def _encode_CompactionSummaryChunk(o: CompactionSummaryChunk) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "compactionId": o.compaction_id,
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -17566,16 +17846,18 @@ def _encode_SubagentUpdate(o: SubagentUpdate) -> dict[str, _Any]:
         )
     v_state = o.state
     if v_state is not _UNSET:
-        d["state"] = None if v_state is None else _encode_StateUpdate(v_state)
+        d["state"] = (
+            None
+            if v_state is None
+            else (_CLASS_ENCODERS.get(type(v_state)) or _encode_StateUpdate)(v_state)
+        )
     v_cwd = o.cwd
     if v_cwd is not _UNSET:
         d["cwd"] = None if v_cwd is None else v_cwd
     v_additional_directories = o.additional_directories
     if v_additional_directories is not _UNSET:
         d["additionalDirectories"] = (
-            None
-            if v_additional_directories is None
-            else [x for x in v_additional_directories]
+            None if v_additional_directories is None else list(v_additional_directories)
         )
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -17740,9 +18022,14 @@ def _encode_SessionMessage(o: SessionMessage) -> dict[str, _Any]:
         )
     v_content = o.content
     if v_content is not _UNSET:
-        d["content"] = (
-            None if v_content is None else [_encode_ContentBlock(x) for x in v_content]
-        )
+        l_content: list[_Any] = []
+        for x_content in v_content or ():
+            l_content.append(
+                (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(
+                    x_content
+                )
+            )
+        d["content"] = l_content if v_content is not None else None
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -17807,7 +18094,9 @@ _KNOWN_SessionMessageChunk: frozenset[str] = frozenset(
 def _encode_SessionMessageChunk(o: SessionMessageChunk) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "messageId": o.message_id,
-        "content": _encode_ContentBlock(o.content),
+        "content": (_CLASS_ENCODERS.get(type(o.content)) or _encode_ContentBlock)(
+            o.content
+        ),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -17928,7 +18217,10 @@ def _encode_AuthStatusUpdateNotification(
     }
     v_accounts = o.accounts
     if v_accounts is not _UNSET:
-        d["accounts"] = [_encode_AuthAccount(x) for x in v_accounts]
+        l_accounts: list[_Any] = []
+        for x_accounts in v_accounts:
+            l_accounts.append(_encode_AuthAccount(x_accounts))
+        d["accounts"] = l_accounts
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -18707,10 +18999,17 @@ def _encode_NewSessionRequest(o: NewSessionRequest) -> dict[str, _Any]:
     }
     v_additional_directories = o.additional_directories
     if v_additional_directories is not _UNSET:
-        d["additionalDirectories"] = [x for x in v_additional_directories]
+        d["additionalDirectories"] = list(v_additional_directories)
     v_mcp_servers = o.mcp_servers
     if v_mcp_servers is not _UNSET:
-        d["mcpServers"] = [_encode_McpServer(x) for x in v_mcp_servers]
+        l_mcp_servers: list[_Any] = []
+        for x_mcp_servers in v_mcp_servers:
+            l_mcp_servers.append(
+                (_CLASS_ENCODERS.get(type(x_mcp_servers)) or _encode_McpServer)(
+                    x_mcp_servers
+                )
+            )
+        d["mcpServers"] = l_mcp_servers
     v_system_prompt = o.system_prompt
     if v_system_prompt is not _UNSET:
         d["systemPrompt"] = (
@@ -18798,7 +19097,10 @@ def _encode_HttpMcpServer(o: HttpMcpServer) -> dict[str, _Any]:
     }
     v_headers = o.headers
     if v_headers is not _UNSET:
-        d["headers"] = [_encode_HttpHeader(x) for x in v_headers]
+        l_headers: list[_Any] = []
+        for x_headers in v_headers:
+            l_headers.append(_encode_HttpHeader(x_headers))
+        d["headers"] = l_headers
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -18968,7 +19270,10 @@ def _encode_StdioMcpServer(o: StdioMcpServer) -> dict[str, _Any]:
         d["args"] = list(v_args)
     v_env = o.env
     if v_env is not _UNSET:
-        d["env"] = [_encode_EnvVariable(x) for x in v_env]
+        l_env: list[_Any] = []
+        for x_env in v_env:
+            l_env.append(_encode_EnvVariable(x_env))
+        d["env"] = l_env
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -19129,7 +19434,10 @@ def _encode_McpServerHttp(o: McpServerHttp) -> dict[str, _Any]:
     }
     v_headers = o.headers
     if v_headers is not _UNSET:
-        d["headers"] = [_encode_HttpHeader(x) for x in v_headers]
+        l_headers: list[_Any] = []
+        for x_headers in v_headers:
+            l_headers.append(_encode_HttpHeader(x_headers))
+        d["headers"] = l_headers
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -19281,7 +19589,10 @@ def _encode_McpServerStdio(o: McpServerStdio) -> dict[str, _Any]:
         d["args"] = list(v_args)
     v_env = o.env
     if v_env is not _UNSET:
-        d["env"] = [_encode_EnvVariable(x) for x in v_env]
+        l_env: list[_Any] = []
+        for x_env in v_env:
+            l_env.append(_encode_EnvVariable(x_env))
+        d["env"] = l_env
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -19342,8 +19653,13 @@ _KNOWN_SystemPrompt: frozenset[str] = frozenset(["mode", "content", "_meta"])
 def _encode_SystemPrompt(o: SystemPrompt) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "mode": (o.mode._value_ if type(o.mode) is SystemPromptMode else o.mode),
-        "content": [_encode_ContentBlock(x) for x in o.content],
     }
+    l_content: list[_Any] = []
+    for x_content in o.content:
+        l_content.append(
+            (_CLASS_ENCODERS.get(type(x_content)) or _encode_ContentBlock)(x_content)
+        )
+    d["content"] = l_content
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -19620,10 +19936,17 @@ def _encode_ForkSessionRequest(o: ForkSessionRequest) -> dict[str, _Any]:
     }
     v_additional_directories = o.additional_directories
     if v_additional_directories is not _UNSET:
-        d["additionalDirectories"] = [x for x in v_additional_directories]
+        d["additionalDirectories"] = list(v_additional_directories)
     v_mcp_servers = o.mcp_servers
     if v_mcp_servers is not _UNSET:
-        d["mcpServers"] = [_encode_McpServer(x) for x in v_mcp_servers]
+        l_mcp_servers: list[_Any] = []
+        for x_mcp_servers in v_mcp_servers:
+            l_mcp_servers.append(
+                (_CLASS_ENCODERS.get(type(x_mcp_servers)) or _encode_McpServer)(
+                    x_mcp_servers
+                )
+            )
+        d["mcpServers"] = l_mcp_servers
     v_system_prompt = o.system_prompt
     if v_system_prompt is not _UNSET:
         d["systemPrompt"] = (
@@ -19957,14 +20280,25 @@ def _encode_ResumeSessionRequest(o: ResumeSessionRequest) -> dict[str, _Any]:
     }
     v_additional_directories = o.additional_directories
     if v_additional_directories is not _UNSET:
-        d["additionalDirectories"] = [x for x in v_additional_directories]
+        d["additionalDirectories"] = list(v_additional_directories)
     v_mcp_servers = o.mcp_servers
     if v_mcp_servers is not _UNSET:
-        d["mcpServers"] = [_encode_McpServer(x) for x in v_mcp_servers]
+        l_mcp_servers: list[_Any] = []
+        for x_mcp_servers in v_mcp_servers:
+            l_mcp_servers.append(
+                (_CLASS_ENCODERS.get(type(x_mcp_servers)) or _encode_McpServer)(
+                    x_mcp_servers
+                )
+            )
+        d["mcpServers"] = l_mcp_servers
     v_replay_from = o.replay_from
     if v_replay_from is not _UNSET:
         d["replayFrom"] = (
-            None if v_replay_from is None else _encode_ReplayFrom(v_replay_from)
+            None
+            if v_replay_from is None
+            else (_CLASS_ENCODERS.get(type(v_replay_from)) or _encode_ReplayFrom)(
+                v_replay_from
+            )
         )
     v_system_prompt = o.system_prompt
     if v_system_prompt is not _UNSET:
@@ -20580,8 +20914,13 @@ _KNOWN_PromptRequest: frozenset[str] = frozenset(["sessionId", "prompt", "_meta"
 def _encode_PromptRequest(o: PromptRequest) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "sessionId": o.session_id,
-        "prompt": [_encode_ContentBlock(x) for x in o.prompt],
     }
+    l_prompt: list[_Any] = []
+    for x_prompt in o.prompt:
+        l_prompt.append(
+            (_CLASS_ENCODERS.get(type(x_prompt)) or _encode_ContentBlock)(x_prompt)
+        )
+    d["prompt"] = l_prompt
     v_meta = o.meta
     if v_meta is not _UNSET:
         d["_meta"] = None if v_meta is None else _wire_map(v_meta)
@@ -20745,7 +21084,9 @@ _KNOWN_RequestPermissionResponse: frozenset[str] = frozenset(["outcome", "_meta"
 
 def _encode_RequestPermissionResponse(o: RequestPermissionResponse) -> dict[str, _Any]:
     d: dict[str, _Any] = {
-        "outcome": _encode_RequestPermissionOutcome(o.outcome),
+        "outcome": (
+            _CLASS_ENCODERS.get(type(o.outcome)) or _encode_RequestPermissionOutcome
+        )(o.outcome),
     }
     v_meta = o.meta
     if v_meta is not _UNSET:
@@ -22127,7 +22468,10 @@ def _encode_ToolCallState(o: ToolCallState) -> dict[str, _Any]:
         "title": o.title,
         "kind": (o.kind._value_ if type(o.kind) is ToolKind else o.kind),
         "status": (o.status._value_ if type(o.status) is ToolCallStatus else o.status),
-        "content": [_encode_ToolCallContent(x) for x in o.content],
+        "content": [
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ToolCallContent)(x)
+            for x in o.content
+        ],
         "locations": [_encode_ToolCallLocation(x) for x in o.locations],
         "rawInput": _wire_json(o.raw_input),
         "rawOutput": _wire_json(o.raw_output),
@@ -22173,7 +22517,9 @@ def _encode_SessionInfoState(o: SessionInfoState) -> dict[str, _Any]:
 def _encode_UserMessageState(o: UserMessageState) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "messageId": o.message_id,
-        "content": [_encode_ContentBlock(x) for x in o.content],
+        "content": [
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ContentBlock)(x) for x in o.content
+        ],
         "_meta": _wire_map(o.meta),
     }
     return d
@@ -22182,7 +22528,9 @@ def _encode_UserMessageState(o: UserMessageState) -> dict[str, _Any]:
 def _encode_AgentMessageState(o: AgentMessageState) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "messageId": o.message_id,
-        "content": [_encode_ContentBlock(x) for x in o.content],
+        "content": [
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ContentBlock)(x) for x in o.content
+        ],
         "_meta": _wire_map(o.meta),
     }
     return d
@@ -22191,7 +22539,9 @@ def _encode_AgentMessageState(o: AgentMessageState) -> dict[str, _Any]:
 def _encode_AgentThoughtState(o: AgentThoughtState) -> dict[str, _Any]:
     d: dict[str, _Any] = {
         "messageId": o.message_id,
-        "content": [_encode_ContentBlock(x) for x in o.content],
+        "content": [
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ContentBlock)(x) for x in o.content
+        ],
         "_meta": _wire_map(o.meta),
     }
     return d
@@ -22212,7 +22562,9 @@ def _encode_CompactionState(o: CompactionState) -> dict[str, _Any]:
         "status": (
             o.status._value_ if type(o.status) is CompactionStatus else o.status
         ),
-        "summary": [_encode_ContentBlock(x) for x in o.summary],
+        "summary": [
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ContentBlock)(x) for x in o.summary
+        ],
         "error": o.error,
         "_meta": _wire_map(o.meta),
     }
@@ -22229,12 +22581,14 @@ def _encode_SubagentState(o: SubagentState) -> dict[str, _Any]:
             if o.capabilities is None
             else _encode_SubagentSessionCapabilities(o.capabilities)
         ),
-        "state": (None if o.state is None else _encode_StateUpdate(o.state)),
+        "state": (
+            None
+            if o.state is None
+            else (_CLASS_ENCODERS.get(type(o.state)) or _encode_StateUpdate)(o.state)
+        ),
         "cwd": (None if o.cwd is None else o.cwd),
         "additionalDirectories": (
-            None
-            if o.additional_directories is None
-            else [x for x in o.additional_directories]
+            None if o.additional_directories is None else list(o.additional_directories)
         ),
         "_meta": _wire_map(o.meta),
     }
@@ -22256,7 +22610,9 @@ def _encode_SessionMessageState(o: SessionMessageState) -> dict[str, _Any]:
         "recipientMessageId": (
             None if o.recipient_message_id is None else o.recipient_message_id
         ),
-        "content": [_encode_ContentBlock(x) for x in o.content],
+        "content": [
+            (_CLASS_ENCODERS.get(type(x)) or _encode_ContentBlock)(x) for x in o.content
+        ],
         "_meta": _wire_map(o.meta),
     }
     return d

@@ -99,6 +99,69 @@ def test_encode_leaves_out_unset_writes_null_for_none_and_restores_wire_names(p)
     assert p.ToolCallUpdate.from_wire({"toolCallId": "c1"}) == p.ToolCallUpdate(tool_call_id="c1")
 
 
+class _Foreign:
+    """Not a class of the package."""
+
+
+@BOTH
+def test_encode_builds_a_list_of_variants_in_order_and_keeps_none_and_empty(p):
+    text = p.ContentToolCallContent(content=p.TextContentBlock(text="t"))
+    terminal = p.TerminalToolCallContent(terminal_id="t1")
+    location = p.ToolCallLocation(path="/a", line=3)
+    update = p.ToolCallUpdate(tool_call_id="c", content=[text, terminal, text], locations=[location])
+    wire = p.encode(update)
+    assert wire["content"] == [
+        {"type": "content", "content": {"type": "text", "text": "t"}},
+        {"type": "terminal", "terminalId": "t1"},
+        {"type": "content", "content": {"type": "text", "text": "t"}},
+    ]
+    assert wire["locations"] == [{"path": "/a", "line": 3}]
+    assert list(wire) == ["toolCallId", "content", "locations"]
+    none = p.encode(p.ToolCallUpdate(tool_call_id="c", content=None, locations=[]))
+    assert none == {"toolCallId": "c", "content": None, "locations": []}
+
+
+@BOTH
+def test_encode_refuses_a_value_of_no_class_of_the_package_where_a_union_is(p):
+    update = p.ToolCallUpdate(tool_call_id="c", content=[_Foreign()])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=r"^_Foreign is not a variant of ToolCallContent$"):
+        p.encode(update)
+    block = p.ContentToolCallContent(content=_Foreign())  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^_Foreign is not a variant of ContentBlock$"):
+        p.encode(block)
+
+
+def test_encode_keeps_the_order_of_members_around_a_required_list():
+    entry = v1.PlanEntry(content="c", priority=v1.PlanEntryPriority.HIGH, status=v1.PlanEntryStatus.PENDING)
+    update = v1.PlanSessionUpdate(entries=[entry, entry], meta={"k": 1})
+    wire = v1.encode(v1.SessionNotification(session_id=v1.SessionId("s"), update=update))
+    assert list(wire["update"]) == ["sessionUpdate", "entries", "_meta"]
+    assert wire["update"]["entries"] == [{"content": "c", "priority": "high", "status": "pending"}] * 2
+
+
+@BOTH
+def test_encode_refuses_a_reference_cycle_in_meta_and_json_fields_whatever_else_they_hold(p):
+    loop: dict[str, object] = {}
+    loop["self"] = loop
+    flat = {"f": 1.5, "s": "x", "n": None, "b": True, "i": 1}
+    update = p.ToolCallUpdate(tool_call_id="c", raw_input=flat, raw_output=[1.5, "x"], meta=flat)
+    wire = p.encode(update)
+    # A value kept as JSON is the caller's own object; a map of them is copied.
+    assert wire["rawInput"] is flat and wire["rawOutput"] is update.raw_output
+    assert wire["_meta"] == flat and wire["_meta"] is not flat
+    text = p.ContentToolCallContent(content=p.TextContentBlock(text="t"), meta={"f": 1.5, "loop": loop})
+    for cyclic in (
+        p.ToolCallUpdate(tool_call_id="c", meta={"f": 1.5, "loop": loop}),
+        p.ToolCallUpdate(tool_call_id="c", raw_input={"f": 1.5, "l": [loop]}),
+        p.ToolCallUpdate(tool_call_id="c", raw_output=[1.5, loop]),
+        p.ToolCallUpdate(tool_call_id="c", content=[text]),
+    ):
+        with pytest.raises(ValueError, match="reference cycle"):
+            p.encode(cyclic)
+    with pytest.raises(ValueError, match="reference cycle"):
+        p.encode(p.ToolCallUpdate(tool_call_id="c", raw_input=loop), validate=True)
+
+
 # ------------------------------------------------------------------ lenient mode
 
 

@@ -213,6 +213,26 @@ def test_expressions_of_numbers_nullables_and_containers() -> None:
     assert x.encode(ir.ListT(ir.StrT()), "o.a") == "list(o.a)"
     assert x.encode(ir.MapT(ir.ListT(ir.AnyT())), "o.a") == "{k: list(_wire_json(x)) for k, x in o.a.items()}"
     assert x.encode(ir.NullableT(ir.RawT()), "o.a") == "_wire_json(o.a)"
+    # A list whose items take an encoder is built by a loop in the encoder's body.
+    assert x.looped(ir.ListT(ir.StrT()), "x_a") is None
+    assert x.looped(ir.NullableT(ir.ListT(ir.ListT(ir.AnyT()))), "x_a") == ("list(_wire_json(x_a))", True)
+    assert x.looped(ir.ListT(ir.MapT(ir.StrT())), "x_a") == ("dict(x_a)", False)
+
+
+def test_a_union_field_looks_its_variants_encoder_up_in_place(small: CodecView) -> None:
+    holder = next(d.object for d in small.definitions if d.object is not None and d.object.class_name == "Holder")
+    entries = {e.key: e for e in holder.encoder.entries + holder.encoder.assigned}
+    assert entries["'tagged'"].source == "(_CLASS_ENCODERS.get(type(o.tagged)) or _encode_Tagged)(o.tagged)"
+    # A list of them is built by a loop; the members from it on are set in
+    # order after the dict literal.
+    taggeds = entries["'taggeds'"]
+    assert (taggeds.items, taggeds.iterable, taggeds.result) == (
+        "(_CLASS_ENCODERS.get(type(x_taggeds)) or _encode_Tagged)(x_taggeds)",
+        "o.taggeds",
+        "l_taggeds",
+    )
+    assert [e.key for e in holder.encoder.entries] == ["'pick'", "'tagged'"]
+    assert holder.encoder.assigned[0].key == "'picks'"
 
 
 def test_enum_decoders_are_chosen_by_openness_and_kind(tmp_path: Path) -> None:

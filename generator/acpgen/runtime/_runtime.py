@@ -697,35 +697,39 @@ def wire_json(value: Any) -> Any:
     ``ValueError`` when it holds a reference cycle (which has no wire form).
     Shared parts are not cycles; nothing is copied. A container of strings,
     integers, booleans and nulls (most ``_meta`` maps and tool inputs) is
-    told apart by a loop over its members, without a walk."""
-    kind: type[object] = type(cast(object, value))
-    members: Iterable[Any]
-    if kind is json_object:
-        members = cast("dict[str, Any]", value).values()
-    elif kind is json_array:
-        members = cast("list[Any]", value)
-    elif not isinstance(value, (dict, list)):
+    told apart by a loop over its members, without a walk. (No ``cast``
+    on the way: it is a call at run time.)"""
+    if type(value) is json_object:
+        for member in value.values():
+            if type(member) not in _FLAT:
+                _acyclic(value)
+                break
         return value
-    else:
-        _acyclic(value)
-        return cast(Any, value)
-    for member in members:
-        t = member.__class__
-        if t is not str and t is not int and t is not bool and member is not None:
-            _acyclic(value)
-            break
-    return value
+    if type(value) is json_array:
+        for member in value:
+            if type(member) not in _FLAT:
+                _acyclic(value)
+                break
+        return value
+    if type(value) in _FLAT or not isinstance(value, (dict, list)):
+        return value
+    _acyclic(value)
+    return cast(Any, value)
 
 
 def wire_map(value: dict[str, Any]) -> dict[str, Any]:
     """A shallow copy of a map of JSON values, for the wire form; as
     :func:`wire_json` for the values."""
     for member in value.values():
-        t = member.__class__
-        if t is not str and t is not int and t is not bool and member is not None:
+        if type(member) not in _FLAT:
             _acyclic(value)
             break
     return dict(value)
+
+
+_FLAT = frozenset({str, int, bool, float, type(None)})
+"""The types of values that hold no other (a set test is cheaper than a
+chain of ``is`` tests)."""
 
 
 def _acyclic(value: Any) -> None:

@@ -191,21 +191,28 @@ class Expressions:
         if isinstance(t, ir.ListT):
             if t.items.kind in ("any", "raw"):
                 return f"list(_wire_json({v}))"
-            if t.items.kind in PLAIN_KINDS:
+            item = self.encode(t.items, "x")
+            if t.items.kind in PLAIN_KINDS or item == "x":
                 return f"list({v})"
-            return f"[{self.encode(t.items, 'x')} for x in {v}]"
+            return f"[{item} for x in {v}]"
         if isinstance(t, ir.MapT):
             if t.values.kind in ("any", "raw"):
                 return f"_wire_map({v})"
-            if t.values.kind in PLAIN_KINDS:
+            value = self.encode(t.values, "x")
+            if t.values.kind in PLAIN_KINDS or value == "x":
                 return f"dict({v})"
-            return f"{{k: {self.encode(t.values, 'x')} for k, x in {v}.items()}}"
+            return f"{{k: {value} for k, x in {v}.items()}}"
         if isinstance(t, ir.RefT):
             d = self.defs[t.name]
             if isinstance(d, ir.AliasDef):
                 return self.encode(d.target, v)
             if isinstance(d, ir.EnumDef):
                 return f"({v}._value_ if type({v}) is {self.names.ref(d.class_name)} else {v})"
+            if isinstance(d, ir.UnionDef):
+                # The variant's encoder looked up in place (no call of the
+                # union's encoder, which the lookup falls back to: it raises
+                # the error for a class that has none).
+                return f"(_CLASS_ENCODERS.get(type({v})) or _encode_{d.class_name})({v})"
             return f"_encode_{d.class_name}({v})"
         if isinstance(t, ir.NullableT):
             if t.inner.kind in ("any", "raw"):
@@ -216,6 +223,30 @@ class Expressions:
         if isinstance(t, (ir.ScalarUnionT, ir.FirstMatchT)):
             return f"encode({v})"
         return ""
+
+    def looped(self, t: ir.TypeExpr, x: str) -> tuple[str, bool] | None:
+        """For a list whose items each take an encoder (a field's value, built
+        by a loop in the encoder's body: cheaper than a comprehension, which
+        is a function call of its own before Python 3.12): the expression
+        encoding item ``x``, and whether the list may be ``None``; else
+        ``None``."""
+        nullable = False
+        while True:
+            if isinstance(t, ir.NullableT) and not nullable:
+                t, nullable = t.inner, True
+            elif isinstance(t, ir.RefT):
+                d = self.defs[t.name]
+                if not isinstance(d, ir.AliasDef):
+                    break
+                t = d.target
+            else:
+                break
+        if not isinstance(t, ir.ListT):
+            return None
+        item = self.encode(t.items, x)
+        if t.items.kind in PLAIN_KINDS or item == x:
+            return None  # list(...), a copy
+        return item, nullable
 
 
 def _either(kinds: Iterable[str]) -> str:
@@ -277,10 +308,20 @@ class FieldDecoder:
 
 @dataclass(frozen=True)
 class Entry:
-    """A wire member and the expression of its value."""
+    """A wire member and the expression of its value; or, for a list whose
+    items each take an encoder (``items`` set), the loop building it."""
 
     key: str
     source: str
+    name: str = ""
+    """The field's name, which the loop's locals ``l_<name>`` (the list)
+    and ``x_<name>`` (an item) are named after."""
+    items: str = ""
+    """The expression encoding the item ``x_<name>``."""
+    iterable: str = ""
+    """What the loop runs over (nothing for ``None``)."""
+    result: str = ""
+    """The member's value after the loop (``None`` for ``None``)."""
 
 
 @dataclass(frozen=True)
@@ -304,6 +345,10 @@ class OptionalEntry:
     name: str
     key: str
     source: str
+    items: str = ""
+    """As :class:`Entry`'s, over ``v_<name>``."""
+    iterable: str = ""
+    result: str = ""
 
 
 @dataclass(frozen=True)
@@ -311,7 +356,11 @@ class FieldsEncoder:
     """The statements building and returning the wire dict ``d`` of object ``o``."""
 
     entries: tuple[Entry, ...]
-    """The tag, the required fields and those with a default (never UNSET)."""
+    """The tag, the required fields and those with a default (never UNSET),
+    in the dict literal: up to the first one built by a loop."""
+    assigned: tuple[Entry, ...] = ()
+    """The required fields from the first one built by a loop on, set in
+    order after the literal (the wire form's order is the fields')."""
     keyed: tuple[KeyedEncoder, ...] = ()
     optional: tuple[OptionalEntry, ...] = ()
     """The optional fields, set only when they are not UNSET."""
@@ -535,11 +584,11 @@ class _Builder:
         self, fields: tuple[ir.Field, ...], first: tuple[Entry, ...] = (), extra: bool = False, wraps: str = ""
     ) -> FieldsEncoder:
         entries = list(first)
-        entries.extend(
-            Entry(literal(f.wire_name), self.x.encode(f.type, "o." + f.name))
-            for f in fields
-            if (f.required or f.default_value is not None) and not f.flatten
-        )
+        assigned: list[Entry] = []
+        for f in fields:
+            if (f.required or f.default_value is not None) and not f.flatten:
+                entry = self.entry(f, "o." + f.name)
+                (assigned if entry.items or assigned else entries).append(entry)
         keyed: list[KeyedEncoder] = []
         for f in fields:
             if isinstance(f.type, ir.KeyedT) and f.flatten:
@@ -553,12 +602,24 @@ class _Builder:
                     for i, name in enumerate(refs)
                 )
                 keyed.append(KeyedEncoder(f.name, branches, " or ".join(refs)))
-        optional = tuple(
-            OptionalEntry(f.name, literal(f.wire_name), self.x.encode(f.type, "v_" + f.name))
-            for f in fields
-            if not f.required and f.default_value is None
-        )
-        return FieldsEncoder(tuple(entries), tuple(keyed), optional, extra, wraps)
+        optional: list[OptionalEntry] = []
+        for f in fields:
+            if not f.required and f.default_value is None:
+                e = self.entry(f, "v_" + f.name)
+                optional.append(OptionalEntry(f.name, e.key, e.source, e.items, e.iterable, e.result))
+        return FieldsEncoder(tuple(entries), tuple(assigned), tuple(keyed), tuple(optional), extra, wraps)
+
+    def entry(self, f: ir.Field, value: str) -> Entry:
+        """The wire member of field ``f``, whose value is the expression ``value``."""
+        key = literal(f.wire_name)
+        looped = self.x.looped(f.type, "x_" + f.name)
+        if looped is None:
+            return Entry(key, self.x.encode(f.type, value))
+        items, nullable = looped
+        built = "l_" + f.name
+        if nullable:
+            return Entry(key, "", f.name, items, f"{value} or ()", f"{built} if {value} is not None else None")
+        return Entry(key, "", f.name, items, value, built)
 
     def object(self, d: ir.ObjectDef) -> ObjectCodec:
         return ObjectCodec(
