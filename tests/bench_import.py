@@ -18,7 +18,7 @@ Beside the figures: whether ``import acp_v1`` imported orjson or asyncio
 (the median of each module's own time over the runs).
 
 Usage: ``python tests/bench_import.py [--runs N] [--package acp_v1]
-[--breakdown]``; part of ``make bench``. Not collected by pytest.
+[--breakdown] [--generated DIR]``; part of ``make bench``. Not collected by pytest.
 """
 
 from __future__ import annotations
@@ -45,15 +45,15 @@ def _environment(cache: str) -> dict[str, str]:
     return env
 
 
-def child_cpu(code: str, env: dict[str, str]) -> float:
-    """CPU seconds (user + system) of ``python -c code`` run in generated/."""
+def child_cpu(code: str, env: dict[str, str], where: Path) -> float:
+    """CPU seconds (user + system) of ``python -c code`` run in ``where``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([sys.executable, "-c", code], cwd=GENERATED, env=env, check=True)
+    subprocess.run([sys.executable, "-c", code], cwd=where, env=env, check=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def breakdown(package: str, env: dict[str, str], runs: int, top: int) -> list[tuple[str, float, float]]:
+def breakdown(package: str, env: dict[str, str], where: Path, runs: int, top: int) -> list[tuple[str, float, float]]:
     """The ``top`` modules by their own import time (median us over
     ``runs``) under ``-X importtime``: (module, self, cumulative)."""
     own: dict[str, list[int]] = collections.defaultdict(list)
@@ -61,7 +61,7 @@ def breakdown(package: str, env: dict[str, str], runs: int, top: int) -> list[tu
     for _ in range(runs):
         found = subprocess.run(
             [sys.executable, "-X", "importtime", "-c", f"import {package}"],
-            cwd=GENERATED,
+            cwd=where,
             env=env,
             check=True,
             capture_output=True,
@@ -88,17 +88,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=21)
     parser.add_argument("--package", default="acp_v1")
+    parser.add_argument(
+        "--generated", type=Path, default=GENERATED, help="the directory of the packages (default: generated/)"
+    )
     parser.add_argument("--breakdown", action="store_true", help="the top modules under -X importtime")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="acpgen-bench-import-") as cache:
         env = _environment(cache)
         ways = {"pass": "pass", "import": f"import {args.package}"}
         for code in ways.values():  # fills the bytecode cache
-            child_cpu(code, env)
+            child_cpu(code, env, args.generated)
         times: dict[str, list[float]] = {name: [] for name in ways}
         for _ in range(args.runs):
             for name, code in ways.items():
-                times[name].append(child_cpu(code, env))
+                times[name].append(child_cpu(code, env, args.generated))
         start = statistics.median(times["pass"])
         whole = statistics.median(times["import"])
         net = statistics.median(b - a for a, b in zip(times["pass"], times["import"], strict=True))
@@ -112,7 +115,7 @@ def main() -> None:
                 "-c",
                 f"import sys, {args.package}; print(sorted({{'orjson', 'asyncio'}} & set(sys.modules)))",
             ],
-            cwd=GENERATED,
+            cwd=args.generated,
             env=env,
             check=True,
             capture_output=True,
@@ -121,7 +124,7 @@ def main() -> None:
         print(f"  imported by import {args.package} among orjson, asyncio: {loaded}")
         if args.breakdown:
             print(f"\nTop modules by their own time under -X importtime (median of {args.runs} runs, us):")
-            for name, own, total in breakdown(args.package, env, args.runs, 20):
+            for name, own, total in breakdown(args.package, env, args.generated, args.runs, 20):
                 print(f"  {own:8.0f} self {total:8.0f} cumulative  {name}")
     if str(TESTS) not in sys.path:
         sys.path.insert(0, str(TESTS))

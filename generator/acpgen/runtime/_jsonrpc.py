@@ -820,9 +820,9 @@ def _plain(value: Any) -> bool:
     it may have been an integer beyond the 64-bit ranges (``json`` keeps
     those exact). Level by level, not recursion: ``value`` may nest 1,024
     levels."""
-    kind = type(value)
-    if kind is not dict and kind is not list:
-        return kind is not float or -_BIG < value < _BIG
+    kind = _type(value)
+    if kind is not _DICT and kind is not _LIST:
+        return kind is not _FLOAT or -_BIG < value < _BIG
     level: list[Any] = [value]
     depth = 0
     while level:
@@ -831,14 +831,22 @@ def _plain(value: Any) -> bool:
             return False
         below: list[Any] = []
         for node in level:
-            for item in node.values() if type(node) is dict else node:
-                kind = type(item)
-                if kind is dict or kind is list:
+            for item in node.values() if _type(node) is _DICT else node:
+                kind = _type(item)
+                if kind is _DICT or kind is _LIST:
                     below.append(item)
-                elif kind is float and not -_BIG < item < _BIG:
+                elif kind is _FLOAT and not -_BIG < item < _BIG:
                     return False
         level = below
     return True
+
+
+# type() and the JSON containers and float, as Any: the values they tell
+# apart stay Any for type checkers (not narrowed to a dict of unknown types).
+_type: Any = type
+_DICT: Any = dict
+_LIST: Any = list
+_FLOAT: Any = float
 
 
 def dump_message(wire: dict[str, Any]) -> bytes:
