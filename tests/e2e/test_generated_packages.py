@@ -83,6 +83,8 @@ def test_what_decoding_does_not_need_loads_on_first_use(name):
         "assert {'Session', 'Request', 'merge_meta', 'decode'} <= set(dir(p))\n"
         'assert p.protocol.CODEC.decode_message(p._jsonrpc.load_message(b\'{"jsonrpc":"2.0","id":1,"result":{}}\')).id == 1\n'
         "assert ('orjson' in sys.modules) is (p._jsonrpc.json_backend() == 'orjson')\n"
+        "missing = [n for n in p.__all__ if not hasattr(p, n)]\n"
+        "assert not missing, missing\n"
         "print('ok')\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=GENERATED, capture_output=True, text=True)
