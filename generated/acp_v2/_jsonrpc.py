@@ -793,10 +793,11 @@ def load_message(text: bytes | str) -> Any:
     if fast is _PENDING:
         fast = _picked()
     if fast is not None and type(text) is bytes:
-        if len(text) < _SCANNED_BELOW:
+        size = len(text)
+        if size < _SCANNED_BELOW:
             shape = text.translate(_SHAPE)
             if _LONG_NUMBER not in shape and (
-                len(text) < _CLOSED_BELOW or shape.count(b"[") <= _MAX_DEPTH
+                size < _CLOSED_BELOW or shape.count(b"[") <= _MAX_DEPTH
             ):
                 try:
                     return fast.loads(text)
