@@ -154,6 +154,7 @@ bench: $(STAMP) browser
 	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench_validate.py
 	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench_protocol.py
 	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench_message.py
+	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench_import.py --breakdown
 	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench_outgoing.py
 	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench_session.py
 	ACPGEN_BENCH_SUMMARY=$(BENCH_SUMMARY) $(BIN)/python tests/bench_ws.py

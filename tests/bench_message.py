@@ -12,6 +12,18 @@ measured in the same process.
   ``dump_message`` of its wire form), with the backend in use (orjson when
   importable) and with ``json`` (``use_json_backend("stdlib")``), against
   ``json.loads`` plus ``json.dumps`` as the connection called them.
+- JSON text to objects, against the official SDK's pydantic
+  ``Model.model_validate_json`` of the same message's params (or result)
+  text: ``load_message`` of the whole message's text (JSON values, what the
+  connection parses a line into), and that decoded as the connection does
+  (``decode_message``, and a response's result by its method). Large
+  messages: a 1 MB agent_message_chunk session/update (prose: line breaks,
+  quotes, some non-ASCII, as a model writes; and, beside it, 1 MB of plain
+  ASCII with nothing to unescape), a 20 KB fs/read_text_file response, a
+  tool_call whose content is a source file with over 500 brackets (target
+  for ``load_message``: at most 1x). Small ones: a session/update chunk, a
+  session/prompt request, a session/new response (target: within 0.35x of
+  it, at most 1.35x).
 - Over a socket pair (newline-delimited JSON through the kernel, as over a
   pipe), one acp_v1 client and agent in one event loop: a small request's
   round trip (session/set_mode, awaited one after the other) against a
@@ -318,10 +330,154 @@ class _Floor:
         self.echo.close()
 
 
+def _prose(size: int) -> str:
+    """Text as a model streams it: paragraphs, a list, code with quotes and
+    backslashes, a little non-ASCII; ``size`` characters."""
+    paragraph = (
+        "The handler reads the request, checks the session and answers — "
+        'or says "not found" when the file is gone.\n\n'
+        "- the `timeout` is 30 s by default;\n- retries back off (1 s, 2 s, 4 s).\n\n"
+        '```python\nlog.info("path: %s\\n", request.path)\n```\n\n'
+    )
+    return (paragraph * (size // len(paragraph) + 1))[:size]
+
+
+def _bracketed_source(functions: int) -> str:
+    """A TypeScript file: braces and brackets by the hundred, in a string."""
+    return "".join(
+        f"export function handler{i}(items: number[]): Record<string, number> {{\n"
+        f"  const seen = {{ first: items[0], index: {i} }};\n"
+        f"  return {{ ...seen, last: items[items.length - 1] }};\n}}\n\n"
+        for i in range(functions)
+    )
+
+
+def _chunk(text: str) -> dict[str, Any]:
+    update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+    return {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "sess_1", "update": update}}
+
+
+TEXT_CASES: list[tuple[str, bool, dict[str, Any], str, str]] = [
+    # (label, large, message, SDK model, the method of a response)
+    ("1 MB agent_message_chunk (prose)", True, _chunk(_prose(1_000_000)), "SessionNotification", ""),
+    ("1 MB agent_message_chunk (plain ASCII)", True, _chunk("word " * 200_000), "SessionNotification", ""),
+    (
+        "20 KB fs/read_text_file response",
+        True,
+        {"jsonrpc": "2.0", "id": 7, "result": {"content": _bracketed_source(400)[:20_000]}},
+        "ReadTextFileResponse",
+        "fs/read_text_file",
+    ),
+    (
+        "tool_call with a source file (>500 brackets)",
+        True,
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {
+                "sessionId": "sess_1",
+                "update": {
+                    "sessionUpdate": "tool_call",
+                    "toolCallId": "call_1",
+                    "title": "Read src/handlers.ts",
+                    "kind": "read",
+                    "status": "completed",
+                    "content": [{"type": "content", "content": {"type": "text", "text": _bracketed_source(200)}}],
+                },
+            },
+        },
+        "SessionNotification",
+        "",
+    ),
+    ("small agent_message_chunk", False, _chunk("Hello, world "), "SessionNotification", ""),
+    (
+        "small session/prompt request",
+        False,
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "session/prompt",
+            "params": {"sessionId": "sess_1", "prompt": [{"type": "text", "text": "Fix the failing test"}]},
+        },
+        "PromptRequest",
+        "",
+    ),
+    (
+        "small session/new response",
+        False,
+        {"jsonrpc": "2.0", "id": 2, "result": {"sessionId": "sess_1"}},
+        "NewSessionResponse",
+        "session/new",
+    ),
+]
+
+
+def text_figures(rounds: int) -> None:
+    """JSON text to objects against pydantic's model_validate_json."""
+    try:
+        from acp import schema as sdk
+    except ImportError:
+        print("JSON text to objects: the official SDK (agent-client-protocol) is not installed: skipped")
+        return
+    backend = _jsonrpc.json_backend()
+    load, decode_message, decode_result = _jsonrpc.load_message, CODEC.decode_message, CODEC.decode_result
+    print(
+        f"\nJSON text to objects ({backend}), against the SDK's model_validate_json of the params or result"
+        f" text: CPU time, medians of {rounds * 3} interleaved rounds (ratios: medians of the per-round ones)"
+    )
+    for label, large, message, model_name, method in TEXT_CASES:
+        text = json.dumps(message, ensure_ascii=False).encode("utf-8")
+        part = "result" if "result" in message else "params"
+        payload = json.dumps(message[part], ensure_ascii=False).encode("utf-8")
+        model = getattr(sdk, model_name)
+        model.model_validate_json(payload)  # it must read it
+
+        def typed(text: bytes = text, method: str = method) -> object:
+            read = decode_message(load(text))
+            return decode_result(method, read.result) if method else read  # type: ignore[union-attr]
+
+        assert load(text) == message
+        ways: dict[str, Callable[[], object]] = {
+            "sdk": functools.partial(model.model_validate_json, payload),
+            "load": functools.partial(load, text),
+            "typed": typed,
+        }
+        n = max(10, min(20_000, 4_000_000 // len(text)))
+        times: dict[str, list[float]] = {name: [] for name in ways}
+        for _ in range(rounds * 3):
+            for name, fn in ways.items():
+                times[name].append(per_call(fn, n))
+        us = {name: statistics.median(values) * 1e6 for name, values in times.items()}
+        ratio = {
+            name: statistics.median(a / b for a, b in zip(times[name], times["sdk"], strict=True))
+            for name in ("load", "typed")
+        }
+        # Large: at most model_validate_json's time; small: within 0.35x of it.
+        target = 1.0 if large else 1.35
+        print(
+            f"  {label} ({len(text):,} B): model_validate_json {us['sdk']:.2f} us;"
+            f" load_message {us['load']:.2f} us ({ratio['load']:.2f}x, target <= {target}),"
+            f" decoded too {us['typed']:.2f} us ({ratio['typed']:.2f}x)"
+        )
+        record(
+            "message",
+            f"load_message / model_validate_json: {label}",
+            ratio["load"],
+            "x",
+            f"<= {target}",
+            ratio["load"] <= target,
+        )
+        record("message", f"load_message+decode / model_validate_json: {label}", ratio["typed"], "x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--text-only", action="store_true", help="only the JSON text figures")
     args = parser.parse_args()
+    text_figures(args.rounds)
+    if args.text_only:
+        return
     codec_figures(args.rounds)
     asyncio.run(round_trips(args.rounds))
 

@@ -8,61 +8,130 @@ The contract: decode(name, data, *, strict=False), encode(value), ValidationErro
 from ._runtime import UNSET, Unset, ValidationError
 from .codec import decode, decode_class, encode
 from .models import *  # noqa: F401,F403
-from .patch import *  # noqa: F401,F403
-from .session import *  # noqa: F401,F403
-from .protocol import *  # noqa: F401,F403
-from .senders import *  # noqa: F401,F403
 
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
+    from .patch import *  # noqa: F401,F403
+    from .session import *  # noqa: F401,F403
+    from .protocol import *  # noqa: F401,F403
+    from .senders import *  # noqa: F401,F403
     from .connection import *  # noqa: F401,F403
 else:
+    # The session fold, the patch functions, the JSON-RPC messages, the
+    # senders and the connection (with asyncio) load on first use: decoding
+    # and encoding need none of them, and they would double the time this
+    # package takes to import.
+    from ._exports import lazy_exports as _lazy_exports
 
-    def __getattr__(name: str) -> object:
-        """The connection classes are imported on first use: they load
-        asyncio, which would double the time this package takes to import."""
-        if name in _CONNECTION_NAMES:
-            from . import connection
-
-            return getattr(connection, name)
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-    def __dir__() -> list[str]:
-        return sorted({*globals(), *_CONNECTION_NAMES})
-
-    _CONNECTION_NAMES = frozenset(
-        [
-            "UNSUPPORTED_PROTOCOL_VERSION",
-            "AgentEntry",
-            "AgentSideConnection",
-            "CapabilityError",
-            "ClientEntry",
-            "ClientSideConnection",
-            "Connection",
-            "ConnectionOptions",
-            "HandlerError",
-            "MessageTooLarge",
-            "PermissionDecision",
-            "PermissionPolicy",
-            "ResumeUnsupported",
-            "SessionKeeper",
-            "StreamTransport",
-            "Transport",
-            "UnsupportedProtocolVersion",
-            "VersionMismatch",
-            "asgi_agent_app",
-            "bearer_token",
-            "connect_agent_http",
-            "connect_agent_ws",
-            "connect_in_memory",
-            "connect_versions",
-            "run_agent_stdio",
-            "serve_agent",
-            "serve_versions",
-            "spawn_agent",
-            "spawn_agent_versions",
-        ]
+    __getattr__, __dir__ = _lazy_exports(
+        __name__,
+        {
+            "apply": "patch",
+            "merge_meta": "patch",
+            "supports": "patch",
+            "CAPABILITIES": "patch",
+            "apply_tool_call_update": "patch",
+            "apply_terminal_update": "patch",
+            "apply_session_info_update": "patch",
+            "apply_user_message": "patch",
+            "apply_agent_message": "patch",
+            "apply_agent_thought": "patch",
+            "apply_usage_update": "patch",
+            "apply_compaction_update": "patch",
+            "apply_subagent_update": "patch",
+            "apply_session_message": "patch",
+            "apply_user_message_chunk": "patch",
+            "apply_agent_message_chunk": "patch",
+            "apply_agent_thought_chunk": "patch",
+            "apply_tool_call_content_chunk": "patch",
+            "apply_terminal_output_chunk": "patch",
+            "apply_compaction_summary_chunk": "patch",
+            "apply_session_message_chunk": "patch",
+            "HistoryEntry": "session",
+            "HistoryItem": "session",
+            "UserMessageEntry": "session",
+            "AgentMessageEntry": "session",
+            "AgentThoughtEntry": "session",
+            "ToolCallEntry": "session",
+            "CompactionEntry": "session",
+            "SessionMessageEntry": "session",
+            "PROTOCOL_VERSION": "session",
+            "SESSION_SOURCES": "session",
+            "Session": "session",
+            "UPDATE_RULES": "session",
+            "UpdateRule": "session",
+            "apply_session_update": "session",
+            "fold_session_update": "session",
+            "session_from_json": "session",
+            "session_to_json": "session",
+            "Agent": "protocol",
+            "CANCELLATION": "protocol",
+            "CANCEL_REQUEST": "protocol",
+            "CODEC": "protocol",
+            "Client": "protocol",
+            "ErrorResponse": "protocol",
+            "INTERNAL_ERROR": "protocol",
+            "INVALID_PARAMS": "protocol",
+            "INVALID_REQUEST": "protocol",
+            "METHODS": "protocol",
+            "METHOD_NOT_FOUND": "protocol",
+            "Message": "protocol",
+            "MethodInfo": "protocol",
+            "Notification": "protocol",
+            "NotificationInfo": "protocol",
+            "PARSE_ERROR": "protocol",
+            "ParamsError": "protocol",
+            "REQUEST_CANCELLED": "protocol",
+            "REQUIRES": "protocol",
+            "Request": "protocol",
+            "RequestError": "protocol",
+            "RequestInfo": "protocol",
+            "Response": "protocol",
+            "RpcError": "protocol",
+            "decode_message": "protocol",
+            "decode_result": "protocol",
+            "encode_message": "protocol",
+            "SessionSender": "senders",
+            "ToolCallHandle": "senders",
+            "text": "senders",
+            "image": "senders",
+            "audio": "senders",
+            "resource_link": "senders",
+            "resource": "senders",
+            "tool_content": "senders",
+            "diff": "senders",
+            "terminal": "senders",
+            "UNSUPPORTED_PROTOCOL_VERSION": "connection",
+            "AgentEntry": "connection",
+            "AgentSideConnection": "connection",
+            "CapabilityError": "connection",
+            "ClientEntry": "connection",
+            "ClientSideConnection": "connection",
+            "Connection": "connection",
+            "ConnectionOptions": "connection",
+            "HandlerError": "connection",
+            "MessageTooLarge": "connection",
+            "PermissionDecision": "connection",
+            "PermissionPolicy": "connection",
+            "ResumeUnsupported": "connection",
+            "SessionKeeper": "connection",
+            "StreamTransport": "connection",
+            "Transport": "connection",
+            "UnsupportedProtocolVersion": "connection",
+            "VersionMismatch": "connection",
+            "asgi_agent_app": "connection",
+            "bearer_token": "connection",
+            "connect_agent_http": "connection",
+            "connect_agent_ws": "connection",
+            "connect_in_memory": "connection",
+            "connect_versions": "connection",
+            "run_agent_stdio": "connection",
+            "serve_agent": "connection",
+            "serve_versions": "connection",
+            "spawn_agent": "connection",
+            "spawn_agent_versions": "connection",
+        },
     )
 
 GENERATOR_VERSION = "0.2.0"

@@ -60,6 +60,38 @@ def test_the_connection_and_asyncio_load_on_first_use(name):
 
 
 @pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_what_decoding_does_not_need_loads_on_first_use(name):
+    """Importing a package loads the models and the codec, and neither
+    orjson nor the modules of the session fold, the patch functions, the
+    JSON-RPC messages and the senders: each loads when one of its names is
+    first read (as an attribute or by ``from ... import``), and is then an
+    attribute of the package; orjson loads with the first message read."""
+    code = (
+        "import sys\n"
+        f"import {name} as p\n"
+        "lazy = ('patch', 'session', 'protocol', 'senders', 'connection', '_jsonrpc', '_session')\n"
+        "loaded = [m for m in ('orjson', *(p.__name__ + '.' + m for m in lazy)) if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
+        "assert p.decode('ContentBlock', {'type': 'text', 'text': 'hi'}).text == 'hi'\n"
+        "assert 'orjson' not in sys.modules and p.__name__ + '.session' not in sys.modules\n"
+        "fold = p.apply_session_update\n"
+        "assert fold is sys.modules[p.__name__ + '.session'].apply_session_update\n"
+        "assert 'apply_session_update' in vars(p)\n"
+        f"from {name} import Request, merge_meta\n"
+        "assert Request is p.protocol.Request and merge_meta is p.patch.merge_meta\n"
+        "assert p.senders is sys.modules[p.__name__ + '.senders']\n"
+        "assert {'Session', 'Request', 'merge_meta', 'decode'} <= set(dir(p))\n"
+        'assert p.protocol.CODEC.decode_message(p._jsonrpc.load_message(b\'{"jsonrpc":"2.0","id":1,"result":{}}\')).id == 1\n'
+        "assert ('orjson' in sys.modules) is (p._jsonrpc.json_backend() == 'orjson')\n"
+        "missing = [n for n in p.__all__ if not hasattr(p, n)]\n"
+        "assert not missing, missing\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=GENERATED, capture_output=True, text=True)
+    assert out.stdout.strip() == "ok", out.stderr
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
 def test_no_class_name_ends_in_a_collision_number(name):
     package = load_generated(name)
     models = sys.modules[f"{name}.models"]

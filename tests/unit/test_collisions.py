@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from acpgen.compile import ir
-from acpgen.views.names import ModuleNames, exports, package_imports, schema_names
+from acpgen.views.names import ModuleNames, exports, lazy_exports, package_imports, schema_names
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = [ROOT / "tests/fixtures/golden/kitchen_sink", ROOT / "generated/acp_v2", ROOT / "generated/acp_v1"]
@@ -80,10 +80,15 @@ def test_the_package_exports_the_schema_s_name_where_a_fixed_name_has_its_spelli
     imports = package_imports(package)
     assert "from .codec import decode_class as decode_class" in imports["eager"]
     assert "from .codec import decode as decode" not in imports["eager"]
-    assert "from .protocol import Client as Client" in imports["eager"]
-    assert "from .protocol import *" not in imports["eager"]
-    assert "from .connection import Connection as Connection" not in imports["connection"]
-    assert "from .connection import spawn_agent as spawn_agent" in imports["connection"]
+    assert "from .protocol import Client as Client" in imports["lazy"]
+    assert "from .protocol import *" not in imports["lazy"]
+    assert "from .connection import Connection as Connection" not in imports["lazy"]
+    assert "from .connection import spawn_agent as spawn_agent" in imports["lazy"]
+    # What loads on first use leaves out the schema's names too: those are
+    # the models'.
+    lazy = lazy_exports(package)
+    assert lazy["Client"] == "protocol" and lazy["spawn_agent"] == "connection"
+    assert "Agent" not in lazy and "Connection" not in lazy and "decode" not in lazy
 
 
 def test_a_package_whose_schema_shares_no_fixed_name_star_imports_its_modules():
@@ -92,12 +97,14 @@ def test_a_package_whose_schema_shares_no_fixed_name_star_imports_its_modules():
         "from ._runtime import UNSET, Unset, ValidationError",
         "from .codec import decode, decode_class, encode",
         "from .models import *  # noqa: F401,F403",
-        "from .patch import *  # noqa: F401,F403",
-        "from .session import *  # noqa: F401,F403",
-        "from .protocol import *  # noqa: F401,F403",
-        "from .senders import *  # noqa: F401,F403",
     ]
-    assert imports["connection"] == "    from .connection import *  # noqa: F401,F403"
+    assert imports["lazy"].splitlines() == [
+        "    from .patch import *  # noqa: F401,F403",
+        "    from .session import *  # noqa: F401,F403",
+        "    from .protocol import *  # noqa: F401,F403",
+        "    from .senders import *  # noqa: F401,F403",
+        "    from .connection import *  # noqa: F401,F403",
+    ]
 
 
 def test_outside_models_a_schema_name_hidden_by_an_own_name_or_a_builtin_is_reached_through_models():

@@ -193,3 +193,101 @@ def test_a_short_message_holds_only_its_text(backend: None) -> None:
         tracemalloc.stop()
     assert kept[0] == orjson.dumps(message)
     assert per_message < 4 * len(kept[0]) + 64, per_message
+
+
+def _long(value: str) -> str:
+    """A message's text holding ``value`` (JSON text) and a string long
+    enough that load_message checks what orjson read rather than the text."""
+    return '{"jsonrpc":"2.0","method":"m","params":{"text":"' + "x" * 8192 + '","v":' + value + "}}"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "[" * 499 + "]" * 499,
+        "[" * 500 + "]" * 500,
+        '{"a":' * 600 + "1" + "}" * 600,
+        "[" * 1000 + "]" * 1000,
+        "[" * 1100 + "]" * 1100,
+        "[" * 5000 + "]" * 5000,
+        "18446744073709551616",
+        "-9223372036854775809",
+        "[1, 123456789012345678901234567890]",
+        "1e19",
+        "-1e300",
+        "9223372036854775807",
+        "1.5",
+    ],
+)
+def test_a_long_text_reads_the_same_or_is_refused_the_same_with_either_backend(value: str) -> None:
+    (kind_a, a), (kind_b, b) = _both(rpc.load_message, _long(value).encode())
+    assert kind_a == kind_b
+    if kind_a == "ok":
+        assert _same_value(a, b), value[:40]
+    else:
+        assert kind_a is ValueError and a == b == "the message is nested too deeply"
+
+
+def test_a_message_nested_too_deeply_is_refused_with_either_backend() -> None:
+    for text in ("[" * 5000 + "]" * 5000, _long("[" * 5000 + "]" * 5000), _long("[" * 1100 + "]" * 1100)):
+        (kind_a, a), (kind_b, b) = _both(rpc.load_message, text.encode())
+        assert (kind_a, a) == (kind_b, b) == (ValueError, "the message is nested too deeply")
+
+
+def test_a_long_text_with_many_brackets_in_its_strings_is_read_by_orjson(
+    backend: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tool call whose content is a source file (brackets by the
+    thousand, in a string) nests four levels: orjson reads it, json is not
+    called; nor for 500 levels of nesting. Deeper, json decides."""
+    assert rpc.use_json_backend("orjson") == "orjson"
+    source = "".join(f"def f{i}(a: list[int]) -> dict[str, int]:\n    return {{'k': a[{i}]}}\n" for i in range(300))
+    tool_call = {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {
+            "sessionId": "s",
+            "update": {
+                "sessionUpdate": "tool_call",
+                "toolCallId": "t",
+                "title": "Read",
+                "content": [{"type": "content", "content": {"type": "text", "text": source}}],
+            },
+        },
+    }
+    text = json.dumps(tool_call).encode()
+    assert text.count(b"[") + text.count(b"{") > 1000
+    nested = _long("[" * 498 + "]" * 498).encode()  # in two objects: 500 levels
+    called: list[object] = []
+
+    def loads(text: object) -> object:
+        called.append(text)
+        return json.loads(text)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rpc, "json", type("json", (), {"loads": staticmethod(loads)}))
+    assert rpc.load_message(text) == tool_call
+    assert _same_value(rpc.load_message(nested), orjson.loads(nested))
+    assert called == []
+    deeper = _long("[" * 499 + "]" * 499).encode()
+    assert _same_value(rpc.load_message(deeper), json.loads(deeper))
+    assert called == [deeper]
+
+
+def test_orjson_is_imported_when_the_first_message_is_read_not_with_the_package() -> None:
+    """Importing the runtime's JSON-RPC module (what a package imports)
+    leaves orjson out; reading a message brings it in, unless
+    ``ACPGEN_JSON=stdlib`` says otherwise, read then."""
+    import subprocess
+    import sys
+
+    code = (
+        "import os, sys\n"
+        "from acpgen.runtime import _jsonrpc as rpc\n"
+        "assert 'orjson' not in sys.modules\n"
+        "os.environ['ACPGEN_JSON'] = sys.argv[1]\n"
+        "assert rpc.load_message(b'{\"a\": [1]}') == {'a': [1]}\n"
+        "print(rpc.json_backend(), 'orjson' in sys.modules)\n"
+    )
+    for wanted, expected in (("orjson", "orjson True"), ("stdlib", "stdlib False")):
+        out = subprocess.run([sys.executable, "-c", code, wanted], capture_output=True, text=True, check=False)
+        assert out.stdout.strip() == expected, out.stderr

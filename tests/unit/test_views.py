@@ -357,3 +357,17 @@ def test_fixed_python_lines_are_counted_as_such() -> None:
     assert fixed_python_lines(source) == ["X = 1", "    return y"]
     docstring = '"""The module.\n\nMore of it.\n"""\nX = 1\n"""Not the module docstring."""\n'
     assert fixed_python_lines(docstring) == ["X = 1", '"""Not the module docstring."""']
+
+
+def test_package_view_loads_on_first_use_what_decoding_does_not_need(tmp_path: Path) -> None:
+    package = _package(tmp_path, {"Request": {"type": "string"}, "Other": {"type": "integer"}})
+    view = build_package_view(_inputs(package, "__init__"))
+    assert view.eager_imports.splitlines()[-1] == "from .models import *  # noqa: F401,F403"
+    assert "from .session" not in view.eager_imports and "from .protocol" not in view.eager_imports
+    lazy = {eval(entry.name): eval(entry.module) for entry in view.lazy}
+    assert lazy["Notification"] == "protocol" and lazy["spawn_agent"] == "connection"
+    assert lazy["merge_meta"] == "patch"
+    # The schema's Request is the models' (loaded with the package): the
+    # protocol's is left out, as the package's own imports leave it out.
+    assert "Request" not in lazy and "Other" not in lazy
+    assert "    from .protocol import Notification as Notification" in view.lazy_imports.splitlines()

@@ -29,6 +29,7 @@ SOURCES = {
         "_sides.py",
         "_patch.py",
         "_senders.py",
+        "_exports.py",
     )
 }
 """Generated file name -> the source copied into the package."""

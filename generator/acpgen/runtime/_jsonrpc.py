@@ -706,11 +706,15 @@ def _error(value: Any) -> RpcError:
 # the standard library: orjson is used when present, never required), with
 # the results of ``json``: what orjson refuses or could read or write
 # otherwise goes to ``json``, which decides. ``ACPGEN_JSON=stdlib`` in the
-# environment (read at import) or ``use_json_backend("stdlib")`` keeps to
-# ``json``.
+# environment (read when the first message is read or written) or
+# ``use_json_backend("stdlib")`` keeps to ``json``. orjson is imported then,
+# not with the package: importing it costs as much as a third of the
+# package's own import.
 
-_fast: Any = None
-"""The orjson module in use, or None (``json`` only)."""
+_PENDING: Any = object()
+"""The value of :data:`_fast` until the backend is picked."""
+_fast: Any = _PENDING
+"""The orjson module in use, None (``json`` only), or :data:`_PENDING`."""
 _fast_options = 0
 """orjson's options: what ``json`` does not write (dataclasses, dates, the
 subclasses of str, int, dict and list, which ``json`` writes its own way)
@@ -723,11 +727,22 @@ _SHAPE = bytes(
 _LONG_NUMBER = b"0" * 19
 """19 digits in a row: orjson reads an integer beyond the 64-bit ranges as a
 float where ``json`` keeps it exact, so such a text is read by ``json``."""
-_MAX_OPENINGS = 500
-"""A text with more ``[`` and ``{`` (in strings too) is read by ``json``:
-orjson reads 1,024 levels of nesting, ``json`` as deep as the recursion
-limit lets it (fewer than 1,000 on Python 3.11), and refuses what it cannot;
-500 levels ``json`` reads from any stack but one already 500 frames deep."""
+_MAX_DEPTH = 500
+"""A text nested deeper is read by ``json``: orjson reads 1,024 levels of
+nesting, ``json`` as deep as the recursion limit lets it (fewer than 1,000
+on Python 3.11), and refuses what it cannot; 500 levels ``json`` reads from
+any stack but one already 500 frames deep."""
+_SCANNED_BELOW = 4096
+"""A text shorter than this is scanned before orjson reads it (its shape,
+:data:`_SHAPE`: a cost in its bytes); a longer one is checked after, by
+what orjson read (a cost in its values, not in the bytes of its strings:
+a 1 MB string is one value)."""
+_CLOSED_BELOW = 2 * _MAX_DEPTH + 2
+"""A JSON text shorter than this cannot nest deeper than :data:`_MAX_DEPTH`
+(each level takes two bytes)."""
+_BIG = float(2**63)
+"""orjson reads an integer of at least this magnitude beyond the 64-bit
+ranges as a float (and a float so large may have been such an integer)."""
 
 
 def use_json_backend(name: str | None = None) -> str:
@@ -758,24 +773,81 @@ def use_json_backend(name: str | None = None) -> str:
 
 def json_backend() -> str:
     """``"orjson"`` or ``"stdlib"``: the JSON backend in use."""
-    return "stdlib" if _fast is None else "orjson"
+    fast = _fast if _fast is not _PENDING else _picked()
+    return "stdlib" if fast is None else "orjson"
+
+
+def _picked() -> Any:
+    """:data:`_fast` once the backend is picked (by the environment, the
+    first time a message is read or written)."""
+    use_json_backend()
+    return _fast
 
 
 def load_message(text: bytes | str) -> Any:
     """Parse one message's JSON text. Raises ``ValueError`` for anything that
     is not JSON, nested too deeply included (never ``RecursionError``)."""
     fast = _fast
+    if fast is _PENDING:
+        fast = _picked()
     if fast is not None and type(text) is bytes:
-        shape = text.translate(_SHAPE)
-        if _LONG_NUMBER not in shape and shape.count(b"[") <= _MAX_OPENINGS:
+        size = len(text)
+        if size < _SCANNED_BELOW:
+            shape = text.translate(_SHAPE)
+            if _LONG_NUMBER not in shape and (
+                size < _CLOSED_BELOW or shape.count(b"[") <= _MAX_DEPTH
+            ):
+                try:
+                    return fast.loads(text)
+                except fast.JSONDecodeError:  # json decides, and explains
+                    pass
+        else:
             try:
-                return fast.loads(text)
-            except fast.JSONDecodeError:  # json decides, and explains
+                value = fast.loads(text)
+            except fast.JSONDecodeError:  # nested over 1,024 levels too
                 pass
+            else:
+                if _plain(value):
+                    return value
     try:
         return json.loads(text)
     except RecursionError:
         raise ValueError("the message is nested too deeply") from None
+
+
+def _plain(value: Any) -> bool:
+    """Whether what orjson read is what ``json`` reads from the same text:
+    nested at most :data:`_MAX_DEPTH` levels, and holding no float so large
+    it may have been an integer beyond the 64-bit ranges (``json`` keeps
+    those exact). Level by level, not recursion: ``value`` may nest 1,024
+    levels."""
+    kind = _type(value)
+    if kind is not _DICT and kind is not _LIST:
+        return kind is not _FLOAT or -_BIG < value < _BIG
+    level: list[Any] = [value]
+    depth = 0
+    while level:
+        depth += 1
+        if depth > _MAX_DEPTH:
+            return False
+        below: list[Any] = []
+        for node in level:
+            for item in node.values() if _type(node) is _DICT else node:
+                kind = _type(item)
+                if kind is _DICT or kind is _LIST:
+                    below.append(item)
+                elif kind is _FLOAT and not -_BIG < item < _BIG:
+                    return False
+        level = below
+    return True
+
+
+# type() and the JSON containers and float, as Any: the values they tell
+# apart stay Any for type checkers (not narrowed to a dict of unknown types).
+_type: Any = type
+_DICT: Any = dict
+_LIST: Any = list
+_FLOAT: Any = float
 
 
 def dump_message(wire: dict[str, Any]) -> bytes:
@@ -787,6 +859,8 @@ def dump_message(wire: dict[str, Any]) -> bytes:
     sent it escaped, ``"\\ud800"``) and goes back as it came, escaped, so
     that the peer can match the answer to its request."""
     fast = _fast
+    if fast is _PENDING:
+        fast = _picked()
     if fast is not None:
         try:
             data: bytes = fast.dumps(wire, option=_fast_options)
@@ -854,4 +928,3 @@ def _finite(value: Any) -> bool:
 _INF = float("inf")
 _COPY_BELOW = 256 * 1024
 """orjson texts shorter than this are copied (see :func:`dump_message`)."""
-use_json_backend()

@@ -342,10 +342,17 @@ def _import_lines(module: str, names: tuple[str, ...], public: set[str], indent:
     return [f"{indent}from .{module} import {n} as {n}" for n in kept]
 
 
+LAZY_MODULES = ("patch", "session", "protocol", "senders", "connection")
+"""The modules whose exports the package loads on first use (see the
+runtime's ``_exports``), in the order the package re-exports them: a name
+two of them export is the later one's."""
+
+
 def package_imports(package: ir.Package) -> dict[str, str]:
-    """The package's imports of its modules' exports (``"eager"``) and, for
-    type checkers, of the connection's (``"connection"``, loaded lazily):
-    each module's names the schema does not define."""
+    """The package's imports of its modules' exports: those it loads with
+    the package (``"eager"``: the runtime's, the codec's, the models') and,
+    for type checkers, those of :data:`LAZY_MODULES` (``"lazy"``, loaded on
+    first use): each module's names the schema does not define."""
     names = exports(package)
     schema = set(names["models"])
     public = {n for n in names["__init__"] if n not in schema}
@@ -365,12 +372,24 @@ def package_imports(package: ir.Package) -> dict[str, str]:
         lines.append("import importlib as _importlib")
         lines.append('_importlib.import_module(".codec", __name__)')
     lines.append("from .models import *  # noqa: F401,F403")
-    for module in ("patch", "session", "protocol", "senders"):
-        lines.extend(_import_lines(module, names[module], public))
-    return {
-        "eager": "\n".join(lines),
-        "connection": "\n".join(_import_lines("connection", names["connection"], public, "    ") or ["    pass"]),
-    }
+    lazy = [line for module in LAZY_MODULES for line in _import_lines(module, names[module], public, "    ")]
+    return {"eager": "\n".join(lines), "lazy": "\n".join(lazy or ["    pass"])}
+
+
+def lazy_exports(package: ir.Package) -> dict[str, str]:
+    """The package's names loaded on first use: name -> the module of
+    :data:`LAZY_MODULES` it is read from (the last one exporting it, as
+    star imports in that order would bind it); the schema's names are the
+    models'."""
+    names = exports(package)
+    schema = set(names["models"])
+    found: dict[str, str] = {}
+    for module in LAZY_MODULES:
+        for name in names[module]:
+            if name not in schema:
+                found.pop(name, None)
+                found[name] = module
+    return found
 
 
 @dataclass

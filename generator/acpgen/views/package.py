@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from . import text
 from .inputs import ViewInputs
-from .names import PACKAGE_METADATA, package_imports
+from .names import PACKAGE_METADATA, lazy_exports, package_imports
 from .source import header, literal
 
 SCHEMA_SUMMARY = "The schema's definitions without their annotations: what strict mode validates against."
@@ -18,13 +18,8 @@ class BuiltinNames:
     """How the package's ``__init__.py`` names the builtins it calls (a
     schema name of the same spelling shadows one there)."""
 
-    getattr_: str
-    attribute_error: str
-    list_: str
     str_: str
-    sorted_: str
     globals_: str
-    frozenset_: str
     dict_: str
     object_: str
 
@@ -53,14 +48,22 @@ class DefinitionEntry:
 
 
 @dataclass(frozen=True)
+class LazyEntry:
+    name: str
+    """A name the package loads on first use, as a literal."""
+    module: str
+    """The module of the package it is read from, as a literal."""
+
+
+@dataclass(frozen=True)
 class PackageView:
     header: str
     eager_imports: str
     """The imports of the modules' exports, loaded with the package."""
-    connection_imports: str
-    """The imports of the connection's exports, for type checkers only."""
-    lazy_names: tuple[str, ...]
-    """The connection's exports loaded on first use, as literals."""
+    lazy_imports: str
+    """The imports of the exports loaded on first use, for type checkers."""
+    lazy: tuple[LazyEntry, ...]
+    """The exports loaded on first use, each with its module."""
     builtins: BuiltinNames
     meta: MetadataView
     definitions: tuple[DefinitionEntry, ...]
@@ -77,16 +80,11 @@ def build_package_view(inputs: ViewInputs) -> PackageView:
     return PackageView(
         header=header(package, inputs.generator_version, text.package_doc(package)),
         eager_imports=imports["eager"],
-        connection_imports=imports["connection"],
-        lazy_names=tuple(literal(n) for n in inputs.exports["connection"] if n not in schema),
+        lazy_imports=imports["lazy"],
+        lazy=tuple(LazyEntry(literal(n), literal(m)) for n, m in lazy_exports(package).items()),
         builtins=BuiltinNames(
-            getattr_=b("getattr"),
-            attribute_error=b("AttributeError"),
-            list_=b("list"),
             str_=b("str"),
-            sorted_=b("sorted"),
             globals_=b("globals"),
-            frozenset_=b("frozenset"),
             dict_=b("dict"),
             object_=b("object"),
         ),
