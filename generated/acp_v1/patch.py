@@ -174,15 +174,13 @@ def apply_session_info_update(
         return new
     v_title = update.title
     new.title = (
-        state.title if v_title is _UNSET else None if v_title is None else v_title
+        state.title if v_title is _UNSET else (None if v_title is None else v_title)
     )
     v_updated_at = update.updated_at
     new.updated_at = (
         state.updated_at
         if v_updated_at is _UNSET
-        else None
-        if v_updated_at is None
-        else v_updated_at
+        else (None if v_updated_at is None else v_updated_at)
     )
     v_meta = update.meta
     new.meta = dict(state.meta) if v_meta is _UNSET or v_meta is None else dict(v_meta)
@@ -210,7 +208,7 @@ def apply_usage_update(
     v_size = update.size
     new.size = state.size if v_size is _UNSET or v_size is None else v_size
     v_cost = update.cost
-    new.cost = state.cost if v_cost is _UNSET else None if v_cost is None else v_cost
+    new.cost = state.cost if v_cost is _UNSET else (None if v_cost is None else v_cost)
     return new
 
 
@@ -249,17 +247,17 @@ def apply_compaction_update(
     new.summary = (
         list(state.summary)
         if v_summary is _UNSET
-        else []
-        if v_summary is None
-        else list(v_summary)
+        else ([] if v_summary is None else list(v_summary))
     )
     v_error = update.error
     new.error = (
-        state.error if v_error is _UNSET else None if v_error is None else v_error
+        state.error if v_error is _UNSET else (None if v_error is None else v_error)
     )
     v_meta = update.meta
     new.meta = (
-        dict(state.meta) if v_meta is _UNSET else {} if v_meta is None else dict(v_meta)
+        dict(state.meta)
+        if v_meta is _UNSET
+        else ({} if v_meta is None else dict(v_meta))
     )
     return new
 

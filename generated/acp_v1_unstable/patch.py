@@ -185,15 +185,13 @@ def apply_session_info_update(
         return new
     v_title = update.title
     new.title = (
-        state.title if v_title is _UNSET else None if v_title is None else v_title
+        state.title if v_title is _UNSET else (None if v_title is None else v_title)
     )
     v_updated_at = update.updated_at
     new.updated_at = (
         state.updated_at
         if v_updated_at is _UNSET
-        else None
-        if v_updated_at is None
-        else v_updated_at
+        else (None if v_updated_at is None else v_updated_at)
     )
     v_meta = update.meta
     new.meta = dict(state.meta) if v_meta is _UNSET or v_meta is None else dict(v_meta)
@@ -221,7 +219,7 @@ def apply_usage_update(
     v_size = update.size
     new.size = state.size if v_size is _UNSET or v_size is None else v_size
     v_cost = update.cost
-    new.cost = state.cost if v_cost is _UNSET else None if v_cost is None else v_cost
+    new.cost = state.cost if v_cost is _UNSET else (None if v_cost is None else v_cost)
     return new
 
 
@@ -260,17 +258,17 @@ def apply_compaction_update(
     new.summary = (
         list(state.summary)
         if v_summary is _UNSET
-        else []
-        if v_summary is None
-        else list(v_summary)
+        else ([] if v_summary is None else list(v_summary))
     )
     v_error = update.error
     new.error = (
-        state.error if v_error is _UNSET else None if v_error is None else v_error
+        state.error if v_error is _UNSET else (None if v_error is None else v_error)
     )
     v_meta = update.meta
     new.meta = (
-        dict(state.meta) if v_meta is _UNSET else {} if v_meta is None else dict(v_meta)
+        dict(state.meta)
+        if v_meta is _UNSET
+        else ({} if v_meta is None else dict(v_meta))
     )
     return new
 
@@ -315,30 +313,26 @@ def apply_subagent_update(
     new.session_id = state.session_id
     v_title = update.title
     new.title = (
-        state.title if v_title is _UNSET else None if v_title is None else v_title
+        state.title if v_title is _UNSET else (None if v_title is None else v_title)
     )
     v_description = update.description
     new.description = (
         state.description
         if v_description is _UNSET
-        else None
-        if v_description is None
-        else v_description
+        else (None if v_description is None else v_description)
     )
     v_capabilities = update.capabilities
     new.capabilities = (
         state.capabilities
         if v_capabilities is _UNSET
-        else None
-        if v_capabilities is None
-        else v_capabilities
+        else (None if v_capabilities is None else v_capabilities)
     )
     v_state = update.state
     new.state = (
-        state.state if v_state is _UNSET else None if v_state is None else v_state
+        state.state if v_state is _UNSET else (None if v_state is None else v_state)
     )
     v_cwd = update.cwd
-    new.cwd = state.cwd if v_cwd is _UNSET else None if v_cwd is None else v_cwd
+    new.cwd = state.cwd if v_cwd is _UNSET else (None if v_cwd is None else v_cwd)
     v_additional_directories = update.additional_directories
     new.additional_directories = (
         (
@@ -347,17 +341,15 @@ def apply_subagent_update(
             else list(state.additional_directories)
         )
         if v_additional_directories is _UNSET
-        else None
-        if v_additional_directories is None
-        else list(v_additional_directories)
+        else (
+            None if v_additional_directories is None else list(v_additional_directories)
+        )
     )
     v_meta = update.meta
     new.meta = (
         dict(state.meta)
         if v_meta is _UNSET
-        else {}
-        if v_meta is None
-        else merge_meta(state.meta, v_meta)
+        else ({} if v_meta is None else merge_meta(state.meta, v_meta))
     )
     return new
 
@@ -411,49 +403,37 @@ def apply_session_message(
     new.sender_session_id = (
         state.sender_session_id
         if v_sender_session_id is _UNSET
-        else None
-        if v_sender_session_id is None
-        else v_sender_session_id
+        else (None if v_sender_session_id is None else v_sender_session_id)
     )
     v_recipient_session_id = update.recipient_session_id
     new.recipient_session_id = (
         state.recipient_session_id
         if v_recipient_session_id is _UNSET
-        else None
-        if v_recipient_session_id is None
-        else v_recipient_session_id
+        else (None if v_recipient_session_id is None else v_recipient_session_id)
     )
     v_sender_message_id = update.sender_message_id
     new.sender_message_id = (
         state.sender_message_id
         if v_sender_message_id is _UNSET
-        else None
-        if v_sender_message_id is None
-        else v_sender_message_id
+        else (None if v_sender_message_id is None else v_sender_message_id)
     )
     v_recipient_message_id = update.recipient_message_id
     new.recipient_message_id = (
         state.recipient_message_id
         if v_recipient_message_id is _UNSET
-        else None
-        if v_recipient_message_id is None
-        else v_recipient_message_id
+        else (None if v_recipient_message_id is None else v_recipient_message_id)
     )
     v_content = update.content
     new.content = (
         list(state.content)
         if v_content is _UNSET
-        else []
-        if v_content is None
-        else list(v_content)
+        else ([] if v_content is None else list(v_content))
     )
     v_meta = update.meta
     new.meta = (
         dict(state.meta)
         if v_meta is _UNSET
-        else {}
-        if v_meta is None
-        else merge_meta(state.meta, v_meta)
+        else ({} if v_meta is None else merge_meta(state.meta, v_meta))
     )
     return new
 

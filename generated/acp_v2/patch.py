@@ -140,70 +140,58 @@ def apply_tool_call_update(
         _check_key(state, update, (("tool_call_id", "tool_call_id"),))
     new.tool_call_id = state.tool_call_id
     v_name = update.name
-    new.name = state.name if v_name is _UNSET else None if v_name is None else v_name
+    new.name = state.name if v_name is _UNSET else (None if v_name is None else v_name)
     v_title = update.title
     new.title = (
-        state.title if v_title is _UNSET else None if v_title is None else v_title
+        state.title if v_title is _UNSET else (None if v_title is None else v_title)
     )
     v_kind = update.kind
     new.kind = (
-        state.kind if v_kind is _UNSET else ToolKind.OTHER if v_kind is None else v_kind
+        state.kind
+        if v_kind is _UNSET
+        else (ToolKind.OTHER if v_kind is None else v_kind)
     )
     v_status = update.status
     new.status = (
         state.status
         if v_status is _UNSET
-        else ToolCallStatus.PENDING
-        if v_status is None
-        else v_status
+        else (ToolCallStatus.PENDING if v_status is None else v_status)
     )
     v_content = update.content
     new.content = (
         list(state.content)
         if v_content is _UNSET
-        else []
-        if v_content is None
-        else list(v_content)
+        else ([] if v_content is None else list(v_content))
     )
     v_locations = update.locations
     new.locations = (
         list(state.locations)
         if v_locations is _UNSET
-        else []
-        if v_locations is None
-        else list(v_locations)
+        else ([] if v_locations is None else list(v_locations))
     )
     v_raw_input = update.raw_input
     new.raw_input = (
         state.raw_input
         if v_raw_input is _UNSET
-        else None
-        if v_raw_input is None
-        else v_raw_input
+        else (None if v_raw_input is None else v_raw_input)
     )
     v_raw_output = update.raw_output
     new.raw_output = (
         state.raw_output
         if v_raw_output is _UNSET
-        else None
-        if v_raw_output is None
-        else v_raw_output
+        else (None if v_raw_output is None else v_raw_output)
     )
     v_capabilities = update.capabilities
     new.capabilities = (
         state.capabilities
         if v_capabilities is _UNSET
-        else None
-        if v_capabilities is None
-        else v_capabilities
+        else (None if v_capabilities is None else v_capabilities)
     )
     v_meta = update.meta
     new.meta = (
         dict(state.meta)
         if v_meta is _UNSET
-        else {}
-        if v_meta is None
-        else merge_meta(state.meta, v_meta)
+        else ({} if v_meta is None else merge_meta(state.meta, v_meta))
     )
     return new
 
@@ -246,41 +234,33 @@ def apply_terminal_update(
     new.command = (
         state.command
         if v_command is _UNSET
-        else None
-        if v_command is None
-        else v_command
+        else (None if v_command is None else v_command)
     )
     v_cwd = update.cwd
-    new.cwd = state.cwd if v_cwd is _UNSET else None if v_cwd is None else v_cwd
+    new.cwd = state.cwd if v_cwd is _UNSET else (None if v_cwd is None else v_cwd)
     v_output = update.output
     new.output = (
-        state.output if v_output is _UNSET else None if v_output is None else v_output
+        state.output if v_output is _UNSET else (None if v_output is None else v_output)
     )
     v_exit_status = update.exit_status
     new.exit_status = (
         state.exit_status
         if v_exit_status is _UNSET
-        else None
-        if v_exit_status is None
-        else v_exit_status
+        else (None if v_exit_status is None else v_exit_status)
     )
     v_size = update.size
-    new.size = state.size if v_size is _UNSET else None if v_size is None else v_size
+    new.size = state.size if v_size is _UNSET else (None if v_size is None else v_size)
     v_capabilities = update.capabilities
     new.capabilities = (
         state.capabilities
         if v_capabilities is _UNSET
-        else None
-        if v_capabilities is None
-        else v_capabilities
+        else (None if v_capabilities is None else v_capabilities)
     )
     v_meta = update.meta
     new.meta = (
         dict(state.meta)
         if v_meta is _UNSET
-        else {}
-        if v_meta is None
-        else merge_meta(state.meta, v_meta)
+        else ({} if v_meta is None else merge_meta(state.meta, v_meta))
     )
     return new
 
@@ -306,23 +286,19 @@ def apply_session_info_update(
         return new
     v_title = update.title
     new.title = (
-        state.title if v_title is _UNSET else None if v_title is None else v_title
+        state.title if v_title is _UNSET else (None if v_title is None else v_title)
     )
     v_updated_at = update.updated_at
     new.updated_at = (
         state.updated_at
         if v_updated_at is _UNSET
-        else None
-        if v_updated_at is None
-        else v_updated_at
+        else (None if v_updated_at is None else v_updated_at)
     )
     v_meta = update.meta
     new.meta = (
         dict(state.meta)
         if v_meta is _UNSET
-        else {}
-        if v_meta is None
-        else merge_meta(state.meta, v_meta)
+        else ({} if v_meta is None else merge_meta(state.meta, v_meta))
     )
     return new
 
@@ -351,17 +327,13 @@ def apply_user_message(
     new.content = (
         list(state.content)
         if v_content is _UNSET
-        else []
-        if v_content is None
-        else list(v_content)
+        else ([] if v_content is None else list(v_content))
     )
     v_meta = update.meta
     new.meta = (
         dict(state.meta)
         if v_meta is _UNSET
-        else {}
-        if v_meta is None
-        else merge_meta(state.meta, v_meta)
+        else ({} if v_meta is None else merge_meta(state.meta, v_meta))
     )
     return new
 
@@ -390,17 +362,13 @@ def apply_agent_message(
     new.content = (
         list(state.content)
         if v_content is _UNSET
-        else []
-        if v_content is None
-        else list(v_content)
+        else ([] if v_content is None else list(v_content))
     )
     v_meta = update.meta
     new.meta = (
         dict(state.meta)
         if v_meta is _UNSET
-        else {}
-        if v_meta is None
-        else merge_meta(state.meta, v_meta)
+        else ({} if v_meta is None else merge_meta(state.meta, v_meta))
     )
     return new
 
@@ -429,17 +397,13 @@ def apply_agent_thought(
     new.content = (
         list(state.content)
         if v_content is _UNSET
-        else []
-        if v_content is None
-        else list(v_content)
+        else ([] if v_content is None else list(v_content))
     )
     v_meta = update.meta
     new.meta = (
         dict(state.meta)
         if v_meta is _UNSET
-        else {}
-        if v_meta is None
-        else merge_meta(state.meta, v_meta)
+        else ({} if v_meta is None else merge_meta(state.meta, v_meta))
     )
     return new
 
@@ -465,7 +429,7 @@ def apply_usage_update(
     v_size = update.size
     new.size = state.size if v_size is _UNSET or v_size is None else v_size
     v_cost = update.cost
-    new.cost = state.cost if v_cost is _UNSET else None if v_cost is None else v_cost
+    new.cost = state.cost if v_cost is _UNSET else (None if v_cost is None else v_cost)
     return new
 
 
@@ -504,21 +468,17 @@ def apply_compaction_update(
     new.summary = (
         list(state.summary)
         if v_summary is _UNSET
-        else []
-        if v_summary is None
-        else list(v_summary)
+        else ([] if v_summary is None else list(v_summary))
     )
     v_error = update.error
     new.error = (
-        state.error if v_error is _UNSET else None if v_error is None else v_error
+        state.error if v_error is _UNSET else (None if v_error is None else v_error)
     )
     v_meta = update.meta
     new.meta = (
         dict(state.meta)
         if v_meta is _UNSET
-        else {}
-        if v_meta is None
-        else merge_meta(state.meta, v_meta)
+        else ({} if v_meta is None else merge_meta(state.meta, v_meta))
     )
     return new
 

@@ -129,7 +129,9 @@ def _choice(var: str, on_unset: str, on_null: str, on_value: str) -> str:
     update omits it, ``on_null`` when it is null, else ``on_value``."""
     if on_unset == on_null:
         return f"{on_unset} if {var} is _UNSET or {var} is None else {on_value}"
-    return f"{on_unset} if {var} is _UNSET else {on_null} if {var} is None else {on_value}"
+    # The inner choice in parentheses: black and ruff format a bare nested
+    # conditional expression differently.
+    return f"{on_unset} if {var} is _UNSET else ({on_null} if {var} is None else {on_value})"
 
 
 def _updated(f: ir.PatchField, ref: Namer) -> UpdatedField:
