@@ -229,9 +229,17 @@ def test_a_long_text_reads_the_same_or_is_refused_the_same_with_either_backend(v
 
 
 def test_a_message_nested_too_deeply_is_refused_with_either_backend() -> None:
+    # Where json refuses the nesting (it reads deeper on Python 3.13 than on
+    # 3.11: test_jsonrpc's rule, what json reads load_message reads), both
+    # backends refuse it alike; where json reads it, both read the same.
     for text in ("[" * 5000 + "]" * 5000, _long("[" * 5000 + "]" * 5000), _long("[" * 1100 + "]" * 1100)):
         (kind_a, a), (kind_b, b) = _both(rpc.load_message, text.encode())
-        assert (kind_a, a) == (kind_b, b) == (ValueError, "the message is nested too deeply")
+        try:
+            json.loads(text)
+        except RecursionError:
+            assert (kind_a, a) == (kind_b, b) == (ValueError, "the message is nested too deeply")
+        else:
+            assert kind_a == kind_b == "ok" and a == b
 
 
 def test_a_long_text_with_many_brackets_in_its_strings_is_read_by_orjson(
