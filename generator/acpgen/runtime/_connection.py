@@ -426,8 +426,6 @@ class Connection(Generic[H]):
         """How a client's end answers ``session/request_permission`` when its
         handler has no ``request_permission`` of its own (see
         ``_permissions``): by default it denies."""
-        """Session -> the running handlers (and their request ids) of the
-        requests a ``session/cancel`` of that session cancels."""
         self._background: set[asyncio.Task[None]] = set()
         self._write_lock = asyncio.Lock()
         self._loop_task: asyncio.Task[None] | None = None
