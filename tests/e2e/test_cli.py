@@ -64,6 +64,7 @@ def test_generate_one_schema_writes_an_importable_package(tmp_path, small):
         "_capabilities.py",
         "_codec.py",
         "_connection.py",
+        "_exports.py",
         "_folding.py",
         "_handshake.py",
         "_jsonrpc.py",

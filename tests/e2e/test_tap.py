@@ -384,8 +384,10 @@ BROKEN_PACKAGE = """
 import sys
 sys.path.insert(0, {generated!r})
 import acp_v1 as _real
-globals().update({{k: v for k, v in vars(_real).items() if not k.startswith("__")}})
-del codec  # no fast path: every message reaches decode_message
+# Its public names, those it loads on first use too, but not its codec
+# module: no fast path, every message reaches decode_message.
+globals().update({{k: getattr(_real, k) for k in _real.__all__}})
+assert "codec" not in globals()
 
 def decode_message(data, strict=False):
     if isinstance(data, dict) and data.get("method") == "_boom":
