@@ -209,6 +209,14 @@ class Client:
         first = {"outcome": {"outcome": "selected", "optionId": options[0]["optionId"]}}
         if "permission-cancel" in title:
             self.notify("session/cancel", {"sessionId": params.get("sessionId")})
+            # Round trips behind the cancel: an agent that ends the turn on the
+            # cancel without waiting for this answer has answered the prompt by
+            # the time they are answered, and like many clients this one closes
+            # when its turn has ended. An agent waiting for it is not hurried.
+            for _ in range(3):
+                self.request("_faulty/ping", {})
+                if self.turn_over:
+                    return None
             return first if self.fault == "permission-cancel" else {"outcome": {"outcome": "cancelled"}}
         if "cancel-request" in title:
             with self.holding:

@@ -93,9 +93,12 @@ AGENT_OPTIONS: dict[str, Any] = {
     "check_handler": False,
     "fold_sessions": False,
     "error_detail": True,
+    "cancel_session_work": False,
 }
 """The agent connection's options: the probe's handler is no ``Agent``
-subclass and advertises nothing it must back."""
+subclass and advertises nothing it must back, and its checks end their turns
+themselves (``permission-cancel`` holds the turn until the client has answered
+the permission request pending when it cancelled)."""
 
 NewSessionHook = Callable[["Link", str], Awaitable[None]]
 """What a check does when ``session/new`` arrives, before it is answered
