@@ -20,6 +20,14 @@ from ._capabilities import CapabilityError as CapabilityError
 from ._connection import Connection as Connection
 from ._connection import ConnectionOptions as ConnectionOptions
 from ._connection import HandlerError as HandlerError
+from ._mcp import McpCallError as McpCallError
+from ._mcp import McpContext as McpContext
+from ._mcp import McpProvider as McpProvider
+from ._mcp import McpServerRegistration as McpServerRegistration
+from ._mcp import McpSession as McpSession
+from ._mcp import McpStdioServer as McpStdioServer
+from ._mcp import McpTools as McpTools
+from ._mcp import acp_server_ids as acp_server_ids
 from ._permissions import PermissionDecision as PermissionDecision
 from ._permissions import PermissionPolicy as PermissionPolicy
 from ._resume import ResumeUnsupported as ResumeUnsupported
@@ -37,6 +45,7 @@ from ._versions import VersionMismatch as VersionMismatch
 from ._versions import connect_versions as connect_versions
 from ._connection import open_stdio as _open_stdio
 from ._connection import spawn_connection as _spawn_connection
+from ._mcp import mcp_provider as _mcp_provider
 from ._resume import SessionKeeperBase as _SessionKeeperBase
 from ._sides import asgi_app as _asgi_app
 from ._sides import connect_http as _connect_http
@@ -143,6 +152,13 @@ __all__ = [
     "Connection",
     "ConnectionOptions",
     "HandlerError",
+    "McpCallError",
+    "McpContext",
+    "McpProvider",
+    "McpServerRegistration",
+    "McpSession",
+    "McpStdioServer",
+    "McpTools",
     "MessageTooLarge",
     "PermissionDecision",
     "PermissionPolicy",
@@ -152,6 +168,7 @@ __all__ = [
     "Transport",
     "UnsupportedProtocolVersion",
     "VersionMismatch",
+    "acp_server_ids",
     "asgi_agent_app",
     "bearer_token",
     "connect_agent_http",
@@ -185,6 +202,15 @@ class AgentSideConnection(Connection[_A]):
         """The sender of session ``session_id``'s updates: a
         ``senders.SessionSender``, with a method per kind of ``session/update``."""
         return _SessionSender(self, session_id)
+
+    def mcp(
+        self, server_id: str, *, meta: _Mapping[str, object] | None = None
+    ) -> McpSession:
+        """Call the MCP server ``server_id`` the client declared (an ``acp``
+        entry of ``mcp_servers``) over ``mcp/message``; ``meta`` goes in every
+        inner request's ``params._meta``. An inner MCP error raises
+        ``McpCallError``, an outer ACP one ``RequestError``."""
+        return McpSession(self, server_id, meta=meta)
 
     async def write_text_file(
         self, params: WriteTextFileRequest
@@ -295,6 +321,16 @@ class ClientSideConnection(Connection[_C]):
         message, which starts a turn). Empty with ``fold_sessions=False``;
         delete a session from it to stop folding it."""
         return self._folds.sessions if self._folds is not None else {}
+
+    @property
+    def mcp_provider(self) -> McpProvider:
+        """The MCP servers this end provides over ``mcp/message`` (MCP over
+        ACP): ``add(name, handler)`` serves a handler (an ``McpTools``, an
+        ``McpStdioServer``) and returns its registration, whose
+        ``declaration(AcpMcpServer)`` goes in ``session/new``'s ``mcp_servers``.
+        It answers ``mcp/message`` when the handler has no ``mcp_message`` of its
+        own."""
+        return _mcp_provider(self)
 
     async def mcp_message(self, params: MessageMcpNotification) -> None:
         """Send ``mcp/message`` (a notification)."""

@@ -20,9 +20,17 @@ import jinja2
 from .. import __version__
 from ..compile import ir
 from ..errors import AcpgenError
-from ..runtime import SOURCES
+from ..runtime import MCP_ONLY, SOURCES
 from ..views import VIEWS, ViewInputs
-from ..views.names import CODEC_HELPERS, IMPORTS_MARKER, SENDERS_HELPERS, ModuleNames, exports, schema_names
+from ..views.names import (
+    CODEC_HELPERS,
+    IMPORTS_MARKER,
+    SENDERS_HELPERS,
+    ModuleNames,
+    exports,
+    has_mcp,
+    schema_names,
+)
 from ..views.source import header_comment
 from .template_cache import bytecode_cache
 
@@ -104,9 +112,12 @@ def render_package(package: ir.Package, templates: str | Path | None = None) -> 
         imports = module_names.imports(rendered)
         out[module] = rendered.replace(IMPORTS_MARKER + "\n", imports + "\n" if imports else "", 1)
     header = header_comment(package, __version__) + "\n"
+    mcp = has_mcp(package)
     for module, source in SOURCES.items():
         # Plain Python modules, copied as they are behind the generated
         # header; a file of the same name in --templates replaces one.
+        if module in MCP_ONLY and not mcp:
+            continue
         override = Path(templates, module) if templates is not None else None
         path = override if override is not None and override.is_file() else source
         out[module] = header + path.read_text(encoding="utf-8")

@@ -30,6 +30,11 @@ SOURCES = {
         "_patch.py",
         "_senders.py",
         "_exports.py",
+        "_mcp.py",
     )
 }
 """Generated file name -> the source copied into the package."""
+
+MCP_ONLY = frozenset({"_mcp.py"})
+"""The sources copied only into a package with MCP over ACP
+(``views.names.has_mcp``)."""

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ..compile import ir
 from . import text
 from .inputs import ViewInputs
-from .names import reexports
+from .names import has_mcp, reexports
 from .protocol import Handler, handler, header, literals
 from .senders import session_type
 
@@ -40,6 +40,10 @@ class Side:
     """The annotation of ``session``'s session id (``""``: the side has no
     ``session`` method returning a ``SessionSender``)."""
     session_doc: str = ""
+    mcp_provider_doc: str = ""
+    """The docstring of ``mcp_provider`` (``""``: the side has none)."""
+    mcp_session_doc: str = ""
+    """The docstring of ``mcp`` (``""``: the side has none)."""
 
 
 @dataclass(frozen=True)
@@ -124,6 +128,8 @@ class ConnectionView:
     """The agent's connection has ``session`` (imports ``senders``)."""
     docs: Mapping[str, str]
     """The entry points' docstrings, as source, by function name."""
+    mcp: bool = False
+    """The package binds MCP over ACP (imports ``_mcp``)."""
 
 
 def _side_doc(handles: str, interface: str, calls: str) -> str:
@@ -217,6 +223,19 @@ on each new connection, ``cwd`` and ``mcp_servers`` with the request
 that resumes."""'''
 
 
+MCP_PROVIDER_DOC = '''"""The MCP servers this end provides over ``mcp/message`` (MCP over
+ACP): ``add(name, handler)`` serves a handler (an ``McpTools``, an
+``McpStdioServer``) and returns its registration, whose
+``declaration(AcpMcpServer)`` goes in ``session/new``'s ``mcp_servers``.
+It answers ``mcp/message`` when the handler has no ``mcp_message`` of its
+own."""'''
+
+MCP_SESSION_DOC = '''"""Call the MCP server ``server_id`` the client declared (an ``acp``
+entry of ``mcp_servers``) over ``mcp/message``; ``meta`` goes in every
+inner request's ``params._meta``. An inner MCP error raises
+``McpCallError``, an outer ACP one ``RequestError``."""'''
+
+
 def build(inputs: ViewInputs) -> ConnectionView:
     """The view of ``connection.py``."""
     package = inputs.package
@@ -232,6 +251,7 @@ def build(inputs: ViewInputs) -> ConnectionView:
         uses_unset=keeper is not None and keeper.uses_unset,
         senders=package.senders is not None,
         docs=DOCS,
+        mcp=has_mcp(package),
     )
 
 
@@ -252,6 +272,8 @@ def _side(inputs: ViewInputs, handles: ir.Side) -> Side:
         sends=tuple(handler(inputs, c, text.send_doc(c)) for c in package.calls(calls)),
         session_type=session_type(inputs) if handles == "agent" else "",
         session_doc=SESSION_DOC if handles == "agent" else "",
+        mcp_provider_doc=MCP_PROVIDER_DOC if handles == "client" and has_mcp(package) else "",
+        mcp_session_doc=MCP_SESSION_DOC if handles == "agent" and has_mcp(package) else "",
     )
 
 
