@@ -45,7 +45,8 @@ from ._versions import VersionMismatch as VersionMismatch
 from ._versions import connect_versions as connect_versions
 from ._connection import open_stdio as _open_stdio
 from ._connection import spawn_connection as _spawn_connection
-from ._mcp import mcp_provider as _mcp_provider
+from ._mcp import CallsMcp as _CallsMcp
+from ._mcp import ProvidesMcp as _ProvidesMcp
 from ._resume import SessionKeeperBase as _SessionKeeperBase
 from ._runtime import UNSET as _UNSET
 from ._sides import asgi_app as _asgi_app
@@ -174,7 +175,7 @@ _A = _TypeVar("_A", bound=_Agent)
 _C = _TypeVar("_C", bound=_Client)
 
 
-class AgentSideConnection(Connection[_A]):
+class AgentSideConnection(Connection[_A], _CallsMcp):
     """The agent's end of the connection: ``make_agent(conn)`` returns
     the agent (an :class:`Agent`) that handles what the client sends;
     the typed methods below call the client."""
@@ -190,15 +191,6 @@ class AgentSideConnection(Connection[_A]):
         """The sender of session ``session_id``'s updates: a
         ``senders.SessionSender``, with a method per kind of ``session/update``."""
         return _SessionSender(self, session_id)
-
-    def mcp(
-        self, server_id: str, *, meta: _Mapping[str, object] | None = None
-    ) -> McpSession:
-        """Call the MCP server ``server_id`` the client declared (an ``acp``
-        entry of ``mcp_servers``) over ``mcp/message``; ``meta`` goes in every
-        inner request's ``params._meta``. An inner MCP error raises
-        ``McpCallError``, an outer ACP one ``RequestError``."""
-        return McpSession(self, server_id, meta=meta)
 
     async def request_permission(
         self, params: RequestPermissionRequest
@@ -238,7 +230,7 @@ class AgentSideConnection(Connection[_A]):
         await self.notify("auth/status_update", params)
 
 
-class ClientSideConnection(Connection[_C]):
+class ClientSideConnection(Connection[_C], _ProvidesMcp):
     """The client's end of the connection: ``make_client(conn)`` returns
     the client (an :class:`Client`) that handles what the agent sends;
     the typed methods below call the agent."""
@@ -261,16 +253,6 @@ class ClientSideConnection(Connection[_C]):
         the user's prompt back as a ``user_message``). Empty with
         ``fold_sessions=False``; delete a session from it to stop folding it."""
         return self._folds.sessions if self._folds is not None else {}
-
-    @property
-    def mcp_provider(self) -> McpProvider:
-        """The MCP servers this end provides over ``mcp/message`` (MCP over
-        ACP): ``add(name, handler)`` serves a handler (an ``McpTools``, an
-        ``McpStdioServer``) and returns its registration, whose
-        ``declaration(AcpMcpServer)`` goes in ``session/new``'s ``mcp_servers``.
-        It answers ``mcp/message`` when the handler has no ``mcp_message`` of its
-        own."""
-        return _mcp_provider(self)
 
     async def mcp_message(self, params: MessageMcpNotification) -> None:
         """Send ``mcp/message`` (a notification)."""

@@ -50,13 +50,13 @@ class ClientInterface:
         raise rpc.RequestError.method_not_found("mcp/message")
 
 
-class AgentEnd(connection.Connection[Any]):
+class AgentEnd(connection.Connection[Any], mcp.CallsMcp):
     side = "agent"
     codec = CODEC
     interface = AgentInterface
 
 
-class ClientEnd(connection.Connection[Any]):
+class ClientEnd(connection.Connection[Any], mcp.ProvidesMcp):
     side = "client"
     codec = CODEC
     interface = ClientInterface
@@ -100,12 +100,12 @@ def calculator() -> mcp.McpTools:
 def test_an_agent_calls_a_tool_of_a_server_the_client_provides_and_gets_its_notifications() -> None:
     async def main() -> None:
         agent, client = pair()
-        provider = mcp.mcp_provider(client)
+        provider = client.mcp_provider
         registration = provider.add("calc", calculator())
-        assert mcp.mcp_provider(client) is provider
+        assert client.mcp_provider is provider is mcp.mcp_provider(client)
         assert registration.wire == {"type": "acp", "name": "calc", "serverId": registration.server_id}
         assert mcp.acp_server_ids([registration.wire]) == {registration.server_id: "calc"}
-        session = mcp.mcp_session(agent, registration.server_id)
+        session = agent.mcp(registration.server_id)
         info = await session.initialize()
         assert info["serverInfo"] == {"name": "calc", "version": "1.0"}
         assert [t["name"] for t in await session.list_tools()] == ["add", "fail"]

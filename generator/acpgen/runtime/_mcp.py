@@ -60,6 +60,7 @@ __all__ = [
     "BACKEND_FAILED",
     "MCP_MESSAGE",
     "SERVER_UNAVAILABLE",
+    "CallsMcp",
     "McpCallError",
     "McpContext",
     "McpHandler",
@@ -68,6 +69,7 @@ __all__ = [
     "McpSession",
     "McpStdioServer",
     "McpTools",
+    "ProvidesMcp",
     "acp_server_ids",
     "mcp_provider",
     "mcp_session",
@@ -497,6 +499,35 @@ def acp_server_ids(servers: Iterable[Any]) -> dict[str, str]:
         if kind == "acp" and isinstance(sid, str):
             found[sid] = name if isinstance(name, str) else ""
     return found
+
+
+class ProvidesMcp:
+    """What a client's connection gains (the package's
+    ``ClientSideConnection`` derives from it): :attr:`mcp_provider`."""
+
+    @property
+    def mcp_provider(self) -> McpProvider:
+        """The MCP servers this end provides over ``mcp/message`` (MCP over
+        ACP): ``add(name, handler)`` serves a handler (an :class:`McpTools`,
+        an :class:`McpStdioServer`) and returns its registration, whose
+        ``declaration(AcpMcpServer)`` goes in ``session/new``'s
+        ``mcp_servers``. It answers ``mcp/message`` when the handler has no
+        ``mcp_message`` of its own."""
+        return mcp_provider(cast("McpConnection", self))
+
+
+class CallsMcp:
+    """What an agent's connection gains (the package's
+    ``AgentSideConnection`` derives from it): :meth:`mcp`."""
+
+    def mcp(
+        self, server_id: str, *, meta: Mapping[str, Any] | None = None
+    ) -> McpSession:
+        """Call the MCP server ``server_id`` the client declared (an ``acp``
+        entry of ``mcp_servers``) over ``mcp/message``; ``meta`` goes in
+        every inner request's ``params._meta``. An inner MCP error raises
+        :class:`McpCallError`, an outer ACP one ``RequestError``."""
+        return McpSession(cast("McpConnection", self), server_id, meta=meta)
 
 
 # ---------------------------------------------------------------- servers

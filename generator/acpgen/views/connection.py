@@ -40,10 +40,10 @@ class Side:
     """The annotation of ``session``'s session id (``""``: the side has no
     ``session`` method returning a ``SessionSender``)."""
     session_doc: str = ""
-    mcp_provider_doc: str = ""
-    """The docstring of ``mcp_provider`` (``""``: the side has none)."""
-    mcp_session_doc: str = ""
-    """The docstring of ``mcp`` (``""``: the side has none)."""
+    mixin: str = ""
+    """``, _Base`` when the class also derives from a runtime class (MCP
+    over ACP: ``_mcp``'s ``CallsMcp`` for the agent, ``ProvidesMcp`` for the
+    client), else ``""``."""
 
 
 @dataclass(frozen=True)
@@ -223,19 +223,6 @@ on each new connection, ``cwd`` and ``mcp_servers`` with the request
 that resumes."""'''
 
 
-MCP_PROVIDER_DOC = '''"""The MCP servers this end provides over ``mcp/message`` (MCP over
-ACP): ``add(name, handler)`` serves a handler (an ``McpTools``, an
-``McpStdioServer``) and returns its registration, whose
-``declaration(AcpMcpServer)`` goes in ``session/new``'s ``mcp_servers``.
-It answers ``mcp/message`` when the handler has no ``mcp_message`` of its
-own."""'''
-
-MCP_SESSION_DOC = '''"""Call the MCP server ``server_id`` the client declared (an ``acp``
-entry of ``mcp_servers``) over ``mcp/message``; ``meta`` goes in every
-inner request's ``params._meta``. An inner MCP error raises
-``McpCallError``, an outer ACP one ``RequestError``."""'''
-
-
 def build(inputs: ViewInputs) -> ConnectionView:
     """The view of ``connection.py``."""
     package = inputs.package
@@ -272,8 +259,7 @@ def _side(inputs: ViewInputs, handles: ir.Side) -> Side:
         sends=tuple(handler(inputs, c, text.send_doc(c)) for c in package.calls(calls)),
         session_type=session_type(inputs) if handles == "agent" else "",
         session_doc=SESSION_DOC if handles == "agent" else "",
-        mcp_provider_doc=MCP_PROVIDER_DOC if handles == "client" and has_mcp(package) else "",
-        mcp_session_doc=MCP_SESSION_DOC if handles == "agent" and has_mcp(package) else "",
+        mixin=("" if not has_mcp(package) else ", _CallsMcp" if handles == "agent" else ", _ProvidesMcp"),
     )
 
 

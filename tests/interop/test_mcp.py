@@ -1,0 +1,73 @@
+"""MCP over ACP against a real MCP server: the official MCP Python SDK's
+``MCPServer`` over stdio (``peers/mcp_stdio_server.py``), which an acpgen
+client (``acp_v1_unstable``) offers its agent (``peers/acpgen_mcp_agent.py``,
+a process on the same package) over ``mcp/message``, bridged by
+``McpStdioServer``. The agent's inner requests reach the server and their
+results come back (the request path); the progress and log notifications the
+tool sends while it runs reach the agent as ``mcp/message`` notifications of
+that request (the notification path). An inner MCP error and an outer ACP
+error stay apart."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any
+
+from ..conftest import load_generated
+from ..patience import HANG
+from .harness import MCP_SDK, PEERS, ROOT, require_python_sdk
+
+acp = load_generated("acp_v1_unstable")
+
+
+class Client(acp.Client):
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+
+async def session() -> tuple[str, Any, Any]:
+    agent = [sys.executable, str(PEERS / "acpgen_mcp_agent.py")]
+    async with acp.spawn_agent(Client, *agent, validate_outgoing=True) as conn:
+        async with acp.McpStdioServer(sys.executable, str(PEERS / "mcp_stdio_server.py")) as server:
+            registration = conn.mcp_provider.add("interop-tools", server)
+            initialized = await conn.initialize(acp.InitializeRequest(protocol_version=1))
+            new = await conn.new_session(
+                acp.NewSessionRequest(cwd=str(ROOT), mcp_servers=[registration.declaration(acp.AcpMcpServer)])
+            )
+            answer = await conn.prompt(
+                acp.PromptRequest(session_id=new.session_id, prompt=[acp.TextContentBlock(text="use the tools")])
+            )
+        assert server.process is not None and server.process.returncode is not None
+        return registration.server_id, initialized, answer
+
+
+def test_an_acpgen_agent_calls_a_tool_of_an_mcp_sdk_server_its_client_provides() -> None:
+    require_python_sdk(MCP_SDK)
+    server_id, initialized, answer = asyncio.run(asyncio.wait_for(session(), HANG))
+    assert initialized.agent_capabilities.mcp_capabilities.acp is True
+    assert answer.stop_reason == "end_turn"
+    report = answer.meta["mcp"][server_id]
+    assert report["name"] == "interop-tools"
+    assert report["serverInfo"]["name"] == "interop-tools"
+    assert report["tools"] == ["add"]
+    # The request path: the tool's result, as the MCP SDK built it.
+    assert report["result"]["isError"] is False
+    assert report["result"]["content"] == [{"type": "text", "text": "5"}]
+    # The notification path: what the tool sent while it ran, for this request.
+    assert report["notifications"] == [
+        {
+            "method": "notifications/progress",
+            "params": {
+                "progressToken": report["notifications"][0]["params"]["progressToken"],
+                "progress": 1,
+                "total": 2,
+                "message": "adding",
+            },
+        },
+        {"method": "notifications/message", "params": {"level": "info", "data": "adding 2 and 3"}},
+    ]
+    # An inner MCP error (the server's own -32601) inside a successful
+    # mcp/message answer; an undeclared server is an outer ACP error.
+    assert report["innerError"]["code"] == -32601
+    assert report["outerError"] == {"code": -33001, "data": {"serverId": "no-such-server"}}
