@@ -1,4 +1,6 @@
-"""MCP over ACP against a real MCP server: the official MCP Python SDK's
+"""MCP over ACP against real peers.
+
+First, a real MCP server: the official MCP Python SDK's
 ``MCPServer`` over stdio (``peers/mcp_stdio_server.py``), which an acpgen
 client (``acp_v1_unstable``) offers its agent (``peers/acpgen_mcp_agent.py``,
 a process on the same package) over ``mcp/message``, bridged by
@@ -6,7 +8,11 @@ a process on the same package) over ``mcp/message``, bridged by
 results come back (the request path); the progress and log notifications the
 tool sends while it runs reach the agent as ``mcp/message`` notifications of
 that request (the notification path). An inner MCP error and an outer ACP
-error stay apart."""
+error stay apart.
+
+Then the official TypeScript SDK's own binding (2.4.0,
+``McpOverAcpCaller``) as the agent (``ts/mcp_agent.mjs``), calling a server
+an acpgen client provides with ``McpTools``."""
 
 from __future__ import annotations
 
@@ -16,7 +22,7 @@ from typing import Any
 
 from ..conftest import load_generated
 from ..patience import HANG
-from .harness import MCP_SDK, PEERS, ROOT, require_python_sdk
+from .harness import MCP_SDK, PEERS, ROOT, TS, require_python_sdk, require_ts_sdk
 
 acp = load_generated("acp_v1_unstable")
 
@@ -71,3 +77,65 @@ def test_an_acpgen_agent_calls_a_tool_of_an_mcp_sdk_server_its_client_provides()
     # mcp/message answer; an undeclared server is an outer ACP error.
     assert report["innerError"]["code"] == -32601
     assert report["outerError"] == {"code": -33001, "data": {"serverId": "no-such-server"}}
+
+
+def tools() -> Any:
+    """The server the acpgen client provides the TypeScript agent: ``add``,
+    which sends a progress notification for its request first."""
+    served = acp.McpTools("acpgen-tools", "1")
+
+    @served.tool("add", "Adds a and b", {"type": "object", "properties": {"a": {}, "b": {}}})
+    async def add(arguments: dict[str, Any], context: acp.McpContext) -> str:
+        await context.notify("notifications/progress", {"progressToken": context.request_id, "progress": 1})
+        return str(arguments["a"] + arguments["b"])
+
+    return served
+
+
+async def ts_session() -> tuple[str, Any]:
+    async with acp.spawn_agent(Client, "node", str(TS / "mcp_agent.mjs"), validate_outgoing=True) as conn:
+        registration = conn.mcp_provider.add("acpgen-tools", tools())
+        await conn.initialize(acp.InitializeRequest(protocol_version=1))
+        new = await conn.new_session(
+            acp.NewSessionRequest(cwd=str(ROOT), mcp_servers=[registration.declaration(acp.AcpMcpServer)])
+        )
+        answer = await conn.prompt(
+            acp.PromptRequest(session_id=new.session_id, prompt=[acp.TextContentBlock(text="use the tools")])
+        )
+        return registration.server_id, answer
+
+
+def test_the_typescript_sdks_mcp_caller_calls_a_server_an_acpgen_client_provides() -> None:
+    require_ts_sdk()
+    server_id, answer = asyncio.run(asyncio.wait_for(ts_session(), HANG))
+    assert answer.stop_reason == "end_turn"
+    report = answer.meta["mcp"][server_id]
+    assert report["name"] == "acpgen-tools"
+    assert report["listed"] == {
+        "result": {
+            "tools": [
+                {
+                    "name": "add",
+                    "inputSchema": {"type": "object", "properties": {"a": {}, "b": {}}},
+                    "description": "Adds a and b",
+                }
+            ]
+        }
+    }
+    assert report["called"] == {"result": {"content": [{"type": "text", "text": "5"}], "isError": False}}
+    # The notification of the call, for its request: the TypeScript SDK's
+    # caller may settle the request before it routes a notification that came
+    # just before the answer ("routed"; see ts/mcp_agent.mjs), so it is
+    # checked as it arrived, and as routed when it was.
+    note = {
+        "serverId": server_id,
+        "requestId": f"add-{server_id}",
+        "method": "notifications/progress",
+        "params": {"progressToken": f"add-{server_id}", "progress": 1},
+    }
+    assert report["received"] == [note]
+    assert report["routed"] in ([], [{"method": note["method"], "params": note["params"]}])
+    assert report["inner"] == {
+        "error": {"code": -32601, "message": "Method not found", "data": {"method": "interop/no-such-method"}}
+    }
+    assert report["outer"] == {"code": -33001, "data": {"serverId": "no-such-server"}}
