@@ -10,9 +10,11 @@ tool sends while it runs reach the agent as ``mcp/message`` notifications of
 that request (the notification path). An inner MCP error and an outer ACP
 error stay apart.
 
-Then the official TypeScript SDK's own binding (2.4.0,
-``McpOverAcpCaller``) as the agent (``ts/mcp_agent.mjs``), calling a server
-an acpgen client provides with ``McpTools``."""
+Then the official TypeScript SDK's own binding (2.4.0), both ways: its
+``McpOverAcpCaller`` as the agent (``ts/mcp_agent.mjs``) calling a server an
+acpgen client provides with ``McpTools``, and its ``McpOverAcpProvider`` as
+the client (``ts/mcp_client.mjs``) providing a server the acpgen agent calls
+(in the stateless MCP revision 2026-07-28 that binding requires)."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from typing import Any
 
 from ..conftest import load_generated
 from ..patience import HANG
-from .harness import MCP_SDK, PEERS, ROOT, TS, require_python_sdk, require_ts_sdk
+from .harness import MCP_SDK, PEERS, ROOT, TS, require_python_sdk, require_ts_sdk, run_session
 
 acp = load_generated("acp_v1_unstable")
 
@@ -139,3 +141,32 @@ def test_the_typescript_sdks_mcp_caller_calls_a_server_an_acpgen_client_provides
         "error": {"code": -32601, "message": "Method not found", "data": {"method": "interop/no-such-method"}}
     }
     assert report["outer"] == {"code": -33001, "data": {"serverId": "no-such-server"}}
+
+
+def test_an_acpgen_agent_calls_a_server_the_typescript_sdks_mcp_provider_offers() -> None:
+    require_ts_sdk()
+    report = run_session(
+        ["node", str(TS / "mcp_client.mjs"), "--"],
+        [sys.executable, str(PEERS / "acpgen_mcp_agent.py"), "--mcp-protocol", "2026-07-28"],
+    )
+    server_id = report["serverId"]
+    assert report["answer"]["stopReason"] == "end_turn"
+    seen = report["answer"]["_meta"]["mcp"][server_id]
+    assert seen["name"] == "typescript-sdk-tools"
+    assert seen["serverInfo"] == {"name": "typescript-sdk-tools", "version": "1"}
+    assert seen["tools"] == ["add"]
+    assert seen["result"] == {"content": [{"type": "text", "text": "5"}], "isError": False}
+    # The provider's notification for the call, with the progressToken the
+    # acpgen caller put in the request (its request id).
+    [note] = seen["notifications"]
+    assert note["method"] == "notifications/progress"
+    assert note["params"]["progress"] == 1 and note["params"]["total"] == 2
+    assert isinstance(note["params"]["progressToken"], str)
+    # The provider's McpProtocolError is the inner error; an undeclared
+    # server is the provider's outer -33001.
+    assert seen["innerError"] == {
+        "code": -32601,
+        "message": "Method not found",
+        "data": {"method": "interop/no-such-method"},
+    }
+    assert seen["outerError"] == {"code": -33001, "data": {"serverId": "no-such-server"}}

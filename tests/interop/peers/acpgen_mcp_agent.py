@@ -9,11 +9,17 @@ not have (an inner MCP error) and a request to a server nobody declared (an
 outer ACP error), and ends the turn with what it saw in the response's
 ``_meta.mcp``: ``{serverId: report}``.
 
-    python acpgen_mcp_agent.py
+    python acpgen_mcp_agent.py [--mcp-protocol 2026-07-28]
+
+With ``--mcp-protocol 2026-07-28`` (the stateless MCP revision the
+TypeScript SDK's binding speaks) every inner request carries that version
+and empty client capabilities in ``params._meta``, and ``server/discover``
+takes the place of ``initialize``.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import sys
 import uuid
@@ -26,8 +32,9 @@ import acp_v1_unstable as acp
 
 
 class McpAgent(acp.Agent):
-    def __init__(self, conn: acp.AgentSideConnection[McpAgent]) -> None:
+    def __init__(self, conn: acp.AgentSideConnection[McpAgent], mcp_protocol: str | None = None) -> None:
         self.conn = conn
+        self.mcp_protocol = mcp_protocol
         self.servers: dict[str, dict[str, str]] = {}
 
     async def initialize(self, params: acp.InitializeRequest) -> acp.InitializeResponse:
@@ -49,8 +56,16 @@ class McpAgent(acp.Agent):
         return acp.PromptResponse(stop_reason="end_turn", meta={"mcp": report})
 
     async def _use(self, server_id: str, name: str) -> dict[str, Any]:
-        mcp = self.conn.mcp(server_id)
-        info = await mcp.initialize(client_info={"name": "acpgen-mcp-agent", "version": "1"})
+        if self.mcp_protocol is None:
+            mcp = self.conn.mcp(server_id)
+            info = await mcp.initialize(client_info={"name": "acpgen-mcp-agent", "version": "1"})
+        else:
+            meta = {
+                "io.modelcontextprotocol/protocolVersion": self.mcp_protocol,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+            mcp = self.conn.mcp(server_id, meta=meta)
+            info = await mcp.request("server/discover")
         tools = await mcp.list_tools()
         notifications: list[dict[str, Any]] = []
         result = await mcp.call_tool(
@@ -80,4 +95,7 @@ class McpAgent(acp.Agent):
 
 
 if __name__ == "__main__":
-    asyncio.run(acp.run_agent_stdio(McpAgent, validate_outgoing=True))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mcp-protocol", help="the inner requests' MCP revision, in their _meta")
+    args = parser.parse_args()
+    asyncio.run(acp.run_agent_stdio(lambda conn: McpAgent(conn, args.mcp_protocol), validate_outgoing=True))
