@@ -577,10 +577,9 @@ class McpTools:
         params = context.params or {}
         if context.method == "initialize":
             asked = params.get("protocolVersion")
+            version = asked if isinstance(asked, str) else MCP_PROTOCOL_VERSION
             return {
-                "protocolVersion": asked
-                if isinstance(asked, str)
-                else MCP_PROTOCOL_VERSION,
+                "protocolVersion": version,
                 "capabilities": {"tools": {}},
                 "serverInfo": dict(self.info),
             }
@@ -594,12 +593,10 @@ class McpTools:
             if tool is None:
                 raise McpCallError(INVALID_PARAMS, f"Unknown tool: {name}")
             arguments = params.get("arguments")
-            out = await tool[1](
-                cast("dict[str, Any]", arguments)
-                if isinstance(arguments, dict)
-                else {},
-                context,
+            given = (
+                cast("dict[str, Any]", arguments) if isinstance(arguments, dict) else {}
             )
+            out = await tool[1](given, context)
             if isinstance(out, str):
                 return {"content": [{"type": "text", "text": out}], "isError": False}
             if isinstance(out, list):
