@@ -221,6 +221,16 @@ class McpProvider:
         is never given again)."""
         self._servers.pop(server_id, None)
 
+    async def aclose(self) -> None:
+        """Stop serving every server, and close those that can be closed (an
+        :class:`McpStdioServer` ends its process)."""
+        handlers = [handler for _, handler in self._servers.values()]
+        self._servers.clear()
+        for handler in handlers:
+            close = getattr(handler, "aclose", None)
+            if close is not None:
+                await close()
+
     @property
     def servers(self) -> dict[str, str]:
         """Server id -> name, of the servers served now."""

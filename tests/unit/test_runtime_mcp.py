@@ -291,7 +291,8 @@ def test_a_stdio_server_process_is_bridged() -> None:
     async def main() -> None:
         agent, client = pair()
         server = mcp.McpStdioServer(sys.executable, "-c", SERVER)
-        registration = mcp.mcp_provider(client).add("line", server)
+        provider = mcp.mcp_provider(client)
+        registration = provider.add("line", server)
         session = mcp.McpSession(agent, registration.server_id)
         try:
             info = await session.initialize()
@@ -307,10 +308,11 @@ def test_a_stdio_server_process_is_bridged() -> None:
                 await session.request("prompts/list")
             assert inner.value.error == {"code": -32601, "message": "no prompts/list"}
         finally:
-            await server.aclose()
+            await provider.aclose()
             await agent.close()
             await client.close()
         assert server.process is not None and server.process.returncode is not None
+        assert provider.servers == {}
 
     run(main())
 
