@@ -8,10 +8,9 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-import pytest
-
 import acp_v1
 import acp_v2
+import pytest
 from acpgen.bridge import META_KEY, Bridge, load_bridge_rules, sides
 from acpgen.compile.passes.rules import builtin_file
 from acpgen.errors import AcpgenError
@@ -45,11 +44,27 @@ def test_the_shipped_rules_load():
     [
         ('[[field]]\ntype = "NoSuchType"\nv1 = "a"\nv2 = "b"\n', "/field/7/type", "no type 'NoSuchType'"),
         ('[[field]]\ntype = "InitializeRequest"\nv1 = "clientInfo"\nv2 = "nope"\n', "/field/7/v2", "no field 'nope'"),
-        ('[[variant]]\nunion = "SessionUpdate"\nv1 = "plan"\nhandler = "teleport"\n', "/variant/6/handler", "unknown handler"),
-        ('[[variant]]\nunion = "SessionUpdate"\nv2 = "no_such_tag"\nhandler = "plan"\n', "/variant/6/v2", "no variant 'no_such_tag'"),
+        (
+            '[[variant]]\nunion = "SessionUpdate"\nv1 = "plan"\nhandler = "teleport"\n',
+            "/variant/6/handler",
+            "unknown handler",
+        ),
+        (
+            '[[variant]]\nunion = "SessionUpdate"\nv2 = "no_such_tag"\nhandler = "plan"\n',
+            "/variant/6/v2",
+            "no variant 'no_such_tag'",
+        ),
         ('[[flag]]\ntype = "PromptCapabilities"\nfields = ["smell"]\n', "/flag/3/fields/0", "no field 'smell'"),
-        ('[[fill]]\ntype = "InitializeRequest"\nversion = 3\nfield = "info"\nvalue = 1\n', "/fill/3/version", "must be 1 or 2"),
-        ('[[field]]\ntype = "InitializeRequest"\nv1 = "clientInfo"\nv2 = "info"\ncolour = "red"\n', "/field/7/colour", "unknown key"),
+        (
+            '[[fill]]\ntype = "InitializeRequest"\nversion = 3\nfield = "info"\nvalue = 1\n',
+            "/fill/3/version",
+            "must be 1 or 2",
+        ),
+        (
+            '[[field]]\ntype = "InitializeRequest"\nv1 = "clientInfo"\nv2 = "info"\ncolour = "red"\n',
+            "/field/7/colour",
+            "unknown key",
+        ),
     ],
 )
 def test_a_bad_rule_names_the_file_and_the_rule(tmp_path, text, pointer, message):
@@ -180,7 +195,10 @@ V1_AGENT = [
         {
             "jsonrpc": "2.0",
             "method": "session/update",
-            "params": {"sessionId": "s", "update": {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": TEXT}},
+            "params": {
+                "sessionId": "s",
+                "update": {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": TEXT},
+            },
         },
         [],
     ),
@@ -214,14 +232,21 @@ V1_AGENT = [
             "method": "session/update",
             "params": {
                 "sessionId": "s",
-                "update": {"sessionUpdate": "plan", "entries": [{"content": "a", "priority": "high", "status": "pending"}]},
+                "update": {
+                    "sessionUpdate": "plan",
+                    "entries": [{"content": "a", "priority": "high", "status": "pending"}],
+                },
             },
         },
         [("session/update", "/params/update/plan/planId")],
     ),
     # current_mode_update: v2 has no session modes.
     (
-        {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": {"sessionUpdate": "current_mode_update", "currentModeId": "x"}}},
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": "s", "update": {"sessionUpdate": "current_mode_update", "currentModeId": "x"}},
+        },
         [("session/update", "/params/update")],
     ),
     # A v1 Diff (path, oldText, newText) has no v2 counterpart (v2 requires a
@@ -232,7 +257,11 @@ V1_AGENT = [
             "method": "session/update",
             "params": {
                 "sessionId": "s",
-                "update": {"sessionUpdate": "tool_call_update", "toolCallId": "t", "content": [{"type": "diff", "path": "/w/a", "newText": "x"}]},
+                "update": {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": "t",
+                    "content": [{"type": "diff", "path": "/w/a", "newText": "x"}],
+                },
             },
         },
         [("session/update", "/params/update/content/0")],
@@ -262,7 +291,9 @@ TOOL_CALL = {
 }
 
 
-@pytest.mark.parametrize(("message", "lost"), V1_CLIENT, ids=lambda v: v.get("method", "") if isinstance(v, dict) else "")
+@pytest.mark.parametrize(
+    ("message", "lost"), V1_CLIENT, ids=lambda v: v.get("method", "") if isinstance(v, dict) else ""
+)
 def test_v1_client_messages_round_trip(message, lost):
     returned, recorded = client_round_trip(1, message)
     assert recorded == lost
@@ -276,7 +307,9 @@ def test_v1_client_messages_round_trip(message, lost):
         assert returned == expected
 
 
-@pytest.mark.parametrize(("message", "lost"), V1_AGENT, ids=lambda v: v.get("method", "") if isinstance(v, dict) else "")
+@pytest.mark.parametrize(
+    ("message", "lost"), V1_AGENT, ids=lambda v: v.get("method", "") if isinstance(v, dict) else ""
+)
 def test_v1_agent_messages_round_trip(message, lost):
     # A tool call is updated, or asked about, after it started.
     update = message["params"].get("update", {})
@@ -304,7 +337,13 @@ V2_AGENT = [
             "method": "session/update",
             "params": {
                 "sessionId": "s",
-                "update": {"sessionUpdate": "tool_call_update", "toolCallId": "t", "title": "Run", "kind": "execute", "capabilities": {}},
+                "update": {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": "t",
+                    "title": "Run",
+                    "kind": "execute",
+                    "capabilities": {},
+                },
             },
         },
         [("session/update", "/params/update/capabilities")],
@@ -312,12 +351,20 @@ V2_AGENT = [
     # v2's whole agent message is one v1 chunk per block: back in v2 they are
     # chunks, so compare the blocks.
     (
-        {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": {"sessionUpdate": "usage_update", "used": 5, "size": 10}}},
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": "s", "update": {"sessionUpdate": "usage_update", "used": 5, "size": 10}},
+        },
         [],
     ),
     # running: v1 has no turn state.
     (
-        {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": {"sessionUpdate": "state_update", "state": "running"}}},
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": "s", "update": {"sessionUpdate": "state_update", "state": "running"}},
+        },
         [("session/update", "/params/update")],
     ),
     # v1 has no terminals in updates, and no appended tool call content.
@@ -325,7 +372,14 @@ V2_AGENT = [
         {
             "jsonrpc": "2.0",
             "method": "session/update",
-            "params": {"sessionId": "s", "update": {"sessionUpdate": "tool_call_content_chunk", "toolCallId": "t", "content": {"type": "content", "content": TEXT}}},
+            "params": {
+                "sessionId": "s",
+                "update": {
+                    "sessionUpdate": "tool_call_content_chunk",
+                    "toolCallId": "t",
+                    "content": {"type": "content", "content": TEXT},
+                },
+            },
         },
         [("session/update", "/params/update")],
     ),
@@ -355,7 +409,9 @@ V2_TOOL_CALL = {
 }
 
 
-@pytest.mark.parametrize(("message", "lost"), V2_AGENT, ids=lambda v: v.get("method", "") if isinstance(v, dict) else "")
+@pytest.mark.parametrize(
+    ("message", "lost"), V2_AGENT, ids=lambda v: v.get("method", "") if isinstance(v, dict) else ""
+)
 def test_v2_agent_messages_round_trip(message, lost):
     setup = [V2_TOOL_CALL] if message["method"] == "session/request_permission" else []
     returned, recorded = agent_round_trip(2, message, setup)
@@ -379,7 +435,11 @@ def test_a_v2_client_prompt_is_answered_at_once_and_the_v1_answer_ends_the_turn(
     assert forwarded["id"] != 5 and forwarded["params"]["prompt"] == [TEXT]
     answer, user, running = routed.to_client
     assert answer["id"] == 5 and answer["result"]["messageId"]
-    assert user["params"]["update"] == {"sessionUpdate": "user_message", "messageId": answer["result"]["messageId"], "content": [TEXT]}
+    assert user["params"]["update"] == {
+        "sessionUpdate": "user_message",
+        "messageId": answer["result"]["messageId"],
+        "content": [TEXT],
+    }
     assert running["params"]["update"] == {"sessionUpdate": "state_update", "state": "running"}
     end = b.from_agent({"jsonrpc": "2.0", "id": forwarded["id"], "result": {"stopReason": "cancelled"}})
     (idle,) = end.to_client
@@ -394,17 +454,23 @@ def test_a_v1_client_prompt_is_answered_by_the_idle_state_update():
     held = b.from_agent({"jsonrpc": "2.0", "id": forwarded["id"], "result": {"messageId": "m"}})
     assert held.to_client == [] and [(x.path, x.value) for x in held.lost] == [("/result/messageId", '"m"')]
     update = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "max_tokens"}
-    (answer,) = b.from_agent({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": update}}).to_client
+    (answer,) = b.from_agent(
+        {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": update}}
+    ).to_client
     assert answer == {"jsonrpc": "2.0", "id": 5, "result": {"stopReason": "max_tokens"}}
 
 
 def test_methods_one_version_lacks_are_answered_by_the_bridge():
-    routed = bridge(1).from_client({"jsonrpc": "2.0", "id": 3, "method": "session/set_mode", "params": {"sessionId": "s", "modeId": "x"}})
+    routed = bridge(1).from_client(
+        {"jsonrpc": "2.0", "id": 3, "method": "session/set_mode", "params": {"sessionId": "s", "modeId": "x"}}
+    )
     assert routed.to_agent == []
     (error,) = routed.to_client
     assert error["id"] == 3 and error["error"]["code"] == -32601
     assert [(x.method, x.path) for x in routed.lost] == [("session/set_mode", "")]
-    routed = bridge(2).from_agent({"jsonrpc": "2.0", "id": 4, "method": "fs/read_text_file", "params": {"sessionId": "s", "path": "/a"}})
+    routed = bridge(2).from_agent(
+        {"jsonrpc": "2.0", "id": 4, "method": "fs/read_text_file", "params": {"sessionId": "s", "path": "/a"}}
+    )
     assert routed.to_client == [] and routed.to_agent[0]["error"]["code"] == -32601
 
 

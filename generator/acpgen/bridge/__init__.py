@@ -21,7 +21,17 @@ from .rules import BridgeRules, load_bridge_rules
 from .shapes import LostValue, Side
 from .translate import META_KEY, Bridge, Routed
 
-__all__ = ["META_KEY", "Bridge", "BridgeRules", "LostValue", "Routed", "Side", "load_bridge_rules", "make_bridge", "sides"]
+__all__ = [
+    "META_KEY",
+    "Bridge",
+    "BridgeRules",
+    "LostValue",
+    "Routed",
+    "Side",
+    "load_bridge_rules",
+    "make_bridge",
+    "sides",
+]
 
 
 def sides(v1: ModuleType, v2: ModuleType) -> dict[int, Side]:

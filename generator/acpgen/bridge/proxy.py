@@ -12,6 +12,7 @@ client closing its side closes the agent's stdin.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import queue
 import signal
@@ -74,10 +75,8 @@ def _writer(stream: IO[bytes], lines: queue.Queue[bytes]) -> None:
             stream.flush()
         except (BrokenPipeError, OSError, ValueError):
             break
-    try:
+    with contextlib.suppress(BrokenPipeError, OSError):
         stream.close()
-    except (BrokenPipeError, OSError):
-        pass
 
 
 def _encode(message: JsonObject) -> bytes:
@@ -97,7 +96,9 @@ def run(bridge: Bridge, command: list[str], log: LossLog) -> int:
     lock = threading.Lock()
     client_out = sys.stdout.buffer
 
-    def pump(source: IO[bytes], translate: Callable[[JsonObject], Routed], onward: queue.Queue[bytes], who: str) -> None:
+    def pump(
+        source: IO[bytes], translate: Callable[[JsonObject], Routed], onward: queue.Queue[bytes], who: str
+    ) -> None:
         for line in iter(source.readline, b""):
             try:
                 message: Any = json.loads(line)
@@ -110,7 +111,7 @@ def run(bridge: Bridge, command: list[str], log: LossLog) -> int:
             with lock:
                 try:
                     routed = translate(message)
-                except Exception as error:  # noqa: BLE001 - a bug must not end the session
+                except Exception as error:
                     log.note(f"cannot translate a message from the {who} ({error!r}); passed on as it is")
                     onward.put(_encode(message))
                     continue

@@ -89,7 +89,7 @@ class _Reader:
     def table(self, value: Any, where: tuple[str | int, ...]) -> TomlTable:
         if not isinstance(value, dict):
             raise self.fail(where, "expected a table")
-        return value  # type: ignore[no-any-return]
+        return value
 
     def string(self, table: TomlTable, key: str, where: tuple[str | int, ...], optional: bool = False) -> str | None:
         value = table.get(key)
@@ -117,7 +117,9 @@ class _Reader:
         for part in path:
             props = side.properties(node) if node is not None else {}
             if part not in props:
-                raise self.fail(where, f"v{version} {type_name} has no field {'.'.join(path)!r} ({part!r} is not there)")
+                raise self.fail(
+                    where, f"v{version} {type_name} has no field {'.'.join(path)!r} ({part!r} is not there)"
+                )
             node = side.object_node(props[part])
 
     def method(self, name: str, version: int, where: tuple[str | int, ...]) -> None:
@@ -137,7 +139,7 @@ def load_bridge_rules(sides: dict[int, Side], path: Path | None = None) -> Bridg
     methods = reader.table(raw.get("methods", {}), ("methods",))
     reader.known(methods, {"renamed"}, ("methods",))
     for old, new in reader.table(methods.get("renamed", {}), ("methods", "renamed")).items():
-        where = ("methods", "renamed", old)
+        where: tuple[str | int, ...] = ("methods", "renamed", old)
         reader.method(old, 1, where)
         if not isinstance(new, str):
             raise reader.fail(where, "expected the v2 method name")
@@ -186,14 +188,15 @@ def load_bridge_rules(sides: dict[int, Side], path: Path | None = None) -> Bridg
         type_name = reader.string(table, "type", where)
         name = reader.string(table, "field", where)
         assert type_name is not None and name is not None
-        version = table.get("version")
-        if version not in (1, 2):
+        fill_version = table.get("version")
+        if fill_version not in (1, 2):
             raise reader.fail((*where, "version"), "'version' must be 1 or 2")
-        reader.type_on(type_name, (*where, "type"), (version,))
-        reader.path_in(type_name, (name,), version, (*where, "field"))
+        assert isinstance(fill_version, int)
+        reader.type_on(type_name, (*where, "type"), (fill_version,))
+        reader.path_in(type_name, (name,), fill_version, (*where, "field"))
         if "value" not in table:
             raise reader.fail((*where, "value"), "'value' is missing")
-        fills.append(FillRule(type_name, version, name, table["value"]))
+        fills.append(FillRule(type_name, fill_version, name, table["value"]))
 
     variants: list[VariantRule] = []
     for index, item in enumerate(_array(reader, raw, "variant")):
@@ -205,7 +208,9 @@ def load_bridge_rules(sides: dict[int, Side], path: Path | None = None) -> Bridg
         assert union is not None and handler is not None
         reader.type_on(union, (*where, "union"))
         if handler not in HANDLERS:
-            raise reader.fail((*where, "handler"), f"unknown handler {handler!r} (expected one of: {', '.join(HANDLERS)})")
+            raise reader.fail(
+                (*where, "handler"), f"unknown handler {handler!r} (expected one of: {', '.join(HANDLERS)})"
+            )
         tags: list[str | None] = []
         for version in (1, 2):
             tag = reader.string(table, f"v{version}", where, optional=True)
@@ -234,7 +239,7 @@ def _array(reader: _Reader, raw: TomlTable, key: str) -> list[Any]:
     value = raw.get(key, [])
     if not isinstance(value, list):
         raise reader.fail((key,), f"expected an array of tables ([[{key}]])")
-    return value  # type: ignore[no-any-return]
+    return value
 
 
 def _strings(reader: _Reader, raw: TomlTable, key: str, keys: set[str]) -> dict[str, str]:

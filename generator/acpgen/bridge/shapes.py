@@ -150,7 +150,7 @@ class Side:
             return "object"
         alternatives = node.get("anyOf") or node.get("oneOf")
         if alternatives:
-            if all("const" in a or a.get("type") == "string" and "properties" not in a for a in alternatives):
+            if all("const" in a or (a.get("type") == "string" and "properties" not in a) for a in alternatives):
                 return "enum"
             if self.tag_of(node):
                 return "union"
@@ -221,7 +221,8 @@ class Side:
         for alternative in node.get("anyOf") or node.get("oneOf") or []:
             inner, _, _ = self.unwrap(alternative)
             if self.kind(inner) in ("object", "union") and self.required(inner, value) <= set(value):
-                return alternative
+                chosen: JsonObject = alternative
+                return chosen
         return None
 
     def object_node(self, node: JsonObject) -> JsonObject | None:
@@ -420,11 +421,7 @@ class Converter:
         missing = self.dst.required(d, value) - set(out)
         for name in sorted(missing):
             fill = next(
-                (
-                    f
-                    for f in self.rules.fills
-                    if f.version == self.dst.version and f.type in names and f.field == name
-                ),
+                (f for f in self.rules.fills if f.version == self.dst.version and f.type in names and f.field == name),
                 None,
             )
             if fill is not None:
@@ -438,7 +435,7 @@ class Converter:
 
     def _flag(self, item: Json, where: JsonPath) -> Json:
         if self.dst.version == 2:
-            return {} if item is True else LOST if item is not False else LOST
+            return {} if item is True else LOST  # false: the capability's object is absent
         if isinstance(item, dict):
             extra = {k: v for k, v in item.items() if v is not None}
             if extra:

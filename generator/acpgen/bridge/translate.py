@@ -175,10 +175,16 @@ class Bridge:
         is_request = "id" in message
         target = self._target_method(method, sender)
         if target is None:
-            reason = f"v{3 - (self.client_version if sender == 'client' else self.agent_version)} has no method {method!r}"
+            reason = (
+                f"v{3 - (self.client_version if sender == 'client' else self.agent_version)} has no method {method!r}"
+            )
             self._lose_whole(routed, sender, method, message, reason)
             if is_request:
-                error = {"code": METHOD_NOT_FOUND, "message": "Method not found", "data": {"method": method, "reason": reason}}
+                error = {
+                    "code": METHOD_NOT_FOUND,
+                    "message": "Method not found",
+                    "data": {"method": method, "reason": reason},
+                }
                 self._back(sender, routed).append({"jsonrpc": "2.0", "id": message["id"], "error": error})
             return
         out = copy.deepcopy(message)
@@ -224,7 +230,11 @@ class Bridge:
         self.from_client_requests[agent_id] = "session/prompt"
         routed.to_agent.append(out)
         routed.to_client.append({"jsonrpc": "2.0", "id": message["id"], "result": {"messageId": turn.message_id}})
-        user = {"sessionUpdate": "user_message", "messageId": turn.message_id, "content": out["params"].get("prompt", [])}
+        user = {
+            "sessionUpdate": "user_message",
+            "messageId": turn.message_id,
+            "content": out["params"].get("prompt", []),
+        }
         routed.to_client.append(_update(session, user))
         routed.to_client.append(_update(session, {"sessionUpdate": "state_update", "state": "running"}))
 
@@ -321,8 +331,10 @@ class Bridge:
                 value = dict(update, sessionUpdate="tool_call_update")
                 session.tool_calls[str(update.get("toolCallId"))] = str(update.get("title", ""))
                 plain_v = converter.convert(
-                    {k: v for k, v in value.items()}, self.sides[1].named("ToolCall"),
-                    self.sides[2].named("ToolCallUpdate"), ("params", "update")
+                    {k: v for k, v in value.items()},
+                    self.sides[1].named("ToolCall"),
+                    self.sides[2].named("ToolCallUpdate"),
+                    ("params", "update"),
                 )
                 if plain_v is not LOST:
                     updates.append(dict(plain_v, sessionUpdate="tool_call_update"))
@@ -335,8 +347,10 @@ class Bridge:
             elif handler == "plan":
                 session.plan_id = session.plan_id or self._new_id()
                 entries = converter.convert(
-                    update.get("entries", []), {"type": "array", "items": self.sides[1].named("PlanEntry")},
-                    {"type": "array", "items": self.sides[2].named("PlanEntry")}, ("params", "update", "entries")
+                    update.get("entries", []),
+                    {"type": "array", "items": self.sides[1].named("PlanEntry")},
+                    {"type": "array", "items": self.sides[2].named("PlanEntry")},
+                    ("params", "update", "entries"),
                 )
                 plan: JsonObject = {"type": "items", "planId": session.plan_id, "entries": entries}
                 converted: JsonObject = {"sessionUpdate": "plan_update", "plan": plan}
@@ -370,7 +384,8 @@ class Bridge:
                 plan_v = update.get("plan")
                 if isinstance(plan_v, dict) and plan_v.get("type") == "items":
                     entries = converter.convert(
-                        plan_v.get("entries", []), {"type": "array", "items": self.sides[2].named("PlanEntry")},
+                        plan_v.get("entries", []),
+                        {"type": "array", "items": self.sides[2].named("PlanEntry")},
                         {"type": "array", "items": self.sides[1].named("PlanEntry")},
                         ("params", "update", "plan", "entries"),
                     )
@@ -385,7 +400,11 @@ class Bridge:
                 plain(update)
         self._finish(routed, lost, None, "params")
         for index, item in enumerate(updates):
-            message = {"jsonrpc": "2.0", "method": "session/update", "params": dict(base_converted, update=item)}
+            message: JsonObject = {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": dict(base_converted, update=item),
+            }
             if index == 0 and self.notes and lost:
                 meta = dict(message["params"].get("_meta") or {})
                 meta[META_KEY] = [entry.record() for entry in lost]
@@ -416,7 +435,9 @@ class Bridge:
             value["title"] = value.get("name") if isinstance(value.get("name"), str) else ident
             session.tool_calls[ident] = value["title"]
         value.pop("sessionUpdate", None)
-        converted = converter.convert(value, self.sides[2].named("ToolCallUpdate"), self.sides[1].named("ToolCall"), ("params", "update"))
+        converted = converter.convert(
+            value, self.sides[2].named("ToolCallUpdate"), self.sides[1].named("ToolCall"), ("params", "update")
+        )
         return [] if converted is LOST else [dict(converted, sessionUpdate="tool_call")]
 
     def _turn_state(self, session_id: str, update: JsonObject, params: JsonObject, routed: Routed) -> None:
@@ -461,6 +482,7 @@ class Bridge:
         v1_field = self.rules.permission["v1"]
         subject_type = self.rules.permission["subject_type"]
         name = "RequestPermissionRequest"
+        subject: Json
         if self.agent_version == 1:
             tool = params.get(v1_field)
             rest = {k: v for k, v in params.items() if k != v1_field}
@@ -471,48 +493,60 @@ class Bridge:
             new: JsonObject = {"title": title}
             for key, value in rest.items():
                 new[key] = value
-            converted = converter.by_name(
-                dict(new, **{"subject": {"type": subject_type, "toolCall": tool}}), name, name, ("params",)
-            )
+            converted = converter.by_name(new, name, name, ("params",))
             if isinstance(tool, dict):
-                subject = {"type": subject_type, "toolCall": converter.by_name(
-                    tool, "ToolCallUpdate", "ToolCallUpdate", ("params", v1_field))}
+                subject = {
+                    "type": subject_type,
+                    "toolCall": converter.by_name(tool, "ToolCallUpdate", "ToolCallUpdate", ("params", v1_field)),
+                }
                 if isinstance(converted, dict):
                     converted["subject"] = subject
                 session.tool_calls.setdefault(ident, title if isinstance(tool.get("title"), str) else "")
         else:
             subject = params.get("subject")
             rest = {k: v for k, v in params.items() if k not in ("subject", "title", "description")}
-            tool: Json = None
-            if isinstance(subject, dict) and subject.get("type") == subject_type and isinstance(subject.get("toolCall"), dict):
-                tool = converter.by_name(subject["toolCall"], "ToolCallUpdate", "ToolCallUpdate", ("params", "subject", "toolCall"))
+            v1_tool: Json = None
+            if (
+                isinstance(subject, dict)
+                and subject.get("type") == subject_type
+                and isinstance(subject.get("toolCall"), dict)
+            ):
+                v1_tool = converter.by_name(
+                    subject["toolCall"], "ToolCallUpdate", "ToolCallUpdate", ("params", "subject", "toolCall")
+                )
                 if subject.get("_meta") is not None:
                     converter.lose(("params", "subject", "_meta"), subject["_meta"], "v1 has no permission subject")
             else:
                 if subject is not None:
-                    converter.lose(("params", "subject"), subject, "v1 asks permission for tool calls only")
-                ident = (subject or {}).get("toolCallId") if isinstance(subject, dict) else None
-                tool = {"toolCallId": ident or f"acpgen-bridge-permission-{next(self.counter)}"}
-            if not isinstance(tool, dict):
-                tool = {"toolCallId": f"acpgen-bridge-permission-{next(self.counter)}"}
-            ident = str(tool.get("toolCallId"))
+                    converter.lose(("params", "subject"), subject, "v1 asks permission for v1_tool calls only")
+                wanted = subject.get("toolCallId") if isinstance(subject, dict) else None
+                v1_tool = {"toolCallId": wanted or f"acpgen-bridge-permission-{next(self.counter)}"}
+            if not isinstance(v1_tool, dict):
+                v1_tool = {"toolCallId": f"acpgen-bridge-permission-{next(self.counter)}"}
+            ident = str(v1_tool.get("toolCallId"))
             title = params.get("title")
             known = session.tool_calls.get(ident)
-            if title is not None and title != (tool.get("title") or known):
+            if title is not None and title != (v1_tool.get("title") or known):
                 converter.lose(("params", "title"), title, "v1 permission requests have no title of their own")
             if params.get("description") is not None:
-                converter.lose(("params", "description"), params["description"], "v1 permission requests have no description")
+                converter.lose(
+                    ("params", "description"), params["description"], "v1 permission requests have no description"
+                )
             if ident not in session.tool_calls:
-                # v2: a first-seen tool call in the subject creates it; v1 announces it first.
-                start = dict(tool)
+                # v2: a first-seen v1_tool call in the subject creates it; v1 announces it first.
+                start = dict(v1_tool)
                 start.setdefault("title", title if isinstance(title, str) else ident)
                 session.tool_calls[ident] = str(start["title"])
-                created = converter.convert(start, self.sides[1].named("ToolCall"), self.sides[1].named("ToolCall"), ("params", "subject"))
+                created = converter.convert(
+                    start, self.sides[1].named("ToolCall"), self.sides[1].named("ToolCall"), ("params", "subject")
+                )
                 if created is not LOST:
-                    routed.to_client.append(_update(str(params.get("sessionId")), dict(created, sessionUpdate="tool_call")))
-            converted = converter.by_name(dict(rest, **{v1_field: tool}), name, name, ("params",))
+                    routed.to_client.append(
+                        _update(str(params.get("sessionId")), dict(created, sessionUpdate="tool_call"))
+                    )
+            converted = converter.by_name(dict(rest, **{v1_field: v1_tool}), name, name, ("params",))
             if isinstance(converted, dict):
-                converted[v1_field] = tool
+                converted[v1_field] = v1_tool
         if isinstance(converted, dict):
             out["params"] = converted
         self._finish(routed, lost, out, "params")

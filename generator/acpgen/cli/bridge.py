@@ -85,8 +85,12 @@ def bridge_command(
     from ..validate.loader import load_package
 
     try:
-        v1 = load_package("acp_v1", packages_dir=packages, option="--packages", hint="give their directory with --packages")
-        v2 = load_package("acp_v2", packages_dir=packages, option="--packages", hint="give their directory with --packages")
+        v1 = load_package(
+            "acp_v1", packages_dir=packages, option="--packages", hint="give their directory with --packages"
+        )
+        v2 = load_package(
+            "acp_v2", packages_dir=packages, option="--packages", hint="give their directory with --packages"
+        )
         both = sides(v1, v2)
         loaded = load_bridge_rules(both, Path(rules) if rules else None)
         log = LossLog(lost_log)

@@ -63,12 +63,18 @@ def make_agent(acp):
             session = self.conn.session(params.session_id)
             kind, pending = acp.ToolKind.READ, acp.ToolCallStatus.PENDING
             if v2:
-                tool = await session.tool_call_update(tool_call_id=acp.ToolCallId("read-1"), title=TITLE, kind=kind, status=pending)
-                subject = acp.ToolCallRequestPermissionSubject(tool_call=acp.ToolCallUpdate(tool_call_id=tool.tool_call_id))
+                tool = await session.tool_call_update(
+                    tool_call_id=acp.ToolCallId("read-1"), title=TITLE, kind=kind, status=pending
+                )
+                subject = acp.ToolCallRequestPermissionSubject(
+                    tool_call=acp.ToolCallUpdate(tool_call_id=tool.tool_call_id)
+                )
                 answer = await session.request_permission(TITLE, options(acp), subject=subject)
             else:
                 tool = await session.tool_call(TITLE, tool_call_id=acp.ToolCallId("read-1"), kind=kind, status=pending)
-                answer = await session.request_permission(acp.ToolCallUpdate(tool_call_id=tool.tool_call_id), options(acp))
+                answer = await session.request_permission(
+                    acp.ToolCallUpdate(tool_call_id=tool.tool_call_id), options(acp)
+                )
             outcome = answer.outcome
             if not isinstance(outcome, acp.SelectedRequestPermissionOutcome):
                 return "cancelled"
