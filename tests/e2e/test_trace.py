@@ -22,9 +22,7 @@ OWN_PARENT = "b7ad6b7169203331"
 
 
 def _peer_agent():
-    spec = importlib.util.spec_from_file_location(
-        "trace_echo_agent", ROOT / "tests/interop/peers/acpgen_echo_agent.py"
-    )
+    spec = importlib.util.spec_from_file_location("trace_echo_agent", ROOT / "tests/interop/peers/acpgen_echo_agent.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
