@@ -270,3 +270,33 @@ def test_a_connection_without_a_tracer_sends_no_trace_context(tmp_path):
     handler = asyncio.run(asyncio.wait_for(main(), HANG))
     assert all("_meta" not in (m.get("params") or {}) for m in sent)
     assert all(context is None for _, context in handler.updates)
+
+
+def test_opentelemetry_spans_of_both_ends_make_one_trace(tmp_path):
+    pytest.importorskip("opentelemetry.sdk", reason="opentelemetry-sdk is in the test extras: make install")
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    acp = load_generated("acp_v1")
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(id_generator=acp.AcpIdGenerator())
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+
+    async def main():
+        agent, client = acp.connect_in_memory(
+            traced_agent(acp), recording_client(acp), tracer=acp.OpenTelemetryTracer(provider)
+        )
+        session_id = await _session(acp, client, tmp_path)
+        await client.prompt(acp.PromptRequest(session_id=session_id, prompt=[acp.TextContentBlock(text="a b")]))
+        await client.close()
+        await agent.close()
+
+    asyncio.run(asyncio.wait_for(main(), HANG))
+    spans = {(s.name, s.attributes["acp.side"]): s for s in exporter.get_finished_spans()}
+    sent, served = spans[("session/prompt", "client")], spans[("session/prompt", "agent")]
+    probe, probed = spans[("_trace/probe", "agent")], spans[("_trace/probe", "client")]
+    assert served.parent.span_id == sent.context.span_id
+    assert probe.parent.span_id == served.context.span_id and probed.parent.span_id == probe.context.span_id
+    assert len({s.context.trace_id for s in (sent, served, probe, probed)}) == 1
+    assert sent.parent is None
