@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import contextvars
 import importlib
-import secrets
+import os
 from typing import Any
 
 from ._trace import TraceContext, TraceMessage, TraceSpan
@@ -59,7 +59,7 @@ class AcpIdGenerator:
 
 def _random(bits: int) -> int:
     while True:
-        value = secrets.randbits(bits)
+        value = int.from_bytes(os.urandom(bits // 8), "big")
         if value:
             return value
 
@@ -110,12 +110,11 @@ class OpenTelemetryTracer:
             attributes["acp.parent_span_id"] = span.parent_id
         token = _next_ids.set((int(span.trace_id, 16), int(span.span_id, 16)))
         try:
+            kind = api.SpanKind.CLIENT if span.kind == "client" else api.SpanKind.SERVER
             self._open[span.span_id] = self._tracer.start_span(
                 span.method,
                 context=self._parent(span),
-                kind=api.SpanKind.CLIENT
-                if span.kind == "client"
-                else api.SpanKind.SERVER,
+                kind=kind,
                 attributes=attributes,
                 start_time=span.start_ns,
             )

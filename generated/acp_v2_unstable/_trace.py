@@ -47,8 +47,8 @@ import contextlib
 import contextvars
 import copy
 import logging
+import os
 import re
-import secrets
 import sys
 import time
 from collections.abc import Awaitable, Callable, Generator, Mapping
@@ -203,8 +203,10 @@ def format_baggage(entries: Mapping[str, str]) -> str:
 
 
 def _new_id(size: int) -> str:
+    """``size`` random bytes as lowercase hex, not all zero (``os.urandom``:
+    ``secrets`` would cost the import of ``hmac``)."""
     while True:
-        value = secrets.token_hex(size)
+        value = os.urandom(size).hex()
         if value.strip("0"):
             return value
 
@@ -242,15 +244,11 @@ class TraceContext:
         if parsed is None:
             return None
         trace_id, span_id, flags = parsed
-        return cls(
-            trace_id,
-            span_id,
-            flags & SAMPLED,
-            valid_tracestate(tracestate),
-            baggage
-            if isinstance(baggage, str) and parse_baggage(baggage) is not None
-            else None,
-        )
+        kept: str | None = None
+        if isinstance(baggage, str) and parse_baggage(baggage) is not None:
+            kept = baggage
+        state = valid_tracestate(tracestate)
+        return cls(trace_id, span_id, flags & SAMPLED, state, kept)
 
     @property
     def traceparent(self) -> str:
