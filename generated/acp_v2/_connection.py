@@ -304,7 +304,8 @@ class Connection(Generic[H]):
     text its data, with ``error_detail``). JSON goes out as it is.
     ``check_capabilities`` and ``fold_sessions``: see the module's
     documentation. ``tracer`` carries W3C trace context in ``_meta`` and
-    tells it spans and messages (see ``_trace``; off by default). When the peer closes, requests still waiting fail with
+    tells it spans and messages (see ``_trace``; off by default). When the
+    peer closes, requests still waiting fail with
     ``ConnectionError`` (saying what broke the connection, when something
     did) and what was already read is still handled: the queued messages
     all, in order, the requests' handlers for at most :attr:`grace`

@@ -52,7 +52,7 @@ import re
 import sys
 import time
 from collections.abc import Awaitable, Callable, Generator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol, TypeVar, cast
 from urllib.parse import quote, unquote
 
@@ -446,7 +446,6 @@ class TraceSpan:
     ``-32603`` for a handler's exception); None for a result."""
     error: str | None = None
     """What failed, when it did (the error's message, or the exception)."""
-    attributes: dict[str, Any] = field(default_factory=lambda: {})
 
     @property
     def trace_id(self) -> str:
