@@ -300,3 +300,70 @@ def test_opentelemetry_spans_of_both_ends_make_one_trace(tmp_path):
     assert probe.parent.span_id == served.context.span_id and probed.parent.span_id == probe.context.span_id
     assert len({s.context.trace_id for s in (sent, served, probe, probed)}) == 1
     assert sent.parent is None
+
+
+@pytest.mark.parametrize("forward", ["in the handler", "from a queue"])
+def test_a_proxy_continues_the_trace_on_what_it_forwards(forward, tmp_path):
+    """client -> proxy -> agent, all traced: the proxy forwards the prompt
+    (its trace keys dropped, so that its own span shows) from its handler,
+    or from a worker task outside it that got the context with the prompt;
+    the updates come back through it carrying the agent's span."""
+    acp = load_generated("acp_v1")
+    tracer = acp.RecordingTracer()
+    ends: dict[str, Any] = {}  # the proxy's two ends: "up" (to the client), "down" (to the agent)
+
+    class ProxyClient(acp.Client):
+        def __init__(self, conn) -> None:
+            self.conn = conn
+
+        async def session_update(self, params) -> None:
+            await ends["up"].session_update(params)  # as it came: its traceparent goes on
+
+    class ProxyAgent(acp.Agent):
+        def __init__(self, conn) -> None:
+            ends["up"] = conn
+
+        async def initialize(self, params):
+            return await ends["down"].initialize(params)
+
+        async def new_session(self, params):
+            return await ends["down"].new_session(params)
+
+        async def prompt(self, params):
+            if forward == "in the handler":
+                return await ends["down"].prompt(acp.without_trace(params))
+            answer = asyncio.get_running_loop().create_future()
+            await ends["queue"].put((acp.current_trace(), params, answer))
+            return await answer
+
+    async def worker() -> None:
+        while True:
+            context, params, answer = await ends["queue"].get()
+            with acp.use_trace(context):
+                try:
+                    answer.set_result(await ends["down"].prompt(acp.without_trace(params)))
+                except Exception as error:
+                    answer.set_exception(error)
+
+    async def main():
+        ends["queue"] = asyncio.Queue()
+        echo = lambda conn: PEER.EchoAgentV1(acp, conn, 0)  # noqa: E731
+        agent, ends["down"] = acp.connect_in_memory(echo, ProxyClient, tracer=tracer)
+        running = asyncio.get_running_loop().create_task(worker())  # outside any handler
+        proxy, client = acp.connect_in_memory(ProxyAgent, recording_client(acp), tracer=tracer)
+        session_id = await _session(acp, client, tmp_path)
+        await client.prompt(acp.PromptRequest(session_id=session_id, prompt=[acp.TextContentBlock(text="a b")]))
+        running.cancel()
+        for conn in (client, proxy, ends["down"], agent):
+            await conn.close()
+        return client.handler
+
+    handler = asyncio.run(asyncio.wait_for(main(), HANG))
+    prompts = [s for s in tracer.spans if s.method == "session/prompt"]
+    assert len(prompts) == 4
+    [sent] = [s for s in prompts if s.parent_id is None]  # the client's
+    [into_proxy] = [s for s in prompts if s.kind == "server" and s.parent_id == sent.span_id]
+    [out_of_proxy] = [s for s in prompts if s.kind == "client" and s.parent_id == into_proxy.span_id]
+    [served] = [s for s in prompts if s.kind == "server" and s.parent_id == out_of_proxy.span_id]
+    assert len({s.trace_id for s in prompts}) == 1
+    assert handler.updates and {context.span_id for _, context in handler.updates} == {served.span_id}
