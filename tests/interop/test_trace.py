@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from acpgen.report import report_data
 
 from .harness import PEERS, acpgen_agent, acpgen_client, check_report, python_sdk_agent, run_session
 
@@ -75,6 +76,15 @@ def test_one_trace_across_the_processes_of_a_prompt(protocol, tmp_path):
     ]
     assert f"00-{trace_id}-{served['spanId']}-01" in {r["traceparent"] for r in received}
     assert "result" in answer
+    # acpgen report's Traces view of the relay's transcript: the prompt, and
+    # its updates from the agent's span serving the prompt's line.
+    lines = {json.dumps(r["message"]): n for n, r in enumerate(_lines(wire_log), 1)}
+    hops = {trace_id: rest for trace_id, rest, _ in report_data(wire_log, None)["traces"]["list"]}[trace_id]
+    prompt_line = lines[json.dumps(prompt)]
+    assert hops[0] == [prompt_line, "c", "q", "session/prompt", parent_id, 0]
+    assert {(hop[3], hop[4], hop[5]) for hop in hops[1:] if hop[1] == "a"} == {
+        ("session/update", served["spanId"], prompt_line)
+    }
     # Every request the client sent names its own span; every span the agent
     # served continues one of them.
     assert {(s["traceId"], s["spanId"]) for s in client_spans if s["kind"] == "client"} >= {
