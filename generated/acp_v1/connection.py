@@ -20,12 +20,24 @@ from ._capabilities import CapabilityError as CapabilityError
 from ._connection import Connection as Connection
 from ._connection import ConnectionOptions as ConnectionOptions
 from ._connection import HandlerError as HandlerError
+from ._otel import AcpIdGenerator as AcpIdGenerator
+from ._otel import OpenTelemetryTracer as OpenTelemetryTracer
+from ._otel import opentelemetry_context as opentelemetry_context
 from ._permissions import PermissionDecision as PermissionDecision
 from ._permissions import PermissionPolicy as PermissionPolicy
 from ._resume import ResumeUnsupported as ResumeUnsupported
 from ._sides import bearer_token as bearer_token
 from ._sides import serve_versions as serve_versions
 from ._sides import spawn_agent_versions as spawn_agent_versions
+from ._trace import RecordingTracer as RecordingTracer
+from ._trace import TraceContext as TraceContext
+from ._trace import TraceMessage as TraceMessage
+from ._trace import TraceSpan as TraceSpan
+from ._trace import Tracer as Tracer
+from ._trace import current_trace as current_trace
+from ._trace import trace_of as trace_of
+from ._trace import use_trace as use_trace
+from ._trace import without_trace as without_trace
 from ._transport import MessageTooLarge as MessageTooLarge
 from ._transport import StreamTransport as StreamTransport
 from ._transport import Transport as Transport
@@ -113,6 +125,7 @@ if _typing.TYPE_CHECKING:
 
 __all__ = [
     "UNSUPPORTED_PROTOCOL_VERSION",
+    "AcpIdGenerator",
     "AgentEntry",
     "AgentSideConnection",
     "CapabilityError",
@@ -122,11 +135,17 @@ __all__ = [
     "ConnectionOptions",
     "HandlerError",
     "MessageTooLarge",
+    "OpenTelemetryTracer",
     "PermissionDecision",
     "PermissionPolicy",
+    "RecordingTracer",
     "ResumeUnsupported",
     "SessionKeeper",
     "StreamTransport",
+    "TraceContext",
+    "TraceMessage",
+    "TraceSpan",
+    "Tracer",
     "Transport",
     "UnsupportedProtocolVersion",
     "VersionMismatch",
@@ -136,11 +155,16 @@ __all__ = [
     "connect_agent_ws",
     "connect_in_memory",
     "connect_versions",
+    "current_trace",
+    "opentelemetry_context",
     "run_agent_stdio",
     "serve_agent",
     "serve_versions",
     "spawn_agent",
     "spawn_agent_versions",
+    "trace_of",
+    "use_trace",
+    "without_trace",
 ]
 
 _A = _TypeVar("_A", bound=_Agent)

@@ -161,6 +161,7 @@ from ._permissions import (
     decision_of,
 )
 from ._runtime import UNSET, ValidationError
+from ._trace import TraceContext, Tracer, Tracing, carry
 from ._transport import (
     DEFAULT_CLOSE_GRACE,
     DEFAULT_MAX_BUFFERED,
@@ -273,6 +274,7 @@ class ConnectionOptions(TypedDict, total=False):
     cancel_session_work: bool
     permission_policy: PermissionPolicy
     siblings: Mapping[int, str]
+    tracer: Tracer
 
 
 class HandlerError(TypeError):
@@ -301,7 +303,9 @@ class Connection(Generic[H]):
     sent; a handler's result is logged and answered -32603 (the error's
     text its data, with ``error_detail``). JSON goes out as it is.
     ``check_capabilities`` and ``fold_sessions``: see the module's
-    documentation. When the peer closes, requests still waiting fail with
+    documentation. ``tracer`` carries W3C trace context in ``_meta`` and
+    tells it spans and messages (see ``_trace``; off by default). When the
+    peer closes, requests still waiting fail with
     ``ConnectionError`` (saying what broke the connection, when something
     did) and what was already read is still handled: the queued messages
     all, in order, the requests' handlers for at most :attr:`grace`
@@ -350,6 +354,7 @@ class Connection(Generic[H]):
         cancel_session_work: bool = True,
         permission_policy: PermissionPolicy | None = None,
         siblings: Mapping[int, str] | None = None,
+        tracer: Tracer | None = None,
     ) -> None:
         if isinstance(reader, asyncio.StreamReader):
             if writer is None:
@@ -436,6 +441,8 @@ class Connection(Generic[H]):
         """Method -> what sees its notifications' params before the
         handler does (in order with the other notifications): ``_mcp``'s
         consumer for ``mcp/message``."""
+        self._tracing = None if tracer is None else Tracing(tracer, self.side)
+        """W3C trace context in ``_meta``, told to ``tracer`` (see ``_trace``)."""
         self._background: set[asyncio.Task[None]] = set()
         self._write_lock = asyncio.Lock()
         self._loop_task: asyncio.Task[None] | None = None
@@ -849,6 +856,8 @@ class Connection(Generic[H]):
                 None, RpcError(PARSE_ERROR, "Parse error", "nested too deeply")
             )
             return
+        if self._tracing is not None:
+            self._tracing.received(message)
         if isinstance(message, (Response, ErrorResponse)):
             self._resolve(message)
         elif isinstance(message, Request):
@@ -955,6 +964,8 @@ class Connection(Generic[H]):
             session = cancellation.session_of(message.params)
             if session is not None:
                 handler = functools.partial(self._cancel_then, session, handler)
+        if self._tracing is not None and handler is not None:
+            handler = functools.partial(self._tracing.notified, message.params, handler)
         if handler is not None:
             self._enqueue(handler, message.method, arguments, None)
 
@@ -1262,7 +1273,11 @@ class Connection(Generic[H]):
         Encoding is part of answering: a result with no JSON text is a
         -32603, never a reply left unsent."""
         try:
-            result = await self._handle(message)
+            result = await (
+                self._handle(message)
+                if self._tracing is None
+                else self._tracing.handle(self._handle, message)
+            )
             if message.method == INITIALIZE and self._capabilities is not None:
                 params = message.params
                 if isinstance(params, OlderInitialize):
@@ -1428,7 +1443,15 @@ class Connection(Generic[H]):
         self.start()
         id = self._next_id
         self._next_id += 1
-        data = self._dump(Request(id, method, params), self._validate_outgoing)
+        tracing = self._tracing
+        span = None if tracing is None else tracing.client_span(method, id)
+        data = self._dump(
+            Request(id, method, params),
+            self._validate_outgoing,
+            trace=None if span is None else span.context,
+        )
+        if tracing is not None and span is not None:
+            tracing.started(span)
         if method == INITIALIZE and self._capabilities is not None:
             self._advertise(self._wire_params(method, params))
         if self._folds is not None:
@@ -1452,6 +1475,8 @@ class Connection(Generic[H]):
             self._pending.pop(id, None)
             if in_handler:
                 self._awaiting_peer -= 1
+            if tracing is not None and span is not None:
+                tracing.answered(span, future)
         if queued > self._handled and self.state is not _CLOSED and not in_handler:
             await self._after_notifications(queued)
         if isinstance(answer, ErrorResponse):
@@ -1470,7 +1495,12 @@ class Connection(Generic[H]):
             raise ConnectionError("the connection is closed")
         if self._capabilities is not None:
             self._capabilities.check(method)
-        data = self._dump(Notification(method, params), self._validate_outgoing)
+        tracing = self._tracing
+        data = self._dump(
+            Notification(method, params),
+            self._validate_outgoing,
+            trace=None if tracing is None else tracing.notifying(method),
+        )
         cancellation = self._cancellation
         if cancellation is not None and method == cancellation.notification:
             session = cancellation.session_of(params)
@@ -1486,7 +1516,11 @@ class Connection(Generic[H]):
         )
 
     def _dump(
-        self, message: Message, validate: bool = False, method: str | None = None
+        self,
+        message: Message,
+        validate: bool = False,
+        method: str | None = None,
+        trace: TraceContext | None = None,
     ) -> bytes | Loaded:
         """A message's text (with its wire form, a :class:`Loaded`, for a
         transport that carries them: see :class:`CarriesLoaded`). Raises
@@ -1496,7 +1530,7 @@ class Connection(Generic[H]):
         against the schema and against the type of their method (a
         response's: ``method``, the method of the request it answers);
         JSON (an extension's, or what ``request`` and ``notify`` were given
-        as JSON) goes out as it is."""
+        as JSON) goes out as it is. ``trace`` goes in the params' ``_meta``."""
         if validate:
             value = (
                 message.result
@@ -1504,10 +1538,10 @@ class Connection(Generic[H]):
                 else getattr(message, "params", None)
             )
             if type(value) not in _JSON_TYPES:
-                return self._dump_wire(
-                    self.codec.encode_message(message, validate=True, method=method)
-                )
-        return self._dump_wire(self.codec.encode_message(message))
+                wire = self.codec.encode_message(message, validate=True, method=method)
+                return self._dump_wire(wire if trace is None else carry(wire, trace))
+        wire = self.codec.encode_message(message)
+        return self._dump_wire(wire if trace is None else carry(wire, trace))
 
     def _dump_checked(self, request: Request[Any], result: Any) -> bytes | Loaded:
         """The text of the reply to ``request`` with ``validate``: the

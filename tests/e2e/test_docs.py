@@ -1,6 +1,7 @@
 """The documentation is true of the code: the CLI reference in docs/cli.md is
 what ``acpgen COMMAND --help`` prints, and every Python block of the README
-and of docs/agent.md, docs/client.md and docs/transports.md runs, agents as
+and of docs/agent.md, docs/client.md and docs/transports.md runs (and
+docs/tracing.md's example prints what it says), agents as
 real subprocesses driven by a client (transports.md's servers on a port of
 their own choosing, which they print).
 
@@ -169,6 +170,14 @@ def test_agent_and_client_pages_run(tmp_path):
     assert (tmp_path / "notes.txt").read_text() == "HELLO"  # written by the agent through the client
 
 
+def test_tracing_page_example_prints_what_it_says(tmp_path):
+    examples = [block for block in blocks(DOCS / "tracing.md") if block.expected is not None]
+    assert examples
+    for index, block in enumerate(examples):
+        (tmp_path / f"block_{index}.py").write_text(block.text, encoding="utf-8")
+        assert _run(f"block_{index}.py", tmp_path) == block.expected
+
+
 async def _port(stream: asyncio.StreamReader, pattern: str) -> int:
     """The port a server prints once it listens (``pattern``'s group); the
     lines before it are kept for the failure's message."""
@@ -251,7 +260,8 @@ def test_validate_says_which_package_it_uses_by_default(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "page", ["agent.md", "client.md", "codec.md", "patch.md", "bumps.md", "tools.md", "cli.md", "internals.md"]
+    "page",
+    ["agent.md", "client.md", "codec.md", "patch.md", "bumps.md", "tools.md", "cli.md", "internals.md", "tracing.md"],
 )
 def test_readme_links_every_page(page):
     assert (DOCS / page).is_file()

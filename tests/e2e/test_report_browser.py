@@ -15,7 +15,8 @@ cannot be drawn shows its raw payload and direction. The Sequence view draws
 an arrow a message, in order, with its direction; choosing a request or its
 response (click or keyboard) highlights the pair with its round trip; an
 unanswered request is marked; the session filter and search apply; the long
-transcript's last arrow is reached with End.
+transcript's last arrow is reached with End. The Traces view groups the
+messages carrying a traceparent by trace, with the span each came from.
 
 ``ACPGEN_RECORD_DOCS=1`` also writes the demo's screenshot to
 ``docs/report.png``.
@@ -38,7 +39,20 @@ import pytest
 
 from ..conftest import ROOT
 from ..patience import HANG
-from ..report.transcripts import SESSION_A, SESSION_B, XSS, demo, long_session, timed
+from ..report.transcripts import (
+    SESSION_A,
+    SESSION_B,
+    SPAN_C,
+    SPAN_S,
+    SPAN_Z,
+    TRACE_A,
+    TRACE_B,
+    XSS,
+    demo,
+    long_session,
+    timed,
+    traced,
+)
 
 CHROMIUM = "/usr/bin/chromium"
 INSTALL = "apt-get install -y --no-install-recommends chromium (as root; make install does it)"
@@ -677,3 +691,24 @@ def test_live_draws_the_transcript_again_as_it_grows_and_keeps_the_search(browse
         server.send_signal(signal.SIGINT)
         assert server.wait(timeout=HANG) == 0
         assert server.stderr is not None and b"acpgen report: stopped" in server.stderr.read()
+
+
+def test_the_traces_view_groups_the_messages_by_trace(browser: Any, tmp_path: Path) -> None:
+    page = Page(browser, report(traced(tmp_path / "traced.jsonl"), tmp_path / "traced.html"))
+    try:
+        page.page.click("#tab-traces")
+        heads = page.page.locator("main .traces h2").all_inner_texts()
+        assert heads == [f"Trace {TRACE_A} \u2014 4 messages, 3 spans", f"Trace {TRACE_B} \u2014 1 message, 1 span"]
+        first = [row.split("\t") for row in page.page.locator("main table.timing").nth(0).inner_text().splitlines()]
+        assert first == [
+            ["line", "direction", "message", "from span", "serving"],
+            ["line 5", "client \u2192 agent", "\u2192 session/prompt", SPAN_C, ""],
+            ["line 6", "agent \u2192 client", "session/update", SPAN_S, "line 5"],
+            ["line 7", "agent \u2192 client", "\u2192 session/request_permission", SPAN_Z, "line 5"],
+            ["line 9", "client \u2192 agent", "session/cancel", SPAN_S, "line 5"],
+        ]
+        page.page.locator("main table.timing").nth(0).locator("tr").nth(2).locator("button").nth(1).click()
+        assert page.page.locator("main .target").count() == 1  # the Lines view, at line 5
+        assert page.errors == []
+    finally:
+        page.close()

@@ -80,6 +80,17 @@ acp.ToolCallUpdate(tool_call_id=tool_call_id)
 acp.PromptRequest(session_id=tool_call_id, prompt=[])  # error: swapped: a ToolCallId for a SessionId
 acp.ToolCallUpdate(tool_call_id=session_id)  # error: swapped: a SessionId for a ToolCallId
 acp.PromptRequest(session_id="s1", prompt=[])  # error: a plain str for a SessionId
+
+# Trace context: any object with the Tracer methods is a tracer.
+traced: acp.ConnectionOptions = {{"tracer": acp.RecordingTracer()}}
+otel: acp.ConnectionOptions = {{"tracer": acp.OpenTelemetryTracer()}}
+untraced: acp.ConnectionOptions = {{"tracer": 1}}  # error: not a tracer
+assert_type(acp.current_trace(), "acp.TraceContext | None")
+with acp.use_trace(acp.TraceContext.new()) as context:
+    assert_type(context, "acp.TraceContext | None")
+assert_type(acp.trace_of(data), "acp.TraceContext | None")
+assert_type(acp.without_trace(update), acp.ToolCallUpdate)
+assert_type(acp.TraceContext.parse("00-x"), "acp.TraceContext | None")
 """
 
 V1 = """

@@ -239,3 +239,40 @@ def timed(path: Path) -> Path:
     lines.append(json.dumps({"end": stamp(7.0), "status": 0}))
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return path
+
+
+TRACE_A = "4bf92f3577b34da6a3ce929d0e0e4736"
+TRACE_B = "0af7651916cd43dd8448eb211c80319c"
+SPAN_C = "00f067aa0ba902b7"  # the client's span of the first prompt
+SPAN_S = "b7ad6b7169203331"  # the agent's span serving it
+SPAN_Z = "53995c3f42cd8ad8"  # the agent's span of its permission request
+
+
+def traced(path: Path) -> Path:
+    """A v1 session whose messages carry W3C trace context in ``_meta``, as
+    two traced acpgen ends send them: a first prompt (trace A, the client's
+    span C) whose updates come from the agent's span S and whose permission
+    request from the agent's span Z; the client's cancel, sent in the
+    context an update brought (span S); a second prompt in a trace of its
+    own (B); and an update with an invalid traceparent (in no trace)."""
+    w = Writer()
+
+    def meta(trace: str, span: str) -> dict[str, Any]:
+        return {"_meta": {"traceparent": f"00-{trace}-{span}-01"}}
+
+    handshake(w, [SESSION_A])
+    text = {"type": "text", "text": "Fix the bug"}
+    w.client(id=2, method="session/prompt", params={"sessionId": SESSION_A, "prompt": [text], **meta(TRACE_A, SPAN_C)})
+    chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Looking."}}
+    w.agent(method="session/update", params={"sessionId": SESSION_A, "update": chunk, **meta(TRACE_A, SPAN_S)})
+    options = [{"optionId": "allow", "name": "Allow once", "kind": "allow_once"}]
+    params = {"sessionId": SESSION_A, "toolCall": {"toolCallId": "call_1"}, "options": options}
+    w.agent(id=0, method="session/request_permission", params={**params, **meta(TRACE_A, SPAN_Z)})
+    w.client(id=0, result={"outcome": {"outcome": "selected", "optionId": "allow"}})
+    w.client(method="session/cancel", params={"sessionId": SESSION_A, **meta(TRACE_A, SPAN_S)})
+    w.agent(id=2, result={"stopReason": "cancelled"})
+    w.client(id=3, method="session/prompt", params={"sessionId": SESSION_A, "prompt": [text], **meta(TRACE_B, SPAN_C)})
+    bad = {"_meta": {"traceparent": f"00-{'0' * 32}-{SPAN_S}-01"}}
+    w.agent(method="session/update", params={"sessionId": SESSION_A, "update": chunk, **bad})
+    w.agent(id=3, result={"stopReason": "end_turn"})
+    return w.write(path)

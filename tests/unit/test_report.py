@@ -528,3 +528,46 @@ def test_a_long_stream_is_one_block_of_at_most_max_text_and_counts_the_rest(monk
     (row,) = [row.to_json() for row in result.rows]
     assert row["content"] == [["text", "abcdefghij" * 100]]
     assert row["cut"] == 200_000 - 1000 and len(row["l"]) == 20000
+
+
+def test_messages_carrying_a_traceparent_are_grouped_by_trace_with_their_spans(tmp_path):
+    from ..report.transcripts import SPAN_C, SPAN_S, SPAN_Z, TRACE_A, TRACE_B, traced
+
+    data = report_data(traced(tmp_path / "traced.jsonl"), None)
+    # Lines 1-4: the handshake, no trace context. Each message: line,
+    # direction, request or notification, method, the span it came from,
+    # the line of the request that span serves (0: none, as far as the
+    # wire shows).
+    assert data["traces"] == {
+        "list": [
+            [
+                TRACE_A,
+                [
+                    [5, "c", "q", "session/prompt", SPAN_C, 0],
+                    [6, "a", "n", "session/update", SPAN_S, 5],
+                    [7, "a", "q", "session/request_permission", SPAN_Z, 5],
+                    [9, "c", "n", "session/cancel", SPAN_S, 5],
+                ],
+                0,
+            ],
+            [TRACE_B, [[11, "c", "q", "session/prompt", SPAN_C, 0]], 0],
+        ],
+        "dropped": 0,
+    }
+    assert report_data(timed(tmp_path / "timed.jsonl"), None)["traces"] == {"list": [], "dropped": 0}
+
+
+def test_only_valid_traceparents_make_a_trace():
+    from acpgen.report.traces import trace_ids
+
+    good = "4bf92f3577b34da6a3ce929d0e0e4736"
+    assert trace_ids(f"00-{good}-00f067aa0ba902b7-01") == (good, "00f067aa0ba902b7")
+    assert trace_ids(f"01-{good}-00f067aa0ba902b7-01-later") == (good, "00f067aa0ba902b7")
+    for bad in (
+        None,
+        5,
+        f"00-{good}-{'0' * 16}-01",
+        f"ff-{good}-00f067aa0ba902b7-01",
+        f"00-{good.upper()}-00f067aa0ba902b7-01",
+    ):
+        assert trace_ids(bad) is None

@@ -8,7 +8,8 @@ Library use::
 
 The transcript is folded in Python (:mod:`.fold`: chunks joined into
 messages, tool calls with their updates, diffs as line diffs, permission
-requests with their answers) and checked with :mod:`acpgen.validate`, whose
+requests with their answers; the messages carrying trace context grouped
+by trace, :mod:`.traces`) and checked with :mod:`acpgen.validate`, whose
 findings the page pins to their lines; :mod:`.page` writes the HTML, whose
 script (``page.js``) draws only the rows in view.
 """
@@ -113,6 +114,7 @@ def report_data(
         "findings": found,
         "kinds": KINDS,
         "latency": latency(fold.latency),
+        "traces": fold.traces.to_json(),
         "timed": fold.origin is not None,
     }
 

@@ -48,6 +48,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from . import values as v
+from .traces import Traces
 from .values import MAX_SUMMARY, MAX_TEXT
 
 MAX_BLOCKS = 1000
@@ -176,6 +177,8 @@ class Fold:
         time) of every line that is a message (the sequence view)"""
         self.pairs: dict[int, int] = {}
         """line of a request -> line of its response, and back"""
+        self.traces = Traces()
+        """the messages carrying a ``traceparent``, by trace (see ``traces``)"""
 
     # -- lines -------------------------------------------------------------
 
@@ -212,6 +215,7 @@ class Fold:
             return
         method = message.get("method")
         if isinstance(method, str):
+            self.traces.see(n, direction, message)
             if "id" in message:
                 self.messages[n] = ("q", v.cut(method, MAX_SUMMARY), self.now)
                 self._request(n, direction, message, method)

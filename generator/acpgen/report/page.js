@@ -670,12 +670,12 @@
 
   function show(view, line) {
     if (current) current.list.destroy();
-    if (view === "timings") {
+    if (view === "timings" || view === "traces") {
       for (const tab of document.querySelectorAll("[role=tab]")) {
         tab.setAttribute("aria-selected", String(tab.dataset.view === view));
       }
       document.body.dataset.view = view;
-      scroller.replaceChildren(timings());
+      scroller.replaceChildren(view === "timings" ? timings() : traces());
       scroller.scrollTop = 0;
       current = { view: view, items: [], list: { destroy() {}, remeasure() {} } };
       searched(false);
@@ -779,7 +779,7 @@
       });
     }
     if (!query) searchCount.textContent = "";
-    else if (current && current.view === "timings") searchCount.textContent = "";
+    else if (current && (current.view === "timings" || current.view === "traces")) searchCount.textContent = "";
     else searchCount.textContent = hits.length ? hits.length + " found" : "not found";
     if (jump && hits.length) go(0);
   }
@@ -830,7 +830,7 @@
     if (wanted !== query) {
       query = wanted;
       if (current && (current.view === "lines" || current.view === "sequence") && !lines()) return;
-      if (current && current.view !== "timings") show(current.view);
+      if (current && current.view !== "timings" && current.view !== "traces") show(current.view);
     }
     searched(jump);
   }
@@ -932,6 +932,48 @@
     return box;
   }
 
+  // ---- traces: the messages carrying a traceparent, by trace ----
+  function traces() {
+    const box = el("div", "timings traces");
+    const list = (data.traces && data.traces.list) || [];
+    if (!list.length) {
+      box.appendChild(el("p", "empty", "No traces: no message carries a traceparent in its _meta."));
+      return box;
+    }
+    const wanted = (hop) => filter === -2 || sessionOfLine(hop[0]) === filter;
+    for (const [traceId, all, cut] of list) {
+      const hops = all.filter(wanted);
+      if (!hops.length) continue;
+      const spans = new Set(hops.map((hop) => hop[4]));
+      const head = el("h2", "", "Trace ");
+      head.appendChild(el("code", "", traceId));
+      head.appendChild(
+        document.createTextNode(
+          " \u2014 " + hops.length + " message" + (hops.length === 1 ? "" : "s") + ", " + spans.size + " span" +
+            (spans.size === 1 ? "" : "s") + (cut ? " (" + cut + " more not kept)" : ""),
+        ),
+      );
+      box.appendChild(head);
+      const first = new Map(); // span -> the line it first sent
+      box.appendChild(
+        table(["line", "direction", "message", "from span", "serving"], hops, (hop) => {
+          const span = el("code", "", hop[4]);
+          if (first.has(hop[4])) span.title = "first seen at line " + first.get(hop[4]);
+          else first.set(hop[4], hop[0]);
+          return [
+            lineButton(hop[0]),
+            arrow(hop[1]),
+            el("code", "", (hop[2] === "q" ? "\u2192 " : "") + hop[3]),
+            span,
+            hop[5] ? lineButton(hop[5]) : "",
+          ];
+        }),
+      );
+    }
+    if (data.traces.dropped) box.appendChild(el("p", "muted", data.traces.dropped + " more messages of traces not kept"));
+    return box;
+  }
+
   // ---- acpgen report --live: load again when the transcript grew ----
   function live(settings) {
     const KEY = "acpgen-live";
@@ -949,7 +991,7 @@
       }
       searchBox.value = saved.query || "";
       query = searchBox.value.toLowerCase();
-      const views = ["conversation", "lines", "sequence", "findings", "timings"];
+      const views = ["conversation", "lines", "sequence", "findings", "timings", "traces"];
       show(views.includes(saved.view) ? saved.view : "conversation");
       if (saved.end && current.list.end) current.list.end();
       else {

@@ -87,6 +87,7 @@ BODY = """<header>
 <button type="button" role="tab" id="tab-sequence" data-view="sequence">Sequence</button>
 <button type="button" role="tab" id="tab-findings" data-view="findings">Findings</button>
 <button type="button" role="tab" id="tab-timings" data-view="timings">Timings</button>
+<button type="button" role="tab" id="tab-traces" data-view="traces">Traces</button>
 </span>
 <label>Session <select id="session"></select></label>
 <span class="search" role="search">

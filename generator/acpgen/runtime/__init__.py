@@ -23,6 +23,8 @@ SOURCES = {
         "_capabilities.py",
         "_folding.py",
         "_permissions.py",
+        "_trace.py",
+        "_otel.py",
         "_handshake.py",
         "_versions.py",
         "_resume.py",

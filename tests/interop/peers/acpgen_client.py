@@ -14,7 +14,10 @@ first idle state_update after the prompt was accepted.
 package does not speak as ``versionMismatch`` (the version chosen and the
 class the sibling package decoded it to), and nothing else then.
 
-    python acpgen_client.py [--protocol v1|v2|any] -- AGENT_PROGRAM [ARGS...]
+``--trace FILE``: the connection carries W3C trace context in ``_meta`` and
+writes its messages and request spans to FILE (JSON Lines).
+
+    python acpgen_client.py [--protocol v1|v2|any] [--trace FILE] -- AGENT_PROGRAM [ARGS...]
     python acpgen_client.py [--protocol v1|v2] -- ws://HOST:PORT/acp | http://HOST:PORT/acp
 """
 
@@ -33,6 +36,9 @@ PATIENCE = 180 * float(os.environ.get("ACPGEN_TEST_PATIENCE") or 1)
 """The bound on the whole run, which only a hang exceeds (tests/patience.py)."""
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "generated"))
+
+OPTIONS: dict = {"validate_outgoing": True}
+"""The connection's options (``--trace`` adds a tracer)."""
 
 PROMPT = "Hello agent, please echo this back"
 LONG_PROMPT = " ".join(f"word{i}" for i in range(300))
@@ -96,7 +102,7 @@ async def initialized(protocol: str, make_client, program: str, *args: str):
             version: (acp.ClientSideConnection, lambda conn, acp=acp: make_client(acp, conn), init_request(acp))
             for version, acp in packages.items()
         }
-        async with packages[2].spawn_agent_versions(clients, program, *args, validate_outgoing=True) as (conn, init):
+        async with packages[2].spawn_agent_versions(clients, program, *args, **OPTIONS) as (conn, init):
             yield conn, init
         return
     acp = importlib.import_module(f"acp_{protocol}")
@@ -105,11 +111,11 @@ async def initialized(protocol: str, make_client, program: str, *args: str):
         return make_client(acp, conn)
 
     if program.startswith(("ws://", "wss://")):
-        connecting = acp.connect_agent_ws(make, program, validate_outgoing=True)
+        connecting = acp.connect_agent_ws(make, program, **OPTIONS)
     elif program.startswith(("http://", "https://")):
-        connecting = acp.connect_agent_http(make, program, validate_outgoing=True)
+        connecting = acp.connect_agent_http(make, program, **OPTIONS)
     else:
-        connecting = acp.spawn_agent(make, program, *args, validate_outgoing=True)
+        connecting = acp.spawn_agent(make, program, *args, **OPTIONS)
     async with connecting as conn:
         yield conn, await conn.initialize(init_request(acp))
 
@@ -161,8 +167,13 @@ async def session(acp, conn, client, init) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--protocol", choices=("v1", "v2", "any"), default="v1")
+    parser.add_argument("--trace", metavar="FILE", help="carry trace context; write messages and spans to FILE")
     parser.add_argument("agent", nargs="+", help="the agent command")
     args = parser.parse_args()
+    if args.trace:
+        from trace_log import JsonLinesTracer
+
+        OPTIONS["tracer"] = JsonLinesTracer(args.trace)
     report = asyncio.run(asyncio.wait_for(run(args.protocol, *args.agent), timeout=PATIENCE))
     print(json.dumps(report))
     return 0

@@ -9,7 +9,10 @@ arrived. v1 ends a turn with the session/prompt response; v2 answers
 session/prompt at once with the user message id, echoes the prompt as
 ``user_message``, and ends the turn with an idle ``state_update``.
 
-    python acpgen_echo_agent.py [--protocol v1|v2] [--delay SECONDS] [--listen]
+    python acpgen_echo_agent.py [--protocol v1|v2] [--delay SECONDS] [--listen] [--trace FILE]
+
+With ``--trace FILE`` the connection carries W3C trace context in ``_meta``
+and writes its messages and request spans to FILE (JSON Lines).
 
 With ``--listen`` it serves ``serve_agent`` (HTTP and WebSocket on ``/acp``) on
 a free loopback port, printed as ``LISTENING <port>``.
@@ -115,15 +118,21 @@ def main() -> None:
     parser.add_argument("--protocol", choices=("v1", "v2"), default="v1")
     parser.add_argument("--delay", type=float, default=0.005)
     parser.add_argument("--listen", action="store_true", help="serve over HTTP and WebSocket")
+    parser.add_argument("--trace", metavar="FILE", help="carry trace context; write messages and spans to FILE")
     args = parser.parse_args()
+    options: dict = {"validate_outgoing": True}
+    if args.trace:
+        from trace_log import JsonLinesTracer
+
+        options["tracer"] = JsonLinesTracer(args.trace)
     acp = importlib.import_module(f"acp_{args.protocol}")
     agent = EchoAgentV1 if args.protocol == "v1" else EchoAgentV2
     make_agent = lambda conn: agent(acp, conn, args.delay)  # noqa: E731
     if args.listen:  # a free loopback port, printed as LISTENING <port>
         ready = lambda port: print("LISTENING", port, flush=True)  # noqa: E731
-        asyncio.run(acp.serve_agent(make_agent, port=0, ready=ready, connection={"validate_outgoing": True}))
+        asyncio.run(acp.serve_agent(make_agent, port=0, ready=ready, connection=options))
     else:
-        asyncio.run(acp.run_agent_stdio(make_agent, validate_outgoing=True))
+        asyncio.run(acp.run_agent_stdio(make_agent, **options))
 
 
 if __name__ == "__main__":
