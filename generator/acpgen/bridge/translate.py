@@ -18,8 +18,9 @@ import uuid
 from dataclasses import dataclass, field
 
 from ..jsontypes import Json, JsonObject, JsonPath
+from .convert import Converter
 from .rules import BridgeRules
-from .shapes import LOST, Converter, LostValue, Side, describe, show
+from .shapes import LOST, LostValue, Side, describe, show
 
 META_KEY = "acpgen.bridge/lost"
 """The ``_meta`` key of a translated message's params (or result) that lists
