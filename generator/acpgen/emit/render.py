@@ -22,7 +22,16 @@ from ..compile import ir
 from ..errors import AcpgenError
 from ..runtime import SOURCES
 from ..views import VIEWS, ViewInputs
-from ..views.names import CODEC_HELPERS, IMPORTS_MARKER, SENDERS_HELPERS, ModuleNames, exports, schema_names
+from ..views.names import (
+    CODEC_HELPERS,
+    IMPORTS_MARKER,
+    PROXY_SOURCES,
+    SENDERS_HELPERS,
+    ModuleNames,
+    exports,
+    proxy_chain,
+    schema_names,
+)
 from ..views.source import header_comment
 from .template_cache import bytecode_cache
 
@@ -104,7 +113,10 @@ def render_package(package: ir.Package, templates: str | Path | None = None) -> 
         imports = module_names.imports(rendered)
         out[module] = rendered.replace(IMPORTS_MARKER + "\n", imports + "\n" if imports else "", 1)
     header = header_comment(package, __version__) + "\n"
+    chain = proxy_chain(package)
     for module, source in SOURCES.items():
+        if module in PROXY_SOURCES and not chain:
+            continue
         # Plain Python modules, copied as they are behind the generated
         # header; a file of the same name in --templates replaces one.
         override = Path(templates, module) if templates is not None else None

@@ -30,6 +30,10 @@ SOURCES = {
         "_patch.py",
         "_senders.py",
         "_exports.py",
+        "_proxy.py",
+        "_conductor.py",
     )
 }
-"""Generated file name -> the source copied into the package."""
+"""Generated file name -> the source copied into the package (``_proxy.py``
+and ``_conductor.py`` only into a package whose schema has a proxy chain:
+``acpgen.views.names.PROXY_SOURCES``)."""

@@ -48,6 +48,7 @@ __all__ = [
     "ModuleNames",
     "exports",
     "package_imports",
+    "proxy_chain",
     "reexports",
     "schema_names",
     "senders_exports",
@@ -216,6 +217,26 @@ CONNECTION_DEFINED = (
 
 RESUMPTION_ONLY = ("ResumeUnsupported", "SessionKeeper")
 
+PROXY_METHODS = ("proxy/initialize", "proxy/successor")
+"""The methods of a proxy chain (the unstable schemas'): a package whose
+schema has both gets the proxy's end and the conductor."""
+
+PROXY_CONNECTION_FROM_RUNTIME = (
+    ("_conductor", "ChainEnded"),
+    ("_conductor", "Conductor"),
+    ("_conductor", "conduct"),
+)
+"""What ``connection.py`` re-exports from the runtime for a proxy chain."""
+
+PROXY_CONNECTION_DEFINED = ("ProxySideConnection", "run_proxy_stdio")
+"""What ``connection.py`` defines for a proxy chain."""
+
+PROXY_PROTOCOL_DEFINED = ("Proxy",)
+"""What ``protocol.py`` defines for a proxy chain."""
+
+PROXY_SOURCES = ("_proxy.py", "_conductor.py")
+"""The runtime modules only a package with a proxy chain holds."""
+
 SENDERS_DEFINED = ("SessionSender", "ToolCallHandle")
 """What ``senders.py`` defines besides the content helpers."""
 
@@ -261,6 +282,14 @@ def _check_senders(modules: dict[str, tuple[str, ...]]) -> None:
             raise AcpgenError(f"the sender name {name!r} (senders.py) is also a name of the package's __init__.py")
 
 
+def proxy_chain(package: ir.Package) -> bool:
+    """Whether the schema has the methods of a proxy chain, handled by the proxy."""
+    methods = {m.name: m for m in package.methods}
+    return all(
+        name in methods and any(c.side == "proxy" for c in methods[name].calls) for name in PROXY_METHODS
+    )
+
+
 def schema_names(package: ir.Package) -> tuple[str, ...]:
     """The names ``models.py`` defines from the schema, in its order: the
     definitions, the union variants' classes, the rules' state classes."""
@@ -282,6 +311,8 @@ def reexports(package: ir.Package) -> dict[str, list[tuple[str, str]]]:
     connection = [
         pair for pair in CONNECTION_FROM_RUNTIME if package.resumption is not None or pair[1] not in RESUMPTION_ONLY
     ]
+    if proxy_chain(package):
+        connection.extend(PROXY_CONNECTION_FROM_RUNTIME)
     return {
         "protocol": sorted((("_jsonrpc", n) for n in PROTOCOL_FROM_JSONRPC), key=_import_order),
         "connection": sorted(connection, key=lambda pair: (pair[0], *_import_order(pair))),
@@ -295,6 +326,10 @@ def exports(package: ir.Package) -> dict[str, tuple[str, ...]]:
     connection = tuple(n for _, n in CONNECTION_FROM_RUNTIME) + CONNECTION_DEFINED
     if package.resumption is None:
         connection = tuple(n for n in connection if n not in RESUMPTION_ONLY)
+    protocol = PROTOCOL_NAMES
+    if proxy_chain(package):
+        connection += tuple(n for _, n in PROXY_CONNECTION_FROM_RUNTIME) + PROXY_CONNECTION_DEFINED
+        protocol = tuple(sorted((*PROTOCOL_NAMES, *PROXY_PROTOCOL_DEFINED)))
     session: tuple[str, ...] = ()
     s = package.session
     if s is not None:
@@ -319,7 +354,7 @@ def exports(package: ir.Package) -> dict[str, tuple[str, ...]]:
         "codec": CODEC_NAMES,
         "patch": PATCH_NAMES + tuple(u.function for u in package.upserts) + tuple(c.function for c in package.chunks),
         "session": session,
-        "protocol": PROTOCOL_NAMES,
+        "protocol": protocol,
         "connection": tuple(sorted(connection, key=lambda n: (not n.isupper(), n))),
         "senders": senders_exports(package),
     }
