@@ -179,7 +179,7 @@ def test_a_chain_rewrites_the_prompt_and_passes_everything_else_on() -> None:
         assert answer.agent_info is not None and answer.agent_info.name == "echo"
         # Each proxy got proxy/initialize and forwarded initialize; the agent got initialize.
         for n in (0, 1):
-            assert [m["method"] for m in chain.sent[f"to proxy {n}"] if "method" in m][0] == "proxy/initialize"
+            assert next(m["method"] for m in chain.sent[f"to proxy {n}"] if "method" in m) == "proxy/initialize"
             wrapped = chain.sent[f"from proxy {n}"][0]
             assert wrapped["method"] == "proxy/successor" and wrapped["params"]["method"] == "initialize"
         agent: EchoAgent = chain.agent.handler

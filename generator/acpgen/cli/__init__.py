@@ -15,6 +15,7 @@ command                    module           what it does
 ``report``                 ``report.py``    a recorded transcript as one HTML page
 ``replay``                 ``replay.py``    play one side of a recording to a live peer
 ``explore``                ``replay.py``    one exchange under many delivery schedules
+``conduct``                ``conduct.py``   run a proxy chain in front of an agent
 =========================  ===============  ==========================================
 
 The group loads a command's module only when that command runs, so
@@ -53,6 +54,7 @@ COMMANDS = {
     "report": (".report", "report_command"),
     "replay": (".replay", "replay_command"),
     "explore": (".replay", "explore_command"),
+    "conduct": (".conduct", "conduct_command"),
 }
 """Command name -> (module of this package, attribute)."""
 
@@ -137,6 +139,7 @@ def main() -> None:
     report                a recorded transcript as one self-contained HTML page
     replay                play one side of a recording to a live peer: replay T --as agent|client -- CMD...
     explore               one exchange under many delivery schedules; the first that differs
+    conduct               run a proxy chain in front of an agent: conduct -- PROXY... -- AGENT...
 
     Errors are one line naming the file (and JSON pointer) with exit status 2,
     and nothing is written. acpgen replaces only directories it generated
