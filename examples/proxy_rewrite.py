@@ -1,4 +1,5 @@
-"""An ACP proxy that rewrites each prompt's text: it puts a prefix in front.
+"""An ACP proxy that rewrites each prompt's text: it puts a prefix in front, and says
+so in the chain's capabilities (``_meta.proxyRewrite`` of the agent capabilities).
 
 Run in a proxy chain by a conductor:
   acpgen conduct -- python examples/proxy_rewrite.py [PREFIX] -- AGENT...
@@ -19,6 +20,11 @@ PREFIX = sys.argv[1] if __name__ == "__main__" and len(sys.argv) > 1 else "[rewr
 
 
 class RewriteProxy(acp.Proxy):
+    async def on_initialize(self, params: acp.InitializeRequest, result: acp.InitializeResponse) -> Any:
+        capabilities = result.agent_capabilities
+        meta = {**(capabilities.meta or {}), "proxyRewrite": {"prefix": PREFIX}}
+        return dataclasses.replace(result, agent_capabilities=dataclasses.replace(capabilities, meta=meta))
+
     async def on_client_request(self, method: str, params: Any) -> Any:
         if isinstance(params, acp.PromptRequest):
             blocks = [

@@ -285,9 +285,7 @@ def _check_senders(modules: dict[str, tuple[str, ...]]) -> None:
 def proxy_chain(package: ir.Package) -> bool:
     """Whether the schema has the methods of a proxy chain, handled by the proxy."""
     methods = {m.name: m for m in package.methods}
-    return all(
-        name in methods and any(c.side == "proxy" for c in methods[name].calls) for name in PROXY_METHODS
-    )
+    return all(name in methods and any(c.side == "proxy" for c in methods[name].calls) for name in PROXY_METHODS)
 
 
 def schema_names(package: ir.Package) -> tuple[str, ...]:
