@@ -17,9 +17,6 @@ from typing import Any as _Any
 from typing import TypeVar as _TypeVar
 
 from ._capabilities import CapabilityError as CapabilityError
-from ._conductor import ChainEnded as ChainEnded
-from ._conductor import Conductor as Conductor
-from ._conductor import conduct as conduct
 from ._connection import Connection as Connection
 from ._connection import ConnectionOptions as ConnectionOptions
 from ._connection import HandlerError as HandlerError
@@ -40,7 +37,6 @@ from ._versions import VersionMismatch as VersionMismatch
 from ._versions import connect_versions as connect_versions
 from ._connection import open_stdio as _open_stdio
 from ._connection import spawn_connection as _spawn_connection
-from ._proxy import ProxyConnection as _ProxyConnection
 from ._resume import SessionKeeperBase as _SessionKeeperBase
 from ._sides import asgi_app as _asgi_app
 from ._sides import connect_http as _connect_http
@@ -126,7 +122,6 @@ from .protocol import CODEC as _CODEC
 from .protocol import REQUIRES as _REQUIRES
 from .protocol import Agent as _Agent
 from .protocol import Client as _Client
-from .protocol import Proxy as _Proxy
 from .senders import SessionSender as _SessionSender
 from .session import PROTOCOL_VERSION as _PROTOCOL_VERSION
 from .session import SESSION_SOURCES as _SESSION_SOURCES
@@ -143,17 +138,14 @@ __all__ = [
     "AgentEntry",
     "AgentSideConnection",
     "CapabilityError",
-    "ChainEnded",
     "ClientEntry",
     "ClientSideConnection",
-    "Conductor",
     "Connection",
     "ConnectionOptions",
     "HandlerError",
     "MessageTooLarge",
     "PermissionDecision",
     "PermissionPolicy",
-    "ProxySideConnection",
     "ResumeUnsupported",
     "SessionKeeper",
     "StreamTransport",
@@ -162,13 +154,11 @@ __all__ = [
     "VersionMismatch",
     "asgi_agent_app",
     "bearer_token",
-    "conduct",
     "connect_agent_http",
     "connect_agent_ws",
     "connect_in_memory",
     "connect_versions",
     "run_agent_stdio",
-    "run_proxy_stdio",
     "serve_agent",
     "serve_versions",
     "spawn_agent",
@@ -603,29 +593,6 @@ def connect_agent_http(
         http2=http2,
         options=options,
     )
-
-
-_P = _TypeVar("_P", bound=_Proxy)
-
-
-class ProxySideConnection(_ProxyConnection[_P]):
-    """A proxy's end of its connection to the conductor:
-    ``make_proxy(conn)`` returns the proxy (a :class:`Proxy`), whose hooks see
-    each message by direction. Messages from the client's side arrive as
-    they are, those to and from the successor in ``proxy/successor``
-    envelopes; ``request_successor``, ``notify_successor``, ``request_client``
-    and ``notify_client`` send new ones (see the runtime's ``_proxy``)."""
-
-    codec = _CODEC
-    interface = _Proxy
-
-
-async def run_proxy_stdio(
-    make_proxy: _Callable[[ProxySideConnection[_P]], _P], *, strict: bool = False
-) -> None:
-    """Serve a proxy (``make_proxy(conn)``) on stdin/stdout, the way a
-    conductor starts it, until the conductor closes the connection."""
-    await ProxySideConnection(make_proxy, await _open_stdio(), strict=strict).run()
 
 
 class SessionKeeper(_SessionKeeperBase[ClientSideConnection[_C], _Session]):

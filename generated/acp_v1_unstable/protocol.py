@@ -30,7 +30,6 @@ from ._jsonrpc import Response as Response
 from ._jsonrpc import RpcError as RpcError
 from ._jsonrpc import Cancellation as _Cancellation
 from ._jsonrpc import MessageCodec as _MessageCodec
-from ._proxy import ProxyHooks as _ProxyHooks
 from .codec import decode as _decode
 from .codec import encode as _encode
 from .models import (
@@ -127,7 +126,6 @@ __all__ = [
     "NotificationInfo",
     "PARSE_ERROR",
     "ParamsError",
-    "Proxy",
     "REQUEST_CANCELLED",
     "REQUIRES",
     "Request",
@@ -830,20 +828,3 @@ class Client(_Protocol):
     async def ext_notification(self, method: str, params: _Any) -> None:
         """A notification for a method the schema does not have."""
         return None
-
-
-class Proxy(_ProxyHooks):
-    """What a proxy of a chain does with each message, by direction
-    (see the runtime's ``ProxyHooks``): every hook passes its message on
-    unchanged by default; override the ones you need. Serve it with
-    ``run_proxy_stdio(MyProxy)`` or a ``ProxySideConnection``; a conductor
-    (``conduct``, ``acpgen conduct``) runs the chain."""
-
-    async def on_initialize(
-        self, params: InitializeRequest, result: InitializeResponse
-    ) -> InitializeResponse:
-        """The successor answered the ``initialize`` this proxy forwarded
-        for ``proxy/initialize`` (``params``) with ``result``: return the answer,
-        the capabilities of the chain from this proxy on (its
-        ``protocol_version`` is always the successor's)."""
-        return result

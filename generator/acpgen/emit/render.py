@@ -46,7 +46,9 @@ MODULES = {
     "protocol.py": "protocol.py.jinja",
     "connection.py": "connection.py.jinja",
     "senders.py": "senders.py.jinja",
+    "proxy.py": "proxy.py.jinja",
 }
+"""(``proxy.py`` only for a schema with a proxy chain: ``acpgen.views.names.PROXY_SOURCES``.)"""
 
 
 def builtin_templates() -> Path:
@@ -89,7 +91,10 @@ def render_package(package: ir.Package, templates: str | Path | None = None) -> 
     names = exports(package)
     schema = schema_names(package)
     out = {}
+    chain = proxy_chain(package)
     for module, template_name in MODULES.items():
+        if module in PROXY_SOURCES and not chain:
+            continue
         stem = module[: -len(".py")]
         # How this module names the schema's names and the builtins: see
         # acpgen.views.names (models.py and the package bind the schema's names).
@@ -113,7 +118,6 @@ def render_package(package: ir.Package, templates: str | Path | None = None) -> 
         imports = module_names.imports(rendered)
         out[module] = rendered.replace(IMPORTS_MARKER + "\n", imports + "\n" if imports else "", 1)
     header = header_comment(package, __version__) + "\n"
-    chain = proxy_chain(package)
     for module, source in SOURCES.items():
         if module in PROXY_SOURCES and not chain:
             continue

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ..compile import ir
 from . import text
 from .inputs import ViewInputs
-from .names import proxy_chain, reexports
+from .names import reexports
 from .protocol import Handler, handler, header, literals
 from .senders import session_type
 
@@ -124,28 +124,6 @@ class ConnectionView:
     """The agent's connection has ``session`` (imports ``senders``)."""
     docs: Mapping[str, str]
     """The entry points' docstrings, as source, by function name."""
-    proxy: ProxySide | None = None
-    """The proxy's end (None: the schema has no proxy chain)."""
-
-
-@dataclass(frozen=True)
-class ProxySide:
-    """The proxy's end of its conductor connection, and its entry point."""
-
-    doc: str
-    run_doc: str
-
-
-PROXY_SIDE = ProxySide(
-    doc='''"""A proxy's end of its connection to the conductor:
-``make_proxy(conn)`` returns the proxy (a :class:`Proxy`), whose hooks see
-each message by direction. Messages from the client's side arrive as
-they are, those to and from the successor in ``proxy/successor``
-envelopes; ``request_successor``, ``notify_successor``, ``request_client``
-and ``notify_client`` send new ones (see the runtime's ``_proxy``)."""''',
-    run_doc='''"""Serve a proxy (``make_proxy(conn)``) on stdin/stdout, the way a
-conductor starts it, until the conductor closes the connection."""''',
-)
 
 
 def _side_doc(handles: str, interface: str, calls: str) -> str:
@@ -254,7 +232,6 @@ def build(inputs: ViewInputs) -> ConnectionView:
         uses_unset=keeper is not None and keeper.uses_unset,
         senders=package.senders is not None,
         docs=DOCS,
-        proxy=PROXY_SIDE if proxy_chain(package) else None,
     )
 
 

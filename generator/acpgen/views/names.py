@@ -219,23 +219,21 @@ RESUMPTION_ONLY = ("ResumeUnsupported", "SessionKeeper")
 
 PROXY_METHODS = ("proxy/initialize", "proxy/successor")
 """The methods of a proxy chain (the unstable schemas'): a package whose
-schema has both gets the proxy's end and the conductor."""
+schema has both (and ``initialize``) gets ``proxy.py``, the proxy's end and
+the conductor."""
 
-PROXY_CONNECTION_FROM_RUNTIME = (
+PROXY_FROM_RUNTIME = (
     ("_conductor", "ChainEnded"),
     ("_conductor", "Conductor"),
     ("_conductor", "conduct"),
 )
-"""What ``connection.py`` re-exports from the runtime for a proxy chain."""
+"""What ``proxy.py`` re-exports from the runtime."""
 
-PROXY_CONNECTION_DEFINED = ("ProxySideConnection", "run_proxy_stdio")
-"""What ``connection.py`` defines for a proxy chain."""
+PROXY_DEFINED = ("Proxy", "ProxySideConnection", "run_proxy_stdio")
+"""What ``proxy.py`` defines."""
 
-PROXY_PROTOCOL_DEFINED = ("Proxy",)
-"""What ``protocol.py`` defines for a proxy chain."""
-
-PROXY_SOURCES = ("_proxy.py", "_conductor.py")
-"""The runtime modules only a package with a proxy chain holds."""
+PROXY_SOURCES = ("proxy.py", "_proxy.py", "_conductor.py")
+"""The modules only a package with a proxy chain holds."""
 
 SENDERS_DEFINED = ("SessionSender", "ToolCallHandle")
 """What ``senders.py`` defines besides the content helpers."""
@@ -285,7 +283,8 @@ def _check_senders(modules: dict[str, tuple[str, ...]]) -> None:
 def proxy_chain(package: ir.Package) -> bool:
     """Whether the schema has the methods of a proxy chain, handled by the proxy."""
     methods = {m.name: m for m in package.methods}
-    return all(name in methods and any(c.side == "proxy" for c in methods[name].calls) for name in PROXY_METHODS)
+    proxied = all(name in methods and any(c.side == "proxy" for c in methods[name].calls) for name in PROXY_METHODS)
+    return proxied and any(c.method == "initialize" and c.kind == "request" for c in package.calls("agent"))
 
 
 def schema_names(package: ir.Package) -> tuple[str, ...]:
@@ -309,11 +308,11 @@ def reexports(package: ir.Package) -> dict[str, list[tuple[str, str]]]:
     connection = [
         pair for pair in CONNECTION_FROM_RUNTIME if package.resumption is not None or pair[1] not in RESUMPTION_ONLY
     ]
-    if proxy_chain(package):
-        connection.extend(PROXY_CONNECTION_FROM_RUNTIME)
+
     return {
         "protocol": sorted((("_jsonrpc", n) for n in PROTOCOL_FROM_JSONRPC), key=_import_order),
         "connection": sorted(connection, key=lambda pair: (pair[0], *_import_order(pair))),
+        "proxy": list(PROXY_FROM_RUNTIME) if proxy_chain(package) else [],
     }
 
 
@@ -324,10 +323,11 @@ def exports(package: ir.Package) -> dict[str, tuple[str, ...]]:
     connection = tuple(n for _, n in CONNECTION_FROM_RUNTIME) + CONNECTION_DEFINED
     if package.resumption is None:
         connection = tuple(n for n in connection if n not in RESUMPTION_ONLY)
-    protocol = PROTOCOL_NAMES
+    proxy: tuple[str, ...] = ()
     if proxy_chain(package):
-        connection += tuple(n for _, n in PROXY_CONNECTION_FROM_RUNTIME) + PROXY_CONNECTION_DEFINED
-        protocol = tuple(sorted((*PROTOCOL_NAMES, *PROXY_PROTOCOL_DEFINED)))
+        proxy = tuple(
+            sorted((*(n for _, n in PROXY_FROM_RUNTIME), *PROXY_DEFINED), key=lambda n: (not n[0].isupper(), n))
+        )
     session: tuple[str, ...] = ()
     s = package.session
     if s is not None:
@@ -352,15 +352,16 @@ def exports(package: ir.Package) -> dict[str, tuple[str, ...]]:
         "codec": CODEC_NAMES,
         "patch": PATCH_NAMES + tuple(u.function for u in package.upserts) + tuple(c.function for c in package.chunks),
         "session": session,
-        "protocol": protocol,
+        "protocol": PROTOCOL_NAMES,
         "connection": tuple(sorted(connection, key=lambda n: (not n.isupper(), n))),
         "senders": senders_exports(package),
+        "proxy": proxy,
     }
     _check_senders(modules)
     schema = set(modules["models"])
     fixed = [*PACKAGE_METADATA, *PACKAGE_FROM_RUNTIME, *CODEC_NAMES]
     package_names = [n for n in fixed if n not in schema] + list(modules["models"])
-    for module in ("patch", "session", "protocol", "senders", "connection"):
+    for module in ("patch", "session", "protocol", "senders", "connection", "proxy"):
         package_names.extend(n for n in modules[module] if n not in schema)
     modules["__init__"] = tuple(package_names)
     return modules
@@ -375,7 +376,7 @@ def _import_lines(module: str, names: tuple[str, ...], public: set[str], indent:
     return [f"{indent}from .{module} import {n} as {n}" for n in kept]
 
 
-LAZY_MODULES = ("patch", "session", "protocol", "senders", "connection")
+LAZY_MODULES = ("patch", "session", "protocol", "senders", "connection", "proxy")
 """The modules whose exports the package loads on first use (see the
 runtime's ``_exports``), in the order the package re-exports them: a name
 two of them export is the later one's."""
@@ -405,7 +406,9 @@ def package_imports(package: ir.Package) -> dict[str, str]:
         lines.append("import importlib as _importlib")
         lines.append('_importlib.import_module(".codec", __name__)')
     lines.append("from .models import *  # noqa: F401,F403")
-    lazy = [line for module in LAZY_MODULES for line in _import_lines(module, names[module], public, "    ")]
+    # proxy.py exists only in a package with a proxy chain.
+    modules = [m for m in LAZY_MODULES if m != "proxy" or proxy_chain(package)]
+    lazy = [line for module in modules for line in _import_lines(module, names[module], public, "    ")]
     return {"eager": "\n".join(lines), "lazy": "\n".join(lazy or ["    pass"])}
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from ..compile import ir
 from . import source, text
 from .inputs import ViewInputs
-from .names import proxy_chain, reexports
+from .names import reexports
 
 
 @dataclass(frozen=True)
@@ -82,30 +82,6 @@ class Interface:
 
 
 @dataclass(frozen=True)
-class ProxyInterface:
-    """The proxy's hooks (``Proxy``), for a schema with a proxy chain."""
-
-    doc: str
-    params: str
-    """The annotation of ``initialize``'s params."""
-    result: str
-    """The annotation of ``initialize``'s result."""
-    initialize_doc: str
-
-
-PROXY_DOC = '''"""What a proxy of a chain does with each message, by direction
-(see the runtime's ``ProxyHooks``): every hook passes its message on
-unchanged by default; override the ones you need. Serve it with
-``run_proxy_stdio(MyProxy)`` or a ``ProxySideConnection``; a conductor
-(``conduct``, ``acpgen conduct``) runs the chain."""'''
-
-PROXY_INITIALIZE_DOC = '''"""The successor answered the ``initialize`` this proxy forwarded
-for ``proxy/initialize`` (``params``) with ``result``: return the answer,
-the capabilities of the chain from this proxy on (its
-``protocol_version`` is always the successor's)."""'''
-
-
-@dataclass(frozen=True)
 class ProtocolView:
     """Everything ``protocol.py`` prints."""
 
@@ -122,8 +98,6 @@ class ProtocolView:
     null_request_id: str
     """Whether a request id may be ``null``, as a literal."""
     interfaces: tuple[Interface, ...]
-    proxy: ProxyInterface | None
-    """The proxy's hooks (None: the schema has no proxy chain)."""
 
 
 SIDES: tuple[tuple[str, ir.Side, str], ...] = (("Agent", "agent", "a client"), ("Client", "client", "an agent"))
@@ -220,19 +194,4 @@ def build(inputs: ViewInputs) -> ProtocolView:
             )
             for name, side, who in SIDES
         ),
-        proxy=_proxy(inputs),
-    )
-
-
-def _proxy(inputs: ViewInputs) -> ProxyInterface | None:
-    package = inputs.package
-    if not proxy_chain(package):
-        return None
-    initialize = next(c for c in package.calls("agent") if c.method == "initialize" and c.kind == "request")
-    ref = inputs.names.ref
-    return ProxyInterface(
-        doc=PROXY_DOC,
-        params=ref(initialize.params_class),
-        result=ref(initialize.result_class),
-        initialize_doc=PROXY_INITIALIZE_DOC,
     )
