@@ -1,7 +1,7 @@
 """Proxy chains as real processes: ``acpgen conduct`` running the two example
 proxies (examples/proxy_log.py, then examples/proxy_rewrite.py) in front of
 an echo agent (acpgen's, the Python SDK's, the TypeScript SDK's), driven by
-acpgen's client and by the TypeScript SDK's. The whole session of the
+acpgen's client, the Python SDK's and the TypeScript SDK's. The whole session of the
 interop clients goes through the chain: the prompt reaches the agent
 rewritten, the logging proxy sees every message, the client sees the chain's
 capabilities (the rewriting proxy adds its prefix to them) and the agent's
@@ -23,6 +23,7 @@ from .harness import (
     acpgen_agent,
     acpgen_client,
     python_sdk_agent,
+    python_sdk_client,
     run_session,
     ts_sdk_agent,
     ts_sdk_client,
@@ -30,7 +31,14 @@ from .harness import (
 
 EXAMPLES = ROOT / "examples"
 PREFIX = "[rewritten] "
-CONDUCT = [sys.executable, "-c", "import sys; from acpgen.cli import main; main(['conduct', *sys.argv[1:]], prog_name='acpgen')"]  # fmt: skip
+CONDUCT = [
+    sys.executable,
+    "-c",
+    # The generator by path: the Python SDK's client starts its agent with a
+    # minimal environment (no PYTHONPATH).
+    f"import sys; sys.path.insert(0, {str(ROOT / 'generator')!r}); from acpgen.cli import main; "
+    "main(['conduct', *sys.argv[1:]], prog_name='acpgen')",
+]
 
 AGENTS = {
     "acpgen-agent": "acpgen-echo-agent",
@@ -40,6 +48,7 @@ AGENTS = {
 """Each echo agent, and the name it gives in initialize."""
 CLIENTS = {
     "acpgen-client": lambda: acpgen_client("v1"),
+    "python-sdk-client": python_sdk_client,
     "ts-sdk-client": lambda: ts_sdk_client("v1"),
 }
 
