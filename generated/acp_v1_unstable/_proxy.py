@@ -234,6 +234,14 @@ class Hop:
             return
         fields = cast("dict[str, Any]", message)
         method = fields.get("method")
+        if "id" in fields and not _an_id(fields["id"]):
+            if isinstance(method, str):
+                await self._send_error(None, INVALID_REQUEST, "Invalid request")
+            else:
+                log.warning(
+                    "dropped an answer from the %s with an invalid id", self.name
+                )
+            return
         if isinstance(method, str):
             if "id" in fields:
                 work = _Work()
@@ -267,6 +275,13 @@ class Hop:
                 else:
                     self._start_answer(method, params, id, work)
                     await asyncio.sleep(0)  # it runs up to its first wait
+            except ConnectionError as error:
+                log.warning(
+                    "the %s notification from the %s went nowhere: %s",
+                    method,
+                    self.name,
+                    error,
+                )
             except Exception:
                 log.exception(
                     "the %s notification from the %s failed", method, self.name
@@ -318,7 +333,10 @@ class Hop:
 
     def _cancel(self, params: Any) -> None:
         fields = cast("dict[str, Any]", params) if isinstance(params, dict) else {}
-        for work in self._answering.get(fields.get("requestId"), []):
+        request_id = fields.get("requestId")
+        if not _an_id(request_id):
+            return
+        for work in self._answering.get(request_id, []):
             if work.sent:
                 # Cancelled per hop: each request sent on its behalf is
                 # cancelled on its own hop, and its answer still comes.
@@ -435,6 +453,13 @@ class Hop:
         data = dump_message(message)
         async with self._write_lock:
             await self.transport.send(data)
+
+
+def _an_id(value: Any) -> bool:
+    """Whether ``value`` can be a request's id (a string, a number, null)."""
+    return value is None or (
+        isinstance(value, (str, int, float)) and not isinstance(value, bool)
+    )
 
 
 def _error_reply(id: Any, code: int, message: str, data: Any = UNSET) -> dict[str, Any]:

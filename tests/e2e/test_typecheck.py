@@ -220,7 +220,13 @@ def run_pyright(work: Path, others: dict[str, Path]) -> Report:
     return Report(errors, "\n".join(messages), at)
 
 
-RUNTIME_COPIES = sorted(p.name for p in (ROOT / "generator/acpgen/runtime").glob("_*.py") if p.name != "__init__.py")
+PROXY_COPIES = ("_conductor.py", "_proxy.py")
+"""The runtime modules only a package with a proxy chain holds."""
+CHAIN_FIRST = GENERATED / "acp_v1_unstable"
+"""The first package that holds them."""
+RUNTIME_COPIES = sorted(
+    p.name for p in (ROOT / "generator/acpgen/runtime").glob("_*.py") if p.name not in ("__init__.py", *PROXY_COPIES)
+)
 """The runtime modules copied into every package (``_connection.py``, ...)."""
 
 
@@ -246,6 +252,15 @@ def pyright_files(package: Path, first: Path) -> list[Path]:
             for name in RUNTIME_COPIES
             if (package / name).is_file() and _below_header(package / name) == _below_header(first / name)
         }
+    # The proxy chain's runtime modules: checked in the first package that holds them.
+    if package != CHAIN_FIRST:
+        same |= {
+            name
+            for name in PROXY_COPIES
+            if (package / name).is_file()
+            and (CHAIN_FIRST / name).is_file()
+            and _below_header(package / name) == _below_header(CHAIN_FIRST / name)
+        }
     return sorted(f for f in package.glob("*.py") if f.name not in same)
 
 
@@ -260,6 +275,9 @@ def test_each_package_holds_the_runtime_copies_pyright_checks_once() -> None:
         assert checked.isdisjoint(RUNTIME_COPIES), package
         assert {"codec.py", "models.py", "__init__.py"} <= checked
     assert {f.name for f in pyright_files(first, first)} >= set(RUNTIME_COPIES)
+    for package in [*(GENERATED / p for p in PACKAGES), GOLDEN / "kitchen_sink"]:
+        checked = {f.name for f in pyright_files(package, first)} & set(PROXY_COPIES)
+        assert checked == (set(PROXY_COPIES) if package == CHAIN_FIRST else set()), package
 
 
 def test_a_runtime_copy_that_differs_is_checked_where_it_is(tmp_path: Path) -> None:

@@ -295,3 +295,22 @@ def test_cancellation_is_per_hop_and_the_agents_answer_comes_back() -> None:
         await asyncio.wait_for(conductor, HANG)
 
     run(main)
+
+
+def test_a_message_with_an_id_no_request_can_have_is_refused_and_the_chain_goes_on() -> None:
+    async def main() -> None:
+        chain = Chain([acp.Proxy])
+        conductor = chain.start()
+        hop = Hop(chain.client_transport, _no_request, _no_notification, name="conductor")
+        hop.start()
+        # An id that is a list: answered -32600 with a null id, by the conductor
+        # (and the same at the proxy's end, were it to get one).
+        await chain.client_transport.send(b'{"jsonrpc": "2.0", "id": [1], "method": "session/new"}')
+        await hop.notify("$/cancel_request", {"requestId": {"not": "an id"}})
+        assert (await hop.request("initialize", {"protocolVersion": 1}))["protocolVersion"] == 1
+        refused = [m for m in chain.sent["to client"] if "error" in m]
+        assert refused == [{"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid request"}}]
+        await hop.close()
+        await asyncio.wait_for(conductor, HANG)
+
+    run(main)
