@@ -5,7 +5,9 @@ acpgen's client, the Python SDK's and the TypeScript SDK's. The whole session of
 interop clients goes through the chain: the prompt reaches the agent
 rewritten, the logging proxy sees every message, the client sees the chain's
 capabilities (the rewriting proxy adds its prefix to them) and the agent's
-answers unchanged. Then a chain whose agent exits mid-request."""
+answers unchanged. The same in v2 with two of acpgen's proxy peers
+(tests/interop/peers/acpgen_proxy.py on acp_v2_unstable). Then a chain whose
+agent exits mid-request."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from .harness import (
+    PEERS,
     ROOT,
     TIMEOUT,
     acpgen_agent,
@@ -118,6 +121,30 @@ def test_a_session_through_a_chain_of_the_example_proxies(client: str, agent: st
     answer = next(line["result"] for line in lines if line["method"] == "initialize" and "result" in line)
     assert answer["agentCapabilities"]["_meta"]["proxyRewrite"] == {"prefix": PREFIX}
     assert answer["protocolVersion"] == 1
+
+
+V2_AGENTS = {"acpgen-agent": (acpgen_agent, "acpgen-echo-agent"), "ts-sdk-agent": (ts_sdk_agent, "typescript-sdk-echo-agent")}  # fmt: skip
+V2_CLIENTS = {"acpgen-client": acpgen_client, "ts-sdk-client": ts_sdk_client}
+
+
+@pytest.mark.parametrize("client", V2_CLIENTS)
+@pytest.mark.parametrize("agent", V2_AGENTS)
+def test_a_v2_session_through_a_chain_of_two_rewriting_proxies(client: str, agent: str) -> None:
+    proxy = [sys.executable, str(PEERS / "acpgen_proxy.py"), "--protocol", "v2", "--prefix"]
+    make_agent, name = V2_AGENTS[agent]
+    command = [*CONDUCT, "--protocol", "v2", "--", *proxy, "[1] ", "--", *proxy, "[2] ", "--", *make_agent("v2")]
+    report = run_session(V2_CLIENTS[client]("v2"), command)
+    assert report["protocolVersion"] == 2, report
+    assert report["agentInfo"]["name"] == name, report["agentInfo"]
+    # Each proxy rewrote the prompt it got, in the chain's order.
+    turn = report["prompt"]
+    assert turn["stopReason"] == "end_turn", turn
+    assert turn["text"].split() == ("[2] [1] " + turn["sent"]).split(), turn["text"]
+    assert turn["updates"][0] == "user_message" and turn["updates"][-1] == "state_update", turn["updates"]
+    turn = report["cancel"]
+    assert turn["stopReason"] == "cancelled", turn
+    assert 0 < len(turn["text"].split()) < len(turn["sent"].split()) + 2, turn["text"][:80]
+    assert report["unknownMethod"] == {"code": -32601}, report["unknownMethod"]
 
 
 def test_an_agent_exiting_mid_request_fails_the_request_and_ends_the_chain(tmp_path: Path) -> None:
