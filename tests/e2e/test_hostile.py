@@ -150,6 +150,11 @@ def _generate(tmp_path, text: str, name: str = "hostile"):
         ('{"type": "integer", "maximum": ' + "9" * 5000 + "}", "#/$defs/A/maximum", "5000 digits"),
         ('{"type": "array", "items": ' * 1200 + "{}" + "}" * 1200, "#/$defs/A" + "/items" * 98, "nested more than 100"),
         ('{"anyOf": [' * 600 + "{}" + "]}" * 600, "#/$defs/A" + "/anyOf/0" * 49, "nested more than 100"),
+        # Deep enough to refuse, shallow enough for json to parse: the depth
+        # of the parsed document sends it to the scan.
+        ('{"anyOf": [' * 60 + "{}" + "]}" * 60, "#/$defs/A" + "/anyOf/0" * 49, "nested more than 100"),
+        ('{"type": "number", "enum": [-1e999]}', "#/$defs/A/enum/0", "too large to be a finite float"),
+        ('{"type": "integer", "maximum": -' + "9" * 4301 + "}", "#/$defs/A/maximum", "4301 digits"),
     ],
 )
 def test_json_python_accepts_but_json_does_not_is_refused_with_its_pointer(tmp_path, value, pointer, message):

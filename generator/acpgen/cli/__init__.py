@@ -15,6 +15,7 @@ command                    module           what it does
 ``report``                 ``report.py``    a recorded transcript as one HTML page
 ``replay``                 ``replay.py``    play one side of a recording to a live peer
 ``explore``                ``replay.py``    one exchange under many delivery schedules
+``bridge``                 ``bridge.py``    a translating proxy between a v1 and a v2 peer
 ``conduct``                ``conduct.py``   run a proxy chain in front of an agent
 =========================  ===============  ==========================================
 
@@ -54,6 +55,7 @@ COMMANDS = {
     "report": (".report", "report_command"),
     "replay": (".replay", "replay_command"),
     "explore": (".replay", "explore_command"),
+    "bridge": (".bridge", "bridge_command"),
     "conduct": (".conduct", "conduct_command"),
 }
 """Command name -> (module of this package, attribute)."""
@@ -139,6 +141,7 @@ def main() -> None:
     report                a recorded transcript as one self-contained HTML page
     replay                play one side of a recording to a live peer: replay T --as agent|client -- CMD...
     explore               one exchange under many delivery schedules; the first that differs
+    bridge                a v1 client in front of a v2 agent, or the reverse: bridge --client-protocol v1|v2 -- AGENT...
     conduct               run a proxy chain in front of an agent: conduct -- PROXY... -- AGENT...
 
     Errors are one line naming the file (and JSON pointer) with exit status 2,

@@ -5,7 +5,9 @@ and normalises quotes; ruff does that for the four ACP packages (100,000
 lines) in well under a second, where black took minutes. black leaves its
 output as it is (the test suite runs black over the generated packages), so
 the code is in black's style. Nothing is cached: each run formats what it
-rendered, and what it writes is only ever what the formatter returned.
+rendered, and what it writes is only ever what the formatter returned, except
+acpgen's runtime modules copied as they are, which the formatter leaves
+unchanged (the test suite checks it) and so does not see.
 
 The formatter runs with its configuration fixed here (``--isolated``: no
 ``pyproject.toml`` or ``ruff.toml`` of the machine takes part), on copies of
@@ -66,7 +68,7 @@ def format_files(files: dict[str, str], *, piece_lines: int | None = None) -> di
     (inside a string, say) leaves a piece that does not parse; then the file
     is formatted whole.
     """
-    jobs = {path: text for path, text in files.items() if path.endswith(".py")}
+    jobs = {path: text for path, text in files.items() if path.endswith(".py") and not _runtime_copy(text)}
     if not jobs:
         return dict(files)
     limit = PIECE_LINES if piece_lines is None else piece_lines
@@ -78,6 +80,29 @@ def format_files(files: dict[str, str], *, piece_lines: int | None = None) -> di
             raise
         done = _format_pieces({path: [text] for path, text in jobs.items()})
     return {path: done.get(path, text) for path, text in files.items()}
+
+
+def _runtime_copy(text: str) -> bool:
+    """``text`` is one of acpgen's runtime modules as it is, behind ``#``
+    comment lines (the generated header): source the formatter leaves as it
+    is (the test suite checks each module is), so it is not formatted again."""
+    for source in _runtime_sources():
+        if text.endswith(source):
+            head = text[: len(text) - len(source)]
+            return all(line.startswith("#") for line in head.splitlines())
+    return False
+
+
+def _runtime_sources() -> tuple[str, ...]:
+    global _RUNTIME
+    if _RUNTIME is None:
+        from ..runtime import SOURCES
+
+        _RUNTIME = tuple(path.read_text(encoding="utf-8") for path in SOURCES.values())
+    return _RUNTIME
+
+
+_RUNTIME: tuple[str, ...] | None = None
 
 
 PIECE_LINES = 5_000

@@ -9,6 +9,7 @@ stored value is copied with.
 
 from __future__ import annotations
 
+import functools
 import json
 import unicodedata
 from collections.abc import Callable, Mapping
@@ -51,6 +52,7 @@ def comment(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
+@functools.lru_cache(maxsize=8192)
 def docstring(text: str) -> str:
     """A triple-quoted docstring holding ``text``, whatever it contains.
 

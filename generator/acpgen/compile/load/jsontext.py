@@ -5,8 +5,13 @@ turns ``1e999`` into an infinite float, raises a bare ``ValueError`` for an
 integer of more than 4,300 digits and a ``RecursionError`` for deep nesting.
 None of these is JSON a schema can mean, and none has a Python literal that
 round-trips, so :func:`check` refuses them with the JSON pointer of the
-value, scanning the text iteratively (no recursion) before ``json`` parses
-it. Malformed text is left for ``json`` to report.
+value, scanning the text iteratively (no recursion). Malformed text is left
+for ``json`` to report.
+
+:func:`loads` parses first, with hooks that stop at any of these values, and
+scans only when a hook stopped it, the parse failed or the document nests too
+deeply: the scan costs several times the parse, and a schema that passes needs
+none.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import json
 import math
 import re
 from collections.abc import Callable
+from typing import Any, NoReturn
 
 from ...errors import AcpgenError, pointer
 
@@ -28,6 +34,66 @@ MAX_INT_DIGITS = 4300
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],:]|[^\s{}\[\],:"]+|\s+|.', re.S)
 _NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?\Z")
 _CONSTANTS = ("NaN", "Infinity", "-Infinity")
+
+
+class _Stopped(Exception):
+    """A hook of the quick parse met a value :func:`check` refuses."""
+
+
+def _constant(name: str) -> NoReturn:
+    raise _Stopped
+
+
+def _float(token: str) -> float:
+    value = float(token)
+    if math.isinf(value):
+        raise _Stopped
+    return value
+
+
+def _int(token: str) -> int:
+    if len(token) > MAX_INT_DIGITS:  # the sign counted: the scan decides
+        raise _Stopped
+    return int(token)
+
+
+def depth_of(document: Any) -> int:
+    """How deep arrays and objects nest in a parsed ``document`` (0 for a
+    scalar), walked without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(document, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            values: Any = node.values()
+        elif isinstance(node, list):
+            values = node
+        else:
+            continue
+        if depth > deepest:
+            deepest = depth
+        stack.extend((value, depth + 1) for value in values if isinstance(value, (dict, list)))
+    return deepest
+
+
+def loads(text: str, file: str) -> tuple[Any, int]:
+    """The JSON document of ``text`` and how deep it nests, refusing the
+    values of the module docstring as :func:`check` does (with the JSON
+    pointer of the value). Malformed text raises ``json.JSONDecodeError``."""
+    try:
+        document = json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int)
+    except (_Stopped, RecursionError, ValueError):
+        pass
+    else:
+        depth = depth_of(document)
+        if depth <= MAX_DEPTH:
+            return document, depth
+    depth = check(text, file)
+    return json.loads(text, parse_constant=_not_json), depth
+
+
+def _not_json(name: str) -> NoReturn:
+    raise json.JSONDecodeError(f"{name} is not JSON", name, 0)
 
 
 def check(text: str, file: str) -> int:

@@ -17,18 +17,15 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
 
 from ...errors import AcpgenError, pointer
 from ...jsontypes import JsonPath
 from . import jsontext
 
 if TYPE_CHECKING:
-    from jsonschema_rs import Validator as QuickValidator
+    from jsonschema.exceptions import ValidationError
 
 
 def _compiled_validator_module() -> ModuleType | None:
@@ -158,9 +155,8 @@ def parse_schema(raw: bytes, name: str) -> Schema:
         text = raw.decode(json.detect_encoding(raw))
     except UnicodeDecodeError as exc:
         raise AcpgenError(f"not UTF-8 text: {exc.reason}", file=name) from None
-    depth = jsontext.check(text, name)
     try:
-        document = json.loads(text, parse_constant=_no_constant)
+        document, depth = jsontext.loads(text, name)
     except json.JSONDecodeError as exc:
         raise AcpgenError(
             f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
@@ -169,9 +165,7 @@ def parse_schema(raw: bytes, name: str) -> Schema:
     if not isinstance(document, dict):
         raise AcpgenError("a schema document must be a JSON object", file=name, pointer="")
     try:
-        error = None
-        if not _quickly_valid(document, depth):
-            error = best_match(Draft202012Validator(Draft202012Validator.META_SCHEMA).iter_errors(document))
+        error = None if _quickly_valid(document, depth) else _metaschema_error(document)
     except RecursionError:
         raise AcpgenError("the schema is nested too deeply to check", file=name) from None
     if error is not None:
@@ -212,32 +206,29 @@ def parse_schema(raw: bytes, name: str) -> Schema:
     )
 
 
-def _no_constant(name: str) -> NoReturn:
-    raise json.JSONDecodeError(f"{name} is not JSON", name, 0)
-
-
-def _quickly_valid(document: Any, depth: int) -> bool:
+def _quickly_valid(document: dict[str, Any], depth: int) -> bool:
     """True when the compiled validator accepts ``document`` (whose arrays
     and objects nest ``depth`` deep) against the 2020-12 metaschema; False
     means: let jsonschema check it and say what is wrong."""
     if jsonschema_rs is None or depth > _QUICK_DEPTH:
         return False
+    if "$schema" in document:
+        # The 2020-12 metaschema whatever the document names (as jsonschema
+        # checks it below): the compiled one goes by "$schema", 2020-12 without.
+        document = {key: value for key, value in document.items() if key != "$schema"}
     try:
-        return _quick_validator(jsonschema_rs).is_valid(document)
+        return bool(jsonschema_rs.meta.is_valid(document))
     except Exception:  # a value it cannot take (a huge integer ...)
         return False
 
 
-def _quick_validator(module: ModuleType) -> QuickValidator:
-    """The compiled 2020-12 metaschema validator of ``module``
-    (``jsonschema_rs``), built once."""
-    global _QUICK
-    if _QUICK is None:
-        _QUICK = module.Draft202012Validator(Draft202012Validator.META_SCHEMA)
-    return _QUICK
+def _metaschema_error(document: dict[str, Any]) -> ValidationError | None:
+    """jsonschema's best account of what in ``document`` the 2020-12
+    metaschema refuses (imported here: a valid schema never needs it)."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
 
-
-_QUICK: QuickValidator | None = None
+    return best_match(Draft202012Validator(Draft202012Validator.META_SCHEMA).iter_errors(document))
 
 
 def iter_objects(node: Any) -> Iterator[dict[str, Any]]:

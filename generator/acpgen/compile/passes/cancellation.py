@@ -22,8 +22,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from ...errors import AcpgenError
 from .. import ir
 from .options import Options
@@ -115,5 +113,11 @@ def _valid(package: ir.Package, definition: str, value: Any) -> bool:
     defs = package.validation_defs
     if not isinstance(defs, dict) or definition not in defs:
         return False
-    validator = Draft202012Validator({"$defs": defs, "$ref": f"#/$defs/{definition}"})
-    return validator.is_valid(value)
+    schema = {"$defs": defs, "$ref": f"#/$defs/{definition}"}
+    try:
+        import jsonschema_rs
+    except ImportError:  # pragma: no cover - a platform without its wheel
+        from jsonschema import Draft202012Validator
+
+        return bool(Draft202012Validator(schema).is_valid(value))
+    return bool(jsonschema_rs.Draft202012Validator(schema).is_valid(value))

@@ -1,0 +1,153 @@
+"""The bridge between two processes: the client on this process's stdio,
+the agent a subprocess.
+
+Two reader threads (the client's lines, the agent's lines) hand each
+message to the :class:`~.translate.Bridge` under one lock, and queue what it
+gives to two writer threads (one per peer), so a peer that stops reading
+never holds the other direction. A line that is not a JSON object is passed
+on as it is, and said once on the loss log. The bridge ends when the agent
+has exited and its output is drained, with the agent's exit status; the
+client closing its side closes the agent's stdin.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from types import FrameType
+from typing import IO, Any
+
+from ..jsontypes import JsonObject
+from .shapes import LostValue
+from .translate import Bridge, Routed
+
+_CLOSE = b""
+
+
+class LossLog:
+    """Where lost values are recorded: JSON lines in a file, or one
+    readable line each on stderr."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self.stream: IO[str] = open(path, "w", encoding="utf-8") if path else sys.stderr  # noqa: SIM115
+        self.lock = threading.Lock()
+
+    def write(self, lost: list[LostValue]) -> None:
+        with self.lock:
+            for item in lost:
+                if self.path:
+                    self.stream.write(json.dumps(item.record(), ensure_ascii=False) + "\n")
+                else:
+                    where = f"{item.method} {item.path or '(whole message)'}"
+                    self.stream.write(
+                        f"acpgen bridge: lost {item.direction} from the {item.sender}: {where}: {item.value}"
+                        f" ({item.reason})\n"
+                    )
+            self.stream.flush()
+
+    def note(self, text: str) -> None:
+        with self.lock:
+            if self.path:
+                self.stream.write(json.dumps({"note": text}) + "\n")
+            else:
+                self.stream.write(f"acpgen bridge: {text}\n")
+            self.stream.flush()
+
+    def close(self) -> None:
+        if self.path:
+            self.stream.close()
+
+
+def _writer(stream: IO[bytes], lines: queue.Queue[bytes]) -> None:
+    while True:
+        line = lines.get()
+        if line is _CLOSE:
+            break
+        try:
+            stream.write(line)
+            stream.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            break
+    with contextlib.suppress(BrokenPipeError, OSError):
+        stream.close()
+
+
+def _encode(message: JsonObject) -> bytes:
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def run(bridge: Bridge, command: list[str], log: LossLog) -> int:
+    """Runs ``command`` as the agent behind ``bridge``; its exit status."""
+    try:
+        agent = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    except FileNotFoundError:
+        log.note(f"no such command: {command[0]}")
+        return 127
+    assert agent.stdin is not None and agent.stdout is not None
+    to_agent: queue.Queue[bytes] = queue.Queue()
+    to_client: queue.Queue[bytes] = queue.Queue()
+    lock = threading.Lock()
+    client_out = sys.stdout.buffer
+
+    def pump(
+        source: IO[bytes], translate: Callable[[JsonObject], Routed], onward: queue.Queue[bytes], who: str
+    ) -> None:
+        for line in iter(source.readline, b""):
+            try:
+                message: Any = json.loads(line)
+            except ValueError:
+                message = None
+            if not isinstance(message, dict):
+                log.note(f"a line from the {who} that is no JSON object, passed on as it is")
+                onward.put(line if line.endswith(b"\n") else line + b"\n")
+                continue
+            with lock:
+                try:
+                    routed = translate(message)
+                except Exception as error:
+                    log.note(f"cannot translate a message from the {who} ({error!r}); passed on as it is")
+                    onward.put(_encode(message))
+                    continue
+                for out in routed.to_agent:
+                    to_agent.put(_encode(out))
+                for out in routed.to_client:
+                    to_client.put(_encode(out))
+            if routed.lost:
+                log.write(routed.lost)
+
+    writers = [
+        threading.Thread(target=_writer, args=(agent.stdin, to_agent), daemon=True),
+        threading.Thread(target=_writer, args=(client_out, to_client), daemon=True),
+    ]
+    for thread in writers:
+        thread.start()
+
+    def from_client() -> None:
+        pump(sys.stdin.buffer, bridge.from_client, to_agent, "client")
+        to_agent.put(_CLOSE)
+
+    reader = threading.Thread(target=from_client, daemon=True)
+    reader.start()
+
+    def forward(signum: int, _frame: FrameType | None) -> None:
+        if agent.poll() is None:
+            agent.send_signal(signum)
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        pump(agent.stdout, bridge.from_agent, to_client, "agent")
+        status = agent.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    to_client.put(_CLOSE)
+    writers[1].join()
+    to_agent.put(_CLOSE)
+    return status if status >= 0 else 128 - status

@@ -1,0 +1,485 @@
+"""The bridge's rules file (errors name the file and the rule's JSON pointer)
+and its translation of messages, unit by unit: each message of a set is
+translated v1 -> v2 -> v1 (and v2 -> v1 -> v2) and must come back as it was,
+except for exactly the values recorded as lost."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import acp_v1
+import acp_v2
+import pytest
+from acpgen.bridge import META_KEY, Bridge, load_bridge_rules, sides
+from acpgen.compile.passes.rules import builtin_file
+from acpgen.errors import AcpgenError
+
+SIDES = sides(acp_v1, acp_v2)
+RULES = load_bridge_rules(SIDES)
+
+
+def bridge(client_version: int) -> Bridge:
+    return Bridge(SIDES, RULES, client_version)
+
+
+# -------------------------------------------------------------- the rules file
+
+
+def write_rules(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "bridge.toml"
+    base = builtin_file("bridge.toml").read_text(encoding="utf-8")
+    path.write_text(base + "\n" + text, encoding="utf-8")
+    return path
+
+
+def test_the_shipped_rules_load():
+    assert RULES.renamed == {"authenticate": "auth/login", "logout": "auth/logout"}
+    assert RULES.variant("SessionUpdate", 1, "tool_call").v2 == "tool_call_update"
+    assert RULES.variant("SessionUpdate", 2, "state_update").handler == "turn_state"
+
+
+@pytest.mark.parametrize(
+    ("text", "pointer", "message"),
+    [
+        ('[[field]]\ntype = "NoSuchType"\nv1 = "a"\nv2 = "b"\n', "/field/7/type", "no type 'NoSuchType'"),
+        ('[[field]]\ntype = "InitializeRequest"\nv1 = "clientInfo"\nv2 = "nope"\n', "/field/7/v2", "no field 'nope'"),
+        (
+            '[[variant]]\nunion = "SessionUpdate"\nv1 = "plan"\nhandler = "teleport"\n',
+            "/variant/6/handler",
+            "unknown handler",
+        ),
+        (
+            '[[variant]]\nunion = "SessionUpdate"\nv2 = "no_such_tag"\nhandler = "plan"\n',
+            "/variant/6/v2",
+            "no variant 'no_such_tag'",
+        ),
+        ('[[flag]]\ntype = "PromptCapabilities"\nfields = ["smell"]\n', "/flag/3/fields/0", "no field 'smell'"),
+        (
+            '[[fill]]\ntype = "InitializeRequest"\nversion = 3\nfield = "info"\nvalue = 1\n',
+            "/fill/3/version",
+            "must be 1 or 2",
+        ),
+        (
+            '[[field]]\ntype = "InitializeRequest"\nv1 = "clientInfo"\nv2 = "info"\ncolour = "red"\n',
+            "/field/7/colour",
+            "unknown key",
+        ),
+    ],
+)
+def test_a_bad_rule_names_the_file_and_the_rule(tmp_path, text, pointer, message):
+    path = write_rules(tmp_path, text)
+    with pytest.raises(AcpgenError) as error:
+        load_bridge_rules(SIDES, path)
+    assert error.value.file == str(path)
+    assert error.value.pointer == pointer
+    assert message in error.value.message
+    assert str(error.value).startswith(f"{path}#{pointer}: ")
+
+
+def test_a_renamed_method_must_exist(tmp_path):
+    path = tmp_path / "bridge.toml"
+    text = builtin_file("bridge.toml").read_text(encoding="utf-8")
+    path.write_text(text.replace('"logout" = "auth/logout"', '"logout" = "auth/leave"'), encoding="utf-8")
+    with pytest.raises(AcpgenError) as error:
+        load_bridge_rules(SIDES, path)
+    assert error.value.pointer == "/methods/renamed/logout"
+    assert "no method 'auth/leave' in the v2 schema" in error.value.message
+
+
+def test_rules_that_are_not_toml_name_the_file(tmp_path):
+    path = tmp_path / "bridge.toml"
+    path.write_text("[methods\n", encoding="utf-8")
+    with pytest.raises(AcpgenError, match="invalid TOML") as error:
+        load_bridge_rules(SIDES, path)
+    assert error.value.file == str(path)
+
+
+# -------------------------------------------------------------- round trips
+
+
+def strip_notes(message):
+    """``message`` without the bridge's _meta notes (and a _meta they alone made)."""
+    message = copy.deepcopy(message)
+    for key in ("params", "result"):
+        body = message.get(key)
+        if isinstance(body, dict) and isinstance(body.get("_meta"), dict):
+            body["_meta"].pop(META_KEY, None)
+            if not body["_meta"]:
+                del body["_meta"]
+    return message
+
+
+def drop(message, pointers):
+    """``message`` without the values at ``pointers`` (JSON pointers)."""
+    message = copy.deepcopy(message)
+    for pointer in pointers:
+        parts = pointer.strip("/").split("/")
+        holder = message
+        for part in parts[:-1]:
+            holder = holder[int(part)] if isinstance(holder, list) else holder[part]
+        if isinstance(holder, list):
+            del holder[int(parts[-1])]
+        else:
+            del holder[parts[-1]]
+    return message
+
+
+def client_round_trip(version: int, message: dict):
+    """A message of a ``version`` client, there (to an agent of the other
+    version) and back (as a client of the other version would send it)."""
+    there = bridge(version).from_client(message)
+    (onward,) = there.to_agent
+    back = bridge(3 - version).from_client(strip_notes(onward))
+    (returned,) = back.to_agent
+    return strip_notes(returned), [(x.method, x.path) for x in there.lost + back.lost]
+
+
+def agent_round_trip(version: int, message: dict, setup=()):
+    """A message of a ``version`` agent, there and back."""
+    first, second = bridge(3 - version), bridge(version)
+    for earlier in setup:
+        onward_setup = first.from_agent(earlier).to_client
+        for item in onward_setup:
+            second.from_agent(strip_notes(item))
+    there = first.from_agent(message)
+    back_messages = []
+    lost = [(x.method, x.path) for x in there.lost]
+    for item in there.to_client:
+        back = second.from_agent(strip_notes(item))
+        back_messages.extend(strip_notes(m) for m in back.to_client)
+        lost += [(x.method, x.path) for x in back.lost]
+    return back_messages, lost
+
+
+TEXT = {"type": "text", "text": "hi", "annotations": {"audience": ["user"], "priority": 0.5}}
+
+# Client messages of v1, with the values each round trip loses, and why.
+V1_CLIENT = [
+    # v2's InitializeRequest has `info` and `capabilities` (v1's clientInfo and
+    # clientCapabilities renamed); v2 clients have no file system nor terminal
+    # (v2 has no fs/* or terminal/* methods), so `fs` and `terminal` are lost.
+    (
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": 1,
+                "clientInfo": {"name": "c", "version": "1"},
+                "clientCapabilities": {"fs": {"readTextFile": True}, "terminal": True, "elicitation": {"form": {}}},
+            },
+        },
+        [("initialize", "/params/clientCapabilities/fs"), ("initialize", "/params/clientCapabilities/terminal")],
+    ),
+    ({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/w", "mcpServers": []}}, []),
+    (
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "session/new",
+            "params": {"cwd": "/w", "mcpServers": [{"type": "http", "name": "m", "url": "http://x", "headers": []}]},
+        },
+        [],
+    ),
+    ({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s", "_meta": {"k": 1}}}, []),
+    ({"jsonrpc": "2.0", "id": 3, "method": "_vendor/thing", "params": {"anything": [1, 2]}}, []),
+    ({"jsonrpc": "2.0", "id": 4, "method": "authenticate", "params": {"methodId": "token"}}, []),
+]
+
+# Agent messages of v1 (to a v2 client and back).
+V1_AGENT = [
+    # ContentChunk: v2 requires a messageId, the bridge fills it (nothing lost;
+    # the v1 message had none, so the round trip gives the filled one back).
+    (
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {
+                "sessionId": "s",
+                "update": {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": TEXT},
+            },
+        },
+        [],
+    ),
+    # v1's tool_call is v2's upsert tool_call_update; back in v1 the first
+    # sight of the id is a tool_call again.
+    (
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {
+                "sessionId": "s",
+                "update": {
+                    "sessionUpdate": "tool_call",
+                    "toolCallId": "t",
+                    "title": "Read",
+                    "kind": "read",
+                    "status": "pending",
+                    "locations": [{"path": "/w/a", "line": 3}],
+                    "rawInput": {"path": "/w/a"},
+                    "content": [{"type": "content", "content": TEXT}],
+                },
+            },
+        },
+        [],
+    ),
+    # v1's plan is v2's plan_update with an items plan; its planId (made up on
+    # the way there) has no v1 counterpart.
+    (
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {
+                "sessionId": "s",
+                "update": {
+                    "sessionUpdate": "plan",
+                    "entries": [{"content": "a", "priority": "high", "status": "pending"}],
+                },
+            },
+        },
+        [("session/update", "/params/update/plan/planId")],
+    ),
+    # current_mode_update: v2 has no session modes.
+    (
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": "s", "update": {"sessionUpdate": "current_mode_update", "currentModeId": "x"}},
+        },
+        [("session/update", "/params/update")],
+    ),
+    # A v1 Diff (path, oldText, newText) has no v2 counterpart (v2 requires a
+    # list of `changes`): the tool call's content item is lost.
+    (
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {
+                "sessionId": "s",
+                "update": {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": "t",
+                    "content": [{"type": "diff", "path": "/w/a", "newText": "x"}],
+                },
+            },
+        },
+        [("session/update", "/params/update/content/0")],
+    ),
+    # The permission request: v1's toolCall is v2's subject; v2's title is
+    # filled from the tool call's title and, being that title, is not lost
+    # on the way back.
+    (
+        {
+            "jsonrpc": "2.0",
+            "id": 9,
+            "method": "session/request_permission",
+            "params": {
+                "sessionId": "s",
+                "toolCall": {"toolCallId": "t", "title": "Read"},
+                "options": [{"optionId": "a", "name": "Allow", "kind": "allow_once"}],
+            },
+        },
+        [],
+    ),
+]
+
+TOOL_CALL = {
+    "jsonrpc": "2.0",
+    "method": "session/update",
+    "params": {"sessionId": "s", "update": {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "Read"}},
+}
+
+
+@pytest.mark.parametrize(
+    ("message", "lost"), V1_CLIENT, ids=lambda v: v.get("method", "") if isinstance(v, dict) else ""
+)
+def test_v1_client_messages_round_trip(message, lost):
+    returned, recorded = client_round_trip(1, message)
+    assert recorded == lost
+    expected = drop(message, [p for _, p in lost])
+    if message.get("method") == "initialize":
+        # v1's default capabilities come back spelled out by nobody: compare what was sent.
+        assert returned["params"]["clientInfo"] == expected["params"]["clientInfo"]
+        assert returned["params"]["clientCapabilities"] == expected["params"]["clientCapabilities"]
+        assert returned["params"]["protocolVersion"] == 1
+    else:
+        assert returned == expected
+
+
+@pytest.mark.parametrize(
+    ("message", "lost"), V1_AGENT, ids=lambda v: v.get("method", "") if isinstance(v, dict) else ""
+)
+def test_v1_agent_messages_round_trip(message, lost):
+    # A tool call is updated, or asked about, after it started.
+    update = message["params"].get("update", {})
+    started = message["method"] == "session/request_permission" or update.get("sessionUpdate") == "tool_call_update"
+    setup = [TOOL_CALL] if started else []
+    returned, recorded = agent_round_trip(1, message, setup)
+    assert recorded == lost
+    if lost == [("session/update", "/params/update")]:
+        assert returned == []
+        return
+    if lost and lost[0][1].startswith("/params/update/plan"):
+        assert returned == [message]
+        return
+    assert returned == [drop(message, [p for _, p in lost])]
+
+
+# v2 agent messages (to a v1 client and back), with what each loses.
+V2_AGENT = [
+    # A v2 tool_call_update of an id never seen is a v1 tool_call (title
+    # filled from the id), and back a tool_call_update again; its
+    # `capabilities` (v2's tool call cancellation) has no v1 counterpart.
+    (
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {
+                "sessionId": "s",
+                "update": {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": "t",
+                    "title": "Run",
+                    "kind": "execute",
+                    "capabilities": {},
+                },
+            },
+        },
+        [("session/update", "/params/update/capabilities")],
+    ),
+    # v2's whole agent message is one v1 chunk per block: back in v2 they are
+    # chunks, so compare the blocks.
+    (
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": "s", "update": {"sessionUpdate": "usage_update", "used": 5, "size": 10}},
+        },
+        [],
+    ),
+    # running: v1 has no turn state.
+    (
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": "s", "update": {"sessionUpdate": "state_update", "state": "running"}},
+        },
+        [("session/update", "/params/update")],
+    ),
+    # v1 has no terminals in updates, and no appended tool call content.
+    (
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {
+                "sessionId": "s",
+                "update": {
+                    "sessionUpdate": "tool_call_content_chunk",
+                    "toolCallId": "t",
+                    "content": {"type": "content", "content": TEXT},
+                },
+            },
+        },
+        [("session/update", "/params/update")],
+    ),
+    # A permission request whose title is not the tool call's and that has a
+    # description: both have no v1 counterpart.
+    (
+        {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "session/request_permission",
+            "params": {
+                "sessionId": "s",
+                "title": "May I?",
+                "description": "It reads a file",
+                "subject": {"type": "tool_call", "toolCall": {"toolCallId": "t"}},
+                "options": [{"optionId": "a", "name": "Allow", "kind": "allow_once"}],
+            },
+        },
+        [("session/request_permission", "/params/title"), ("session/request_permission", "/params/description")],
+    ),
+]
+
+V2_TOOL_CALL = {
+    "jsonrpc": "2.0",
+    "method": "session/update",
+    "params": {"sessionId": "s", "update": {"sessionUpdate": "tool_call_update", "toolCallId": "t", "title": "Read"}},
+}
+
+
+@pytest.mark.parametrize(
+    ("message", "lost"), V2_AGENT, ids=lambda v: v.get("method", "") if isinstance(v, dict) else ""
+)
+def test_v2_agent_messages_round_trip(message, lost):
+    setup = [V2_TOOL_CALL] if message["method"] == "session/request_permission" else []
+    returned, recorded = agent_round_trip(2, message, setup)
+    assert recorded == lost
+    if lost == [("session/update", "/params/update")]:
+        assert returned == []
+        return
+    expected = drop(message, [p for _, p in lost])
+    if message["method"] == "session/request_permission":
+        # v2's title is required: it comes back as the tool call's title.
+        expected["params"]["title"] = "Read"
+    assert returned == [expected]
+
+
+def test_a_v2_client_prompt_is_answered_at_once_and_the_v1_answer_ends_the_turn():
+    b = bridge(2)
+    routed = b.from_client(
+        {"jsonrpc": "2.0", "id": 5, "method": "session/prompt", "params": {"sessionId": "s", "prompt": [TEXT]}}
+    )
+    (forwarded,) = routed.to_agent
+    assert forwarded["id"] != 5 and forwarded["params"]["prompt"] == [TEXT]
+    answer, user, running = routed.to_client
+    assert answer["id"] == 5 and answer["result"]["messageId"]
+    assert user["params"]["update"] == {
+        "sessionUpdate": "user_message",
+        "messageId": answer["result"]["messageId"],
+        "content": [TEXT],
+    }
+    assert running["params"]["update"] == {"sessionUpdate": "state_update", "state": "running"}
+    end = b.from_agent({"jsonrpc": "2.0", "id": forwarded["id"], "result": {"stopReason": "cancelled"}})
+    (idle,) = end.to_client
+    assert idle["params"]["update"] == {"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"}
+
+
+def test_a_v1_client_prompt_is_answered_by_the_idle_state_update():
+    b = bridge(1)
+    (forwarded,) = b.from_client(
+        {"jsonrpc": "2.0", "id": 5, "method": "session/prompt", "params": {"sessionId": "s", "prompt": [TEXT]}}
+    ).to_agent
+    held = b.from_agent({"jsonrpc": "2.0", "id": forwarded["id"], "result": {"messageId": "m"}})
+    assert held.to_client == [] and [(x.path, x.value) for x in held.lost] == [("/result/messageId", '"m"')]
+    update = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "max_tokens"}
+    (answer,) = b.from_agent(
+        {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": update}}
+    ).to_client
+    assert answer == {"jsonrpc": "2.0", "id": 5, "result": {"stopReason": "max_tokens"}}
+
+
+def test_methods_one_version_lacks_are_answered_by_the_bridge():
+    routed = bridge(1).from_client(
+        {"jsonrpc": "2.0", "id": 3, "method": "session/set_mode", "params": {"sessionId": "s", "modeId": "x"}}
+    )
+    assert routed.to_agent == []
+    (error,) = routed.to_client
+    assert error["id"] == 3 and error["error"]["code"] == -32601
+    assert [(x.method, x.path) for x in routed.lost] == [("session/set_mode", "")]
+    routed = bridge(2).from_agent(
+        {"jsonrpc": "2.0", "id": 4, "method": "fs/read_text_file", "params": {"sessionId": "s", "path": "/a"}}
+    )
+    assert routed.to_client == [] and routed.to_agent[0]["error"]["code"] == -32601
+
+
+def test_lost_values_are_noted_in_meta():
+    routed = bridge(1).from_client(V1_CLIENT[0][0])
+    (onward,) = routed.to_agent
+    notes = onward["params"]["_meta"][META_KEY]
+    assert [(n["direction"], n["path"]) for n in notes] == [
+        ("v1->v2", "/params/clientCapabilities/fs"),
+        ("v1->v2", "/params/clientCapabilities/terminal"),
+    ]
+    assert notes[1]["value"] == "true"
