@@ -314,3 +314,21 @@ def test_a_message_with_an_id_no_request_can_have_is_refused_and_the_chain_goes_
         await asyncio.wait_for(conductor, HANG)
 
     run(main)
+
+
+def test_a_chain_of_the_agent_alone_gets_initialize_and_passes_everything() -> None:
+    async def main() -> None:
+        chain = Chain([])
+        conductor = chain.start()
+        client = chain.client()
+        answer = await client.initialize(acp.InitializeRequest(protocol_version=acp.ProtocolVersion(1)))
+        assert answer.agent_info is not None and answer.agent_info.name == "echo"
+        assert next(m["method"] for m in chain.sent["to agent"]) == "initialize"
+        session = await client.new_session(acp.NewSessionRequest(cwd="/", mcp_servers=[]))
+        prompt = acp.PromptRequest(session_id=session.session_id, prompt=[acp.TextContentBlock(text="hi")])
+        assert (await client.prompt(prompt)).stop_reason == acp.StopReason.END_TURN
+        assert [u.content.text for u in client.handler.updates] == ["hi"]
+        await client.close()
+        await asyncio.wait_for(conductor, HANG)
+
+    run(main)
