@@ -137,7 +137,8 @@ class Hop:
     of its own), ``on_notification(method, params)`` handles each
     notification (in order); ``on_close(why)`` is called once, when the
     peer has closed (``why`` None) or the connection broke. Requests sent
-    and still waiting then fail with ``ConnectionError`` naming ``name``."""
+    and still waiting then fail with ``ConnectionError`` naming ``name``.
+    Reading pauses while ``max_queued`` messages wait to be handled."""
 
     def __init__(
         self,
@@ -147,6 +148,7 @@ class Hop:
         *,
         name: str = "peer",
         on_close: Callable[[str | None], object] | None = None,
+        max_queued: int = 1024,
     ) -> None:
         self.transport = transport
         self.name = name
@@ -159,6 +161,11 @@ class Hop:
         self._inbox: asyncio.Queue[tuple[str, Any, Any, _Work | None] | None] = (
             asyncio.Queue()
         )
+        self._max_queued = max(1, max_queued)
+        self._space = asyncio.Event()
+        self._awaiting = 0
+        """Notification handlers waiting for an answer from the peer: reading
+        never pauses while one does (it waits for what reading brings)."""
         self._arrived = 0
         self._handled = 0
         self._progress = asyncio.Event()
@@ -188,7 +195,7 @@ class Hop:
         self._end(why)
         with contextlib.suppress(Exception):
             await self.transport.close()
-        for task in (self._reader, self._dispatcher):
+        for task in (self._reader, self._dispatcher, *self._tasks):
             if task is not None and task is not asyncio.current_task():
                 task.cancel()
 
@@ -203,6 +210,7 @@ class Hop:
                 future.set_exception(ConnectionError(said))
         self._pending.clear()
         self._progress.set()
+        self._space.set()
         self._inbox.put_nowait(None)
         if self._on_close is not None:
             self._on_close(why)
@@ -219,6 +227,14 @@ class Hop:
                 if data is None:
                     break
                 await self._received(data)
+                while (
+                    self._inbox.qsize() >= self._max_queued
+                    and not self._awaiting
+                    and not self.closed.is_set()
+                ):
+                    # Back-pressure: the peer waits while its messages do.
+                    self._space.clear()
+                    await self._space.wait()
         except ConnectionError as error:
             why = str(error) or type(error).__name__
         self._end(why)
@@ -266,6 +282,7 @@ class Hop:
         _in_notification.set(True)
         while True:
             item = await self._inbox.get()
+            self._space.set()
             if item is None:
                 return
             method, params, id, work = item
@@ -410,6 +427,10 @@ class Hop:
         work = _on_behalf.get()
         if work is not None:
             work.sent[(self, id)] = None
+        in_notification = _in_notification.get()
+        if in_notification:
+            self._awaiting += 1
+            self._space.set()
         try:
             await self._write(message)
             arrived, answer = await future
@@ -420,7 +441,9 @@ class Hop:
             self._pending.pop(id, None)
             if work is not None:
                 work.sent.pop((self, id), None)
-        if not _in_notification.get():
+            if in_notification:
+                self._awaiting -= 1
+        if not in_notification:
             # The notifications that came before the answer are handled first.
             while self._handled < arrived and not self.closed.is_set():
                 self._progress.clear()

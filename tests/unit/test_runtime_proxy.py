@@ -85,6 +85,9 @@ class Collector(acp.Client):
     async def session_update(self, params: acp.SessionNotification) -> None:
         self.updates.append(params.update)
 
+    async def ext_method(self, method: str, params: Any) -> Any:
+        return {"asked": method}
+
 
 class Prefix(acp.Proxy):
     """Prefixes prompt text, adds a _meta note to the capabilities, and tries
@@ -120,8 +123,12 @@ class Prefix(acp.Proxy):
 
     async def on_successor_notification(self, method: str, params: Any) -> None:
         update = getattr(params, "update", None)
-        if isinstance(update, acp.AgentMessageChunkSessionUpdate) and "drop" in getattr(update.content, "text", ""):
+        text = getattr(getattr(update, "content", None), "text", "")
+        if isinstance(update, acp.AgentMessageChunkSessionUpdate) and "drop" in text:
             return  # dropped
+        if "ask" in text:
+            # A request from a notification hook, answered while the hook waits.
+            self.seen.append(str(await self.connection.request_client("_prefix/ask", {})))
         await self.connection.notify_client(method, params)
 
 
@@ -196,11 +203,17 @@ def test_a_chain_rewrites_the_prompt_and_passes_everything_else_on() -> None:
         dropping = acp.PromptRequest(session_id=session.session_id, prompt=[acp.TextContentBlock(text="drop")])
         await client.prompt(dropping)
         assert [u.content.text for u in client.handler.updates][-1] == "injected"
+        # A notification hook may wait for an answer from the client's side.
+        asking = acp.PromptRequest(session_id=session.session_id, prompt=[acp.TextContentBlock(text="ask")])
+        await client.prompt(asking)
+        assert chain.proxies[0].handler.seen[-1] == "{'asked': '_prefix/ask'}"
+        assert [u.content.text for u in client.handler.updates][-1] == "> ask"
         # A request the proxy answers itself never reaches the agent.
         assert await client.request("_prefix/hello", {}) == {"answeredBy": "prefix"}
         assert not any(m.get("method") == "_prefix/hello" for m in chain.sent["to agent"])
         # Unchanged pass-through: the second proxy's envelope holds exactly what the first sent on.
-        assert chain.proxies[0].handler.seen == ["session/new", "session/prompt", "session/prompt", "_prefix/hello"]
+        seen = chain.proxies[0].handler.seen
+        assert seen == ["session/new", "session/prompt", "session/prompt", "session/prompt", seen[4], "_prefix/hello"]
         await client.close()
         await asyncio.wait_for(conductor, HANG)
 
