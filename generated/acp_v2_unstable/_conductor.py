@@ -8,7 +8,8 @@ sends goes to the first component; what a proxy wraps in a
 ``proxy/successor`` envelope goes, unwrapped, to the component after it;
 what a component sends otherwise goes toward the client, wrapped in a
 ``proxy/successor`` envelope for the proxy before it (or as it is to the
-client, from the first component). The ``initialize`` for a component
+client, from the first component; the client's own ``proxy/initialize``
+and ``proxy/successor`` are refused, ``-32601``). The ``initialize`` for a component
 with a successor goes out as ``proxy/initialize`` (the client's, and the
 one each proxy forwards); the agent gets ``initialize``. Nothing else is
 changed: params, results and errors are passed on as the same JSON
@@ -115,9 +116,15 @@ class Conductor:
         return await self.components[i].request(method, params)
 
     async def _from_client(self, method: str, params: Any) -> Any:
+        if method in (PROXY_INITIALIZE, SUCCESSOR):
+            # The chain's own methods: the client is no component of it.
+            raise RequestError.method_not_found(method)
         return await self._to(0, method, params)
 
     async def _client_notification(self, method: str, params: Any) -> None:
+        if method == SUCCESSOR:
+            log.warning("dropped a proxy/successor notification from the client")
+            return
         await self.components[0].notify(method, params)
 
     def _requester(self, i: int) -> RequestHandler:

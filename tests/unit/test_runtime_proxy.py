@@ -310,7 +310,7 @@ def test_cancellation_is_per_hop_and_the_agents_answer_comes_back() -> None:
     run(main)
 
 
-def test_a_message_with_an_id_no_request_can_have_is_refused_and_the_chain_goes_on() -> None:
+def test_a_message_with_a_bad_id_or_a_chain_method_from_the_client_is_refused_and_the_chain_goes_on() -> None:
     async def main() -> None:
         chain = Chain([acp.Proxy])
         conductor = chain.start()
@@ -323,6 +323,12 @@ def test_a_message_with_an_id_no_request_can_have_is_refused_and_the_chain_goes_
         assert (await hop.request("initialize", {"protocolVersion": 1}))["protocolVersion"] == 1
         refused = [m for m in chain.sent["to client"] if "error" in m]
         assert refused == [{"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid request"}}]
+        # The chain's own methods are not the client's to send.
+        for method in ("proxy/successor", "proxy/initialize"):
+            with pytest.raises(RequestError) as raised:
+                await hop.request(method, {"method": "session/new", "params": {"cwd": "/", "mcpServers": []}})
+            assert raised.value.code == -32601
+        assert not any(m.get("method") == "session/new" for m in chain.sent["from proxy 0"])
         await hop.close()
         await asyncio.wait_for(conductor, HANG)
 
