@@ -20,6 +20,14 @@ from ._capabilities import CapabilityError as CapabilityError
 from ._connection import Connection as Connection
 from ._connection import ConnectionOptions as ConnectionOptions
 from ._connection import HandlerError as HandlerError
+from ._mcp import McpCallError as McpCallError
+from ._mcp import McpContext as McpContext
+from ._mcp import McpProvider as McpProvider
+from ._mcp import McpServerRegistration as McpServerRegistration
+from ._mcp import McpSession as McpSession
+from ._mcp import McpStdioServer as McpStdioServer
+from ._mcp import McpTools as McpTools
+from ._mcp import acp_server_ids as acp_server_ids
 from ._permissions import PermissionDecision as PermissionDecision
 from ._permissions import PermissionPolicy as PermissionPolicy
 from ._resume import ResumeUnsupported as ResumeUnsupported
@@ -37,6 +45,8 @@ from ._versions import VersionMismatch as VersionMismatch
 from ._versions import connect_versions as connect_versions
 from ._connection import open_stdio as _open_stdio
 from ._connection import spawn_connection as _spawn_connection
+from ._mcp import CallsMcp as _CallsMcp
+from ._mcp import ProvidesMcp as _ProvidesMcp
 from ._resume import SessionKeeperBase as _SessionKeeperBase
 from ._sides import asgi_app as _asgi_app
 from ._sides import connect_http as _connect_http
@@ -143,6 +153,13 @@ __all__ = [
     "Connection",
     "ConnectionOptions",
     "HandlerError",
+    "McpCallError",
+    "McpContext",
+    "McpProvider",
+    "McpServerRegistration",
+    "McpSession",
+    "McpStdioServer",
+    "McpTools",
     "MessageTooLarge",
     "PermissionDecision",
     "PermissionPolicy",
@@ -152,6 +169,7 @@ __all__ = [
     "Transport",
     "UnsupportedProtocolVersion",
     "VersionMismatch",
+    "acp_server_ids",
     "asgi_agent_app",
     "bearer_token",
     "connect_agent_http",
@@ -169,7 +187,7 @@ _A = _TypeVar("_A", bound=_Agent)
 _C = _TypeVar("_C", bound=_Client)
 
 
-class AgentSideConnection(Connection[_A]):
+class AgentSideConnection(Connection[_A], _CallsMcp):
     """The agent's end of the connection: ``make_agent(conn)`` returns
     the agent (an :class:`Agent`) that handles what the client sends;
     the typed methods below call the client."""
@@ -271,7 +289,7 @@ class AgentSideConnection(Connection[_A]):
         await self.notify("auth/status_update", params)
 
 
-class ClientSideConnection(Connection[_C]):
+class ClientSideConnection(Connection[_C], _ProvidesMcp):
     """The client's end of the connection: ``make_client(conn)`` returns
     the client (an :class:`Client`) that handles what the agent sends;
     the typed methods below call the agent."""

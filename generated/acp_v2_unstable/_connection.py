@@ -428,6 +428,14 @@ class Connection(Generic[H]):
         """How a client's end answers ``session/request_permission`` when its
         handler has no ``request_permission`` of its own (see
         ``_permissions``): by default it denies."""
+        self.answerers: dict[str, Callable[[Any], Awaitable[Any]]] = {}
+        """Method -> what answers its requests when the handler does not
+        (has no such method, or the interface's default): ``_mcp``'s
+        provider for ``mcp/message``."""
+        self.listeners: dict[str, Callable[[Any], Awaitable[None]]] = {}
+        """Method -> what sees its notifications' params before the
+        handler does (in order with the other notifications): ``_mcp``'s
+        consumer for ``mcp/message``."""
         self._background: set[asyncio.Task[None]] = set()
         self._write_lock = asyncio.Lock()
         self._loop_task: asyncio.Task[None] | None = None
@@ -937,6 +945,9 @@ class Connection(Generic[H]):
                 else None
             )
             arguments = (message.method, message.params)
+        listener = self.listeners.get(message.method)
+        if listener is not None:
+            handler = functools.partial(self._listen_then, listener, handler)
         if self._folds is not None and message.method == UPDATE:
             handler = functools.partial(self._folds.update_then, handler)
         cancellation = self._cancellation
@@ -946,6 +957,18 @@ class Connection(Generic[H]):
                 handler = functools.partial(self._cancel_then, session, handler)
         if handler is not None:
             self._enqueue(handler, message.method, arguments, None)
+
+    async def _listen_then(
+        self,
+        listener: Callable[[Any], Awaitable[None]],
+        handler: Callable[..., Awaitable[Any]] | None,
+        *arguments: Any,
+    ) -> None:
+        """Give the notification's params to ``listener``, then run its own
+        handler, if any."""
+        await listener(arguments[-1])
+        if handler is not None:
+            await handler(*arguments)
 
     async def _cancel_then(
         self,
@@ -1298,6 +1321,12 @@ class Connection(Generic[H]):
             handler = getattr(self.handler, call, None)
             if message.method == PERMISSION and self.side == "client":
                 return await self._answer_permission(message.params, call, handler)
+            answerer = self.answerers.get(message.method)
+            default = getattr(getattr(self, "interface", None), call, None)
+            if answerer is not None and (
+                handler is None or getattr(handler, "__func__", None) is default
+            ):
+                return await answerer(message.params)
             if handler is not None:
                 return await handler(message.params)
         elif message.method.startswith("_"):

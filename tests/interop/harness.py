@@ -29,15 +29,18 @@ TS = HERE / "ts"
 
 PYTHON_SDK = ("agent-client-protocol", "0.12.1")
 TS_SDK = ("@agentclientprotocol/sdk", "2.4.0")
+MCP_SDK = ("mcp", "2.3.0")
+"""The official MCP Python SDK, whose server ``peers/mcp_stdio_server.py`` is."""
 PROTOCOL_VERSIONS = {"v1": 1, "v2": 2}
 TIMEOUT = HANG
 
 
-def require_python_sdk() -> None:
-    """Fail (never skip) unless the pinned Python SDK is importable here."""
+def require_python_sdk(sdk: tuple[str, str] = PYTHON_SDK) -> None:
+    """Fail (never skip) unless the pinned Python SDK (or ``sdk``, such as
+    :data:`MCP_SDK`) is importable here."""
     from importlib import metadata
 
-    name, pinned = PYTHON_SDK
+    name, pinned = sdk
     try:
         found = metadata.version(name)
     except metadata.PackageNotFoundError:

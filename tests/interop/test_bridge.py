@@ -8,6 +8,7 @@ those sessions."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 
 import pytest
@@ -93,3 +94,23 @@ def test_tool_call_and_permission_through_the_bridge(tmp_path, client, agent):
         assert report["permission"]["title"] == "Read notes.txt"  # v2's required title, from the tool call
         assert report["updates"][:2] == ["user_message", "state_update"] and report["updates"][-1] == "state_update"
     assert lost(log) == (V1_CLIENT_LOSES if client == "v1" else V2_CLIENT_LOSES)
+
+
+def test_a_line_over_the_limit_is_answered_and_the_bridge_goes_on(tmp_path):
+    log = tmp_path / "lost.jsonl"
+    command = [*BRIDGE, "--client-protocol", "v1", "--lost-log", str(log), "--max-message", "1000"]
+    agent = [sys.executable, str(ROOT / "examples" / "echo_agent_v2.py")]
+    process = subprocess.Popen([*command, "--", *agent], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert process.stdin is not None and process.stdout is not None
+    big = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1, "x": "a" * 3000}}
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
+    process.stdin.write((json.dumps(big) + "\n" + json.dumps(hello) + "\n").encode())
+    process.stdin.flush()
+    refused = json.loads(process.stdout.readline())
+    assert refused["id"] is None and refused["error"]["code"] == -32600
+    answered = json.loads(process.stdout.readline())
+    assert answered["id"] == 1 and answered["result"]["protocolVersion"] == 1
+    process.stdin.close()
+    assert process.wait() == 0
+    notes = [json.loads(line).get("note", "") for line in log.read_text(encoding="utf-8").splitlines()]
+    assert any("over 1000 bytes" in note for note in notes)

@@ -19,7 +19,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import IO, Any
 
@@ -83,8 +83,43 @@ def _encode(message: JsonObject) -> bytes:
     return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
-def run(bridge: Bridge, command: list[str], log: LossLog) -> int:
-    """Runs ``command`` as the agent behind ``bridge``; its exit status."""
+DEFAULT_MAX_MESSAGE = 64 * 1024 * 1024
+"""The longest line the bridge reads from either peer (64 MiB, as the
+generated packages' connections)."""
+
+_TOO_LARGE = object()
+
+
+def _lines(source: IO[bytes], limit: int) -> Iterator[bytes | object]:
+    """The lines of ``source``; a line over ``limit`` bytes (its newline not
+    counted) is read to its end in pieces, never whole, and given as
+    ``_TOO_LARGE``."""
+    while True:
+        line = source.readline(limit + 1)
+        if not line:
+            return
+        if len(line) <= limit or line.endswith(b"\n"):
+            yield line
+            continue
+        while line and not line.endswith(b"\n"):
+            line = source.readline(limit + 1)
+        yield _TOO_LARGE
+
+
+def _too_large(limit: int) -> bytes:
+    return _encode(
+        {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": -32600, "message": f"Invalid Request: a message over {limit} bytes was dropped"},
+        }
+    )
+
+
+def run(bridge: Bridge, command: list[str], log: LossLog, max_message: int = DEFAULT_MAX_MESSAGE) -> int:
+    """Runs ``command`` as the agent behind ``bridge``; its exit status. A
+    line over ``max_message`` bytes from either peer is dropped, said on the
+    loss log, and answered to its sender with a -32600 error of id null."""
     try:
         agent = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     except FileNotFoundError:
@@ -97,9 +132,17 @@ def run(bridge: Bridge, command: list[str], log: LossLog) -> int:
     client_out = sys.stdout.buffer
 
     def pump(
-        source: IO[bytes], translate: Callable[[JsonObject], Routed], onward: queue.Queue[bytes], who: str
+        source: IO[bytes],
+        translate: Callable[[JsonObject], Routed],
+        onward: queue.Queue[bytes],
+        back: queue.Queue[bytes],
+        who: str,
     ) -> None:
-        for line in iter(source.readline, b""):
+        for line in _lines(source, max_message):
+            if not isinstance(line, bytes):
+                log.note(f"a message from the {who} over {max_message} bytes, dropped and answered -32600")
+                back.put(_too_large(max_message))
+                continue
             try:
                 message: Any = json.loads(line)
             except ValueError:
@@ -130,7 +173,7 @@ def run(bridge: Bridge, command: list[str], log: LossLog) -> int:
         thread.start()
 
     def from_client() -> None:
-        pump(sys.stdin.buffer, bridge.from_client, to_agent, "client")
+        pump(sys.stdin.buffer, bridge.from_client, to_agent, to_client, "client")
         to_agent.put(_CLOSE)
 
     reader = threading.Thread(target=from_client, daemon=True)
@@ -142,7 +185,7 @@ def run(bridge: Bridge, command: list[str], log: LossLog) -> int:
 
     previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
-        pump(agent.stdout, bridge.from_agent, to_client, "agent")
+        pump(agent.stdout, bridge.from_agent, to_client, to_agent, "agent")
         status = agent.wait()
     finally:
         for sig, handler in previous.items():

@@ -71,6 +71,14 @@ Examples:
     type=click.Path(dir_okay=False, exists=True),
     help="A rules file in place of the bridge.toml acpgen ships.",
 )
+@click.option(
+    "--max-message",
+    type=click.IntRange(min=1),
+    default=64 * 1024 * 1024,
+    show_default=True,
+    help="The longest line (bytes) read from either peer; a longer one is dropped, said on the loss log, "
+    "and answered to its sender with a -32600 error of id null.",
+)
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- AGENT COMMAND...")
 def bridge_command(
     client_protocol: str,
@@ -78,6 +86,7 @@ def bridge_command(
     no_notes: bool,
     packages: str | None,
     rules: str | None,
+    max_message: int,
     command: tuple[str, ...],
 ) -> None:
     from ..bridge import Bridge, load_bridge_rules, sides
@@ -100,7 +109,7 @@ def bridge_command(
         fail(AcpgenError(f"cannot write the loss log: {error.strerror}", file=lost_log))
     bridge = Bridge(both, loaded, int(client_protocol[1]), notes=not no_notes)
     try:
-        status = run(bridge, list(command), log)
+        status = run(bridge, list(command), log, max_message)
     finally:
         log.close()
     sys.exit(status)

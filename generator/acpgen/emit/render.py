@@ -20,7 +20,7 @@ import jinja2
 from .. import __version__
 from ..compile import ir
 from ..errors import AcpgenError
-from ..runtime import SOURCES
+from ..runtime import MCP_ONLY, SOURCES
 from ..views import VIEWS, ViewInputs
 from ..views.names import (
     CODEC_HELPERS,
@@ -29,6 +29,7 @@ from ..views.names import (
     SENDERS_HELPERS,
     ModuleNames,
     exports,
+    has_mcp,
     proxy_chain,
     schema_names,
 )
@@ -118,11 +119,14 @@ def render_package(package: ir.Package, templates: str | Path | None = None) -> 
         imports = module_names.imports(rendered)
         out[module] = rendered.replace(IMPORTS_MARKER + "\n", imports + "\n" if imports else "", 1)
     header = header_comment(package, __version__) + "\n"
+    mcp = has_mcp(package)
     for module, source in SOURCES.items():
         if module in PROXY_SOURCES and not chain:
             continue
         # Plain Python modules, copied as they are behind the generated
         # header; a file of the same name in --templates replaces one.
+        if module in MCP_ONLY and not mcp:
+            continue
         override = Path(templates, module) if templates is not None else None
         path = override if override is not None and override.is_file() else source
         out[module] = header + path.read_text(encoding="utf-8")

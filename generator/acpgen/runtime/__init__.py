@@ -30,6 +30,7 @@ SOURCES = {
         "_patch.py",
         "_senders.py",
         "_exports.py",
+        "_mcp.py",
         "_proxy.py",
         "_conductor.py",
     )
@@ -37,3 +38,7 @@ SOURCES = {
 """Generated file name -> the source copied into the package (``_proxy.py``
 and ``_conductor.py`` only into a package whose schema has a proxy chain:
 ``acpgen.views.names.PROXY_SOURCES``)."""
+
+MCP_ONLY = frozenset({"_mcp.py"})
+"""The sources copied only into a package with MCP over ACP
+(``views.names.has_mcp``)."""

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ..compile import ir
 from . import text
 from .inputs import ViewInputs
-from .names import reexports
+from .names import has_mcp, reexports
 from .protocol import Handler, handler, header, literals
 from .senders import session_type
 
@@ -40,6 +40,10 @@ class Side:
     """The annotation of ``session``'s session id (``""``: the side has no
     ``session`` method returning a ``SessionSender``)."""
     session_doc: str = ""
+    mixin: str = ""
+    """``, _Base`` when the class also derives from a runtime class (MCP
+    over ACP: ``_mcp``'s ``CallsMcp`` for the agent, ``ProvidesMcp`` for the
+    client), else ``""``."""
 
 
 @dataclass(frozen=True)
@@ -124,6 +128,8 @@ class ConnectionView:
     """The agent's connection has ``session`` (imports ``senders``)."""
     docs: Mapping[str, str]
     """The entry points' docstrings, as source, by function name."""
+    mcp: bool = False
+    """The package binds MCP over ACP (imports ``_mcp``)."""
 
 
 def _side_doc(handles: str, interface: str, calls: str) -> str:
@@ -232,6 +238,7 @@ def build(inputs: ViewInputs) -> ConnectionView:
         uses_unset=keeper is not None and keeper.uses_unset,
         senders=package.senders is not None,
         docs=DOCS,
+        mcp=has_mcp(package),
     )
 
 
@@ -252,6 +259,7 @@ def _side(inputs: ViewInputs, handles: ir.Side) -> Side:
         sends=tuple(handler(inputs, c, text.send_doc(c)) for c in package.calls(calls)),
         session_type=session_type(inputs) if handles == "agent" else "",
         session_doc=SESSION_DOC if handles == "agent" else "",
+        mixin=("" if not has_mcp(package) else ", _CallsMcp" if handles == "agent" else ", _ProvidesMcp"),
     )
 
 

@@ -217,6 +217,36 @@ CONNECTION_DEFINED = (
 
 RESUMPTION_ONLY = ("ResumeUnsupported", "SessionKeeper")
 
+MCP_MESSAGE = "mcp/message"
+CONNECTION_FROM_MCP = (
+    ("_mcp", "McpCallError"),
+    ("_mcp", "McpContext"),
+    ("_mcp", "McpProvider"),
+    ("_mcp", "McpServerRegistration"),
+    ("_mcp", "McpSession"),
+    ("_mcp", "McpStdioServer"),
+    ("_mcp", "McpTools"),
+    ("_mcp", "acp_server_ids"),
+)
+"""What ``connection.py`` re-exports from the runtime's ``_mcp``, in the
+packages with MCP over ACP (:func:`has_mcp`)."""
+
+
+def has_mcp(package: ir.Package) -> bool:
+    """The schema binds MCP over ACP: ``mcp/message`` is a request the
+    client handles and a notification the agent handles (the package gets
+    the runtime's ``_mcp``, ``conn.mcp_provider`` and ``conn.mcp``)."""
+    for m in package.methods:
+        if m.name == MCP_MESSAGE:
+            return (
+                m.request is not None
+                and m.request.side == "client"
+                and m.notification is not None
+                and m.notification.side == "agent"
+            )
+    return False
+
+
 PROXY_METHODS = ("proxy/initialize", "proxy/successor")
 """The methods of a proxy chain (the unstable schemas'): a package whose
 schema has both (and ``initialize``) gets ``proxy.py``, the proxy's end and
@@ -308,7 +338,8 @@ def reexports(package: ir.Package) -> dict[str, list[tuple[str, str]]]:
     connection = [
         pair for pair in CONNECTION_FROM_RUNTIME if package.resumption is not None or pair[1] not in RESUMPTION_ONLY
     ]
-
+    if has_mcp(package):
+        connection.extend(CONNECTION_FROM_MCP)
     return {
         "protocol": sorted((("_jsonrpc", n) for n in PROTOCOL_FROM_JSONRPC), key=_import_order),
         "connection": sorted(connection, key=lambda pair: (pair[0], *_import_order(pair))),
@@ -323,6 +354,9 @@ def exports(package: ir.Package) -> dict[str, tuple[str, ...]]:
     connection = tuple(n for _, n in CONNECTION_FROM_RUNTIME) + CONNECTION_DEFINED
     if package.resumption is None:
         connection = tuple(n for n in connection if n not in RESUMPTION_ONLY)
+    if has_mcp(package):
+        connection += tuple(n for _, n in CONNECTION_FROM_MCP)
+
     proxy: tuple[str, ...] = ()
     if proxy_chain(package):
         proxy = tuple(

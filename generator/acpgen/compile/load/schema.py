@@ -228,7 +228,10 @@ def _metaschema_error(document: dict[str, Any]) -> ValidationError | None:
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import best_match
 
-    return best_match(Draft202012Validator(Draft202012Validator.META_SCHEMA).iter_errors(document))
+    error: ValidationError | None = best_match(
+        Draft202012Validator(Draft202012Validator.META_SCHEMA).iter_errors(document)
+    )
+    return error
 
 
 def iter_objects(node: Any) -> Iterator[dict[str, Any]]:

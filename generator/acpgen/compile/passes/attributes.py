@@ -25,6 +25,11 @@ MODEL_BASES = ("Model", "State")
 CONNECTION_BASE = "Connection"
 """The runtime class the generated connections subclass (``_connection.py``)."""
 
+CONNECTION_MIXINS = ("CallsMcp", "ProvidesMcp")
+"""The runtime classes (``_mcp.py``) the generated connections of a package
+with MCP over ACP derive from too: their attributes are reserved in every
+package."""
+
 SENDER_BASE = "SessionSenderBase"
 """The runtime class the generated ``SessionSender`` subclasses (``_senders.py``)."""
 
@@ -50,7 +55,11 @@ def runtime_attributes() -> frozenset[str]:
     """The attributes of the runtime's connection class: its methods, class
     attributes and what its methods set on ``self``. A generated connection
     adds one method per call of the peer, which must not replace any."""
-    return frozenset(_class_attributes(_runtime_class("_connection.py", CONNECTION_BASE)))
+    return frozenset(
+        _class_attributes(_runtime_class("_connection.py", CONNECTION_BASE)).union(
+            *(_class_attributes(_runtime_class("_mcp.py", mixin)) for mixin in CONNECTION_MIXINS)
+        )
+    )
 
 
 @functools.cache
