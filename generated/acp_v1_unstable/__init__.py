@@ -17,6 +17,7 @@ if _typing.TYPE_CHECKING:
     from .protocol import *  # noqa: F401,F403
     from .senders import *  # noqa: F401,F403
     from .connection import *  # noqa: F401,F403
+    from .proxy import *  # noqa: F401,F403
 else:
     # The session fold, the patch functions, the JSON-RPC messages, the
     # senders and the connection (with asyncio) load on first use: decoding
@@ -144,6 +145,12 @@ else:
             "trace_of": "connection",
             "use_trace": "connection",
             "without_trace": "connection",
+            "ChainEnded": "proxy",
+            "Conductor": "proxy",
+            "Proxy": "proxy",
+            "ProxySideConnection": "proxy",
+            "conduct": "proxy",
+            "run_proxy_stdio": "proxy",
         },
     )
 
@@ -872,6 +879,12 @@ __all__ = [
     "trace_of",
     "use_trace",
     "without_trace",
+    "ChainEnded",
+    "Conductor",
+    "Proxy",
+    "ProxySideConnection",
+    "conduct",
+    "run_proxy_stdio",
 ]
 
 # A $defs name that could not be a Python name as it is (not an identifier,

@@ -475,6 +475,8 @@ def test_method_table(ks: ModuleType) -> None:
         "session/update": "client",
         "$/cancel_request": "protocol",
         "proxy/forward": "proxy",
+        "proxy/initialize": "proxy",
+        "proxy/successor": "proxy",
         "kitchen/prompt": "client",
         "kitchen/mood": "client",
         "initialize": "agent",
@@ -487,6 +489,8 @@ def test_method_table(ks: ModuleType) -> None:
         "auth/logout",
         "kitchen/inspect",
         "proxy/forward",
+        "proxy/initialize",
+        "proxy/successor",
         "kitchen/prompt",
         "kitchen/mood",
     }
@@ -497,6 +501,14 @@ def test_method_table(ks: ModuleType) -> None:
         "auth/logout": ("authMethods",),
         "kitchen/inspect": ("clientCapabilities", "inspect"),
     }
+
+
+def test_a_schema_with_a_proxy_chain_gets_the_proxy_module(ks: ModuleType) -> None:
+    assert ks.METHODS["proxy/successor"].notification is not None
+    assert ks.ProxySideConnection.codec is ks.CODEC
+    assert ks.ProxySideConnection.interface is ks.Proxy
+    assert {"ChainEnded", "Conductor", "conduct", "run_proxy_stdio"} <= set(dir(ks))
+    assert (GOLDEN / "kitchen_sink" / "_proxy.py").is_file() and (GOLDEN / "kitchen_sink" / "_conductor.py").is_file()
 
 
 def test_patch_rules(ks: ModuleType) -> None:

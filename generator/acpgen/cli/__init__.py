@@ -16,6 +16,7 @@ command                    module           what it does
 ``replay``                 ``replay.py``    play one side of a recording to a live peer
 ``explore``                ``replay.py``    one exchange under many delivery schedules
 ``bridge``                 ``bridge.py``    a translating proxy between a v1 and a v2 peer
+``conduct``                ``conduct.py``   run a proxy chain in front of an agent
 =========================  ===============  ==========================================
 
 The group loads a command's module only when that command runs, so
@@ -55,6 +56,7 @@ COMMANDS = {
     "replay": (".replay", "replay_command"),
     "explore": (".replay", "explore_command"),
     "bridge": (".bridge", "bridge_command"),
+    "conduct": (".conduct", "conduct_command"),
 }
 """Command name -> (module of this package, attribute)."""
 
@@ -140,6 +142,7 @@ def main() -> None:
     replay                play one side of a recording to a live peer: replay T --as agent|client -- CMD...
     explore               one exchange under many delivery schedules; the first that differs
     bridge                a v1 client in front of a v2 agent, or the reverse: bridge --client-protocol v1|v2 -- AGENT...
+    conduct               run a proxy chain in front of an agent: conduct -- PROXY... -- AGENT...
 
     Errors are one line naming the file (and JSON pointer) with exit status 2,
     and nothing is written. acpgen replaces only directories it generated

@@ -25,10 +25,12 @@ from ..views import VIEWS, ViewInputs
 from ..views.names import (
     CODEC_HELPERS,
     IMPORTS_MARKER,
+    PROXY_SOURCES,
     SENDERS_HELPERS,
     ModuleNames,
     exports,
     has_mcp,
+    proxy_chain,
     schema_names,
 )
 from ..views.source import header_comment
@@ -45,7 +47,9 @@ MODULES = {
     "protocol.py": "protocol.py.jinja",
     "connection.py": "connection.py.jinja",
     "senders.py": "senders.py.jinja",
+    "proxy.py": "proxy.py.jinja",
 }
+"""(``proxy.py`` only for a schema with a proxy chain: ``acpgen.views.names.PROXY_SOURCES``.)"""
 
 
 def builtin_templates() -> Path:
@@ -88,7 +92,10 @@ def render_package(package: ir.Package, templates: str | Path | None = None) -> 
     names = exports(package)
     schema = schema_names(package)
     out = {}
+    chain = proxy_chain(package)
     for module, template_name in MODULES.items():
+        if module in PROXY_SOURCES and not chain:
+            continue
         stem = module[: -len(".py")]
         # How this module names the schema's names and the builtins: see
         # acpgen.views.names (models.py and the package bind the schema's names).
@@ -114,6 +121,8 @@ def render_package(package: ir.Package, templates: str | Path | None = None) -> 
     header = header_comment(package, __version__) + "\n"
     mcp = has_mcp(package)
     for module, source in SOURCES.items():
+        if module in PROXY_SOURCES and not chain:
+            continue
         # Plain Python modules, copied as they are behind the generated
         # header; a file of the same name in --templates replaces one.
         if module in MCP_ONLY and not mcp:

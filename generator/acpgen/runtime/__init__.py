@@ -33,9 +33,13 @@ SOURCES = {
         "_senders.py",
         "_exports.py",
         "_mcp.py",
+        "_proxy.py",
+        "_conductor.py",
     )
 }
-"""Generated file name -> the source copied into the package."""
+"""Generated file name -> the source copied into the package (``_proxy.py``
+and ``_conductor.py`` only into a package whose schema has a proxy chain:
+``acpgen.views.names.PROXY_SOURCES``)."""
 
 MCP_ONLY = frozenset({"_mcp.py"})
 """The sources copied only into a package with MCP over ACP

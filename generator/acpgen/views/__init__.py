@@ -14,7 +14,7 @@ module in it is rendered with ``{"view": ...}`` as its only context.
 
 from __future__ import annotations
 
-from . import codec, connection, models, package, patch, protocol, senders, session
+from . import codec, connection, models, package, patch, protocol, proxy, senders, session
 from .inputs import ViewBuilder, ViewInputs
 
 __all__ = ["VIEWS", "ViewBuilder", "ViewInputs"]
@@ -29,5 +29,6 @@ VIEWS: dict[str, ViewBuilder] = {
     "protocol": protocol.build,
     "connection": connection.build,
     "senders": senders.build,
+    "proxy": proxy.build,
 }
 """Generated module stem -> the builder of its view."""

@@ -48,6 +48,7 @@ __all__ = [
     "ModuleNames",
     "exports",
     "package_imports",
+    "proxy_chain",
     "reexports",
     "schema_names",
     "senders_exports",
@@ -258,6 +259,24 @@ def has_mcp(package: ir.Package) -> bool:
     return False
 
 
+PROXY_METHODS = ("proxy/initialize", "proxy/successor")
+"""The methods of a proxy chain (the unstable schemas'): a package whose
+schema has both (and ``initialize``) gets ``proxy.py``, the proxy's end and
+the conductor."""
+
+PROXY_FROM_RUNTIME = (
+    ("_conductor", "ChainEnded"),
+    ("_conductor", "Conductor"),
+    ("_conductor", "conduct"),
+)
+"""What ``proxy.py`` re-exports from the runtime."""
+
+PROXY_DEFINED = ("Proxy", "ProxySideConnection", "run_proxy_stdio")
+"""What ``proxy.py`` defines."""
+
+PROXY_SOURCES = ("proxy.py", "_proxy.py", "_conductor.py")
+"""The modules only a package with a proxy chain holds."""
+
 SENDERS_DEFINED = ("SessionSender", "ToolCallHandle")
 """What ``senders.py`` defines besides the content helpers."""
 
@@ -303,6 +322,13 @@ def _check_senders(modules: dict[str, tuple[str, ...]]) -> None:
             raise AcpgenError(f"the sender name {name!r} (senders.py) is also a name of the package's __init__.py")
 
 
+def proxy_chain(package: ir.Package) -> bool:
+    """Whether the schema has the methods of a proxy chain, handled by the proxy."""
+    methods = {m.name: m for m in package.methods}
+    proxied = all(name in methods and any(c.side == "proxy" for c in methods[name].calls) for name in PROXY_METHODS)
+    return proxied and any(c.method == "initialize" and c.kind == "request" for c in package.calls("agent"))
+
+
 def schema_names(package: ir.Package) -> tuple[str, ...]:
     """The names ``models.py`` defines from the schema, in its order: the
     definitions, the union variants' classes, the rules' state classes."""
@@ -329,6 +355,7 @@ def reexports(package: ir.Package) -> dict[str, list[tuple[str, str]]]:
     return {
         "protocol": sorted((("_jsonrpc", n) for n in PROTOCOL_FROM_JSONRPC), key=_import_order),
         "connection": sorted(connection, key=lambda pair: (pair[0], *_import_order(pair))),
+        "proxy": list(PROXY_FROM_RUNTIME) if proxy_chain(package) else [],
     }
 
 
@@ -341,6 +368,12 @@ def exports(package: ir.Package) -> dict[str, tuple[str, ...]]:
         connection = tuple(n for n in connection if n not in RESUMPTION_ONLY)
     if has_mcp(package):
         connection += tuple(n for _, n in CONNECTION_FROM_MCP)
+
+    proxy: tuple[str, ...] = ()
+    if proxy_chain(package):
+        proxy = tuple(
+            sorted((*(n for _, n in PROXY_FROM_RUNTIME), *PROXY_DEFINED), key=lambda n: (not n[0].isupper(), n))
+        )
     session: tuple[str, ...] = ()
     s = package.session
     if s is not None:
@@ -368,12 +401,13 @@ def exports(package: ir.Package) -> dict[str, tuple[str, ...]]:
         "protocol": PROTOCOL_NAMES,
         "connection": tuple(sorted(connection, key=lambda n: (not n.isupper(), n))),
         "senders": senders_exports(package),
+        "proxy": proxy,
     }
     _check_senders(modules)
     schema = set(modules["models"])
     fixed = [*PACKAGE_METADATA, *PACKAGE_FROM_RUNTIME, *CODEC_NAMES]
     package_names = [n for n in fixed if n not in schema] + list(modules["models"])
-    for module in ("patch", "session", "protocol", "senders", "connection"):
+    for module in ("patch", "session", "protocol", "senders", "connection", "proxy"):
         package_names.extend(n for n in modules[module] if n not in schema)
     modules["__init__"] = tuple(package_names)
     return modules
@@ -388,7 +422,7 @@ def _import_lines(module: str, names: tuple[str, ...], public: set[str], indent:
     return [f"{indent}from .{module} import {n} as {n}" for n in kept]
 
 
-LAZY_MODULES = ("patch", "session", "protocol", "senders", "connection")
+LAZY_MODULES = ("patch", "session", "protocol", "senders", "connection", "proxy")
 """The modules whose exports the package loads on first use (see the
 runtime's ``_exports``), in the order the package re-exports them: a name
 two of them export is the later one's."""
@@ -418,7 +452,9 @@ def package_imports(package: ir.Package) -> dict[str, str]:
         lines.append("import importlib as _importlib")
         lines.append('_importlib.import_module(".codec", __name__)')
     lines.append("from .models import *  # noqa: F401,F403")
-    lazy = [line for module in LAZY_MODULES for line in _import_lines(module, names[module], public, "    ")]
+    # proxy.py exists only in a package with a proxy chain.
+    modules = [m for m in LAZY_MODULES if m != "proxy" or proxy_chain(package)]
+    lazy = [line for module in modules for line in _import_lines(module, names[module], public, "    ")]
     return {"eager": "\n".join(lines), "lazy": "\n".join(lazy or ["    pass"])}
 
 

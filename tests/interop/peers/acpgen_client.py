@@ -158,6 +158,7 @@ async def session(acp, conn, client, init) -> dict:
         "client": f"acpgen acp_{protocol}",
         "protocolVersion": init.protocol_version,
         "agentInfo": acp.encode(agent_info) if isinstance(agent_info, acp.Implementation) else None,
+        "agentCapabilities": acp.encode(init.agent_capabilities if protocol == "v1" else init.capabilities),
         "sessionId": session.session_id,
         **turns,
         "unknownMethod": unknown,

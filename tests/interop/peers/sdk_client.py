@@ -113,6 +113,9 @@ async def run(program: str, *args: str) -> dict:
         "client": f"python-sdk {metadata.version('agent-client-protocol')}",
         "protocolVersion": init.protocol_version,
         "agentInfo": init.agent_info.model_dump(mode="json", exclude_none=True) if init.agent_info else None,
+        "agentCapabilities": init.agent_capabilities.model_dump(mode="json", by_alias=True, exclude_none=True)
+        if init.agent_capabilities
+        else None,
         "sessionId": session.session_id,
         **turns,
         "unknownMethod": unknown,

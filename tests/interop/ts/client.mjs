@@ -157,6 +157,7 @@ const report = await sdk
       client: `typescript-sdk ${sdkVersion} (${opts.protocol})`,
       protocolVersion: init.protocolVersion,
       agentInfo: (isV2 ? init.info : init.agentInfo) ?? null,
+      agentCapabilities: (isV2 ? init.capabilities : init.agentCapabilities) ?? null,
       sessionId: session.sessionId,
       prompt: await runTurn(session.sessionId, PROMPT, false),
       cancel: await runTurn(session.sessionId, LONG_PROMPT, true),

@@ -1,0 +1,353 @@
+"""Proxy chains in the runtime (``_proxy``, ``_conductor``), over the memory
+transport: a conductor in front of proxies and an agent of the generated
+``acp_v1_unstable`` package, driven by its client (or by a bare hop, to send
+``$/cancel_request`` by hand)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import acp_v1_unstable as acp
+import pytest
+from acp_v1_unstable._transport import memory_pair
+from acpgen.runtime._conductor import ChainEnded, Conductor
+from acpgen.runtime._jsonrpc import RequestError
+from acpgen.runtime._proxy import Hop
+
+from tests.patience import HANG
+
+
+class Recording:
+    """A transport that records the messages it sends (JSON values)."""
+
+    def __init__(self, inner: Any, log: list[dict[str, Any]]) -> None:
+        self.inner, self.log = inner, log
+
+    async def receive(self) -> bytes | None:
+        return await self.inner.receive()
+
+    async def send(self, data: bytes) -> None:
+        self.log.append(json.loads(data))
+        await self.inner.send(data)
+
+    def is_closing(self) -> bool:
+        return bool(self.inner.is_closing())
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+class EchoAgent(acp.Agent):
+    """Echoes a prompt's text as one message chunk; ``hold`` keeps prompts
+    waiting (cancelled prompts end ``cancelled`` by the package's rule)."""
+
+    def __init__(self, conn: acp.AgentSideConnection[EchoAgent]) -> None:
+        self.conn = conn
+        self.prompts: list[str] = []
+        self.initialized: list[acp.InitializeRequest] = []
+        self.hold: asyncio.Event | None = None
+        self.started = asyncio.Event()
+        self.cancelled = asyncio.Event()
+
+    async def initialize(self, params: acp.InitializeRequest) -> acp.InitializeResponse:
+        self.initialized.append(params)
+        return acp.InitializeResponse(
+            protocol_version=params.protocol_version,
+            agent_info=acp.Implementation(name="echo", version="1"),
+        )
+
+    async def new_session(self, params: acp.NewSessionRequest) -> acp.NewSessionResponse:
+        return acp.NewSessionResponse(session_id=acp.SessionId("s1"))
+
+    async def prompt(self, params: acp.PromptRequest) -> acp.PromptResponse:
+        text = "".join(b.text for b in params.prompt if isinstance(b, acp.TextContentBlock))
+        self.prompts.append(text)
+        if self.hold is not None:
+            self.started.set()
+            try:
+                await self.hold.wait()
+            except asyncio.CancelledError:
+                self.cancelled.set()
+                raise
+        await self.conn.session(params.session_id).message(text)
+        return acp.PromptResponse(stop_reason=acp.StopReason.END_TURN)
+
+
+class Collector(acp.Client):
+    def __init__(self, conn: acp.ClientSideConnection[Collector]) -> None:
+        self.conn = conn
+        self.updates: list[Any] = []
+
+    async def session_update(self, params: acp.SessionNotification) -> None:
+        self.updates.append(params.update)
+
+    async def ext_method(self, method: str, params: Any) -> Any:
+        return {"asked": method}
+
+
+class Prefix(acp.Proxy):
+    """Prefixes prompt text, adds a _meta note to the capabilities, and tries
+    (in vain) to change the protocol version."""
+
+    seen: list[str]
+
+    def __init__(self, connection: Any) -> None:
+        super().__init__(connection)
+        self.seen = []
+
+    async def on_initialize(self, params: acp.InitializeRequest, result: acp.InitializeResponse) -> Any:
+        return dataclasses.replace(result, protocol_version=acp.ProtocolVersion(99), meta={"prefixed": True})
+
+    async def on_client_request(self, method: str, params: Any) -> Any:
+        self.seen.append(method)
+        if method == "_prefix/hello":
+            return {"answeredBy": "prefix"}  # answered here, never forwarded
+        if isinstance(params, acp.PromptRequest):
+            blocks = [
+                dataclasses.replace(b, text="> " + b.text) if isinstance(b, acp.TextContentBlock) else b
+                for b in params.prompt
+            ]
+            params = dataclasses.replace(params, prompt=blocks)
+            await self.connection.notify_client(
+                "session/update",
+                acp.SessionNotification(
+                    session_id=params.session_id,
+                    update=acp.AgentThoughtChunkSessionUpdate(content=acp.TextContentBlock(text="injected")),
+                ),
+            )
+        return await self.connection.request_successor(method, params)
+
+    async def on_successor_notification(self, method: str, params: Any) -> None:
+        update = getattr(params, "update", None)
+        text = getattr(getattr(update, "content", None), "text", "")
+        if isinstance(update, acp.AgentMessageChunkSessionUpdate) and "drop" in text:
+            return  # dropped
+        if "ask" in text:
+            # A request from a notification hook, answered while the hook waits.
+            self.seen.append(str(await self.connection.request_client("_prefix/ask", {})))
+        await self.connection.notify_client(method, params)
+
+
+class Chain:
+    """client <-> conductor <-> proxies... <-> agent, in memory; every hop's
+    messages recorded as sent (``sent[name]``)."""
+
+    def __init__(self, proxies: list[Callable[[Any], acp.Proxy]]) -> None:
+        self.sent: dict[str, list[dict[str, Any]]] = {}
+        client_end, conductor_client = memory_pair()
+        ends = []
+        self.proxies: list[Any] = []
+        for n, make in enumerate(proxies):
+            conductor_end, proxy_end = memory_pair()
+            ends.append(self._recorded(f"to proxy {n}", conductor_end))
+            self.proxies.append(acp.ProxySideConnection(make, self._recorded(f"from proxy {n}", proxy_end)))
+        conductor_end, agent_end = memory_pair()
+        ends.append(self._recorded("to agent", conductor_end))
+        self.agent_transport = agent_end
+        self.agent = acp.AgentSideConnection(EchoAgent, self._recorded("from agent", agent_end))
+        self.conductor = Conductor(self._recorded("to client", conductor_client), ends, grace=HANG)
+        self.client_transport = client_end
+
+    def _recorded(self, name: str, transport: Any) -> Any:
+        return Recording(transport, self.sent.setdefault(name, []))
+
+    def start(self) -> asyncio.Task[None]:
+        for proxy in self.proxies:
+            proxy.start()
+        self.agent.start()
+        return asyncio.get_running_loop().create_task(self.conductor.run())
+
+    def client(self) -> acp.ClientSideConnection[Collector]:
+        conn = acp.ClientSideConnection(Collector, self.client_transport)
+        conn.start()
+        return conn
+
+
+def run(test: Callable[[], Awaitable[None]]) -> None:
+    async def bounded() -> None:
+        await asyncio.wait_for(test(), HANG)
+
+    asyncio.run(bounded())
+
+
+def test_a_chain_rewrites_the_prompt_and_passes_everything_else_on() -> None:
+    async def main() -> None:
+        chain = Chain([Prefix, acp.Proxy])
+        conductor = chain.start()
+        client = chain.client()
+        answer = await client.initialize(acp.InitializeRequest(protocol_version=acp.ProtocolVersion(1)))
+        # The proxy's capabilities reach the client; the version is the agent's.
+        assert answer.protocol_version == 1
+        assert answer.meta == {"prefixed": True}
+        assert answer.agent_info is not None and answer.agent_info.name == "echo"
+        # Each proxy got proxy/initialize and forwarded initialize; the agent got initialize.
+        for n in (0, 1):
+            assert next(m["method"] for m in chain.sent[f"to proxy {n}"] if "method" in m) == "proxy/initialize"
+            wrapped = chain.sent[f"from proxy {n}"][0]
+            assert wrapped["method"] == "proxy/successor" and wrapped["params"]["method"] == "initialize"
+        agent: EchoAgent = chain.agent.handler
+        assert len(agent.initialized) == 1
+        session = await client.new_session(acp.NewSessionRequest(cwd="/", mcp_servers=[]))
+        prompt = acp.PromptRequest(session_id=session.session_id, prompt=[acp.TextContentBlock(text="hi")])
+        response = await client.prompt(prompt)
+        assert response.stop_reason == acp.StopReason.END_TURN
+        assert agent.prompts == ["> hi"]
+        texts = [(type(u).__name__, u.content.text) for u in client.handler.updates]
+        # The injected thought came first, then the agent's echo, before the answer.
+        assert texts == [("AgentThoughtChunkSessionUpdate", "injected"), ("AgentMessageChunkSessionUpdate", "> hi")]
+        # A notification the hook drops never reaches the client.
+        dropping = acp.PromptRequest(session_id=session.session_id, prompt=[acp.TextContentBlock(text="drop")])
+        await client.prompt(dropping)
+        assert [u.content.text for u in client.handler.updates][-1] == "injected"
+        # A notification hook may wait for an answer from the client's side.
+        asking = acp.PromptRequest(session_id=session.session_id, prompt=[acp.TextContentBlock(text="ask")])
+        await client.prompt(asking)
+        assert chain.proxies[0].handler.seen[-1] == "{'asked': '_prefix/ask'}"
+        assert [u.content.text for u in client.handler.updates][-1] == "> ask"
+        # A request the proxy answers itself never reaches the agent.
+        assert await client.request("_prefix/hello", {}) == {"answeredBy": "prefix"}
+        assert not any(m.get("method") == "_prefix/hello" for m in chain.sent["to agent"])
+        # Unchanged pass-through: the second proxy's envelope holds exactly what the first sent on.
+        seen = chain.proxies[0].handler.seen
+        assert seen == ["session/new", "session/prompt", "session/prompt", "session/prompt", seen[4], "_prefix/hello"]
+        await client.close()
+        await asyncio.wait_for(conductor, HANG)
+
+    run(main)
+
+
+def test_a_proxy_refuses_a_plain_initialize() -> None:
+    async def main() -> None:
+        here, there = memory_pair()
+        proxy = acp.ProxySideConnection(acp.Proxy, there)
+        proxy.start()
+        hop = Hop(here, _no_request, _no_notification)
+        hop.start()
+        with pytest.raises(RequestError) as raised:
+            await hop.request("initialize", {"protocolVersion": 1})
+        assert raised.value.code == -32600
+        await hop.close()
+
+    run(main)
+
+
+async def _no_request(method: str, params: Any) -> Any:
+    raise RequestError(-32601, "Method not found")
+
+
+async def _no_notification(method: str, params: Any) -> None:
+    return None
+
+
+def test_a_component_exiting_mid_request_fails_the_request_and_ends_the_chain() -> None:
+    async def main() -> None:
+        chain = Chain([acp.Proxy])
+        conductor = chain.start()
+        client = chain.client()
+        await client.initialize(acp.InitializeRequest(protocol_version=acp.ProtocolVersion(1)))
+        agent: EchoAgent = chain.agent.handler
+        agent.hold = asyncio.Event()
+        session = await client.new_session(acp.NewSessionRequest(cwd="/", mcp_servers=[]))
+        prompt = asyncio.ensure_future(
+            client.prompt(acp.PromptRequest(session_id=session.session_id, prompt=[acp.TextContentBlock(text="x")]))
+        )
+        await agent.started.wait()
+        await chain.agent_transport.close()  # the agent goes away mid-prompt
+        with pytest.raises(acp.RequestError) as raised:
+            await prompt
+        assert raised.value.code == -32603
+        assert "agent" in str(raised.value.data) or "component 1" in str(raised.value.data)
+        with pytest.raises(ChainEnded):
+            await conductor
+        # The client's connection was closed by the conductor: it ends.
+        await asyncio.wait_for(client.run(), HANG)
+        # ... after an error response of id null told it why.
+        told = [m for m in chain.sent["to client"] if "error" in m and m.get("id") is None]
+        assert told and "exited" in told[0]["error"]["data"]
+
+    run(main)
+
+
+def test_cancellation_is_per_hop_and_the_agents_answer_comes_back() -> None:
+    async def main() -> None:
+        chain = Chain([acp.Proxy, Prefix])
+        conductor = chain.start()
+        hop = Hop(chain.client_transport, _no_request, _no_notification, name="conductor")
+        hop.start()
+        await hop.request("initialize", {"protocolVersion": 1})
+        session = await hop.request("session/new", {"cwd": "/", "mcpServers": []})
+        agent: EchoAgent = chain.agent.handler
+        agent.hold = asyncio.Event()
+        params = {"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": "x"}]}
+        prompt = asyncio.ensure_future(hop.request("session/prompt", params))
+        await agent.started.wait()
+        # Cancel the client's request on its hop only, by its own id.
+        await hop.notify("$/cancel_request", {"requestId": 2})
+        # The agent's own answer to the cancelled prompt comes back unchanged.
+        assert await prompt == {"stopReason": "cancelled"}
+        assert agent.cancelled.is_set()
+        # Each hop cancelled its own request: the $/cancel_request each component
+        # got names the id of the session/prompt (or envelope) on that hop.
+        for name in ("to proxy 0", "to proxy 1", "to agent"):
+            sent = chain.sent[name]
+            cancel = [m for m in sent if m.get("method") == "$/cancel_request"]
+            assert len(cancel) == 1, name
+            cancelled = [m for m in sent if m.get("id") == cancel[0]["params"]["requestId"] and "method" in m]
+            assert [m["method"] for m in cancelled] == ["session/prompt"], name
+        for name in ("from proxy 0", "from proxy 1"):
+            sent = chain.sent[name]
+            cancel = [m for m in sent if m.get("method") == "$/cancel_request"]
+            assert len(cancel) == 1, name
+            envelope = [m for m in sent if m.get("id") == cancel[0]["params"]["requestId"] and "method" in m]
+            assert envelope[0]["params"]["method"] == "session/prompt", name
+        await hop.close()
+        await asyncio.wait_for(conductor, HANG)
+
+    run(main)
+
+
+def test_a_message_with_a_bad_id_or_a_chain_method_from_the_client_is_refused_and_the_chain_goes_on() -> None:
+    async def main() -> None:
+        chain = Chain([acp.Proxy])
+        conductor = chain.start()
+        hop = Hop(chain.client_transport, _no_request, _no_notification, name="conductor")
+        hop.start()
+        # An id that is a list: answered -32600 with a null id, by the conductor
+        # (and the same at the proxy's end, were it to get one).
+        await chain.client_transport.send(b'{"jsonrpc": "2.0", "id": [1], "method": "session/new"}')
+        await hop.notify("$/cancel_request", {"requestId": {"not": "an id"}})
+        assert (await hop.request("initialize", {"protocolVersion": 1}))["protocolVersion"] == 1
+        refused = [m for m in chain.sent["to client"] if "error" in m]
+        assert refused == [{"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid request"}}]
+        # The chain's own methods are not the client's to send.
+        for method in ("proxy/successor", "proxy/initialize"):
+            with pytest.raises(RequestError) as raised:
+                await hop.request(method, {"method": "session/new", "params": {"cwd": "/", "mcpServers": []}})
+            assert raised.value.code == -32601
+        assert not any(m.get("method") == "session/new" for m in chain.sent["from proxy 0"])
+        await hop.close()
+        await asyncio.wait_for(conductor, HANG)
+
+    run(main)
+
+
+def test_a_chain_of_the_agent_alone_gets_initialize_and_passes_everything() -> None:
+    async def main() -> None:
+        chain = Chain([])
+        conductor = chain.start()
+        client = chain.client()
+        answer = await client.initialize(acp.InitializeRequest(protocol_version=acp.ProtocolVersion(1)))
+        assert answer.agent_info is not None and answer.agent_info.name == "echo"
+        assert next(m["method"] for m in chain.sent["to agent"]) == "initialize"
+        session = await client.new_session(acp.NewSessionRequest(cwd="/", mcp_servers=[]))
+        prompt = acp.PromptRequest(session_id=session.session_id, prompt=[acp.TextContentBlock(text="hi")])
+        assert (await client.prompt(prompt)).stop_reason == acp.StopReason.END_TURN
+        assert [u.content.text for u in client.handler.updates] == ["hi"]
+        await client.close()
+        await asyncio.wait_for(conductor, HANG)
+
+    run(main)
