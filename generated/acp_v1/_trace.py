@@ -551,7 +551,7 @@ class Tracing:
 
     # sending
 
-    def client_span(self, method: str, id: int | str) -> TraceSpan:
+    def client_span(self, method: str, id: int | str | None) -> TraceSpan:
         """The span of a request about to be sent (a child of the current
         context): its context goes in the request's ``_meta``."""
         return self._span("client", method, id, _current.get())
@@ -578,6 +578,13 @@ class Tracing:
                 _failed(span, failure, server=False)
         else:
             _failed(span, sys.exc_info()[1], server=False)
+        self._tell(self.tracer.on_span_end, span)
+
+    def ended(self, span: TraceSpan, failure: BaseException | None) -> None:
+        """The request of ``span`` was answered (``failure`` None), refused
+        (a ``RequestError``) or given up (another exception)."""
+        span.end = time.perf_counter()
+        _failed(span, failure, server=False)
         self._tell(self.tracer.on_span_end, span)
 
     def notifying(self, method: str) -> TraceContext:
@@ -610,16 +617,40 @@ class Tracing:
                 trace_of(message.params),
             )
 
+    def seen(
+        self,
+        kind: Literal["request", "notification"],
+        method: str,
+        params: object,
+    ) -> None:
+        """A request or notification given as JSON was read (a proxy's)."""
+        self._message("received", kind, method, None, trace_of(params))
+
     async def handle(
         self, handle: Callable[[Request[Any]], Awaitable[T]], request: Request[Any]
     ) -> T:
         """Run ``handle(request)`` in the request's server span."""
-        parent, baggage = _carried(request.params)
-        span = self._span("server", request.method, request.id, parent, baggage)
+        return await self.serve(
+            request.method, request.id, request.params, handle, request
+        )
+
+    async def serve(
+        self,
+        method: str,
+        id: int | str | None,
+        params: object,
+        run: Callable[..., Awaitable[T]],
+        *arguments: Any,
+    ) -> T:
+        """Run ``run(*arguments)`` in the server span of the request of
+        ``method``, ``id`` and ``params`` (a child of the context they carry,
+        or a new trace's root)."""
+        parent, baggage = _carried(params)
+        span = self._span("server", method, id, parent, baggage)
         self._tell(self.tracer.on_span_start, span)
         token = _current.set(span.context)
         try:
-            return await handle(request)
+            return await run(*arguments)
         except BaseException as failure:
             _failed(span, failure, server=True)
             raise

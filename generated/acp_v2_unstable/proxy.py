@@ -16,6 +16,7 @@ from ._conductor import conduct as conduct
 from ._connection import open_stdio as _open_stdio
 from ._proxy import ProxyConnection as _ProxyConnection
 from ._proxy import ProxyHooks as _ProxyHooks
+from ._trace import Tracer as _Tracer
 from .models import (
     InitializeRequest,
     InitializeResponse,
@@ -65,9 +66,16 @@ class ProxySideConnection(_ProxyConnection[_P]):
 
 
 async def run_proxy_stdio(
-    make_proxy: _Callable[[ProxySideConnection[_P]], _P], *, strict: bool = False
+    make_proxy: _Callable[[ProxySideConnection[_P]], _P],
+    *,
+    strict: bool = False,
+    tracer: _Tracer | None = None,
 ) -> None:
     """Serve a proxy (``make_proxy(conn)``) on stdin/stdout, the way a
     conductor starts it, until the conductor closes the connection; with
-    ``strict`` its hooks get params decoded strictly."""
-    await ProxySideConnection(make_proxy, await _open_stdio(), strict=strict).run()
+    ``strict`` its hooks get params decoded strictly, with ``tracer`` it
+    continues the trace context of what it forwards in spans of its own (see
+    ``ProxySideConnection``)."""
+    await ProxySideConnection(
+        make_proxy, await _open_stdio(), strict=strict, tracer=tracer
+    ).run()

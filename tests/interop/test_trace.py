@@ -6,6 +6,7 @@ them."""
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -110,3 +111,62 @@ def test_the_sdk_agent_gets_the_traceparent_unharmed(tmp_path):
     assert prompt["params"]["_meta"] == {"traceparent": f"00-{sent['traceId']}-{sent['spanId']}-01"}
     assert answer["result"]["stopReason"] == "end_turn" and sent["errorCode"] is None
     assert updates and all("traceparent" not in (u["params"].get("_meta") or {}) for u in updates)
+
+
+def test_one_trace_through_a_conductor_and_two_proxies(tmp_path):
+    """A prompt from acpgen's client through ``acpgen conduct`` and two
+    traced proxies to acpgen's echo agent: one trace; each hop's server span
+    is the child of the span that sent the request to it, and the
+    traceparent on each wire names that span (the conductor changes
+    nothing; each proxy puts its own client span there)."""
+    from .test_proxy_chain import CONDUCT
+
+    logs = {name: tmp_path / f"{name}.jsonl" for name in ("client", "first", "second", "agent")}
+    wire_in, wire_out = tmp_path / "wire-in.jsonl", tmp_path / "wire-out.jsonl"
+
+    def proxy(name: str, prefix: str) -> list[str]:
+        return [sys.executable, str(PEERS / "acpgen_proxy.py"), "--prefix", prefix, "--trace", str(logs[name])]
+
+    chain = [
+        *_relay(wire_in),
+        *CONDUCT,
+        "--",
+        *proxy("first", "<1> "),
+        "--",
+        *proxy("second", "<2> "),
+        "--",
+        # One argument: a lone "--" would end the conductor's last component.
+        "sh",
+        "-c",
+        "exec " + shlex.join([*_relay(wire_out), *acpgen_agent("v1"), "--trace", str(logs["agent"])]),
+    ]
+    client = [*acpgen_client("v1")[:-1], "--trace", str(logs["client"]), "--"]
+    report = run_session(client, chain)
+    assert report["prompt"]["stopReason"] == "end_turn"
+    # Both proxies rewrote it, in order: the second's prefix before the first's.
+    assert report["prompt"]["text"].startswith("<2> <1> ")
+
+    def prompt_span(name: str, kind: str) -> dict:
+        spans = [r for r in _lines(logs[name]) if r["event"] == "span" and r["method"] == "session/prompt"]
+        return next(s for s in spans if s["kind"] == kind)  # the first prompt's
+
+    sent = prompt_span("client", "client")
+    first_in, first_out = prompt_span("first", "server"), prompt_span("first", "client")
+    second_in, second_out = prompt_span("second", "server"), prompt_span("second", "client")
+    served = prompt_span("agent", "server")
+    trace_id = sent["traceId"]
+    hops = [sent, first_in, first_out, second_in, second_out, served]
+    assert {span["traceId"] for span in hops} == {trace_id}
+    assert len({span["spanId"] for span in hops}) == len(hops)
+    # The parent links: client -> first proxy -> second proxy -> agent.
+    assert sent["parentId"] is None
+    assert [span["parentId"] for span in hops[1:]] == [span["spanId"] for span in hops[:-1]]
+    # On the wires: the client's span where the client wrote it, the second
+    # proxy's where the agent read it (the conductor passed it on as it came).
+    prompt_in, _, _ = _first_turn(_lines(wire_in))
+    prompt_out, updates, _ = _first_turn(_lines(wire_out))
+    assert _ids(prompt_in["params"]["_meta"]["traceparent"]) == (trace_id, sent["spanId"])
+    assert _ids(prompt_out["params"]["_meta"]["traceparent"]) == (trace_id, second_out["spanId"])
+    # The agent's updates carry its span back through the chain unchanged.
+    assert updates
+    assert {_ids(u["params"]["_meta"]["traceparent"]) for u in updates} == {(trace_id, served["spanId"])}

@@ -136,7 +136,9 @@ class Chain:
     """client <-> conductor <-> proxies... <-> agent, in memory; every hop's
     messages recorded as sent (``sent[name]``)."""
 
-    def __init__(self, proxies: list[Callable[[Any], acp.Proxy]]) -> None:
+    def __init__(self, proxies: list[Callable[[Any], acp.Proxy]], tracers: dict[str, Any] | None = None) -> None:
+        """``tracers``: by "proxy N", "agent" and "client", each one's tracer."""
+        self.tracers = tracers or {}
         self.sent: dict[str, list[dict[str, Any]]] = {}
         client_end, conductor_client = memory_pair()
         ends = []
@@ -144,11 +146,17 @@ class Chain:
         for n, make in enumerate(proxies):
             conductor_end, proxy_end = memory_pair()
             ends.append(self._recorded(f"to proxy {n}", conductor_end))
-            self.proxies.append(acp.ProxySideConnection(make, self._recorded(f"from proxy {n}", proxy_end)))
+            self.proxies.append(
+                acp.ProxySideConnection(
+                    make, self._recorded(f"from proxy {n}", proxy_end), tracer=self.tracers.get(f"proxy {n}")
+                )
+            )
         conductor_end, agent_end = memory_pair()
         ends.append(self._recorded("to agent", conductor_end))
         self.agent_transport = agent_end
-        self.agent = acp.AgentSideConnection(EchoAgent, self._recorded("from agent", agent_end))
+        self.agent = acp.AgentSideConnection(
+            EchoAgent, self._recorded("from agent", agent_end), tracer=self.tracers.get("agent")
+        )
         self.conductor = Conductor(self._recorded("to client", conductor_client), ends, grace=HANG)
         self.client_transport = client_end
 
@@ -162,7 +170,7 @@ class Chain:
         return asyncio.get_running_loop().create_task(self.conductor.run())
 
     def client(self) -> acp.ClientSideConnection[Collector]:
-        conn = acp.ClientSideConnection(Collector, self.client_transport)
+        conn = acp.ClientSideConnection(Collector, self.client_transport, tracer=self.tracers.get("client"))
         conn.start()
         return conn
 
@@ -214,6 +222,68 @@ def test_a_chain_rewrites_the_prompt_and_passes_everything_else_on() -> None:
         # Unchanged pass-through: the second proxy's envelope holds exactly what the first sent on.
         seen = chain.proxies[0].handler.seen
         assert seen == ["session/new", "session/prompt", "session/prompt", "session/prompt", seen[4], "_prefix/hello"]
+        await client.close()
+        await asyncio.wait_for(conductor, HANG)
+
+    run(main)
+
+
+def test_traced_proxies_put_their_spans_between_the_client_and_the_agent() -> None:
+    async def main() -> None:
+        tracers = {name: acp.RecordingTracer() for name in ("client", "proxy 0", "proxy 1", "agent")}
+        chain = Chain([Prefix, acp.Proxy], tracers)
+        conductor = chain.start()
+        client = chain.client()
+        await client.initialize(acp.InitializeRequest(protocol_version=acp.ProtocolVersion(1)))
+        session = await client.new_session(acp.NewSessionRequest(cwd="/", mcp_servers=[]))
+        prompt = acp.PromptRequest(session_id=session.session_id, prompt=[acp.TextContentBlock(text="hi")])
+        await client.prompt(prompt)
+
+        def span(name: str, kind: str) -> Any:
+            return next(s for s in tracers[name].spans if s.method == "session/prompt" and s.kind == kind)
+
+        # A hook's request (the Prefix proxy's) and a pass-through forward (the
+        # plain proxy's) each run in a client span under the proxy's server span.
+        hops = [
+            span("client", "client"),
+            span("proxy 0", "server"),
+            span("proxy 0", "client"),
+            span("proxy 1", "server"),
+            span("proxy 1", "client"),
+            span("agent", "server"),
+        ]
+        assert len({s.trace_id for s in hops}) == 1
+        assert [s.parent_id for s in hops] == [None, *(s.span_id for s in hops[:-1])]
+        assert all(s.error_code is None for s in hops)
+        # What the agent read names the second proxy's client span.
+        [read] = [m for m in chain.sent["to agent"] if m.get("method") == "session/prompt"]
+        assert read["params"]["_meta"]["traceparent"] == hops[4].context.traceparent
+        # The thought the Prefix proxy injects carries its server span.
+        injected = [
+            m
+            for m in chain.sent["from proxy 0"]
+            if m.get("method") == "session/update"
+            and m["params"]["update"].get("sessionUpdate") == "agent_thought_chunk"
+        ]
+        assert [m["params"]["_meta"]["traceparent"] for m in injected] == [hops[1].context.traceparent]
+        await client.close()
+        await asyncio.wait_for(conductor, HANG)
+
+    run(main)
+
+
+def test_an_untraced_proxy_forwards_the_trace_keys_as_they_came() -> None:
+    async def main() -> None:
+        tracers = {name: acp.RecordingTracer() for name in ("client", "agent")}
+        chain = Chain([acp.Proxy], tracers)
+        conductor = chain.start()
+        client = chain.client()
+        await client.initialize(acp.InitializeRequest(protocol_version=acp.ProtocolVersion(1)))
+        session = await client.new_session(acp.NewSessionRequest(cwd="/", mcp_servers=[]))
+        await client.prompt(acp.PromptRequest(session_id=session.session_id, prompt=[acp.TextContentBlock(text="x")]))
+        sent = next(s for s in tracers["client"].spans if s.method == "session/prompt")
+        served = next(s for s in tracers["agent"].spans if s.method == "session/prompt")
+        assert served.parent_id == sent.span_id and served.trace_id == sent.trace_id
         await client.close()
         await asyncio.wait_for(conductor, HANG)
 

@@ -54,6 +54,7 @@ from ._jsonrpc import (
     load_message,
 )
 from ._runtime import UNSET, ValidationError
+from ._trace import Tracer, Tracing, carry, without_trace
 from ._transport import MessageTooLarge, Transport
 
 if TYPE_CHECKING:
@@ -556,7 +557,15 @@ class ProxyConnection(Generic[P]):
     ``proxy/initialize`` is answered by forwarding ``initialize`` to the
     successor first, as the protocol requires; a plain ``initialize`` is
     refused (``-32600``): a proxy runs under a conductor. With ``strict``
-    the params a hook gets are decoded strictly (the schema)."""
+    the params a hook gets are decoded strictly (the schema).
+
+    With a ``tracer`` (see ``_trace``) each request it receives runs in a
+    server span, a child of the context the request carries in ``_meta``,
+    and each request it sends on (forwarded or a hook's) in a client span, a
+    child of that: its context replaces the trace keys of the forwarded
+    params, so the next hop continues the proxy's span. Notifications are
+    handled in the context they carry and pass on as they are (a hook's new
+    one carries the current context). Without one, nothing is changed."""
 
     codec: ClassVar[MessageCodec]
     """The package's method table and message codec."""
@@ -569,8 +578,10 @@ class ProxyConnection(Generic[P]):
         transport: Transport,
         *,
         strict: bool = False,
+        tracer: Tracer | None = None,
     ) -> None:
         self._strict = strict
+        self._tracing = None if tracer is None else Tracing(tracer, "proxy")
         self.hop = Hop(transport, self._request, self._notification, name="conductor")
         """The connection to the conductor."""
         self.initialized: Any = None
@@ -601,23 +612,57 @@ class ProxyConnection(Generic[P]):
 
     async def request_successor(self, method: str, params: Any) -> Any:
         """Send a request to the successor; its result, typed."""
-        result = await self.hop.request(
-            SUCCESSOR, wrap(method, self._params(method, params))
-        )
+        result = await self._send(method, self._params(method, params), True)
         return self.codec.decode_result(method, result, strict=self._strict)
 
     async def notify_successor(self, method: str, params: Any) -> None:
         """Send a notification to the successor."""
-        await self.hop.notify(SUCCESSOR, wrap(method, self._params(method, params)))
+        await self.hop.notify(
+            SUCCESSOR, wrap(method, self._carried(method, self._params(method, params)))
+        )
 
     async def request_client(self, method: str, params: Any) -> Any:
         """Send a request toward the client; its result, typed."""
-        result = await self.hop.request(method, self._params(method, params))
+        result = await self._send(method, self._params(method, params), False)
         return self.codec.decode_result(method, result, strict=self._strict)
 
     async def notify_client(self, method: str, params: Any) -> None:
         """Send a notification toward the client."""
-        await self.hop.notify(method, self._params(method, params))
+        await self.hop.notify(
+            method, self._carried(method, self._params(method, params))
+        )
+
+    async def _send(self, method: str, params: Any, onward: bool) -> Any:
+        """Send a request toward the successor (``onward``) or the client,
+        in a client span when traced; its result as JSON."""
+        tracing = self._tracing
+        if tracing is None:
+            return await self._send_as_is(method, params, onward)
+        span = tracing.client_span(method, None)
+        if isinstance(params, dict):
+            fields = without_trace(cast("dict[str, Any]", params))
+            params = carry({"params": fields}, span.context)["params"]
+        tracing.started(span)
+        try:
+            result = await self._send_as_is(method, params, onward)
+        except BaseException as failure:
+            tracing.ended(span, failure)
+            raise
+        tracing.ended(span, None)
+        return result
+
+    async def _send_as_is(self, method: str, params: Any, onward: bool) -> Any:
+        if onward:
+            return await self.hop.request(SUCCESSOR, wrap(method, params))
+        return await self.hop.request(method, params)
+
+    def _carried(self, method: str, params: Any) -> Any:
+        """A hook's notification's params with the current trace context
+        (none replaced), when traced."""
+        tracing = self._tracing
+        if tracing is None or not isinstance(params, dict):
+            return params
+        return carry({"params": params}, tracing.notifying(method))["params"]
 
     def _params(self, method: str, params: Any) -> Any:
         return self.codec.encode_message(Request(0, method, params)).get("params")
@@ -647,6 +692,19 @@ class ProxyConnection(Generic[P]):
     # ------------------------------------------------------------ receiving
 
     async def _request(self, method: str, params: Any) -> Any:
+        tracing = self._tracing
+        if tracing is None:
+            return await self._serve(method, params)
+        inner, inner_params = method, params
+        if method == SUCCESSOR:
+            with contextlib.suppress(RequestError):  # _serve refuses it
+                inner, inner_params = unwrap(params)
+        tracing.seen("request", inner, inner_params)
+        return await tracing.serve(
+            inner, None, inner_params, self._serve, method, params
+        )
+
+    async def _serve(self, method: str, params: Any) -> Any:
         if method == PROXY_INITIALIZE:
             return await self._initialize(params)
         if method == INITIALIZE:
@@ -658,15 +716,26 @@ class ProxyConnection(Generic[P]):
         if method == SUCCESSOR:
             inner, inner_params = unwrap(params)
             if "on_successor_request" not in self._overridden:
-                return await self.hop.request(inner, inner_params)
+                return await self._send(inner, inner_params, False)
             typed = self._typed(inner, inner_params, True)
             return self._result(await self._hooks.on_successor_request(inner, typed))
         if "on_client_request" not in self._overridden:
-            return await self.hop.request(SUCCESSOR, wrap(method, params))
+            return await self._send(method, params, True)
         typed = self._typed(method, params, True)
         return self._result(await self._hooks.on_client_request(method, typed))
 
     async def _notification(self, method: str, params: Any) -> None:
+        tracing = self._tracing
+        if tracing is None:
+            await self._notified(method, params)
+            return
+        inner_params = params
+        if method == SUCCESSOR and isinstance(params, dict):
+            inner_params = cast("dict[str, Any]", params).get("params")
+        tracing.seen("notification", method, inner_params)
+        await tracing.notified(inner_params, self._notified, method, params)
+
+    async def _notified(self, method: str, params: Any) -> None:
         if method == SUCCESSOR:
             try:
                 inner, inner_params = unwrap(params)
@@ -695,7 +764,7 @@ class ProxyConnection(Generic[P]):
             return _DROP
 
     async def _initialize(self, params: Any) -> Any:
-        result = await self.hop.request(SUCCESSOR, wrap(INITIALIZE, params))
+        result = await self._send(INITIALIZE, params, True)
         if "on_initialize" in self._overridden:
             answer = await self._hooks.on_initialize(
                 self._typed(INITIALIZE, params, True),

@@ -32,7 +32,9 @@ are, those to and from the successor in ``proxy/successor`` envelopes;
 
 RUN_DOC = '''"""Serve a proxy (``make_proxy(conn)``) on stdin/stdout, the way a
 conductor starts it, until the conductor closes the connection; with
-``strict`` its hooks get params decoded strictly."""'''
+``strict`` its hooks get params decoded strictly, with ``tracer`` it
+continues the trace context of what it forwards in spans of its own (see
+``ProxySideConnection``)."""'''
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,10 @@
 (``run_proxy_stdio``), for a conductor to start: it puts ``--prefix`` in
 front of each prompt's text and passes everything else on unchanged.
 
-    python acpgen_proxy.py [--protocol v1|v2] [--prefix TEXT]
+    python acpgen_proxy.py [--protocol v1|v2] [--prefix TEXT] [--trace FILE]
+
+``--trace FILE``: the proxy's connection gets a tracer writing its messages
+and request spans to FILE (``trace_log.py``).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--protocol", choices=("v1", "v2"), default="v1")
     parser.add_argument("--prefix", default="[rewritten] ")
+    parser.add_argument("--trace", metavar="FILE")
     args = parser.parse_args()
     acp: Any = importlib.import_module(f"acp_{args.protocol}_unstable")
 
@@ -35,7 +39,13 @@ def main() -> None:
                 params = dataclasses.replace(params, prompt=blocks)
             return await self.connection.request_successor(method, params)
 
-    asyncio.run(acp.run_proxy_stdio(Rewrite))
+    tracer = None
+    if args.trace:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from trace_log import JsonLinesTracer
+
+        tracer = JsonLinesTracer(args.trace)
+    asyncio.run(acp.run_proxy_stdio(Rewrite, tracer=tracer))
 
 
 if __name__ == "__main__":
