@@ -62,6 +62,8 @@ from ._transport import MessageTooLarge, Transport
 if TYPE_CHECKING:
     from typing_extensions import Self
 
+    from ._mcp import McpProvider
+
 __all__ = [
     "INITIALIZE",
     "PROXY_INITIALIZE",
@@ -584,6 +586,7 @@ class ProxyConnection(Generic[P]):
     ) -> None:
         self._strict = strict
         self._tracing = None if tracer is None else Tracing(tracer, "proxy")
+        self._mcp: McpProvider | None = None
         self.hop = Hop(transport, self._request, self._notification, name="conductor")
         """The connection to the conductor."""
         self.initialized: Any = None
@@ -609,6 +612,21 @@ class ProxyConnection(Generic[P]):
 
     async def close(self) -> None:
         await self.hop.close()
+
+    @property
+    def mcp_provider(self) -> McpProvider:
+        """The MCP servers this proxy provides to its successor over
+        ``mcp/message`` (MCP over ACP): ``add(name, handler)`` serves an
+        ``McpTools`` or an ``McpStdioServer`` under a new ``serverId``, whose
+        ``declaration(McpServerAcp)`` the proxy adds to the ``mcp_servers``
+        of the ``session/new`` it forwards. The successor's ``mcp/message``
+        requests for those ids are answered here (their notifications go to
+        the successor), before any hook; the others pass on as usual."""
+        if self._mcp is None:
+            from ._mcp import McpProvider
+
+            self._mcp = McpProvider(_SuccessorEnd(self))
+        return self._mcp
 
     # ------------------------------------------------------------ sending
 
@@ -717,6 +735,15 @@ class ProxyConnection(Generic[P]):
             )
         if method == SUCCESSOR:
             inner, inner_params = unwrap(params)
+            provider = self._mcp
+            if (
+                provider is not None
+                and inner == MCP_MESSAGE
+                and isinstance(inner_params, dict)
+                and cast("dict[str, Any]", inner_params).get("serverId")
+                in provider.servers
+            ):
+                return await provider.answer(inner_params)
             if "on_successor_request" not in self._overridden:
                 return await self._send(inner, inner_params, False)
             typed = self._typed(inner, inner_params, True)
@@ -792,3 +819,21 @@ class ProxyConnection(Generic[P]):
 
 
 _DROP: Any = object()
+
+MCP_MESSAGE = "mcp/message"
+
+
+class _SuccessorEnd:
+    """What an ``McpProvider`` of a proxy sends through: notifications to
+    the successor (it answers requests itself, through the proxy)."""
+
+    def __init__(self, proxy: ProxyConnection[Any]) -> None:
+        self.proxy = proxy
+        self.answerers: dict[str, Callable[[Any], Awaitable[Any]]] = {}
+        self.listeners: dict[str, Callable[[Any], Awaitable[None]]] = {}
+
+    async def request(self, method: str, params: Any = None) -> Any:
+        return await self.proxy.hop.request(SUCCESSOR, wrap(method, params))
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        await self.proxy.hop.notify(SUCCESSOR, wrap(method, params))

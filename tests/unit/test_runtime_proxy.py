@@ -136,7 +136,9 @@ class Chain:
     """client <-> conductor <-> proxies... <-> agent, in memory; every hop's
     messages recorded as sent (``sent[name]``)."""
 
-    def __init__(self, proxies: list[Callable[[Any], acp.Proxy]], tracers: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, proxies: list[Callable[[Any], acp.Proxy]], tracers: dict[str, Any] | None = None, agent: Any = None
+    ) -> None:
         """``tracers``: by "proxy N", "agent" and "client", each one's tracer."""
         self.tracers = tracers or {}
         self.sent: dict[str, list[dict[str, Any]]] = {}
@@ -155,7 +157,7 @@ class Chain:
         ends.append(self._recorded("to agent", conductor_end))
         self.agent_transport = agent_end
         self.agent = acp.AgentSideConnection(
-            EchoAgent, self._recorded("from agent", agent_end), tracer=self.tracers.get("agent")
+            agent or EchoAgent, self._recorded("from agent", agent_end), tracer=self.tracers.get("agent")
         )
         self.conductor = Conductor(self._recorded("to client", conductor_client), ends, grace=HANG)
         self.client_transport = client_end
@@ -284,6 +286,70 @@ def test_an_untraced_proxy_forwards_the_trace_keys_as_they_came() -> None:
         sent = next(s for s in tracers["client"].spans if s.method == "session/prompt")
         served = next(s for s in tracers["agent"].spans if s.method == "session/prompt")
         assert served.parent_id == sent.span_id and served.trace_id == sent.trace_id
+        await client.close()
+        await asyncio.wait_for(conductor, HANG)
+
+    run(main)
+
+
+class McpAgent(EchoAgent):
+    """Calls the ``add`` tool of each MCP server declared to its session
+    over ``mcp/message`` and answers with the results."""
+
+    servers: dict[str, str]
+
+    async def new_session(self, params: acp.NewSessionRequest) -> acp.NewSessionResponse:
+        self.servers = acp.acp_server_ids(params.mcp_servers)
+        return await super().new_session(params)
+
+    async def prompt(self, params: acp.PromptRequest) -> acp.PromptResponse:
+        for server_id in self.servers:
+            seen: list[str] = []
+            result = await self.conn.mcp(server_id).call_tool(
+                "add", {"a": 2, "b": 3}, on_notification=lambda method, _, seen=seen: seen.append(method)
+            )
+            text = result["content"][0]["text"]
+            await self.conn.session(params.session_id).message(f"{text} after {seen}")
+        return acp.PromptResponse(stop_reason=acp.StopReason.END_TURN)
+
+
+class Tools(acp.Proxy):
+    """Provides an MCP server (``calc``) to its successor and declares it in
+    the ``session/new`` it forwards."""
+
+    def __init__(self, connection: Any) -> None:
+        super().__init__(connection)
+        tools = acp.McpTools("calc")
+
+        @tools.tool("add")
+        async def add(arguments: dict[str, Any], context: Any) -> str:
+            await context.notify("notifications/progress", {"progress": 1})
+            return str(arguments["a"] + arguments["b"])
+
+        self.registration = connection.mcp_provider.add("calc", tools)
+
+    async def on_client_request(self, method: str, params: Any) -> Any:
+        if isinstance(params, acp.NewSessionRequest):
+            declared = self.registration.declaration(acp.AcpMcpServer)
+            params = dataclasses.replace(params, mcp_servers=[*params.mcp_servers, declared])
+        return await self.connection.request_successor(method, params)
+
+
+def test_a_proxy_provides_an_mcp_server_its_agent_calls_over_mcp_message() -> None:
+    async def main() -> None:
+        chain = Chain([Tools, acp.Proxy], agent=McpAgent)
+        conductor = chain.start()
+        client = chain.client()
+        await client.initialize(acp.InitializeRequest(protocol_version=acp.ProtocolVersion(1)))
+        session = await client.new_session(acp.NewSessionRequest(cwd="/", mcp_servers=[]))
+        await client.prompt(acp.PromptRequest(session_id=session.session_id, prompt=[acp.TextContentBlock(text="x")]))
+        # The request and the tool's notification, both answered by the proxy.
+        assert [u.content.text for u in client.handler.updates] == ["5 after ['notifications/progress']"]
+        # Neither reached the client: the proxy answered the agent itself.
+        assert not any(m.get("method") == "mcp/message" for m in chain.sent["to client"])
+        # The notification went to the successor in an envelope.
+        sent = [m["params"] for m in chain.sent["from proxy 0"] if m.get("method") == "proxy/successor"]
+        assert any(p["method"] == "mcp/message" and "id" not in p for p in sent)
         await client.close()
         await asyncio.wait_for(conductor, HANG)
 
