@@ -426,6 +426,58 @@ def test_v2_agent_messages_round_trip(message, lost):
     assert returned == [expected]
 
 
+# Client messages of v2 (to a v1 agent and back), with what each loses.
+V2_CLIENT = [
+    # v1's clientInfo and clientCapabilities are v2's info and capabilities;
+    # v2's client capabilities (auth, elicitation) are all v1's too.
+    (
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": 2,
+                "info": {"name": "c", "version": "1"},
+                "capabilities": {"elicitation": {"form": {}}},
+            },
+        },
+        [],
+    ),
+    # v1 requires mcpServers: the bridge fills [] (a fill, not a loss), which
+    # comes back; the rest is field for field.
+    (
+        {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/w", "additionalDirectories": ["/d"]}},
+        [],
+    ),
+    (
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "session/prompt",
+            "params": {"sessionId": "s", "prompt": [TEXT], "_meta": {"k": 1}},
+        },
+        [],
+    ),
+    ({"jsonrpc": "2.0", "id": 3, "method": "_vendor/thing", "params": {"anything": [1, 2]}}, []),
+]
+
+
+@pytest.mark.parametrize(
+    ("message", "lost"), V2_CLIENT, ids=lambda v: v.get("method", "") if isinstance(v, dict) else ""
+)
+def test_v2_client_messages_round_trip(message, lost):
+    returned, recorded = client_round_trip(2, message)
+    assert recorded == lost
+    expected = drop(message, [p for _, p in lost])
+    if message["method"] == "session/new":
+        expected["params"]["mcpServers"] = []  # filled for v1, kept on the way back
+    if message["method"] == "session/prompt":
+        # The bridge forwards a v2 client's prompt under its own id (it answers the client at once).
+        assert returned["params"] == expected["params"] and returned["method"] == "session/prompt"
+    else:
+        assert returned == expected
+
+
 def test_a_v2_client_prompt_is_answered_at_once_and_the_v1_answer_ends_the_turn():
     b = bridge(2)
     routed = b.from_client(
