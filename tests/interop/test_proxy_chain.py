@@ -12,6 +12,7 @@ agent exits mid-request."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import threading
@@ -178,3 +179,28 @@ def test_an_agent_exiting_mid_request_fails_the_request_and_ends_the_chain(tmp_p
     told = next(m for m in messages if m.get("id", 0) is None)
     assert "agent" in told["error"]["data"] and "exited" in told["error"]["data"], told
     assert "exit statuses" in stderr and ": 3" in stderr, stderr
+
+
+def test_an_interrupted_conductor_closes_the_chain_and_exits_130(tmp_path: Path) -> None:
+    log = tmp_path / "chain.jsonl"
+    command = chain(log, acpgen_agent("v1"))
+    process = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT
+    )
+    watchdog = threading.Timer(TIMEOUT, process.kill)
+    watchdog.start()
+    try:
+        assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+        request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
+        process.stdin.write(json.dumps(request) + "\n")
+        process.stdin.flush()
+        assert json.loads(process.stdout.readline())["id"] == 1  # the chain is up
+        process.send_signal(signal.SIGINT)  # Ctrl-C
+        stderr = process.stderr.read()
+        status = process.wait()
+    finally:
+        watchdog.cancel()
+        if process.stdin is not None:
+            process.stdin.close()
+    assert status == 130, (status, stderr)
+    assert "Traceback" not in stderr and "interrupted" in stderr, stderr

@@ -99,6 +99,10 @@ def conduct_command(protocol: str, close_grace: float, chain: tuple[str, ...]) -
     except module.ChainEnded as ended:
         click.echo(f"acpgen conduct: {ended}", err=True)
         sys.exit(1)
+    except KeyboardInterrupt:
+        # asyncio.run cancelled the chain, which closed its components.
+        click.echo("acpgen conduct: interrupted; the chain is closed", err=True)
+        sys.exit(130)
 
 
 async def _run(module: ModuleType, proxies: list[list[str]], agent: list[str], close_grace: float) -> None:
