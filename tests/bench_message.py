@@ -32,6 +32,13 @@ measured in the same process.
   scale: the round trip asyncio itself costs over the same kind of pair (a
   line echoed by a bare protocol, read back by a StreamReader), and a
   notification sent only once the one before it was handled.
+- The floor of the request round trip: a minimal hand-written asyncio
+  JSON-RPC pair over the same kind of socket pair (the client writes the
+  request and awaits a future its reader resolves by id; the server reads a
+  line, parses it, starts a task per request, which dumps and writes the
+  answer), parsing and dumping with the connection's JSON backend. The
+  request round trip against it, with orjson (when importable) and with
+  ``json`` (target: within 1.2x).
 
 Rounds interleave the ways; each figure is the median of the rounds of the
 process CPU time (``time.process_time``) per operation. The garbage
@@ -247,12 +254,17 @@ async def round_trips(rounds: int) -> None:
         return (time.process_time() - start) / n
 
     floor = await _Floor.open()
+    hand = await _HandWritten.open()
     ways = {
         "request": requests,
         "notification": notifications,
         "notification, one by one": notified_one_by_one,
         "asyncio floor": functools.partial(floor.round_trips, n),
     }
+    backends = ["stdlib"] if _jsonrpc.use_json_backend() == "stdlib" else ["orjson", "stdlib"]
+    for backend in backends:
+        ways[f"request ({backend})"] = functools.partial(_with_backend, backend, requests)
+        ways[f"hand-written ({backend})"] = functools.partial(_with_backend, backend, hand.round_trips, n)
     times: dict[str, list[float]] = {name: [] for name in ways}
     for way in ways.values():
         await way()
@@ -264,7 +276,9 @@ async def round_trips(rounds: int) -> None:
                 times[name].append(await way())
             finally:
                 gc.enable()
+    _jsonrpc.use_json_backend()
     floor.close()
+    hand.close()
     await client.close()
     await agent_conn.close()
     m = {name: statistics.median(values) for name, values in times.items()}
@@ -282,12 +296,117 @@ async def round_trips(rounds: int) -> None:
     )
     record("message", "asyncio's bare round trip / notification", floor_ratio, "x")
     record("message", "request round trip / asyncio's bare round trip", m["request"] / m["asyncio floor"], "x")
+    for backend in backends:
+        ours, floor_time = m[f"request ({backend})"], m[f"hand-written ({backend})"]
+        print(
+            f"  a minimal hand-written JSON-RPC pair ({backend}: parse, a task per request, dump):"
+            f" {floor_time * 1e6:.1f} us; the request round trip ({ours * 1e6:.1f} us) is"
+            f" {ours / floor_time:.2f}x it (target <= 1.2)"
+        )
+        record(
+            "message",
+            f"request round trip / hand-written JSON-RPC pair ({backend})",
+            ours / floor_time,
+            "x",
+            "<= 1.2",
+            ours / floor_time <= 1.2,
+        )
     one = m["notification, one by one"]
     print(
         f"  a notification sent when the one before was handled: {one * 1e6:.1f} us;"
         f" the request round trip is {m['request'] / one:.2f}x it"
     )
     record("message", "request round trip / notification sent one by one", m["request"] / one, "x")
+
+
+async def _with_backend(backend: str, way: Callable[..., Any], *args: Any) -> float:
+    """``way(*args)`` with the connection's JSON backend set to ``backend``."""
+    _jsonrpc.use_json_backend(backend)
+    try:
+        return cast(float, await way(*args))
+    finally:
+        _jsonrpc.use_json_backend()
+
+
+class _HandWritten:
+    """The floor of a request round trip: a minimal asyncio JSON-RPC client
+    and server over a socket pair, doing the work any JSON-RPC endpoint
+    does (parse a line, a task per request, dump the answer, resolve the
+    caller's future by id) and nothing else, with the connection's JSON
+    backend (``_jsonrpc.load_message`` / ``dump_message`` are not used: the
+    backend's own functions are called, as a hand-written endpoint would)."""
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        server_reader: asyncio.StreamReader,
+        server_writer: asyncio.StreamWriter,
+    ) -> None:
+        self.reader, self.writer = reader, writer
+        self.pending: dict[int, asyncio.Future[Any]] = {}
+        self.next_id = 0
+        self.tasks = [
+            asyncio.ensure_future(self._client_reads()),
+            asyncio.ensure_future(self._serve(server_reader, server_writer)),
+        ]
+        self.server_writer = server_writer
+        self.loads, self.dumps = self._codec()
+
+    @classmethod
+    async def open(cls) -> _HandWritten:
+        near, far = socket.socketpair()
+        reader, writer = await asyncio.open_connection(sock=near)
+        server_reader, server_writer = await asyncio.open_connection(sock=far)
+        return cls(reader, writer, server_reader, server_writer)
+
+    @staticmethod
+    def _codec() -> tuple[Callable[[bytes], Any], Callable[[Any], bytes]]:
+        if _jsonrpc.json_backend() == "orjson":
+            import orjson
+
+            return orjson.loads, orjson.dumps
+        return json.loads, lambda value: json.dumps(value, separators=(",", ":")).encode()
+
+    async def _client_reads(self) -> None:
+        while line := await self.reader.readline():
+            message = self.loads(line)
+            self.pending.pop(message["id"]).set_result(message.get("result"))
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        running: set[asyncio.Task[None]] = set()
+
+        async def answer(message: dict[str, Any]) -> None:
+            writer.write(self.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {}}) + b"\n")
+
+        while line := await reader.readline():
+            message = self.loads(line)
+            if "id" in message:
+                task = asyncio.ensure_future(answer(message))
+                running.add(task)
+                task.add_done_callback(running.discard)
+
+    async def request(self, method: str, params: Any) -> Any:
+        self.next_id += 1
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.pending[self.next_id] = future
+        message = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
+        self.writer.write(self.dumps(message) + b"\n")
+        return await future
+
+    async def round_trips(self, n: int) -> float:
+        params = {"sessionId": "s", "modeId": "ask"}
+        self.loads, self.dumps = self._codec()  # the backend of this round, bound once
+        start = time.process_time()
+        for _ in range(n):
+            await self.request("session/set_mode", params)
+        return (time.process_time() - start) / n
+
+    def close(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+        self.writer.close()
+        self.server_writer.close()
 
 
 class _Echo(asyncio.Protocol):
