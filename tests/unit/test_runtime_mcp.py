@@ -322,3 +322,39 @@ def test_call_error_keeps_the_inner_error_object() -> None:
     assert (error.code, error.message, error.data) == (5, "m", None)
     assert json.dumps(error.error) == '{"code": 5, "message": "m", "data": null, "extra": [1]}'
     assert str(error) == "m (5)"
+
+
+ODD_SERVER = """
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("method") == "initialize":
+        result = {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "f", "version": "1"}}
+        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": result}), flush=True)
+    elif m.get("method") == "tools/list":
+        print("[" * 100000, flush=True)  # nested past any parser's depth
+        print(json.dumps({"jsonrpc": "2.0", "id": [1], "result": {}}), flush=True)  # an id no call has
+        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {"tools": []}}), flush=True)
+    elif m.get("method") == "tools/call":
+        break  # exits: the calls after this one fail at once
+"""
+
+
+def test_a_stdio_server_outlives_odd_lines_and_later_calls_fail_once_it_exited(tmp_path) -> None:
+    script = tmp_path / "odd_server.py"
+    script.write_text(ODD_SERVER, encoding="utf-8")
+
+    async def main() -> None:
+        server = mcp.McpStdioServer(sys.executable, str(script))
+        try:
+            # The nested line and the odd id are skipped; the answer after them arrives.
+            assert await server(mcp.McpContext("s", "r1", "tools/list", None)) == {"tools": []}
+            with pytest.raises(ConnectionError):
+                await server(mcp.McpContext("s", "r2", "tools/call", {"name": "x"}))
+            await asyncio.wait_for(server._reader, HANG)  # the process is gone
+            with pytest.raises(ConnectionError):
+                await server(mcp.McpContext("s", "r3", "tools/list", None))
+        finally:
+            await server.aclose()
+
+    run(main())

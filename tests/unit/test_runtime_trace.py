@@ -25,6 +25,8 @@ from acpgen.runtime._trace import (
     without_trace,
 )
 
+from tests.patience import HANG
+
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT = "00f067aa0ba902b7"
 VALID = f"00-{TRACE}-{PARENT}-01"
@@ -253,3 +255,40 @@ def test_a_client_span_ends_with_the_answer_and_the_tracer_cannot_break_it():
         assert seen[0] == TraceContext(TRACE, PARENT, 1) and seen[1] is not None and seen[1].trace_id != TRACE
 
     asyncio.run(main())
+
+
+def test_a_baggage_escape_that_is_no_utf8_is_no_baggage() -> None:
+    # "%ff" is in the grammar of a baggage value, but decodes to no UTF-8.
+    assert parse_baggage("k=%ff") is None
+    assert parse_baggage("k=%C3%A9") == {"k": "é"}
+
+
+def test_a_traced_connection_answers_a_request_whose_baggage_is_no_utf8() -> None:
+    import json
+
+    import acp_v1
+    from acp_v1._transport import memory_pair
+
+    class Agent(acp_v1.Agent):
+        def __init__(self, conn: Any) -> None:
+            self.conn = conn
+
+        async def initialize(self, params: acp_v1.InitializeRequest) -> acp_v1.InitializeResponse:
+            return acp_v1.InitializeResponse(protocol_version=acp_v1.PROTOCOL_VERSION)
+
+    async def main() -> None:
+        mine, theirs = memory_pair()
+        tracer = acp_v1.RecordingTracer()
+        conn = acp_v1.AgentSideConnection(Agent, theirs, tracer=tracer)
+        conn.start()
+        params = {"protocolVersion": 1, "_meta": {"baggage": "k=%ff"}}
+        await mine.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}).encode())
+        data = await mine.receive()
+        assert data is not None
+        answer = json.loads(data)
+        assert answer["id"] == 1 and "result" in answer, answer
+        # Served in a new trace: the bad baggage is ignored, not an error.
+        assert [span.parent_id for span in tracer.spans if span.method == "initialize"] == [None]
+        await conn.close()
+
+    asyncio.run(asyncio.wait_for(main(), HANG))

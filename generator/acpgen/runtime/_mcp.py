@@ -715,6 +715,8 @@ class McpStdioServer:
         if params is not None:
             message["params"] = params
         try:
+            if self._reader is not None and self._reader.done():
+                raise ConnectionError("the MCP server exited")
             await self._send(message)
             return await future
         except asyncio.CancelledError:
@@ -735,16 +737,32 @@ class McpStdioServer:
         process = self.process
         assert process is not None and process.stdout is not None
         try:
-            while line := await process.stdout.readline():
+            while True:
+                try:
+                    line = await process.stdout.readline()
+                except ValueError:  # over the limit: asyncio dropped what it read
+                    log.warning("the MCP server %s wrote a line too long", self.command)
+                    continue
+                if not line:
+                    break
                 try:
                     message = json.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError):
                     log.warning(
                         "the MCP server %s wrote a line that is not JSON", self.command
                     )
                     continue
-                if isinstance(message, dict):
+                if not isinstance(message, dict):
+                    continue
+                try:
                     await self._received(cast("dict[str, Any]", message))
+                except (ConnectionError, OSError):
+                    raise
+                except Exception:  # what it sent, not this reader, is at fault
+                    log.exception(
+                        "the MCP server %s sent a message that cannot be handled",
+                        self.command,
+                    )
         finally:
             for future in self._pending.values():
                 if not future.done():
@@ -753,7 +771,10 @@ class McpStdioServer:
     async def _received(self, message: dict[str, Any]) -> None:
         method = message.get("method")
         if not isinstance(method, str):
-            future = self._pending.get(message.get("id"))  # type: ignore[arg-type]
+            id: object = message.get("id")
+            if not isinstance(id, int) or isinstance(id, bool):
+                return  # no id this end gave (its ids are integers)
+            future = self._pending.get(id)
             if future is not None and not future.done():
                 future.set_result(message)
             return

@@ -187,7 +187,12 @@ def parse_baggage(value: object) -> dict[str, str] | None:
                 return None
             if _BAGGAGE_VALUE.match(item_value.strip(_OWS)) is None:
                 return None
-        entries[key] = unquote(raw, errors="strict") if "%" in raw else raw
+        if "%" in raw:
+            try:
+                raw = unquote(raw, errors="strict")
+            except UnicodeDecodeError:  # escapes the grammar allows, no UTF-8
+                return None
+        entries[key] = raw
     return entries
 
 
