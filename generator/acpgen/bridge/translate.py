@@ -26,7 +26,9 @@ META_KEY = "acpgen.bridge/lost"
 """The ``_meta`` key of a translated message's params (or result) that lists
 what was lost on the way, when the bridge adds notes."""
 
+INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
 
 
 @dataclass
@@ -148,7 +150,9 @@ class Bridge:
     def from_client(self, message: JsonObject) -> Routed:
         """What a message from the client becomes."""
         routed = Routed()
-        if "method" in message:
+        if "method" in message and not isinstance(message["method"], str):
+            self._bad_method("client", message, routed)
+        elif "method" in message:
             self._request_or_notification("client", message, routed)
         else:
             self._response("client", message, routed)
@@ -157,11 +161,26 @@ class Bridge:
     def from_agent(self, message: JsonObject) -> Routed:
         """What a message from the agent becomes."""
         routed = Routed()
-        if "method" in message:
+        if "method" in message and not isinstance(message["method"], str):
+            self._bad_method("agent", message, routed)
+        elif "method" in message:
             self._request_or_notification("agent", message, routed)
         else:
             self._response("agent", message, routed)
         return routed
+
+    def _bad_method(self, sender: str, message: JsonObject, routed: Routed) -> None:
+        """A message whose method is no string: refused (a request is answered
+        -32600 Invalid Request), never passed on."""
+        reason = "its method is no string"
+        self._lose_whole(routed, sender, show(message.get("method")), message, reason)
+        if "id" in message:
+            self._refuse(sender, message.get("id"), INVALID_REQUEST, f"Invalid Request: {reason}", routed)
+
+    def _refuse(self, sender: str, ident: Json, code: int, text: str, routed: Routed) -> None:
+        """Answers the request ``ident`` of ``sender`` with the error ``code``."""
+        error: JsonObject = {"code": code, "message": text}
+        self._back(sender, routed).append({"jsonrpc": "2.0", "id": ident, "error": error})
 
     # -- requests and notifications -------------------------------------
 
@@ -172,7 +191,7 @@ class Bridge:
         return routed.to_client if sender == "client" else routed.to_agent
 
     def _request_or_notification(self, sender: str, message: JsonObject, routed: Routed) -> None:
-        method = str(message["method"])
+        method: str = message["method"]
         is_request = "id" in message
         target = self._target_method(method, sender)
         if target is None:
@@ -353,11 +372,12 @@ class Bridge:
                     {"type": "array", "items": self.sides[2].named("PlanEntry")},
                     ("params", "update", "entries"),
                 )
-                plan: JsonObject = {"type": "items", "planId": session.plan_id, "entries": entries}
-                converted: JsonObject = {"sessionUpdate": "plan_update", "plan": plan}
-                if update.get("_meta") is not None:
-                    converted["_meta"] = update["_meta"]
-                updates.append(converted)
+                if entries is not LOST:  # else recorded as lost, and the update with it
+                    plan: JsonObject = {"type": "items", "planId": session.plan_id, "entries": entries}
+                    converted: JsonObject = {"sessionUpdate": "plan_update", "plan": plan}
+                    if update.get("_meta") is not None:
+                        converted["_meta"] = update["_meta"]
+                    updates.append(converted)
             else:
                 if tag == "tool_call_update":
                     session.tool_calls.setdefault(str(update.get("toolCallId")), "")
@@ -391,10 +411,11 @@ class Bridge:
                         ("params", "update", "plan", "entries"),
                     )
                     converter.lose(("params", "update", "plan", "planId"), plan_v.get("planId"), "v1 plans have no id")
-                    v1_plan: JsonObject = {"sessionUpdate": "plan", "entries": entries}
-                    if update.get("_meta") is not None:
-                        v1_plan["_meta"] = update["_meta"]
-                    updates.append(v1_plan)
+                    if entries is not LOST:  # else recorded as lost, and the update with it
+                        v1_plan: JsonObject = {"sessionUpdate": "plan", "entries": entries}
+                        if update.get("_meta") is not None:
+                            v1_plan["_meta"] = update["_meta"]
+                        updates.append(v1_plan)
                 else:
                     converter.lose(("params", "update"), update, "v1 has no such plan")
             else:
@@ -496,13 +517,16 @@ class Bridge:
                 new[key] = value
             converted = converter.by_name(new, name, name, ("params",))
             if isinstance(tool, dict):
-                subject = {
-                    "type": subject_type,
-                    "toolCall": converter.by_name(tool, "ToolCallUpdate", "ToolCallUpdate", ("params", v1_field)),
-                }
-                if isinstance(converted, dict):
-                    converted["subject"] = subject
-                session.tool_calls.setdefault(ident, title if isinstance(tool.get("title"), str) else "")
+                v2_tool = converter.by_name(tool, "ToolCallUpdate", "ToolCallUpdate", ("params", v1_field))
+                # A tool call v2 cannot take (no string toolCallId) is recorded
+                # as lost: the v2 request goes without a subject.
+                if v2_tool is not LOST:
+                    subject = {"type": subject_type, "toolCall": v2_tool}
+                    if isinstance(converted, dict):
+                        converted["subject"] = subject
+                    session.tool_calls.setdefault(ident, title if isinstance(tool.get("title"), str) else "")
+            elif tool is not None:
+                converter.lose(("params", v1_field), tool, "not an object")
         else:
             subject = params.get("subject")
             rest = {k: v for k, v in params.items() if k not in ("subject", "title", "description")}
@@ -538,9 +562,9 @@ class Bridge:
                 start = dict(v1_tool)
                 start.setdefault("title", title if isinstance(title, str) else ident)
                 session.tool_calls[ident] = str(start["title"])
-                created = converter.convert(
-                    start, self.sides[1].named("ToolCall"), self.sides[1].named("ToolCall"), ("params", "subject")
-                )
+                # ``start`` is v1 already (its losses recorded): checked as a v1 ToolCall.
+                check = Converter(self.sides[1], self.sides[1], self.rules, _ignore_loss, _ignore_forget)
+                created = check.by_name(start, "ToolCall", "ToolCall", ("params", "subject"))
                 if created is not LOST:
                     routed.to_client.append(
                         _update(str(params.get("sessionId")), dict(created, sessionUpdate="tool_call"))
@@ -548,6 +572,14 @@ class Bridge:
             converted = converter.by_name(dict(rest, **{v1_field: v1_tool}), name, name, ("params",))
             if isinstance(converted, dict):
                 converted[v1_field] = v1_tool
+        if converted is LOST:
+            # The params have no form in the client's version: the agent is answered, nothing goes on.
+            routed.lost.extend(lost)
+            reason = f"the bridge cannot translate its params to v{self.client_version}"
+            self._lose_whole(routed, "agent", "session/request_permission", out, reason)
+            if "id" in out:
+                self._refuse("agent", out.get("id"), INVALID_PARAMS, f"Invalid params: {reason}", routed)
+            return
         if isinstance(converted, dict):
             out["params"] = converted
         self._finish(routed, lost, out, "params")
@@ -557,3 +589,11 @@ class Bridge:
 
 def _update(session: str, update: JsonObject) -> JsonObject:
     return {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": update}}
+
+
+def _ignore_loss(_path: JsonPath, _value: Json, _reason: str) -> None:
+    pass
+
+
+def _ignore_forget(_path: JsonPath) -> None:
+    pass
