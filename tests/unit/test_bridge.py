@@ -719,3 +719,56 @@ def test_a_message_with_nan_is_never_written_a_request_is_answered_internal_erro
     assert answer["params"]["id"] == 1 and answer["params"]["error"]["code"] == -32603
     assert rest == b""
     assert b"NaN" not in line + rest and b"Infinity" not in line + rest
+
+
+def prompt(b, ident):
+    request = {
+        "jsonrpc": "2.0",
+        "id": ident,
+        "method": "session/prompt",
+        "params": {"sessionId": "s", "prompt": [TEXT]},
+    }
+    (forwarded,) = b.from_client(request).to_agent
+    return forwarded["id"]
+
+
+def idle(b, stop):
+    update = {"sessionUpdate": "state_update", "state": "idle", "stopReason": stop}
+    return b.from_agent({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": update}})
+
+
+def test_two_v1_client_prompts_on_a_session_are_each_answered_by_their_own_idle():
+    b = bridge(1)
+    first, second = prompt(b, 5), prompt(b, 6)
+    for ident in (first, second):
+        assert b.from_agent({"jsonrpc": "2.0", "id": ident, "result": {"messageId": f"m{ident}"}}).to_client == []
+    (answer,) = idle(b, "end_turn").to_client
+    assert answer == {"jsonrpc": "2.0", "id": 5, "result": {"stopReason": "end_turn"}}
+    (answer,) = idle(b, "max_tokens").to_client
+    assert answer == {"jsonrpc": "2.0", "id": 6, "result": {"stopReason": "max_tokens"}}
+
+
+def test_a_v2_agent_refusing_a_second_prompt_leaves_the_first_to_its_idle():
+    b = bridge(1)
+    first, second = prompt(b, 5), prompt(b, 6)
+    error = {"code": -32603, "message": "busy"}
+    (refused,) = b.from_agent({"jsonrpc": "2.0", "id": second, "error": error}).to_client
+    assert refused == {"jsonrpc": "2.0", "id": 6, "error": error}
+    b.from_agent({"jsonrpc": "2.0", "id": first, "result": {"messageId": "m"}})
+    (answer,) = idle(b, "end_turn").to_client
+    assert answer["id"] == 5
+
+
+def test_an_idle_before_the_v2_agent_answers_the_prompt_ends_the_turn():
+    b = bridge(1)
+    ident = prompt(b, 5)
+    (answer,) = idle(b, "end_turn").to_client
+    assert answer == {"jsonrpc": "2.0", "id": 5, "result": {"stopReason": "end_turn"}}
+    late = b.from_agent({"jsonrpc": "2.0", "id": ident, "result": {"messageId": "m"}})
+    assert late.to_client == []
+    ended = prompt(b, 6)
+    idle(b, "cancelled")
+    late_error = b.from_agent({"jsonrpc": "2.0", "id": ended, "error": {"code": 1, "message": "x"}})
+    assert late_error.to_client == [] and [x.method for x in late_error.lost] == ["session/prompt"]
+    late_error = b.from_agent({"jsonrpc": "2.0", "id": prompt(b, 7), "error": {"code": 1, "message": "x"}})
+    assert late_error.to_client[0]["id"] == 7

@@ -74,8 +74,11 @@ class Bridge:
         self.from_agent_requests: dict[Json, str] = {}
         self.turns: dict[Json, _Turn] = {}
         """v2 client, v1 agent: prompts by the id the agent got."""
-        self.v1_turns: dict[str, _Turn] = {}
-        """v1 client, v2 agent: the prompt in flight, by session."""
+        self.v1_turns: dict[str, list[_Turn]] = {}
+        """v1 client, v2 agent: the prompts in flight, by session, oldest first
+        (each idle state_update ends the oldest)."""
+        self.v1_ended: set[Json] = set()
+        """v1 client, v2 agent: prompts (by id) whose turn ended before the agent answered them."""
         self.sessions: dict[str, _Session] = {}
         self.counter = itertools.count(1)
         self.requested_version: Json = client_version
@@ -236,7 +239,7 @@ class Bridge:
         self._finish(routed, lost, out, "params")
         if self.client_version == 1:
             # v2 agent: its answer is held, the turn ends with its idle state_update.
-            self.v1_turns[session] = _Turn(session, message["id"], message["id"])
+            self.v1_turns.setdefault(session, []).append(_Turn(session, message["id"], message["id"]))
             self.from_client_requests[message["id"]] = "session/prompt"
             routed.to_agent.append(out)
             return
@@ -291,17 +294,29 @@ class Bridge:
     def _prompt_answer(self, message: JsonObject, out: JsonObject, routed: Routed) -> None:
         if self.client_version == 1:
             # v2 agent's {messageId}: held; the idle state_update answers the v1 client.
-            session = next((s for s, t in self.v1_turns.items() if t.agent_id == message.get("id")), None)
+            found = next(
+                (t for turns in self.v1_turns.values() for t in turns if t.agent_id == message.get("id")), None
+            )
+            ended = message.get("id") in self.v1_ended
+            self.v1_ended.discard(message.get("id"))
             if "error" in message:
-                if session is not None:
-                    self.v1_turns.pop(session, None)
+                if ended:
+                    # Its turn has ended already (an idle came first): the client has its answer.
+                    reason = "the prompt's turn has ended already: v1 has its answer"
+                    self._lose_whole(routed, "agent", "session/prompt", message, reason)
+                    return
+                if found is not None:
+                    turns = self.v1_turns[found.session]
+                    turns.remove(found)
+                    if not turns:
+                        del self.v1_turns[found.session]
                 routed.to_client.append(out)
                 return
             result = message.get("result")
-            if session is not None:
-                self.v1_turns[session].accepted = True
+            if found is not None:
+                found.accepted = True
                 if isinstance(result, dict):
-                    self.v1_turns[session].message_id = str(result.get("messageId", ""))
+                    found.message_id = str(result.get("messageId", ""))
             converter, lost = self._converter("agent", "session/prompt", routed)
             held = result.get("messageId") if isinstance(result, dict) else result
             converter.lose(("result", "messageId"), held, "v1 answers a prompt when its turn ends, with no message id")
@@ -463,16 +478,16 @@ class Bridge:
         return [] if converted is LOST else [dict(converted, sessionUpdate="tool_call")]
 
     def _turn_state(self, session_id: str, update: JsonObject, params: JsonObject, routed: Routed) -> None:
-        turn = self.v1_turns.get(session_id)
-        if turn is None:
+        turns = self.v1_turns.get(session_id)
+        if not turns or update.get("state") != self.rules.turn["end_state"]:
             return
-        state = update.get("state")
-        if state == "running":
-            turn.accepted = True
-            return
-        if state != self.rules.turn["end_state"] or not turn.accepted:
-            return
-        del self.v1_turns[session_id]
+        # The oldest prompt in flight ends, whether or not its answer or a
+        # `running` came first.
+        turn = turns.pop(0)
+        if not turns:
+            del self.v1_turns[session_id]
+        if not turn.accepted:
+            self.v1_ended.add(turn.agent_id)
         stop = update.get("stopReason")
         if stop == self.rules.turn["error_stop_reason"]:
             error = update.get("error") or {"code": -32603, "message": "the turn ended with an error"}
