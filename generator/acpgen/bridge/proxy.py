@@ -7,10 +7,10 @@ gives to two writer threads (one per peer), so a peer that stops reading
 never holds the other direction. A line that is not a JSON object (nested
 deeper than the parser goes included) is passed on as it is, and said once
 on the loss log. A message the bridge cannot translate or write as JSON is
-never passed on untranslated: a request is answered with a -32603 error, any
-other message is dropped, and either is said on the loss log. The bridge ends when the agent
-has exited and its output is drained, with the agent's exit status; the
-client closing its side closes the agent's stdin.
+never passed on untranslated: a request is answered with a -32603 error,
+any other message is dropped, and either is said on the loss log. The
+bridge ends when the agent has exited and its output is drained, with the
+agent's exit status; the client closing its side closes the agent's stdin.
 """
 
 from __future__ import annotations
