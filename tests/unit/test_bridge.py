@@ -6,6 +6,11 @@ except for exactly the values recorded as lost."""
 from __future__ import annotations
 
 import copy
+import json
+import subprocess
+import sys
+import textwrap
+import threading
 from pathlib import Path
 
 import acp_v1
@@ -14,6 +19,8 @@ import pytest
 from acpgen.bridge import META_KEY, Bridge, load_bridge_rules, sides
 from acpgen.compile.passes.rules import builtin_file
 from acpgen.errors import AcpgenError
+
+from tests.patience import HANG
 
 SIDES = sides(acp_v1, acp_v2)
 RULES = load_bridge_rules(SIDES)
@@ -535,3 +542,233 @@ def test_lost_values_are_noted_in_meta():
         ("v1->v2", "/params/clientCapabilities/terminal"),
     ]
     assert notes[1]["value"] == "true"
+
+
+# -------------------------------------------------------------- messages the bridge cannot carry
+
+
+def encoded(messages):
+    """``messages`` as the bridge writes them: strict JSON."""
+    return json.dumps(messages, allow_nan=False)
+
+
+def lost_paths(routed):
+    return [(item.method, item.path) for item in routed.lost]
+
+
+def test_a_v1_plan_whose_entries_are_no_list_is_recorded_as_lost():
+    routed = bridge(2).from_agent(
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": "s", "update": {"sessionUpdate": "plan", "entries": "x"}},
+        }
+    )
+    encoded(routed.to_client)
+    assert routed.to_client == []
+    assert ("session/update", "/params/update/entries") in lost_paths(routed)
+
+
+def test_a_v2_plan_update_whose_entries_are_no_list_is_recorded_as_lost():
+    update = {"sessionUpdate": "plan_update", "plan": {"type": "items", "planId": "p", "entries": {"a": 1}}}
+    routed = bridge(1).from_agent(
+        {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": update}}
+    )
+    encoded(routed.to_client)
+    assert routed.to_client == []
+    assert ("session/update", "/params/update/plan/entries") in lost_paths(routed)
+
+
+@pytest.mark.parametrize("tool_call", [{"title": "x"}, {"toolCallId": 5, "title": "x"}])
+def test_a_v1_permission_request_whose_tool_call_has_no_string_id_goes_without_a_subject(tool_call):
+    params = {"sessionId": "s", "toolCall": tool_call, "options": []}
+    routed = bridge(2).from_agent({"jsonrpc": "2.0", "id": 3, "method": "session/request_permission", "params": params})
+    encoded(routed.to_client)
+    (request,) = routed.to_client
+    assert request["id"] == 3 and "subject" not in request["params"]
+    assert ("session/request_permission", "/params/toolCall") in lost_paths(routed)
+
+
+def test_a_permission_request_whose_params_do_not_translate_is_answered_invalid_params():
+    params = {"sessionId": "s", "toolCall": {"toolCallId": "t"}, "options": "none"}
+    routed = bridge(2).from_agent({"jsonrpc": "2.0", "id": 3, "method": "session/request_permission", "params": params})
+    assert routed.to_client == []
+    (answer,) = routed.to_agent
+    assert answer["id"] == 3 and answer["error"]["code"] == -32602
+    assert ("session/request_permission", "") in lost_paths(routed)
+
+
+def test_a_v2_permission_request_for_a_tool_call_not_seen_yet_announces_it_first():
+    subject = {"type": "tool_call", "toolCall": {"toolCallId": "t1", "title": "Run ls"}}
+    params = {
+        "sessionId": "s",
+        "title": "Run ls",
+        "subject": subject,
+        "options": [{"optionId": "a", "name": "Allow", "kind": "allow_once"}],
+    }
+    routed = bridge(1).from_agent({"jsonrpc": "2.0", "id": 4, "method": "session/request_permission", "params": params})
+    encoded(routed.to_client)
+    announce, request = routed.to_client
+    assert announce["params"]["update"] == {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Run ls"}
+    assert request["id"] == 4 and request["params"]["toolCall"]["toolCallId"] == "t1"
+
+
+@pytest.mark.parametrize("client_version", [1, 2])
+@pytest.mark.parametrize("sender", ["client", "agent"])
+def test_a_request_whose_method_is_no_string_is_answered_invalid_request(client_version, sender):
+    b = bridge(client_version)
+    receive = b.from_client if sender == "client" else b.from_agent
+    routed = receive({"jsonrpc": "2.0", "id": 7, "method": 5, "params": {}})
+    back, onward = (routed.to_client, routed.to_agent) if sender == "client" else (routed.to_agent, routed.to_client)
+    assert onward == []
+    (answer,) = back
+    assert answer["id"] == 7 and answer["error"]["code"] == -32600
+    assert len(routed.lost) == 1
+
+
+@pytest.mark.parametrize("sender", ["client", "agent"])
+def test_a_notification_whose_method_is_no_string_is_dropped_and_recorded(sender):
+    b = bridge(1)
+    receive = b.from_client if sender == "client" else b.from_agent
+    routed = receive({"jsonrpc": "2.0", "method": ["session/update"], "params": {}})
+    assert routed.to_client == [] and routed.to_agent == []
+    assert len(routed.lost) == 1
+
+
+# -------------------------------------------------------------- the bridge between processes
+
+BRIDGE = [sys.executable, "-c", "from acpgen.cli import main; main()", "bridge", "--client-protocol", "v1", "--"]
+
+DEEP_AGENT = textwrap.dedent(
+    """
+    import sys
+    sys.stdout.write("[" * 200000 + "\\n")
+    sys.stdout.write('{"jsonrpc":"2.0","method":"_after","params":{}}\\n')
+    sys.stdout.flush()
+    """
+)
+
+ECHO_AGENT = textwrap.dedent(
+    """
+    import json, sys
+    for line in sys.stdin:
+        try:
+            method = json.loads(line)["method"]
+        except Exception:
+            method = None
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "method": "_echo", "params": {"method": method}}) + "\\n")
+        sys.stdout.flush()
+    """
+)
+
+NAN_AGENT = textwrap.dedent(
+    """
+    import sys
+    sys.stdout.write('{"jsonrpc":"2.0","method":"_note","params":{"v":NaN}}\\n')
+    sys.stdout.write('{"jsonrpc":"2.0","id":1,"method":"_ask","params":{"v":Infinity}}\\n')
+    sys.stdout.flush()
+    answer = sys.stdin.readline()
+    sys.stdout.write('{"jsonrpc":"2.0","method":"_answer","params":' + answer.strip() + '}\\n')
+    sys.stdout.flush()
+    """
+)
+
+
+def run_bridge(tmp_path, agent: str, client_lines: bytes) -> subprocess.CompletedProcess[bytes]:
+    script = tmp_path / "agent.py"
+    script.write_text(agent, encoding="utf-8")
+    return subprocess.run(
+        [*BRIDGE, sys.executable, str(script)], input=client_lines, capture_output=True, timeout=HANG, check=False
+    )
+
+
+def test_a_deeply_nested_line_from_the_agent_is_passed_on_and_the_bridge_goes_on(tmp_path):
+    done = run_bridge(tmp_path, DEEP_AGENT, b"")
+    assert done.returncode == 0, done.stderr.decode()[-500:]
+    assert b'"_after"' in done.stdout
+    assert b"no JSON object" in done.stderr
+
+
+def test_a_deeply_nested_line_from_the_client_is_passed_on_and_the_bridge_goes_on(tmp_path):
+    lines = b"[" * 200000 + b"\n" + b'{"jsonrpc":"2.0","method":"_after","params":{}}\n'
+    done = run_bridge(tmp_path, ECHO_AGENT, lines)
+    assert done.returncode == 0, done.stderr.decode()[-500:]
+    echoed = [json.loads(line)["params"]["method"] for line in done.stdout.splitlines()]
+    assert echoed == [None, "_after"]
+
+
+def test_a_message_with_nan_is_never_written_a_request_is_answered_internal_error(tmp_path):
+    script = tmp_path / "agent.py"
+    script.write_text(NAN_AGENT, encoding="utf-8")
+    bridge_process = subprocess.Popen(
+        [*BRIDGE, sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    watchdog = threading.Timer(HANG, bridge_process.kill)
+    watchdog.start()
+    try:
+        assert bridge_process.stdout is not None and bridge_process.stdin is not None
+        line = bridge_process.stdout.readline()  # the only line: the agent's echo of the bridge's answer
+        bridge_process.stdin.close()
+        rest = bridge_process.stdout.read()
+        status = bridge_process.wait()
+    finally:
+        watchdog.cancel()
+    assert status == 0
+    answer = json.loads(line)
+    assert answer["method"] == "_answer"
+    assert answer["params"]["id"] == 1 and answer["params"]["error"]["code"] == -32603
+    assert rest == b""
+    assert b"NaN" not in line + rest and b"Infinity" not in line + rest
+
+
+def prompt(b, ident):
+    request = {
+        "jsonrpc": "2.0",
+        "id": ident,
+        "method": "session/prompt",
+        "params": {"sessionId": "s", "prompt": [TEXT]},
+    }
+    (forwarded,) = b.from_client(request).to_agent
+    return forwarded["id"]
+
+
+def idle(b, stop):
+    update = {"sessionUpdate": "state_update", "state": "idle", "stopReason": stop}
+    return b.from_agent({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": update}})
+
+
+def test_two_v1_client_prompts_on_a_session_are_each_answered_by_their_own_idle():
+    b = bridge(1)
+    first, second = prompt(b, 5), prompt(b, 6)
+    for ident in (first, second):
+        assert b.from_agent({"jsonrpc": "2.0", "id": ident, "result": {"messageId": f"m{ident}"}}).to_client == []
+    (answer,) = idle(b, "end_turn").to_client
+    assert answer == {"jsonrpc": "2.0", "id": 5, "result": {"stopReason": "end_turn"}}
+    (answer,) = idle(b, "max_tokens").to_client
+    assert answer == {"jsonrpc": "2.0", "id": 6, "result": {"stopReason": "max_tokens"}}
+
+
+def test_a_v2_agent_refusing_a_second_prompt_leaves_the_first_to_its_idle():
+    b = bridge(1)
+    first, second = prompt(b, 5), prompt(b, 6)
+    error = {"code": -32603, "message": "busy"}
+    (refused,) = b.from_agent({"jsonrpc": "2.0", "id": second, "error": error}).to_client
+    assert refused == {"jsonrpc": "2.0", "id": 6, "error": error}
+    b.from_agent({"jsonrpc": "2.0", "id": first, "result": {"messageId": "m"}})
+    (answer,) = idle(b, "end_turn").to_client
+    assert answer["id"] == 5
+
+
+def test_an_idle_before_the_v2_agent_answers_the_prompt_ends_the_turn():
+    b = bridge(1)
+    ident = prompt(b, 5)
+    (answer,) = idle(b, "end_turn").to_client
+    assert answer == {"jsonrpc": "2.0", "id": 5, "result": {"stopReason": "end_turn"}}
+    late = b.from_agent({"jsonrpc": "2.0", "id": ident, "result": {"messageId": "m"}})
+    assert late.to_client == []
+    ended = prompt(b, 6)
+    idle(b, "cancelled")
+    late_error = b.from_agent({"jsonrpc": "2.0", "id": ended, "error": {"code": 1, "message": "x"}})
+    assert late_error.to_client == [] and [x.method for x in late_error.lost] == ["session/prompt"]
+    late_error = b.from_agent({"jsonrpc": "2.0", "id": prompt(b, 7), "error": {"code": 1, "message": "x"}})
+    assert late_error.to_client[0]["id"] == 7

@@ -4,10 +4,13 @@ the agent a subprocess.
 Two reader threads (the client's lines, the agent's lines) hand each
 message to the :class:`~.translate.Bridge` under one lock, and queue what it
 gives to two writer threads (one per peer), so a peer that stops reading
-never holds the other direction. A line that is not a JSON object is passed
-on as it is, and said once on the loss log. The bridge ends when the agent
-has exited and its output is drained, with the agent's exit status; the
-client closing its side closes the agent's stdin.
+never holds the other direction. A line that is not a JSON object (nested
+deeper than the parser goes included) is passed on as it is, and said once
+on the loss log. A message the bridge cannot translate or write as JSON is
+never passed on untranslated: a request is answered with a -32603 error,
+any other message is dropped, and either is said on the loss log. The
+bridge ends when the agent has exited and its output is drained, with the
+agent's exit status; the client closing its side closes the agent's stdin.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from types import FrameType
 from typing import IO, Any
 
 from ..jsontypes import JsonObject
-from .shapes import LostValue
+from .shapes import VALUE_CHARS, LostValue, show
 from .translate import Bridge, Routed
 
 _CLOSE = b""
@@ -80,7 +83,30 @@ def _writer(stream: IO[bytes], lines: queue.Queue[bytes]) -> None:
 
 
 def _encode(message: JsonObject) -> bytes:
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+    """``message`` as a line of JSON; ValueError for a float JSON has no
+    form for (NaN, Infinity), TypeError for a value that is no JSON."""
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text.encode("utf-8") + b"\n"
+
+
+def _refusal(message: JsonObject, reason: str) -> bytes | None:
+    """The -32603 answer to ``message`` when it is a request the bridge
+    could not translate; None for any other message."""
+    if not isinstance(message.get("method"), str) or "id" not in message:
+        return None
+    error = {"code": -32603, "message": f"Internal error: the bridge could not translate the request ({reason})"}
+    try:
+        return _encode({"jsonrpc": "2.0", "id": message["id"], "error": error})
+    except (TypeError, ValueError):  # an id JSON has no form for (NaN)
+        return _encode({"jsonrpc": "2.0", "id": None, "error": error})
+
+
+def _show(message: JsonObject) -> str:
+    """``message`` for the loss log (cut), whatever it holds."""
+    try:
+        return show(message)
+    except (TypeError, ValueError, RecursionError):
+        return repr(message)[:VALUE_CHARS]
 
 
 DEFAULT_MAX_MESSAGE = 64 * 1024 * 1024
@@ -145,7 +171,7 @@ def run(bridge: Bridge, command: list[str], log: LossLog, max_message: int = DEF
                 continue
             try:
                 message: Any = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
                 message = None
             if not isinstance(message, dict):
                 log.note(f"a line from the {who} that is no JSON object, passed on as it is")
@@ -154,14 +180,20 @@ def run(bridge: Bridge, command: list[str], log: LossLog, max_message: int = DEF
             with lock:
                 try:
                     routed = translate(message)
+                    agent_lines = [_encode(out) for out in routed.to_agent]
+                    client_lines = [_encode(out) for out in routed.to_client]
                 except Exception as error:
-                    log.note(f"cannot translate a message from the {who} ({error!r}); passed on as it is")
-                    onward.put(_encode(message))
+                    # Never passed on untranslated: a request is answered -32603, anything else dropped.
+                    answer = _refusal(message, type(error).__name__)
+                    done = "answered -32603" if answer is not None else "dropped"
+                    log.note(f"cannot translate a message from the {who} ({error!r}): {done}: {_show(message)}")
+                    if answer is not None:
+                        back.put(answer)
                     continue
-                for out in routed.to_agent:
-                    to_agent.put(_encode(out))
-                for out in routed.to_client:
-                    to_client.put(_encode(out))
+                for out in agent_lines:
+                    to_agent.put(out)
+                for out in client_lines:
+                    to_client.put(out)
             if routed.lost:
                 log.write(routed.lost)
 

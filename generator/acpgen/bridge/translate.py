@@ -26,7 +26,9 @@ META_KEY = "acpgen.bridge/lost"
 """The ``_meta`` key of a translated message's params (or result) that lists
 what was lost on the way, when the bridge adds notes."""
 
+INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
 
 
 @dataclass
@@ -72,8 +74,11 @@ class Bridge:
         self.from_agent_requests: dict[Json, str] = {}
         self.turns: dict[Json, _Turn] = {}
         """v2 client, v1 agent: prompts by the id the agent got."""
-        self.v1_turns: dict[str, _Turn] = {}
-        """v1 client, v2 agent: the prompt in flight, by session."""
+        self.v1_turns: dict[str, list[_Turn]] = {}
+        """v1 client, v2 agent: the prompts in flight, by session, oldest first
+        (each idle state_update ends the oldest)."""
+        self.v1_ended: set[Json] = set()
+        """v1 client, v2 agent: prompts (by id) whose turn ended before the agent answered them."""
         self.sessions: dict[str, _Session] = {}
         self.counter = itertools.count(1)
         self.requested_version: Json = client_version
@@ -148,7 +153,9 @@ class Bridge:
     def from_client(self, message: JsonObject) -> Routed:
         """What a message from the client becomes."""
         routed = Routed()
-        if "method" in message:
+        if "method" in message and not isinstance(message["method"], str):
+            self._bad_method("client", message, routed)
+        elif "method" in message:
             self._request_or_notification("client", message, routed)
         else:
             self._response("client", message, routed)
@@ -157,11 +164,26 @@ class Bridge:
     def from_agent(self, message: JsonObject) -> Routed:
         """What a message from the agent becomes."""
         routed = Routed()
-        if "method" in message:
+        if "method" in message and not isinstance(message["method"], str):
+            self._bad_method("agent", message, routed)
+        elif "method" in message:
             self._request_or_notification("agent", message, routed)
         else:
             self._response("agent", message, routed)
         return routed
+
+    def _bad_method(self, sender: str, message: JsonObject, routed: Routed) -> None:
+        """A message whose method is no string: refused (a request is answered
+        -32600 Invalid Request), never passed on."""
+        reason = "its method is no string"
+        self._lose_whole(routed, sender, show(message.get("method")), message, reason)
+        if "id" in message:
+            self._refuse(sender, message.get("id"), INVALID_REQUEST, f"Invalid Request: {reason}", routed)
+
+    def _refuse(self, sender: str, ident: Json, code: int, text: str, routed: Routed) -> None:
+        """Answers the request ``ident`` of ``sender`` with the error ``code``."""
+        error: JsonObject = {"code": code, "message": text}
+        self._back(sender, routed).append({"jsonrpc": "2.0", "id": ident, "error": error})
 
     # -- requests and notifications -------------------------------------
 
@@ -172,7 +194,7 @@ class Bridge:
         return routed.to_client if sender == "client" else routed.to_agent
 
     def _request_or_notification(self, sender: str, message: JsonObject, routed: Routed) -> None:
-        method = str(message["method"])
+        method: str = message["method"]
         is_request = "id" in message
         target = self._target_method(method, sender)
         if target is None:
@@ -217,7 +239,7 @@ class Bridge:
         self._finish(routed, lost, out, "params")
         if self.client_version == 1:
             # v2 agent: its answer is held, the turn ends with its idle state_update.
-            self.v1_turns[session] = _Turn(session, message["id"], message["id"])
+            self.v1_turns.setdefault(session, []).append(_Turn(session, message["id"], message["id"]))
             self.from_client_requests[message["id"]] = "session/prompt"
             routed.to_agent.append(out)
             return
@@ -272,17 +294,29 @@ class Bridge:
     def _prompt_answer(self, message: JsonObject, out: JsonObject, routed: Routed) -> None:
         if self.client_version == 1:
             # v2 agent's {messageId}: held; the idle state_update answers the v1 client.
-            session = next((s for s, t in self.v1_turns.items() if t.agent_id == message.get("id")), None)
+            found = next(
+                (t for turns in self.v1_turns.values() for t in turns if t.agent_id == message.get("id")), None
+            )
+            ended = message.get("id") in self.v1_ended
+            self.v1_ended.discard(message.get("id"))
             if "error" in message:
-                if session is not None:
-                    self.v1_turns.pop(session, None)
+                if ended:
+                    # Its turn has ended already (an idle came first): the client has its answer.
+                    reason = "the prompt's turn has ended already: v1 has its answer"
+                    self._lose_whole(routed, "agent", "session/prompt", message, reason)
+                    return
+                if found is not None:
+                    turns = self.v1_turns[found.session]
+                    turns.remove(found)
+                    if not turns:
+                        del self.v1_turns[found.session]
                 routed.to_client.append(out)
                 return
             result = message.get("result")
-            if session is not None:
-                self.v1_turns[session].accepted = True
+            if found is not None:
+                found.accepted = True
                 if isinstance(result, dict):
-                    self.v1_turns[session].message_id = str(result.get("messageId", ""))
+                    found.message_id = str(result.get("messageId", ""))
             converter, lost = self._converter("agent", "session/prompt", routed)
             held = result.get("messageId") if isinstance(result, dict) else result
             converter.lose(("result", "messageId"), held, "v1 answers a prompt when its turn ends, with no message id")
@@ -353,11 +387,12 @@ class Bridge:
                     {"type": "array", "items": self.sides[2].named("PlanEntry")},
                     ("params", "update", "entries"),
                 )
-                plan: JsonObject = {"type": "items", "planId": session.plan_id, "entries": entries}
-                converted: JsonObject = {"sessionUpdate": "plan_update", "plan": plan}
-                if update.get("_meta") is not None:
-                    converted["_meta"] = update["_meta"]
-                updates.append(converted)
+                if entries is not LOST:  # else recorded as lost, and the update with it
+                    plan: JsonObject = {"type": "items", "planId": session.plan_id, "entries": entries}
+                    converted: JsonObject = {"sessionUpdate": "plan_update", "plan": plan}
+                    if update.get("_meta") is not None:
+                        converted["_meta"] = update["_meta"]
+                    updates.append(converted)
             else:
                 if tag == "tool_call_update":
                     session.tool_calls.setdefault(str(update.get("toolCallId")), "")
@@ -391,10 +426,11 @@ class Bridge:
                         ("params", "update", "plan", "entries"),
                     )
                     converter.lose(("params", "update", "plan", "planId"), plan_v.get("planId"), "v1 plans have no id")
-                    v1_plan: JsonObject = {"sessionUpdate": "plan", "entries": entries}
-                    if update.get("_meta") is not None:
-                        v1_plan["_meta"] = update["_meta"]
-                    updates.append(v1_plan)
+                    if entries is not LOST:  # else recorded as lost, and the update with it
+                        v1_plan: JsonObject = {"sessionUpdate": "plan", "entries": entries}
+                        if update.get("_meta") is not None:
+                            v1_plan["_meta"] = update["_meta"]
+                        updates.append(v1_plan)
                 else:
                     converter.lose(("params", "update"), update, "v1 has no such plan")
             else:
@@ -442,16 +478,16 @@ class Bridge:
         return [] if converted is LOST else [dict(converted, sessionUpdate="tool_call")]
 
     def _turn_state(self, session_id: str, update: JsonObject, params: JsonObject, routed: Routed) -> None:
-        turn = self.v1_turns.get(session_id)
-        if turn is None:
+        turns = self.v1_turns.get(session_id)
+        if not turns or update.get("state") != self.rules.turn["end_state"]:
             return
-        state = update.get("state")
-        if state == "running":
-            turn.accepted = True
-            return
-        if state != self.rules.turn["end_state"] or not turn.accepted:
-            return
-        del self.v1_turns[session_id]
+        # The oldest prompt in flight ends, whether or not its answer or a
+        # `running` came first.
+        turn = turns.pop(0)
+        if not turns:
+            del self.v1_turns[session_id]
+        if not turn.accepted:
+            self.v1_ended.add(turn.agent_id)
         stop = update.get("stopReason")
         if stop == self.rules.turn["error_stop_reason"]:
             error = update.get("error") or {"code": -32603, "message": "the turn ended with an error"}
@@ -496,13 +532,16 @@ class Bridge:
                 new[key] = value
             converted = converter.by_name(new, name, name, ("params",))
             if isinstance(tool, dict):
-                subject = {
-                    "type": subject_type,
-                    "toolCall": converter.by_name(tool, "ToolCallUpdate", "ToolCallUpdate", ("params", v1_field)),
-                }
-                if isinstance(converted, dict):
-                    converted["subject"] = subject
-                session.tool_calls.setdefault(ident, title if isinstance(tool.get("title"), str) else "")
+                v2_tool = converter.by_name(tool, "ToolCallUpdate", "ToolCallUpdate", ("params", v1_field))
+                # A tool call v2 cannot take (no string toolCallId) is recorded
+                # as lost: the v2 request goes without a subject.
+                if v2_tool is not LOST:
+                    subject = {"type": subject_type, "toolCall": v2_tool}
+                    if isinstance(converted, dict):
+                        converted["subject"] = subject
+                    session.tool_calls.setdefault(ident, title if isinstance(tool.get("title"), str) else "")
+            elif tool is not None:
+                converter.lose(("params", v1_field), tool, "not an object")
         else:
             subject = params.get("subject")
             rest = {k: v for k, v in params.items() if k not in ("subject", "title", "description")}
@@ -538,9 +577,9 @@ class Bridge:
                 start = dict(v1_tool)
                 start.setdefault("title", title if isinstance(title, str) else ident)
                 session.tool_calls[ident] = str(start["title"])
-                created = converter.convert(
-                    start, self.sides[1].named("ToolCall"), self.sides[1].named("ToolCall"), ("params", "subject")
-                )
+                # ``start`` is v1 already (its losses recorded): checked as a v1 ToolCall.
+                check = Converter(self.sides[1], self.sides[1], self.rules, _ignore_loss, _ignore_forget)
+                created = check.by_name(start, "ToolCall", "ToolCall", ("params", "subject"))
                 if created is not LOST:
                     routed.to_client.append(
                         _update(str(params.get("sessionId")), dict(created, sessionUpdate="tool_call"))
@@ -548,6 +587,14 @@ class Bridge:
             converted = converter.by_name(dict(rest, **{v1_field: v1_tool}), name, name, ("params",))
             if isinstance(converted, dict):
                 converted[v1_field] = v1_tool
+        if converted is LOST:
+            # The params have no form in the client's version: the agent is answered, nothing goes on.
+            routed.lost.extend(lost)
+            reason = f"the bridge cannot translate its params to v{self.client_version}"
+            self._lose_whole(routed, "agent", "session/request_permission", out, reason)
+            if "id" in out:
+                self._refuse("agent", out.get("id"), INVALID_PARAMS, f"Invalid params: {reason}", routed)
+            return
         if isinstance(converted, dict):
             out["params"] = converted
         self._finish(routed, lost, out, "params")
@@ -557,3 +604,11 @@ class Bridge:
 
 def _update(session: str, update: JsonObject) -> JsonObject:
     return {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": update}}
+
+
+def _ignore_loss(_path: JsonPath, _value: Json, _reason: str) -> None:
+    pass
+
+
+def _ignore_forget(_path: JsonPath) -> None:
+    pass
