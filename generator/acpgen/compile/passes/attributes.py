@@ -97,17 +97,17 @@ def _class_attributes(node: ast.ClassDef) -> set[str]:
     # walked, not the expressions in them (most of the tree).
     stack: list[ast.AST] = list(node.body)
     while stack:
-        item = stack.pop()
-        if isinstance(item, (ast.Assign, ast.AnnAssign)):
+        block_item = stack.pop()
+        if isinstance(block_item, (ast.Assign, ast.AnnAssign)):
             names.update(
                 target.attr
-                for target in _targets(item)
+                for target in _targets(block_item)
                 if isinstance(target, ast.Attribute)
                 and isinstance(target.value, ast.Name)
                 and target.value.id == "self"
             )
         for block in _BLOCKS:
-            statements = getattr(item, block, None)
+            statements = getattr(block_item, block, None)
             if isinstance(statements, list):
                 stack.extend(statements)
     return names
