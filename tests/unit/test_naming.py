@@ -160,3 +160,21 @@ class Base:
     # What the real runtime classes give the generated ones.
     assert {"close", "request", "notify", "transport"} <= runtime_attributes()
     assert model_attributes() >= {"from_wire", "to_wire"}
+
+
+def test_the_forms_of_a_name_are_worked_out_once_and_kept_within_bounds():
+    from acpgen.compile.passes import identifiers
+
+    for form, text, expected in (
+        (identifiers.snake, "keptFormName", "kept_form_name"),
+        (identifiers.pascal, "kept form name", "KeptFormName"),
+        (identifiers.upper_snake, "keptFormName", "KEPT_FORM_NAME"),
+    ):
+        form.cache_clear()
+        assert form(text) == expected
+        assert form(text) == expected
+        assert (form.cache_info().hits, form.cache_info().misses) == (1, 1)
+        for n in range(identifiers._KEEP + 10):
+            form(f"name{n}")
+        assert form.cache_info().currsize == identifiers._KEEP
+        assert form(text) == expected
