@@ -14,7 +14,6 @@ import json
 import os
 import stat
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -22,6 +21,7 @@ from urllib.parse import unquote
 
 from ...errors import AcpgenError, pointer
 from ...jsontypes import JsonPath
+from ...records import dataclass
 from . import jsontext
 
 if TYPE_CHECKING:

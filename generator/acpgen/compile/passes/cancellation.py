@@ -18,11 +18,12 @@ The result is :attr:`ir.Package.cancellation`.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ...errors import AcpgenError
+from ...records import dataclass
 from .. import ir
 from .options import Options
 from .rules import CANCELLATION, builtin_file, read_rules
