@@ -91,3 +91,27 @@ def test_the_rules_file_is_checked(tmp_path: Path, text: str, message: str) -> N
     with pytest.raises(AcpgenError, match=message) as info:
         cancellation.cancellation_rules(path)
     assert str(info.value).startswith(f"{path}: ")
+
+
+def test_each_answer_is_checked_against_its_own_result_type_by_one_validator() -> None:
+    # One validator checks every answer of a schema, each against the result
+    # type of its own method, as a validator made for that type alone does.
+    import jsonschema_rs
+
+    schema = package("v1/schema.json")
+    values = [
+        ("PromptResponse", {"stopReason": "cancelled"}),
+        ("RequestPermissionResponse", {"stopReason": "cancelled"}),
+        ("PromptResponse", {"outcome": {"outcome": "cancelled"}}),
+        ("RequestPermissionResponse", {"outcome": {"outcome": "cancelled"}}),
+        ("NoSuchType", {}),
+        ("PromptResponse", {"stopReason": "gave_up"}),
+    ]
+    defs = schema.validation_defs
+    alone = [
+        name in defs and jsonschema_rs.Draft202012Validator({"$defs": defs, "$ref": f"#/$defs/{name}"}).is_valid(v)
+        for name, v in values
+    ]
+    assert alone == [True, False, False, True, False, False]
+    assert cancellation._valid(schema, values) == alone
+    assert cancellation._valid(schema, []) == []

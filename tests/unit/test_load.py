@@ -103,3 +103,59 @@ def test_the_compiled_metaschema_check_changes_no_outcome(doc, monkeypatch):
     quick = outcome()
     monkeypatch.setattr(acpgen.compile.load.schema, "jsonschema_rs", None)
     assert quick == outcome()
+
+
+def test_a_nested_id_is_refused_and_the_roots_is_not():
+    doc = {"$id": "urn:root", "$defs": {"A": {"type": "object", "properties": {"x": {"$id": "urn:x"}}}}}
+    with pytest.raises(AcpgenError, match="a nested \\$id is not supported") as info:
+        parse_schema(json.dumps(doc).encode(), "s.json")
+    assert str(info.value).startswith("s.json#/$defs/A/properties/x/$id: ")
+    del doc["$defs"]["A"]["properties"]["x"]["$id"]
+    assert parse_schema(json.dumps(doc).encode(), "s.json").defs == doc["$defs"]
+
+
+def test_ref_and_id_keys_in_data_are_not_references():
+    # const, enum, default and examples hold data: a "$ref" or "$id" key in
+    # them is a value like any other.
+    data = {"$ref": "#/$defs/Missing", "$id": "urn:nested"}
+    doc = {"$defs": {"A": {"const": data, "default": data, "examples": [data], "enum": [data]}}}
+    assert parse_schema(json.dumps(doc).encode(), "s.json").defs == doc["$defs"]
+
+
+def test_a_wrong_ref_is_named_before_a_nested_id_and_percent_escapes_resolve():
+    doc = {
+        "$defs": {
+            "a b": {"type": "string"},
+            "A": {"$id": "urn:a", "properties": {"x": {"$ref": "#/$defs/a%20b"}, "y": {"$ref": "#/$defs/Gone"}}},
+        }
+    }
+    with pytest.raises(AcpgenError) as info:
+        parse_schema(json.dumps(doc).encode(), "s.json")
+    assert str(info.value) == "s.json#/$defs/A/properties/y/$ref: unresolvable $ref '#/$defs/Gone'"
+    del doc["$defs"]["A"]["properties"]["y"]
+    with pytest.raises(AcpgenError, match="a nested \\$id"):
+        parse_schema(json.dumps(doc).encode(), "s.json")
+    del doc["$defs"]["A"]["$id"]
+    assert parse_schema(json.dumps(doc).encode(), "s.json").defs == doc["$defs"]
+
+
+@pytest.mark.parametrize("python_limit", [None, 0, 5000])
+def test_an_integer_of_more_than_4300_digits_is_refused_whatever_pythons_own_limit(python_limit):
+    # Under Python's default limit (4300 digits) its int() refuses the text;
+    # without a limit (0) or over a higher one, acpgen's own check does.
+    import sys
+
+    if python_limit is not None and not hasattr(sys, "set_int_max_str_digits"):
+        pytest.skip("this Python has no limit on integer text")
+    before = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else None
+    try:
+        if python_limit is not None:
+            sys.set_int_max_str_digits(python_limit)
+        ok = '{"$defs": {"A": {"type": "integer", "maximum": -%s}}}' % ("9" * 4300)
+        assert parse_schema(ok.encode(), "s.json").defs["A"]["maximum"] == -int("9" * 4300)
+        with pytest.raises(AcpgenError) as info:
+            parse_schema(ok.replace("9" * 4300, "9" * 4301).encode(), "s.json")
+        assert str(info.value) == "s.json#/$defs/A/maximum: an integer of 4301 digits (more than 4300)"
+    finally:
+        if before is not None:
+            sys.set_int_max_str_digits(before)

@@ -100,3 +100,81 @@ def test_variant_classes_are_named_from_tags_not_numbers():
     # "TextContentBlock" is taken by a definition: the variant moves aside.
     assert names == ["ContentBlockText", "ResourceLinkContentBlock"]
     assert named.definitions[0].class_name == "TextContentBlock"
+
+
+def test_a_runtime_class_reserves_its_members_and_what_its_methods_set_on_self():
+    import ast
+
+    from acpgen.compile.passes.attributes import _class_attributes, model_attributes, runtime_attributes
+
+    source = """
+class Base:
+    plain = 1
+    typed: int
+    a, b = 1, 2
+    def method(self):
+        self.direct = 1
+        self.typed_on_self: int
+        other.not_self = 1
+        local = 1
+        for x in y:
+            self.in_for = 1
+        else:
+            self.in_for_else = 1
+        while True:
+            self.in_while = 1
+        try:
+            self.in_try = 1
+        except E:
+            self.in_except = 1
+        else:
+            self.in_try_else = 1
+        finally:
+            self.in_finally = 1
+        with c:
+            if x:
+                self.in_if = 1
+            else:
+                self.in_if_else = self.chained = 1
+        match x:
+            case 1:
+                self.in_case = 1
+        self.tuple_a, self.tuple_b = 1, 2
+        f(lambda: self.in_lambda)
+        def inner():
+            self.in_inner = 1
+    async def coroutine(self):
+        self.in_coroutine += 1
+    class Nested:
+        nested_plain = 1
+        def m(self):
+            self.in_nested = 1
+"""
+    node = ast.parse(source).body[0]
+    assert isinstance(node, ast.ClassDef)
+    assert _class_attributes(node) == {
+        "plain", "typed", "method", "coroutine", "Nested",
+        "direct", "typed_on_self", "in_for", "in_for_else", "in_while", "in_try", "in_except", "in_try_else",
+        "in_finally", "in_if", "in_if_else", "chained", "in_case", "in_inner", "in_nested",
+    }  # fmt: skip
+    # What the real runtime classes give the generated ones.
+    assert {"close", "request", "notify", "transport"} <= runtime_attributes()
+    assert model_attributes() >= {"from_wire", "to_wire"}
+
+
+def test_the_forms_of_a_name_are_worked_out_once_and_kept_within_bounds():
+    from acpgen.compile.passes import identifiers
+
+    for form, text, expected in (
+        (identifiers.snake, "keptFormName", "kept_form_name"),
+        (identifiers.pascal, "kept form name", "KeptFormName"),
+        (identifiers.upper_snake, "keptFormName", "KEPT_FORM_NAME"),
+    ):
+        form.cache_clear()
+        assert form(text) == expected
+        assert form(text) == expected
+        assert (form.cache_info().hits, form.cache_info().misses) == (1, 1)
+        for n in range(identifiers._KEEP + 10):
+            form(f"name{n}")
+        assert form.cache_info().currsize == identifiers._KEEP
+        assert form(text) == expected

@@ -63,3 +63,43 @@ def test_a_rule_set_that_extends_itself_is_refused() -> None:
 def test_every_builtin_rules_file_reads() -> None:
     for name in (rules.PATCH, rules.SESSION, rules.METHODS, rules.CAPABILITIES, rules.RESUMPTION, rules.CANCELLATION):
         assert rules.read_rules(rules.builtin_file(name))
+
+
+def test_a_changed_rules_file_is_read_again(tmp_path: Path) -> None:
+    # read_rules keeps parsed tables by the file's text: an edit between two
+    # reads (same path, same size) gives the new table, never the kept one.
+    path = tmp_path / "r.toml"
+    path.write_text('[a]\nx = "1"\n', encoding="utf-8")
+    assert rules.read_rules(path) == {"a": {"x": "1"}}
+    path.write_text('[a]\nx = "2"\n', encoding="utf-8")
+    assert rules.read_rules(path) == {"a": {"x": "2"}}
+    path.write_text("[unclosed\n", encoding="utf-8")
+    with pytest.raises(AcpgenError, match=r"invalid TOML"):
+        rules.read_rules(path)
+    path.unlink()
+    with pytest.raises(AcpgenError, match=r"no such file"):
+        rules.read_rules(path)
+
+
+def test_each_read_of_a_rules_file_is_a_table_of_its_own(tmp_path: Path) -> None:
+    # A caller that changes the table it got changes no later read's.
+    path = tmp_path / "r.toml"
+    path.write_text('[a]\nx = ["1"]\n[a.b]\ny = 1\n', encoding="utf-8")
+    first = rules.read_rules(path)
+    first["a"]["x"].append("2")
+    first["a"]["b"]["y"] = 2
+    del first["a"]["b"]
+    first["z"] = {}
+    assert rules.read_rules(path) == {"a": {"x": ["1"], "b": {"y": 1}}}
+
+
+def test_the_same_text_is_parsed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Two files of the same text (or one file read twice) are one parse.
+    parses: list[str] = []
+    loads = rules.tomllib.loads
+    monkeypatch.setattr(rules.tomllib, "loads", lambda text: parses.append(text) or loads(text))
+    text = '[unique_to_this_test]\nx = "parsed once"\n'
+    for name in ("one.toml", "two.toml", "one.toml"):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        assert rules.read_rules(tmp_path / name) == {"unique_to_this_test": {"x": "parsed once"}}
+    assert parses == [text]

@@ -165,3 +165,14 @@ def test_a_flattened_field_says_what_it_holds_and_others_keep_their_description(
     keyed = ir.Field("", ir.KeyedT(refs=("SessionScope", "RequestScope")), True, flatten=True)
     assert text.field_doc(keyed) == "One of SessionScope or RequestScope, whose members share the JSON object."
     assert text.field_doc(ir.Field("a", ir.StrT(), True, description="The a.")) == "The a."
+
+
+def test_an_indented_docstring_is_made_once_per_text_and_width():
+    from acpgen.views.source import doc
+
+    doc.cache_clear()
+    assert doc("One.\n\nTwo.", 4) == '"""One.\n\n    Two.\n    """'
+    assert doc("One.\n\nTwo.", 8) == '"""One.\n\n        Two.\n        """'
+    assert doc("One.\n\nTwo.", 4) == '"""One.\n\n    Two.\n    """'
+    assert doc("") == ""
+    assert (doc.cache_info().hits, doc.cache_info().misses) == (1, 3)

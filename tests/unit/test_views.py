@@ -17,10 +17,14 @@ from acpgen.pipeline import build_ir
 from acpgen.views import VIEWS, ViewInputs
 from acpgen.views.codec import CodecView, Expressions, build_codec_view
 from acpgen.views.models import ModelsView, build_models_view
-from acpgen.views.names import CODEC_HELPERS, ModuleNames, exports, schema_names
+from acpgen.views.names import CODEC_HELPERS, ModuleNames, _uses_word, exports, schema_names
 from acpgen.views.package import build_package_view, build_schema_view
 from acpgen.views.patch import build_patch_view
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jinja2 import Environment, meta, nodes
+
+from ..conftest import examples
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -217,6 +221,32 @@ def test_expressions_of_numbers_nullables_and_containers() -> None:
     assert x.looped(ir.ListT(ir.StrT()), "x_a") is None
     assert x.looped(ir.NullableT(ir.ListT(ir.ListT(ir.AnyT()))), "x_a") == ("list(_wire_json(x_a))", True)
     assert x.looped(ir.ListT(ir.MapT(ir.StrT())), "x_a") == ("dict(x_a)", False)
+
+
+def test_a_module_imports_the_optional_helpers_it_uses_as_whole_words() -> None:
+    names = ModuleNames(
+        own=frozenset(),
+        schema=(),
+        binds_schema=False,
+        optional_imports=(("_codec", "check_str"), ("_codec", "check_list"), ("_codec", "check_map")),
+    )
+    # _check_list only inside longer words, _check_map at the very end.
+    body = "x = _check_str(v)\ny = _check_list_skipping(v) + my_check_list(v)\nz = _check_map"
+    assert names.imports(body) == (
+        "from ._codec import check_str as _check_str\nfrom ._codec import check_map as _check_map"
+    )
+    assert names.imports("_check_list") == "from ._codec import check_list as _check_list"
+    assert names.imports("é_check_list _check_list2 _check_listé") == ""
+
+
+_WORD_TEXT = st.lists(st.sampled_from(["_a", "_ab", "a", "b", "_", " ", "(", "é", "1", "\n"]), max_size=20).map("".join)
+
+
+@given(text=_WORD_TEXT, word=st.sampled_from(["_a", "_ab", "_a_b"]))
+@settings(max_examples=examples(300))
+def test_a_whole_word_is_found_as_the_look_behind_pattern_found_it(text: str, word: str) -> None:
+    # What ModuleNames.imports read before: every underscore-first word.
+    assert _uses_word(text, word) == (word in set(re.findall(r"(?<!\w)_\w+", text)))
 
 
 def test_a_union_field_looks_its_variants_encoder_up_in_place(small: CodecView) -> None:

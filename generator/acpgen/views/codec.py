@@ -11,9 +11,9 @@ statements around them are the template's.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 from ..compile import ir
+from ..records import dataclass
 from ..vocabulary import JSON_TYPES
 from . import text
 from .inputs import ViewInputs

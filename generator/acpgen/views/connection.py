@@ -6,9 +6,9 @@ up again, the ``SessionKeeper`` and how it resumes."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from ..compile import ir
+from ..records import dataclass
 from . import text
 from .inputs import ViewInputs
 from .names import has_mcp, reexports

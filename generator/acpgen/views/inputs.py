@@ -4,9 +4,9 @@ registry of builders so that the builders import it without a cycle."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
 from ..compile import ir
+from ..records import dataclass
 from .names import ModuleNames
 
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..compile import ir
+from ..records import dataclass
 from . import text
 from .inputs import ViewInputs
 from .source import Namer, doc, field_line, header, init_signature, literal, value

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
+from ..records import dataclass
 from . import text
 from .inputs import ViewInputs
 from .names import PACKAGE_METADATA, lazy_exports, package_imports

@@ -3,9 +3,8 @@ dispatch table and the capability fields."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..compile import ir
+from ..records import dataclass
 from . import text
 from .inputs import ViewInputs
 from .source import Namer, doc, header, literal, value

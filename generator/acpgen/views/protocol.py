@@ -4,9 +4,9 @@ the handler interfaces (``Agent``, ``Client``), as source text."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 from ..compile import ir
+from ..records import dataclass
 from . import source, text
 from .inputs import ViewInputs
 from .names import reexports

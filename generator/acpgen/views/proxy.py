@@ -6,8 +6,7 @@ text (the fixed part is the runtime's ``_proxy`` and ``_conductor``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..records import dataclass
 from .inputs import ViewInputs
 from .names import reexports
 from .protocol import header, literals

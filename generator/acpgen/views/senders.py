@@ -4,9 +4,8 @@ source text (the fixed part is the runtime's ``_senders``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..compile import ir
+from ..records import dataclass
 from . import text
 from .inputs import ViewInputs
 from .protocol import literals

@@ -10,9 +10,8 @@ snapshot table and the module's names. The fixed machinery is the runtime's
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..compile import ir
+from ..records import dataclass
 from . import source, text
 from .inputs import ViewInputs
 

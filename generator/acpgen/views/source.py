@@ -8,6 +8,7 @@ Each function returns ready source text; the templates print it as it is.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 
 from ..compile import ir
@@ -43,9 +44,13 @@ def indent(source: str, width: int = 4) -> str:
     return "\n".join([lines[0], *(pad + line if line else line for line in lines[1:])])
 
 
+@functools.lru_cache(maxsize=8192)
 def doc(description: str, width: int = 0) -> str:
     """A docstring of ``description`` indented for a body ``width`` spaces
-    in, or empty text when there is no description."""
+    in, or empty text when there is no description. Kept by its arguments
+    (text in, text out), as :func:`acpgen.views.text.docstring` is: a
+    package repeats descriptions (every ``_meta`` field has the same), and
+    the packages of a run share many."""
     return indent(text.docstring(description), width) if description else ""
 
 

@@ -3,9 +3,9 @@ with their fields, documentation and ``x-method``/``x-side``."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Literal
 
+from ...records import dataclass
 from .methods import Side
 from .types import NO_DEFAULT, JsonValue, KeyedT, NullableT, TypeExpr, Value
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+from ...records import dataclass
 
 Side = Literal["agent", "client", "protocol", "proxy"]
 """``x-side``: the side that handles a message."""

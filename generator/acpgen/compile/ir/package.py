@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
+from ...records import dataclass
 from .defs import Definition
 from .methods import Call, Cancellation, Gate, RpcMethod, SchemaFacts, Side
 from .patch import Capability, Chunk, Upsert

@@ -3,9 +3,9 @@ into, and the capability fields ``supports`` answers for."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
+from ...records import dataclass
 from .defs import InitParam
 from .types import JsonValue, MapT, TypeExpr, Value
 

@@ -4,8 +4,7 @@ module)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ...records import dataclass
 from .defs import Field
 from .types import TypeExpr
 

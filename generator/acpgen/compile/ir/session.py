@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
+from ...records import dataclass
 from .types import TypeExpr
 
 Container = Literal["entities", "state", "messages", "value", "values", "items"]

@@ -9,8 +9,10 @@ and the Python values a schema ``default`` becomes.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, ClassVar, Literal
+
+from ...records import dataclass
 
 
 class _NoDefault:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -80,8 +81,13 @@ def loads(text: str, file: str) -> tuple[Any, int]:
     """The JSON document of ``text`` and how deep it nests, refusing the
     values of the module docstring as :func:`check` does (with the JSON
     pointer of the value). Malformed text raises ``json.JSONDecodeError``."""
+    # Python refuses integer text longer than its own limit (ValueError, as
+    # _int stops): under the default limit, the one accepted here, an int
+    # needs no hook, which would be a call per integer of the schema.
+    limit = getattr(sys, "get_int_max_str_digits", lambda: 0)()
+    parse_int = int if 0 < limit <= MAX_INT_DIGITS else _int
     try:
-        document = json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int)
+        document = json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=parse_int)
     except (_Stopped, RecursionError, ValueError):
         pass
     else:

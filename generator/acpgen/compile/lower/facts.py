@@ -22,16 +22,7 @@ UNSTABLE_MARK = "**UNSTABLE**"
 
 
 def schema_facts(schema: Schema) -> ir.SchemaFacts:
-    methods: set[str] = set()
-    unstable = False
-    for node in iter_objects(schema.document):
-        method = node.get("x-method")
-        if isinstance(method, str):
-            methods.add(method)
-        description = node.get("description")
-        if isinstance(description, str) and description.lstrip().startswith(UNSTABLE_MARK):
-            unstable = True
-    kinds = envelope_kinds(schema)
+    methods, unstable, kinds = _read_objects(schema)
     return ir.SchemaFacts(
         marks=tuple(_marks(schema)),
         envelope_kinds=tuple((name, tuple(sorted(found))) for name, found in kinds.items()),
@@ -40,6 +31,26 @@ def schema_facts(schema: Schema) -> ir.SchemaFacts:
         unstable_marked=unstable,
         version=schema_version(schema),
     )
+
+
+def _read_objects(schema: Schema) -> tuple[set[str], bool, dict[str, set[ir.MessageKind]]]:
+    """What the facts read of every object of the document, in one walk:
+    the ``x-method`` names, whether a description starts with
+    :data:`UNSTABLE_MARK`, and :func:`envelope_kinds`."""
+    methods: set[str] = set()
+    unstable = False
+    kinds: dict[str, set[ir.MessageKind]] = {}
+    for node in iter_objects(schema.document):
+        method = node.get("x-method")
+        if isinstance(method, str):
+            methods.add(method)
+        description = node.get("description")
+        if isinstance(description, str) and description.lstrip().startswith(UNSTABLE_MARK):
+            unstable = True
+        properties = node.get("properties")
+        if isinstance(properties, dict):
+            _add_envelope_kinds(properties, kinds)
+    return methods, unstable, kinds
 
 
 def _marks(schema: Schema) -> Iterator[ir.Mark]:
@@ -67,19 +78,19 @@ def _marks(schema: Schema) -> Iterator[ir.Mark]:
 def envelope_kinds(schema: Schema) -> dict[str, set[ir.MessageKind]]:
     """``{$defs name: {kind}}`` for every type an envelope's ``params`` or
     ``result`` refers to, anywhere in the document."""
-    out: dict[str, set[ir.MessageKind]] = {}
-    for node in iter_objects(schema.document):
-        properties = node.get("properties")
-        if not isinstance(properties, dict):
+    return _read_objects(schema)[2]
+
+
+def _add_envelope_kinds(properties: dict[str, Any], out: dict[str, set[ir.MessageKind]]) -> None:
+    """Add to ``out`` the kinds of the types the ``params`` or ``result`` of
+    an object with ``properties`` refers to."""
+    for key in ("params", "result"):
+        if key not in properties:
             continue
-        for key in ("params", "result"):
-            if key not in properties:
-                continue
-            kind: ir.MessageKind
-            kind = "response" if key == "result" else "request" if "id" in properties else "notification"
-            for target in _members(properties[key]):
-                out.setdefault(target, set()).add(kind)
-    return out
+        kind: ir.MessageKind
+        kind = "response" if key == "result" else "request" if "id" in properties else "notification"
+        for target in _members(properties[key]):
+            out.setdefault(target, set()).add(kind)
 
 
 def _members(node: Any) -> Iterator[str]:

@@ -10,11 +10,11 @@ silently, and ``acpgen generate --explain`` lists each such place.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ...errors import AcpgenError, pointer
 from ...jsontypes import Json, JsonArray, JsonObject, JsonPath
+from ...records import dataclass
 from ...vocabulary import ANNOTATIONS, format_range
 from .. import ir
 from ..load import Schema, ref_target

@@ -12,8 +12,8 @@ files), :mod:`.attributes` (what the runtime's base classes define).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from ...records import dataclass
 from .. import ir
 from . import (
     analysis,

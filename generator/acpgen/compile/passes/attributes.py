@@ -85,20 +85,38 @@ def sender_attributes() -> frozenset[str]:
 
 
 def _class_attributes(node: ast.ClassDef) -> set[str]:
+    """The methods, nested classes and class attributes ``node`` defines in
+    its body, and every ``self.NAME`` assigned anywhere in it."""
     names: set[str] = set()
-    for item in ast.walk(node):
-        if item is not node and isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            if item in node.body:
-                names.add(item.name)
+    for item in node.body:
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(item.name)
         elif isinstance(item, (ast.Assign, ast.AnnAssign)):
-            targets = item.targets if isinstance(item, ast.Assign) else [item.target]
-            for target in targets:
-                if isinstance(target, ast.Name) and item in node.body:
-                    names.add(target.id)
-                elif (
-                    isinstance(target, ast.Attribute)
-                    and isinstance(target.value, ast.Name)
-                    and target.value.id == "self"
-                ):
-                    names.add(target.attr)
+            names.update(target.id for target in _targets(item) if isinstance(target, ast.Name))
+    # An assignment is a statement, so only the blocks of statements are
+    # walked, not the expressions in them (most of the tree).
+    stack: list[ast.AST] = list(node.body)
+    while stack:
+        block_item = stack.pop()
+        if isinstance(block_item, (ast.Assign, ast.AnnAssign)):
+            names.update(
+                target.attr
+                for target in _targets(block_item)
+                if isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == "self"
+            )
+        for block in _BLOCKS:
+            statements = getattr(block_item, block, None)
+            if isinstance(statements, list):
+                stack.extend(statements)
     return names
+
+
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+"""The fields of a statement (and of an ``except`` clause, a ``case``) that
+hold statements."""
+
+
+def _targets(item: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
+    return item.targets if isinstance(item, ast.Assign) else [item.target]

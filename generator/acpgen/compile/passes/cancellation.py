@@ -18,11 +18,12 @@ The result is :attr:`ir.Package.cancellation`.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ...errors import AcpgenError
+from ...records import dataclass
 from .. import ir
 from .options import Options
 from .rules import CANCELLATION, builtin_file, read_rules
@@ -84,15 +85,19 @@ def cancellation(package: ir.Package, rules: CancellationRules) -> ir.Cancellati
     attribute = _attribute(defs, notification.params, rules.session) if notification is not None else None
     if notification is None or attribute is None:
         return None
-    answers: list[tuple[str, str]] = []
     requests = {m.name: m.request for m in package.methods if m.request is not None}
+    candidates: list[tuple[str, str, Any]] = []
     for name, result in rules.answers:
         call = requests.get(name)
         if call is None or not call.result or _attribute(defs, call.params, rules.session) != attribute:
             continue
-        if not _valid(package, call.result, result):
-            continue
-        answers.append((name, json.dumps(result, separators=(",", ":"), sort_keys=True)))
+        candidates.append((name, call.result, result))
+    valid = _valid(package, [(definition, result) for _, definition, result in candidates])
+    answers = [
+        (name, json.dumps(result, separators=(",", ":"), sort_keys=True))
+        for (name, _, result), ok in zip(candidates, valid, strict=True)
+        if ok
+    ]
     order = [m.name for m in package.methods]
     answers.sort(key=lambda a: order.index(a[0]))
     return ir.Cancellation(rules.notification, attribute, tuple(answers))
@@ -108,16 +113,24 @@ def _attribute(defs: dict[str, ir.Definition], params: str, wire_name: str) -> s
     return field.name if field is not None and field.required else None
 
 
-def _valid(package: ir.Package, definition: str, value: Any) -> bool:
-    """``value`` is valid as ``$defs[definition]`` of the schema."""
+def _valid(package: ir.Package, values: list[tuple[str, Any]]) -> list[bool]:
+    """Whether each ``(definition, value)`` is valid as ``$defs[definition]``
+    of the schema. One validator checks them all (making one from the
+    schema's definitions is what costs): value ``i`` is checked as the
+    property ``"i"`` of an object that has no other, against ``{"$ref":
+    "#/$defs/<definition>"}`` under ``properties``, as valid as it is
+    against that reference at the root."""
     defs = package.validation_defs
-    if not isinstance(defs, dict) or definition not in defs:
-        return False
-    schema = {"$defs": defs, "$ref": f"#/$defs/{definition}"}
+    known = [i for i, (definition, _) in enumerate(values) if isinstance(defs, dict) and definition in defs]
+    if not known:
+        return [False] * len(values)
+    schema = {"$defs": defs, "properties": {str(i): {"$ref": f"#/$defs/{values[i][0]}"} for i in known}}
     try:
         import jsonschema_rs
     except ImportError:  # pragma: no cover - a platform without its wheel
         from jsonschema import Draft202012Validator
 
-        return bool(Draft202012Validator(schema).is_valid(value))
-    return bool(jsonschema_rs.Draft202012Validator(schema).is_valid(value))
+        validator: Any = Draft202012Validator(schema)
+    else:
+        validator = jsonschema_rs.Draft202012Validator(schema)
+    return [i in known and bool(validator.is_valid({str(i): value})) for i, (_, value) in enumerate(values)]

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 
 from ...errors import AcpgenError
+from ...records import dataclass
 from .. import ir
 from .options import Options
 from .rules import CAPABILITIES, builtin_file, read_rules

@@ -3,7 +3,7 @@ the IR and these, nothing else."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ...records import dataclass
 
 __all__ = ["Options"]
 

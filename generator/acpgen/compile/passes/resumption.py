@@ -22,11 +22,12 @@ used. The result is :attr:`ir.Package.resumption`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
 from ...errors import AcpgenError
+from ...records import dataclass
 from .. import ir
 from .options import Options
 from .rules import RESUMPTION, builtin_file, read_rules

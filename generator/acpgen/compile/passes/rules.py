@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -52,18 +53,49 @@ def builtin_file(name: str) -> Path:
 
 
 def read_rules(path: Path) -> TomlTable:
-    """The table of the rules file at ``path``."""
+    """The table of the rules file at ``path``, read afresh each call.
+
+    Only the parse is kept: the passes of one package read some files more
+    than once, and ``generate`` builds several packages in a process (32
+    reads of 8 files for the four ACP packages). The file is read every
+    time and its text compared with the text the kept table was parsed
+    from, so an edited file is parsed again; each caller gets its own copy
+    of the table, which it may change."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise AcpgenError("no such file", file=str(path)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise AcpgenError(f"cannot read the rules: {exc}", file=str(path)) from None
-    try:
-        table: TomlTable = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise AcpgenError(f"invalid TOML: {exc}", file=str(path)) from None
+    kept = _PARSED.get(text)
+    if kept is None:
+        try:
+            kept = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise AcpgenError(f"invalid TOML: {exc}", file=str(path)) from None
+        if len(_PARSED) >= _KEEP:
+            _PARSED.clear()
+        _PARSED[text] = kept
+    table: TomlTable = _copy(kept)
     return table
+
+
+_PARSED: dict[str, TomlTable] = {}
+"""Parsed rules tables by the exact text they were parsed from."""
+
+_KEEP = 32
+"""The most tables kept (the built-in files are 8; ``--rules`` files and
+tests add some): past it the store starts again."""
+
+
+def _copy(value: Any) -> Any:
+    """A copy of a parsed TOML value: new tables and arrays, the same
+    scalars (strings, numbers, booleans, dates: all immutable)."""
+    if isinstance(value, dict):
+        return {key: _copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copy(item) for item in value]
+    return value
 
 
 def extends_chain(rules: TomlTable, name: str, where: str, label: str = "rule set") -> list[TomlTable]:
