@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 from pathlib import Path
 
@@ -112,4 +114,10 @@ def bridge_command(
         status = run(bridge, list(command), log, max_message)
     finally:
         log.close()
-    sys.exit(status)
+    # The thread reading the client may still be blocked reading stdin: an
+    # interpreter shutting down around it aborts ("could not acquire lock
+    # for <stdin> at interpreter shutdown"), so end here, all written.
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(status)
