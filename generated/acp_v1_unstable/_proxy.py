@@ -37,6 +37,7 @@ import asyncio
 import contextlib
 import contextvars
 import logging
+import math
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
@@ -45,6 +46,7 @@ from ._jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
+    JSONRPC_VERSION,
     PARSE_ERROR,
     REQUEST_CANCELLED,
     MessageCodec,
@@ -253,12 +255,30 @@ class Hop:
             return
         fields = cast("dict[str, Any]", message)
         method = fields.get("method")
+        answer = "method" not in fields and ("result" in fields or "error" in fields)
         if "id" in fields and not _an_id(fields["id"]):
-            if isinstance(method, str):
-                await self._send_error(None, INVALID_REQUEST, "Invalid request")
-            else:
+            if answer:
                 log.warning(
                     "dropped an answer from the %s with an invalid id", self.name
+                )
+            else:
+                await self._send_error(None, INVALID_REQUEST, "Invalid request")
+            return
+        if fields.get("jsonrpc") != JSONRPC_VERSION or not (
+            answer or isinstance(method, str)
+        ):
+            # Not a JSON-RPC 2.0 message: an answer fails the request it
+            # names, anything else is refused (as a connection does).
+            id = fields.get("id")
+            if not answer:
+                await self._send_error(id, INVALID_REQUEST, "Invalid request")
+                return
+            future = self._pending.pop(id, None) if "id" in fields else None
+            if future is None:
+                log.warning("dropped an invalid answer from the %s", self.name)
+            elif not future.done():
+                future.set_exception(
+                    RequestError(INVALID_REQUEST, 'invalid response: no "jsonrpc": "2.0"')
                 )
             return
         if isinstance(method, str):
@@ -482,10 +502,11 @@ class Hop:
 
 
 def _an_id(value: Any) -> bool:
-    """Whether ``value`` can be a request's id (a string, a number, null)."""
-    return value is None or (
-        isinstance(value, (str, int, float)) and not isinstance(value, bool)
-    )
+    """Whether ``value`` can be a request's id (a string, a number that JSON
+    can write, null)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or (isinstance(value, (str, int)) and not isinstance(value, bool))
 
 
 def _error_reply(id: Any, code: int, message: str, data: Any = UNSET) -> dict[str, Any]:

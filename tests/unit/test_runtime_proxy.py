@@ -6,14 +6,15 @@ transport: a conductor in front of proxies and an agent of the generated
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import acp_v1_unstable as acp
 import pytest
-from acp_v1_unstable._transport import memory_pair
+from acp_v1_unstable._transport import MemoryTransport, memory_pair
 from acpgen.runtime._conductor import ChainEnded, Conductor
 from acpgen.runtime._jsonrpc import RequestError
 from acpgen.runtime._proxy import Hop
@@ -485,5 +486,97 @@ def test_a_chain_of_the_agent_alone_gets_initialize_and_passes_everything() -> N
         assert [u.content.text for u in client.handler.updates] == ["hi"]
         await client.close()
         await asyncio.wait_for(conductor, HANG)
+
+    run(main)
+
+
+# ------------------------------------------------------------------ a conductor scripted by the test
+
+
+async def _send(transport: MemoryTransport, message: Any) -> None:
+    await transport.send(message if isinstance(message, bytes) else json.dumps(message).encode())
+
+
+async def _receive(transport: MemoryTransport) -> dict[str, Any]:
+    data = await transport.receive()
+    assert data is not None, "the connection closed"
+    return json.loads(data)
+
+
+@contextlib.asynccontextmanager
+async def scripted_chain(count: int) -> AsyncIterator[tuple[Conductor, MemoryTransport, list[MemoryTransport]]]:
+    """A conductor between a client end and ``count`` component ends, all written and read by the test."""
+    client, conductor_end = memory_pair()
+    ours: list[MemoryTransport] = []
+    theirs: list[MemoryTransport] = []
+    for _ in range(count):
+        a, b = memory_pair()
+        theirs.append(a)
+        ours.append(b)
+    conductor = Conductor(conductor_end, theirs, [f"component {i}" for i in range(count)])
+    task = asyncio.get_running_loop().create_task(conductor.run())
+    try:
+        yield conductor, client, ours
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+async def yield_until(flood: Awaitable[None], turns: int = 100000) -> None:
+    """Run ``flood`` (a peer writing) for at most ``turns`` turns of the loop:
+    it ends early only when the other end reads everything it sends."""
+    task = asyncio.ensure_future(flood)
+    for _ in range(turns):
+        if task.done():
+            break
+        await asyncio.sleep(0)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+
+
+def test_a_request_whose_method_is_no_string_is_refused_with_its_id() -> None:
+    async def main() -> None:
+        async with scripted_chain(1) as (_conductor, client, (agent,)):
+            # Pending: the conductor's request 0 to the agent, which a
+            # "request" of id 0 must not answer.
+            await _send(client, {"jsonrpc": "2.0", "id": 1, "method": "_first"})
+            forwarded = await _receive(agent)
+            await _send(agent, {"jsonrpc": "2.0", "id": forwarded["id"], "method": None})
+            assert await _receive(agent) == {
+                "jsonrpc": "2.0",
+                "id": forwarded["id"],
+                "error": {"code": -32600, "message": "Invalid request"},
+            }
+            await _send(client, {"jsonrpc": "2.0", "id": 3, "method": 5})
+            assert (await _receive(client)) == {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "error": {"code": -32600, "message": "Invalid request"},
+            }
+            await _send(agent, {"jsonrpc": "2.0", "id": forwarded["id"], "result": {"ok": 1}})
+            assert await _receive(client) == {"jsonrpc": "2.0", "id": 1, "result": {"ok": 1}}
+
+    run(main)
+
+
+def test_an_id_json_cannot_write_or_a_message_without_jsonrpc_2_is_refused_and_not_executed() -> None:
+    async def main() -> None:
+        async with scripted_chain(1) as (_conductor, client, (agent,)):
+            invalid = {"code": -32600, "message": "Invalid request"}
+            await _send(client, b'{"jsonrpc":"2.0","id":NaN,"method":"_x"}')
+            assert await _receive(client) == {"jsonrpc": "2.0", "id": None, "error": invalid}
+            await _send(client, b'{"jsonrpc":"2.0","id":Infinity,"method":"_x"}')
+            assert await _receive(client) == {"jsonrpc": "2.0", "id": None, "error": invalid}
+            await _send(client, {"id": 7, "method": "_x"})
+            assert await _receive(client) == {"jsonrpc": "2.0", "id": 7, "error": invalid}
+            await _send(client, {"jsonrpc": "1.0", "id": 8, "method": "_x"})
+            assert await _receive(client) == {"jsonrpc": "2.0", "id": 8, "error": invalid}
+            # An answer without "jsonrpc": "2.0" fails the request it names.
+            await _send(client, {"jsonrpc": "2.0", "id": 4, "method": "_barrier"})
+            forwarded = await _receive(agent)
+            assert forwarded["method"] == "_barrier"  # nothing refused reached the agent
+            await _send(agent, {"id": forwarded["id"], "result": {}})
+            answer = await _receive(client)
+            assert answer["id"] == 4 and answer["error"]["code"] == -32600
 
     run(main)
