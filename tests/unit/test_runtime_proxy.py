@@ -580,3 +580,45 @@ def test_an_id_json_cannot_write_or_a_message_without_jsonrpc_2_is_refused_and_n
             assert answer["id"] == 4 and answer["error"]["code"] == -32600
 
     run(main)
+
+
+def test_the_agent_cannot_send_proxy_successor_nor_a_component_proxy_initialize() -> None:
+    async def main() -> None:
+        async with scripted_chain(2) as (_conductor, client, (proxy, agent)):
+            # Were it routed, the agent's proxy/successor would go through the
+            # proxy before it and come back to the agent itself, unwrapped.
+            inner = {"method": "session/prompt", "params": {"sessionId": "s", "prompt": []}}
+            await _send(agent, {"jsonrpc": "2.0", "method": "proxy/successor", "params": inner})
+            await _send(agent, {"jsonrpc": "2.0", "id": 5, "method": "proxy/successor", "params": inner})
+            answer = await _receive(agent)
+            assert answer["id"] == 5 and answer["error"]["code"] == -32601, answer
+            await _send(proxy, {"jsonrpc": "2.0", "method": "proxy/initialize", "params": {}})
+            await _send(proxy, {"jsonrpc": "2.0", "id": 6, "method": "proxy/initialize", "params": {}})
+            answer = await _receive(proxy)
+            assert answer["id"] == 6 and answer["error"]["code"] == -32601, answer
+            # Nothing reached the proxy, the agent or the client: the next
+            # thing each gets is what follows.
+            await _send(agent, {"jsonrpc": "2.0", "method": "_after"})
+            assert await _receive(proxy) == {
+                "jsonrpc": "2.0",
+                "method": "proxy/successor",
+                "params": {"method": "_after"},
+            }
+            await _send(proxy, {"jsonrpc": "2.0", "method": "_after"})
+            assert await _receive(client) == {"jsonrpc": "2.0", "method": "_after"}
+
+    run(main)
+
+
+def test_a_single_component_cannot_send_the_chain_methods_to_the_client() -> None:
+    async def main() -> None:
+        async with scripted_chain(1) as (_conductor, client, (agent,)):
+            for id, method in enumerate(("proxy/successor", "proxy/initialize")):
+                await _send(agent, {"jsonrpc": "2.0", "method": method, "params": {"method": "_x"}})
+                await _send(agent, {"jsonrpc": "2.0", "id": id, "method": method, "params": {"method": "_x"}})
+                answer = await _receive(agent)
+                assert answer["id"] == id and answer["error"]["code"] == -32601, answer
+            await _send(agent, {"jsonrpc": "2.0", "method": "_after"})
+            assert await _receive(client) == {"jsonrpc": "2.0", "method": "_after"}
+
+    run(main)
