@@ -757,14 +757,21 @@ class ProxyConnection(Generic[P]):
         if method == SUCCESSOR:
             inner, inner_params = unwrap(params)
             provider = self._mcp
-            if (
-                provider is not None
-                and inner == MCP_MESSAGE
-                and isinstance(inner_params, dict)
-                and cast("dict[str, Any]", inner_params).get("serverId")
-                in provider.servers
-            ):
-                return await provider.answer(inner_params)
+            if provider is not None and inner == MCP_MESSAGE:
+                fields = (
+                    cast("dict[str, Any]", inner_params)
+                    if isinstance(inner_params, dict)
+                    else {}
+                )
+                server = fields.get("serverId")
+                if "serverId" in fields and not isinstance(server, str):
+                    raise RequestError(
+                        INVALID_PARAMS,
+                        "Invalid params",
+                        "serverId, requestId and method are strings",
+                    )
+                if server in provider.servers:
+                    return await provider.answer(inner_params)
             if "on_successor_request" not in self._overridden:
                 return await self._send(inner, inner_params, False)
             typed = self._typed(inner, inner_params, True)

@@ -622,3 +622,20 @@ def test_a_single_component_cannot_send_the_chain_methods_to_the_client() -> Non
             assert await _receive(client) == {"jsonrpc": "2.0", "method": "_after"}
 
     run(main)
+
+
+def test_a_proxy_refuses_an_mcp_message_whose_server_id_is_no_string() -> None:
+    async def main() -> None:
+        conductor, proxy_end = memory_pair()
+        proxy = acp.ProxySideConnection(acp.Proxy, proxy_end)
+        proxy.mcp_provider.add("t", acp.McpTools("t", "1"))
+        proxy.start()
+        for id, server in enumerate((["x"], {"a": 1}, 5)):
+            params = {"serverId": server, "requestId": "r", "method": "tools/list"}
+            envelope = {"method": "mcp/message", "params": params}
+            await _send(conductor, {"jsonrpc": "2.0", "id": id, "method": "proxy/successor", "params": envelope})
+            answer = await _receive(conductor)
+            assert answer["id"] == id and answer["error"]["code"] == -32602, answer
+        await proxy.close()
+
+    run(main)
