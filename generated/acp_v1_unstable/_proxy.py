@@ -162,6 +162,8 @@ class Hop:
         self._on_close = on_close
         self._next_id = 0
         self._pending: dict[int, asyncio.Future[tuple[int, dict[str, Any]]]] = {}
+        self._cancelled: set[int] = set()
+        """The requests of ``_pending`` a ``$/cancel_request`` was sent for."""
         self._answering: dict[Any, list[_Work]] = {}
         self._inbox: asyncio.Queue[tuple[str, Any, Any, _Work | None] | None] = (
             asyncio.Queue()
@@ -343,6 +345,7 @@ class Hop:
         task.add_done_callback(self._tasks.discard)
 
     async def _answer(self, method: str, params: Any, id: Any, work: _Work) -> None:
+        cancelled = False
         try:
             if work.cancelled:
                 raise asyncio.CancelledError
@@ -355,6 +358,9 @@ class Hop:
                 reply = _error_reply(id, INTERNAL_ERROR, "Internal error", work.failure)
             else:
                 reply = _error_reply(id, REQUEST_CANCELLED, "Request cancelled")
+            # Sent soon, never awaited: a cancelled task must end even when
+            # the peer does not read (shutdown cancels every task).
+            cancelled = True
         except RequestError as error:
             reply = _error_reply(id, error.code, error.message, error.data)
         except ConnectionError as error:
@@ -368,8 +374,17 @@ class Hop:
                 works.remove(work)
                 if not works:
                     del self._answering[id]
+        try:
+            data = dump_message(reply)
+        except ValueError:
+            # A result with no JSON text (NaN ...).
+            log.warning("the answer to the %s request is no JSON", method)
+            data = dump_message(_error_reply(id, INTERNAL_ERROR, "Internal error"))
+        if cancelled:
+            self._send_soon(data)
+            return
         with contextlib.suppress(ConnectionError):
-            await self._write(reply)
+            await self._write_data(data)
 
     def _cancel(self, params: Any) -> None:
         fields = cast("dict[str, Any]", params) if isinstance(params, dict) else {}
@@ -416,16 +431,32 @@ class Hop:
             await asyncio.wait(tasks)
 
     def cancel_soon(self, id: int) -> None:
-        """Send ``$/cancel_request`` for this hop's request ``id``."""
-        if id in self._pending and not self.closed.is_set():
-            self._spawn(self.notify(CANCEL_REQUEST, {"requestId": id}))
+        """Send ``$/cancel_request`` for this hop's request ``id`` (once: a
+        request already cancelled, answered or unknown costs nothing)."""
+        if id in self._pending and id not in self._cancelled and not self.closed.is_set():
+            self._cancelled.add(id)
+            message = {"jsonrpc": "2.0", "method": CANCEL_REQUEST, "params": {"requestId": id}}
+            self._send_soon(dump_message(message))
 
-    def _spawn(self, work: Awaitable[None]) -> None:
-        async def run() -> None:
+    def _send_soon(self, data: bytes) -> None:
+        """Send ``data`` without waiting: at once when the transport takes it
+        (no other write under way), else by a task, behind the writes under
+        way."""
+        if self.closed.is_set():
+            return
+        send_nowait = getattr(self.transport, "send_nowait", None)
+        if send_nowait is not None and not self._write_lock.locked():
+            try:
+                if send_nowait(data):
+                    return
+            except ConnectionError:
+                return
+
+        async def write() -> None:
             with contextlib.suppress(ConnectionError):
-                await work
+                await self._write_data(data)
 
-        task = asyncio.get_running_loop().create_task(run())
+        task = asyncio.get_running_loop().create_task(write())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -462,6 +493,9 @@ class Hop:
             raise
         finally:
             self._pending.pop(id, None)
+            self._cancelled.discard(id)
+            if future.done() and not future.cancelled():
+                future.exception()  # retrieved: it may have come unawaited (close)
             if work is not None:
                 work.sent.pop((self, id), None)
             if in_notification:
@@ -496,7 +530,9 @@ class Hop:
             await self._write(_error_reply(id, code, message))
 
     async def _write(self, message: dict[str, Any]) -> None:
-        data = dump_message(message)
+        await self._write_data(dump_message(message))
+
+    async def _write_data(self, data: bytes) -> None:
         async with self._write_lock:
             await self.transport.send(data)
 

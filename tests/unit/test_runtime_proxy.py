@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import gc
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -637,5 +638,75 @@ def test_a_proxy_refuses_an_mcp_message_whose_server_id_is_no_string() -> None:
             answer = await _receive(conductor)
             assert answer["id"] == id and answer["error"]["code"] == -32602, answer
         await proxy.close()
+
+    run(main)
+
+
+def test_a_request_cancelled_while_the_peer_does_not_read_ends_at_once_and_close_leaves_no_unretrieved_error() -> None:
+    async def main() -> None:
+        problems: list[str] = []
+        asyncio.get_running_loop().set_exception_handler(lambda _loop, context: problems.append(context["message"]))
+        ours, theirs = memory_pair(max_queued=1)  # the test does not read `theirs`
+        started = asyncio.Event()
+
+        async def wait_forever(method: str, params: Any) -> Any:
+            started.set()
+            await asyncio.Event().wait()
+
+        hop = Hop(ours, wait_forever, _no_notification, name="peer")
+        hop.start()
+        await _send(theirs, {"jsonrpc": "2.0", "id": 1, "method": "_wait"})
+        await started.wait()
+        task = hop._answering[1][0].task
+        assert task is not None
+        await hop.notify("_fill")  # the one message the peer's queue holds
+        blocked = asyncio.ensure_future(hop.request("_blocked"))  # its write waits
+        while not hop._write_lock.locked():
+            await asyncio.sleep(0)
+        await _send(theirs, {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 1}})
+        for _ in range(1000):
+            if task.done():
+                break
+            await asyncio.sleep(0)
+        assert task.done()  # its -32800 waits to be written, the task does not
+        await hop.close()
+        # The request whose write waits (a memory transport's send waits on
+        # after close) is cancelled by its owner: its error, set by close, is
+        # not left unretrieved.
+        blocked.cancel()
+        await asyncio.gather(blocked, return_exceptions=True)
+        del blocked
+        gc.collect()
+        assert not problems, problems
+
+    run(main)
+
+
+def test_a_flood_of_cancel_requests_sends_one_cancel_and_holds_no_task() -> None:
+    async def main() -> None:
+        async with scripted_chain(1) as (conductor, client, (agent,)):
+            await _send(client, {"jsonrpc": "2.0", "id": 1, "method": "_x", "params": {}})
+            forwarded = await _receive(agent)
+            cancel = {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 1}}
+            unknown = {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 99}}
+
+            async def flood() -> None:
+                for i in range(5000):
+                    await _send(client, unknown if i % 2 else cancel)
+
+            await yield_until(flood())  # the agent does not read meanwhile
+            assert len(conductor.components[0]._tasks) <= 1
+            assert len(conductor.client._tasks) <= 1
+            assert await _receive(agent) == {
+                "jsonrpc": "2.0",
+                "method": "$/cancel_request",
+                "params": {"requestId": forwarded["id"]},
+            }
+            await _send(agent, {"jsonrpc": "2.0", "id": forwarded["id"], "result": {"done": True}})
+            assert await _receive(client) == {"jsonrpc": "2.0", "id": 1, "result": {"done": True}}
+            await _send(agent, {"jsonrpc": "2.0", "method": "_after"})
+            # One cancel only: what comes next is the notification.
+            await _send(client, {"jsonrpc": "2.0", "method": "_next"})
+            assert await _receive(agent) == {"jsonrpc": "2.0", "method": "_next"}
 
     run(main)
