@@ -34,6 +34,7 @@ itself.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import contextvars
 import logging
@@ -59,7 +60,7 @@ from ._jsonrpc import (
 )
 from ._runtime import UNSET, ValidationError
 from ._trace import Tracer, Tracing, carry, without_trace
-from ._transport import MessageTooLarge, Transport
+from ._transport import DEFAULT_MAX_BUFFERED, MessageTooLarge, Transport
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -143,7 +144,13 @@ class Hop:
     notification (in order); ``on_close(why)`` is called once, when the
     peer has closed (``why`` None) or the connection broke. Requests sent
     and still waiting then fail with ``ConnectionError`` naming ``name``.
-    Reading pauses while ``max_queued`` messages wait to be handled."""
+    Reading pauses while ``max_queued`` messages, or ``max_buffered`` bytes
+    of them, wait to be handled (requests waiting for one of the
+    ``max_running`` handler slots included); while a notification handler
+    waits for an answer from the peer, which only reading brings, it pauses
+    at ``AWAITING_FACTOR`` times those bounds."""
+
+    AWAITING_FACTOR: ClassVar[int] = 4
 
     def __init__(
         self,
@@ -154,6 +161,8 @@ class Hop:
         name: str = "peer",
         on_close: Callable[[str | None], object] | None = None,
         max_queued: int = 1024,
+        max_buffered: int = DEFAULT_MAX_BUFFERED,
+        max_running: int = 256,
     ) -> None:
         self.transport = transport
         self.name = name
@@ -165,10 +174,16 @@ class Hop:
         self._cancelled: set[int] = set()
         """The requests of ``_pending`` a ``$/cancel_request`` was sent for."""
         self._answering: dict[Any, list[_Work]] = {}
-        self._inbox: asyncio.Queue[tuple[str, Any, Any, _Work | None] | None] = (
-            asyncio.Queue()
-        )
+        self._inbox: asyncio.Queue[_Item | None] = asyncio.Queue()
         self._max_queued = max(1, max_queued)
+        self._max_buffered = max(1, max_buffered)
+        self._queued_bytes = 0
+        """The bytes of text of the messages in ``_inbox`` and ``_waiting``."""
+        self._max_running = max(1, max_running)
+        self._running = 0
+        self._waiting: collections.deque[_Item] = collections.deque()
+        """Requests dispatched while ``max_running`` handlers run: they start
+        as those finish."""
         self._space = asyncio.Event()
         self._awaiting = 0
         """Notification handlers waiting for an answer from the peer: reading
@@ -234,17 +249,20 @@ class Hop:
                 if data is None:
                     break
                 await self._received(data)
-                while (
-                    self._inbox.qsize() >= self._max_queued
-                    and not self._awaiting
-                    and not self.closed.is_set()
-                ):
+                while self._full() and not self.closed.is_set():
                     # Back-pressure: the peer waits while its messages do.
                     self._space.clear()
                     await self._space.wait()
         except ConnectionError as error:
             why = str(error) or type(error).__name__
         self._end(why)
+
+    def _full(self) -> bool:
+        factor = self.AWAITING_FACTOR if self._awaiting else 1
+        return (
+            self._inbox.qsize() + len(self._waiting) >= self._max_queued * factor
+            or self._queued_bytes >= self._max_buffered * factor
+        )
 
     async def _received(self, data: bytes) -> None:
         try:
@@ -287,11 +305,11 @@ class Hop:
             if "id" in fields:
                 work = _Work()
                 self._answering.setdefault(fields["id"], []).append(work)
-                self._queue(method, fields.get("params"), fields["id"], work)
+                self._queue(method, fields.get("params"), fields["id"], work, len(data))
             elif method == CANCEL_REQUEST:
                 self._cancel(fields.get("params"))
             else:
-                self._queue(method, fields.get("params"), None, None)
+                self._queue(method, fields.get("params"), None, None, len(data))
             return
         future = self._pending.pop(fields["id"], None) if "id" in fields else None
         if future is None:
@@ -299,9 +317,12 @@ class Hop:
         elif not future.done():
             future.set_result((self._arrived, fields))
 
-    def _queue(self, method: str, params: Any, id: Any, work: _Work | None) -> None:
+    def _queue(
+        self, method: str, params: Any, id: Any, work: _Work | None, size: int
+    ) -> None:
         self._arrived += 1
-        self._inbox.put_nowait((method, params, id, work))
+        self._queued_bytes += size
+        self._inbox.put_nowait((method, params, id, work, size))
 
     async def _dispatch(self) -> None:
         _in_notification.set(True)
@@ -310,11 +331,15 @@ class Hop:
             self._space.set()
             if item is None:
                 return
-            method, params, id, work = item
+            method, params, id, work, size = item
             try:
                 if work is None:
+                    self._queued_bytes -= size
                     await self._on_notification(method, params)
+                elif self._running >= self._max_running:
+                    self._waiting.append(item)  # its bytes still count
                 else:
+                    self._queued_bytes -= size
                     self._start_answer(method, params, id, work)
                     await asyncio.sleep(0)  # it runs up to its first wait
             except ConnectionError as error:
@@ -341,8 +366,20 @@ class Hop:
             self._answer(method, params, id, work),
         )
         work.task = task
+        self._running += 1
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._answered)
+
+    def _answered(self, task: asyncio.Task[Any]) -> None:
+        """A request's handler ended: the next request waiting for a slot
+        starts."""
+        self._tasks.discard(task)
+        self._running -= 1
+        if self._waiting and not self.closed.is_set():
+            method, params, id, work, size = self._waiting.popleft()
+            self._queued_bytes -= size
+            self._start_answer(method, params, id, work)
+        self._space.set()
 
     async def _answer(self, method: str, params: Any, id: Any, work: _Work) -> None:
         cancelled = False
@@ -419,6 +456,18 @@ class Hop:
     async def abandon(self, why: str) -> None:
         """Answer every request still being answered with a ``-32603`` error
         whose data is ``why``, without waiting for its answer."""
+        while self._waiting:
+            # Never started: answered now.
+            _, _, id, work, size = self._waiting.popleft()
+            self._queued_bytes -= size
+            works = self._answering.get(id, [])
+            if work in works:
+                works.remove(work)
+                if not works:
+                    del self._answering[id]
+            reply = _error_reply(id, INTERNAL_ERROR, "Internal error", why)
+            self._send_soon(dump_message(reply))
+        self._space.set()
         for works in self._answering.values():
             for work in works:
                 work.failure = why
@@ -535,6 +584,10 @@ class Hop:
     async def _write_data(self, data: bytes) -> None:
         async with self._write_lock:
             await self.transport.send(data)
+
+
+_Item = tuple[str, Any, Any, "_Work | None", int]
+"""A message to dispatch: method, params, id, its work (a request) and its size."""
 
 
 def _an_id(value: Any) -> bool:

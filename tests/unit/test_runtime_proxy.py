@@ -519,6 +519,8 @@ async def scripted_chain(count: int) -> AsyncIterator[tuple[Conductor, MemoryTra
     try:
         yield conductor, client, ours
     finally:
+        for hop in (conductor.client, *conductor.components):
+            await hop.close()
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
 
@@ -708,5 +710,70 @@ def test_a_flood_of_cancel_requests_sends_one_cancel_and_holds_no_task() -> None
             # One cancel only: what comes next is the notification.
             await _send(client, {"jsonrpc": "2.0", "method": "_next"})
             assert await _receive(agent) == {"jsonrpc": "2.0", "method": "_next"}
+
+    run(main)
+
+
+def test_the_conductor_holds_a_bounded_number_of_client_requests() -> None:
+    async def main() -> None:
+        async with scripted_chain(1) as (conductor, client, _agent):
+
+            async def flood() -> None:  # the agent does not read meanwhile
+                for i in range(3000):
+                    await _send(client, {"jsonrpc": "2.0", "id": i, "method": "_x", "params": {"pad": "x" * 100}})
+
+            await yield_until(flood())
+            hop = conductor.client
+            taken = sum(len(works) for works in hop._answering.values())
+            assert taken <= 1024 + 256  # max_queued + max_running
+            assert hop._running <= 256 and len(hop._tasks) <= 256 + 1
+
+    run(main)
+
+
+async def _held(method: str, params: Any) -> None:
+    await asyncio.Event().wait()
+
+
+def test_a_hops_inbox_is_bounded_by_bytes_too() -> None:
+    async def main() -> None:
+        ours, theirs = memory_pair()
+        hop = Hop(ours, _no_request, _held, name="peer", max_buffered=10_000)
+        hop.start()
+        note = json.dumps({"jsonrpc": "2.0", "method": "_note", "params": {"pad": "x" * 1000}}).encode()
+
+        async def flood() -> None:
+            for _ in range(2000):
+                await theirs.send(note)
+
+        await yield_until(flood())
+        assert hop._inbox.qsize() <= 10_000 // len(note) + 1
+        assert hop._queued_bytes < 10_000 + len(note)
+        await hop.close()
+
+    run(main)
+
+
+def test_a_hops_inbox_stays_bounded_while_a_notification_handler_waits_for_an_answer() -> None:
+    async def main() -> None:
+        ours, theirs = memory_pair()
+
+        async def ask(method: str, params: Any) -> None:
+            await hop.request("_ask")  # never answered
+
+        hop = Hop(ours, _no_request, ask, name="peer", max_queued=8)
+        hop.start()
+        note = json.dumps({"jsonrpc": "2.0", "method": "_note"}).encode()
+
+        async def flood() -> None:
+            for _ in range(5000):
+                await theirs.send(note)
+
+        await yield_until(flood())
+        assert hop._awaiting == 1
+        # Reading goes on while the handler waits (its answer may be behind
+        # those notifications), up to a larger bound.
+        assert 8 < hop._inbox.qsize() <= 8 * Hop.AWAITING_FACTOR
+        await hop.close()
 
     run(main)
