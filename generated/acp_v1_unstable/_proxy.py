@@ -289,7 +289,7 @@ class Hop:
         ):
             # Not a JSON-RPC 2.0 message: an answer fails the request it
             # names, anything else is refused (as a connection does).
-            id = fields.get("id")
+            id: Any = fields.get("id")
             if not answer:
                 await self._send_error(id, INVALID_REQUEST, "Invalid request")
                 return
@@ -298,7 +298,9 @@ class Hop:
                 log.warning("dropped an invalid answer from the %s", self.name)
             elif not future.done():
                 future.set_exception(
-                    RequestError(INVALID_REQUEST, 'invalid response: no "jsonrpc": "2.0"')
+                    RequestError(
+                        INVALID_REQUEST, 'invalid response: no "jsonrpc": "2.0"'
+                    )
                 )
             return
         if isinstance(method, str):
@@ -378,7 +380,8 @@ class Hop:
         if self._waiting and not self.closed.is_set():
             method, params, id, work, size = self._waiting.popleft()
             self._queued_bytes -= size
-            self._start_answer(method, params, id, work)
+            if work is not None:  # always: only requests wait
+                self._start_answer(method, params, id, work)
         self._space.set()
 
     async def _answer(self, method: str, params: Any, id: Any, work: _Work) -> None:
@@ -482,9 +485,17 @@ class Hop:
     def cancel_soon(self, id: int) -> None:
         """Send ``$/cancel_request`` for this hop's request ``id`` (once: a
         request already cancelled, answered or unknown costs nothing)."""
-        if id in self._pending and id not in self._cancelled and not self.closed.is_set():
+        if (
+            id in self._pending
+            and id not in self._cancelled
+            and not self.closed.is_set()
+        ):
             self._cancelled.add(id)
-            message = {"jsonrpc": "2.0", "method": CANCEL_REQUEST, "params": {"requestId": id}}
+            message = {
+                "jsonrpc": "2.0",
+                "method": CANCEL_REQUEST,
+                "params": {"requestId": id},
+            }
             self._send_soon(dump_message(message))
 
     def _send_soon(self, data: bytes) -> None:
@@ -595,7 +606,9 @@ def _an_id(value: Any) -> bool:
     can write, null)."""
     if isinstance(value, float):
         return math.isfinite(value)
-    return value is None or (isinstance(value, (str, int)) and not isinstance(value, bool))
+    return value is None or (
+        isinstance(value, (str, int)) and not isinstance(value, bool)
+    )
 
 
 def _error_reply(id: Any, code: int, message: str, data: Any = UNSET) -> dict[str, Any]:
