@@ -129,7 +129,11 @@ class Conductor:
 
     def _requester(self, i: int) -> RequestHandler:
         async def request(method: str, params: Any) -> Any:
-            if method == SUCCESSOR and i < self._last:
+            if method == PROXY_INITIALIZE or (method == SUCCESSOR and i == self._last):
+                # The conductor's own method, or a successor the last
+                # component does not have.
+                raise RequestError.method_not_found(method)
+            if method == SUCCESSOR:
                 inner, inner_params = unwrap(params)
                 return await self._to(i + 1, inner, inner_params)
             if i == 0:
@@ -140,7 +144,14 @@ class Conductor:
 
     def _notifier(self, i: int) -> NotificationHandler:
         async def notify(method: str, params: Any) -> None:
-            if method == SUCCESSOR and i < self._last:
+            if method == PROXY_INITIALIZE or (method == SUCCESSOR and i == self._last):
+                log.warning(
+                    "dropped a %s notification from the %s",
+                    method,
+                    self.components[i].name,
+                )
+                return
+            if method == SUCCESSOR:
                 try:
                     inner, inner_params = unwrap(params)
                 except RequestError:

@@ -34,9 +34,11 @@ itself.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import contextvars
 import logging
+import math
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
@@ -45,6 +47,7 @@ from ._jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
+    JSONRPC_VERSION,
     PARSE_ERROR,
     REQUEST_CANCELLED,
     MessageCodec,
@@ -57,7 +60,7 @@ from ._jsonrpc import (
 )
 from ._runtime import UNSET, ValidationError
 from ._trace import Tracer, Tracing, carry, without_trace
-from ._transport import MessageTooLarge, Transport
+from ._transport import DEFAULT_MAX_BUFFERED, MessageTooLarge, Transport
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -141,7 +144,13 @@ class Hop:
     notification (in order); ``on_close(why)`` is called once, when the
     peer has closed (``why`` None) or the connection broke. Requests sent
     and still waiting then fail with ``ConnectionError`` naming ``name``.
-    Reading pauses while ``max_queued`` messages wait to be handled."""
+    Reading pauses while ``max_queued`` messages, or ``max_buffered`` bytes
+    of them, wait to be handled (requests waiting for one of the
+    ``max_running`` handler slots included); while a notification handler
+    waits for an answer from the peer, which only reading brings, it pauses
+    at ``AWAITING_FACTOR`` times those bounds."""
+
+    AWAITING_FACTOR: ClassVar[int] = 4
 
     def __init__(
         self,
@@ -152,6 +161,8 @@ class Hop:
         name: str = "peer",
         on_close: Callable[[str | None], object] | None = None,
         max_queued: int = 1024,
+        max_buffered: int = DEFAULT_MAX_BUFFERED,
+        max_running: int = 256,
     ) -> None:
         self.transport = transport
         self.name = name
@@ -160,11 +171,19 @@ class Hop:
         self._on_close = on_close
         self._next_id = 0
         self._pending: dict[int, asyncio.Future[tuple[int, dict[str, Any]]]] = {}
+        self._cancelled: set[int] = set()
+        """The requests of ``_pending`` a ``$/cancel_request`` was sent for."""
         self._answering: dict[Any, list[_Work]] = {}
-        self._inbox: asyncio.Queue[tuple[str, Any, Any, _Work | None] | None] = (
-            asyncio.Queue()
-        )
+        self._inbox: asyncio.Queue[_Item | None] = asyncio.Queue()
         self._max_queued = max(1, max_queued)
+        self._max_buffered = max(1, max_buffered)
+        self._queued_bytes = 0
+        """The bytes of text of the messages in ``_inbox`` and ``_waiting``."""
+        self._max_running = max(1, max_running)
+        self._running = 0
+        self._waiting: collections.deque[_Item] = collections.deque()
+        """Requests dispatched while ``max_running`` handlers run: they start
+        as those finish."""
         self._space = asyncio.Event()
         self._awaiting = 0
         """Notification handlers waiting for an answer from the peer: reading
@@ -230,17 +249,20 @@ class Hop:
                 if data is None:
                     break
                 await self._received(data)
-                while (
-                    self._inbox.qsize() >= self._max_queued
-                    and not self._awaiting
-                    and not self.closed.is_set()
-                ):
+                while self._full() and not self.closed.is_set():
                     # Back-pressure: the peer waits while its messages do.
                     self._space.clear()
                     await self._space.wait()
         except ConnectionError as error:
             why = str(error) or type(error).__name__
         self._end(why)
+
+    def _full(self) -> bool:
+        factor = self.AWAITING_FACTOR if self._awaiting else 1
+        return (
+            self._inbox.qsize() + len(self._waiting) >= self._max_queued * factor
+            or self._queued_bytes >= self._max_buffered * factor
+        )
 
     async def _received(self, data: bytes) -> None:
         try:
@@ -253,23 +275,43 @@ class Hop:
             return
         fields = cast("dict[str, Any]", message)
         method = fields.get("method")
+        answer = "method" not in fields and ("result" in fields or "error" in fields)
         if "id" in fields and not _an_id(fields["id"]):
-            if isinstance(method, str):
-                await self._send_error(None, INVALID_REQUEST, "Invalid request")
-            else:
+            if answer:
                 log.warning(
                     "dropped an answer from the %s with an invalid id", self.name
+                )
+            else:
+                await self._send_error(None, INVALID_REQUEST, "Invalid request")
+            return
+        if fields.get("jsonrpc") != JSONRPC_VERSION or not (
+            answer or isinstance(method, str)
+        ):
+            # Not a JSON-RPC 2.0 message: an answer fails the request it
+            # names, anything else is refused (as a connection does).
+            id: Any = fields.get("id")
+            if not answer:
+                await self._send_error(id, INVALID_REQUEST, "Invalid request")
+                return
+            future = self._pending.pop(id, None) if "id" in fields else None
+            if future is None:
+                log.warning("dropped an invalid answer from the %s", self.name)
+            elif not future.done():
+                future.set_exception(
+                    RequestError(
+                        INVALID_REQUEST, 'invalid response: no "jsonrpc": "2.0"'
+                    )
                 )
             return
         if isinstance(method, str):
             if "id" in fields:
                 work = _Work()
                 self._answering.setdefault(fields["id"], []).append(work)
-                self._queue(method, fields.get("params"), fields["id"], work)
+                self._queue(method, fields.get("params"), fields["id"], work, len(data))
             elif method == CANCEL_REQUEST:
                 self._cancel(fields.get("params"))
             else:
-                self._queue(method, fields.get("params"), None, None)
+                self._queue(method, fields.get("params"), None, None, len(data))
             return
         future = self._pending.pop(fields["id"], None) if "id" in fields else None
         if future is None:
@@ -277,9 +319,12 @@ class Hop:
         elif not future.done():
             future.set_result((self._arrived, fields))
 
-    def _queue(self, method: str, params: Any, id: Any, work: _Work | None) -> None:
+    def _queue(
+        self, method: str, params: Any, id: Any, work: _Work | None, size: int
+    ) -> None:
         self._arrived += 1
-        self._inbox.put_nowait((method, params, id, work))
+        self._queued_bytes += size
+        self._inbox.put_nowait((method, params, id, work, size))
 
     async def _dispatch(self) -> None:
         _in_notification.set(True)
@@ -288,11 +333,15 @@ class Hop:
             self._space.set()
             if item is None:
                 return
-            method, params, id, work = item
+            method, params, id, work, size = item
             try:
                 if work is None:
+                    self._queued_bytes -= size
                     await self._on_notification(method, params)
+                elif self._running >= self._max_running:
+                    self._waiting.append(item)  # its bytes still count
                 else:
+                    self._queued_bytes -= size
                     self._start_answer(method, params, id, work)
                     await asyncio.sleep(0)  # it runs up to its first wait
             except ConnectionError as error:
@@ -319,10 +368,24 @@ class Hop:
             self._answer(method, params, id, work),
         )
         work.task = task
+        self._running += 1
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._answered)
+
+    def _answered(self, task: asyncio.Task[Any]) -> None:
+        """A request's handler ended: the next request waiting for a slot
+        starts."""
+        self._tasks.discard(task)
+        self._running -= 1
+        if self._waiting and not self.closed.is_set():
+            method, params, id, work, size = self._waiting.popleft()
+            self._queued_bytes -= size
+            if work is not None:  # always: only requests wait
+                self._start_answer(method, params, id, work)
+        self._space.set()
 
     async def _answer(self, method: str, params: Any, id: Any, work: _Work) -> None:
+        cancelled = False
         try:
             if work.cancelled:
                 raise asyncio.CancelledError
@@ -335,6 +398,9 @@ class Hop:
                 reply = _error_reply(id, INTERNAL_ERROR, "Internal error", work.failure)
             else:
                 reply = _error_reply(id, REQUEST_CANCELLED, "Request cancelled")
+            # Sent soon, never awaited: a cancelled task must end even when
+            # the peer does not read (shutdown cancels every task).
+            cancelled = True
         except RequestError as error:
             reply = _error_reply(id, error.code, error.message, error.data)
         except ConnectionError as error:
@@ -348,8 +414,17 @@ class Hop:
                 works.remove(work)
                 if not works:
                     del self._answering[id]
+        try:
+            data = dump_message(reply)
+        except ValueError:
+            # A result with no JSON text (NaN ...).
+            log.warning("the answer to the %s request is no JSON", method)
+            data = dump_message(_error_reply(id, INTERNAL_ERROR, "Internal error"))
+        if cancelled:
+            self._send_soon(data)
+            return
         with contextlib.suppress(ConnectionError):
-            await self._write(reply)
+            await self._write_data(data)
 
     def _cancel(self, params: Any) -> None:
         fields = cast("dict[str, Any]", params) if isinstance(params, dict) else {}
@@ -384,6 +459,18 @@ class Hop:
     async def abandon(self, why: str) -> None:
         """Answer every request still being answered with a ``-32603`` error
         whose data is ``why``, without waiting for its answer."""
+        while self._waiting:
+            # Never started: answered now.
+            _, _, id, work, size = self._waiting.popleft()
+            self._queued_bytes -= size
+            works = self._answering.get(id, [])
+            if work in works:
+                works.remove(work)
+                if not works:
+                    del self._answering[id]
+            reply = _error_reply(id, INTERNAL_ERROR, "Internal error", why)
+            self._send_soon(dump_message(reply))
+        self._space.set()
         for works in self._answering.values():
             for work in works:
                 work.failure = why
@@ -396,16 +483,40 @@ class Hop:
             await asyncio.wait(tasks)
 
     def cancel_soon(self, id: int) -> None:
-        """Send ``$/cancel_request`` for this hop's request ``id``."""
-        if id in self._pending and not self.closed.is_set():
-            self._spawn(self.notify(CANCEL_REQUEST, {"requestId": id}))
+        """Send ``$/cancel_request`` for this hop's request ``id`` (once: a
+        request already cancelled, answered or unknown costs nothing)."""
+        if (
+            id in self._pending
+            and id not in self._cancelled
+            and not self.closed.is_set()
+        ):
+            self._cancelled.add(id)
+            message = {
+                "jsonrpc": "2.0",
+                "method": CANCEL_REQUEST,
+                "params": {"requestId": id},
+            }
+            self._send_soon(dump_message(message))
 
-    def _spawn(self, work: Awaitable[None]) -> None:
-        async def run() -> None:
+    def _send_soon(self, data: bytes) -> None:
+        """Send ``data`` without waiting: at once when the transport takes it
+        (no other write under way), else by a task, behind the writes under
+        way."""
+        if self.closed.is_set():
+            return
+        send_nowait = getattr(self.transport, "send_nowait", None)
+        if send_nowait is not None and not self._write_lock.locked():
+            try:
+                if send_nowait(data):
+                    return
+            except ConnectionError:
+                return
+
+        async def write() -> None:
             with contextlib.suppress(ConnectionError):
-                await work
+                await self._write_data(data)
 
-        task = asyncio.get_running_loop().create_task(run())
+        task = asyncio.get_running_loop().create_task(write())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -442,6 +553,9 @@ class Hop:
             raise
         finally:
             self._pending.pop(id, None)
+            self._cancelled.discard(id)
+            if future.done() and not future.cancelled():
+                future.exception()  # retrieved: it may have come unawaited (close)
             if work is not None:
                 work.sent.pop((self, id), None)
             if in_notification:
@@ -476,15 +590,24 @@ class Hop:
             await self._write(_error_reply(id, code, message))
 
     async def _write(self, message: dict[str, Any]) -> None:
-        data = dump_message(message)
+        await self._write_data(dump_message(message))
+
+    async def _write_data(self, data: bytes) -> None:
         async with self._write_lock:
             await self.transport.send(data)
 
 
+_Item = tuple[str, Any, Any, "_Work | None", int]
+"""A message to dispatch: method, params, id, its work (a request) and its size."""
+
+
 def _an_id(value: Any) -> bool:
-    """Whether ``value`` can be a request's id (a string, a number, null)."""
+    """Whether ``value`` can be a request's id (a string, a number that JSON
+    can write, null)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
     return value is None or (
-        isinstance(value, (str, int, float)) and not isinstance(value, bool)
+        isinstance(value, (str, int)) and not isinstance(value, bool)
     )
 
 
@@ -736,14 +859,21 @@ class ProxyConnection(Generic[P]):
         if method == SUCCESSOR:
             inner, inner_params = unwrap(params)
             provider = self._mcp
-            if (
-                provider is not None
-                and inner == MCP_MESSAGE
-                and isinstance(inner_params, dict)
-                and cast("dict[str, Any]", inner_params).get("serverId")
-                in provider.servers
-            ):
-                return await provider.answer(inner_params)
+            if provider is not None and inner == MCP_MESSAGE:
+                fields = (
+                    cast("dict[str, Any]", inner_params)
+                    if isinstance(inner_params, dict)
+                    else {}
+                )
+                server = fields.get("serverId")
+                if "serverId" in fields and not isinstance(server, str):
+                    raise RequestError(
+                        INVALID_PARAMS,
+                        "Invalid params",
+                        "serverId, requestId and method are strings",
+                    )
+                if server in provider.servers:
+                    return await provider.answer(inner_params)
             if "on_successor_request" not in self._overridden:
                 return await self._send(inner, inner_params, False)
             typed = self._typed(inner, inner_params, True)

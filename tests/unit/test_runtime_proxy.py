@@ -6,14 +6,16 @@ transport: a conductor in front of proxies and an agent of the generated
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import gc
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import acp_v1_unstable as acp
 import pytest
-from acp_v1_unstable._transport import memory_pair
+from acp_v1_unstable._transport import MemoryTransport, memory_pair
 from acpgen.runtime._conductor import ChainEnded, Conductor
 from acpgen.runtime._jsonrpc import RequestError
 from acpgen.runtime._proxy import Hop
@@ -485,5 +487,293 @@ def test_a_chain_of_the_agent_alone_gets_initialize_and_passes_everything() -> N
         assert [u.content.text for u in client.handler.updates] == ["hi"]
         await client.close()
         await asyncio.wait_for(conductor, HANG)
+
+    run(main)
+
+
+# ------------------------------------------------------------------ a conductor scripted by the test
+
+
+async def _send(transport: MemoryTransport, message: Any) -> None:
+    await transport.send(message if isinstance(message, bytes) else json.dumps(message).encode())
+
+
+async def _receive(transport: MemoryTransport) -> dict[str, Any]:
+    data = await transport.receive()
+    assert data is not None, "the connection closed"
+    return json.loads(data)
+
+
+@contextlib.asynccontextmanager
+async def scripted_chain(count: int) -> AsyncIterator[tuple[Conductor, MemoryTransport, list[MemoryTransport]]]:
+    """A conductor between a client end and ``count`` component ends, all written and read by the test."""
+    client, conductor_end = memory_pair()
+    ours: list[MemoryTransport] = []
+    theirs: list[MemoryTransport] = []
+    for _ in range(count):
+        a, b = memory_pair()
+        theirs.append(a)
+        ours.append(b)
+    conductor = Conductor(conductor_end, theirs, [f"component {i}" for i in range(count)])
+    task = asyncio.get_running_loop().create_task(conductor.run())
+    try:
+        yield conductor, client, ours
+    finally:
+        for hop in (conductor.client, *conductor.components):
+            await hop.close()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+async def yield_until(flood: Awaitable[None], turns: int = 100000) -> None:
+    """Run ``flood`` (a peer writing) for at most ``turns`` turns of the loop:
+    it ends early only when the other end reads everything it sends."""
+    task = asyncio.ensure_future(flood)
+    for _ in range(turns):
+        if task.done():
+            break
+        await asyncio.sleep(0)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+
+
+def test_a_request_whose_method_is_no_string_is_refused_with_its_id() -> None:
+    async def main() -> None:
+        async with scripted_chain(1) as (_conductor, client, (agent,)):
+            # Pending: the conductor's request 0 to the agent, which a
+            # "request" of id 0 must not answer.
+            await _send(client, {"jsonrpc": "2.0", "id": 1, "method": "_first"})
+            forwarded = await _receive(agent)
+            await _send(agent, {"jsonrpc": "2.0", "id": forwarded["id"], "method": None})
+            assert await _receive(agent) == {
+                "jsonrpc": "2.0",
+                "id": forwarded["id"],
+                "error": {"code": -32600, "message": "Invalid request"},
+            }
+            await _send(client, {"jsonrpc": "2.0", "id": 3, "method": 5})
+            assert (await _receive(client)) == {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "error": {"code": -32600, "message": "Invalid request"},
+            }
+            await _send(agent, {"jsonrpc": "2.0", "id": forwarded["id"], "result": {"ok": 1}})
+            assert await _receive(client) == {"jsonrpc": "2.0", "id": 1, "result": {"ok": 1}}
+
+    run(main)
+
+
+def test_an_id_json_cannot_write_or_a_message_without_jsonrpc_2_is_refused_and_not_executed() -> None:
+    async def main() -> None:
+        async with scripted_chain(1) as (_conductor, client, (agent,)):
+            invalid = {"code": -32600, "message": "Invalid request"}
+            await _send(client, b'{"jsonrpc":"2.0","id":NaN,"method":"_x"}')
+            assert await _receive(client) == {"jsonrpc": "2.0", "id": None, "error": invalid}
+            await _send(client, b'{"jsonrpc":"2.0","id":Infinity,"method":"_x"}')
+            assert await _receive(client) == {"jsonrpc": "2.0", "id": None, "error": invalid}
+            await _send(client, {"id": 7, "method": "_x"})
+            assert await _receive(client) == {"jsonrpc": "2.0", "id": 7, "error": invalid}
+            await _send(client, {"jsonrpc": "1.0", "id": 8, "method": "_x"})
+            assert await _receive(client) == {"jsonrpc": "2.0", "id": 8, "error": invalid}
+            # An answer without "jsonrpc": "2.0" fails the request it names.
+            await _send(client, {"jsonrpc": "2.0", "id": 4, "method": "_barrier"})
+            forwarded = await _receive(agent)
+            assert forwarded["method"] == "_barrier"  # nothing refused reached the agent
+            await _send(agent, {"id": forwarded["id"], "result": {}})
+            answer = await _receive(client)
+            assert answer["id"] == 4 and answer["error"]["code"] == -32600
+
+    run(main)
+
+
+def test_the_agent_cannot_send_proxy_successor_nor_a_component_proxy_initialize() -> None:
+    async def main() -> None:
+        async with scripted_chain(2) as (_conductor, client, (proxy, agent)):
+            # Were it routed, the agent's proxy/successor would go through the
+            # proxy before it and come back to the agent itself, unwrapped.
+            inner = {"method": "session/prompt", "params": {"sessionId": "s", "prompt": []}}
+            await _send(agent, {"jsonrpc": "2.0", "method": "proxy/successor", "params": inner})
+            await _send(agent, {"jsonrpc": "2.0", "id": 5, "method": "proxy/successor", "params": inner})
+            answer = await _receive(agent)
+            assert answer["id"] == 5 and answer["error"]["code"] == -32601, answer
+            await _send(proxy, {"jsonrpc": "2.0", "method": "proxy/initialize", "params": {}})
+            await _send(proxy, {"jsonrpc": "2.0", "id": 6, "method": "proxy/initialize", "params": {}})
+            answer = await _receive(proxy)
+            assert answer["id"] == 6 and answer["error"]["code"] == -32601, answer
+            # Nothing reached the proxy, the agent or the client: the next
+            # thing each gets is what follows.
+            await _send(agent, {"jsonrpc": "2.0", "method": "_after"})
+            assert await _receive(proxy) == {
+                "jsonrpc": "2.0",
+                "method": "proxy/successor",
+                "params": {"method": "_after"},
+            }
+            await _send(proxy, {"jsonrpc": "2.0", "method": "_after"})
+            assert await _receive(client) == {"jsonrpc": "2.0", "method": "_after"}
+
+    run(main)
+
+
+def test_a_single_component_cannot_send_the_chain_methods_to_the_client() -> None:
+    async def main() -> None:
+        async with scripted_chain(1) as (_conductor, client, (agent,)):
+            for id, method in enumerate(("proxy/successor", "proxy/initialize")):
+                await _send(agent, {"jsonrpc": "2.0", "method": method, "params": {"method": "_x"}})
+                await _send(agent, {"jsonrpc": "2.0", "id": id, "method": method, "params": {"method": "_x"}})
+                answer = await _receive(agent)
+                assert answer["id"] == id and answer["error"]["code"] == -32601, answer
+            await _send(agent, {"jsonrpc": "2.0", "method": "_after"})
+            assert await _receive(client) == {"jsonrpc": "2.0", "method": "_after"}
+
+    run(main)
+
+
+def test_a_proxy_refuses_an_mcp_message_whose_server_id_is_no_string() -> None:
+    async def main() -> None:
+        conductor, proxy_end = memory_pair()
+        proxy = acp.ProxySideConnection(acp.Proxy, proxy_end)
+        proxy.mcp_provider.add("t", acp.McpTools("t", "1"))
+        proxy.start()
+        for id, server in enumerate((["x"], {"a": 1}, 5)):
+            params = {"serverId": server, "requestId": "r", "method": "tools/list"}
+            envelope = {"method": "mcp/message", "params": params}
+            await _send(conductor, {"jsonrpc": "2.0", "id": id, "method": "proxy/successor", "params": envelope})
+            answer = await _receive(conductor)
+            assert answer["id"] == id and answer["error"]["code"] == -32602, answer
+        await proxy.close()
+
+    run(main)
+
+
+def test_a_request_cancelled_while_the_peer_does_not_read_ends_at_once_and_close_leaves_no_unretrieved_error() -> None:
+    async def main() -> None:
+        problems: list[str] = []
+        asyncio.get_running_loop().set_exception_handler(lambda _loop, context: problems.append(context["message"]))
+        ours, theirs = memory_pair(max_queued=1)  # the test does not read `theirs`
+        started = asyncio.Event()
+
+        async def wait_forever(method: str, params: Any) -> Any:
+            started.set()
+            await asyncio.Event().wait()
+
+        hop = Hop(ours, wait_forever, _no_notification, name="peer")
+        hop.start()
+        await _send(theirs, {"jsonrpc": "2.0", "id": 1, "method": "_wait"})
+        await started.wait()
+        task = hop._answering[1][0].task
+        assert task is not None
+        await hop.notify("_fill")  # the one message the peer's queue holds
+        blocked = asyncio.ensure_future(hop.request("_blocked"))  # its write waits
+        while not hop._write_lock.locked():
+            await asyncio.sleep(0)
+        await _send(theirs, {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 1}})
+        for _ in range(1000):
+            if task.done():
+                break
+            await asyncio.sleep(0)
+        assert task.done()  # its -32800 waits to be written, the task does not
+        await hop.close()
+        # The request whose write waits (a memory transport's send waits on
+        # after close) is cancelled by its owner: its error, set by close, is
+        # not left unretrieved.
+        blocked.cancel()
+        await asyncio.gather(blocked, return_exceptions=True)
+        del blocked
+        gc.collect()
+        assert not problems, problems
+
+    run(main)
+
+
+def test_a_flood_of_cancel_requests_sends_one_cancel_and_holds_no_task() -> None:
+    async def main() -> None:
+        async with scripted_chain(1) as (conductor, client, (agent,)):
+            await _send(client, {"jsonrpc": "2.0", "id": 1, "method": "_x", "params": {}})
+            forwarded = await _receive(agent)
+            cancel = {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 1}}
+            unknown = {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 99}}
+
+            async def flood() -> None:
+                for i in range(5000):
+                    await _send(client, unknown if i % 2 else cancel)
+
+            await yield_until(flood())  # the agent does not read meanwhile
+            assert len(conductor.components[0]._tasks) <= 1
+            assert len(conductor.client._tasks) <= 1
+            assert await _receive(agent) == {
+                "jsonrpc": "2.0",
+                "method": "$/cancel_request",
+                "params": {"requestId": forwarded["id"]},
+            }
+            await _send(agent, {"jsonrpc": "2.0", "id": forwarded["id"], "result": {"done": True}})
+            assert await _receive(client) == {"jsonrpc": "2.0", "id": 1, "result": {"done": True}}
+            await _send(agent, {"jsonrpc": "2.0", "method": "_after"})
+            # One cancel only: what comes next is the notification.
+            await _send(client, {"jsonrpc": "2.0", "method": "_next"})
+            assert await _receive(agent) == {"jsonrpc": "2.0", "method": "_next"}
+
+    run(main)
+
+
+def test_the_conductor_holds_a_bounded_number_of_client_requests() -> None:
+    async def main() -> None:
+        async with scripted_chain(1) as (conductor, client, _agent):
+
+            async def flood() -> None:  # the agent does not read meanwhile
+                for i in range(3000):
+                    await _send(client, {"jsonrpc": "2.0", "id": i, "method": "_x", "params": {"pad": "x" * 100}})
+
+            await yield_until(flood())
+            hop = conductor.client
+            taken = sum(len(works) for works in hop._answering.values())
+            assert taken <= 1024 + 256  # max_queued + max_running
+            assert hop._running <= 256 and len(hop._tasks) <= 256 + 1
+
+    run(main)
+
+
+async def _held(method: str, params: Any) -> None:
+    await asyncio.Event().wait()
+
+
+def test_a_hops_inbox_is_bounded_by_bytes_too() -> None:
+    async def main() -> None:
+        ours, theirs = memory_pair()
+        hop = Hop(ours, _no_request, _held, name="peer", max_buffered=10_000)
+        hop.start()
+        note = json.dumps({"jsonrpc": "2.0", "method": "_note", "params": {"pad": "x" * 1000}}).encode()
+
+        async def flood() -> None:
+            for _ in range(2000):
+                await theirs.send(note)
+
+        await yield_until(flood())
+        assert hop._inbox.qsize() <= 10_000 // len(note) + 1
+        assert hop._queued_bytes < 10_000 + len(note)
+        await hop.close()
+
+    run(main)
+
+
+def test_a_hops_inbox_stays_bounded_while_a_notification_handler_waits_for_an_answer() -> None:
+    async def main() -> None:
+        ours, theirs = memory_pair()
+
+        async def ask(method: str, params: Any) -> None:
+            await hop.request("_ask")  # never answered
+
+        hop = Hop(ours, _no_request, ask, name="peer", max_queued=8)
+        hop.start()
+        note = json.dumps({"jsonrpc": "2.0", "method": "_note"}).encode()
+
+        async def flood() -> None:
+            for _ in range(5000):
+                await theirs.send(note)
+
+        await yield_until(flood())
+        assert hop._awaiting == 1
+        # Reading goes on while the handler waits (its answer may be behind
+        # those notifications), up to a larger bound.
+        assert 8 < hop._inbox.qsize() <= 8 * Hop.AWAITING_FACTOR
+        await hop.close()
 
     run(main)
