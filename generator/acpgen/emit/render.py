@@ -125,8 +125,8 @@ def render_package(package: ir.Package, templates: str | Path | None = None) -> 
             continue
         # Plain Python modules, copied as they are behind the generated
         # header; a file of the same name in --templates replaces one.
-        if module in MCP_ONLY and not mcp:
-            continue
+        if module in MCP_ONLY and not (mcp or chain):
+            continue  # a proxy's connection provides MCP servers through it
         override = Path(templates, module) if templates is not None else None
         path = override if override is not None and override.is_file() else source
         out[module] = header + path.read_text(encoding="utf-8")

@@ -43,4 +43,5 @@ and ``_conductor.py`` only into a package whose schema has a proxy chain:
 
 MCP_ONLY = frozenset({"_mcp.py"})
 """The sources copied only into a package with MCP over ACP
-(``views.names.has_mcp``)."""
+(``views.names.has_mcp``) or a proxy chain (a proxy provides MCP servers to
+its successor through ``_mcp``)."""
