@@ -270,6 +270,11 @@ def test_traced_proxies_put_their_spans_between_the_client_and_the_agent() -> No
             and m["params"]["update"].get("sessionUpdate") == "agent_thought_chunk"
         ]
         assert [m["params"]["_meta"]["traceparent"] for m in injected] == [hops[1].context.traceparent]
+        # The tracer is told of the wrapped message, not of its envelope.
+        notified = {
+            m.method for m in tracers["proxy 1"].messages if m.direction == "received" and m.kind == "notification"
+        }
+        assert "session/update" in notified and "proxy/successor" not in notified
         await client.close()
         await asyncio.wait_for(conductor, HANG)
 

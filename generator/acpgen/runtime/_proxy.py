@@ -886,10 +886,13 @@ class ProxyConnection(Generic[P]):
         if tracing is None:
             await self._notified(method, params)
             return
-        inner_params = params
+        inner, inner_params = method, params
         if method == SUCCESSOR and isinstance(params, dict):
-            inner_params = cast("dict[str, Any]", params).get("params")
-        tracing.seen("notification", method, inner_params)
+            envelope = cast("dict[str, Any]", params)
+            wrapped: object = envelope.get("method")
+            inner = wrapped if isinstance(wrapped, str) else method
+            inner_params = envelope.get("params")
+        tracing.seen("notification", inner, inner_params)
         await tracing.notified(inner_params, self._notified, method, params)
 
     async def _notified(self, method: str, params: Any) -> None:
