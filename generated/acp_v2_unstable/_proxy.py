@@ -866,13 +866,10 @@ class ProxyConnection(Generic[P]):
                     else {}
                 )
                 server = fields.get("serverId")
-                if "serverId" in fields and not isinstance(server, str):
-                    raise RequestError(
-                        INVALID_PARAMS,
-                        "Invalid params",
-                        "serverId, requestId and method are strings",
-                    )
-                if server in provider.servers:
+                # A serverId that is no string is the provider's to refuse
+                # (-32602), as it refuses its other malformed params.
+                bad = "serverId" in fields and not isinstance(server, str)
+                if bad or server in provider.servers:
                     return await provider.answer(inner_params)
             if "on_successor_request" not in self._overridden:
                 return await self._send(inner, inner_params, False)
