@@ -83,7 +83,7 @@ test-tools:
 # generator's unit tests (the runtime's among them) and the four packages'
 # basics (tests/e2e/test_package_basics.py) run.
 OTHER_PYTHONS := 3.10 3.13
-OTHER_DEPS := "pytest==9.2.0" "pytest-xdist==3.8.0" "hypothesis==6.168.5" "black>=26.1,<27" "orjson>=3.10" "websockets==17.4; python_version >= '3.11'" "websockets==16.1.1; python_version < '3.11'" "httpx==0.28.1" "h2==4.4.1" "uvicorn==0.54.0"
+OTHER_DEPS := "pytest==9.1.1" "pytest-xdist==3.8.0" "hypothesis==6.168.5" "black>=26.1,<27" "orjson>=3.10" "websockets==17.4; python_version >= '3.11'" "websockets==16.1.1; python_version < '3.11'" "httpx==0.28.1" "h2==4.4.1" "uvicorn==0.54.0"
 OTHER_TESTS := tests/unit tests/e2e/test_package_basics.py
 OTHER_STAMPS := $(foreach v,$(OTHER_PYTHONS),.venv-$(v)/.installed)
 

@@ -95,6 +95,7 @@ def schema_with(defs: dict) -> dict:
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "Test", "$defs": defs}
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """The tests of a module that sets up a module- or session-scoped fixture
     of its own (a probe run over many agents, a package generated once, a
@@ -146,3 +147,24 @@ if _CPU_LOG:
             os.write(fd, line.encode())
         finally:
             os.close(fd)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_finish(session):
+    """In an xdist worker under ``--dist loadgroup``: fail the run when a
+    grouped test's id lacks its ``@group`` suffix, the only channel xdist
+    has to its scheduler. pytest 9.2 stopped honouring that suffix
+    (pytest-xdist issue 1386), and the groups were then spread over the
+    workers in silence: every module fixture above (the probe matrices, the
+    packages generated once) was built on each worker, doubling the suite's
+    CPU. pyproject.toml pins pytest below 9.2 for this."""
+    if not getattr(session.config.option, "loadgroup", False):
+        return
+    for item in session.items:
+        if item.get_closest_marker("xdist_group") is not None and "@" not in item.nodeid:
+            message = (
+                f"--dist loadgroup is not grouping {item.nodeid} (pytest {pytest.__version__} with this "
+                "pytest-xdist: see pytest-xdist issue 1386); install the pytest pyproject.toml pins"
+            )
+            os.write(2, f"\nconftest.py: {message}\n".encode())  # a worker's own report is lost
+            raise pytest.UsageError(message)
