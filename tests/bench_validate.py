@@ -10,13 +10,17 @@ cancels. A few lines per ten thousand are broken on purpose (a plan entry of
 an unknown priority, which lenient decoding drops: ``repaired``), so the
 finding path runs too.
 
-The baseline: ``json.loads`` of each line and a precompiled ``jsonschema-rs``
-validator of the message's params by method (``is_valid``); nothing stateful.
-The engine: ``acpgen.validate.validate_file`` on the same file, with the JSON
-backend it picks (orjson when importable) and with ``ACPGEN_JSON=stdlib``.
+The baselines: each line parsed, and a precompiled ``jsonschema-rs`` validator
+of the message's params by method (``is_valid``); nothing stateful. One
+baseline parses with ``orjson.loads``, one with ``json.loads``: the engine
+(``acpgen.validate.validate_file`` on the same file) with its default backend
+(orjson when importable) is compared with the first, and with
+``ACPGEN_JSON=stdlib`` with the second, so both sides use the same parser.
 
-The ways run interleaved, ``--rounds`` times each (default 3), and the median
-lines/s of each is printed with the ratio to the baseline, then the peak RSS
+The ways run interleaved, ``--rounds`` times each (default 3), each timed in
+this process's CPU time (``time.process_time``: what others on a shared
+machine run meanwhile is not counted), and the median lines/s of each is
+printed with the ratio to its baseline, then the peak RSS
 of this process, then the ``acpgen validate`` command run once in a process
 of its own (lines/s end to end, its peak RSS: constant memory, it does not
 grow with N) and the growth of the Python heap during one run of the engine
@@ -280,11 +284,10 @@ def baseline_validators(package: Any) -> dict[str, Any]:
     return validators
 
 
-def baseline(path: Path, validators: dict[str, Any]) -> int:
-    """json.loads each line and validate the params of its method: the
-    number of lines whose params are invalid."""
+def baseline(path: Path, validators: dict[str, Any], loads: Callable[[bytes], Any] = json.loads) -> int:
+    """Parse each line with ``loads`` and validate the params of its method:
+    the number of lines whose params are invalid."""
     invalid = 0
-    loads = json.loads
     with open(path, "rb") as lines:
         for line in lines:
             record = loads(line)
@@ -306,10 +309,11 @@ def engine(path: Path, backend: str) -> int:
 
 
 def timed(fn: Callable[[], int]) -> tuple[float, int]:
+    """(the CPU seconds of this process ``fn`` took, its result)."""
     gc.collect()
-    start = time.perf_counter()
+    start = time.process_time()
     result = fn()
-    return time.perf_counter() - start, result
+    return time.process_time() - start, result
 
 
 def heap_growth(path: Path) -> int:
@@ -351,34 +355,36 @@ def main() -> None:
         lines = write_transcript(path, options.lines)
         size = path.stat().st_size
         validators = baseline_validators(acp_v1)
+        orjson = importlib.import_module("orjson") if checker.json_backend() == "orjson" else None
+        # Each engine way and the baseline it is compared with: the same parser on both sides.
         ways: dict[str, Callable[[], int]] = {
-            "baseline json.loads + jsonschema-rs": lambda: baseline(path, validators),
-            "acpgen validate (default backend)": lambda: engine(path, ""),
+            "baseline json.loads + jsonschema-rs": lambda: baseline(path, validators, json.loads),
             "acpgen validate (ACPGEN_JSON=stdlib)": lambda: engine(path, "stdlib"),
         }
+        against = {"acpgen validate (ACPGEN_JSON=stdlib)": "baseline json.loads + jsonschema-rs"}
+        if orjson is not None:
+            ways["baseline orjson.loads + jsonschema-rs"] = lambda: baseline(path, validators, orjson.loads)
+            ways["acpgen validate (orjson)"] = lambda: engine(path, "")
+            against["acpgen validate (orjson)"] = "baseline orjson.loads + jsonschema-rs"
         times: dict[str, list[float]] = {name: [] for name in ways}
         counts: dict[str, int] = {}
         for _ in range(options.rounds):
             for name, way in ways.items():
                 seconds, counts[name] = timed(way)
                 times[name].append(seconds)
-        print(f"transcript: {lines:,} lines, {size / 2**20:.0f} MiB; backend: {checker.json_backend()}")
-        base = lines / statistics.median(times["baseline json.loads + jsonschema-rs"])
+        print(f"transcript: {lines:,} lines, {size / 2**20:.0f} MiB; CPU time, medians of {options.rounds} rounds")
         for name in ways:
             rate = lines / statistics.median(times[name])
-            what = "invalid params" if name.startswith("baseline") else "findings"
-            print(f"{name:38} {rate:>10,.0f} lines/s  x{rate / base:.2f} baseline  ({counts[name]} {what})")
-            if not name.startswith("baseline"):
-                # Time ratio: acpgen's time over the baseline's (at most 1.0: as fast).
-                record(
-                    "validate",
-                    f"{name[len('acpgen validate ') :]} time / json.loads + jsonschema-rs",
-                    base / rate,
-                    "x",
-                    "<= 1.0",
-                    base / rate <= 1.0,
-                )
-                record("validate", f"{name[len('acpgen validate ') :]} throughput", rate, "lines/s")
+            if name.startswith("baseline"):
+                print(f"{name:40} {rate:>10,.0f} lines/s  ({counts[name]} invalid params)")
+                continue
+            base = lines / statistics.median(times[against[name]])
+            print(f"{name:40} {rate:>10,.0f} lines/s  x{rate / base:.2f} its baseline  ({counts[name]} findings)")
+            # Time ratio: acpgen's time over its baseline's (at most 1.0: as fast).
+            parser = name[len("acpgen validate ") :]
+            what = f"{parser} time / {against[name][len('baseline ') :]}"
+            record("validate", what, base / rate, "x", "<= 1.0", base / rate <= 1.0)
+            record("validate", f"{parser} throughput", rate, "lines/s")
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(f"peak RSS of this process (the transcript built, all ways run): {peak:.0f} MiB")
         seconds, rss = command(path)
