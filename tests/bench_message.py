@@ -18,7 +18,9 @@ measured in the same process.
   message's text (``load_message``, what the connection parses a line into)
   and decodes it as the connection does (``decode_message``, and a
   response's result by its method); the share of ``load_message`` alone
-  (JSON values) is shown beside it. Large messages: a 1 MB
+  (JSON values) is shown beside it, and for scale the SDK's own read path
+  (its transport's ``json.loads`` of the whole line, then
+  ``model_validate`` of the params or result). Large messages: a 1 MB
   agent_message_chunk session/update (prose: line breaks, quotes, some
   non-ASCII, as a model writes; and, beside it, 1 MB of plain ASCII with
   nothing to unescape), a 20 KB fs/read_text_file response, a tool_call
@@ -557,8 +559,12 @@ def text_figures(rounds: int) -> None:
             return decode_result(method, read.result) if method else read  # type: ignore[union-attr]
 
         assert load(text) == message
+        def sdk_path(text: bytes = text, part: str = part, model: Any = model) -> object:
+            return model.model_validate(json.loads(text)[part])
+
         ways: dict[str, Callable[[], object]] = {
             "sdk": functools.partial(model.model_validate_json, payload),
+            "sdk path": sdk_path,
             "load": functools.partial(load, text),
             "typed": typed,
         }
@@ -570,7 +576,7 @@ def text_figures(rounds: int) -> None:
         us = {name: statistics.median(values) * 1e6 for name, values in times.items()}
         ratio = {
             name: statistics.median(a / b for a, b in zip(times[name], times["sdk"], strict=True))
-            for name in ("load", "typed")
+            for name in ("load", "typed", "sdk path")
         }
         # Text in, typed objects out. Large: at most model_validate_json's
         # time; small: within 0.35x of it.
@@ -578,7 +584,8 @@ def text_figures(rounds: int) -> None:
         print(
             f"  {label} ({len(text):,} B): model_validate_json {us['sdk']:.2f} us;"
             f" load_message+decode {us['typed']:.2f} us ({ratio['typed']:.2f}x, target <= {target}),"
-            f" of which load_message {us['load']:.2f} us ({ratio['load']:.2f}x)"
+            f" of which load_message {us['load']:.2f} us ({ratio['load']:.2f}x);"
+            f" the SDK's json.loads+model_validate {us['sdk path']:.2f} us ({ratio['sdk path']:.2f}x)"
         )
         record(
             "message",
@@ -589,6 +596,12 @@ def text_figures(rounds: int) -> None:
             ratio["typed"] <= target,
         )
         record("message", f"load_message / model_validate_json: {label}", ratio["load"], "x")
+        record(
+            "message",
+            f"load_message+decode / SDK json.loads+model_validate: {label}",
+            ratio["typed"] / ratio["sdk path"],
+            "x",
+        )
 
 
 def main() -> None:
