@@ -559,6 +559,7 @@ def text_figures(rounds: int) -> None:
             return decode_result(method, read.result) if method else read  # type: ignore[union-attr]
 
         assert load(text) == message
+
         def sdk_path(text: bytes = text, part: str = part, model: Any = model) -> object:
             return model.model_validate(json.loads(text)[part])
 
