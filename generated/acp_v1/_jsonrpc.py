@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar, cast
@@ -754,15 +755,23 @@ nesting, ``json`` as deep as the recursion limit lets it (fewer than 1,000
 on Python 3.11), and refuses what it cannot; 500 levels ``json`` reads from
 any stack but one already 500 frames deep."""
 _SCANNED_BELOW = 4096
-"""A text shorter than this is scanned before orjson reads it (its shape,
-:data:`_SHAPE`: a cost in its bytes); a longer one, or a shorter one whose
-scan finds 19 digits in a row or more than :data:`_MAX_DEPTH` brackets
-(a source file in a string), is checked after, by what orjson read (a
-cost in its values, not in the bytes of its strings: a 1 MB string is one
-value)."""
+"""A text of 4 KiB or more is checked after orjson read it, by what it read
+(:func:`_plain`: a cost in its values, not in the bytes of its strings: a
+1 MB string is one value)."""
 _CLOSED_BELOW = 2 * _MAX_DEPTH + 2
 """A JSON text shorter than this cannot nest deeper than :data:`_MAX_DEPTH`
-(each level takes two bytes)."""
+(each level takes two bytes): it is scanned for long numbers only, before
+orjson reads it (its shape, :data:`_SHAPE`: a cost in its bytes, under a
+microsecond here). A text from this length up to :data:`_SCANNED_BELOW` is
+checked by what orjson read while that costs less than scanning its
+bytes (at most one value per :data:`_BYTES_PER_VALUE` bytes: a chunk of
+prose, a snippet of code), else scanned, and walked in full only when the
+scan cannot tell (more than 500 brackets, 19 digits in a row)."""
+_BYTES_PER_VALUE = 64
+"""Checking what orjson read costs about as much per value as scanning 32
+to 64 bytes of its text (:data:`_SHAPE`, then the search and the count);
+the walk stops at the value past its budget, so a text holding many values
+costs the part of the walk done and the scan."""
 _BIG = float(2**63)
 """orjson reads an integer of at least this magnitude beyond the 64-bit
 ranges as a float (and a float so large may have been such an integer)."""
@@ -815,19 +824,30 @@ def load_message(text: bytes | str) -> Any:
         fast = _picked()
     if fast is not None and type(text) is bytes:
         size = len(text)
-        if size < _SCANNED_BELOW:
+        if size < _CLOSED_BELOW:
             shape = text.translate(_SHAPE)
             # find, not ``in``: the same search at half the cost.
-            if shape.find(_LONG_NUMBER) < 0 and (
-                size < _CLOSED_BELOW or shape.count(b"[") <= _MAX_DEPTH
-            ):
+            if shape.find(_LONG_NUMBER) < 0:
                 try:
                     return fast.loads(text)
                 except fast.JSONDecodeError:  # json decides, and explains
                     return _stdlib_loads(text)
-        # A long text, or a short one holding a long number or many
-        # brackets (a source file in a string): checked by what orjson
-        # read, a cost in its values.
+        elif size < _SCANNED_BELOW:
+            try:
+                value = fast.loads(text)
+            except fast.JSONDecodeError:
+                return _stdlib_loads(text)
+            plain = _plain(value, size // _BYTES_PER_VALUE)
+            if plain is None:  # many values for its bytes: scanned
+                shape = text.translate(_SHAPE)
+                if shape.find(_LONG_NUMBER) < 0 and shape.count(b"[") <= _MAX_DEPTH:
+                    return value
+                plain = _plain(value)
+            if plain:
+                return value
+            return _stdlib_loads(text)
+        # A long text, or a short one with 19 digits in a row: checked by
+        # what orjson read, a cost in its values.
         try:
             value = fast.loads(text)
         except fast.JSONDecodeError:  # nested over 1,024 levels too
@@ -846,12 +866,13 @@ def _stdlib_loads(text: bytes | str) -> Any:
         raise ValueError("the message is nested too deeply") from None
 
 
-def _plain(value: Any) -> bool:
+def _plain(value: Any, budget: int = sys.maxsize) -> bool | None:
     """Whether what orjson read is what ``json`` reads from the same text:
     nested at most :data:`_MAX_DEPTH` levels, and holding no float so large
     it may have been an integer beyond the 64-bit ranges (``json`` keeps
     those exact). Level by level, not recursion: ``value`` may nest 1,024
-    levels."""
+    levels. None when it holds more than ``budget`` values (in its
+    containers): not looked at further."""
     kind = _type(value)
     if kind is not _DICT and kind is not _LIST:
         return kind is not _FLOAT or -_BIG < value < _BIG
@@ -863,6 +884,9 @@ def _plain(value: Any) -> bool:
             return False
         below: list[Any] = []
         for node in level:
+            budget -= len(node)
+            if budget < 0:
+                return None
             for item in node.values() if _type(node) is _DICT else node:
                 kind = _type(item)
                 if kind is _DICT or kind is _LIST:

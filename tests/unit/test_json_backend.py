@@ -321,12 +321,20 @@ def test_a_short_text_with_many_brackets_or_digits_in_its_strings_is_read_by_orj
         called.append(text)
         return json.loads(text)  # type: ignore[arg-type]
 
+    # Many values for their bytes (checked by a scan, then in full): 600
+    # empty arrays, and integers with a long number in a string.
+    rows = json.dumps([[]] * 600).encode()
+    numbers = json.dumps([*range(300), "18446744073709551616"]).encode()
+    assert all(2 * 500 + 2 <= len(read) < 4096 for read in (rows, numbers))
+
     monkeypatch.setattr(rpc, "json", type("json", (), {"loads": staticmethod(loads)}))
-    assert rpc.load_message(text) == chunk
-    assert rpc.load_message(digits) == json.loads(digits)
+    for read in (text, digits, rows, numbers):
+        assert _same_value(rpc.load_message(read), json.loads(read))
     assert called == []
     deep = ("[" * 501 + "]" * 501).encode()
     large = b'{"a": 18446744073709551616}'
-    assert _same_value(rpc.load_message(deep), json.loads(deep))
-    assert rpc.load_message(large) == {"a": 2**64}
-    assert called == [deep, large]
+    long_number = json.dumps([*range(300), 2**64]).encode()
+    for read in (deep, large, long_number):
+        assert _same_value(rpc.load_message(read), json.loads(read))
+    assert rpc.load_message(long_number)[-1] == 2**64
+    assert called == [deep, large, long_number, long_number]
