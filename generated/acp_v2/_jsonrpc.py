@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar, cast
@@ -356,6 +357,7 @@ class MessageCodec:
         "_decode",
         "_encode",
         "_null_id",
+        "_results",
         "_types",
         "decode_message",
         "methods",
@@ -399,17 +401,26 @@ class MessageCodec:
         )
         requests: dict[str, tuple[_Decoder, str]] = {}
         notifications: dict[str, tuple[_Decoder, str]] = {}
+        results: dict[str, tuple[_Decoder, str]] = {}
         types: dict[tuple[str, str], tuple[Any, str]] = {}
         for name, info in methods.items():
             if info.request is not None:
                 params = info.request.params_name
                 requests[name] = (decoder_of(params), params)
+                result = info.request.result_name
+                try:
+                    results[name] = (decoder_of(result), result)
+                except KeyError:  # ``decode`` says so when a result comes
+                    results[name] = (_by_name(decode, result), result)
                 types[name, "params"] = (info.request.params, params)
                 types[name, "result"] = (info.request.result, info.request.result_name)
             if info.notification is not None:
                 params = info.notification.params_name
                 notifications[name] = (decoder_of(params), params)
                 types[name, "notification"] = (info.notification.params, params)
+        self._results = results
+        """Each request method's result decoder and its ``$defs`` name, bound
+        as the params decoders are (:meth:`decode_result`)."""
         self._types = types
         """What ``encode_message(validate=True)`` checks a value against:
         (method, ``"params"``, ``"result"`` or ``"notification"``) -> the
@@ -422,10 +433,14 @@ class MessageCodec:
         """Type the result of a request to ``method``; the result of a method
         the schema does not have stays JSON. In lenient mode a ``null``
         result reads as ``{}``, as peers answer methods that return nothing."""
-        info = self.methods.get(method)
-        if info is None or info.request is None:
+        bound = self._results.get(method)
+        if bound is None:
             return data
-        name = info.request.result_name
+        try:
+            return bound[0](data, strict)
+        except (ValidationError, NotPlainJson, RecursionError):
+            pass  # ``decode`` retries and words the error
+        name = bound[1]
         try:
             return self._decode(name, data, strict=strict)
         except ValidationError:
@@ -627,7 +642,12 @@ def _message_decoder(
                 decoded = bound[0](params, strict)
             except (ValidationError, NotPlainJson, RecursionError):
                 decoded = redecode(bound[1], params, strict, True, id, method)
-            return _request(id, method, decoded)
+            # _request(id, method, decoded), inlined.
+            request: Request[Any] = _new(Request)
+            _set_request_id(request, id)
+            _set_request_method(request, method)
+            _set_request_params(request, decoded)
+            return request
         if "result" in message:
             if "error" in message:
                 raise ValidationError("a response has both result and error")
@@ -735,13 +755,23 @@ nesting, ``json`` as deep as the recursion limit lets it (fewer than 1,000
 on Python 3.11), and refuses what it cannot; 500 levels ``json`` reads from
 any stack but one already 500 frames deep."""
 _SCANNED_BELOW = 4096
-"""A text shorter than this is scanned before orjson reads it (its shape,
-:data:`_SHAPE`: a cost in its bytes); a longer one is checked after, by
-what orjson read (a cost in its values, not in the bytes of its strings:
-a 1 MB string is one value)."""
+"""A text of 4 KiB or more is checked after orjson read it, by what it read
+(:func:`_plain`: a cost in its values, not in the bytes of its strings: a
+1 MB string is one value)."""
 _CLOSED_BELOW = 2 * _MAX_DEPTH + 2
 """A JSON text shorter than this cannot nest deeper than :data:`_MAX_DEPTH`
-(each level takes two bytes)."""
+(each level takes two bytes): it is scanned for long numbers only, before
+orjson reads it (its shape, :data:`_SHAPE`: a cost in its bytes, under a
+microsecond here). A text from this length up to :data:`_SCANNED_BELOW` is
+checked by what orjson read while that costs less than scanning its
+bytes (at most one value per :data:`_BYTES_PER_VALUE` bytes: a chunk of
+prose, a snippet of code), else scanned, and walked in full only when the
+scan cannot tell (more than 500 brackets, 19 digits in a row)."""
+_BYTES_PER_VALUE = 64
+"""Checking what orjson read costs about as much per value as scanning 32
+to 64 bytes of its text (:data:`_SHAPE`, then the search and the count);
+the walk stops at the value past its budget, so a text holding many values
+costs the part of the walk done and the scan."""
 _BIG = float(2**63)
 """orjson reads an integer of at least this magnitude beyond the 64-bit
 ranges as a float (and a float so large may have been such an integer)."""
@@ -794,35 +824,55 @@ def load_message(text: bytes | str) -> Any:
         fast = _picked()
     if fast is not None and type(text) is bytes:
         size = len(text)
-        if size < _SCANNED_BELOW:
+        if size < _CLOSED_BELOW:
             shape = text.translate(_SHAPE)
-            if _LONG_NUMBER not in shape and (
-                size < _CLOSED_BELOW or shape.count(b"[") <= _MAX_DEPTH
-            ):
+            # find, not ``in``: the same search at half the cost.
+            if shape.find(_LONG_NUMBER) < 0:
                 try:
                     return fast.loads(text)
                 except fast.JSONDecodeError:  # json decides, and explains
-                    pass
-        else:
+                    return _stdlib_loads(text)
+        elif size < _SCANNED_BELOW:
             try:
                 value = fast.loads(text)
-            except fast.JSONDecodeError:  # nested over 1,024 levels too
-                pass
-            else:
-                if _plain(value):
+            except fast.JSONDecodeError:
+                return _stdlib_loads(text)
+            plain = _plain(value, size // _BYTES_PER_VALUE)
+            if plain is None:  # many values for its bytes: scanned
+                shape = text.translate(_SHAPE)
+                if shape.find(_LONG_NUMBER) < 0 and shape.count(b"[") <= _MAX_DEPTH:
                     return value
+                plain = _plain(value)
+            if plain:
+                return value
+            return _stdlib_loads(text)
+        # A long text, or a short one with 19 digits in a row: checked by
+        # what orjson read, a cost in its values.
+        try:
+            value = fast.loads(text)
+        except fast.JSONDecodeError:  # nested over 1,024 levels too
+            pass
+        else:
+            if _plain(value):
+                return value
+    return _stdlib_loads(text)
+
+
+def _stdlib_loads(text: bytes | str) -> Any:
+    """``json.loads``, nesting too deep for it a ``ValueError``."""
     try:
         return json.loads(text)
     except RecursionError:
         raise ValueError("the message is nested too deeply") from None
 
 
-def _plain(value: Any) -> bool:
+def _plain(value: Any, budget: int = sys.maxsize) -> bool | None:
     """Whether what orjson read is what ``json`` reads from the same text:
     nested at most :data:`_MAX_DEPTH` levels, and holding no float so large
     it may have been an integer beyond the 64-bit ranges (``json`` keeps
     those exact). Level by level, not recursion: ``value`` may nest 1,024
-    levels."""
+    levels. None when it holds more than ``budget`` values (in its
+    containers): not looked at further."""
     kind = _type(value)
     if kind is not _DICT and kind is not _LIST:
         return kind is not _FLOAT or -_BIG < value < _BIG
@@ -834,6 +884,9 @@ def _plain(value: Any) -> bool:
             return False
         below: list[Any] = []
         for node in level:
+            budget -= len(node)
+            if budget < 0:
+                return None
             for item in node.values() if _type(node) is _DICT else node:
                 kind = _type(item)
                 if kind is _DICT or kind is _LIST:

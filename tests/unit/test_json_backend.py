@@ -299,3 +299,42 @@ def test_orjson_is_imported_when_the_first_message_is_read_not_with_the_package(
     for wanted, expected in (("orjson", "orjson True"), ("stdlib", "stdlib False")):
         out = subprocess.run([sys.executable, "-c", code, wanted], capture_output=True, text=True, check=False)
         assert out.stdout.strip() == expected, out.stderr
+
+
+def test_a_short_text_with_many_brackets_or_digits_in_its_strings_is_read_by_orjson(
+    backend: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A short message (under 4 KiB) whose strings hold more than 500
+    brackets (a snippet of minified JSON or code) or 19 digits in a row is
+    read by orjson, checked by what it read; json is not called. Nested
+    over 500 levels, or holding an integer beyond 64 bits, json decides."""
+    assert rpc.use_json_backend("orjson") == "orjson"
+    snippet = "f(a[i]){g[0]}\n" * 180  # 540 opening brackets, in a string
+    update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": snippet}}
+    chunk = {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": update}}
+    text = json.dumps(chunk).encode()
+    assert 2 * 500 + 2 <= len(text) < 4096 and text.count(b"[") + text.count(b"{") > 500
+    digits = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"token": "1234567890123456789012345"}}).encode()
+    called: list[object] = []
+
+    def loads(text: object) -> object:
+        called.append(text)
+        return json.loads(text)  # type: ignore[arg-type]
+
+    # Many values for their bytes (checked by a scan, then in full): 600
+    # empty arrays, and integers with a long number in a string.
+    rows = json.dumps([[]] * 600).encode()
+    numbers = json.dumps([*range(300), "18446744073709551616"]).encode()
+    assert all(2 * 500 + 2 <= len(read) < 4096 for read in (rows, numbers))
+
+    monkeypatch.setattr(rpc, "json", type("json", (), {"loads": staticmethod(loads)}))
+    for read in (text, digits, rows, numbers):
+        assert _same_value(rpc.load_message(read), json.loads(read))
+    assert called == []
+    deep = ("[" * 501 + "]" * 501).encode()
+    large = b'{"a": 18446744073709551616}'
+    long_number = json.dumps([*range(300), 2**64]).encode()
+    for read in (deep, large, long_number):
+        assert _same_value(rpc.load_message(read), json.loads(read))
+    assert rpc.load_message(long_number)[-1] == 2**64
+    assert called == [deep, large, long_number, long_number]

@@ -277,6 +277,51 @@ def test_params_too_deep_for_a_bound_decoder_are_a_params_error():
     assert "nested too deeply" in raised.value.message
 
 
+def test_a_result_is_decoded_by_its_bound_decoder_and_through_decode_only_when_refused():
+    """decode_result calls the result's bound decoder (one call, no lookup
+    by name); what it refuses goes through ``decode``, which retries plain
+    JSON and words the error, as before; in lenient mode a null result
+    reads as ``{}``."""
+    import collections
+
+    from acpgen.runtime._codec import decoding
+
+    bound, _ = _bound_codec()
+    table = bound._decode
+    by_name: list[str] = []
+
+    def decode(name: str, data: object, strict: bool = False) -> object:
+        by_name.append(name)
+        return table(name, data, strict=strict)
+
+    decode.decoder_of = table.decoder_of  # type: ignore[attr-defined]
+    codec = rpc.MessageCodec(METHODS, decode, _encode, null_request_id=False)
+    assert codec.decode_result("echo", {"b": "2"}) == {"b": 2}
+    assert codec.decode_result("_unknown", [1]) == [1]
+    assert by_name == []
+    retried = codec.decode_result("echo", collections.OrderedDict(a=1))
+    assert retried == {"a": 1} and type(retried) is dict
+    assert codec.decode_result("echo", None) == {}
+    assert by_name == ["R", "R", "R"]
+    with pytest.raises(ValidationError) as raised:
+        codec.decode_result("echo", None, strict=True)
+    with pytest.raises(ValidationError) as direct:
+        table("R", None, strict=True)
+    assert (raised.value.message, raised.value.path) == (direct.value.message, direct.value.path)
+
+    def recursive(data: object, strict: bool) -> object:
+        return recursive(data, strict)
+
+    deep = rpc.MessageCodec(
+        METHODS,
+        decoding({"P": (recursive, "#/$defs/P"), "R": (recursive, "#/$defs/R")}),
+        _encode,
+        null_request_id=False,
+    )
+    with pytest.raises(ValidationError, match="nested too deeply"):
+        deep.decode_result("echo", {})
+
+
 def test_a_method_name_that_is_not_hashable_is_a_validation_error():
     for message in (
         {"jsonrpc": "2.0", "method": ["note"]},
