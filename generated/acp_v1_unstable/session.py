@@ -223,13 +223,10 @@ class _Store(_SessionStore):
     __slots__ = (
         "user_messages",
         "user_messages_shared",
-        "user_messages_owned",
         "agent_messages",
         "agent_messages_shared",
-        "agent_messages_owned",
         "agent_thoughts",
         "agent_thoughts_shared",
-        "agent_thoughts_owned",
         "tool_calls",
         "tool_calls_shared",
         "tool_calls_owned",
@@ -284,9 +281,6 @@ class _Store(_SessionStore):
     )
     OWNED = frozenset(
         {
-            "user_messages",
-            "agent_messages",
-            "agent_thoughts",
             "tool_calls",
             "compactions",
             "subagents",
@@ -327,13 +321,10 @@ class _Store(_SessionStore):
     }
     user_messages: dict[str, ChunkedMessage]
     user_messages_shared: bool
-    user_messages_owned: set[str]
     agent_messages: dict[str, ChunkedMessage]
     agent_messages_shared: bool
-    agent_messages_owned: set[str]
     agent_thoughts: dict[str, ChunkedMessage]
     agent_thoughts_shared: bool
-    agent_thoughts_owned: set[str]
     tool_calls: dict[str, ToolCallState]
     tool_calls_shared: bool
     tool_calls_owned: set[str]

@@ -138,7 +138,7 @@ class FieldView:
     shared: bool
     """The store has a ``<name>_shared`` flag ..."""
     owned: bool
-    """... and a ``<name>_owned`` set."""
+    """... and a ``<name>_owned`` set (an entity field)."""
     snapshot: str
     """Its ``SnapshotField(...)`` (source text)."""
 
@@ -445,7 +445,7 @@ class _Builder:
             annotation=self.stored_annotation(f),
             parameter=self.parameter(f),
             shared=f.container in ("entities", "messages", "items"),
-            owned=f.container in ("entities", "messages"),
+            owned=f.container == "entities",
             snapshot=self.snapshot(f),
         )
 
