@@ -25,6 +25,7 @@ from ._runtime import UNSET, ValidationError
 __all__ = [
     "ABSENT",
     "CUT",
+    "PATCH",
     "POP",
     "PUT",
     "SET",
@@ -79,6 +80,10 @@ CUT = 2
 """The list of the entry ``key`` of ``field`` was ``old`` items long."""
 POP = 3
 """The list ``field`` was ``old`` items long."""
+PATCH = 4
+"""The entity ``key`` of the dict ``field``, which the store owns, was
+patched in place: ``old`` lists the fields set and their old values (name,
+value, name, value ...)."""
 
 
 class _Message(Protocol):
@@ -622,6 +627,16 @@ class SessionBase:
                     del value[key]
                 else:
                     value[key] = old
+            elif op == PATCH:
+                entry = value[key] if key in copied else copy.copy(value[key])
+                for index in range(0, len(old), 2):
+                    setattr(entry, old[index], old[index + 1])
+                attr = cut_attrs.get(field)
+                if attr is not None:
+                    # Its own list of chunks, which an older cut may shorten.
+                    setattr(entry, attr, list(getattr(entry, attr)))
+                value[key] = entry
+                copied.add(key)
             elif key in copied:
                 del getattr(value[key], cut_attrs[field])[old:]
             else:

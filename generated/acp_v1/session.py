@@ -20,6 +20,7 @@ from typing import Union as _Union
 from typing import cast as _cast
 
 from ._session import ABSENT as _MISSING
+from ._session import PATCH as _PATCH
 from ._session import PUT as _PUT
 from ._session import SET as _SET
 from ._session import Fold as _Fold
@@ -73,6 +74,8 @@ from .patch import apply_compaction_update as _apply_compaction_update
 from .patch import apply_session_info_update as _apply_session_info_update
 from .patch import apply_tool_call_update as _apply_tool_call_update
 from .patch import apply_usage_update as _apply_usage_update
+from .patch import _apply_compaction_update_in_place
+from .patch import _apply_tool_call_update_in_place
 
 __all__ = [
     "HistoryEntry",
@@ -360,6 +363,7 @@ def _fold_tool_call(store: _Store, update: ToolCallSessionUpdate) -> _Undo:
     if store.tool_calls_shared:
         states = _own(store, "tool_calls")
     states[key] = new
+    store.tool_calls_owned.add(key)
     if old is _MISSING:
         return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry, key))
     return (_PUT, "tool_calls", key, old, -1)
@@ -372,11 +376,21 @@ def _fold_tool_call_update(store: _Store, update: ToolCallUpdateSessionUpdate) -
     """
     key = update.tool_call_id
     states = store.tool_calls
+    if key in store.tool_calls_owned:
+        # A state no Session handed out: patched in place.
+        return (
+            _PATCH,
+            "tool_calls",
+            key,
+            _apply_tool_call_update_in_place(states[key], update),
+            -1,
+        )
     old = states.get(key, _MISSING)
     new = _apply_tool_call_update(None if old is _MISSING else old, update)
     if store.tool_calls_shared:
         states = _own(store, "tool_calls")
     states[key] = new
+    store.tool_calls_owned.add(key)
     if old is _MISSING:
         return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry, key))
     return (_PUT, "tool_calls", key, old, -1)
@@ -455,6 +469,15 @@ def _fold_compaction_update(
     """compaction_update: upsert compactions."""
     key = update.compaction_id
     states = store.compactions
+    if key in store.compactions_owned:
+        # A state no Session handed out: patched in place.
+        return (
+            _PATCH,
+            "compactions",
+            key,
+            _apply_compaction_update_in_place(states[key], update),
+            -1,
+        )
     old = states.get(key, _MISSING)
     new = _apply_compaction_update(None if old is _MISSING else old, update)
     if store.compactions_shared:

@@ -20,6 +20,7 @@ from typing import Union as _Union
 from typing import cast as _cast
 
 from ._session import ABSENT as _MISSING
+from ._session import PATCH as _PATCH
 from ._session import PUT as _PUT
 from ._session import SET as _SET
 from ._session import Fold as _Fold
@@ -85,6 +86,10 @@ from .patch import apply_session_message_chunk as _apply_session_message_chunk
 from .patch import apply_subagent_update as _apply_subagent_update
 from .patch import apply_tool_call_update as _apply_tool_call_update
 from .patch import apply_usage_update as _apply_usage_update
+from .patch import _apply_compaction_update_in_place
+from .patch import _apply_session_message_in_place
+from .patch import _apply_subagent_update_in_place
+from .patch import _apply_tool_call_update_in_place
 
 __all__ = [
     "HistoryEntry",
@@ -411,6 +416,7 @@ def _fold_tool_call(store: _Store, update: ToolCallSessionUpdate) -> _Undo:
     if store.tool_calls_shared:
         states = _own(store, "tool_calls")
     states[key] = new
+    store.tool_calls_owned.add(key)
     if old is _MISSING:
         return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry, key))
     return (_PUT, "tool_calls", key, old, -1)
@@ -423,11 +429,21 @@ def _fold_tool_call_update(store: _Store, update: ToolCallUpdateSessionUpdate) -
     """
     key = update.tool_call_id
     states = store.tool_calls
+    if key in store.tool_calls_owned:
+        # A state no Session handed out: patched in place.
+        return (
+            _PATCH,
+            "tool_calls",
+            key,
+            _apply_tool_call_update_in_place(states[key], update),
+            -1,
+        )
     old = states.get(key, _MISSING)
     new = _apply_tool_call_update(None if old is _MISSING else old, update)
     if store.tool_calls_shared:
         states = _own(store, "tool_calls")
     states[key] = new
+    store.tool_calls_owned.add(key)
     if old is _MISSING:
         return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry, key))
     return (_PUT, "tool_calls", key, old, -1)
@@ -523,6 +539,15 @@ def _fold_compaction_update(
     """compaction_update: upsert compactions."""
     key = update.compaction_id
     states = store.compactions
+    if key in store.compactions_owned:
+        # A state no Session handed out: patched in place.
+        return (
+            _PATCH,
+            "compactions",
+            key,
+            _apply_compaction_update_in_place(states[key], update),
+            -1,
+        )
     old = states.get(key, _MISSING)
     new = _apply_compaction_update(None if old is _MISSING else old, update)
     if store.compactions_shared:
@@ -558,11 +583,21 @@ def _fold_subagent_update(store: _Store, update: SubagentUpdateSessionUpdate) ->
     """subagent_update: upsert subagents."""
     key = update.session_id
     states = store.subagents
+    if key in store.subagents_owned:
+        # A state no Session handed out: patched in place.
+        return (
+            _PATCH,
+            "subagents",
+            key,
+            _apply_subagent_update_in_place(states[key], update),
+            -1,
+        )
     old = states.get(key, _MISSING)
     new = _apply_subagent_update(None if old is _MISSING else old, update)
     if store.subagents_shared:
         states = _own(store, "subagents")
     states[key] = new
+    store.subagents_owned.add(key)
     return (_PUT, "subagents", key, old, -1)
 
 
@@ -570,6 +605,15 @@ def _fold_session_message(store: _Store, update: SessionMessageSessionUpdate) ->
     """session_message: upsert session_messages."""
     key = update.message_id
     states = store.session_messages
+    if key in store.session_messages_owned:
+        # A state no Session handed out: patched in place.
+        return (
+            _PATCH,
+            "session_messages",
+            key,
+            _apply_session_message_in_place(states[key], update),
+            -1,
+        )
     old = states.get(key, _MISSING)
     new = _apply_session_message(None if old is _MISSING else old, update)
     if store.session_messages_shared:

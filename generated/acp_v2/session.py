@@ -19,6 +19,7 @@ from typing import Union as _Union
 from typing import cast as _cast
 
 from ._session import ABSENT as _MISSING
+from ._session import PATCH as _PATCH
 from ._session import PUT as _PUT
 from ._session import SET as _SET
 from ._session import Fold as _Fold
@@ -87,6 +88,12 @@ from .patch import apply_tool_call_update as _apply_tool_call_update
 from .patch import apply_usage_update as _apply_usage_update
 from .patch import apply_user_message as _apply_user_message
 from .patch import apply_user_message_chunk as _apply_user_message_chunk
+from .patch import _apply_agent_message_in_place
+from .patch import _apply_agent_thought_in_place
+from .patch import _apply_compaction_update_in_place
+from .patch import _apply_terminal_update_in_place
+from .patch import _apply_tool_call_update_in_place
+from .patch import _apply_user_message_in_place
 
 __all__ = [
     "HistoryEntry",
@@ -346,6 +353,15 @@ def _fold_user_message(store: _Store, update: UserMessageSessionUpdate) -> _Undo
     """user_message: upsert user_messages."""
     key = update.message_id
     states = store.user_messages
+    if key in store.user_messages_owned:
+        # A state no Session handed out: patched in place.
+        return (
+            _PATCH,
+            "user_messages",
+            key,
+            _apply_user_message_in_place(states[key], update),
+            -1,
+        )
     old = states.get(key, _MISSING)
     new = _apply_user_message(None if old is _MISSING else old, update)
     if store.user_messages_shared:
@@ -381,6 +397,15 @@ def _fold_agent_message(store: _Store, update: AgentMessageSessionUpdate) -> _Un
     """agent_message: upsert agent_messages."""
     key = update.message_id
     states = store.agent_messages
+    if key in store.agent_messages_owned:
+        # A state no Session handed out: patched in place.
+        return (
+            _PATCH,
+            "agent_messages",
+            key,
+            _apply_agent_message_in_place(states[key], update),
+            -1,
+        )
     old = states.get(key, _MISSING)
     new = _apply_agent_message(None if old is _MISSING else old, update)
     if store.agent_messages_shared:
@@ -416,6 +441,15 @@ def _fold_agent_thought(store: _Store, update: AgentThoughtSessionUpdate) -> _Un
     """agent_thought: upsert agent_thoughts."""
     key = update.message_id
     states = store.agent_thoughts
+    if key in store.agent_thoughts_owned:
+        # A state no Session handed out: patched in place.
+        return (
+            _PATCH,
+            "agent_thoughts",
+            key,
+            _apply_agent_thought_in_place(states[key], update),
+            -1,
+        )
     old = states.get(key, _MISSING)
     new = _apply_agent_thought(None if old is _MISSING else old, update)
     if store.agent_thoughts_shared:
@@ -461,6 +495,15 @@ def _fold_tool_call_update(store: _Store, update: ToolCallUpdateSessionUpdate) -
     """tool_call_update: upsert tool_calls."""
     key = update.tool_call_id
     states = store.tool_calls
+    if key in store.tool_calls_owned:
+        # A state no Session handed out: patched in place.
+        return (
+            _PATCH,
+            "tool_calls",
+            key,
+            _apply_tool_call_update_in_place(states[key], update),
+            -1,
+        )
     old = states.get(key, _MISSING)
     new = _apply_tool_call_update(None if old is _MISSING else old, update)
     if store.tool_calls_shared:
@@ -476,11 +519,21 @@ def _fold_terminal_update(store: _Store, update: TerminalUpdateSessionUpdate) ->
     """terminal_update: upsert terminals."""
     key = update.terminal_id
     states = store.terminals
+    if key in store.terminals_owned:
+        # A state no Session handed out: patched in place.
+        return (
+            _PATCH,
+            "terminals",
+            key,
+            _apply_terminal_update_in_place(states[key], update),
+            -1,
+        )
     old = states.get(key, _MISSING)
     new = _apply_terminal_update(None if old is _MISSING else old, update)
     if store.terminals_shared:
         states = _own(store, "terminals")
     states[key] = new
+    store.terminals_owned.add(key)
     return (_PUT, "terminals", key, old, -1)
 
 
@@ -495,6 +548,7 @@ def _fold_terminal_output_chunk(
     if store.terminals_shared:
         states = _own(store, "terminals")
     states[key] = new
+    store.terminals_owned.add(key)
     return (_PUT, "terminals", key, old, -1)
 
 
@@ -556,6 +610,15 @@ def _fold_compaction_update(
     """compaction_update: upsert compactions."""
     key = update.compaction_id
     states = store.compactions
+    if key in store.compactions_owned:
+        # A state no Session handed out: patched in place.
+        return (
+            _PATCH,
+            "compactions",
+            key,
+            _apply_compaction_update_in_place(states[key], update),
+            -1,
+        )
     old = states.get(key, _MISSING)
     new = _apply_compaction_update(None if old is _MISSING else old, update)
     if store.compactions_shared:

@@ -14,6 +14,7 @@ from ..compile import ir
 from ..records import dataclass
 from . import source, text
 from .inputs import ViewInputs
+from .patch import in_place_function, in_place_upserts
 
 __all__ = [
     "EntryView",
@@ -184,7 +185,11 @@ class FoldView:
     """... started from no state (the update is a full snapshot)."""
     owns: bool
     """The store owns what an entity upsert puts (the field has in-place
-    chunks)."""
+    chunks, or upserts folded in place)."""
+    in_place: str
+    """The patch module's in-place fold of this entity upsert, which the
+    fold calls on a state the store owns (``""``: none, the new state is
+    always built)."""
     entry_class: str
     """The field's history entry class, or ``None`` ..."""
     enters: bool
@@ -226,6 +231,9 @@ class SessionView:
     exports: tuple[str, ...] = ()
     """``__all__``, as literals."""
     patch_imports: tuple[str, ...] = ()
+    in_place_imports: tuple[str, ...] = ()
+    """The in-place folds imported from the patch module (private names,
+    imported as they are)."""
     """The patch functions the folds and the snapshot call."""
     message_class: str = ""
     """The class of a message streamed as chunks (v1), or ``""``."""
@@ -310,6 +318,7 @@ def _imports(folds: tuple[FoldView, ...], history: bool, message: bool, prompt: 
     upserts = any(a.entity_upsert for a in folds)
     runtime = [
         *(["ABSENT"] if entity else []),
+        *(["PATCH"] if any(a.in_place for a in folds) else []),
         *(["PUT"] if upserts else []),
         *(["SET"] if any(a.state_upsert or a.set or a.keyed_set or a.remove for a in folds) else []),
         "Fold",
@@ -360,8 +369,20 @@ class _Builder:
         self.ref = names.ref
         self.aref = names.annotation_ref
         self.annotation = text.Annotations(inputs.defs, names.annotation_ref, names.builtin, lambda n: "_" + n)
-        # A field a chunk extends in place: the store owns what its upserts put.
-        self.in_place = frozenset(a.field.name for a in s.actions if a.chunk_attr)
+        # The upserts folded in place into a state the store owns ...
+        self.patched = in_place_upserts(inputs.package)
+        # ... and the fields of those and of chunks extended in place: the
+        # store owns what their upserts put.
+        self.in_place = frozenset(
+            a.field.name
+            for a in s.actions
+            if a.chunk_attr or (self.entity_upsert(a) and a.patch_function in self.patched)
+        )
+
+    @staticmethod
+    def entity_upsert(a: ir.SessionAction) -> bool:
+        """An upsert (or a chunk not appended in place) into a dict of states."""
+        return a.action in ("upsert", "chunk") and a.field.container == "entities" and not a.chunk_attr
 
     def message(self) -> str:
         """The chunked message class (v1), or ``""``."""
@@ -474,6 +495,9 @@ class _Builder:
             patch_function=a.patch_function,
             replaces=a.replaces,
             owns=f.name in self.in_place,
+            in_place=in_place_function(a.patch_function)
+            if self.entity_upsert(a) and not a.replaces and a.patch_function in self.patched
+            else "",
             entry_class=f.entry_class or "None",
             enters=bool(f.entry_class),
             chunk_attr=a.chunk_attr,
@@ -541,6 +565,7 @@ class _Builder:
                 for f in s.fields
             ),
         )
+        in_place = {in_place_function(a.patch_function) for a in s.actions if a.patch_function in self.patched}
         patch_functions = {a.patch_function for a in s.actions if a.patch_function}
         patch_functions |= {f.restore_function for f in s.fields if f.restore_function}
         message = self.message()
@@ -551,6 +576,7 @@ class _Builder:
             imports=_imports(folds, bool(history_fields), bool(message), bool(s.prompt_field)),
             exports=tuple(lit(n) for n in self.inputs.exports["session"]),
             patch_imports=tuple(sorted(patch_functions)),
+            in_place_imports=tuple(sorted(in_place)),
             message_class=message,
             message_doc=_doc(MESSAGE_DOC) if message else "",
             message_content=f"list[{self.aref(MESSAGE_CONTENT_DEF)}]" if message else "",
