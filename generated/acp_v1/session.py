@@ -20,6 +20,7 @@ from typing import Union as _Union
 from typing import cast as _cast
 
 from ._session import ABSENT as _MISSING
+from ._session import OWNED_AT_MOST as _OWNED_AT_MOST
 from ._session import PATCH as _PATCH
 from ._session import PUT as _PUT
 from ._session import SET as _SET
@@ -363,7 +364,10 @@ def _fold_tool_call(store: _Store, update: ToolCallSessionUpdate) -> _Undo:
     if store.tool_calls_shared:
         states = _own(store, "tool_calls")
     states[key] = new
-    store.tool_calls_owned.add(key)
+    owned = store.tool_calls_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     if old is _MISSING:
         return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry, key))
     return (_PUT, "tool_calls", key, old, -1)
@@ -390,7 +394,10 @@ def _fold_tool_call_update(store: _Store, update: ToolCallUpdateSessionUpdate) -
     if store.tool_calls_shared:
         states = _own(store, "tool_calls")
     states[key] = new
-    store.tool_calls_owned.add(key)
+    owned = store.tool_calls_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     if old is _MISSING:
         return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry, key))
     return (_PUT, "tool_calls", key, old, -1)
@@ -483,7 +490,10 @@ def _fold_compaction_update(
     if store.compactions_shared:
         states = _own(store, "compactions")
     states[key] = new
-    store.compactions_owned.add(key)
+    owned = store.compactions_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     if old is _MISSING:
         return (_PUT, "compactions", key, old, _enter(store, CompactionEntry, key))
     return (_PUT, "compactions", key, old, -1)

@@ -20,6 +20,7 @@ from typing import Union as _Union
 from typing import cast as _cast
 
 from ._session import ABSENT as _MISSING
+from ._session import OWNED_AT_MOST as _OWNED_AT_MOST
 from ._session import PATCH as _PATCH
 from ._session import PUT as _PUT
 from ._session import SET as _SET
@@ -416,7 +417,10 @@ def _fold_tool_call(store: _Store, update: ToolCallSessionUpdate) -> _Undo:
     if store.tool_calls_shared:
         states = _own(store, "tool_calls")
     states[key] = new
-    store.tool_calls_owned.add(key)
+    owned = store.tool_calls_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     if old is _MISSING:
         return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry, key))
     return (_PUT, "tool_calls", key, old, -1)
@@ -443,7 +447,10 @@ def _fold_tool_call_update(store: _Store, update: ToolCallUpdateSessionUpdate) -
     if store.tool_calls_shared:
         states = _own(store, "tool_calls")
     states[key] = new
-    store.tool_calls_owned.add(key)
+    owned = store.tool_calls_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     if old is _MISSING:
         return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry, key))
     return (_PUT, "tool_calls", key, old, -1)
@@ -553,7 +560,10 @@ def _fold_compaction_update(
     if store.compactions_shared:
         states = _own(store, "compactions")
     states[key] = new
-    store.compactions_owned.add(key)
+    owned = store.compactions_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     if old is _MISSING:
         return (_PUT, "compactions", key, old, _enter(store, CompactionEntry, key))
     return (_PUT, "compactions", key, old, -1)
@@ -597,7 +607,10 @@ def _fold_subagent_update(store: _Store, update: SubagentUpdateSessionUpdate) ->
     if store.subagents_shared:
         states = _own(store, "subagents")
     states[key] = new
-    store.subagents_owned.add(key)
+    owned = store.subagents_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     return (_PUT, "subagents", key, old, -1)
 
 
@@ -619,7 +632,10 @@ def _fold_session_message(store: _Store, update: SessionMessageSessionUpdate) ->
     if store.session_messages_shared:
         states = _own(store, "session_messages")
     states[key] = new
-    store.session_messages_owned.add(key)
+    owned = store.session_messages_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     if old is _MISSING:
         return (
             _PUT,

@@ -25,6 +25,7 @@ from ._runtime import UNSET, ValidationError
 __all__ = [
     "ABSENT",
     "CUT",
+    "OWNED_AT_MOST",
     "PATCH",
     "POP",
     "PUT",
@@ -80,6 +81,10 @@ CUT = 2
 """The list of the entry ``key`` of ``field`` was ``old`` items long."""
 POP = 3
 """The list ``field`` was ``old`` items long."""
+OWNED_AT_MOST = 32
+"""How many entities of a field the store owns at most: the fold owns the
+entities it put lately (their updates follow closely), and forgets the
+older ones rather than hold a set that grows with the session."""
 PATCH = 4
 """The entity ``key`` of the dict ``field``, which the store owns, was
 patched in place: ``old`` lists the fields set and their old values (name,
@@ -337,7 +342,10 @@ def put(
     states: dict[str, Any] = own(store, field)
     states[key] = new
     if owned:
-        getattr(store, field + "_owned").add(key)
+        keys: set[str] = getattr(store, field + "_owned")
+        if len(keys) >= OWNED_AT_MOST:
+            keys.clear()
+        keys.add(key)
     if old is ABSENT and entry_class is not None:
         return (PUT, field, key, old, enter(store, entry_class, key))
     return (PUT, field, key, old, -1)

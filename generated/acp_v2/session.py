@@ -19,6 +19,7 @@ from typing import Union as _Union
 from typing import cast as _cast
 
 from ._session import ABSENT as _MISSING
+from ._session import OWNED_AT_MOST as _OWNED_AT_MOST
 from ._session import PATCH as _PATCH
 from ._session import PUT as _PUT
 from ._session import SET as _SET
@@ -367,7 +368,10 @@ def _fold_user_message(store: _Store, update: UserMessageSessionUpdate) -> _Undo
     if store.user_messages_shared:
         states = _own(store, "user_messages")
     states[key] = new
-    store.user_messages_owned.add(key)
+    owned = store.user_messages_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     if old is _MISSING:
         return (_PUT, "user_messages", key, old, _enter(store, UserMessageEntry, key))
     return (_PUT, "user_messages", key, old, -1)
@@ -411,7 +415,10 @@ def _fold_agent_message(store: _Store, update: AgentMessageSessionUpdate) -> _Un
     if store.agent_messages_shared:
         states = _own(store, "agent_messages")
     states[key] = new
-    store.agent_messages_owned.add(key)
+    owned = store.agent_messages_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     if old is _MISSING:
         return (_PUT, "agent_messages", key, old, _enter(store, AgentMessageEntry, key))
     return (_PUT, "agent_messages", key, old, -1)
@@ -455,7 +462,10 @@ def _fold_agent_thought(store: _Store, update: AgentThoughtSessionUpdate) -> _Un
     if store.agent_thoughts_shared:
         states = _own(store, "agent_thoughts")
     states[key] = new
-    store.agent_thoughts_owned.add(key)
+    owned = store.agent_thoughts_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     if old is _MISSING:
         return (_PUT, "agent_thoughts", key, old, _enter(store, AgentThoughtEntry, key))
     return (_PUT, "agent_thoughts", key, old, -1)
@@ -509,7 +519,10 @@ def _fold_tool_call_update(store: _Store, update: ToolCallUpdateSessionUpdate) -
     if store.tool_calls_shared:
         states = _own(store, "tool_calls")
     states[key] = new
-    store.tool_calls_owned.add(key)
+    owned = store.tool_calls_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     if old is _MISSING:
         return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry, key))
     return (_PUT, "tool_calls", key, old, -1)
@@ -533,7 +546,10 @@ def _fold_terminal_update(store: _Store, update: TerminalUpdateSessionUpdate) ->
     if store.terminals_shared:
         states = _own(store, "terminals")
     states[key] = new
-    store.terminals_owned.add(key)
+    owned = store.terminals_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     return (_PUT, "terminals", key, old, -1)
 
 
@@ -548,7 +564,10 @@ def _fold_terminal_output_chunk(
     if store.terminals_shared:
         states = _own(store, "terminals")
     states[key] = new
-    store.terminals_owned.add(key)
+    owned = store.terminals_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     return (_PUT, "terminals", key, old, -1)
 
 
@@ -624,7 +643,10 @@ def _fold_compaction_update(
     if store.compactions_shared:
         states = _own(store, "compactions")
     states[key] = new
-    store.compactions_owned.add(key)
+    owned = store.compactions_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     if old is _MISSING:
         return (_PUT, "compactions", key, old, _enter(store, CompactionEntry, key))
     return (_PUT, "compactions", key, old, -1)

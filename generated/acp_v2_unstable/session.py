@@ -19,6 +19,7 @@ from typing import Union as _Union
 from typing import cast as _cast
 
 from ._session import ABSENT as _MISSING
+from ._session import OWNED_AT_MOST as _OWNED_AT_MOST
 from ._session import PATCH as _PATCH
 from ._session import PUT as _PUT
 from ._session import SET as _SET
@@ -414,7 +415,10 @@ def _fold_user_message(store: _Store, update: UserMessageSessionUpdate) -> _Undo
     if store.user_messages_shared:
         states = _own(store, "user_messages")
     states[key] = new
-    store.user_messages_owned.add(key)
+    owned = store.user_messages_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     if old is _MISSING:
         return (_PUT, "user_messages", key, old, _enter(store, UserMessageEntry, key))
     return (_PUT, "user_messages", key, old, -1)
@@ -458,7 +462,10 @@ def _fold_agent_message(store: _Store, update: AgentMessageSessionUpdate) -> _Un
     if store.agent_messages_shared:
         states = _own(store, "agent_messages")
     states[key] = new
-    store.agent_messages_owned.add(key)
+    owned = store.agent_messages_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     if old is _MISSING:
         return (_PUT, "agent_messages", key, old, _enter(store, AgentMessageEntry, key))
     return (_PUT, "agent_messages", key, old, -1)
@@ -502,7 +509,10 @@ def _fold_agent_thought(store: _Store, update: AgentThoughtSessionUpdate) -> _Un
     if store.agent_thoughts_shared:
         states = _own(store, "agent_thoughts")
     states[key] = new
-    store.agent_thoughts_owned.add(key)
+    owned = store.agent_thoughts_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     if old is _MISSING:
         return (_PUT, "agent_thoughts", key, old, _enter(store, AgentThoughtEntry, key))
     return (_PUT, "agent_thoughts", key, old, -1)
@@ -556,7 +566,10 @@ def _fold_tool_call_update(store: _Store, update: ToolCallUpdateSessionUpdate) -
     if store.tool_calls_shared:
         states = _own(store, "tool_calls")
     states[key] = new
-    store.tool_calls_owned.add(key)
+    owned = store.tool_calls_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     if old is _MISSING:
         return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry, key))
     return (_PUT, "tool_calls", key, old, -1)
@@ -580,7 +593,10 @@ def _fold_terminal_update(store: _Store, update: TerminalUpdateSessionUpdate) ->
     if store.terminals_shared:
         states = _own(store, "terminals")
     states[key] = new
-    store.terminals_owned.add(key)
+    owned = store.terminals_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     return (_PUT, "terminals", key, old, -1)
 
 
@@ -595,7 +611,10 @@ def _fold_terminal_output_chunk(
     if store.terminals_shared:
         states = _own(store, "terminals")
     states[key] = new
-    store.terminals_owned.add(key)
+    owned = store.terminals_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     return (_PUT, "terminals", key, old, -1)
 
 
@@ -678,7 +697,10 @@ def _fold_compaction_update(
     if store.compactions_shared:
         states = _own(store, "compactions")
     states[key] = new
-    store.compactions_owned.add(key)
+    owned = store.compactions_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     if old is _MISSING:
         return (_PUT, "compactions", key, old, _enter(store, CompactionEntry, key))
     return (_PUT, "compactions", key, old, -1)
@@ -722,7 +744,10 @@ def _fold_subagent_update(store: _Store, update: SubagentUpdateSessionUpdate) ->
     if store.subagents_shared:
         states = _own(store, "subagents")
     states[key] = new
-    store.subagents_owned.add(key)
+    owned = store.subagents_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     return (_PUT, "subagents", key, old, -1)
 
 
@@ -744,7 +769,10 @@ def _fold_session_message(store: _Store, update: SessionMessageSessionUpdate) ->
     if store.session_messages_shared:
         states = _own(store, "session_messages")
     states[key] = new
-    store.session_messages_owned.add(key)
+    owned = store.session_messages_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     if old is _MISSING:
         return (
             _PUT,

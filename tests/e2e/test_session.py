@@ -588,3 +588,16 @@ def test_a_tool_call_no_session_handed_out_is_patched_in_place_and_older_session
     ]
     assert s2.tool_calls["t"].content == [] and v1.encode(s4.tool_calls["t"])["content"] == content
     assert s1.changed_fields() == {"tool_calls"}
+
+
+def test_the_store_owns_only_the_tool_calls_put_lately():
+    """What the fold may patch in place is a bounded set: a session of many
+    tool calls does not hold one key per call for it."""
+    from acp_v1._session import OWNED_AT_MOST
+
+    calls = [{"sessionUpdate": "tool_call", "toolCallId": f"t{i}", "title": "Read"} for i in range(3 * OWNED_AT_MOST)]
+    s = fold("acp_v1", calls)
+    assert 0 < len(s._store.tool_calls_owned) <= OWNED_AT_MOST
+    assert f"t{3 * OWNED_AT_MOST - 1}" in s._store.tool_calls_owned
+    s = fold("acp_v1", [{"sessionUpdate": "tool_call_update", "toolCallId": "t0", "status": "completed"}], s)
+    assert s.tool_calls["t0"].status == "completed" and len(s.tool_calls) == 3 * OWNED_AT_MOST

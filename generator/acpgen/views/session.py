@@ -318,6 +318,7 @@ def _imports(folds: tuple[FoldView, ...], history: bool, message: bool, prompt: 
     upserts = any(a.entity_upsert for a in folds)
     runtime = [
         *(["ABSENT"] if entity else []),
+        *(["OWNED_AT_MOST"] if any(a.entity_upsert and a.owns for a in folds) else []),
         *(["PATCH"] if any(a.in_place for a in folds) else []),
         *(["PUT"] if upserts else []),
         *(["SET"] if any(a.state_upsert or a.set or a.keyed_set or a.remove for a in folds) else []),
