@@ -143,67 +143,6 @@ def apply_tool_call_update(
     return new
 
 
-def _apply_tool_call_update_in_place(
-    state: ToolCallState,
-    update: (
-        ToolCallUpdate | ToolCallUpdateSessionUpdate | ToolCall | ToolCallSessionUpdate
-    ),
-) -> list[_Any]:
-    """Fold ``update`` into the stored ``state`` in place, to the state the
-    upsert function returns: the session fold's way with a state no Session
-    handed out. Returns the fields it set and their old values (name, value,
-    name, value ...)."""
-    if state.tool_call_id != update.tool_call_id:
-        _check_key(state, update, (("tool_call_id", "tool_call_id"),))
-    old: list[_Any] = []
-    v_kind = update.kind
-    if v_kind is not _UNSET and v_kind is not None:
-        old.append("kind")
-        old.append(state.kind)
-        state.kind = v_kind
-    v_status = update.status
-    if v_status is not _UNSET and v_status is not None:
-        old.append("status")
-        old.append(state.status)
-        state.status = v_status
-    v_title = update.title
-    if v_title is not _UNSET and v_title is not None:
-        old.append("title")
-        old.append(state.title)
-        state.title = v_title
-    v_name = update.name
-    if v_name is not _UNSET and v_name is not None:
-        old.append("name")
-        old.append(state.name)
-        state.name = v_name
-    v_content = update.content
-    if v_content is not _UNSET and v_content is not None:
-        old.append("content")
-        old.append(state.content)
-        state.content = list(v_content)
-    v_locations = update.locations
-    if v_locations is not _UNSET and v_locations is not None:
-        old.append("locations")
-        old.append(state.locations)
-        state.locations = list(v_locations)
-    v_raw_input = update.raw_input
-    if v_raw_input is not _UNSET and v_raw_input is not None:
-        old.append("raw_input")
-        old.append(state.raw_input)
-        state.raw_input = v_raw_input
-    v_raw_output = update.raw_output
-    if v_raw_output is not _UNSET and v_raw_output is not None:
-        old.append("raw_output")
-        old.append(state.raw_output)
-        state.raw_output = v_raw_output
-    v_meta = update.meta
-    if v_meta is not _UNSET and v_meta is not None:
-        old.append("meta")
-        old.append(state.meta)
-        state.meta = dict(v_meta)
-    return old
-
-
 def _create_ToolCallState(
     state: ToolCallState | None,
     snapshot: (
@@ -321,39 +260,6 @@ def apply_compaction_update(
         else ({} if v_meta is None else dict(v_meta))
     )
     return new
-
-
-def _apply_compaction_update_in_place(
-    state: CompactionState, update: CompactionUpdate | CompactionUpdateSessionUpdate
-) -> list[_Any]:
-    """Fold ``update`` into the stored ``state`` in place, to the state the
-    upsert function returns: the session fold's way with a state no Session
-    handed out. Returns the fields it set and their old values (name, value,
-    name, value ...)."""
-    if state.compaction_id != update.compaction_id:
-        _check_key(state, update, (("compaction_id", "compaction_id"),))
-    old: list[_Any] = []
-    v_status = update.status
-    if v_status is not _UNSET and v_status is not None:
-        old.append("status")
-        old.append(state.status)
-        state.status = v_status
-    v_summary = update.summary
-    if v_summary is not _UNSET:
-        old.append("summary")
-        old.append(state.summary)
-        state.summary = [] if v_summary is None else list(v_summary)
-    v_error = update.error
-    if v_error is not _UNSET:
-        old.append("error")
-        old.append(state.error)
-        state.error = None if v_error is None else v_error
-    v_meta = update.meta
-    if v_meta is not _UNSET:
-        old.append("meta")
-        old.append(state.meta)
-        state.meta = {} if v_meta is None else dict(v_meta)
-    return old
 
 
 def apply_compaction_summary_chunk(

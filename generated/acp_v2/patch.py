@@ -196,69 +196,6 @@ def apply_tool_call_update(
     return new
 
 
-def _apply_tool_call_update_in_place(
-    state: ToolCallState, update: ToolCallUpdate | ToolCallUpdateSessionUpdate
-) -> list[_Any]:
-    """Fold ``update`` into the stored ``state`` in place, to the state the
-    upsert function returns: the session fold's way with a state no Session
-    handed out. Returns the fields it set and their old values (name, value,
-    name, value ...)."""
-    if state.tool_call_id != update.tool_call_id:
-        _check_key(state, update, (("tool_call_id", "tool_call_id"),))
-    old: list[_Any] = []
-    v_name = update.name
-    if v_name is not _UNSET:
-        old.append("name")
-        old.append(state.name)
-        state.name = None if v_name is None else v_name
-    v_title = update.title
-    if v_title is not _UNSET:
-        old.append("title")
-        old.append(state.title)
-        state.title = None if v_title is None else v_title
-    v_kind = update.kind
-    if v_kind is not _UNSET:
-        old.append("kind")
-        old.append(state.kind)
-        state.kind = ToolKind.OTHER if v_kind is None else v_kind
-    v_status = update.status
-    if v_status is not _UNSET:
-        old.append("status")
-        old.append(state.status)
-        state.status = ToolCallStatus.PENDING if v_status is None else v_status
-    v_content = update.content
-    if v_content is not _UNSET:
-        old.append("content")
-        old.append(state.content)
-        state.content = [] if v_content is None else list(v_content)
-    v_locations = update.locations
-    if v_locations is not _UNSET:
-        old.append("locations")
-        old.append(state.locations)
-        state.locations = [] if v_locations is None else list(v_locations)
-    v_raw_input = update.raw_input
-    if v_raw_input is not _UNSET:
-        old.append("raw_input")
-        old.append(state.raw_input)
-        state.raw_input = None if v_raw_input is None else v_raw_input
-    v_raw_output = update.raw_output
-    if v_raw_output is not _UNSET:
-        old.append("raw_output")
-        old.append(state.raw_output)
-        state.raw_output = None if v_raw_output is None else v_raw_output
-    v_capabilities = update.capabilities
-    if v_capabilities is not _UNSET:
-        old.append("capabilities")
-        old.append(state.capabilities)
-        state.capabilities = None if v_capabilities is None else v_capabilities
-    v_meta = update.meta
-    if v_meta is not _UNSET:
-        old.append("meta")
-        old.append(state.meta)
-        state.meta = {} if v_meta is None else merge_meta(state.meta, v_meta)
-    return old
-
-
 def apply_terminal_update(
     state: TerminalState | None, update: TerminalUpdate | TerminalUpdateSessionUpdate
 ) -> TerminalState:
@@ -326,54 +263,6 @@ def apply_terminal_update(
         else ({} if v_meta is None else merge_meta(state.meta, v_meta))
     )
     return new
-
-
-def _apply_terminal_update_in_place(
-    state: TerminalState, update: TerminalUpdate | TerminalUpdateSessionUpdate
-) -> list[_Any]:
-    """Fold ``update`` into the stored ``state`` in place, to the state the
-    upsert function returns: the session fold's way with a state no Session
-    handed out. Returns the fields it set and their old values (name, value,
-    name, value ...)."""
-    if state.terminal_id != update.terminal_id:
-        _check_key(state, update, (("terminal_id", "terminal_id"),))
-    old: list[_Any] = []
-    v_command = update.command
-    if v_command is not _UNSET:
-        old.append("command")
-        old.append(state.command)
-        state.command = None if v_command is None else v_command
-    v_cwd = update.cwd
-    if v_cwd is not _UNSET:
-        old.append("cwd")
-        old.append(state.cwd)
-        state.cwd = None if v_cwd is None else v_cwd
-    v_output = update.output
-    if v_output is not _UNSET:
-        old.append("output")
-        old.append(state.output)
-        state.output = None if v_output is None else v_output
-    v_exit_status = update.exit_status
-    if v_exit_status is not _UNSET:
-        old.append("exit_status")
-        old.append(state.exit_status)
-        state.exit_status = None if v_exit_status is None else v_exit_status
-    v_size = update.size
-    if v_size is not _UNSET:
-        old.append("size")
-        old.append(state.size)
-        state.size = None if v_size is None else v_size
-    v_capabilities = update.capabilities
-    if v_capabilities is not _UNSET:
-        old.append("capabilities")
-        old.append(state.capabilities)
-        state.capabilities = None if v_capabilities is None else v_capabilities
-    v_meta = update.meta
-    if v_meta is not _UNSET:
-        old.append("meta")
-        old.append(state.meta)
-        state.meta = {} if v_meta is None else merge_meta(state.meta, v_meta)
-    return old
 
 
 def apply_session_info_update(
@@ -449,29 +338,6 @@ def apply_user_message(
     return new
 
 
-def _apply_user_message_in_place(
-    state: UserMessageState, update: UserMessage | UserMessageSessionUpdate
-) -> list[_Any]:
-    """Fold ``update`` into the stored ``state`` in place, to the state the
-    upsert function returns: the session fold's way with a state no Session
-    handed out. Returns the fields it set and their old values (name, value,
-    name, value ...)."""
-    if state.message_id != update.message_id:
-        _check_key(state, update, (("message_id", "message_id"),))
-    old: list[_Any] = []
-    v_content = update.content
-    if v_content is not _UNSET:
-        old.append("content")
-        old.append(state.content)
-        state.content = [] if v_content is None else list(v_content)
-    v_meta = update.meta
-    if v_meta is not _UNSET:
-        old.append("meta")
-        old.append(state.meta)
-        state.meta = {} if v_meta is None else merge_meta(state.meta, v_meta)
-    return old
-
-
 def apply_agent_message(
     state: AgentMessageState | None, update: AgentMessage | AgentMessageSessionUpdate
 ) -> AgentMessageState:
@@ -507,29 +373,6 @@ def apply_agent_message(
     return new
 
 
-def _apply_agent_message_in_place(
-    state: AgentMessageState, update: AgentMessage | AgentMessageSessionUpdate
-) -> list[_Any]:
-    """Fold ``update`` into the stored ``state`` in place, to the state the
-    upsert function returns: the session fold's way with a state no Session
-    handed out. Returns the fields it set and their old values (name, value,
-    name, value ...)."""
-    if state.message_id != update.message_id:
-        _check_key(state, update, (("message_id", "message_id"),))
-    old: list[_Any] = []
-    v_content = update.content
-    if v_content is not _UNSET:
-        old.append("content")
-        old.append(state.content)
-        state.content = [] if v_content is None else list(v_content)
-    v_meta = update.meta
-    if v_meta is not _UNSET:
-        old.append("meta")
-        old.append(state.meta)
-        state.meta = {} if v_meta is None else merge_meta(state.meta, v_meta)
-    return old
-
-
 def apply_agent_thought(
     state: AgentThoughtState | None, update: AgentThought | AgentThoughtSessionUpdate
 ) -> AgentThoughtState:
@@ -563,29 +406,6 @@ def apply_agent_thought(
         else ({} if v_meta is None else merge_meta(state.meta, v_meta))
     )
     return new
-
-
-def _apply_agent_thought_in_place(
-    state: AgentThoughtState, update: AgentThought | AgentThoughtSessionUpdate
-) -> list[_Any]:
-    """Fold ``update`` into the stored ``state`` in place, to the state the
-    upsert function returns: the session fold's way with a state no Session
-    handed out. Returns the fields it set and their old values (name, value,
-    name, value ...)."""
-    if state.message_id != update.message_id:
-        _check_key(state, update, (("message_id", "message_id"),))
-    old: list[_Any] = []
-    v_content = update.content
-    if v_content is not _UNSET:
-        old.append("content")
-        old.append(state.content)
-        state.content = [] if v_content is None else list(v_content)
-    v_meta = update.meta
-    if v_meta is not _UNSET:
-        old.append("meta")
-        old.append(state.meta)
-        state.meta = {} if v_meta is None else merge_meta(state.meta, v_meta)
-    return old
 
 
 def apply_usage_update(
@@ -661,39 +481,6 @@ def apply_compaction_update(
         else ({} if v_meta is None else merge_meta(state.meta, v_meta))
     )
     return new
-
-
-def _apply_compaction_update_in_place(
-    state: CompactionState, update: CompactionUpdate | CompactionUpdateSessionUpdate
-) -> list[_Any]:
-    """Fold ``update`` into the stored ``state`` in place, to the state the
-    upsert function returns: the session fold's way with a state no Session
-    handed out. Returns the fields it set and their old values (name, value,
-    name, value ...)."""
-    if state.compaction_id != update.compaction_id:
-        _check_key(state, update, (("compaction_id", "compaction_id"),))
-    old: list[_Any] = []
-    v_status = update.status
-    if v_status is not _UNSET and v_status is not None:
-        old.append("status")
-        old.append(state.status)
-        state.status = v_status
-    v_summary = update.summary
-    if v_summary is not _UNSET:
-        old.append("summary")
-        old.append(state.summary)
-        state.summary = [] if v_summary is None else list(v_summary)
-    v_error = update.error
-    if v_error is not _UNSET:
-        old.append("error")
-        old.append(state.error)
-        state.error = None if v_error is None else v_error
-    v_meta = update.meta
-    if v_meta is not _UNSET:
-        old.append("meta")
-        old.append(state.meta)
-        state.meta = {} if v_meta is None else merge_meta(state.meta, v_meta)
-    return old
 
 
 def apply_user_message_chunk(

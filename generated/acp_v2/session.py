@@ -18,6 +18,9 @@ from typing import Mapping as _Mapping
 from typing import Union as _Union
 from typing import cast as _cast
 
+from ._patch import check_key as _check_key
+from ._patch import merge_meta as _merge_meta
+from ._runtime import UNSET as _UNSET
 from ._session import ABSENT as _MISSING
 from ._session import OWNED_AT_MOST as _OWNED_AT_MOST
 from ._session import PATCH as _PATCH
@@ -40,9 +43,11 @@ from ._session import session_to_json as _session_to_json
 from .codec import decode as _decode
 from .codec import encode as _encode
 from .models import (
+    AgentMessage,
     AgentMessageChunkSessionUpdate,
     AgentMessageSessionUpdate,
     AgentMessageState,
+    AgentThought,
     AgentThoughtChunkSessionUpdate,
     AgentThoughtSessionUpdate,
     AgentThoughtState,
@@ -50,6 +55,7 @@ from .models import (
     AvailableCommandsUpdateSessionUpdate,
     CompactionState,
     CompactionSummaryChunkSessionUpdate,
+    CompactionUpdate,
     CompactionUpdateSessionUpdate,
     ConfigOptionUpdateSessionUpdate,
     NoticeSessionUpdate,
@@ -64,13 +70,18 @@ from .models import (
     StateUpdateSessionUpdate,
     TerminalOutputChunkSessionUpdate,
     TerminalState,
+    TerminalUpdate,
     TerminalUpdateSessionUpdate,
     ToolCallContentChunkSessionUpdate,
     ToolCallState,
+    ToolCallStatus,
+    ToolCallUpdate,
     ToolCallUpdateSessionUpdate,
+    ToolKind,
     UpdateSessionNotification,
     UsageState,
     UsageUpdateSessionUpdate,
+    UserMessage,
     UserMessageChunkSessionUpdate,
     UserMessageSessionUpdate,
     UserMessageState,
@@ -89,12 +100,6 @@ from .patch import apply_tool_call_update as _apply_tool_call_update
 from .patch import apply_usage_update as _apply_usage_update
 from .patch import apply_user_message as _apply_user_message
 from .patch import apply_user_message_chunk as _apply_user_message_chunk
-from .patch import _apply_agent_message_in_place
-from .patch import _apply_agent_thought_in_place
-from .patch import _apply_compaction_update_in_place
-from .patch import _apply_terminal_update_in_place
-from .patch import _apply_tool_call_update_in_place
-from .patch import _apply_user_message_in_place
 
 __all__ = [
     "HistoryEntry",
@@ -328,6 +333,213 @@ class _Store(_SessionStore):
     compactions_owned: set[str]
     unrecognized: list[SessionUpdate]
     unrecognized_shared: bool
+
+
+def _apply_tool_call_update_in_place(
+    state: ToolCallState, update: ToolCallUpdate | ToolCallUpdateSessionUpdate
+) -> list[_Any]:
+    """Fold ``update`` into the stored ``state`` in place, to the state its patch
+    function returns: the fold's way with a state no Session handed out.
+    Returns the fields it set and their old values (name, value, ...)."""
+    if state.tool_call_id != update.tool_call_id:
+        _check_key(state, update, (("tool_call_id", "tool_call_id"),))
+    old: list[_Any] = []
+    v_name: _Any = update.name
+    if v_name is not _UNSET:
+        old.append("name")
+        old.append(state.name)
+        state.name = None if v_name is None else v_name
+    v_title: _Any = update.title
+    if v_title is not _UNSET:
+        old.append("title")
+        old.append(state.title)
+        state.title = None if v_title is None else v_title
+    v_kind: _Any = update.kind
+    if v_kind is not _UNSET:
+        old.append("kind")
+        old.append(state.kind)
+        state.kind = ToolKind.OTHER if v_kind is None else v_kind
+    v_status: _Any = update.status
+    if v_status is not _UNSET:
+        old.append("status")
+        old.append(state.status)
+        state.status = ToolCallStatus.PENDING if v_status is None else v_status
+    v_content: _Any = update.content
+    if v_content is not _UNSET:
+        old.append("content")
+        old.append(state.content)
+        state.content = [] if v_content is None else list(v_content)
+    v_locations: _Any = update.locations
+    if v_locations is not _UNSET:
+        old.append("locations")
+        old.append(state.locations)
+        state.locations = [] if v_locations is None else list(v_locations)
+    v_raw_input: _Any = update.raw_input
+    if v_raw_input is not _UNSET:
+        old.append("raw_input")
+        old.append(state.raw_input)
+        state.raw_input = None if v_raw_input is None else v_raw_input
+    v_raw_output: _Any = update.raw_output
+    if v_raw_output is not _UNSET:
+        old.append("raw_output")
+        old.append(state.raw_output)
+        state.raw_output = None if v_raw_output is None else v_raw_output
+    v_capabilities: _Any = update.capabilities
+    if v_capabilities is not _UNSET:
+        old.append("capabilities")
+        old.append(state.capabilities)
+        state.capabilities = None if v_capabilities is None else v_capabilities
+    v_meta: _Any = update.meta
+    if v_meta is not _UNSET:
+        old.append("meta")
+        old.append(state.meta)
+        state.meta = {} if v_meta is None else _merge_meta(state.meta, v_meta)
+    return old
+
+
+def _apply_terminal_update_in_place(
+    state: TerminalState, update: TerminalUpdate | TerminalUpdateSessionUpdate
+) -> list[_Any]:
+    """Fold ``update`` into the stored ``state`` in place, to the state its patch
+    function returns: the fold's way with a state no Session handed out.
+    Returns the fields it set and their old values (name, value, ...)."""
+    if state.terminal_id != update.terminal_id:
+        _check_key(state, update, (("terminal_id", "terminal_id"),))
+    old: list[_Any] = []
+    v_command: _Any = update.command
+    if v_command is not _UNSET:
+        old.append("command")
+        old.append(state.command)
+        state.command = None if v_command is None else v_command
+    v_cwd: _Any = update.cwd
+    if v_cwd is not _UNSET:
+        old.append("cwd")
+        old.append(state.cwd)
+        state.cwd = None if v_cwd is None else v_cwd
+    v_output: _Any = update.output
+    if v_output is not _UNSET:
+        old.append("output")
+        old.append(state.output)
+        state.output = None if v_output is None else v_output
+    v_exit_status: _Any = update.exit_status
+    if v_exit_status is not _UNSET:
+        old.append("exit_status")
+        old.append(state.exit_status)
+        state.exit_status = None if v_exit_status is None else v_exit_status
+    v_size: _Any = update.size
+    if v_size is not _UNSET:
+        old.append("size")
+        old.append(state.size)
+        state.size = None if v_size is None else v_size
+    v_capabilities: _Any = update.capabilities
+    if v_capabilities is not _UNSET:
+        old.append("capabilities")
+        old.append(state.capabilities)
+        state.capabilities = None if v_capabilities is None else v_capabilities
+    v_meta: _Any = update.meta
+    if v_meta is not _UNSET:
+        old.append("meta")
+        old.append(state.meta)
+        state.meta = {} if v_meta is None else _merge_meta(state.meta, v_meta)
+    return old
+
+
+def _apply_user_message_in_place(
+    state: UserMessageState, update: UserMessage | UserMessageSessionUpdate
+) -> list[_Any]:
+    """Fold ``update`` into the stored ``state`` in place, to the state its patch
+    function returns: the fold's way with a state no Session handed out.
+    Returns the fields it set and their old values (name, value, ...)."""
+    if state.message_id != update.message_id:
+        _check_key(state, update, (("message_id", "message_id"),))
+    old: list[_Any] = []
+    v_content: _Any = update.content
+    if v_content is not _UNSET:
+        old.append("content")
+        old.append(state.content)
+        state.content = [] if v_content is None else list(v_content)
+    v_meta: _Any = update.meta
+    if v_meta is not _UNSET:
+        old.append("meta")
+        old.append(state.meta)
+        state.meta = {} if v_meta is None else _merge_meta(state.meta, v_meta)
+    return old
+
+
+def _apply_agent_message_in_place(
+    state: AgentMessageState, update: AgentMessage | AgentMessageSessionUpdate
+) -> list[_Any]:
+    """Fold ``update`` into the stored ``state`` in place, to the state its patch
+    function returns: the fold's way with a state no Session handed out.
+    Returns the fields it set and their old values (name, value, ...)."""
+    if state.message_id != update.message_id:
+        _check_key(state, update, (("message_id", "message_id"),))
+    old: list[_Any] = []
+    v_content: _Any = update.content
+    if v_content is not _UNSET:
+        old.append("content")
+        old.append(state.content)
+        state.content = [] if v_content is None else list(v_content)
+    v_meta: _Any = update.meta
+    if v_meta is not _UNSET:
+        old.append("meta")
+        old.append(state.meta)
+        state.meta = {} if v_meta is None else _merge_meta(state.meta, v_meta)
+    return old
+
+
+def _apply_agent_thought_in_place(
+    state: AgentThoughtState, update: AgentThought | AgentThoughtSessionUpdate
+) -> list[_Any]:
+    """Fold ``update`` into the stored ``state`` in place, to the state its patch
+    function returns: the fold's way with a state no Session handed out.
+    Returns the fields it set and their old values (name, value, ...)."""
+    if state.message_id != update.message_id:
+        _check_key(state, update, (("message_id", "message_id"),))
+    old: list[_Any] = []
+    v_content: _Any = update.content
+    if v_content is not _UNSET:
+        old.append("content")
+        old.append(state.content)
+        state.content = [] if v_content is None else list(v_content)
+    v_meta: _Any = update.meta
+    if v_meta is not _UNSET:
+        old.append("meta")
+        old.append(state.meta)
+        state.meta = {} if v_meta is None else _merge_meta(state.meta, v_meta)
+    return old
+
+
+def _apply_compaction_update_in_place(
+    state: CompactionState, update: CompactionUpdate | CompactionUpdateSessionUpdate
+) -> list[_Any]:
+    """Fold ``update`` into the stored ``state`` in place, to the state its patch
+    function returns: the fold's way with a state no Session handed out.
+    Returns the fields it set and their old values (name, value, ...)."""
+    if state.compaction_id != update.compaction_id:
+        _check_key(state, update, (("compaction_id", "compaction_id"),))
+    old: list[_Any] = []
+    v_status: _Any = update.status
+    if v_status is not _UNSET and v_status is not None:
+        old.append("status")
+        old.append(state.status)
+        state.status = v_status
+    v_summary: _Any = update.summary
+    if v_summary is not _UNSET:
+        old.append("summary")
+        old.append(state.summary)
+        state.summary = [] if v_summary is None else list(v_summary)
+    v_error: _Any = update.error
+    if v_error is not _UNSET:
+        old.append("error")
+        old.append(state.error)
+        state.error = None if v_error is None else v_error
+    v_meta: _Any = update.meta
+    if v_meta is not _UNSET:
+        old.append("meta")
+        old.append(state.meta)
+        state.meta = {} if v_meta is None else _merge_meta(state.meta, v_meta)
+    return old
 
 
 def _fold_user_message_chunk(

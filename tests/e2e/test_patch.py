@@ -467,13 +467,13 @@ def _in_place_upserts():
         p = load_generated(package)
         for entry in rule_set(load_rules(), set_name, "rules")["upserts"]:
             function = p.patch._APPLY[p.DEFINITIONS[entry["update"]]]
-            if hasattr(p.patch, f"_{function.__name__}_in_place"):
+            if hasattr(p.session, f"_{function.__name__}_in_place"):
                 yield pytest.param(package, entry, id=f"{package}:{entry['update']}")
 
 
 def test_the_session_folds_tool_call_updates_in_place():
-    """The patch module folds in place the upserts the session fold does
-    (v1: a tool call's and a compaction's updates)."""
+    """The session module folds in place the upserts its fold does (v1: a
+    tool call's and a compaction's updates)."""
     ids = [param.id for param in _in_place_upserts() if param.id.startswith("acp_v1:")]
     assert ids == ["acp_v1:ToolCallUpdate", "acp_v1:CompactionUpdate"]
 
@@ -483,7 +483,8 @@ def test_the_session_folds_tool_call_updates_in_place():
 @given(data=st.data())
 def test_an_in_place_fold_makes_what_apply_makes_and_says_what_it_replaced(package, entry, data):
     """The session fold patches a state it owns in place: the state becomes
-    what ``apply`` returns, and the old values it returns restore it."""
+    what the patch module's ``apply`` returns, and the old values the
+    in-place fold returns restore it."""
     p = load_generated(package)
     name = entry["update"]
     root = _ROOTS[package]
@@ -495,7 +496,7 @@ def test_an_in_place_fold_makes_what_apply_makes_and_says_what_it_replaced(packa
         return p.decode(name, raw)
 
     a, b = update(), update()
-    in_place = getattr(p.patch, f"_{p.patch._APPLY[type(b)].__name__}_in_place")
+    in_place = getattr(p.session, f"_{p.patch._APPLY[type(b)].__name__}_in_place")
     state = p.apply(None, a)
     expected = p.apply(state, b)
     before = copy.deepcopy(state)

@@ -31,13 +31,6 @@ class UpdatedField:
     update's value, or the field's initial value where it has none ..."""
     known: str
     """... and in the new state of a stored entity."""
-    changes: str
-    """The condition under which the update changes the field of a stored
-    entity ..."""
-    changed: str
-    """... and the field's new value then (what ``known`` is then; read
-    before the field is set)."""
-    name_literal: str
 
 
 @dataclass(frozen=True)
@@ -69,10 +62,6 @@ class FoldFunction:
     """A snapshot class replaces the state outright (``_create_<State>``)."""
     create_function: str
     create_params: str
-    in_place_function: str = ""
-    """The function that folds an update into a stored state in place (the
-    session fold's, for a state it owns), or ``""``: none is needed ..."""
-    in_place_params: str = ""
 
 
 @dataclass(frozen=True)
@@ -158,51 +147,66 @@ def _updated(f: ir.PatchField, ref: Namer) -> UpdatedField:
         on_value = fresh_value = f"{copy}({var})"
     else:
         on_value = fresh_value = var
-    if null is None:
-        changes, changed = f"{var} is not _UNSET and {var} is not None", on_value
-    else:
-        changes, changed = f"{var} is not _UNSET", f"({value(null, ref)} if {var} is None else {on_value})"
     return UpdatedField(
         var=var,
         read=read,
         name=f.name,
         fresh=_choice(var, initial, initial if null is None else value(null, ref), fresh_value),
         known=_choice(var, _carry(f), _carry(f) if null is None else value(null, ref), on_value),
-        changes=changes,
-        changed=changed,
-        name_literal=literal(f.name),
     )
 
 
-def _key_check(argument: str, pairs: list[tuple[str, str]]) -> str:
+@dataclass(frozen=True)
+class PatchedField:
+    """What an update does to one field of a stored state, in place: ``var``
+    is set to ``read``; when ``changes`` holds, the field is set to
+    ``changed`` (what ``known`` is then, read before the field is set)."""
+
+    var: str
+    read: str
+    name: str
+    name_literal: str
+    changes: str
+    changed: str
+
+
+def patched(f: ir.PatchField, ref: Namer, merge: str) -> PatchedField:
+    """What an update does to ``f`` of a stored state, in a module that names
+    ``merge_meta`` ``merge``."""
+    var = "v_" + f.name
+    copy = text.value_copy(f)
+    if f.merges:
+        on_value = f"{merge}(state.{f.name}, {var})"
+    elif copy:
+        on_value = f"{copy}({var})"
+    else:
+        on_value = var
+    if f.null_value is None:
+        changes, changed = f"{var} is not _UNSET and {var} is not None", on_value
+    else:
+        changes, changed = f"{var} is not _UNSET", f"({value(f.null_value, ref)} if {var} is None else {on_value})"
+    return PatchedField(
+        var=var,
+        read=f"update.{f.name}" if f.everywhere else f"getattr(update, {literal(f.name)}, _UNSET)",
+        name=f.name,
+        name_literal=literal(f.name),
+        changes=changes,
+        changed=changed,
+    )
+
+
+def key_check(argument: str, pairs: list[tuple[str, str]]) -> str:
     if not pairs:
         return ""
     listed = "".join(f"({literal(a)}, {literal(b)}), " for a, b in pairs)
     return f"_check_key(state, {argument}, ({listed}))"
 
 
-def _key_test(argument: str, pairs: list[tuple[str, str]]) -> str:
+def key_test(argument: str, pairs: list[tuple[str, str]]) -> str:
     return " or ".join(f"state.{a} != {argument}.{b}" for a, b in pairs)
 
 
-def in_place_function(function: str) -> str:
-    """The name of the in-place fold of the upsert function ``function``."""
-    return f"_{function}_in_place"
-
-
-def in_place_upserts(package: ir.Package) -> frozenset[str]:
-    """The upsert functions the session fold also folds in place: those of
-    its entity upserts that do not replace the stored state."""
-    if package.session is None:
-        return frozenset()
-    return frozenset(
-        a.patch_function
-        for a in package.session.actions
-        if a.action == "upsert" and a.field.container == "entities" and not a.replaces and not a.chunk_attr
-    )
-
-
-def _upsert(u: ir.Upsert, ref: Namer, in_place: bool = False) -> FoldFunction:
+def _upsert(u: ir.Upsert, ref: Namer) -> FoldFunction:
     state = ref(u.state_class)
     takes = " | ".join(ref(n) for n in u.takes)
     keys = "".join(f"{f.name}=update.{f.name}, " for f in u.keys)
@@ -212,16 +216,14 @@ def _upsert(u: ir.Upsert, ref: Namer, in_place: bool = False) -> FoldFunction:
         state=state,
         doc=doc(text.upsert_doc(u), 4),
         new_state=f"{state}({keys})",
-        key_test=_key_test("update", [(f.name, f.name) for f in u.keys]),
-        key_check=_key_check("update", [(f.name, f.name) for f in u.keys]),
+        key_test=key_test("update", [(f.name, f.name) for f in u.keys]),
+        key_check=key_check("update", [(f.name, f.name) for f in u.keys]),
         keys=tuple(f.name for f in u.keys),
         fields=tuple(_updated(f, ref) for f in u.updated),
         assignments=(),
         creates=bool(u.creates),
         create_function=f"_create_{u.state_class}",
         create_params=f"state: {state} | None, {text.parameter(takes, 'snapshot')}",
-        in_place_function=in_place_function(u.function) if in_place else "",
-        in_place_params=f"state: {state}, {text.parameter(takes, 'update')}",
     )
 
 
@@ -244,8 +246,8 @@ def _chunk(c: ir.Chunk, ref: Namer) -> FoldFunction:
         state=state,
         doc=doc(text.chunk_doc(c), 4),
         new_state=f"{state}({keys})",
-        key_test=_key_test("chunk", list(c.keys)),
-        key_check=_key_check("chunk", list(c.keys)),
+        key_test=key_test("chunk", list(c.keys)),
+        key_check=key_check("chunk", list(c.keys)),
         keys=(),
         fields=(),
         assignments=tuple(assignments),
@@ -257,8 +259,7 @@ def _chunk(c: ir.Chunk, ref: Namer) -> FoldFunction:
 
 def build_patch_view(inputs: ViewInputs) -> PatchView:
     package, ref = inputs.package, inputs.names.ref
-    in_place = in_place_upserts(package)
-    upserts = tuple(_upsert(u, ref, u.function in in_place) for u in package.upserts)
+    upserts = tuple(_upsert(u, ref) for u in package.upserts)
     chunks = tuple(_chunk(c, ref) for c in package.chunks)
     table: list[ApplyEntry] = []
     overloads: list[Overload] = []
