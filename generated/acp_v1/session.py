@@ -19,7 +19,11 @@ from typing import Mapping as _Mapping
 from typing import Union as _Union
 from typing import cast as _cast
 
+from ._patch import check_key as _check_key
+from ._runtime import UNSET as _UNSET
 from ._session import ABSENT as _MISSING
+from ._session import OWNED_AT_MOST as _OWNED_AT_MOST
+from ._session import PATCH as _PATCH
 from ._session import PUT as _PUT
 from ._session import SET as _SET
 from ._session import Fold as _Fold
@@ -47,6 +51,7 @@ from .models import (
     AvailableCommandsUpdateSessionUpdate,
     CompactionState,
     CompactionSummaryChunkSessionUpdate,
+    CompactionUpdate,
     CompactionUpdateSessionUpdate,
     ConfigOptionUpdateSessionUpdate,
     ContentBlock,
@@ -61,8 +66,10 @@ from .models import (
     SessionModeId,
     SessionNotification,
     SessionUpdate,
+    ToolCall,
     ToolCallSessionUpdate,
     ToolCallState,
+    ToolCallUpdate,
     ToolCallUpdateSessionUpdate,
     UsageState,
     UsageUpdateSessionUpdate,
@@ -197,13 +204,10 @@ class _Store(_SessionStore):
     __slots__ = (
         "user_messages",
         "user_messages_shared",
-        "user_messages_owned",
         "agent_messages",
         "agent_messages_shared",
-        "agent_messages_owned",
         "agent_thoughts",
         "agent_thoughts_shared",
-        "agent_thoughts_owned",
         "tool_calls",
         "tool_calls_shared",
         "tool_calls_owned",
@@ -246,9 +250,6 @@ class _Store(_SessionStore):
     )
     OWNED = frozenset(
         {
-            "user_messages",
-            "agent_messages",
-            "agent_thoughts",
             "tool_calls",
             "compactions",
         }
@@ -283,13 +284,10 @@ class _Store(_SessionStore):
     }
     user_messages: dict[str, ChunkedMessage]
     user_messages_shared: bool
-    user_messages_owned: set[str]
     agent_messages: dict[str, ChunkedMessage]
     agent_messages_shared: bool
-    agent_messages_owned: set[str]
     agent_thoughts: dict[str, ChunkedMessage]
     agent_thoughts_shared: bool
-    agent_thoughts_owned: set[str]
     tool_calls: dict[str, ToolCallState]
     tool_calls_shared: bool
     tool_calls_owned: set[str]
@@ -304,6 +302,98 @@ class _Store(_SessionStore):
     compactions: dict[str, CompactionState]
     compactions_shared: bool
     compactions_owned: set[str]
+
+
+def _apply_tool_call_update_in_place(
+    state: ToolCallState,
+    update: (
+        ToolCallUpdate | ToolCallUpdateSessionUpdate | ToolCall | ToolCallSessionUpdate
+    ),
+) -> list[_Any]:
+    """Fold ``update`` into the stored ``state`` in place, to the state its patch
+    function returns: the fold's way with a state no Session handed out.
+    Returns the fields it set and their old values (name, value, ...)."""
+    if state.tool_call_id != update.tool_call_id:
+        _check_key(state, update, (("tool_call_id", "tool_call_id"),))
+    old: list[_Any] = []
+    v_kind: _Any = update.kind
+    if v_kind is not _UNSET and v_kind is not None:
+        old.append("kind")
+        old.append(state.kind)
+        state.kind = v_kind
+    v_status: _Any = update.status
+    if v_status is not _UNSET and v_status is not None:
+        old.append("status")
+        old.append(state.status)
+        state.status = v_status
+    v_title: _Any = update.title
+    if v_title is not _UNSET and v_title is not None:
+        old.append("title")
+        old.append(state.title)
+        state.title = v_title
+    v_name: _Any = update.name
+    if v_name is not _UNSET and v_name is not None:
+        old.append("name")
+        old.append(state.name)
+        state.name = v_name
+    v_content: _Any = update.content
+    if v_content is not _UNSET and v_content is not None:
+        old.append("content")
+        old.append(state.content)
+        state.content = list(v_content)
+    v_locations: _Any = update.locations
+    if v_locations is not _UNSET and v_locations is not None:
+        old.append("locations")
+        old.append(state.locations)
+        state.locations = list(v_locations)
+    v_raw_input: _Any = update.raw_input
+    if v_raw_input is not _UNSET and v_raw_input is not None:
+        old.append("raw_input")
+        old.append(state.raw_input)
+        state.raw_input = v_raw_input
+    v_raw_output: _Any = update.raw_output
+    if v_raw_output is not _UNSET and v_raw_output is not None:
+        old.append("raw_output")
+        old.append(state.raw_output)
+        state.raw_output = v_raw_output
+    v_meta: _Any = update.meta
+    if v_meta is not _UNSET and v_meta is not None:
+        old.append("meta")
+        old.append(state.meta)
+        state.meta = dict(v_meta)
+    return old
+
+
+def _apply_compaction_update_in_place(
+    state: CompactionState, update: CompactionUpdate | CompactionUpdateSessionUpdate
+) -> list[_Any]:
+    """Fold ``update`` into the stored ``state`` in place, to the state its patch
+    function returns: the fold's way with a state no Session handed out.
+    Returns the fields it set and their old values (name, value, ...)."""
+    if state.compaction_id != update.compaction_id:
+        _check_key(state, update, (("compaction_id", "compaction_id"),))
+    old: list[_Any] = []
+    v_status: _Any = update.status
+    if v_status is not _UNSET and v_status is not None:
+        old.append("status")
+        old.append(state.status)
+        state.status = v_status
+    v_summary: _Any = update.summary
+    if v_summary is not _UNSET:
+        old.append("summary")
+        old.append(state.summary)
+        state.summary = [] if v_summary is None else list(v_summary)
+    v_error: _Any = update.error
+    if v_error is not _UNSET:
+        old.append("error")
+        old.append(state.error)
+        state.error = None if v_error is None else v_error
+    v_meta: _Any = update.meta
+    if v_meta is not _UNSET:
+        old.append("meta")
+        old.append(state.meta)
+        state.meta = {} if v_meta is None else dict(v_meta)
+    return old
 
 
 def _fold_user_message_chunk(
@@ -369,6 +459,10 @@ def _fold_tool_call(store: _Store, update: ToolCallSessionUpdate) -> _Undo:
     if store.tool_calls_shared:
         states = _own(store, "tool_calls")
     states[key] = new
+    owned = store.tool_calls_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     if old is _MISSING:
         return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry, key))
     return (_PUT, "tool_calls", key, old, -1)
@@ -381,11 +475,24 @@ def _fold_tool_call_update(store: _Store, update: ToolCallUpdateSessionUpdate) -
     """
     key = update.tool_call_id
     states = store.tool_calls
+    if key in store.tool_calls_owned:
+        # A state no Session handed out: patched in place.
+        return (
+            _PATCH,
+            "tool_calls",
+            key,
+            _apply_tool_call_update_in_place(states[key], update),
+            -1,
+        )
     old = states.get(key, _MISSING)
     new = _apply_tool_call_update(None if old is _MISSING else old, update)
     if store.tool_calls_shared:
         states = _own(store, "tool_calls")
     states[key] = new
+    owned = store.tool_calls_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     if old is _MISSING:
         return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry, key))
     return (_PUT, "tool_calls", key, old, -1)
@@ -464,12 +571,24 @@ def _fold_compaction_update(
     """compaction_update: upsert compactions."""
     key = update.compaction_id
     states = store.compactions
+    if key in store.compactions_owned:
+        # A state no Session handed out: patched in place.
+        return (
+            _PATCH,
+            "compactions",
+            key,
+            _apply_compaction_update_in_place(states[key], update),
+            -1,
+        )
     old = states.get(key, _MISSING)
     new = _apply_compaction_update(None if old is _MISSING else old, update)
     if store.compactions_shared:
         states = _own(store, "compactions")
     states[key] = new
-    store.compactions_owned.add(key)
+    owned = store.compactions_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     if old is _MISSING:
         return (_PUT, "compactions", key, old, _enter(store, CompactionEntry, key))
     return (_PUT, "compactions", key, old, -1)

@@ -18,7 +18,12 @@ from typing import Mapping as _Mapping
 from typing import Union as _Union
 from typing import cast as _cast
 
+from ._patch import check_key as _check_key
+from ._patch import merge_meta as _merge_meta
+from ._runtime import UNSET as _UNSET
 from ._session import ABSENT as _MISSING
+from ._session import OWNED_AT_MOST as _OWNED_AT_MOST
+from ._session import PATCH as _PATCH
 from ._session import PUT as _PUT
 from ._session import SET as _SET
 from ._session import Fold as _Fold
@@ -39,9 +44,11 @@ from ._session import without as _without
 from .codec import decode as _decode
 from .codec import encode as _encode
 from .models import (
+    AgentMessage,
     AgentMessageChunkSessionUpdate,
     AgentMessageSessionUpdate,
     AgentMessageState,
+    AgentThought,
     AgentThoughtChunkSessionUpdate,
     AgentThoughtSessionUpdate,
     AgentThoughtState,
@@ -49,6 +56,7 @@ from .models import (
     AvailableCommandsUpdateSessionUpdate,
     CompactionState,
     CompactionSummaryChunkSessionUpdate,
+    CompactionUpdate,
     CompactionUpdateSessionUpdate,
     ConfigOptionUpdateSessionUpdate,
     NoticeSessionUpdate,
@@ -59,6 +67,7 @@ from .models import (
     SessionConfigOption,
     SessionInfoState,
     SessionInfoUpdateSessionUpdate,
+    SessionMessage,
     SessionMessageChunkSessionUpdate,
     SessionMessageSessionUpdate,
     SessionMessageState,
@@ -66,16 +75,22 @@ from .models import (
     StateUpdate,
     StateUpdateSessionUpdate,
     SubagentState,
+    SubagentUpdate,
     SubagentUpdateSessionUpdate,
     TerminalOutputChunkSessionUpdate,
     TerminalState,
+    TerminalUpdate,
     TerminalUpdateSessionUpdate,
     ToolCallContentChunkSessionUpdate,
     ToolCallState,
+    ToolCallStatus,
+    ToolCallUpdate,
     ToolCallUpdateSessionUpdate,
+    ToolKind,
     UpdateSessionNotification,
     UsageState,
     UsageUpdateSessionUpdate,
+    UserMessage,
     UserMessageChunkSessionUpdate,
     UserMessageSessionUpdate,
     UserMessageState,
@@ -367,6 +382,312 @@ class _Store(_SessionStore):
     unrecognized_shared: bool
 
 
+def _apply_tool_call_update_in_place(
+    state: ToolCallState, update: ToolCallUpdate | ToolCallUpdateSessionUpdate
+) -> list[_Any]:
+    """Fold ``update`` into the stored ``state`` in place, to the state its patch
+    function returns: the fold's way with a state no Session handed out.
+    Returns the fields it set and their old values (name, value, ...)."""
+    if state.tool_call_id != update.tool_call_id:
+        _check_key(state, update, (("tool_call_id", "tool_call_id"),))
+    old: list[_Any] = []
+    v_name: _Any = update.name
+    if v_name is not _UNSET:
+        old.append("name")
+        old.append(state.name)
+        state.name = None if v_name is None else v_name
+    v_title: _Any = update.title
+    if v_title is not _UNSET:
+        old.append("title")
+        old.append(state.title)
+        state.title = None if v_title is None else v_title
+    v_kind: _Any = update.kind
+    if v_kind is not _UNSET:
+        old.append("kind")
+        old.append(state.kind)
+        state.kind = ToolKind.OTHER if v_kind is None else v_kind
+    v_status: _Any = update.status
+    if v_status is not _UNSET:
+        old.append("status")
+        old.append(state.status)
+        state.status = ToolCallStatus.PENDING if v_status is None else v_status
+    v_content: _Any = update.content
+    if v_content is not _UNSET:
+        old.append("content")
+        old.append(state.content)
+        state.content = [] if v_content is None else list(v_content)
+    v_locations: _Any = update.locations
+    if v_locations is not _UNSET:
+        old.append("locations")
+        old.append(state.locations)
+        state.locations = [] if v_locations is None else list(v_locations)
+    v_raw_input: _Any = update.raw_input
+    if v_raw_input is not _UNSET:
+        old.append("raw_input")
+        old.append(state.raw_input)
+        state.raw_input = None if v_raw_input is None else v_raw_input
+    v_raw_output: _Any = update.raw_output
+    if v_raw_output is not _UNSET:
+        old.append("raw_output")
+        old.append(state.raw_output)
+        state.raw_output = None if v_raw_output is None else v_raw_output
+    v_capabilities: _Any = update.capabilities
+    if v_capabilities is not _UNSET:
+        old.append("capabilities")
+        old.append(state.capabilities)
+        state.capabilities = None if v_capabilities is None else v_capabilities
+    v_meta: _Any = update.meta
+    if v_meta is not _UNSET:
+        old.append("meta")
+        old.append(state.meta)
+        state.meta = {} if v_meta is None else _merge_meta(state.meta, v_meta)
+    return old
+
+
+def _apply_terminal_update_in_place(
+    state: TerminalState, update: TerminalUpdate | TerminalUpdateSessionUpdate
+) -> list[_Any]:
+    """Fold ``update`` into the stored ``state`` in place, to the state its patch
+    function returns: the fold's way with a state no Session handed out.
+    Returns the fields it set and their old values (name, value, ...)."""
+    if state.terminal_id != update.terminal_id:
+        _check_key(state, update, (("terminal_id", "terminal_id"),))
+    old: list[_Any] = []
+    v_command: _Any = update.command
+    if v_command is not _UNSET:
+        old.append("command")
+        old.append(state.command)
+        state.command = None if v_command is None else v_command
+    v_cwd: _Any = update.cwd
+    if v_cwd is not _UNSET:
+        old.append("cwd")
+        old.append(state.cwd)
+        state.cwd = None if v_cwd is None else v_cwd
+    v_output: _Any = update.output
+    if v_output is not _UNSET:
+        old.append("output")
+        old.append(state.output)
+        state.output = None if v_output is None else v_output
+    v_exit_status: _Any = update.exit_status
+    if v_exit_status is not _UNSET:
+        old.append("exit_status")
+        old.append(state.exit_status)
+        state.exit_status = None if v_exit_status is None else v_exit_status
+    v_size: _Any = update.size
+    if v_size is not _UNSET:
+        old.append("size")
+        old.append(state.size)
+        state.size = None if v_size is None else v_size
+    v_capabilities: _Any = update.capabilities
+    if v_capabilities is not _UNSET:
+        old.append("capabilities")
+        old.append(state.capabilities)
+        state.capabilities = None if v_capabilities is None else v_capabilities
+    v_meta: _Any = update.meta
+    if v_meta is not _UNSET:
+        old.append("meta")
+        old.append(state.meta)
+        state.meta = {} if v_meta is None else _merge_meta(state.meta, v_meta)
+    return old
+
+
+def _apply_user_message_in_place(
+    state: UserMessageState, update: UserMessage | UserMessageSessionUpdate
+) -> list[_Any]:
+    """Fold ``update`` into the stored ``state`` in place, to the state its patch
+    function returns: the fold's way with a state no Session handed out.
+    Returns the fields it set and their old values (name, value, ...)."""
+    if state.message_id != update.message_id:
+        _check_key(state, update, (("message_id", "message_id"),))
+    old: list[_Any] = []
+    v_content: _Any = update.content
+    if v_content is not _UNSET:
+        old.append("content")
+        old.append(state.content)
+        state.content = [] if v_content is None else list(v_content)
+    v_meta: _Any = update.meta
+    if v_meta is not _UNSET:
+        old.append("meta")
+        old.append(state.meta)
+        state.meta = {} if v_meta is None else _merge_meta(state.meta, v_meta)
+    return old
+
+
+def _apply_agent_message_in_place(
+    state: AgentMessageState, update: AgentMessage | AgentMessageSessionUpdate
+) -> list[_Any]:
+    """Fold ``update`` into the stored ``state`` in place, to the state its patch
+    function returns: the fold's way with a state no Session handed out.
+    Returns the fields it set and their old values (name, value, ...)."""
+    if state.message_id != update.message_id:
+        _check_key(state, update, (("message_id", "message_id"),))
+    old: list[_Any] = []
+    v_content: _Any = update.content
+    if v_content is not _UNSET:
+        old.append("content")
+        old.append(state.content)
+        state.content = [] if v_content is None else list(v_content)
+    v_meta: _Any = update.meta
+    if v_meta is not _UNSET:
+        old.append("meta")
+        old.append(state.meta)
+        state.meta = {} if v_meta is None else _merge_meta(state.meta, v_meta)
+    return old
+
+
+def _apply_agent_thought_in_place(
+    state: AgentThoughtState, update: AgentThought | AgentThoughtSessionUpdate
+) -> list[_Any]:
+    """Fold ``update`` into the stored ``state`` in place, to the state its patch
+    function returns: the fold's way with a state no Session handed out.
+    Returns the fields it set and their old values (name, value, ...)."""
+    if state.message_id != update.message_id:
+        _check_key(state, update, (("message_id", "message_id"),))
+    old: list[_Any] = []
+    v_content: _Any = update.content
+    if v_content is not _UNSET:
+        old.append("content")
+        old.append(state.content)
+        state.content = [] if v_content is None else list(v_content)
+    v_meta: _Any = update.meta
+    if v_meta is not _UNSET:
+        old.append("meta")
+        old.append(state.meta)
+        state.meta = {} if v_meta is None else _merge_meta(state.meta, v_meta)
+    return old
+
+
+def _apply_compaction_update_in_place(
+    state: CompactionState, update: CompactionUpdate | CompactionUpdateSessionUpdate
+) -> list[_Any]:
+    """Fold ``update`` into the stored ``state`` in place, to the state its patch
+    function returns: the fold's way with a state no Session handed out.
+    Returns the fields it set and their old values (name, value, ...)."""
+    if state.compaction_id != update.compaction_id:
+        _check_key(state, update, (("compaction_id", "compaction_id"),))
+    old: list[_Any] = []
+    v_status: _Any = update.status
+    if v_status is not _UNSET and v_status is not None:
+        old.append("status")
+        old.append(state.status)
+        state.status = v_status
+    v_summary: _Any = update.summary
+    if v_summary is not _UNSET:
+        old.append("summary")
+        old.append(state.summary)
+        state.summary = [] if v_summary is None else list(v_summary)
+    v_error: _Any = update.error
+    if v_error is not _UNSET:
+        old.append("error")
+        old.append(state.error)
+        state.error = None if v_error is None else v_error
+    v_meta: _Any = update.meta
+    if v_meta is not _UNSET:
+        old.append("meta")
+        old.append(state.meta)
+        state.meta = {} if v_meta is None else _merge_meta(state.meta, v_meta)
+    return old
+
+
+def _apply_subagent_update_in_place(
+    state: SubagentState, update: SubagentUpdate | SubagentUpdateSessionUpdate
+) -> list[_Any]:
+    """Fold ``update`` into the stored ``state`` in place, to the state its patch
+    function returns: the fold's way with a state no Session handed out.
+    Returns the fields it set and their old values (name, value, ...)."""
+    if state.session_id != update.session_id:
+        _check_key(state, update, (("session_id", "session_id"),))
+    old: list[_Any] = []
+    v_title: _Any = update.title
+    if v_title is not _UNSET:
+        old.append("title")
+        old.append(state.title)
+        state.title = None if v_title is None else v_title
+    v_description: _Any = update.description
+    if v_description is not _UNSET:
+        old.append("description")
+        old.append(state.description)
+        state.description = None if v_description is None else v_description
+    v_capabilities: _Any = update.capabilities
+    if v_capabilities is not _UNSET:
+        old.append("capabilities")
+        old.append(state.capabilities)
+        state.capabilities = None if v_capabilities is None else v_capabilities
+    v_state: _Any = update.state
+    if v_state is not _UNSET:
+        old.append("state")
+        old.append(state.state)
+        state.state = None if v_state is None else v_state
+    v_cwd: _Any = update.cwd
+    if v_cwd is not _UNSET:
+        old.append("cwd")
+        old.append(state.cwd)
+        state.cwd = None if v_cwd is None else v_cwd
+    v_additional_directories: _Any = update.additional_directories
+    if v_additional_directories is not _UNSET:
+        old.append("additional_directories")
+        old.append(state.additional_directories)
+        state.additional_directories = (
+            None if v_additional_directories is None else list(v_additional_directories)
+        )
+    v_meta: _Any = update.meta
+    if v_meta is not _UNSET:
+        old.append("meta")
+        old.append(state.meta)
+        state.meta = {} if v_meta is None else _merge_meta(state.meta, v_meta)
+    return old
+
+
+def _apply_session_message_in_place(
+    state: SessionMessageState, update: SessionMessage | SessionMessageSessionUpdate
+) -> list[_Any]:
+    """Fold ``update`` into the stored ``state`` in place, to the state its patch
+    function returns: the fold's way with a state no Session handed out.
+    Returns the fields it set and their old values (name, value, ...)."""
+    if state.message_id != update.message_id:
+        _check_key(state, update, (("message_id", "message_id"),))
+    old: list[_Any] = []
+    v_sender_session_id: _Any = update.sender_session_id
+    if v_sender_session_id is not _UNSET:
+        old.append("sender_session_id")
+        old.append(state.sender_session_id)
+        state.sender_session_id = (
+            None if v_sender_session_id is None else v_sender_session_id
+        )
+    v_recipient_session_id: _Any = update.recipient_session_id
+    if v_recipient_session_id is not _UNSET:
+        old.append("recipient_session_id")
+        old.append(state.recipient_session_id)
+        state.recipient_session_id = (
+            None if v_recipient_session_id is None else v_recipient_session_id
+        )
+    v_sender_message_id: _Any = update.sender_message_id
+    if v_sender_message_id is not _UNSET:
+        old.append("sender_message_id")
+        old.append(state.sender_message_id)
+        state.sender_message_id = (
+            None if v_sender_message_id is None else v_sender_message_id
+        )
+    v_recipient_message_id: _Any = update.recipient_message_id
+    if v_recipient_message_id is not _UNSET:
+        old.append("recipient_message_id")
+        old.append(state.recipient_message_id)
+        state.recipient_message_id = (
+            None if v_recipient_message_id is None else v_recipient_message_id
+        )
+    v_content: _Any = update.content
+    if v_content is not _UNSET:
+        old.append("content")
+        old.append(state.content)
+        state.content = [] if v_content is None else list(v_content)
+    v_meta: _Any = update.meta
+    if v_meta is not _UNSET:
+        old.append("meta")
+        old.append(state.meta)
+        state.meta = {} if v_meta is None else _merge_meta(state.meta, v_meta)
+    return old
+
+
 def _fold_user_message_chunk(
     store: _Store, update: UserMessageChunkSessionUpdate
 ) -> _Undo:
@@ -391,12 +712,24 @@ def _fold_user_message(store: _Store, update: UserMessageSessionUpdate) -> _Undo
     """user_message: upsert user_messages."""
     key = update.message_id
     states = store.user_messages
+    if key in store.user_messages_owned:
+        # A state no Session handed out: patched in place.
+        return (
+            _PATCH,
+            "user_messages",
+            key,
+            _apply_user_message_in_place(states[key], update),
+            -1,
+        )
     old = states.get(key, _MISSING)
     new = _apply_user_message(None if old is _MISSING else old, update)
     if store.user_messages_shared:
         states = _own(store, "user_messages")
     states[key] = new
-    store.user_messages_owned.add(key)
+    owned = store.user_messages_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     if old is _MISSING:
         return (_PUT, "user_messages", key, old, _enter(store, UserMessageEntry, key))
     return (_PUT, "user_messages", key, old, -1)
@@ -426,12 +759,24 @@ def _fold_agent_message(store: _Store, update: AgentMessageSessionUpdate) -> _Un
     """agent_message: upsert agent_messages."""
     key = update.message_id
     states = store.agent_messages
+    if key in store.agent_messages_owned:
+        # A state no Session handed out: patched in place.
+        return (
+            _PATCH,
+            "agent_messages",
+            key,
+            _apply_agent_message_in_place(states[key], update),
+            -1,
+        )
     old = states.get(key, _MISSING)
     new = _apply_agent_message(None if old is _MISSING else old, update)
     if store.agent_messages_shared:
         states = _own(store, "agent_messages")
     states[key] = new
-    store.agent_messages_owned.add(key)
+    owned = store.agent_messages_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     if old is _MISSING:
         return (_PUT, "agent_messages", key, old, _enter(store, AgentMessageEntry, key))
     return (_PUT, "agent_messages", key, old, -1)
@@ -461,12 +806,24 @@ def _fold_agent_thought(store: _Store, update: AgentThoughtSessionUpdate) -> _Un
     """agent_thought: upsert agent_thoughts."""
     key = update.message_id
     states = store.agent_thoughts
+    if key in store.agent_thoughts_owned:
+        # A state no Session handed out: patched in place.
+        return (
+            _PATCH,
+            "agent_thoughts",
+            key,
+            _apply_agent_thought_in_place(states[key], update),
+            -1,
+        )
     old = states.get(key, _MISSING)
     new = _apply_agent_thought(None if old is _MISSING else old, update)
     if store.agent_thoughts_shared:
         states = _own(store, "agent_thoughts")
     states[key] = new
-    store.agent_thoughts_owned.add(key)
+    owned = store.agent_thoughts_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     if old is _MISSING:
         return (_PUT, "agent_thoughts", key, old, _enter(store, AgentThoughtEntry, key))
     return (_PUT, "agent_thoughts", key, old, -1)
@@ -506,12 +863,24 @@ def _fold_tool_call_update(store: _Store, update: ToolCallUpdateSessionUpdate) -
     """tool_call_update: upsert tool_calls."""
     key = update.tool_call_id
     states = store.tool_calls
+    if key in store.tool_calls_owned:
+        # A state no Session handed out: patched in place.
+        return (
+            _PATCH,
+            "tool_calls",
+            key,
+            _apply_tool_call_update_in_place(states[key], update),
+            -1,
+        )
     old = states.get(key, _MISSING)
     new = _apply_tool_call_update(None if old is _MISSING else old, update)
     if store.tool_calls_shared:
         states = _own(store, "tool_calls")
     states[key] = new
-    store.tool_calls_owned.add(key)
+    owned = store.tool_calls_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     if old is _MISSING:
         return (_PUT, "tool_calls", key, old, _enter(store, ToolCallEntry, key))
     return (_PUT, "tool_calls", key, old, -1)
@@ -521,11 +890,24 @@ def _fold_terminal_update(store: _Store, update: TerminalUpdateSessionUpdate) ->
     """terminal_update: upsert terminals."""
     key = update.terminal_id
     states = store.terminals
+    if key in store.terminals_owned:
+        # A state no Session handed out: patched in place.
+        return (
+            _PATCH,
+            "terminals",
+            key,
+            _apply_terminal_update_in_place(states[key], update),
+            -1,
+        )
     old = states.get(key, _MISSING)
     new = _apply_terminal_update(None if old is _MISSING else old, update)
     if store.terminals_shared:
         states = _own(store, "terminals")
     states[key] = new
+    owned = store.terminals_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     return (_PUT, "terminals", key, old, -1)
 
 
@@ -540,6 +922,10 @@ def _fold_terminal_output_chunk(
     if store.terminals_shared:
         states = _own(store, "terminals")
     states[key] = new
+    owned = store.terminals_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     return (_PUT, "terminals", key, old, -1)
 
 
@@ -608,12 +994,24 @@ def _fold_compaction_update(
     """compaction_update: upsert compactions."""
     key = update.compaction_id
     states = store.compactions
+    if key in store.compactions_owned:
+        # A state no Session handed out: patched in place.
+        return (
+            _PATCH,
+            "compactions",
+            key,
+            _apply_compaction_update_in_place(states[key], update),
+            -1,
+        )
     old = states.get(key, _MISSING)
     new = _apply_compaction_update(None if old is _MISSING else old, update)
     if store.compactions_shared:
         states = _own(store, "compactions")
     states[key] = new
-    store.compactions_owned.add(key)
+    owned = store.compactions_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     if old is _MISSING:
         return (_PUT, "compactions", key, old, _enter(store, CompactionEntry, key))
     return (_PUT, "compactions", key, old, -1)
@@ -643,11 +1041,24 @@ def _fold_subagent_update(store: _Store, update: SubagentUpdateSessionUpdate) ->
     """subagent_update: upsert subagents."""
     key = update.session_id
     states = store.subagents
+    if key in store.subagents_owned:
+        # A state no Session handed out: patched in place.
+        return (
+            _PATCH,
+            "subagents",
+            key,
+            _apply_subagent_update_in_place(states[key], update),
+            -1,
+        )
     old = states.get(key, _MISSING)
     new = _apply_subagent_update(None if old is _MISSING else old, update)
     if store.subagents_shared:
         states = _own(store, "subagents")
     states[key] = new
+    owned = store.subagents_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     return (_PUT, "subagents", key, old, -1)
 
 
@@ -655,12 +1066,24 @@ def _fold_session_message(store: _Store, update: SessionMessageSessionUpdate) ->
     """session_message: upsert session_messages."""
     key = update.message_id
     states = store.session_messages
+    if key in store.session_messages_owned:
+        # A state no Session handed out: patched in place.
+        return (
+            _PATCH,
+            "session_messages",
+            key,
+            _apply_session_message_in_place(states[key], update),
+            -1,
+        )
     old = states.get(key, _MISSING)
     new = _apply_session_message(None if old is _MISSING else old, update)
     if store.session_messages_shared:
         states = _own(store, "session_messages")
     states[key] = new
-    store.session_messages_owned.add(key)
+    owned = store.session_messages_owned
+    if len(owned) >= _OWNED_AT_MOST:
+        owned.clear()  # the entities updated lately: a set that does not grow
+    owned.add(key)
     if old is _MISSING:
         return (
             _PUT,

@@ -457,3 +457,55 @@ def test_a_recorded_tool_call_stream_folds_to_the_expected_snapshot():
         "capabilities": None,
         "_meta": {"ui": {"spinner": False}, "progress": 1},
     }
+
+
+# ------------------------------------------------------------------ in place
+
+
+def _in_place_upserts():
+    for package, set_name in RULE_SETS.items():
+        p = load_generated(package)
+        for entry in rule_set(load_rules(), set_name, "rules")["upserts"]:
+            function = p.patch._APPLY[p.DEFINITIONS[entry["update"]]]
+            if hasattr(p.session, f"_{function.__name__}_in_place"):
+                yield pytest.param(package, entry, id=f"{package}:{entry['update']}")
+
+
+def test_the_session_folds_tool_call_updates_in_place():
+    """The session module folds in place the upserts its fold does (v1: a
+    tool call's and a compaction's updates)."""
+    ids = [param.id for param in _in_place_upserts() if param.id.startswith("acp_v1:")]
+    assert ids == ["acp_v1:ToolCallUpdate", "acp_v1:CompactionUpdate"]
+
+
+@pytest.mark.parametrize("package, entry", list(_in_place_upserts()))
+@settings(max_examples=examples(40), suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_an_in_place_fold_makes_what_apply_makes_and_says_what_it_replaced(package, entry, data):
+    """The session fold patches a state it owns in place: the state becomes
+    what the patch module's ``apply`` returns, and the old values the
+    in-place fold returns restore it."""
+    p = load_generated(package)
+    name = entry["update"]
+    root = _ROOTS[package]
+    keys = {k: "k1" for k in entry["key"]}
+    validator = _validator(package, name)
+
+    def update():
+        raw = dict(data.draw(valid_values(root, name, validator), label=name), **keys)
+        return p.decode(name, raw)
+
+    a, b = update(), update()
+    in_place = getattr(p.session, f"_{p.patch._APPLY[type(b)].__name__}_in_place")
+    state = p.apply(None, a)
+    expected = p.apply(state, b)
+    before = copy.deepcopy(state)
+    patched = copy.copy(state)
+    old = in_place(patched, b)
+    assert patched == expected and state == before
+    assert len(old) % 2 == 0
+    for field, value in zip(old[::2], old[1::2], strict=True):
+        setattr(patched, field, value)
+    assert patched == before
+    with pytest.raises(ValueError, match="k2"):
+        in_place(copy.copy(state), p.decode(name, dict(p.encode(b), **{k: "k2" for k in keys})))

@@ -559,3 +559,45 @@ def test_older_sessions_keep_their_chunks_when_the_newest_extends_its_message_in
     assert sessions[4].changed_fields() == {"agent_messages"}
     assert sessions[-1].changed_fields() == frozenset()
     assert list(sessions[2].tool_calls) == [] and list(sessions[3].tool_calls) == ["t"]
+
+
+def test_a_tool_call_no_session_handed_out_is_patched_in_place_and_older_sessions_keep_theirs():
+    """An update of a tool call the store owns changes its state in place,
+    the older Session keeping the fields it replaced; once a Session has
+    handed the state out, the next update builds a new state instead."""
+    from acp_v1._session import PATCH, PUT
+
+    call = {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "Read", "kind": "read"}
+    running = {"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "in_progress"}
+    content = [{"type": "content", "content": {"type": "text", "text": "x"}}]
+    done = {"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "completed", "content": content}
+    s1 = fold("acp_v1", [call])
+    s2 = fold("acp_v1", [running], s1)
+    s3 = fold("acp_v1", [done], s2)
+    assert s1._undo[:4] == (PATCH, "tool_calls", "t", ["status", "pending"])
+    assert s2._undo[:4] == (PATCH, "tool_calls", "t", ["status", "in_progress", "content", []])
+    state = s3.tool_calls["t"]  # handed out: the next update builds a new state
+    s4 = fold("acp_v1", [{"sessionUpdate": "tool_call_update", "toolCallId": "t", "title": "Read a"}], s3)
+    assert s3._undo[0] == PUT and s3._undo[3] is state
+    assert (state.title, state.status) == ("Read", "completed")
+    assert [(s.tool_calls["t"].status, s.tool_calls["t"].title) for s in (s1, s2, s3, s4)] == [
+        ("pending", "Read"),
+        ("in_progress", "Read"),
+        ("completed", "Read"),
+        ("completed", "Read a"),
+    ]
+    assert s2.tool_calls["t"].content == [] and v1.encode(s4.tool_calls["t"])["content"] == content
+    assert s1.changed_fields() == {"tool_calls"}
+
+
+def test_the_store_owns_only_the_tool_calls_put_lately():
+    """What the fold may patch in place is a bounded set: a session of many
+    tool calls does not hold one key per call for it."""
+    from acp_v1._session import OWNED_AT_MOST
+
+    calls = [{"sessionUpdate": "tool_call", "toolCallId": f"t{i}", "title": "Read"} for i in range(3 * OWNED_AT_MOST)]
+    s = fold("acp_v1", calls)
+    assert 0 < len(s._store.tool_calls_owned) <= OWNED_AT_MOST
+    assert f"t{3 * OWNED_AT_MOST - 1}" in s._store.tool_calls_owned
+    s = fold("acp_v1", [{"sessionUpdate": "tool_call_update", "toolCallId": "t0", "status": "completed"}], s)
+    assert s.tool_calls["t0"].status == "completed" and len(s.tool_calls) == 3 * OWNED_AT_MOST

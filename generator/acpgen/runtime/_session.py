@@ -23,6 +23,8 @@ from ._runtime import UNSET, ValidationError
 __all__ = [
     "ABSENT",
     "CUT",
+    "OWNED_AT_MOST",
+    "PATCH",
     "POP",
     "PUT",
     "SET",
@@ -77,6 +79,14 @@ CUT = 2
 """The list of the entry ``key`` of ``field`` was ``old`` items long."""
 POP = 3
 """The list ``field`` was ``old`` items long."""
+OWNED_AT_MOST = 32
+"""How many entities of a field the store owns at most: the fold owns the
+entities it put lately (their updates follow closely), and forgets the
+older ones rather than hold a set that grows with the session."""
+PATCH = 4
+"""The entity ``key`` of the dict ``field``, which the store owns, was
+patched in place: ``old`` lists the fields set and their old values (name,
+value, name, value ...)."""
 
 
 class _Message(Protocol):
@@ -133,8 +143,9 @@ class SessionStore:
     """The state of the newest Session of a line of folds, which the fold
     changes in place. A value a Session handed out is shared
     (``<field>_shared``): the fold copies it before changing it. The keys in
-    ``<field>_owned`` are entries no Session handed out yet, which the fold may
-    extend in place. A subclass adds the slots of the schema's fields and sets
+    ``<field>_owned`` are entities no Session handed out yet, which the fold may
+    extend in place (a message field has none: the fold extends only the tail
+    message in place). A subclass adds the slots of the schema's fields and sets
     the tables."""
 
     __slots__ = (
@@ -154,7 +165,7 @@ class SessionStore:
     """The fields whose container the fold changes in place unless it was
     handed out."""
     OWNED: ClassVar[frozenset[str]] = frozenset()
-    """The fields whose entries the fold may extend in place."""
+    """The entity fields whose entries the fold may extend in place."""
     CUT_ATTRS: ClassVar[Mapping[str, str]] = {}
     """The list each in-place extended entry keeps its chunks in, by field."""
     TAIL_CLASSES: ClassVar[Mapping[str, type]] = {}
@@ -226,14 +237,31 @@ def share(store: SessionStore, name: str) -> Any:
     return getattr(store, name)
 
 
+class _Suffixed(dict[str, str]):
+    """Each field's name with ``suffix``, made once."""
+
+    def __init__(self, suffix: str) -> None:
+        super().__init__()
+        self.suffix = suffix
+
+    def __missing__(self, name: str) -> str:
+        value = self[name] = name + self.suffix
+        return value
+
+
+_SHARED_FLAGS = _Suffixed("_shared")
+"""``<field>_shared`` by field."""
+
+
 def own(store: SessionStore, name: str) -> Any:
     """The container of ``name`` in ``store``, to change in place: a copy
     when it was handed out."""
     value = getattr(store, name)
-    if getattr(store, name + "_shared"):
+    flag = _SHARED_FLAGS[name]
+    if getattr(store, flag):
         value = copy_container(value)
         setattr(store, name, value)
-        setattr(store, name + "_shared", False)
+        setattr(store, flag, False)
     return value
 
 
@@ -267,7 +295,6 @@ def extend_message(
     with ``message``, ``current`` extended, which the store owns."""
     messages: dict[str, _Message] = own(store, field)
     messages[key] = message
-    getattr(store, field + "_owned").add(key)
     _set_tail(store, field, key, message)
     return (PUT, field, key, current, -1)
 
@@ -283,9 +310,6 @@ def start_message(
     key = f"#{len(store.history)}"
     messages: dict[str, _Message] = own(store, field)
     messages[key] = message
-    owned: set[str] = getattr(store, field + "_owned")
-    owned.clear()  # a message of a kind ends when the next one starts
-    owned.add(key)
     size = enter(store, entry_class, key)
     _set_tail(store, field, key, message)
     return (PUT, field, key, ABSENT, size)
@@ -316,7 +340,10 @@ def put(
     states: dict[str, Any] = own(store, field)
     states[key] = new
     if owned:
-        getattr(store, field + "_owned").add(key)
+        keys: set[str] = getattr(store, field + "_owned")
+        if len(keys) >= OWNED_AT_MOST:
+            keys.clear()
+        keys.add(key)
     if old is ABSENT and entry_class is not None:
         return (PUT, field, key, old, enter(store, entry_class, key))
     return (PUT, field, key, old, -1)
@@ -385,11 +412,10 @@ def fold_message_chunk(
     started.content = items
     size = len(history)
     key = f"#{size}"
-    messages: dict[str, _Message] = own(store, field)
+    messages: dict[str, _Message] = getattr(store, field)
+    if getattr(store, _SHARED_FLAGS[field]):
+        messages = own(store, field)
     messages[key] = started
-    owned: set[str] = getattr(store, field + "_owned")
-    owned.clear()  # a message of a kind ends when the next one starts
-    owned.add(key)
     entry = _new(entry_class)
     _set_attribute(entry, "key", key)
     if store.history_shared:
@@ -498,34 +524,32 @@ class SessionBase:
                 # changes the store in place and returns the store's new
                 # newest Session; this one keeps what to undo.
                 store = session._store
-                update = notification.update
-                if (
-                    update.__class__ is store.tail_class
-                    and notification.session_id == store.session_id
-                ):
-                    message_id = update.message_id
-                    if (
-                        message_id is UNSET
-                        or message_id is None
-                        or message_id == store.tail_id
-                    ):
-                        # A chunk of the message the store owns (its fold's
-                        # first case), without a call: the older Session
-                        # keeps what to cut, without a record.
-                        new = _new(new_session)
-                        new._store = store
-                        new._undo = None
-                        items = store.tail_items
-                        session._undo = new
-                        session._run = store.tail_run
-                        session._cut = len(items)
-                        items.append(update.content)
-                        return new
                 if notification.session_id == store.session_id:
-                    fold = fold_of(_type_of(update))
+                    update = notification.update
+                    kind = _type_of(update)
+                    if kind is store.tail_class:
+                        message_id = update.message_id
+                        if (
+                            message_id is UNSET
+                            or message_id is None
+                            or message_id == store.tail_id
+                        ):
+                            # A chunk of the message the store owns (its
+                            # fold's first case), without a call: the older
+                            # Session keeps what to cut, without a record.
+                            new = _new(new_session)
+                            new._store = store
+                            new._undo = None
+                            items = store.tail_items
+                            session._undo = new
+                            session._run = store.tail_run
+                            session._cut = len(items)
+                            items.append(update.content)
+                            return new
+                    fold = fold_of(kind)
                     if fold is None:
                         raise TypeError(
-                            f"{_type_of(update).__name__} is not a SessionUpdate of this schema"
+                            f"{kind.__name__} is not a SessionUpdate of this schema"
                         )
                     new = _new(new_session)
                     new._store = store
@@ -609,6 +633,16 @@ class SessionBase:
                     del value[key]
                 else:
                     value[key] = old
+            elif op == PATCH:
+                entry = value[key] if key in copied else copy.copy(value[key])
+                for index in range(0, len(old), 2):
+                    setattr(entry, old[index], old[index + 1])
+                attr = cut_attrs.get(field)
+                if attr is not None:
+                    # Its own list of chunks, which an older cut may shorten.
+                    setattr(entry, attr, list(getattr(entry, attr)))
+                value[key] = entry
+                copied.add(key)
             elif key in copied:
                 del getattr(value[key], cut_attrs[field])[old:]
             else:

@@ -156,14 +156,53 @@ def _updated(f: ir.PatchField, ref: Namer) -> UpdatedField:
     )
 
 
-def _key_check(argument: str, pairs: list[tuple[str, str]]) -> str:
+@dataclass(frozen=True)
+class PatchedField:
+    """What an update does to one field of a stored state, in place: ``var``
+    is set to ``read``; when ``changes`` holds, the field is set to
+    ``changed`` (what ``known`` is then, read before the field is set)."""
+
+    var: str
+    read: str
+    name: str
+    name_literal: str
+    changes: str
+    changed: str
+
+
+def patched(f: ir.PatchField, ref: Namer, merge: str) -> PatchedField:
+    """What an update does to ``f`` of a stored state, in a module that names
+    ``merge_meta`` ``merge``."""
+    var = "v_" + f.name
+    copy = text.value_copy(f)
+    if f.merges:
+        on_value = f"{merge}(state.{f.name}, {var})"
+    elif copy:
+        on_value = f"{copy}({var})"
+    else:
+        on_value = var
+    if f.null_value is None:
+        changes, changed = f"{var} is not _UNSET and {var} is not None", on_value
+    else:
+        changes, changed = f"{var} is not _UNSET", f"({value(f.null_value, ref)} if {var} is None else {on_value})"
+    return PatchedField(
+        var=var,
+        read=f"update.{f.name}" if f.everywhere else f"getattr(update, {literal(f.name)}, _UNSET)",
+        name=f.name,
+        name_literal=literal(f.name),
+        changes=changes,
+        changed=changed,
+    )
+
+
+def key_check(argument: str, pairs: list[tuple[str, str]]) -> str:
     if not pairs:
         return ""
     listed = "".join(f"({literal(a)}, {literal(b)}), " for a, b in pairs)
     return f"_check_key(state, {argument}, ({listed}))"
 
 
-def _key_test(argument: str, pairs: list[tuple[str, str]]) -> str:
+def key_test(argument: str, pairs: list[tuple[str, str]]) -> str:
     return " or ".join(f"state.{a} != {argument}.{b}" for a, b in pairs)
 
 
@@ -177,8 +216,8 @@ def _upsert(u: ir.Upsert, ref: Namer) -> FoldFunction:
         state=state,
         doc=doc(text.upsert_doc(u), 4),
         new_state=f"{state}({keys})",
-        key_test=_key_test("update", [(f.name, f.name) for f in u.keys]),
-        key_check=_key_check("update", [(f.name, f.name) for f in u.keys]),
+        key_test=key_test("update", [(f.name, f.name) for f in u.keys]),
+        key_check=key_check("update", [(f.name, f.name) for f in u.keys]),
         keys=tuple(f.name for f in u.keys),
         fields=tuple(_updated(f, ref) for f in u.updated),
         assignments=(),
@@ -207,8 +246,8 @@ def _chunk(c: ir.Chunk, ref: Namer) -> FoldFunction:
         state=state,
         doc=doc(text.chunk_doc(c), 4),
         new_state=f"{state}({keys})",
-        key_test=_key_test("chunk", list(c.keys)),
-        key_check=_key_check("chunk", list(c.keys)),
+        key_test=key_test("chunk", list(c.keys)),
+        key_check=key_check("chunk", list(c.keys)),
         keys=(),
         fields=(),
         assignments=tuple(assignments),

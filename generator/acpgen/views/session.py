@@ -14,6 +14,7 @@ from ..compile import ir
 from ..records import dataclass
 from . import source, text
 from .inputs import ViewInputs
+from .patch import PatchedField, key_check, key_test, patched
 
 __all__ = [
     "EntryView",
@@ -138,7 +139,7 @@ class FieldView:
     shared: bool
     """The store has a ``<name>_shared`` flag ..."""
     owned: bool
-    """... and a ``<name>_owned`` set."""
+    """... and a ``<name>_owned`` set (an entity field)."""
     snapshot: str
     """Its ``SnapshotField(...)`` (source text)."""
 
@@ -184,7 +185,11 @@ class FoldView:
     """... started from no state (the update is a full snapshot)."""
     owns: bool
     """The store owns what an entity upsert puts (the field has in-place
-    chunks)."""
+    chunks, or upserts folded in place)."""
+    in_place: str
+    """The patch module's in-place fold of this entity upsert, which the
+    fold calls on a state the store owns (``""``: none, the new state is
+    always built)."""
     entry_class: str
     """The field's history entry class, or ``None`` ..."""
     enters: bool
@@ -196,6 +201,22 @@ class FoldView:
     value_key: str
     """... and, for ``keyed-set``, its attribute holding the key."""
     message_class: str
+
+
+@dataclass(frozen=True)
+class InPlaceView:
+    """The in-place fold of one upsert: what its patch function does to a
+    stored state, done to the state itself (the store owns it)."""
+
+    function: str
+    params: str
+    """The parameters' source, after ``(``."""
+    key_test: str
+    """The condition under which the state's keys differ from the update's
+    (empty: no keys) ..."""
+    key_check: str
+    """... and the statement raising the error then."""
+    fields: tuple[PatchedField, ...]
 
 
 @dataclass(frozen=True)
@@ -226,6 +247,8 @@ class SessionView:
     exports: tuple[str, ...] = ()
     """``__all__``, as literals."""
     patch_imports: tuple[str, ...] = ()
+    in_place: tuple[InPlaceView, ...] = ()
+    in_place_doc: str = ""
     """The patch functions the folds and the snapshot call."""
     message_class: str = ""
     """The class of a message streamed as chunks (v1), or ``""``."""
@@ -279,6 +302,13 @@ class SessionView:
     from_json_doc: str = ""
 
 
+IN_PLACE_DOC = (
+    "Fold ``update`` into the stored ``state`` in place, to the state its patch\n"
+    "    function returns: the fold's way with a state no Session handed out.\n"
+    "    Returns the fields it set and their old values (name, value, ...)."
+)
+
+
 def _doc(prose: str) -> str:
     """A docstring of acpgen's own prose, its closing quotes on its last
     line (the schema's text goes through :func:`acpgen.views.text.docstring`)."""
@@ -302,14 +332,28 @@ def _tail_actions(s: ir.SessionRules) -> tuple[ir.SessionAction, ...]:
     return tail
 
 
-def _imports(folds: tuple[FoldView, ...], history: bool, message: bool, prompt: bool) -> tuple[str, ...]:
+def _in_place_function(function: str) -> str:
+    """The name of the in-place fold of the upsert function ``function``."""
+    return f"_{function}_in_place"
+
+
+def _imports(
+    folds: tuple[FoldView, ...], history: bool, message: bool, prompt: bool, in_place: tuple[InPlaceView, ...] = ()
+) -> tuple[str, ...]:
     """The module's imports from the standard library and the runtime:
     what its code uses (a strict checker reports an unused one)."""
+    patch = [
+        *(["check_key"] if any(f.key_test for f in in_place) else []),
+        *(["merge_meta"] if any("_merge_meta(" in u.changed for f in in_place for u in f.fields) else []),
+    ]
+    unset = any(f.fields for f in in_place)
     typing = ["Any", "Callable", "ClassVar", "Iterable", "Mapping", *(["Union"] if history else []), "cast"]
     entity = any(a.entity_upsert or a.entity_chunk for a in folds)
     upserts = any(a.entity_upsert for a in folds)
     runtime = [
         *(["ABSENT"] if entity else []),
+        *(["OWNED_AT_MOST"] if any(a.entity_upsert and a.owns for a in folds) else []),
+        *(["PATCH"] if any(a.in_place for a in folds) else []),
         *(["PUT"] if upserts else []),
         *(["SET"] if any(a.state_upsert or a.set or a.keyed_set or a.remove for a in folds) else []),
         "Fold",
@@ -335,6 +379,8 @@ def _imports(folds: tuple[FoldView, ...], history: bool, message: bool, prompt: 
         *(["from dataclasses import field as _field"] if message else []),
         *(f"from typing import {name} as _{name}" for name in typing),
         "",
+        *(f"from ._patch import {name} as _{name}" for name in patch),
+        *(["from ._runtime import UNSET as _UNSET"] if unset else []),
         *(f"from ._session import {name} as _{'MISSING' if name == 'ABSENT' else name}" for name in runtime),
         "from .codec import decode as _decode",
         "from .codec import encode as _encode",
@@ -360,8 +406,22 @@ class _Builder:
         self.ref = names.ref
         self.aref = names.annotation_ref
         self.annotation = text.Annotations(inputs.defs, names.annotation_ref, names.builtin, lambda n: "_" + n)
-        # A field a chunk extends in place: the store owns what its upserts put.
-        self.in_place = frozenset(a.field.name for a in s.actions if a.chunk_attr)
+        # The upserts folded in place into a state the store owns ...
+        self.patched = frozenset(
+            a.patch_function for a in s.actions if self.entity_upsert(a) and a.action == "upsert" and not a.replaces
+        )
+        # ... and the fields of those and of chunks extended in place: the
+        # store owns what their upserts put.
+        self.in_place = frozenset(
+            a.field.name
+            for a in s.actions
+            if a.chunk_attr or (self.entity_upsert(a) and a.patch_function in self.patched)
+        )
+
+    @staticmethod
+    def entity_upsert(a: ir.SessionAction) -> bool:
+        """An upsert (or a chunk not appended in place) into a dict of states."""
+        return a.action in ("upsert", "chunk") and a.field.container == "entities" and not a.chunk_attr
 
     def message(self) -> str:
         """The chunked message class (v1), or ``""``."""
@@ -445,7 +505,7 @@ class _Builder:
             annotation=self.stored_annotation(f),
             parameter=self.parameter(f),
             shared=f.container in ("entities", "messages", "items"),
-            owned=f.container in ("entities", "messages"),
+            owned=f.container == "entities",
             snapshot=self.snapshot(f),
         )
 
@@ -474,6 +534,9 @@ class _Builder:
             patch_function=a.patch_function,
             replaces=a.replaces,
             owns=f.name in self.in_place,
+            in_place=_in_place_function(a.patch_function)
+            if self.entity_upsert(a) and not a.replaces and a.patch_function in self.patched
+            else "",
             entry_class=f.entry_class or "None",
             enters=bool(f.entry_class),
             chunk_attr=a.chunk_attr,
@@ -481,6 +544,17 @@ class _Builder:
             value=value,
             value_key=a.key,
             message_class=self.message(),
+        )
+
+    def in_place_view(self, u: ir.Upsert) -> InPlaceView:
+        takes = " | ".join(self.aref(n) for n in u.takes)
+        pairs = [(f.name, f.name) for f in u.keys]
+        return InPlaceView(
+            function=_in_place_function(u.function),
+            params=f"state: {self.aref(u.state_class)}, {text.parameter(takes, 'update')}",
+            key_test=key_test("update", pairs),
+            key_check=key_check("update", pairs),
+            fields=tuple(patched(f, self.ref, "_merge_meta") for f in u.updated),
         )
 
     def rule(self, a: ir.SessionAction) -> RuleView:
@@ -541,6 +615,7 @@ class _Builder:
                 for f in s.fields
             ),
         )
+        in_place = tuple(self.in_place_view(u) for u in self.inputs.package.upserts if u.function in self.patched)
         patch_functions = {a.patch_function for a in s.actions if a.patch_function}
         patch_functions |= {f.restore_function for f in s.fields if f.restore_function}
         message = self.message()
@@ -548,9 +623,11 @@ class _Builder:
         return SessionView(
             header=_header(self.inputs),
             present=True,
-            imports=_imports(folds, bool(history_fields), bool(message), bool(s.prompt_field)),
+            imports=_imports(folds, bool(history_fields), bool(message), bool(s.prompt_field), in_place),
             exports=tuple(lit(n) for n in self.inputs.exports["session"]),
             patch_imports=tuple(sorted(patch_functions)),
+            in_place=in_place,
+            in_place_doc=_doc(IN_PLACE_DOC),
             message_class=message,
             message_doc=_doc(MESSAGE_DOC) if message else "",
             message_content=f"list[{self.aref(MESSAGE_CONTENT_DEF)}]" if message else "",
