@@ -812,7 +812,11 @@ class Connection(Generic[H]):
         except ValueError:
             await self._send_error(None, RpcError(PARSE_ERROR, "Parse error"))
             return
-        if not self._strict and self.side == "agent":
+        if (
+            not self._strict
+            and self.side == "agent"
+            and (type(data) is not dict or data.get("method") == INITIALIZE)
+        ):  # lenient_initialize() leaves any other message as it is
             data = lenient_initialize(data)
         try:
             message = self.codec.decode_message(data, strict=self._strict)
@@ -871,7 +875,8 @@ class Connection(Generic[H]):
         return len(self._inbox) + len(self._waiting)
 
     def _full(self) -> bool:
-        return self._backlog() >= self._max_queued or (
+        # _backlog(), inlined: asked for every message read.
+        return len(self._inbox) + len(self._waiting) >= self._max_queued or (
             self._queued_bytes >= self._max_buffered
         )
 
@@ -1135,10 +1140,14 @@ class Connection(Generic[H]):
             self._waiting.append(request)
             return
         self._running += 1
-        context = contextvars.copy_context()
-        # The handler is ordinary code, not a notification handler (the
-        # task runs in that context).
-        context.run(_in_notification_handler.set, False)
+        # The handler is ordinary code, not a notification handler: its task
+        # runs in a copy of this context, with the mark off (a copy of its
+        # own only when the dispatcher, which has it on, starts it; else the
+        # task copies this context as it does).
+        context: contextvars.Context | None = None
+        if _in_notification_handler.get():
+            context = contextvars.copy_context()
+            context.run(_in_notification_handler.set, False)
         loop = asyncio.get_running_loop()
         task: asyncio.Task[None]
         if eager and sys.version_info >= (3, 12):
@@ -1153,6 +1162,8 @@ class Connection(Generic[H]):
                 # Answered already: nothing to cancel (the reply may still
                 # be on its way out) or to forget.
                 return
+        elif context is None:
+            task = loop.create_task(self._answer(request))
         else:
             task = context.run(loop.create_task, self._answer(request))
         self._answering.setdefault(request.id, []).append(task)
@@ -1253,8 +1264,10 @@ class Connection(Generic[H]):
             task = asyncio.current_task()
             if task is not None:
                 self._forget(message.id, task)
-            with contextlib.suppress(ConnectionError):
+            try:
                 await self._write(reply)
+            except ConnectionError:
+                pass
         finally:
             # The slot is held until the reply is written, so replies a
             # peer does not read hold back new handlers, and then reading.
@@ -1335,9 +1348,10 @@ class Connection(Generic[H]):
             if message.method == PERMISSION and self.side == "client":
                 return await self._answer_permission(message.params, call, handler)
             answerer = self.answerers.get(message.method)
-            default = getattr(getattr(self, "interface", None), call, None)
             if answerer is not None and (
-                handler is None or getattr(handler, "__func__", None) is default
+                handler is None
+                or getattr(handler, "__func__", None)
+                is getattr(getattr(self, "interface", None), call, None)
             ):
                 return await answerer(message.params)
             if handler is not None:
@@ -1438,7 +1452,8 @@ class Connection(Generic[H]):
             raise ConnectionError("the connection is closed")
         if self._capabilities is not None:
             self._capabilities.check(method)
-        self.start()
+        if self._loop_task is None:
+            self.start()
         id = self._next_id
         self._next_id += 1
         tracing = self._tracing
