@@ -150,6 +150,9 @@ from ._jsonrpc import (
     Side,
     dump_message,
     load_message,
+    new_notification,
+    new_request,
+    new_response,
     printable,
 )
 from ._permissions import (
@@ -1315,7 +1318,7 @@ class Connection(Generic[H]):
                 reply = (
                     self._dump_checked(message, result)
                     if self._validate_outgoing
-                    else self._dump(Response(message.id, result))
+                    else self._dump(new_response(message.id, result))
                 )
                 if message.method == INITIALIZE:
                     # Before the answer goes out: the client's next request
@@ -1459,7 +1462,7 @@ class Connection(Generic[H]):
         tracing = self._tracing
         span = None if tracing is None else tracing.client_span(method, id)
         data = self._dump(
-            Request(id, method, params),
+            new_request(id, method, params),
             self._validate_outgoing,
             trace=None if span is None else span.context,
         )
@@ -1510,7 +1513,7 @@ class Connection(Generic[H]):
             self._capabilities.check(method)
         tracing = self._tracing
         data = self._dump(
-            Notification(method, params),
+            new_notification(method, params),
             self._validate_outgoing,
             trace=None if tracing is None else tracing.notifying(method),
         )
