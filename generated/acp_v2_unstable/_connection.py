@@ -873,7 +873,10 @@ class Connection(Generic[H]):
             self._cancel(message)
         else:
             self._notified(message)
-        if self._full():
+        # _full(), inlined: asked for every message read.
+        if len(self._inbox) + len(self._waiting) >= self._max_queued or (
+            self._queued_bytes >= self._max_buffered
+        ):
             await self._wait_for_space()
 
     def _backlog(self) -> int:
@@ -1642,8 +1645,19 @@ class Connection(Generic[H]):
             raise
 
     async def _write(self, data: bytes | Loaded) -> None:
-        if self._write_now(data):
-            return
+        # _write_now(data), inlined: every message sent comes here.
+        send_nowait = self._send_nowait
+        if (
+            send_nowait is not None
+            and not self._write_lock.locked()
+            and self._state is not _CLOSED
+        ):
+            try:
+                if send_nowait(data):
+                    return
+            except ConnectionError:
+                self._write_broke()
+                raise
         async with self._write_lock:
             if self._state is _CLOSED:
                 raise ConnectionError("the connection is closed")
