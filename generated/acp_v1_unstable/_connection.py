@@ -1272,7 +1272,9 @@ class Connection(Generic[H]):
             task = asyncio.current_task()
             if task is not None:
                 self._forget(message.id, task)
-            try:
+            # Not contextlib.suppress: a context manager's three calls, for
+            # every reply.
+            try:  # noqa: SIM105
                 await self._write(reply)
             except ConnectionError:
                 pass
