@@ -815,12 +815,15 @@ class Connection(Generic[H]):
         except ValueError:
             await self._send_error(None, RpcError(PARSE_ERROR, "Parse error"))
             return
-        if (
-            not self._strict
-            and self.side == "agent"
-            and (type(data) is not dict or data.get("method") == INITIALIZE)
-        ):  # lenient_initialize() leaves any other message as it is
-            data = lenient_initialize(data)
+        if not self._strict and self.side == "agent":
+            # lenient_initialize() leaves any message but an initialize as
+            # it is: called only for what may be one.
+            if type(data) is not dict:
+                data = lenient_initialize(data)
+            else:
+                fields: dict[str, Any] = data  # pyright: ignore[reportUnknownVariableType]
+                if fields.get("method") == INITIALIZE:
+                    data = lenient_initialize(data)
         try:
             message = self.codec.decode_message(data, strict=self._strict)
         except ParamsError as error:
