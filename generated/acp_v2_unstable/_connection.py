@@ -1328,7 +1328,10 @@ class Connection(Generic[H]):
                 reply = (
                     self._dump_checked(message, result)
                     if self._validate_outgoing
-                    else self._dump(new_response(message.id, result))
+                    # _dump(), inlined: what it does when not validating.
+                    else self._dump_wire(
+                        self.codec.encode_message(new_response(message.id, result))
+                    )
                 )
                 if message.method == INITIALIZE:
                     # Before the answer goes out: the client's next request
@@ -1348,32 +1351,44 @@ class Connection(Generic[H]):
                 )
         return self._dump_error(message.id, error)
 
-    async def _handle(self, message: Request[Any]) -> Any:
-        if not self._initialized:
-            await self._until_initialized(message)
+    def _handle(self, message: Request[Any], waited: bool = False) -> Awaitable[Any]:
+        """What answering ``message`` awaits: what its handler returns (no
+        coroutine of this method's own for every request), or, before
+        ``initialize`` has been answered (unless ``waited``), a coroutine
+        that waits for it first."""
+        if not waited and not self._initialized:
+            return self._handle_once_initialized(message)
         if isinstance(message.params, OlderInitialize):
-            return await answer_older(
+            return answer_older(
                 self.handler, message.params, getattr(self, "protocol_version", None)
             )
         call = self._call_of(message.method, "request")
         if call is not None:
-            handler = getattr(self.handler, call, None)
+            handler: Callable[[Any], Awaitable[Any]] | None = getattr(
+                self.handler, call, None
+            )
             if message.method == PERMISSION and self.side == "client":
-                return await self._answer_permission(message.params, call, handler)
+                return self._answer_permission(message.params, call, handler)
             answerer = self.answerers.get(message.method)
             if answerer is not None and (
                 handler is None
                 or getattr(handler, "__func__", None)
                 is getattr(getattr(self, "interface", None), call, None)
             ):
-                return await answerer(message.params)
+                return answerer(message.params)
             if handler is not None:
-                return await handler(message.params)
+                return handler(message.params)
         elif message.method.startswith("_"):
-            handler = getattr(self.handler, "ext_method", None)
-            if handler is not None:
-                return await handler(message.method, message.params)
+            extension: Callable[[str, Any], Awaitable[Any]] | None = getattr(
+                self.handler, "ext_method", None
+            )
+            if extension is not None:
+                return extension(message.method, message.params)
         raise RequestError.method_not_found(message.method)
+
+    async def _handle_once_initialized(self, message: Request[Any]) -> Any:
+        await self._until_initialized(message)
+        return await self._handle(message, True)
 
     @property
     def permission_decisions(self) -> dict[str, list[PermissionDecision]]:
