@@ -705,7 +705,9 @@ class Connection(Generic[H]):
                 if data is None:
                     break
                 try:
-                    await self._receive(data)
+                    pending = self._receive(data)
+                    if pending is not None:
+                        await pending
                 except asyncio.CancelledError:
                     raise
                 except (
@@ -808,13 +810,15 @@ class Connection(Generic[H]):
 
     # ------------------------------------------------------------ receiving
 
-    async def _receive(self, line: bytes | Loaded) -> None:
+    def _receive(self, line: bytes | Loaded) -> Awaitable[None] | None:
+        """Take in a message read; returns what is still to be awaited for
+        it (an error to write, space in the queue to wait for), if anything.
+        No coroutine of its own: most messages need no wait."""
         self._reading = len(line)  # a Loaded's length is its text's
         try:
             data = self._load(line)
         except ValueError:
-            await self._send_error(None, RpcError(PARSE_ERROR, "Parse error"))
-            return
+            return self._send_error(None, RpcError(PARSE_ERROR, "Parse error"))
         if not self._strict and self.side == "agent":
             # lenient_initialize() leaves any message but an initialize as
             # it is: called only for what may be one.
@@ -847,23 +851,21 @@ class Connection(Generic[H]):
                     error.path,
                 )
             elif self._call_of(error.method, "request") is None:
-                await self._send_error(
+                return self._send_error(
                     error.id, RequestError.method_not_found(error.method).error
                 )
             else:
                 details = {"path": error.path, "message": error.message}
-                await self._send_error(
+                return self._send_error(
                     error.id, RequestError.invalid_params(details).error
                 )
-            return
+            return None
         except ValidationError as error:
-            await self._invalid(data, error)
-            return
+            return self._invalid(data, error)
         except RecursionError:
-            await self._send_error(
+            return self._send_error(
                 None, RpcError(PARSE_ERROR, "Parse error", "nested too deeply")
             )
-            return
         if self._tracing is not None:
             self._tracing.received(message)
         if isinstance(message, (Response, ErrorResponse)):
@@ -878,7 +880,8 @@ class Connection(Generic[H]):
         if len(self._inbox) + len(self._waiting) >= self._max_queued or (
             self._queued_bytes >= self._max_buffered
         ):
-            await self._wait_for_space()
+            return self._wait_for_space()
+        return None
 
     def _backlog(self) -> int:
         return len(self._inbox) + len(self._waiting)
