@@ -1489,10 +1489,16 @@ class Connection(Generic[H]):
         self._next_id += 1
         tracing = self._tracing
         span = None if tracing is None else tracing.client_span(method, id)
-        data = self._dump(
-            new_request(id, method, params),
-            self._validate_outgoing,
-            trace=None if span is None else span.context,
+        request = new_request(id, method, params)
+        data = (
+            # _dump(), inlined: what it does with no validation nor trace.
+            self._dump_wire(self.codec.encode_message(request))
+            if span is None and not self._validate_outgoing
+            else self._dump(
+                request,
+                self._validate_outgoing,
+                trace=None if span is None else span.context,
+            )
         )
         if tracing is not None and span is not None:
             tracing.started(span)
@@ -1540,10 +1546,16 @@ class Connection(Generic[H]):
         if self._capabilities is not None:
             self._capabilities.check(method)
         tracing = self._tracing
-        data = self._dump(
-            new_notification(method, params),
-            self._validate_outgoing,
-            trace=None if tracing is None else tracing.notifying(method),
+        notification = new_notification(method, params)
+        data = (
+            # _dump(), inlined: what it does with no validation nor trace.
+            self._dump_wire(self.codec.encode_message(notification))
+            if tracing is None and not self._validate_outgoing
+            else self._dump(
+                notification,
+                self._validate_outgoing,
+                trace=None if tracing is None else tracing.notifying(method),
+            )
         )
         cancellation = self._cancellation
         if cancellation is not None and method == cancellation.notification:
