@@ -152,6 +152,9 @@ from ._jsonrpc import (
     Side,
     dump_message,
     load_message,
+    new_notification,
+    new_request,
+    new_response,
     printable,
 )
 from ._permissions import (
@@ -704,7 +707,9 @@ class Connection(Generic[H]):
                 if data is None:
                     break
                 try:
-                    await self._receive(data)
+                    pending = self._receive(data)
+                    if pending is not None:
+                        await pending
                 except asyncio.CancelledError:
                     raise
                 except (
@@ -807,15 +812,24 @@ class Connection(Generic[H]):
 
     # ------------------------------------------------------------ receiving
 
-    async def _receive(self, line: bytes | Loaded) -> None:
+    def _receive(self, line: bytes | Loaded) -> Awaitable[None] | None:
+        """Take in a message read; returns what is still to be awaited for
+        it (an error to write, space in the queue to wait for), if anything.
+        No coroutine of its own: most messages need no wait."""
         self._reading = len(line)  # a Loaded's length is its text's
         try:
             data = self._load(line)
         except ValueError:
-            await self._send_error(None, RpcError(PARSE_ERROR, "Parse error"))
-            return
+            return self._send_error(None, RpcError(PARSE_ERROR, "Parse error"))
         if not self._strict and self.side == "agent":
-            data = lenient_initialize(data)
+            # lenient_initialize() leaves any message but an initialize as
+            # it is: called only for what may be one.
+            if type(data) is not dict:
+                data = lenient_initialize(data)
+            else:
+                fields: dict[str, Any] = data  # pyright: ignore[reportUnknownVariableType]
+                if fields.get("method") == INITIALIZE:
+                    data = lenient_initialize(data)
         try:
             message = self.codec.decode_message(data, strict=self._strict)
         except ParamsError as error:
@@ -839,23 +853,21 @@ class Connection(Generic[H]):
                     error.path,
                 )
             elif self._call_of(error.method, "request") is None:
-                await self._send_error(
+                return self._send_error(
                     error.id, RequestError.method_not_found(error.method).error
                 )
             else:
                 details = {"path": error.path, "message": error.message}
-                await self._send_error(
+                return self._send_error(
                     error.id, RequestError.invalid_params(details).error
                 )
-            return
+            return None
         except ValidationError as error:
-            await self._invalid(data, error)
-            return
+            return self._invalid(data, error)
         except RecursionError:
-            await self._send_error(
+            return self._send_error(
                 None, RpcError(PARSE_ERROR, "Parse error", "nested too deeply")
             )
-            return
         if self._tracing is not None:
             self._tracing.received(message)
         if isinstance(message, (Response, ErrorResponse)):
@@ -866,14 +878,19 @@ class Connection(Generic[H]):
             self._cancel(message)
         else:
             self._notified(message)
-        if self._full():
-            await self._wait_for_space()
+        # _full(), inlined: asked for every message read.
+        if len(self._inbox) + len(self._waiting) >= self._max_queued or (
+            self._queued_bytes >= self._max_buffered
+        ):
+            return self._wait_for_space()
+        return None
 
     def _backlog(self) -> int:
         return len(self._inbox) + len(self._waiting)
 
     def _full(self) -> bool:
-        return self._backlog() >= self._max_queued or (
+        # _backlog(), inlined: asked for every message read.
+        return len(self._inbox) + len(self._waiting) >= self._max_queued or (
             self._queued_bytes >= self._max_buffered
         )
 
@@ -1137,10 +1154,14 @@ class Connection(Generic[H]):
             self._waiting.append(request)
             return
         self._running += 1
-        context = contextvars.copy_context()
-        # The handler is ordinary code, not a notification handler (the
-        # task runs in that context).
-        context.run(_in_notification_handler.set, False)
+        # The handler is ordinary code, not a notification handler: its task
+        # runs in a copy of this context, with the mark off (a copy of its
+        # own only when the dispatcher, which has it on, starts it; else the
+        # task copies this context as it does).
+        context: contextvars.Context | None = None
+        if _in_notification_handler.get():
+            context = contextvars.copy_context()
+            context.run(_in_notification_handler.set, False)
         loop = asyncio.get_running_loop()
         task: asyncio.Task[None]
         if eager and sys.version_info >= (3, 12):
@@ -1155,6 +1176,8 @@ class Connection(Generic[H]):
                 # Answered already: nothing to cancel (the reply may still
                 # be on its way out) or to forget.
                 return
+        elif context is None:
+            task = loop.create_task(self._answer(request))
         else:
             task = context.run(loop.create_task, self._answer(request))
         self._answering.setdefault(request.id, []).append(task)
@@ -1255,8 +1278,12 @@ class Connection(Generic[H]):
             task = asyncio.current_task()
             if task is not None:
                 self._forget(message.id, task)
-            with contextlib.suppress(ConnectionError):
+            # Not contextlib.suppress: a context manager's three calls, for
+            # every reply.
+            try:  # noqa: SIM105
                 await self._write(reply)
+            except ConnectionError:
+                pass
         finally:
             # The slot is held until the reply is written, so replies a
             # peer does not read hold back new handlers, and then reading.
@@ -1304,7 +1331,10 @@ class Connection(Generic[H]):
                 reply = (
                     self._dump_checked(message, result)
                     if self._validate_outgoing
-                    else self._dump(Response(message.id, result))
+                    # _dump(), inlined: what it does when not validating.
+                    else self._dump_wire(
+                        self.codec.encode_message(new_response(message.id, result))
+                    )
                 )
                 if message.method == INITIALIZE:
                     # Before the answer goes out: the client's next request
@@ -1324,31 +1354,44 @@ class Connection(Generic[H]):
                 )
         return self._dump_error(message.id, error)
 
-    async def _handle(self, message: Request[Any]) -> Any:
-        if not self._initialized:
-            await self._until_initialized(message)
+    def _handle(self, message: Request[Any], waited: bool = False) -> Awaitable[Any]:
+        """What answering ``message`` awaits: what its handler returns (no
+        coroutine of this method's own for every request), or, before
+        ``initialize`` has been answered (unless ``waited``), a coroutine
+        that waits for it first."""
+        if not waited and not self._initialized:
+            return self._handle_once_initialized(message)
         if isinstance(message.params, OlderInitialize):
-            return await answer_older(
+            return answer_older(
                 self.handler, message.params, getattr(self, "protocol_version", None)
             )
         call = self._call_of(message.method, "request")
         if call is not None:
-            handler = getattr(self.handler, call, None)
+            handler: Callable[[Any], Awaitable[Any]] | None = getattr(
+                self.handler, call, None
+            )
             if message.method == PERMISSION and self.side == "client":
-                return await self._answer_permission(message.params, call, handler)
+                return self._answer_permission(message.params, call, handler)
             answerer = self.answerers.get(message.method)
-            default = getattr(getattr(self, "interface", None), call, None)
             if answerer is not None and (
-                handler is None or getattr(handler, "__func__", None) is default
+                handler is None
+                or getattr(handler, "__func__", None)
+                is getattr(getattr(self, "interface", None), call, None)
             ):
-                return await answerer(message.params)
+                return answerer(message.params)
             if handler is not None:
-                return await handler(message.params)
+                return handler(message.params)
         elif message.method.startswith("_"):
-            handler = getattr(self.handler, "ext_method", None)
-            if handler is not None:
-                return await handler(message.method, message.params)
+            extension: Callable[[str, Any], Awaitable[Any]] | None = getattr(
+                self.handler, "ext_method", None
+            )
+            if extension is not None:
+                return extension(message.method, message.params)
         raise RequestError.method_not_found(message.method)
+
+    async def _handle_once_initialized(self, message: Request[Any]) -> Any:
+        await self._until_initialized(message)
+        return await self._handle(message, True)
 
     @property
     def permission_decisions(self) -> dict[str, list[PermissionDecision]]:
@@ -1440,15 +1483,22 @@ class Connection(Generic[H]):
             raise ConnectionError("the connection is closed")
         if self._capabilities is not None:
             self._capabilities.check(method)
-        self.start()
+        if self._loop_task is None:
+            self.start()
         id = self._next_id
         self._next_id += 1
         tracing = self._tracing
         span = None if tracing is None else tracing.client_span(method, id)
-        data = self._dump(
-            Request(id, method, params),
-            self._validate_outgoing,
-            trace=None if span is None else span.context,
+        request = new_request(id, method, params)
+        data = (
+            # _dump(), inlined: what it does with no validation nor trace.
+            self._dump_wire(self.codec.encode_message(request))
+            if span is None and not self._validate_outgoing
+            else self._dump(
+                request,
+                self._validate_outgoing,
+                trace=None if span is None else span.context,
+            )
         )
         if tracing is not None and span is not None:
             tracing.started(span)
@@ -1496,10 +1546,16 @@ class Connection(Generic[H]):
         if self._capabilities is not None:
             self._capabilities.check(method)
         tracing = self._tracing
-        data = self._dump(
-            Notification(method, params),
-            self._validate_outgoing,
-            trace=None if tracing is None else tracing.notifying(method),
+        notification = new_notification(method, params)
+        data = (
+            # _dump(), inlined: what it does with no validation nor trace.
+            self._dump_wire(self.codec.encode_message(notification))
+            if tracing is None and not self._validate_outgoing
+            else self._dump(
+                notification,
+                self._validate_outgoing,
+                trace=None if tracing is None else tracing.notifying(method),
+            )
         )
         cancellation = self._cancellation
         if cancellation is not None and method == cancellation.notification:
@@ -1624,8 +1680,19 @@ class Connection(Generic[H]):
             raise
 
     async def _write(self, data: bytes | Loaded) -> None:
-        if self._write_now(data):
-            return
+        # _write_now(data), inlined: every message sent comes here.
+        send_nowait = self._send_nowait
+        if (
+            send_nowait is not None
+            and not self._write_lock.locked()
+            and self._state is not _CLOSED
+        ):
+            try:
+                if send_nowait(data):
+                    return
+            except ConnectionError:
+                self._write_broke()
+                raise
         async with self._write_lock:
             if self._state is _CLOSED:
                 raise ConnectionError("the connection is closed")

@@ -73,6 +73,9 @@ _TAIL_LINES = 5
 _HEAD = 4096
 """How much of an oversized message is scanned for its id."""
 
+_BLANK = frozenset(b" \t\n\r\x0b\x0c")
+"""The bytes ``bytes.strip`` strips: a line starting with none is not blank."""
+
 _OPEN = re.compile(rb"\s*\{")
 _MEMBER = re.compile(
     rb'\s*("(?:[^"\\]|\\.)*")\s*:\s*(?:'
@@ -282,6 +285,9 @@ class StreamTransport:
             end = False
             try:
                 chunk = await reader.readuntil(b"\n")
+                if not parts and len(chunk) <= limit + 1 and chunk[0] not in _BLANK:
+                    # The usual line: whole, within the limit, not blank.
+                    return chunk
                 end = True
             except asyncio.IncompleteReadError as error:
                 chunk = error.partial  # the last line has no line break

@@ -711,6 +711,44 @@ def test_a_request_is_handled_only_after_the_notifications_before_it():
     run(main())
 
 
+def test_a_request_handler_the_dispatcher_starts_is_no_notification_handler():
+    # Queued behind a notification, the request's handler is started by the
+    # dispatcher, which runs in the notification mark; the handler runs
+    # without it, so a request it sends returns only once the notifications
+    # the peer sent before its answer are handled.
+    class Telling(ClientInterface):
+        def __init__(self, conn: Any) -> None:
+            self.conn = conn
+
+        async def ask(self, params: Any) -> Any:
+            await self.conn.notify("note", {"n": 2})
+            return {}
+
+    class Asking(Echo):
+        async def echo(self, params: Any) -> Any:
+            await self.conn.request("ask", {})
+            return {"noted": [note["n"] for name, note in self.calls if name == "note"]}
+
+        async def note(self, params: Any) -> None:
+            for _ in range(10):  # handled over several turns of the loop
+                await asyncio.sleep(0)
+            self.calls.append(("note", params))
+
+    async def main() -> Any:
+        agent_end, client_end = transport.memory_pair()
+        agent = AgentEnd(Asking, agent_end)
+        client = ClientEnd(Telling, client_end)
+        agent.start()
+        client.start()
+        await client.notify("note", {"n": 1})
+        answer = await client.request("echo", {})
+        await client.close()
+        await agent.close()
+        return answer
+
+    assert run(main()) == {"noted": [1, 2]}
+
+
 def test_a_notification_handler_awaiting_the_peer_does_not_stall_a_full_queue():
     class Asking(ClientInterface):
         def __init__(self, conn: Any) -> None:
