@@ -156,8 +156,9 @@ def pytest_collection_finish(session):
     has to its scheduler. pytest 9.2 stopped honouring that suffix
     (pytest-xdist issue 1386), and the groups were then spread over the
     workers in silence: every module fixture above (the probe matrices, the
-    packages generated once) was built on each worker, doubling the suite's
-    CPU. pyproject.toml pins pytest below 9.2 for this."""
+    packages generated once) was built on each worker (the client-probe
+    matrix alone is a minute of CPU). pyproject.toml pins pytest below 9.2
+    for this."""
     if not getattr(session.config.option, "loadgroup", False):
         return
     for item in session.items:
