@@ -827,7 +827,7 @@ class Connection(Generic[H]):
             if type(data) is not dict:
                 data = lenient_initialize(data)
             else:
-                fields: dict[str, Any] = data  # pyright: ignore[reportUnknownVariableType]
+                fields = cast("dict[str, Any]", data)
                 if fields.get("method") == INITIALIZE:
                     data = lenient_initialize(data)
         try:
