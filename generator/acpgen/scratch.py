@@ -7,9 +7,13 @@ on SIGTERM and SIGHUP too: when nothing else handles them, they are held off
 while a directory exists, and once it is removed acpgen dies by the signal
 as it would have. Nothing can run on SIGKILL, so the run holds an ``flock``
 on its directory while it uses it, and the next run with the same prefix
-deletes the directories no run holds (the user's own, not links, and not
-empty: a run writes in its directory only once it holds the lock, so an
-empty one may be one about to take it).
+deletes the directories no run holds (the user's own, not links), empty or
+not. A directory gets its name only once it is locked: it is made as
+``acpgen-claim-*``, locked, then renamed (the lock is the directory's, not
+its name's), so no run is ever seen under the prefix without its lock. A
+run killed between making and locking leaves an empty ``acpgen-claim-*``
+directory, which no run deletes (it may be one about to be locked); the
+window is a few system calls with every other signal held off.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from types import FrameType
 __all__ = ["scratch"]
 
 _HELD_OFF = (signal.SIGTERM, signal.SIGHUP)
+_CLAIM = "acpgen-claim-"
+"""The name of a directory between its making and its lock."""
 _QUIET = (signal.SIGINT, *_HELD_OFF)
 
 
@@ -54,10 +60,16 @@ def scratch(prefix: str) -> Iterator[str]:
         fd: int | None = None
         try:
             with _signals_blocked():  # no interrupt between creating it and knowing its name
-                _sweep(tempfile.gettempdir(), prefix)
-                temp = tempfile.mkdtemp(prefix=prefix)
-                fd = os.open(temp, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-                fcntl.flock(fd, fcntl.LOCK_EX)  # before anything is written in it: see _sweep
+                home = tempfile.gettempdir()
+                _sweep(home, prefix)
+                claim = tempfile.mkdtemp(prefix=_CLAIM, dir=home)
+                try:
+                    fd = os.open(claim, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+                    fcntl.flock(fd, fcntl.LOCK_EX)  # before it has a name _sweep looks at
+                    temp = _rename_locked(claim, home, prefix)
+                finally:
+                    if temp is None:
+                        shutil.rmtree(claim, ignore_errors=True)
             yield temp
         finally:
             with _signals_blocked():  # nor one that cuts the removal short
@@ -106,12 +118,24 @@ def _signals_blocked() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
+def _rename_locked(claim: str, home: str, prefix: str) -> str:
+    """Give the locked directory ``claim`` a name ``<prefix>*`` in ``home``
+    that no other entry has (a rename onto an empty directory would replace
+    it), and return its path."""
+    suffix = os.path.basename(claim)[len(_CLAIM) :]
+    for attempt in range(100):
+        temp = os.path.join(home, f"{prefix}{suffix}" if attempt == 0 else f"{prefix}{suffix}-{attempt}")
+        if not os.path.lexists(temp):
+            os.rename(claim, temp)
+            return temp
+    raise FileExistsError(f"no free name {prefix}{suffix}* in {home}")
+
+
 def _sweep(directory: str, prefix: str) -> None:
-    """Delete the temporary directories of formatting runs that ended
-    without removing theirs (killed by SIGKILL): those of this user that no
-    run holds locked and that hold something (a run writes in its directory
-    only once it has locked it, so an empty one may be a run about to lock
-    it, and is left)."""
+    """Delete the temporary directories of runs that ended without removing
+    theirs (killed by SIGKILL): those named ``<prefix>*`` of this user that
+    no run holds locked, empty or not (a directory is locked before it gets
+    that name: see the module docstring)."""
     try:
         names = [name for name in os.listdir(directory) if name.startswith(prefix)]
     except OSError:
@@ -130,7 +154,6 @@ def _sweep(directory: str, prefix: str) -> None:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
                 continue  # a run is using it
-            if os.listdir(path):
-                shutil.rmtree(path, ignore_errors=True)
+            shutil.rmtree(path, ignore_errors=True)
         finally:
             os.close(fd)

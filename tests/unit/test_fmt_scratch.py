@@ -125,13 +125,17 @@ def test_the_next_run_removes_what_a_run_killed_with_sigkill_left(tmp_path, scra
     assert _run_and_signal(tmp_path, scratch_home, signal.SIGKILL) == -signal.SIGKILL
     (left,) = scratch_home.iterdir()
     assert any(left.iterdir())
-    # Not the directory of a run still going, an empty one (a run about to
-    # lock it), one of an acpgen that did not lock its own, nor a link.
+    # An empty one goes too (a run killed before it wrote anything: a
+    # directory is locked before it gets its name); not the directory of a
+    # run still going, a directory not yet named (a run about to lock it),
+    # one of another prefix, nor a link.
     busy = scratch_home / f"{fmt.SCRATCH_PREFIX}busy"
     busy.mkdir()
     (busy / "m0_0.py").write_text("x = 1\n")
     empty = scratch_home / f"{fmt.SCRATCH_PREFIX}empty"
     empty.mkdir()
+    claiming = scratch_home / "acpgen-claim-pending"
+    claiming.mkdir()
     older = scratch_home / "acpgen-fmt-older"
     older.mkdir()
     (older / "m0_0.py").write_text("x = 1\n")
@@ -158,8 +162,8 @@ def test_the_next_run_removes_what_a_run_killed_with_sigkill_left(tmp_path, scra
         assert holder.stdin is not None
         holder.stdin.close()
         holder.wait(timeout=HANG)
-    assert not left.exists()
+    assert not left.exists() and not empty.exists()
     assert sorted(p.name for p in scratch_home.iterdir()) == sorted(
-        [busy.name, empty.name, older.name, f"{fmt.SCRATCH_PREFIX}link"]
+        [busy.name, claiming.name, older.name, f"{fmt.SCRATCH_PREFIX}link"]
     )
     assert (busy / "m0_0.py").exists() and (elsewhere / "keep.txt").read_text() == "keep"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -196,7 +197,8 @@ def update_command(
             raise AcpgenError("name the release with exactly one of --from PATH and --npm VERSION")
         cfg = load_config(Path(config) if config else None)
         check_out_dir(cfg.out_dir, f"[tool.acpgen] out = {cfg.out!r}", cfg.root)
-        with scratch("acpgen-npm-pack-") as npm_scratch:  # removed however the run ends
+        # The npm tarball's directory, only for --npm: removed however the run ends.
+        with scratch("acpgen-npm-pack-") if npm_version is not None else contextlib.nullcontext("") as npm_scratch:
             if npm_version is not None:
                 if as_name:
                     raise AcpgenError("--as goes with a single schema file given to --from")
