@@ -18,7 +18,9 @@ from types import ModuleType
 import pytest
 from acpgen.probe import Report
 from acpgen.probe.client_checks import CLIENT_CHECKS, CLIENT_NAMES
+from acpgen.probe.client_context import ClientContext, Link
 from acpgen.probe.client_runner import listen_probe_agent, probe_client
+from acpgen.probe.context import Failed
 from acpgen.probe.samples import session_updates, update_kinds
 from acpgen.validate.loader import load_package
 
@@ -204,6 +206,46 @@ def test_what_the_faults_are_blamed_for(matrix: dict[str, Report]) -> None:
     assert reason("terminal").startswith("terminal/create (advertised) was refused")
     for fault in ("update-kinds", "update-unknown-kind", "tool-call-patches"):
         assert reason(fault).startswith("the client closed the connection without answering _acpgen_probe/barrier")
+
+
+class _ClosingConnection:
+    """A connection to a client that closed it after ``sent`` notifications."""
+
+    def __init__(self, sent: int) -> None:
+        self.sent = sent
+
+    async def notify(self, method: str, params: object) -> None:
+        if self.sent == 0:
+            raise ConnectionError("the peer closed the connection")
+        self.sent -= 1
+
+    async def request(self, method: str, params: object) -> object:
+        raise ConnectionError("the peer closed the connection")
+
+
+@pytest.mark.parametrize("sent", [0, 1, 2])
+def test_a_client_that_closes_fails_with_one_reason_wherever_the_probe_was(packages, sent: int) -> None:
+    """Whether the client's close shows while the probe still sends (the
+    first or second update) or while it waits for the barrier's answer
+    (both sent) is timing alone: the reason is the same."""
+
+    async def run() -> str:
+        ctx = ClientContext({1: packages[1]}, timeout=TIMEOUT, startup_timeout=TIMEOUT, command=["client"])
+        link = Link(ctx, None, None)
+        link.conn = _ClosingConnection(sent)
+        try:
+            async with link.surviving("two updates"):
+                for text in ("one", "two"):
+                    update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+                    await link.notify("session/update", {"sessionId": "s", "update": update})
+        except Failed as failed:
+            return str(failed)
+        raise AssertionError("the closed connection went unnoticed")
+
+    assert (
+        asyncio.run(run())
+        == "the client closed the connection without answering _acpgen_probe/barrier after two updates"
+    )
 
 
 def test_the_python_sdk_client(matrix: dict[str, Report]) -> None:

@@ -153,13 +153,13 @@ async def update_kinds(ctx: ClientContext) -> str:
     link, turn = await _begin(ctx, "update-kinds")
     updates, missed = session_updates(link.package, turn.session_id)
     kinds = []
-    for params in updates:
-        update = params["update"]
-        if update.get("sessionUpdate") == "state_update":
-            continue  # the turn's own state is the probe's to report
-        kinds.append(update["sessionUpdate"])
-        await turn.update(update)
-    await link.barrier("a session/update of every kind")
+    async with link.surviving("a session/update of every kind"):
+        for params in updates:
+            update = params["update"]
+            if update.get("sessionUpdate") == "state_update":
+                continue  # the turn's own state is the probe's to report
+            kinds.append(update["sessionUpdate"])
+            await turn.update(update)
     await turn.end()
     note = f"sent {', '.join(kinds)}"
     return note + (f"; no valid sample of {', '.join(missed)}" if missed else "")
@@ -167,8 +167,8 @@ async def update_kinds(ctx: ClientContext) -> str:
 
 async def update_unknown_kind(ctx: ClientContext) -> None:
     link, turn = await _begin(ctx, "update-unknown-kind")
-    await turn.update({"sessionUpdate": UNKNOWN_KIND, "probe": True}, valid=False)
-    await link.barrier(f"a session/update of an unknown kind ({UNKNOWN_KIND})")
+    async with link.surviving(f"a session/update of an unknown kind ({UNKNOWN_KIND})"):
+        await turn.update({"sessionUpdate": UNKNOWN_KIND, "probe": True}, valid=False)
     await turn.end()
 
 
@@ -190,13 +190,13 @@ async def tool_call_patches(ctx: ClientContext) -> None:
     link, turn = await _begin(ctx, "tool-call-patches")
     tool = "probe-tool"
     content = [{"type": "content", "content": {"type": "text", "text": "output"}}]
-    await turn.update(_tool(link.version, tool, "a tool call"))
-    await turn.update({"sessionUpdate": "tool_call_update", "toolCallId": tool, "status": "in_progress"})
-    await turn.update({"sessionUpdate": "tool_call_update", "toolCallId": tool, "title": None, "content": None})
-    await turn.update(
-        {"sessionUpdate": "tool_call_update", "toolCallId": tool, "status": "completed", "content": content}
-    )
-    await link.barrier("tool_call_update patches with members omitted, null and given")
+    async with link.surviving("tool_call_update patches with members omitted, null and given"):
+        await turn.update(_tool(link.version, tool, "a tool call"))
+        await turn.update({"sessionUpdate": "tool_call_update", "toolCallId": tool, "status": "in_progress"})
+        await turn.update({"sessionUpdate": "tool_call_update", "toolCallId": tool, "title": None, "content": None})
+        await turn.update(
+            {"sessionUpdate": "tool_call_update", "toolCallId": tool, "status": "completed", "content": content}
+        )
     await turn.end()
 
 

@@ -32,7 +32,7 @@ import shutil
 import sys
 import tempfile
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from types import ModuleType
 from typing import Any
 
@@ -47,6 +47,11 @@ AGENT_ENV = "ACPGEN_PROBE_AGENT"
 client configured through the environment."""
 
 AGENT_INFO = {"name": "acpgen-probe", "version": "1"}
+
+
+class Closed(Failed):
+    """The check fails because the client closed the connection."""
+
 
 BARRIER = "_acpgen_probe/barrier"
 """A request the probe sends the client after what it checks the client
@@ -404,22 +409,22 @@ class Link:
         if valid:
             self._valid(method, params, request=False)
         if self.conn is None or self.closed.is_set():
-            raise Failed(f"the client closed the connection (sending {method})")
+            raise Closed(f"the client closed the connection (sending {method})")
         try:
             await self.conn.notify(method, params)
         except ConnectionError:
-            raise Failed(f"the client closed the connection (sending {method})") from None
+            raise Closed(f"the client closed the connection (sending {method})") from None
 
     async def request(self, method: str, params: Any) -> tuple[Any, dict[str, Any] | None]:
         """Send a request; its result, or None and the error answered.
         Raises :class:`Failed` when the client closed the connection first."""
         self._valid(method, params, request=True)
         if self.conn is None or self.closed.is_set():
-            raise Failed(f"the client closed the connection before {method} could be sent")
+            raise Closed(f"the client closed the connection before {method} could be sent")
         try:
             return await self.conn.request(method, params), None
         except ConnectionError:
-            raise Failed(f"the client closed the connection without answering {method}") from None
+            raise Closed(f"the client closed the connection without answering {method}") from None
         except Exception as exc:
             code = getattr(exc, "code", None)
             if code is None:
@@ -435,6 +440,18 @@ class Link:
         """Make sure the client read and survived ``what``: it answers a
         request sent after it."""
         await self.request(BARRIER, {"after": what})
+
+    @contextlib.asynccontextmanager
+    async def surviving(self, what: str) -> AsyncIterator[None]:
+        """What the block sends (``what``), then :meth:`barrier`. A client
+        that closes the connection on reading it fails with one reason,
+        whether the probe was still sending or already waiting for the
+        barrier's answer: which of the two it was is timing alone."""
+        try:
+            yield
+            await self.barrier(what)
+        except Closed:
+            raise Closed(f"the client closed the connection without answering {BARRIER} after {what}") from None
 
     async def close(self) -> None:
         if self.conn is not None:
