@@ -91,6 +91,34 @@ class CapabilityClass:
 
 
 @dataclass(frozen=True)
+class Constant:
+    """A module-level name bound once to an enum member: on CPython 3.11 the
+    enum metaclass's ``__getattr__`` puts every attribute read of an enum
+    class through a slot wrapper (about five times a global's cost), and a
+    new state reads its defaults each time."""
+
+    name: str
+    expression: str
+
+
+class _Members:
+    """The enum members the apply functions read, each as a module constant
+    (:class:`Constant`) named ``_<Class>_<MEMBER>``."""
+
+    def __init__(self, ref: Namer) -> None:
+        self.ref = ref
+        self.constants: dict[str, Constant] = {}
+
+    def value(self, v: ir.Value) -> str:
+        """``v`` as an expression: an enum member as its constant."""
+        if not isinstance(v, ir.EnumValue):
+            return value(v, self.ref)
+        name = f"_{v.class_name}_{v.member}"
+        self.constants.setdefault(name, Constant(name, value(v, self.ref)))
+        return name
+
+
+@dataclass(frozen=True)
 class PatchView:
     header: str
     uses_unset: bool
@@ -104,6 +132,8 @@ class PatchView:
     apply_table: tuple[ApplyEntry, ...]
     overloads: tuple[Overload, ...]
     """The typed signatures of ``apply``, one per class it takes."""
+    constants: tuple[Constant, ...]
+    """The enum members the functions read, bound once."""
     rules: str
     """``True`` when the package has patch rules, as source."""
     capabilities: tuple[CapabilityClass, ...]
@@ -133,14 +163,14 @@ def _choice(var: str, on_unset: str, on_null: str, on_value: str) -> str:
     return f"{on_unset} if {var} is _UNSET else ({on_null} if {var} is None else {on_value})"
 
 
-def _updated(f: ir.PatchField, ref: Namer) -> UpdatedField:
+def _updated(f: ir.PatchField, ref: Namer, members: _Members) -> UpdatedField:
     var = "v_" + f.name
     read = f"update.{f.name}" if f.everywhere else f"getattr(update, {literal(f.name)}, _UNSET)"
     null = f.null_value
     copy = text.value_copy(f)
     if f.initial is None:
         raise ValueError(f"the patch field {f.name} has no initial value")
-    initial = value(f.initial, ref)
+    initial = members.value(f.initial)
     if f.merges:
         on_value, fresh_value = f"merge_meta(state.{f.name}, {var})", f"merge_meta({initial}, {var})"
     elif copy:
@@ -151,8 +181,8 @@ def _updated(f: ir.PatchField, ref: Namer) -> UpdatedField:
         var=var,
         read=read,
         name=f.name,
-        fresh=_choice(var, initial, initial if null is None else value(null, ref), fresh_value),
-        known=_choice(var, _carry(f), _carry(f) if null is None else value(null, ref), on_value),
+        fresh=_choice(var, initial, initial if null is None else members.value(null), fresh_value),
+        known=_choice(var, _carry(f), _carry(f) if null is None else members.value(null), on_value),
     )
 
 
@@ -206,7 +236,7 @@ def key_test(argument: str, pairs: list[tuple[str, str]]) -> str:
     return " or ".join(f"state.{a} != {argument}.{b}" for a, b in pairs)
 
 
-def _upsert(u: ir.Upsert, ref: Namer) -> FoldFunction:
+def _upsert(u: ir.Upsert, ref: Namer, members: _Members) -> FoldFunction:
     state = ref(u.state_class)
     takes = " | ".join(ref(n) for n in u.takes)
     keys = "".join(f"{f.name}=update.{f.name}, " for f in u.keys)
@@ -219,7 +249,7 @@ def _upsert(u: ir.Upsert, ref: Namer) -> FoldFunction:
         key_test=key_test("update", [(f.name, f.name) for f in u.keys]),
         key_check=key_check("update", [(f.name, f.name) for f in u.keys]),
         keys=tuple(f.name for f in u.keys),
-        fields=tuple(_updated(f, ref) for f in u.updated),
+        fields=tuple(_updated(f, ref, members) for f in u.updated),
         assignments=(),
         creates=bool(u.creates),
         create_function=f"_create_{u.state_class}",
@@ -259,7 +289,8 @@ def _chunk(c: ir.Chunk, ref: Namer) -> FoldFunction:
 
 def build_patch_view(inputs: ViewInputs) -> PatchView:
     package, ref = inputs.package, inputs.names.ref
-    upserts = tuple(_upsert(u, ref) for u in package.upserts)
+    members = _Members(ref)
+    upserts = tuple(_upsert(u, ref, members) for u in package.upserts)
     chunks = tuple(_chunk(c, ref) for c in package.chunks)
     table: list[ApplyEntry] = []
     overloads: list[Overload] = []
@@ -288,6 +319,7 @@ def build_patch_view(inputs: ViewInputs) -> PatchView:
         chunks=chunks,
         apply_table=tuple(table),
         overloads=tuple(overloads),
+        constants=tuple(members.constants.values()),
         rules=repr(package.applies),
         capabilities=tuple(CapabilityClass(ref(cls), tuple(entries)) for cls, entries in sorted(groups.items())),
         supports_param=text.parameter(capability_classes, "capabilities", indent=8),
