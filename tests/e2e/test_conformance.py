@@ -512,3 +512,31 @@ def test_only_a_name_the_schema_lacks_is_refused(tmp_path):
     code, output = run("--package", str(GENERATED / "acp_v1"), "--only", "ToolCallUpdate", "--only", "nope/method")
     assert code == 2
     assert "--only nope/method:" in output and "no definition or method of that name" in output
+
+
+# ------------------------------------------------------------------ verdicts
+
+
+def test_the_verdict_is_jsonschema_s_where_jsonschema_rs_differs_or_cannot_answer(tmp_path):
+    """A recorded verdict jsonschema-rs confirms stands; where jsonschema-rs
+    differs from it or cannot take the value, jsonschema decides. The two
+    validators differ on a pattern's ``$`` before a final newline (Python's
+    ``re`` matches, ECMA 262's does not)."""
+    import types
+
+    import jsonschema_rs
+    from acpgen.conformance.runner import Runner
+
+    defs = {"Word": {"type": "string", "pattern": "^[a-z]+$"}, "Anything": {}}
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs}))
+    package = types.ModuleType("package")
+    package.ValidationError = ValueError  # type: ignore[attr-defined]
+    runner = Runner(package, "package", schema, tmp_path)
+    assert jsonschema_rs.validator_for(defs["Word"]).is_valid("abc\n") is False  # the two differ here
+    assert runner.verdict("Word", "abc\n", True) is True  # jsonschema's
+    assert runner.verdict("Word", "abc\n", None) is True
+    assert runner.verdict("Word", "abc\n", False) is False  # jsonschema-rs's, which confirms it
+    assert runner.verdict("Word", "ABC", True) is False  # neither confirms the record
+    assert runner.verdict("Word", "abc", True) is True
+    assert runner.verdict("Anything", {1: "a key jsonschema-rs cannot take"}, False) is True

@@ -45,7 +45,8 @@ def test_each_generated_case_says_what_each_mode_gives(key):
     """A lenient outcome (an output or an error), and a strict error exactly
     when the case is invalid. Whether it is valid is jsonschema's verdict:
     the generator asks jsonschema, and every conformance run asks again for
-    every case ("the fixture is stale" when they differ); the full runs of
+    every case, jsonschema-rs first and jsonschema where that one differs
+    ("the fixture is stale" when both do); the full runs of
     tests/e2e/test_conformance.py and test_wheel.py cover the four schemas."""
     cases = list(_generated_cases(key))
     assert len(cases) > 1000
