@@ -772,3 +772,97 @@ def test_an_idle_before_the_v2_agent_answers_the_prompt_ends_the_turn():
     assert late_error.to_client == [] and [x.method for x in late_error.lost] == ["session/prompt"]
     late_error = b.from_agent({"jsonrpc": "2.0", "id": prompt(b, 7), "error": {"code": 1, "message": "x"}})
     assert late_error.to_client[0]["id"] == 7
+
+
+# ------------------------------------------------------------------ what waits for a peer
+
+
+class _HeldStream:
+    """A peer's input that takes nothing until it is let go (a peer that
+    stops reading), then everything; or one that is closed (raises)."""
+
+    def __init__(self, closed: bool = False) -> None:
+        self.closed = closed
+        self.go = threading.Event()
+        self.written: list[bytes] = []
+
+    def write(self, data: bytes) -> int:
+        if self.closed:
+            raise BrokenPipeError
+        assert self.go.wait(HANG), "never let go"
+        self.written.append(data)
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class _Source:
+    """``count`` lines of about ``size`` bytes, counting how many were read."""
+
+    def __init__(self, count: int, size: int) -> None:
+        self.lines = [
+            json.dumps({"jsonrpc": "2.0", "method": "_n", "params": {"i": i, "pad": "x" * size}}).encode() + b"\n"
+            for i in range(count)
+        ]
+        self.read_lines = 0
+
+    def readline(self, limit: int = -1) -> bytes:
+        if self.read_lines == len(self.lines):
+            return b""
+        self.read_lines += 1
+        return self.lines[self.read_lines - 1]
+
+
+def _passed_on(message):
+    from acpgen.bridge.translate import Routed
+
+    routed = Routed()
+    routed.to_agent.append(message)
+    return routed
+
+
+def test_a_peer_that_stops_reading_stops_its_sender_s_reader_at_the_bound(tmp_path):
+    """The client sends 200 lines of about 1 KiB to an agent that reads
+    none: the client's reader stops once about 8 KiB wait for the agent (not
+    at the end of the client's input), and goes on when the agent reads;
+    every line arrives, in order."""
+    from acpgen.bridge.proxy import LossLog, Outbox, _writer, pump
+
+    to_agent, to_client = Outbox(8 * 1024), Outbox(8 * 1024)
+    agent = _HeldStream()
+    writer = threading.Thread(target=_writer, args=(agent, to_agent), daemon=True)
+    writer.start()
+    source = _Source(200, 1000)
+    log = LossLog(str(tmp_path / "lost.jsonl"))
+    reader = threading.Thread(
+        target=pump, args=(source, _passed_on, (to_agent, to_client), "client", threading.Lock(), log), daemon=True
+    )
+    reader.start()
+    assert to_agent.waiting.wait(HANG), "the reader never waited"
+    assert 8 * 1024 < to_agent.size <= 8 * 1024 + 1100
+    assert source.read_lines <= 12  # 8 KiB waiting, the line the writer holds, the line that tipped it
+    agent.go.set()
+    reader.join(HANG)
+    assert not reader.is_alive()
+    to_agent.put(b"")  # what run() puts last: the writer closes the agent's input
+    writer.join(HANG)
+    assert [json.loads(line) for line in agent.written] == [json.loads(line) for line in source.lines]
+    log.close()
+
+
+def test_lines_for_a_peer_that_closed_its_input_are_dropped_and_nobody_waits(tmp_path):
+    from acpgen.bridge.proxy import LossLog, Outbox, _writer, pump
+
+    to_agent, to_client = Outbox(8 * 1024), Outbox(8 * 1024)
+    writer = threading.Thread(target=_writer, args=(_HeldStream(closed=True), to_agent), daemon=True)
+    writer.start()
+    source = _Source(200, 1000)
+    log = LossLog(str(tmp_path / "lost.jsonl"))
+    pump(source, _passed_on, (to_agent, to_client), "client", threading.Lock(), log)
+    writer.join(HANG)
+    assert source.read_lines == 200 and to_agent.stopped and to_agent.size == 0
+    log.close()

@@ -4,7 +4,10 @@ the agent a subprocess.
 Two reader threads (the client's lines, the agent's lines) hand each
 message to the :class:`~.translate.Bridge` under one lock, and queue what it
 gives to two writer threads (one per peer), so a peer that stops reading
-never holds the other direction. A line that is not a JSON object (nested
+never holds the other direction. What waits for a peer is bounded
+(:class:`Outbox`): once a message has put lines for a peer past the bound,
+its reader reads on only when that peer has taken them down to it, as a pipe
+between the two would have it. A line that is not a JSON object (nested
 deeper than the parser goes included) is passed on as it is, and said once
 on the loss log. A message the bridge cannot translate or write as JSON is
 never passed on untranslated: a request is answered with a -32603 error,
@@ -15,9 +18,9 @@ agent's exit status; the client closing its side closes the agent's stdin.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
-import queue
 import signal
 import subprocess
 import sys
@@ -68,7 +71,66 @@ class LossLog:
             self.stream.close()
 
 
-def _writer(stream: IO[bytes], lines: queue.Queue[bytes]) -> None:
+OUTBOX_BYTES = 4 * 1024 * 1024
+"""How many bytes of lines may wait for a peer before the reader that made
+them waits too (4 MiB; a single longer line still goes, alone)."""
+
+
+class Outbox:
+    """The lines waiting for one peer's writer thread, counted in bytes.
+
+    :meth:`put` never blocks (a reader holds the bridge's lock then); the
+    reader whose message put lines here calls :meth:`drain` once it has let
+    the lock go, and waits there while more than ``limit`` bytes wait. So
+    what the bridge holds is bounded whatever a peer stops reading, and only
+    what goes to that peer waits. Once the writer has stopped (the peer
+    closed its input), lines are dropped and no reader waits."""
+
+    def __init__(self, limit: int = OUTBOX_BYTES) -> None:
+        self.limit = limit
+        self.size = 0
+        """The bytes waiting."""
+        self.stopped = False
+        self.waiting = threading.Event()
+        """Set while a reader waits in :meth:`drain` (for tests to see)."""
+        self._lines: collections.deque[bytes] = collections.deque()
+        self._changed = threading.Condition()
+
+    def put(self, line: bytes) -> None:
+        with self._changed:
+            if not self.stopped:
+                self._lines.append(line)
+                self.size += len(line)
+                self._changed.notify_all()
+
+    def get(self) -> bytes:
+        """The next line, waiting for one."""
+        with self._changed:
+            while not self._lines:
+                self._changed.wait()
+            line = self._lines.popleft()
+            self.size -= len(line)
+            self._changed.notify_all()
+            return line
+
+    def drain(self) -> None:
+        """Wait while more than ``limit`` bytes wait (and the writer runs)."""
+        with self._changed:
+            while self.size > self.limit and not self.stopped:
+                self.waiting.set()
+                self._changed.wait()
+            self.waiting.clear()
+
+    def stop(self) -> None:
+        """The writer has stopped: drop what waits, and what comes."""
+        with self._changed:
+            self.stopped = True
+            self._lines.clear()
+            self.size = 0
+            self._changed.notify_all()
+
+
+def _writer(stream: IO[bytes], lines: Outbox) -> None:
     while True:
         line = lines.get()
         if line is _CLOSE:
@@ -78,6 +140,7 @@ def _writer(stream: IO[bytes], lines: queue.Queue[bytes]) -> None:
             stream.flush()
         except (BrokenPipeError, OSError, ValueError):
             break
+    lines.stop()
     with contextlib.suppress(BrokenPipeError, OSError):
         stream.close()
 
@@ -142,60 +205,82 @@ def _too_large(limit: int) -> bytes:
     )
 
 
-def run(bridge: Bridge, command: list[str], log: LossLog, max_message: int = DEFAULT_MAX_MESSAGE) -> int:
+def pump(
+    source: IO[bytes],
+    translate: Callable[[JsonObject], Routed],
+    outboxes: tuple[Outbox, Outbox],
+    who: str,
+    lock: threading.Lock,
+    log: LossLog,
+    max_message: int = DEFAULT_MAX_MESSAGE,
+) -> None:
+    """Read the lines of ``source`` (the ``who`` peer) to its end, and put
+    what ``translate`` (called under ``lock``) makes of each in the outboxes
+    ``(onward, back)``: the other peer's and the sender's own. After each
+    message, waits (no lock held) until the outboxes it put lines in have
+    room (:meth:`Outbox.drain`)."""
+    onward, back = outboxes
+    to_agent, to_client = outboxes if who == "client" else (back, onward)
+    for line in _lines(source, max_message):
+        if not isinstance(line, bytes):
+            log.note(f"a message from the {who} over {max_message} bytes, dropped and answered -32600")
+            back.put(_too_large(max_message))
+            back.drain()
+            continue
+        try:
+            message: Any = json.loads(line)
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
+            message = None
+        if not isinstance(message, dict):
+            log.note(f"a line from the {who} that is no JSON object, passed on as it is")
+            onward.put(line if line.endswith(b"\n") else line + b"\n")
+            onward.drain()
+            continue
+        with lock:
+            try:
+                routed = translate(message)
+                agent_lines = [_encode(out) for out in routed.to_agent]
+                client_lines = [_encode(out) for out in routed.to_client]
+            except Exception as error:
+                # Never passed on untranslated: a request is answered -32603, anything else dropped.
+                answer = _refusal(message, type(error).__name__)
+                done = "answered -32603" if answer is not None else "dropped"
+                log.note(f"cannot translate a message from the {who} ({error!r}): {done}: {_show(message)}")
+                if answer is not None:
+                    back.put(answer)
+                agent_lines = client_lines = []
+                routed = None
+            for out in agent_lines:
+                to_agent.put(out)
+            for out in client_lines:
+                to_client.put(out)
+        if routed is not None and routed.lost:
+            log.write(routed.lost)
+        back.drain()
+        onward.drain()
+
+
+def run(
+    bridge: Bridge,
+    command: list[str],
+    log: LossLog,
+    max_message: int = DEFAULT_MAX_MESSAGE,
+    outbox_bytes: int = OUTBOX_BYTES,
+) -> int:
     """Runs ``command`` as the agent behind ``bridge``; its exit status. A
     line over ``max_message`` bytes from either peer is dropped, said on the
-    loss log, and answered to its sender with a -32600 error of id null."""
+    loss log, and answered to its sender with a -32600 error of id null. At
+    most about ``outbox_bytes`` wait for each peer (see :class:`Outbox`)."""
     try:
         agent = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     except FileNotFoundError:
         log.note(f"no such command: {command[0]}")
         return 127
     assert agent.stdin is not None and agent.stdout is not None
-    to_agent: queue.Queue[bytes] = queue.Queue()
-    to_client: queue.Queue[bytes] = queue.Queue()
+    to_agent = Outbox(outbox_bytes)
+    to_client = Outbox(outbox_bytes)
     lock = threading.Lock()
     client_out = sys.stdout.buffer
-
-    def pump(
-        source: IO[bytes],
-        translate: Callable[[JsonObject], Routed],
-        onward: queue.Queue[bytes],
-        back: queue.Queue[bytes],
-        who: str,
-    ) -> None:
-        for line in _lines(source, max_message):
-            if not isinstance(line, bytes):
-                log.note(f"a message from the {who} over {max_message} bytes, dropped and answered -32600")
-                back.put(_too_large(max_message))
-                continue
-            try:
-                message: Any = json.loads(line)
-            except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
-                message = None
-            if not isinstance(message, dict):
-                log.note(f"a line from the {who} that is no JSON object, passed on as it is")
-                onward.put(line if line.endswith(b"\n") else line + b"\n")
-                continue
-            with lock:
-                try:
-                    routed = translate(message)
-                    agent_lines = [_encode(out) for out in routed.to_agent]
-                    client_lines = [_encode(out) for out in routed.to_client]
-                except Exception as error:
-                    # Never passed on untranslated: a request is answered -32603, anything else dropped.
-                    answer = _refusal(message, type(error).__name__)
-                    done = "answered -32603" if answer is not None else "dropped"
-                    log.note(f"cannot translate a message from the {who} ({error!r}): {done}: {_show(message)}")
-                    if answer is not None:
-                        back.put(answer)
-                    continue
-                for out in agent_lines:
-                    to_agent.put(out)
-                for out in client_lines:
-                    to_client.put(out)
-            if routed.lost:
-                log.write(routed.lost)
 
     writers = [
         threading.Thread(target=_writer, args=(agent.stdin, to_agent), daemon=True),
@@ -205,7 +290,7 @@ def run(bridge: Bridge, command: list[str], log: LossLog, max_message: int = DEF
         thread.start()
 
     def from_client() -> None:
-        pump(sys.stdin.buffer, bridge.from_client, to_agent, to_client, "client")
+        pump(sys.stdin.buffer, bridge.from_client, (to_agent, to_client), "client", lock, log, max_message)
         to_agent.put(_CLOSE)
 
     reader = threading.Thread(target=from_client, daemon=True)
@@ -217,7 +302,7 @@ def run(bridge: Bridge, command: list[str], log: LossLog, max_message: int = DEF
 
     previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
-        pump(agent.stdout, bridge.from_agent, to_client, to_agent, "agent")
+        pump(agent.stdout, bridge.from_agent, (to_client, to_agent), "agent", lock, log, max_message)
         status = agent.wait()
     finally:
         for sig, handler in previous.items():
