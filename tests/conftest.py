@@ -129,19 +129,23 @@ _CPU_LOG = os.environ.get("ACPGEN_TEST_CPU")
 if _CPU_LOG:
     import resource
 
-    def _cpu() -> float:
+    def _cpu() -> tuple[float, float]:
+        """This process's CPU seconds, and those of its children it waited for."""
         own = resource.getrusage(resource.RUSAGE_SELF)
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+        return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(item, nextitem):
         """``ACPGEN_TEST_CPU=FILE``: append each test's CPU seconds (its
-        setup, call and teardown, with the processes it waited for) to FILE
-        as a JSON line; ``python tests/cpu_top.py FILE`` ranks them."""
-        start = _cpu()
+        setup, call and teardown, with the processes it waited for: ``cpu``,
+        of which ``children`` in those processes) to FILE as a JSON line;
+        ``python tests/cpu_top.py FILE`` ranks them."""
+        own, children = _cpu()
         yield
-        line = json.dumps({"test": item.nodeid, "cpu": round(_cpu() - start, 3)}) + "\n"
+        own_after, children_after = _cpu()
+        spent, spawned = own_after - own, children_after - children
+        line = json.dumps({"test": item.nodeid, "cpu": round(spent + spawned, 3), "children": round(spawned, 3)}) + "\n"
         fd = os.open(_CPU_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             os.write(fd, line.encode())

@@ -19,10 +19,12 @@ def main(argv: list[str]) -> int:
     files: collections.Counter[str] = collections.Counter()
     for record in records:
         files[record["test"].split("::")[0]] += record["cpu"]
-    print(f"{len(records)} tests, {sum(r['cpu'] for r in records):.1f} s CPU")
-    print(f"\nthe {top} tests that took the most CPU:")
+    total = sum(r["cpu"] for r in records)
+    children = sum(r.get("children", 0.0) for r in records)
+    print(f"{len(records)} tests, {total:.1f} s CPU, of which {children:.1f} s in the processes they started")
+    print(f"\nthe {top} tests that took the most CPU (total, in their processes):")
     for record in sorted(records, key=lambda r: -r["cpu"])[:top]:
-        print(f"{record['cpu']:8.2f}  {record['test']}")
+        print(f"{record['cpu']:8.2f} {record.get('children', 0.0):8.2f}  {record['test']}")
     print(f"\nthe {top} files that took the most CPU:")
     for name, cpu in files.most_common(top):
         print(f"{cpu:8.2f}  {name}")
