@@ -866,3 +866,37 @@ def test_lines_for_a_peer_that_closed_its_input_are_dropped_and_nobody_waits(tmp
     writer.join(HANG)
     assert source.read_lines == 200 and to_agent.stopped and to_agent.size == 0
     log.close()
+
+
+def test_a_peer_that_stops_reading_holds_only_what_goes_to_it(tmp_path):
+    """The client reads nothing while more than the bound waits for it; its
+    own messages to the agent still go, and its reader never waits."""
+    from acpgen.bridge.proxy import LossLog, Outbox, _writer, pump
+
+    to_agent, to_client = Outbox(8 * 1024), Outbox(8 * 1024)
+    client, agent = _HeldStream(), _HeldStream()
+    agent.go.set()
+    writers = [
+        threading.Thread(target=_writer, args=pair, daemon=True) for pair in ((agent, to_agent), (client, to_client))
+    ]
+    for writer in writers:
+        writer.start()
+    for line in _Source(20, 1000).lines:  # what the agent sent, waiting for the client
+        to_client.put(line)
+    source = _Source(50, 1000)
+    log = LossLog(str(tmp_path / "lost.jsonl"))
+    reader = threading.Thread(
+        target=pump, args=(source, _passed_on, (to_agent, to_client), "client", threading.Lock(), log), daemon=True
+    )
+    reader.start()
+    reader.join(HANG)
+    assert not reader.is_alive() and source.read_lines == 50
+    assert to_client.size > 8 * 1024  # still waiting for the client
+    to_agent.put(b"")
+    writers[0].join(HANG)
+    assert len(agent.written) == 50
+    client.go.set()
+    to_client.put(b"")
+    writers[1].join(HANG)
+    assert len(client.written) == 20
+    log.close()

@@ -236,6 +236,7 @@ def pump(
             onward.put(line if line.endswith(b"\n") else line + b"\n")
             onward.drain()
             continue
+        filled: list[Outbox] = []
         with lock:
             try:
                 routed = translate(message)
@@ -248,16 +249,18 @@ def pump(
                 log.note(f"cannot translate a message from the {who} ({error!r}): {done}: {_show(message)}")
                 if answer is not None:
                     back.put(answer)
+                    filled.append(back)
                 agent_lines = client_lines = []
                 routed = None
-            for out in agent_lines:
-                to_agent.put(out)
-            for out in client_lines:
-                to_client.put(out)
+            for box, lines in ((to_agent, agent_lines), (to_client, client_lines)):
+                for out in lines:
+                    box.put(out)
+                if lines:
+                    filled.append(box)
         if routed is not None and routed.lost:
             log.write(routed.lost)
-        back.drain()
-        onward.drain()
+        for box in filled:  # only these: a peer that stops reading holds what goes to it, no more
+            box.drain()
 
 
 def run(
