@@ -19,16 +19,48 @@ def load(path):
 
 
 def shape(records):
-    """(direction, method or "result") per message, streamed chunks merged."""
+    """(direction, method or "result") per message, streamed chunks merged.
+    A ``session/cancel`` counts where the chunks streaming around it end:
+    how many chunks the agent sent before it read the cancel is timing
+    alone (updates may follow a cancel until the turn's answer)."""
     out = []
+    cancel = None
     for r in records:
         m = r["message"]
         step = (r["direction"], m.get("method", "error" if "error" in m else "result"))
         if m.get("method") == "session/update":
             step += (m["params"]["update"]["sessionUpdate"],)
+        if step == ("client_to_agent", "session/cancel"):
+            cancel = step
+            continue
+        if cancel is not None and step[-1] != "agent_message_chunk":
+            out.append(cancel)
+            cancel = None
         if not out or out[-1] != step or step[-1] != "agent_message_chunk":
             out.append(step)
+    if cancel is not None:
+        out.append(cancel)
     return out
+
+
+def test_the_shape_of_a_cancelled_turn_does_not_depend_on_where_the_cancel_landed():
+    def chunk():
+        update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}}
+        return {"direction": "agent_to_client", "message": {"method": "session/update", "params": {"update": update}}}
+
+    prompt = {"direction": "client_to_agent", "message": {"id": 2, "method": "session/prompt"}}
+    cancel = {"direction": "client_to_agent", "message": {"method": "session/cancel"}}
+    answer = {"direction": "agent_to_client", "message": {"id": 2, "result": {"stopReason": "cancelled"}}}
+    early = shape([prompt, chunk(), cancel, answer])
+    assert shape([prompt, chunk(), cancel, chunk(), chunk(), answer]) == early
+    assert shape([prompt, chunk(), chunk(), cancel, answer]) == early
+    assert early == [
+        ("client_to_agent", "session/prompt"),
+        ("agent_to_client", "session/update", "agent_message_chunk"),
+        ("client_to_agent", "session/cancel"),
+        ("agent_to_client", "result"),
+    ]
+    assert shape([prompt, cancel, answer]) != early  # no chunk at all is another session
 
 
 @pytest.mark.parametrize("name", record_transcripts.TRANSCRIPTS)

@@ -834,8 +834,10 @@ def test_a_peer_that_stops_reading_stops_its_sender_s_reader_at_the_bound(tmp_pa
 
     to_agent, to_client = Outbox(8 * 1024), Outbox(8 * 1024)
     agent = _HeldStream()
+    agent.go.set()
+    # The agent's writer starts once the reader waits: until then nothing
+    # takes a line, so the bytes waiting only grow.
     writer = threading.Thread(target=_writer, args=(agent, to_agent), daemon=True)
-    writer.start()
     source = _Source(200, 1000)
     log = LossLog(str(tmp_path / "lost.jsonl"))
     reader = threading.Thread(
@@ -844,8 +846,8 @@ def test_a_peer_that_stops_reading_stops_its_sender_s_reader_at_the_bound(tmp_pa
     reader.start()
     assert to_agent.waiting.wait(HANG), "the reader never waited"
     assert 8 * 1024 < to_agent.size <= 8 * 1024 + 1100
-    assert source.read_lines <= 12  # 8 KiB waiting, the line the writer holds, the line that tipped it
-    agent.go.set()
+    assert source.read_lines == 8  # 8 KiB waiting and the line that tipped it, not the 200
+    writer.start()
     reader.join(HANG)
     assert not reader.is_alive()
     to_agent.put(b"")  # what run() puts last: the writer closes the agent's input
