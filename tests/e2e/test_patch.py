@@ -346,6 +346,14 @@ def _validator(package: str, name: str) -> Draft202012Validator:
     return Draft202012Validator({"$defs": _ROOTS[package]["$defs"], "$ref": f"#/$defs/{name}"})
 
 
+def _valid_update(p, package: str, entry, data):
+    """A decoded valid update of ``entry`` with the entity's key ``k1``,
+    built rather than filtered: every example is used."""
+    name = entry["update"]
+    raw = data.draw(valid_values(_ROOTS[package], name, _validator(package, name)), label=name)
+    return p.decode(name, dict(raw, **{k: "k1" for k in entry["key"]}))
+
+
 @pytest.mark.parametrize("package, entry", list(_upserts()))
 @settings(max_examples=examples(40), suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
@@ -354,15 +362,7 @@ def test_patch_laws(package, entry, data):
     name = entry["update"]
     root = _ROOTS[package]
     keys = {k: "k1" for k in entry["key"]}
-    validator = _validator(package, name)
-
-    def update():
-        # A valid update with the entity's key: every example is used.
-        raw = dict(data.draw(valid_values(root, name, validator), label=name), **keys)
-        return raw, p.decode(name, raw)
-
-    _, a = update()
-    _, b = update()
+    a, b = _valid_update(p, package, entry, data), _valid_update(p, package, entry, data)
     state = p.apply(None, a)
     frozen = copy.deepcopy((state, b))
     after = p.apply(state, b)
@@ -383,7 +383,7 @@ def test_patch_laws(package, entry, data):
     nullable = [
         w for w, spec in entry["fields"].items() if spec["rule"] in ("null-clears", "null-resets", "collection")
     ]
-    valid_b = p.encode(b)  # what lenient decoding kept of raw_b
+    valid_b = p.encode(b)  # what lenient decoding kept of b's wire form
     for wire in nullable:
         if valid_b.get(wire) is not None:
             stored_a = p.encode(state)
@@ -487,15 +487,8 @@ def test_an_in_place_fold_makes_what_apply_makes_and_says_what_it_replaced(packa
     in-place fold returns restore it."""
     p = load_generated(package)
     name = entry["update"]
-    root = _ROOTS[package]
     keys = {k: "k1" for k in entry["key"]}
-    validator = _validator(package, name)
-
-    def update():
-        raw = dict(data.draw(valid_values(root, name, validator), label=name), **keys)
-        return p.decode(name, raw)
-
-    a, b = update(), update()
+    a, b = _valid_update(p, package, entry, data), _valid_update(p, package, entry, data)
     in_place = getattr(p.session, f"_{p.patch._APPLY[type(b)].__name__}_in_place")
     state = p.apply(None, a)
     expected = p.apply(state, b)
